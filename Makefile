@@ -1,0 +1,33 @@
+# One entry point per job. Every target creates .venv and installs the project first if needed.
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+GOAL ?= Increase Store 5's accessory attach rate by 20% within 60 days
+
+.PHONY: install demo test lint bench clean
+
+$(BIN)/.installed: pyproject.toml
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or set PYTHON=...)"; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ".[dev]"
+	touch $@
+
+install: $(BIN)/.installed
+
+demo: install
+	$(BIN)/master-agent solve "$(GOAL)" --tenant demo-retail
+
+test: install
+	$(BIN)/python -m pytest -q
+
+lint: install
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/mypy
+
+bench: install
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) .master-agent .pytest_cache .mypy_cache .ruff_cache

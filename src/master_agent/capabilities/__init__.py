@@ -1,0 +1,31 @@
+"""What agents can use: agent specs, the sub-agent envelope, plain tools and the per-tenant registry."""
+
+from master_agent.capabilities.envelope import SubAgentEnvelope
+from master_agent.capabilities.registry import (
+    DomainPack,
+    TenantCapabilities,
+    TenantRecord,
+    bump_capability_version,
+    domain_pack,
+    load_tenant,
+    register_domain_pack,
+    tenant_capabilities,
+)
+from master_agent.capabilities.spec import TIERS, AgentLimits, AgentSpec, Tier, tier_allows
+
+__all__ = [
+    "TIERS",
+    "AgentLimits",
+    "AgentSpec",
+    "DomainPack",
+    "SubAgentEnvelope",
+    "TenantCapabilities",
+    "TenantRecord",
+    "Tier",
+    "bump_capability_version",
+    "domain_pack",
+    "load_tenant",
+    "register_domain_pack",
+    "tenant_capabilities",
+    "tier_allows",
+]

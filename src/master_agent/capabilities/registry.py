@@ -1,0 +1,157 @@
+"""Per-tenant capability registry: which specs and tools a tenant's graph is built from.
+
+A tenant row names its domain pack and tier; the pack declares specs and builds tools; the tier (and an
+optional per-tenant subset) decides which sub-agents exist. ``capability_version`` is bumped on every
+change so cached graphs are rebuilt on their next use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.tools import BaseTool
+from psycopg_pool import AsyncConnectionPool
+from pydantic import BaseModel, ConfigDict
+
+from master_agent.capabilities.spec import AgentSpec, Tier, tier_allows
+from master_agent.capabilities.tools.context import ToolContext
+from master_agent.errors import InputError, UnknownTenantError
+
+SELECT_TENANT = """
+SELECT tenant_id, name, tier, capability_version, enabled_sub_agents, data_schema, domain
+FROM tenants WHERE tenant_id = %s
+"""
+BUMP_VERSION = """
+UPDATE tenants SET capability_version = capability_version + 1, updated_at = now(),
+       tier = COALESCE(%(tier)s, tier),
+       enabled_sub_agents = CASE WHEN %(set_subset)s THEN %(subset)s ELSE enabled_sub_agents END
+WHERE tenant_id = %(tenant_id)s
+RETURNING capability_version
+"""
+
+
+class TenantRecord(BaseModel):
+    """A row of ``tenants``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tenant_id: str
+    name: str
+    tier: Tier
+    capability_version: int
+    enabled_sub_agents: list[str] | None = None
+    data_schema: str | None = None
+    domain: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DomainPack:
+    """A domain's agents, tools and demo data."""
+
+    name: str
+    """Pack name stored in ``tenants.domain``."""
+    master: AgentSpec
+    """The master agent's spec for this domain."""
+    sub_agents: dict[str, AgentSpec]
+    """Every sub-agent spec the pack offers, by name."""
+    build_tools: Callable[[ToolContext], dict[str, BaseTool]]
+    """Plain tools bound to one tenant's data."""
+    install: Callable[[AsyncConnectionPool[Any], str], Awaitable[None]]
+    """Create the pack's demo tenant and its data if missing (idempotent)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TenantCapabilities:
+    """Everything a tenant's graph is built from."""
+
+    tenant: TenantRecord
+    master: AgentSpec
+    sub_agents: dict[str, AgentSpec]
+    """Sub-agents this tenant may use (tier and subset applied)."""
+    tools: dict[str, BaseTool]
+
+
+_PACKS: dict[str, DomainPack] = {}
+
+
+def register_domain_pack(pack: DomainPack) -> None:
+    _PACKS[pack.name] = pack
+
+
+def domain_pack(name: str) -> DomainPack:
+    if not _PACKS:
+        # Built-in packs register on import; importing here keeps capabilities free of a cycle.
+        import master_agent.domains  # noqa: F401
+    try:
+        return _PACKS[name]
+    except KeyError:
+        raise InputError("domain", f"unknown domain pack {name!r}; known: {sorted(_PACKS)}") from None
+
+
+async def load_tenant(pool: AsyncConnectionPool[Any], tenant_id: str) -> TenantRecord:
+    async with pool.connection() as conn:
+        cursor = await conn.execute(SELECT_TENANT, (tenant_id,))
+        row = await cursor.fetchone()
+    if row is None:
+        raise UnknownTenantError(tenant_id)
+    return TenantRecord.model_validate(row)
+
+
+async def bump_capability_version(
+    pool: AsyncConnectionPool[Any],
+    tenant_id: str,
+    *,
+    tier: Tier | None = None,
+    enabled_sub_agents: Iterable[str] | None = None,
+    clear_subset: bool = False,
+) -> int:
+    """Change a tenant's tier or sub-agent subset (or just mark a change); return the new version."""
+    subset = None if enabled_sub_agents is None else list(enabled_sub_agents)
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            BUMP_VERSION,
+            {
+                "tier": tier,
+                "set_subset": subset is not None or clear_subset,
+                "subset": subset,
+                "tenant_id": tenant_id,
+            },
+        )
+        row = await cursor.fetchone()
+    if row is None:
+        raise UnknownTenantError(tenant_id)
+    return int(row["capability_version"])
+
+
+def tenant_capabilities(
+    tenant: TenantRecord,
+    tool_context: ToolContext,
+    *,
+    only_sub_agents: Iterable[str] | None = None,
+) -> TenantCapabilities:
+    """Resolve the tenant's pack, filter sub-agents by tier and subsets, build its tools."""
+    pack = domain_pack(tenant.domain or "retail")
+    allowed = {
+        name: spec
+        for name, spec in pack.sub_agents.items()
+        if tier_allows(tenant.tier, spec.get("min_tier", "free"))
+    }
+    for subset in (tenant.enabled_sub_agents, only_sub_agents):
+        if subset is None:
+            continue
+        wanted = set(subset)
+        unknown = wanted - set(pack.sub_agents)
+        if unknown:
+            raise InputError(
+                "sub_agents",
+                f"unknown sub-agents {sorted(unknown)}; known: {sorted(pack.sub_agents)}",
+            )
+        allowed = {name: spec for name, spec in allowed.items() if name in wanted}
+    return TenantCapabilities(
+        tenant=tenant,
+        master=pack.master,
+        sub_agents=allowed,
+        tools=pack.build_tools(tool_context),
+    )

@@ -1,0 +1,49 @@
+"""Declarative agent specs. The master agent and every sub-agent are one of these, compiled by
+``runtime.loop.build_agent_loop``."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+from typing_extensions import NotRequired, TypedDict
+
+Tier = Literal["free", "pro", "enterprise"]
+TIERS: tuple[Tier, ...] = ("free", "pro", "enterprise")
+
+
+def tier_allows(tenant_tier: Tier, required: Tier) -> bool:
+    """True when a tenant of ``tenant_tier`` may use something that needs ``required``."""
+    return TIERS.index(tenant_tier) >= TIERS.index(required)
+
+
+class AgentLimits(TypedDict, total=False):
+    """Per-agent overrides of the loop's limits (each defaults to the process settings)."""
+
+    max_iterations: int
+    """Agent turns before the loop escalates."""
+    timeout_s: float
+    """Wall-clock limit of one call of this agent as a sub-agent."""
+
+
+class AgentSpec(TypedDict):
+    """One agent: what it is for, what it takes and returns, and what it may call."""
+
+    name: str
+    """Unique name; also the tool name its parent calls it by."""
+    description: str
+    """One sentence a parent model reads to decide when to call it."""
+    system_prompt: str
+    """Role and method; the loop adds termination rules, the context box and the output schema."""
+    input_schema: type[BaseModel]
+    """Arguments of the tool its parent calls (also its own context)."""
+    output_schema: type[BaseModel]
+    """Shape of its final answer, returned as the ``data`` of its envelope."""
+    tools: list[str]
+    """Plain tools and sub-agents by name, in the order the agent should prefer them."""
+    limits: NotRequired[AgentLimits]
+    """Overrides of the loop limits for this agent."""
+    progress_keys: NotRequired[list[str]]
+    """Findings that make up progress; default: the output schema's required fields."""
+    min_tier: NotRequired[Tier]
+    """Lowest tenant tier that gets this agent as a sub-agent (default ``free``)."""

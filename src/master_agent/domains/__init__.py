@@ -1,0 +1,5 @@
+"""Domain packs shipped with Master Agent (each registers itself on import)."""
+
+from master_agent.domains.retail import RETAIL
+
+__all__ = ["RETAIL"]

@@ -1,0 +1,13 @@
+"""Retail customer-success domain pack: demo tenant, tools and the seed's sub-agent tree."""
+
+from master_agent.capabilities import DomainPack, register_domain_pack
+from master_agent.domains.retail.agents import MASTER, SUB_AGENTS
+from master_agent.domains.retail.data import DEMO_TENANT, install
+from master_agent.domains.retail.tools import build_tools
+
+RETAIL = DomainPack(
+    name="retail", master=MASTER, sub_agents=SUB_AGENTS, build_tools=build_tools, install=install
+)
+register_domain_pack(RETAIL)
+
+__all__ = ["DEMO_TENANT", "RETAIL"]

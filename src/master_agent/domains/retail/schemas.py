@@ -1,0 +1,88 @@
+"""Shapes the retail agents and tools exchange."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class RootCause(BaseModel):
+    """Why the metric is where it is."""
+
+    model_config = ConfigDict(extra="allow")
+
+    statement: str = Field(description="The root cause in one sentence.")
+    driver: str = Field(description="The staff attribute that explains the variance.")
+    evidence: list[str] = Field(description="Statistics supporting the statement.")
+    confidence: float = Field(ge=0, le=1)
+
+
+class ExpectedOutcome(BaseModel):
+    """What the solution promises, measurably."""
+
+    model_config = ConfigDict(extra="allow")
+
+    metric: str
+    store_id: int
+    baseline: float = Field(description="Current value (fraction, e.g. 0.03).")
+    target: float = Field(description="Value the goal asks for.")
+    expected: float = Field(description="Value the chosen strategy is expected to reach.")
+    timeline_days: int
+    by_when: str = Field(description="ISO date the target should be met by.")
+
+
+class Strategy(BaseModel):
+    """The chosen intervention and why."""
+
+    model_config = ConfigDict(extra="allow")
+
+    intervention_id: str
+    name: str
+    kind: str
+    cost: float
+    expected_lift_points: float = Field(description="Expected lift in percentage points.")
+    rationale: str
+    alternatives: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class Phase(BaseModel):
+    weeks: str
+    milestone: str
+    tasks: list[str]
+    budget: float
+
+
+class ImplementationPlan(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    phases: list[Phase]
+    total_budget: float
+    timeline_days: int
+
+
+class PlaybookStep(BaseModel):
+    order: int
+    action: str = Field(description="'tool' (a tool call) or 'notify'.")
+    tool: str | None = None
+    args: dict[str, Any] = Field(default_factory=dict)
+    message: str | None = None
+
+
+class Playbook(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    trigger: dict[str, Any] = Field(description="cron and/or an event condition on a metric.")
+    steps: list[PlaybookStep]
+    integrations: list[str]
+    success_metrics: dict[str, Any]
+    rollback: dict[str, Any]
+    owner: str
+
+
+class Risk(BaseModel):
+    risk: str
+    likelihood: float = Field(ge=0, le=1)
+    impact: str
+    mitigation: str

@@ -1,0 +1,61 @@
+"""Every user-facing error Master Agent raises.
+
+Hierarchy::
+
+    MasterAgentError                 base of everything below; carries a message fit for a user
+    ├── ConfigError                  an environment setting is invalid (names the variable)
+    ├── InputError                   a request is invalid (names the field); never stores anything
+    │   ├── UnknownTenantError       no such tenant
+    │   └── UnknownThreadError       no such thread (or not this tenant's)
+    ├── StorageError                 the database could not be reached or migrated
+    └── ToolInputError               a tool refused its arguments (e.g. refused SQL); goes back to
+                                     the model as tool text, never crashes a run
+
+Control flow (LangGraph interrupts) is not modelled here: it stays LangGraph's own.
+"""
+
+from __future__ import annotations
+
+
+class MasterAgentError(Exception):
+    """Base class; ``str(error)`` is the message shown to the user."""
+
+
+class ConfigError(MasterAgentError):
+    """An environment variable holds an invalid value."""
+
+
+class InputError(MasterAgentError):
+    """A request or command argument is invalid.
+
+    Attributes:
+        field: the name of the offending field or argument.
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+class UnknownTenantError(InputError):
+    """The tenant id names no tenant."""
+
+    def __init__(self, tenant_id: str) -> None:
+        super().__init__(
+            "tenant", f"unknown tenant {tenant_id!r}; create it first or use 'demo-retail'"
+        )
+
+
+class UnknownThreadError(InputError):
+    """The thread id names no thread of this tenant."""
+
+    def __init__(self, thread_id: str) -> None:
+        super().__init__("thread", f"unknown thread {thread_id!r}")
+
+
+class StorageError(MasterAgentError):
+    """The database could not be started, reached or migrated."""
+
+
+class ToolInputError(MasterAgentError):
+    """A tool refused its arguments; the message goes back to the model as tool text."""

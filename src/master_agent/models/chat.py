@@ -1,0 +1,32 @@
+"""The chat model named by settings."""
+
+from __future__ import annotations
+
+from langchain_core.language_models import BaseChatModel
+
+from master_agent.errors import ConfigError
+from master_agent.models.offline import OfflinePlanner
+from master_agent.settings import Settings
+
+
+def make_chat_model(settings: Settings) -> BaseChatModel:
+    """``offline`` -> OfflinePlanner; ``openai:<model>`` -> ChatOpenAI (honours OPENAI_BASE_URL)."""
+    if settings.model == "offline":
+        return OfflinePlanner()
+    from langchain_openai import ChatOpenAI
+
+    name = settings.model.split(":", 1)[1]
+    key = settings.openai_api_key
+    if key is None and settings.openai_base_url is None:
+        raise ConfigError(
+            f"MASTER_AGENT_MODEL: {settings.model!r} needs OPENAI_API_KEY (or OPENAI_BASE_URL for a "
+            "server without keys)"
+        )
+    return ChatOpenAI(
+        model=name,
+        api_key=key if key is not None else "not-needed",  # type: ignore[arg-type]
+        base_url=settings.openai_base_url,
+        timeout=settings.openai_timeout_s,
+        max_retries=settings.openai_max_retries,
+        temperature=0,
+    )

@@ -1,0 +1,151 @@
+"""The offline planner: a deterministic chat model that drives the agent loop with real tool calls.
+
+It reads only what a real model reads (the messages, the tagged ``<context_box>`` and
+``<output_schema>`` blocks of the system prompt, the bound tool schemas) and follows one generic policy,
+driven by the specs, never by a domain:
+
+1. Known values: the context box's input arguments (``data.context``) and goal entities
+   (``entities``), then every tool result in order (an envelope's ``data``, a plain result's
+   top-level keys; later results override earlier ones).
+2. A tool is *ready* when it has not been called yet and every required argument is known by name (a
+   string argument named task/goal/question/problem/objective takes the goal text when not known).
+   Optional arguments are passed when known and otherwise left to their defaults.
+3. If any tools are ready, call all of them in declared order, in one turn (independent calls run in
+   parallel). A tool is called at most once.
+4. Otherwise answer: one JSON object with every output-schema field found among the known values.
+   ``confidence`` is left to the loop, which aggregates what the tools reported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import Field
+
+from master_agent.models.prompt_blocks import parse_tagged_json
+
+GOAL_FIELDS = ("task", "goal", "question", "problem", "objective")
+
+
+def _tool_function(tool: dict[str, Any]) -> dict[str, Any]:
+    function: dict[str, Any] = tool.get("function", tool)
+    return function
+
+
+def known_values(messages: Sequence[BaseMessage]) -> tuple[dict[str, Any], set[str], str]:
+    """Values the planner may use, the tools already called, and the goal text."""
+    system = next((m for m in messages if isinstance(m, SystemMessage)), None)
+    box = parse_tagged_json(str(system.content), "context_box") if system else None
+    known: dict[str, Any] = {}
+    goal = ""
+    if isinstance(box, dict):
+        goal = str(box.get("goal", ""))
+        known.update(box.get("entities") or {})
+        known.update((box.get("data") or {}).get("context") or {})
+    called: set[str] = set()
+    for message in messages:
+        if isinstance(message, AIMessage):
+            called.update(call["name"] for call in message.tool_calls)
+        if not isinstance(message, ToolMessage):
+            continue
+        try:
+            result = json.loads(str(message.content))
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(result, dict):
+            continue
+        if {"status", "data"} <= result.keys():
+            if result["status"] != "error" and isinstance(result["data"], dict):
+                known.update(result["data"])
+        else:
+            known.update(result)
+    known.pop("confidence", None)
+    return known, called, goal
+
+
+def fill_arguments(parameters: dict[str, Any], known: dict[str, Any], goal: str) -> dict[str, Any] | None:
+    """Arguments for one tool from known values, or None when a required one is missing."""
+    properties: dict[str, Any] = parameters.get("properties") or {}
+    required = set(parameters.get("required") or [])
+    args: dict[str, Any] = {}
+    for name, schema in properties.items():
+        if name in known and known[name] is not None:
+            args[name] = known[name]
+        elif name in GOAL_FIELDS and goal and schema.get("type", "string") == "string":
+            args[name] = goal
+        elif name in required:
+            return None
+    return args
+
+
+def plan_turn(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
+    """One deterministic turn: the ready tool calls, or the final JSON answer."""
+    known, called, goal = known_values(messages)
+    turn = sum(1 for m in messages if isinstance(m, AIMessage))
+    calls = []
+    for tool in tools:
+        function = _tool_function(tool)
+        name = function["name"]
+        if name in called:
+            continue
+        args = fill_arguments(function.get("parameters") or {}, known, goal)
+        if args is None:
+            continue
+        digest = hashlib.sha1(json.dumps([turn, name, args], sort_keys=True, default=str).encode())
+        calls.append({"name": name, "args": args, "id": f"call_{digest.hexdigest()[:16]}", "type": "tool_call"})
+    if calls:
+        return AIMessage(content="", tool_calls=calls)
+    system = next((m for m in messages if isinstance(m, SystemMessage)), None)
+    schema = parse_tagged_json(str(system.content), "output_schema") if system else None
+    fields = (schema or {}).get("properties") or {}
+    answer = {name: known[name] for name in fields if name in known}
+    return AIMessage(content=json.dumps(answer, sort_keys=True, default=str))
+
+
+class OfflinePlanner(BaseChatModel):
+    """Deterministic planner model (see module docstring) usable wherever a chat model is."""
+
+    bound_tools: list[dict[str, Any]] = Field(default_factory=list)
+    """OpenAI-format schemas of the tools bound with ``bind_tools``, in declared order."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "master-agent-offline-planner"
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Any | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        schemas = [convert_to_openai_tool(tool) for tool in tools]
+        return self.model_copy(update={"bound_tools": schemas})
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=plan_turn(messages, self.bound_tools))])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return self._generate(messages, stop, None, **kwargs)

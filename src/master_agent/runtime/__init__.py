@@ -1,0 +1,42 @@
+"""The LangGraph core: state, the one agent loop, stop rules, the graph factory, solving a goal."""
+
+from master_agent.runtime.factory import (
+    GraphCache,
+    GraphOptions,
+    classify_complexity,
+    make_master_agent_graph,
+    master_graph,
+)
+from master_agent.runtime.loop import LoopLimits, build_agent_loop
+from master_agent.runtime.resources import RuntimeResources, open_resources, use_shared_resources
+from master_agent.runtime.solve import Solution, SolveOutcome, SolveRequest, resume, solve
+from master_agent.runtime.state import MasterAgentState
+from master_agent.runtime.termination import (
+    PostgresTerminationLog,
+    TerminationReport,
+    decide,
+    progress_score,
+)
+
+__all__ = [
+    "GraphCache",
+    "GraphOptions",
+    "LoopLimits",
+    "MasterAgentState",
+    "PostgresTerminationLog",
+    "RuntimeResources",
+    "Solution",
+    "SolveOutcome",
+    "SolveRequest",
+    "TerminationReport",
+    "build_agent_loop",
+    "classify_complexity",
+    "decide",
+    "make_master_agent_graph",
+    "master_graph",
+    "open_resources",
+    "progress_score",
+    "resume",
+    "solve",
+    "use_shared_resources",
+]

@@ -1,0 +1,64 @@
+"""Entities read from a goal, and the context box rendered into prompts.
+
+Extraction is generic (no domain words): "<Noun> <number>" -> ``<noun>_id``, the first percentage ->
+``target_percent``, a duration -> ``timeline_days``, a money amount -> ``budget``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from master_agent.models.prompt_blocks import render_tagged_json
+from master_agent.runtime.state import ContextBox
+
+_NOT_ENTITY_WORDS = frozenset(
+    "by within in to of for over under about than next last first top after before at on from "
+    "and or the a an is are was be with per every each only least most up down into".split()
+)
+_NOUN_NUMBER = re.compile(
+    r"\b([A-Za-z][A-Za-z]+)\s+#?(\d+)\b(?!\s*(?:%|percent|days?|weeks?|months?|years?|[.,]\d))"
+)
+_PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*(?:%|percent\b)", re.I)
+_DURATION = re.compile(r"\b(\d+)\s*(day|week|month|year)s?\b", re.I)
+_MONEY = re.compile(r"\$\s?(\d+(?:[.,]\d+)?)\s*([kKmM])?\b")
+_DAYS_PER = {"day": 1, "week": 7, "month": 30, "year": 365}
+
+
+def extract_entities(text: str) -> dict[str, Any]:
+    """Structured values a goal states, keyed by the argument names tools use for them."""
+    entities: dict[str, Any] = {}
+    for word, number in _NOUN_NUMBER.findall(text):
+        key = f"{word.lower()}_id"
+        if word.lower() not in _NOT_ENTITY_WORDS and key not in entities:
+            entities[key] = int(number)
+    percent = _PERCENT.search(text)
+    if percent:
+        entities["target_percent"] = float(percent.group(1))
+    duration = _DURATION.search(text)
+    if duration:
+        entities["timeline_days"] = int(duration.group(1)) * _DAYS_PER[duration.group(2).lower()]
+    money = _MONEY.search(text)
+    if money:
+        amount = float(money.group(1).replace(",", ""))
+        scale = {"k": 1e3, "m": 1e6}.get((money.group(2) or "").lower(), 1.0)
+        entities["budget"] = amount * scale
+    return entities
+
+
+def new_context_box(goal: str, context: dict[str, Any], constraints: dict[str, Any]) -> ContextBox:
+    return ContextBox(
+        goal=goal,
+        entities=extract_entities(goal),
+        constraints=constraints,
+        data={"context": context, "found": []},
+        progress={},
+        blockers=[],
+        next=[],
+        notes=[],
+    )
+
+
+def render_context_box(box: ContextBox) -> str:
+    """The box as a tagged JSON block (models read it; the offline planner parses it)."""
+    return render_tagged_json("context_box", box)

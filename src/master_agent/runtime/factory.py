@@ -1,0 +1,188 @@
+"""``make_master_agent_graph(config)``: the graph-making function ``langgraph.json`` points at.
+
+It reads ``config["configurable"]`` (tenant_id, complexity, ab_test_variant, sub_agents,
+max_iterations), loads the tenant (tier, capability version), and returns the compiled master agent
+loop for it. Compiled graphs are cached by everything that shapes them, with a TTL; a change of the
+tenant's capabilities bumps its version and so misses the cache on the next run.
+
+Complexity, when absent, is classified from ``configurable["goal"]`` when given (the CLI and the
+service always pass one): ``simple`` ends sooner and allows one level of sub-agents; ``strategic``
+adds the human-review node.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import OrderedDict
+from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from master_agent.capabilities import load_tenant, tenant_capabilities
+from master_agent.capabilities.tools import ToolContext
+from master_agent.errors import InputError
+from master_agent.runtime.loop import CompiledLoop, LoopLimits, build_agent_loop
+from master_agent.runtime.resources import RuntimeResources, shared_resources
+
+Complexity = Literal["simple", "standard", "strategic"]
+Variant = Literal["control", "planner_first", "parallel_research"]
+DEFAULT_TENANT = "demo-retail"
+CACHE_MAX_ENTRIES = 256
+SIMPLE_MAX_ITERATIONS = 4
+
+_STRATEGIC = re.compile(
+    r"\b(increase|reduce|grow|improve|raise|cut|decrease|lower|boost|double)\b.*"
+    r"(\d+\s*%|\d+\s*percent|\bby\b)",
+    re.I | re.S,
+)
+_SIMPLE = re.compile(r"^\s*(what|which|who|when|show|list|how many|how much|get)\b", re.I)
+
+
+def classify_complexity(goal: str) -> Complexity:
+    """``strategic`` for a change of a metric by an amount (usually with a deadline), ``simple`` for a
+    lookup question, ``standard`` otherwise."""
+    if _STRATEGIC.search(goal):
+        return "strategic"
+    if _SIMPLE.match(goal) and len(goal) < 200:
+        return "simple"
+    return "standard"
+
+
+class GraphOptions(BaseModel):
+    """What ``configurable`` may say about the graph."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    tenant_id: str = DEFAULT_TENANT
+    complexity: Complexity | None = None
+    ab_test_variant: Variant = "control"
+    sub_agents: list[str] | None = None
+    max_iterations: int | None = Field(default=None, ge=1, le=100)
+    goal: str | None = None
+
+    @classmethod
+    def from_config(cls, config: RunnableConfig | None) -> GraphOptions:
+        configurable = dict((config or {}).get("configurable") or {})
+        try:
+            return cls.model_validate(configurable)
+        except ValidationError as error:
+            item = error.errors()[0]
+            field = ".".join(str(part) for part in item["loc"]) or "configurable"
+            raise InputError(field, f"{item['msg']} (got {item.get('input')!r})") from None
+
+    def resolved_complexity(self) -> Complexity:
+        return self.complexity or classify_complexity(self.goal or "")
+
+
+class GraphCache:
+    """Compiled graphs by shape key, least recently used evicted, each valid for ``ttl_s``."""
+
+    def __init__(self, ttl_s: float, max_entries: int = CACHE_MAX_ENTRIES) -> None:
+        self.ttl_s = ttl_s
+        self.max_entries = max_entries
+        self._entries: OrderedDict[tuple[Any, ...], tuple[float, CompiledLoop]] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: tuple[Any, ...]) -> CompiledLoop | None:
+        entry = self._entries.get(key)
+        if entry is None or entry[0] < time.monotonic():
+            self._entries.pop(key, None)
+            self.misses += 1
+            return None
+        self._entries.move_to_end(key)
+        self.hits += 1
+        return entry[1]
+
+    def put(self, key: tuple[Any, ...], graph: CompiledLoop) -> None:
+        self._entries[key] = (time.monotonic() + self.ttl_s, graph)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.max_entries:
+            self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+_caches: dict[int, GraphCache] = {}
+
+
+def graph_cache(resources: RuntimeResources) -> GraphCache:
+    cache = _caches.get(id(resources))
+    if cache is None:
+        cache = _caches[id(resources)] = GraphCache(resources.settings.graph_cache_ttl_s)
+    return cache
+
+
+def loop_limits(resources: RuntimeResources, options: GraphOptions) -> LoopLimits:
+    settings = resources.settings
+    complexity = options.resolved_complexity()
+    default_iterations = (
+        min(SIMPLE_MAX_ITERATIONS, settings.max_iterations) if complexity == "simple" else settings.max_iterations
+    )
+    return LoopLimits(
+        max_depth=1 if complexity == "simple" else settings.max_depth,
+        max_iterations=options.max_iterations or default_iterations,
+        subagent_timeout_s=settings.subagent_timeout_s,
+        human_review=complexity == "strategic",
+    )
+
+
+async def master_graph(
+    resources: RuntimeResources,
+    config: RunnableConfig | None,
+    *,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+) -> CompiledLoop:
+    """The tenant's compiled master agent for ``config`` (cached)."""
+    options = GraphOptions.from_config(config)
+    if options.ab_test_variant != "control":
+        raise InputError(
+            "ab_test_variant",
+            f"variant {options.ab_test_variant!r} is not available yet; use 'control'",
+        )
+    pool = resources.database.pool
+    tenant = await load_tenant(pool, options.tenant_id)
+    limits = loop_limits(resources, options)
+    key = (
+        tenant.tenant_id,
+        tenant.tier,
+        tenant.capability_version,
+        options.resolved_complexity(),
+        options.ab_test_variant,
+        tuple(sorted(options.sub_agents)) if options.sub_agents is not None else None,
+        limits,
+        id(checkpointer),
+    )
+    cache = graph_cache(resources)
+    graph = cache.get(key)
+    if graph is None:
+        capabilities = tenant_capabilities(
+            tenant,
+            ToolContext(
+                pool=pool,
+                database_uri=resources.database.uri,
+                tenant_id=tenant.tenant_id,
+                data_schema=tenant.data_schema,
+                settings=resources.settings,
+            ),
+            only_sub_agents=options.sub_agents,
+        )
+        graph = build_agent_loop(
+            capabilities.master,
+            capabilities=capabilities,
+            model=resources.model,
+            limits=limits,
+            sink=resources.terminations,
+            checkpointer=checkpointer,
+        )
+        cache.put(key, graph)
+    return graph
+
+
+async def make_master_agent_graph(config: RunnableConfig) -> CompiledLoop:
+    """Graph factory for ``langgraph dev`` / LangGraph Studio (the server supplies the checkpointer)."""
+    return await master_graph(await shared_resources(), config)

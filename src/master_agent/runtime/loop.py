@@ -1,0 +1,508 @@
+"""``build_agent_loop``: one agent/tools loop from one spec, used at every depth.
+
+Shape of every loop::
+
+    START -> agent --(decide: continue)--> tools (one task per tool call, in parallel) -> agent
+                   --(end)--------------> finalize -> END
+                   --(escalate)---------> human_review (master of a strategic graph: interrupt())
+                                          or finalize (everywhere else: a partial, flagged answer)
+
+Each tool call is its own ``Send`` task, so LangGraph checkpoints each call's result as it lands: after
+a crash only unfinished calls run again, and one failing call never cancels its siblings. A sub-agent
+is offered as a tool whose schema is its input schema; calling it runs its compiled subgraph one level
+deeper with only the task it was given, and hands back one ``SubAgentEnvelope``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.config import get_stream_writer
+from langgraph.errors import GraphBubbleUp
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command, Send, interrupt
+from pydantic import BaseModel, ValidationError
+
+from master_agent.capabilities import AgentSpec, SubAgentEnvelope, TenantCapabilities
+from master_agent.errors import ToolInputError
+from master_agent.models.prompt_blocks import render_tagged_json
+from master_agent.runtime.context import new_context_box, render_context_box
+from master_agent.runtime.state import MasterAgentState, StepRecord, ToolTask
+from master_agent.runtime.termination import (
+    TerminationReport,
+    TerminationSink,
+    aggregate_confidence,
+    decide,
+    progress_score,
+)
+
+logger = logging.getLogger(__name__)
+
+#: Argument names whose value, for a sub-agent, is the task text it was given.
+TASK_FIELDS = ("task", "goal", "question", "problem", "objective")
+
+CompiledLoop = CompiledStateGraph[Any, Any, Any, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopLimits:
+    """Limits every loop of one graph obeys (per-agent ``limits`` in a spec override some)."""
+
+    max_depth: int
+    """Deepest sub-agent level (the master agent is depth 0)."""
+    max_iterations: int
+    """Agent turns per loop before escalation."""
+    subagent_timeout_s: float
+    """Wall-clock limit of one sub-agent call."""
+    human_review: bool = False
+    """Whether the master loop escalates to a human (``interrupt()``) instead of a partial answer."""
+
+
+@dataclass(kw_only=True)
+class _LoopBuilder:
+    capabilities: TenantCapabilities
+    model: BaseChatModel
+    limits: LoopLimits
+    sink: TerminationSink
+    built: dict[tuple[str, int], CompiledLoop] = field(default_factory=dict)
+
+    def build(
+        self, spec: AgentSpec, depth: int, checkpointer: BaseCheckpointSaver[Any] | None = None
+    ) -> CompiledLoop:
+        key = (spec["name"], depth)
+        if key in self.built and checkpointer is None:
+            return self.built[key]
+        plain: dict[str, BaseTool] = {}
+        subs: dict[str, tuple[AgentSpec, CompiledLoop]] = {}
+        schemas: list[dict[str, Any]] = []
+        for name in spec["tools"]:
+            if name in self.capabilities.tools:
+                plain[name] = self.capabilities.tools[name]
+                schemas.append(convert_to_openai_tool(plain[name]))
+            elif name in self.capabilities.sub_agents and depth < self.limits.max_depth:
+                sub_spec = self.capabilities.sub_agents[name]
+                subs[name] = (sub_spec, self.build(sub_spec, depth + 1))
+                schemas.append(sub_agent_tool_schema(sub_spec))
+        bound: Runnable[Any, Any] = self.model.bind_tools(schemas) if schemas else self.model
+        loop = _AgentLoop(
+            spec=spec,
+            depth=depth,
+            plain=plain,
+            subs=subs,
+            bound_model=bound,
+            limits=self.limits,
+            sink=self.sink,
+            human_review=self.limits.human_review and depth == 0,
+        )
+        compiled = loop.graph().compile(checkpointer=checkpointer, name=spec["name"])
+        if checkpointer is None:
+            self.built[key] = compiled
+        return compiled
+
+
+def build_agent_loop(
+    spec: AgentSpec,
+    *,
+    capabilities: TenantCapabilities,
+    model: BaseChatModel,
+    limits: LoopLimits,
+    sink: TerminationSink,
+    depth: int = 0,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+) -> CompiledLoop:
+    """Compile ``spec`` (and, recursively, its sub-agents) into an agent/tools loop.
+
+    Sub-agent graphs are compiled without a checkpointer: they inherit the parent's, so their
+    checkpoints live in the same thread under their own namespace.
+    """
+    builder = _LoopBuilder(capabilities=capabilities, model=model, limits=limits, sink=sink)
+    return builder.build(spec, depth, checkpointer)
+
+
+def sub_agent_tool_schema(spec: AgentSpec) -> dict[str, Any]:
+    """The OpenAI-format tool a parent model sees for a sub-agent."""
+    return {
+        "type": "function",
+        "function": {
+            "name": spec["name"],
+            "description": spec["description"],
+            "parameters": spec["input_schema"].model_json_schema(),
+        },
+    }
+
+
+def step_signature(name: str, args: dict[str, Any]) -> str:
+    digest = hashlib.sha1(json.dumps(args, sort_keys=True, default=str).encode()).hexdigest()[:10]
+    return f"{name}#{digest}"
+
+
+def task_text(spec: AgentSpec, args: dict[str, Any]) -> str:
+    for name in TASK_FIELDS:
+        value = args.get(name)
+        if isinstance(value, str) and value.strip():
+            return value
+    return spec["description"]
+
+
+def progress_keys(spec: AgentSpec) -> list[str]:
+    if "progress_keys" in spec:
+        return list(spec["progress_keys"])
+    schema = spec["output_schema"].model_json_schema()
+    return [key for key in schema.get("required", []) if key != "confidence"]
+
+
+def parse_final_answer(message: AnyMessage | None) -> dict[str, Any]:
+    """The JSON object of a final model answer (tolerates a fenced block or surrounding prose)."""
+    if not isinstance(message, AIMessage) or message.tool_calls:
+        return {}
+    text = message.content if isinstance(message.content, str) else json.dumps(message.content)
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        return {}
+    try:
+        answer = json.loads(text[start : end + 1])
+    except json.JSONDecodeError:
+        return {}
+    return answer if isinstance(answer, dict) else {}
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class _AgentLoop:
+    spec: AgentSpec
+    depth: int
+    plain: dict[str, BaseTool]
+    subs: dict[str, tuple[AgentSpec, CompiledLoop]]
+    bound_model: Runnable[Any, Any]
+    limits: LoopLimits
+    sink: TerminationSink
+    human_review: bool
+
+    @property
+    def name(self) -> str:
+        return self.spec["name"]
+
+    def graph(self) -> StateGraph[MasterAgentState, Any, Any, Any]:
+        graph: StateGraph[MasterAgentState, Any, Any, Any] = StateGraph(MasterAgentState)
+        graph.add_node("agent", self.agent)
+        graph.add_node("tools", self.tools)  # type: ignore[call-overload]
+        graph.add_node("finalize", self.finalize)
+        destinations = ["tools", "finalize"]
+        if self.human_review:
+            graph.add_node("human_review", self.review, destinations=("agent", "finalize"))
+            destinations.append("human_review")
+        graph.add_edge(START, "agent")
+        graph.add_conditional_edges("agent", self.route, destinations)
+        graph.add_edge("tools", "agent")
+        graph.add_edge("finalize", END)
+        return graph
+
+    # -- agent ---------------------------------------------------------------------------------
+
+    def _max_iterations(self) -> int:
+        return self.spec.get("limits", {}).get("max_iterations", self.limits.max_iterations)
+
+    def system_prompt(self, state: MasterAgentState, box: Any) -> str:
+        iteration = state.get("iteration_count", 0) + 1
+        schema = self.spec["output_schema"].model_json_schema()
+        return (
+            f"{self.spec['system_prompt']}\n\n"
+            f"You are agent '{self.name}' at depth {self.depth}. Iteration {iteration} of "
+            f"{state.get('max_iterations', self._max_iterations())}; progress "
+            f"{state.get('progress_score', 0.0):.0%}; confidence {state.get('confidence_score', 0.0):.2f}.\n"
+            "Call the tools you need; independent calls may go in one turn. When you have enough "
+            "for a sufficient (not perfect) answer, stop calling tools and reply with one JSON "
+            "object matching the output schema below, built only from what your tools returned. "
+            "Near the iteration limit, prefer completing over perfecting.\n"
+            f"{render_tagged_json('output_schema', schema)}\n"
+            f"{render_context_box(box)}"
+        )
+
+    async def agent(self, state: MasterAgentState, config: RunnableConfig) -> dict[str, Any]:
+        update: dict[str, Any] = {}
+        new_messages: list[AnyMessage] = []
+        box = state.get("context_box")
+        max_iterations = state.get("max_iterations") or self._max_iterations()
+        if box is None:
+            context = state.get("context") or {}
+            box = new_context_box(
+                state["goal"],
+                context,
+                {"max_iterations": max_iterations, "depth": self.depth, "max_depth": self.limits.max_depth},
+            )
+            text = state["goal"]
+            if context:
+                text += "\n\nInput: " + json.dumps(context, sort_keys=True, default=str)
+            if not state.get("messages"):
+                new_messages.append(HumanMessage(content=text))
+            update.update(max_iterations=max_iterations, depth=self.depth)
+        confidence = aggregate_confidence(state)
+        progress = progress_score({**state, "confidence_score": confidence}, progress_keys(self.spec))
+        findings = state.get("findings") or {}
+        box = {
+            **box,
+            "data": {**box["data"], "found": sorted(findings)},
+            "progress": {
+                "iteration": state.get("iteration_count", 0),
+                "progress": progress,
+                "confidence": confidence,
+                "completed_steps": len(state.get("completed_steps") or []),
+            },
+            "blockers": list(state.get("blockers") or []),
+        }
+        prompt_state = cast(
+            MasterAgentState,
+            {**state, "confidence_score": confidence, "progress_score": progress, "max_iterations": max_iterations},
+        )
+        history = [*(state.get("messages") or []), *new_messages]
+        reply = await self.bound_model.ainvoke(
+            [SystemMessage(content=self.system_prompt(prompt_state, box)), *history], config
+        )
+        calls = list(getattr(reply, "tool_calls", None) or [])
+        box["next"] = [call["name"] for call in calls]
+        update.update(
+            messages=[*new_messages, reply],
+            context_box=box,
+            iteration_count=state.get("iteration_count", 0) + 1,
+            pending_actions=calls,
+            current_plan=[call["name"] for call in calls],
+            confidence_score=confidence,
+            progress_score=progress,
+            model_calls=1,
+        )
+        return update
+
+    def route(self, state: MasterAgentState) -> list[Send] | str:
+        decision = decide(state)
+        if decision.route == "continue":
+            last = (state.get("messages") or [])[-1]
+            return [
+                Send("tools", ToolTask(call=dict(call), depth=self.depth))
+                for call in cast(AIMessage, last).tool_calls
+            ]
+        if decision.route == "escalate_to_human" and self.human_review:
+            return "human_review"
+        return "finalize"
+
+    # -- tools ---------------------------------------------------------------------------------
+
+    async def tools(self, task: ToolTask, config: RunnableConfig) -> dict[str, Any]:
+        call = task["call"]
+        name, args, call_id = call["name"], dict(call.get("args") or {}), call.get("id") or ""
+        kind = "sub_agent" if name in self.subs else "tool"
+        writer = get_stream_writer()
+        writer({"event": "call_start", "agent": self.name, "depth": self.depth, "tool": name, "kind": kind})
+        findings: dict[str, Any] = {}
+        confidences: dict[str, float] = {}
+        blockers: list[str] = []
+        children: list[StepRecord] = []
+        if name in self.subs:
+            envelope = await self.call_sub_agent(name, args)
+            status = envelope.status
+            content = envelope.model_dump_json(exclude={"steps"})
+            children = cast(list[StepRecord], envelope.steps)
+            if envelope.status != "error":
+                findings = {name: envelope.data, **envelope.data}
+                confidences[call_id or name] = envelope.confidence
+            blockers = [f"{name}: {item}" for item in envelope.limitations]
+        elif name in self.plain:
+            status, result = await self.call_tool(name, args, config)
+            content = result if isinstance(result, str) else json.dumps(result, default=str)
+            if status == "success" and isinstance(result, dict):
+                findings = {name: result, **result}
+                if isinstance(result.get("confidence"), int | float):
+                    confidences[call_id or name] = float(result["confidence"])
+            elif status == "error":
+                blockers = [f"{name}: {result}"]
+        else:
+            status = "error"
+            if name in self.spec["tools"] and self.depth >= self.limits.max_depth:
+                content = SubAgentEnvelope.failure(
+                    f"sub-agent {name!r} refused: depth cap {self.limits.max_depth} reached"
+                ).model_dump_json(exclude={"steps"})
+            else:
+                valid = sorted([*self.plain, *self.subs])
+                content = f"error: {name!r} is not a valid tool; use one of {valid}"
+            blockers = [content]
+        writer({"event": "call_end", "agent": self.name, "depth": self.depth, "tool": name, "kind": kind, "status": status})
+        record = StepRecord(
+            agent=self.name, depth=self.depth, tool=name, kind=kind, status=status, children=children
+        )
+        return {
+            "messages": [
+                ToolMessage(
+                    content=content,
+                    tool_call_id=call_id,
+                    name=name,
+                    status="error" if status == "error" else "success",
+                )
+            ],
+            "findings": findings,
+            "confidences": confidences,
+            "completed_steps": [step_signature(name, args)],
+            "steps": [record],
+            "blockers": blockers,
+            "tool_calls": 1,
+        }
+
+    async def call_tool(self, name: str, args: dict[str, Any], config: RunnableConfig) -> tuple[str, Any]:
+        try:
+            result = await self.plain[name].ainvoke(args, config)
+        except GraphBubbleUp:
+            raise
+        except (ToolInputError, ValidationError) as error:
+            return "error", f"error: {error}"
+        except Exception as error:
+            # A broken tool must not take the run (or its sibling calls) down with it.
+            logger.exception("tool %s failed", name)
+            return "error", f"error: tool {name} failed: {type(error).__name__}: {error}"
+        return "success", _jsonable(result)
+
+    async def call_sub_agent(self, name: str, args: dict[str, Any]) -> SubAgentEnvelope:
+        spec, graph = self.subs[name]
+        if self.depth + 1 > self.limits.max_depth:  # runtime guard; normally not offered at all
+            return SubAgentEnvelope.failure(f"sub-agent {name!r} refused: depth cap reached")
+        try:
+            sub_args = spec["input_schema"].model_validate(args).model_dump(mode="json")
+        except ValidationError as error:
+            return SubAgentEnvelope.failure(f"invalid arguments for {name}: {error}")
+        limits = spec.get("limits", {})
+        max_iterations = limits.get("max_iterations", self.limits.max_iterations)
+        timeout = limits.get("timeout_s", self.limits.subagent_timeout_s)
+        try:
+            final = await asyncio.wait_for(
+                graph.ainvoke(
+                    {"goal": task_text(spec, sub_args), "context": sub_args, "max_iterations": max_iterations},
+                    {"recursion_limit": 2 * max_iterations + 1},
+                ),
+                timeout,
+            )
+        except GraphBubbleUp:
+            raise
+        except TimeoutError:
+            return SubAgentEnvelope.failure(f"sub-agent {name} timed out after {timeout:g} s")
+        except Exception as error:
+            logger.exception("sub-agent %s failed", name)
+            return SubAgentEnvelope.failure(f"sub-agent {name} failed: {type(error).__name__}: {error}")
+        return SubAgentEnvelope.model_validate(final["envelope"])
+
+    # -- stop ----------------------------------------------------------------------------------
+
+    def review(self, state: MasterAgentState) -> Command[Any]:
+        decision = decide(state)
+        answer = interrupt(
+            {
+                "question": "The agent escalated. Reply 'approve' (accept the partial answer), "
+                "'reject' (stop), or guidance text (continue with it).",
+                "agent": self.name,
+                "reason": decision.reason,
+                "goal": state["goal"],
+                "iterations": state.get("iteration_count", 0),
+                "progress": state.get("progress_score", 0.0),
+                "confidence": state.get("confidence_score", 0.0),
+                "found": sorted(state.get("findings") or {}),
+                "blockers": list(state.get("blockers") or []),
+            }
+        )
+        verdict = answer.get("decision", "") if isinstance(answer, dict) else answer
+        verdict = str(verdict).strip()
+        if verdict.lower() in ("approve", "reject"):
+            return Command(
+                goto="finalize",
+                update={"escalation": {"reason": decision.reason, "decision": verdict.lower()}},
+            )
+        extra = max(2, self._max_iterations() // 2)
+        return Command(
+            goto="agent",
+            update={
+                "messages": [HumanMessage(content=verdict or "Continue.")],
+                "max_iterations": state.get("iteration_count", 0) + extra,
+            },
+        )
+
+    async def finalize(self, state: MasterAgentState, config: RunnableConfig) -> dict[str, Any]:
+        escalation = state.get("escalation")
+        decision = decide(state)
+        limitations: list[str] = []
+        error: str | None = None
+        if escalation:
+            reason = f"escalated:{escalation['reason']}:{escalation['decision']}"
+        elif decision.route == "escalate_to_human":
+            reason = f"escalated:{decision.reason}"
+            limitations.append(f"stopped early ({decision.reason}); the answer may be incomplete")
+        else:
+            reason = decision.reason
+        messages = state.get("messages") or []
+        answer = parse_final_answer(messages[-1] if messages else None)
+        findings = state.get("findings") or {}
+        schema = self.spec["output_schema"]
+        fields = schema.model_fields
+        output = {key: value for key, value in answer.items() if key in fields}
+        for key in fields:
+            if key not in output and key in findings:
+                output[key] = findings[key]
+        confidence = aggregate_confidence(state)
+        if isinstance(answer.get("confidence"), int | float):
+            confidence = min(confidence, float(answer["confidence"])) if state.get("confidences") else float(answer["confidence"])
+        confidence = max(0.0, min(1.0, confidence))
+        if "confidence" in fields:
+            output["confidence"] = confidence
+        status = "success"
+        try:
+            data = schema.model_validate(output).model_dump(mode="json")
+        except ValidationError as invalid:
+            data = output
+            status = "partial"
+            missing = sorted({str(item["loc"][0]) for item in invalid.errors() if item["loc"]})
+            limitations.append(f"incomplete answer: {', '.join(missing)} missing or invalid")
+        if limitations and status == "success":
+            status = "partial"
+        if escalation and escalation["decision"] == "reject":
+            status, error = "error", "rejected by a human reviewer"
+        limitations.extend(state.get("blockers") or [])
+        configurable = config.get("configurable") or {}
+        report = TerminationReport(
+            tenant_id=str(configurable.get("tenant_id", "")),
+            thread_id=str(configurable.get("thread_id", "")),
+            scope=str(configurable.get("checkpoint_ns", "")),
+            agent=self.name,
+            depth=self.depth,
+            reason=reason,
+            iterations=state.get("iteration_count", 0),
+            progress=progress_score({**state, "confidence_score": confidence}, progress_keys(self.spec)),
+            confidence=confidence,
+            steps=list(state.get("completed_steps") or []),
+        )
+        await self.sink.record(report)
+        envelope = SubAgentEnvelope(
+            status=status,  # type: ignore[arg-type]
+            data=data,
+            confidence=confidence,
+            limitations=limitations,
+            error=error,
+            steps=cast(list[dict[str, Any]], list(state.get("steps") or [])),
+        )
+        return {
+            "solution": data,
+            "envelope": envelope.model_dump(mode="json"),
+            "termination": report.model_dump(),
+            "confidence_score": confidence,
+            "progress_score": report.progress,
+        }

@@ -1,0 +1,253 @@
+"""Solving a goal on a durable thread: start, resume (after an interrupt or a crash), and the
+``solutions`` row that tracks it."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from master_agent.errors import InputError, UnknownThreadError
+from master_agent.runtime.factory import Complexity, GraphOptions, Variant, master_graph
+from master_agent.runtime.resources import RuntimeResources
+
+MAX_GOAL_CHARS = 4000
+
+EventHandler = Callable[[dict[str, Any]], None]
+Status = Literal["success", "partial", "error", "interrupted", "rejected"]
+
+INSERT_SOLUTION = """
+INSERT INTO solutions (solution_id, tenant_id, thread_id, goal, status, run_config)
+VALUES (%s, %s, %s, %s, 'running', %s)
+"""
+UPDATE_SOLUTION = """
+UPDATE solutions SET status = %s, solution = %s, error = %s, updated_at = now() WHERE solution_id = %s
+"""
+SELECT_BY_THREAD = """
+SELECT solution_id, tenant_id, thread_id, goal, status, solution, run_config
+FROM solutions WHERE thread_id = %s
+"""
+
+
+class SolveRequest(BaseModel):
+    """A goal to solve, as the CLI and the API accept it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tenant_id: str = Field(min_length=1, max_length=63)
+    goal: str = Field(max_length=MAX_GOAL_CHARS)
+    complexity: Complexity | None = None
+    ab_test_variant: Variant = "control"
+    timeline_days: int | None = Field(default=None, ge=7, le=730)
+    sub_agents: list[str] | None = None
+    max_iterations: int | None = Field(default=None, ge=1, le=100)
+
+    @field_validator("goal")
+    @classmethod
+    def _goal_has_text(cls, goal: str) -> str:
+        goal = goal.strip()
+        if not goal:
+            raise ValueError("the goal is empty")
+        return goal
+
+    @classmethod
+    def parse(cls, **values: Any) -> SolveRequest:
+        """Validate, raising InputError that names the first bad field."""
+        try:
+            return cls(**values)
+        except ValidationError as error:
+            item = error.errors()[0]
+            field = ".".join(str(part) for part in item["loc"]) or "request"
+            raise InputError(field, str(item["msg"]).removeprefix("Value error, ")) from None
+
+
+class Solution(BaseModel):
+    """The answer to a goal: what the CLI's ``--json`` prints and the API returns."""
+
+    solution_id: str
+    thread_id: str
+    tenant_id: str
+    goal: str
+    status: Status
+    root_cause: dict[str, Any] | None = None
+    strategy: dict[str, Any] | None = None
+    implementation_plan: dict[str, Any] | None = None
+    playbook: dict[str, Any] | None = None
+    expected_outcome: dict[str, Any] | None = None
+    metrics: dict[str, Any] | None = None
+    risks: list[dict[str, Any]] = Field(default_factory=list)
+    roi: dict[str, Any] | None = None
+    test_design: dict[str, Any] | None = None
+    confidence: float = 0.0
+    limitations: list[str] = Field(default_factory=list)
+    termination: dict[str, Any] = Field(default_factory=dict)
+    steps: list[dict[str, Any]] = Field(default_factory=list)
+    """The tree of calls: each step names its agent, depth, tool, kind, status and children."""
+
+
+class SolveOutcome(BaseModel):
+    status: Status
+    solution_id: str
+    thread_id: str
+    solution: Solution | None = None
+    interrupt: dict[str, Any] | None = None
+    """What the human is asked, when the run waits for a decision."""
+
+
+def run_config(thread_id: str, options: dict[str, Any], max_iterations: int) -> RunnableConfig:
+    return {
+        "configurable": {"thread_id": thread_id, **options},
+        "recursion_limit": 2 * max_iterations + 1,
+    }
+
+
+async def _drive(
+    resources: RuntimeResources,
+    *,
+    solution_id: str,
+    tenant_id: str,
+    goal: str,
+    thread_id: str,
+    options: dict[str, Any],
+    graph_input: Any,
+    on_event: EventHandler | None,
+) -> SolveOutcome:
+    from master_agent.runtime.factory import loop_limits
+
+    limits = loop_limits(resources, GraphOptions.from_config({"configurable": options}))
+    config = run_config(thread_id, options, limits.max_iterations)
+    graph = await master_graph(resources, config, checkpointer=resources.database.checkpointer)
+    pool = resources.database.pool
+    try:
+        async for _namespace, _mode, chunk in graph.astream(
+            graph_input, config, stream_mode=["custom"], subgraphs=True
+        ):
+            if on_event is not None and isinstance(chunk, dict):
+                on_event(chunk)
+    except Exception as error:
+        async with pool.connection() as conn:
+            await conn.execute(UPDATE_SOLUTION, ("error", None, f"{type(error).__name__}: {error}", solution_id))
+        raise
+    snapshot = await graph.aget_state(config)
+    if snapshot.interrupts:
+        async with pool.connection() as conn:
+            await conn.execute(UPDATE_SOLUTION, ("interrupted", None, None, solution_id))
+        value = snapshot.interrupts[0].value
+        return SolveOutcome(
+            status="interrupted",
+            solution_id=solution_id,
+            thread_id=thread_id,
+            interrupt=value if isinstance(value, dict) else {"question": value},
+        )
+    values = snapshot.values
+    envelope = values.get("envelope") or {}
+    escalation = values.get("escalation") or {}
+    status: Status = envelope.get("status", "error")
+    if escalation.get("decision") == "reject":
+        status = "rejected"
+    answer = dict(values.get("solution") or {})
+    solution = Solution(
+        solution_id=solution_id,
+        thread_id=thread_id,
+        tenant_id=tenant_id,
+        goal=goal,
+        status=status,
+        **{key: answer[key] for key in Solution.model_fields if key in answer and key != "status"},
+    )
+    solution.confidence = float(values.get("confidence_score", 0.0))
+    solution.limitations = list(envelope.get("limitations") or [])
+    solution.termination = dict(values.get("termination") or {})
+    solution.steps = list(values.get("steps") or [])
+    async with pool.connection() as conn:
+        await conn.execute(
+            UPDATE_SOLUTION, (status, solution.model_dump_json(), envelope.get("error"), solution_id)
+        )
+    return SolveOutcome(status=status, solution_id=solution_id, thread_id=thread_id, solution=solution)
+
+
+async def solve(
+    resources: RuntimeResources, request: SolveRequest, *, on_event: EventHandler | None = None
+) -> SolveOutcome:
+    """Solve a goal on a new thread. Invalid options fail before anything is stored."""
+    options: dict[str, Any] = {
+        "tenant_id": request.tenant_id,
+        "complexity": request.complexity or GraphOptions(goal=request.goal).resolved_complexity(),
+        "ab_test_variant": request.ab_test_variant,
+        "goal": request.goal,
+    }
+    if request.sub_agents is not None:
+        options["sub_agents"] = request.sub_agents
+    if request.max_iterations is not None:
+        options["max_iterations"] = request.max_iterations
+    # Build (or fetch) the graph first: unknown tenants, variants or sub-agents fail here, unstored.
+    await master_graph(resources, {"configurable": options}, checkpointer=resources.database.checkpointer)
+    thread_id = str(uuid.uuid4())
+    solution_id = str(uuid.uuid4())
+    async with resources.database.pool.connection() as conn:
+        await conn.execute(
+            INSERT_SOLUTION, (solution_id, request.tenant_id, thread_id, request.goal, json.dumps(options))
+        )
+    context = {"timeline_days": request.timeline_days} if request.timeline_days else {}
+    return await _drive(
+        resources,
+        solution_id=solution_id,
+        tenant_id=request.tenant_id,
+        goal=request.goal,
+        thread_id=thread_id,
+        options=options,
+        graph_input={"goal": request.goal, "context": context},
+        on_event=on_event,
+    )
+
+
+async def resume(
+    resources: RuntimeResources,
+    thread_id: str,
+    decision: str | None = None,
+    *,
+    tenant_id: str | None = None,
+    on_event: EventHandler | None = None,
+) -> SolveOutcome:
+    """Continue a thread: with ``decision`` after an interrupt, or from its last checkpoint after a crash."""
+    async with resources.database.pool.connection() as conn:
+        cursor = await conn.execute(SELECT_BY_THREAD, (thread_id,))
+        row = await cursor.fetchone()
+    if row is None or (tenant_id is not None and row["tenant_id"] != tenant_id):
+        raise UnknownThreadError(thread_id)
+    options = dict(row["run_config"])
+    solution_id = str(row["solution_id"])
+    limits_options = GraphOptions.from_config({"configurable": options})
+    graph = await master_graph(
+        resources, {"configurable": options}, checkpointer=resources.database.checkpointer
+    )
+    snapshot = await graph.aget_state(run_config(thread_id, options, limits_options.max_iterations or 10))
+    if snapshot.interrupts:
+        if decision is None or not decision.strip():
+            raise InputError("decision", "this thread waits for a decision: approve, reject or guidance text")
+        graph_input: Any = Command(resume=decision.strip())
+    elif decision is not None:
+        raise InputError("decision", "this thread is not waiting for a decision")
+    elif not snapshot.next:
+        if row["solution"] is None:
+            raise InputError("thread", "this thread has no run to continue")
+        solution = Solution.model_validate(row["solution"])
+        return SolveOutcome(status=solution.status, solution_id=solution_id, thread_id=thread_id, solution=solution)
+    else:
+        graph_input = None
+    async with resources.database.pool.connection() as conn:
+        await conn.execute("UPDATE solutions SET status = 'running', updated_at = now() WHERE solution_id = %s", (solution_id,))
+    return await _drive(
+        resources,
+        solution_id=solution_id,
+        tenant_id=row["tenant_id"],
+        goal=row["goal"],
+        thread_id=thread_id,
+        options=options,
+        graph_input=graph_input,
+        on_event=on_event,
+    )

@@ -1,0 +1,98 @@
+"""The state every agent loop carries (the master agent and every sub-agent, each its own copy)."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from typing_extensions import NotRequired, TypedDict
+
+
+def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
+    """Reducer: later keys win; parallel tool tasks each add their own keys."""
+    return {**(left or {}), **(right or {})}
+
+
+class ContextBox(TypedDict):
+    """The working memory rendered into every agent prompt."""
+
+    goal: str
+    """The task as given."""
+    entities: dict[str, Any]
+    """Values extracted from the goal (``store_id``, ``target_percent``, ``timeline_days``, ``budget``)."""
+    constraints: dict[str, Any]
+    """Limits the agent works under (iterations, depth, timeline, budget)."""
+    data: dict[str, Any]
+    """The agent's input arguments (its context) and the keys found so far."""
+    progress: dict[str, Any]
+    """Iteration, progress score, confidence, completed steps."""
+    blockers: list[str]
+    """Tool errors and limitations met so far."""
+    next: list[str]
+    """Tools the agent intends to call next."""
+    notes: list[str]
+    """Free-form notes (human decisions, escalations)."""
+
+
+class StepRecord(TypedDict):
+    """One tool or sub-agent call, with its own calls nested under ``children``."""
+
+    agent: str
+    depth: int
+    tool: str
+    kind: str
+    """``tool`` or ``sub_agent``."""
+    status: str
+    """``success``, ``partial`` or ``error``."""
+    children: list[StepRecord]
+
+
+class MasterAgentState(TypedDict):
+    """State of one agent loop. Sub-agents get a fresh one: they never share reducers with a parent."""
+
+    goal: str
+    """The goal (master) or task (sub-agent)."""
+    context: NotRequired[dict[str, Any]]
+    """Input arguments: the request's options, or the sub-agent tool's arguments."""
+    context_box: NotRequired[ContextBox]
+    messages: NotRequired[Annotated[list[AnyMessage], add_messages]]
+    current_plan: NotRequired[list[str]]
+    """Tool names requested in the latest agent turn."""
+    completed_steps: NotRequired[Annotated[list[str], operator.add]]
+    """Signatures (tool + arguments) of executed calls, in order; used to detect stagnation."""
+    pending_actions: NotRequired[list[dict[str, Any]]]
+    """Tool calls of the latest agent turn not yet executed."""
+    findings: NotRequired[Annotated[dict[str, Any], merge_dicts]]
+    """Results by tool name, plus each result's top-level keys."""
+    confidences: NotRequired[Annotated[dict[str, float], merge_dicts]]
+    """Confidence reported by each tool call or sub-agent, by call id."""
+    blockers: NotRequired[Annotated[list[str], operator.add]]
+    solution: NotRequired[dict[str, Any]]
+    """The agent's final answer, shaped by its output schema."""
+    envelope: NotRequired[dict[str, Any]]
+    """The final answer wrapped for a parent (``SubAgentEnvelope`` as a dict)."""
+    learnings: NotRequired[list[dict[str, Any]]]
+    confidence_score: NotRequired[float]
+    iteration_count: NotRequired[int]
+    max_iterations: NotRequired[int]
+    progress_score: NotRequired[float]
+    depth: NotRequired[int]
+    model_calls: NotRequired[Annotated[int, operator.add]]
+    """Budget counter: chat-model calls made by this loop."""
+    tool_calls: NotRequired[Annotated[int, operator.add]]
+    """Budget counter: tool and sub-agent calls made by this loop."""
+    steps: NotRequired[Annotated[list[StepRecord], operator.add]]
+    escalation: NotRequired[dict[str, Any]]
+    """Set by human review: the reason escalated and the human's decision."""
+    termination: NotRequired[dict[str, Any]]
+    """The TerminationReport of this loop's stop."""
+
+
+class ToolTask(TypedDict):
+    """What the agent node sends to one tools task (one per tool call, so each is checkpointed alone)."""
+
+    call: dict[str, Any]
+    """The tool call: ``name``, ``args``, ``id``."""
+    depth: int

@@ -1,0 +1,110 @@
+"""Environment -> one validated ``Settings`` object.
+
+This is the only module that reads ``os.environ``. Every variable is documented in README.md.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from master_agent.errors import ConfigError
+
+#: Environment variable -> Settings field.
+ENV_FIELDS: dict[str, str] = {
+    "DATABASE_URL": "database_url",
+    "MASTER_AGENT_DATA_DIR": "data_dir",
+    "MASTER_AGENT_MODEL": "model",
+    "OPENAI_API_KEY": "openai_api_key",
+    "OPENAI_BASE_URL": "openai_base_url",
+    "OPENAI_TIMEOUT_S": "openai_timeout_s",
+    "OPENAI_MAX_RETRIES": "openai_max_retries",
+    "MAX_DEPTH": "max_depth",
+    "MAX_ITERATIONS": "max_iterations",
+    "SUBAGENT_TIMEOUT_S": "subagent_timeout_s",
+    "MASTER_AGENT_GRAPH_CACHE_TTL_S": "graph_cache_ttl_s",
+    "MASTER_AGENT_POOL_MAX": "pool_max_size",
+    "MASTER_AGENT_SQL_TIMEOUT_MS": "sql_timeout_ms",
+    "MASTER_AGENT_SQL_ROW_CAP": "sql_row_cap",
+}
+_FIELD_ENV = {field: env for env, field in ENV_FIELDS.items()}
+
+
+class Settings(BaseModel):
+    """Process-wide configuration, read once from the environment."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    database_url: str | None = None
+    """PostgreSQL URI; unset means an embedded PostgreSQL 16 + pgvector in ``data_dir``."""
+    data_dir: Path = Path(".master-agent")
+    """Where the embedded database and other local state live."""
+    model: str = "offline"
+    """``offline`` (the deterministic planner) or ``openai:<model>``."""
+    openai_api_key: SecretStr | None = None
+    """Key for the OpenAI-compatible endpoint."""
+    openai_base_url: str | None = None
+    """Base URL of any OpenAI-compatible server (vLLM, Ollama, Azure proxy, ...)."""
+    openai_timeout_s: float = Field(default=60.0, gt=0)
+    """Timeout of one chat-completion request."""
+    openai_max_retries: int = Field(default=3, ge=0, le=10)
+    """Retries of a failed chat-completion request (with the client's backoff)."""
+    max_depth: int = Field(default=5, ge=1, le=20)
+    """Deepest sub-agent level; at the cap sub-agent tools are not offered."""
+    max_iterations: int = Field(default=10, ge=1, le=100)
+    """Agent turns per agent loop before escalating to a human."""
+    subagent_timeout_s: float = Field(default=300.0, gt=0)
+    """Wall-clock limit of one sub-agent call; past it the call returns an error envelope."""
+    graph_cache_ttl_s: float = Field(default=300.0, ge=0)
+    """How long a compiled per-tenant graph is reused."""
+    pool_max_size: int = Field(default=10, ge=2, le=200)
+    """Largest size of the shared connection pool."""
+    sql_timeout_ms: int = Field(default=5000, ge=10)
+    """statement_timeout of the read-only SQL tool."""
+    sql_row_cap: int = Field(default=500, ge=1)
+    """Most rows the read-only SQL tool returns."""
+
+    @field_validator("model")
+    @classmethod
+    def _known_model(cls, value: str) -> str:
+        if value == "offline":
+            return value
+        provider, _, name = value.partition(":")
+        if provider != "openai" or not name:
+            raise ValueError(f"{value!r} is not 'offline' or 'openai:<model>'")
+        return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _postgres_uri(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        if not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError("must start with postgresql:// (or postgres://)")
+        return value
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Build settings from ``environ`` (default ``os.environ``); raise ConfigError naming a bad variable."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {
+            field: env[name] for name, field in ENV_FIELDS.items() if env.get(name, "") != ""
+        }
+        if "model" not in values:
+            values["model"] = "openai:gpt-4o-mini" if values.get("openai_api_key") else "offline"
+        try:
+            return cls(**values)
+        except ValidationError as error:
+            problems = []
+            for item in error.errors():
+                field = str(item["loc"][0]) if item["loc"] else "?"
+                problems.append(f"{_FIELD_ENV.get(field, field)}: {item['msg']}")
+            raise ConfigError("invalid environment: " + "; ".join(problems)) from None
+
+    def with_overrides(self, **changes: Any) -> Settings:
+        """A copy with some fields changed (validated like the environment)."""
+        return type(self)(**{**self.model_dump(), **changes})

@@ -1,0 +1,70 @@
+"""One async psycopg pool shared by everything in the process, and the checkpointer on it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from psycopg import AsyncConnection
+from psycopg.rows import DictRow, dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from master_agent.errors import StorageError
+from master_agent.settings import Settings
+from master_agent.storage.embedded import embedded_server_uri
+from master_agent.storage.migrations import apply_migrations
+
+Pool = AsyncConnectionPool[AsyncConnection[DictRow]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Database:
+    """The process's database handles."""
+
+    uri: str
+    """The server URI (embedded or ``DATABASE_URL``)."""
+    pool: Pool
+    """The shared pool: autocommit, dict rows, no server-side prepares (needed by the checkpointer)."""
+    checkpointer: AsyncPostgresSaver
+    """LangGraph checkpoints on ``pool``."""
+
+
+async def _check_connection(conn: AsyncConnection[Any]) -> None:
+    # Drops connections that died with a database restart before they are handed out.
+    await conn.execute("SELECT 1")
+
+
+@asynccontextmanager
+async def open_database(settings: Settings, *, migrate: bool = True) -> AsyncIterator[Database]:
+    """Resolve the server, open the pool, apply migrations, yield the handles, close the pool."""
+    uri = settings.database_url or await embedded_server_uri(settings.data_dir)
+    pool: Pool = AsyncConnectionPool(
+        uri,
+        min_size=1,
+        max_size=settings.pool_max_size,
+        kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
+        check=_check_connection,
+        open=False,
+    )
+    try:
+        await pool.open(wait=True, timeout=30)
+    except Exception as error:
+        raise StorageError(f"cannot connect to PostgreSQL at {_redact(uri)}: {error}") from error
+    try:
+        checkpointer = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+        if migrate:
+            await apply_migrations(pool, checkpointer)
+        yield Database(uri=uri, pool=pool, checkpointer=checkpointer)
+    finally:
+        await pool.close()
+
+
+def _redact(uri: str) -> str:
+    head, sep, tail = uri.partition("@")
+    if not sep or ":" not in head.split("//", 1)[-1]:
+        return uri
+    scheme, _, userinfo = head.partition("//")
+    return f"{scheme}//{userinfo.split(':', 1)[0]}:***@{tail}"
