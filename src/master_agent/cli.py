@@ -68,12 +68,20 @@ class TreePrinter:
 def _print_outcome(console: Console, outcome: Any, as_json: bool) -> int:
     if outcome.status == "interrupted":
         if as_json:
-            print(json.dumps({"status": "interrupted", "thread_id": outcome.thread_id, "interrupt": outcome.interrupt}))
+            print(
+                json.dumps(
+                    {
+                        "status": "interrupted",
+                        "thread_id": outcome.thread_id,
+                        "interrupt": outcome.interrupt,
+                    }
+                )
+            )
         else:
             console.print("[bold yellow]The agent escalated to a human.[/]")
             console.print_json(json.dumps(outcome.interrupt, default=str))
             console.print(
-                f"Resume with: master-agent resume --thread {outcome.thread_id} --decision approve|reject|\"text\""
+                f'Resume with: master-agent resume --thread {outcome.thread_id} --decision approve|reject|"text"'
             )
         return EXIT_INTERRUPTED
     solution = outcome.solution
@@ -98,17 +106,24 @@ async def _run(args: argparse.Namespace, settings: Settings, console: Console) -
             ab_test_variant=args.variant,
             timeline_days=args.timeline_days,
             max_iterations=args.max_iterations,
-            sub_agents=[s.strip() for s in args.sub_agents.split(",") if s.strip()] if args.sub_agents else None,
+            sub_agents=[s.strip() for s in args.sub_agents.split(",") if s.strip()]
+            if args.sub_agents
+            else None,
         )
         async with open_resources(settings) as resources:
             if not args.json:
-                console.print(f"[bold]Goal:[/] {request.goal}  [dim](tenant {request.tenant_id}, model {settings.model})[/]")
+                console.print(
+                    f"[bold]Goal:[/] {request.goal}  [dim](tenant {request.tenant_id}, model {settings.model})[/]"
+                )
             outcome = await solve(resources, request, on_event=None if args.json else TreePrinter(console))
             return _print_outcome(console, outcome, args.json)
     if args.command == "resume":
         async with open_resources(settings) as resources:
             outcome = await resume(
-                resources, args.thread, args.decision, on_event=None if args.json else TreePrinter(console)
+                resources,
+                args.thread,
+                args.decision,
+                on_event=None if args.json else TreePrinter(console),
             )
             return _print_outcome(console, outcome, args.json)
     if args.command == "migrate":

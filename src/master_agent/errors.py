@@ -41,9 +41,7 @@ class UnknownTenantError(InputError):
     """The tenant id names no tenant."""
 
     def __init__(self, tenant_id: str) -> None:
-        super().__init__(
-            "tenant", f"unknown tenant {tenant_id!r}; create it first or use 'demo-retail'"
-        )
+        super().__init__("tenant", f"unknown tenant {tenant_id!r}; create it first or use 'demo-retail'")
 
 
 class UnknownThreadError(InputError):

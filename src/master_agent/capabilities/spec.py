@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, NotRequired
 
 from pydantic import BaseModel
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 Tier = Literal["free", "pro", "enterprise"]
 TIERS: tuple[Tier, ...] = ("free", "pro", "enterprise")

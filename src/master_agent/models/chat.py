@@ -24,7 +24,7 @@ def make_chat_model(settings: Settings) -> BaseChatModel:
         )
     return ChatOpenAI(
         model=name,
-        api_key=key if key is not None else "not-needed",  # type: ignore[arg-type]
+        api_key=key if key is not None else "not-needed",
         base_url=settings.openai_base_url,
         timeout=settings.openai_timeout_s,
         max_retries=settings.openai_max_retries,

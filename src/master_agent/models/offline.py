@@ -11,7 +11,8 @@ driven by the specs, never by a domain:
    string argument named task/goal/question/problem/objective takes the goal text when not known).
    Optional arguments are passed when known and otherwise left to their defaults.
 3. If any tools are ready, call all of them in declared order, in one turn (independent calls run in
-   parallel). A tool is called at most once.
+   parallel). A tool is called at most once (a call answered as ``skipped:`` never ran and
+   does not count).
 4. Otherwise answer: one JSON object with every output-schema field found among the known values.
    ``confidence`` is left to the loop, which aggregates what the tools reported.
 """
@@ -58,6 +59,9 @@ def known_values(messages: Sequence[BaseMessage]) -> tuple[dict[str, Any], set[s
             called.update(call["name"] for call in message.tool_calls)
         if not isinstance(message, ToolMessage):
             continue
+        if str(message.content).startswith("skipped:") and message.name:
+            called.discard(message.name)  # never ran, so it may be called again
+            continue
         try:
             result = json.loads(str(message.content))
         except json.JSONDecodeError:
@@ -102,7 +106,14 @@ def plan_turn(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) 
         if args is None:
             continue
         digest = hashlib.sha1(json.dumps([turn, name, args], sort_keys=True, default=str).encode())
-        calls.append({"name": name, "args": args, "id": f"call_{digest.hexdigest()[:16]}", "type": "tool_call"})
+        calls.append(
+            {
+                "name": name,
+                "args": args,
+                "id": f"call_{digest.hexdigest()[:16]}",
+                "type": "tool_call",
+            }
+        )
     if calls:
         return AIMessage(content="", tool_calls=calls)
     system = next((m for m in messages if isinstance(m, SystemMessage)), None)

@@ -13,8 +13,46 @@ from master_agent.models.prompt_blocks import render_tagged_json
 from master_agent.runtime.state import ContextBox
 
 _NOT_ENTITY_WORDS = frozenset(
-    "by within in to of for over under about than next last first top after before at on from "
-    "and or the a an is are was be with per every each only least most up down into".split()
+    [
+        "by",
+        "within",
+        "in",
+        "to",
+        "of",
+        "for",
+        "over",
+        "under",
+        "about",
+        "than",
+        "next",
+        "last",
+        "first",
+        "top",
+        "after",
+        "before",
+        "at",
+        "on",
+        "from",
+        "and",
+        "or",
+        "the",
+        "a",
+        "an",
+        "is",
+        "are",
+        "was",
+        "be",
+        "with",
+        "per",
+        "every",
+        "each",
+        "only",
+        "least",
+        "most",
+        "up",
+        "down",
+        "into",
+    ]
 )
 _NOUN_NUMBER = re.compile(
     r"\b([A-Za-z][A-Za-z]+)\s+#?(\d+)\b(?!\s*(?:%|percent|days?|weeks?|months?|years?|[.,]\d))"

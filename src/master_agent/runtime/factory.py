@@ -121,7 +121,9 @@ def loop_limits(resources: RuntimeResources, options: GraphOptions) -> LoopLimit
     settings = resources.settings
     complexity = options.resolved_complexity()
     default_iterations = (
-        min(SIMPLE_MAX_ITERATIONS, settings.max_iterations) if complexity == "simple" else settings.max_iterations
+        min(SIMPLE_MAX_ITERATIONS, settings.max_iterations)
+        if complexity == "simple"
+        else settings.max_iterations
     )
     return LoopLimits(
         max_depth=1 if complexity == "simple" else settings.max_depth,

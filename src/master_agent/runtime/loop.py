@@ -20,7 +20,7 @@ import hashlib
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
@@ -52,6 +52,9 @@ logger = logging.getLogger(__name__)
 
 #: Argument names whose value, for a sub-agent, is the task text it was given.
 TASK_FIELDS = ("task", "goal", "question", "problem", "objective")
+
+#: Content of the tool message answering a call that never ran because the loop escalated.
+SKIPPED_CALL = "skipped: the run was escalated to a human before this call ran"
 
 CompiledLoop = CompiledStateGraph[Any, Any, Any, Any]
 
@@ -202,7 +205,7 @@ class _AgentLoop:
     def graph(self) -> StateGraph[MasterAgentState, Any, Any, Any]:
         graph: StateGraph[MasterAgentState, Any, Any, Any] = StateGraph(MasterAgentState)
         graph.add_node("agent", self.agent)
-        graph.add_node("tools", self.tools)  # type: ignore[call-overload]
+        graph.add_node("tools", self.tools)  # type: ignore[arg-type]  # input is a ToolTask, not the state
         graph.add_node("finalize", self.finalize)
         destinations = ["tools", "finalize"]
         if self.human_review:
@@ -245,7 +248,11 @@ class _AgentLoop:
             box = new_context_box(
                 state["goal"],
                 context,
-                {"max_iterations": max_iterations, "depth": self.depth, "max_depth": self.limits.max_depth},
+                {
+                    "max_iterations": max_iterations,
+                    "depth": self.depth,
+                    "max_depth": self.limits.max_depth,
+                },
             )
             text = state["goal"]
             if context:
@@ -269,7 +276,12 @@ class _AgentLoop:
         }
         prompt_state = cast(
             MasterAgentState,
-            {**state, "confidence_score": confidence, "progress_score": progress, "max_iterations": max_iterations},
+            {
+                **state,
+                "confidence_score": confidence,
+                "progress_score": progress,
+                "max_iterations": max_iterations,
+            },
         )
         history = [*(state.get("messages") or []), *new_messages]
         reply = await self.bound_model.ainvoke(
@@ -306,9 +318,18 @@ class _AgentLoop:
     async def tools(self, task: ToolTask, config: RunnableConfig) -> dict[str, Any]:
         call = task["call"]
         name, args, call_id = call["name"], dict(call.get("args") or {}), call.get("id") or ""
+        status: Literal["success", "partial", "error"]
         kind = "sub_agent" if name in self.subs else "tool"
         writer = get_stream_writer()
-        writer({"event": "call_start", "agent": self.name, "depth": self.depth, "tool": name, "kind": kind})
+        writer(
+            {
+                "event": "call_start",
+                "agent": self.name,
+                "depth": self.depth,
+                "tool": name,
+                "kind": kind,
+            }
+        )
         findings: dict[str, Any] = {}
         confidences: dict[str, float] = {}
         blockers: list[str] = []
@@ -341,9 +362,23 @@ class _AgentLoop:
                 valid = sorted([*self.plain, *self.subs])
                 content = f"error: {name!r} is not a valid tool; use one of {valid}"
             blockers = [content]
-        writer({"event": "call_end", "agent": self.name, "depth": self.depth, "tool": name, "kind": kind, "status": status})
+        writer(
+            {
+                "event": "call_end",
+                "agent": self.name,
+                "depth": self.depth,
+                "tool": name,
+                "kind": kind,
+                "status": status,
+            }
+        )
         record = StepRecord(
-            agent=self.name, depth=self.depth, tool=name, kind=kind, status=status, children=children
+            agent=self.name,
+            depth=self.depth,
+            tool=name,
+            kind=kind,
+            status=status,
+            children=children,
         )
         return {
             "messages": [
@@ -362,7 +397,9 @@ class _AgentLoop:
             "tool_calls": 1,
         }
 
-    async def call_tool(self, name: str, args: dict[str, Any], config: RunnableConfig) -> tuple[str, Any]:
+    async def call_tool(
+        self, name: str, args: dict[str, Any], config: RunnableConfig
+    ) -> tuple[Literal["success", "error"], Any]:
         try:
             result = await self.plain[name].ainvoke(args, config)
         except GraphBubbleUp:
@@ -389,7 +426,11 @@ class _AgentLoop:
         try:
             final = await asyncio.wait_for(
                 graph.ainvoke(
-                    {"goal": task_text(spec, sub_args), "context": sub_args, "max_iterations": max_iterations},
+                    {
+                        "goal": task_text(spec, sub_args),
+                        "context": sub_args,
+                        "max_iterations": max_iterations,
+                    },
                     {"recursion_limit": 2 * max_iterations + 1},
                 ),
                 timeout,
@@ -429,10 +470,17 @@ class _AgentLoop:
                 update={"escalation": {"reason": decision.reason, "decision": verdict.lower()}},
             )
         extra = max(2, self._max_iterations() // 2)
+        last = (state.get("messages") or [])[-1]
+        # Every tool call needs an answer before the next user turn (OpenAI rejects the history
+        # otherwise); the calls the escalation stopped are answered as skipped.
+        skipped = [
+            ToolMessage(content=SKIPPED_CALL, tool_call_id=call["id"] or "", name=call["name"], status="error")
+            for call in getattr(last, "tool_calls", None) or []
+        ]
         return Command(
             goto="agent",
             update={
-                "messages": [HumanMessage(content=verdict or "Continue.")],
+                "messages": [*skipped, HumanMessage(content=verdict or "Continue.")],
                 "max_iterations": state.get("iteration_count", 0) + extra,
             },
         )
@@ -460,11 +508,15 @@ class _AgentLoop:
                 output[key] = findings[key]
         confidence = aggregate_confidence(state)
         if isinstance(answer.get("confidence"), int | float):
-            confidence = min(confidence, float(answer["confidence"])) if state.get("confidences") else float(answer["confidence"])
+            confidence = (
+                min(confidence, float(answer["confidence"]))
+                if state.get("confidences")
+                else float(answer["confidence"])
+            )
         confidence = max(0.0, min(1.0, confidence))
         if "confidence" in fields:
             output["confidence"] = confidence
-        status = "success"
+        status: Literal["success", "partial", "error"] = "success"
         try:
             data = schema.model_validate(output).model_dump(mode="json")
         except ValidationError as invalid:
@@ -492,7 +544,7 @@ class _AgentLoop:
         )
         await self.sink.record(report)
         envelope = SubAgentEnvelope(
-            status=status,  # type: ignore[arg-type]
+            status=status,
             data=data,
             confidence=confidence,
             limitations=limitations,

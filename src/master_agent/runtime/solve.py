@@ -131,7 +131,9 @@ async def _drive(
                 on_event(chunk)
     except Exception as error:
         async with pool.connection() as conn:
-            await conn.execute(UPDATE_SOLUTION, ("error", None, f"{type(error).__name__}: {error}", solution_id))
+            await conn.execute(
+                UPDATE_SOLUTION, ("error", None, f"{type(error).__name__}: {error}", solution_id)
+            )
         raise
     snapshot = await graph.aget_state(config)
     if snapshot.interrupts:
@@ -165,7 +167,8 @@ async def _drive(
     solution.steps = list(values.get("steps") or [])
     async with pool.connection() as conn:
         await conn.execute(
-            UPDATE_SOLUTION, (status, solution.model_dump_json(), envelope.get("error"), solution_id)
+            UPDATE_SOLUTION,
+            (status, solution.model_dump_json(), envelope.get("error"), solution_id),
         )
     return SolveOutcome(status=status, solution_id=solution_id, thread_id=thread_id, solution=solution)
 
@@ -190,7 +193,8 @@ async def solve(
     solution_id = str(uuid.uuid4())
     async with resources.database.pool.connection() as conn:
         await conn.execute(
-            INSERT_SOLUTION, (solution_id, request.tenant_id, thread_id, request.goal, json.dumps(options))
+            INSERT_SOLUTION,
+            (solution_id, request.tenant_id, thread_id, request.goal, json.dumps(options)),
         )
     context = {"timeline_days": request.timeline_days} if request.timeline_days else {}
     return await _drive(
@@ -236,11 +240,16 @@ async def resume(
         if row["solution"] is None:
             raise InputError("thread", "this thread has no run to continue")
         solution = Solution.model_validate(row["solution"])
-        return SolveOutcome(status=solution.status, solution_id=solution_id, thread_id=thread_id, solution=solution)
+        return SolveOutcome(
+            status=solution.status, solution_id=solution_id, thread_id=thread_id, solution=solution
+        )
     else:
         graph_input = None
     async with resources.database.pool.connection() as conn:
-        await conn.execute("UPDATE solutions SET status = 'running', updated_at = now() WHERE solution_id = %s", (solution_id,))
+        await conn.execute(
+            "UPDATE solutions SET status = 'running', updated_at = now() WHERE solution_id = %s",
+            (solution_id,),
+        )
     return await _drive(
         resources,
         solution_id=solution_id,

@@ -156,6 +156,7 @@ class PostgresTerminationLog:
     ) -> list[dict[str, Any]]:
         async with self._pool.connection() as conn:
             cursor = await conn.execute(
-                SELECT_TERMINATIONS, {"tenant_id": tenant_id, "thread_id": thread_id, "limit": limit}
+                SELECT_TERMINATIONS,
+                {"tenant_id": tenant_id, "thread_id": thread_id, "limit": limit},
             )
             return list(await cursor.fetchall())

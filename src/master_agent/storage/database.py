@@ -54,7 +54,7 @@ async def open_database(settings: Settings, *, migrate: bool = True) -> AsyncIte
     except Exception as error:
         raise StorageError(f"cannot connect to PostgreSQL at {_redact(uri)}: {error}") from error
     try:
-        checkpointer = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+        checkpointer = AsyncPostgresSaver(pool)
         if migrate:
             await apply_migrations(pool, checkpointer)
         yield Database(uri=uri, pool=pool, checkpointer=checkpointer)

@@ -16,15 +16,15 @@ from master_agent.errors import StorageError
 logger = logging.getLogger(__name__)
 
 # platformdirs (used by pgserver) warns whenever XDG_RUNTIME_DIR is unset (containers, CI): harmless.
-warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR", category=UserWarning)
+warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR")
 
 
 def _start(pgdata: Path) -> str:
-    import pgserver
+    from pgserver import get_server  # type: ignore[attr-defined]
 
     pgdata.mkdir(parents=True, exist_ok=True)
     try:
-        server = pgserver.get_server(pgdata, cleanup_mode=None)
+        server = get_server(pgdata, cleanup_mode=None)
     except Exception as error:  # pgserver raises bare exceptions carrying the postgres log
         raise StorageError(f"could not start embedded PostgreSQL in {pgdata}: {error}") from error
     uri: str = server.get_uri()

@@ -79,7 +79,7 @@ async def apply_migrations(
                         )
                     continue
                 async with conn.transaction():
-                    await conn.execute(sql)  # type: ignore[arg-type]  # trusted file, not user input
+                    await conn.execute(sql)  # a trusted file from the repository, not user input
                     await conn.execute(INSERT_APPLIED, (version, name, checksum))
                 applied_now.append(name)
             if checkpointer is not None:

@@ -98,8 +98,7 @@ class ReadOnlySql:
                 user=row["role_name"],
                 password=row["password"],
                 options=(
-                    f"-c statement_timeout={settings.sql_timeout_ms} "
-                    "-c default_transaction_read_only=on"
+                    f"-c statement_timeout={settings.sql_timeout_ms} -c default_transaction_read_only=on"
                 ),
                 application_name="master-agent-sql-reader",
             )
@@ -111,13 +110,15 @@ class ReadOnlySql:
         cap = self._context.settings.sql_row_cap
         conninfo = await self._reader_conninfo()
         try:
-            async with await psycopg.AsyncConnection.connect(conninfo, row_factory=dict_row) as conn:
-                async with conn.transaction():
-                    await conn.execute("SET TRANSACTION READ ONLY")
-                    cursor = await conn.execute(statement, params)  # type: ignore[arg-type]
-                    rows = await cursor.fetchmany(cap + 1)
-                    columns = [c.name for c in cursor.description or []]
-                    raise _Rollback(rows, columns)
+            async with (
+                await psycopg.AsyncConnection.connect(conninfo, row_factory=dict_row) as conn,
+                conn.transaction(),
+            ):
+                await conn.execute("SET TRANSACTION READ ONLY")
+                cursor = await conn.execute(statement, params)
+                rows = await cursor.fetchmany(cap + 1)
+                columns = [c.name for c in cursor.description or []]
+                raise _Rollback(rows, columns)
         except _Rollback as done:
             rows, columns = done.rows, done.columns
         except psycopg.errors.QueryCanceled:
@@ -136,7 +137,7 @@ class ReadOnlySql:
         )
 
 
-class _Rollback(Exception):  # noqa: N818  # control flow: leave the transaction without committing
+class _Rollback(Exception):  # control flow: leave the transaction without committing
     def __init__(self, rows: list[dict[str, Any]], columns: list[str]) -> None:
         self.rows = rows
         self.columns = columns

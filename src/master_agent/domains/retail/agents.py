@@ -1,8 +1,8 @@
 """The retail agents, as specs (the seed's sub-agent tree, three levels deep).
 
-    master -> research -> data_analysis
-           -> strategy_generator -> ab_test_designer
-           -> implementation_planner -> resource_estimator, risk_assessor, playbook_generator
+master -> research -> data_analysis
+       -> strategy_generator -> ab_test_designer
+       -> implementation_planner -> resource_estimator, risk_assessor, playbook_generator
 """
 
 from __future__ import annotations
@@ -145,7 +145,13 @@ MASTER = AgentSpec(
     ),
     input_schema=StrategicGoalInput,
     output_schema=StrategicSolutionOutput,
-    tools=["attach_rate_metrics", "research", "strategy_generator", "implementation_planner", "query_tenant_data"],
+    tools=[
+        "attach_rate_metrics",
+        "research",
+        "strategy_generator",
+        "implementation_planner",
+        "query_tenant_data",
+    ],
     progress_keys=["root_cause", "strategy", "implementation_plan"],
 )
 

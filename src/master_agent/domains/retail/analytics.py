@@ -16,7 +16,13 @@ def correlation(x: Sequence[float], y: Sequence[float]) -> dict[str, float]:
         raise ValueError("correlation needs two samples of the same length, at least 3 each")
     xa, ya = np.asarray(x, float), np.asarray(y, float)
     if np.ptp(xa) == 0 or np.ptp(ya) == 0:
-        return {"pearson_r": 0.0, "pearson_p": 1.0, "spearman_rho": 0.0, "spearman_p": 1.0, "n": len(x)}
+        return {
+            "pearson_r": 0.0,
+            "pearson_p": 1.0,
+            "spearman_rho": 0.0,
+            "spearman_p": 1.0,
+            "n": len(x),
+        }
     pearson = stats.pearsonr(xa, ya)
     spearman = stats.spearmanr(xa, ya)
     return {
@@ -72,10 +78,13 @@ def two_proportion_sample_size(
         z_alpha * math.sqrt(2 * pooled * (1 - pooled))
         + z_beta * math.sqrt(baseline * (1 - baseline) + expected * (1 - expected))
     ) ** 2
-    return math.ceil(numerator / (expected - baseline) ** 2)
+    needed: int = math.ceil(numerator / (expected - baseline) ** 2)
+    return needed
 
 
-def minimum_detectable_lift(baseline: float, per_arm: int, *, alpha: float = 0.05, power: float = 0.8) -> float:
+def minimum_detectable_lift(
+    baseline: float, per_arm: int, *, alpha: float = 0.05, power: float = 0.8
+) -> float:
     """Smallest absolute lift over ``baseline`` detectable with ``per_arm`` observations per arm."""
     low, high = 1e-5, 1 - baseline - 1e-5
     for _ in range(60):

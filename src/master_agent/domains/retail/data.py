@@ -114,7 +114,14 @@ def generate(rng_seed: int = SEED) -> dict[str, list[tuple[Any, ...]]]:
     tx_id = 0
     months = HISTORY_DAYS / 30
     for store_id in range(1, 9):
-        stores.append((store_id, f"Store {store_id}", regions[store_id % 4], datetime(2019, store_id, 1).date()))
+        stores.append(
+            (
+                store_id,
+                f"Store {store_id}",
+                regions[store_id % 4],
+                datetime(2019, store_id, 1).date(),
+            )
+        )
         if store_id == 5:
             profile = STORE5_STAFF
             monthly = STORE5_MONTHLY
@@ -131,7 +138,16 @@ def generate(rng_seed: int = SEED) -> dict[str, list[tuple[Any, ...]]]:
         for (tenure, rate, _), n in zip(profile, counts, strict=True):
             staff_id += 1
             trained = bool(rng.random() < 0.7)
-            staff.append((staff_id, store_id, f"Staff {staff_id}", int(tenure), trained, int(rng.integers(4, 20)) if trained else 0))
+            staff.append(
+                (
+                    staff_id,
+                    store_id,
+                    f"Staff {staff_id}",
+                    int(tenure),
+                    trained,
+                    int(rng.integers(4, 20)) if trained else 0,
+                )
+            )
             attached = np.zeros(n, bool)
             attached[rng.choice(n, size=round(rate * n), replace=False)] = True
             offsets = np.sort(rng.uniform(0, HISTORY_DAYS * 86400, n))
@@ -152,7 +168,12 @@ def generate(rng_seed: int = SEED) -> dict[str, list[tuple[Any, ...]]]:
         )
         for item in INTERVENTIONS
     ]  # fmt: skip
-    return {"stores": stores, "staff": staff, "transactions": transactions, "interventions": interventions}
+    return {
+        "stores": stores,
+        "staff": staff,
+        "transactions": transactions,
+        "interventions": interventions,
+    }
 
 
 async def _copy(conn: AsyncConnection[Any], schema: str, table: str, rows: list[tuple[Any, ...]]) -> None:
@@ -199,8 +220,6 @@ async def install(pool: AsyncConnectionPool[Any], tenant_id: str = DEMO_TENANT) 
                     "INSERT INTO tenant_readers (tenant_id, role_name, password) VALUES (%s, %s, %s)",
                     (tenant_id, role, password),
                 )
-                await conn.execute(
-                    sql.SQL("ANALYZE {}.transactions").format(sql.Identifier(schema))
-                )
+                await conn.execute(sql.SQL("ANALYZE {}.transactions").format(sql.Identifier(schema)))
         finally:
             await conn.execute("SELECT pg_advisory_unlock(%s)", (INSTALL_LOCK_KEY,))

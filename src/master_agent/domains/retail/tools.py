@@ -116,7 +116,10 @@ class RetailData:
 
 
 def _months(row: dict[str, Any]) -> float:
-    first, last = date.fromisoformat(row["first_sale"][:10]), date.fromisoformat(row["last_sale"][:10])
+    first, last = (
+        date.fromisoformat(row["first_sale"][:10]),
+        date.fromisoformat(row["last_sale"][:10]),
+    )
     return max((last - first).days, 1) / 30
 
 
@@ -163,7 +166,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
     async def staff_attach_correlations(store_id: int) -> dict[str, Any]:
         staff = await data.staff(store_id)
         rates = [s["attach_rate"] for s in staff]
-        results = []
+        results: list[dict[str, Any]] = []
         for attribute in STAFF_ATTRIBUTES:
             stats = analytics.correlation([s[attribute] for s in staff], rates)
             results.append({"attribute": attribute, **stats})
@@ -187,7 +190,9 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         try:
             test = analytics.welch_t_test_proportions(*upper, *lower)
         except ValueError as error:
-            raise ToolInputError(f"strongest_driver: cannot split staff on {strongest_driver}: {error}") from None
+            raise ToolInputError(
+                f"strongest_driver: cannot split staff on {strongest_driver}: {error}"
+            ) from None
         corr = analytics.correlation([s[strongest_driver] for s in staff], [s["attach_rate"] for s in staff])
         direction = "higher" if test["mean_a"] > test["mean_b"] else "lower"
         label = strongest_driver.replace("_", " ")
@@ -254,7 +259,8 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
                 f"{timeline_days} days. {best['evidence']}"
             ),
             alternatives=[
-                {k: r[k] for k in ("intervention_id", "name", "cost", "score", "feasible")} for r in ranked[1:4]
+                {k: r[k] for k in ("intervention_id", "name", "cost", "score", "feasible")}
+                for r in ranked[1:4]
             ],
         )
         outcome = ExpectedOutcome(
@@ -274,7 +280,9 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "confidence": round(min(best["evidence_strength"], root_cause.confidence), 4),
         }
 
-    async def estimate_roi(store_id: int, expected_lift_points: float, intervention_cost: float) -> dict[str, Any]:
+    async def estimate_roi(
+        store_id: int, expected_lift_points: float, intervention_cost: float
+    ) -> dict[str, Any]:
         row = await data.store(store_id)
         monthly = row["transactions"] / _months(row)
         extra_attaches = monthly * 12 * expected_lift_points / 100
@@ -284,11 +292,15 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
                 "annual_extra_accessories": round(extra_attaches),
                 "annual_extra_revenue": round(revenue, 2),
                 "cost": intervention_cost,
-                "roi_ratio": round((revenue - intervention_cost) / intervention_cost, 2) if intervention_cost else None,
+                "roi_ratio": round((revenue - intervention_cost) / intervention_cost, 2)
+                if intervention_cost
+                else None,
             }
         }
 
-    async def design_rollout_test(store_id: int, strategy: Strategy, timeline_days: int = 60) -> dict[str, Any]:
+    async def design_rollout_test(
+        store_id: int, strategy: Strategy, timeline_days: int = 60
+    ) -> dict[str, Any]:
         row = await data.store(store_id)
         baseline = row["attach_rate"]
         expected = min(baseline + strategy.expected_lift_points / 100, 0.99)
@@ -299,7 +311,9 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         detectable = analytics.minimum_detectable_lift(baseline, max(per_arm, 2))
         weeks = max(timeline_days // 7, 2)
         design = {
-            "approach": "parallel A/B by staff" if parallel else "sequential rollout with pre/post measurement",
+            "approach": "parallel A/B by staff"
+            if parallel
+            else "sequential rollout with pre/post measurement",
             "required_per_arm": needed,
             "available_transactions": available,
             "minimum_detectable_lift_points": round(detectable * 100, 2),
@@ -325,16 +339,31 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         coaches = max(1, math.ceil(len(staff) / 5)) if coaching else 0
         launch = max(weeks // 4, 1)
         phases = [
-            {"weeks": f"1-{launch}", "milestone": f"Launch {strategy.name.split(':')[0]}",
-             "tasks": ["Brief staff on the goal and metric", f"Assign {coaches} coaches" if coaching else "Configure prompts"],
-             "budget": round(strategy.cost * 0.3, 2)},
-            {"weeks": f"{launch + 1}-{weeks // 2}", "milestone": "Deploy remaining components",
-             "tasks": ["Integrate POS prompts" if automation else "Start weekly coaching", "Review week-by-week attach rate"],
-             "budget": round(strategy.cost * 0.5, 2)},
-            {"weeks": f"{weeks // 2 + 1}-{weeks}", "milestone": "Monitor and optimise",
-             "tasks": ["Run the monitoring playbook weekly", "Adjust coaching focus from the data"],
-             "budget": round(strategy.cost * 0.2, 2)},
-        ]  # fmt: skip
+            {
+                "weeks": f"1-{launch}",
+                "milestone": f"Launch {strategy.name.split(':')[0]}",
+                "tasks": [
+                    "Brief staff on the goal and metric",
+                    f"Assign {coaches} coaches" if coaching else "Configure prompts",
+                ],
+                "budget": round(strategy.cost * 0.3, 2),
+            },
+            {
+                "weeks": f"{launch + 1}-{weeks // 2}",
+                "milestone": "Deploy remaining components",
+                "tasks": [
+                    "Integrate POS prompts" if automation else "Start weekly coaching",
+                    "Review week-by-week attach rate",
+                ],
+                "budget": round(strategy.cost * 0.5, 2),
+            },
+            {
+                "weeks": f"{weeks // 2 + 1}-{weeks}",
+                "milestone": "Monitor and optimise",
+                "tasks": ["Run the monitoring playbook weekly", "Adjust coaching focus from the data"],
+                "budget": round(strategy.cost * 0.2, 2),
+            },
+        ]
         return {
             "resources": {
                 "coaches": coaches,
@@ -343,7 +372,11 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
                 "budget": strategy.cost,
                 "budget_headroom": round(budget - strategy.cost, 2),
             },
-            "implementation_plan": {"phases": phases, "total_budget": strategy.cost, "timeline_days": timeline_days},
+            "implementation_plan": {
+                "phases": phases,
+                "total_budget": strategy.cost,
+                "timeline_days": timeline_days,
+            },
             "confidence": 0.85 if strategy.cost <= budget else 0.5,
         }
 
@@ -351,14 +384,28 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         staff = await data.staff(store_id)
         veterans = sum(1 for s in staff if s["tenure_months"] >= 24) / len(staff)
         risks = [
-            {"risk": "Staff resistance to coaching or monitoring", "likelihood": round(0.2 + 0.5 * veterans, 2),
-             "impact": "medium", "mitigation": "Involve top performers as coaches; frame as support, not audit"},
-            {"risk": "Too few transactions to read the effect early", "likelihood": 0.4 if len(staff) <= 12 else 0.2,
-             "impact": "low", "mitigation": "Judge on the pre-agreed checkpoints, not week-to-week noise"},
-        ]  # fmt: skip
+            {
+                "risk": "Staff resistance to coaching or monitoring",
+                "likelihood": round(0.2 + 0.5 * veterans, 2),
+                "impact": "medium",
+                "mitigation": "Involve top performers as coaches; frame as support, not audit",
+            },
+            {
+                "risk": "Too few transactions to read the effect early",
+                "likelihood": 0.4 if len(staff) <= 12 else 0.2,
+                "impact": "low",
+                "mitigation": "Judge on the pre-agreed checkpoints, not week-to-week noise",
+            },
+        ]
         if strategy.kind in ("automation", "hybrid"):
-            risks.append({"risk": "POS integration delay", "likelihood": 0.35, "impact": "high",
-                          "mitigation": "Start coaching first; keep a manual prompt card as fallback"})  # fmt: skip
+            risks.append(
+                {
+                    "risk": "POS integration delay",
+                    "likelihood": 0.35,
+                    "impact": "high",
+                    "mitigation": "Start coaching first; keep a manual prompt card as fallback",
+                }
+            )
         return {"risks": risks, "confidence": 0.8}
 
     async def build_playbook(
@@ -366,7 +413,9 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
     ) -> dict[str, Any]:
         row = await data.store(store_id)
         baseline = expected_outcome.baseline if expected_outcome else round(row["attach_rate"], 4)
-        target = expected_outcome.expected if expected_outcome else baseline + strategy.expected_lift_points / 100
+        target = (
+            expected_outcome.expected if expected_outcome else baseline + strategy.expected_lift_points / 100
+        )
         threshold = round((baseline + target) / 2, 4)
         playbook = {
             "name": f"Store {store_id} attach-rate monitor ({strategy.intervention_id})",
@@ -375,18 +424,42 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
                 "event": {"metric": "staff_attach_rate", "operator": "<", "threshold": threshold},
             },
             "steps": [
-                {"order": 1, "action": "tool", "tool": "staff_performance", "args": {"store_id": store_id}},
-                {"order": 2, "action": "tool", "tool": "attach_rate_metrics", "args": {"store_id": store_id}},
-                {"order": 3, "action": "notify", "message": f"Coach staff below {threshold:.1%} attach rate this week"},
-                {"order": 4, "action": "notify", "message": "Alert the store manager when 3+ staff are below threshold"},
+                {
+                    "order": 1,
+                    "action": "tool",
+                    "tool": "staff_performance",
+                    "args": {"store_id": store_id},
+                },
+                {
+                    "order": 2,
+                    "action": "tool",
+                    "tool": "attach_rate_metrics",
+                    "args": {"store_id": store_id},
+                },
+                {
+                    "order": 3,
+                    "action": "notify",
+                    "message": f"Coach staff below {threshold:.1%} attach rate this week",
+                },
+                {
+                    "order": 4,
+                    "action": "notify",
+                    "message": "Alert the store manager when 3+ staff are below threshold",
+                },
             ],
             "integrations": ["tenant database (read-only)", "notification outbox"],
             "success_metrics": {
-                "primary": {"metric": "accessory_attach_rate", "baseline": baseline, "target": target},
+                "primary": {
+                    "metric": "accessory_attach_rate",
+                    "baseline": baseline,
+                    "target": target,
+                },
                 "secondary": ["coaching attendance", "staff below threshold"],
             },
-            "rollback": {"when": "attach rate below baseline for 2 consecutive weeks",
-                         "steps": ["Disable the playbook", "Return to manual weekly review"]},  # fmt: skip
+            "rollback": {
+                "when": "attach rate below baseline for 2 consecutive weeks",
+                "steps": ["Disable the playbook", "Return to manual weekly review"],
+            },
             "owner": "store manager",
         }
         return {"playbook": playbook, "confidence": 0.85}
@@ -399,17 +472,50 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         )
 
     tools = [
-        tool(query_tenant_data, SqlArgs, "Run one read-only SELECT on the tenant's tables (stores, staff, "
-             "transactions, interventions)."),
-        tool(attach_rate_metrics, StoreArgs, "Current accessory attach rate, volume and staff spread of a store."),
-        tool(staff_performance, StoreArgs, "Attach rate, tenure and training of each staff member of a store."),
-        tool(staff_attach_correlations, StoreArgs, "Pearson and Spearman correlation of staff attributes with attach rate."),
-        tool(compare_staff_segments, SegmentArgs, "Welch t-test of attach rate between staff segments split on a driver."),
-        tool(rank_interventions, RankArgs, "Rank catalogue interventions for a root cause under budget and timeline."),
-        tool(estimate_roi, RoiArgs, "Annual revenue and ROI of an attach-rate lift from the store's transactions."),
-        tool(design_rollout_test, DesignArgs, "Power analysis and test design (parallel A/B or sequential rollout)."),
+        tool(
+            query_tenant_data,
+            SqlArgs,
+            "Run one read-only SELECT on the tenant's tables (stores, staff, transactions, interventions).",
+        ),
+        tool(
+            attach_rate_metrics,
+            StoreArgs,
+            "Current accessory attach rate, volume and staff spread of a store.",
+        ),
+        tool(
+            staff_performance, StoreArgs, "Attach rate, tenure and training of each staff member of a store."
+        ),
+        tool(
+            staff_attach_correlations,
+            StoreArgs,
+            "Pearson and Spearman correlation of staff attributes with attach rate.",
+        ),
+        tool(
+            compare_staff_segments,
+            SegmentArgs,
+            "Welch t-test of attach rate between staff segments split on a driver.",
+        ),
+        tool(
+            rank_interventions,
+            RankArgs,
+            "Rank catalogue interventions for a root cause under budget and timeline.",
+        ),
+        tool(
+            estimate_roi,
+            RoiArgs,
+            "Annual revenue and ROI of an attach-rate lift from the store's transactions.",
+        ),
+        tool(
+            design_rollout_test,
+            DesignArgs,
+            "Power analysis and test design (parallel A/B or sequential rollout).",
+        ),
         tool(estimate_resources, PlanArgs, "People, budget and phased plan to implement a strategy."),
         tool(assess_risks, RiskArgs, "Risks of implementing a strategy in a store, with mitigations."),
-        tool(build_playbook, PlaybookArgs, "An executable monitoring playbook (trigger, steps, metrics, rollback)."),
-    ]  # fmt: skip
+        tool(
+            build_playbook,
+            PlaybookArgs,
+            "An executable monitoring playbook (trigger, steps, metrics, rollback).",
+        ),
+    ]
     return {t.name: t for t in tools}

@@ -1,0 +1,60 @@
+"""Shared fixtures: one embedded PostgreSQL for the session, a fresh database where a test needs one."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from pgserver import get_server  # type: ignore[attr-defined]
+
+from master_agent.runtime import RuntimeResources, open_resources
+from master_agent.settings import Settings
+
+
+@pytest.fixture(scope="session")
+def pg_server_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real embedded PostgreSQL 16 + pgvector, stopped at the end of the session."""
+    server = get_server(Path(tmp_path_factory.mktemp("pgdata")), cleanup_mode="stop")
+    yield server.get_uri()
+    server.cleanup()
+
+
+def database_uri(server_uri: str, name: str) -> str:
+    head, _, query = server_uri.partition("?")
+    return f"{head.rsplit('/', 1)[0]}/{name}?{query}"
+
+
+@pytest.fixture
+def fresh_database_uri(pg_server_uri: str) -> str:
+    """A new, empty database on the session server."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server_uri, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return database_uri(pg_server_uri, name)
+
+
+@pytest.fixture(scope="session")
+def shared_database_uri(pg_server_uri: str) -> str:
+    with psycopg.connect(pg_server_uri, autocommit=True) as conn:
+        conn.execute('CREATE DATABASE "shared"')
+    return database_uri(pg_server_uri, "shared")
+
+
+@pytest.fixture(scope="session")
+def settings(shared_database_uri: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(
+        database_url=shared_database_uri,
+        data_dir=tmp_path_factory.mktemp("data"),
+        model="offline",
+        subagent_timeout_s=30,
+    )
+
+
+@pytest.fixture(scope="session")
+async def resources(settings: Settings) -> AsyncIterator[RuntimeResources]:
+    """Migrated shared database with the retail demo tenant installed, offline model."""
+    async with open_resources(settings) as opened:
+        yield opened
