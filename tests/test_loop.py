@@ -21,7 +21,13 @@ def _config(**extra: Any) -> dict[str, Any]:
     return {"configurable": {"thread_id": str(uuid.uuid4()), "tenant_id": "demo-retail", **extra}}
 
 
-def _build(resources: RuntimeResources, master: Any, subs: list[Any], model: BaseChatModel | None = None, **limits: Any) -> CompiledLoop:
+def _build(
+    resources: RuntimeResources,
+    master: Any,
+    subs: list[Any],
+    model: BaseChatModel | None = None,
+    **limits: Any,
+) -> CompiledLoop:
     base = {"max_depth": 5, "max_iterations": 10, "subagent_timeout_s": 30.0}
     return build_agent_loop(
         master,
@@ -61,7 +67,14 @@ async def test_depth_cap_stops_offering_sub_agents(resources: RuntimeResources) 
     graph = _build(resources, master, [nest], max_depth=3)
     result = await graph.ainvoke({"goal": "Measure City 2"}, _config())
     calls = sorted(_flatten(result["steps"]))
-    assert calls == [(0, "master", "nest"), (1, "nest", "measure"), (1, "nest", "nest"), (2, "nest", "measure"), (2, "nest", "nest"), (3, "nest", "measure")]
+    assert calls == [
+        (0, "master", "nest"),
+        (1, "nest", "measure"),
+        (1, "nest", "nest"),
+        (2, "nest", "measure"),
+        (2, "nest", "nest"),
+        (3, "nest", "measure"),
+    ]
 
 
 def _flatten(steps: list[dict[str, Any]]) -> list[tuple[int, str, str]]:
@@ -82,7 +95,9 @@ class _Stubborn(BaseChatModel):
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
         return self
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
         turns = sum(isinstance(m, AIMessage) for m in messages)
         if turns:
             return ChatResult(generations=[ChatGeneration(message=AIMessage(content="{}"))])

@@ -27,21 +27,32 @@ class PlanArgs(BaseModel):
 
 
 def _tool(name: str, schema: type[BaseModel]) -> dict[str, object]:
-    return {"type": "function", "function": {"name": name, "description": name, "parameters": schema.model_json_schema()}}
+    return {
+        "type": "function",
+        "function": {"name": name, "description": name, "parameters": schema.model_json_schema()},
+    }
 
 
 TOOLS = [_tool("lookup", LookupArgs), _tool("forecaster", ForecastArgs), _tool("planner", PlanArgs)]
-OUTPUT = {"type": "object", "properties": {"forecast": {}, "plan": {}, "confidence": {}}, "required": ["plan"]}
+OUTPUT = {
+    "type": "object",
+    "properties": {"forecast": {}, "plan": {}, "confidence": {}},
+    "required": ["plan"],
+}
 
 
 def _system(goal: str) -> SystemMessage:
     box = {"goal": goal, "entities": {"city_id": 7, "timeline_days": 30}, "data": {"context": {}}}
-    return SystemMessage(content=render_tagged_json("output_schema", OUTPUT) + render_tagged_json("context_box", box))
+    return SystemMessage(
+        content=render_tagged_json("output_schema", OUTPUT) + render_tagged_json("context_box", box)
+    )
 
 
 def test_first_turn_calls_every_ready_tool_in_declared_order() -> None:
     model = OfflinePlanner().bind_tools(TOOLS)
-    reply = model.invoke([_system("Cut queue times in City 7"), HumanMessage(content="Cut queue times in City 7")])
+    reply = model.invoke(
+        [_system("Cut queue times in City 7"), HumanMessage(content="Cut queue times in City 7")]
+    )
     assert [call["name"] for call in reply.tool_calls] == ["lookup", "forecaster"]
     assert reply.tool_calls[0]["args"] == {"city_id": 7}
     assert reply.tool_calls[1]["args"] == {"question": "Cut queue times in City 7", "city_id": 7}
@@ -55,12 +66,21 @@ def test_results_unlock_dependent_tools_then_answer_from_results() -> None:
         _system("g"),
         HumanMessage(content="g"),
         first,
-        ToolMessage(content=json.dumps({"population": 10}), tool_call_id=first.tool_calls[0]["id"], name="lookup"),
+        ToolMessage(
+            content=json.dumps({"population": 10}), tool_call_id=first.tool_calls[0]["id"], name="lookup"
+        ),
         ToolMessage(content=json.dumps(envelope), tool_call_id=first.tool_calls[1]["id"], name="forecaster"),
     ]
     second = model.invoke(history)
     assert [(c["name"], c["args"]) for c in second.tool_calls] == [("planner", {"forecast": {"load": 3}})]
-    history += [second, ToolMessage(content=json.dumps({"plan": ["a"], "confidence": 0.7}), tool_call_id=second.tool_calls[0]["id"], name="planner")]
+    history += [
+        second,
+        ToolMessage(
+            content=json.dumps({"plan": ["a"], "confidence": 0.7}),
+            tool_call_id=second.tool_calls[0]["id"],
+            name="planner",
+        ),
+    ]
     final = model.invoke(history)
     assert final.tool_calls == []
     assert json.loads(str(final.content)) == {"forecast": {"load": 3}, "plan": ["a"]}

@@ -53,7 +53,9 @@ async def explode(city_id: int) -> dict[str, Any]:
 
 def tools() -> dict[str, BaseTool]:
     made = [
-        StructuredTool.from_function(coroutine=fn, name=fn.__name__, description=fn.__name__, args_schema=CityArgs)
+        StructuredTool.from_function(
+            coroutine=fn, name=fn.__name__, description=fn.__name__, args_schema=CityArgs
+        )
         for fn in (measure, linger, explode)
     ]
     return {tool.name: tool for tool in made}

@@ -53,10 +53,14 @@ def _parser() -> argparse.ArgumentParser:
 class TreePrinter:
     """Prints the call tree live as calls start and end."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, header: str | None = None) -> None:
         self.console = console
+        self.header = header
 
     def __call__(self, event: dict[str, Any]) -> None:
+        if self.header is not None:  # printed once the run has really started
+            self.console.print(self.header)
+            self.header = None
         indent = "  " * (int(event.get("depth", 0)) + 1)
         kind = "sub-agent" if event.get("kind") == "sub_agent" else "tool"
         if event.get("event") == "call_start":
@@ -111,11 +115,11 @@ async def _run(args: argparse.Namespace, settings: Settings, console: Console) -
             else None,
         )
         async with open_resources(settings) as resources:
-            if not args.json:
-                console.print(
-                    f"[bold]Goal:[/] {request.goal}  [dim](tenant {request.tenant_id}, model {settings.model})[/]"
-                )
-            outcome = await solve(resources, request, on_event=None if args.json else TreePrinter(console))
+            header = (
+                f"[bold]Goal:[/] {request.goal}  [dim](tenant {request.tenant_id}, model {settings.model})[/]"
+            )
+            printer = None if args.json else TreePrinter(console, header)
+            outcome = await solve(resources, request, on_event=printer)
             return _print_outcome(console, outcome, args.json)
     if args.command == "resume":
         async with open_resources(settings) as resources:

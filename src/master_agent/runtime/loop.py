@@ -474,7 +474,9 @@ class _AgentLoop:
         # Every tool call needs an answer before the next user turn (OpenAI rejects the history
         # otherwise); the calls the escalation stopped are answered as skipped.
         skipped = [
-            ToolMessage(content=SKIPPED_CALL, tool_call_id=call["id"] or "", name=call["name"], status="error")
+            ToolMessage(
+                content=SKIPPED_CALL, tool_call_id=call["id"] or "", name=call["name"], status="error"
+            )
             for call in getattr(last, "tool_calls", None) or []
         ]
         return Command(

@@ -1,0 +1,101 @@
+"""``make bench``: runtime-core numbers, printed (never asserted).
+
+1. Median time per solve of the retail goal on the offline model (full durable run).
+2. Added cost per super-step of Postgres checkpoints vs no checkpointer (same graph, interleaved runs).
+3. Graph-factory cost on a cache hit vs a fresh build.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from master_agent.runtime import RuntimeResources, SolveRequest, master_graph, open_resources, solve
+from master_agent.runtime.factory import graph_cache
+from master_agent.settings import Settings
+
+GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:8.2f} ms"
+
+
+async def bench_solve(resources: RuntimeResources, runs: int) -> None:
+    request = SolveRequest.parse(tenant_id="demo-retail", goal=GOAL)
+    await solve(resources, request)  # warm: graph cache, pool, tenant reader
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        await solve(resources, request)
+        times.append(time.perf_counter() - start)
+    times.sort()
+    print(f"solve retail goal (offline, durable)  median {_ms(statistics.median(times))}  "
+          f"p95 {_ms(times[int(0.95 * (len(times) - 1))])}  n={runs}")  # fmt: skip
+
+
+async def bench_checkpoints(resources: RuntimeResources, runs: int) -> None:
+    config: dict[str, Any] = {"configurable": {"tenant_id": "demo-retail", "complexity": "strategic"}}
+    durable = await master_graph(resources, config, checkpointer=resources.database.checkpointer)  # type: ignore[arg-type]
+    plain = await master_graph(resources, config)  # type: ignore[arg-type]
+    graph_input = {"goal": GOAL}
+    with_cp: list[float] = []
+    without: list[float] = []
+    steps_per_run = 0
+    for _ in range(runs):  # interleaved, so machine noise hits both alike
+        for graph, sink in ((durable, with_cp), (plain, without)):
+            run_config = {
+                **config,
+                "configurable": {**config["configurable"], "thread_id": str(uuid.uuid4())},
+            }
+            start = time.perf_counter()
+            steps = 0
+            async for _ in graph.astream(graph_input, run_config, stream_mode="updates", subgraphs=True):
+                steps += 1
+            sink.append(time.perf_counter() - start)
+            steps_per_run = steps
+    added = (statistics.median(with_cp) - statistics.median(without)) / max(steps_per_run, 1)
+    print(f"checkpoints: run with {_ms(statistics.median(with_cp))}  without {_ms(statistics.median(without))}  "
+          f"super-steps/run {steps_per_run}  added per super-step {_ms(added)}")  # fmt: skip
+
+
+async def bench_factory(resources: RuntimeResources, runs: int) -> None:
+    config: dict[str, Any] = {"configurable": {"tenant_id": "demo-retail", "complexity": "strategic"}}
+    cache = graph_cache(resources)
+    fresh, hit = [], []
+    for _ in range(runs):
+        cache.clear()
+        start = time.perf_counter()
+        await master_graph(resources, config)  # type: ignore[arg-type]
+        fresh.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        await master_graph(resources, config)  # type: ignore[arg-type]
+        hit.append(time.perf_counter() - start)
+    ratio = statistics.median(fresh) / statistics.median(hit)
+    print(f"graph factory: fresh build {_ms(statistics.median(fresh))}  cache hit {_ms(statistics.median(hit))}  "
+          f"(fresh/hit {ratio:.1f}x)")  # fmt: skip
+
+
+async def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="ma-bench-") as data_dir:
+        base = Settings.from_env()
+        settings = base.with_overrides(
+            model="offline", data_dir=Path(data_dir) if base.database_url is None else base.data_dir
+        )
+        async with open_resources(settings) as resources:
+            await bench_solve(resources, runs=20)
+            await bench_checkpoints(resources, runs=15)
+            await bench_factory(resources, runs=30)
+        if base.database_url is None:
+            from pgserver import get_server  # type: ignore[attr-defined]
+
+            get_server(Path(data_dir) / "pg", cleanup_mode="stop").cleanup()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

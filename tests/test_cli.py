@@ -1,0 +1,129 @@
+"""``master-agent`` as a user runs it: a real subprocess on a real database."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
+
+
+def run(database_uri: str, *args: str, data_dir: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DATABASE_URL": database_uri, "MASTER_AGENT_MODEL": "offline"}
+    env.pop("OPENAI_API_KEY", None)
+    if data_dir is not None:
+        env["MASTER_AGENT_DATA_DIR"] = str(data_dir)
+    return subprocess.run(
+        [sys.executable, "-m", "master_agent.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=240,
+    )
+
+
+@pytest.fixture(scope="module")
+def cli_database(pg_server_uri: str) -> str:
+    import uuid
+
+    import psycopg
+
+    from tests.conftest import database_uri
+
+    name = f"cli_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_server_uri, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return database_uri(pg_server_uri, name)
+
+
+def test_solve_json_prints_only_the_solution(cli_database: str) -> None:
+    done = run(cli_database, "solve", GOAL, "--tenant", "demo-retail", "--json")
+    assert done.returncode == 0, done.stderr
+    solution = json.loads(done.stdout)
+    assert solution["status"] == "success"
+    assert {"solution_id", "thread_id", "root_cause", "strategy", "implementation_plan", "playbook",
+            "expected_outcome", "confidence", "termination", "steps"} <= set(solution)  # fmt: skip
+
+    listed = run(cli_database, "terminations", "--thread", solution["thread_id"], "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert {row["agent"] for row in json.loads(listed.stdout)} >= {
+        "master_agent",
+        "research",
+        "data_analysis",
+    }
+
+
+def test_solve_shows_the_live_tree_then_the_solution(cli_database: str) -> None:
+    done = run(cli_database, "solve", GOAL)
+    assert done.returncode == 0, done.stderr
+    assert "master_agent -> research (sub-agent)" in done.stdout
+    assert "data_analysis -> staff_attach_correlations (tool)" in done.stdout
+    assert "Solution" in done.stdout and "root_cause" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["solve", ""], "goal"),
+        (["solve", "x" * 5000], "goal"),
+        (["solve", GOAL, "--tenant", "nobody"], "unknown tenant"),
+        (["solve", GOAL, "--variant", "bogus"], "ab_test_variant"),
+        (["resume", "--thread", "no-such-thread"], "unknown thread"),
+    ],
+)
+def test_bad_input_exits_non_zero_with_a_message(cli_database: str, args: list[str], message: str) -> None:
+    done = run(cli_database, *args)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert done.stdout == ""
+
+
+def test_unknown_complexity_is_a_usage_error(cli_database: str) -> None:
+    done = run(cli_database, "solve", GOAL, "--complexity", "epic")
+    assert done.returncode == 2
+    assert "complexity" in done.stderr
+
+
+def test_invalid_environment_names_the_variable(cli_database: str) -> None:
+    env = {**os.environ, "MAX_DEPTH": "zero"}
+    done = subprocess.run(
+        [sys.executable, "-m", "master_agent.cli", "migrate"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "MAX_DEPTH" in done.stderr
+
+
+def test_embedded_database_when_database_url_is_unset(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env["MASTER_AGENT_DATA_DIR"] = str(tmp_path / "data")
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "master_agent.cli", "migrate"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        assert (tmp_path / "data" / "pg" / "PG_VERSION").exists()
+        again = subprocess.run(
+            [sys.executable, "-m", "master_agent.cli", "migrate"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert again.returncode == 0, again.stderr  # reuses the running server
+    finally:
+        from pgserver import get_server  # type: ignore[attr-defined]
+
+        get_server(tmp_path / "data" / "pg", cleanup_mode="stop").cleanup()

@@ -1,0 +1,30 @@
+"""The demo data resembles the walkthrough, computed from the generated rows."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from master_agent.domains.retail.data import generate
+
+
+def test_store_5_resembles_the_walkthrough() -> None:
+    rows = generate()
+    staff = {s[0]: s for s in rows["staff"] if s[1] == 5}
+    tx = [t for t in rows["transactions"] if t[1] == 5]
+    attach = np.mean([t[5] for t in tx])
+    assert 0.025 <= attach <= 0.035
+    assert 420 <= len(tx) / 6 <= 480  # transactions per month over the 180-day history
+    rates, tenures = [], []
+    for staff_id, member in staff.items():
+        mine = [t[5] for t in tx if t[2] == staff_id]
+        rates.append(np.mean(mine))
+        tenures.append(member[3])
+    assert 0.015 <= min(rates) <= 0.025 and 0.07 <= max(rates) <= 0.09
+    r = np.corrcoef(tenures, rates)[0, 1]
+    assert -0.8 <= r <= -0.6
+
+
+def test_generation_is_deterministic() -> None:
+    a, b = generate(), generate()
+    assert a["transactions"][:50] == b["transactions"][:50]
+    assert len(a["transactions"]) == len(b["transactions"])

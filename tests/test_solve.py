@@ -1,0 +1,166 @@
+"""The retail goal solved end to end on real Postgres with the offline planner."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from master_agent.capabilities import bump_capability_version, domain_pack
+from master_agent.errors import InputError, UnknownTenantError
+from master_agent.runtime import RuntimeResources, SolveRequest, master_graph, resume, solve
+
+GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
+
+
+def _tree(steps: list[dict[str, Any]]) -> list[tuple[int, str, str]]:
+    out = []
+    for step in steps:
+        out.append((step["depth"], step["agent"], step["tool"]))
+        out.extend(_tree(step["children"]))
+    return out
+
+
+async def _count_solutions(resources: RuntimeResources) -> int:
+    async with resources.database.pool.connection() as conn:
+        row = await (await conn.execute("SELECT count(*) AS n FROM solutions")).fetchone()
+    assert row is not None
+    return int(row["n"])
+
+
+async def test_retail_goal_end_to_end(resources: RuntimeResources) -> None:
+    events: list[dict[str, Any]] = []
+    outcome = await solve(
+        resources, SolveRequest.parse(tenant_id="demo-retail", goal=GOAL), on_event=events.append
+    )
+    assert outcome.status == "success"
+    solution = outcome.solution
+    assert solution is not None
+    assert solution.root_cause is not None and solution.root_cause["driver"] == "tenure_months"
+    assert any("Pearson r" in line for line in solution.root_cause["evidence"])
+    assert solution.strategy is not None and solution.strategy["intervention_id"]
+    assert solution.implementation_plan is not None and solution.implementation_plan["phases"]
+    assert solution.playbook is not None and solution.playbook["trigger"]["cron"]
+    assert {"trigger", "steps", "success_metrics", "rollback"} <= set(solution.playbook)
+    outcome_fields = solution.expected_outcome or {}
+    assert 0.025 <= outcome_fields["baseline"] <= 0.035
+    assert outcome_fields["target"] == pytest.approx(outcome_fields["baseline"] * 1.2, abs=1e-3)
+    assert outcome_fields["timeline_days"] == 60
+    assert solution.confidence >= 0.75
+    assert solution.termination["reason"] == "completed"
+    calls = _tree(solution.steps)
+    assert max(depth for depth, _, _ in calls) == 2  # three levels: master, sub-agent, sub-sub-agent
+    assert (1, "research", "data_analysis") in calls
+    assert (2, "data_analysis", "staff_attach_correlations") in calls
+    assert (1, "strategy_generator", "ab_test_designer") in calls
+    assert (1, "implementation_planner", "playbook_generator") in calls
+    # the live event stream saw every call, nested ones included
+    started = {(e["depth"], e["agent"], e["tool"]) for e in events if e["event"] == "call_start"}
+    assert started == set(calls)
+    async with resources.database.pool.connection() as conn:
+        row = await (
+            await conn.execute(
+                "SELECT status, solution FROM solutions WHERE thread_id = %s", (outcome.thread_id,)
+            )
+        ).fetchone()
+        stops = await (
+            await conn.execute(
+                "SELECT agent, depth FROM termination_log WHERE thread_id = %s", (outcome.thread_id,)
+            )
+        ).fetchall()
+    assert row is not None and row["status"] == "success"
+    assert row["solution"]["solution_id"] == outcome.solution_id
+    assert {(s["agent"], s["depth"]) for s in stops} == {
+        ("master_agent", 0),
+        ("research", 1),
+        ("data_analysis", 2),
+        ("strategy_generator", 1),
+        ("ab_test_designer", 2),
+        ("implementation_planner", 1),
+        ("resource_estimator", 2),
+        ("risk_assessor", 2),
+        ("playbook_generator", 2),
+    }
+
+
+async def test_same_goal_same_solution(resources: RuntimeResources) -> None:
+    request = SolveRequest.parse(tenant_id="demo-retail", goal=GOAL)
+    first, second = await solve(resources, request), await solve(resources, request)
+    assert first.solution is not None and second.solution is not None
+    ignore = {"solution_id", "thread_id", "termination"}
+    assert first.solution.model_dump(exclude=ignore) == second.solution.model_dump(exclude=ignore)
+
+
+async def test_resume_of_a_finished_thread_returns_its_solution(resources: RuntimeResources) -> None:
+    done = await solve(resources, SolveRequest.parse(tenant_id="demo-retail", goal=GOAL))
+    again = await resume(resources, done.thread_id)
+    assert again.solution == done.solution
+    with pytest.raises(InputError, match="decision"):
+        await resume(resources, done.thread_id, "approve")
+
+
+@pytest.mark.parametrize(
+    ("values", "field"),
+    [
+        ({"goal": "   "}, "goal"),
+        ({"goal": "x" * 4001}, "goal"),
+        ({"goal": GOAL, "ab_test_variant": "bogus"}, "ab_test_variant"),
+        ({"goal": GOAL, "complexity": "epic"}, "complexity"),
+        ({"goal": GOAL, "timeline_days": 1}, "timeline_days"),
+    ],
+)
+async def test_bad_requests_name_the_field_and_store_nothing(
+    resources: RuntimeResources, values: dict[str, Any], field: str
+) -> None:
+    before = await _count_solutions(resources)
+    with pytest.raises(InputError) as error:
+        await solve(resources, SolveRequest.parse(tenant_id="demo-retail", **values))
+    assert error.value.field == field
+    assert await _count_solutions(resources) == before
+
+
+async def test_unknown_tenant_and_sub_agent_store_nothing(resources: RuntimeResources) -> None:
+    before = await _count_solutions(resources)
+    with pytest.raises(UnknownTenantError):
+        await solve(resources, SolveRequest.parse(tenant_id="nobody", goal=GOAL))
+    with pytest.raises(InputError, match="sub_agents"):
+        await solve(resources, SolveRequest.parse(tenant_id="demo-retail", goal=GOAL, sub_agents=["oracle"]))
+    assert await _count_solutions(resources) == before
+
+
+async def test_tier_decides_which_sub_agents_exist(resources: RuntimeResources) -> None:
+    await domain_pack("retail").install(resources.database.pool, "free-shop")
+    await bump_capability_version(resources.database.pool, "free-shop", tier="free")
+    outcome = await solve(resources, SolveRequest.parse(tenant_id="free-shop", goal=GOAL))
+    assert outcome.solution is not None
+    tools = {tool for _, _, tool in _tree(outcome.solution.steps)}
+    assert "research" in tools
+    assert not tools & {"strategy_generator", "implementation_planner"}
+    assert outcome.status == "partial"
+    assert any("strategy" in item for item in outcome.solution.limitations)
+
+
+async def test_graph_cache_hits_until_capabilities_change(resources: RuntimeResources) -> None:
+    await domain_pack("retail").install(resources.database.pool, "cache-shop")
+    config = {"configurable": {"tenant_id": "cache-shop", "complexity": "strategic"}}
+    first = await master_graph(resources, config)  # type: ignore[arg-type]
+    assert await master_graph(resources, config) is first  # type: ignore[arg-type]
+    await bump_capability_version(resources.database.pool, "cache-shop", enabled_sub_agents=["research"])
+    changed = await master_graph(resources, config)  # type: ignore[arg-type]
+    assert changed is not first
+    offered = changed.get_graph().nodes  # the graph shape itself is the same loop
+    assert "agent" in offered
+    outcome = await solve(resources, SolveRequest.parse(tenant_id="cache-shop", goal=GOAL))
+    assert outcome.solution is not None
+    assert {tool for _, _, tool in _tree(outcome.solution.steps)} >= {"research"}
+    assert "strategy_generator" not in {tool for _, _, tool in _tree(outcome.solution.steps)}
+
+
+async def test_simple_goals_allow_one_level_only(resources: RuntimeResources) -> None:
+    outcome = await solve(
+        resources, SolveRequest.parse(tenant_id="demo-retail", goal="What is the attach rate of Store 5?")
+    )
+    assert outcome.solution is not None
+    depths = {depth for depth, _, _ in _tree(outcome.solution.steps)}
+    assert depths == {0, 1}
+    assert outcome.solution.metrics is not None and outcome.solution.metrics["store_id"] == 5
