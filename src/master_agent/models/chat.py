@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from langchain_core.language_models import BaseChatModel
 
 from master_agent.errors import ConfigError
@@ -9,8 +11,12 @@ from master_agent.models.offline import OfflinePlanner
 from master_agent.settings import Settings
 
 
-def make_chat_model(settings: Settings) -> BaseChatModel:
-    """``offline`` -> OfflinePlanner; ``openai:<model>`` -> ChatOpenAI (honours OPENAI_BASE_URL)."""
+def make_chat_model(settings: Settings, *, http_async_client: Any = None) -> BaseChatModel:
+    """``offline`` -> OfflinePlanner; ``openai:<model>`` -> ChatOpenAI (honours OPENAI_BASE_URL).
+
+    ``http_async_client`` replaces the OpenAI client's HTTP client (an ``httpx2.AsyncClient``, the HTTP
+    library the openai package uses); tests pass one with a transport that replays recorded responses.
+    """
     if settings.model == "offline":
         return OfflinePlanner()
     from langchain_openai import ChatOpenAI
@@ -29,4 +35,5 @@ def make_chat_model(settings: Settings) -> BaseChatModel:
         timeout=settings.openai_timeout_s,
         max_retries=settings.openai_max_retries,
         temperature=0,
+        http_async_client=http_async_client,
     )
