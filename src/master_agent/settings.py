@@ -30,6 +30,7 @@ ENV_FIELDS: dict[str, str] = {
     "MASTER_AGENT_POOL_MAX": "pool_max_size",
     "MASTER_AGENT_SQL_TIMEOUT_MS": "sql_timeout_ms",
     "MASTER_AGENT_SQL_ROW_CAP": "sql_row_cap",
+    "MASTER_AGENT_DOMAIN_PACKS": "domain_packs",
 }
 _FIELD_ENV = {field: env for env, field in ENV_FIELDS.items()}
 
@@ -67,6 +68,15 @@ class Settings(BaseModel):
     """statement_timeout of the read-only SQL tool."""
     sql_row_cap: int = Field(default=500, ge=1)
     """Most rows the read-only SQL tool returns."""
+    domain_packs: tuple[str, ...] = ()
+    """Extra modules to import at start; each registers domain packs (comma-separated in the env)."""
+
+    @field_validator("domain_packs", mode="before")
+    @classmethod
+    def _split_modules(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
 
     @field_validator("model")
     @classmethod

@@ -7,6 +7,7 @@ change so cached graphs are rebuilt on their next use.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from master_agent.capabilities.spec import AgentSpec, Tier, tier_allows
 from master_agent.capabilities.tools.context import ToolContext
-from master_agent.errors import InputError, UnknownTenantError
+from master_agent.errors import ConfigError, InputError, UnknownTenantError
 
 SELECT_TENANT = """
 SELECT tenant_id, name, tier, capability_version, enabled_sub_agents, data_schema, domain
@@ -81,13 +82,22 @@ def register_domain_pack(pack: DomainPack) -> None:
 
 
 def domain_pack(name: str) -> DomainPack:
-    if not _PACKS:
-        # Built-in packs register on import; importing here keeps capabilities free of a cycle.
-        import master_agent.domains  # noqa: F401
+    # Built-in packs register on import; importing here (not at the top) avoids an import cycle.
+    import master_agent.domains  # noqa: F401
+
     try:
         return _PACKS[name]
     except KeyError:
         raise InputError("domain", f"unknown domain pack {name!r}; known: {sorted(_PACKS)}") from None
+
+
+def load_domain_packs(modules: Iterable[str]) -> None:
+    """Import modules that register extra domain packs (``MASTER_AGENT_DOMAIN_PACKS``)."""
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as error:
+            raise ConfigError(f"MASTER_AGENT_DOMAIN_PACKS: cannot import {module!r}: {error}") from None
 
 
 async def load_tenant(pool: AsyncConnectionPool[Any], tenant_id: str) -> TenantRecord:

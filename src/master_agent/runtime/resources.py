@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from langchain_core.language_models import BaseChatModel
 
-from master_agent.capabilities import domain_pack
+from master_agent.capabilities import domain_pack, load_domain_packs
 from master_agent.models import make_chat_model
 from master_agent.runtime.termination import PostgresTerminationLog
 from master_agent.settings import Settings
@@ -29,6 +29,7 @@ async def open_resources(
     settings: Settings, *, model: BaseChatModel | None = None, install_demo: bool = True
 ) -> AsyncIterator[RuntimeResources]:
     """Open the database (migrated), install the demo tenant, pick the chat model."""
+    load_domain_packs(settings.domain_packs)
     chat_model = model or make_chat_model(settings)
     async with open_database(settings) as database:
         if install_demo:
