@@ -127,3 +127,29 @@ def test_embedded_database_when_database_url_is_unset(tmp_path: Path) -> None:
         from pgserver import get_server  # type: ignore[attr-defined]
 
         get_server(tmp_path / "data" / "pg", cleanup_mode="stop").cleanup()
+
+
+def test_escalation_prints_the_question_and_resume_continues(cli_database: str) -> None:
+    # One iteration is not enough for a strategic goal: the master escalates to a human.
+    asked = run(cli_database, "solve", GOAL, "--max-iterations", "1")
+    assert asked.returncode == 3, asked.stderr
+    assert "escalated to a human" in asked.stdout
+    thread = asked.stdout.split("resume --thread ", 1)[1].split()[0]
+
+    waiting = run(cli_database, "resume", "--thread", thread)
+    assert waiting.returncode == 2 and "decision" in waiting.stderr
+
+    approved = run(cli_database, "resume", "--thread", thread, "--decision", "approve", "--json")
+    assert approved.returncode == 0, approved.stderr
+    solution = json.loads(approved.stdout)
+    assert solution["status"] == "partial"
+    assert solution["termination"]["reason"] == "escalated:max_iterations:approve"
+
+
+def test_rejected_escalation_exits_non_zero(cli_database: str) -> None:
+    asked = run(cli_database, "solve", GOAL, "--max-iterations", "1", "--json")
+    assert asked.returncode == 3
+    thread = json.loads(asked.stdout)["thread_id"]
+    rejected = run(cli_database, "resume", "--thread", thread, "--decision", "reject", "--json")
+    assert rejected.returncode == 1
+    assert json.loads(rejected.stdout)["status"] == "rejected"
