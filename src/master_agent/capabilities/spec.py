@@ -45,5 +45,8 @@ class AgentSpec(TypedDict):
     """Overrides of the loop limits for this agent."""
     progress_keys: NotRequired[list[str]]
     """Findings that make up progress; default: the output schema's required fields."""
+    research: NotRequired[bool]
+    """True for sub-agents that gather evidence; the parallel_research variant runs them all at once
+    before the master agent's first turn."""
     min_tier: NotRequired[Tier]
     """Lowest tenant tier that gets this agent as a sub-agent (default ``free``)."""

@@ -1,8 +1,10 @@
 """The offline planner: a deterministic chat model that drives the agent loop with real tool calls.
 
-It reads only what a real model reads (the messages, the tagged ``<context_box>`` and
-``<output_schema>`` blocks of the system prompt, the bound tool schemas) and follows one generic policy,
-driven by the specs, never by a domain:
+It reads only what a real model reads (the messages, the tagged ``<context_box>``, ``<output_schema>``
+and ``<plan_request>`` blocks of the system prompt, the bound tool schemas) and follows one generic
+policy, driven by the specs, never by a domain:
+
+0. Asked for an execution plan (the ``ExecutionPlan`` tool is bound): see ``design_plan``.
 
 1. Known values: the context box's input arguments (``data.context``) and goal entities
    (``entities``), then every tool result in order (an envelope's ``data``, a plain result's
@@ -36,6 +38,35 @@ from pydantic import Field
 from master_agent.models.prompt_blocks import parse_tagged_json
 
 GOAL_FIELDS = ("task", "goal", "question", "problem", "objective")
+#: Name of the tool through which a model returns an execution plan (planner_first variant).
+PLAN_TOOL_NAME = "ExecutionPlan"
+
+
+def design_plan(request: dict[str, Any]) -> dict[str, Any]:
+    """Rule 0 of the policy: when asked for an execution plan (``<plan_request>``: tools with the
+    inputs they require or accept and the keys they provide, plus the keys already known), order the
+    tools into a DAG: a tool becomes a step once its required inputs are known or provided by earlier
+    steps, and it depends on the steps providing its inputs. Tools never runnable are left out."""
+    known = set(request.get("known") or []) | set(GOAL_FIELDS)
+    provider: dict[str, str] = {}
+    steps: list[dict[str, Any]] = []
+    remaining = list(request.get("tools") or [])
+    while remaining:
+        placed = False
+        for tool in list(remaining):
+            if not set(tool.get("required") or []) <= known | set(provider):
+                continue
+            inputs = [*(tool.get("required") or []), *(tool.get("optional") or [])]
+            depends = sorted({provider[key] for key in inputs if key in provider and key not in known})
+            step_id = f"s{len(steps) + 1}"
+            steps.append({"id": step_id, "agent": tool["name"], "depends_on": depends})
+            for key in tool.get("provides") or []:
+                provider.setdefault(key, step_id)
+            remaining.remove(tool)
+            placed = True
+        if not placed:
+            break
+    return {"steps": steps}
 
 
 def _tool_function(tool: dict[str, Any]) -> dict[str, Any]:
@@ -94,6 +125,11 @@ def fill_arguments(parameters: dict[str, Any], known: dict[str, Any], goal: str)
 
 def plan_turn(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
     """One deterministic turn: the ready tool calls, or the final JSON answer."""
+    system = next((m for m in messages if isinstance(m, SystemMessage)), None)
+    if any(_tool_function(tool)["name"] == PLAN_TOOL_NAME for tool in tools) and system is not None:
+        request = parse_tagged_json(str(system.content), "plan_request") or {}
+        call = {"name": PLAN_TOOL_NAME, "args": design_plan(request), "id": "call_plan", "type": "tool_call"}
+        return AIMessage(content="", tool_calls=[call])
     known, called, goal = known_values(messages)
     turn = sum(1 for m in messages if isinstance(m, AIMessage))
     calls = []
@@ -116,7 +152,6 @@ def plan_turn(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) 
         )
     if calls:
         return AIMessage(content="", tool_calls=calls)
-    system = next((m for m in messages if isinstance(m, SystemMessage)), None)
     schema = parse_tagged_json(str(system.content), "output_schema") if system else None
     fields = (schema or {}).get("properties") or {}
     answer = {name: known[name] for name in fields if name in known}

@@ -130,6 +130,7 @@ def loop_limits(resources: RuntimeResources, options: GraphOptions) -> LoopLimit
         max_iterations=options.max_iterations or default_iterations,
         subagent_timeout_s=settings.subagent_timeout_s,
         human_review=complexity == "strategic",
+        variant=options.ab_test_variant,
     )
 
 
@@ -141,11 +142,6 @@ async def master_graph(
 ) -> CompiledLoop:
     """The tenant's compiled master agent for ``config`` (cached)."""
     options = GraphOptions.from_config(config)
-    if options.ab_test_variant != "control":
-        raise InputError(
-            "ab_test_variant",
-            f"variant {options.ab_test_variant!r} is not available yet; use 'control'",
-        )
     pool = resources.database.pool
     tenant = await load_tenant(pool, options.tenant_id)
     limits = loop_limits(resources, options)

@@ -37,8 +37,10 @@ from pydantic import BaseModel, ValidationError
 
 from master_agent.capabilities import AgentSpec, SubAgentEnvelope, TenantCapabilities
 from master_agent.errors import ToolInputError
+from master_agent.models.offline import PLAN_TOOL_NAME, fill_arguments
 from master_agent.models.prompt_blocks import render_tagged_json
 from master_agent.runtime.context import new_context_box, render_context_box
+from master_agent.runtime.planning import ExecutionPlan, PlanStep, build_plan_graph
 from master_agent.runtime.state import MasterAgentState, StepRecord, ToolTask
 from master_agent.runtime.termination import (
     TerminationReport,
@@ -71,6 +73,10 @@ class LoopLimits:
     """Wall-clock limit of one sub-agent call."""
     human_review: bool = False
     """Whether the master loop escalates to a human (``interrupt()``) instead of a partial answer."""
+    variant: str = "control"
+    """Shape of the master loop: ``control`` (the agent decides every turn), ``planner_first`` (a plan
+    DAG is designed first and run as a graph) or ``parallel_research`` (all research sub-agents run
+    at once before the first turn)."""
 
 
 @dataclass(kw_only=True)
@@ -98,6 +104,15 @@ class _LoopBuilder:
                 sub_spec = self.capabilities.sub_agents[name]
                 subs[name] = (sub_spec, self.build(sub_spec, depth + 1))
                 schemas.append(sub_agent_tool_schema(sub_spec))
+        opening: tuple[str, ...] = ()
+        if depth == 0 and self.limits.variant == "parallel_research" and depth < self.limits.max_depth:
+            research = [n for n, s in self.capabilities.sub_agents.items() if s.get("research")]
+            for name in research:
+                if name not in subs:
+                    sub_spec = self.capabilities.sub_agents[name]
+                    subs[name] = (sub_spec, self.build(sub_spec, depth + 1))
+                    schemas.append(sub_agent_tool_schema(sub_spec))
+            opening = tuple(research)
         bound: Runnable[Any, Any] = self.model.bind_tools(schemas) if schemas else self.model
         loop = _AgentLoop(
             spec=spec,
@@ -108,6 +123,9 @@ class _LoopBuilder:
             limits=self.limits,
             sink=self.sink,
             human_review=self.limits.human_review and depth == 0,
+            opening=opening,
+            model=self.model,
+            plan_first=depth == 0 and self.limits.variant == "planner_first",
         )
         compiled = loop.graph().compile(checkpointer=checkpointer, name=spec["name"])
         if checkpointer is None:
@@ -197,6 +215,14 @@ class _AgentLoop:
     limits: LoopLimits
     sink: TerminationSink
     human_review: bool
+    opening: tuple[str, ...] = ()
+    """Tools called together before the first model turn (the parallel_research variant)."""
+    model: BaseChatModel | None = None
+    """The unbound model, for the planner_first variant's planning call."""
+    plan_first: bool = False
+    """Design a plan DAG first and run it as a graph (the planner_first variant)."""
+    plan_graphs: dict[str, CompiledLoop] = field(default_factory=dict)
+    """Compiled plan graphs by plan (a repeated plan is not compiled again)."""
 
     @property
     def name(self) -> str:
@@ -204,6 +230,15 @@ class _AgentLoop:
 
     def graph(self) -> StateGraph[MasterAgentState, Any, Any, Any]:
         graph: StateGraph[MasterAgentState, Any, Any, Any] = StateGraph(MasterAgentState)
+        if self.plan_first:
+            graph.add_node("plan", self.plan)
+            graph.add_node("run_plan", self.run_plan)
+            graph.add_node("finalize", self.finalize)
+            graph.add_edge(START, "plan")
+            graph.add_edge("plan", "run_plan")
+            graph.add_edge("run_plan", "finalize")
+            graph.add_edge("finalize", END)
+            return graph
         graph.add_node("agent", self.agent)
         graph.add_node("tools", self.tools)  # type: ignore[arg-type]  # input is a ToolTask, not the state
         graph.add_node("finalize", self.finalize)
@@ -238,7 +273,11 @@ class _AgentLoop:
             f"{render_context_box(box)}"
         )
 
-    async def agent(self, state: MasterAgentState, config: RunnableConfig) -> dict[str, Any]:
+    def _refresh(
+        self, state: MasterAgentState
+    ) -> tuple[dict[str, Any], Any, list[AnyMessage], MasterAgentState]:
+        """Start-of-turn bookkeeping: the first turn's context box and user message, then progress,
+        confidence and the box's view of them. Returns (update, box, new messages, prompt state)."""
         update: dict[str, Any] = {}
         new_messages: list[AnyMessage] = []
         box = state.get("context_box")
@@ -283,10 +322,37 @@ class _AgentLoop:
                 "max_iterations": max_iterations,
             },
         )
+        update.update(confidence_score=confidence, progress_score=progress)
+        return update, box, new_messages, prompt_state
+
+    def opening_calls(self, state: MasterAgentState, box: Any) -> AIMessage:
+        """The parallel_research variant's first turn: every research sub-agent at once, with
+        arguments filled from the goal and input by the same rules as the offline planner."""
+        known = {**box["entities"], **box["data"]["context"]}
+        calls = []
+        for name in self.opening:
+            args = fill_arguments(self.tool_parameters(name), known, state["goal"])
+            if args is not None:
+                calls.append({"name": name, "args": args, "id": f"call_open_{name}", "type": "tool_call"})
+        return AIMessage(content="", tool_calls=calls)
+
+    def tool_parameters(self, name: str) -> dict[str, Any]:
+        if name in self.subs:
+            return self.subs[name][0]["input_schema"].model_json_schema()
+        parameters: dict[str, Any] = convert_to_openai_tool(self.plain[name])["function"]["parameters"]
+        return parameters
+
+    async def agent(self, state: MasterAgentState, config: RunnableConfig) -> dict[str, Any]:
+        update, box, new_messages, prompt_state = self._refresh(state)
         history = [*(state.get("messages") or []), *new_messages]
-        reply = await self.bound_model.ainvoke(
-            [SystemMessage(content=self.system_prompt(prompt_state, box)), *history], config
-        )
+        if self.opening and not state.get("iteration_count"):
+            reply: Any = self.opening_calls(state, box)
+            model_calls = 0
+        else:
+            reply = await self.bound_model.ainvoke(
+                [SystemMessage(content=self.system_prompt(prompt_state, box)), *history], config
+            )
+            model_calls = 1
         calls = list(getattr(reply, "tool_calls", None) or [])
         box["next"] = [call["name"] for call in calls]
         update.update(
@@ -295,9 +361,7 @@ class _AgentLoop:
             iteration_count=state.get("iteration_count", 0) + 1,
             pending_actions=calls,
             current_plan=[call["name"] for call in calls],
-            confidence_score=confidence,
-            progress_score=progress,
-            model_calls=1,
+            model_calls=model_calls,
         )
         return update
 
@@ -313,11 +377,126 @@ class _AgentLoop:
             return "human_review"
         return "finalize"
 
+    # -- planner_first ---------------------------------------------------------------------------
+
+    def plan_request(self, box: Any) -> dict[str, Any]:
+        tools = []
+        for name in self.spec["tools"]:
+            if name not in self.plain and name not in self.subs:
+                continue
+            parameters = self.tool_parameters(name)
+            required = list(parameters.get("required") or [])
+            provides = (
+                list(self.subs[name][0]["output_schema"].model_json_schema().get("properties", {}))
+                if name in self.subs
+                else []
+            )
+            tools.append(
+                {
+                    "name": name,
+                    "required": required,
+                    "optional": [key for key in parameters.get("properties", {}) if key not in required],
+                    "provides": [key for key in provides if key != "confidence"],
+                }
+            )
+        known = sorted({*box["entities"], *box["data"]["context"]})
+        return {"tools": tools, "known": known}
+
+    async def plan(self, state: MasterAgentState, config: RunnableConfig) -> dict[str, Any]:
+        update, box, new_messages, _ = self._refresh(state)
+        assert self.model is not None
+        system = (
+            f"{self.spec['system_prompt']}\n\nDesign an execution plan before acting: call "
+            f"{PLAN_TOOL_NAME} with steps {{id, agent, depends_on}}. Each step calls one of the tools "
+            "below once its dependencies are done; steps without a dependency between them run in "
+            "parallel; leave out tools whose required inputs nothing provides.\n"
+            f"{render_tagged_json('plan_request', self.plan_request(box))}\n{render_context_box(box)}"
+        )
+        planner = self.model.bind_tools([ExecutionPlan], tool_choice=PLAN_TOOL_NAME)
+        reply = await planner.ainvoke(
+            [SystemMessage(content=system), *(state.get("messages") or []), *new_messages], config
+        )
+        calls = [call for call in getattr(reply, "tool_calls", None) or [] if call["name"] == PLAN_TOOL_NAME]
+        plan: ExecutionPlan | None = None
+        problem = f"the planner did not call {PLAN_TOOL_NAME}"
+        if calls:
+            try:
+                plan = ExecutionPlan.model_validate(calls[0]["args"])
+                plan.check({*self.plain, *self.subs})
+            except (ValidationError, ValueError) as error:
+                plan, problem = None, f"invalid plan: {error}"
+        answer = ToolMessage(
+            content=plan.model_dump_json() if plan else f"error: {problem}",
+            tool_call_id=(calls[0]["id"] or "") if calls else "",
+            name=PLAN_TOOL_NAME,
+            status="success" if plan else "error",
+        )
+        messages: list[AnyMessage] = [*new_messages, reply, answer] if calls else [*new_messages, reply]
+        return {
+            **update,
+            "messages": messages,
+            "context_box": box,
+            "plan": plan.model_dump() if plan else {},
+            "current_plan": [step.agent for step in plan.steps] if plan else [],
+            "blockers": [] if plan else [problem],
+            "iteration_count": 1,
+            "model_calls": 1,
+        }
+
+    async def run_step(
+        self, step: PlanStep, state: MasterAgentState, config: RunnableConfig
+    ) -> dict[str, Any]:
+        box = state.get("context_box")
+        known = {
+            **(box["entities"] if box else {}),
+            **(state.get("context") or {}),
+            **(state.get("findings") or {}),
+        }
+        args = fill_arguments(self.tool_parameters(step.agent), known, state["goal"])
+        if args is None:
+            kind = "sub_agent" if step.agent in self.subs else "tool"
+            record = StepRecord(
+                agent=self.name, depth=self.depth, tool=step.agent, kind=kind, status="error", children=[]
+            )
+            return {
+                "steps": [record],
+                "blockers": [f"{step.agent}: skipped, a required input was never produced"],
+            }
+        update = await self.execute_call(step.agent, args, f"plan_{step.id}", config)
+        update.pop("messages")  # the plan graph keeps no conversation
+        return update
+
+    async def run_plan(self, state: MasterAgentState, config: RunnableConfig) -> dict[str, Any]:
+        if not state.get("plan"):
+            return {}
+        plan = ExecutionPlan.model_validate(state["plan"])
+        key = plan.model_dump_json()
+        graph = self.plan_graphs.get(key)
+        if graph is None:
+            graph = self.plan_graphs[key] = build_plan_graph(plan, self.run_step, f"{self.name}_plan")
+        result = await graph.ainvoke(
+            {
+                "goal": state["goal"],
+                "context": state.get("context") or {},
+                "context_box": state.get("context_box"),
+            },
+            {"recursion_limit": len(plan.steps) + 2},
+        )
+        carried = ("findings", "confidences", "steps", "completed_steps", "blockers", "tool_calls")
+        return {key: result[key] for key in carried if key in result}
+
     # -- tools ---------------------------------------------------------------------------------
 
     async def tools(self, task: ToolTask, config: RunnableConfig) -> dict[str, Any]:
         call = task["call"]
-        name, args, call_id = call["name"], dict(call.get("args") or {}), call.get("id") or ""
+        return await self.execute_call(
+            call["name"], dict(call.get("args") or {}), call.get("id") or "", config
+        )
+
+    async def execute_call(
+        self, name: str, args: dict[str, Any], call_id: str, config: RunnableConfig
+    ) -> dict[str, Any]:
+        """Run one tool or sub-agent call; never raises for the call's own failure."""
         status: Literal["success", "partial", "error"]
         kind = "sub_agent" if name in self.subs else "tool"
         writer = get_stream_writer()

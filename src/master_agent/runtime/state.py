@@ -84,6 +84,8 @@ class MasterAgentState(TypedDict):
     tool_calls: NotRequired[Annotated[int, operator.add]]
     """Budget counter: tool and sub-agent calls made by this loop."""
     steps: NotRequired[Annotated[list[StepRecord], operator.add]]
+    plan: NotRequired[dict[str, Any]]
+    """The execution plan (planner_first variant), an ``ExecutionPlan`` as a dict."""
     escalation: NotRequired[dict[str, Any]]
     """Set by human review: the reason escalated and the human's decision."""
     termination: NotRequired[dict[str, Any]]

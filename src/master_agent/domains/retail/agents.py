@@ -166,6 +166,7 @@ SUB_AGENTS: dict[str, AgentSpec] = {
             input_schema=ResearchInput,
             output_schema=ResearchOutput,
             tools=["staff_performance", "data_analysis", "query_tenant_data"],
+            research=True,
         ),
         AgentSpec(
             name="data_analysis",
@@ -175,6 +176,7 @@ SUB_AGENTS: dict[str, AgentSpec] = {
             input_schema=DataAnalysisInput,
             output_schema=DataAnalysisOutput,
             tools=["staff_attach_correlations", "compare_staff_segments"],
+            research=True,
         ),
         AgentSpec(
             name="strategy_generator",
