@@ -100,3 +100,11 @@ async def test_sdk_solves_the_retail_goal_through_langgraph_dev(langgraph_dev: s
     assert state["termination"]["reason"] == "completed"
     saved = await client.threads.get_state(thread["thread_id"])
     assert saved["values"]["solution"] == solution
+
+
+async def test_without_configurable_the_graph_classifies_the_goal(langgraph_dev: str) -> None:
+    client = get_client(url=langgraph_dev)
+    state = await client.runs.wait(None, "master_agent", input={"goal": GOAL})
+    assert isinstance(state, dict)
+    assert state["envelope"]["status"] == "success"
+    assert state["solution"]["expected_outcome"]["timeline_days"] == 60

@@ -164,3 +164,20 @@ async def test_simple_goals_allow_one_level_only(resources: RuntimeResources) ->
     depths = {depth for depth, _, _ in _tree(outcome.solution.steps)}
     assert depths == {0, 1}
     assert outcome.solution.metrics is not None and outcome.solution.metrics["store_id"] == 5
+
+
+async def test_without_complexity_or_goal_the_graph_routes_on_the_input_goal(resources: RuntimeResources) -> None:
+    import uuid
+
+    config: Any = {"configurable": {"tenant_id": "demo-retail"}}
+    graph = await master_graph(resources, config, checkpointer=resources.database.checkpointer)
+    assert set(graph.get_graph().nodes) >= {"simple", "standard", "strategic"}
+
+    def run_config() -> Any:
+        return {"configurable": {**config["configurable"], "thread_id": str(uuid.uuid4())}}
+
+    simple = await graph.ainvoke({"goal": "What is the attach rate of Store 5?"}, run_config())
+    assert {depth for depth, _, _ in _tree(simple["steps"])} == {0, 1}
+    strategic = await graph.ainvoke({"goal": GOAL}, run_config())
+    assert max(depth for depth, _, _ in _tree(strategic["steps"])) == 2
+    assert strategic["envelope"]["status"] == "success"

@@ -5,9 +5,9 @@ max_iterations), loads the tenant (tier, capability version), and returns the co
 loop for it. Compiled graphs are cached by everything that shapes them, with a TTL; a change of the
 tenant's capabilities bumps its version and so misses the cache on the next run.
 
-Complexity, when absent, is classified from ``configurable["goal"]`` when given (the CLI and the
-service always pass one): ``simple`` ends sooner and allows one level of sub-agents; ``strategic``
-adds the human-review node.
+Complexity, when absent, is classified from ``configurable["goal"]`` (the CLI and the service pass
+it), or else at run time from the input goal by a routing first step: ``simple`` ends sooner and
+allows one level of sub-agents; ``strategic`` adds the human-review node.
 """
 
 from __future__ import annotations
@@ -19,15 +19,18 @@ from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from master_agent.capabilities import load_tenant, tenant_capabilities
+from master_agent.capabilities import TenantRecord, load_tenant, tenant_capabilities
 from master_agent.capabilities.tools import ToolContext
 from master_agent.errors import InputError
 from master_agent.runtime.loop import CompiledLoop, LoopLimits, build_agent_loop
 from master_agent.runtime.resources import RuntimeResources, shared_resources
+from master_agent.runtime.state import MasterAgentState
 
 Complexity = Literal["simple", "standard", "strategic"]
+COMPLEXITIES: tuple[Complexity, ...] = ("simple", "standard", "strategic")
 Variant = Literal["control", "planner_first", "parallel_research"]
 DEFAULT_TENANT = "demo-retail"
 CACHE_MAX_ENTRIES = 256
@@ -140,45 +143,84 @@ async def master_graph(
     *,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> CompiledLoop:
-    """The tenant's compiled master agent for ``config`` (cached)."""
+    """The tenant's compiled master agent for ``config`` (cached).
+
+    Without ``complexity`` or ``goal`` in ``configurable`` (a client of ``langgraph dev`` passing only
+    the input), the graph is a router: its first step classifies the input goal and runs the loop
+    built for that complexity.
+    """
     options = GraphOptions.from_config(config)
-    pool = resources.database.pool
-    tenant = await load_tenant(pool, options.tenant_id)
-    limits = loop_limits(resources, options)
-    key = (
+    tenant = await load_tenant(resources.database.pool, options.tenant_id)
+    routed = options.complexity is None and options.goal is None
+    shape = (
         tenant.tenant_id,
         tenant.tier,
         tenant.capability_version,
-        options.resolved_complexity(),
+        "router" if routed else options.resolved_complexity(),
         options.ab_test_variant,
         tuple(sorted(options.sub_agents)) if options.sub_agents is not None else None,
-        limits,
+        options.max_iterations,
         id(checkpointer),
     )
     cache = graph_cache(resources)
-    graph = cache.get(key)
+    graph = cache.get(shape)
     if graph is None:
-        capabilities = tenant_capabilities(
-            tenant,
-            ToolContext(
-                pool=pool,
-                database_uri=resources.database.uri,
-                tenant_id=tenant.tenant_id,
-                data_schema=tenant.data_schema,
-                settings=resources.settings,
-            ),
-            only_sub_agents=options.sub_agents,
-        )
-        graph = build_agent_loop(
-            capabilities.master,
-            capabilities=capabilities,
-            model=resources.model,
-            limits=limits,
-            sink=resources.terminations,
-            checkpointer=checkpointer,
-        )
-        cache.put(key, graph)
+        if routed:
+            graph = _router(
+                {
+                    complexity: _build_loop(
+                        resources, tenant, options.model_copy(update={"complexity": complexity})
+                    )
+                    for complexity in COMPLEXITIES
+                },
+                checkpointer,
+            )
+        else:
+            graph = _build_loop(resources, tenant, options, checkpointer)
+        cache.put(shape, graph)
     return graph
+
+
+def _build_loop(
+    resources: RuntimeResources,
+    tenant: TenantRecord,
+    options: GraphOptions,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+) -> CompiledLoop:
+    capabilities = tenant_capabilities(
+        tenant,
+        ToolContext(
+            pool=resources.database.pool,
+            database_uri=resources.database.uri,
+            tenant_id=tenant.tenant_id,
+            data_schema=tenant.data_schema,
+            settings=resources.settings,
+        ),
+        only_sub_agents=options.sub_agents,
+    )
+    return build_agent_loop(
+        capabilities.master,
+        capabilities=capabilities,
+        model=resources.model,
+        limits=loop_limits(resources, options),
+        sink=resources.terminations,
+        checkpointer=checkpointer,
+    )
+
+
+def _route(state: MasterAgentState) -> Complexity:
+    return classify_complexity(state["goal"])
+
+
+def _router(
+    loops: dict[Complexity, CompiledLoop], checkpointer: BaseCheckpointSaver[Any] | None
+) -> CompiledLoop:
+    graph: StateGraph[MasterAgentState, Any, Any, Any] = StateGraph(MasterAgentState)
+    for complexity, loop in loops.items():
+        graph.add_node(complexity, loop)
+        graph.add_edge(complexity, END)
+    graph.add_conditional_edges(START, _route, list(loops))
+    return graph.compile(checkpointer=checkpointer, name="master_agent")
 
 
 async def make_master_agent_graph(config: RunnableConfig) -> CompiledLoop:
