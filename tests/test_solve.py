@@ -166,7 +166,9 @@ async def test_simple_goals_allow_one_level_only(resources: RuntimeResources) ->
     assert outcome.solution.metrics is not None and outcome.solution.metrics["store_id"] == 5
 
 
-async def test_without_complexity_or_goal_the_graph_routes_on_the_input_goal(resources: RuntimeResources) -> None:
+async def test_without_complexity_or_goal_the_graph_routes_on_the_input_goal(
+    resources: RuntimeResources,
+) -> None:
     import uuid
 
     config: Any = {"configurable": {"tenant_id": "demo-retail"}}
