@@ -15,6 +15,7 @@ from master_agent.models import OfflinePlanner
 from master_agent.runtime import LoopLimits, RuntimeResources, build_agent_loop
 from master_agent.runtime.loop import CompiledLoop
 from tests import toy_domain as toy
+from tests.call_tree import flatten_steps
 
 
 def _config(**extra: Any) -> dict[str, Any]:
@@ -66,7 +67,7 @@ async def test_depth_cap_stops_offering_sub_agents(resources: RuntimeResources) 
     master = toy.spec("master", ["nest"])
     graph = _build(resources, master, [nest], max_depth=3)
     result = await graph.ainvoke({"goal": "Measure City 2"}, _config())
-    calls = sorted(_flatten(result["steps"]))
+    calls = sorted(flatten_steps(result["steps"]))
     assert calls == [
         (0, "master", "nest"),
         (1, "nest", "measure"),
@@ -75,14 +76,6 @@ async def test_depth_cap_stops_offering_sub_agents(resources: RuntimeResources) 
         (2, "nest", "nest"),
         (3, "nest", "measure"),
     ]
-
-
-def _flatten(steps: list[dict[str, Any]]) -> list[tuple[int, str, str]]:
-    out = []
-    for step in steps:
-        out.append((step["depth"], step["agent"], step["tool"]))
-        out.extend(_flatten(step["children"]))
-    return out
 
 
 class _Stubborn(BaseChatModel):

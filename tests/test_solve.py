@@ -9,16 +9,9 @@ import pytest
 from master_agent.capabilities import bump_capability_version, domain_pack
 from master_agent.errors import InputError, UnknownTenantError
 from master_agent.runtime import RuntimeResources, SolveRequest, master_graph, resume, solve
+from tests.call_tree import flatten_steps
 
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
-
-
-def _tree(steps: list[dict[str, Any]]) -> list[tuple[int, str, str]]:
-    out = []
-    for step in steps:
-        out.append((step["depth"], step["agent"], step["tool"]))
-        out.extend(_tree(step["children"]))
-    return out
 
 
 async def _count_solutions(resources: RuntimeResources) -> int:
@@ -48,7 +41,7 @@ async def test_retail_goal_end_to_end(resources: RuntimeResources) -> None:
     assert outcome_fields["timeline_days"] == 60
     assert solution.confidence >= 0.75
     assert solution.termination["reason"] == "completed"
-    calls = _tree(solution.steps)
+    calls = flatten_steps(solution.steps)
     assert max(depth for depth, _, _ in calls) == 2  # three levels: master, sub-agent, sub-sub-agent
     assert (1, "research", "data_analysis") in calls
     assert (2, "data_analysis", "staff_attach_correlations") in calls
@@ -133,7 +126,7 @@ async def test_tier_decides_which_sub_agents_exist(resources: RuntimeResources) 
     await bump_capability_version(resources.database.pool, "free-shop", tier="free")
     outcome = await solve(resources, SolveRequest.parse(tenant_id="free-shop", goal=GOAL))
     assert outcome.solution is not None
-    tools = {tool for _, _, tool in _tree(outcome.solution.steps)}
+    tools = {tool for _, _, tool in flatten_steps(outcome.solution.steps)}
     assert "research" in tools
     assert not tools & {"strategy_generator", "implementation_planner"}
     assert outcome.status == "partial"
@@ -152,8 +145,8 @@ async def test_graph_cache_hits_until_capabilities_change(resources: RuntimeReso
     assert "agent" in offered
     outcome = await solve(resources, SolveRequest.parse(tenant_id="cache-shop", goal=GOAL))
     assert outcome.solution is not None
-    assert {tool for _, _, tool in _tree(outcome.solution.steps)} >= {"research"}
-    assert "strategy_generator" not in {tool for _, _, tool in _tree(outcome.solution.steps)}
+    assert {tool for _, _, tool in flatten_steps(outcome.solution.steps)} >= {"research"}
+    assert "strategy_generator" not in {tool for _, _, tool in flatten_steps(outcome.solution.steps)}
 
 
 async def test_simple_goals_allow_one_level_only(resources: RuntimeResources) -> None:
@@ -161,7 +154,7 @@ async def test_simple_goals_allow_one_level_only(resources: RuntimeResources) ->
         resources, SolveRequest.parse(tenant_id="demo-retail", goal="What is the attach rate of Store 5?")
     )
     assert outcome.solution is not None
-    depths = {depth for depth, _, _ in _tree(outcome.solution.steps)}
+    depths = {depth for depth, _, _ in flatten_steps(outcome.solution.steps)}
     assert depths == {0, 1}
     assert outcome.solution.metrics is not None and outcome.solution.metrics["store_id"] == 5
 
@@ -179,7 +172,7 @@ async def test_without_complexity_or_goal_the_graph_routes_on_the_input_goal(
         return {"configurable": {**config["configurable"], "thread_id": str(uuid.uuid4())}}
 
     simple = await graph.ainvoke({"goal": "What is the attach rate of Store 5?"}, run_config())
-    assert {depth for depth, _, _ in _tree(simple["steps"])} == {0, 1}
+    assert {depth for depth, _, _ in flatten_steps(simple["steps"])} == {0, 1}
     strategic = await graph.ainvoke({"goal": GOAL}, run_config())
-    assert max(depth for depth, _, _ in _tree(strategic["steps"])) == 2
+    assert max(depth for depth, _, _ in flatten_steps(strategic["steps"])) == 2
     assert strategic["envelope"]["status"] == "success"

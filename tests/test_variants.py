@@ -10,17 +10,10 @@ import pytest
 from master_agent.models.offline import design_plan
 from master_agent.runtime import RuntimeResources, SolveRequest, solve
 from master_agent.runtime.planning import ExecutionPlan
+from tests.call_tree import flatten_steps
 
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
 SAME = {"root_cause", "strategy", "implementation_plan", "playbook", "expected_outcome", "metrics", "risks"}
-
-
-def _tree(steps: list[dict[str, Any]]) -> list[tuple[int, str, str]]:
-    out = []
-    for step in steps:
-        out.append((step["depth"], step["agent"], step["tool"]))
-        out.extend(_tree(step["children"]))
-    return out
 
 
 def test_offline_plan_orders_tools_by_what_they_need_and_provide() -> None:
@@ -86,7 +79,7 @@ async def test_parallel_research_runs_research_sub_agents_at_once(resources: Run
         resources, SolveRequest.parse(tenant_id="demo-retail", goal=GOAL, ab_test_variant="parallel_research")
     )
     assert outcome.status == "success" and outcome.solution is not None
-    calls = _tree(outcome.solution.steps)
+    calls = flatten_steps(outcome.solution.steps)
     first_two = [tool for depth, _, tool in calls if depth == 0][:2]
     assert first_two == ["research", "data_analysis"]
     assert (1, "data_analysis", "staff_attach_correlations") in calls  # data analysis called by the master

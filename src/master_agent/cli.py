@@ -146,7 +146,8 @@ async def _run(args: argparse.Namespace, settings: Settings, console: Console) -
             console.print(
                 f"{row['created_at']:%Y-%m-%d %H:%M:%S} {row['thread_id'][:8]} depth={row['depth']} "
                 f"{row['agent']:<24} {row['reason']:<32} it={row['iterations']} "
-                f"progress={row['progress']:.2f} confidence={row['confidence']:.2f}"
+                f"progress={row['progress']:.2f} confidence={row['confidence']:.2f}",
+                soft_wrap=True,
             )
         return 0
     raise AssertionError(args.command)

@@ -16,6 +16,8 @@ Control flow (LangGraph interrupts) is not modelled here: it stays LangGraph's o
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 
 class MasterAgentError(Exception):
     """Base class; ``str(error)`` is the message shown to the user."""
@@ -35,6 +37,13 @@ class InputError(MasterAgentError):
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
+
+    @classmethod
+    def from_validation(cls, error: ValidationError, default_field: str = "request") -> InputError:
+        """The first problem of a pydantic validation error, naming its field."""
+        item = error.errors()[0]
+        field = ".".join(str(part) for part in item["loc"]) or default_field
+        return cls(field, str(item["msg"]).removeprefix("Value error, "))
 
 
 class UnknownTenantError(InputError):

@@ -72,9 +72,7 @@ class GraphOptions(BaseModel):
         try:
             return cls.model_validate(configurable)
         except ValidationError as error:
-            item = error.errors()[0]
-            field = ".".join(str(part) for part in item["loc"]) or "configurable"
-            raise InputError(field, f"{item['msg']} (got {item.get('input')!r})") from None
+            raise InputError.from_validation(error, "configurable") from None
 
     def resolved_complexity(self) -> Complexity:
         return self.complexity or classify_complexity(self.goal or "")

@@ -13,7 +13,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from master_agent.errors import InputError, UnknownThreadError
-from master_agent.runtime.factory import Complexity, GraphOptions, Variant, master_graph
+from master_agent.runtime.factory import Complexity, GraphOptions, Variant, loop_limits, master_graph
 from master_agent.runtime.resources import RuntimeResources
 
 MAX_GOAL_CHARS = 4000
@@ -61,9 +61,7 @@ class SolveRequest(BaseModel):
         try:
             return cls(**values)
         except ValidationError as error:
-            item = error.errors()[0]
-            field = ".".join(str(part) for part in item["loc"]) or "request"
-            raise InputError(field, str(item["msg"]).removeprefix("Value error, ")) from None
+            raise InputError.from_validation(error) from None
 
 
 class Solution(BaseModel):
@@ -117,8 +115,6 @@ async def _drive(
     graph_input: Any,
     on_event: EventHandler | None,
 ) -> SolveOutcome:
-    from master_agent.runtime.factory import loop_limits
-
     limits = loop_limits(resources, GraphOptions.from_config({"configurable": options}))
     config = run_config(thread_id, options, limits.max_iterations)
     graph = await master_graph(resources, config, checkpointer=resources.database.checkpointer)
@@ -225,11 +221,10 @@ async def resume(
         raise UnknownThreadError(thread_id)
     options = dict(row["run_config"])
     solution_id = str(row["solution_id"])
-    limits_options = GraphOptions.from_config({"configurable": options})
     graph = await master_graph(
         resources, {"configurable": options}, checkpointer=resources.database.checkpointer
     )
-    snapshot = await graph.aget_state(run_config(thread_id, options, limits_options.max_iterations or 10))
+    snapshot = await graph.aget_state({"configurable": {"thread_id": thread_id, **options}})
     if snapshot.interrupts:
         if decision is None or not decision.strip():
             raise InputError("decision", "this thread waits for a decision: approve, reject or guidance text")
