@@ -40,6 +40,7 @@ async def test_retail_goal_end_to_end(resources: RuntimeResources) -> None:
     assert outcome_fields["target"] == pytest.approx(outcome_fields["baseline"] * 1.2, abs=1e-3)
     assert outcome_fields["timeline_days"] == 60
     assert solution.confidence >= 0.75
+    assert solution.metrics is not None and len(solution.metrics["by_month"]) == 6  # attach rate by period
     assert solution.termination["reason"] == "completed"
     calls = flatten_steps(solution.steps)
     assert max(depth for depth, _, _ in calls) == 2  # three levels: master, sub-agent, sub-sub-agent

@@ -33,6 +33,12 @@ FROM staff s JOIN transactions t ON t.staff_id = s.staff_id
 WHERE s.store_id = %(store_id)s
 GROUP BY s.staff_id ORDER BY s.staff_id
 """
+MONTHLY_RATES = """
+SELECT to_char(date_trunc('month', sold_at), 'YYYY-MM') AS month, count(*) AS transactions,
+       avg(accessory_attached::int)::float AS attach_rate
+FROM transactions WHERE store_id = %(store_id)s
+GROUP BY 1 ORDER BY 1
+"""
 CHAIN_RATES = """
 SELECT store_id, avg(accessory_attached::int)::float AS attach_rate
 FROM transactions GROUP BY store_id ORDER BY store_id
@@ -136,6 +142,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         rates = sorted(r["attach_rate"] for r in chain)
         benchmark = rates[math.ceil(0.75 * len(rates)) - 1]
         staff_rates = [s["attach_rate"] for s in staff]
+        months = (await data.sql.query(MONTHLY_RATES, {"store_id": store_id})).rows
         return {
             "metrics": {
                 "store_id": store_id,
@@ -146,6 +153,14 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
                 "staff_attach_rate_max": round(max(staff_rates), 4),
                 "chain_top_quartile_attach_rate": round(benchmark, 4),
                 "window": {"from": row["first_sale"][:10], "to": row["last_sale"][:10]},
+                "by_month": [
+                    {
+                        "month": m["month"],
+                        "transactions": m["transactions"],
+                        "attach_rate": round(m["attach_rate"], 4),
+                    }
+                    for m in months
+                ],
             }
         }
 
@@ -480,7 +495,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         tool(
             attach_rate_metrics,
             StoreArgs,
-            "Current accessory attach rate, volume and staff spread of a store.",
+            "Accessory attach rate of a store: overall, by month, staff spread and chain benchmark.",
         ),
         tool(
             staff_performance, StoreArgs, "Attach rate, tenure and training of each staff member of a store."
