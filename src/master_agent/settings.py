@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
@@ -31,6 +31,10 @@ ENV_FIELDS: dict[str, str] = {
     "MASTER_AGENT_SQL_TIMEOUT_MS": "sql_timeout_ms",
     "MASTER_AGENT_SQL_ROW_CAP": "sql_row_cap",
     "MASTER_AGENT_DOMAIN_PACKS": "domain_packs",
+    "MASTER_AGENT_AUTH": "auth",
+    "MASTER_AGENT_MAX_BODY_BYTES": "max_body_bytes",
+    "MASTER_AGENT_RUN_LEASE_S": "run_lease_s",
+    "MASTER_AGENT_RUN_CONCURRENCY": "run_concurrency",
 }
 _FIELD_ENV = {field: env for env, field in ENV_FIELDS.items()}
 
@@ -68,6 +72,14 @@ class Settings(BaseModel):
     """statement_timeout of the read-only SQL tool."""
     sql_row_cap: int = Field(default=500, ge=1)
     """Most rows the read-only SQL tool returns."""
+    auth: Literal["enabled", "disabled"] = "enabled"
+    """``disabled`` is honoured only on a loopback bind; every request then acts as ``demo-retail``."""
+    max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    """Largest request body the service accepts (413 beyond)."""
+    run_lease_s: float = Field(default=30.0, ge=1.0)
+    """How long a worker owns a running run without a heartbeat; past it another worker takes over."""
+    run_concurrency: int = Field(default=4, ge=1, le=256)
+    """Runs one service process executes at once."""
     domain_packs: tuple[str, ...] = ()
     """Extra modules to import at start; each registers domain packs (comma-separated in the env)."""
 

@@ -9,7 +9,16 @@ from master_agent.runtime.factory import (
 )
 from master_agent.runtime.loop import LoopLimits, build_agent_loop
 from master_agent.runtime.resources import RuntimeResources, open_resources, use_shared_resources
-from master_agent.runtime.solve import Solution, SolveOutcome, SolveRequest, resume, solve
+from master_agent.runtime.solve import (
+    Solution,
+    SolveOutcome,
+    SolveRequest,
+    Submitted,
+    resume,
+    run_solution,
+    solve,
+    submit,
+)
 from master_agent.runtime.state import MasterAgentState
 from master_agent.runtime.termination import (
     PostgresTerminationLog,
@@ -28,6 +37,7 @@ __all__ = [
     "Solution",
     "SolveOutcome",
     "SolveRequest",
+    "Submitted",
     "TerminationReport",
     "build_agent_loop",
     "classify_complexity",
@@ -37,6 +47,8 @@ __all__ = [
     "open_resources",
     "progress_score",
     "resume",
+    "run_solution",
     "solve",
+    "submit",
     "use_shared_resources",
 ]

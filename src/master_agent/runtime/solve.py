@@ -1,5 +1,9 @@
-"""Solving a goal on a durable thread: start, resume (after an interrupt or a crash), and the
-``solutions`` row that tracks it."""
+"""Solving a goal on a durable thread, and the ``solutions`` row that tracks it.
+
+``submit`` validates a request and stores it (nothing is stored when it is invalid); ``run_solution``
+starts it, or continues it from its last checkpoint when it had started before (after a crash, in
+whichever process picks it up); ``resume`` answers an interrupt. ``solve`` is submit + run.
+"""
 
 from __future__ import annotations
 
@@ -20,18 +24,20 @@ MAX_GOAL_CHARS = 4000
 
 EventHandler = Callable[[dict[str, Any]], None]
 Status = Literal["success", "partial", "error", "interrupted", "rejected"]
+SolutionStatus = Literal["pending", "running", "success", "partial", "error", "interrupted", "rejected"]
 
 INSERT_SOLUTION = """
-INSERT INTO solutions (solution_id, tenant_id, thread_id, goal, status, run_config)
-VALUES (%s, %s, %s, %s, 'running', %s)
+INSERT INTO solutions (solution_id, tenant_id, thread_id, goal, status, run_config, request)
+VALUES (%s, %s, %s, %s, 'pending', %s, %s)
 """
 UPDATE_SOLUTION = """
 UPDATE solutions SET status = %s, solution = %s, error = %s, updated_at = now() WHERE solution_id = %s
 """
-SELECT_BY_THREAD = """
-SELECT solution_id, tenant_id, thread_id, goal, status, solution, run_config
-FROM solutions WHERE thread_id = %s
+SELECT_SOLUTION = """
+SELECT solution_id, tenant_id, thread_id, goal, status, solution, run_config, request
+FROM solutions WHERE {column} = %s
 """
+MARK_RUNNING = "UPDATE solutions SET status = 'running', updated_at = now() WHERE solution_id = %s"
 
 
 class SolveRequest(BaseModel):
@@ -104,21 +110,35 @@ def run_config(thread_id: str, options: dict[str, Any], max_iterations: int) -> 
     }
 
 
+class Submitted(BaseModel):
+    """A stored, not yet started solution."""
+
+    solution_id: str
+    thread_id: str
+    tenant_id: str
+
+
+async def _load(resources: RuntimeResources, column: str, value: str) -> dict[str, Any] | None:
+    query = SELECT_SOLUTION.replace("{column}", "solution_id" if column == "solution_id" else "thread_id")
+    async with resources.database.pool.connection() as conn:
+        row: dict[str, Any] | None = await (await conn.execute(query, (value,))).fetchone()
+    return row
+
+
 async def _drive(
     resources: RuntimeResources,
-    *,
-    solution_id: str,
-    tenant_id: str,
-    goal: str,
-    thread_id: str,
-    options: dict[str, Any],
+    row: dict[str, Any],
     graph_input: Any,
     on_event: EventHandler | None,
 ) -> SolveOutcome:
+    solution_id, thread_id = str(row["solution_id"]), str(row["thread_id"])
+    options = dict(row["run_config"])
     limits = loop_limits(resources, GraphOptions.from_config({"configurable": options}))
     config = run_config(thread_id, options, limits.max_iterations)
     graph = await master_graph(resources, config, checkpointer=resources.database.checkpointer)
     pool = resources.database.pool
+    async with pool.connection() as conn:
+        await conn.execute(MARK_RUNNING, (solution_id,))
     try:
         async for _namespace, _mode, chunk in graph.astream(
             graph_input, config, stream_mode=["custom"], subgraphs=True
@@ -152,8 +172,8 @@ async def _drive(
     solution = Solution(
         solution_id=solution_id,
         thread_id=thread_id,
-        tenant_id=tenant_id,
-        goal=goal,
+        tenant_id=row["tenant_id"],
+        goal=row["goal"],
         status=status,
         **{key: answer[key] for key in Solution.model_fields if key in answer and key != "status"},
     )
@@ -163,16 +183,13 @@ async def _drive(
     solution.steps = list(values.get("steps") or [])
     async with pool.connection() as conn:
         await conn.execute(
-            UPDATE_SOLUTION,
-            (status, solution.model_dump_json(), envelope.get("error"), solution_id),
+            UPDATE_SOLUTION, (status, solution.model_dump_json(), envelope.get("error"), solution_id)
         )
     return SolveOutcome(status=status, solution_id=solution_id, thread_id=thread_id, solution=solution)
 
 
-async def solve(
-    resources: RuntimeResources, request: SolveRequest, *, on_event: EventHandler | None = None
-) -> SolveOutcome:
-    """Solve a goal on a new thread. Invalid options fail before anything is stored."""
+async def submit(resources: RuntimeResources, request: SolveRequest) -> Submitted:
+    """Validate and store a goal. Invalid options fail before anything is stored."""
     options: dict[str, Any] = {
         "tenant_id": request.tenant_id,
         "complexity": request.complexity or GraphOptions(goal=request.goal).resolved_complexity(),
@@ -185,24 +202,62 @@ async def solve(
         options["max_iterations"] = request.max_iterations
     # Build (or fetch) the graph first: unknown tenants, variants or sub-agents fail here, unstored.
     await master_graph(resources, {"configurable": options}, checkpointer=resources.database.checkpointer)
-    thread_id = str(uuid.uuid4())
-    solution_id = str(uuid.uuid4())
+    submitted = Submitted(
+        solution_id=str(uuid.uuid4()), thread_id=str(uuid.uuid4()), tenant_id=request.tenant_id
+    )
     async with resources.database.pool.connection() as conn:
         await conn.execute(
             INSERT_SOLUTION,
-            (solution_id, request.tenant_id, thread_id, request.goal, json.dumps(options)),
+            (
+                submitted.solution_id,
+                request.tenant_id,
+                submitted.thread_id,
+                request.goal,
+                json.dumps(options),
+                request.model_dump_json(),
+            ),
         )
-    context = {"timeline_days": request.timeline_days} if request.timeline_days else {}
-    return await _drive(
-        resources,
-        solution_id=solution_id,
-        tenant_id=request.tenant_id,
-        goal=request.goal,
-        thread_id=thread_id,
-        options=options,
-        graph_input={"goal": request.goal, "context": context},
-        on_event=on_event,
+    return submitted
+
+
+async def run_solution(
+    resources: RuntimeResources, solution_id: str, *, on_event: EventHandler | None = None
+) -> SolveOutcome:
+    """Start a stored solution, or continue it from its last checkpoint if it had started."""
+    row = await _load(resources, "solution_id", solution_id)
+    if row is None:
+        raise InputError("solution_id", f"unknown solution {solution_id!r}")
+    options = dict(row["run_config"])
+    graph = await master_graph(
+        resources, {"configurable": options}, checkpointer=resources.database.checkpointer
     )
+    snapshot = await graph.aget_state({"configurable": {"thread_id": str(row["thread_id"]), **options}})
+    if snapshot.interrupts:
+        value = snapshot.interrupts[0].value
+        return SolveOutcome(
+            status="interrupted",
+            solution_id=solution_id,
+            thread_id=str(row["thread_id"]),
+            interrupt=value if isinstance(value, dict) else {"question": value},
+        )
+    if snapshot.created_at is None:  # never started: the first input
+        request = SolveRequest.model_validate(row["request"])
+        context = {"timeline_days": request.timeline_days} if request.timeline_days else {}
+        return await _drive(resources, row, {"goal": row["goal"], "context": context}, on_event)
+    if not snapshot.next and row["solution"] is not None:  # already finished
+        solution = Solution.model_validate(row["solution"])
+        return SolveOutcome(
+            status=solution.status, solution_id=solution_id, thread_id=solution.thread_id, solution=solution
+        )
+    return await _drive(resources, row, None, on_event)  # continue from the last checkpoint
+
+
+async def solve(
+    resources: RuntimeResources, request: SolveRequest, *, on_event: EventHandler | None = None
+) -> SolveOutcome:
+    """Solve a goal on a new thread."""
+    submitted = await submit(resources, request)
+    return await run_solution(resources, submitted.solution_id, on_event=on_event)
 
 
 async def resume(
@@ -214,13 +269,10 @@ async def resume(
     on_event: EventHandler | None = None,
 ) -> SolveOutcome:
     """Continue a thread: with ``decision`` after an interrupt, or from its last checkpoint after a crash."""
-    async with resources.database.pool.connection() as conn:
-        cursor = await conn.execute(SELECT_BY_THREAD, (thread_id,))
-        row = await cursor.fetchone()
+    row = await _load(resources, "thread_id", thread_id)
     if row is None or (tenant_id is not None and row["tenant_id"] != tenant_id):
         raise UnknownThreadError(thread_id)
     options = dict(row["run_config"])
-    solution_id = str(row["solution_id"])
     graph = await master_graph(
         resources, {"configurable": options}, checkpointer=resources.database.checkpointer
     )
@@ -228,30 +280,7 @@ async def resume(
     if snapshot.interrupts:
         if decision is None or not decision.strip():
             raise InputError("decision", "this thread waits for a decision: approve, reject or guidance text")
-        graph_input: Any = Command(resume=decision.strip())
-    elif decision is not None:
+        return await _drive(resources, row, Command(resume=decision.strip()), on_event)
+    if decision is not None:
         raise InputError("decision", "this thread is not waiting for a decision")
-    elif not snapshot.next:
-        if row["solution"] is None:
-            raise InputError("thread", "this thread has no run to continue")
-        solution = Solution.model_validate(row["solution"])
-        return SolveOutcome(
-            status=solution.status, solution_id=solution_id, thread_id=thread_id, solution=solution
-        )
-    else:
-        graph_input = None
-    async with resources.database.pool.connection() as conn:
-        await conn.execute(
-            "UPDATE solutions SET status = 'running', updated_at = now() WHERE solution_id = %s",
-            (solution_id,),
-        )
-    return await _drive(
-        resources,
-        solution_id=solution_id,
-        tenant_id=row["tenant_id"],
-        goal=row["goal"],
-        thread_id=thread_id,
-        options=options,
-        graph_input=graph_input,
-        on_event=on_event,
-    )
+    return await run_solution(resources, str(row["solution_id"]), on_event=on_event)
