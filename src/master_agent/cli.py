@@ -6,13 +6,14 @@ import argparse
 import asyncio
 import json
 import logging
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
 
-from master_agent.errors import MasterAgentError
+from master_agent.errors import InputError, MasterAgentError
 from master_agent.settings import Settings
 
 EXIT_INTERRUPTED = 3
@@ -41,6 +42,30 @@ def _parser() -> argparse.ArgumentParser:
     resume.add_argument("--json", action="store_true")
 
     commands.add_parser("migrate", help="apply database migrations and install the demo tenant")
+
+    serve = commands.add_parser("serve", help="run the HTTP service (uvicorn)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
+
+    tenants = commands.add_parser("tenants", help="manage tenants").add_subparsers(
+        dest="action", required=True
+    )
+    tenant_create = tenants.add_parser(
+        "create", help="create a tenant (with generated demo data) and print a key"
+    )
+    tenant_create.add_argument("name")
+    tenant_create.add_argument("--tier", choices=["free", "pro", "enterprise"], default="pro")
+    tenant_create.add_argument("--domain", default="retail")
+
+    keys = commands.add_parser("keys", help="manage API keys").add_subparsers(dest="action", required=True)
+    key_create = keys.add_parser("create", help="create a key for a tenant (printed once)")
+    key_create.add_argument("--tenant", required=True)
+    key_create.add_argument("--name", default="")
+    key_revoke = keys.add_parser("revoke", help="revoke a key by its id")
+    key_revoke.add_argument("key_id")
+    key_list = keys.add_parser("list", help="list a tenant's keys (never the keys themselves)")
+    key_list.add_argument("--tenant", required=True)
 
     terminations = commands.add_parser("terminations", help="list recorded agent stops")
     terminations.add_argument("--tenant", default="demo-retail")
@@ -134,6 +159,10 @@ async def _run(args: argparse.Namespace, settings: Settings, console: Console) -
         async with open_resources(settings) as resources:
             console.print(f"database ready at {resources.database.uri.split('@')[-1]}")
         return 0
+    if args.command == "tenants":
+        return await _tenants(args, settings)
+    if args.command == "keys":
+        return await _keys(args, settings)
     if args.command == "terminations":
         async with open_resources(settings, install_demo=False) as resources:
             rows = await PostgresTerminationLog(resources.database.pool).list(
@@ -153,6 +182,71 @@ async def _run(args: argparse.Namespace, settings: Settings, console: Console) -
     raise AssertionError(args.command)
 
 
+async def _tenants(args: argparse.Namespace, settings: Settings) -> int:
+    from master_agent.capabilities import bump_capability_version, domain_pack
+    from master_agent.runtime import open_resources
+    from master_agent.service.auth import create_key
+
+    tenant_id = re.sub(r"[^a-z0-9]+", "-", args.name.lower()).strip("-")
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]{1,62}", tenant_id):
+        raise InputError("name", f"{args.name!r} does not make a tenant id (2-63 letters, digits or '-')")
+    async with open_resources(settings) as resources:
+        pool = resources.database.pool
+        async with pool.connection() as conn:
+            if await (
+                await conn.execute("SELECT 1 FROM tenants WHERE tenant_id = %s", (tenant_id,))
+            ).fetchone():
+                raise InputError("name", f"tenant {tenant_id!r} already exists")
+        await domain_pack(args.domain).install(pool, tenant_id)
+        await bump_capability_version(pool, tenant_id, tier=args.tier)
+        key = await create_key(pool, tenant_id, "created with the tenant")
+    print(
+        json.dumps({"tenant_id": tenant_id, "tier": args.tier, "key_id": str(key.key_id), "api_key": key.key})
+    )
+    return 0
+
+
+async def _keys(args: argparse.Namespace, settings: Settings) -> int:
+    from master_agent.runtime import open_resources
+    from master_agent.service.auth import create_key, list_keys, revoke_key
+
+    async with open_resources(settings, install_demo=False) as resources:
+        pool = resources.database.pool
+        if args.action == "create":
+            key = await create_key(pool, args.tenant, args.name)
+            print(json.dumps({"tenant_id": key.tenant_id, "key_id": str(key.key_id), "api_key": key.key}))
+        elif args.action == "revoke":
+            await revoke_key(pool, args.key_id)
+            print(json.dumps({"revoked": args.key_id}))
+        else:
+            print(json.dumps([k.model_dump(mode="json") for k in await list_keys(pool, args.tenant)]))
+    return 0
+
+
+def _serve(args: argparse.Namespace, settings: Settings) -> int:
+    import uvicorn
+
+    from master_agent.service.deps import is_loopback
+
+    if settings.auth == "disabled" and not is_loopback(args.host):
+        raise InputError(
+            "host", f"MASTER_AGENT_AUTH=disabled is allowed only on a loopback address, not {args.host!r}"
+        )
+    if not 0 < args.port < 65536:
+        raise InputError("port", f"{args.port} is not a TCP port")
+    if args.workers < 1:
+        raise InputError("workers", "at least 1")
+    uvicorn.run(
+        "master_agent.service.app:create_app",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level="info" if args.verbose else "warning",
+    )
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr)
@@ -160,6 +254,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     error_console = Console(stderr=True)
     try:
         settings = Settings.from_env()
+        if args.command == "serve":
+            return _serve(args, settings)
         return asyncio.run(_run(args, settings, console))
     except MasterAgentError as error:
         error_console.print(f"[bold red]error:[/] {error}")

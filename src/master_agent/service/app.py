@@ -1,0 +1,107 @@
+"""The FastAPI application: lifespan (database, run workers), limits, error bodies, routes."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from master_agent.errors import InputError, MasterAgentError, UnknownTenantError, UnknownThreadError
+from master_agent.runtime import open_resources
+from master_agent.runtime.runs import RunQueue
+from master_agent.service.metrics import ServiceMetrics
+from master_agent.service.routes import goals, health
+from master_agent.service.state import ServiceState
+from master_agent.settings import Settings
+
+
+class BodySizeLimit:
+    """413 for a request body over ``limit`` bytes, declared or streamed, before any handler reads it."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await self._reject(send)
+            return
+        received = 0
+
+        async def counted() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.limit:
+                    raise _TooLarge
+            return message
+
+        try:
+            await self.app(scope, counted, send)
+        except _TooLarge:
+            await self._reject(send)
+
+    async def _reject(self, send: Send) -> None:
+        response = JSONResponse(
+            {"detail": f"body: request body larger than {self.limit} bytes (MASTER_AGENT_MAX_BODY_BYTES)"},
+            status_code=413,
+        )
+        await response({"type": "http"}, _no_receive, send)
+
+
+class _TooLarge(Exception):  # control flow inside the middleware
+    pass
+
+
+async def _no_receive() -> Message:
+    return {"type": "http.disconnect"}
+
+
+def _error_body(error: MasterAgentError) -> dict[str, Any]:
+    body: dict[str, Any] = {"detail": str(error)}
+    if isinstance(error, InputError):
+        body["field"] = error.field
+    return body
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The service app; its lifespan opens the database (migrated), starts the run workers."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with open_resources(settings or Settings.from_env()) as resources:
+            metrics = ServiceMetrics()
+            queue = RunQueue(resources, on_finished=metrics.observe_run)
+            app.state.service = ServiceState(resources=resources, queue=queue, metrics=metrics)
+            await queue.start()
+            try:
+                yield
+            finally:
+                await queue.stop()
+
+    app = FastAPI(
+        title="Master Agent",
+        version="0.1.0",
+        description="Goal-driven agents on LangGraph: strategic goals, chat and a LangGraph-compatible API.",
+        lifespan=lifespan,
+    )
+    limit = (settings or Settings.from_env()).max_body_bytes
+    app.add_middleware(BodySizeLimit, limit=limit)
+
+    @app.exception_handler(MasterAgentError)
+    async def master_agent_error(_request: Request, error: MasterAgentError) -> JSONResponse:
+        status = 404 if isinstance(error, UnknownTenantError | UnknownThreadError) else 400
+        return JSONResponse(_error_body(error), status_code=status)
+
+    app.include_router(health.router)
+    app.include_router(goals.router)
+    return app

@@ -1,0 +1,69 @@
+"""Dependency shortcuts for routes: the process resources, the run queue, the caller's tenant."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request
+
+from master_agent.runtime import RuntimeResources
+from master_agent.runtime.runs import RunQueue
+from master_agent.service.auth import tenant_for_key
+from master_agent.service.state import ServiceState
+
+AUTH_DISABLED_TENANT = "demo-retail"
+
+
+def service_state(request: Request) -> ServiceState:
+    state: ServiceState = request.app.state.service
+    return state
+
+
+ServiceDep = Annotated[ServiceState, Depends(service_state)]
+
+
+def resources(service: ServiceDep) -> RuntimeResources:
+    return service.resources
+
+
+def run_queue(service: ServiceDep) -> RunQueue:
+    return service.queue
+
+
+ResourcesDep = Annotated[RuntimeResources, Depends(resources)]
+QueueDep = Annotated[RunQueue, Depends(run_queue)]
+
+
+def is_loopback(host: str | None) -> bool:
+    if not host:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+async def current_tenant(request: Request, service: ServiceDep) -> str:
+    """The tenant of the request's API key (``Authorization: Bearer`` or ``X-API-Key``)."""
+    if service.resources.settings.auth == "disabled":
+        server = request.scope.get("server")
+        if server and is_loopback(server[0]):
+            return AUTH_DISABLED_TENANT
+    header = request.headers.get("authorization", "")
+    key = header[7:].strip() if header.lower().startswith("bearer ") else request.headers.get("x-api-key", "")
+    if not key:
+        raise HTTPException(
+            401,
+            detail="missing API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    tenant = await tenant_for_key(service.resources.database.pool, key)
+    if tenant is None:
+        raise HTTPException(401, detail="invalid or revoked API key", headers={"WWW-Authenticate": "Bearer"})
+    return tenant
+
+
+TenantDep = Annotated[str, Depends(current_tenant)]

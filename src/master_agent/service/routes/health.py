@@ -1,0 +1,45 @@
+"""Liveness, readiness and metrics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Response
+
+from master_agent.service.deps import ServiceDep, TenantDep
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/ok")
+async def ok() -> dict[str, bool]:
+    """Liveness: the process answers (no authentication)."""
+    return {"ok": True}
+
+
+@router.get("/health")
+async def health(service: ServiceDep, _tenant: TenantDep) -> dict[str, Any]:
+    """Readiness: the database answers; the run worker and scheduler state."""
+    database = "ok"
+    try:
+        async with service.resources.database.pool.connection(timeout=5) as conn:
+            await conn.execute("SELECT 1")
+    except Exception as error:
+        database = f"unreachable: {type(error).__name__}"
+    return {
+        "status": "ok" if database == "ok" else "degraded",
+        "database": database,
+        "worker": {"owner": service.queue.owner, "active_runs": service.queue.active},
+        "scheduler": "not_configured",
+    }
+
+
+@router.get("/metrics", response_class=Response)
+async def metrics(service: ServiceDep, _tenant: TenantDep) -> Response:
+    """Prometheus text: runs by status, run latency, active streams, pool usage."""
+    body = service.metrics.render(
+        await service.queue.counts(),
+        dict(service.resources.database.pool.get_stats()),
+        service.queue.active,
+    )
+    return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")

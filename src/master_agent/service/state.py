@@ -1,0 +1,16 @@
+"""What one service process holds for its whole life."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from master_agent.runtime import RuntimeResources
+from master_agent.runtime.runs import RunQueue
+from master_agent.service.metrics import ServiceMetrics
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServiceState:
+    resources: RuntimeResources
+    queue: RunQueue
+    metrics: ServiceMetrics
