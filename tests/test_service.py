@@ -1,0 +1,206 @@
+"""The HTTP service on a real uvicorn server over a loopback socket, driven with httpx."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import uuid
+from collections.abc import AsyncIterator
+
+import httpx
+import psycopg
+import pytest
+import uvicorn
+
+from master_agent.capabilities import domain_pack
+from master_agent.runtime import RuntimeResources
+from master_agent.service import create_app
+from master_agent.service.auth import create_key
+from master_agent.settings import Settings
+from tests.conftest import database_uri
+
+GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class LiveServer:
+    def __init__(self, settings: Settings) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=self.port, log_level="warning")
+        self.server = uvicorn.Server(config)
+        self.task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> LiveServer:
+        self.task = asyncio.create_task(self.server.serve())
+        while not self.server.started:
+            if self.task.done():
+                self.task.result()
+            await asyncio.sleep(0.02)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        if self.task is not None:
+            await self.task
+
+
+@pytest.fixture(scope="module")
+def service_settings(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    name = f"svc_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_server_uri, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return Settings(
+        database_url=database_uri(pg_server_uri, name),
+        data_dir=tmp_path_factory.mktemp("svc"),
+        model="offline",
+        max_body_bytes=4096,
+    )
+
+
+@pytest.fixture(scope="module")
+async def live(service_settings: Settings) -> AsyncIterator[LiveServer]:
+    async with LiveServer(service_settings) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+async def keys(live: LiveServer) -> dict[str, str]:
+    """An API key for the demo tenant and one for a second tenant."""
+    resources: RuntimeResources = live.server.config.app.state.service.resources
+    pool = resources.database.pool
+    await domain_pack("retail").install(pool, "other-shop")
+    return {
+        "demo-retail": (await create_key(pool, "demo-retail")).key,
+        "other-shop": (await create_key(pool, "other-shop")).key,
+    }
+
+
+def _client(live: LiveServer, key: str | None = None) -> httpx.AsyncClient:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return httpx.AsyncClient(base_url=live.url, headers=headers, timeout=120)
+
+
+async def _count(live: LiveServer, table: str) -> int:
+    resources: RuntimeResources = live.server.config.app.state.service.resources
+    async with resources.database.pool.connection() as conn:
+        row = await (await conn.execute(f"SELECT count(*) AS n FROM {table}")).fetchone()  # type: ignore[arg-type]
+    assert row is not None
+    return int(row["n"])
+
+
+async def test_ok_needs_no_key_but_everything_else_does(live: LiveServer) -> None:
+    async with _client(live) as client:
+        assert (await client.get("/ok")).json() == {"ok": True}
+        assert (await client.get("/docs")).status_code == 200
+        for path in ("/health", "/metrics", "/api/cs/strategic-goals"):
+            response = await client.get(path)
+            assert response.status_code == 401, path
+            assert "API key" in response.json()["detail"]
+        bad = await client.get("/health", headers={"X-API-Key": "ma_not-a-key"})
+        assert bad.status_code == 401
+
+
+async def test_health_and_metrics(live: LiveServer, keys: dict[str, str]) -> None:
+    async with _client(live, keys["demo-retail"]) as client:
+        health = (await client.get("/health")).json()
+        assert health["status"] == "ok" and health["database"] == "ok"
+        metrics = (await client.get("/metrics")).text
+        assert "master_agent_runs" in metrics and "master_agent_pool_connections" in metrics
+
+
+async def test_goal_accepted_then_solved_by_a_worker(live: LiveServer, keys: dict[str, str]) -> None:
+    async with _client(live, keys["demo-retail"]) as client:
+        accepted = await client.post(
+            "/api/cs/strategic-goals", json={"goal": GOAL, "client_id": "demo-retail"}
+        )
+        assert accepted.status_code == 202
+        body = accepted.json()
+        assert body["status"] == "pending"
+        assert body["links"]["self"] == f"/api/cs/strategic-goals/{body['solution_id']}"
+        for _ in range(200):
+            state = (await client.get(body["links"]["self"])).json()
+            if state["status"] not in ("pending", "running"):
+                break
+            await asyncio.sleep(0.05)
+        assert state["status"] == "success"
+        assert state["solution"]["root_cause"]["driver"] == "tenure_months"
+        listed = (await client.get("/api/cs/strategic-goals", params={"limit": 100})).json()
+        assert body["solution_id"] in {item["solution_id"] for item in listed["items"]}
+
+
+async def test_wait_returns_the_solution_like_the_cli(live: LiveServer, keys: dict[str, str]) -> None:
+    async with _client(live, keys["demo-retail"]) as client:
+        response = await client.post("/api/cs/strategic-goals", params={"wait": "true"}, json={"goal": GOAL})
+    assert response.status_code == 200
+    solution = response.json()
+    assert solution["status"] == "success"
+    assert {"solution_id", "thread_id", "root_cause", "strategy", "implementation_plan", "playbook",
+            "expected_outcome", "confidence", "termination", "steps"} <= set(solution)  # fmt: skip
+
+
+async def test_tenants_cannot_see_each_other(live: LiveServer, keys: dict[str, str]) -> None:
+    async with _client(live, keys["demo-retail"]) as demo, _client(live, keys["other-shop"]) as other:
+        mine = (await demo.post("/api/cs/strategic-goals", json={"goal": GOAL})).json()
+        theirs = await other.get(f"/api/cs/strategic-goals/{mine['solution_id']}")
+        missing = await other.get(f"/api/cs/strategic-goals/{uuid.uuid4()}")
+        assert theirs.status_code == missing.status_code == 404
+        assert theirs.json().keys() == missing.json().keys()
+        listed = (await other.get("/api/cs/strategic-goals", params={"limit": 100})).json()
+        assert mine["solution_id"] not in {item["solution_id"] for item in listed["items"]}
+        forged = await other.post("/api/cs/strategic-goals", json={"goal": GOAL, "client_id": "demo-retail"})
+        assert forged.status_code == 403
+
+
+@pytest.mark.parametrize(
+    ("content", "headers", "status", "names"),
+    [
+        (b"{not json", {"content-type": "application/json"}, 422, "json"),
+        (b'{"goal": 5}', {"content-type": "application/json"}, 422, "goal"),
+        (b'{"goal": ""}', {"content-type": "application/json"}, 422, "goal"),
+        (b'{"goal": "   "}', {"content-type": "application/json"}, 400, "goal"),
+        (b'{"goal": "x", "extra": 1}', {"content-type": "application/json"}, 422, "extra"),
+        (
+            b'{"goal": "x", "ab_test_variant": "bogus"}',
+            {"content-type": "application/json"},
+            422,
+            "ab_test_variant",
+        ),
+        (b'{"goal": "x", "timeline_days": 1}', {"content-type": "application/json"}, 422, "timeline_days"),
+        (b'{"goal": "' + b"x" * 5000 + b'"}', {"content-type": "application/json"}, 413, "body"),
+        (b'{"goal": "' + b"x" * 4001 + b'"}', {"content-type": "application/json"}, 422, "string_too_long"),
+    ],
+)
+async def test_bad_input_is_a_4xx_naming_the_problem_and_stores_nothing(
+    live: LiveServer, keys: dict[str, str], content: bytes, headers: dict[str, str], status: int, names: str
+) -> None:
+    before = (await _count(live, "solutions"), await _count(live, "runs"))
+    async with _client(live, keys["demo-retail"]) as client:
+        response = await client.post("/api/cs/strategic-goals", content=content, headers=headers)
+    assert response.status_code == status, response.text
+    assert names in response.text
+    assert (await _count(live, "solutions"), await _count(live, "runs")) == before
+
+
+async def test_unknown_and_malformed_ids_are_4xx(live: LiveServer, keys: dict[str, str]) -> None:
+    async with _client(live, keys["demo-retail"]) as client:
+        assert (await client.get(f"/api/cs/strategic-goals/{uuid.uuid4()}")).status_code == 404
+        assert (await client.get("/api/cs/strategic-goals/not-a-uuid")).status_code == 422
+        assert (await client.get("/api/cs/strategic-goals", params={"limit": 0})).status_code == 422
+
+
+async def test_revoked_key_is_refused(live: LiveServer) -> None:
+    from master_agent.service.auth import revoke_key
+
+    resources: RuntimeResources = live.server.config.app.state.service.resources
+    key = await create_key(resources.database.pool, "demo-retail")
+    async with _client(live, key.key) as client:
+        assert (await client.get("/health")).status_code == 200
+        await revoke_key(resources.database.pool, str(key.key_id))
+        assert (await client.get("/health")).status_code == 401
