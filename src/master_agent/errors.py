@@ -7,6 +7,7 @@ Hierarchy::
     ├── InputError                   a request is invalid (names the field); never stores anything
     │   ├── UnknownTenantError       no such tenant
     │   └── UnknownThreadError       no such thread (or not this tenant's)
+    ├── ConflictError                the request conflicts with current state (a run already active)
     ├── StorageError                 the database could not be reached or migrated
     └── ToolInputError               a tool refused its arguments (e.g. refused SQL); goes back to
                                      the model as tool text, never crashes a run
@@ -58,6 +59,10 @@ class UnknownThreadError(InputError):
 
     def __init__(self, thread_id: str) -> None:
         super().__init__("thread", f"unknown thread {thread_id!r}")
+
+
+class ConflictError(MasterAgentError):
+    """The request conflicts with the current state, e.g. a thread already running a run."""
 
 
 class StorageError(MasterAgentError):

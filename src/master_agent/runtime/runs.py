@@ -10,17 +10,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import socket
 import time
 import uuid
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any, Literal
 
 import psycopg
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from master_agent.errors import ConflictError, InputError
+from master_agent.runtime.graph_runs import execute_graph_run
 from master_agent.runtime.resources import RuntimeResources
 from master_agent.runtime.solve import SolveOutcome, run_solution
 
@@ -35,19 +39,34 @@ INSERT_RUN = """
 INSERT INTO runs (run_id, tenant_id, thread_id, kind, solution_id, status)
 VALUES (%s, %s, %s, %s, %s, 'pending')
 """
+#: The oldest claimable run whose thread has no other live or earlier run: runs on one thread go one
+#: at a time, in order (the enqueue strategy).
 CLAIM_RUN = """
 UPDATE runs SET status = 'running', lease_owner = %(owner)s,
        lease_expires_at = now() + make_interval(secs => %(lease)s),
        started_at = coalesce(started_at, now()), attempts = attempts + 1, updated_at = now()
 WHERE run_id = (
-    SELECT run_id FROM runs
-    WHERE status = 'pending' OR (status = 'running' AND lease_expires_at < now())
-    ORDER BY created_at
+    SELECT r.run_id FROM runs r
+    WHERE (r.status = 'pending' OR (r.status = 'running' AND r.lease_expires_at < now()))
+      AND NOT EXISTS (
+          SELECT 1 FROM runs o
+          WHERE o.thread_id = r.thread_id AND o.run_id <> r.run_id
+            AND ((o.status = 'running' AND o.lease_expires_at >= now())
+                 OR (o.status IN ('pending', 'running') AND o.created_at < r.created_at)))
+    ORDER BY r.created_at
     FOR UPDATE SKIP LOCKED
     LIMIT 1
 )
-RETURNING run_id, tenant_id, thread_id, kind, solution_id, attempts
+RETURNING run_id, tenant_id, thread_id, kind, solution_id, attempts, kwargs
 """
+INSERT_GRAPH_RUN = """
+INSERT INTO runs (run_id, tenant_id, thread_id, kind, status, assistant_id, kwargs, metadata, multitask_strategy)
+VALUES (%s, %s, %s, 'graph', 'pending', %s, %s, %s, %s)
+RETURNING *
+"""
+LOCK_THREAD = "SELECT thread_id FROM threads WHERE thread_id = %s FOR UPDATE"
+ACTIVE_ON_THREAD = "SELECT 1 FROM runs WHERE thread_id = %s AND status IN ('pending', 'running') LIMIT 1"
+MARK_THREAD = "UPDATE threads SET status = %s, updated_at = now() WHERE thread_id::text = %s"
 RENEW_LEASES = """
 UPDATE runs SET lease_expires_at = now() + make_interval(secs => %(lease)s)
 WHERE lease_owner = %(owner)s AND status = 'running' AND run_id = ANY(%(runs)s)
@@ -57,11 +76,7 @@ UPDATE runs SET status = %(status)s, error = %(error)s, finished_at = now(), upd
        lease_owner = NULL, lease_expires_at = NULL
 WHERE run_id = %(run_id)s AND lease_owner = %(owner)s
 """
-SELECT_RUN = """
-SELECT run_id, tenant_id, thread_id, kind, solution_id, status, error, attempts, created_at,
-       started_at, finished_at
-FROM runs WHERE run_id = %s
-"""
+SELECT_RUN = "SELECT * FROM runs WHERE run_id = %s"
 COUNT_BY_STATUS = "SELECT status, count(*) AS n FROM runs GROUP BY status"
 
 
@@ -76,6 +91,19 @@ class Run(BaseModel):
     status: RunStatus
     error: str | None = None
     attempts: int
+    assistant_id: uuid.UUID | None = None
+    request: dict[str, Any] = Field(default_factory=dict)
+    """The run request as received (input or command, config, stream settings)."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    multitask_strategy: str = "enqueue"
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Run:
+        values = dict(row)
+        values["request"] = values.pop("kwargs", None) or {}
+        return cls.model_validate(values)
 
 
 class RunQueue:
@@ -107,10 +135,70 @@ class RunQueue:
         self._wake.set()
         return run_id
 
+    async def enqueue_graph_run(
+        self,
+        *,
+        tenant_id: str,
+        thread_id: str,
+        assistant_id: uuid.UUID,
+        kwargs: dict[str, Any],
+        metadata: dict[str, Any],
+        multitask_strategy: str,
+    ) -> Run:
+        """Queue a graph run on a thread. ``reject`` refuses it while another run is active there;
+        ``enqueue`` queues it behind them."""
+        if multitask_strategy not in ("reject", "enqueue"):
+            raise InputError(
+                "multitask_strategy",
+                f"{multitask_strategy!r} is not supported by this server yet; use 'reject' or 'enqueue'",
+            )
+        run_id = str(uuid.uuid4())
+        async with self.resources.database.pool.connection() as conn:
+            async with conn.transaction():
+                await conn.execute(LOCK_THREAD, (thread_id,))
+                active = await (await conn.execute(ACTIVE_ON_THREAD, (thread_id,))).fetchone()
+                if multitask_strategy == "reject" and active:
+                    raise ConflictError(
+                        "Thread is already running a task. Wait for it to finish or choose a different "
+                        "multitask strategy."
+                    )
+                row = await (
+                    await conn.execute(
+                        INSERT_GRAPH_RUN,
+                        (
+                            run_id,
+                            tenant_id,
+                            thread_id,
+                            assistant_id,
+                            json.dumps(kwargs),
+                            json.dumps(metadata),
+                            multitask_strategy,
+                        ),
+                    )
+                ).fetchone()
+                await conn.execute(MARK_THREAD, ("busy", thread_id))
+            await conn.execute(f"NOTIFY {CHANNEL}")
+        self._wake.set()
+        assert row is not None  # INSERT ... RETURNING
+        return Run.from_row(row)
+
+    async def list_for_thread(
+        self, thread_id: str, *, limit: int, offset: int, status: str | None
+    ) -> list[Run]:
+        async with self.resources.database.pool.connection() as conn:
+            rows = await (
+                await conn.execute(
+                    "SELECT * FROM runs WHERE thread_id = %s AND (%s::text IS NULL OR status = %s)"
+                    " ORDER BY created_at DESC LIMIT %s OFFSET %s",
+                    (thread_id, status, status, limit, offset),
+                )
+            ).fetchall()
+        return [Run.from_row(row) for row in rows]
+
     async def get(self, run_id: str) -> Run | None:
         async with self.resources.database.pool.connection() as conn:
             row = await (await conn.execute(SELECT_RUN, (run_id,))).fetchone()
-        return Run.model_validate(row) if row else None
+        return Run.from_row(row) if row else None
 
     async def wait(self, run_id: str, within_s: float | None = None) -> Run | None:
         """Until the run is finished (in any process) or ``within_s`` passes; the run as it is then."""
@@ -177,8 +265,11 @@ class RunQueue:
         started = time.perf_counter()
         status, error = "error", None
         try:
-            outcome: SolveOutcome = await run_solution(self.resources, str(claimed["solution_id"]))
-            status = {"interrupted": "interrupted", "error": "error"}.get(outcome.status, "success")
+            if claimed["kind"] == "graph":
+                status = await execute_graph_run(self.resources, claimed)
+            else:
+                outcome: SolveOutcome = await run_solution(self.resources, str(claimed["solution_id"]))
+                status = {"interrupted": "interrupted", "error": "error"}.get(outcome.status, "success")
         except asyncio.CancelledError:
             # Shutting down: leave the run 'running'; its lease expires and a worker continues it.
             self._running.pop(run_id, None)
@@ -192,6 +283,9 @@ class RunQueue:
                 await conn.execute(
                     FINISH_RUN, {"status": status, "error": error, "run_id": run_id, "owner": self.owner}
                 )
+                if claimed["kind"] == "graph":
+                    thread_status = {"success": "idle"}.get(status, status)
+                    await conn.execute(MARK_THREAD, (thread_status, str(claimed["thread_id"])))
         finally:
             self._running.pop(run_id, None)
             self._slots.release()

@@ -1,0 +1,97 @@
+"""Assistants: a graph plus a config. Each tenant has a system assistant for ``master_agent``; its id is
+derived from the tenant, so every process agrees on it without coordination."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+from pydantic import BaseModel
+
+GRAPH_ID = "master_agent"
+_NAMESPACE = uuid.UUID("6f1c1bd2-5c1e-4c55-9a53-0d6d2f7d8a11")
+
+UPSERT_SYSTEM = """
+INSERT INTO assistants (assistant_id, tenant_id, graph_id, name, metadata)
+VALUES (%s, %s, %s, %s, %s)
+ON CONFLICT (assistant_id) DO NOTHING
+"""
+SELECT_ONE = "SELECT * FROM assistants WHERE tenant_id = %s AND assistant_id = %s"
+SEARCH = """
+SELECT *, count(*) OVER () AS total FROM assistants
+WHERE tenant_id = %(tenant)s
+  AND (%(graph_id)s::text IS NULL OR graph_id = %(graph_id)s)
+  AND (%(name)s::text IS NULL OR name = %(name)s)
+  AND metadata @> %(metadata)s
+ORDER BY created_at, assistant_id
+LIMIT %(limit)s OFFSET %(offset)s
+"""
+
+
+class Assistant(BaseModel):
+    assistant_id: uuid.UUID
+    graph_id: str
+    name: str
+    description: str | None
+    config: dict[str, Any]
+    context: dict[str, Any]
+    metadata: dict[str, Any]
+    version: int
+    created_at: datetime
+    updated_at: datetime
+
+
+def system_assistant_id(tenant_id: str) -> uuid.UUID:
+    return uuid.uuid5(_NAMESPACE, f"{tenant_id}:{GRAPH_ID}")
+
+
+async def ensure_system_assistant(pool: AsyncConnectionPool[Any], tenant_id: str) -> uuid.UUID:
+    assistant_id = system_assistant_id(tenant_id)
+    async with pool.connection() as conn:
+        await conn.execute(
+            UPSERT_SYSTEM, (assistant_id, tenant_id, GRAPH_ID, GRAPH_ID, json.dumps({"created_by": "system"}))
+        )
+    return assistant_id
+
+
+async def resolve_assistant(pool: AsyncConnectionPool[Any], tenant_id: str, ref: str) -> Assistant | None:
+    """An assistant by id, or the system assistant when ``ref`` names the graph."""
+    await ensure_system_assistant(pool, tenant_id)
+    if ref == GRAPH_ID:
+        assistant_id = system_assistant_id(tenant_id)
+    else:
+        try:
+            assistant_id = uuid.UUID(ref)
+        except ValueError:
+            return None
+    async with pool.connection() as conn:
+        row = await (await conn.execute(SELECT_ONE, (tenant_id, assistant_id))).fetchone()
+    return Assistant.model_validate(row) if row else None
+
+
+async def search_assistants(
+    pool: AsyncConnectionPool[Any],
+    tenant_id: str,
+    *,
+    graph_id: str | None,
+    name: str | None,
+    metadata: dict[str, Any],
+    limit: int,
+    offset: int,
+) -> tuple[list[Assistant], int]:
+    await ensure_system_assistant(pool, tenant_id)
+    params = {
+        "tenant": tenant_id,
+        "graph_id": graph_id,
+        "name": name,
+        "metadata": json.dumps(metadata),
+        "limit": limit,
+        "offset": offset,
+    }
+    async with pool.connection() as conn:
+        rows = await (await conn.execute(SEARCH, params)).fetchall()
+    total = int(rows[0]["total"]) if rows else 0
+    return [Assistant.model_validate(row) for row in rows], total

@@ -1,0 +1,98 @@
+"""Threads of the LangGraph-compatible API: rows in ``threads`` (tenant, metadata, status), state in the
+checkpointer. Another tenant's thread is not found."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+from psycopg_pool import AsyncConnectionPool
+from pydantic import BaseModel
+
+ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
+
+INSERT_THREAD = """
+INSERT INTO threads (thread_id, tenant_id, metadata) VALUES (%s, %s, %s)
+ON CONFLICT (thread_id) DO NOTHING
+RETURNING *
+"""
+SELECT_THREAD = "SELECT * FROM threads WHERE tenant_id = %s AND thread_id = %s"
+SEARCH_THREADS = """
+SELECT *, count(*) OVER () AS total FROM threads
+WHERE tenant_id = %(tenant)s AND metadata @> %(metadata)s
+  AND (%(status)s::text IS NULL OR status = %(status)s)
+ORDER BY created_at DESC, thread_id
+LIMIT %(limit)s OFFSET %(offset)s
+"""
+DELETE_THREAD = "DELETE FROM threads WHERE tenant_id = %s AND thread_id = %s RETURNING thread_id"
+SET_STATUS = "UPDATE threads SET status = %s, updated_at = now() WHERE thread_id = %s"
+TOUCH = "UPDATE threads SET updated_at = now() WHERE thread_id = %s"
+
+
+class Thread(BaseModel):
+    thread_id: uuid.UUID
+    created_at: datetime
+    updated_at: datetime
+    metadata: dict[str, Any]
+    status: ThreadStatus
+    config: dict[str, Any]
+    values: Any = None
+
+
+async def create_thread(
+    pool: AsyncConnectionPool[Any],
+    tenant_id: str,
+    metadata: dict[str, Any],
+    thread_id: uuid.UUID | None = None,
+) -> Thread | None:
+    """None when ``thread_id`` is taken."""
+    async with pool.connection() as conn:
+        row = await (
+            await conn.execute(INSERT_THREAD, (thread_id or uuid.uuid4(), tenant_id, json.dumps(metadata)))
+        ).fetchone()
+    return Thread.model_validate(row) if row else None
+
+
+async def get_thread(pool: AsyncConnectionPool[Any], tenant_id: str, thread_id: uuid.UUID) -> Thread | None:
+    async with pool.connection() as conn:
+        row = await (await conn.execute(SELECT_THREAD, (tenant_id, thread_id))).fetchone()
+    return Thread.model_validate(row) if row else None
+
+
+async def search_threads(
+    pool: AsyncConnectionPool[Any],
+    tenant_id: str,
+    *,
+    metadata: dict[str, Any],
+    status: str | None,
+    limit: int,
+    offset: int,
+) -> tuple[list[Thread], int]:
+    params = {
+        "tenant": tenant_id,
+        "metadata": json.dumps(metadata),
+        "status": status,
+        "limit": limit,
+        "offset": offset,
+    }
+    async with pool.connection() as conn:
+        rows = await (await conn.execute(SEARCH_THREADS, params)).fetchall()
+    return [Thread.model_validate(row) for row in rows], int(rows[0]["total"]) if rows else 0
+
+
+async def delete_thread(pool: AsyncConnectionPool[Any], tenant_id: str, thread_id: uuid.UUID) -> bool:
+    async with pool.connection() as conn, conn.transaction():
+        row = await (await conn.execute(DELETE_THREAD, (tenant_id, thread_id))).fetchone()
+        if row is None:
+            return False
+        await conn.execute("DELETE FROM runs WHERE thread_id = %s", (str(thread_id),))
+        for table in ("checkpoint_writes", "checkpoint_blobs", "checkpoints"):
+            await conn.execute(f"DELETE FROM {table} WHERE thread_id = %s", (str(thread_id),))
+    return True
+
+
+async def set_thread_status(pool: AsyncConnectionPool[Any], thread_id: str, status: ThreadStatus) -> None:
+    async with pool.connection() as conn:
+        await conn.execute(SET_STATUS, (status, thread_id))
