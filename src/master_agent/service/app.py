@@ -10,11 +10,17 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from master_agent.errors import InputError, MasterAgentError, UnknownTenantError, UnknownThreadError
+from master_agent.errors import (
+    ConflictError,
+    InputError,
+    MasterAgentError,
+    UnknownTenantError,
+    UnknownThreadError,
+)
 from master_agent.runtime import open_resources
 from master_agent.runtime.runs import RunQueue
 from master_agent.service.metrics import ServiceMetrics
-from master_agent.service.routes import goals, health
+from master_agent.service.routes import assistants, goals, health, runs, threads
 from master_agent.service.state import ServiceState
 from master_agent.settings import Settings
 
@@ -99,9 +105,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.exception_handler(MasterAgentError)
     async def master_agent_error(_request: Request, error: MasterAgentError) -> JSONResponse:
-        status = 404 if isinstance(error, UnknownTenantError | UnknownThreadError) else 400
+        status = 400
+        if isinstance(error, UnknownTenantError | UnknownThreadError):
+            status = 404
+        elif isinstance(error, ConflictError):
+            status = 409
         return JSONResponse(_error_body(error), status_code=status)
 
     app.include_router(health.router)
     app.include_router(goals.router)
+    app.include_router(assistants.router)
+    app.include_router(threads.router)
+    app.include_router(runs.router)
     return app

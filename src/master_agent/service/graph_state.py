@@ -1,0 +1,100 @@
+"""Reading a thread's graph state for the API (the same graph its runs used)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.types import StateSnapshot
+
+from master_agent.runtime import RuntimeResources, master_graph
+from master_agent.runtime.graph_runs import SHAPE_KEYS, thread_graph_config
+from master_agent.runtime.loop import CompiledLoop
+from master_agent.runtime.runs import Run
+from master_agent.service.jsonable import to_jsonable
+from master_agent.service.threads import Thread
+
+
+async def thread_graph(
+    resources: RuntimeResources, tenant_id: str, thread: Thread
+) -> tuple[CompiledLoop, Any]:
+    configurable = dict((thread.config or {}).get("configurable") or {})
+    config = thread_graph_config(tenant_id, str(thread.thread_id), configurable)
+    graph = await master_graph(resources, config, checkpointer=resources.database.checkpointer)
+    return graph, config
+
+
+def shape_of(config: dict[str, Any] | None) -> dict[str, Any]:
+    configurable = dict((config or {}).get("configurable") or {})
+    return {
+        "configurable": {key: configurable[key] for key in SHAPE_KEYS if configurable.get(key) is not None}
+    }
+
+
+def _checkpoint(config: Any) -> dict[str, Any] | None:
+    if not config:
+        return None
+    configurable = config.get("configurable") or {}
+    return {
+        "thread_id": configurable.get("thread_id"),
+        "checkpoint_ns": configurable.get("checkpoint_ns", ""),
+        "checkpoint_id": configurable.get("checkpoint_id"),
+    }
+
+
+def interrupt_json(interrupt: Any) -> dict[str, Any]:
+    return {"value": to_jsonable(interrupt.value), "id": interrupt.id}
+
+
+def snapshot_json(snapshot: StateSnapshot) -> dict[str, Any]:
+    checkpoint = _checkpoint(snapshot.config)
+    parent = _checkpoint(snapshot.parent_config)
+    return {
+        "values": to_jsonable(snapshot.values),
+        "next": list(snapshot.next),
+        "tasks": [
+            {
+                "id": task.id,
+                "name": task.name,
+                "path": to_jsonable(list(task.path)),
+                "error": str(task.error) if task.error else None,
+                "interrupts": [interrupt_json(item) for item in task.interrupts],
+                "checkpoint": None,
+                "state": None,
+                "result": to_jsonable(task.result),
+            }
+            for task in snapshot.tasks
+        ],
+        "metadata": to_jsonable(snapshot.metadata),
+        "created_at": snapshot.created_at,
+        "checkpoint": checkpoint,
+        "parent_checkpoint": parent,
+        "checkpoint_id": checkpoint["checkpoint_id"] if checkpoint else None,
+        "parent_checkpoint_id": parent["checkpoint_id"] if parent else None,
+        "interrupts": [interrupt_json(item) for item in snapshot.interrupts],
+    }
+
+
+async def run_output(resources: RuntimeResources, tenant_id: str, thread: Thread, run: Run) -> dict[str, Any]:
+    """What ``runs.wait`` / ``runs.join`` return: the thread's values after the run."""
+    if run.status == "error":
+        return {"__error__": {"error": "RunError", "message": run.error or "the run failed"}}
+    graph, config = await thread_graph(resources, tenant_id, thread)
+    snapshot = await graph.aget_state(config)
+    values: dict[str, Any] = to_jsonable(snapshot.values) or {}
+    if snapshot.interrupts:
+        values["__interrupt__"] = [interrupt_json(item) for item in snapshot.interrupts]
+    return values
+
+
+def run_json(run: Run) -> dict[str, Any]:
+    return {
+        "run_id": str(run.run_id),
+        "thread_id": run.thread_id,
+        "assistant_id": str(run.assistant_id) if run.assistant_id else None,
+        "created_at": run.created_at.isoformat(),
+        "updated_at": run.updated_at.isoformat(),
+        "status": run.status,
+        "metadata": run.metadata,
+        "kwargs": run.request,
+        "multitask_strategy": run.multitask_strategy,
+    }
