@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -40,6 +41,8 @@ from master_agent.models.prompt_blocks import parse_tagged_json
 GOAL_FIELDS = ("task", "goal", "question", "problem", "objective")
 #: Name of the tool through which a model returns an execution plan (planner_first variant).
 PLAN_TOOL_NAME = "ExecutionPlan"
+#: Characters per streamed token piece (streaming only changes how the same answer is delivered).
+STREAM_PIECE_CHARS = 24
 
 
 def design_plan(request: dict[str, Any]) -> dict[str, Any]:
@@ -186,6 +189,30 @@ class OfflinePlanner(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         return ChatResult(generations=[ChatGeneration(message=plan_turn(messages, self.bound_tools))])
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        """The same turn as tokens: the answer in short pieces, tool calls in one final piece."""
+        turn = plan_turn(messages, self.bound_tools)
+        text = str(turn.content)
+        for start in range(0, len(text), STREAM_PIECE_CHARS):
+            piece = ChatGenerationChunk(
+                message=AIMessageChunk(content=text[start : start + STREAM_PIECE_CHARS])
+            )
+            if run_manager is not None:
+                await run_manager.on_llm_new_token(str(piece.message.content), chunk=piece)
+            yield piece
+        if turn.tool_calls:
+            chunks = [
+                tool_call_chunk(name=call["name"], args=json.dumps(call["args"]), id=call["id"], index=index)
+                for index, call in enumerate(turn.tool_calls)
+            ]
+            yield ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=chunks))
 
     async def _agenerate(
         self,

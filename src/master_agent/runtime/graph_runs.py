@@ -7,13 +7,16 @@ checkpoint instead of starting again.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, Literal, cast
 
+from langchain_core.messages import BaseMessageChunk
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
 from master_agent.runtime.factory import GraphOptions, loop_limits, master_graph
 from master_agent.runtime.resources import RuntimeResources
+from master_agent.runtime.serialization import to_jsonable
 
 #: Keys of ``configurable`` that shape the graph (kept on the thread so state reads use the same graph).
 SHAPE_KEYS = ("complexity", "ab_test_variant", "sub_agents", "max_iterations", "goal")
@@ -30,7 +33,9 @@ def _command(payload: dict[str, Any]) -> Command[Any]:
     return Command(resume=payload.get("resume"), update=payload.get("update"), goto=payload.get("goto") or ())
 
 
-async def execute_graph_run(resources: RuntimeResources, run: dict[str, Any]) -> RunOutcome:
+async def execute_graph_run(
+    resources: RuntimeResources, run: dict[str, Any], publish: Callable[[str, Any], object]
+) -> RunOutcome:
     """Run (or continue) the graph for one claimed run; return how the thread was left."""
     kwargs: dict[str, Any] = dict(run["kwargs"] or {})
     config_in: dict[str, Any] = dict(kwargs.get("config") or {})
@@ -48,7 +53,46 @@ async def execute_graph_run(resources: RuntimeResources, run: dict[str, Any]) ->
         graph_input = _command(kwargs["command"])
     else:
         graph_input = kwargs.get("input")
-    async for _ in graph.astream(graph_input, config, stream_mode="updates", subgraphs=True):
-        pass
+    requested = kwargs.get("stream_mode") or ["values"]
+    modes = [requested] if isinstance(requested, str) else list(requested)
+    graph_modes: list[Any] = sorted({"messages" if mode.startswith("messages") else mode for mode in modes})
+    translator = _EventTranslator(modes)
+    # subgraphs=True always, so parts arrive as (namespace, mode, chunk); nested ones are dropped below
+    # unless the client asked for them.
+    subgraphs = bool(kwargs.get("stream_subgraphs"))
+    async for part in graph.astream(graph_input, config, stream_mode=graph_modes, subgraphs=True):
+        namespace, mode, chunk = cast(tuple[tuple[str, ...], str, Any], part)
+        if namespace and not subgraphs:
+            continue
+        for event, data in translator.events(namespace, mode, chunk):
+            publish(event, data)
     snapshot = await graph.aget_state(config)
     return "interrupted" if snapshot.interrupts else "success"
+
+
+class _EventTranslator:
+    """Graph stream parts -> SSE events named like langgraph-api's (``values``, ``updates``,
+    ``custom``, ``messages/partial`` ...; a nested sub-agent's carry ``|`` and its namespace)."""
+
+    def __init__(self, modes: list[str]) -> None:
+        self.modes = modes
+        self.messages: dict[str, Any] = {}
+
+    def events(self, namespace: tuple[str, ...], mode: str, chunk: Any) -> list[tuple[str, Any]]:
+        suffix = "|" + "|".join(namespace) if namespace else ""
+        if mode != "messages":
+            return [(mode + suffix, to_jsonable(chunk))]
+        message, metadata = chunk
+        if "messages-tuple" in self.modes:
+            return [("messages" + suffix, [to_jsonable(message), to_jsonable(metadata)])]
+        out: list[tuple[str, Any]] = []
+        key = message.id or ""
+        if key not in self.messages:
+            out.append(("messages/metadata" + suffix, {key: {"metadata": to_jsonable(metadata)}}))
+        if isinstance(message, BaseMessageChunk):
+            self.messages[key] = self.messages[key] + message if key in self.messages else message
+            out.append(("messages/partial" + suffix, [to_jsonable(self.messages[key])]))
+        else:
+            self.messages[key] = message
+            out.append(("messages/complete" + suffix, [to_jsonable(message)]))
+        return out

@@ -16,9 +16,9 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import psycopg
 from pydantic import BaseModel, Field
@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from master_agent.errors import ConflictError, InputError
 from master_agent.runtime.graph_runs import execute_graph_run
 from master_agent.runtime.resources import RuntimeResources
+from master_agent.runtime.run_events import RunEventLog
 from master_agent.runtime.solve import SolveOutcome, run_solution
 
 logger = logging.getLogger(__name__)
@@ -33,6 +34,8 @@ logger = logging.getLogger(__name__)
 RunStatus = Literal["pending", "running", "success", "error", "interrupted"]
 TERMINAL: frozenset[str] = frozenset({"success", "error", "interrupted"})
 CHANNEL = "master_agent_runs"
+CANCEL_CHANNEL = "master_agent_cancel"
+CancelAction = Literal["interrupt", "rollback"]
 POLL_S = 0.5
 
 INSERT_RUN = """
@@ -77,6 +80,21 @@ UPDATE runs SET status = %(status)s, error = %(error)s, finished_at = now(), upd
 WHERE run_id = %(run_id)s AND lease_owner = %(owner)s
 """
 SELECT_RUN = "SELECT * FROM runs WHERE run_id = %s"
+LOCK_RUN = "SELECT status, thread_id, kind FROM runs WHERE run_id = %s FOR UPDATE"
+ACTIVE_RUNS_ON_THREAD = "SELECT run_id FROM runs WHERE thread_id = %s AND status IN ('pending', 'running')"
+REQUEST_CANCEL = "UPDATE runs SET cancel_action = %s, updated_at = now() WHERE run_id = %s"
+CANCEL_PENDING = """
+UPDATE runs SET status = 'interrupted', cancel_action = 'interrupt', finished_at = now(), updated_at = now()
+WHERE run_id = %s
+"""
+DELETE_RUN = "DELETE FROM runs WHERE run_id = %s"
+#: The checkpoints a run wrote (LangGraph copies ``configurable.run_id`` into checkpoint metadata).
+ROLLBACK_CHECKPOINTS = [
+    """DELETE FROM checkpoint_writes w USING checkpoints c
+       WHERE c.thread_id = %(thread)s AND c.metadata ->> 'run_id' = %(run)s
+         AND w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.checkpoint_id""",
+    "DELETE FROM checkpoints WHERE thread_id = %(thread)s AND metadata ->> 'run_id' = %(run)s",
+]
 COUNT_BY_STATUS = "SELECT status, count(*) AS n FROM runs GROUP BY status"
 
 
@@ -122,6 +140,9 @@ class RunQueue:
         self._waiters: dict[str, list[asyncio.Future[str]]] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._on_finished = on_finished
+        self._cancelling: dict[str, CancelAction] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+        self.events = RunEventLog(resources.database.pool)
 
     @property
     def active(self) -> int:
@@ -147,16 +168,16 @@ class RunQueue:
     ) -> Run:
         """Queue a graph run on a thread. ``reject`` refuses it while another run is active there;
         ``enqueue`` queues it behind them."""
-        if multitask_strategy not in ("reject", "enqueue"):
-            raise InputError(
-                "multitask_strategy",
-                f"{multitask_strategy!r} is not supported by this server yet; use 'reject' or 'enqueue'",
-            )
+        if multitask_strategy not in ("reject", "enqueue", "interrupt", "rollback"):
+            raise InputError("multitask_strategy", "use 'reject', 'enqueue', 'interrupt' or 'rollback'")
         run_id = str(uuid.uuid4())
+        to_stop: list[str] = []
         async with self.resources.database.pool.connection() as conn:
             async with conn.transaction():
                 await conn.execute(LOCK_THREAD, (thread_id,))
                 active = await (await conn.execute(ACTIVE_ON_THREAD, (thread_id,))).fetchone()
+                if active and multitask_strategy in ("interrupt", "rollback"):
+                    to_stop = await self._active_runs(conn, thread_id)
                 if multitask_strategy == "reject" and active:
                     raise ConflictError(
                         "Thread is already running a task. Wait for it to finish or choose a different "
@@ -178,9 +199,55 @@ class RunQueue:
                 ).fetchone()
                 await conn.execute(MARK_THREAD, ("busy", thread_id))
             await conn.execute(f"NOTIFY {CHANNEL}")
+        # The new run waits behind the old ones until they have stopped (claim order per thread).
+        for old in to_stop:
+            await self.cancel(old, action=cast(CancelAction, multitask_strategy))
         self._wake.set()
         assert row is not None  # INSERT ... RETURNING
         return Run.from_row(row)
+
+    async def cancel(self, run_id: str, *, action: CancelAction = "interrupt") -> bool:
+        """Stop a run: a pending one at once, a running one through the worker executing it (in any
+        process). ``interrupt`` keeps its work so far; ``rollback`` removes the run and its checkpoints.
+        False when the run had already finished."""
+        pool = self.resources.database.pool
+        async with pool.connection() as conn:
+            async with conn.transaction():
+                row = await (await conn.execute(LOCK_RUN, (run_id,))).fetchone()
+                if row is None or row["status"] not in ("pending", "running"):
+                    return False
+                if row["status"] == "pending":
+                    if action == "rollback":
+                        await conn.execute(DELETE_RUN, (run_id,))
+                    else:
+                        await conn.execute(CANCEL_PENDING, (run_id,))
+                    await conn.execute(MARK_THREAD, ("idle", str(row["thread_id"])))
+                else:
+                    await conn.execute(REQUEST_CANCEL, (action, run_id))
+            if row["status"] == "running":
+                await conn.execute("SELECT pg_notify(%s, %s)", (CANCEL_CHANNEL, run_id))
+        if row["status"] == "running":
+            self._cancel_local(run_id, action)
+        for future in self._waiters.pop(run_id, []):
+            if not future.done() and row["status"] == "pending":
+                future.set_result("interrupted")
+        return True
+
+    def _cancel_local(self, run_id: str, action: CancelAction) -> None:
+        task = self._running.get(run_id)
+        if task is not None and run_id not in self._cancelling:
+            self._cancelling[run_id] = action
+            task.cancel()
+
+    async def _active_runs(self, conn: Any, thread_id: str) -> list[str]:
+        rows = await (await conn.execute(ACTIVE_RUNS_ON_THREAD, (thread_id,))).fetchall()
+        return [str(row["run_id"]) for row in rows]
+
+    def spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        """Run ``work`` in the background, kept alive until it is done."""
+        task = asyncio.create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def list_for_thread(
         self, thread_id: str, *, limit: int, offset: int, status: str | None
@@ -235,6 +302,7 @@ class RunQueue:
             task.cancel()
         await asyncio.gather(*self._tasks, *self._running.values(), return_exceptions=True)
         self._tasks = []
+        await self.events.aclose()
 
     async def _claim_loop(self) -> None:
         while True:
@@ -264,20 +332,36 @@ class RunQueue:
         run_id = str(claimed["run_id"])
         started = time.perf_counter()
         status, error = "error", None
+        graph_run = claimed["kind"] == "graph"
+        if graph_run:
+            await self.events.open_run(run_id)
         try:
-            if claimed["kind"] == "graph":
-                status = await execute_graph_run(self.resources, claimed)
+            if graph_run:
+                status = await execute_graph_run(
+                    self.resources, claimed, lambda event, data: self.events.publish(run_id, event, data)
+                )
             else:
                 outcome: SolveOutcome = await run_solution(self.resources, str(claimed["solution_id"]))
                 status = {"interrupted": "interrupted", "error": "error"}.get(outcome.status, "success")
         except asyncio.CancelledError:
-            # Shutting down: leave the run 'running'; its lease expires and a worker continues it.
-            self._running.pop(run_id, None)
-            self._slots.release()
-            raise
+            action = self._cancelling.pop(run_id, None)
+            if action is None:
+                # Shutting down: leave the run 'running'; its lease expires and a worker continues it.
+                self._running.pop(run_id, None)
+                self._slots.release()
+                raise
+            await self._finish_cancelled(claimed, action)
+            return
         except Exception as failure:
             logger.exception("run %s failed", run_id)
             error = f"{type(failure).__name__}: {failure}"
+            if graph_run:
+                self.events.publish(
+                    run_id, "error", {"error": type(failure).__name__, "message": str(failure)}
+                )
+        if graph_run:
+            self.events.publish(run_id, "end", None)
+            await self.events.close_run(run_id)
         try:
             async with self.resources.database.pool.connection() as conn:
                 await conn.execute(
@@ -295,6 +379,30 @@ class RunQueue:
             if not future.done():
                 future.set_result(status)
 
+    async def _finish_cancelled(self, claimed: dict[str, Any], action: CancelAction) -> None:
+        run_id, thread_id = str(claimed["run_id"]), str(claimed["thread_id"])
+        try:
+            async with self.resources.database.pool.connection() as conn, conn.transaction():
+                if action == "rollback":
+                    for statement in ROLLBACK_CHECKPOINTS:
+                        await conn.execute(statement, {"thread": thread_id, "run": run_id})
+                    await conn.execute(DELETE_RUN, (run_id,))
+                else:
+                    await conn.execute(
+                        FINISH_RUN,
+                        {"status": "interrupted", "error": None, "run_id": run_id, "owner": self.owner},
+                    )
+                await conn.execute(MARK_THREAD, ("idle", thread_id))
+            if claimed["kind"] == "graph":
+                self.events.publish(run_id, "end", None)
+                await self.events.close_run(run_id)
+        finally:
+            self._running.pop(run_id, None)
+            self._slots.release()
+        for future in self._waiters.pop(run_id, []):
+            if not future.done():
+                future.set_result("interrupted")
+
     async def _heartbeat_loop(self) -> None:
         while True:
             await asyncio.sleep(self.lease_s / 3)
@@ -309,6 +417,19 @@ class RunQueue:
             except Exception:
                 logger.exception("renewing run leases failed")
 
+    async def _cancel_requested(self, run_id: str) -> None:
+        if run_id in self._running:
+            action = await self._cancel_action(run_id)
+            if action is not None:
+                self._cancel_local(run_id, action)
+
+    async def _cancel_action(self, run_id: str) -> CancelAction | None:
+        async with self.resources.database.pool.connection() as conn:
+            row = await (
+                await conn.execute("SELECT cancel_action FROM runs WHERE run_id = %s", (run_id,))
+            ).fetchone()
+        return cast(CancelAction, row["cancel_action"]) if row and row["cancel_action"] else None
+
     async def _listen_loop(self) -> None:
         """Wake the claim loop when any process enqueues a run."""
         while True:
@@ -317,8 +438,12 @@ class RunQueue:
                     self.resources.database.uri, autocommit=True
                 ) as conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
-                    async for _ in conn.notifies():
-                        self._wake.set()
+                    await conn.execute(f"LISTEN {CANCEL_CHANNEL}")
+                    async for notice in conn.notifies():
+                        if notice.channel == CANCEL_CHANNEL:
+                            await self._cancel_requested(notice.payload)
+                        else:
+                            self._wake.set()
             except asyncio.CancelledError:
                 raise
             except Exception:

@@ -10,8 +10,8 @@ from master_agent.runtime import RuntimeResources, master_graph
 from master_agent.runtime.graph_runs import SHAPE_KEYS, thread_graph_config
 from master_agent.runtime.loop import CompiledLoop
 from master_agent.runtime.runs import Run
-from master_agent.service.jsonable import to_jsonable
-from master_agent.service.threads import Thread
+from master_agent.runtime.serialization import to_jsonable
+from master_agent.service.threads import Thread, get_thread
 
 
 async def thread_graph(
@@ -78,6 +78,8 @@ async def run_output(resources: RuntimeResources, tenant_id: str, thread: Thread
     """What ``runs.wait`` / ``runs.join`` return: the thread's values after the run."""
     if run.status == "error":
         return {"__error__": {"error": "RunError", "message": run.error or "the run failed"}}
+    # The run may have fixed the thread's graph shape since ``thread`` was read: read it again.
+    thread = await get_thread(resources.database.pool, tenant_id, thread.thread_id) or thread
     graph, config = await thread_graph(resources, tenant_id, thread)
     snapshot = await graph.aget_state(config)
     values: dict[str, Any] = to_jsonable(snapshot.values) or {}

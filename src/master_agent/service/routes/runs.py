@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
-from typing import Any, Literal
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Query, Response
+from fastapi import APIRouter, Header, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
+from sse_starlette import EventSourceResponse
 
-from master_agent.runtime.runs import Run
+from master_agent.runtime.factory import classify_complexity
+from master_agent.runtime.run_events import RunEvent
+from master_agent.runtime.runs import Run, RunQueue
 from master_agent.service.assistants import resolve_assistant
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
 from master_agent.service.graph_state import run_json, run_output, shape_of
@@ -20,7 +25,7 @@ from master_agent.service.threads import Thread, create_thread, delete_thread
 router = APIRouter(tags=["runs"])
 
 StreamMode = Literal[
-    "values", "updates", "messages", "messages-tuple", "custom", "debug", "events", "tasks", "checkpoints"
+    "values", "updates", "messages", "messages-tuple", "custom", "debug", "tasks", "checkpoints"
 ]
 #: Longest a wait or join holds the request open.
 WAIT_LIMIT_S = 600.0
@@ -72,6 +77,14 @@ async def _enqueue(
     config = dict(body.config or {})
     configurable = {**(assistant.config.get("configurable") or {}), **(config.get("configurable") or {})}
     configurable.pop("tenant_id", None)  # the tenant comes from the API key only
+    if "complexity" not in configurable:
+        # Fixed per thread: later runs (a resume, a follow-up) build the same graph as the first one.
+        known = (thread.config.get("configurable") or {}).get("complexity")
+        goal = (body.input or {}).get("goal")
+        if known:
+            configurable["complexity"] = known
+        elif isinstance(goal, str) and goal.strip():
+            configurable["complexity"] = classify_complexity(goal)
     config["configurable"] = configurable
     kwargs = {
         "input": body.input,
@@ -183,3 +196,125 @@ async def list_runs(
     await existing_thread(resources, tenant, thread_id)
     runs = await queue.list_for_thread(str(thread_id), limit=limit, offset=offset, status=status)
     return [run_json(run) for run in runs]
+
+
+@router.post("/threads/{thread_id}/runs/{run_id}/cancel")
+async def cancel_run(
+    thread_id: uuid.UUID,
+    run_id: uuid.UUID,
+    tenant: TenantDep,
+    resources: ResourcesDep,
+    queue: QueueDep,
+    wait: bool = False,
+    action: Literal["interrupt", "rollback"] = "interrupt",
+) -> JSONResponse:
+    _, run = await _thread_run(thread_id, run_id, tenant, resources, queue)
+    if not await queue.cancel(str(run.run_id), action=action):
+        raise HTTPException(409, detail=f"Run {run_id} is not pending or running ({run.status})")
+    if wait:
+        await queue.wait(str(run.run_id), within_s=WAIT_LIMIT_S)
+    return JSONResponse({}, headers=_location(run))
+
+
+# -- streams ---------------------------------------------------------------------------------------
+
+#: How often a stream looks in the database for events of a run another process executes.
+STREAM_POLL_S = 0.2
+KEEPALIVE_S = 10
+
+
+def _sse(item: RunEvent) -> dict[str, str]:
+    return {"event": item.event, "data": json.dumps(item.data, default=str), "id": str(item.seq)}
+
+
+async def _events(
+    queue: RunQueue, run: Run, last_event_id: int, cancel_on_disconnect: bool
+) -> AsyncIterator[dict[str, str]]:
+    """The run's events after ``last_event_id``, then live ones, until ``end``. The first event goes
+    out at once, before the graph's first step."""
+    run_id = str(run.run_id)
+    live = queue.events.subscribe(run_id)
+    seen = last_event_id
+    ended = False
+    try:
+        yield {"event": "metadata", "data": json.dumps({"run_id": run_id, "attempt": max(run.attempts, 1)})}
+        while not ended:
+            backlog = await queue.events.read_after(run_id, seen)
+            for item in backlog:
+                yield _sse(item)
+                seen, ended = item.seq, item.event == "end"
+                if ended:
+                    return
+            current = await queue.get(run_id)
+            if current is None or (current.status not in ("pending", "running") and not backlog):
+                # finished before events were kept (or they were removed): close like a finished run
+                ended = True
+                yield {"event": "end", "data": "null"}
+                return
+            try:
+                item = await asyncio.wait_for(live.get(), STREAM_POLL_S)
+            except TimeoutError:
+                continue
+            if item.seq > seen:
+                yield _sse(item)
+                seen, ended = item.seq, item.event == "end"
+    finally:
+        queue.events.unsubscribe(run_id, live)
+        if cancel_on_disconnect and not ended:
+            # The client left before the end. This scope is being cancelled, so nothing can be
+            # awaited here: the cancel runs as its own task.
+            queue.spawn(queue.cancel(run_id, action="interrupt"))
+
+
+def _stream_response(
+    queue: RunQueue, run: Run, request: Request, last_event_id: str | None, cancel_on_disconnect: bool
+) -> EventSourceResponse:
+    try:
+        after = int(last_event_id) if last_event_id else 0
+    except ValueError:
+        raise HTTPException(422, detail=f"Last-Event-ID: {last_event_id!r} is not an event id") from None
+    location = f"/threads/{run.thread_id}/runs/{run.run_id}/stream"
+    return EventSourceResponse(
+        _events(queue, run, after, cancel_on_disconnect),
+        ping=KEEPALIVE_S,
+        headers={"Location": location, "Content-Location": f"/threads/{run.thread_id}/runs/{run.run_id}"},
+    )
+
+
+@router.post("/threads/{thread_id}/runs/stream")
+async def stream_run(
+    thread_id: uuid.UUID,
+    body: RunCreate,
+    request: Request,
+    tenant: TenantDep,
+    resources: ResourcesDep,
+    queue: QueueDep,
+) -> EventSourceResponse:
+    thread = await existing_thread(resources, tenant, thread_id)
+    run = await _enqueue(body, thread, tenant, resources, queue)
+    return _stream_response(queue, run, request, None, body.on_disconnect == "cancel")
+
+
+@router.post("/runs/stream")
+async def stream_stateless_run(
+    body: RunCreate, request: Request, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
+) -> EventSourceResponse:
+    thread = await create_thread(resources.database.pool, tenant, {"stateless": True})
+    assert thread is not None
+    run = await _enqueue(body, thread, tenant, resources, queue)
+    return _stream_response(queue, run, request, None, body.on_disconnect == "cancel")
+
+
+@router.get("/threads/{thread_id}/runs/{run_id}/stream")
+async def join_stream(
+    thread_id: uuid.UUID,
+    run_id: uuid.UUID,
+    request: Request,
+    tenant: TenantDep,
+    resources: ResourcesDep,
+    queue: QueueDep,
+    cancel_on_disconnect: bool = False,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+) -> EventSourceResponse:
+    _, run = await _thread_run(thread_id, run_id, tenant, resources, queue)
+    return _stream_response(queue, run, request, last_event_id, cancel_on_disconnect)

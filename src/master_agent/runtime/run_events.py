@@ -1,0 +1,122 @@
+"""Stream events of runs: delivered live to subscribers in this process, and written to ``run_events``
+in small batches so streams can be resumed (``Last-Event-ID``) and followed from any process.
+
+Each event has a sequence number per run; a run taken over after a crash continues the numbering.
+The last event of every run is ``end``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+
+logger = logging.getLogger(__name__)
+
+FLUSH_EVERY_S = 0.05
+FLUSH_BATCH = 64
+
+INSERT_EVENT = (
+    "INSERT INTO run_events (run_id, seq, event, data) VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING"
+)
+SELECT_AFTER = "SELECT seq, event, data FROM run_events WHERE run_id = %s AND seq > %s ORDER BY seq"
+SELECT_LAST = "SELECT coalesce(max(seq), 0) AS seq FROM run_events WHERE run_id = %s"
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    seq: int
+    event: str
+    data: Any
+
+
+class RunEventLog:
+    def __init__(self, pool: AsyncConnectionPool[Any]) -> None:
+        self._pool = pool
+        self._subscribers: dict[str, set[asyncio.Queue[RunEvent]]] = defaultdict(set)
+        self._next_seq: dict[str, int] = {}
+        self._pending: list[tuple[str, RunEvent]] = []
+        self._unflushed: dict[str, list[RunEvent]] = defaultdict(list)
+        self._flusher: asyncio.Task[None] | None = None
+
+    async def open_run(self, run_id: str) -> None:
+        """Before a worker publishes: continue numbering after any events an earlier attempt stored."""
+        async with self._pool.connection() as conn:
+            row = await (await conn.execute(SELECT_LAST, (run_id,))).fetchone()
+        self._next_seq[run_id] = int(row["seq"]) + 1 if row else 1
+
+    def publish(self, run_id: str, event: str, data: Any) -> RunEvent:
+        seq = self._next_seq.get(run_id, 1)
+        self._next_seq[run_id] = seq + 1
+        item = RunEvent(seq=seq, event=event, data=data)
+        for queue in list(self._subscribers.get(run_id, ())):
+            queue.put_nowait(item)
+        self._pending.append((run_id, item))
+        self._unflushed[run_id].append(item)
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush_soon())
+        return item
+
+    async def close_run(self, run_id: str) -> None:
+        """After a worker's last event: write everything, forget the numbering."""
+        await self.flush()
+        self._next_seq.pop(run_id, None)
+
+    async def _flush_soon(self) -> None:
+        await asyncio.sleep(FLUSH_EVERY_S)
+        await self.flush()
+
+    async def flush(self) -> None:
+        while self._pending:
+            batch, self._pending = self._pending[:FLUSH_BATCH], self._pending[FLUSH_BATCH:]
+            try:
+                async with self._pool.connection() as conn, conn.cursor() as cursor:
+                    await cursor.executemany(
+                        INSERT_EVENT,
+                        [
+                            (run_id, item.seq, item.event, json.dumps(item.data, default=str))
+                            for run_id, item in batch
+                        ],
+                    )
+            except Exception:
+                logger.exception("storing %d run events failed", len(batch))
+            for run_id, item in batch:
+                unflushed = self._unflushed.get(run_id)
+                if unflushed and item in unflushed:
+                    unflushed.remove(item)
+                if not unflushed:
+                    self._unflushed.pop(run_id, None)
+
+    def subscribe(self, run_id: str) -> asyncio.Queue[RunEvent]:
+        queue: asyncio.Queue[RunEvent] = asyncio.Queue()
+        self._subscribers[run_id].add(queue)
+        return queue
+
+    def unsubscribe(self, run_id: str, queue: asyncio.Queue[RunEvent]) -> None:
+        subscribers = self._subscribers.get(run_id)
+        if subscribers is not None:
+            subscribers.discard(queue)
+            if not subscribers:
+                self._subscribers.pop(run_id, None)
+
+    async def read_after(self, run_id: str, seq: int) -> list[RunEvent]:
+        """Stored events after ``seq``, plus ones this process has not written yet."""
+        async with self._pool.connection() as conn:
+            rows = await (await conn.execute(SELECT_AFTER, (run_id, seq))).fetchall()
+        events = {int(row["seq"]): RunEvent(int(row["seq"]), row["event"], row["data"]) for row in rows}
+        for item in self._unflushed.get(run_id, ()):
+            if item.seq > seq:
+                events.setdefault(item.seq, item)
+        return [events[key] for key in sorted(events)]
+
+    async def aclose(self) -> None:
+        if self._flusher is not None:
+            with contextlib.suppress(Exception):
+                await self._flusher
+        await self.flush()

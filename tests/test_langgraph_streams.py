@@ -1,0 +1,227 @@
+"""Streams, cancel and the multitask strategies of the LangGraph-compatible API, with the official SDK
+(and raw httpx where a disconnect is the point). Slow runs use the crash pack's slow tool."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
+from langgraph_sdk.errors import NotFoundError
+
+from master_agent.runtime import RuntimeResources
+from master_agent.service.auth import create_key
+from master_agent.settings import Settings
+from tests import durability_pack
+from tests.conftest import database_uri
+from tests.live_server import LiveServer
+
+GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
+QUESTION = "What is the attach rate of Store 5?"
+
+
+@pytest.fixture(scope="module")
+async def live(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LiveServer]:
+    name = f"lgstream_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_server_uri, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    settings = Settings(
+        database_url=database_uri(pg_server_uri, name),
+        data_dir=tmp_path_factory.mktemp("lgstream"),
+        model="offline",
+        domain_packs=("tests.durability_pack",),
+    )
+    async with LiveServer(settings) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+async def keys(live: LiveServer) -> dict[str, str]:
+    resources: RuntimeResources = live.server.config.app.state.service.resources
+    pool = resources.database.pool
+    await durability_pack.install(pool, durability_pack.TENANT)
+    return {
+        "fast": (await create_key(pool, "demo-retail")).key,
+        "slow": (await create_key(pool, durability_pack.TENANT)).key,
+    }
+
+
+def _sdk(live: LiveServer, key: str) -> LangGraphClient:
+    return get_client(url=live.url, api_key=key)
+
+
+async def test_stream_modes_and_subgraph_namespaces(live: LiveServer, keys: dict[str, str]) -> None:
+    client = _sdk(live, keys["fast"])
+    events: list[tuple[str, Any]] = []
+    async for part in client.runs.stream(
+        None,
+        "master_agent",
+        input={"goal": GOAL},
+        stream_mode=["values", "updates", "custom"],
+        stream_subgraphs=True,
+    ):
+        events.append((part.event, part.data))
+    names = [name for name, _ in events]
+    assert names[0] == "metadata"
+    assert {"values", "updates", "custom"} <= set(names)
+    nested = [name for name in names if "|" in name]
+    assert any(
+        name.startswith("custom|tools:") for name in nested
+    )  # a sub-agent's events carry its namespace
+    assert any(name.count("|") >= 2 for name in nested)  # and a sub-sub-agent's, two levels
+    final = [data for name, data in events if name == "values"][-1]
+    assert final["envelope"]["status"] == "success"
+
+
+async def test_messages_stream_model_tokens(live: LiveServer, keys: dict[str, str]) -> None:
+    client = _sdk(live, keys["fast"])
+    names = []
+    async for part in client.runs.stream(
+        None, "master_agent", input={"goal": QUESTION}, stream_mode="messages"
+    ):
+        names.append(part.event)
+    assert names[0] == "metadata"
+    assert "messages/metadata" in names and names.count("messages/partial") > 1
+
+
+async def test_join_stream_replays_after_last_event_id(live: LiveServer, keys: dict[str, str]) -> None:
+    client = _sdk(live, keys["fast"])
+    thread = await client.threads.create()
+    run = await client.runs.create(
+        thread["thread_id"],
+        "master_agent",
+        input={"goal": QUESTION},
+        stream_mode=["values", "updates"],
+        stream_resumable=True,
+    )
+    await client.runs.join(thread["thread_id"], run["run_id"])
+    everything = [
+        p async for p in client.runs.join_stream(thread["thread_id"], run["run_id"], last_event_id="0")
+    ]
+    later = [p async for p in client.runs.join_stream(thread["thread_id"], run["run_id"], last_event_id="3")]
+    assert next(p.event for p in everything) == "metadata"
+    assert [p.data for p in later[1:]] == [p.data for p in everything[4:]]
+
+
+async def test_reconnect_with_last_event_id_gets_missed_then_live_events(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    headers = {"X-API-Key": keys["slow"]}
+    async with httpx.AsyncClient(base_url=live.url, headers=headers, timeout=60) as http:
+        thread = (await http.post("/threads", json={})).json()
+        body = {
+            "assistant_id": "master_agent",
+            "input": {"goal": GOAL},
+            "stream_mode": ["updates"],
+            "stream_subgraphs": True,
+        }
+        seen: list[int] = []
+        async with http.stream("POST", f"/threads/{thread['thread_id']}/runs/stream", json=body) as response:
+            location = response.headers["location"]
+            async for line in response.aiter_lines():
+                if line.startswith("id: "):
+                    seen.append(int(line[4:]))
+                if len(seen) >= 3:
+                    break  # drop the connection mid-run
+        await asyncio.sleep(0.3)
+        resumed: list[int] = []
+        events: list[str] = []
+        async with http.stream("GET", location, headers={"Last-Event-ID": str(seen[-1])}) as response:
+            async for line in response.aiter_lines():
+                if line.startswith("id: "):
+                    resumed.append(int(line[4:]))
+                if line.startswith("event: "):
+                    events.append(line[7:].strip())
+    assert resumed[0] == seen[-1] + 1  # nothing missed
+    assert resumed == list(range(resumed[0], resumed[0] + len(resumed)))  # nothing skipped
+    assert events[0] == "metadata" and events[-1] == "end"
+
+
+async def _slow_run(client: LangGraphClient, thread_id: str) -> dict[str, Any]:
+    run = await client.runs.create(thread_id, "master_agent", input={"goal": GOAL})
+    for _ in range(300):  # until the slow tool is running
+        if (await client.runs.get(thread_id, run["run_id"]))["status"] == "running":
+            await asyncio.sleep(0.5)
+            return run
+        await asyncio.sleep(0.02)
+    raise AssertionError("the slow run never started")
+
+
+async def _checkpoints(live: LiveServer, thread_id: str, run_id: str) -> int:
+    resources: RuntimeResources = live.server.config.app.state.service.resources
+    async with resources.database.pool.connection() as conn:
+        row = await (
+            await conn.execute(
+                "SELECT count(*) AS n FROM checkpoints WHERE thread_id = %s AND metadata ->> 'run_id' = %s",
+                (thread_id, run_id),
+            )
+        ).fetchone()
+    assert row is not None
+    return int(row["n"])
+
+
+async def test_cancel_interrupt_keeps_the_work_rollback_removes_it(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    client = _sdk(live, keys["slow"])
+    thread = await client.threads.create()
+    run = await _slow_run(client, thread["thread_id"])
+    await client.runs.cancel(thread["thread_id"], run["run_id"], wait=True, action="interrupt")
+    assert (await client.runs.get(thread["thread_id"], run["run_id"]))["status"] == "interrupted"
+    assert await _checkpoints(live, thread["thread_id"], run["run_id"]) > 0
+
+    thread = await client.threads.create()
+    run = await _slow_run(client, thread["thread_id"])
+    assert await _checkpoints(live, thread["thread_id"], run["run_id"]) > 0
+    await client.runs.cancel(thread["thread_id"], run["run_id"], wait=True, action="rollback")
+    with pytest.raises(NotFoundError):
+        await client.runs.get(thread["thread_id"], run["run_id"])
+    assert await _checkpoints(live, thread["thread_id"], run["run_id"]) == 0
+
+
+async def test_multitask_interrupt_and_rollback(live: LiveServer, keys: dict[str, str]) -> None:
+    client = _sdk(live, keys["slow"])
+    for strategy in ("interrupt", "rollback"):
+        thread = await client.threads.create()
+        first = await _slow_run(client, thread["thread_id"])
+        second = await client.runs.create(
+            thread["thread_id"], "master_agent", input={"goal": QUESTION}, multitask_strategy=strategy
+        )
+        output = await client.runs.join(thread["thread_id"], second["run_id"])
+        assert output["goal"] == QUESTION
+        if strategy == "interrupt":
+            assert (await client.runs.get(thread["thread_id"], first["run_id"]))["status"] == "interrupted"
+            assert await _checkpoints(live, thread["thread_id"], first["run_id"]) > 0
+        else:
+            with pytest.raises(NotFoundError):
+                await client.runs.get(thread["thread_id"], first["run_id"])
+            assert await _checkpoints(live, thread["thread_id"], first["run_id"]) == 0
+
+
+async def test_disconnect_does_not_cancel_unless_asked(live: LiveServer, keys: dict[str, str]) -> None:
+    headers = {"X-API-Key": keys["slow"]}
+    async with httpx.AsyncClient(base_url=live.url, headers=headers, timeout=60) as http:
+        results = {}
+        for on_disconnect in ("continue", "cancel"):
+            thread = (await http.post("/threads", json={})).json()
+            body = {"assistant_id": "master_agent", "input": {"goal": GOAL}, "on_disconnect": on_disconnect}
+            async with http.stream(
+                "POST", f"/threads/{thread['thread_id']}/runs/stream", json=body
+            ) as response:
+                run_id = response.headers["content-location"].rsplit("/", 1)[1]
+                async for line in response.aiter_lines():
+                    if line.startswith("event: metadata"):
+                        break
+            for _ in range(200):
+                status = (await http.get(f"/threads/{thread['thread_id']}/runs/{run_id}")).json()["status"]
+                if status not in ("pending", "running"):
+                    break
+                await asyncio.sleep(0.05)
+            results[on_disconnect] = status
+    assert results == {"continue": "success", "cancel": "interrupted"}
