@@ -153,3 +153,16 @@ def test_rejected_escalation_exits_non_zero(cli_database: str) -> None:
     rejected = run(cli_database, "resume", "--thread", thread, "--decision", "reject", "--json")
     assert rejected.returncode == 1
     assert json.loads(rejected.stdout)["status"] == "rejected"
+
+
+def test_serve_refuses_auth_disabled_off_loopback(cli_database: str) -> None:
+    env = {**os.environ, "DATABASE_URL": cli_database, "MASTER_AGENT_AUTH": "disabled"}
+    done = subprocess.run(
+        [sys.executable, "-m", "master_agent.cli", "serve", "--host", "0.0.0.0"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "loopback" in done.stderr

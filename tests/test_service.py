@@ -173,3 +173,31 @@ async def test_revoked_key_is_refused(live: LiveServer) -> None:
         assert (await client.get("/health")).status_code == 200
         await revoke_key(resources.database.pool, str(key.key_id))
         assert (await client.get("/health")).status_code == 401
+
+
+async def test_goal_links_stream_and_thread(live: LiveServer, keys: dict[str, str]) -> None:
+    async with _client(live, keys["demo-retail"]) as client:
+        accepted = (await client.post("/api/cs/strategic-goals", json={"goal": GOAL})).json()
+        events: list[str] = []
+        async with client.stream("GET", accepted["links"]["stream"]) as response:
+            assert response.headers["content-type"].startswith("text/event-stream")
+            async for line in response.aiter_lines():
+                if line.startswith("event: "):
+                    events.append(line[7:].strip())
+        assert events[0] == "metadata" and events[-1] == "end"
+        assert "custom" in events and "values" in events  # the call tree, then the solution
+        thread = await client.get(accepted["links"]["thread"])
+        assert thread.status_code == 200
+        state = (await client.get(accepted["links"]["thread"] + "/state")).json()
+        assert state["values"]["solution"]["root_cause"]["driver"] == "tenure_months"
+
+
+async def test_auth_disabled_acts_as_the_demo_tenant_on_loopback(service_settings: Settings) -> None:
+    async with (
+        LiveServer(service_settings.with_overrides(auth="disabled")) as server,
+        httpx.AsyncClient(base_url=server.url) as client,
+    ):
+        health = await client.get("/health")
+        assert health.status_code == 200
+        listed = await client.get("/api/cs/strategic-goals")
+        assert listed.status_code == 200

@@ -333,16 +333,21 @@ class RunQueue:
         started = time.perf_counter()
         status, error = "error", None
         graph_run = claimed["kind"] == "graph"
-        if graph_run:
-            await self.events.open_run(run_id)
+        await self.events.open_run(run_id)
         try:
             if graph_run:
                 status = await execute_graph_run(
                     self.resources, claimed, lambda event, data: self.events.publish(run_id, event, data)
                 )
             else:
-                outcome: SolveOutcome = await run_solution(self.resources, str(claimed["solution_id"]))
+                # A strategic goal streams its call tree as custom events, then the solution as values.
+                outcome: SolveOutcome = await run_solution(
+                    self.resources,
+                    str(claimed["solution_id"]),
+                    on_event=lambda event: self.events.publish(run_id, "custom", event),
+                )
                 status = {"interrupted": "interrupted", "error": "error"}.get(outcome.status, "success")
+                self.events.publish(run_id, "values", outcome.model_dump(mode="json"))
         except asyncio.CancelledError:
             action = self._cancelling.pop(run_id, None)
             if action is None:
@@ -355,13 +360,9 @@ class RunQueue:
         except Exception as failure:
             logger.exception("run %s failed", run_id)
             error = f"{type(failure).__name__}: {failure}"
-            if graph_run:
-                self.events.publish(
-                    run_id, "error", {"error": type(failure).__name__, "message": str(failure)}
-                )
-        if graph_run:
-            self.events.publish(run_id, "end", None)
-            await self.events.close_run(run_id)
+            self.events.publish(run_id, "error", {"error": type(failure).__name__, "message": str(failure)})
+        self.events.publish(run_id, "end", None)
+        await self.events.close_run(run_id)
         try:
             async with self.resources.database.pool.connection() as conn:
                 await conn.execute(
@@ -393,9 +394,8 @@ class RunQueue:
                         {"status": "interrupted", "error": None, "run_id": run_id, "owner": self.owner},
                     )
                 await conn.execute(MARK_THREAD, ("idle", thread_id))
-            if claimed["kind"] == "graph":
-                self.events.publish(run_id, "end", None)
-                await self.events.close_run(run_id)
+            self.events.publish(run_id, "end", None)
+            await self.events.close_run(run_id)
         finally:
             self._running.pop(run_id, None)
             self._slots.release()

@@ -22,7 +22,7 @@ from master_agent.runtime.resources import RuntimeResources
 
 MAX_GOAL_CHARS = 4000
 
-EventHandler = Callable[[dict[str, Any]], None]
+EventHandler = Callable[[dict[str, Any]], object]
 Status = Literal["success", "partial", "error", "interrupted", "rejected"]
 SolutionStatus = Literal["pending", "running", "success", "partial", "error", "interrupted", "rejected"]
 
@@ -116,6 +116,8 @@ class Submitted(BaseModel):
     solution_id: str
     thread_id: str
     tenant_id: str
+    options: dict[str, Any]
+    """The graph options of its runs (the ``configurable`` they use)."""
 
 
 async def _load(resources: RuntimeResources, column: str, value: str) -> dict[str, Any] | None:
@@ -203,7 +205,10 @@ async def submit(resources: RuntimeResources, request: SolveRequest) -> Submitte
     # Build (or fetch) the graph first: unknown tenants, variants or sub-agents fail here, unstored.
     await master_graph(resources, {"configurable": options}, checkpointer=resources.database.checkpointer)
     submitted = Submitted(
-        solution_id=str(uuid.uuid4()), thread_id=str(uuid.uuid4()), tenant_id=request.tenant_id
+        solution_id=str(uuid.uuid4()),
+        thread_id=str(uuid.uuid4()),
+        tenant_id=request.tenant_id,
+        options=options,
     )
     async with resources.database.pool.connection() as conn:
         await conn.execute(

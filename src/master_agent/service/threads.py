@@ -14,7 +14,7 @@ from pydantic import BaseModel
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 
 INSERT_THREAD = """
-INSERT INTO threads (thread_id, tenant_id, metadata) VALUES (%s, %s, %s)
+INSERT INTO threads (thread_id, tenant_id, metadata, config) VALUES (%s, %s, %s, %s)
 ON CONFLICT (thread_id) DO NOTHING
 RETURNING *
 """
@@ -46,12 +46,12 @@ async def create_thread(
     tenant_id: str,
     metadata: dict[str, Any],
     thread_id: uuid.UUID | None = None,
+    config: dict[str, Any] | None = None,
 ) -> Thread | None:
     """None when ``thread_id`` is taken."""
+    values = (thread_id or uuid.uuid4(), tenant_id, json.dumps(metadata), json.dumps(config or {}))
     async with pool.connection() as conn:
-        row = await (
-            await conn.execute(INSERT_THREAD, (thread_id or uuid.uuid4(), tenant_id, json.dumps(metadata)))
-        ).fetchone()
+        row = await (await conn.execute(INSERT_THREAD, values)).fetchone()
     return Thread.model_validate(row) if row else None
 
 

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse
+from prometheus_client import Gauge
 from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse
 
@@ -266,16 +267,26 @@ async def _events(
             queue.spawn(queue.cancel(run_id, action="interrupt"))
 
 
+async def _counted(gauge: Gauge, events: AsyncIterator[dict[str, str]]) -> AsyncIterator[dict[str, str]]:
+    gauge.inc()
+    try:
+        async for item in events:
+            yield item
+    finally:
+        gauge.dec()
+
+
 def _stream_response(
     queue: RunQueue, run: Run, request: Request, last_event_id: str | None, cancel_on_disconnect: bool
 ) -> EventSourceResponse:
+    gauge = request.app.state.service.metrics.active_streams
     try:
         after = int(last_event_id) if last_event_id else 0
     except ValueError:
         raise HTTPException(422, detail=f"Last-Event-ID: {last_event_id!r} is not an event id") from None
     location = f"/threads/{run.thread_id}/runs/{run.run_id}/stream"
     return EventSourceResponse(
-        _events(queue, run, after, cancel_on_disconnect),
+        _counted(gauge, _events(queue, run, after, cancel_on_disconnect)),
         ping=KEEPALIVE_S,
         headers={"Location": location, "Content-Location": f"/threads/{run.thread_id}/runs/{run.run_id}"},
     )
