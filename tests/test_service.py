@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections.abc import AsyncIterator
 
@@ -201,3 +202,33 @@ async def test_auth_disabled_acts_as_the_demo_tenant_on_loopback(service_setting
         assert health.status_code == 200
         listed = await client.get("/api/cs/strategic-goals")
         assert listed.status_code == 200
+
+
+async def _chat(client: httpx.AsyncClient, body: dict[str, object]) -> list[tuple[str, object]]:
+    events: list[tuple[str, object]] = []
+    name = ""
+    async with client.stream("POST", "/chat/stream", json=body) as response:
+        assert response.status_code == 200, await response.aread()
+        async for line in response.aiter_lines():
+            if line.startswith("event: "):
+                name = line[7:].strip()
+            elif line.startswith("data: "):
+                events.append((name, json.loads(line[6:])))
+    return events
+
+
+async def test_chat_stream_turns_on_one_thread(live: LiveServer, keys: dict[str, str]) -> None:
+    async with _client(live, keys["demo-retail"]) as client:
+        first = await _chat(client, {"message": GOAL})
+        assert first[0][0] == "metadata" and first[-1][0] == "end"
+        thread_id = first[0][1]["thread_id"]  # type: ignore[index]
+        assert any(name.startswith("messages/") for name, _ in first)  # model tokens
+        second = await _chat(client, {"message": "Summarise the plan in one line.", "thread_id": thread_id})
+        assert second[0][1]["thread_id"] == thread_id  # type: ignore[index]
+        state = (await client.get(f"/threads/{thread_id}/state")).json()
+        human_turns = [m["content"] for m in state["values"]["messages"] if m["type"] == "human"]
+        assert human_turns == [GOAL, "Summarise the plan in one line."]
+        missing = await client.post("/chat/stream", json={"message": "hi", "thread_id": str(uuid.uuid4())})
+        assert missing.status_code == 404
+        empty = await client.post("/chat/stream", json={"message": ""})
+        assert empty.status_code == 422

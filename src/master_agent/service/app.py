@@ -20,7 +20,7 @@ from master_agent.errors import (
 from master_agent.runtime import open_resources
 from master_agent.runtime.runs import RunQueue
 from master_agent.service.metrics import ServiceMetrics
-from master_agent.service.routes import assistants, goals, health, runs, threads
+from master_agent.service.routes import assistants, chat, goals, health, runs, threads
 from master_agent.service.state import ServiceState
 from master_agent.settings import Settings
 
@@ -117,4 +117,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(assistants.router)
     app.include_router(threads.router)
     app.include_router(runs.router)
+    app.include_router(chat.router)
     return app

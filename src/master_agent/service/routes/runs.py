@@ -67,7 +67,7 @@ def _location(run: Run, suffix: str = "") -> dict[str, str]:
     return {"Content-Location": f"/threads/{run.thread_id}/runs/{run.run_id}{suffix}"}
 
 
-async def _enqueue(
+async def enqueue_run(
     body: RunCreate, thread: Thread, tenant: str, resources: ResourcesDep, queue: QueueDep
 ) -> Run:
     if body.input is None and body.command is None:
@@ -128,7 +128,7 @@ async def create_run(
     thread_id: uuid.UUID, body: RunCreate, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
 ) -> JSONResponse:
     thread = await existing_thread(resources, tenant, thread_id)
-    run = await _enqueue(body, thread, tenant, resources, queue)
+    run = await enqueue_run(body, thread, tenant, resources, queue)
     return JSONResponse(run_json(run), headers=_location(run))
 
 
@@ -137,7 +137,7 @@ async def wait_run(
     thread_id: uuid.UUID, body: RunCreate, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
 ) -> JSONResponse:
     thread = await existing_thread(resources, tenant, thread_id)
-    run = await _finished(queue, await _enqueue(body, thread, tenant, resources, queue))
+    run = await _finished(queue, await enqueue_run(body, thread, tenant, resources, queue))
     return JSONResponse(await run_output(resources, tenant, thread, run), headers=_location(run))
 
 
@@ -148,7 +148,7 @@ async def wait_stateless_run(
     thread = await create_thread(resources.database.pool, tenant, {"stateless": True})
     assert thread is not None
     try:
-        run = await _finished(queue, await _enqueue(body, thread, tenant, resources, queue))
+        run = await _finished(queue, await enqueue_run(body, thread, tenant, resources, queue))
         output = await run_output(resources, tenant, thread, run)
     finally:
         if body.on_completion != "keep":
@@ -238,7 +238,8 @@ async def _events(
     seen = last_event_id
     ended = False
     try:
-        yield {"event": "metadata", "data": json.dumps({"run_id": run_id, "attempt": max(run.attempts, 1)})}
+        metadata = {"run_id": run_id, "thread_id": run.thread_id, "attempt": max(run.attempts, 1)}
+        yield {"event": "metadata", "data": json.dumps(metadata)}
         while not ended:
             backlog = await queue.events.read_after(run_id, seen)
             for item in backlog:
@@ -276,7 +277,7 @@ async def _counted(gauge: Gauge, events: AsyncIterator[dict[str, str]]) -> Async
         gauge.dec()
 
 
-def _stream_response(
+def stream_response(
     queue: RunQueue, run: Run, request: Request, last_event_id: str | None, cancel_on_disconnect: bool
 ) -> EventSourceResponse:
     gauge = request.app.state.service.metrics.active_streams
@@ -302,8 +303,8 @@ async def stream_run(
     queue: QueueDep,
 ) -> EventSourceResponse:
     thread = await existing_thread(resources, tenant, thread_id)
-    run = await _enqueue(body, thread, tenant, resources, queue)
-    return _stream_response(queue, run, request, None, body.on_disconnect == "cancel")
+    run = await enqueue_run(body, thread, tenant, resources, queue)
+    return stream_response(queue, run, request, None, body.on_disconnect == "cancel")
 
 
 @router.post("/runs/stream")
@@ -312,8 +313,8 @@ async def stream_stateless_run(
 ) -> EventSourceResponse:
     thread = await create_thread(resources.database.pool, tenant, {"stateless": True})
     assert thread is not None
-    run = await _enqueue(body, thread, tenant, resources, queue)
-    return _stream_response(queue, run, request, None, body.on_disconnect == "cancel")
+    run = await enqueue_run(body, thread, tenant, resources, queue)
+    return stream_response(queue, run, request, None, body.on_disconnect == "cancel")
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/stream")
@@ -328,4 +329,4 @@ async def join_stream(
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> EventSourceResponse:
     _, run = await _thread_run(thread_id, run_id, tenant, resources, queue)
-    return _stream_response(queue, run, request, last_event_id, cancel_on_disconnect)
+    return stream_response(queue, run, request, last_event_id, cancel_on_disconnect)

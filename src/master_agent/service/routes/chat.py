@@ -1,0 +1,55 @@
+"""Chat over SSE: each message is the next user turn of a thread's run."""
+
+from __future__ import annotations
+
+import uuid
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel, ConfigDict, Field
+from sse_starlette import EventSourceResponse
+
+from master_agent.runtime.solve import MAX_GOAL_CHARS
+from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
+from master_agent.service.routes.runs import RunCreate, enqueue_run, stream_response
+from master_agent.service.routes.threads import existing_thread
+from master_agent.service.threads import create_thread
+
+router = APIRouter(tags=["chat"])
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    message: str = Field(min_length=1, max_length=MAX_GOAL_CHARS)
+    thread_id: uuid.UUID | None = Field(
+        default=None, description="Continue this thread; a new one when absent."
+    )
+
+
+@router.post("/chat/stream")
+async def chat_stream(
+    body: ChatMessage, request: Request, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
+) -> EventSourceResponse:
+    """Runs the thread with the message as its next user turn and streams the run (the metadata event
+    names the thread). The first message of a thread is its goal; a message to a thread waiting for a
+    human decision is that decision."""
+    if body.thread_id is None:
+        thread = await create_thread(resources.database.pool, tenant, {"channel": "chat"})
+        assert thread is not None
+        run_input: dict[str, object] = {"input": {"goal": body.message}}
+    else:
+        thread = await existing_thread(resources, tenant, body.thread_id)
+        if thread.status == "interrupted":
+            run_input = {"command": {"resume": body.message}}
+        else:
+            run_input = {"input": {"messages": [{"role": "user", "content": body.message}]}}
+    run = await enqueue_run(
+        RunCreate.model_validate(
+            {"assistant_id": "master_agent", "stream_mode": ["updates", "custom", "messages"], **run_input}
+        ),
+        thread,
+        tenant,
+        resources,
+        queue,
+    )
+    return stream_response(queue, run, request, None, cancel_on_disconnect=False)
