@@ -2,6 +2,8 @@
 PYTHON ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
+# Schemathesis needs a newer jsonschema-rs than langgraph-api accepts: it gets its own virtualenv.
+ST_VENV ?= .venv-schemathesis
 GOAL ?= Increase Store 5's accessory attach rate by 20% within 60 days
 
 .PHONY: install demo test lint bench clean
@@ -11,6 +13,8 @@ $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[dev]"
+	test -x $(ST_VENV)/bin/python || $(PYTHON) -m venv $(ST_VENV)
+	$(ST_VENV)/bin/python -m pip install -q "schemathesis>=4.3,<5"
 	touch $@
 
 install: $(BIN)/.installed
@@ -30,4 +34,4 @@ bench: install
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) .master-agent .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(ST_VENV) .master-agent .pytest_cache .mypy_cache .ruff_cache

@@ -210,7 +210,7 @@ async def _keys(args: argparse.Namespace, settings: Settings) -> int:
     from master_agent.runtime import open_resources
     from master_agent.service.auth import create_key, list_keys, revoke_key
 
-    async with open_resources(settings, install_demo=False) as resources:
+    async with open_resources(settings, install_demo=args.action == "create") as resources:
         pool = resources.database.pool
         if args.action == "create":
             key = await create_key(pool, args.tenant, args.name)

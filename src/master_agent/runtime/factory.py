@@ -207,7 +207,7 @@ def _build_loop(
 
 
 def _route(state: MasterAgentState) -> Complexity:
-    return classify_complexity(state["goal"])
+    return classify_complexity(state.get("goal") or "")
 
 
 def _router(

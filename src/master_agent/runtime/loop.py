@@ -285,7 +285,7 @@ class _AgentLoop:
         if box is None:
             context = state.get("context") or {}
             box = new_context_box(
-                state["goal"],
+                state.get("goal", ""),
                 context,
                 {
                     "max_iterations": max_iterations,
@@ -293,7 +293,7 @@ class _AgentLoop:
                     "max_depth": self.limits.max_depth,
                 },
             )
-            text = state["goal"]
+            text = state.get("goal", "")
             if context:
                 text += "\n\nInput: " + json.dumps(context, sort_keys=True, default=str)
             if not state.get("messages"):
@@ -331,7 +331,7 @@ class _AgentLoop:
         known = {**box["entities"], **box["data"]["context"]}
         calls = []
         for name in self.opening:
-            args = fill_arguments(self.tool_parameters(name), known, state["goal"])
+            args = fill_arguments(self.tool_parameters(name), known, state.get("goal", ""))
             if args is not None:
                 calls.append({"name": name, "args": args, "id": f"call_open_{name}", "type": "tool_call"})
         return AIMessage(content="", tool_calls=calls)
@@ -452,7 +452,7 @@ class _AgentLoop:
             **(state.get("context") or {}),
             **(state.get("findings") or {}),
         }
-        args = fill_arguments(self.tool_parameters(step.agent), known, state["goal"])
+        args = fill_arguments(self.tool_parameters(step.agent), known, state.get("goal", ""))
         if args is None:
             kind = "sub_agent" if step.agent in self.subs else "tool"
             record = StepRecord(
@@ -476,7 +476,7 @@ class _AgentLoop:
             graph = self.plan_graphs[key] = build_plan_graph(plan, self.run_step, f"{self.name}_plan")
         result = await graph.ainvoke(
             {
-                "goal": state["goal"],
+                "goal": state.get("goal", ""),
                 "context": state.get("context") or {},
                 "context_box": state.get("context_box"),
             },
@@ -633,7 +633,7 @@ class _AgentLoop:
                 "'reject' (stop), or guidance text (continue with it).",
                 "agent": self.name,
                 "reason": decision.reason,
-                "goal": state["goal"],
+                "goal": state.get("goal", ""),
                 "iterations": state.get("iteration_count", 0),
                 "progress": state.get("progress_score", 0.0),
                 "confidence": state.get("confidence_score", 0.0),

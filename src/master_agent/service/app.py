@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import psycopg
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -111,6 +112,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         elif isinstance(error, ConflictError):
             status = 409
         return JSONResponse(_error_body(error), status_code=status)
+
+    @app.exception_handler(psycopg.DataError)
+    async def unstorable_value(_request: Request, error: psycopg.DataError) -> JSONResponse:
+        # e.g. a NUL character in JSON, or a number beyond bigint: nothing was stored.
+        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        return JSONResponse({"detail": f"body: a value cannot be stored: {message}"}, status_code=422)
 
     app.include_router(health.router)
     app.include_router(goals.router)

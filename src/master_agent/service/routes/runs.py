@@ -17,10 +17,11 @@ from sse_starlette import EventSourceResponse
 from master_agent.runtime.factory import classify_complexity
 from master_agent.runtime.run_events import RunEvent
 from master_agent.runtime.runs import Run, RunQueue
+from master_agent.runtime.solve import MAX_GOAL_CHARS
 from master_agent.service.assistants import resolve_assistant
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
 from master_agent.service.graph_state import run_json, run_output, shape_of
-from master_agent.service.routes.threads import existing_thread
+from master_agent.service.routes.threads import check_state_keys, existing_thread
 from master_agent.service.threads import Thread, create_thread, delete_thread
 
 router = APIRouter(tags=["runs"])
@@ -63,6 +64,41 @@ class RunCreate(BaseModel):
     strict_resume: bool | None = None
 
 
+async def check_run_request(body: RunCreate, thread: Thread, resources: ResourcesDep) -> None:
+    """Refuse, before anything is stored, what the graph would fail on."""
+    if (body.input is None) == (body.command is None):
+        raise HTTPException(422, detail="input: a run needs exactly one of input or command")
+    if body.command is not None:
+        unknown = sorted(set(body.command) - {"resume", "update"})
+        if unknown:
+            raise HTTPException(422, detail=f"command: unsupported keys {unknown}; use resume and/or update")
+        if "resume" in body.command and thread.status != "interrupted":
+            raise HTTPException(409, detail="command.resume: the thread is not waiting for a decision")
+        if "update" in body.command:
+            if not isinstance(body.command["update"], dict):
+                raise HTTPException(422, detail="command.update: send one object of state keys")
+            check_state_keys("command.update", body.command["update"])
+        return
+    assert body.input is not None
+    if not body.input or any(value is None for value in body.input.values()):
+        raise HTTPException(422, detail="input: send at least a goal, and no null values")
+    check_state_keys("input", body.input)
+    goal = body.input.get("goal")
+    if goal is not None and (not isinstance(goal, str) or not goal.strip() or len(goal) > MAX_GOAL_CHARS):
+        raise HTTPException(
+            422, detail=f"input.goal: a non-empty string of at most {MAX_GOAL_CHARS} characters"
+        )
+    if goal is None:
+        async with resources.database.pool.connection() as conn:
+            started = await (
+                await conn.execute(
+                    "SELECT 1 FROM checkpoints WHERE thread_id = %s LIMIT 1", (str(thread.thread_id),)
+                )
+            ).fetchone()
+        if started is None:
+            raise HTTPException(422, detail="input.goal: required for the first run of a thread")
+
+
 def _location(run: Run, suffix: str = "") -> dict[str, str]:
     return {"Content-Location": f"/threads/{run.thread_id}/runs/{run.run_id}{suffix}"}
 
@@ -70,8 +106,7 @@ def _location(run: Run, suffix: str = "") -> dict[str, str]:
 async def enqueue_run(
     body: RunCreate, thread: Thread, tenant: str, resources: ResourcesDep, queue: QueueDep
 ) -> Run:
-    if body.input is None and body.command is None:
-        raise HTTPException(422, detail="input: a run needs an input or a command")
+    await check_run_request(body, thread, resources)
     assistant = await resolve_assistant(resources.database.pool, tenant, body.assistant_id)
     if assistant is None:
         raise HTTPException(404, detail=f"Assistant {body.assistant_id} not found")

@@ -7,8 +7,10 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Response
 from langchain_core.runnables import RunnableConfig
+from langgraph.errors import InvalidUpdateError
 from pydantic import BaseModel, ConfigDict, Field
 
+from master_agent.runtime import MasterAgentState
 from master_agent.service.deps import ResourcesDep, TenantDep
 from master_agent.service.graph_state import snapshot_json, thread_graph
 from master_agent.service.threads import Thread, create_thread, delete_thread, get_thread, search_threads
@@ -54,6 +56,15 @@ class HistoryRequest(BaseModel):
     before: str | dict[str, Any] | None = None
     metadata: dict[str, Any] | None = None
     checkpoint: dict[str, Any] | None = None
+
+
+STATE_KEYS = frozenset(MasterAgentState.__annotations__)
+
+
+def check_state_keys(field: str, values: dict[str, Any]) -> None:
+    unknown = sorted(set(values) - STATE_KEYS)
+    if unknown:
+        raise HTTPException(422, detail=f"{field}: unknown state keys {unknown}; known: {sorted(STATE_KEYS)}")
 
 
 async def existing_thread(resources: ResourcesDep, tenant: str, thread_id: uuid.UUID) -> Thread:
@@ -125,10 +136,14 @@ async def update_state(
     if body.checkpoint_id or body.checkpoint:
         checkpoint_id = body.checkpoint_id or (body.checkpoint or {}).get("checkpoint_id")
         config = {**config, "configurable": {**config["configurable"], "checkpoint_id": checkpoint_id}}
+    if isinstance(body.values, list):
+        raise HTTPException(422, detail="values: send one object of state keys")
+    check_state_keys("values", body.values or {})
     try:
         updated = await graph.aupdate_state(config, body.values, as_node=body.as_node)
-    except (ValueError, KeyError) as error:
-        raise HTTPException(422, detail=f"values: {error}") from None
+    except (InvalidUpdateError, ValueError, KeyError, TypeError) as error:
+        field = "as_node" if body.as_node and "Node" in str(error) else "values"
+        raise HTTPException(422, detail=f"{field}: {error}") from None
     configurable = updated["configurable"]
     checkpoint = {
         "thread_id": str(thread_id),
