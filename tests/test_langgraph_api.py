@@ -34,6 +34,7 @@ async def live(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> 
         database_url=database_uri(pg_server_uri, name),
         data_dir=tmp_path_factory.mktemp("lgapi"),
         model="offline",
+        graphs=("trivial=benchmarks.trivial_graph:make_graph",),
     )
     async with LiveServer(settings) as server:
         yield server
@@ -52,8 +53,9 @@ async def clients(live: LiveServer) -> dict[str, LangGraphClient]:
 
 async def test_assistants(clients: dict[str, LangGraphClient]) -> None:
     client = clients["demo-retail"]
-    found = await client.assistants.search()
+    found = await client.assistants.search(graph_id="master_agent")
     assert [a["graph_id"] for a in found] == ["master_agent"]
+    assert {a["graph_id"] for a in await client.assistants.search()} == {"master_agent", "trivial"}
     assistant = await client.assistants.get(found[0]["assistant_id"])
     assert assistant["assistant_id"] == found[0]["assistant_id"]
     graph = await client.assistants.get_graph(assistant["assistant_id"])
@@ -169,3 +171,11 @@ async def test_concurrent_waits(clients: dict[str, LangGraphClient]) -> None:
         *(client.runs.wait(None, "master_agent", input={"goal": QUESTION}) for _ in range(6))
     )
     assert all(output["goal"] == QUESTION for output in outputs)
+
+
+async def test_extra_graphs_are_served(clients: dict[str, LangGraphClient]) -> None:
+    client = clients["demo-retail"]
+    assert await client.runs.wait(None, "trivial", input={"count": 0}) == {"count": 3}
+    thread = await client.threads.create()
+    await client.runs.wait(thread["thread_id"], "trivial", input={"count": 10})
+    assert (await client.threads.get_state(thread["thread_id"]))["values"] == {"count": 13}

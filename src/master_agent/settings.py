@@ -31,6 +31,7 @@ ENV_FIELDS: dict[str, str] = {
     "MASTER_AGENT_SQL_TIMEOUT_MS": "sql_timeout_ms",
     "MASTER_AGENT_SQL_ROW_CAP": "sql_row_cap",
     "MASTER_AGENT_DOMAIN_PACKS": "domain_packs",
+    "MASTER_AGENT_GRAPHS": "graphs",
     "MASTER_AGENT_AUTH": "auth",
     "MASTER_AGENT_MAX_BODY_BYTES": "max_body_bytes",
     "MASTER_AGENT_RUN_LEASE_S": "run_lease_s",
@@ -80,10 +81,23 @@ class Settings(BaseModel):
     """How long a worker owns a running run without a heartbeat; past it another worker takes over."""
     run_concurrency: int = Field(default=4, ge=1, le=256)
     """Runs one service process executes at once."""
+    graphs: tuple[str, ...] = ()
+    """Extra graphs the API serves besides ``master_agent``: ``graph_id=module:function`` items (comma-
+    separated in the env); the function takes a RunnableConfig and returns an uncompiled StateGraph."""
     domain_packs: tuple[str, ...] = ()
     """Extra modules to import at start; each registers domain packs (comma-separated in the env)."""
 
-    @field_validator("domain_packs", mode="before")
+    @field_validator("graphs")
+    @classmethod
+    def _graph_items(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for item in value:
+            graph_id, _, target = item.partition("=")
+            module, _, attribute = target.partition(":")
+            if not graph_id or not module or not attribute:
+                raise ValueError(f"{item!r} is not graph_id=module:function")
+        return value
+
+    @field_validator("domain_packs", "graphs", mode="before")
     @classmethod
     def _split_modules(cls, value: object) -> object:
         if isinstance(value, str):

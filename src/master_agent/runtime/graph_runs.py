@@ -14,7 +14,8 @@ from langchain_core.messages import BaseMessageChunk
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
-from master_agent.runtime.factory import GraphOptions, loop_limits, master_graph
+from master_agent.runtime.factory import GraphOptions, loop_limits
+from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_for
 from master_agent.runtime.resources import RuntimeResources
 from master_agent.runtime.serialization import to_jsonable
 
@@ -41,11 +42,14 @@ async def execute_graph_run(
     config_in: dict[str, Any] = dict(kwargs.get("config") or {})
     configurable = dict(config_in.get("configurable") or {})
     config = thread_graph_config(run["tenant_id"], run["thread_id"], configurable)
-    options = GraphOptions.from_config(config)
-    limits = loop_limits(resources, options)
-    config["recursion_limit"] = int(config_in.get("recursion_limit") or 2 * limits.max_iterations + 1)
+    graph_id = str(kwargs.get("graph_id") or MASTER_GRAPH_ID)
+    if graph_id == MASTER_GRAPH_ID:
+        limits = loop_limits(resources, GraphOptions.from_config(config))
+        config["recursion_limit"] = int(config_in.get("recursion_limit") or 2 * limits.max_iterations + 1)
+    elif config_in.get("recursion_limit"):
+        config["recursion_limit"] = int(config_in["recursion_limit"])
     config["configurable"]["run_id"] = str(run["run_id"])
-    graph = await master_graph(resources, config, checkpointer=resources.database.checkpointer)
+    graph = await graph_for(resources, graph_id, config, checkpointer=resources.database.checkpointer)
     graph_input: Any
     if run["attempts"] > 1 and (await graph.aget_state(config)).next:
         graph_input = None  # taken over after a crash: continue from the last checkpoint

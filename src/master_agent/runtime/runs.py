@@ -349,13 +349,14 @@ class RunQueue:
                 status = {"interrupted": "interrupted", "error": "error"}.get(outcome.status, "success")
                 self.events.publish(run_id, "values", outcome.model_dump(mode="json"))
         except asyncio.CancelledError:
-            action = self._cancelling.pop(run_id, None)
+            action = self._cancelling.get(run_id)
             if action is None:
                 # Shutting down: leave the run 'running'; its lease expires and a worker continues it.
                 self._running.pop(run_id, None)
                 self._slots.release()
                 raise
-            await self._finish_cancelled(claimed, action)
+            # Shielded: a second cancel request for the same run must not stop the bookkeeping.
+            await asyncio.shield(self._finish_cancelled(claimed, action))
             return
         except Exception as failure:
             logger.exception("run %s failed", run_id)
@@ -398,6 +399,7 @@ class RunQueue:
             await self.events.close_run(run_id)
         finally:
             self._running.pop(run_id, None)
+            self._cancelling.pop(run_id, None)
             self._slots.release()
         for future in self._waiters.pop(run_id, []):
             if not future.done():

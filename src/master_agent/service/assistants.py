@@ -44,24 +44,35 @@ class Assistant(BaseModel):
     updated_at: datetime
 
 
-def system_assistant_id(tenant_id: str) -> uuid.UUID:
-    return uuid.uuid5(_NAMESPACE, f"{tenant_id}:{GRAPH_ID}")
+def system_assistant_id(tenant_id: str, graph_id: str = GRAPH_ID) -> uuid.UUID:
+    return uuid.uuid5(_NAMESPACE, f"{tenant_id}:{graph_id}")
 
 
-async def ensure_system_assistant(pool: AsyncConnectionPool[Any], tenant_id: str) -> uuid.UUID:
-    assistant_id = system_assistant_id(tenant_id)
+async def ensure_system_assistants(
+    pool: AsyncConnectionPool[Any], tenant_id: str, graph_ids: list[str]
+) -> None:
+    """One assistant per served graph, created on first use."""
     async with pool.connection() as conn:
-        await conn.execute(
-            UPSERT_SYSTEM, (assistant_id, tenant_id, GRAPH_ID, GRAPH_ID, json.dumps({"created_by": "system"}))
-        )
-    return assistant_id
+        for graph_id in graph_ids:
+            await conn.execute(
+                UPSERT_SYSTEM,
+                (
+                    system_assistant_id(tenant_id, graph_id),
+                    tenant_id,
+                    graph_id,
+                    graph_id,
+                    json.dumps({"created_by": "system"}),
+                ),
+            )
 
 
-async def resolve_assistant(pool: AsyncConnectionPool[Any], tenant_id: str, ref: str) -> Assistant | None:
-    """An assistant by id, or the system assistant when ``ref`` names the graph."""
-    await ensure_system_assistant(pool, tenant_id)
-    if ref == GRAPH_ID:
-        assistant_id = system_assistant_id(tenant_id)
+async def resolve_assistant(
+    pool: AsyncConnectionPool[Any], tenant_id: str, ref: str, graph_ids: list[str]
+) -> Assistant | None:
+    """An assistant by id, or the system assistant when ``ref`` names a graph."""
+    await ensure_system_assistants(pool, tenant_id, graph_ids)
+    if ref in graph_ids:
+        assistant_id = system_assistant_id(tenant_id, ref)
     else:
         try:
             assistant_id = uuid.UUID(ref)
@@ -75,6 +86,7 @@ async def resolve_assistant(pool: AsyncConnectionPool[Any], tenant_id: str, ref:
 async def search_assistants(
     pool: AsyncConnectionPool[Any],
     tenant_id: str,
+    graph_ids: list[str],
     *,
     graph_id: str | None,
     name: str | None,
@@ -82,7 +94,7 @@ async def search_assistants(
     limit: int,
     offset: int,
 ) -> tuple[list[Assistant], int]:
-    await ensure_system_assistant(pool, tenant_id)
+    await ensure_system_assistants(pool, tenant_id, graph_ids)
     params = {
         "tenant": tenant_id,
         "graph_id": graph_id,

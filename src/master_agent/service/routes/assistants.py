@@ -7,8 +7,8 @@ from typing import Any, Literal
 from fastapi import APIRouter, HTTPException, Query, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from master_agent.runtime import master_graph
 from master_agent.runtime.graph_runs import thread_graph_config
+from master_agent.runtime.graphs import graph_for, graph_ids
 from master_agent.service.assistants import Assistant, resolve_assistant, search_assistants
 from master_agent.service.deps import ResourcesDep, TenantDep
 from master_agent.service.graph_state import shape_of
@@ -36,6 +36,7 @@ async def search(
     found, total = await search_assistants(
         resources.database.pool,
         tenant,
+        graph_ids(resources),
         graph_id=body.graph_id,
         name=body.name,
         metadata=body.metadata,
@@ -47,7 +48,7 @@ async def search(
 
 
 async def _assistant(resources: ResourcesDep, tenant: str, assistant_id: str) -> Assistant:
-    assistant = await resolve_assistant(resources.database.pool, tenant, assistant_id)
+    assistant = await resolve_assistant(resources.database.pool, tenant, assistant_id, graph_ids(resources))
     if assistant is None:
         raise HTTPException(404, detail=f"Assistant {assistant_id} not found")
     return assistant
@@ -67,7 +68,7 @@ async def get_graph(
 ) -> dict[str, Any]:
     assistant = await _assistant(resources, tenant, assistant_id)
     config = thread_graph_config(tenant, "graph", shape_of(assistant.config)["configurable"])
-    graph = await master_graph(resources, config)
+    graph = await graph_for(resources, assistant.graph_id, config)
     drawable = graph.get_graph(xray=xray)
     return {
         "nodes": [

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse
 
 from master_agent.runtime.factory import classify_complexity
+from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_ids
 from master_agent.runtime.run_events import RunEvent
 from master_agent.runtime.runs import Run, RunQueue
 from master_agent.runtime.solve import MAX_GOAL_CHARS
@@ -64,8 +65,9 @@ class RunCreate(BaseModel):
     strict_resume: bool | None = None
 
 
-async def check_run_request(body: RunCreate, thread: Thread, resources: ResourcesDep) -> None:
-    """Refuse, before anything is stored, what the graph would fail on."""
+async def check_run_request(body: RunCreate, thread: Thread, resources: ResourcesDep, graph_id: str) -> None:
+    """Refuse, before anything is stored, what the graph would fail on (the master graph's state is
+    known here; other graphs get only the generic checks)."""
     if (body.input is None) == (body.command is None):
         raise HTTPException(422, detail="input: a run needs exactly one of input or command")
     if body.command is not None:
@@ -74,7 +76,7 @@ async def check_run_request(body: RunCreate, thread: Thread, resources: Resource
             raise HTTPException(422, detail=f"command: unsupported keys {unknown}; use resume and/or update")
         if "resume" in body.command and thread.status != "interrupted":
             raise HTTPException(409, detail="command.resume: the thread is not waiting for a decision")
-        if "update" in body.command:
+        if "update" in body.command and graph_id == MASTER_GRAPH_ID:
             if not isinstance(body.command["update"], dict):
                 raise HTTPException(422, detail="command.update: send one object of state keys")
             check_state_keys("command.update", body.command["update"])
@@ -82,6 +84,8 @@ async def check_run_request(body: RunCreate, thread: Thread, resources: Resource
     assert body.input is not None
     if not body.input or any(value is None for value in body.input.values()):
         raise HTTPException(422, detail="input: send at least a goal, and no null values")
+    if graph_id != MASTER_GRAPH_ID:
+        return
     check_state_keys("input", body.input)
     goal = body.input.get("goal")
     if goal is not None and (not isinstance(goal, str) or not goal.strip() or len(goal) > MAX_GOAL_CHARS):
@@ -106,14 +110,16 @@ def _location(run: Run, suffix: str = "") -> dict[str, str]:
 async def enqueue_run(
     body: RunCreate, thread: Thread, tenant: str, resources: ResourcesDep, queue: QueueDep
 ) -> Run:
-    await check_run_request(body, thread, resources)
-    assistant = await resolve_assistant(resources.database.pool, tenant, body.assistant_id)
+    assistant = await resolve_assistant(
+        resources.database.pool, tenant, body.assistant_id, graph_ids(resources)
+    )
     if assistant is None:
         raise HTTPException(404, detail=f"Assistant {body.assistant_id} not found")
+    await check_run_request(body, thread, resources, assistant.graph_id)
     config = dict(body.config or {})
     configurable = {**(assistant.config.get("configurable") or {}), **(config.get("configurable") or {})}
     configurable.pop("tenant_id", None)  # the tenant comes from the API key only
-    if "complexity" not in configurable:
+    if "complexity" not in configurable and assistant.graph_id == MASTER_GRAPH_ID:
         # Fixed per thread: later runs (a resume, a follow-up) build the same graph as the first one.
         known = (thread.config.get("configurable") or {}).get("complexity")
         goal = (body.input or {}).get("goal")
@@ -128,6 +134,7 @@ async def enqueue_run(
         "config": config,
         "stream_mode": body.stream_mode,
         "stream_subgraphs": body.stream_subgraphs,
+        "graph_id": assistant.graph_id,
     }
     metadata = {
         **(body.metadata or {}),
@@ -137,7 +144,7 @@ async def enqueue_run(
     async with resources.database.pool.connection() as conn:
         await conn.execute(
             "UPDATE threads SET config = %s WHERE thread_id = %s",
-            (json.dumps(shape_of(config) if configurable else thread.config or {}), thread.thread_id),
+            (json.dumps(shape_of(config, assistant.graph_id)), thread.thread_id),
         )
     return await queue.enqueue_graph_run(
         tenant_id=tenant,

@@ -1,0 +1,61 @@
+"""The graphs the service runs, by graph id: ``master_agent`` (built per tenant by the factory) and any
+extra ones named in ``MASTER_AGENT_GRAPHS`` (like ``graphs`` in ``langgraph.json``)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from master_agent.errors import ConfigError, InputError
+from master_agent.runtime.factory import master_graph
+from master_agent.runtime.loop import CompiledLoop
+from master_agent.runtime.resources import RuntimeResources
+
+MASTER_GRAPH_ID = "master_agent"
+
+_compiled: dict[tuple[str, int], CompiledLoop] = {}
+
+
+def graph_ids(resources: RuntimeResources) -> list[str]:
+    return [MASTER_GRAPH_ID, *(item.split("=", 1)[0] for item in resources.settings.graphs)]
+
+
+def _factory(resources: RuntimeResources, graph_id: str) -> Any:
+    for item in resources.settings.graphs:
+        name, _, target = item.partition("=")
+        if name == graph_id:
+            module, _, attribute = target.partition(":")
+            try:
+                return getattr(importlib.import_module(module), attribute)
+            except (ImportError, AttributeError) as error:
+                raise ConfigError(f"MASTER_AGENT_GRAPHS: cannot load {target!r}: {error}") from None
+    raise InputError("graph_id", f"unknown graph {graph_id!r}; known: {graph_ids(resources)}")
+
+
+async def graph_for(
+    resources: RuntimeResources,
+    graph_id: str,
+    config: RunnableConfig,
+    *,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+) -> CompiledLoop:
+    """The compiled graph ``graph_id`` for ``config``."""
+    if graph_id == MASTER_GRAPH_ID:
+        return await master_graph(resources, config, checkpointer=checkpointer)
+    key = (graph_id, id(checkpointer))
+    if key not in _compiled:
+        made = _factory(resources, graph_id)(config)
+        if inspect.isawaitable(made):
+            made = await made
+        if isinstance(made, CompiledStateGraph):
+            made = made.builder
+        if not isinstance(made, StateGraph):
+            raise ConfigError(f"MASTER_AGENT_GRAPHS: {graph_id!r} must return a StateGraph")
+        _compiled[key] = made.compile(checkpointer=checkpointer, name=graph_id)
+    return _compiled[key]
