@@ -31,7 +31,7 @@ lint: install
 	$(BIN)/mypy
 
 bench: install
-	$(BIN)/python benchmarks/run.py
+	PYTHONPATH=. $(BIN)/python benchmarks/run.py
 
 clean:
 	rm -rf $(VENV) $(ST_VENV) .master-agent .pytest_cache .mypy_cache .ruff_cache

@@ -105,3 +105,6 @@ async def main() -> None:
 
 if __name__ == "__main__":
     asyncio.run(main())
+    from benchmarks import service  # the HTTP service, in its own server process
+
+    service.main()

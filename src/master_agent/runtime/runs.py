@@ -271,14 +271,15 @@ class RunQueue:
         """Until the run is finished (in any process) or ``within_s`` passes; the run as it is then."""
         deadline = None if within_s is None else time.monotonic() + within_s
         while True:
+            # Registered before reading the run, so a finish in between still wakes this waiter.
+            future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+            self._waiters.setdefault(run_id, []).append(future)
             run = await self.get(run_id)
             if run is None or run.status in TERMINAL:
                 return run
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 return run
-            future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-            self._waiters.setdefault(run_id, []).append(future)
             with contextlib.suppress(TimeoutError):
                 # Woken at once when this process finishes it; polled when another process runs it.
                 await asyncio.wait_for(future, POLL_S if remaining is None else min(POLL_S, remaining))

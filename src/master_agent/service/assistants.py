@@ -48,10 +48,16 @@ def system_assistant_id(tenant_id: str, graph_id: str = GRAPH_ID) -> uuid.UUID:
     return uuid.uuid5(_NAMESPACE, f"{tenant_id}:{graph_id}")
 
 
+_ensured: set[tuple[int, str, tuple[str, ...]]] = set()
+
+
 async def ensure_system_assistants(
     pool: AsyncConnectionPool[Any], tenant_id: str, graph_ids: list[str]
 ) -> None:
-    """One assistant per served graph, created on first use."""
+    """One assistant per served graph, created on first use (once per process and tenant)."""
+    key = (id(pool), tenant_id, tuple(graph_ids))
+    if key in _ensured:
+        return
     async with pool.connection() as conn:
         for graph_id in graph_ids:
             await conn.execute(
@@ -64,6 +70,7 @@ async def ensure_system_assistants(
                     json.dumps({"created_by": "system"}),
                 ),
             )
+    _ensured.add(key)
 
 
 async def resolve_assistant(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import time
 import uuid
 from datetime import datetime
 from typing import Any
@@ -73,6 +74,7 @@ async def revoke_key(pool: AsyncConnectionPool[Any], key_id: str) -> None:
         row = await (await conn.execute(REVOKE_KEY, (parsed,))).fetchone()
     if row is None:
         raise InputError("key_id", f"no active key {key_id}")
+    _key_cache.clear()  # this process stops trusting it at once; others within KEY_CACHE_S
 
 
 async def list_keys(pool: AsyncConnectionPool[Any], tenant_id: str) -> list[ApiKeyPublic]:
@@ -81,9 +83,22 @@ async def list_keys(pool: AsyncConnectionPool[Any], tenant_id: str) -> list[ApiK
     return [ApiKeyPublic.model_validate(row) for row in rows]
 
 
+#: How long this process trusts a key lookup; a key revoked in another process stops working within it.
+KEY_CACHE_S = 2.0
+_key_cache: dict[str, tuple[float, str]] = {}
+
+
 async def tenant_for_key(pool: AsyncConnectionPool[Any], key: str) -> str | None:
     if not key.startswith(KEY_PREFIX):
         return None
+    digest = hash_key(key)
+    cached = _key_cache.get(digest)
+    if cached is not None and cached[0] > time.monotonic():
+        return cached[1]
     async with pool.connection() as conn:
-        row = await (await conn.execute(SELECT_TENANT_BY_KEY, (hash_key(key),))).fetchone()
-    return str(row["tenant_id"]) if row else None
+        row = await (await conn.execute(SELECT_TENANT_BY_KEY, (digest,))).fetchone()
+    if row is None:
+        _key_cache.pop(digest, None)
+        return None
+    _key_cache[digest] = (time.monotonic() + KEY_CACHE_S, str(row["tenant_id"]))
+    return str(row["tenant_id"])

@@ -1,0 +1,131 @@
+"""Service numbers through the official langgraph-sdk client against ``master-agent serve``.
+
+For a trivial 3-node graph and for the retail goal (offline model): new thread + ``runs.wait`` median
+and p95, time to the first SSE event, and runs per second with 10 concurrent clients. Printed, never
+asserted. Reference (Aegra on this machine): 85.6 ms new thread + wait, 19.1 ms to first event,
+16.5 runs/s with 10 clients, trivial graph.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from langgraph_sdk import get_client
+
+ROOT = Path(__file__).resolve().parents[1]
+GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
+CASES: dict[str, dict[str, Any]] = {
+    "trivial": {"assistant": "trivial", "input": {"count": 0}},
+    "retail": {"assistant": "master_agent", "input": {"goal": GOAL}},
+}
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:8.2f} ms"
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[int(0.95 * (len(ordered) - 1))]
+
+
+async def _new_thread_wait(client: Any, case: dict[str, Any]) -> float:
+    start = time.perf_counter()
+    thread = await client.threads.create()
+    await client.runs.wait(thread["thread_id"], case["assistant"], input=case["input"])
+    return time.perf_counter() - start
+
+
+async def _first_event(client: Any, case: dict[str, Any]) -> float:
+    start = time.perf_counter()
+    first = 0.0
+    async for _ in client.runs.stream(None, case["assistant"], input=case["input"], stream_mode="values"):
+        if not first:
+            first = time.perf_counter() - start
+    return first
+
+
+async def _throughput(url: str, key: str, case: dict[str, Any], clients: int, per_client: int) -> float:
+    async def one_client() -> None:
+        client = get_client(url=url, api_key=key)
+        for _ in range(per_client):
+            await _new_thread_wait(client, case)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(one_client() for _ in range(clients)))
+    return clients * per_client / (time.perf_counter() - start)
+
+
+async def measure(url: str, key: str, runs: int) -> None:
+    client = get_client(url=url, api_key=key)
+    for name, case in CASES.items():
+        for _ in range(5):  # warm: graph caches, pool
+            await _new_thread_wait(client, case)
+        waits = [await _new_thread_wait(client, case) for _ in range(runs)]
+        firsts = [await _first_event(client, case) for _ in range(min(runs, 50))]
+        per_client = max(runs // 10, 2)
+        rate = await _throughput(url, key, case, clients=10, per_client=per_client)
+        print(
+            f"service {name:<8} new thread + runs.wait median {_ms(statistics.median(waits))} "
+            f"p95 {_ms(_p95(waits))} (n={runs}) | first SSE event median {_ms(statistics.median(firsts))} "
+            f"| {rate:6.1f} runs/s with 10 clients"
+        )
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def main(runs: int = 200) -> None:
+    with tempfile.TemporaryDirectory(prefix="ma-bench-svc-") as data_dir:
+        env = {
+            **os.environ,
+            "MASTER_AGENT_MODEL": "offline",
+            "MASTER_AGENT_DATA_DIR": data_dir,
+            "MASTER_AGENT_GRAPHS": "trivial=benchmarks.trivial_graph:make_graph",
+            "MASTER_AGENT_RUN_CONCURRENCY": "16",
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        }
+        cli = [sys.executable, "-m", "master_agent.cli"]
+        created = subprocess.run([*cli, "keys", "create", "--tenant", "demo-retail"], env=env, capture_output=True, text=True, check=True)  # fmt: skip
+        key = json.loads(created.stdout)["api_key"]
+        port = _free_port()
+        server = subprocess.Popen([*cli, "serve", "--port", str(port)], env=env, cwd=ROOT)  # fmt: skip
+        try:
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
+            asyncio.run(measure(url, key, runs))
+        finally:
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=30)
+            if not os.environ.get("DATABASE_URL"):
+                from pgserver import get_server  # type: ignore[attr-defined]
+
+                get_server(Path(data_dir) / "pg", cleanup_mode="stop").cleanup()
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 200)
