@@ -166,3 +166,20 @@ def test_serve_refuses_auth_disabled_off_loopback(cli_database: str) -> None:
     )
     assert done.returncode == 2
     assert "loopback" in done.stderr
+
+
+def test_tenants_and_keys(cli_database: str) -> None:
+    created = run(cli_database, "tenants", "create", "Acme Phones", "--tier", "pro")
+    assert created.returncode == 0, created.stderr
+    tenant = json.loads(created.stdout)
+    assert tenant["tenant_id"] == "acme-phones" and tenant["api_key"].startswith("ma_")
+    again = run(cli_database, "tenants", "create", "Acme Phones")
+    assert again.returncode == 2 and "already exists" in again.stderr
+    key = json.loads(run(cli_database, "keys", "create", "--tenant", "acme-phones").stdout)
+    listed = json.loads(run(cli_database, "keys", "list", "--tenant", "acme-phones").stdout)
+    assert {k["key_id"] for k in listed} == {tenant["key_id"], key["key_id"]}
+    assert all("key" not in k and "key_hash" not in k for k in listed)  # never the key itself
+    assert run(cli_database, "keys", "revoke", key["key_id"]).returncode == 0
+    revoked = run(cli_database, "keys", "revoke", key["key_id"])
+    assert revoked.returncode == 2 and "no active key" in revoked.stderr
+    assert run(cli_database, "keys", "create", "--tenant", "nobody").returncode == 2

@@ -157,6 +157,12 @@ async def test_other_tenant_cannot_read_update_or_delete(clients: dict[str, Lang
         lambda: theirs.runs.join(thread["thread_id"], run["run_id"]),
         lambda: theirs.runs.create(thread["thread_id"], "master_agent", input={"goal": QUESTION}),
     ]
+
+    async def stream() -> None:
+        async for _ in theirs.runs.join_stream(thread["thread_id"], run["run_id"]):
+            pass
+
+    attempts.append(stream)
     for attempt in attempts:
         with pytest.raises((NotFoundError, httpx.HTTPStatusError)) as refused:
             await attempt()
