@@ -23,6 +23,7 @@ PACKAGES = [
     "master_agent.capabilities",
     "master_agent.capabilities.tools",
     "master_agent.domains",
+    "master_agent.evolution",
     "master_agent.models",
     "master_agent.runtime",
     "master_agent.storage",

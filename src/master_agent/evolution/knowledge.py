@@ -1,0 +1,144 @@
+"""Village knowledge: patterns that worked (or did not), searchable by meaning, kept per tenant.
+
+Every tenant query runs in ``tenant_session``: as the ``master_agent_tenant`` role with
+``master_agent.tenant_id`` set, so row-level security in Postgres (not a WHERE clause here) limits it
+to the tenant's private patterns and the shared ones.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, Literal
+
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
+from pydantic import BaseModel, Field
+
+from master_agent.evolution.embeddings import Embedder, to_pgvector
+
+TENANT_ROLE = "master_agent_tenant"
+
+INSERT_PATTERN = """
+INSERT INTO village_knowledge (pattern_id, tenant_id, visibility, pattern_name, domain, description,
+    problem_type, root_cause, intervention, expected_outcome, evidence, applicability, confidence,
+    success_rate, source, embedding, embedding_model, embedding_dim)
+VALUES (%(pattern_id)s, %(tenant_id)s, %(visibility)s, %(pattern_name)s, %(domain)s, %(description)s,
+    %(problem_type)s, %(root_cause)s, %(intervention)s, %(expected_outcome)s, %(evidence)s,
+    %(applicability)s, %(confidence)s, %(success_rate)s, %(source)s, %(embedding)s::vector,
+    %(embedding_model)s, %(embedding_dim)s)
+"""
+#: Other dimensions: the same search, exact (no index yet for them).
+SEARCH_ANY = """
+SELECT pattern_id, tenant_id, visibility, pattern_name, domain, description, problem_type, root_cause,
+       intervention, expected_outcome, evidence, applicability, confidence, reuse_count, success_rate,
+       1 - (embedding <=> %(query)s::vector) AS similarity
+FROM village_knowledge
+WHERE embedding_dim = %(dim)s AND embedding_model = %(model)s
+ORDER BY embedding <=> %(query)s::vector
+LIMIT %(limit)s
+"""
+SEARCH_384 = """
+SELECT pattern_id, tenant_id, visibility, pattern_name, domain, description, problem_type, root_cause,
+       intervention, expected_outcome, evidence, applicability, confidence, reuse_count, success_rate,
+       1 - (embedding::vector(384) <=> %(query)s::vector(384)) AS similarity
+FROM village_knowledge
+WHERE embedding_dim = 384 AND embedding_model = %(model)s
+ORDER BY embedding::vector(384) <=> %(query)s::vector(384)
+LIMIT %(limit)s
+"""
+
+
+class PatternCreate(BaseModel):
+    """A pattern to store."""
+
+    pattern_name: str = Field(min_length=1, max_length=200)
+    domain: str
+    description: str = Field(min_length=1)
+    problem_type: str
+    root_cause: str | None = None
+    intervention: dict[str, Any] = Field(default_factory=dict)
+    expected_outcome: str | None = None
+    evidence: list[Any] = Field(default_factory=list)
+    applicability: dict[str, Any] = Field(default_factory=dict)
+    confidence: float = Field(default=0.5, ge=0, le=1)
+    success_rate: float | None = Field(default=None, ge=0, le=1)
+    source: str | None = None
+    visibility: Literal["private", "shared"] = "private"
+
+
+class PatternMatch(BaseModel):
+    """A stored pattern found by a search."""
+
+    pattern_id: uuid.UUID
+    tenant_id: str
+    visibility: str
+    pattern_name: str
+    domain: str
+    description: str
+    problem_type: str
+    root_cause: str | None
+    intervention: dict[str, Any]
+    expected_outcome: str | None
+    evidence: list[Any]
+    applicability: dict[str, Any]
+    confidence: float
+    reuse_count: int
+    success_rate: float | None
+    similarity: float
+
+
+@asynccontextmanager
+async def tenant_session(
+    pool: AsyncConnectionPool[Any], tenant_id: str
+) -> AsyncIterator[AsyncConnection[Any]]:
+    """A transaction acting as ``tenant_id`` under row-level security."""
+    async with pool.connection() as conn, conn.transaction():
+        await conn.execute(f"SET LOCAL ROLE {TENANT_ROLE}")
+        await conn.execute("SELECT set_config('master_agent.tenant_id', %s, true)", (tenant_id,))
+        yield conn
+
+
+def pattern_text(pattern: PatternCreate) -> str:
+    """What is embedded: the words a goal would share with the pattern."""
+    return " ".join(
+        part for part in (pattern.pattern_name, pattern.problem_type.replace("_", " "), pattern.description,
+                          pattern.root_cause or "") if part
+    )  # fmt: skip
+
+
+class KnowledgeStore:
+    def __init__(self, pool: AsyncConnectionPool[Any], embedder: Embedder) -> None:
+        self.pool = pool
+        self.embedder = embedder
+
+    async def add(self, tenant_id: str, pattern: PatternCreate) -> uuid.UUID:
+        [vector] = await self.embedder.embed([pattern_text(pattern)])
+        pattern_id = uuid.uuid4()
+        row = {
+            **pattern.model_dump(),
+            "pattern_id": pattern_id,
+            "tenant_id": tenant_id,
+            "intervention": json.dumps(pattern.intervention),
+            "evidence": json.dumps(pattern.evidence),
+            "applicability": json.dumps(pattern.applicability),
+            "embedding": to_pgvector(vector),
+            "embedding_model": self.embedder.model_name,
+            "embedding_dim": self.embedder.dim,
+        }
+        async with tenant_session(self.pool, tenant_id) as conn:
+            await conn.execute(INSERT_PATTERN, row)
+        return pattern_id
+
+    async def search(self, tenant_id: str, query: str, *, limit: int = 5) -> list[PatternMatch]:
+        """Patterns nearest in meaning to ``query`` among the tenant's private and the shared ones."""
+        [vector] = await self.embedder.embed([query])
+        params = {"query": to_pgvector(vector), "model": self.embedder.model_name, "dim": self.embedder.dim}
+        # The 384-d query repeats the index expression so the HNSW index serves it.
+        statement = SEARCH_384 if self.embedder.dim == 384 else SEARCH_ANY
+        async with tenant_session(self.pool, tenant_id) as conn:
+            cursor = await conn.execute(statement, {**params, "limit": limit})
+            rows = await cursor.fetchall()
+        return [PatternMatch.model_validate(row) for row in rows]
