@@ -35,6 +35,8 @@ RunStatus = Literal["pending", "running", "success", "error", "interrupted"]
 TERMINAL: frozenset[str] = frozenset({"success", "error", "interrupted"})
 CHANNEL = "master_agent_runs"
 CANCEL_CHANNEL = "master_agent_cancel"
+#: Tells every process a run has finished, so waiters elsewhere answer at once instead of polling.
+DONE_CHANNEL = "master_agent_run_done"
 CancelAction = Literal["interrupt", "rollback"]
 POLL_S = 0.5
 
@@ -228,10 +230,22 @@ class RunQueue:
                 await conn.execute("SELECT pg_notify(%s, %s)", (CANCEL_CHANNEL, run_id))
         if row["status"] == "running":
             self._cancel_local(run_id, action)
-        for future in self._waiters.pop(run_id, []):
-            if not future.done() and row["status"] == "pending":
-                future.set_result("interrupted")
+        else:
+            await self._announce_done(run_id, "interrupted")
         return True
+
+    def _wake_waiters(self, run_id: str, status: str) -> None:
+        for future in self._waiters.pop(run_id, []):
+            if not future.done():
+                future.set_result(status)
+
+    async def _announce_done(self, run_id: str, status: str) -> None:
+        self._wake_waiters(run_id, status)
+        try:
+            async with self.resources.database.pool.connection() as conn:
+                await conn.execute("SELECT pg_notify(%s, %s)", (DONE_CHANNEL, run_id))
+        except Exception:
+            logger.warning("announcing the end of run %s failed; other processes will poll", run_id)
 
     def _cancel_local(self, run_id: str, action: CancelAction) -> None:
         task = self._running.get(run_id)
@@ -378,9 +392,7 @@ class RunQueue:
             self._slots.release()
         if self._on_finished is not None:
             self._on_finished(status, time.perf_counter() - started)
-        for future in self._waiters.pop(run_id, []):
-            if not future.done():
-                future.set_result(status)
+        await self._announce_done(run_id, status)
 
     async def _finish_cancelled(self, claimed: dict[str, Any], action: CancelAction) -> None:
         run_id, thread_id = str(claimed["run_id"]), str(claimed["thread_id"])
@@ -402,9 +414,7 @@ class RunQueue:
             self._running.pop(run_id, None)
             self._cancelling.pop(run_id, None)
             self._slots.release()
-        for future in self._waiters.pop(run_id, []):
-            if not future.done():
-                future.set_result("interrupted")
+        await self._announce_done(run_id, "interrupted")
 
     async def _heartbeat_loop(self) -> None:
         while True:
@@ -442,9 +452,12 @@ class RunQueue:
                 ) as conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
                     await conn.execute(f"LISTEN {CANCEL_CHANNEL}")
+                    await conn.execute(f"LISTEN {DONE_CHANNEL}")
                     async for notice in conn.notifies():
                         if notice.channel == CANCEL_CHANNEL:
                             await self._cancel_requested(notice.payload)
+                        elif notice.channel == DONE_CHANNEL:
+                            self._wake_waiters(notice.payload, "done")
                         else:
                             self._wake.set()
             except asyncio.CancelledError:
