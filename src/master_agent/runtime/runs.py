@@ -78,7 +78,7 @@ WHERE lease_owner = %(owner)s AND status = 'running' AND run_id = ANY(%(runs)s)
 """
 FINISH_RUN = """
 UPDATE runs SET status = %(status)s, error = %(error)s, finished_at = now(), updated_at = now(),
-       lease_owner = NULL, lease_expires_at = NULL
+       lease_expires_at = NULL
 WHERE run_id = %(run_id)s AND lease_owner = %(owner)s
 """
 SELECT_RUN = "SELECT * FROM runs WHERE run_id = %s"

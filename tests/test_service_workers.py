@@ -1,0 +1,100 @@
+"""Two ``serve`` processes on one database share the runs, and no run executes twice."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import psycopg
+from psycopg.rows import dict_row
+
+from tests.conftest import database_uri
+
+ROOT = Path(__file__).resolve().parents[1]
+QUESTION = "What is the attach rate of Store 5?"
+
+
+def _port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _serve(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
+    port = _port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "master_agent.cli", "serve", "--port", str(port)],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
+                return server, url
+        except httpx.HTTPError:
+            if time.monotonic() > deadline:
+                server.kill()
+                raise
+            time.sleep(0.1)
+
+
+def test_two_servers_share_the_runs_and_none_runs_twice(pg_server_uri: str) -> None:
+    name = f"workers_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_server_uri, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    uri = database_uri(pg_server_uri, name)
+    env = {
+        **os.environ,
+        "DATABASE_URL": uri,
+        "MASTER_AGENT_MODEL": "offline",
+        "MASTER_AGENT_RUN_CONCURRENCY": "2",
+    }
+    created = subprocess.run(
+        [sys.executable, "-m", "master_agent.cli", "keys", "create", "--tenant", "demo-retail"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    key = json.loads(created.stdout)["api_key"]
+    servers = [_serve(env), _serve(env)]
+    try:
+        run_ids = []
+        for _ in range(16):  # all submitted to the first server
+            response = httpx.post(f"{servers[0][1]}/threads", json={}, headers={"X-API-Key": key})
+            thread_id = response.json()["thread_id"]
+            run = httpx.post(
+                f"{servers[0][1]}/threads/{thread_id}/runs",
+                json={"assistant_id": "master_agent", "input": {"goal": QUESTION}},
+                headers={"X-API-Key": key},
+            ).json()
+            run_ids.append(run["run_id"])
+        deadline = time.monotonic() + 120
+        with psycopg.connect(uri, autocommit=True, row_factory=dict_row) as conn:
+            while time.monotonic() < deadline:
+                rows = conn.execute(
+                    "SELECT status, attempts, lease_owner FROM runs WHERE run_id = ANY(%s)", (run_ids,)
+                ).fetchall()
+                if all(row["status"] == "success" for row in rows) and len(rows) == len(run_ids):
+                    break
+                time.sleep(0.2)
+    finally:
+        for server, _ in servers:
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=30)
+    assert [row["status"] for row in rows] == ["success"] * len(run_ids)
+    assert {row["attempts"] for row in rows} == {1}  # no run executed twice
+    assert len({row["lease_owner"] for row in rows}) == 2  # both servers took runs
