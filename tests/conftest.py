@@ -27,13 +27,18 @@ def database_uri(server_uri: str, name: str) -> str:
     return f"{head.rsplit('/', 1)[0]}/{name}?{query}"
 
 
+def create_database(server_uri: str, prefix: str = "t") -> str:
+    """A new, empty database on the session server; its URI."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server_uri, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return database_uri(server_uri, name)
+
+
 @pytest.fixture
 def fresh_database_uri(pg_server_uri: str) -> str:
     """A new, empty database on the session server."""
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_server_uri, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return database_uri(pg_server_uri, name)
+    return create_database(pg_server_uri)
 
 
 @pytest.fixture(scope="session")

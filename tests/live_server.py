@@ -1,17 +1,24 @@
-"""A real uvicorn server for the service tests, in the test's event loop, on a loopback port."""
+"""Real servers for the service tests on loopback ports: uvicorn in the test's event loop, or
+``master-agent serve`` as a subprocess."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
 
+import httpx
 import uvicorn
 
 from master_agent.service import create_app
 from master_agent.settings import Settings
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
@@ -20,7 +27,7 @@ def _free_port() -> int:
 
 class LiveServer:
     def __init__(self, settings: Settings) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=self.port, log_level="warning")
         self.server = uvicorn.Server(config)
@@ -38,3 +45,33 @@ class LiveServer:
         self.server.should_exit = True
         if self.task is not None:
             await self.task
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def start_serve(
+    env: dict[str, str], *extra: str, log: Path | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
+    """``master-agent serve`` in a subprocess on a free loopback port, once it answers ``/ok``."""
+    port = free_port()
+    env = {**env, "PYTHONPATH": os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])}
+    output = log.open("w") if log is not None else subprocess.DEVNULL
+    server = subprocess.Popen(
+        [sys.executable, "-m", "master_agent.cli", *extra, "serve", "--port", str(port)],
+        env=env,
+        cwd=ROOT,
+        stdout=output,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
+                return server, url
+        except httpx.HTTPError:
+            if time.monotonic() > deadline or server.poll() is not None:
+                server.kill()
+                raise AssertionError("master-agent serve did not start") from None
+            time.sleep(0.1)

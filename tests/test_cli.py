@@ -29,16 +29,11 @@ def run(database_uri: str, *args: str, data_dir: Path | None = None) -> subproce
 
 @pytest.fixture(scope="module")
 def cli_database(pg_server_uri: str) -> str:
-    import uuid
 
-    import psycopg
+    from tests.conftest import create_database
 
-    from tests.conftest import database_uri
-
-    name = f"cli_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(pg_server_uri, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return database_uri(pg_server_uri, name)
+    uri = create_database(pg_server_uri, "cli")
+    return uri
 
 
 def test_solve_json_prints_only_the_solution(cli_database: str) -> None:

@@ -10,23 +10,23 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections import Counter
+from pathlib import Path
 
 import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from tests.conftest import database_uri
+from tests.conftest import create_database
 from tests.durability_pack import SLOW_SECONDS, SLOW_TOOL, TENANT
 
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
 
 
-def _env(uri: str) -> dict[str, str]:
+def crash_env(uri: str) -> dict[str, str]:
     env = {**os.environ, "DATABASE_URL": uri, "MASTER_AGENT_MODEL": "offline"}
     env["MASTER_AGENT_DOMAIN_PACKS"] = "tests.durability_pack"
-    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH", "")])
     return env
 
 
@@ -37,7 +37,7 @@ def _cli(*args: str) -> list[str]:
 def _install(uri: str) -> None:
     """Create the crash tenant (the pack's installer) through the real start-up path."""
     done = subprocess.run(
-        [sys.executable, "-c", _INSTALL], env=_env(uri), capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", _INSTALL], env=crash_env(uri), capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
 
@@ -58,15 +58,12 @@ asyncio.run(main())
 
 @pytest.fixture
 def crash_database(pg_server_uri: str) -> str:
-    name = f"crash_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(pg_server_uri, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    uri = database_uri(pg_server_uri, name)
+    uri = create_database(pg_server_uri, "crash")
     _install(uri)
     return uri
 
 
-def _wait_for(uri: str, query: str, timeout: float = 60) -> dict[str, object]:
+def wait_for_row(uri: str, query: str, timeout: float = 60) -> dict[str, object]:
     deadline = time.monotonic() + timeout
     with psycopg.connect(uri, autocommit=True, row_factory=dict_row) as conn:
         while time.monotonic() < deadline:
@@ -86,13 +83,13 @@ def test_sigkill_inside_a_sub_agent_then_resume(crash_database: str) -> None:
     uri = crash_database
     process = subprocess.Popen(
         _cli("solve", GOAL, "--tenant", TENANT, "--json"),
-        env=_env(uri),
+        env=crash_env(uri),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
-        _wait_for(uri, f"SELECT 1 FROM crash_tool_runs WHERE tool = '{SLOW_TOOL}' AND phase = 'started'")
+        wait_for_row(uri, f"SELECT 1 FROM crash_tool_runs WHERE tool = '{SLOW_TOOL}' AND phase = 'started'")
         # Checkpoint writes are saved in the background (durability "async"): give the siblings that
         # already finished a moment to become durable, then kill well inside the slow tool's sleep.
         time.sleep(SLOW_SECONDS / 3)
@@ -102,7 +99,7 @@ def test_sigkill_inside_a_sub_agent_then_resume(crash_database: str) -> None:
         if process.poll() is None:
             process.kill()
     assert process.returncode == -signal.SIGKILL
-    thread = _wait_for(uri, "SELECT thread_id, status FROM solutions")
+    thread = wait_for_row(uri, "SELECT thread_id, status FROM solutions")
     assert thread["status"] == "running"
     before = Counter((r["tool"], r["phase"]) for r in _runs(uri))
     assert (SLOW_TOOL, "completed") not in before  # killed while the slow tool ran
@@ -110,7 +107,7 @@ def test_sigkill_inside_a_sub_agent_then_resume(crash_database: str) -> None:
 
     resumed = subprocess.run(
         _cli("resume", "--thread", str(thread["thread_id"]), "--json"),
-        env=_env(uri),
+        env=crash_env(uri),
         capture_output=True,
         text=True,
         timeout=240,
@@ -126,7 +123,7 @@ def test_sigkill_inside_a_sub_agent_then_resume(crash_database: str) -> None:
     # the same solution as an uninterrupted run of the same goal on the same tenant
     fresh = subprocess.run(
         _cli("solve", GOAL, "--tenant", TENANT, "--json"),
-        env=_env(uri),
+        env=crash_env(uri),
         capture_output=True,
         text=True,
         timeout=240,

@@ -4,11 +4,9 @@ uvicorn server on a loopback port."""
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator
 
 import httpx
-import psycopg
 import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
@@ -18,7 +16,7 @@ from master_agent.capabilities import domain_pack
 from master_agent.runtime import RuntimeResources
 from master_agent.service.auth import create_key
 from master_agent.settings import Settings
-from tests.conftest import database_uri
+from tests.conftest import create_database
 from tests.live_server import LiveServer
 
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
@@ -27,11 +25,9 @@ QUESTION = "What is the attach rate of Store 5?"
 
 @pytest.fixture(scope="module")
 async def live(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LiveServer]:
-    name = f"lgapi_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(pg_server_uri, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+    uri = create_database(pg_server_uri, "lgapi")
     settings = Settings(
-        database_url=database_uri(pg_server_uri, name),
+        database_url=uri,
         data_dir=tmp_path_factory.mktemp("lgapi"),
         model="offline",
         graphs=("trivial=benchmarks.trivial_graph:make_graph",),

@@ -4,41 +4,30 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import psycopg
 import pytest
 from langgraph_sdk import get_client
 
-from tests.conftest import database_uri
+from tests.conftest import create_database
+from tests.live_server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def langgraph_dev(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    name = f"lgdev_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(pg_server_uri, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    port = _free_port()
+    uri = create_database(pg_server_uri, "lgdev")
+    port = free_port()
     env = {
         **os.environ,
-        "DATABASE_URL": database_uri(pg_server_uri, name),
+        "DATABASE_URL": uri,
         "MASTER_AGENT_MODEL": "offline",
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
     }

@@ -4,12 +4,10 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-import psycopg
 import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
@@ -19,7 +17,7 @@ from master_agent.runtime import RuntimeResources
 from master_agent.service.auth import create_key
 from master_agent.settings import Settings
 from tests import durability_pack
-from tests.conftest import database_uri
+from tests.conftest import create_database
 from tests.live_server import LiveServer
 
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
@@ -28,11 +26,9 @@ QUESTION = "What is the attach rate of Store 5?"
 
 @pytest.fixture(scope="module")
 async def live(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LiveServer]:
-    name = f"lgstream_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(pg_server_uri, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+    uri = create_database(pg_server_uri, "lgstream")
     settings = Settings(
-        database_url=database_uri(pg_server_uri, name),
+        database_url=uri,
         data_dir=tmp_path_factory.mktemp("lgstream"),
         model="offline",
         domain_packs=("tests.durability_pack",),

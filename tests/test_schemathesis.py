@@ -9,17 +9,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
-import uuid
 from pathlib import Path
 
-import httpx
-import psycopg
-
-from tests.conftest import database_uri
+from tests.conftest import create_database
+from tests.live_server import start_serve
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMATHESIS = Path(os.environ.get("MASTER_AGENT_SCHEMATHESIS", ROOT / ".venv-schemathesis" / "bin" / "st"))
@@ -27,10 +22,8 @@ SCHEMATHESIS = Path(os.environ.get("MASTER_AGENT_SCHEMATHESIS", ROOT / ".venv-sc
 
 def test_fuzzing_the_openapi_finds_no_server_error(pg_server_uri: str, tmp_path: Path) -> None:
     assert SCHEMATHESIS.exists(), f"{SCHEMATHESIS} is missing: run 'make install'"
-    name = f"fuzz_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(pg_server_uri, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    env = {**os.environ, "DATABASE_URL": database_uri(pg_server_uri, name), "MASTER_AGENT_MODEL": "offline"}
+    uri = create_database(pg_server_uri, "fuzz")
+    env = {**os.environ, "DATABASE_URL": uri, "MASTER_AGENT_MODEL": "offline"}
     created = subprocess.run(
         [sys.executable, "-m", "master_agent.cli", "keys", "create", "--tenant", "demo-retail"],
         env=env,
@@ -40,31 +33,14 @@ def test_fuzzing_the_openapi_finds_no_server_error(pg_server_uri: str, tmp_path:
     )
     assert created.returncode == 0, created.stderr
     key = json.loads(created.stdout)["api_key"]
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    server, url = start_serve(env, "-v", log=tmp_path / "server.log")
     log = tmp_path / "server.log"
-    with log.open("w") as out:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "master_agent.cli", "-v", "serve", "--port", str(port)],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/ok", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                assert time.monotonic() < deadline, log.read_text()[-2000:]
-                time.sleep(0.2)
         fuzz = subprocess.run(
             [
                 str(SCHEMATHESIS),
                 "run",
-                f"http://127.0.0.1:{port}/openapi.json",
+                f"{url}/openapi.json",
                 "-H",
                 f"X-API-Key: {key}",
                 "--checks",

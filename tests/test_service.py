@@ -8,14 +8,13 @@ import uuid
 from collections.abc import AsyncIterator
 
 import httpx
-import psycopg
 import pytest
 
 from master_agent.capabilities import domain_pack
 from master_agent.runtime import RuntimeResources
 from master_agent.service.auth import create_key
 from master_agent.settings import Settings
-from tests.conftest import database_uri
+from tests.conftest import create_database
 from tests.live_server import LiveServer
 
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
@@ -23,11 +22,9 @@ GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
 
 @pytest.fixture(scope="module")
 def service_settings(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    name = f"svc_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(pg_server_uri, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+    uri = create_database(pg_server_uri, "svc")
     return Settings(
-        database_url=database_uri(pg_server_uri, name),
+        database_url=uri,
         data_dir=tmp_path_factory.mktemp("svc"),
         model="offline",
         max_body_bytes=4096,

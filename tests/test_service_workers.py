@@ -5,57 +5,24 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import httpx
 import psycopg
 from psycopg.rows import dict_row
 
-from tests.conftest import database_uri
+from tests.conftest import create_database
+from tests.live_server import start_serve
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTION = "What is the attach rate of Store 5?"
 
 
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _serve(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
-    port = _port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "master_agent.cli", "serve", "--port", str(port)],
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
-                return server, url
-        except httpx.HTTPError:
-            if time.monotonic() > deadline:
-                server.kill()
-                raise
-            time.sleep(0.1)
-
-
 def test_two_servers_share_the_runs_and_none_runs_twice(pg_server_uri: str) -> None:
-    name = f"workers_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(pg_server_uri, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    uri = database_uri(pg_server_uri, name)
+    uri = create_database(pg_server_uri, "workers")
     env = {
         **os.environ,
         "DATABASE_URL": uri,
@@ -70,7 +37,7 @@ def test_two_servers_share_the_runs_and_none_runs_twice(pg_server_uri: str) -> N
         timeout=120,
     )
     key = json.loads(created.stdout)["api_key"]
-    servers = [_serve(env), _serve(env)]
+    servers = [start_serve(env), start_serve(env)]
     try:
         run_ids = []
         for _ in range(16):  # all submitted to the first server
