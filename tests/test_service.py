@@ -229,3 +229,31 @@ async def test_chat_stream_turns_on_one_thread(live: LiveServer, keys: dict[str,
         assert missing.status_code == 404
         empty = await client.post("/chat/stream", json={"message": ""})
         assert empty.status_code == 422
+
+
+async def test_knowledge_search_and_read_are_tenant_scoped(live: LiveServer, keys: dict[str, str]) -> None:
+    from master_agent.evolution import PatternCreate
+
+    store = live.server.config.app.state.service.knowledge
+    pattern = PatternCreate(
+        pattern_name="coaching for attach rate",
+        domain="retail",
+        description="Accessory attach rate raised by coaching veteran staff and POS prompts",
+        problem_type="low_attach_rate",
+    )
+    mine = await store.add("demo-retail", pattern)
+    theirs = await store.add("other-shop", pattern.model_copy(update={"pattern_name": "other-shop secret"}))
+    shared = await store.add(
+        "other-shop", pattern.model_copy(update={"pattern_name": "shared coaching", "visibility": "shared"})
+    )
+    async with _client(live, keys["demo-retail"]) as client:
+        found = (
+            await client.get("/knowledge", params={"q": "increase accessory attach rate", "limit": 10})
+        ).json()
+        names = {item["pattern_name"] for item in found}
+        assert {"coaching for attach rate", "shared coaching"} <= names
+        assert "other-shop secret" not in names
+        assert (await client.get(f"/knowledge/{mine}")).status_code == 200
+        assert (await client.get(f"/knowledge/{shared}")).status_code == 200
+        assert (await client.get(f"/knowledge/{theirs}")).status_code == 404
+        assert (await client.get("/knowledge", params={"q": ""})).status_code == 422

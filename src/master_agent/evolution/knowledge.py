@@ -109,6 +109,14 @@ def pattern_text(pattern: PatternCreate) -> str:
     )  # fmt: skip
 
 
+SELECT_ONE = """
+SELECT pattern_id, tenant_id, visibility, pattern_name, domain, description, problem_type, root_cause,
+       intervention, expected_outcome, evidence, applicability, confidence, reuse_count, success_rate,
+       1.0 AS similarity
+FROM village_knowledge WHERE pattern_id = %s
+"""
+
+
 class KnowledgeStore:
     def __init__(self, pool: AsyncConnectionPool[Any], embedder: Embedder) -> None:
         self.pool = pool
@@ -131,6 +139,12 @@ class KnowledgeStore:
         async with tenant_session(self.pool, tenant_id) as conn:
             await conn.execute(INSERT_PATTERN, row)
         return pattern_id
+
+    async def get(self, tenant_id: str, pattern_id: uuid.UUID) -> PatternMatch | None:
+        """One pattern the tenant may see (its own or a shared one), else None."""
+        async with tenant_session(self.pool, tenant_id) as conn:
+            row = await (await conn.execute(SELECT_ONE, (pattern_id,))).fetchone()
+        return PatternMatch.model_validate(row) if row else None
 
     async def search(self, tenant_id: str, query: str, *, limit: int = 5) -> list[PatternMatch]:
         """Patterns nearest in meaning to ``query`` among the tenant's private and the shared ones."""

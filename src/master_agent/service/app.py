@@ -18,10 +18,11 @@ from master_agent.errors import (
     UnknownTenantError,
     UnknownThreadError,
 )
+from master_agent.evolution import KnowledgeStore, make_embedder
 from master_agent.runtime import open_resources
 from master_agent.runtime.runs import RunQueue
 from master_agent.service.metrics import ServiceMetrics
-from master_agent.service.routes import assistants, chat, goals, health, runs, threads
+from master_agent.service.routes import assistants, chat, goals, health, knowledge, runs, threads
 from master_agent.service.state import ServiceState
 from master_agent.settings import Settings
 
@@ -88,7 +89,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         async with open_resources(settings or Settings.from_env()) as resources:
             metrics = ServiceMetrics()
             queue = RunQueue(resources, on_finished=metrics.observe_run)
-            app.state.service = ServiceState(resources=resources, queue=queue, metrics=metrics)
+            knowledge = KnowledgeStore(resources.database.pool, make_embedder(resources.settings.embeddings))
+            app.state.service = ServiceState(
+                resources=resources, queue=queue, metrics=metrics, knowledge=knowledge
+            )
             await queue.start()
             try:
                 yield
@@ -125,4 +129,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(threads.router)
     app.include_router(runs.router)
     app.include_router(chat.router)
+    app.include_router(knowledge.router)
     return app
