@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -33,6 +34,18 @@ def create_database(server_uri: str, prefix: str = "t") -> str:
     with psycopg.connect(server_uri, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     return database_uri(server_uri, name)
+
+
+def server_settings(
+    server_uri: str, tmp_path_factory: pytest.TempPathFactory, prefix: str, **overrides: Any
+) -> Settings:
+    """Settings of a service under test: a fresh database, offline model, ``overrides`` on top."""
+    return Settings(
+        database_url=create_database(server_uri, prefix),
+        data_dir=tmp_path_factory.mktemp(prefix),
+        model="offline",
+        **overrides,
+    )
 
 
 @pytest.fixture

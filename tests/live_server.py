@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import subprocess
@@ -75,3 +76,17 @@ def start_serve(
                 server.kill()
                 raise AssertionError("master-agent serve did not start") from None
             time.sleep(0.1)
+
+
+def create_key_cli(env: dict[str, str], tenant: str) -> str:
+    """A new API key for ``tenant`` through ``master-agent keys create``, as an operator makes one."""
+    created = subprocess.run(
+        [sys.executable, "-m", "master_agent.cli", "keys", "create", "--tenant", tenant],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert created.returncode == 0, created.stderr
+    key: str = json.loads(created.stdout)["api_key"]
+    return key

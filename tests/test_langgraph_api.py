@@ -15,8 +15,7 @@ from langgraph_sdk.errors import ConflictError, NotFoundError
 from master_agent.capabilities import domain_pack
 from master_agent.runtime import RuntimeResources
 from master_agent.service.auth import create_key
-from master_agent.settings import Settings
-from tests.conftest import create_database
+from tests.conftest import server_settings
 from tests.live_server import LiveServer
 
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
@@ -25,12 +24,8 @@ QUESTION = "What is the attach rate of Store 5?"
 
 @pytest.fixture(scope="module")
 async def live(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LiveServer]:
-    uri = create_database(pg_server_uri, "lgapi")
-    settings = Settings(
-        database_url=uri,
-        data_dir=tmp_path_factory.mktemp("lgapi"),
-        model="offline",
-        graphs=("trivial=benchmarks.trivial_graph:make_graph",),
+    settings = server_settings(
+        pg_server_uri, tmp_path_factory, "lgapi", graphs=("trivial=benchmarks.trivial_graph:make_graph",)
     )
     async with LiveServer(settings) as server:
         yield server

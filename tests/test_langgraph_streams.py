@@ -15,9 +15,8 @@ from langgraph_sdk.errors import NotFoundError
 
 from master_agent.runtime import RuntimeResources
 from master_agent.service.auth import create_key
-from master_agent.settings import Settings
 from tests import durability_pack
-from tests.conftest import create_database
+from tests.conftest import server_settings
 from tests.live_server import LiveServer
 
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
@@ -26,12 +25,8 @@ QUESTION = "What is the attach rate of Store 5?"
 
 @pytest.fixture(scope="module")
 async def live(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LiveServer]:
-    uri = create_database(pg_server_uri, "lgstream")
-    settings = Settings(
-        database_url=uri,
-        data_dir=tmp_path_factory.mktemp("lgstream"),
-        model="offline",
-        domain_packs=("tests.durability_pack",),
+    settings = server_settings(
+        pg_server_uri, tmp_path_factory, "lgstream", domain_packs=("tests.durability_pack",)
     )
     async with LiveServer(settings) as server:
         yield server

@@ -6,15 +6,13 @@ than langgraph-api (used by ``langgraph dev``) accepts, so the two cannot share 
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 from tests.conftest import create_database
-from tests.live_server import start_serve
+from tests.live_server import create_key_cli, start_serve
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMATHESIS = Path(os.environ.get("MASTER_AGENT_SCHEMATHESIS", ROOT / ".venv-schemathesis" / "bin" / "st"))
@@ -24,15 +22,7 @@ def test_fuzzing_the_openapi_finds_no_server_error(pg_server_uri: str, tmp_path:
     assert SCHEMATHESIS.exists(), f"{SCHEMATHESIS} is missing: run 'make install'"
     uri = create_database(pg_server_uri, "fuzz")
     env = {**os.environ, "DATABASE_URL": uri, "MASTER_AGENT_MODEL": "offline"}
-    created = subprocess.run(
-        [sys.executable, "-m", "master_agent.cli", "keys", "create", "--tenant", "demo-retail"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert created.returncode == 0, created.stderr
-    key = json.loads(created.stdout)["api_key"]
+    key = create_key_cli(env, "demo-retail")
     server, url = start_serve(env, "-v", log=tmp_path / "server.log")
     log = tmp_path / "server.log"
     try:

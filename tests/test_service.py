@@ -14,7 +14,7 @@ from master_agent.capabilities import domain_pack
 from master_agent.runtime import RuntimeResources
 from master_agent.service.auth import create_key
 from master_agent.settings import Settings
-from tests.conftest import create_database
+from tests.conftest import server_settings
 from tests.live_server import LiveServer
 
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
@@ -22,13 +22,7 @@ GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
 
 @pytest.fixture(scope="module")
 def service_settings(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    uri = create_database(pg_server_uri, "svc")
-    return Settings(
-        database_url=uri,
-        data_dir=tmp_path_factory.mktemp("svc"),
-        model="offline",
-        max_body_bytes=4096,
-    )
+    return server_settings(pg_server_uri, tmp_path_factory, "svc", max_body_bytes=4096)
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@ last checkpoint with no finished step run again."""
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from psycopg.rows import dict_row
 
 from tests.conftest import create_database
 from tests.durability_pack import SLOW_SECONDS, SLOW_TOOL, TENANT
-from tests.live_server import start_serve
+from tests.live_server import create_key_cli, start_serve
 from tests.test_durability import _INSTALL, crash_env, wait_for_row
 
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
@@ -34,15 +33,7 @@ def test_killed_server_run_is_finished_by_the_next_server(pg_server_uri: str) ->
         [sys.executable, "-c", _INSTALL], env=_env(uri), capture_output=True, text=True, timeout=120
     )
     assert installed.returncode == 0, installed.stderr
-    created = subprocess.run(
-        [sys.executable, "-m", "master_agent.cli", "keys", "create", "--tenant", TENANT],
-        env=_env(uri),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert created.returncode == 0, created.stderr
-    key = json.loads(created.stdout)["api_key"]
+    key = create_key_cli(_env(uri), TENANT)
 
     first, url = start_serve(_env(uri))
     try:

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,7 +12,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from tests.conftest import create_database
-from tests.live_server import start_serve
+from tests.live_server import create_key_cli, start_serve
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTION = "What is the attach rate of Store 5?"
@@ -29,14 +26,7 @@ def test_two_servers_share_the_runs_and_none_runs_twice(pg_server_uri: str) -> N
         "MASTER_AGENT_MODEL": "offline",
         "MASTER_AGENT_RUN_CONCURRENCY": "2",
     }
-    created = subprocess.run(
-        [sys.executable, "-m", "master_agent.cli", "keys", "create", "--tenant", "demo-retail"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    key = json.loads(created.stdout)["api_key"]
+    key = create_key_cli(env, "demo-retail")
     servers = [start_serve(env), start_serve(env)]
     try:
         run_ids = []
