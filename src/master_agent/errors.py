@@ -6,7 +6,8 @@ Hierarchy::
     ├── ConfigError                  an environment setting is invalid (names the variable)
     ├── InputError                   a request is invalid (names the field); never stores anything
     │   ├── UnknownTenantError       no such tenant
-    │   └── UnknownThreadError       no such thread (or not this tenant's)
+    │   ├── UnknownThreadError       no such thread (or not this tenant's)
+    │   └── NotFoundError            no such resource of this tenant (playbook, check...)
     ├── ConflictError                the request conflicts with current state (a run already active)
     ├── StorageError                 the database could not be reached or migrated
     └── ToolInputError               a tool refused its arguments (e.g. refused SQL); goes back to
@@ -59,6 +60,13 @@ class UnknownThreadError(InputError):
 
     def __init__(self, thread_id: str) -> None:
         super().__init__("thread", f"unknown thread {thread_id!r}")
+
+
+class NotFoundError(InputError):
+    """The id names no resource this tenant can see (another tenant's is reported the same way)."""
+
+    def __init__(self, kind: str, resource_id: str) -> None:
+        super().__init__(f"{kind}_id", f"unknown {kind} {resource_id!r}")
 
 
 class ConflictError(MasterAgentError):

@@ -33,6 +33,11 @@ ENV_FIELDS: dict[str, str] = {
     "MASTER_AGENT_DOMAIN_PACKS": "domain_packs",
     "MASTER_AGENT_GRAPHS": "graphs",
     "MASTER_AGENT_EMBEDDINGS": "embeddings",
+    "MASTER_AGENT_KNOWLEDGE_SHARING": "knowledge_sharing",
+    "MASTER_AGENT_REUSE_MIN_SIMILARITY": "reuse_min_similarity",
+    "MASTER_AGENT_REUSE_MIN_CONFIDENCE": "reuse_min_confidence",
+    "MASTER_AGENT_SCHEDULER": "scheduler",
+    "MASTER_AGENT_SCHEDULER_POLL_S": "scheduler_poll_s",
     "MASTER_AGENT_AUTH": "auth",
     "MASTER_AGENT_MAX_BODY_BYTES": "max_body_bytes",
     "MASTER_AGENT_RUN_LEASE_S": "run_lease_s",
@@ -82,8 +87,20 @@ class Settings(BaseModel):
     """How long a worker owns a running run without a heartbeat; past it another worker takes over."""
     run_concurrency: int = Field(default=4, ge=1, le=256)
     """Runs one service process executes at once."""
-    embeddings: Literal["auto", "local", "hashing"] = "auto"
-    """Embedding provider of village knowledge: the best installed (``auto``), ``local`` or ``hashing``."""
+    embeddings: str = Field(default="auto", pattern=r"^(auto|local|hashing|openai:[A-Za-z0-9._-]+)$")
+    """Embedding provider of village knowledge: the best installed (``auto``), ``local``, ``hashing`` or
+    ``openai:<model>``."""
+    knowledge_sharing: Literal["shared", "private"] = "shared"
+    """Whether patterns learned from outcomes are shared (anonymised) with every tenant or kept private."""
+    reuse_min_similarity: float | None = Field(default=None, ge=0, le=1)
+    """Least cosine similarity between a goal and a pattern for the short path (unset: the embedder's
+    own, measured on the paraphrase set: local 0.40, hashing 0.20, openai 0.40)."""
+    reuse_min_confidence: float = Field(default=0.6, ge=0, le=1)
+    """Least pattern confidence for the short path."""
+    scheduler: Literal["enabled", "disabled"] = "enabled"
+    """Whether ``serve`` runs the evolution scheduler (outcome checks, playbook triggers)."""
+    scheduler_poll_s: float = Field(default=5.0, gt=0, le=3600)
+    """How often a standby process tries to become the scheduler leader, and the leader wakes up."""
     graphs: tuple[str, ...] = ()
     """Extra graphs the API serves besides ``master_agent``: ``graph_id=module:function`` items (comma-
     separated in the env); the function takes a RunnableConfig and returns an uncompiled StateGraph."""

@@ -60,7 +60,11 @@ class DomainPack:
     build_tools: Callable[[ToolContext], dict[str, BaseTool]]
     """Plain tools bound to one tenant's data."""
     install: Callable[[AsyncConnectionPool[Any], str], Awaitable[None]]
-    """Create the pack's demo tenant and its data if missing (idempotent)."""
+    """Create one of the pack's demo tenants and its data if missing (idempotent)."""
+    demo_tenants: tuple[str, ...] = ()
+    """The demo tenants ``install`` knows how to create."""
+    default_entities: Callable[[ToolContext], Awaitable[dict[str, Any]]] | None = None
+    """Entities a tenant implies when a goal does not say them (e.g. its only store)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -62,6 +62,11 @@ class Embedder(Protocol):
     @property
     def dim(self) -> int: ...
 
+    @property
+    def reuse_min_similarity(self) -> float:
+        """Cosine similarity above which a goal and a pattern are about the same problem."""
+        ...
+
     async def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
@@ -70,6 +75,7 @@ class HashingEmbedder:
 
     model_name = f"hashing-{HASHING_DIM}"
     dim = HASHING_DIM
+    reuse_min_similarity = 0.2
 
     def _vector(self, text: str) -> list[float]:
         words = [w for w in _WORD.findall(text.lower()) if w not in _STOP]
@@ -92,6 +98,7 @@ class LocalMiniLMEmbedder:
 
     model_name = "all-MiniLM-L6-v2"
     dim = 384
+    reuse_min_similarity = 0.4
 
     def __init__(self) -> None:
         self._model: Any = None

@@ -116,6 +116,21 @@ SELECT pattern_id, tenant_id, visibility, pattern_name, domain, description, pro
 FROM village_knowledge WHERE pattern_id = %s
 """
 
+STALE_VECTORS = """
+SELECT pattern_id FROM village_knowledge
+WHERE %(everything)s OR embedding IS NULL OR embedding_model IS DISTINCT FROM %(model)s
+   OR embedding_dim IS DISTINCT FROM %(dim)s
+ORDER BY pattern_id
+"""
+PATTERN_TEXTS = """
+SELECT pattern_id, pattern_name, domain, description, problem_type, root_cause
+FROM village_knowledge WHERE pattern_id = ANY(%s)
+"""
+REEMBED = """
+UPDATE village_knowledge SET embedding = %s::vector, embedding_model = %s, embedding_dim = %s
+WHERE pattern_id = %s
+"""
+
 
 class KnowledgeStore:
     def __init__(self, pool: AsyncConnectionPool[Any], embedder: Embedder) -> None:
@@ -145,6 +160,31 @@ class KnowledgeStore:
         async with tenant_session(self.pool, tenant_id) as conn:
             row = await (await conn.execute(SELECT_ONE, (pattern_id,))).fetchone()
         return PatternMatch.model_validate(row) if row else None
+
+    async def reembed(self, *, batch: int = 64, everything: bool = False) -> int:
+        """Rebuild the vectors not made by the current embedder (all of them with ``everything``), so a
+        change of provider or dimension never mixes spaces; returns how many were rebuilt. Runs as the
+        app role: it maintains every tenant's rows."""
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute(
+                STALE_VECTORS,
+                {"model": self.embedder.model_name, "dim": self.embedder.dim, "everything": everything},
+            )
+            ids = [row["pattern_id"] for row in await cursor.fetchall()]
+        for start in range(0, len(ids), batch):
+            chunk = ids[start : start + batch]
+            async with self.pool.connection() as conn:
+                rows = await (await conn.execute(PATTERN_TEXTS, (chunk,))).fetchall()
+            vectors = await self.embedder.embed(
+                [pattern_text(PatternCreate.model_validate(row)) for row in rows]
+            )
+            async with self.pool.connection() as conn, conn.transaction():
+                for row, vector in zip(rows, vectors, strict=True):
+                    await conn.execute(
+                        REEMBED,
+                        (to_pgvector(vector), self.embedder.model_name, self.embedder.dim, row["pattern_id"]),
+                    )
+        return len(ids)
 
     async def search(self, tenant_id: str, query: str, *, limit: int = 5) -> list[PatternMatch]:
         """Patterns nearest in meaning to ``query`` among the tenant's private and the shared ones."""

@@ -22,10 +22,11 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from master_agent.capabilities import TenantRecord, load_tenant, tenant_capabilities
+from master_agent.capabilities import TenantRecord, domain_pack, load_tenant, tenant_capabilities
 from master_agent.capabilities.tools import ToolContext
-from master_agent.errors import InputError
-from master_agent.runtime.loop import CompiledLoop, LoopLimits, build_agent_loop
+from master_agent.errors import InputError, ToolInputError
+from master_agent.evolution.reuse import find_reusable
+from master_agent.runtime.loop import CompiledLoop, LoopLimits, Recall, RecallStep, build_agent_loop
 from master_agent.runtime.resources import RuntimeResources, shared_resources
 from master_agent.runtime.state import MasterAgentState
 
@@ -185,17 +186,14 @@ def _build_loop(
     options: GraphOptions,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> CompiledLoop:
-    capabilities = tenant_capabilities(
-        tenant,
-        ToolContext(
-            pool=resources.database.pool,
-            database_uri=resources.database.uri,
-            tenant_id=tenant.tenant_id,
-            data_schema=tenant.data_schema,
-            settings=resources.settings,
-        ),
-        only_sub_agents=options.sub_agents,
+    tool_context = ToolContext(
+        pool=resources.database.pool,
+        database_uri=resources.database.uri,
+        tenant_id=tenant.tenant_id,
+        data_schema=tenant.data_schema,
+        settings=resources.settings,
     )
+    capabilities = tenant_capabilities(tenant, tool_context, only_sub_agents=options.sub_agents)
     return build_agent_loop(
         capabilities.master,
         capabilities=capabilities,
@@ -203,7 +201,38 @@ def _build_loop(
         limits=loop_limits(resources, options),
         sink=resources.terminations,
         checkpointer=checkpointer,
+        recall=recall_step(resources, tenant, tool_context),
     )
+
+
+def recall_step(resources: RuntimeResources, tenant: TenantRecord, tool_context: ToolContext) -> RecallStep:
+    """The master loop's first step: the tenant's default entities (read once per compiled graph),
+    then a reusable village-knowledge pattern for the goal."""
+    pack = domain_pack(tenant.domain or "retail")
+    defaults: dict[str, Any] | None = None
+
+    async def recall(goal: str, known: dict[str, Any]) -> Recall:
+        nonlocal defaults
+        if defaults is None:
+            try:
+                defaults = await pack.default_entities(tool_context) if pack.default_entities else {}
+            except ToolInputError:
+                defaults = {}  # a tenant without business data implies nothing
+        context = {key: value for key, value in defaults.items() if key not in known}
+        found = await find_reusable(
+            resources.evolution.knowledge,
+            resources.settings,
+            tenant.tenant_id,
+            tenant.domain,
+            goal,
+            {**context, **known},
+        )
+        if found is None:
+            return Recall(context=context)
+        context.update({key: value for key, value in found.values.items() if key not in known})
+        return Recall(context=context, reused_pattern=found.model_dump())
+
+    return recall
 
 
 def _route(state: MasterAgentState) -> Complexity:

@@ -7,6 +7,10 @@ Shape of every loop::
                    --(escalate)---------> human_review (master of a strategic graph: interrupt())
                                           or finalize (everywhere else: a partial, flagged answer)
 
+The master loop may start with a ``recall`` step (village knowledge): values a proven pattern or the
+tenant implies are added to its input, and when a pattern is reused its research sub-agents are not
+offered (the short path).
+
 Each tool call is its own ``Send`` task, so LangGraph checkpoints each call's result as it lands: after
 a crash only unfinished calls run again, and one failing call never cancels its siblings. A sub-agent
 is offered as a tool whose schema is its input schema; calling it runs its compiled subgraph one level
@@ -19,6 +23,7 @@ import asyncio
 import hashlib
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -39,7 +44,7 @@ from master_agent.capabilities import AgentSpec, SubAgentEnvelope, TenantCapabil
 from master_agent.errors import ToolInputError
 from master_agent.models.offline import PLAN_TOOL_NAME, fill_arguments
 from master_agent.models.prompt_blocks import render_tagged_json
-from master_agent.runtime.context import new_context_box, render_context_box
+from master_agent.runtime.context import extract_entities, new_context_box, render_context_box
 from master_agent.runtime.planning import ExecutionPlan, PlanStep, build_plan_graph
 from master_agent.runtime.state import MasterAgentState, StepRecord, ToolTask
 from master_agent.runtime.termination import (
@@ -59,6 +64,20 @@ TASK_FIELDS = ("task", "goal", "question", "problem", "objective")
 SKIPPED_CALL = "skipped: the run was escalated to a human before this call ran"
 
 CompiledLoop = CompiledStateGraph[Any, Any, Any, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Recall:
+    """What the master loop's first step found before the first model turn."""
+
+    context: dict[str, Any] = field(default_factory=dict)
+    """Values added to the loop's input (the request's own values win)."""
+    reused_pattern: dict[str, Any] | None = None
+    """The village-knowledge pattern taken as a short path, if any."""
+
+
+RecallStep = Callable[[str, dict[str, Any]], Awaitable[Recall]]
+"""(goal, known values) -> Recall."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,6 +104,7 @@ class _LoopBuilder:
     model: BaseChatModel
     limits: LoopLimits
     sink: TerminationSink
+    recall: RecallStep | None = None
     built: dict[tuple[str, int], CompiledLoop] = field(default_factory=dict)
 
     def build(
@@ -114,6 +134,9 @@ class _LoopBuilder:
                     schemas.append(sub_agent_tool_schema(sub_spec))
             opening = tuple(research)
         bound: Runnable[Any, Any] = self.model.bind_tools(schemas) if schemas else self.model
+        researchers = {name for name, (sub_spec, _) in subs.items() if sub_spec.get("research")}
+        short = [schema for schema in schemas if schema["function"]["name"] not in researchers]
+        recall = self.recall if depth == 0 else None
         loop = _AgentLoop(
             spec=spec,
             depth=depth,
@@ -126,6 +149,9 @@ class _LoopBuilder:
             opening=opening,
             model=self.model,
             plan_first=depth == 0 and self.limits.variant == "planner_first",
+            recall=recall,
+            research=frozenset(researchers),
+            short_bound_model=self.model.bind_tools(short) if recall and researchers and short else None,
         )
         compiled = loop.graph().compile(checkpointer=checkpointer, name=spec["name"])
         if checkpointer is None:
@@ -142,13 +168,15 @@ def build_agent_loop(
     sink: TerminationSink,
     depth: int = 0,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
+    recall: RecallStep | None = None,
 ) -> CompiledLoop:
     """Compile ``spec`` (and, recursively, its sub-agents) into an agent/tools loop.
 
     Sub-agent graphs are compiled without a checkpointer: they inherit the parent's, so their
-    checkpoints live in the same thread under their own namespace.
+    checkpoints live in the same thread under their own namespace. ``recall`` becomes the master
+    loop's first step.
     """
-    builder = _LoopBuilder(capabilities=capabilities, model=model, limits=limits, sink=sink)
+    builder = _LoopBuilder(capabilities=capabilities, model=model, limits=limits, sink=sink, recall=recall)
     return builder.build(spec, depth, checkpointer)
 
 
@@ -223,6 +251,12 @@ class _AgentLoop:
     """Design a plan DAG first and run it as a graph (the planner_first variant)."""
     plan_graphs: dict[str, CompiledLoop] = field(default_factory=dict)
     """Compiled plan graphs by plan (a repeated plan is not compiled again)."""
+    recall: RecallStep | None = None
+    """The first step of the master loop (village knowledge, tenant defaults)."""
+    research: frozenset[str] = frozenset()
+    """Research sub-agents offered here (skipped on the short path)."""
+    short_bound_model: Runnable[Any, Any] | None = None
+    """The model bound without research sub-agents, for the short path."""
 
     @property
     def name(self) -> str:
@@ -230,11 +264,17 @@ class _AgentLoop:
 
     def graph(self) -> StateGraph[MasterAgentState, Any, Any, Any]:
         graph: StateGraph[MasterAgentState, Any, Any, Any] = StateGraph(MasterAgentState)
+        first = "plan" if self.plan_first else "agent"
+        if self.recall is not None:
+            graph.add_node("recall", self.recall_step)
+            graph.add_edge(START, "recall")
+            graph.add_edge("recall", first)
+        else:
+            graph.add_edge(START, first)
         if self.plan_first:
             graph.add_node("plan", self.plan)
             graph.add_node("run_plan", self.run_plan)
             graph.add_node("finalize", self.finalize)
-            graph.add_edge(START, "plan")
             graph.add_edge("plan", "run_plan")
             graph.add_edge("run_plan", "finalize")
             graph.add_edge("finalize", END)
@@ -246,11 +286,28 @@ class _AgentLoop:
         if self.human_review:
             graph.add_node("human_review", self.review, destinations=("agent", "finalize"))
             destinations.append("human_review")
-        graph.add_edge(START, "agent")
         graph.add_conditional_edges("agent", self.route, destinations)
         graph.add_edge("tools", "agent")
         graph.add_edge("finalize", END)
         return graph
+
+    # -- recall --------------------------------------------------------------------------------
+
+    async def recall_step(self, state: MasterAgentState, config: RunnableConfig) -> dict[str, Any]:
+        assert self.recall is not None
+        goal = state.get("goal", "")
+        context = dict(state.get("context") or {})
+        found = await self.recall(goal, {**extract_entities(goal), **context})
+        update: dict[str, Any] = {"context": {**found.context, **context}}
+        if found.reused_pattern is not None:
+            update["reused_pattern"] = found.reused_pattern
+            get_stream_writer()(
+                {"event": "pattern_reused", "agent": self.name, "pattern": found.reused_pattern}
+            )
+        return update
+
+    def _short_path(self, state: MasterAgentState) -> bool:
+        return bool(state.get("reused_pattern")) and self.short_bound_model is not None
 
     # -- agent ---------------------------------------------------------------------------------
 
@@ -345,11 +402,13 @@ class _AgentLoop:
     async def agent(self, state: MasterAgentState, config: RunnableConfig) -> dict[str, Any]:
         update, box, new_messages, prompt_state = self._refresh(state)
         history = [*(state.get("messages") or []), *new_messages]
-        if self.opening and not state.get("iteration_count"):
+        if self.opening and not state.get("iteration_count") and not self._short_path(state):
             reply: Any = self.opening_calls(state, box)
             model_calls = 0
         else:
-            reply = await self.bound_model.ainvoke(
+            model = self.short_bound_model if self._short_path(state) else self.bound_model
+            assert model is not None
+            reply = await model.ainvoke(
                 [SystemMessage(content=self.system_prompt(prompt_state, box)), *history], config
             )
             model_calls = 1
@@ -379,10 +438,10 @@ class _AgentLoop:
 
     # -- planner_first ---------------------------------------------------------------------------
 
-    def plan_request(self, box: Any) -> dict[str, Any]:
+    def plan_request(self, box: Any, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
         tools = []
         for name in self.spec["tools"]:
-            if name not in self.plain and name not in self.subs:
+            if (name not in self.plain and name not in self.subs) or name in skip:
                 continue
             parameters = self.tool_parameters(name)
             required = list(parameters.get("required") or [])
@@ -405,12 +464,13 @@ class _AgentLoop:
     async def plan(self, state: MasterAgentState, config: RunnableConfig) -> dict[str, Any]:
         update, box, new_messages, _ = self._refresh(state)
         assert self.model is not None
+        skip = self.research if self._short_path(state) else frozenset()
         system = (
             f"{self.spec['system_prompt']}\n\nDesign an execution plan before acting: call "
             f"{PLAN_TOOL_NAME} with steps {{id, agent, depends_on}}. Each step calls one of the tools "
             "below once its dependencies are done; steps without a dependency between them run in "
             "parallel; leave out tools whose required inputs nothing provides.\n"
-            f"{render_tagged_json('plan_request', self.plan_request(box))}\n{render_context_box(box)}"
+            f"{render_tagged_json('plan_request', self.plan_request(box, skip))}\n{render_context_box(box)}"
         )
         planner = self.model.bind_tools([ExecutionPlan], tool_choice=PLAN_TOOL_NAME)
         reply = await planner.ainvoke(

@@ -6,10 +6,15 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
 
 from master_agent.capabilities import domain_pack, load_domain_packs
+from master_agent.evolution import KnowledgeStore, make_embedder
+from master_agent.evolution.context import EvolutionContext
+from master_agent.evolution.jobs import reconcile_jobs, use_evolution_context
+from master_agent.evolution.scheduler import EvolutionScheduler
 from master_agent.models import make_chat_model
 from master_agent.runtime.termination import PostgresTerminationLog
 from master_agent.settings import Settings
@@ -22,24 +27,56 @@ class RuntimeResources:
     database: Database
     model: BaseChatModel
     terminations: PostgresTerminationLog
+    evolution: EvolutionContext
+
+
+SchedulerRole = Literal["none", "add", "lead"]
 
 
 @asynccontextmanager
 async def open_resources(
-    settings: Settings, *, model: BaseChatModel | None = None, install_demo: bool = True
+    settings: Settings,
+    *,
+    model: BaseChatModel | None = None,
+    install_demo: bool = True,
+    scheduler: SchedulerRole = "none",
 ) -> AsyncIterator[RuntimeResources]:
-    """Open the database (migrated), install the demo tenant, pick the chat model."""
+    """Open the database (migrated), install the demo tenants, pick the chat model and embedder.
+
+    ``scheduler``: ``none`` (outcome checks and playbooks are stored; a leader elsewhere schedules them
+    when it starts), ``add`` (also add their jobs to the shared job store) or ``lead`` (also compete to
+    run the jobs in this process)."""
     load_domain_packs(settings.domain_packs)
     chat_model = model or make_chat_model(settings)
     async with open_database(settings) as database:
         if install_demo:
-            await domain_pack("retail").install(database.pool, "demo-retail")
-        yield RuntimeResources(
+            pack = domain_pack("retail")
+            for tenant_id in pack.demo_tenants:
+                await pack.install(database.pool, tenant_id)
+        evolution = EvolutionContext(
+            pool=database.pool,
+            database_uri=database.uri,
             settings=settings,
-            database=database,
-            model=chat_model,
-            terminations=PostgresTerminationLog(database.pool),
+            knowledge=KnowledgeStore(database.pool, make_embedder(settings.embeddings)),
         )
+        async with AsyncExitStack() as stack:
+            if scheduler != "none":
+                evolution.scheduler = EvolutionScheduler(
+                    database.uri,
+                    poll_s=settings.scheduler_poll_s,
+                    on_lead=lambda: reconcile_jobs(evolution),
+                )
+                if scheduler == "lead":
+                    use_evolution_context(evolution)
+                await evolution.scheduler.start(lead=scheduler == "lead")
+                stack.push_async_callback(evolution.scheduler.stop)
+            yield RuntimeResources(
+                settings=settings,
+                database=database,
+                model=chat_model,
+                terminations=PostgresTerminationLog(database.pool),
+                evolution=evolution,
+            )
 
 
 _shared: RuntimeResources | None = None

@@ -17,6 +17,9 @@ from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from master_agent.errors import InputError, UnknownThreadError
+from master_agent.evolution.calibration import load_calibration
+from master_agent.evolution.learning import intervention_of, problem_type_of
+from master_agent.evolution.outcomes import schedule_checks, trackable
 from master_agent.runtime.factory import Complexity, GraphOptions, Variant, loop_limits, master_graph
 from master_agent.runtime.resources import RuntimeResources
 
@@ -88,6 +91,13 @@ class Solution(BaseModel):
     roi: dict[str, Any] | None = None
     test_design: dict[str, Any] | None = None
     confidence: float = 0.0
+    """What the agents reported (raw)."""
+    calibrated_confidence: float | None = None
+    """The raw confidence calibrated against observed outcomes of this problem type and intervention."""
+    reused_pattern: dict[str, Any] | None = None
+    """The village-knowledge pattern the agent reused (the short path), if any."""
+    outcome_checks: list[str] = Field(default_factory=list)
+    """Ids of the outcome checks scheduled when the solution was delivered."""
     limitations: list[str] = Field(default_factory=list)
     termination: dict[str, Any] = Field(default_factory=dict)
     steps: list[dict[str, Any]] = Field(default_factory=list)
@@ -183,10 +193,23 @@ async def _drive(
     solution.limitations = list(envelope.get("limitations") or [])
     solution.termination = dict(values.get("termination") or {})
     solution.steps = list(values.get("steps") or [])
+    solution.reused_pattern = values.get("reused_pattern")
+    if solution.strategy and solution.expected_outcome:
+        calibration = await load_calibration(pool, problem_type_of(answer), intervention_of(answer))
+        solution.calibrated_confidence = calibration.calibrate(solution.confidence)
     async with pool.connection() as conn:
         await conn.execute(
             UPDATE_SOLUTION, (status, solution.model_dump_json(), envelope.get("error"), solution_id)
         )
+    if status in ("success", "partial") and trackable(solution.model_dump()):
+        checks = await schedule_checks(
+            resources.evolution, row["tenant_id"], solution_id, solution.model_dump()
+        )
+        solution.outcome_checks = [str(check) for check in checks]
+        async with pool.connection() as conn:
+            await conn.execute(
+                UPDATE_SOLUTION, (status, solution.model_dump_json(), envelope.get("error"), solution_id)
+            )
     return SolveOutcome(status=status, solution_id=solution_id, thread_id=thread_id, solution=solution)
 
 

@@ -90,6 +90,8 @@ class MasterAgentState(TypedDict):
     """Set by human review: the reason escalated and the human's decision."""
     termination: NotRequired[dict[str, Any]]
     """The TerminationReport of this loop's stop."""
+    reused_pattern: NotRequired[dict[str, Any]]
+    """The village-knowledge pattern the master loop reused (the short path), if any."""
 
 
 class ToolTask(TypedDict):

@@ -15,11 +15,12 @@ from master_agent.errors import (
     ConflictError,
     InputError,
     MasterAgentError,
+    NotFoundError,
     UnknownTenantError,
     UnknownThreadError,
 )
-from master_agent.evolution import KnowledgeStore, make_embedder
 from master_agent.runtime import open_resources
+from master_agent.runtime.resources import SchedulerRole
 from master_agent.runtime.runs import RunQueue
 from master_agent.service.metrics import ServiceMetrics
 from master_agent.service.routes import assistants, chat, goals, health, knowledge, runs, threads
@@ -86,13 +87,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with open_resources(settings or Settings.from_env()) as resources:
+        opened = settings or Settings.from_env()
+        role: SchedulerRole = "lead" if opened.scheduler == "enabled" else "add"
+        async with open_resources(opened, scheduler=role) as resources:
             metrics = ServiceMetrics()
             queue = RunQueue(resources, on_finished=metrics.observe_run)
-            knowledge = KnowledgeStore(resources.database.pool, make_embedder(resources.settings.embeddings))
-            app.state.service = ServiceState(
-                resources=resources, queue=queue, metrics=metrics, knowledge=knowledge
-            )
+            app.state.service = ServiceState(resources=resources, queue=queue, metrics=metrics)
             await queue.start()
             try:
                 yield
@@ -111,7 +111,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.exception_handler(MasterAgentError)
     async def master_agent_error(_request: Request, error: MasterAgentError) -> JSONResponse:
         status = 400
-        if isinstance(error, UnknownTenantError | UnknownThreadError):
+        if isinstance(error, UnknownTenantError | UnknownThreadError | NotFoundError):
             status = 404
         elif isinstance(error, ConflictError):
             status = 409

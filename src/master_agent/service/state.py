@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from master_agent.evolution import KnowledgeStore
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.runs import RunQueue
 from master_agent.service.metrics import ServiceMetrics
@@ -15,4 +14,3 @@ class ServiceState:
     resources: RuntimeResources
     queue: RunQueue
     metrics: ServiceMetrics
-    knowledge: KnowledgeStore

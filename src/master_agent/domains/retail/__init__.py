@@ -2,11 +2,17 @@
 
 from master_agent.capabilities import DomainPack, register_domain_pack
 from master_agent.domains.retail.agents import MASTER, SUB_AGENTS
-from master_agent.domains.retail.data import DEMO_TENANT, install
-from master_agent.domains.retail.tools import build_tools
+from master_agent.domains.retail.data import DEMO_PROFILES, DEMO_TENANT, install
+from master_agent.domains.retail.tools import build_tools, default_entities
 
 RETAIL = DomainPack(
-    name="retail", master=MASTER, sub_agents=SUB_AGENTS, build_tools=build_tools, install=install
+    name="retail",
+    master=MASTER,
+    sub_agents=SUB_AGENTS,
+    build_tools=build_tools,
+    install=install,
+    demo_tenants=tuple(DEMO_PROFILES),
+    default_entities=default_entities,
 )
 register_domain_pack(RETAIL)
 

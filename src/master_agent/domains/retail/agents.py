@@ -71,6 +71,9 @@ class StrategyInput(BaseModel):
     timeline_days: int = Field(default=60, ge=7, le=730)
     target_percent: float = Field(default=20.0, gt=0, le=500)
     budget: float = Field(default=10_000.0, gt=0)
+    preferred_intervention: str | None = Field(
+        default=None, description="An intervention proven on a similar problem (from village knowledge)."
+    )
 
 
 class StrategyOutput(BaseModel):

@@ -8,6 +8,7 @@ rate near 3 %, staff between about 2 % and 8 %, tenure negatively correlated wit
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -16,8 +17,23 @@ from psycopg import AsyncConnection, sql
 from psycopg_pool import AsyncConnectionPool
 
 DEMO_TENANT = "demo-retail"
+#: A second retailer with one store: the demo's "another client with a similar problem".
+SECOND_DEMO_TENANT = "demo-retail-2"
 DEMO_TIER = "enterprise"
 SEED = 20251011
+
+
+@dataclass(frozen=True)
+class DemoProfile:
+    name: str
+    seed: int
+    store_ids: tuple[int, ...]
+
+
+DEMO_PROFILES = {
+    DEMO_TENANT: DemoProfile("Demo electronics retailer", SEED, tuple(range(1, 9))),
+    SECOND_DEMO_TENANT: DemoProfile("Second electronics retailer (one store)", SEED + 7, (1,)),
+}
 #: History window: the 180 days up to this instant (fixed so every install is identical).
 HISTORY_END = datetime(2026, 10, 1, tzinfo=UTC)
 HISTORY_DAYS = 180
@@ -105,15 +121,17 @@ def schema_name(tenant_id: str) -> str:
     return "tenant_" + tenant_id.replace("-", "_")
 
 
-def generate(rng_seed: int = SEED) -> dict[str, list[tuple[Any, ...]]]:
-    """All rows of the demo tenant, deterministic for a seed."""
+def generate(
+    rng_seed: int = SEED, store_ids: tuple[int, ...] = DEMO_PROFILES[DEMO_TENANT].store_ids
+) -> dict[str, list[tuple[Any, ...]]]:
+    """All rows of a demo tenant, deterministic for a seed."""
     rng = np.random.default_rng(rng_seed)
     stores, staff, transactions = [], [], []
     regions = ["north", "south", "east", "west"]
     staff_id = 0
     tx_id = 0
     months = HISTORY_DAYS / 30
-    for store_id in range(1, 9):
+    for store_id in store_ids:
         stores.append(
             (
                 store_id,
@@ -184,7 +202,9 @@ async def _copy(conn: AsyncConnection[Any], schema: str, table: str, rows: list[
 
 
 async def install(pool: AsyncConnectionPool[Any], tenant_id: str = DEMO_TENANT) -> None:
-    """Create the demo tenant, its schema, reader role and data, once (safe to call concurrently)."""
+    """Create a demo tenant (``DEMO_PROFILES``; another id gets the first profile's data), its schema,
+    reader role and data, once (safe to call concurrently)."""
+    profile = DEMO_PROFILES.get(tenant_id, DEMO_PROFILES[DEMO_TENANT])
     schema = schema_name(tenant_id)
     role = f"{schema}_reader"
     async with pool.connection() as conn:
@@ -193,10 +213,10 @@ async def install(pool: AsyncConnectionPool[Any], tenant_id: str = DEMO_TENANT) 
             cursor = await conn.execute("SELECT 1 FROM tenants WHERE tenant_id = %s", (tenant_id,))
             if await cursor.fetchone() is not None:
                 return
-            rows = generate()
+            rows = generate(profile.seed, profile.store_ids)
             password = secrets.token_urlsafe(24)
             async with conn.transaction():
-                await conn.execute(INSERT_TENANT, (tenant_id, "Demo electronics retailer", DEMO_TIER, schema))
+                await conn.execute(INSERT_TENANT, (tenant_id, profile.name, DEMO_TIER, schema))
                 await conn.execute(sql.SQL(DDL.replace("{schema}", "{s}")).format(s=sql.Identifier(schema)))
                 for table in ("stores", "staff", "transactions", "interventions"):
                     await _copy(conn, schema, table, rows[table])

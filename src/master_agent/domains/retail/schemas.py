@@ -1,10 +1,14 @@
-"""Shapes the retail agents and tools exchange."""
+"""Shapes the retail agents and tools exchange (the playbook is the evolution loop's validated one)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from master_agent.evolution.playbooks import PlaybookSpec as Playbook
+
+__all__ = ["ExpectedOutcome", "ImplementationPlan", "Phase", "Playbook", "Risk", "RootCause", "Strategy"]
 
 
 class RootCause(BaseModel):
@@ -30,6 +34,9 @@ class ExpectedOutcome(BaseModel):
     expected: float = Field(description="Value the chosen strategy is expected to reach.")
     timeline_days: int
     by_when: str = Field(description="ISO date the target should be met by.")
+    metric_query: dict[str, Any] | None = Field(
+        default=None, description="How the outcome tracker measures the metric later (read-only SQL)."
+    )
 
 
 class Strategy(BaseModel):
@@ -59,26 +66,6 @@ class ImplementationPlan(BaseModel):
     phases: list[Phase]
     total_budget: float
     timeline_days: int
-
-
-class PlaybookStep(BaseModel):
-    order: int
-    action: str = Field(description="'tool' (a tool call) or 'notify'.")
-    tool: str | None = None
-    args: dict[str, Any] = Field(default_factory=dict)
-    message: str | None = None
-
-
-class Playbook(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    name: str
-    trigger: dict[str, Any] = Field(description="cron and/or an event condition on a metric.")
-    steps: list[PlaybookStep]
-    integrations: list[str]
-    success_metrics: dict[str, Any]
-    rollback: dict[str, Any]
-    owner: str
 
 
 class Risk(BaseModel):

@@ -50,6 +50,12 @@ FROM staff s JOIN transactions t ON t.staff_id = s.staff_id
 WHERE s.store_id = %(store_id)s
 GROUP BY 1
 """
+#: The solution's metric, measured later by the outcome tracker over a window of days.
+ATTACH_RATE_IN_WINDOW = """
+SELECT avg(accessory_attached::int)::float AS value, count(*)::int AS observations
+FROM transactions
+WHERE store_id = %(store_id)s AND sold_at >= %(window_start)s AND sold_at < %(window_end)s
+"""
 INTERVENTIONS = """
 SELECT intervention_id, name, kind, cost::float AS cost, lift_low_points, lift_high_points,
        weeks_to_effect, addresses, evidence_strength, evidence
@@ -74,6 +80,10 @@ class RankArgs(StoreArgs):
     timeline_days: int = Field(default=60, ge=7, le=730)
     target_percent: float = Field(default=20.0, gt=0, le=500, description="Relative improvement asked for.")
     budget: float = Field(default=10_000.0, gt=0)
+    preferred_intervention: str | None = Field(
+        default=None,
+        description="An intervention proven on a similar problem (village knowledge); first if feasible.",
+    )
 
 
 class RoiArgs(StoreArgs):
@@ -127,6 +137,12 @@ def _months(row: dict[str, Any]) -> float:
         date.fromisoformat(row["last_sale"][:10]),
     )
     return max((last - first).days, 1) / 30
+
+
+async def default_entities(context: ToolContext) -> dict[str, Any]:
+    """A tenant with a single store implies it: "my store" is that store."""
+    rows = (await ReadOnlySql(context).query("SELECT store_id FROM stores ORDER BY store_id LIMIT 2")).rows
+    return {"store_id": rows[0]["store_id"]} if len(rows) == 1 else {}
 
 
 def build_tools(context: ToolContext) -> dict[str, BaseTool]:
@@ -248,12 +264,16 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         timeline_days: int = 60,
         target_percent: float = 20.0,
         budget: float = 10_000.0,
+        preferred_intervention: str | None = None,
     ) -> dict[str, Any]:
         row = await data.store(store_id)
         catalogue = (await data.sql.query(INTERVENTIONS)).rows
         ranked = analytics.rank_candidates(
             catalogue, driver=root_cause.driver, budget=budget, timeline_days=timeline_days
         )
+        proven = [r for r in ranked if r["intervention_id"] == preferred_intervention and r["feasible"]]
+        if proven:
+            ranked = [*proven, *(r for r in ranked if r is not proven[0])]
         best = ranked[0]
         if not best["feasible"]:
             raise ToolInputError(
@@ -269,9 +289,13 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             cost=best["cost"],
             expected_lift_points=best["expected_lift_points"],
             rationale=(
-                f"Addresses {root_cause.driver.replace('_', ' ')}; best evidence-weighted lift "
-                f"({best['evidence_strength']:.0%} evidence) within budget {budget:,.0f} and "
-                f"{timeline_days} days. {best['evidence']}"
+                f"Addresses {root_cause.driver.replace('_', ' ')}; "
+                + (
+                    "proven on a similar problem (village knowledge) and feasible"
+                    if proven
+                    else f"best evidence-weighted lift ({best['evidence_strength']:.0%} evidence)"
+                )
+                + f" within budget {budget:,.0f} and {timeline_days} days. {best['evidence']}"
             ),
             alternatives=[
                 {k: r[k] for k in ("intervention_id", "name", "cost", "score", "feasible")}
@@ -286,6 +310,11 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             expected=round(expected, 4),
             timeline_days=timeline_days,
             by_when=end.isoformat(),
+            metric_query={
+                "sql": ATTACH_RATE_IN_WINDOW.strip(),
+                "params": {"store_id": store_id},
+                "window_days": max(14, timeline_days // 2),
+            },
         )
         return {
             "strategy": strategy.model_dump(),
@@ -436,7 +465,12 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "name": f"Store {store_id} attach-rate monitor ({strategy.intervention_id})",
             "trigger": {
                 "cron": "0 9 * * MON",
-                "event": {"metric": "staff_attach_rate", "operator": "<", "threshold": threshold},
+                "event": {
+                    "metric": "attach_rate",
+                    "operator": "<",
+                    "threshold": threshold,
+                    "source": "staff_performance",
+                },
             },
             "steps": [
                 {

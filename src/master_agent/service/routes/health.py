@@ -30,7 +30,7 @@ async def health(service: ServiceDep, _tenant: TenantDep) -> dict[str, Any]:
         "status": "ok" if database == "ok" else "degraded",
         "database": database,
         "worker": {"owner": service.queue.owner, "active_runs": service.queue.active},
-        "scheduler": "not_configured",
+        "scheduler": scheduler.state if (scheduler := service.resources.evolution.scheduler) else "disabled",
     }
 
 

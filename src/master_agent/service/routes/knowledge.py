@@ -21,12 +21,12 @@ async def search_knowledge(
     limit: Annotated[int, Query(ge=1, le=50)] = 5,
 ) -> list[PatternMatch]:
     """Patterns nearest in meaning to ``q`` among the tenant's private and the shared ones."""
-    return await service.knowledge.search(tenant, q, limit=limit)
+    return await service.resources.evolution.knowledge.search(tenant, q, limit=limit)
 
 
 @router.get("/{pattern_id}", response_model=PatternMatch)
 async def read_pattern(pattern_id: uuid.UUID, service: ServiceDep, tenant: TenantDep) -> PatternMatch:
-    found = await service.knowledge.get(tenant, pattern_id)
+    found = await service.resources.evolution.knowledge.get(tenant, pattern_id)
     if found is None:
         raise HTTPException(404, detail=f"pattern_id: no pattern {pattern_id}")
     return found

@@ -1,0 +1,256 @@
+"""Learning from a measured outcome: a ``solution_learnings`` row, calibration counts, and village
+knowledge that grows (on success) or weakens (on failure).
+
+Success is the seed's rule: the measured value reached the goal's target (``Actual >= Expected``
+where the goal is what the user asked for). ``confidence_actual`` is the share of the asked-for lift
+that was achieved, clipped to [0, 1]; the confidence delta is actual minus predicted.
+
+Pattern update rule (documented, not a constant): a pattern's evidence is the list of its judged
+uses. Its confidence is the posterior mean of a Beta prior worth ``PATTERN_PRIOR_WEIGHT``
+observations centred on the confidence first predicted for it, updated with those uses::
+
+    confidence = (w * c0 + successes) / (w + successes + failures)
+    success_rate = successes / (successes + failures)
+
+A success of a new problem type/intervention creates the pattern; a success reinforces it; a failure
+of a solution that used a pattern (the same key, or the pattern it reused) weakens that pattern.
+Shared patterns are anonymised: store numbers and ids are left out of their text and evidence.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from datetime import datetime
+from typing import Any
+
+from psycopg import AsyncConnection
+
+from master_agent.evolution import outbox
+from master_agent.evolution.calibration import record_outcome
+from master_agent.evolution.context import EvolutionContext
+from master_agent.evolution.embeddings import to_pgvector
+from master_agent.evolution.knowledge import PatternCreate, pattern_text
+
+PATTERN_PRIOR_WEIGHT = 2.0
+
+INSERT_LEARNING = """
+INSERT INTO solution_learnings (solution_id, tenant_id, problem_type, root_cause, solution_pattern, industry,
+    vertical, expected_outcome, actual_outcome, success, confidence_predicted, confidence_actual,
+    confidence_delta, timeline_days, budget_usd, constraints, evidence, measured_at)
+VALUES (%(solution_id)s, %(tenant_id)s, %(problem_type)s, %(root_cause)s, %(solution_pattern)s, %(industry)s,
+    %(vertical)s, %(expected_outcome)s, %(actual_outcome)s, %(success)s, %(confidence_predicted)s,
+    %(confidence_actual)s, %(confidence_delta)s, %(timeline_days)s, %(budget_usd)s, %(constraints)s,
+    %(evidence)s, %(measured_at)s)
+ON CONFLICT (solution_id) DO NOTHING
+RETURNING solution_id
+"""
+FIND_PATTERN = """
+SELECT pattern_id, evidence, confidence FROM village_knowledge
+WHERE pattern_key = %s OR pattern_id = %s::uuid ORDER BY (pattern_key = %s) DESC NULLS LAST LIMIT 1
+FOR UPDATE
+"""
+UPDATE_PATTERN = """
+UPDATE village_knowledge SET evidence = %s, confidence = %s, success_rate = %s WHERE pattern_id = %s
+"""
+INSERT_PATTERN = """
+INSERT INTO village_knowledge (pattern_id, tenant_id, visibility, pattern_name, domain, description,
+    problem_type, root_cause, intervention, expected_outcome, evidence, applicability, confidence,
+    success_rate, source, embedding, embedding_model, embedding_dim, pattern_key)
+VALUES (%(pattern_id)s, %(tenant_id)s, %(visibility)s, %(pattern_name)s, %(domain)s, %(description)s,
+    %(problem_type)s, %(root_cause)s, %(intervention)s, %(expected_outcome)s, %(evidence)s,
+    %(applicability)s, %(confidence)s, %(success_rate)s, %(source)s, %(embedding)s::vector,
+    %(embedding_model)s, %(embedding_dim)s, %(pattern_key)s)
+"""
+TENANT_DOMAIN = "SELECT domain FROM tenants WHERE tenant_id = %s"
+
+_STORE_NUMBER = re.compile(r"\b(store|branch|shop|location)\s+#?\d+\b", re.I)
+
+
+def problem_type_of(solution: dict[str, Any]) -> str:
+    """``low_<metric>`` from the expected outcome's metric (the seed's ``low_retail_attach_rate``)."""
+    metric = str((solution.get("expected_outcome") or {}).get("metric") or "metric")
+    return f"low_{re.sub(r'[^a-z0-9]+', '_', metric.lower()).strip('_')}"
+
+
+def intervention_of(solution: dict[str, Any]) -> str:
+    strategy = solution.get("strategy") or {}
+    return str(strategy.get("intervention_id") or strategy.get("name") or "unknown")
+
+
+def judge(outcome: dict[str, Any], measured: float) -> tuple[bool, float]:
+    """(success, confidence_actual) of a measured value against the expected outcome."""
+    baseline = float(outcome.get("baseline") or 0.0)
+    target = float(outcome["target"] if outcome.get("target") is not None else outcome["expected"])
+    success = measured >= target
+    achieved = (measured - baseline) / (target - baseline) if target > baseline else float(success)
+    return success, round(min(max(achieved, 0.0), 1.0), 4)
+
+
+def pattern_confidence(evidence: list[dict[str, Any]]) -> tuple[float, float | None]:
+    """(confidence, success_rate) from a pattern's judged uses (see the module's update rule)."""
+    if not evidence:
+        return 0.5, None
+    prior = float(evidence[0].get("predicted", 0.5))
+    successes = sum(1 for item in evidence if item.get("success"))
+    confidence = (PATTERN_PRIOR_WEIGHT * prior + successes) / (PATTERN_PRIOR_WEIGHT + len(evidence))
+    return round(confidence, 4), round(successes / len(evidence), 4)
+
+
+def anonymise(text: str) -> str:
+    return _STORE_NUMBER.sub("the store", text)
+
+
+def reuse_values(solution: dict[str, Any]) -> dict[str, Any]:
+    """What a later goal may take as known instead of researching it again."""
+    values: dict[str, Any] = {}
+    if isinstance(solution.get("root_cause"), dict):
+        values["root_cause"] = solution["root_cause"]
+    strategy = solution.get("strategy") or {}
+    if strategy.get("intervention_id"):
+        values["preferred_intervention"] = strategy["intervention_id"]
+    return values
+
+
+async def learn_from_outcome(
+    evolution: EvolutionContext,
+    conn: AsyncConnection[Any],
+    tenant_id: str,
+    solution_id: str,
+    solution: dict[str, Any],
+    measured: float,
+    now: datetime,
+) -> bool:
+    """Learn from a solution's final measurement, in the caller's transaction. False if it was
+    learned before (nothing changes then)."""
+    outcome = dict(solution.get("expected_outcome") or {})
+    success, confidence_actual = judge(outcome, measured)
+    predicted = float(solution.get("confidence") or 0.0)
+    problem_type = problem_type_of(solution)
+    intervention = intervention_of(solution)
+    root_cause = solution.get("root_cause") or {}
+    strategy = solution.get("strategy") or {}
+    domain_row = await (await conn.execute(TENANT_DOMAIN, (tenant_id,))).fetchone()
+    domain = str((domain_row or {}).get("domain") or "unknown")
+    plan = solution.get("implementation_plan") or {}
+    inserted = await (
+        await conn.execute(
+            INSERT_LEARNING,
+            {
+                "solution_id": solution_id,
+                "tenant_id": tenant_id,
+                "problem_type": problem_type,
+                "root_cause": root_cause.get("driver") or root_cause.get("statement"),
+                "solution_pattern": intervention,
+                "industry": domain,
+                "vertical": outcome.get("metric"),
+                "expected_outcome": json.dumps(outcome),
+                "actual_outcome": json.dumps({"metric": outcome.get("metric"), "value": measured}),
+                "success": success,
+                "confidence_predicted": predicted,
+                "confidence_actual": confidence_actual,
+                "confidence_delta": round(confidence_actual - predicted, 4),
+                "timeline_days": outcome.get("timeline_days"),
+                "budget_usd": round(float(plan["total_budget"])) if plan.get("total_budget") else None,
+                "constraints": json.dumps({"timeline_days": outcome.get("timeline_days")}),
+                "evidence": json.dumps({"measured": measured, "baseline": outcome.get("baseline")}),
+                "measured_at": now,
+            },
+        )
+    ).fetchone()
+    if inserted is None:
+        return False
+    await record_outcome(
+        conn,
+        tenant_id=tenant_id,
+        problem_type=problem_type,
+        intervention=intervention,
+        success=success,
+        predicted=predicted,
+    )
+    shared = evolution.settings.knowledge_sharing == "shared"
+    key = f"{problem_type}:{intervention}" if shared else f"{tenant_id}:{problem_type}:{intervention}"
+    baseline = float(outcome.get("baseline") or 0.0)
+    use: dict[str, Any] = {
+        "success": success,
+        "predicted": predicted,
+        "expected_lift": round(float(outcome.get("expected", baseline)) - baseline, 6),
+        "actual_lift": round(measured - baseline, 6),
+        "measured_at": now.date().isoformat(),
+    }
+    if not shared:
+        use["solution_id"] = solution_id
+    reused = (solution.get("reused_pattern") or {}).get("pattern_id")
+    existing = await (await conn.execute(FIND_PATTERN, (key, reused, key))).fetchone()
+    if existing is not None:
+        evidence = [*existing["evidence"], use]
+        confidence, rate = pattern_confidence(evidence)
+        await conn.execute(UPDATE_PATTERN, (json.dumps(evidence), confidence, rate, existing["pattern_id"]))
+    elif success:
+        confidence, rate = pattern_confidence([use])
+        statement = str(root_cause.get("statement") or "")
+        metric_words = str(outcome.get("metric") or "metric").replace("_", " ")
+        pattern = PatternCreate(
+            pattern_name=f"{str(root_cause.get('driver') or 'unknown cause').replace('_', ' ')} -> "
+            f"{strategy.get('name') or intervention}",
+            domain=domain,
+            description=anonymise(
+                f"Low {metric_words}: {statement.rstrip('.')}. Intervention that worked: "
+                f"{strategy.get('name') or intervention}."
+            ),
+            problem_type=problem_type,
+            root_cause=anonymise(statement) or None,
+            intervention={
+                "intervention_id": intervention,
+                "name": strategy.get("name"),
+                "kind": strategy.get("kind"),
+                "reuse": reuse_values(
+                    {**solution, "root_cause": {**root_cause, "statement": anonymise(statement)}}
+                ),
+            },
+            expected_outcome=f"+{use['expected_lift'] * 100:.1f} points of {metric_words}",
+            evidence=[use],
+            applicability={
+                "domain": domain,
+                "metric": outcome.get("metric"),
+                "requires": [key_ for key_ in ("store_id",) if key_ in outcome],
+            },
+            confidence=confidence,
+            success_rate=rate,
+            source="outcome",
+            visibility="shared" if shared else "private",
+        )
+        [vector] = await evolution.knowledge.embedder.embed([pattern_text(pattern)])
+        await conn.execute(
+            INSERT_PATTERN,
+            {
+                **pattern.model_dump(),
+                "pattern_id": uuid.uuid4(),
+                "tenant_id": tenant_id,
+                "intervention": json.dumps(pattern.intervention),
+                "evidence": json.dumps(pattern.evidence),
+                "applicability": json.dumps(pattern.applicability),
+                "embedding": to_pgvector(vector),
+                "embedding_model": evolution.knowledge.embedder.model_name,
+                "embedding_dim": evolution.knowledge.embedder.dim,
+                "pattern_key": key,
+            },
+        )
+    await outbox.enqueue(
+        conn,
+        tenant_id,
+        "outcomes",
+        "Goal achieved" if success else "Goal missed",
+        {
+            "solution_id": solution_id,
+            "metric": outcome.get("metric"),
+            "baseline": baseline,
+            "target": outcome.get("target"),
+            "measured": measured,
+            "success": success,
+            "confidence_predicted": predicted,
+            "confidence_actual": confidence_actual,
+        },
+    )
+    return True

@@ -1,0 +1,161 @@
+"""APScheduler for the evolution loop: one leader process runs jobs, every process may add them.
+
+Jobs (outcome checks, playbook triggers) live in APScheduler's ``SQLAlchemyJobStore`` in the same
+PostgreSQL, so they survive restarts. Every process starts its scheduler *paused*: adding a job writes
+it to the store. The process holding a session-level advisory lock is the leader and resumes its
+scheduler; if it dies, its connection (and lock) goes with it and another process takes over at its
+next poll. Late jobs run once when a leader comes back (no misfire grace limit, coalesced).
+
+The leader also wakes its scheduler every poll: APScheduler sleeps until the next run time it knows,
+and a job another process added may be due sooner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any, Literal
+
+import psycopg
+from apscheduler.jobstores.base import JobLookupError
+from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.cron import CronTrigger
+from sqlalchemy import create_engine
+from sqlalchemy.engine import Engine, make_url
+
+logger = logging.getLogger(__name__)
+
+LEADER_LOCK_KEY = 0x6D61_7363_6864  # "masch d"
+JOBS_TABLE = "apscheduler_jobs"
+SchedulerState = Literal["stopped", "standby", "leader"]
+
+
+def job_store_engine(database_uri: str) -> Engine:
+    """A SQLAlchemy engine on the same database, through psycopg 3."""
+    url = make_url(database_uri).set(drivername="postgresql+psycopg")
+    return create_engine(url, pool_pre_ping=True, pool_size=2, max_overflow=2)
+
+
+class EvolutionScheduler:
+    def __init__(
+        self,
+        database_uri: str,
+        *,
+        poll_s: float = 5.0,
+        lock_key: int = LEADER_LOCK_KEY,
+        on_lead: Callable[[], Awaitable[object]] | None = None,
+    ) -> None:
+        self.database_uri = database_uri
+        self.on_lead = on_lead
+        """Called each time this process becomes the leader (to add jobs stored without one)."""
+        self.poll_s = poll_s
+        self.lock_key = lock_key
+        self.engine = job_store_engine(database_uri)
+        self.scheduler = AsyncIOScheduler(
+            jobstores={"default": SQLAlchemyJobStore(engine=self.engine, tablename=JOBS_TABLE)},
+            job_defaults={"misfire_grace_time": None, "coalesce": True, "max_instances": 1},
+            timezone="UTC",
+        )
+        self._lock_conn: psycopg.AsyncConnection[Any] | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.state: SchedulerState = "stopped"
+
+    async def start(self, *, lead: bool = True) -> None:
+        """Open the job store; with ``lead``, compete for leadership in the background."""
+        # The job store creates its table on start; that is blocking I/O, done off the loop.
+        await asyncio.to_thread(self.engine.connect().close)
+        self.scheduler.start(paused=True)
+        self.state = "standby"
+        if lead:
+            await self._try_lead()
+            self._task = asyncio.create_task(self._watch(), name="evolution-scheduler-leader")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        if self.scheduler.running:
+            self.scheduler.shutdown(wait=False)
+        await self._release()
+        await asyncio.to_thread(self.engine.dispose)
+        self.state = "stopped"
+
+    async def _try_lead(self) -> None:
+        try:
+            if self._lock_conn is None or self._lock_conn.closed:
+                self._lock_conn = await psycopg.AsyncConnection.connect(
+                    self.database_uri, autocommit=True, application_name="master-agent-scheduler"
+                )
+            cursor = await self._lock_conn.execute("SELECT pg_try_advisory_lock(%s)", (self.lock_key,))
+            row = await cursor.fetchone()
+        except psycopg.Error as error:
+            logger.warning("scheduler: cannot reach the database to lead: %s", error)
+            await self._release()
+            return
+        if row and row[0]:
+            self.state = "leader"
+            if self.on_lead is not None:
+                try:
+                    await self.on_lead()
+                except Exception:
+                    logger.exception("scheduler: reconciling jobs failed")
+            self.scheduler.resume()
+            logger.info("scheduler: this process leads (jobs run here)")
+
+    async def _still_leading(self) -> bool:
+        try:
+            assert self._lock_conn is not None
+            await self._lock_conn.execute("SELECT 1")
+        except (psycopg.Error, AssertionError):
+            return False
+        return True
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(self.poll_s)
+            if self.state == "leader":
+                if await self._still_leading():
+                    self.scheduler.wakeup()
+                    continue
+                logger.warning("scheduler: lost the leader lock; pausing")
+                self.scheduler.pause()
+                self.state = "standby"
+                await self._release()
+            await self._try_lead()
+
+    async def _release(self) -> None:
+        if self._lock_conn is not None:
+            with contextlib.suppress(psycopg.Error):
+                await self._lock_conn.close()
+            self._lock_conn = None
+
+    # -- jobs ----------------------------------------------------------------------------------
+
+    def add_date_job(self, job_id: str, func: str, run_at: datetime, args: list[Any]) -> None:
+        self.scheduler.add_job(
+            func, "date", run_date=run_at, args=args, id=job_id, replace_existing=True, name=job_id
+        )
+        self._nudge()
+
+    def add_cron_job(self, job_id: str, func: str, crontab: str, args: list[Any]) -> None:
+        trigger = CronTrigger.from_crontab(crontab, timezone="UTC")
+        self.scheduler.add_job(func, trigger, args=args, id=job_id, replace_existing=True, name=job_id)
+        self._nudge()
+
+    def remove_job(self, job_id: str) -> None:
+        with contextlib.suppress(JobLookupError):
+            self.scheduler.remove_job(job_id)
+
+    def next_run(self, job_id: str) -> datetime | None:
+        job = self.scheduler.get_job(job_id)
+        return job.next_run_time if job is not None else None
+
+    def _nudge(self) -> None:
+        if self.state == "leader":
+            self.scheduler.wakeup()
