@@ -228,7 +228,7 @@ async def test_chat_stream_turns_on_one_thread(live: LiveServer, keys: dict[str,
 async def test_knowledge_search_and_read_are_tenant_scoped(live: LiveServer, keys: dict[str, str]) -> None:
     from master_agent.evolution import PatternCreate
 
-    store = live.server.config.app.state.service.knowledge
+    store = live.server.config.app.state.service.resources.evolution.knowledge
     pattern = PatternCreate(
         pattern_name="coaching for attach rate",
         domain="retail",

@@ -13,6 +13,8 @@ from typing import Any
 
 from rich.console import Console
 
+from master_agent.cli_evolution import COMMANDS as EVOLUTION_COMMANDS
+from master_agent.cli_evolution import add_evolution_commands, run_evolution_command
 from master_agent.errors import InputError, MasterAgentError
 from master_agent.settings import Settings
 
@@ -72,6 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     terminations.add_argument("--thread")
     terminations.add_argument("--limit", type=int, default=50)
     terminations.add_argument("--json", action="store_true")
+    add_evolution_commands(commands)
     return parser
 
 
@@ -139,7 +142,7 @@ async def _run(args: argparse.Namespace, settings: Settings, console: Console) -
             if args.sub_agents
             else None,
         )
-        async with open_resources(settings) as resources:
+        async with open_resources(settings, scheduler="add") as resources:
             header = (
                 f"[bold]Goal:[/] {request.goal}  [dim](tenant {request.tenant_id}, model {settings.model})[/]"
             )
@@ -159,6 +162,8 @@ async def _run(args: argparse.Namespace, settings: Settings, console: Console) -
         async with open_resources(settings) as resources:
             console.print(f"database ready at {resources.database.uri.split('@')[-1]}")
         return 0
+    if args.command in EVOLUTION_COMMANDS:
+        return await run_evolution_command(args, settings, console)
     if args.command == "tenants":
         return await _tenants(args, settings)
     if args.command == "keys":

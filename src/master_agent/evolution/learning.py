@@ -26,12 +26,13 @@ from datetime import datetime
 from typing import Any
 
 from psycopg import AsyncConnection
+from pydantic import BaseModel
 
 from master_agent.evolution import outbox
 from master_agent.evolution.calibration import record_outcome
 from master_agent.evolution.context import EvolutionContext
 from master_agent.evolution.embeddings import to_pgvector
-from master_agent.evolution.knowledge import PatternCreate, pattern_text
+from master_agent.evolution.knowledge import PatternCreate, pattern_text, tenant_session
 
 PATTERN_PRIOR_WEIGHT = 2.0
 
@@ -254,3 +255,43 @@ async def learn_from_outcome(
         },
     )
     return True
+
+
+LIST_LEARNINGS = """
+SELECT solution_id, tenant_id, problem_type, root_cause, solution_pattern, industry, vertical, expected_outcome,
+       actual_outcome, success, confidence_predicted, confidence_actual, confidence_delta, timeline_days,
+       budget_usd, evidence, created_at, measured_at
+FROM solution_learnings ORDER BY created_at DESC LIMIT %s OFFSET %s
+"""
+
+
+class Learning(BaseModel):
+    """A row of ``solution_learnings``."""
+
+    solution_id: uuid.UUID
+    tenant_id: str
+    problem_type: str
+    root_cause: str | None
+    solution_pattern: str | None
+    industry: str | None
+    vertical: str | None
+    expected_outcome: dict[str, Any] | None
+    actual_outcome: dict[str, Any] | None
+    success: bool | None
+    confidence_predicted: float | None
+    confidence_actual: float | None
+    confidence_delta: float | None
+    timeline_days: int | None
+    budget_usd: int | None
+    evidence: dict[str, Any] | None
+    created_at: datetime
+    measured_at: datetime | None
+
+
+async def list_learnings(
+    evolution: EvolutionContext, tenant_id: str, *, limit: int = 50, offset: int = 0
+) -> list[Learning]:
+    """The tenant's learnings; row-level security, not a WHERE clause, keeps them to the tenant."""
+    async with tenant_session(evolution.pool, tenant_id) as conn:
+        rows = await (await conn.execute(LIST_LEARNINGS, (limit, offset))).fetchall()
+    return [Learning.model_validate(row) for row in rows]

@@ -12,6 +12,7 @@ allows one level of sub-agents; ``strategic`` adds the human-review node.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from collections import OrderedDict
@@ -26,6 +27,7 @@ from master_agent.capabilities import TenantRecord, domain_pack, load_tenant, te
 from master_agent.capabilities.tools import ToolContext
 from master_agent.errors import InputError, ToolInputError
 from master_agent.evolution.reuse import find_reusable
+from master_agent.evolution.tools import build_evolution_tools
 from master_agent.runtime.loop import CompiledLoop, LoopLimits, Recall, RecallStep, build_agent_loop
 from master_agent.runtime.resources import RuntimeResources, shared_resources
 from master_agent.runtime.state import MasterAgentState
@@ -194,6 +196,9 @@ def _build_loop(
         settings=resources.settings,
     )
     capabilities = tenant_capabilities(tenant, tool_context, only_sub_agents=options.sub_agents)
+    # The evolution tools exist for every tenant; a spec offers them by listing their names.
+    tools = {**build_evolution_tools(resources.evolution, tenant.tenant_id), **capabilities.tools}
+    capabilities = dataclasses.replace(capabilities, tools=tools)
     return build_agent_loop(
         capabilities.master,
         capabilities=capabilities,

@@ -227,8 +227,10 @@ async def submit(resources: RuntimeResources, request: SolveRequest) -> Submitte
         options["max_iterations"] = request.max_iterations
     # Build (or fetch) the graph first: unknown tenants, variants or sub-agents fail here, unstored.
     await master_graph(resources, {"configurable": options}, checkpointer=resources.database.checkpointer)
+    solution_id = str(uuid.uuid4())
+    options["solution_id"] = solution_id  # tools that act for the solution (deploy, tracking) read it
     submitted = Submitted(
-        solution_id=str(uuid.uuid4()),
+        solution_id=solution_id,
         thread_id=str(uuid.uuid4()),
         tenant_id=request.tenant_id,
         options=options,

@@ -23,7 +23,17 @@ from master_agent.runtime import open_resources
 from master_agent.runtime.resources import SchedulerRole
 from master_agent.runtime.runs import RunQueue
 from master_agent.service.metrics import ServiceMetrics
-from master_agent.service.routes import assistants, chat, goals, health, knowledge, runs, threads
+from master_agent.service.routes import (
+    assistants,
+    chat,
+    goals,
+    health,
+    knowledge,
+    outcomes,
+    playbooks,
+    runs,
+    threads,
+)
 from master_agent.service.state import ServiceState
 from master_agent.settings import Settings
 
@@ -130,4 +140,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(runs.router)
     app.include_router(chat.router)
     app.include_router(knowledge.router)
+    app.include_router(playbooks.router)
+    app.include_router(outcomes.router)
     return app

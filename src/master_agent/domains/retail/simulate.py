@@ -33,8 +33,14 @@ FROM {schema}.transactions WHERE store_id = %(store_id)s AND sold_at < %(since)s
 GROUP BY staff_id ORDER BY staff_id
 """
 SPAN = "SELECT min(sold_at) AS first, max(sold_at) AS last FROM {schema}.transactions WHERE store_id = %(store_id)s AND sold_at < %(since)s"
-ALREADY = (
-    "SELECT count(*) AS n FROM {schema}.transactions WHERE store_id = %(store_id)s AND sold_at >= %(since)s"
+#: One simulation per solution (a second would double its post-delivery sales).
+MARKER = """
+CREATE TABLE IF NOT EXISTS {schema}.simulations (
+    solution_id uuid PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now()
+)
+"""
+MARK = (
+    "INSERT INTO {schema}.simulations (solution_id) VALUES (%s) ON CONFLICT DO NOTHING RETURNING solution_id"
 )
 INTERVENTION = (
     "SELECT true_effect_points, weeks_to_effect FROM {schema}.interventions WHERE intervention_id = %s"
@@ -82,11 +88,9 @@ async def simulate_outcome(
         return sql.SQL(text).format(schema=schema)
 
     async with pool.connection() as conn, conn.transaction():
-        done = await (await conn.execute(q(ALREADY), params)).fetchone()
-        if done and done["n"]:
-            raise ConflictError(
-                f"solution {solution_id}: store {store_id} already has transactions after delivery"
-            )
+        await conn.execute(q(MARKER))
+        if await (await conn.execute(q(MARK), (solution_uuid,))).fetchone() is None:
+            raise ConflictError(f"solution {solution_id}: its outcome was simulated already")
         effect = await (await conn.execute(q(INTERVENTION), (strategy["intervention_id"],))).fetchone()
         if effect is None:
             raise InputError(
