@@ -1,0 +1,130 @@
+"""The whole loop on real Postgres: solve, track, simulate, measure, learn, calibrate, reuse.
+
+It runs on its own database: the patterns it learns would otherwise give other tests' goals the short
+path."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import timedelta
+
+import pytest
+
+from master_agent.domains.retail.simulate import simulate_outcome
+from master_agent.errors import ConflictError, InputError
+from master_agent.evolution.calibration import load_calibration
+from master_agent.evolution.clock import FixedClock, SystemClock
+from master_agent.evolution.learning import list_learnings
+from master_agent.evolution.outcomes import list_checks, run_check, run_due
+from master_agent.runtime import RuntimeResources, SolveOutcome, SolveRequest, open_resources, solve
+from master_agent.settings import Settings
+from tests.conftest import server_settings
+
+FIRST_GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
+SECOND_GOAL = "Help me increase accessory attach rate at my electronics store"
+
+
+@pytest.fixture(scope="module")
+def loop_settings(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return server_settings(pg_server_uri, tmp_path_factory, "evo", embeddings="hashing")
+
+
+@pytest.fixture(scope="module")
+async def world(loop_settings: Settings) -> AsyncIterator[RuntimeResources]:
+    async with open_resources(loop_settings) as resources:
+        yield resources
+
+
+@pytest.fixture(scope="module")
+async def first(world: RuntimeResources) -> SolveOutcome:
+    return await solve(world, SolveRequest(tenant_id="demo-retail", goal=FIRST_GOAL))
+
+
+async def _count(world: RuntimeResources, query: str, *params: object) -> int:
+    async with world.database.pool.connection() as conn:
+        row = await (await conn.execute(query, params)).fetchone()
+    assert row is not None
+    return int(next(iter(row.values())))
+
+
+async def test_delivery_schedules_checks_at_the_seed_checkpoints(world: RuntimeResources, first: SolveOutcome) -> None:
+    assert first.solution is not None and first.status == "success"
+    assert first.solution.reused_pattern is None  # nothing learned yet
+    assert first.solution.calibrated_confidence == pytest.approx(first.solution.confidence)  # no outcomes yet
+    checks = await list_checks(world.evolution, "demo-retail", first.solution_id)
+    assert [check.checkpoint_day for check in checks] == [14, 30, 45, 60]
+    assert [str(check.check_id) for check in checks] == first.solution.outcome_checks
+    delivered = checks[0].due_at - timedelta(days=14)
+    assert [check.due_at - delivered for check in checks] == [timedelta(days=d) for d in (14, 30, 45, 60)]
+    assert [check.is_final for check in checks] == [False, False, False, True]
+    outcome = first.solution.expected_outcome or {}
+    assert checks[-1].expected == pytest.approx(outcome["expected"])
+    ramp = outcome["baseline"] + (outcome["expected"] - outcome["baseline"]) * 14 / 60
+    assert checks[0].expected == pytest.approx(ramp, abs=1e-6)
+    # another tenant sees none of them
+    assert await list_checks(world.evolution, "demo-retail-2", first.solution_id) == []
+
+
+async def test_outcome_measured_learned_and_reused(world: RuntimeResources, first: SolveOutcome) -> None:
+    assert first.solution is not None
+    checks = await list_checks(world.evolution, "demo-retail", first.solution_id)
+    evolution = world.evolution
+
+    # Nothing is due before the first checkpoint.
+    evolution.clock = FixedClock(checks[0].due_at - timedelta(minutes=1))
+    assert await run_due(evolution) == []
+    assert (await run_check(evolution, checks[0].check_id)).status == "not_due"
+
+    simulated = await simulate_outcome(world.database.pool, first.solution_id, seed=3)
+    assert simulated.store_id == 5 and simulated.intervention_id == first.solution.strategy["intervention_id"]  # type: ignore[index]
+    with pytest.raises(ConflictError):
+        await simulate_outcome(world.database.pool, first.solution_id, seed=3)
+
+    # The clock seam: everything due by the final day runs now, oldest first.
+    evolution.clock = FixedClock(checks[-1].due_at + timedelta(hours=1))
+    results = await run_due(evolution)
+    assert [result.check_id for result in results] == [check.check_id for check in checks]
+    assert all(result.status == "measured" and result.measured is not None for result in results)
+    assert [result.learned for result in results] == [False, False, False, True]
+    # The measurement reads the simulated rows: after the ramp-up the effect is there.
+    baseline = first.solution.expected_outcome["baseline"]  # type: ignore[index]
+    assert results[-1].measured > baseline + 0.01  # type: ignore[operator]
+
+    # Idempotent: running again stores nothing new.
+    assert await run_due(evolution) == []
+    again = await run_check(evolution, checks[-1].check_id)
+    assert again.status == "already_done" and again.measured == results[-1].measured
+    assert await _count(world, "SELECT count(*) FROM solution_learnings WHERE solution_id = %s", first.solution_id) == 1
+
+    [learning] = await list_learnings(evolution, "demo-retail")
+    assert learning.success is True and learning.confidence_actual == 1.0
+    assert learning.confidence_delta == pytest.approx(1.0 - first.solution.confidence, abs=1e-3)
+    assert learning.solution_pattern == first.solution.strategy["intervention_id"]  # type: ignore[index]
+    assert await list_learnings(evolution, "demo-retail-2") == []  # row-level security
+
+    # Calibration moved from the raw confidence toward the observed success.
+    calibration = await load_calibration(world.database.pool, learning.problem_type, learning.solution_pattern or "")
+    assert calibration.successes == 1 and calibration.calibrate(0.5) > 0.5
+
+    # A shared, anonymised pattern now exists, and the next similar goal of another tenant reuses it.
+    [pattern] = await evolution.knowledge.search("demo-retail-2", SECOND_GOAL, limit=1)
+    assert pattern.visibility == "shared" and "Store 5" not in pattern.description
+    assert pattern.evidence and "solution_id" not in pattern.evidence[0]
+    evolution.clock = SystemClock()
+    second = await solve(world, SolveRequest(tenant_id="demo-retail-2", goal=SECOND_GOAL))
+    assert second.status == "success" and second.solution is not None
+    reused = second.solution.reused_pattern
+    assert reused is not None and reused["pattern_id"] == str(pattern.pattern_id)
+    tools = {step["tool"] for step in second.solution.steps}
+    assert "research" not in tools and "strategy_generator" in tools  # research skipped
+    assert second.solution.strategy["intervention_id"] == first.solution.strategy["intervention_id"]  # type: ignore[index]
+    assert second.solution.calibrated_confidence is not None
+    assert second.solution.calibrated_confidence > second.solution.confidence  # one success observed
+    assert await _count(world, "SELECT reuse_count FROM village_knowledge WHERE pattern_id = %s", pattern.pattern_id) == 1
+
+
+async def test_simulating_needs_a_delivered_solution(world: RuntimeResources) -> None:
+    with pytest.raises(InputError, match="solution_id"):
+        await simulate_outcome(world.database.pool, "not-a-uuid")
+    with pytest.raises(InputError, match="unknown solution"):
+        await simulate_outcome(world.database.pool, "00000000-0000-0000-0000-000000000000")
