@@ -178,3 +178,49 @@ def test_tenants_and_keys(cli_database: str) -> None:
     revoked = run(cli_database, "keys", "revoke", key["key_id"])
     assert revoked.returncode == 2 and "no active key" in revoked.stderr
     assert run(cli_database, "keys", "create", "--tenant", "nobody").returncode == 2
+
+
+def test_evolution_commands_report_bad_input_with_exit_2(cli_database: str, tmp_path: Path) -> None:
+    for args, field in [
+        (("outcomes", "run-due", "--as-of", "next tuesday"), "as-of"),
+        (("demo", "simulate-outcome", "--solution", "not-a-uuid"), "solution_id"),
+        (("playbooks", "deploy", "--file", str(tmp_path / "missing.json")), "file"),
+        (("playbooks", "disable", "00000000-0000-0000-0000-000000000000"), "playbook_id"),
+        (("outcomes", "list", "--solution", "x"), "solution"),
+    ]:
+        result = run(cli_database, *args)
+        assert result.returncode == 2, (args, result.stdout, result.stderr)
+        assert field in result.stderr, (args, result.stderr)
+
+
+def test_solve_then_deploy_track_and_measure_from_the_cli(cli_database: str, tmp_path: Path) -> None:
+    solved = run(
+        cli_database, "solve", "Increase Store 5's accessory attach rate by 20% within 60 days", "--json"
+    )
+    assert solved.returncode == 0, solved.stderr
+    solution = json.loads(solved.stdout)
+    assert len(solution["outcome_checks"]) == 4 and solution["calibrated_confidence"] is not None
+
+    deployed = run(cli_database, "playbooks", "deploy", "--solution", solution["solution_id"])
+    assert deployed.returncode == 0, deployed.stderr
+    playbook = json.loads(deployed.stdout)
+    assert playbook["status"] == "active" and playbook["next_run_at"]
+    executed = json.loads(run(cli_database, "playbooks", "run", playbook["playbook_id"]).stdout)
+    assert executed["status"] in ("success", "skipped") and executed["run_id"]
+
+    checks = json.loads(run(cli_database, "outcomes", "list", "--solution", solution["solution_id"]).stdout)
+    final_day = max(check["due_at"] for check in checks)[:10]
+    simulated = run(cli_database, "demo", "simulate-outcome", "--solution", solution["solution_id"])
+    assert simulated.returncode == 0, simulated.stderr
+    assert (
+        run(cli_database, "demo", "simulate-outcome", "--solution", solution["solution_id"]).returncode == 2
+    )
+
+    measured = run(cli_database, "outcomes", "run-due", "--as-of", final_day)
+    assert measured.returncode == 0, measured.stderr
+    mine = [r for r in json.loads(measured.stdout) if r["check_id"] in solution["outcome_checks"]]
+    assert len(mine) == 4 and mine[-1]["learned"] is True
+    learnings = json.loads(run(cli_database, "learnings", "list").stdout)
+    assert solution["solution_id"] in [item["solution_id"] for item in learnings]
+    rebuilt = json.loads(run(cli_database, "knowledge", "reembed", "--all").stdout)
+    assert rebuilt["rebuilt"] >= 1

@@ -47,7 +47,9 @@ async def _count(world: RuntimeResources, query: str, *params: object) -> int:
     return int(next(iter(row.values())))
 
 
-async def test_delivery_schedules_checks_at_the_seed_checkpoints(world: RuntimeResources, first: SolveOutcome) -> None:
+async def test_delivery_schedules_checks_at_the_seed_checkpoints(
+    world: RuntimeResources, first: SolveOutcome
+) -> None:
     assert first.solution is not None and first.status == "success"
     assert first.solution.reused_pattern is None  # nothing learned yet
     assert first.solution.calibrated_confidence == pytest.approx(first.solution.confidence)  # no outcomes yet
@@ -94,7 +96,12 @@ async def test_outcome_measured_learned_and_reused(world: RuntimeResources, firs
     assert await run_due(evolution) == []
     again = await run_check(evolution, checks[-1].check_id)
     assert again.status == "already_done" and again.measured == results[-1].measured
-    assert await _count(world, "SELECT count(*) FROM solution_learnings WHERE solution_id = %s", first.solution_id) == 1
+    assert (
+        await _count(
+            world, "SELECT count(*) FROM solution_learnings WHERE solution_id = %s", first.solution_id
+        )
+        == 1
+    )
 
     [learning] = await list_learnings(evolution, "demo-retail")
     assert learning.success is True and learning.confidence_actual == 1.0
@@ -103,7 +110,9 @@ async def test_outcome_measured_learned_and_reused(world: RuntimeResources, firs
     assert await list_learnings(evolution, "demo-retail-2") == []  # row-level security
 
     # Calibration moved from the raw confidence toward the observed success.
-    calibration = await load_calibration(world.database.pool, learning.problem_type, learning.solution_pattern or "")
+    calibration = await load_calibration(
+        world.database.pool, learning.problem_type, learning.solution_pattern or ""
+    )
     assert calibration.successes == 1 and calibration.calibrate(0.5) > 0.5
 
     # A shared, anonymised pattern now exists, and the next similar goal of another tenant reuses it.
@@ -120,7 +129,12 @@ async def test_outcome_measured_learned_and_reused(world: RuntimeResources, firs
     assert second.solution.strategy["intervention_id"] == first.solution.strategy["intervention_id"]  # type: ignore[index]
     assert second.solution.calibrated_confidence is not None
     assert second.solution.calibrated_confidence > second.solution.confidence  # one success observed
-    assert await _count(world, "SELECT reuse_count FROM village_knowledge WHERE pattern_id = %s", pattern.pattern_id) == 1
+    assert (
+        await _count(
+            world, "SELECT reuse_count FROM village_knowledge WHERE pattern_id = %s", pattern.pattern_id
+        )
+        == 1
+    )
 
 
 async def test_simulating_needs_a_delivered_solution(world: RuntimeResources) -> None:

@@ -15,7 +15,10 @@ from master_agent.evolution.playbooks import PlaybookRefused, validate_playbook
 
 VALID_PLAYBOOK = {
     "name": "monitor",
-    "trigger": {"cron": "0 9 * * MON", "event": {"metric": "attach_rate", "operator": "<", "threshold": 0.04}},
+    "trigger": {
+        "cron": "0 9 * * MON",
+        "event": {"metric": "attach_rate", "operator": "<", "threshold": 0.04},
+    },
     "steps": [
         {"order": 1, "action": "tool", "tool": "staff_performance", "args": {"store_id": 5}},
         {"order": 2, "action": "notify", "message": "coach staff below 4%"},
@@ -60,14 +63,19 @@ def test_pattern_confidence_follows_its_evidence() -> None:
 def test_calibration_moves_from_the_raw_confidence_toward_observed_success() -> None:
     empty = Calibration(problem_type="p", intervention="i", successes=0, failures=0, mean_predicted=None)
     assert empty.calibrate(0.8) == 0.8
-    mostly_failing = Calibration(problem_type="p", intervention="i", successes=1, failures=9, mean_predicted=0.8)
+    mostly_failing = Calibration(
+        problem_type="p", intervention="i", successes=1, failures=9, mean_predicted=0.8
+    )
     assert mostly_failing.calibrate(0.8) < 0.4
     always = Calibration(problem_type="p", intervention="i", successes=20, failures=0, mean_predicted=0.6)
     assert always.calibrate(0.6) > 0.9
 
 
 def test_names_and_anonymising() -> None:
-    assert problem_type_of({"expected_outcome": {"metric": "accessory_attach_rate"}}) == "low_accessory_attach_rate"
+    assert (
+        problem_type_of({"expected_outcome": {"metric": "accessory_attach_rate"}})
+        == "low_accessory_attach_rate"
+    )
     assert anonymise("Store 5 staff at Shop #12 lag") == "the store staff at the store lag"
 
 

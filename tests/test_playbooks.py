@@ -84,7 +84,9 @@ async def test_deploy_execute_disable_and_roll_back(evolution: EvolutionContext)
     with pytest.raises(NotFoundError):
         await change_status(evolution, "demo-retail-2", deployed.playbook_id, "disable")
 
-    disabled = await change_status(evolution, "demo-retail", deployed.playbook_id, "disable", "pause for audit")
+    disabled = await change_status(
+        evolution, "demo-retail", deployed.playbook_id, "disable", "pause for audit"
+    )
     assert disabled.status == "disabled"
     assert evolution.scheduler.next_run(playbook_job_id(deployed.playbook_id)) is None
     assert (await execute_playbook(evolution, deployed.playbook_id, datetime.now(UTC))).status == "inactive"
@@ -119,7 +121,9 @@ async def test_an_invalid_playbook_is_refused_and_nothing_is_stored(evolution: E
 async def test_agent_tools_act_for_their_tenant(evolution: EvolutionContext) -> None:
     tools = build_evolution_tools(evolution, "demo-retail")
     config = {"configurable": {"thread_id": "t"}}
-    result = await tools["deploy_playbook"].ainvoke({"playbook": {**VALID_PLAYBOOK, "name": "from a tool"}}, config)
+    result = await tools["deploy_playbook"].ainvoke(
+        {"playbook": {**VALID_PLAYBOOK, "name": "from a tool"}}, config
+    )
     playbook_id = result["deployed_playbook"]["playbook_id"]
     found = await get_playbook(evolution, "demo-retail", playbook_id)
     assert found is not None and found.status == "active"

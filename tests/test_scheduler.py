@@ -63,10 +63,15 @@ async def test_a_job_survives_a_scheduler_restart_and_fires_once(pg_server_uri: 
         await second.stop()
 
 
-async def test_an_overdue_check_runs_once_after_start_up(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+async def test_an_overdue_check_runs_once_after_start_up(
+    pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     uri = create_database(pg_server_uri, "overdue")
     settings = Settings(
-        database_url=uri, data_dir=tmp_path_factory.mktemp("overdue"), embeddings="hashing", scheduler_poll_s=0.2
+        database_url=uri,
+        data_dir=tmp_path_factory.mktemp("overdue"),
+        embeddings="hashing",
+        scheduler_poll_s=0.2,
     )
     solution_id, check_id = uuid.uuid4(), uuid.uuid4()
     async with open_resources(settings) as resources, resources.database.pool.connection() as conn:
@@ -89,9 +94,13 @@ async def test_an_overdue_check_runs_once_after_start_up(pg_server_uri: str, tmp
 
     async def measured() -> tuple[str, int]:
         async with await psycopg.AsyncConnection.connect(uri) as conn:
-            status = await (await conn.execute("SELECT status FROM outcome_checks WHERE check_id = %s", (check_id,))).fetchone()
+            status = await (
+                await conn.execute("SELECT status FROM outcome_checks WHERE check_id = %s", (check_id,))
+            ).fetchone()
             sent = await (
-                await conn.execute("SELECT count(*) FROM outbox WHERE body->>'solution_id' = %s", (str(solution_id),))
+                await conn.execute(
+                    "SELECT count(*) FROM outbox WHERE body->>'solution_id' = %s", (str(solution_id),)
+                )
             ).fetchone()
         assert status is not None and sent is not None
         return status[0], sent[0]

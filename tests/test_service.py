@@ -72,6 +72,7 @@ async def test_health_and_metrics(live: LiveServer, keys: dict[str, str]) -> Non
     async with _client(live, keys["demo-retail"]) as client:
         health = (await client.get("/health")).json()
         assert health["status"] == "ok" and health["database"] == "ok"
+        assert health["scheduler"] == "leader"  # the only process on this database runs the jobs
         metrics = (await client.get("/metrics")).text
         assert "master_agent_runs" in metrics and "master_agent_pool_connections" in metrics
 
@@ -251,3 +252,49 @@ async def test_knowledge_search_and_read_are_tenant_scoped(live: LiveServer, key
         assert (await client.get(f"/knowledge/{shared}")).status_code == 200
         assert (await client.get(f"/knowledge/{theirs}")).status_code == 404
         assert (await client.get("/knowledge", params={"q": ""})).status_code == 422
+
+
+async def test_outcomes_playbooks_and_learnings_are_tenant_scoped(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    async with _client(live, keys["demo-retail"]) as client, _client(live, keys["other-shop"]) as other:
+        solved = await client.post("/api/cs/strategic-goals", params={"wait": "true"}, json={"goal": GOAL})
+        assert solved.status_code == 200, solved.text
+        solution_id = solved.json()["solution_id"]
+
+        checks = (await client.get("/outcomes", params={"solution_id": solution_id})).json()
+        assert [check["checkpoint_day"] for check in checks] == [14, 30, 45, 60]
+        assert all(check["status"] == "scheduled" for check in checks)
+        assert (await other.get("/outcomes", params={"solution_id": solution_id})).json() == []
+        assert (await client.get("/outcomes", params={"solution_id": "nope"})).status_code == 422
+
+        playbooks_before = await _count(live, "playbooks")
+        refused = await client.post("/playbooks", json={"spec": {"name": "x", "steps": []}})
+        assert refused.status_code == 400 and refused.json()["field"] == "playbook"
+        assert "trigger" in refused.json()["detail"] and "steps" in refused.json()["detail"]
+        assert (await client.post("/playbooks", json={})).status_code == 422
+        assert (await other.post("/playbooks", json={"solution_id": solution_id})).status_code == 404
+        assert await _count(live, "playbooks") == playbooks_before
+
+        created = await client.post("/playbooks", json={"solution_id": solution_id})
+        assert created.status_code == 201, created.text
+        playbook = created.json()
+        assert playbook["status"] == "active" and playbook["solution_id"] == solution_id
+        assert playbook["next_run_at"] is not None
+        listed = (await client.get("/playbooks", params={"status": "active"})).json()
+        assert playbook["playbook_id"] in [item["playbook_id"] for item in listed]
+        assert (await other.get(f"/playbooks/{playbook['playbook_id']}")).status_code == 404
+        assert (await other.post(f"/playbooks/{playbook['playbook_id']}/disable")).status_code == 404
+
+        disabled = await client.post(
+            f"/playbooks/{playbook['playbook_id']}/disable", json={"reason": "audit"}
+        )
+        assert disabled.status_code == 200 and disabled.json()["status"] == "disabled"
+        assert (await client.post(f"/playbooks/{playbook['playbook_id']}/disable")).status_code == 409
+        rolled = await client.post(f"/playbooks/{playbook['playbook_id']}/rollback")
+        assert rolled.status_code == 200 and rolled.json()["status"] == "rolled_back"
+        detail = (await client.get(f"/playbooks/{playbook['playbook_id']}")).json()
+        assert [event["action"] for event in detail["events"]] == ["deployed", "disabled", "rolled_back"]
+
+        assert (await client.get("/learnings")).json() == []  # nothing measured yet
+        assert (await other.get("/learnings")).status_code == 200
