@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import psycopg
@@ -33,9 +34,9 @@ def _hits(uri: str, marker: str) -> int:
     return int(row[0])
 
 
-async def _until(condition: object, timeout: float = 20.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():  # type: ignore[operator]
+async def _until(condition: Callable[[], bool], limit_s: float = 20.0) -> None:
+    deadline = asyncio.get_running_loop().time() + limit_s
+    while not condition():
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError("condition not met in time")
         await asyncio.sleep(0.1)
@@ -136,8 +137,12 @@ LEADER_SCRIPT = textwrap.dedent(
 async def test_two_processes_never_both_lead_and_a_survivor_takes_over(pg_server_uri: str) -> None:
     uri = create_database(pg_server_uri, "leader")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    other = subprocess.Popen(
-        [sys.executable, "-c", LEADER_SCRIPT, uri], stdout=subprocess.PIPE, text=True, env=env
+    other = await asyncio.to_thread(
+        subprocess.Popen,
+        [sys.executable, "-c", LEADER_SCRIPT, uri],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
     )
     try:
         assert other.stdout is not None
@@ -150,7 +155,7 @@ async def test_two_processes_never_both_lead_and_a_survivor_takes_over(pg_server
                 await asyncio.sleep(0.2)
             other.send_signal(signal.SIGKILL)
             other.wait(timeout=10)
-            await _until(lambda: here.state == "leader", timeout=15)
+            await _until(lambda: here.state == "leader", limit_s=15)
         finally:
             await here.stop()
     finally:
