@@ -15,6 +15,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from benchmarks import evolution
+
 from master_agent.runtime import RuntimeResources, SolveRequest, master_graph, open_resources, solve
 from master_agent.runtime.factory import graph_cache
 from master_agent.settings import Settings
@@ -97,6 +99,13 @@ async def main() -> None:
             await bench_solve(resources, runs=20)
             await bench_checkpoints(resources, runs=15)
             await bench_factory(resources, runs=30)
+            server_uri = resources.database.uri
+        # The reuse benchmark needs a database where nothing was learned yet: a scratch one.
+        with evolution.scratch_database(server_uri) as scratch_uri:
+            scratch = settings.with_overrides(database_url=scratch_uri)
+            async with open_resources(scratch, model=evolution.CountingPlanner()) as resources:
+                await evolution.bench_reuse(resources)
+                await evolution.bench_knowledge_search(resources)
         if base.database_url is None:
             from pgserver import get_server  # type: ignore[attr-defined]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Literal
 
@@ -189,10 +189,28 @@ class KnowledgeStore:
     async def search(self, tenant_id: str, query: str, *, limit: int = 5) -> list[PatternMatch]:
         """Patterns nearest in meaning to ``query`` among the tenant's private and the shared ones."""
         [vector] = await self.embedder.embed([query])
-        params = {"query": to_pgvector(vector), "model": self.embedder.model_name, "dim": self.embedder.dim}
+        return await self.search_vector(tenant_id, vector, limit=limit)
+
+    async def search_vector(
+        self,
+        tenant_id: str,
+        vector: Sequence[float],
+        *,
+        limit: int = 5,
+        model: str | None = None,
+        exact: bool = False,
+    ) -> list[PatternMatch]:
+        """Patterns nearest to ``vector`` (made by ``model``, the store's embedder by default);
+        ``exact`` scans every row instead of using the approximate HNSW index."""
+        params = {
+            "query": to_pgvector(vector),
+            "model": model or self.embedder.model_name,
+            "dim": len(vector),
+            "limit": limit,
+        }
         # The 384-d query repeats the index expression so the HNSW index serves it.
-        statement = SEARCH_384 if self.embedder.dim == 384 else SEARCH_ANY
+        statement = SEARCH_384 if len(vector) == 384 and not exact else SEARCH_ANY
         async with tenant_session(self.pool, tenant_id) as conn:
-            cursor = await conn.execute(statement, {**params, "limit": limit})
+            cursor = await conn.execute(statement, params)
             rows = await cursor.fetchall()
         return [PatternMatch.model_validate(row) for row in rows]
