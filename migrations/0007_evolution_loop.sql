@@ -26,3 +26,9 @@ GRANT SELECT ON confidence_calibration TO master_agent_tenant;
 -- Why a check could not measure (no data in its window, a failing query).
 ALTER TABLE outcome_checks ADD COLUMN error text;
 ALTER TABLE outcome_checks ADD COLUMN observations integer;
+
+-- Calibration counts per stratum of a problem type and intervention: 'all', and how ambitious the goal
+-- was against the strategy's own expectation (required lift / expected lift, bucketed).
+ALTER TABLE confidence_calibration ADD COLUMN stratum text NOT NULL DEFAULT 'all';
+ALTER TABLE confidence_calibration DROP CONSTRAINT confidence_calibration_pkey;
+ALTER TABLE confidence_calibration ADD PRIMARY KEY (tenant_id, problem_type, intervention, stratum);

@@ -12,7 +12,7 @@ import pytest
 
 from master_agent.domains.retail.simulate import simulate_outcome
 from master_agent.errors import ConflictError, InputError
-from master_agent.evolution.calibration import load_calibration
+from master_agent.evolution.calibration import load_calibration, stratum_of
 from master_agent.evolution.clock import FixedClock, SystemClock
 from master_agent.evolution.learning import list_learnings
 from master_agent.evolution.outcomes import list_checks, run_check, run_due
@@ -110,10 +110,12 @@ async def test_outcome_measured_learned_and_reused(world: RuntimeResources, firs
     assert await list_learnings(evolution, "demo-retail-2") == []  # row-level security
 
     # Calibration moved from the raw confidence toward the observed success.
+    stratum = stratum_of(first.solution.expected_outcome or {})
     calibration = await load_calibration(
-        world.database.pool, learning.problem_type, learning.solution_pattern or ""
+        world.database.pool, learning.problem_type, learning.solution_pattern or "", stratum
     )
-    assert calibration.successes == 1 and calibration.calibrate(0.5) > 0.5
+    assert calibration.overall.successes == calibration.within.successes == 1
+    assert calibration.calibrate(0.5) > 0.5
 
     # A shared, anonymised pattern now exists, and the next similar goal of another tenant reuses it.
     [pattern] = await evolution.knowledge.search("demo-retail-2", SECOND_GOAL, limit=1)

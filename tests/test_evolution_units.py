@@ -8,7 +8,7 @@ from pydantic import BaseModel
 
 from master_agent.cli_evolution import parse_as_of
 from master_agent.errors import InputError
-from master_agent.evolution.calibration import Calibration
+from master_agent.evolution.calibration import Calibration, Counts, stratum_of
 from master_agent.evolution.learning import anonymise, judge, pattern_confidence, problem_type_of
 from master_agent.evolution.outcomes import checkpoint_days, expected_by
 from master_agent.evolution.playbooks import PlaybookRefused, validate_playbook
@@ -61,14 +61,23 @@ def test_pattern_confidence_follows_its_evidence() -> None:
 
 
 def test_calibration_moves_from_the_raw_confidence_toward_observed_success() -> None:
-    empty = Calibration(problem_type="p", intervention="i", successes=0, failures=0, mean_predicted=None)
+    empty = Calibration(problem_type="p", intervention="i")
     assert empty.calibrate(0.8) == 0.8
-    mostly_failing = Calibration(
-        problem_type="p", intervention="i", successes=1, failures=9, mean_predicted=0.8
-    )
+    mostly_failing = Calibration(problem_type="p", intervention="i", overall=Counts(successes=1, failures=9))
     assert mostly_failing.calibrate(0.8) < 0.4
-    always = Calibration(problem_type="p", intervention="i", successes=20, failures=0, mean_predicted=0.6)
+    always = Calibration(problem_type="p", intervention="i", overall=Counts(successes=20))
     assert always.calibrate(0.6) > 0.9
+    # The stratum refines the overall rate: ambitious goals of an intervention that usually works fail.
+    usual = Calibration(problem_type="p", intervention="i", overall=Counts(successes=15, failures=5))
+    ambitious = usual.model_copy(update={"stratum": "ambition:>1.5", "within": Counts(failures=5)})
+    assert ambitious.calibrate(0.8) < 0.45 < usual.calibrate(0.8)
+
+
+def test_ambition_strata() -> None:
+    assert stratum_of({"baseline": 0.03, "target": 0.036, "expected": 0.07}) == "ambition:<=0.5"
+    assert stratum_of({"baseline": 0.03, "target": 0.07, "expected": 0.07}) == "ambition:<=1"
+    assert stratum_of({"baseline": 0.03, "target": 0.1, "expected": 0.07}) == "ambition:>1.5"
+    assert stratum_of({"baseline": 0.03}) == "all"
 
 
 def test_names_and_anonymising() -> None:

@@ -1,15 +1,22 @@
-"""Confidence calibration: how often solutions of a (problem type, intervention) really succeed.
+"""Confidence calibration: how often solutions of a (problem type, intervention) really succeed, and
+how that depends on how ambitious the goal was.
 
-The model is Beta-Binomial. A solution's raw confidence ``p`` (what the agents reported) is read as a
-prior worth ``PRIOR_WEIGHT`` observations, Beta(k*p, k*(1-p)); the observed successes ``s`` and
-failures ``f`` of that problem type and intervention (all tenants: counts, not data, are pooled) update
-it, and the calibrated confidence is the posterior mean::
+The model is a two-level Beta-Binomial. A solution's raw confidence ``p`` (what the agents reported)
+is read as a prior worth ``PRIOR_WEIGHT`` observations. The outcomes of its problem type and
+intervention (all tenants: counts, not data, are pooled), ``s`` successes of ``n``, update it::
 
-    calibrated = (k * p + s) / (k + s + f)
+    m = (k * p + s) / (k + n)
 
-With no outcomes it equals the raw confidence; as outcomes accumulate it moves to the observed
-success rate, whatever the agents claimed. ``predicted_sum`` keeps the raw confidences that were
-judged, so the gap between claimed and observed (the model's bias) can be reported.
+The goal's *stratum* refines it: the ambition of the goal against the strategy's own expectation
+(required lift / expected lift, in buckets; see ``stratum_of``). The stratum's outcomes ``s'`` of
+``n'`` update a prior centred on ``m``, again worth ``k`` observations, and the calibrated confidence
+is that posterior mean::
+
+    calibrated = (k * m + s') / (k + n')
+
+With no outcomes it equals the raw confidence; as outcomes accumulate it moves to the success rate
+observed for goals like this one, whatever the agents claimed. ``predicted_sum`` keeps the raw
+confidences that were judged, so the gap between claimed and observed can be reported.
 """
 
 from __future__ import annotations
@@ -21,16 +28,21 @@ from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel
 
 PRIOR_WEIGHT = 4.0
+ALL = "all"
+#: Upper bounds of the ambition buckets (required lift / expected lift).
+AMBITION_BOUNDS = (0.5, 1.0, 1.5)
 
 SELECT_COUNTS = """
-SELECT coalesce(sum(successes), 0)::int AS successes, coalesce(sum(failures), 0)::int AS failures,
+SELECT stratum, coalesce(sum(successes), 0)::int AS successes, coalesce(sum(failures), 0)::int AS failures,
        coalesce(sum(predicted_sum), 0)::float AS predicted_sum
-FROM confidence_calibration WHERE problem_type = %s AND intervention = %s
+FROM confidence_calibration WHERE problem_type = %s AND intervention = %s AND stratum IN (%s, %s)
+GROUP BY stratum
 """
 RECORD = """
-INSERT INTO confidence_calibration (tenant_id, problem_type, intervention, successes, failures, predicted_sum)
-VALUES (%(tenant_id)s, %(problem_type)s, %(intervention)s, %(s)s, %(f)s, %(p)s)
-ON CONFLICT (tenant_id, problem_type, intervention) DO UPDATE SET
+INSERT INTO confidence_calibration (tenant_id, problem_type, intervention, stratum, successes, failures,
+                                    predicted_sum)
+VALUES (%(tenant_id)s, %(problem_type)s, %(intervention)s, %(stratum)s, %(s)s, %(f)s, %(p)s)
+ON CONFLICT (tenant_id, problem_type, intervention, stratum) DO UPDATE SET
     successes = confidence_calibration.successes + excluded.successes,
     failures = confidence_calibration.failures + excluded.failures,
     predicted_sum = confidence_calibration.predicted_sum + excluded.predicted_sum,
@@ -38,38 +50,65 @@ ON CONFLICT (tenant_id, problem_type, intervention) DO UPDATE SET
 """
 
 
-class Calibration(BaseModel):
-    """What the model knows about one (problem type, intervention)."""
+def stratum_of(expected_outcome: dict[str, Any]) -> str:
+    """``ambition:<bucket>`` from the expected outcome's baseline, target and expected values."""
+    try:
+        baseline = float(expected_outcome["baseline"])
+        target = float(expected_outcome["target"])
+        expected = float(expected_outcome["expected"])
+    except (KeyError, TypeError, ValueError):
+        return ALL
+    if expected <= baseline:
+        return "ambition:unknown"
+    ambition = (target - baseline) / (expected - baseline)
+    for bound in AMBITION_BOUNDS:
+        if ambition <= bound:
+            return f"ambition:<={bound:g}"
+    return f"ambition:>{AMBITION_BOUNDS[-1]:g}"
 
-    problem_type: str
-    intervention: str
-    successes: int
-    failures: int
-    mean_predicted: float | None
-    """Average raw confidence of the judged solutions (None before any outcome)."""
+
+class Counts(BaseModel):
+    successes: int = 0
+    failures: int = 0
+    predicted_sum: float = 0.0
 
     @property
     def observed(self) -> int:
         return self.successes + self.failures
 
+
+class Calibration(BaseModel):
+    """What the model knows about one (problem type, intervention) and one stratum of it."""
+
+    problem_type: str
+    intervention: str
+    stratum: str = ALL
+    overall: Counts = Counts()
+    within: Counts = Counts()
+    """Outcomes of the stratum (equal to ``overall`` for the ``all`` stratum)."""
+
     def calibrate(self, raw: float) -> float:
         raw = min(max(raw, 0.0), 1.0)
-        return round((PRIOR_WEIGHT * raw + self.successes) / (PRIOR_WEIGHT + self.observed), 4)
+        overall = (PRIOR_WEIGHT * raw + self.overall.successes) / (PRIOR_WEIGHT + self.overall.observed)
+        if self.stratum == ALL:
+            return round(overall, 4)
+        within = (PRIOR_WEIGHT * overall + self.within.successes) / (PRIOR_WEIGHT + self.within.observed)
+        return round(within, 4)
 
 
 async def load_calibration(
-    pool: AsyncConnectionPool[Any], problem_type: str, intervention: str
+    pool: AsyncConnectionPool[Any], problem_type: str, intervention: str, stratum: str = ALL
 ) -> Calibration:
     async with pool.connection() as conn:
-        row = await (await conn.execute(SELECT_COUNTS, (problem_type, intervention))).fetchone()
-    assert row is not None  # an aggregate always returns a row
-    observed = row["successes"] + row["failures"]
+        cursor = await conn.execute(SELECT_COUNTS, (problem_type, intervention, ALL, stratum))
+        rows = {row["stratum"]: Counts.model_validate(row) for row in await cursor.fetchall()}
+    overall = rows.get(ALL, Counts())
     return Calibration(
         problem_type=problem_type,
         intervention=intervention,
-        successes=row["successes"],
-        failures=row["failures"],
-        mean_predicted=row["predicted_sum"] / observed if observed else None,
+        stratum=stratum,
+        overall=overall,
+        within=rows.get(stratum, overall if stratum == ALL else Counts()),
     )
 
 
@@ -79,18 +118,21 @@ async def record_outcome(
     tenant_id: str,
     problem_type: str,
     intervention: str,
+    stratum: str,
     success: bool,
     predicted: float,
 ) -> None:
-    """Count one judged solution (in the caller's transaction)."""
-    await conn.execute(
-        RECORD,
-        {
-            "tenant_id": tenant_id,
-            "problem_type": problem_type,
-            "intervention": intervention,
-            "s": int(success),
-            "f": int(not success),
-            "p": predicted,
-        },
-    )
+    """Count one judged solution in its problem type/intervention and its stratum (caller's transaction)."""
+    for name in {ALL, stratum}:
+        await conn.execute(
+            RECORD,
+            {
+                "tenant_id": tenant_id,
+                "problem_type": problem_type,
+                "intervention": intervention,
+                "stratum": name,
+                "s": int(success),
+                "f": int(not success),
+                "p": predicted,
+            },
+        )

@@ -29,7 +29,7 @@ from psycopg import AsyncConnection
 from pydantic import BaseModel
 
 from master_agent.evolution import outbox
-from master_agent.evolution.calibration import record_outcome
+from master_agent.evolution.calibration import record_outcome, stratum_of
 from master_agent.evolution.context import EvolutionContext
 from master_agent.evolution.embeddings import to_pgvector
 from master_agent.evolution.knowledge import PatternCreate, pattern_text, tenant_session
@@ -167,6 +167,7 @@ async def learn_from_outcome(
         tenant_id=tenant_id,
         problem_type=problem_type,
         intervention=intervention,
+        stratum=stratum_of(outcome),
         success=success,
         predicted=predicted,
     )

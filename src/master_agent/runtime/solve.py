@@ -17,7 +17,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from master_agent.errors import InputError, UnknownThreadError
-from master_agent.evolution.calibration import load_calibration
+from master_agent.evolution.calibration import load_calibration, stratum_of
 from master_agent.evolution.learning import intervention_of, problem_type_of
 from master_agent.evolution.outcomes import schedule_checks, trackable
 from master_agent.runtime.factory import Complexity, GraphOptions, Variant, loop_limits, master_graph
@@ -195,7 +195,9 @@ async def _drive(
     solution.steps = list(values.get("steps") or [])
     solution.reused_pattern = values.get("reused_pattern")
     if solution.strategy and solution.expected_outcome:
-        calibration = await load_calibration(pool, problem_type_of(answer), intervention_of(answer))
+        calibration = await load_calibration(
+            pool, problem_type_of(answer), intervention_of(answer), stratum_of(solution.expected_outcome)
+        )
         solution.calibrated_confidence = calibration.calibrate(solution.confidence)
     async with pool.connection() as conn:
         await conn.execute(

@@ -201,10 +201,12 @@ async def _copy(conn: AsyncConnection[Any], schema: str, table: str, rows: list[
             await copy.write_row(row)
 
 
-async def install(pool: AsyncConnectionPool[Any], tenant_id: str = DEMO_TENANT) -> None:
-    """Create a demo tenant (``DEMO_PROFILES``; another id gets the first profile's data), its schema,
-    reader role and data, once (safe to call concurrently)."""
-    profile = DEMO_PROFILES.get(tenant_id, DEMO_PROFILES[DEMO_TENANT])
+async def install(
+    pool: AsyncConnectionPool[Any], tenant_id: str = DEMO_TENANT, profile: DemoProfile | None = None
+) -> None:
+    """Create a demo tenant (by default its ``DEMO_PROFILES`` entry; another id gets the first
+    profile's data), its schema, reader role and data, once (safe to call concurrently)."""
+    profile = profile or DEMO_PROFILES.get(tenant_id, DEMO_PROFILES[DEMO_TENANT])
     schema = schema_name(tenant_id)
     role = f"{schema}_reader"
     async with pool.connection() as conn:
