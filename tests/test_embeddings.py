@@ -3,12 +3,21 @@ pgvector. The local embedder is installed by ``make install`` (CI too), so it is
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import uuid
 
+import httpx2
+import numpy as np
+import pytest
+
 from master_agent.capabilities import domain_pack
+from master_agent.errors import ConfigError
 from master_agent.evolution import KnowledgeStore, LocalMiniLMEmbedder, PatternCreate, make_embedder
 from master_agent.evolution.embeddings import HashingEmbedder
 from master_agent.runtime import RuntimeResources
+from master_agent.settings import Settings
 
 PATTERNS = {
     "attach_rate": "Low accessory attach rate in electronics retail fixed by peer coaching of veteran staff "
@@ -103,3 +112,56 @@ async def test_local_embedder_finds_the_pattern_paraphrases_mean(resources: Runt
 def test_auto_picks_the_best_installed_embedder() -> None:
     assert isinstance(make_embedder("auto"), LocalMiniLMEmbedder)
     assert isinstance(make_embedder("hashing"), HashingEmbedder)
+
+
+class EmbeddingsEndpoint:
+    """The OpenAI embeddings endpoint at the network edge: answers each request the way the API does
+    (float32 vectors, base64-encoded when asked), one deterministic vector per input text."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, object]] = []
+
+    def __call__(self, request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        self.requests.append({"url": str(request.url), **body})
+        data = []
+        for index, text in enumerate(body["input"]):
+            seed = int.from_bytes(hashlib.sha256(str(text).encode()).digest()[:4], "little")
+            vector = np.random.default_rng(seed).normal(size=body.get("dimensions", 1536)).astype("<f4")
+            vector /= np.linalg.norm(vector)
+            encoded = (
+                base64.b64encode(vector.tobytes()).decode()
+                if body.get("encoding_format") == "base64"
+                else vector.tolist()
+            )
+            data.append({"object": "embedding", "index": index, "embedding": encoded})
+        usage = {"prompt_tokens": 8, "total_tokens": 8}
+        return httpx2.Response(
+            200, json={"object": "list", "data": data, "model": body["model"], "usage": usage}
+        )
+
+
+async def test_openai_embeddings_through_the_real_client() -> None:
+    endpoint = EmbeddingsEndpoint()
+    settings = Settings(openai_api_key="sk-test", openai_base_url="http://llm.test/v1")
+    embedder = make_embedder(
+        "openai:text-embedding-3-small",
+        settings,
+        http_async_client=httpx2.AsyncClient(transport=httpx2.MockTransport(endpoint)),
+    )
+    assert (embedder.model_name, embedder.dim) == ("openai:text-embedding-3-small@384", 384)
+    first, second, again = await embedder.embed(["attach rate", "staff tenure", "attach rate"])
+    assert len(first) == 384 and first == again and first != second
+    assert abs(sum(v * v for v in first) - 1.0) < 1e-4
+    [request] = endpoint.requests
+    assert request["url"] == "http://llm.test/v1/embeddings"
+    assert request["model"] == "text-embedding-3-small" and request["dimensions"] == 384
+
+
+def test_openai_embeddings_need_a_known_model_and_an_endpoint() -> None:
+    with pytest.raises(ConfigError, match="unknown OpenAI embedding model"):
+        make_embedder("openai:word2vec", Settings(openai_api_key="sk-test"))
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        make_embedder("openai:text-embedding-3-small", Settings())
+    with pytest.raises(ConfigError, match="MASTER_AGENT_EMBEDDINGS"):
+        Settings.from_env({"MASTER_AGENT_EMBEDDINGS": "bert"})

@@ -17,7 +17,10 @@ import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from pydantic import SecretStr
+
 from master_agent.errors import ConfigError
+from master_agent.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -124,10 +127,61 @@ class LocalMiniLMEmbedder:
         return [[float(value) for value in vector] for vector in vectors]
 
 
-def make_embedder(choice: str) -> Embedder:
-    """``auto`` (the best installed: local, else hashing), ``local`` or ``hashing``."""
-    if choice == "hashing":
-        embedder: Embedder = HashingEmbedder()
+#: Dimensions of OpenAI embedding models; the text-embedding-3 family is asked for 384 (the HNSW index's).
+OPENAI_DIMENSIONS = {"text-embedding-ada-002": 1536}
+OPENAI_REQUESTED_DIM = 384
+
+
+class OpenAIEmbedder:
+    """An OpenAI(-compatible) embeddings endpoint through langchain-openai's ``OpenAIEmbeddings``."""
+
+    reuse_min_similarity = 0.4
+
+    def __init__(self, model: str, settings: Settings, *, http_async_client: Any = None) -> None:
+        from langchain_openai import OpenAIEmbeddings
+
+        if model.startswith("text-embedding-3"):
+            self.dim, dimensions = OPENAI_REQUESTED_DIM, OPENAI_REQUESTED_DIM
+        elif model in OPENAI_DIMENSIONS:
+            self.dim, dimensions = OPENAI_DIMENSIONS[model], None
+        else:
+            raise ConfigError(
+                f"MASTER_AGENT_EMBEDDINGS: unknown OpenAI embedding model {model!r}; use a text-embedding-3 "
+                f"model or one of {sorted(OPENAI_DIMENSIONS)}"
+            )
+        key = settings.openai_api_key
+        if key is None and settings.openai_base_url is None:
+            raise ConfigError(
+                f"MASTER_AGENT_EMBEDDINGS: 'openai:{model}' needs OPENAI_API_KEY or OPENAI_BASE_URL"
+            )
+        self.model_name = f"openai:{model}@{self.dim}"
+        self._client = OpenAIEmbeddings(
+            model=model,
+            dimensions=dimensions,
+            openai_api_key=key if key is not None else SecretStr("not-needed"),
+            openai_api_base=settings.openai_base_url,
+            request_timeout=settings.openai_timeout_s,
+            max_retries=settings.openai_max_retries,
+            # Sends the texts as they are: the token-window check would download a tokenizer.
+            check_embedding_ctx_length=False,
+            http_async_client=http_async_client,
+        )
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self._client.aembed_documents(list(texts))
+
+
+def make_embedder(
+    choice: str, settings: Settings | None = None, *, http_async_client: Any = None
+) -> Embedder:
+    """``auto`` (the best installed: local, else hashing), ``local``, ``hashing`` or ``openai:<model>``
+    (which needs ``settings`` for the endpoint and key)."""
+    if choice.startswith("openai:"):
+        embedder: Embedder = OpenAIEmbedder(
+            choice.split(":", 1)[1], settings or Settings(), http_async_client=http_async_client
+        )
+    elif choice == "hashing":
+        embedder = HashingEmbedder()
     elif choice == "local" or (choice == "auto" and LocalMiniLMEmbedder.available()):
         if not LocalMiniLMEmbedder.available():
             raise ConfigError(
@@ -138,7 +192,9 @@ def make_embedder(choice: str) -> Embedder:
     elif choice == "auto":
         embedder = HashingEmbedder()
     else:
-        raise ConfigError(f"MASTER_AGENT_EMBEDDINGS: unknown provider {choice!r}; use auto, local or hashing")
+        raise ConfigError(
+            f"MASTER_AGENT_EMBEDDINGS: unknown provider {choice!r}; use auto, local, hashing or openai:<model>"
+        )
     logger.info("embeddings: %s (%d dimensions)", embedder.model_name, embedder.dim)
     return embedder
 

@@ -57,7 +57,7 @@ async def open_resources(
             pool=database.pool,
             database_uri=database.uri,
             settings=settings,
-            knowledge=KnowledgeStore(database.pool, make_embedder(settings.embeddings)),
+            knowledge=KnowledgeStore(database.pool, make_embedder(settings.embeddings, settings)),
         )
         async with AsyncExitStack() as stack:
             if scheduler != "none":
