@@ -14,6 +14,8 @@ from master_agent.domains.retail.simulate import simulate_outcome
 from master_agent.errors import ConflictError, InputError
 from master_agent.evolution.calibration import load_calibration, stratum_of
 from master_agent.evolution.clock import FixedClock, SystemClock
+from master_agent.evolution.embeddings import LocalMiniLMEmbedder
+from master_agent.evolution.knowledge import KnowledgeStore
 from master_agent.evolution.learning import list_learnings
 from master_agent.evolution.outcomes import list_checks, run_check, run_due
 from master_agent.runtime import RuntimeResources, SolveOutcome, SolveRequest, open_resources, solve
@@ -144,3 +146,16 @@ async def test_simulating_needs_a_delivered_solution(world: RuntimeResources) ->
         await simulate_outcome(world.database.pool, "not-a-uuid")
     with pytest.raises(InputError, match="unknown solution"):
         await simulate_outcome(world.database.pool, "00000000-0000-0000-0000-000000000000")
+
+
+async def test_a_new_embedder_sees_nothing_until_reembed(world: RuntimeResources) -> None:
+    hashing = world.evolution.knowledge
+    assert await hashing.search("demo-retail-2", SECOND_GOAL), "the loop above learned a pattern"
+    local = KnowledgeStore(world.database.pool, LocalMiniLMEmbedder())
+    assert await local.search("demo-retail-2", SECOND_GOAL) == []  # vectors of another space never mix
+    assert await local.reembed() >= 1
+    [found] = await local.search("demo-retail-2", SECOND_GOAL, limit=1)
+    assert found.similarity >= local.embedder.reuse_min_similarity
+    assert await hashing.search("demo-retail-2", SECOND_GOAL) == []
+    assert await hashing.reembed() >= 1  # and back
+    assert await hashing.reembed() == 0  # nothing stale is left

@@ -134,3 +134,29 @@ async def test_agent_tools_act_for_their_tenant(evolution: EvolutionContext) -> 
         await tools["schedule_outcome_tracking"].ainvoke({"expected_outcome": {}}, config)
     found_patterns = await tools["search_village_knowledge"].ainvoke({"problem": "attach rate"})
     assert isinstance(found_patterns["patterns"], list)
+
+
+async def test_the_outbox_hands_messages_to_a_pluggable_notifier(evolution: EvolutionContext) -> None:
+    from master_agent.evolution import outbox
+
+    class Flaky:
+        def __init__(self) -> None:
+            self.seen: list[str] = []
+
+        async def deliver(self, message: outbox.OutboxMessage) -> None:
+            self.seen.append(message.subject)
+            if message.subject == "boom":
+                raise ConnectionError("smtp down")
+
+    async with evolution.pool.connection() as conn, conn.transaction():
+        await conn.execute("UPDATE outbox SET status = 'delivered' WHERE status = 'pending'")
+        for subject in ("hello", "boom"):
+            await outbox.enqueue(conn, "demo-retail", "test", subject, {"n": 1})
+    notifier = Flaky()
+    assert await outbox.deliver_pending(evolution.pool, notifier) == (1, 1)
+    assert sorted(notifier.seen) == ["boom", "hello"]
+    assert await outbox.deliver_pending(evolution.pool, notifier) == (0, 0)  # nothing pending is left
+    failed = await _count(
+        evolution, "SELECT count(*) FROM outbox WHERE subject = 'boom' AND status = 'failed'"
+    )
+    assert failed >= 1

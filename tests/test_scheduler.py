@@ -116,6 +116,12 @@ async def test_an_overdue_check_runs_once_after_start_up(
                 await asyncio.sleep(0.1)
             await asyncio.sleep(0.5)
     assert await measured() == ("measured", 1)
+    # The leader also hands the outbox to the notifier (the default one records delivery).
+    with psycopg.connect(uri) as conn:
+        statuses = conn.execute(
+            "SELECT DISTINCT status FROM outbox WHERE body->>'solution_id' = %s", (str(solution_id),)
+        ).fetchall()
+    assert statuses == [("delivered",)]
 
 
 LEADER_SCRIPT = textwrap.dedent(

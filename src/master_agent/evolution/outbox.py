@@ -36,7 +36,7 @@ class OutboxMessage(BaseModel):
 
 
 class Notifier(Protocol):
-    """Delivers one message (email, chat, webhook...); raises to leave it for a later attempt."""
+    """Delivers one message (email, chat, webhook...); raising marks it ``failed`` (kept, not retried)."""
 
     async def deliver(self, message: OutboxMessage) -> None: ...
 

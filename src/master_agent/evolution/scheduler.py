@@ -48,10 +48,13 @@ class EvolutionScheduler:
         poll_s: float = 5.0,
         lock_key: int = LEADER_LOCK_KEY,
         on_lead: Callable[[], Awaitable[object]] | None = None,
+        on_tick: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
         self.database_uri = database_uri
         self.on_lead = on_lead
         """Called each time this process becomes the leader (to add jobs stored without one)."""
+        self.on_tick = on_tick
+        """Called at every poll while leading (to deliver the outbox)."""
         self.poll_s = poll_s
         self.lock_key = lock_key
         self.engine = job_store_engine(database_uri)
@@ -122,12 +125,21 @@ class EvolutionScheduler:
             if self.state == "leader":
                 if await self._still_leading():
                     self.scheduler.wakeup()
+                    await self._tick()
                     continue
                 logger.warning("scheduler: lost the leader lock; pausing")
                 self.scheduler.pause()
                 self.state = "standby"
                 await self._release()
             await self._try_lead()
+
+    async def _tick(self) -> None:
+        if self.on_tick is None:
+            return
+        try:
+            await self.on_tick()
+        except Exception:
+            logger.exception("scheduler: periodic work failed")
 
     async def _release(self) -> None:
         if self._lock_conn is not None:
