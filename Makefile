@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 ST_VENV ?= .venv-schemathesis
 GOAL ?= Increase Store 5's accessory attach rate by 20% within 60 days
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test lint bench eval-evolution clean
 
 $(BIN)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or set PYTHON=...)"; exit 1; }
@@ -20,8 +20,10 @@ $(BIN)/.installed: pyproject.toml
 
 install: $(BIN)/.installed
 
+# The goal solved with its live call tree, then the whole self-evolution loop on the demo tenants.
 demo: install
 	$(BIN)/master-agent solve "$(GOAL)" --tenant demo-retail
+	$(BIN)/master-agent demo loop
 
 test: install
 	$(BIN)/python -m pytest -q
@@ -33,6 +35,9 @@ lint: install
 
 bench: install
 	PYTHONPATH=. $(BIN)/python benchmarks/run.py
+
+eval-evolution: install
+	PYTHONPATH=. $(BIN)/python benchmarks/eval_evolution.py
 
 clean:
 	rm -rf $(VENV) $(ST_VENV) .master-agent .pytest_cache .mypy_cache .ruff_cache
