@@ -35,12 +35,23 @@ async def run_playbook(playbook_id: str) -> None:
     from master_agent.evolution.playbooks import execute_playbook
 
     context = _require()
-    result = await execute_playbook(context, playbook_id, context.clock.now())
+    # The trigger's minute names the execution: a repeated fire of the same minute stores one run.
+    instant = context.clock.now().replace(second=0, microsecond=0)
+    result = await execute_playbook(context, playbook_id, instant)
     logger.info("playbook %s: %s", playbook_id, result.status)
 
 
 PENDING_CHECKS = "SELECT check_id, due_at FROM outcome_checks WHERE status = 'scheduled'"
 ACTIVE_CRONS = "SELECT playbook_id, schedule FROM playbooks WHERE status = 'active' AND schedule IS NOT NULL"
+
+
+async def leader_tick(context: EvolutionContext) -> None:
+    """The leader's periodic work: jobs for rows stored by processes without a scheduler (the CLI's
+    ``none`` role, ``langgraph dev``), then the outbox."""
+    from master_agent.evolution.outbox import deliver_pending
+
+    await reconcile_jobs(context)
+    await deliver_pending(context.pool, context.notifier)
 
 
 async def reconcile_jobs(context: EvolutionContext) -> int:

@@ -13,8 +13,7 @@ from langchain_core.language_models import BaseChatModel
 from master_agent.capabilities import domain_pack, load_domain_packs
 from master_agent.evolution import KnowledgeStore, make_embedder
 from master_agent.evolution.context import EvolutionContext
-from master_agent.evolution.jobs import reconcile_jobs, use_evolution_context
-from master_agent.evolution.outbox import deliver_pending
+from master_agent.evolution.jobs import leader_tick, reconcile_jobs, use_evolution_context
 from master_agent.evolution.scheduler import EvolutionScheduler
 from master_agent.models import make_chat_model
 from master_agent.runtime.termination import PostgresTerminationLog
@@ -66,7 +65,7 @@ async def open_resources(
                     database.uri,
                     poll_s=settings.scheduler_poll_s,
                     on_lead=lambda: reconcile_jobs(evolution),
-                    on_tick=lambda: deliver_pending(database.pool, evolution.notifier),
+                    on_tick=lambda: leader_tick(evolution),
                 )
                 if scheduler == "lead":
                     use_evolution_context(evolution)
