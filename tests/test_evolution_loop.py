@@ -39,7 +39,7 @@ async def world(loop_settings: Settings) -> AsyncIterator[RuntimeResources]:
 
 @pytest.fixture(scope="module")
 async def first(world: RuntimeResources) -> SolveOutcome:
-    return await solve(world, SolveRequest(tenant_id="demo-retail", goal=FIRST_GOAL))
+    return await solve(world, SolveRequest(tenant_id="demo-retail", goal=FIRST_GOAL, deploy_playbook=True))
 
 
 async def _count(world: RuntimeResources, query: str, *params: object) -> int:
@@ -54,6 +54,18 @@ async def test_delivery_schedules_checks_at_the_seed_checkpoints(
 ) -> None:
     assert first.solution is not None and first.status == "success"
     assert first.solution.reused_pattern is None  # nothing learned yet
+    # The goal asked for the playbook to be put in place: the agent deployed it, for this solution.
+    deployed = first.solution.deployed_playbook
+    assert deployed is not None and deployed["status"] == "active" and deployed["schedule"] == "0 9 * * MON"
+    [step] = [step for step in first.solution.steps if step["tool"] == "deploy_playbook"]
+    assert step["status"] == "success" and step["depth"] == 0
+    linked = await _count(
+        world,
+        "SELECT count(*) FROM playbooks WHERE playbook_id = %s AND solution_id = %s",
+        deployed["playbook_id"],
+        first.solution_id,
+    )
+    assert linked == 1
     assert first.solution.calibrated_confidence == pytest.approx(first.solution.confidence)  # no outcomes yet
     checks = await list_checks(world.evolution, "demo-retail", first.solution_id)
     assert [check.checkpoint_day for check in checks] == [14, 30, 45, 60]
@@ -133,6 +145,8 @@ async def test_outcome_measured_learned_and_reused(world: RuntimeResources, firs
     assert second.solution.strategy["intervention_id"] == first.solution.strategy["intervention_id"]  # type: ignore[index]
     assert second.solution.calibrated_confidence is not None
     assert second.solution.calibrated_confidence > second.solution.confidence  # one success observed
+    assert second.solution.deployed_playbook is None  # not asked for: nothing deployed
+    assert await _count(world, "SELECT count(*) FROM playbooks") == 1  # the first goal's only
     assert (
         await _count(
             world, "SELECT reuse_count FROM village_knowledge WHERE pattern_id = %s", pattern.pattern_id

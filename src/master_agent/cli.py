@@ -36,6 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("--timeline-days", type=int)
     solve.add_argument("--max-iterations", type=int)
     solve.add_argument("--sub-agents", help="comma-separated subset of sub-agents")
+    solve.add_argument("--deploy-playbook", action="store_true", help="the agent deploys the playbook too")
     solve.add_argument("--json", action="store_true", help="print only the solution as JSON")
 
     resume = commands.add_parser("resume", help="continue a thread (after an interrupt or a crash)")
@@ -138,6 +139,7 @@ async def _run(args: argparse.Namespace, settings: Settings, console: Console) -
             ab_test_variant=args.variant,
             timeline_days=args.timeline_days,
             max_iterations=args.max_iterations,
+            deploy_playbook=args.deploy_playbook,
             sub_agents=[s.strip() for s in args.sub_agents.split(",") if s.strip()]
             if args.sub_agents
             else None,

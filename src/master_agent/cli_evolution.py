@@ -210,7 +210,8 @@ async def demo_loop(settings: Settings, console: Console) -> int:
         evolution = resources.evolution
         console.rule("1. Solve")
         started = time.perf_counter()
-        first = await solve(resources, SolveRequest(tenant_id=DEMO_TENANT, goal=FIRST_GOAL))
+        request = SolveRequest(tenant_id=DEMO_TENANT, goal=FIRST_GOAL, deploy_playbook=True)
+        first = await solve(resources, request)
         first_s = time.perf_counter() - started
         if first.solution is None or first.status not in ("success", "partial"):
             raise InputError(
@@ -227,12 +228,14 @@ async def demo_loop(settings: Settings, console: Console) -> int:
         )
         console.print(f"{len(solution.outcome_checks)} outcome checks scheduled")
 
-        console.rule("2. Deploy the playbook")
-        deployed = await playbooks.deploy_playbook(
-            evolution, DEMO_TENANT, dict(solution.playbook or {}), solution_id=solution.solution_id
-        )
+        console.rule("2. Deploy the playbook (the agent did, as the goal asked)")
+        playbook_id = (solution.deployed_playbook or {}).get("playbook_id")
+        deployed = await playbooks.get_playbook(evolution, DEMO_TENANT, playbook_id) if playbook_id else None
+        if deployed is None:
+            raise InputError("goal", "the agent did not deploy the playbook")
         console.print(
-            f"playbook {deployed.playbook_id} v{deployed.version} {deployed.status}, cron {deployed.schedule!r}"
+            f"playbook {deployed.playbook_id} v{deployed.version} {deployed.status}, cron {deployed.schedule!r}, "
+            f"next run {deployed.next_run_at}"
         )
         run = await playbooks.execute_playbook(evolution, deployed.playbook_id, evolution.clock.now())
         notified = sum(1 for step in run.results if step.action == "notify" and step.status == "success")

@@ -14,6 +14,10 @@ from master_agent.evolution.context import EvolutionContext
 from master_agent.evolution.outcomes import schedule_checks
 from master_agent.evolution.playbooks import PlaybookRefused, PlaybookSpec, deploy_playbook
 
+DEPLOY_TOOL = "deploy_playbook"
+#: The key a deployment adds to an agent's findings.
+DEPLOYED_KEY = "deployed_playbook"
+
 
 class KnowledgeSearchArgs(BaseModel):
     problem: str = Field(
@@ -50,7 +54,7 @@ def build_evolution_tools(evolution: EvolutionContext, tenant_id: str) -> dict[s
         except (PlaybookRefused, InputError) as error:
             raise ToolInputError(str(error)) from None
         return {
-            "deployed_playbook": {
+            DEPLOYED_KEY: {
                 "playbook_id": str(deployed.playbook_id),
                 "version": deployed.version,
                 "status": deployed.status,
@@ -81,7 +85,7 @@ def build_evolution_tools(evolution: EvolutionContext, tenant_id: str) -> dict[s
         ),
         StructuredTool.from_function(
             coroutine=deploy_playbook_tool,
-            name="deploy_playbook",
+            name=DEPLOY_TOOL,
             description="Validate, store and schedule a playbook (its cron trigger runs it for real).",
             args_schema=DeployPlaybookArgs,
         ),

@@ -27,8 +27,15 @@ from master_agent.capabilities import TenantRecord, domain_pack, load_tenant, te
 from master_agent.capabilities.tools import ToolContext
 from master_agent.errors import InputError, ToolInputError
 from master_agent.evolution.reuse import find_reusable
-from master_agent.evolution.tools import build_evolution_tools
-from master_agent.runtime.loop import CompiledLoop, LoopLimits, Recall, RecallStep, build_agent_loop
+from master_agent.evolution.tools import DEPLOY_TOOL, DEPLOYED_KEY, build_evolution_tools
+from master_agent.runtime.loop import (
+    CompiledLoop,
+    LoopLimits,
+    Recall,
+    RecallStep,
+    build_agent_loop,
+    progress_keys,
+)
 from master_agent.runtime.resources import RuntimeResources, shared_resources
 from master_agent.runtime.state import MasterAgentState
 
@@ -68,6 +75,9 @@ class GraphOptions(BaseModel):
     sub_agents: list[str] | None = None
     max_iterations: int | None = Field(default=None, ge=1, le=100)
     goal: str | None = None
+    deploy_playbook: bool = False
+    """The goal includes putting the playbook in place: the master agent is offered ``deploy_playbook``
+    and its answer is complete only once the playbook is deployed."""
 
     @classmethod
     def from_config(cls, config: RunnableConfig | None) -> GraphOptions:
@@ -161,6 +171,7 @@ async def master_graph(
         options.ab_test_variant,
         tuple(sorted(options.sub_agents)) if options.sub_agents is not None else None,
         options.max_iterations,
+        options.deploy_playbook,
         id(checkpointer),
     )
     cache = graph_cache(resources)
@@ -199,6 +210,17 @@ def _build_loop(
     # The evolution tools exist for every tenant; a spec offers them by listing their names.
     tools = {**build_evolution_tools(resources.evolution, tenant.tenant_id), **capabilities.tools}
     capabilities = dataclasses.replace(capabilities, tools=tools)
+    if options.deploy_playbook:
+        master = capabilities.master
+        keys = list(master.get("progress_keys") or progress_keys(master))
+        capabilities = dataclasses.replace(
+            capabilities,
+            master={
+                **master,
+                "tools": [*master["tools"], DEPLOY_TOOL],
+                "progress_keys": [*keys, DEPLOYED_KEY],
+            },
+        )
     return build_agent_loop(
         capabilities.master,
         capabilities=capabilities,

@@ -20,7 +20,7 @@ from master_agent.runtime.resources import RuntimeResources
 from master_agent.runtime.serialization import to_jsonable
 
 #: Keys of ``configurable`` that shape the graph (kept on the thread so state reads use the same graph).
-SHAPE_KEYS = ("complexity", "ab_test_variant", "sub_agents", "max_iterations", "goal")
+SHAPE_KEYS = ("complexity", "ab_test_variant", "sub_agents", "max_iterations", "goal", "deploy_playbook")
 
 RunOutcome = Literal["success", "interrupted"]
 

@@ -301,6 +301,8 @@ class _AgentLoop:
         update: dict[str, Any] = {"context": {**found.context, **context}}
         if found.reused_pattern is not None:
             update["reused_pattern"] = found.reused_pattern
+            # What the pattern settles counts as found, so progress (and the stop rules) see it.
+            update["findings"] = dict(found.reused_pattern.get("values") or {})
             get_stream_writer()(
                 {"event": "pattern_reused", "agent": self.name, "pattern": found.reused_pattern}
             )

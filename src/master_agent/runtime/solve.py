@@ -20,6 +20,7 @@ from master_agent.errors import InputError, UnknownThreadError
 from master_agent.evolution.calibration import load_calibration, stratum_of
 from master_agent.evolution.learning import intervention_of, problem_type_of
 from master_agent.evolution.outcomes import schedule_checks, trackable
+from master_agent.evolution.tools import DEPLOYED_KEY
 from master_agent.runtime.factory import Complexity, GraphOptions, Variant, loop_limits, master_graph
 from master_agent.runtime.resources import RuntimeResources
 
@@ -55,6 +56,8 @@ class SolveRequest(BaseModel):
     timeline_days: int | None = Field(default=None, ge=7, le=730)
     sub_agents: list[str] | None = None
     max_iterations: int | None = Field(default=None, ge=1, le=100)
+    deploy_playbook: bool = False
+    """Put the solution's playbook in place as part of the goal (the agent deploys it)."""
 
     @field_validator("goal")
     @classmethod
@@ -96,6 +99,8 @@ class Solution(BaseModel):
     """The raw confidence calibrated against observed outcomes of this problem type and intervention."""
     reused_pattern: dict[str, Any] | None = None
     """The village-knowledge pattern the agent reused (the short path), if any."""
+    deployed_playbook: dict[str, Any] | None = None
+    """The playbook the agent deployed (when the goal asked for it): id, version, status, schedule."""
     outcome_checks: list[str] = Field(default_factory=list)
     """Ids of the outcome checks scheduled when the solution was delivered."""
     limitations: list[str] = Field(default_factory=list)
@@ -194,6 +199,7 @@ async def _drive(
     solution.termination = dict(values.get("termination") or {})
     solution.steps = list(values.get("steps") or [])
     solution.reused_pattern = values.get("reused_pattern")
+    solution.deployed_playbook = (values.get("findings") or {}).get(DEPLOYED_KEY)
     if solution.strategy and solution.expected_outcome:
         calibration = await load_calibration(
             pool, problem_type_of(answer), intervention_of(answer), stratum_of(solution.expected_outcome)
@@ -227,6 +233,8 @@ async def submit(resources: RuntimeResources, request: SolveRequest) -> Submitte
         options["sub_agents"] = request.sub_agents
     if request.max_iterations is not None:
         options["max_iterations"] = request.max_iterations
+    if request.deploy_playbook:
+        options["deploy_playbook"] = True
     # Build (or fetch) the graph first: unknown tenants, variants or sub-agents fail here, unstored.
     await master_graph(resources, {"configurable": options}, checkpointer=resources.database.checkpointer)
     solution_id = str(uuid.uuid4())

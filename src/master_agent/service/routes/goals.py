@@ -37,6 +37,9 @@ class StrategicGoalCreate(BaseModel):
     timeline_days: int | None = Field(default=None, ge=7, le=730)
     complexity: Complexity | None = None
     ab_test_variant: Variant = "control"
+    deploy_playbook: bool = Field(
+        default=False, description="Deploy the solution's playbook as part of the goal."
+    )
 
 
 class GoalLinks(BaseModel):
@@ -82,6 +85,7 @@ async def create_strategic_goal(
         complexity=body.complexity,
         ab_test_variant=body.ab_test_variant,
         timeline_days=body.timeline_days,
+        deploy_playbook=body.deploy_playbook,
     )
     submitted = await submit(resources, request)
     # The goal's thread is a thread of the API too, so its stream and state links work.
