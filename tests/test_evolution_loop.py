@@ -16,7 +16,7 @@ from master_agent.evolution.calibration import load_calibration, stratum_of
 from master_agent.evolution.clock import FixedClock, SystemClock
 from master_agent.evolution.embeddings import LocalMiniLMEmbedder
 from master_agent.evolution.knowledge import KnowledgeStore
-from master_agent.evolution.learning import list_learnings
+from master_agent.evolution.learning import list_learnings, pattern_confidence
 from master_agent.evolution.outcomes import list_checks, run_check, run_due
 from master_agent.runtime import RuntimeResources, SolveOutcome, SolveRequest, open_resources, solve
 from master_agent.settings import Settings
@@ -173,3 +173,34 @@ async def test_a_new_embedder_sees_nothing_until_reembed(world: RuntimeResources
     assert await hashing.search("demo-retail-2", SECOND_GOAL) == []
     assert await hashing.reembed() >= 1  # and back
     assert await hashing.reembed() == 0  # nothing stale is left
+
+
+async def test_a_failure_weakens_the_pattern_it_used(world: RuntimeResources) -> None:
+    evolution = world.evolution
+    [before] = await evolution.knowledge.search("demo-retail-2", SECOND_GOAL, limit=1)
+    # Far more than any intervention can deliver: the reused pattern will not reach it.
+    goal = f"{SECOND_GOAL} by 400%"
+    outcome = await solve(world, SolveRequest(tenant_id="demo-retail-2", goal=goal))
+    assert outcome.solution is not None and outcome.solution.reused_pattern is not None
+    assert outcome.solution.reused_pattern["pattern_id"] == str(before.pattern_id)
+    await simulate_outcome(world.database.pool, outcome.solution_id, seed=5)
+    checks = await list_checks(evolution, "demo-retail-2", outcome.solution_id)
+    evolution.clock = FixedClock(checks[-1].due_at + timedelta(hours=1))
+    try:
+        results = await run_due(evolution)
+    finally:
+        evolution.clock = SystemClock()
+    assert results and results[-1].learned
+    [learning] = [
+        item
+        for item in await list_learnings(evolution, "demo-retail-2")
+        if str(item.solution_id) == outcome.solution_id
+    ]
+    assert learning.success is False and (learning.confidence_delta or 0) < 0
+    after = await evolution.knowledge.get("demo-retail-2", before.pattern_id)
+    assert after is not None
+    # run-due also judged the earlier reuse (a success); this goal's failure is the last use.
+    assert len(after.evidence) == len(before.evidence) + sum(result.learned for result in results)
+    assert after.evidence[-1]["success"] is False
+    assert after.confidence < pattern_confidence(after.evidence[:-1])[0]
+    assert after.success_rate is not None and after.success_rate < 1.0
