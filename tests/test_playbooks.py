@@ -6,6 +6,7 @@ import dataclasses
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from typing import ClassVar
 
 import pytest
 
@@ -160,3 +161,28 @@ async def test_the_outbox_hands_messages_to_a_pluggable_notifier(evolution: Evol
         evolution, "SELECT count(*) FROM outbox WHERE subject = 'boom' AND status = 'failed'"
     )
     assert failed >= 1
+
+
+class Collecting:
+    """A notifier a deployment would plug in with MASTER_AGENT_NOTIFIER (here: collects subjects)."""
+
+    delivered: ClassVar[list[str]] = []
+
+    async def deliver(self, message: object) -> None:
+        self.delivered.append(str(getattr(message, "subject", "")))
+
+
+def test_the_notifier_is_named_by_a_setting() -> None:
+    from master_agent.errors import ConfigError
+    from master_agent.evolution.outbox import RecordingNotifier, load_notifier
+    from master_agent.settings import Settings
+
+    assert isinstance(load_notifier(None), RecordingNotifier)
+    settings = Settings.from_env({"MASTER_AGENT_NOTIFIER": "tests.test_playbooks:Collecting"})
+    assert isinstance(load_notifier(settings.notifier), Collecting)
+    with pytest.raises(ConfigError, match="MASTER_AGENT_NOTIFIER"):
+        load_notifier("tests.test_playbooks:Missing")
+    with pytest.raises(ConfigError, match="deliver"):
+        load_notifier("tests.test_playbooks:VALID_PLAYBOOK")
+    with pytest.raises(ConfigError, match="MASTER_AGENT_NOTIFIER"):
+        Settings.from_env({"MASTER_AGENT_NOTIFIER": "not a reference"})

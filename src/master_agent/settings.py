@@ -38,6 +38,7 @@ ENV_FIELDS: dict[str, str] = {
     "MASTER_AGENT_REUSE_MIN_CONFIDENCE": "reuse_min_confidence",
     "MASTER_AGENT_SCHEDULER": "scheduler",
     "MASTER_AGENT_SCHEDULER_POLL_S": "scheduler_poll_s",
+    "MASTER_AGENT_NOTIFIER": "notifier",
     "MASTER_AGENT_AUTH": "auth",
     "MASTER_AGENT_MAX_BODY_BYTES": "max_body_bytes",
     "MASTER_AGENT_RUN_LEASE_S": "run_lease_s",
@@ -99,6 +100,9 @@ class Settings(BaseModel):
     """Least pattern confidence for the short path."""
     scheduler: Literal["enabled", "disabled"] = "enabled"
     """Whether ``serve`` runs the evolution scheduler (outcome checks, playbook triggers)."""
+    notifier: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+    """``module:attribute`` of the outbox notifier (an object with ``async deliver(message)``, or a
+    class/factory making one); unset: the default notifier, which only records delivery."""
     scheduler_poll_s: float = Field(default=5.0, gt=0, le=3600)
     """How often a standby process tries to become the scheduler leader, and the leader wakes up."""
     graphs: tuple[str, ...] = ()

@@ -3,14 +3,17 @@ pluggable ``Notifier``. The default notifier only records delivery, so nothing l
 
 from __future__ import annotations
 
+import importlib
 import json
 import uuid
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel
+
+from master_agent.errors import ConfigError
 
 INSERT_MESSAGE = """
 INSERT INTO outbox (message_id, tenant_id, channel, subject, body) VALUES (%s, %s, %s, %s, %s)
@@ -46,6 +49,23 @@ class RecordingNotifier:
 
     async def deliver(self, message: OutboxMessage) -> None:
         return None
+
+
+def load_notifier(reference: str | None) -> Notifier:
+    """The notifier ``module:attribute`` names (an instance, or a class/factory called without
+    arguments); the recording one when ``reference`` is None."""
+    if reference is None:
+        return RecordingNotifier()
+    module_name, _, attribute = reference.partition(":")
+    try:
+        target = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as error:
+        raise ConfigError(f"MASTER_AGENT_NOTIFIER: cannot load {reference!r}: {error}") from None
+    factory = isinstance(target, type) or (callable(target) and not hasattr(target, "deliver"))
+    notifier = target() if factory else target
+    if not callable(getattr(notifier, "deliver", None)):
+        raise ConfigError(f"MASTER_AGENT_NOTIFIER: {reference!r} has no deliver(message) method")
+    return cast(Notifier, notifier)
 
 
 async def enqueue(

@@ -14,6 +14,7 @@ from master_agent.capabilities import domain_pack, load_domain_packs
 from master_agent.evolution import KnowledgeStore, make_embedder
 from master_agent.evolution.context import EvolutionContext
 from master_agent.evolution.jobs import leader_tick, reconcile_jobs, use_evolution_context
+from master_agent.evolution.outbox import load_notifier
 from master_agent.evolution.scheduler import EvolutionScheduler
 from master_agent.models import make_chat_model
 from master_agent.runtime.termination import PostgresTerminationLog
@@ -48,6 +49,9 @@ async def open_resources(
     run the jobs in this process)."""
     load_domain_packs(settings.domain_packs)
     chat_model = model or make_chat_model(settings)
+    # Configuration errors surface before the database starts.
+    embedder = make_embedder(settings.embeddings, settings)
+    notifier = load_notifier(settings.notifier)
     async with open_database(settings) as database:
         if install_demo:
             pack = domain_pack("retail")
@@ -57,7 +61,8 @@ async def open_resources(
             pool=database.pool,
             database_uri=database.uri,
             settings=settings,
-            knowledge=KnowledgeStore(database.pool, make_embedder(settings.embeddings, settings)),
+            knowledge=KnowledgeStore(database.pool, embedder),
+            notifier=notifier,
         )
         async with AsyncExitStack() as stack:
             if scheduler != "none":
