@@ -66,12 +66,19 @@ async def test_row_level_security_hides_other_tenants_private_patterns(resources
     assert "alpha-only secret" not in seen_by_beta
     # A raw query as the tenant role, no WHERE clause at all: Postgres still filters.
     async with tenant_session(resources.database.pool, "kn-beta") as conn:
-        rows = await (await conn.execute("SELECT pattern_name, tenant_id FROM village_knowledge")).fetchall()
+        query = "SELECT pattern_name, tenant_id, visibility FROM village_knowledge"
+        rows = await (await conn.execute(query)).fetchall()
     assert "alpha-only secret" not in {r["pattern_name"] for r in rows}
-    assert all(
-        r["tenant_id"] == "kn-beta" or r["pattern_name"] == "shared churn playbook" or True for r in rows
-    )
-    assert {r["tenant_id"] for r in rows if r["pattern_name"] == "alpha-only secret"} == set()
+    assert "shared churn playbook" in {r["pattern_name"] for r in rows}
+    assert all(r["tenant_id"] == "kn-beta" or r["visibility"] == "shared" for r in rows)
+    # A shared pattern does not say whose it was.
+    [match] = [
+        m
+        for m in await store.search("kn-beta", "churn", limit=50)
+        if m.pattern_name == "shared churn playbook"
+    ]
+    assert match.tenant_id is None
+    assert (await store.get("kn-alpha", match.pattern_id)).tenant_id == "kn-alpha"  # type: ignore[union-attr]
     # and it cannot write a pattern in another tenant's name
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         async with tenant_session(resources.database.pool, "kn-beta") as conn:

@@ -32,7 +32,10 @@ VALUES (%(pattern_id)s, %(tenant_id)s, %(visibility)s, %(pattern_name)s, %(domai
 """
 #: Other dimensions: the same search, exact (no index yet for them).
 SEARCH_ANY = """
-SELECT pattern_id, tenant_id, visibility, pattern_name, domain, description, problem_type, root_cause,
+SELECT pattern_id,
+       -- a shared pattern does not say whose it was
+       CASE WHEN tenant_id = current_setting('master_agent.tenant_id', true) THEN tenant_id END AS tenant_id,
+       visibility, pattern_name, domain, description, problem_type, root_cause,
        intervention, expected_outcome, evidence, applicability, confidence, reuse_count, success_rate,
        1 - (embedding <=> %(query)s::vector) AS similarity
 FROM village_knowledge
@@ -41,7 +44,10 @@ ORDER BY embedding <=> %(query)s::vector
 LIMIT %(limit)s
 """
 SEARCH_384 = """
-SELECT pattern_id, tenant_id, visibility, pattern_name, domain, description, problem_type, root_cause,
+SELECT pattern_id,
+       -- a shared pattern does not say whose it was
+       CASE WHEN tenant_id = current_setting('master_agent.tenant_id', true) THEN tenant_id END AS tenant_id,
+       visibility, pattern_name, domain, description, problem_type, root_cause,
        intervention, expected_outcome, evidence, applicability, confidence, reuse_count, success_rate,
        1 - (embedding::vector(384) <=> %(query)s::vector(384)) AS similarity
 FROM village_knowledge
@@ -73,7 +79,8 @@ class PatternMatch(BaseModel):
     """A stored pattern found by a search."""
 
     pattern_id: uuid.UUID
-    tenant_id: str
+    tenant_id: str | None
+    """The owner, when it is the caller (None on another tenant's shared pattern)."""
     visibility: str
     pattern_name: str
     domain: str
@@ -110,7 +117,10 @@ def pattern_text(pattern: PatternCreate) -> str:
 
 
 SELECT_ONE = """
-SELECT pattern_id, tenant_id, visibility, pattern_name, domain, description, problem_type, root_cause,
+SELECT pattern_id,
+       -- a shared pattern does not say whose it was
+       CASE WHEN tenant_id = current_setting('master_agent.tenant_id', true) THEN tenant_id END AS tenant_id,
+       visibility, pattern_name, domain, description, problem_type, root_cause,
        intervention, expected_outcome, evidence, applicability, confidence, reuse_count, success_rate,
        1.0 AS similarity
 FROM village_knowledge WHERE pattern_id = %s
