@@ -59,19 +59,26 @@ async def execute_graph_run(
         graph_input = kwargs.get("input")
     requested = kwargs.get("stream_mode") or ["values"]
     modes = [requested] if isinstance(requested, str) else list(requested)
-    graph_modes: list[Any] = sorted({"messages" if mode.startswith("messages") else mode for mode in modes})
+    published = {"messages" if mode.startswith("messages") else mode for mode in modes}
+    # ``values`` is always streamed: the root's last values chunk carries ``__interrupt__`` when the
+    # run stopped at an interrupt (its own or a nested sub-agent's), so no state read is needed after.
+    graph_modes: list[Any] = sorted(published | {"values"})
     translator = _EventTranslator(modes)
     # subgraphs=True always, so parts arrive as (namespace, mode, chunk); nested ones are dropped below
     # unless the client asked for them.
     subgraphs = bool(kwargs.get("stream_subgraphs"))
+    interrupted: bool | None = None  # unknown until the root streams a dict of values
     async for part in graph.astream(graph_input, config, stream_mode=graph_modes, subgraphs=True):
         namespace, mode, chunk = cast(tuple[tuple[str, ...], str, Any], part)
-        if namespace and not subgraphs:
+        if not namespace and mode == "values":
+            interrupted = bool(chunk.get("__interrupt__")) if isinstance(chunk, dict) else None
+        if (namespace and not subgraphs) or mode not in published:
             continue
         for event, data in translator.events(namespace, mode, chunk):
             publish(event, data)
-    snapshot = await graph.aget_state(config)
-    return "interrupted" if snapshot.interrupts else "success"
+    if interrupted is None:
+        interrupted = bool((await graph.aget_state(config)).interrupts)
+    return "interrupted" if interrupted else "success"
 
 
 class _EventTranslator:
