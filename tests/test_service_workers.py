@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 QUESTION = "What is the attach rate of Store 5?"
 
 
-def test_two_servers_share_the_runs_and_none_runs_twice(pg_server_uri: str) -> None:
+def test_two_servers_share_the_runs_and_none_runs_twice(pg_server_uri: str, tmp_path: Path) -> None:
     uri = create_database(pg_server_uri, "workers")
     env = {
         **os.environ,
@@ -27,8 +27,16 @@ def test_two_servers_share_the_runs_and_none_runs_twice(pg_server_uri: str) -> N
         "MASTER_AGENT_RUN_CONCURRENCY": "2",
     }
     key = create_key_cli(env, "demo-retail")
-    servers = [start_serve(env), start_serve(env)]
+    logs = [tmp_path / "first.log", tmp_path / "second.log"]
+    servers = [start_serve(env, log=logs[0]), start_serve(env, log=logs[1])]
     try:
+        # One evolution scheduler leads; the other process stands by. Both say so at start-up.
+        states = [
+            httpx.get(f"{url}/health", headers={"X-API-Key": key}).json()["scheduler"] for _, url in servers
+        ]
+        assert sorted(states) == ["leader", "standby"]
+        for log, state in zip(logs, states, strict=True):
+            assert f"embeddings all-MiniLM-L6-v2 (384 dimensions); scheduler {state}" in log.read_text()
         run_ids = []
         for _ in range(16):  # all submitted to the first server
             response = httpx.post(f"{servers[0][1]}/threads", json={}, headers={"X-API-Key": key})

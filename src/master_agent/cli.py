@@ -249,7 +249,8 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         host=args.host,
         port=args.port,
         workers=args.workers,
-        log_level="info" if args.verbose else "warning",
+        log_level="info",
+        access_log=args.verbose,
     )
     return 0
 

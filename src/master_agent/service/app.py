@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -103,6 +104,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             metrics = ServiceMetrics()
             queue = RunQueue(resources, on_finished=metrics.observe_run)
             app.state.service = ServiceState(resources=resources, queue=queue, metrics=metrics)
+            embedder = resources.evolution.knowledge.embedder
+            scheduler = resources.evolution.scheduler
+            # uvicorn's logger, so the line shows wherever uvicorn's own start-up lines do.
+            logging.getLogger("uvicorn.error").info(
+                "master-agent: embeddings %s (%d dimensions); scheduler %s; model %s",
+                embedder.model_name,
+                embedder.dim,
+                scheduler.state if scheduler else "disabled",
+                resources.settings.model,
+            )
             await queue.start()
             try:
                 yield
