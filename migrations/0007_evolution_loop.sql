@@ -32,3 +32,12 @@ ALTER TABLE outcome_checks ADD COLUMN observations integer;
 ALTER TABLE confidence_calibration ADD COLUMN stratum text NOT NULL DEFAULT 'all';
 ALTER TABLE confidence_calibration DROP CONSTRAINT confidence_calibration_pkey;
 ALTER TABLE confidence_calibration ADD PRIMARY KEY (tenant_id, problem_type, intervention, stratum);
+
+-- APScheduler's job store table (the shape its SQLAlchemyJobStore creates), made here under the
+-- migration lock so processes starting together never race to create it.
+CREATE TABLE apscheduler_jobs (
+    id varchar(191) PRIMARY KEY,
+    next_run_time double precision,
+    job_state bytea NOT NULL
+);
+CREATE INDEX ix_apscheduler_jobs_next_run_time ON apscheduler_jobs (next_run_time);

@@ -69,8 +69,8 @@ class EvolutionScheduler:
 
     async def start(self, *, lead: bool = True) -> None:
         """Open the job store; with ``lead``, compete for leadership in the background."""
-        # The job store creates its table on start; that is blocking I/O, done off the loop.
-        await asyncio.to_thread(self.engine.connect().close)
+        # The job store's table comes from migration 0007; its own create-if-missing check on start
+        # then finds it (two processes starting together never race to create it).
         self.scheduler.start(paused=True)
         self.state = "standby"
         if lead:
