@@ -45,8 +45,12 @@ class RunEventLog:
         self._unflushed: dict[str, list[RunEvent]] = defaultdict(list)
         self._flusher: asyncio.Task[None] | None = None
 
-    async def open_run(self, run_id: str) -> None:
-        """Before a worker publishes: continue numbering after any events an earlier attempt stored."""
+    async def open_run(self, run_id: str, *, first_attempt: bool = False) -> None:
+        """Before a worker publishes: continue numbering after any events an earlier attempt stored
+        (a first attempt has none to read)."""
+        if first_attempt:
+            self._next_seq[run_id] = 1
+            return
         async with self._pool.connection() as conn:
             row = await (await conn.execute(SELECT_LAST, (run_id,))).fetchone()
         self._next_seq[run_id] = int(row["seq"]) + 1 if row else 1

@@ -348,7 +348,7 @@ class RunQueue:
         started = time.perf_counter()
         status, error = "error", None
         graph_run = claimed["kind"] == "graph"
-        await self.events.open_run(run_id)
+        await self.events.open_run(run_id, first_attempt=claimed["attempts"] == 1)
         try:
             if graph_run:
                 status = await execute_graph_run(
