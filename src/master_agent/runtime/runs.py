@@ -174,33 +174,33 @@ class RunQueue:
             raise InputError("multitask_strategy", "use 'reject', 'enqueue', 'interrupt' or 'rollback'")
         run_id = str(uuid.uuid4())
         to_stop: list[str] = []
-        async with self.resources.database.pool.connection() as conn:
-            async with conn.transaction():
-                await conn.execute(LOCK_THREAD, (thread_id,))
-                active = await (await conn.execute(ACTIVE_ON_THREAD, (thread_id,))).fetchone()
-                if active and multitask_strategy in ("interrupt", "rollback"):
-                    to_stop = await self._active_runs(conn, thread_id)
-                if multitask_strategy == "reject" and active:
-                    raise ConflictError(
-                        "Thread is already running a task. Wait for it to finish or choose a different "
-                        "multitask strategy."
-                    )
-                row = await (
-                    await conn.execute(
-                        INSERT_GRAPH_RUN,
-                        (
-                            run_id,
-                            tenant_id,
-                            thread_id,
-                            assistant_id,
-                            json.dumps(kwargs),
-                            json.dumps(metadata),
-                            multitask_strategy,
-                        ),
-                    )
-                ).fetchone()
+        async with self.resources.database.pool.connection() as conn, conn.transaction():
+            await conn.execute(LOCK_THREAD, (thread_id,))
+            active = await (await conn.execute(ACTIVE_ON_THREAD, (thread_id,))).fetchone()
+            if active and multitask_strategy in ("interrupt", "rollback"):
+                to_stop = await self._active_runs(conn, thread_id)
+            if multitask_strategy == "reject" and active:
+                raise ConflictError(
+                    "Thread is already running a task. Wait for it to finish or choose a different "
+                    "multitask strategy."
+                )
+            # One round trip for the writes; the NOTIFY goes out when the transaction commits.
+            async with conn.pipeline():
+                inserted = await conn.execute(
+                    INSERT_GRAPH_RUN,
+                    (
+                        run_id,
+                        tenant_id,
+                        thread_id,
+                        assistant_id,
+                        json.dumps(kwargs),
+                        json.dumps(metadata),
+                        multitask_strategy,
+                    ),
+                )
                 await conn.execute(MARK_THREAD, ("busy", thread_id))
-            await conn.execute(f"NOTIFY {CHANNEL}")
+                await conn.execute(f"NOTIFY {CHANNEL}")
+            row = await inserted.fetchone()
         # The new run waits behind the old ones until they have stopped (claim order per thread).
         for old in to_stop:
             await self.cancel(old, action=cast(CancelAction, multitask_strategy))
