@@ -106,7 +106,7 @@ def main(runs: int = 200) -> None:
         key = json.loads(created.stdout)["api_key"]
         port = _free_port()
         # Two uvicorn workers: one per core of the reference machine; runs are shared through Postgres.
-        server = subprocess.Popen([*cli, "serve", "--port", str(port), "--workers", "2"], env=env, cwd=ROOT)  # fmt: skip
+        server = subprocess.Popen([*cli, "serve", "--port", str(port), "--workers", "2"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         try:
             url = f"http://127.0.0.1:{port}"
             deadline = time.monotonic() + 60
