@@ -181,16 +181,10 @@ async def _playbook_source(resources: Any, args: argparse.Namespace) -> tuple[di
         if not isinstance(spec, dict):
             raise InputError("file", "the playbook must be a JSON object")
         return spec, None
+    from master_agent.evolution.playbooks import solution_playbook
+
     solution_id = str(_uuid(args.solution, "solution"))
-    async with resources.database.pool.connection() as conn:
-        cursor = await conn.execute(
-            "SELECT solution FROM solutions WHERE solution_id = %s AND tenant_id = %s",
-            (solution_id, args.tenant),
-        )
-        row = await cursor.fetchone()
-    if row is None or not (row["solution"] or {}).get("playbook"):
-        raise InputError("solution", f"no solution {solution_id} with a playbook for tenant {args.tenant}")
-    return dict(row["solution"]["playbook"]), solution_id
+    return await solution_playbook(resources.evolution, args.tenant, solution_id), solution_id
 
 
 FIRST_GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"

@@ -24,31 +24,28 @@ TENANT_ROLE = "master_agent_tenant"
 INSERT_PATTERN = """
 INSERT INTO village_knowledge (pattern_id, tenant_id, visibility, pattern_name, domain, description,
     problem_type, root_cause, intervention, expected_outcome, evidence, applicability, confidence,
-    success_rate, source, embedding, embedding_model, embedding_dim)
+    success_rate, source, embedding, embedding_model, embedding_dim, pattern_key)
 VALUES (%(pattern_id)s, %(tenant_id)s, %(visibility)s, %(pattern_name)s, %(domain)s, %(description)s,
     %(problem_type)s, %(root_cause)s, %(intervention)s, %(expected_outcome)s, %(evidence)s,
     %(applicability)s, %(confidence)s, %(success_rate)s, %(source)s, %(embedding)s::vector,
-    %(embedding_model)s, %(embedding_dim)s)
+    %(embedding_model)s, %(embedding_dim)s, %(pattern_key)s)
 """
-#: Other dimensions: the same search, exact (no index yet for them).
-SEARCH_ANY = """
-SELECT pattern_id,
-       -- a shared pattern does not say whose it was
+#: What a read returns of a pattern; a shared pattern does not say whose it was.
+PATTERN_COLUMNS = """pattern_id,
        CASE WHEN tenant_id = current_setting('master_agent.tenant_id', true) THEN tenant_id END AS tenant_id,
        visibility, pattern_name, domain, description, problem_type, root_cause,
-       intervention, expected_outcome, evidence, applicability, confidence, reuse_count, success_rate,
+       intervention, expected_outcome, evidence, applicability, confidence, reuse_count, success_rate"""
+#: Other dimensions: the same search, exact (no index yet for them).
+SEARCH_ANY = f"""
+SELECT {PATTERN_COLUMNS},
        1 - (embedding <=> %(query)s::vector) AS similarity
 FROM village_knowledge
 WHERE embedding_dim = %(dim)s AND embedding_model = %(model)s
 ORDER BY embedding <=> %(query)s::vector
 LIMIT %(limit)s
 """
-SEARCH_384 = """
-SELECT pattern_id,
-       -- a shared pattern does not say whose it was
-       CASE WHEN tenant_id = current_setting('master_agent.tenant_id', true) THEN tenant_id END AS tenant_id,
-       visibility, pattern_name, domain, description, problem_type, root_cause,
-       intervention, expected_outcome, evidence, applicability, confidence, reuse_count, success_rate,
+SEARCH_384 = f"""
+SELECT {PATTERN_COLUMNS},
        1 - (embedding::vector(384) <=> %(query)s::vector(384)) AS similarity
 FROM village_knowledge
 WHERE embedding_dim = 384 AND embedding_model = %(model)s
@@ -116,12 +113,8 @@ def pattern_text(pattern: PatternCreate) -> str:
     )  # fmt: skip
 
 
-SELECT_ONE = """
-SELECT pattern_id,
-       -- a shared pattern does not say whose it was
-       CASE WHEN tenant_id = current_setting('master_agent.tenant_id', true) THEN tenant_id END AS tenant_id,
-       visibility, pattern_name, domain, description, problem_type, root_cause,
-       intervention, expected_outcome, evidence, applicability, confidence, reuse_count, success_rate,
+SELECT_ONE = f"""
+SELECT {PATTERN_COLUMNS},
        1.0 AS similarity
 FROM village_knowledge WHERE pattern_id = %s
 """
@@ -148,6 +141,15 @@ class KnowledgeStore:
         self.embedder = embedder
 
     async def add(self, tenant_id: str, pattern: PatternCreate) -> uuid.UUID:
+        """Store a pattern as the tenant (row-level security checks it is the tenant's own)."""
+        async with tenant_session(self.pool, tenant_id) as conn:
+            return await self.insert(conn, tenant_id, pattern)
+
+    async def insert(
+        self, conn: AsyncConnection[Any], tenant_id: str, pattern: PatternCreate, *, key: str | None = None
+    ) -> uuid.UUID:
+        """Embed and store a pattern on ``conn`` (in its transaction); ``key`` names it for later
+        reinforcement (one pattern per key)."""
         [vector] = await self.embedder.embed([pattern_text(pattern)])
         pattern_id = uuid.uuid4()
         row = {
@@ -160,9 +162,9 @@ class KnowledgeStore:
             "embedding": to_pgvector(vector),
             "embedding_model": self.embedder.model_name,
             "embedding_dim": self.embedder.dim,
+            "pattern_key": key,
         }
-        async with tenant_session(self.pool, tenant_id) as conn:
-            await conn.execute(INSERT_PATTERN, row)
+        await conn.execute(INSERT_PATTERN, row)
         return pattern_id
 
     async def get(self, tenant_id: str, pattern_id: uuid.UUID) -> PatternMatch | None:

@@ -31,8 +31,7 @@ from pydantic import BaseModel
 from master_agent.evolution import outbox
 from master_agent.evolution.calibration import record_outcome, stratum_of
 from master_agent.evolution.context import EvolutionContext
-from master_agent.evolution.embeddings import to_pgvector
-from master_agent.evolution.knowledge import PatternCreate, pattern_text, tenant_session
+from master_agent.evolution.knowledge import PatternCreate, tenant_session
 
 PATTERN_PRIOR_WEIGHT = 2.0
 
@@ -54,15 +53,6 @@ FOR UPDATE
 """
 UPDATE_PATTERN = """
 UPDATE village_knowledge SET evidence = %s, confidence = %s, success_rate = %s WHERE pattern_id = %s
-"""
-INSERT_PATTERN = """
-INSERT INTO village_knowledge (pattern_id, tenant_id, visibility, pattern_name, domain, description,
-    problem_type, root_cause, intervention, expected_outcome, evidence, applicability, confidence,
-    success_rate, source, embedding, embedding_model, embedding_dim, pattern_key)
-VALUES (%(pattern_id)s, %(tenant_id)s, %(visibility)s, %(pattern_name)s, %(domain)s, %(description)s,
-    %(problem_type)s, %(root_cause)s, %(intervention)s, %(expected_outcome)s, %(evidence)s,
-    %(applicability)s, %(confidence)s, %(success_rate)s, %(source)s, %(embedding)s::vector,
-    %(embedding_model)s, %(embedding_dim)s, %(pattern_key)s)
 """
 TENANT_DOMAIN = "SELECT domain FROM tenants WHERE tenant_id = %s"
 
@@ -223,22 +213,7 @@ async def learn_from_outcome(
             source="outcome",
             visibility="shared" if shared else "private",
         )
-        [vector] = await evolution.knowledge.embedder.embed([pattern_text(pattern)])
-        await conn.execute(
-            INSERT_PATTERN,
-            {
-                **pattern.model_dump(),
-                "pattern_id": uuid.uuid4(),
-                "tenant_id": tenant_id,
-                "intervention": json.dumps(pattern.intervention),
-                "evidence": json.dumps(pattern.evidence),
-                "applicability": json.dumps(pattern.applicability),
-                "embedding": to_pgvector(vector),
-                "embedding_model": evolution.knowledge.embedder.model_name,
-                "embedding_dim": evolution.knowledge.embedder.dim,
-                "pattern_key": key,
-            },
-        )
+        await evolution.knowledge.insert(conn, tenant_id, pattern, key=key)
     await outbox.enqueue(
         conn,
         tenant_id,

@@ -32,7 +32,7 @@ INSERT_CHECK = """
 INSERT INTO outcome_checks (check_id, tenant_id, solution_id, checkpoint_day, due_at, metric_query, expected,
                             is_final)
 VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
-ON CONFLICT (solution_id, checkpoint_day) DO NOTHING
+ON CONFLICT (solution_id, checkpoint_day) DO UPDATE SET check_id = outcome_checks.check_id
 RETURNING check_id, due_at
 """
 LOCK_CHECK = """
@@ -126,7 +126,8 @@ def trackable(solution: dict[str, Any]) -> dict[str, Any] | None:
 async def schedule_checks(
     evolution: EvolutionContext, tenant_id: str, solution_id: str, solution: dict[str, Any]
 ) -> list[uuid.UUID]:
-    """Create the solution's outcome checks (once) and their jobs; the delivery instant is now."""
+    """Create the solution's outcome checks (once: a second call returns the same checks) and their
+    jobs; the delivery instant is the first call's now."""
     outcome = trackable(solution)
     if outcome is None:
         raise InputError("solution", "this solution has no measurable expected outcome (metric_query)")
@@ -153,8 +154,8 @@ async def schedule_checks(
                     ),
                 )
             ).fetchone()
-            if row is not None:
-                created.append((row["check_id"], row["due_at"]))
+            assert row is not None  # inserted, or the existing check (a no-op update)
+            created.append((row["check_id"], row["due_at"]))
     if evolution.scheduler is not None:
         for check_id, due_at in created:
             evolution.scheduler.add_date_job(check_job_id(check_id), CHECK_JOB, due_at, [str(check_id)])

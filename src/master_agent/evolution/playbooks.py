@@ -268,6 +268,20 @@ async def deploy_playbook(
     return found
 
 
+async def solution_playbook(evolution: EvolutionContext, tenant_id: str, solution_id: str) -> dict[str, Any]:
+    """The playbook of one of the tenant's solutions (to deploy it)."""
+    async with evolution.pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT solution FROM solutions WHERE solution_id = %s AND tenant_id = %s",
+            (solution_id, tenant_id),
+        )
+        row = await cursor.fetchone()
+    playbook = (row["solution"] or {}).get("playbook") if row else None
+    if not isinstance(playbook, dict):
+        raise NotFoundError("solution", f"{solution_id} (with a playbook)")
+    return playbook
+
+
 async def get_playbook(
     evolution: EvolutionContext, tenant_id: str, playbook_id: uuid.UUID | str
 ) -> Playbook | None:

@@ -205,19 +205,15 @@ async def _drive(
             pool, problem_type_of(answer), intervention_of(answer), stratum_of(solution.expected_outcome)
         )
         solution.calibrated_confidence = calibration.calibrate(solution.confidence)
-    async with pool.connection() as conn:
-        await conn.execute(
-            UPDATE_SOLUTION, (status, solution.model_dump_json(), envelope.get("error"), solution_id)
-        )
     if status in ("success", "partial") and trackable(solution.model_dump()):
         checks = await schedule_checks(
             resources.evolution, row["tenant_id"], solution_id, solution.model_dump()
         )
         solution.outcome_checks = [str(check) for check in checks]
-        async with pool.connection() as conn:
-            await conn.execute(
-                UPDATE_SOLUTION, (status, solution.model_dump_json(), envelope.get("error"), solution_id)
-            )
+    async with pool.connection() as conn:
+        await conn.execute(
+            UPDATE_SOLUTION, (status, solution.model_dump_json(), envelope.get("error"), solution_id)
+        )
     return SolveOutcome(status=status, solution_id=solution_id, thread_id=thread_id, solution=solution)
 
 

@@ -62,19 +62,8 @@ async def deploy_playbook(body: PlaybookDeploy, tenant: TenantDep, resources: Re
     """Validate (every problem is reported, nothing stored when invalid), store and schedule."""
     if (body.spec is None) == (body.solution_id is None):
         raise HTTPException(422, detail="body: give exactly one of 'spec' or 'solution_id'")
-    spec = body.spec
     solution_id = str(body.solution_id) if body.solution_id else None
-    if solution_id is not None:
-        async with resources.database.pool.connection() as conn:
-            cursor = await conn.execute(
-                "SELECT solution FROM solutions WHERE solution_id = %s AND tenant_id = %s",
-                (solution_id, tenant),
-            )
-            row = await cursor.fetchone()
-        if row is None or not (row["solution"] or {}).get("playbook"):
-            raise HTTPException(404, detail=f"solution_id: no solution {solution_id} with a playbook")
-        spec = row["solution"]["playbook"]
-    assert spec is not None
+    spec = body.spec or await playbooks.solution_playbook(resources.evolution, tenant, str(solution_id))
     return await playbooks.deploy_playbook(resources.evolution, tenant, spec, solution_id=solution_id)
 
 
