@@ -8,6 +8,7 @@ checkpoint instead of starting again.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from langchain_core.messages import BaseMessageChunk
@@ -17,12 +18,22 @@ from langgraph.types import Command
 from master_agent.runtime.factory import GraphOptions, loop_limits
 from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_for
 from master_agent.runtime.resources import RuntimeResources
-from master_agent.runtime.serialization import to_jsonable
+from master_agent.runtime.serialization import thread_output, to_jsonable
 
 #: Keys of ``configurable`` that shape the graph (kept on the thread so state reads use the same graph).
 SHAPE_KEYS = ("complexity", "ab_test_variant", "sub_agents", "max_iterations", "goal", "deploy_playbook")
 
 RunOutcome = Literal["success", "interrupted"]
+
+
+@dataclass(frozen=True)
+class GraphRunEnd:
+    """How a graph run left its thread."""
+
+    status: RunOutcome
+    output: dict[str, Any] | None
+    """The thread's values after the run as ``runs.wait`` answers them, from the run's own last values
+    (None when the run streamed none, e.g. taken over after it had finished)."""
 
 
 def thread_graph_config(tenant_id: str, thread_id: str, configurable: dict[str, Any]) -> RunnableConfig:
@@ -36,7 +47,7 @@ def _command(payload: dict[str, Any]) -> Command[Any]:
 
 async def execute_graph_run(
     resources: RuntimeResources, run: dict[str, Any], publish: Callable[[str, Any], object]
-) -> RunOutcome:
+) -> GraphRunEnd:
     """Run (or continue) the graph for one claimed run; return how the thread was left."""
     kwargs: dict[str, Any] = dict(run["kwargs"] or {})
     config_in: dict[str, Any] = dict(kwargs.get("config") or {})
@@ -68,17 +79,22 @@ async def execute_graph_run(
     # unless the client asked for them.
     subgraphs = bool(kwargs.get("stream_subgraphs"))
     interrupted: bool | None = None  # unknown until the root streams a dict of values
+    values: dict[str, Any] | None = None
+    interrupts: Any = ()
     async for part in graph.astream(graph_input, config, stream_mode=graph_modes, subgraphs=True):
         namespace, mode, chunk = cast(tuple[tuple[str, ...], str, Any], part)
-        if not namespace and mode == "values":
-            interrupted = bool(chunk.get("__interrupt__")) if isinstance(chunk, dict) else None
+        if not namespace and mode == "values" and isinstance(chunk, dict):
+            interrupts = chunk.get("__interrupt__") or ()
+            interrupted = bool(interrupts)
+            values = {key: value for key, value in chunk.items() if key != "__interrupt__"}
         if (namespace and not subgraphs) or mode not in published:
             continue
         for event, data in translator.events(namespace, mode, chunk):
             publish(event, data)
     if interrupted is None:
         interrupted = bool((await graph.aget_state(config)).interrupts)
-    return "interrupted" if interrupted else "success"
+    output = None if values is None else thread_output(values, interrupts)
+    return GraphRunEnd(status="interrupted" if interrupted else "success", output=output)
 
 
 class _EventTranslator:

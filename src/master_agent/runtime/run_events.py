@@ -67,9 +67,16 @@ class RunEventLog:
             self._flusher = asyncio.create_task(self._flush_soon())
         return item
 
-    async def close_run(self, run_id: str) -> None:
-        """After a worker's last event: write everything, forget the numbering."""
-        await self.flush()
+    async def close_run(self, run_id: str, conn: Any = None) -> None:
+        """After a worker's last event: write everything, forget the numbering. With ``conn`` the
+        events are written on it (in the caller's pipeline, with the run's own end)."""
+        if conn is None:
+            await self.flush()
+        elif self._pending:
+            batch, self._pending = self._pending, []
+            async with conn.cursor() as cursor:
+                await cursor.executemany(INSERT_EVENT, _rows(batch))
+            self._written(batch)
         self._next_seq.pop(run_id, None)
 
     async def _flush_soon(self) -> None:
@@ -81,21 +88,18 @@ class RunEventLog:
             batch, self._pending = self._pending[:FLUSH_BATCH], self._pending[FLUSH_BATCH:]
             try:
                 async with self._pool.connection() as conn, conn.cursor() as cursor:
-                    await cursor.executemany(
-                        INSERT_EVENT,
-                        [
-                            (run_id, item.seq, item.event, json.dumps(item.data, default=str))
-                            for run_id, item in batch
-                        ],
-                    )
+                    await cursor.executemany(INSERT_EVENT, _rows(batch))
             except Exception:
                 logger.exception("storing %d run events failed", len(batch))
-            for run_id, item in batch:
-                unflushed = self._unflushed.get(run_id)
-                if unflushed and item in unflushed:
-                    unflushed.remove(item)
-                if not unflushed:
-                    self._unflushed.pop(run_id, None)
+            self._written(batch)
+
+    def _written(self, batch: list[tuple[str, RunEvent]]) -> None:
+        for run_id, item in batch:
+            unflushed = self._unflushed.get(run_id)
+            if unflushed and item in unflushed:
+                unflushed.remove(item)
+            if not unflushed:
+                self._unflushed.pop(run_id, None)
 
     def subscribe(self, run_id: str) -> asyncio.Queue[RunEvent]:
         queue: asyncio.Queue[RunEvent] = asyncio.Queue()
@@ -124,3 +128,7 @@ class RunEventLog:
             with contextlib.suppress(Exception):
                 await self._flusher
         await self.flush()
+
+
+def _rows(batch: list[tuple[str, RunEvent]]) -> list[tuple[str, int, str, str]]:
+    return [(run_id, item.seq, item.event, json.dumps(item.data, default=str)) for run_id, item in batch]

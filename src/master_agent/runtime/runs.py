@@ -27,6 +27,7 @@ from master_agent.errors import ConflictError, InputError
 from master_agent.runtime.graph_runs import execute_graph_run
 from master_agent.runtime.resources import RuntimeResources
 from master_agent.runtime.run_events import RunEventLog
+from master_agent.runtime.serialization import error_output
 from master_agent.runtime.solve import SolveOutcome, run_solution
 
 logger = logging.getLogger(__name__)
@@ -64,14 +65,31 @@ WHERE run_id = (
 )
 RETURNING run_id, tenant_id, thread_id, kind, solution_id, attempts, kwargs
 """
+#: A graph run, queued ('pending'), or already claimed by ``owner`` when this process executes it at once.
 INSERT_GRAPH_RUN = """
-INSERT INTO runs (run_id, tenant_id, thread_id, kind, status, assistant_id, kwargs, metadata, multitask_strategy)
-VALUES (%s, %s, %s, 'graph', 'pending', %s, %s, %s, %s)
+INSERT INTO runs (run_id, tenant_id, thread_id, kind, status, assistant_id, kwargs, metadata, multitask_strategy,
+                  lease_owner, lease_expires_at, started_at, attempts)
+VALUES (%(run_id)s, %(tenant_id)s, %(thread_id)s, 'graph',
+        CASE WHEN %(owner)s::text IS NULL THEN 'pending' ELSE 'running' END,
+        %(assistant_id)s, %(kwargs)s, %(metadata)s, %(strategy)s, %(owner)s,
+        CASE WHEN %(owner)s::text IS NULL THEN NULL ELSE now() + make_interval(secs => %(lease)s) END,
+        CASE WHEN %(owner)s::text IS NULL THEN NULL ELSE now() END,
+        CASE WHEN %(owner)s::text IS NULL THEN 0 ELSE 1 END)
 RETURNING *
 """
 LOCK_THREAD = "SELECT thread_id FROM threads WHERE thread_id = %s FOR UPDATE"
 ACTIVE_ON_THREAD = "SELECT 1 FROM runs WHERE thread_id = %s AND status IN ('pending', 'running') LIMIT 1"
-MARK_THREAD = "UPDATE threads SET status = %s, updated_at = now() WHERE thread_id::text = %s"
+#: A thread taking a run: busy, and the graph shape its runs use (kept when ``config`` is null).
+BUSY_THREAD = """
+UPDATE threads SET status = 'busy', config = coalesce(%s::jsonb, config), updated_at = now()
+WHERE thread_id = %s
+"""
+MARK_THREAD = "UPDATE threads SET status = %s, updated_at = now() WHERE thread_id = %s"
+NOTIFY_DONE = f"SELECT pg_notify('{DONE_CHANNEL}', %s)"
+#: Wakes the workers when a run just finished was holding back queued runs of its thread.
+WAKE_IF_QUEUED = (
+    f"SELECT pg_notify('{CHANNEL}', '') FROM runs WHERE thread_id = %s AND status = 'pending' LIMIT 1"
+)
 RENEW_LEASES = """
 UPDATE runs SET lease_expires_at = now() + make_interval(secs => %(lease)s)
 WHERE lease_owner = %(owner)s AND status = 'running' AND run_id = ANY(%(runs)s)
@@ -144,6 +162,8 @@ class RunQueue:
         self._on_finished = on_finished
         self._cancelling: dict[str, CancelAction] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        #: What each run executing here will answer to ``runs.wait``, resolved when it ends.
+        self._outputs: dict[str, asyncio.Future[dict[str, Any] | None]] = {}
         self.events = RunEventLog(resources.database.pool)
 
     @property
@@ -167,45 +187,71 @@ class RunQueue:
         kwargs: dict[str, Any],
         metadata: dict[str, Any],
         multitask_strategy: str,
+        thread_config: dict[str, Any] | None = None,
+        execute_here: bool = False,
     ) -> Run:
         """Queue a graph run on a thread. ``reject`` refuses it while another run is active there;
-        ``enqueue`` queues it behind them."""
+        ``enqueue`` queues it behind them. ``thread_config`` replaces the thread's stored graph shape.
+
+        With ``execute_here``, a run that nothing holds back (no other run on its thread, a free slot
+        in this process) is stored already claimed and starts at once, with no claim and no wake-up;
+        its output is then kept in memory for ``local_output``."""
         if multitask_strategy not in ("reject", "enqueue", "interrupt", "rollback"):
             raise InputError("multitask_strategy", "use 'reject', 'enqueue', 'interrupt' or 'rollback'")
         run_id = str(uuid.uuid4())
         to_stop: list[str] = []
-        async with self.resources.database.pool.connection() as conn, conn.transaction():
-            await conn.execute(LOCK_THREAD, (thread_id,))
-            active = await (await conn.execute(ACTIVE_ON_THREAD, (thread_id,))).fetchone()
-            if active and multitask_strategy in ("interrupt", "rollback"):
-                to_stop = await self._active_runs(conn, thread_id)
-            if multitask_strategy == "reject" and active:
-                raise ConflictError(
-                    "Thread is already running a task. Wait for it to finish or choose a different "
-                    "multitask strategy."
-                )
-            # One round trip for the writes; the NOTIFY goes out when the transaction commits.
-            async with conn.pipeline():
+        slot = False
+        try:
+            # Two round trips: the lock and the look (a fresh snapshot, taken under the lock), then
+            # the writes with the commit; the NOTIFY goes out when the transaction commits.
+            async with (
+                self.resources.database.pool.connection() as conn,
+                conn.pipeline(),
+                conn.transaction(),
+            ):
+                await conn.execute(LOCK_THREAD, (thread_id,))
+                active = await (await conn.execute(ACTIVE_ON_THREAD, (thread_id,))).fetchone()
+                if active and multitask_strategy in ("interrupt", "rollback"):
+                    to_stop = await self._active_runs(conn, thread_id)
+                if multitask_strategy == "reject" and active:
+                    raise ConflictError(
+                        "Thread is already running a task. Wait for it to finish or choose a different "
+                        "multitask strategy."
+                    )
+                if execute_here and not active and not self._slots.locked():
+                    await self._slots.acquire()  # free, so taken without waiting
+                    slot = True
                 inserted = await conn.execute(
                     INSERT_GRAPH_RUN,
-                    (
-                        run_id,
-                        tenant_id,
-                        thread_id,
-                        assistant_id,
-                        json.dumps(kwargs),
-                        json.dumps(metadata),
-                        multitask_strategy,
-                    ),
+                    {
+                        "run_id": run_id,
+                        "tenant_id": tenant_id,
+                        "thread_id": thread_id,
+                        "assistant_id": assistant_id,
+                        "kwargs": json.dumps(kwargs),
+                        "metadata": json.dumps(metadata),
+                        "strategy": multitask_strategy,
+                        "owner": self.owner if slot else None,
+                        "lease": self.lease_s,
+                    },
                 )
-                await conn.execute(MARK_THREAD, ("busy", thread_id))
-                await conn.execute(f"NOTIFY {CHANNEL}")
+                config = None if thread_config is None else json.dumps(thread_config)
+                await conn.execute(BUSY_THREAD, (config, thread_id))
+                if not slot:
+                    await conn.execute(f"NOTIFY {CHANNEL}")
             row = await inserted.fetchone()
+        except BaseException:
+            if slot:
+                self._slots.release()
+            raise
+        assert row is not None  # INSERT ... RETURNING
+        if slot:
+            self._start(row)
+        else:
+            self._wake.set()
         # The new run waits behind the old ones until they have stopped (claim order per thread).
         for old in to_stop:
             await self.cancel(old, action=cast(CancelAction, multitask_strategy))
-        self._wake.set()
-        assert row is not None  # INSERT ... RETURNING
         return Run.from_row(row)
 
     async def cancel(self, run_id: str, *, action: CancelAction = "interrupt") -> bool:
@@ -223,7 +269,7 @@ class RunQueue:
                         await conn.execute(DELETE_RUN, (run_id,))
                     else:
                         await conn.execute(CANCEL_PENDING, (run_id,))
-                    await conn.execute(MARK_THREAD, ("idle", str(row["thread_id"])))
+                    await _mark_thread(conn, str(row["thread_id"]), "idle")
                 else:
                     await conn.execute(REQUEST_CANCEL, (action, run_id))
             if row["status"] == "running":
@@ -238,6 +284,20 @@ class RunQueue:
         for future in self._waiters.pop(run_id, []):
             if not future.done():
                 future.set_result(status)
+
+    def _resolve_output(self, run_id: str, output: dict[str, Any] | None) -> None:
+        future = self._outputs.pop(run_id, None)
+        if future is not None and not future.done():
+            future.set_result(output)
+
+    async def local_output(self, run_id: str, within_s: float) -> dict[str, Any] | None:
+        """What ``runs.wait`` answers for a run executing in this process, as its worker kept it: no
+        reads after the run. None when the run executes elsewhere, or ended in a way only the
+        database tells (cancelled, taken over). TimeoutError when it runs longer than ``within_s``."""
+        future = self._outputs.get(run_id)
+        if future is None:
+            return None
+        return await asyncio.wait_for(asyncio.shield(future), within_s)
 
     async def _announce_done(self, run_id: str, status: str) -> None:
         self._wake_waiters(run_id, status)
@@ -333,8 +393,13 @@ class RunQueue:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), POLL_S)
                 continue
-            run_id = str(claimed["run_id"])
-            self._running[run_id] = asyncio.create_task(self._execute(claimed), name=f"run-{run_id}")
+            self._start(claimed)
+
+    def _start(self, claimed: dict[str, Any]) -> None:
+        """Execute a run claimed by this process (its slot already taken)."""
+        run_id = str(claimed["run_id"])
+        self._outputs[run_id] = asyncio.get_running_loop().create_future()
+        self._running[run_id] = asyncio.create_task(self._execute(claimed), name=f"run-{run_id}")
 
     async def _claim(self) -> dict[str, Any] | None:
         async with self.resources.database.pool.connection() as conn:
@@ -347,13 +412,15 @@ class RunQueue:
         run_id = str(claimed["run_id"])
         started = time.perf_counter()
         status, error = "error", None
+        output: dict[str, Any] | None = None
         graph_run = claimed["kind"] == "graph"
         await self.events.open_run(run_id, first_attempt=claimed["attempts"] == 1)
         try:
             if graph_run:
-                status = await execute_graph_run(
+                end = await execute_graph_run(
                     self.resources, claimed, lambda event, data: self.events.publish(run_id, event, data)
                 )
+                status, output = end.status, end.output
             else:
                 # A strategic goal streams its call tree as custom events, then the solution as values.
                 outcome: SolveOutcome = await run_solution(
@@ -368,6 +435,7 @@ class RunQueue:
             if action is None:
                 # Shutting down: leave the run 'running'; its lease expires and a worker continues it.
                 self._running.pop(run_id, None)
+                self._resolve_output(run_id, None)
                 self._slots.release()
                 raise
             # Shielded: a second cancel request for the same run must not stop the bookkeeping.
@@ -376,23 +444,32 @@ class RunQueue:
         except Exception as failure:
             logger.exception("run %s failed", run_id)
             error = f"{type(failure).__name__}: {failure}"
+            output = error_output(error)
             self.events.publish(run_id, "error", {"error": type(failure).__name__, "message": str(failure)})
         self.events.publish(run_id, "end", None)
-        await self.events.close_run(run_id)
+        thread_id = str(claimed["thread_id"])
+        stored = False
         try:
-            async with self.resources.database.pool.connection() as conn:
+            # One round trip: the events not yet written, the run's end, the thread's status, the
+            # wake-ups of waiters elsewhere and of runs queued behind this one on its thread.
+            async with self.resources.database.pool.connection() as conn, conn.pipeline():
+                await self.events.close_run(run_id, conn)
                 await conn.execute(
                     FINISH_RUN, {"status": status, "error": error, "run_id": run_id, "owner": self.owner}
                 )
-                if claimed["kind"] == "graph":
-                    thread_status = {"success": "idle"}.get(status, status)
-                    await conn.execute(MARK_THREAD, (thread_status, str(claimed["thread_id"])))
+                if graph_run:
+                    await _mark_thread(conn, thread_id, {"success": "idle"}.get(status, status))
+                await conn.execute(NOTIFY_DONE, (run_id,))
+                await conn.execute(WAKE_IF_QUEUED, (thread_id,))
+            stored = True
         finally:
             self._running.pop(run_id, None)
             self._slots.release()
+            self._wake_waiters(run_id, status)
+            # Unstored, the database still says 'running': waiters must read what becomes of it.
+            self._resolve_output(run_id, output if stored else None)
         if self._on_finished is not None:
             self._on_finished(status, time.perf_counter() - started)
-        await self._announce_done(run_id, status)
 
     async def _finish_cancelled(self, claimed: dict[str, Any], action: CancelAction) -> None:
         run_id, thread_id = str(claimed["run_id"]), str(claimed["thread_id"])
@@ -407,12 +484,13 @@ class RunQueue:
                         FINISH_RUN,
                         {"status": "interrupted", "error": None, "run_id": run_id, "owner": self.owner},
                     )
-                await conn.execute(MARK_THREAD, ("idle", thread_id))
+                await _mark_thread(conn, thread_id, "idle")
             self.events.publish(run_id, "end", None)
             await self.events.close_run(run_id)
         finally:
             self._running.pop(run_id, None)
             self._cancelling.pop(run_id, None)
+            self._resolve_output(run_id, None)
             self._slots.release()
         await self._announce_done(run_id, "interrupted")
 
@@ -465,3 +543,12 @@ class RunQueue:
             except Exception:
                 logger.warning("run notifications lost; polling until they reconnect", exc_info=True)
                 await asyncio.sleep(POLL_S)
+
+
+async def _mark_thread(conn: Any, thread_id: str, status: str) -> None:
+    # Threads of the LangGraph API have UUIDs; a strategic goal's thread has no row to mark.
+    try:
+        key = uuid.UUID(thread_id)
+    except ValueError:
+        return
+    await conn.execute(MARK_THREAD, (status, key))

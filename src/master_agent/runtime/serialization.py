@@ -30,3 +30,21 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, Decimal):
         return float(value)
     return str(value)
+
+
+def interrupt_json(interrupt: Any) -> dict[str, Any]:
+    """An ``Interrupt`` as langgraph-api shows it."""
+    return {"value": to_jsonable(interrupt.value), "id": interrupt.id}
+
+
+def thread_output(values: Any, interrupts: Any) -> dict[str, Any]:
+    """What ``runs.wait`` / ``runs.join`` answer: the thread's values, with ``__interrupt__`` when the
+    run stopped at one."""
+    output: dict[str, Any] = to_jsonable(values) or {}
+    if interrupts:
+        output["__interrupt__"] = [interrupt_json(item) for item in interrupts]
+    return output
+
+
+def error_output(message: str | None) -> dict[str, Any]:
+    return {"__error__": {"error": "RunError", "message": message or "the run failed"}}

@@ -11,7 +11,7 @@ from master_agent.runtime.graph_runs import SHAPE_KEYS, thread_graph_config
 from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_for
 from master_agent.runtime.loop import CompiledLoop
 from master_agent.runtime.runs import Run
-from master_agent.runtime.serialization import to_jsonable
+from master_agent.runtime.serialization import error_output, interrupt_json, thread_output, to_jsonable
 from master_agent.service.threads import Thread, get_thread
 
 
@@ -41,10 +41,6 @@ def _checkpoint(config: Any) -> dict[str, Any] | None:
         "checkpoint_ns": configurable.get("checkpoint_ns", ""),
         "checkpoint_id": configurable.get("checkpoint_id"),
     }
-
-
-def interrupt_json(interrupt: Any) -> dict[str, Any]:
-    return {"value": to_jsonable(interrupt.value), "id": interrupt.id}
 
 
 def snapshot_json(snapshot: StateSnapshot) -> dict[str, Any]:
@@ -79,15 +75,12 @@ def snapshot_json(snapshot: StateSnapshot) -> dict[str, Any]:
 async def run_output(resources: RuntimeResources, tenant_id: str, thread: Thread, run: Run) -> dict[str, Any]:
     """What ``runs.wait`` / ``runs.join`` return: the thread's values after the run."""
     if run.status == "error":
-        return {"__error__": {"error": "RunError", "message": run.error or "the run failed"}}
+        return error_output(run.error)
     # The run may have fixed the thread's graph shape since ``thread`` was read: read it again.
     thread = await get_thread(resources.database.pool, tenant_id, thread.thread_id) or thread
     graph, config = await thread_graph(resources, tenant_id, thread)
     snapshot = await graph.aget_state(config)
-    values: dict[str, Any] = to_jsonable(snapshot.values) or {}
-    if snapshot.interrupts:
-        values["__interrupt__"] = [interrupt_json(item) for item in snapshot.interrupts]
-    return values
+    return thread_output(snapshot.values, snapshot.interrupts)
 
 
 def run_json(run: Run) -> dict[str, Any]:

@@ -108,8 +108,16 @@ def _location(run: Run, suffix: str = "") -> dict[str, str]:
 
 
 async def enqueue_run(
-    body: RunCreate, thread: Thread, tenant: str, resources: ResourcesDep, queue: QueueDep
+    body: RunCreate,
+    thread: Thread,
+    tenant: str,
+    resources: ResourcesDep,
+    queue: QueueDep,
+    *,
+    execute_here: bool = False,
 ) -> Run:
+    """Store the run (refusing what it could not run); with ``execute_here`` this process executes it
+    at once when nothing holds it back (the caller waits for it or streams it)."""
     assistant = await resolve_assistant(
         resources.database.pool, tenant, body.assistant_id, graph_ids(resources)
     )
@@ -141,11 +149,6 @@ async def enqueue_run(
         "graph_id": assistant.graph_id,
         "assistant_id": str(assistant.assistant_id),
     }
-    async with resources.database.pool.connection() as conn:
-        await conn.execute(
-            "UPDATE threads SET config = %s WHERE thread_id = %s",
-            (json.dumps(shape_of(config, assistant.graph_id)), thread.thread_id),
-        )
     return await queue.enqueue_graph_run(
         tenant_id=tenant,
         thread_id=str(thread.thread_id),
@@ -153,7 +156,22 @@ async def enqueue_run(
         kwargs=kwargs,
         metadata=metadata,
         multitask_strategy=body.multitask_strategy or "enqueue",
+        thread_config=shape_of(config, assistant.graph_id),
+        execute_here=execute_here,
     )
+
+
+async def _output(
+    queue: QueueDep, resources: ResourcesDep, tenant: str, thread: Thread, run: Run
+) -> dict[str, Any]:
+    """What ``runs.wait`` answers, once the run has finished: from memory when it ran here."""
+    try:
+        output = await queue.local_output(str(run.run_id), WAIT_LIMIT_S)
+    except TimeoutError:
+        raise HTTPException(408, detail=f"Run {run.run_id} is still running; join it again") from None
+    if output is not None:
+        return output
+    return await run_output(resources, tenant, thread, await _finished(queue, run))
 
 
 async def _finished(queue: QueueDep, run: Run) -> Run:
@@ -179,8 +197,9 @@ async def wait_run(
     thread_id: uuid.UUID, body: RunCreate, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
 ) -> JSONResponse:
     thread = await existing_thread(resources, tenant, thread_id)
-    run = await _finished(queue, await enqueue_run(body, thread, tenant, resources, queue))
-    return JSONResponse(await run_output(resources, tenant, thread, run), headers=_location(run))
+    run = await enqueue_run(body, thread, tenant, resources, queue, execute_here=True)
+    output = await _output(queue, resources, tenant, thread, run)
+    return JSONResponse(output, headers=_location(run))
 
 
 @router.post("/runs/wait")
@@ -190,8 +209,8 @@ async def wait_stateless_run(
     thread = await create_thread(resources.database.pool, tenant, {"stateless": True})
     assert thread is not None
     try:
-        run = await _finished(queue, await enqueue_run(body, thread, tenant, resources, queue))
-        output = await run_output(resources, tenant, thread, run)
+        run = await enqueue_run(body, thread, tenant, resources, queue, execute_here=True)
+        output = await _output(queue, resources, tenant, thread, run)
     finally:
         if body.on_completion != "keep":
             await delete_thread(resources.database.pool, tenant, thread.thread_id)
@@ -345,7 +364,7 @@ async def stream_run(
     queue: QueueDep,
 ) -> EventSourceResponse:
     thread = await existing_thread(resources, tenant, thread_id)
-    run = await enqueue_run(body, thread, tenant, resources, queue)
+    run = await enqueue_run(body, thread, tenant, resources, queue, execute_here=True)
     return stream_response(queue, run, request, None, body.on_disconnect == "cancel")
 
 
@@ -355,7 +374,7 @@ async def stream_stateless_run(
 ) -> EventSourceResponse:
     thread = await create_thread(resources.database.pool, tenant, {"stateless": True})
     assert thread is not None
-    run = await enqueue_run(body, thread, tenant, resources, queue)
+    run = await enqueue_run(body, thread, tenant, resources, queue, execute_here=True)
     return stream_response(queue, run, request, None, body.on_disconnect == "cancel")
 
 
