@@ -68,6 +68,14 @@ async def test_stream_modes_and_subgraph_namespaces(live: LiveServer, keys: dict
     assert any(name.count("|") >= 2 for name in nested)  # and a sub-sub-agent's, two levels
     final = [data for name, data in events if name == "values"][-1]
     assert final["envelope"]["status"] == "success"
+    # The stream opened before its thread and run were stored; both were, as the metadata names them.
+    metadata = events[0][1]
+    assert metadata["attempt"] == 1
+    thread = await client.threads.get(metadata["thread_id"])
+    assert thread["metadata"] == {"stateless": True}
+    run = await client.runs.get(metadata["thread_id"], metadata["run_id"])
+    assert run["status"] == "success"
+    assert (await client.threads.get_state(metadata["thread_id"]))["values"] == final
 
 
 async def test_messages_stream_model_tokens(live: LiveServer, keys: dict[str, str]) -> None:
@@ -195,23 +203,29 @@ async def test_multitask_interrupt_and_rollback(live: LiveServer, keys: dict[str
             assert await _checkpoints(live, thread["thread_id"], first["run_id"]) == 0
 
 
-async def test_disconnect_does_not_cancel_unless_asked(live: LiveServer, keys: dict[str, str]) -> None:
+@pytest.mark.parametrize("stateless", [False, True], ids=["thread", "stateless"])
+async def test_disconnect_does_not_cancel_unless_asked(
+    live: LiveServer, keys: dict[str, str], stateless: bool
+) -> None:
     headers = {"X-API-Key": keys["slow"]}
     async with httpx.AsyncClient(base_url=live.url, headers=headers, timeout=60) as http:
         results = {}
         for on_disconnect in ("continue", "cancel"):
-            thread = (await http.post("/threads", json={})).json()
+            path = "/runs/stream"
+            if not stateless:
+                path = f"/threads/{(await http.post('/threads', json={})).json()['thread_id']}/runs/stream"
             body = {"assistant_id": "master_agent", "input": {"goal": GOAL}, "on_disconnect": on_disconnect}
-            async with http.stream(
-                "POST", f"/threads/{thread['thread_id']}/runs/stream", json=body
-            ) as response:
-                run_id = response.headers["content-location"].rsplit("/", 1)[1]
+            async with http.stream("POST", path, json=body) as response:
+                # The client leaves right after the first event: for a stateless run, before its
+                # thread and run may even be stored.
+                run_path = response.headers["content-location"]
                 async for line in response.aiter_lines():
                     if line.startswith("event: metadata"):
                         break
             for _ in range(200):
-                status = (await http.get(f"/threads/{thread['thread_id']}/runs/{run_id}")).json()["status"]
-                if status not in ("pending", "running"):
+                found = await http.get(run_path)
+                status = found.json()["status"] if found.status_code == 200 else "not stored yet"
+                if status not in ("pending", "running", "not stored yet"):
                     break
                 await asyncio.sleep(0.05)
             results[on_disconnect] = status

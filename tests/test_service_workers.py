@@ -56,6 +56,27 @@ def test_two_servers_share_the_runs_and_none_runs_twice(pg_server_uri: str, tmp_
                 if all(row["status"] == "success" for row in rows) and len(rows) == len(run_ids):
                     break
                 time.sleep(0.2)
+        # A run the client waits for is executed by the process holding the request, whichever it is.
+        waited = {}
+        for server, url in servers:
+            response = httpx.post(
+                f"{url}/runs/wait",
+                json={"assistant_id": "master_agent", "input": {"goal": QUESTION}, "on_completion": "keep"},
+                headers={"X-API-Key": key},
+            )
+            assert response.status_code == 200 and response.json()["envelope"]["status"] in (
+                "success",
+                "partial",
+            )
+            run_id = response.headers["content-location"].rsplit("/", 1)[1]
+            waited[server.pid] = run_id
+        with psycopg.connect(uri, autocommit=True, row_factory=dict_row) as conn:
+            owners = {
+                pid: conn.execute(
+                    "SELECT lease_owner, attempts FROM runs WHERE run_id = %s", (run_id,)
+                ).fetchone()
+                for pid, run_id in waited.items()
+            }
     finally:
         for server, _ in servers:
             server.send_signal(signal.SIGTERM)
@@ -63,3 +84,5 @@ def test_two_servers_share_the_runs_and_none_runs_twice(pg_server_uri: str, tmp_
     assert [row["status"] for row in rows] == ["success"] * len(run_ids)
     assert {row["attempts"] for row in rows} == {1}  # no run executed twice
     assert len({row["lease_owner"] for row in rows}) == 2  # both servers took runs
+    for pid, row in owners.items():
+        assert f":{pid}:" in row["lease_owner"] and row["attempts"] == 1

@@ -189,6 +189,7 @@ class RunQueue:
         multitask_strategy: str,
         thread_config: dict[str, Any] | None = None,
         execute_here: bool = False,
+        run_id: str | None = None,
     ) -> Run:
         """Queue a graph run on a thread. ``reject`` refuses it while another run is active there;
         ``enqueue`` queues it behind them. ``thread_config`` replaces the thread's stored graph shape.
@@ -198,7 +199,7 @@ class RunQueue:
         its output is then kept in memory for ``local_output``."""
         if multitask_strategy not in ("reject", "enqueue", "interrupt", "rollback"):
             raise InputError("multitask_strategy", "use 'reject', 'enqueue', 'interrupt' or 'rollback'")
-        run_id = str(uuid.uuid4())
+        run_id = run_id or str(uuid.uuid4())
         to_stop: list[str] = []
         slot = False
         try:
@@ -317,11 +318,12 @@ class RunQueue:
         rows = await (await conn.execute(ACTIVE_RUNS_ON_THREAD, (thread_id,))).fetchall()
         return [str(row["run_id"]) for row in rows]
 
-    def spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+    def spawn(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run ``work`` in the background, kept alive until it is done."""
         task = asyncio.create_task(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+        return task
 
     async def list_for_thread(
         self, thread_id: str, *, limit: int, offset: int, status: str | None

@@ -85,9 +85,21 @@ async def resolve_assistant(
             assistant_id = uuid.UUID(ref)
         except ValueError:
             return None
+    key = (id(pool), tenant_id, assistant_id)
+    if key in _system_assistants:
+        return _system_assistants[key]
     async with pool.connection() as conn:
         row = await (await conn.execute(SELECT_ONE, (tenant_id, assistant_id))).fetchone()
-    return Assistant.model_validate(row) if row else None
+    if row is None:
+        return None
+    assistant = Assistant.model_validate(row)
+    if assistant.metadata.get("created_by") == "system":
+        _system_assistants[key] = assistant
+    return assistant
+
+
+#: System assistants as read once per process: nothing changes them after they are created.
+_system_assistants: dict[tuple[int, str, uuid.UUID], Assistant] = {}
 
 
 async def search_assistants(

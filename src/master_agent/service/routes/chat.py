@@ -10,9 +10,8 @@ from sse_starlette import EventSourceResponse
 
 from master_agent.runtime.solve import MAX_GOAL_CHARS
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
-from master_agent.service.routes.runs import RunCreate, enqueue_run, stream_response
+from master_agent.service.routes.runs import RunCreate, enqueue_run, stream_on_new_thread, stream_response
 from master_agent.service.routes.threads import existing_thread
-from master_agent.service.threads import create_thread
 
 router = APIRouter(tags=["chat"])
 
@@ -33,23 +32,18 @@ async def chat_stream(
     """Runs the thread with the message as its next user turn and streams the run (the metadata event
     names the thread). The first message of a thread is its goal; a message to a thread waiting for a
     human decision is that decision."""
+    modes = {"assistant_id": "master_agent", "stream_mode": ["updates", "custom", "messages"]}
     if body.thread_id is None:
-        thread = await create_thread(resources.database.pool, tenant, {"channel": "chat"})
-        assert thread is not None
-        run_input: dict[str, object] = {"input": {"goal": body.message}}
+        first = RunCreate.model_validate({**modes, "input": {"goal": body.message}})
+        return await stream_on_new_thread(
+            first, {"channel": "chat"}, request, tenant, resources, queue, cancel_on_disconnect=False
+        )
+    thread = await existing_thread(resources, tenant, body.thread_id)
+    if thread.status == "interrupted":
+        run_input: dict[str, object] = {"command": {"resume": body.message}}
     else:
-        thread = await existing_thread(resources, tenant, body.thread_id)
-        if thread.status == "interrupted":
-            run_input = {"command": {"resume": body.message}}
-        else:
-            run_input = {"input": {"messages": [{"role": "user", "content": body.message}]}}
+        run_input = {"input": {"messages": [{"role": "user", "content": body.message}]}}
     run = await enqueue_run(
-        RunCreate.model_validate(
-            {"assistant_id": "master_agent", "stream_mode": ["updates", "custom", "messages"], **run_input}
-        ),
-        thread,
-        tenant,
-        resources,
-        queue,
+        RunCreate.model_validate({**modes, **run_input}), thread, tenant, resources, queue, execute_here=True
     )
     return stream_response(queue, run, request, None, cancel_on_disconnect=False)

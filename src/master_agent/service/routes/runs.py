@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, HTTPException, Query, Request, Response
@@ -107,6 +110,32 @@ def _location(run: Run, suffix: str = "") -> dict[str, str]:
     return {"Content-Location": f"/threads/{run.thread_id}/runs/{run.run_id}{suffix}"}
 
 
+@dataclass(frozen=True)
+class PreparedRun:
+    """A run request checked and resolved against its assistant, ready to be stored."""
+
+    assistant_id: uuid.UUID
+    kwargs: dict[str, Any]
+    metadata: dict[str, Any]
+    multitask_strategy: str
+    thread_config: dict[str, Any]
+
+    async def enqueue(
+        self, queue: RunQueue, tenant: str, thread_id: str, *, execute_here: bool, run_id: str | None = None
+    ) -> Run:
+        return await queue.enqueue_graph_run(
+            tenant_id=tenant,
+            thread_id=thread_id,
+            assistant_id=self.assistant_id,
+            kwargs=self.kwargs,
+            metadata=self.metadata,
+            multitask_strategy=self.multitask_strategy,
+            thread_config=self.thread_config,
+            execute_here=execute_here,
+            run_id=run_id,
+        )
+
+
 async def enqueue_run(
     body: RunCreate,
     thread: Thread,
@@ -118,6 +147,11 @@ async def enqueue_run(
 ) -> Run:
     """Store the run (refusing what it could not run); with ``execute_here`` this process executes it
     at once when nothing holds it back (the caller waits for it or streams it)."""
+    prepared = await prepare_run(body, thread, tenant, resources)
+    return await prepared.enqueue(queue, tenant, str(thread.thread_id), execute_here=execute_here)
+
+
+async def prepare_run(body: RunCreate, thread: Thread, tenant: str, resources: ResourcesDep) -> PreparedRun:
     assistant = await resolve_assistant(
         resources.database.pool, tenant, body.assistant_id, graph_ids(resources)
     )
@@ -149,15 +183,12 @@ async def enqueue_run(
         "graph_id": assistant.graph_id,
         "assistant_id": str(assistant.assistant_id),
     }
-    return await queue.enqueue_graph_run(
-        tenant_id=tenant,
-        thread_id=str(thread.thread_id),
+    return PreparedRun(
         assistant_id=assistant.assistant_id,
         kwargs=kwargs,
         metadata=metadata,
         multitask_strategy=body.multitask_strategy or "enqueue",
         thread_config=shape_of(config, assistant.graph_id),
-        execute_here=execute_here,
     )
 
 
@@ -289,18 +320,45 @@ def _sse(item: RunEvent) -> dict[str, str]:
     return {"event": item.event, "data": json.dumps(item.data, default=str), "id": str(item.seq)}
 
 
+@dataclass(frozen=True)
+class StreamedRun:
+    """The run a stream follows; ``stored`` is the storing of a run the stream opened before it was
+    stored (a run on a thread created for it)."""
+
+    run_id: str
+    thread_id: str
+    attempt: int = 1
+    stored: asyncio.Task[Any] | None = None
+
+    @classmethod
+    def of(cls, run: Run) -> StreamedRun:
+        return cls(str(run.run_id), run.thread_id, max(run.attempts, 1))
+
+
 async def _events(
-    queue: RunQueue, run: Run, last_event_id: int, cancel_on_disconnect: bool
+    queue: RunQueue, run: StreamedRun, last_event_id: int, cancel_on_disconnect: bool
 ) -> AsyncIterator[dict[str, str]]:
     """The run's events after ``last_event_id``, then live ones, until ``end``. The first event goes
     out at once, before the graph's first step."""
-    run_id = str(run.run_id)
+    run_id = run.run_id
+    # Subscribed before the stored events are read: every later event arrives live, none is missed.
     live = queue.events.subscribe(run_id)
     seen = last_event_id
     ended = False
     try:
-        metadata = {"run_id": run_id, "thread_id": run.thread_id, "attempt": max(run.attempts, 1)}
+        metadata = {"run_id": run_id, "thread_id": run.thread_id, "attempt": run.attempt}
         yield {"event": "metadata", "data": json.dumps(metadata)}
+        if run.stored is not None:
+            try:
+                await asyncio.shield(run.stored)
+            except Exception as failure:
+                ended = True
+                yield {
+                    "event": "error",
+                    "data": json.dumps({"error": type(failure).__name__, "message": str(failure)}),
+                }
+                yield {"event": "end", "data": "null"}
+                return
         while not ended:
             backlog = await queue.events.read_after(run_id, seen)
             for item in backlog:
@@ -314,19 +372,29 @@ async def _events(
                 ended = True
                 yield {"event": "end", "data": "null"}
                 return
-            try:
-                item = await asyncio.wait_for(live.get(), STREAM_POLL_S)
-            except TimeoutError:
-                continue
-            if item.seq > seen:
-                yield _sse(item)
-                seen, ended = item.seq, item.event == "end"
+            # Live events while they come (a run executing here); the database again when quiet
+            # (a run executing in another process writes its events there).
+            while not ended:
+                try:
+                    item = await asyncio.wait_for(live.get(), STREAM_POLL_S)
+                except TimeoutError:
+                    break
+                if item.seq > seen:
+                    yield _sse(item)
+                    seen, ended = item.seq, item.event == "end"
     finally:
         queue.events.unsubscribe(run_id, live)
         if cancel_on_disconnect and not ended:
             # The client left before the end. This scope is being cancelled, so nothing can be
             # awaited here: the cancel runs as its own task.
-            queue.spawn(queue.cancel(run_id, action="interrupt"))
+            queue.spawn(_cancel_when_stored(queue, run))
+
+
+async def _cancel_when_stored(queue: RunQueue, run: StreamedRun) -> None:
+    if run.stored is not None:
+        with contextlib.suppress(Exception):
+            await run.stored
+    await queue.cancel(run.run_id, action="interrupt")
 
 
 async def _counted(gauge: Gauge, events: AsyncIterator[dict[str, str]]) -> AsyncIterator[dict[str, str]]:
@@ -339,16 +407,21 @@ async def _counted(gauge: Gauge, events: AsyncIterator[dict[str, str]]) -> Async
 
 
 def stream_response(
-    queue: RunQueue, run: Run, request: Request, last_event_id: str | None, cancel_on_disconnect: bool
+    queue: RunQueue,
+    run: Run | StreamedRun,
+    request: Request,
+    last_event_id: str | None,
+    cancel_on_disconnect: bool,
 ) -> EventSourceResponse:
     gauge = request.app.state.service.metrics.active_streams
     try:
         after = int(last_event_id) if last_event_id else 0
     except ValueError:
         raise HTTPException(422, detail=f"Last-Event-ID: {last_event_id!r} is not an event id") from None
+    streamed = run if isinstance(run, StreamedRun) else StreamedRun.of(run)
     location = f"/threads/{run.thread_id}/runs/{run.run_id}/stream"
     return EventSourceResponse(
-        _counted(gauge, _events(queue, run, after, cancel_on_disconnect)),
+        _counted(gauge, _events(queue, streamed, after, cancel_on_disconnect)),
         ping=KEEPALIVE_S,
         headers={"Location": location, "Content-Location": f"/threads/{run.thread_id}/runs/{run.run_id}"},
     )
@@ -372,10 +445,38 @@ async def stream_run(
 async def stream_stateless_run(
     body: RunCreate, request: Request, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
 ) -> EventSourceResponse:
-    thread = await create_thread(resources.database.pool, tenant, {"stateless": True})
-    assert thread is not None
-    run = await enqueue_run(body, thread, tenant, resources, queue, execute_here=True)
-    return stream_response(queue, run, request, None, body.on_disconnect == "cancel")
+    return await stream_on_new_thread(
+        body, {"stateless": True}, request, tenant, resources, queue, body.on_disconnect == "cancel"
+    )
+
+
+async def stream_on_new_thread(
+    body: RunCreate,
+    metadata: dict[str, Any],
+    request: Request,
+    tenant: str,
+    resources: ResourcesDep,
+    queue: QueueDep,
+    cancel_on_disconnect: bool,
+) -> EventSourceResponse:
+    """A run on a thread created for it. Nothing can hold such a run back once its request is valid,
+    so the stream opens (its first event out) while the thread and the run are being stored; the
+    storing goes on if the client leaves."""
+    now = datetime.now(UTC)
+    thread = Thread(
+        thread_id=uuid.uuid4(), created_at=now, updated_at=now, metadata=metadata, status="idle", config={}
+    )
+    prepared = await prepare_run(body, thread, tenant, resources)
+    run_id = str(uuid.uuid4())
+
+    async def store() -> None:
+        await create_thread(resources.database.pool, tenant, metadata, thread.thread_id)
+        await prepared.enqueue(queue, tenant, str(thread.thread_id), execute_here=True, run_id=run_id)
+
+    stored = queue.spawn(store())
+    return stream_response(
+        queue, StreamedRun(run_id, str(thread.thread_id), stored=stored), request, None, cancel_on_disconnect
+    )
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/stream")
