@@ -58,13 +58,16 @@ async def _first_event(client: Any, case: dict[str, Any]) -> float:
 
 
 async def _throughput(url: str, key: str, case: dict[str, Any], clients: int, per_client: int) -> float:
-    async def one_client() -> None:
-        client = get_client(url=url, api_key=key)
+    """Steady state: each client has its connection open (one run first) before the clock starts."""
+    sdk_clients = [get_client(url=url, api_key=key) for _ in range(clients)]
+    await asyncio.gather(*(_new_thread_wait(client, case) for client in sdk_clients))
+
+    async def one_client(client: Any) -> None:
         for _ in range(per_client):
             await _new_thread_wait(client, case)
 
     start = time.perf_counter()
-    await asyncio.gather(*(one_client() for _ in range(clients)))
+    await asyncio.gather(*(one_client(client) for client in sdk_clients))
     return clients * per_client / (time.perf_counter() - start)
 
 

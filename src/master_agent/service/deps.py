@@ -15,7 +15,8 @@ from master_agent.service.state import ServiceState
 AUTH_DISABLED_TENANT = "demo-retail"
 
 
-def service_state(request: Request) -> ServiceState:
+# Dependencies are ``async``: FastAPI runs plain functions in a thread pool, a thread hop per request.
+async def service_state(request: Request) -> ServiceState:
     state: ServiceState = request.app.state.service
     return state
 
@@ -23,11 +24,11 @@ def service_state(request: Request) -> ServiceState:
 ServiceDep = Annotated[ServiceState, Depends(service_state)]
 
 
-def resources(service: ServiceDep) -> RuntimeResources:
+async def resources(service: ServiceDep) -> RuntimeResources:
     return service.resources
 
 
-def run_queue(service: ServiceDep) -> RunQueue:
+async def run_queue(service: ServiceDep) -> RunQueue:
     return service.queue
 
 

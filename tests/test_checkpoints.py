@@ -1,0 +1,119 @@
+"""The one-statement checkpointer stores what the stock ``AsyncPostgresSaver`` stores: the same graph
+run on both, on one database, reads back the same history, pending writes and interrupts."""
+
+from __future__ import annotations
+
+import operator
+import re
+from typing import Annotated, Any, TypedDict
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import WRITES_IDX_MAP
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.graph import StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.types import Command, Send, interrupt
+
+from master_agent.settings import Settings
+from master_agent.storage.checkpoints import CheckpointSaver
+from master_agent.storage.database import open_database
+
+INTERRUPT = "__interrupt__"  # a special channel (private in LangGraph): its writes have a fixed index
+
+
+class State(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+    count: int
+    seen: Annotated[list[str], operator.add]
+    decision: str
+
+
+def _graph(saver: Any) -> Any:
+    def plan(state: State) -> dict[str, Any]:
+        return {"messages": [AIMessage("planning")], "count": state["count"] + 1}
+
+    def fan_out(state: State) -> list[Send]:
+        return [Send("work", {"item": item}) for item in ("a", "b", "c")]
+
+    def work(task: dict[str, str]) -> dict[str, Any]:
+        return {"seen": [task["item"]]}
+
+    def ask(state: State) -> dict[str, Any]:
+        return {"decision": interrupt({"question": "go?", "seen": sorted(state["seen"])})}
+
+    graph = StateGraph(State)
+    graph.add_node("plan", plan)
+    graph.add_node("work", work)
+    graph.add_node("ask", ask)
+    graph.add_edge("__start__", "plan")
+    graph.add_conditional_edges("plan", fan_out, ["work"])
+    graph.add_edge("work", "ask")
+    return graph.compile(checkpointer=saver)
+
+
+async def _history(graph: Any, config: RunnableConfig) -> list[dict[str, Any]]:
+    return [
+        {
+            "values": snapshot.values,
+            "next": snapshot.next,
+            "step": snapshot.metadata.get("step"),
+            "source": snapshot.metadata.get("source"),
+            # Message ids are random per run; everything else must match.
+            "writes": sorted(re.sub(r"id='[^']*'", "id=_", str(task.result)) for task in snapshot.tasks),
+            "interrupts": [item.value for item in snapshot.interrupts],
+        }
+        async for snapshot in graph.aget_state_history(config)
+    ]
+
+
+def _comparable(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for entry in history:
+        entry["values"] = {
+            **entry["values"],
+            "messages": [(type(m).__name__, m.content) for m in entry["values"].get("messages", [])],
+        }
+    return history
+
+
+async def test_same_history_as_the_stock_saver(fresh_database_uri: str, tmp_path: Any) -> None:
+    settings = Settings(database_url=fresh_database_uri, data_dir=tmp_path, model="offline")
+    async with open_database(settings) as database:
+        assert isinstance(database.checkpointer, CheckpointSaver)
+        histories = []
+        for saver, thread in ((database.checkpointer, "ours"), (AsyncPostgresSaver(database.pool), "stock")):
+            graph = _graph(saver)
+            config: RunnableConfig = {"configurable": {"thread_id": thread}}
+            first = await graph.ainvoke({"messages": [HumanMessage("hi")], "count": 0, "seen": []}, config)
+            assert first["__interrupt__"][0].value == {"question": "go?", "seen": ["a", "b", "c"]}
+            resumed = await graph.ainvoke(Command(resume="yes"), config)
+            assert resumed["decision"] == "yes" and resumed["count"] == 1
+            histories.append(_comparable(await _history(graph, config)))
+        ours, stock = histories
+        assert len(ours) >= 5
+        assert ours == stock
+
+
+async def test_repeated_special_writes_keep_the_last(fresh_database_uri: str, tmp_path: Any) -> None:
+    """Two writes to one special index cannot go in one statement: the saver falls back to the stock
+    per-row upserts, and the later write wins as it does there."""
+    assert INTERRUPT in WRITES_IDX_MAP
+    settings = Settings(database_url=fresh_database_uri, data_dir=tmp_path, model="offline")
+    async with open_database(settings) as database:
+        saver = database.checkpointer
+        graph = _graph(saver)
+        config: RunnableConfig = {"configurable": {"thread_id": "special"}}
+        await graph.ainvoke({"messages": [HumanMessage("hi")], "count": 0, "seen": []}, config)
+        stored = await saver.aget_tuple(config)
+        assert stored is not None
+        await saver.aput_writes(stored.config, [(INTERRUPT, "first"), (INTERRUPT, "second")], "task-1")
+        again = await saver.aget_tuple(stored.config)
+        assert again is not None
+        mine = [(channel, value) for task, channel, value in again.pending_writes if task == "task-1"]
+        assert mine == [(INTERRUPT, "second")]
+        # A later special write of the same task replaces it too (one statement, upsert).
+        await saver.aput_writes(stored.config, [(INTERRUPT, "third")], "task-1")
+        last = await saver.aget_tuple(stored.config)
+        assert last is not None
+        mine = [(channel, value) for task, channel, value in last.pending_writes if task == "task-1"]
+        assert mine == [(INTERRUPT, "third")]
