@@ -55,17 +55,23 @@ class RunEventLog:
             row = await (await conn.execute(SELECT_LAST, (run_id,))).fetchone()
         self._next_seq[run_id] = int(row["seq"]) + 1 if row else 1
 
-    def publish(self, run_id: str, event: str, data: Any) -> RunEvent:
+    def publish(self, run_id: str, event: str, data: Any, *, live: bool = True) -> RunEvent:
+        """Number the event, queue it for storing and, with ``live``, hand it to this process's
+        subscribers now (else the caller does, with ``deliver``)."""
         seq = self._next_seq.get(run_id, 1)
         self._next_seq[run_id] = seq + 1
         item = RunEvent(seq=seq, event=event, data=data)
-        for queue in list(self._subscribers.get(run_id, ())):
-            queue.put_nowait(item)
+        if live:
+            self.deliver(run_id, item)
         self._pending.append((run_id, item))
         self._unflushed[run_id].append(item)
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush_soon())
         return item
+
+    def deliver(self, run_id: str, item: RunEvent) -> None:
+        for queue in list(self._subscribers.get(run_id, ())):
+            queue.put_nowait(item)
 
     async def close_run(self, run_id: str, conn: Any = None) -> None:
         """After a worker's last event: write everything, forget the numbering. With ``conn`` the

@@ -448,7 +448,9 @@ class RunQueue:
             error = f"{type(failure).__name__}: {failure}"
             output = error_output(error)
             self.events.publish(run_id, "error", {"error": type(failure).__name__, "message": str(failure)})
-        self.events.publish(run_id, "end", None)
+        # Streams see the end once the run's status is stored, so a client reading the run then
+        # finds it finished.
+        last = self.events.publish(run_id, "end", None, live=False)
         thread_id = str(claimed["thread_id"])
         stored = False
         try:
@@ -467,6 +469,7 @@ class RunQueue:
         finally:
             self._running.pop(run_id, None)
             self._slots.release()
+            self.events.deliver(run_id, last)
             self._wake_waiters(run_id, status)
             # Unstored, the database still says 'running': waiters must read what becomes of it.
             self._resolve_output(run_id, output if stored else None)
