@@ -1,7 +1,8 @@
 """Service numbers through the official langgraph-sdk client against ``master-agent serve``.
 
 For a trivial 3-node graph and for the retail goal (offline model): new thread + ``runs.wait`` median
-and p95, time to the first SSE event, and runs per second with 10 concurrent clients. Printed, never
+and p95, time to the first SSE event, runs per second with 10 concurrent clients, and a background
+run joined by ``join_stream`` to its end (the run may execute in the other worker). Printed, never
 asserted. Reference (Aegra on this machine): 85.6 ms new thread + wait, 19.1 ms to first event,
 16.5 runs/s with 10 clients, trivial graph.
 """
@@ -57,6 +58,16 @@ async def _first_event(client: Any, case: dict[str, Any]) -> float:
     return first
 
 
+async def _create_join_stream(client: Any, case: dict[str, Any]) -> float:
+    """A background run followed by ``join_stream`` to its end (either worker may execute it)."""
+    thread = await client.threads.create()
+    start = time.perf_counter()
+    run = await client.runs.create(thread["thread_id"], case["assistant"], input=case["input"])
+    async for _ in client.runs.join_stream(thread["thread_id"], run["run_id"]):
+        pass
+    return time.perf_counter() - start
+
+
 async def _throughput(url: str, key: str, case: dict[str, Any], clients: int, per_client: int) -> float:
     """Steady state: each client has its connection open (one run first) before the clock starts."""
     sdk_clients = [get_client(url=url, api_key=key) for _ in range(clients)]
@@ -78,12 +89,14 @@ async def measure(url: str, key: str, runs: int) -> None:
             await _new_thread_wait(client, case)
         waits = [await _new_thread_wait(client, case) for _ in range(runs)]
         firsts = [await _first_event(client, case) for _ in range(min(runs, 50))]
+        joins = [await _create_join_stream(client, case) for _ in range(min(runs, 50))]
         per_client = max(runs // 10, 2)
         rate = await _throughput(url, key, case, clients=10, per_client=per_client)
         print(
             f"service {name:<8} new thread + runs.wait median {_ms(statistics.median(waits))} "
             f"p95 {_ms(_p95(waits))} (n={runs}) | first SSE event median {_ms(statistics.median(firsts))} "
-            f"| {rate:6.1f} runs/s with 10 clients"
+            f"| {rate:6.1f} runs/s with 10 clients | runs.create + join_stream to the end median "
+            f"{_ms(statistics.median(joins))}"
         )
 
 

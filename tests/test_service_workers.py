@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psycopg
@@ -70,6 +72,26 @@ def test_two_servers_share_the_runs_and_none_runs_twice(pg_server_uri: str, tmp_
             )
             run_id = response.headers["content-location"].rsplit("/", 1)[1]
             waited[server.pid] = run_id
+        # A background run followed from both servers (at most one executes it) streams the same
+        # events to its end on each.
+        thread_id = httpx.post(f"{servers[0][1]}/threads", json={}, headers={"X-API-Key": key}).json()[
+            "thread_id"
+        ]
+        run = httpx.post(
+            f"{servers[0][1]}/threads/{thread_id}/runs",
+            json={
+                "assistant_id": "master_agent",
+                "input": {"goal": QUESTION},
+                "stream_mode": ["values", "updates"],
+            },
+            headers={"X-API-Key": key},
+        ).json()
+        followed = [
+            _follow(url, key, f"/threads/{thread_id}/runs/{run['run_id']}/stream")
+            for _, url in reversed(servers)
+        ]
+        assert followed[0] == followed[1]
+        assert followed[0][-1] == ("end", None) and "values" in [name for name, _ in followed[0]]
         with psycopg.connect(uri, autocommit=True, row_factory=dict_row) as conn:
             owners = {
                 pid: conn.execute(
@@ -86,3 +108,16 @@ def test_two_servers_share_the_runs_and_none_runs_twice(pg_server_uri: str, tmp_
     assert len({row["lease_owner"] for row in rows}) == 2  # both servers took runs
     for pid, row in owners.items():
         assert f":{pid}:" in row["lease_owner"] and row["attempts"] == 1
+
+
+def _follow(url: str, key: str, path: str) -> list[tuple[str, Any]]:
+    """A stream's events after its metadata, as (event, data)."""
+    events: list[tuple[str, Any]] = []
+    with httpx.stream("GET", f"{url}{path}", headers={"X-API-Key": key}, timeout=60) as response:
+        name = ""
+        for line in response.iter_lines():
+            if line.startswith("event: "):
+                name = line[7:]
+            elif line.startswith("data: ") and name != "metadata":
+                events.append((name, json.loads(line[6:])))
+    return events

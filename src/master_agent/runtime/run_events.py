@@ -27,6 +27,12 @@ INSERT_EVENT = (
 )
 SELECT_AFTER = "SELECT seq, event, data FROM run_events WHERE run_id = %s AND seq > %s ORDER BY seq"
 SELECT_LAST = "SELECT coalesce(max(seq), 0) AS seq FROM run_events WHERE run_id = %s"
+#: Tells every process that events of a run were stored, so streams of runs executing elsewhere read
+#: them at once instead of at their next poll.
+EVENTS_CHANNEL = "master_agent_run_events"
+NOTIFY_STORED = f"SELECT pg_notify('{EVENTS_CHANNEL}', %s)"
+#: What a stream's queue receives when events of its run were stored by another process.
+STORED_ELSEWHERE = "__stored_elsewhere__"
 
 
 @dataclass(frozen=True)
@@ -80,8 +86,7 @@ class RunEventLog:
             await self.flush()
         elif self._pending:
             batch, self._pending = self._pending, []
-            async with conn.cursor() as cursor:
-                await cursor.executemany(INSERT_EVENT, _rows(batch))
+            await _store(conn, batch)
             self._written(batch)
         self._next_seq.pop(run_id, None)
 
@@ -93,8 +98,8 @@ class RunEventLog:
         while self._pending:
             batch, self._pending = self._pending[:FLUSH_BATCH], self._pending[FLUSH_BATCH:]
             try:
-                async with self._pool.connection() as conn, conn.cursor() as cursor:
-                    await cursor.executemany(INSERT_EVENT, _rows(batch))
+                async with self._pool.connection() as conn, conn.pipeline():
+                    await _store(conn, batch)
             except Exception:
                 logger.exception("storing %d run events failed", len(batch))
             self._written(batch)
@@ -106,6 +111,11 @@ class RunEventLog:
                 unflushed.remove(item)
             if not unflushed:
                 self._unflushed.pop(run_id, None)
+
+    def stored_elsewhere(self, run_id: str) -> None:
+        """Another process stored events of ``run_id``: its streams here read them."""
+        if run_id not in self._next_seq:  # a run executing here is delivered live already
+            self.deliver(run_id, RunEvent(seq=0, event=STORED_ELSEWHERE, data=None))
 
     def subscribe(self, run_id: str) -> asyncio.Queue[RunEvent]:
         queue: asyncio.Queue[RunEvent] = asyncio.Queue()
@@ -136,5 +146,10 @@ class RunEventLog:
         await self.flush()
 
 
-def _rows(batch: list[tuple[str, RunEvent]]) -> list[tuple[str, int, str, str]]:
-    return [(run_id, item.seq, item.event, json.dumps(item.data, default=str)) for run_id, item in batch]
+async def _store(conn: Any, batch: list[tuple[str, RunEvent]]) -> None:
+    """Write ``batch`` and announce it, in the caller's pipeline (one round trip)."""
+    rows = [(run_id, item.seq, item.event, json.dumps(item.data, default=str)) for run_id, item in batch]
+    async with conn.cursor() as cursor:
+        await cursor.executemany(INSERT_EVENT, rows)
+    for run_id in dict.fromkeys(run_id for run_id, _ in batch):
+        await conn.execute(NOTIFY_STORED, (run_id,))

@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 from master_agent.errors import ConflictError, InputError
 from master_agent.runtime.graph_runs import execute_graph_run
 from master_agent.runtime.resources import RuntimeResources
-from master_agent.runtime.run_events import RunEventLog
+from master_agent.runtime.run_events import EVENTS_CHANNEL, RunEventLog
 from master_agent.runtime.serialization import error_output
 from master_agent.runtime.solve import SolveOutcome, run_solution
 
@@ -527,7 +527,8 @@ class RunQueue:
         return cast(CancelAction, row["cancel_action"]) if row and row["cancel_action"] else None
 
     async def _listen_loop(self) -> None:
-        """Wake the claim loop when any process enqueues a run."""
+        """Wake the claim loop when any process enqueues a run; pass on cancel requests, ends of runs
+        and stored events from other processes."""
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(
@@ -536,11 +537,15 @@ class RunQueue:
                     await conn.execute(f"LISTEN {CHANNEL}")
                     await conn.execute(f"LISTEN {CANCEL_CHANNEL}")
                     await conn.execute(f"LISTEN {DONE_CHANNEL}")
+                    await conn.execute(f"LISTEN {EVENTS_CHANNEL}")
                     async for notice in conn.notifies():
                         if notice.channel == CANCEL_CHANNEL:
                             await self._cancel_requested(notice.payload)
                         elif notice.channel == DONE_CHANNEL:
                             self._wake_waiters(notice.payload, "done")
+                            self.events.stored_elsewhere(notice.payload)
+                        elif notice.channel == EVENTS_CHANNEL:
+                            self.events.stored_elsewhere(notice.payload)
                         else:
                             self._wake.set()
             except asyncio.CancelledError:

@@ -19,7 +19,7 @@ from sse_starlette import EventSourceResponse
 
 from master_agent.runtime.factory import classify_complexity
 from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_ids
-from master_agent.runtime.run_events import RunEvent
+from master_agent.runtime.run_events import STORED_ELSEWHERE, RunEvent
 from master_agent.runtime.runs import Run, RunQueue
 from master_agent.runtime.solve import MAX_GOAL_CHARS
 from master_agent.service.assistants import resolve_assistant
@@ -311,8 +311,9 @@ async def cancel_run(
 
 # -- streams ---------------------------------------------------------------------------------------
 
-#: How often a stream looks in the database for events of a run another process executes.
-STREAM_POLL_S = 0.2
+#: How often a quiet stream looks in the database anyway (events stored by another process are
+#: announced at once; this covers notifications lost while the listener reconnects).
+STREAM_POLL_S = 1.0
 KEEPALIVE_S = 10
 
 
@@ -372,12 +373,14 @@ async def _events(
                 ended = True
                 yield {"event": "end", "data": "null"}
                 return
-            # Live events while they come (a run executing here); the database again when quiet
-            # (a run executing in another process writes its events there).
+            # Live events while they come (a run executing here); the database again when another
+            # process announces it stored events of the run (it executes there), or when quiet.
             while not ended:
                 try:
                     item = await asyncio.wait_for(live.get(), STREAM_POLL_S)
                 except TimeoutError:
+                    break
+                if item.event == STORED_ELSEWHERE:
                     break
                 if item.seq > seen:
                     yield _sse(item)
