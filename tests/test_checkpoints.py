@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import operator
 import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
@@ -117,3 +119,35 @@ async def test_repeated_special_writes_keep_the_last(fresh_database_uri: str, tm
         assert last is not None
         mine = [(channel, value) for task, channel, value in last.pending_writes if task == "task-1"]
         assert mine == [(INTERRUPT, "third")]
+
+
+async def test_commit_waits_for_the_flush_only_for_sync_durability(
+    fresh_database_uri: str, tmp_path: Any
+) -> None:
+    """A step of a ``sync`` run commits with ``synchronous_commit`` on; of an ``async`` run, off. The
+    setting lasts for the statement's own transaction only (probed inside one held open)."""
+    settings = Settings(database_url=fresh_database_uri, data_dir=tmp_path, model="offline")
+    async with open_database(settings) as database, database.pool.connection() as conn:
+        saver = database.checkpointer
+        seen: dict[str, list[str]] = {}
+
+        @asynccontextmanager
+        async def in_open_transaction(**_: Any) -> AsyncIterator[Any]:
+            async with conn.cursor() as cursor:
+                yield cursor
+
+        saver._cursor = in_open_transaction  # type: ignore[method-assign]
+        for durability in ("sync", "async", "exit"):
+            async with conn.transaction(force_rollback=True):
+                graph = _graph(saver)
+                config: RunnableConfig = {"configurable": {"thread_id": durability}}
+                await graph.ainvoke(
+                    {"messages": [HumanMessage("hi")], "count": 0, "seen": []}, config, durability=durability
+                )
+                setting = await (
+                    await conn.execute("SELECT current_setting('synchronous_commit') AS s")
+                ).fetchone()
+                seen[durability] = [setting["s"]]
+            after = await (await conn.execute("SELECT current_setting('synchronous_commit') AS s")).fetchone()
+            seen[durability].append(after["s"])
+    assert seen == {"sync": ["on", "on"], "async": ["off", "on"], "exit": ["off", "on"]}

@@ -24,6 +24,7 @@ from master_agent.runtime.serialization import thread_output, to_jsonable
 SHAPE_KEYS = ("complexity", "ab_test_variant", "sub_agents", "max_iterations", "goal", "deploy_playbook")
 
 RunOutcome = Literal["success", "interrupted"]
+Durability = Literal["sync", "async", "exit"]
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,12 @@ async def execute_graph_run(
     interrupted: bool | None = None  # unknown until the root streams a dict of values
     values: dict[str, Any] | None = None
     interrupts: Any = ()
-    async for part in graph.astream(graph_input, config, stream_mode=graph_modes, subgraphs=True):
+    # ``sync`` durability: each step is committed (and flushed) before the next starts; ``async``
+    # (default) writes while the next step runs; ``exit`` only at the end.
+    durability = cast(Durability, kwargs.get("durability") or "async")
+    async for part in graph.astream(
+        graph_input, config, stream_mode=graph_modes, subgraphs=True, durability=durability
+    ):
         namespace, mode, chunk = cast(tuple[tuple[str, ...], str, Any], part)
         if not namespace and mode == "values" and isinstance(chunk, dict):
             interrupts = chunk.get("__interrupt__") or ()

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
+from langgraph._internal._constants import CONFIG_KEY_DURABILITY
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
     ChannelVersions,
@@ -24,10 +25,14 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from psycopg.types.json import Jsonb
 
+#: Sets the commit mode of the statement's own (implicit) transaction: ``off`` commits without waiting
+#: for the WAL flush. Postgres reads the setting when the transaction commits, before it is undone.
+COMMIT_MODE = "commit_mode AS (SELECT set_config('synchronous_commit', %(synchronous_commit)s, true))"
 #: A checkpoint and the blobs of its changed channels. A data-modifying CTE always runs, so the blobs
 #: are written even though the outer INSERT does not read them.
-PUT_CHECKPOINT = """
-WITH blobs AS (
+PUT_CHECKPOINT = f"""
+WITH {COMMIT_MODE},
+blobs AS (
     INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
     SELECT %(thread_id)s, %(checkpoint_ns)s, b.channel, b.version, b.type, b.blob
     FROM unnest(%(channels)s::text[], %(versions)s::text[], %(types)s::text[], %(blobs)s::bytea[])
@@ -35,16 +40,19 @@ WITH blobs AS (
     ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
 )
 INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-VALUES (%(thread_id)s, %(checkpoint_ns)s, %(checkpoint_id)s, %(parent_id)s, %(checkpoint)s, %(metadata)s)
+SELECT %(thread_id)s::text, %(checkpoint_ns)s::text, %(checkpoint_id)s::text, %(parent_id)s::text,
+       %(checkpoint)s, %(metadata)s
+FROM commit_mode
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
 DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata
 """
-_PUT_WRITES = """
+_PUT_WRITES = f"""
+WITH {COMMIT_MODE}
 INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
 SELECT %(thread_id)s, %(checkpoint_ns)s, %(checkpoint_id)s, %(task_id)s, %(task_path)s,
        w.idx, w.channel, w.type, w.blob
 FROM unnest(%(idx)s::int[], %(channels)s::text[], %(types)s::text[], %(blobs)s::bytea[])
-     AS w (idx, channel, type, blob)
+     AS w (idx, channel, type, blob), commit_mode
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
 """
 #: Special writes (errors, interrupts, resumes) replace an earlier one at their index; ordinary writes
@@ -53,6 +61,15 @@ UPSERT_WRITES = (
     _PUT_WRITES + "DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob"
 )
 INSERT_WRITES = _PUT_WRITES + "DO NOTHING"
+
+
+def _synchronous_commit(config: RunnableConfig) -> str:
+    """``on`` for a run asking for ``sync`` durability: each step is on disk before the next starts.
+    Otherwise (``async``, LangGraph's default, and ``exit``) steps commit without waiting for the WAL
+    flush: a crash of the serving process loses nothing, a crash of Postgres itself may lose the last
+    fraction of a second of steps, which the run then executes again from the checkpoint before."""
+    durability = config["configurable"].get(CONFIG_KEY_DURABILITY)
+    return "on" if durability == "sync" else "off"
 
 
 class CheckpointSaver(AsyncPostgresSaver):
@@ -96,6 +113,7 @@ class CheckpointSaver(AsyncPostgresSaver):
             "versions": [row[3] for row in blobs],
             "types": [row[4] for row in blobs],
             "blobs": [row[5] for row in blobs],
+            "synchronous_commit": _synchronous_commit(config),
         }
         async with self._cursor() as cur:
             await cur.execute(PUT_CHECKPOINT, params)
@@ -141,6 +159,7 @@ class CheckpointSaver(AsyncPostgresSaver):
             "channels": [row[6] for row in rows],
             "types": [row[7] for row in rows],
             "blobs": [cast(bytes | None, row[8]) for row in rows],
+            "synchronous_commit": _synchronous_commit(config),
         }
         async with self._cursor() as cur:
             await cur.execute(UPSERT_WRITES if special else INSERT_WRITES, params)

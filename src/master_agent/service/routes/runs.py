@@ -177,6 +177,7 @@ async def prepare_run(body: RunCreate, thread: Thread, tenant: str, resources: R
         "stream_mode": body.stream_mode,
         "stream_subgraphs": body.stream_subgraphs,
         "graph_id": assistant.graph_id,
+        "durability": body.durability,
     }
     metadata = {
         **(body.metadata or {}),
