@@ -264,8 +264,8 @@ async def join_run(
     thread_id: uuid.UUID, run_id: uuid.UUID, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
 ) -> JSONResponse:
     thread, run = await _thread_run(thread_id, run_id, tenant, resources, queue)
-    run = await _finished(queue, run)
-    return JSONResponse(await run_output(resources, tenant, thread, run), headers=_location(run))
+    output = await _output(queue, resources, tenant, thread, run)
+    return JSONResponse(output, headers=_location(run))
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}")
