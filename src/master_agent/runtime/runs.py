@@ -490,6 +490,7 @@ class RunQueue:
                         {"status": "interrupted", "error": None, "run_id": run_id, "owner": self.owner},
                     )
                 await _mark_thread(conn, thread_id, "idle")
+                await conn.execute(WAKE_IF_QUEUED, (thread_id,))  # the run that interrupted this one
             self.events.publish(run_id, "end", None)
             await self.events.close_run(run_id)
         finally:
