@@ -22,15 +22,22 @@ logger = logging.getLogger(__name__)
 FLUSH_EVERY_S = 0.05
 FLUSH_BATCH = 64
 
-INSERT_EVENT = (
-    "INSERT INTO run_events (run_id, seq, event, data) VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING"
-)
 SELECT_AFTER = "SELECT seq, event, data FROM run_events WHERE run_id = %s AND seq > %s ORDER BY seq"
 SELECT_LAST = "SELECT coalesce(max(seq), 0) AS seq FROM run_events WHERE run_id = %s"
 #: Tells every process that events of a run were stored, so streams of runs executing elsewhere read
 #: them at once instead of at their next poll.
 EVENTS_CHANNEL = "master_agent_run_events"
-NOTIFY_STORED = f"SELECT pg_notify('{EVENTS_CHANNEL}', %s)"
+#: Writes a batch of events (parameters from ``event_params``): a CTE, so a run's end can write its
+#: last events in the same statement.
+INSERT_EVENTS = """stored_events AS (
+    INSERT INTO run_events (run_id, seq, event, data)
+    SELECT * FROM unnest(%(event_runs)s::uuid[], %(event_seqs)s::int[], %(event_names)s::text[],
+                         %(event_data)s::jsonb[])
+    ON CONFLICT DO NOTHING
+)"""
+#: One notification per run whose events the batch holds.
+ANNOUNCE_EVENTS = f"SELECT pg_notify('{EVENTS_CHANNEL}', run_id) FROM unnest(%(announce)s::text[]) AS run_id"
+STORE_EVENTS = f"WITH {INSERT_EVENTS} {ANNOUNCE_EVENTS}"
 #: What a stream's queue receives when events of its run were stored by another process.
 STORED_ELSEWHERE = "__stored_elsewhere__"
 
@@ -79,16 +86,19 @@ class RunEventLog:
         for queue in list(self._subscribers.get(run_id, ())):
             queue.put_nowait(item)
 
-    async def close_run(self, run_id: str, conn: Any = None) -> None:
-        """After a worker's last event: write everything, forget the numbering. With ``conn`` the
-        events are written on it (in the caller's pipeline, with the run's own end)."""
-        if conn is None:
-            await self.flush()
-        elif self._pending:
-            batch, self._pending = self._pending, []
-            await _store(conn, batch)
-            self._written(batch)
+    async def close_run(self, run_id: str) -> None:
+        """After a worker's last event: write everything, forget the numbering."""
+        await self.flush()
+        self.forget(run_id)
+
+    def forget(self, run_id: str) -> None:
         self._next_seq.pop(run_id, None)
+
+    def drain(self) -> list[tuple[str, RunEvent]]:
+        """Every event not written yet, for a caller that writes them in its own statement
+        (``event_params``) and then calls ``written``."""
+        batch, self._pending = self._pending, []
+        return batch
 
     async def _flush_soon(self) -> None:
         await asyncio.sleep(FLUSH_EVERY_S)
@@ -98,13 +108,13 @@ class RunEventLog:
         while self._pending:
             batch, self._pending = self._pending[:FLUSH_BATCH], self._pending[FLUSH_BATCH:]
             try:
-                async with self._pool.connection() as conn, conn.pipeline():
-                    await _store(conn, batch)
+                async with self._pool.connection() as conn:
+                    await conn.execute(STORE_EVENTS, event_params(batch))
             except Exception:
                 logger.exception("storing %d run events failed", len(batch))
-            self._written(batch)
+            self.written(batch)
 
-    def _written(self, batch: list[tuple[str, RunEvent]]) -> None:
+    def written(self, batch: list[tuple[str, RunEvent]]) -> None:
         for run_id, item in batch:
             unflushed = self._unflushed.get(run_id)
             if unflushed and item in unflushed:
@@ -146,10 +156,12 @@ class RunEventLog:
         await self.flush()
 
 
-async def _store(conn: Any, batch: list[tuple[str, RunEvent]]) -> None:
-    """Write ``batch`` and announce it, in the caller's pipeline (one round trip)."""
-    rows = [(run_id, item.seq, item.event, json.dumps(item.data, default=str)) for run_id, item in batch]
-    async with conn.cursor() as cursor:
-        await cursor.executemany(INSERT_EVENT, rows)
-    for run_id in dict.fromkeys(run_id for run_id, _ in batch):
-        await conn.execute(NOTIFY_STORED, (run_id,))
+def event_params(batch: list[tuple[str, RunEvent]]) -> dict[str, Any]:
+    """Parameters of ``INSERT_EVENTS`` and ``ANNOUNCE_EVENTS`` for ``batch``."""
+    return {
+        "event_runs": [run_id for run_id, _ in batch],
+        "event_seqs": [item.seq for _, item in batch],
+        "event_names": [item.event for _, item in batch],
+        "event_data": [json.dumps(item.data, default=str) for _, item in batch],
+        "announce": list(dict.fromkeys(run_id for run_id, _ in batch)),
+    }

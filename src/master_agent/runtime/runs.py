@@ -26,7 +26,13 @@ from pydantic import BaseModel, Field
 from master_agent.errors import ConflictError, InputError
 from master_agent.runtime.graph_runs import execute_graph_run
 from master_agent.runtime.resources import RuntimeResources
-from master_agent.runtime.run_events import EVENTS_CHANNEL, RunEventLog
+from master_agent.runtime.run_events import (
+    ANNOUNCE_EVENTS,
+    EVENTS_CHANNEL,
+    INSERT_EVENTS,
+    RunEventLog,
+    event_params,
+)
 from master_agent.runtime.serialization import error_output
 from master_agent.runtime.solve import SolveOutcome, run_solution
 
@@ -85,19 +91,31 @@ UPDATE threads SET status = 'busy', config = coalesce(%s::jsonb, config), update
 WHERE thread_id = %s
 """
 MARK_THREAD = "UPDATE threads SET status = %s, updated_at = now() WHERE thread_id = %s"
-NOTIFY_DONE = f"SELECT pg_notify('{DONE_CHANNEL}', %s)"
-#: Wakes the workers when a run just finished was holding back queued runs of its thread.
-WAKE_IF_QUEUED = (
-    f"SELECT pg_notify('{CHANNEL}', '') FROM runs WHERE thread_id = %s AND status = 'pending' LIMIT 1"
-)
-RENEW_LEASES = """
-UPDATE runs SET lease_expires_at = now() + make_interval(secs => %(lease)s)
-WHERE lease_owner = %(owner)s AND status = 'running' AND run_id = ANY(%(runs)s)
-"""
 FINISH_RUN = """
 UPDATE runs SET status = %(status)s, error = %(error)s, finished_at = now(), updated_at = now(),
        lease_expires_at = NULL
 WHERE run_id = %(run_id)s AND lease_owner = %(owner)s
+"""
+#: Wakes the workers when a run just finished was holding back queued runs of its thread.
+WAKE_IF_QUEUED = (
+    f"SELECT pg_notify('{CHANNEL}', '') FROM runs WHERE thread_id = %s AND status = 'pending' LIMIT 1"
+)
+#: A run's end in one statement: its last events (and those of other runs not written yet), its
+#: status, its thread's status (``thread_key`` null for a thread with no row), and the wake-ups of
+#: waiters elsewhere, of streams elsewhere, and of runs queued behind it on its thread.
+END_RUN = f"""
+WITH {INSERT_EVENTS},
+finished AS ({FINISH_RUN}),
+marked AS (
+    UPDATE threads SET status = %(thread_status)s, updated_at = now() WHERE thread_id = %(thread_key)s
+)
+SELECT pg_notify('{DONE_CHANNEL}', %(done)s),
+       (SELECT count(*) FROM ({ANNOUNCE_EVENTS}) AS announced) AS announced,
+       (SELECT count(*) FROM ({WAKE_IF_QUEUED.replace("%s", "%(thread_id)s")}) AS woken) AS woken
+"""
+RENEW_LEASES = """
+UPDATE runs SET lease_expires_at = now() + make_interval(secs => %(lease)s)
+WHERE lease_owner = %(owner)s AND status = 'running' AND run_id = ANY(%(runs)s)
 """
 SELECT_RUN = "SELECT * FROM runs WHERE run_id = %s"
 LOCK_RUN = "SELECT status, thread_id, kind FROM runs WHERE run_id = %s FOR UPDATE"
@@ -452,21 +470,28 @@ class RunQueue:
         # finds it finished.
         last = self.events.publish(run_id, "end", None, live=False)
         thread_id = str(claimed["thread_id"])
+        batch = self.events.drain()
         stored = False
         try:
-            # One round trip: the events not yet written, the run's end, the thread's status, the
-            # wake-ups of waiters elsewhere and of runs queued behind this one on its thread.
-            async with self.resources.database.pool.connection() as conn, conn.pipeline():
-                await self.events.close_run(run_id, conn)
+            async with self.resources.database.pool.connection() as conn:
                 await conn.execute(
-                    FINISH_RUN, {"status": status, "error": error, "run_id": run_id, "owner": self.owner}
+                    END_RUN,
+                    {
+                        **event_params(batch),
+                        "status": status,
+                        "error": error,
+                        "run_id": run_id,
+                        "owner": self.owner,
+                        "thread_status": {"success": "idle"}.get(status, status),
+                        "thread_key": _thread_key(thread_id) if graph_run else None,
+                        "done": run_id,
+                        "thread_id": thread_id,
+                    },
                 )
-                if graph_run:
-                    await _mark_thread(conn, thread_id, {"success": "idle"}.get(status, status))
-                await conn.execute(NOTIFY_DONE, (run_id,))
-                await conn.execute(WAKE_IF_QUEUED, (thread_id,))
             stored = True
         finally:
+            self.events.written(batch)
+            self.events.forget(run_id)
             self._running.pop(run_id, None)
             self._slots.release()
             self.events.deliver(run_id, last)
@@ -556,10 +581,15 @@ class RunQueue:
                 await asyncio.sleep(POLL_S)
 
 
-async def _mark_thread(conn: Any, thread_id: str, status: str) -> None:
-    # Threads of the LangGraph API have UUIDs; a strategic goal's thread has no row to mark.
+def _thread_key(thread_id: str) -> uuid.UUID | None:
+    # Threads of the LangGraph API have UUIDs; a strategic goal's thread has no row.
     try:
-        key = uuid.UUID(thread_id)
+        return uuid.UUID(thread_id)
     except ValueError:
-        return
-    await conn.execute(MARK_THREAD, (status, key))
+        return None
+
+
+async def _mark_thread(conn: Any, thread_id: str, status: str) -> None:
+    key = _thread_key(thread_id)
+    if key is not None:
+        await conn.execute(MARK_THREAD, (status, key))
