@@ -176,3 +176,13 @@ async def test_extra_graphs_are_served(clients: dict[str, LangGraphClient]) -> N
     thread = await client.threads.create()
     await client.runs.wait(thread["thread_id"], "trivial", input={"count": 10})
     assert (await client.threads.get_state(thread["thread_id"]))["values"] == {"count": 13}
+    # Every durability langgraph-api knows is accepted; the run's steps are kept either way.
+    for durability in ("sync", "async", "exit"):
+        thread = await client.threads.create()
+        output = await client.runs.wait(
+            thread["thread_id"], "trivial", input={"count": 1}, durability=durability
+        )
+        assert output == {"count": 4}
+        assert (await client.threads.get_state(thread["thread_id"]))["values"] == output
+        kept = await client.threads.get_history(thread["thread_id"])
+        assert len(kept) == (1 if durability == "exit" else 5)  # "exit": only the final checkpoint
