@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
+import weakref
 from datetime import datetime
 from typing import Any
 
@@ -48,15 +49,22 @@ def system_assistant_id(tenant_id: str, graph_id: str = GRAPH_ID) -> uuid.UUID:
     return uuid.uuid5(_NAMESPACE, f"{tenant_id}:{graph_id}")
 
 
-_ensured: set[tuple[int, str, tuple[str, ...]]] = set()
+#: Per pool (a database; weakly, so a pool made later at a freed pool's address starts empty): the
+#: tenants and graphs whose system assistants exist, and the system assistants as read once (nothing
+#: changes them after they are created).
+_ensured: weakref.WeakKeyDictionary[Any, set[tuple[str, tuple[str, ...]]]] = weakref.WeakKeyDictionary()
+_system_assistants: weakref.WeakKeyDictionary[Any, dict[tuple[str, uuid.UUID], Assistant]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 async def ensure_system_assistants(
     pool: AsyncConnectionPool[Any], tenant_id: str, graph_ids: list[str]
 ) -> None:
     """One assistant per served graph, created on first use (once per process and tenant)."""
-    key = (id(pool), tenant_id, tuple(graph_ids))
-    if key in _ensured:
+    ensured = _ensured.setdefault(pool, set())
+    key = (tenant_id, tuple(graph_ids))
+    if key in ensured:
         return
     async with pool.connection() as conn:
         for graph_id in graph_ids:
@@ -70,7 +78,7 @@ async def ensure_system_assistants(
                     json.dumps({"created_by": "system"}),
                 ),
             )
-    _ensured.add(key)
+    ensured.add(key)
 
 
 async def resolve_assistant(
@@ -85,21 +93,17 @@ async def resolve_assistant(
             assistant_id = uuid.UUID(ref)
         except ValueError:
             return None
-    key = (id(pool), tenant_id, assistant_id)
-    if key in _system_assistants:
-        return _system_assistants[key]
+    known = _system_assistants.setdefault(pool, {})
+    if (tenant_id, assistant_id) in known:
+        return known[(tenant_id, assistant_id)]
     async with pool.connection() as conn:
         row = await (await conn.execute(SELECT_ONE, (tenant_id, assistant_id))).fetchone()
     if row is None:
         return None
     assistant = Assistant.model_validate(row)
     if assistant.metadata.get("created_by") == "system":
-        _system_assistants[key] = assistant
+        known[(tenant_id, assistant_id)] = assistant
     return assistant
-
-
-#: System assistants as read once per process: nothing changes them after they are created.
-_system_assistants: dict[tuple[int, str, uuid.UUID], Assistant] = {}
 
 
 async def search_assistants(
