@@ -97,9 +97,9 @@ UPDATE runs SET status = %(status)s, error = %(error)s, finished_at = now(), upd
 WHERE run_id = %(run_id)s AND lease_owner = %(owner)s
 """
 #: Wakes the workers when a run just finished was holding back queued runs of its thread.
-WAKE_IF_QUEUED = (
-    f"SELECT pg_notify('{CHANNEL}', '') FROM runs WHERE thread_id = %s AND status = 'pending' LIMIT 1"
-)
+WAKE_IF_QUEUED = f"""
+SELECT pg_notify('{CHANNEL}', '') FROM runs WHERE thread_id = %(thread_id)s AND status = 'pending' LIMIT 1
+"""
 #: A run's end in one statement: its last events (and those of other runs not written yet), its
 #: status, its thread's status (``thread_key`` null for a thread with no row), and the wake-ups of
 #: waiters elsewhere, of streams elsewhere, and of runs queued behind it on its thread.
@@ -111,7 +111,7 @@ marked AS (
 )
 SELECT pg_notify('{DONE_CHANNEL}', %(done)s),
        (SELECT count(*) FROM ({ANNOUNCE_EVENTS}) AS announced) AS announced,
-       (SELECT count(*) FROM ({WAKE_IF_QUEUED.replace("%s", "%(thread_id)s")}) AS woken) AS woken
+       (SELECT count(*) FROM ({WAKE_IF_QUEUED}) AS woken) AS woken
 """
 RENEW_LEASES = """
 UPDATE runs SET lease_expires_at = now() + make_interval(secs => %(lease)s)
@@ -515,7 +515,9 @@ class RunQueue:
                         {"status": "interrupted", "error": None, "run_id": run_id, "owner": self.owner},
                     )
                 await _mark_thread(conn, thread_id, "idle")
-                await conn.execute(WAKE_IF_QUEUED, (thread_id,))  # the run that interrupted this one
+                await conn.execute(
+                    WAKE_IF_QUEUED, {"thread_id": thread_id}
+                )  # the run that interrupted this one
             self.events.publish(run_id, "end", None)
             await self.events.close_run(run_id)
         finally:

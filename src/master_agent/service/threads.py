@@ -27,8 +27,6 @@ ORDER BY created_at DESC, thread_id
 LIMIT %(limit)s OFFSET %(offset)s
 """
 DELETE_THREAD = "DELETE FROM threads WHERE tenant_id = %s AND thread_id = %s RETURNING thread_id"
-SET_STATUS = "UPDATE threads SET status = %s, updated_at = now() WHERE thread_id = %s"
-TOUCH = "UPDATE threads SET updated_at = now() WHERE thread_id = %s"
 
 
 class Thread(BaseModel):
@@ -91,8 +89,3 @@ async def delete_thread(pool: AsyncConnectionPool[Any], tenant_id: str, thread_i
         for table in ("checkpoint_writes", "checkpoint_blobs", "checkpoints"):
             await conn.execute(f"DELETE FROM {table} WHERE thread_id = %s", (str(thread_id),))
     return True
-
-
-async def set_thread_status(pool: AsyncConnectionPool[Any], thread_id: str, status: ThreadStatus) -> None:
-    async with pool.connection() as conn:
-        await conn.execute(SET_STATUS, (status, thread_id))
