@@ -13,12 +13,14 @@ from pgserver import get_server  # type: ignore[attr-defined]
 
 from master_agent.runtime import RuntimeResources, open_resources
 from master_agent.settings import Settings
+from master_agent.storage.embedded import require_passwords
 
 
 @pytest.fixture(scope="session")
 def pg_server_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real embedded PostgreSQL 16 + pgvector, stopped at the end of the session."""
     server = get_server(Path(tmp_path_factory.mktemp("pgdata")), cleanup_mode="stop")
+    require_passwords(server)
     yield server.get_uri()
     server.cleanup()
 

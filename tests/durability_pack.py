@@ -70,5 +70,6 @@ register_domain_pack(
         sub_agents=RETAIL.sub_agents,
         build_tools=build_tools,
         install=install,
+        hidden_columns=RETAIL.hidden_columns,
     )
 )

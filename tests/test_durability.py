@@ -46,11 +46,14 @@ _INSTALL = """
 import asyncio
 from master_agent.settings import Settings
 from master_agent.runtime import open_resources
+from master_agent.capabilities import install_tenant
 from tests import durability_pack
 
 async def main():
     async with open_resources(Settings.from_env()) as resources:
-        await durability_pack.install(resources.database.pool, durability_pack.TENANT)
+        await install_tenant(
+            resources.database.pool, resources.settings, "retail-crash", durability_pack.TENANT
+        )
 
 asyncio.run(main())
 """

@@ -12,7 +12,7 @@ import httpx2
 import numpy as np
 import pytest
 
-from master_agent.capabilities import domain_pack
+from master_agent.capabilities import install_tenant
 from master_agent.errors import ConfigError
 from master_agent.evolution import KnowledgeStore, LocalMiniLMEmbedder, PatternCreate, make_embedder
 from master_agent.evolution.embeddings import HashingEmbedder
@@ -95,7 +95,7 @@ async def test_local_embedder_finds_the_pattern_paraphrases_mean(resources: Runt
     assert LocalMiniLMEmbedder.available(), "the local embedder is missing: run 'make install'"
     assert sum(len(goals) for goals in PARAPHRASES.values()) >= 30 and len(PATTERNS) >= 6
     tenant = f"emb-{uuid.uuid4().hex[:6]}"
-    await domain_pack("retail").install(resources.database.pool, tenant)
+    await install_tenant(resources.database.pool, resources.settings, "retail", tenant)
     local = await _precision_at_1(
         resources, KnowledgeStore(resources.database.pool, LocalMiniLMEmbedder()), tenant
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from master_agent.capabilities import domain_pack
+from master_agent.capabilities import install_tenant
 from master_agent.evolution import HashingEmbedder, KnowledgeStore, PatternCreate, tenant_session
 from master_agent.runtime import RuntimeResources
 
@@ -35,7 +35,7 @@ PATTERNS = {
 
 async def _tenants(resources: RuntimeResources) -> KnowledgeStore:
     for tenant in ("kn-alpha", "kn-beta"):
-        await domain_pack("retail").install(resources.database.pool, tenant)
+        await install_tenant(resources.database.pool, resources.settings, "retail", tenant)
     return KnowledgeStore(resources.database.pool, HashingEmbedder())
 
 

@@ -12,7 +12,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import ConflictError, NotFoundError
 
-from master_agent.capabilities import domain_pack
+from master_agent.capabilities import install_tenant
 from master_agent.runtime import RuntimeResources
 from master_agent.service.auth import create_key
 from tests.conftest import server_settings
@@ -35,7 +35,7 @@ async def live(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> 
 async def clients(live: LiveServer) -> dict[str, LangGraphClient]:
     resources: RuntimeResources = live.server.config.app.state.service.resources
     pool = resources.database.pool
-    await domain_pack("retail").install(pool, "other-shop")
+    await install_tenant(pool, resources.settings, "retail", "other-shop")
     return {
         tenant: get_client(url=live.url, api_key=(await create_key(pool, tenant)).key)
         for tenant in ("demo-retail", "other-shop")

@@ -13,6 +13,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import NotFoundError
 
+from master_agent.capabilities import install_tenant
 from master_agent.runtime import RuntimeResources
 from master_agent.service.auth import create_key
 from tests import durability_pack
@@ -36,7 +37,7 @@ async def live(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> 
 async def keys(live: LiveServer) -> dict[str, str]:
     resources: RuntimeResources = live.server.config.app.state.service.resources
     pool = resources.database.pool
-    await durability_pack.install(pool, durability_pack.TENANT)
+    await install_tenant(pool, resources.settings, "retail-crash", durability_pack.TENANT)
     return {
         "fast": (await create_key(pool, "demo-retail")).key,
         "slow": (await create_key(pool, durability_pack.TENANT)).key,

@@ -10,11 +10,16 @@ from psycopg_pool import AsyncConnectionPool
 
 from master_agent.errors import StorageError
 from master_agent.storage import apply_migrations, migrations_dir
+from master_agent.storage.checkpoints import CheckpointSaver
 
 
 async def _pool(uri: str) -> AsyncConnectionPool[AsyncConnection[dict[str, object]]]:
     pool: AsyncConnectionPool[AsyncConnection[dict[str, object]]] = AsyncConnectionPool(
-        uri, min_size=1, max_size=4, kwargs={"autocommit": True, "row_factory": dict_row}, open=False
+        uri,
+        min_size=1,
+        max_size=4,
+        kwargs={"autocommit": True, "row_factory": dict_row, "prepare_threshold": None},
+        open=False,
     )
     await pool.open()
     return pool
@@ -23,9 +28,9 @@ async def _pool(uri: str) -> AsyncConnectionPool[AsyncConnection[dict[str, objec
 async def test_migrations_apply_in_order_exactly_once(fresh_database_uri: str) -> None:
     pool = await _pool(fresh_database_uri)
     try:
-        first = await apply_migrations(pool)
+        first = await apply_migrations(pool, CheckpointSaver(pool))
         assert first == sorted(p.name for p in migrations_dir().glob("[0-9]*.sql"))
-        assert await apply_migrations(pool) == []
+        assert await apply_migrations(pool, CheckpointSaver(pool)) == []
         async with pool.connection() as conn:
             rows = await (
                 await conn.execute("SELECT version FROM schema_migrations ORDER BY version")
@@ -38,7 +43,7 @@ async def test_migrations_apply_in_order_exactly_once(fresh_database_uri: str) -
 async def test_two_processes_starting_together_do_not_race(fresh_database_uri: str) -> None:
     pools = [await _pool(fresh_database_uri) for _ in range(3)]
     try:
-        results = await asyncio.gather(*(apply_migrations(pool) for pool in pools))
+        results = await asyncio.gather(*(apply_migrations(pool, CheckpointSaver(pool)) for pool in pools))
         assert sum(len(applied) for applied in results) == len(list(migrations_dir().glob("[0-9]*.sql")))
     finally:
         for pool in pools:

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from master_agent.capabilities import domain_pack
+from master_agent.capabilities import install_tenant
 from master_agent.runtime import RuntimeResources
 from master_agent.service.auth import create_key
 from master_agent.settings import Settings
@@ -36,7 +36,7 @@ async def keys(live: LiveServer) -> dict[str, str]:
     """An API key for the demo tenant and one for a second tenant."""
     resources: RuntimeResources = live.server.config.app.state.service.resources
     pool = resources.database.pool
-    await domain_pack("retail").install(pool, "other-shop")
+    await install_tenant(pool, resources.settings, "retail", "other-shop")
     return {
         "demo-retail": (await create_key(pool, "demo-retail")).key,
         "other-shop": (await create_key(pool, "other-shop")).key,

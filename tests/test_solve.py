@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from master_agent.capabilities import bump_capability_version, domain_pack
+from master_agent.capabilities import bump_capability_version, install_tenant
 from master_agent.errors import InputError, UnknownTenantError
 from master_agent.runtime import RuntimeResources, SolveRequest, master_graph, resume, solve
 from tests.call_tree import flatten_steps
@@ -123,7 +123,7 @@ async def test_unknown_tenant_and_sub_agent_store_nothing(resources: RuntimeReso
 
 
 async def test_tier_decides_which_sub_agents_exist(resources: RuntimeResources) -> None:
-    await domain_pack("retail").install(resources.database.pool, "free-shop")
+    await install_tenant(resources.database.pool, resources.settings, "retail", "free-shop")
     await bump_capability_version(resources.database.pool, "free-shop", tier="free")
     outcome = await solve(resources, SolveRequest.parse(tenant_id="free-shop", goal=GOAL))
     assert outcome.solution is not None
@@ -135,7 +135,7 @@ async def test_tier_decides_which_sub_agents_exist(resources: RuntimeResources) 
 
 
 async def test_graph_cache_hits_until_capabilities_change(resources: RuntimeResources) -> None:
-    await domain_pack("retail").install(resources.database.pool, "cache-shop")
+    await install_tenant(resources.database.pool, resources.settings, "retail", "cache-shop")
     config = {"configurable": {"tenant_id": "cache-shop", "complexity": "strategic"}}
     first = await master_graph(resources, config)  # type: ignore[arg-type]
     assert await master_graph(resources, config) is first  # type: ignore[arg-type]

@@ -190,7 +190,7 @@ async def _run(args: argparse.Namespace, settings: Settings, console: Console) -
 
 
 async def _tenants(args: argparse.Namespace, settings: Settings) -> int:
-    from master_agent.capabilities import bump_capability_version, domain_pack
+    from master_agent.capabilities import bump_capability_version, install_tenant
     from master_agent.runtime import open_resources
     from master_agent.service.auth import create_key
 
@@ -204,7 +204,7 @@ async def _tenants(args: argparse.Namespace, settings: Settings) -> int:
                 await conn.execute("SELECT 1 FROM tenants WHERE tenant_id = %s", (tenant_id,))
             ).fetchone():
                 raise InputError("name", f"tenant {tenant_id!r} already exists")
-        await domain_pack(args.domain).install(pool, tenant_id)
+        await install_tenant(pool, settings, args.domain, tenant_id)
         await bump_capability_version(pool, tenant_id, tier=args.tier)
         key = await create_key(pool, tenant_id, "created with the tenant")
     print(

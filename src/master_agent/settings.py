@@ -30,6 +30,9 @@ ENV_FIELDS: dict[str, str] = {
     "MASTER_AGENT_POOL_MAX": "pool_max_size",
     "MASTER_AGENT_SQL_TIMEOUT_MS": "sql_timeout_ms",
     "MASTER_AGENT_SQL_ROW_CAP": "sql_row_cap",
+    "MASTER_AGENT_SQL_MAX_BYTES": "sql_max_bytes",
+    "MASTER_AGENT_SECRET_KEY": "secret_key",
+    "MASTER_AGENT_TENANT_SLOTS": "tenant_slots",
     "MASTER_AGENT_DOMAIN_PACKS": "domain_packs",
     "MASTER_AGENT_GRAPHS": "graphs",
     "MASTER_AGENT_EMBEDDINGS": "embeddings",
@@ -80,6 +83,10 @@ class Settings(BaseModel):
     """statement_timeout of the read-only SQL tool."""
     sql_row_cap: int = Field(default=500, ge=1)
     """Most rows the read-only SQL tool returns."""
+    sql_max_bytes: int = Field(default=1_048_576, ge=1024)
+    """Most bytes (of rows as JSON text) the read-only SQL tool returns; a larger row is not fetched."""
+    secret_key: SecretStr | None = None
+    """Secret the tenant reader roles' passwords are derived from; unset: ``<data_dir>/secret_key``."""
     auth: Literal["enabled", "disabled"] = "enabled"
     """``disabled`` is honoured only on a loopback bind; every request then acts as ``demo-retail``."""
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
@@ -88,6 +95,8 @@ class Settings(BaseModel):
     """How long a worker owns a running run without a heartbeat; past it another worker takes over."""
     run_concurrency: int = Field(default=4, ge=1, le=256)
     """Runs one service process executes at once."""
+    tenant_slots: int = Field(default=2, ge=1, le=256)
+    """Most of a process's run slots one tenant may hold; other tenants' runs are claimed first."""
     embeddings: str = Field(default="auto", pattern=r"^(auto|local|hashing|openai:[A-Za-z0-9._-]+)$")
     """Embedding provider of village knowledge: the best installed (``auto``), ``local``, ``hashing`` or
     ``openai:<model>``."""

@@ -7,9 +7,12 @@ from master_agent.capabilities.registry import (
     TenantRecord,
     bump_capability_version,
     domain_pack,
+    install_tenant,
     load_domain_packs,
     load_tenant,
+    provision_tenant_readers,
     register_domain_pack,
+    registered_domain_packs,
     tenant_capabilities,
 )
 from master_agent.capabilities.spec import TIERS, AgentLimits, AgentSpec, Tier, tier_allows
@@ -25,9 +28,12 @@ __all__ = [
     "Tier",
     "bump_capability_version",
     "domain_pack",
+    "install_tenant",
     "load_domain_packs",
     "load_tenant",
+    "provision_tenant_readers",
     "register_domain_pack",
+    "registered_domain_packs",
     "tenant_capabilities",
     "tier_allows",
 ]

@@ -8,8 +8,8 @@ change so cached graphs are rebuilt on their next use.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -18,7 +18,9 @@ from pydantic import BaseModel, ConfigDict
 
 from master_agent.capabilities.spec import AgentSpec, Tier, tier_allows
 from master_agent.capabilities.tools.context import ToolContext
+from master_agent.capabilities.tools.readers import provision_readers
 from master_agent.errors import ConfigError, InputError, UnknownTenantError
+from master_agent.settings import Settings
 
 SELECT_TENANT = """
 SELECT tenant_id, name, tier, capability_version, enabled_sub_agents, data_schema, domain
@@ -65,6 +67,9 @@ class DomainPack:
     """The demo tenants ``install`` knows how to create."""
     default_entities: Callable[[ToolContext], Awaitable[dict[str, Any]]] | None = None
     """Entities a tenant implies when a goal does not say them (e.g. its only store)."""
+    hidden_columns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Columns of its tenants' tables that agents must not read (e.g. ground truth kept only to
+    simulate the world): not granted to the tenant's reader role."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,6 +98,28 @@ def domain_pack(name: str) -> DomainPack:
         return _PACKS[name]
     except KeyError:
         raise InputError("domain", f"unknown domain pack {name!r}; known: {sorted(_PACKS)}") from None
+
+
+def registered_domain_packs() -> dict[str, DomainPack]:
+    """Every registered pack, by name (the built-in ones included)."""
+    import master_agent.domains  # noqa: F401
+
+    return dict(_PACKS)
+
+
+async def install_tenant(
+    pool: AsyncConnectionPool[Any], settings: Settings, pack: DomainPack | str, tenant_id: str
+) -> None:
+    """Create a tenant of a pack with its data (the pack's ``install``), then its reader role."""
+    pack = domain_pack(pack) if isinstance(pack, str) else pack
+    await pack.install(pool, tenant_id)
+    await provision_tenant_readers(pool, settings)
+
+
+async def provision_tenant_readers(pool: AsyncConnectionPool[Any], settings: Settings) -> None:
+    """Give every tenant with a data schema its hardened reader role, hiding what its pack hides."""
+    hidden = {name: pack.hidden_columns for name, pack in registered_domain_packs().items()}
+    await provision_readers(pool, settings, hidden)
 
 
 def load_domain_packs(modules: Iterable[str]) -> None:

@@ -23,6 +23,14 @@ from master_agent.runtime.serialization import thread_output, to_jsonable
 #: Keys of ``configurable`` that shape the graph (kept on the thread so state reads use the same graph).
 SHAPE_KEYS = ("complexity", "ab_test_variant", "sub_agents", "max_iterations", "goal", "deploy_playbook")
 
+
+def shape_of(config: dict[str, Any] | None, graph_id: str = MASTER_GRAPH_ID) -> dict[str, Any]:
+    """What a thread keeps of its runs' config: the graph and the keys that shape it."""
+    configurable = dict((config or {}).get("configurable") or {})
+    shape = {key: configurable[key] for key in SHAPE_KEYS if configurable.get(key) is not None}
+    return {"graph_id": graph_id, "configurable": shape}
+
+
 RunOutcome = Literal["success", "interrupted"]
 Durability = Literal["sync", "async", "exit"]
 

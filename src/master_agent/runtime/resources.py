@@ -10,7 +10,7 @@ from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
 
-from master_agent.capabilities import domain_pack, load_domain_packs
+from master_agent.capabilities import domain_pack, load_domain_packs, provision_tenant_readers
 from master_agent.evolution import KnowledgeStore, make_embedder
 from master_agent.evolution.context import EvolutionContext
 from master_agent.evolution.jobs import leader_tick, reconcile_jobs, use_evolution_context
@@ -57,6 +57,7 @@ async def open_resources(
             pack = domain_pack("retail")
             for tenant_id in pack.demo_tenants:
                 await pack.install(database.pool, tenant_id)
+        await provision_tenant_readers(database.pool, settings)
         evolution = EvolutionContext(
             pool=database.pool,
             database_uri=database.uri,

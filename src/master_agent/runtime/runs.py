@@ -52,7 +52,8 @@ INSERT INTO runs (run_id, tenant_id, thread_id, kind, solution_id, status)
 VALUES (%s, %s, %s, %s, %s, 'pending')
 """
 #: The oldest claimable run whose thread has no other live or earlier run: runs on one thread go one
-#: at a time, in order (the enqueue strategy).
+#: at a time, in order (the enqueue strategy). Tenants holding their share of this process's slots
+#: (``full_tenants``) wait, so other tenants' runs are claimed first.
 CLAIM_RUN = """
 UPDATE runs SET status = 'running', lease_owner = %(owner)s,
        lease_expires_at = now() + make_interval(secs => %(lease)s),
@@ -60,6 +61,7 @@ UPDATE runs SET status = 'running', lease_owner = %(owner)s,
 WHERE run_id = (
     SELECT r.run_id FROM runs r
     WHERE (r.status = 'pending' OR (r.status = 'running' AND r.lease_expires_at < now()))
+      AND r.tenant_id <> ALL(%(full_tenants)s::text[])
       AND NOT EXISTS (
           SELECT 1 FROM runs o
           WHERE o.thread_id = r.thread_id AND o.run_id <> r.run_id
@@ -175,6 +177,9 @@ class RunQueue:
         self._slots = asyncio.Semaphore(self.concurrency)
         self._wake = asyncio.Event()
         self._running: dict[str, asyncio.Task[None]] = {}
+        self.tenant_slots = resources.settings.tenant_slots
+        #: The tenant of each run executing here: no tenant holds more than ``tenant_slots`` slots.
+        self._running_tenant: dict[str, str] = {}
         self._waiters: dict[str, list[asyncio.Future[str]]] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._on_finished = on_finished
@@ -237,7 +242,12 @@ class RunQueue:
                         "Thread is already running a task. Wait for it to finish or choose a different "
                         "multitask strategy."
                     )
-                if execute_here and not active and not self._slots.locked():
+                if (
+                    execute_here
+                    and not active
+                    and not self._slots.locked()
+                    and tenant_id not in self._full_tenants()
+                ):
                     await self._slots.acquire()  # free, so taken without waiting
                     slot = True
                 inserted = await conn.execute(
@@ -415,16 +425,33 @@ class RunQueue:
                 continue
             self._start(claimed)
 
+    def _full_tenants(self) -> list[str]:
+        """Tenants that hold their share of this process's run slots."""
+        held: dict[str, int] = {}
+        for tenant in self._running_tenant.values():
+            held[tenant] = held.get(tenant, 0) + 1
+        return [tenant for tenant, count in held.items() if count >= self.tenant_slots]
+
+    def _release(self, run_id: str) -> None:
+        """A run executing here stopped: its slot is free again."""
+        self._running.pop(run_id, None)
+        self._running_tenant.pop(run_id, None)
+        self._slots.release()
+
     def _start(self, claimed: dict[str, Any]) -> None:
         """Execute a run claimed by this process (its slot already taken)."""
         run_id = str(claimed["run_id"])
+        self._running_tenant[run_id] = str(claimed["tenant_id"])
         self._outputs[run_id] = asyncio.get_running_loop().create_future()
         self._running[run_id] = asyncio.create_task(self._execute(claimed), name=f"run-{run_id}")
 
     async def _claim(self) -> dict[str, Any] | None:
         async with self.resources.database.pool.connection() as conn:
             row: dict[str, Any] | None = await (
-                await conn.execute(CLAIM_RUN, {"owner": self.owner, "lease": self.lease_s})
+                await conn.execute(
+                    CLAIM_RUN,
+                    {"owner": self.owner, "lease": self.lease_s, "full_tenants": self._full_tenants()},
+                )
             ).fetchone()
         return row
 
@@ -454,9 +481,8 @@ class RunQueue:
             action = self._cancelling.get(run_id)
             if action is None:
                 # Shutting down: leave the run 'running'; its lease expires and a worker continues it.
-                self._running.pop(run_id, None)
+                self._release(run_id)
                 self._resolve_output(run_id, None)
-                self._slots.release()
                 raise
             # Shielded: a second cancel request for the same run must not stop the bookkeeping.
             await asyncio.shield(self._finish_cancelled(claimed, action))
@@ -492,8 +518,7 @@ class RunQueue:
         finally:
             self.events.written(batch)
             self.events.forget(run_id)
-            self._running.pop(run_id, None)
-            self._slots.release()
+            self._release(run_id)
             self.events.deliver(run_id, last)
             self._wake_waiters(run_id, status)
             # Unstored, the database still says 'running': waiters must read what becomes of it.
@@ -521,10 +546,9 @@ class RunQueue:
             self.events.publish(run_id, "end", None)
             await self.events.close_run(run_id)
         finally:
-            self._running.pop(run_id, None)
+            self._release(run_id)
             self._cancelling.pop(run_id, None)
             self._resolve_output(run_id, None)
-            self._slots.release()
         await self._announce_done(run_id, "interrupted")
 
     async def _heartbeat_loop(self) -> None:

@@ -22,6 +22,7 @@ from master_agent.evolution.learning import intervention_of, problem_type_of
 from master_agent.evolution.outcomes import schedule_checks, trackable
 from master_agent.evolution.tools import DEPLOYED_KEY
 from master_agent.runtime.factory import Complexity, GraphOptions, Variant, loop_limits, master_graph
+from master_agent.runtime.graph_runs import shape_of
 from master_agent.runtime.resources import RuntimeResources
 
 MAX_GOAL_CHARS = 4000
@@ -30,6 +31,7 @@ EventHandler = Callable[[dict[str, Any]], object]
 Status = Literal["success", "partial", "error", "interrupted", "rejected"]
 SolutionStatus = Literal["pending", "running", "success", "partial", "error", "interrupted", "rejected"]
 
+INSERT_GOAL_THREAD = "INSERT INTO threads (thread_id, tenant_id, metadata, config) VALUES (%s, %s, %s, %s)"
 INSERT_SOLUTION = """
 INSERT INTO solutions (solution_id, tenant_id, thread_id, goal, status, run_config, request)
 VALUES (%s, %s, %s, %s, 'pending', %s, %s)
@@ -241,7 +243,17 @@ async def submit(resources: RuntimeResources, request: SolveRequest) -> Submitte
         tenant_id=request.tenant_id,
         options=options,
     )
-    async with resources.database.pool.connection() as conn:
+    async with resources.database.pool.connection() as conn, conn.transaction():
+        # The goal's thread is owned by its tenant from the start, like every thread of the API.
+        await conn.execute(
+            INSERT_GOAL_THREAD,
+            (
+                submitted.thread_id,
+                request.tenant_id,
+                json.dumps({"solution_id": solution_id}),
+                json.dumps(shape_of({"configurable": options})),
+            ),
+        )
         await conn.execute(
             INSERT_SOLUTION,
             (

@@ -7,7 +7,7 @@ from typing import Any
 from langgraph.types import StateSnapshot
 
 from master_agent.runtime import RuntimeResources
-from master_agent.runtime.graph_runs import SHAPE_KEYS, thread_graph_config
+from master_agent.runtime.graph_runs import thread_graph_config
 from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_for
 from master_agent.runtime.loop import CompiledLoop
 from master_agent.runtime.runs import Run
@@ -23,13 +23,6 @@ async def thread_graph(
     graph_id = str((thread.config or {}).get("graph_id") or MASTER_GRAPH_ID)
     graph = await graph_for(resources, graph_id, config, checkpointer=resources.database.checkpointer)
     return graph, config
-
-
-def shape_of(config: dict[str, Any] | None, graph_id: str = MASTER_GRAPH_ID) -> dict[str, Any]:
-    """What a thread keeps of its runs' config: the graph and the keys that shape it."""
-    configurable = dict((config or {}).get("configurable") or {})
-    shape = {key: configurable[key] for key in SHAPE_KEYS if configurable.get(key) is not None}
-    return {"graph_id": graph_id, "configurable": shape}
 
 
 def _checkpoint(config: Any) -> dict[str, Any] | None:

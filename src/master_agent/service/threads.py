@@ -13,8 +13,13 @@ from pydantic import BaseModel
 
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 
+#: A new thread, unless its id is taken, was deleted, or already has checkpoints (state nobody owns
+#: must never be adopted by whoever names the id first).
 INSERT_THREAD = """
-INSERT INTO threads (thread_id, tenant_id, metadata, config) VALUES (%s, %s, %s, %s)
+INSERT INTO threads (thread_id, tenant_id, metadata, config)
+SELECT %(thread_id)s, %(tenant_id)s, %(metadata)s, %(config)s
+WHERE NOT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = %(thread_id)s::text)
+  AND NOT EXISTS (SELECT 1 FROM deleted_threads WHERE thread_id = %(thread_id)s::text)
 ON CONFLICT (thread_id) DO NOTHING
 RETURNING *
 """
@@ -27,6 +32,8 @@ ORDER BY created_at DESC, thread_id
 LIMIT %(limit)s OFFSET %(offset)s
 """
 DELETE_THREAD = "DELETE FROM threads WHERE tenant_id = %s AND thread_id = %s RETURNING thread_id"
+#: Checkpoints written for the thread after this (a run still executing elsewhere) are dropped.
+TOMBSTONE = "INSERT INTO deleted_threads (thread_id) VALUES (%s) ON CONFLICT (thread_id) DO NOTHING"
 
 
 class Thread(BaseModel):
@@ -46,8 +53,13 @@ async def create_thread(
     thread_id: uuid.UUID | None = None,
     config: dict[str, Any] | None = None,
 ) -> Thread | None:
-    """None when ``thread_id`` is taken."""
-    values = (thread_id or uuid.uuid4(), tenant_id, json.dumps(metadata), json.dumps(config or {}))
+    """None when ``thread_id`` is taken, was deleted, or has checkpoints already."""
+    values = {
+        "thread_id": thread_id or uuid.uuid4(),
+        "tenant_id": tenant_id,
+        "metadata": json.dumps(metadata),
+        "config": json.dumps(config or {}),
+    }
     async with pool.connection() as conn:
         row = await (await conn.execute(INSERT_THREAD, values)).fetchone()
     return Thread.model_validate(row) if row else None
@@ -81,10 +93,13 @@ async def search_threads(
 
 
 async def delete_thread(pool: AsyncConnectionPool[Any], tenant_id: str, thread_id: uuid.UUID) -> bool:
+    """Remove the thread, its runs and its checkpoints in one transaction, and leave a tombstone so
+    nothing is written for it afterwards. Stop its active runs first (``RunQueue.cancel``)."""
     async with pool.connection() as conn, conn.transaction():
         row = await (await conn.execute(DELETE_THREAD, (tenant_id, thread_id))).fetchone()
         if row is None:
             return False
+        await conn.execute(TOMBSTONE, (str(thread_id),))
         await conn.execute("DELETE FROM runs WHERE thread_id = %s", (str(thread_id),))
         for table in ("checkpoint_writes", "checkpoint_blobs", "checkpoints"):
             await conn.execute(f"DELETE FROM {table} WHERE thread_id = %s", (str(thread_id),))

@@ -10,6 +10,7 @@ import asyncio
 import logging
 import warnings
 from pathlib import Path
+from typing import Any
 
 from master_agent.errors import StorageError
 
@@ -17,6 +18,25 @@ logger = logging.getLogger(__name__)
 
 # platformdirs (used by pgserver) warns whenever XDG_RUNTIME_DIR is unset (containers, CI): harmless.
 warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR")
+
+
+#: Who may connect to the embedded server, and how. The app's own superuser keeps pgserver's trust over
+#: the socket (a directory only this machine reaches); every other role (the tenant reader roles) must
+#: give its password, over the socket and over TCP alike, checked with SCRAM.
+PG_HBA = """# Written by master-agent (storage/embedded.py).
+local   all   postgres                  trust
+local   all   all                       scram-sha-256
+host    all   all        127.0.0.1/32   scram-sha-256
+host    all   all        ::1/128        scram-sha-256
+"""
+
+
+def require_passwords(server: Any) -> None:
+    """Make the embedded server ask every role but the app's for a password (see ``PG_HBA``)."""
+    hba = Path(server.pgdata) / "pg_hba.conf"
+    if hba.read_text() != PG_HBA:
+        hba.write_text(PG_HBA)
+        server.psql("SELECT pg_reload_conf();")
 
 
 def _start(pgdata: Path) -> str:
@@ -27,6 +47,7 @@ def _start(pgdata: Path) -> str:
         server = get_server(pgdata, cleanup_mode=None)
     except Exception as error:  # pgserver raises bare exceptions carrying the postgres log
         raise StorageError(f"could not start embedded PostgreSQL in {pgdata}: {error}") from error
+    require_passwords(server)
     uri: str = server.get_uri()
     logger.info("embedded PostgreSQL at %s", uri)
     return uri

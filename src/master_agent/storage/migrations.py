@@ -7,6 +7,7 @@ processes starting together never race on ``setup()``.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 from pathlib import Path
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
 
 #: Arbitrary constant naming our lock in pg_advisory_lock's bigint space.
 MIGRATION_LOCK_KEY = 0x6D61_6769_6E74  # "magint"
+
+LOCK_RETRY_S = 0.1
 
 _FILE_PATTERN = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
@@ -43,6 +46,13 @@ def migrations_dir() -> Path:
     return Path(__file__).resolve().parents[3] / "migrations"
 
 
+async def _try_lock(conn: Any) -> bool:
+    row = await (
+        await conn.execute("SELECT pg_try_advisory_lock(%s) AS locked", (MIGRATION_LOCK_KEY,))
+    ).fetchone()
+    return bool(row["locked"])
+
+
 def _migration_files(folder: Path) -> list[tuple[int, str, str]]:
     files = []
     for path in sorted(folder.iterdir()):
@@ -64,8 +74,14 @@ async def apply_migrations(
     files = _migration_files(folder or migrations_dir())
     applied_now: list[str] = []
     async with pool.connection() as conn:
-        await conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
+        # Waiting with try-and-sleep, not in pg_advisory_lock: a waiter blocked inside a statement holds
+        # a snapshot, which the checkpointer's CREATE INDEX CONCURRENTLY in the lock holder waits for.
+        while not await _try_lock(conn):
+            await asyncio.sleep(LOCK_RETRY_S)
         try:
+            # The checkpointer's tables first: our migrations may add to them (triggers, indexes).
+            if checkpointer is not None:
+                await checkpointer.setup()
             await conn.execute(CREATE_LEDGER)
             cursor = await conn.execute(SELECT_APPLIED)
             done = {row["version"]: row["checksum"] for row in await cursor.fetchall()}
@@ -82,8 +98,6 @@ async def apply_migrations(
                     await conn.execute(sql)  # a trusted file from the repository, not user input
                     await conn.execute(INSERT_APPLIED, (version, name, checksum))
                 applied_now.append(name)
-            if checkpointer is not None:
-                await checkpointer.setup()
         finally:
             await conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
     return applied_now

@@ -1,6 +1,16 @@
 """Built-in plain tools and what they are bound to."""
 
 from master_agent.capabilities.tools.context import ToolContext
-from master_agent.capabilities.tools.sql import ReadOnlySql, SqlResult, check_select_only
+from master_agent.capabilities.tools.readers import provision_readers, reader_password
+from master_agent.capabilities.tools.sql import ReadOnlySql, SqlResult
+from master_agent.capabilities.tools.sql_check import CheckedSelect, check_select_only
 
-__all__ = ["ReadOnlySql", "SqlResult", "ToolContext", "check_select_only"]
+__all__ = [
+    "CheckedSelect",
+    "ReadOnlySql",
+    "SqlResult",
+    "ToolContext",
+    "check_select_only",
+    "provision_readers",
+    "reader_password",
+]

@@ -1,35 +1,52 @@
-"""Read-only SQL on one tenant's data schema.
+"""Read-only SQL on one tenant's data schema: no text can do more than one bounded read of it.
 
-Guards, outermost first: one SELECT/WITH statement only (checked here, for a clear message); a
-dedicated login role that can only read the tenant's schema (so even a query that escapes the
-check cannot write or read other tenants); a read-only transaction; a statement timeout; a row cap.
+Guards, outermost first:
+
+1. the statement check (``sql_check``): PostgreSQL's own grammar, one SELECT over the tenant's
+   visible tables with allow-listed functions and casts;
+2. the tenant's reader role (``readers``): reads its schema's visible columns only, no TEMP, no
+   CREATE, no large objects, bounded ``work_mem`` and temporary files;
+3. the execution: the extended protocol through a server-side cursor (one statement, whatever the
+   text), a ``READ ONLY`` transaction that is always rolled back, ``SET LOCAL statement_timeout`` and
+   ``idle_in_transaction_session_timeout``;
+4. the result: each row is turned into JSON text by the server, a row larger than the byte cap is not
+   sent, and rows are fetched in pieces until the row or byte cap (``truncated: true``).
 """
 
 from __future__ import annotations
 
-import re
-from datetime import date, datetime
-from decimal import Decimal
+import json
 from typing import Any
 
 import psycopg
 from psycopg.conninfo import make_conninfo
-from psycopg.rows import dict_row
+from psycopg.rows import tuple_row
 from pydantic import BaseModel, ConfigDict, Field
 
 from master_agent.capabilities.tools.context import ToolContext
+from master_agent.capabilities.tools.readers import (
+    SELECT_READER,
+    load_reader_secret,
+    reader_password,
+    set_reader_password,
+)
+from master_agent.capabilities.tools.sql_check import check_select_only
 from master_agent.errors import ToolInputError
 
-SELECT_READER = "SELECT role_name, password FROM tenant_readers WHERE tenant_id = %s"
-
-_COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/", re.S)
-_STRINGS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
-_WRITE_WORDS = re.compile(
-    r"\b(insert|update|delete|merge|create|alter|drop|truncate|grant|revoke|copy|call|do|"
-    r"vacuum|analyze|refresh|lock|set|reset|listen|notify|prepare|execute)\b",
-    re.I,
-)
-_ESCAPE_FUNCTIONS = re.compile(r"\b(set_config|pg_sleep\w*|dblink\w*|lo_\w+|pg_read\w*)\s*\(", re.I)
+#: Rows fetched per round trip from the server-side cursor.
+FETCH_ROWS = 100
+LIMITS = """
+SELECT set_config('statement_timeout', %(timeout)s, true),
+       set_config('idle_in_transaction_session_timeout', %(idle)s, true)
+"""
+#: The checked statement, each row as JSON text unless it is larger than the byte cap, and its size.
+WRAPPED = """
+SELECT CASE WHEN octet_length(r.j) <= {cap} THEN r.j END, octet_length(r.j)
+FROM (SELECT row_to_json(q)::text AS j FROM (
+{statement}
+) AS q) AS r
+"""
+AUTH_FAILED = "28P01"
 
 
 class SqlResult(BaseModel):
@@ -40,104 +57,97 @@ class SqlResult(BaseModel):
     columns: list[str]
     rows: list[dict[str, Any]]
     row_count: int = Field(description="Rows returned (at most the row cap).")
-    truncated: bool = Field(description="True when more rows existed than the cap.")
-
-
-def check_select_only(sql: str) -> str:
-    """Return the statement without a trailing semicolon, or raise ToolInputError saying why not."""
-    if not sql or not sql.strip():
-        raise ToolInputError("SQL refused: the query is empty")
-    code = _STRINGS.sub("''", _COMMENTS.sub(" ", sql)).strip()
-    code = code.rstrip().removesuffix(";").rstrip()
-    if ";" in code:
-        raise ToolInputError("SQL refused: only one statement is allowed (found ';' inside)")
-    first = re.match(r"\(*\s*([A-Za-z]+)", code)
-    if first is None or first.group(1).lower() not in ("select", "with"):
-        raise ToolInputError(
-            "SQL refused: only a SELECT or WITH ... SELECT statement is allowed"
-            f" (statement starts with {code.split()[0]!r})"
-            if code
-            else "SQL refused: the query is empty"
-        )
-    write = _WRITE_WORDS.search(code)
-    if write:
-        raise ToolInputError(f"SQL refused: {write.group(1).upper()} is not allowed in a read-only query")
-    escape = _ESCAPE_FUNCTIONS.search(code)
-    if escape:
-        raise ToolInputError(f"SQL refused: function {escape.group(1)}() is not allowed")
-    return sql.strip().rstrip(";").rstrip()
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return float(value)
-    if isinstance(value, datetime | date):
-        return value.isoformat()
-    return value
+    truncated: bool = Field(description="True when more rows (or bytes) existed than the caps.")
 
 
 class ReadOnlySql:
-    """Runs guarded SELECTs as the tenant's reader role."""
+    """Runs checked SELECTs as the tenant's reader role."""
 
     def __init__(self, context: ToolContext) -> None:
         self._context = context
-        self._conninfo: str | None = None
+        self._reader: tuple[str, str, list[str]] | None = None
 
-    async def _reader_conninfo(self) -> str:
-        if self._conninfo is None:
+    async def _reader_login(self) -> tuple[str, str, list[str]]:
+        """The reader role, the tenant's schema and the tables the role may read."""
+        if self._reader is None:
             async with self._context.pool.connection() as conn:
-                cursor = await conn.execute(SELECT_READER, (self._context.tenant_id,))
-                row = await cursor.fetchone()
+                row = await (await conn.execute(SELECT_READER, (self._context.tenant_id,))).fetchone()
             if row is None:
                 raise ToolInputError(
                     f"tenant {self._context.tenant_id!r} has no business-data schema to query"
                 )
-            settings = self._context.settings
-            self._conninfo = make_conninfo(
-                self._context.database_uri,
-                user=row["role_name"],
-                password=row["password"],
-                options=(
-                    f"-c statement_timeout={settings.sql_timeout_ms} -c default_transaction_read_only=on"
-                ),
-                application_name="master-agent-sql-reader",
-            )
-        return self._conninfo
+            self._reader = (row["role_name"], row["data_schema"], list(row["tables"]))
+        return self._reader
+
+    async def _connect(self, role: str) -> psycopg.AsyncConnection[Any]:
+        settings = self._context.settings
+        password = reader_password(await load_reader_secret(settings), self._context.tenant_id)
+        conninfo = make_conninfo(
+            self._context.database_uri,
+            user=role,
+            password=password,
+            options="-c default_transaction_read_only=on",
+            application_name="master-agent-sql-reader",
+        )
+        try:
+            return await psycopg.AsyncConnection.connect(conninfo, row_factory=tuple_row)
+        except psycopg.OperationalError as error:
+            if AUTH_FAILED not in str(error) and "password authentication failed" not in str(error):
+                raise
+        # The role was keyed with another secret (rotated, or another process's): key it with ours.
+        async with self._context.pool.connection() as conn:
+            await set_reader_password(conn, role, password)
+        return await psycopg.AsyncConnection.connect(conninfo, row_factory=tuple_row)
 
     async def query(self, sql: str, params: dict[str, Any] | tuple[Any, ...] | None = None) -> SqlResult:
         """Run one checked SELECT; ``params`` are bound by the driver, never pasted."""
-        statement = check_select_only(sql)
-        cap = self._context.settings.sql_row_cap
-        conninfo = await self._reader_conninfo()
+        role, schema, tables = await self._reader_login()
+        statement = check_select_only(sql, tables=tables, schema=schema, with_params=params is not None)
+        settings = self._context.settings
+        cap, max_bytes = settings.sql_row_cap, settings.sql_max_bytes
+        rows: list[dict[str, Any]] = []
+        columns: list[str] = []
+        truncated = False
         try:
-            async with (
-                await psycopg.AsyncConnection.connect(conninfo, row_factory=dict_row) as conn,
-                conn.transaction(),
-            ):
+            conn = await self._connect(role)
+            try:
                 await conn.execute("SET TRANSACTION READ ONLY")
-                cursor = await conn.execute(statement, params)
-                rows = await cursor.fetchmany(cap + 1)
-                columns = [c.name for c in cursor.description or []]
-                raise _Rollback(rows, columns)
-        except _Rollback as done:
-            rows, columns = done.rows, done.columns
+                await conn.execute(
+                    LIMITS,
+                    {
+                        "timeout": f"{settings.sql_timeout_ms}ms",
+                        "idle": f"{settings.sql_timeout_ms + 5000}ms",
+                    },
+                )
+                cursor = conn.cursor("tool_query", row_factory=tuple_row)
+                await cursor.execute(WRAPPED.format(cap=max_bytes, statement=statement.text), params)
+                size = 0
+                while not truncated:
+                    batch = await cursor.fetchmany(FETCH_ROWS)
+                    if not batch:
+                        break
+                    for text, length in batch:
+                        size += length or 0
+                        if text is None or size > max_bytes or len(rows) == cap:
+                            truncated = True
+                            break
+                        rows.append(json.loads(text))
+                await cursor.close()
+                if rows:
+                    columns = list(rows[0])
+                else:
+                    # Declared, never fetched: the statement's columns without running it.
+                    described = conn.cursor("tool_columns")
+                    await described.execute(statement.text, params)
+                    columns = [column.name for column in described.description or []]
+            finally:
+                await conn.close()  # the transaction ends unfinished: rolled back
         except psycopg.errors.QueryCanceled:
             raise ToolInputError(
-                f"SQL refused: the query ran past the {self._context.settings.sql_timeout_ms} ms limit"
+                f"SQL refused: the query ran past the {settings.sql_timeout_ms} ms limit"
             ) from None
+        except psycopg.OperationalError:
+            raise  # the database is unreachable: not something the model can fix
         except psycopg.Error as error:
             raise ToolInputError(f"SQL error: {str(error).strip().splitlines()[0]}") from None
-        truncated = len(rows) > cap
-        rows = rows[:cap]
-        return SqlResult(
-            columns=columns,
-            rows=[{k: _jsonable(v) for k, v in row.items()} for row in rows],
-            row_count=len(rows),
-            truncated=truncated,
-        )
-
-
-class _Rollback(Exception):  # control flow: leave the transaction without committing
-    def __init__(self, rows: list[dict[str, Any]], columns: list[str]) -> None:
-        self.rows = rows
-        self.columns = columns
+        return SqlResult(columns=columns, rows=rows, row_count=len(rows), truncated=truncated)

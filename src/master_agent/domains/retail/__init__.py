@@ -2,7 +2,7 @@
 
 from master_agent.capabilities import DomainPack, register_domain_pack
 from master_agent.domains.retail.agents import MASTER, SUB_AGENTS
-from master_agent.domains.retail.data import DEMO_PROFILES, DEMO_TENANT, install
+from master_agent.domains.retail.data import DEMO_PROFILES, DEMO_TENANT, HIDDEN_COLUMNS, install
 from master_agent.domains.retail.tools import build_tools, default_entities
 
 RETAIL = DomainPack(
@@ -13,6 +13,7 @@ RETAIL = DomainPack(
     install=install,
     demo_tenants=tuple(DEMO_PROFILES),
     default_entities=default_entities,
+    hidden_columns=HIDDEN_COLUMNS,
 )
 register_domain_pack(RETAIL)
 

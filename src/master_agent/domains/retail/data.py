@@ -1,4 +1,4 @@
-"""The retail demo tenant: its schema, reader role and generated data.
+"""The retail demo tenant: its schema and generated data (the engine gives it a reader role).
 
 Everything is generated from a fixed seed; Store 5 is drawn to resemble the seed walkthrough (an attach
 rate near 3 %, staff between about 2 % and 8 %, tenure negatively correlated with attach rate, about
@@ -7,7 +7,6 @@ rate near 3 %, staff between about 2 % and 8 %, tenure negatively correlated wit
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -105,10 +104,13 @@ CREATE TABLE {schema}.interventions (
     lift_low_points double precision NOT NULL, lift_high_points double precision NOT NULL,
     weeks_to_effect integer NOT NULL, addresses text[] NOT NULL,
     evidence_strength double precision NOT NULL, evidence text NOT NULL,
-    -- Hidden from agents' reasoning: used only to simulate the world after an intervention.
+    -- Hidden from agents (not granted to the reader role): only simulates the world after an intervention.
     true_effect_points double precision NOT NULL
 );
 """
+
+#: Ground truth the agents must not read: only the simulated world uses it.
+HIDDEN_COLUMNS: dict[str, tuple[str, ...]] = {"interventions": ("true_effect_points",)}
 
 INSERT_TENANT = """
 INSERT INTO tenants (tenant_id, name, tier, data_schema, domain)
@@ -205,10 +207,9 @@ async def install(
     pool: AsyncConnectionPool[Any], tenant_id: str = DEMO_TENANT, profile: DemoProfile | None = None
 ) -> None:
     """Create a demo tenant (by default its ``DEMO_PROFILES`` entry; another id gets the first
-    profile's data), its schema, reader role and data, once (safe to call concurrently)."""
+    profile's data), its schema and data, once (safe to call concurrently)."""
     profile = profile or DEMO_PROFILES.get(tenant_id, DEMO_PROFILES[DEMO_TENANT])
     schema = schema_name(tenant_id)
-    role = f"{schema}_reader"
     async with pool.connection() as conn:
         await conn.execute("SELECT pg_advisory_lock(%s)", (INSTALL_LOCK_KEY,))
         try:
@@ -216,32 +217,11 @@ async def install(
             if await cursor.fetchone() is not None:
                 return
             rows = generate(profile.seed, profile.store_ids)
-            password = secrets.token_urlsafe(24)
             async with conn.transaction():
                 await conn.execute(INSERT_TENANT, (tenant_id, profile.name, DEMO_TIER, schema))
                 await conn.execute(sql.SQL(DDL.replace("{schema}", "{s}")).format(s=sql.Identifier(schema)))
                 for table in ("stores", "staff", "transactions", "interventions"):
                     await _copy(conn, schema, table, rows[table])
-                exists = await conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,))
-                verb = "ALTER" if await exists.fetchone() else "CREATE"
-                await conn.execute(
-                    sql.SQL(verb + " ROLE {} LOGIN PASSWORD {} NOSUPERUSER NOCREATEDB NOCREATEROLE").format(
-                        sql.Identifier(role), sql.Literal(password)
-                    )
-                )
-                for statement in (
-                    "GRANT USAGE ON SCHEMA {s} TO {r}",
-                    "GRANT SELECT ON ALL TABLES IN SCHEMA {s} TO {r}",
-                    "ALTER ROLE {r} SET search_path = {s}",
-                    "ALTER ROLE {r} SET default_transaction_read_only = on",
-                ):
-                    await conn.execute(
-                        sql.SQL(statement).format(s=sql.Identifier(schema), r=sql.Identifier(role))
-                    )
-                await conn.execute(
-                    "INSERT INTO tenant_readers (tenant_id, role_name, password) VALUES (%s, %s, %s)",
-                    (tenant_id, role, password),
-                )
                 await conn.execute(sql.SQL("ANALYZE {}.transactions").format(sql.Identifier(schema)))
         finally:
             await conn.execute("SELECT pg_advisory_unlock(%s)", (INSTALL_LOCK_KEY,))

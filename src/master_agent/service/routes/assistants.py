@@ -7,11 +7,10 @@ from typing import Any, Literal
 from fastapi import APIRouter, HTTPException, Query, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from master_agent.runtime.graph_runs import thread_graph_config
+from master_agent.runtime.graph_runs import shape_of, thread_graph_config
 from master_agent.runtime.graphs import graph_for, graph_ids
 from master_agent.service.assistants import Assistant, resolve_assistant, search_assistants
 from master_agent.service.deps import ResourcesDep, TenantDep
-from master_agent.service.graph_state import shape_of
 
 router = APIRouter(prefix="/assistants", tags=["assistants"])
 

@@ -12,14 +12,12 @@ from master_agent.runtime import Solution, SolveRequest, run_solution, submit
 from master_agent.runtime.factory import Complexity, Variant
 from master_agent.runtime.solve import MAX_GOAL_CHARS
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
-from master_agent.service.graph_state import shape_of
 from master_agent.service.solutions import (
     StrategicGoalPage,
     StrategicGoalPublic,
     get_solution,
     list_solutions,
 )
-from master_agent.service.threads import create_thread
 
 router = APIRouter(prefix="/api/cs/strategic-goals", tags=["strategic goals"])
 
@@ -87,15 +85,8 @@ async def create_strategic_goal(
         timeline_days=body.timeline_days,
         deploy_playbook=body.deploy_playbook,
     )
+    # The goal's thread is a thread of the API too (submit stores it), so its stream and state links work.
     submitted = await submit(resources, request)
-    # The goal's thread is a thread of the API too, so its stream and state links work.
-    await create_thread(
-        resources.database.pool,
-        tenant,
-        {"solution_id": submitted.solution_id},
-        uuid.UUID(submitted.thread_id),
-        shape_of({"configurable": submitted.options}),
-    )
     run_id = await queue.enqueue_solution(
         tenant_id=tenant, thread_id=submitted.thread_id, solution_id=submitted.solution_id
     )

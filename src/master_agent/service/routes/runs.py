@@ -18,13 +18,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse
 
 from master_agent.runtime.factory import classify_complexity
+from master_agent.runtime.graph_runs import shape_of
 from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_ids
 from master_agent.runtime.run_events import STORED_ELSEWHERE, RunEvent
 from master_agent.runtime.runs import Run, RunQueue
 from master_agent.runtime.solve import MAX_GOAL_CHARS
 from master_agent.service.assistants import resolve_assistant
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
-from master_agent.service.graph_state import run_json, run_output, shape_of
+from master_agent.service.graph_state import run_json, run_output
 from master_agent.service.routes.threads import check_state_keys, existing_thread
 from master_agent.service.threads import Thread, create_thread, delete_thread
 

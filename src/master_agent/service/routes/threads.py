@@ -11,7 +11,7 @@ from langgraph.errors import InvalidUpdateError
 from pydantic import BaseModel, ConfigDict, Field
 
 from master_agent.runtime import MasterAgentState
-from master_agent.service.deps import ResourcesDep, TenantDep
+from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
 from master_agent.service.graph_state import snapshot_json, thread_graph
 from master_agent.service.threads import Thread, create_thread, delete_thread, get_thread, search_threads
 
@@ -82,7 +82,10 @@ async def create(body: ThreadCreate, tenant: TenantDep, resources: ResourcesDep)
     assert body.thread_id is not None
     existing = await get_thread(resources.database.pool, tenant, body.thread_id)
     if existing is None or body.if_exists == "raise":
-        raise HTTPException(409, detail=f"Thread with ID {body.thread_id} already exists")
+        raise HTTPException(
+            409,
+            detail=f"Thread with ID {body.thread_id} already exists or was used before; use a new thread_id",
+        )
     return existing
 
 
@@ -108,7 +111,14 @@ async def search(
 
 
 @router.delete("/{thread_id}", status_code=204)
-async def delete(thread_id: uuid.UUID, tenant: TenantDep, resources: ResourcesDep) -> Response:
+async def delete(
+    thread_id: uuid.UUID, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
+) -> Response:
+    await existing_thread(resources, tenant, thread_id)
+    # Its active runs stop first (in whichever process executes them), then it goes in one transaction.
+    for run in await queue.list_for_thread(str(thread_id), limit=100, offset=0, status=None):
+        if run.status in ("pending", "running") and await queue.cancel(str(run.run_id)):
+            await queue.wait(str(run.run_id), within_s=resources.settings.run_lease_s)
     if not await delete_thread(resources.database.pool, tenant, thread_id):
         raise HTTPException(404, detail=f"Thread with ID {thread_id} not found")
     return Response(status_code=204)
