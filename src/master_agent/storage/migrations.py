@@ -76,7 +76,7 @@ async def apply_migrations(
     async with pool.connection() as conn:
         # Waiting with try-and-sleep, not in pg_advisory_lock: a waiter blocked inside a statement holds
         # a snapshot, which the checkpointer's CREATE INDEX CONCURRENTLY in the lock holder waits for.
-        while not await _try_lock(conn):
+        while not await _try_lock(conn):  # noqa: ASYNC110  # the lock is another process's: no event to wait on
             await asyncio.sleep(LOCK_RETRY_S)
         try:
             # The checkpointer's tables first: our migrations may add to them (triggers, indexes).
