@@ -97,3 +97,17 @@ async def test_without_configurable_the_graph_classifies_the_goal(langgraph_dev:
     assert isinstance(state, dict)
     assert state["envelope"]["status"] == "success"
     assert state["solution"]["expected_outcome"]["timeline_days"] == 60
+
+
+async def test_client_id_names_the_tenant_and_an_unknown_one_is_refused(langgraph_dev: str) -> None:
+    client = get_client(url=langgraph_dev)
+    config = {"configurable": {"client_id": "demo-retail", "complexity": "standard"}}
+    state = await client.runs.wait(None, "master_agent", input={"goal": GOAL}, config=config)
+    assert isinstance(state, dict)
+    assert state["envelope"]["status"] == "success"
+    thread = await client.threads.create()
+    unknown = {"configurable": {"client_id": "no-such-tenant", "complexity": "standard"}}
+    run = await client.runs.create(thread["thread_id"], "master_agent", input={"goal": GOAL}, config=unknown)
+    await client.runs.join(thread["thread_id"], run["run_id"])
+    finished = await client.runs.get(thread["thread_id"], run["run_id"])
+    assert finished["status"] == "error"

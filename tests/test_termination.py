@@ -2,9 +2,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage
 
-from master_agent.runtime.state import MasterAgentState
+from master_agent.runtime.state import MasterAgentState, TurnRecord
 from master_agent.runtime.termination import decide, is_stagnating, progress_score
 
 
@@ -44,10 +45,29 @@ def test_low_confidence_escalates_only_after_five_iterations() -> None:
     assert (decision.route, decision.reason) == ("escalate_to_human", "low_confidence")
 
 
-def test_same_step_three_times_escalates() -> None:
-    decision = decide(_state(completed_steps=["a#1", "b#2", "b#2", "b#2"]))
+def _turns(*turns: tuple[list[str], float]) -> list[TurnRecord]:
+    return [TurnRecord(steps=steps, progress=progress) for steps, progress in turns]
+
+
+def test_same_step_three_turns_without_progress_escalates_whatever_its_arguments() -> None:
+    # Arguments differ from turn to turn (signatures are not compared): the name is the step.
+    turns = _turns((["a"], 0.1), (["b"], 0.2), (["b", "c"], 0.2), (["b"], 0.2))
+    decision = decide(_state(recent_turns=turns, completed_steps=["a#1", "b#2", "b#3", "c#4", "b#5"]))
     assert (decision.route, decision.reason) == ("escalate_to_human", "stagnation")
-    assert not is_stagnating(["b#2", "a#1", "b#2"])
+
+
+@pytest.mark.parametrize(
+    "turns",
+    [
+        _turns((["b"], 0.2), (["a"], 0.2), (["b"], 0.2)),  # not in a row
+        _turns((["b"], 0.2), (["b"], 0.3), (["b"], 0.4)),  # progressing
+        _turns((["b"], 0.2), (["b"], 0.2)),  # only twice
+        _turns((["a", "b"], 0.2), (["a", "c"], 0.2), (["b", "c"], 0.2)),  # no step in all three
+    ],
+)
+def test_no_stagnation_without_three_fruitless_turns_of_one_step(turns: list[TurnRecord]) -> None:
+    assert not is_stagnating(turns)
+    assert decide(_state(recent_turns=turns)).route == "continue"
 
 
 def test_otherwise_continue() -> None:

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from master_agent.capabilities import TenantRecord, domain_pack, load_tenant, tenant_capabilities
 from master_agent.capabilities.tools import ToolContext
@@ -34,7 +34,9 @@ from master_agent.runtime.loop import (
     Recall,
     RecallStep,
     build_agent_loop,
+    iterations_within,
     progress_keys,
+    recursion_limit_for,
 )
 from master_agent.runtime.resources import RuntimeResources, shared_resources
 from master_agent.runtime.state import MasterAgentState
@@ -70,6 +72,8 @@ class GraphOptions(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     tenant_id: str = DEFAULT_TENANT
+    """The tenant. ``client_id`` (LangGraph clients' name for it) is taken where ``tenant_id`` is absent:
+    under ``langgraph dev`` no API key names the tenant, and an unknown one is refused, never replaced."""
     complexity: Complexity | None = None
     ab_test_variant: Variant = "control"
     sub_agents: list[str] | None = None
@@ -79,13 +83,38 @@ class GraphOptions(BaseModel):
     """The goal includes putting the playbook in place: the master agent is offered ``deploy_playbook``
     and its answer is complete only once the playbook is deployed."""
 
+    _iteration_cap: int | None = PrivateAttr(default=None)
+    """The most iterations the run's own ``recursion_limit`` leaves room for (None: no limit given)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _client_id_names_the_tenant(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("client_id") is not None:
+            client_id, tenant_id = data["client_id"], data.get("tenant_id")
+            if tenant_id is not None and tenant_id != client_id:
+                raise ValueError("client_id and tenant_id name different tenants; send one of them")
+            data = {**data, "tenant_id": client_id}
+        return data
+
     @classmethod
     def from_config(cls, config: RunnableConfig | None) -> GraphOptions:
         configurable = dict((config or {}).get("configurable") or {})
         try:
-            return cls.model_validate(configurable)
+            options = cls.model_validate(configurable)
         except ValidationError as error:
             raise InputError.from_validation(error, "configurable") from None
+        limit = (config or {}).get("recursion_limit")
+        if limit is not None:
+            least = recursion_limit_for(1)
+            if isinstance(limit, bool) or not isinstance(limit, int) or limit < least:
+                raise InputError("recursion_limit", f"an integer of at least {least}")
+            # The stop rules must act before LangGraph's limit does: fewer iterations, never an error.
+            options._iteration_cap = iterations_within(limit)
+        return options
+
+    @property
+    def iteration_cap(self) -> int | None:
+        return self._iteration_cap
 
     def resolved_complexity(self) -> Complexity:
         return self.complexity or classify_complexity(self.goal or "")
@@ -139,9 +168,12 @@ def loop_limits(resources: RuntimeResources, options: GraphOptions) -> LoopLimit
         if complexity == "simple"
         else settings.max_iterations
     )
+    max_iterations = options.max_iterations or default_iterations
+    if options.iteration_cap is not None:
+        max_iterations = min(max_iterations, options.iteration_cap)
     return LoopLimits(
         max_depth=1 if complexity == "simple" else settings.max_depth,
-        max_iterations=options.max_iterations or default_iterations,
+        max_iterations=max_iterations,
         subagent_timeout_s=settings.subagent_timeout_s,
         human_review=complexity == "strategic",
         variant=options.ab_test_variant,
@@ -171,6 +203,7 @@ async def master_graph(
         options.ab_test_variant,
         tuple(sorted(options.sub_agents)) if options.sub_agents is not None else None,
         options.max_iterations,
+        options.iteration_cap,
         options.deploy_playbook,
         id(checkpointer),
     )

@@ -17,6 +17,7 @@ from langgraph.types import Command
 
 from master_agent.runtime.factory import GraphOptions, loop_limits
 from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_for
+from master_agent.runtime.loop import recursion_limit_for
 from master_agent.runtime.resources import RuntimeResources
 from master_agent.runtime.serialization import thread_output, to_jsonable
 
@@ -63,11 +64,11 @@ async def execute_graph_run(
     configurable = dict(config_in.get("configurable") or {})
     config = thread_graph_config(run["tenant_id"], run["thread_id"], configurable)
     graph_id = str(kwargs.get("graph_id") or MASTER_GRAPH_ID)
-    if graph_id == MASTER_GRAPH_ID:
+    if config_in.get("recursion_limit") is not None:
+        config["recursion_limit"] = config_in["recursion_limit"]
+    elif graph_id == MASTER_GRAPH_ID:
         limits = loop_limits(resources, GraphOptions.from_config(config))
-        config["recursion_limit"] = int(config_in.get("recursion_limit") or 2 * limits.max_iterations + 1)
-    elif config_in.get("recursion_limit"):
-        config["recursion_limit"] = int(config_in["recursion_limit"])
+        config["recursion_limit"] = recursion_limit_for(limits.max_iterations)
     config["configurable"]["run_id"] = str(run["run_id"])
     graph = await graph_for(resources, graph_id, config, checkpointer=resources.database.checkpointer)
     graph_input: Any

@@ -46,8 +46,9 @@ from master_agent.models.offline import PLAN_TOOL_NAME, fill_arguments
 from master_agent.models.prompt_blocks import render_tagged_json
 from master_agent.runtime.context import extract_entities, new_context_box, render_context_box
 from master_agent.runtime.planning import ExecutionPlan, PlanStep, build_plan_graph
-from master_agent.runtime.state import MasterAgentState, StepRecord, ToolTask
+from master_agent.runtime.state import MasterAgentState, StepRecord, ToolTask, TurnRecord
 from master_agent.runtime.termination import (
+    STAGNATION_REPEATS,
     TerminationReport,
     TerminationSink,
     aggregate_confidence,
@@ -64,6 +65,27 @@ TASK_FIELDS = ("task", "goal", "question", "problem", "objective")
 SKIPPED_CALL = "skipped: the run was escalated to a human before this call ran"
 
 CompiledLoop = CompiledStateGraph[Any, Any, Any, Any]
+
+#: Supersteps of one loop invocation besides its agent/tools pairs: the input, recall (or plan),
+#: the last agent turn's stop route (finalize or human review) and finalize after a review.
+LOOP_OVERHEAD_STEPS = 4
+
+
+#: Agent turns a human's guidance buys at least (half the loop's cap when that is more).
+REVIEW_EXTRA_TURNS = 2
+
+
+def recursion_limit_for(max_iterations: int) -> int:
+    """The LangGraph recursion limit that lets a loop with this iteration cap always reach its own
+    stop rules (two supersteps per agent turn, plus the overhead; a run resumed after a review gets
+    at most ``max(REVIEW_EXTRA_TURNS, cap // 2)`` turns), so an iteration cap ends in a flagged
+    answer or a human review, never in ``GraphRecursionError``."""
+    return 2 * max(max_iterations, REVIEW_EXTRA_TURNS) + LOOP_OVERHEAD_STEPS
+
+
+def iterations_within(recursion_limit: int) -> int:
+    """The largest iteration cap whose loop fits ``recursion_limit`` (0 when none does)."""
+    return max(0, (recursion_limit - LOOP_OVERHEAD_STEPS) // 2)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -265,7 +287,7 @@ class _AgentLoop:
     def graph(self) -> StateGraph[MasterAgentState, Any, Any, Any]:
         graph: StateGraph[MasterAgentState, Any, Any, Any] = StateGraph(MasterAgentState)
         first = "plan" if self.plan_first else "agent"
-        if self.recall is not None:
+        if self.depth == 0:
             graph.add_node("recall", self.recall_step)
             graph.add_edge(START, "recall")
             graph.add_edge("recall", first)
@@ -294,11 +316,21 @@ class _AgentLoop:
     # -- recall --------------------------------------------------------------------------------
 
     async def recall_step(self, state: MasterAgentState, config: RunnableConfig) -> dict[str, Any]:
-        assert self.recall is not None
+        """The first step of every flow of the master loop (a thread's first input, or each later
+        user message): the flow's stop rules start afresh, then village knowledge is recalled."""
+        update: dict[str, Any] = {
+            "iteration_count": 0,
+            "max_iterations": self._max_iterations(),
+            "recent_turns": [],
+        }
+        # What decided the previous flow's end does not carry over to this one.
+        update.update({key: None for key in ("escalation", "reused_pattern") if state.get(key)})
+        if self.recall is None:
+            return update
         goal = state.get("goal", "")
         context = dict(state.get("context") or {})
         found = await self.recall(goal, {**extract_entities(goal), **context})
-        update: dict[str, Any] = {"context": {**found.context, **context}}
+        update["context"] = {**found.context, **context}
         if found.reused_pattern is not None:
             update["reused_pattern"] = found.reused_pattern
             # What the pattern settles counts as found, so progress (and the stop rules) see it.
@@ -416,10 +448,12 @@ class _AgentLoop:
             model_calls = 1
         calls = list(getattr(reply, "tool_calls", None) or [])
         box["next"] = [call["name"] for call in calls]
+        turn = TurnRecord(steps=box["next"], progress=update["progress_score"])
         update.update(
             messages=[*new_messages, reply],
             context_box=box,
             iteration_count=state.get("iteration_count", 0) + 1,
+            recent_turns=[*(state.get("recent_turns") or []), turn][-STAGNATION_REPEATS:],
             pending_actions=calls,
             current_plan=[call["name"] for call in calls],
             model_calls=model_calls,
@@ -672,7 +706,7 @@ class _AgentLoop:
                         "context": sub_args,
                         "max_iterations": max_iterations,
                     },
-                    {"recursion_limit": 2 * max_iterations + 1},
+                    {"recursion_limit": recursion_limit_for(max_iterations)},
                 ),
                 timeout,
             )
@@ -710,7 +744,7 @@ class _AgentLoop:
                 goto="finalize",
                 update={"escalation": {"reason": decision.reason, "decision": verdict.lower()}},
             )
-        extra = max(2, self._max_iterations() // 2)
+        extra = max(REVIEW_EXTRA_TURNS, self._max_iterations() // 2)
         last = (state.get("messages") or [])[-1]
         # Every tool call needs an answer before the next user turn (OpenAI rejects the history
         # otherwise); the calls the escalation stopped are answered as skipped.

@@ -23,6 +23,7 @@ from master_agent.evolution.outcomes import schedule_checks, trackable
 from master_agent.evolution.tools import DEPLOYED_KEY
 from master_agent.runtime.factory import Complexity, GraphOptions, Variant, loop_limits, master_graph
 from master_agent.runtime.graph_runs import shape_of
+from master_agent.runtime.loop import recursion_limit_for
 from master_agent.runtime.resources import RuntimeResources
 
 MAX_GOAL_CHARS = 4000
@@ -123,7 +124,7 @@ class SolveOutcome(BaseModel):
 def run_config(thread_id: str, options: dict[str, Any], max_iterations: int) -> RunnableConfig:
     return {
         "configurable": {"thread_id": thread_id, **options},
-        "recursion_limit": 2 * max_iterations + 1,
+        "recursion_limit": recursion_limit_for(max_iterations),
     }
 
 

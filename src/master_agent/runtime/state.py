@@ -49,6 +49,15 @@ class StepRecord(TypedDict):
     children: list[StepRecord]
 
 
+class TurnRecord(TypedDict):
+    """One agent turn, as the stagnation rule sees it."""
+
+    steps: list[str]
+    """Names of the tools and sub-agents it chose."""
+    progress: float
+    """Progress score when it chose them (after the previous turn's results)."""
+
+
 class MasterAgentState(TypedDict):
     """State of one agent loop. Sub-agents get a fresh one: they never share reducers with a parent."""
 
@@ -61,7 +70,7 @@ class MasterAgentState(TypedDict):
     current_plan: NotRequired[list[str]]
     """Tool names requested in the latest agent turn."""
     completed_steps: NotRequired[Annotated[list[str], operator.add]]
-    """Signatures (tool + arguments) of executed calls, in order; used to detect stagnation."""
+    """Signatures (tool + arguments) of executed calls, in order."""
     pending_actions: NotRequired[list[dict[str, Any]]]
     """Tool calls of the latest agent turn not yet executed."""
     findings: NotRequired[Annotated[dict[str, Any], merge_dicts]]
@@ -76,6 +85,9 @@ class MasterAgentState(TypedDict):
     learnings: NotRequired[list[dict[str, Any]]]
     confidence_score: NotRequired[float]
     iteration_count: NotRequired[int]
+    """Agent turns of the current flow (a new user message starts a new flow at 0)."""
+    recent_turns: NotRequired[list[TurnRecord]]
+    """The latest agent turns of the current flow, oldest first; used to detect stagnation."""
     max_iterations: NotRequired[int]
     progress_score: NotRequired[float]
     depth: NotRequired[int]

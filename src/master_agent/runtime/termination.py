@@ -6,7 +6,8 @@ Rules, in order (first match wins), after every agent turn:
 2. progress >= 0.95                                                  -> end  ``progress_threshold``
 3. iterations >= max_iterations                                      -> escalate ``max_iterations``
 4. confidence < 0.5 after 5 iterations                               -> escalate ``low_confidence``
-5. the same step (tool + arguments) three times in a row             -> escalate ``stagnation``
+5. the same step (tool or sub-agent name, whatever its arguments) chosen in three turns in a
+   row without progress between the first and the last           -> escalate ``stagnation``
 6. otherwise                                                         -> continue
 """
 
@@ -20,7 +21,7 @@ from typing import Any, Literal, Protocol
 from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel, ConfigDict
 
-from master_agent.runtime.state import MasterAgentState
+from master_agent.runtime.state import MasterAgentState, TurnRecord
 
 logger = logging.getLogger(__name__)
 
@@ -84,9 +85,14 @@ def progress_score(state: MasterAgentState, keys: list[str]) -> float:
     return round(score, 4)
 
 
-def is_stagnating(completed_steps: list[str]) -> bool:
-    recent = completed_steps[-STAGNATION_REPEATS:]
-    return len(recent) == STAGNATION_REPEATS and len(set(recent)) == 1
+def is_stagnating(turns: list[TurnRecord]) -> bool:
+    """Rule 5 over a flow's turns (each turn's progress is measured before its choice, so the first
+    and last of three bracket the results of the first two)."""
+    recent = turns[-STAGNATION_REPEATS:]
+    if len(recent) < STAGNATION_REPEATS:
+        return False
+    repeated = set(recent[0]["steps"]).intersection(*(turn["steps"] for turn in recent[1:]))
+    return bool(repeated) and recent[-1]["progress"] <= recent[0]["progress"]
 
 
 def decide(state: MasterAgentState) -> Decision:
@@ -102,7 +108,7 @@ def decide(state: MasterAgentState) -> Decision:
         return Decision(route="escalate_to_human", reason="max_iterations")
     if state.get("confidence_score", 1.0) < LOW_CONFIDENCE and iterations >= LOW_CONFIDENCE_AFTER:
         return Decision(route="escalate_to_human", reason="low_confidence")
-    if is_stagnating(state.get("completed_steps") or []):
+    if is_stagnating(state.get("recent_turns") or []):
         return Decision(route="escalate_to_human", reason="stagnation")
     return Decision(route="continue", reason="continue")
 
