@@ -16,6 +16,7 @@ import httpx
 import uvicorn
 
 from master_agent.service import create_app
+from master_agent.service.limits import uvicorn_options
 from master_agent.settings import Settings
 
 
@@ -30,7 +31,13 @@ class LiveServer:
     def __init__(self, settings: Settings) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=self.port, log_level="warning")
+        config = uvicorn.Config(
+            create_app(settings),
+            host="127.0.0.1",
+            port=self.port,
+            log_level="warning",
+            **uvicorn_options(settings),
+        )
         self.server = uvicorn.Server(config)
         self.task: asyncio.Task[None] | None = None
 

@@ -234,6 +234,7 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
     from master_agent.service.deps import is_loopback
+    from master_agent.service.limits import uvicorn_options
 
     if settings.auth == "disabled" and not is_loopback(args.host):
         raise InputError(
@@ -246,6 +247,7 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     uvicorn.run(
         "master_agent.service.app:create_app",
         factory=True,
+        **uvicorn_options(settings),
         host=args.host,
         port=args.port,
         workers=args.workers,

@@ -44,6 +44,8 @@ ENV_FIELDS: dict[str, str] = {
     "MASTER_AGENT_NOTIFIER": "notifier",
     "MASTER_AGENT_AUTH": "auth",
     "MASTER_AGENT_MAX_BODY_BYTES": "max_body_bytes",
+    "MASTER_AGENT_MAX_HEADER_BYTES": "max_header_bytes",
+    "MASTER_AGENT_OPERATOR_TOKEN": "operator_token",
     "MASTER_AGENT_RUN_LEASE_S": "run_lease_s",
     "MASTER_AGENT_RUN_CONCURRENCY": "run_concurrency",
 }
@@ -91,6 +93,10 @@ class Settings(BaseModel):
     """``disabled`` is honoured only on a loopback bind; every request then acts as ``demo-retail``."""
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     """Largest request body the service accepts (413 beyond)."""
+    max_header_bytes: int = Field(default=65_536, ge=1024)
+    """Largest request line plus headers the service reads (431 beyond, and the connection closed)."""
+    operator_token: SecretStr | None = None
+    """Bearer token for operator endpoints (``/metrics``); unset: they answer loopback clients only."""
     run_lease_s: float = Field(default=30.0, ge=1.0)
     """How long a worker owns a running run without a heartbeat; past it another worker takes over."""
     run_concurrency: int = Field(default=4, ge=1, le=256)

@@ -10,7 +10,6 @@ from typing import Any
 import psycopg
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from master_agent.errors import (
     ConflictError,
@@ -23,6 +22,7 @@ from master_agent.errors import (
 from master_agent.runtime import open_resources
 from master_agent.runtime.resources import SchedulerRole
 from master_agent.runtime.runs import RunQueue
+from master_agent.service.limits import BodySizeLimit
 from master_agent.service.metrics import ServiceMetrics
 from master_agent.service.routes import (
     assistants,
@@ -37,53 +37,6 @@ from master_agent.service.routes import (
 )
 from master_agent.service.state import ServiceState
 from master_agent.settings import Settings
-
-
-class BodySizeLimit:
-    """413 for a request body over ``limit`` bytes, declared or streamed, before any handler reads it."""
-
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await self._reject(send)
-            return
-        received = 0
-
-        async def counted() -> Message:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.limit:
-                    raise _TooLarge
-            return message
-
-        try:
-            await self.app(scope, counted, send)
-        except _TooLarge:
-            await self._reject(send)
-
-    async def _reject(self, send: Send) -> None:
-        response = JSONResponse(
-            {"detail": f"body: request body larger than {self.limit} bytes (MASTER_AGENT_MAX_BODY_BYTES)"},
-            status_code=413,
-        )
-        await response({"type": "http"}, _no_receive, send)
-
-
-class _TooLarge(Exception):  # control flow inside the middleware
-    pass
-
-
-async def _no_receive() -> Message:
-    return {"type": "http.disconnect"}
 
 
 def _error_body(error: MasterAgentError) -> dict[str, Any]:

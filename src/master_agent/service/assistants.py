@@ -12,6 +12,8 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel
 
+from master_agent.service.limits import StoredMetadata
+
 GRAPH_ID = "master_agent"
 _NAMESPACE = uuid.UUID("6f1c1bd2-5c1e-4c55-9a53-0d6d2f7d8a11")
 
@@ -39,7 +41,7 @@ class Assistant(BaseModel):
     description: str | None
     config: dict[str, Any]
     context: dict[str, Any]
-    metadata: dict[str, Any]
+    metadata: StoredMetadata
     version: int
     created_at: datetime
     updated_at: datetime

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 from typing import Annotated
 
@@ -68,3 +69,25 @@ async def current_tenant(request: Request, service: ServiceDep) -> str:
 
 
 TenantDep = Annotated[str, Depends(current_tenant)]
+
+
+async def operator(request: Request, service: ServiceDep) -> None:
+    """Operator endpoints: the operator token when one is set, else loopback clients only. A tenant's
+    API key never opens them (they show every tenant's numbers)."""
+    token = service.resources.settings.operator_token
+    if token is None:
+        client = request.client
+        if client is None or not is_loopback(client.host):
+            raise HTTPException(
+                403, detail="operator: set MASTER_AGENT_OPERATOR_TOKEN to read this from another host"
+            )
+        return
+    header = request.headers.get("authorization", "")
+    sent = header[7:].strip() if header.lower().startswith("bearer ") else ""
+    if not hmac.compare_digest(sent.encode(), token.get_secret_value().encode()):
+        raise HTTPException(
+            403, detail="operator: send 'Authorization: Bearer <MASTER_AGENT_OPERATOR_TOKEN>'"
+        )
+
+
+OperatorDep = Annotated[None, Depends(operator)]

@@ -11,6 +11,8 @@ from typing import Any, Literal
 from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel
 
+from master_agent.service.limits import StoredMetadata
+
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 
 #: A new thread, unless its id is taken, was deleted, or already has checkpoints (state nobody owns
@@ -40,7 +42,7 @@ class Thread(BaseModel):
     thread_id: uuid.UUID
     created_at: datetime
     updated_at: datetime
-    metadata: dict[str, Any]
+    metadata: StoredMetadata
     status: ThreadStatus
     config: dict[str, Any]
     values: Any = None

@@ -11,14 +11,15 @@ from master_agent.runtime.graph_runs import shape_of, thread_graph_config
 from master_agent.runtime.graphs import graph_for, graph_ids
 from master_agent.service.assistants import Assistant, resolve_assistant, search_assistants
 from master_agent.service.deps import ResourcesDep, TenantDep
+from master_agent.service.limits import Metadata, StrictJsonRoute
 
-router = APIRouter(prefix="/assistants", tags=["assistants"])
+router = APIRouter(prefix="/assistants", tags=["assistants"], route_class=StrictJsonRoute)
 
 
 class AssistantSearch(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Metadata = Field(default_factory=dict)
     graph_id: str | None = None
     name: str | None = None
     limit: int = Field(default=10, ge=1, le=1000)

@@ -10,10 +10,11 @@ from sse_starlette import EventSourceResponse
 
 from master_agent.runtime.solve import MAX_GOAL_CHARS
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
+from master_agent.service.limits import StrictJsonRoute
 from master_agent.service.routes.runs import RunCreate, enqueue_run, stream_on_new_thread, stream_response
 from master_agent.service.routes.threads import existing_thread
 
-router = APIRouter(tags=["chat"])
+router = APIRouter(tags=["chat"], route_class=StrictJsonRoute)
 
 
 class ChatMessage(BaseModel):

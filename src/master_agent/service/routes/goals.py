@@ -12,6 +12,7 @@ from master_agent.runtime import Solution, SolveRequest, run_solution, submit
 from master_agent.runtime.factory import Complexity, Variant
 from master_agent.runtime.solve import MAX_GOAL_CHARS
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
+from master_agent.service.limits import StrictJsonRoute
 from master_agent.service.solutions import (
     StrategicGoalPage,
     StrategicGoalPublic,
@@ -19,7 +20,7 @@ from master_agent.service.solutions import (
     list_solutions,
 )
 
-router = APIRouter(prefix="/api/cs/strategic-goals", tags=["strategic goals"])
+router = APIRouter(prefix="/api/cs/strategic-goals", tags=["strategic goals"], route_class=StrictJsonRoute)
 
 #: Longest a ``?wait=true`` request waits before answering 202 with the links to follow.
 WAIT_LIMIT_S = 600.0

@@ -6,9 +6,10 @@ from typing import Any
 
 from fastapi import APIRouter, Response
 
-from master_agent.service.deps import ServiceDep, TenantDep
+from master_agent.service.deps import OperatorDep, ServiceDep, TenantDep
+from master_agent.service.limits import StrictJsonRoute
 
-router = APIRouter(tags=["health"])
+router = APIRouter(tags=["health"], route_class=StrictJsonRoute)
 
 
 @router.get("/ok")
@@ -35,8 +36,9 @@ async def health(service: ServiceDep, _tenant: TenantDep) -> dict[str, Any]:
 
 
 @router.get("/metrics", response_class=Response)
-async def metrics(service: ServiceDep, _tenant: TenantDep) -> Response:
-    """Prometheus text: runs by status, run latency, active streams, pool usage."""
+async def metrics(service: ServiceDep, _operator: OperatorDep) -> Response:
+    """Prometheus text: runs by status, run latency, active streams, pool usage (every tenant's, so
+    for the operator only: ``MASTER_AGENT_OPERATOR_TOKEN``, or a loopback client when it is unset)."""
     body = service.metrics.render(
         await service.queue.counts(),
         dict(service.resources.database.pool.get_stats()),

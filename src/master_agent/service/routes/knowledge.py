@@ -9,8 +9,9 @@ from fastapi import APIRouter, HTTPException, Query
 
 from master_agent.evolution import PatternMatch
 from master_agent.service.deps import ServiceDep, TenantDep
+from master_agent.service.limits import StrictJsonRoute
 
-router = APIRouter(prefix="/knowledge", tags=["knowledge"])
+router = APIRouter(prefix="/knowledge", tags=["knowledge"], route_class=StrictJsonRoute)
 
 
 @router.get("", response_model=list[PatternMatch])

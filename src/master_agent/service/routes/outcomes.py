@@ -10,8 +10,9 @@ from fastapi import APIRouter, Query
 from master_agent.evolution.learning import Learning, list_learnings
 from master_agent.evolution.outcomes import OutcomeCheck, list_checks
 from master_agent.service.deps import ResourcesDep, TenantDep
+from master_agent.service.limits import StrictJsonRoute
 
-router = APIRouter(tags=["outcomes"])
+router = APIRouter(tags=["outcomes"], route_class=StrictJsonRoute)
 
 
 @router.get("/outcomes", response_model=list[OutcomeCheck])

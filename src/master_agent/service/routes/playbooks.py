@@ -11,8 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from master_agent.evolution import playbooks
 from master_agent.evolution.playbooks import Playbook
 from master_agent.service.deps import ResourcesDep, TenantDep
+from master_agent.service.limits import StrictJsonRoute
 
-router = APIRouter(prefix="/playbooks", tags=["playbooks"])
+router = APIRouter(prefix="/playbooks", tags=["playbooks"], route_class=StrictJsonRoute)
 
 
 class PlaybookDeploy(BaseModel):

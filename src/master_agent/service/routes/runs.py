@@ -9,15 +9,17 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from fastapi import APIRouter, Header, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse
+from langchain_core.runnables import RunnableConfig
 from prometheus_client import Gauge
 from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse
 
-from master_agent.runtime.factory import classify_complexity
+from master_agent.errors import InputError
+from master_agent.runtime.factory import classify_complexity, master_graph
 from master_agent.runtime.graph_runs import shape_of
 from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_ids
 from master_agent.runtime.run_events import STORED_ELSEWHERE, RunEvent
@@ -26,10 +28,11 @@ from master_agent.runtime.solve import MAX_GOAL_CHARS
 from master_agent.service.assistants import resolve_assistant
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
 from master_agent.service.graph_state import run_json, run_output
+from master_agent.service.limits import Metadata, StrictJsonRoute
 from master_agent.service.routes.threads import check_state_keys, existing_thread
 from master_agent.service.threads import Thread, create_thread, delete_thread
 
-router = APIRouter(tags=["runs"])
+router = APIRouter(tags=["runs"], route_class=StrictJsonRoute)
 
 StreamMode = Literal[
     "values", "updates", "messages", "messages-tuple", "custom", "debug", "tasks", "checkpoints"
@@ -48,7 +51,7 @@ class RunCreate(BaseModel):
     command: dict[str, Any] | None = None
     config: dict[str, Any] | None = None
     context: dict[str, Any] | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata | None = None
     stream_mode: StreamMode | list[StreamMode] = "values"
     stream_subgraphs: bool = False
     stream_resumable: bool = False
@@ -107,6 +110,28 @@ async def check_run_request(body: RunCreate, thread: Thread, resources: Resource
             raise HTTPException(422, detail="input.goal: required for the first run of a thread")
 
 
+async def check_run_config(
+    resources: ResourcesDep, tenant: str, config: dict[str, Any], graph_id: str
+) -> None:
+    """Refuse a config the run could not start with (422 naming the field), before it is stored or
+    kept on the thread: the master graph is built for it (cached), which checks every option against
+    the tenant's catalogue."""
+    limit = config.get("recursion_limit")
+    if graph_id != MASTER_GRAPH_ID:
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise HTTPException(422, detail="config.recursion_limit: a positive integer")
+        return
+    graph_config: dict[str, Any] = {"configurable": {**config["configurable"], "tenant_id": tenant}}
+    if limit is not None:
+        graph_config["recursion_limit"] = limit
+    try:
+        await master_graph(resources, cast(RunnableConfig, graph_config))
+    except InputError as error:
+        field = error.field if error.field.startswith(("configurable", "recursion_limit")) else None
+        detail = f"config.{error}" if field else f"config.configurable: {error}"
+        raise HTTPException(422, detail=detail) from None
+
+
 def _location(run: Run, suffix: str = "") -> dict[str, str]:
     return {"Content-Location": f"/threads/{run.thread_id}/runs/{run.run_id}{suffix}"}
 
@@ -160,8 +185,14 @@ async def prepare_run(body: RunCreate, thread: Thread, tenant: str, resources: R
         raise HTTPException(404, detail=f"Assistant {body.assistant_id} not found")
     await check_run_request(body, thread, resources, assistant.graph_id)
     config = dict(body.config or {})
+    if not isinstance(config.get("configurable") or {}, dict):
+        raise HTTPException(422, detail="config.configurable: send one object")
     configurable = {**(assistant.config.get("configurable") or {}), **(config.get("configurable") or {})}
     configurable.pop("tenant_id", None)  # the tenant comes from the API key only
+    if configurable.pop("client_id", tenant) != tenant:
+        raise HTTPException(
+            403, detail="config.configurable.client_id: differs from the tenant of the API key"
+        )
     if "complexity" not in configurable and assistant.graph_id == MASTER_GRAPH_ID:
         # Fixed per thread: later runs (a resume, a follow-up) build the same graph as the first one.
         known = (thread.config.get("configurable") or {}).get("complexity")
@@ -171,6 +202,7 @@ async def prepare_run(body: RunCreate, thread: Thread, tenant: str, resources: R
         elif isinstance(goal, str) and goal.strip():
             configurable["complexity"] = classify_complexity(goal)
     config["configurable"] = configurable
+    await check_run_config(resources, tenant, config, assistant.graph_id)
     kwargs = {
         "input": body.input,
         "command": body.command,

@@ -13,15 +13,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from master_agent.runtime import MasterAgentState
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
 from master_agent.service.graph_state import snapshot_json, thread_graph
+from master_agent.service.limits import Metadata, StrictJsonRoute
 from master_agent.service.threads import Thread, create_thread, delete_thread, get_thread, search_threads
 
-router = APIRouter(prefix="/threads", tags=["threads"])
+router = APIRouter(prefix="/threads", tags=["threads"], route_class=StrictJsonRoute)
 
 
 class ThreadCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Metadata = Field(default_factory=dict)
     thread_id: uuid.UUID | None = None
     if_exists: Literal["raise", "do_nothing"] = "raise"
     graph_id: str | None = None
@@ -30,7 +31,7 @@ class ThreadCreate(BaseModel):
 class ThreadSearch(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Metadata = Field(default_factory=dict)
     values: dict[str, Any] | None = None
     status: Literal["idle", "busy", "interrupted", "error"] | None = None
     limit: int = Field(default=10, ge=1, le=1000)
@@ -54,7 +55,7 @@ class HistoryRequest(BaseModel):
 
     limit: int = Field(default=10, ge=1, le=1000)
     before: str | dict[str, Any] | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata | None = None
     checkpoint: dict[str, Any] | None = None
 
 

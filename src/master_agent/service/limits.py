@@ -1,0 +1,214 @@
+"""What the service refuses at its edge, before any handler or the database sees it.
+
+- Request heads over ``MASTER_AGENT_MAX_HEADER_BYTES``: 431, the connection closed (uvicorn's
+  httptools parser keeps no limit of its own).
+- Request bodies over ``MASTER_AGENT_MAX_BODY_BYTES``, declared or chunked: 413.
+- JSON that is not strict JSON (``NaN``, ``Infinity``), nested deeper than ``MAX_JSON_DEPTH``, or
+  holding a lone surrogate, which no JSON column can store: 422 naming the place.
+- Metadata documents deeper than ``MAX_METADATA_DEPTH`` or larger than ``MAX_METADATA_BYTES``: 422.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Callable, Coroutine
+from typing import Annotated, Any
+
+from fastapi import HTTPException, Request, Response
+from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
+from pydantic import AfterValidator, BeforeValidator
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from master_agent.settings import Settings
+
+MAX_JSON_DEPTH = 64
+MAX_METADATA_DEPTH = 16
+MAX_METADATA_BYTES = 65_536
+#: How long a connection whose head was refused may go on sending before it is closed.
+REFUSED_HEAD_GRACE_S = 10.0
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class JsonInputError(ValueError):
+    """A JSON document the service does not accept; ``str()`` names where."""
+
+
+def check_json_value(value: Any, *, max_depth: int = MAX_JSON_DEPTH, where: str = "body") -> None:
+    """Refuse nesting beyond ``max_depth``, lone surrogates and non-finite numbers (iteratively, so a
+    hostile depth cannot exhaust the stack)."""
+    pending: list[tuple[Any, str, int]] = [(value, where, 1)]
+    while pending:
+        item, path, depth = pending.pop()
+        if isinstance(item, dict | list):
+            if depth > max_depth:
+                raise JsonInputError(f"{path}: nested deeper than {max_depth} levels")
+            if isinstance(item, dict):
+                for key, child in item.items():
+                    if _SURROGATE.search(key):
+                        raise JsonInputError(f"{path}: a key holds a lone surrogate (not valid Unicode)")
+                    pending.append((child, f"{path}.{key}", depth + 1))
+            else:
+                pending.extend((child, f"{path}[{index}]", depth + 1) for index, child in enumerate(item))
+        elif isinstance(item, str):
+            if _SURROGATE.search(item):
+                raise JsonInputError(f"{path}: a lone surrogate is not valid Unicode")
+        elif isinstance(item, float) and (item != item or item in (float("inf"), float("-inf"))):
+            raise JsonInputError(f"{path}: NaN and Infinity are not JSON numbers")
+
+
+def _refuse_constant(name: str) -> Any:
+    raise JsonInputError(f"body: {name} is not a JSON number")
+
+
+def parse_json_body(body: bytes) -> Any:
+    """Strict JSON: what the standard allows, within the depth bound."""
+    try:
+        value = json.loads(body, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise JsonInputError(f"body: nested deeper than {MAX_JSON_DEPTH} levels") from None
+    check_json_value(value)
+    return value
+
+
+def _check_metadata(value: dict[str, Any]) -> dict[str, Any]:
+    check_json_value(value, max_depth=MAX_METADATA_DEPTH, where="metadata")
+    size = len(json.dumps(value, ensure_ascii=False).encode())
+    if size > MAX_METADATA_BYTES:
+        raise ValueError(f"{size} bytes as JSON; at most {MAX_METADATA_BYTES}")
+    return value
+
+
+Metadata = Annotated[dict[str, Any], AfterValidator(_check_metadata)]
+"""A metadata document (threads, runs, assistants) as a request sends it: bounded in depth and size."""
+
+
+def _readable(value: Any, depth: int = 1) -> Any:
+    if not isinstance(value, dict | list):
+        return value
+    if depth > MAX_JSON_DEPTH:
+        return f"<nested deeper than {MAX_JSON_DEPTH} levels>"
+    if isinstance(value, dict):
+        return {key: _readable(child, depth + 1) for key, child in value.items()}
+    return [_readable(child, depth + 1) for child in value]
+
+
+StoredMetadata = Annotated[dict[str, Any], BeforeValidator(_readable)]
+"""A metadata document as stored: one written before the bounds existed is cut at ``MAX_JSON_DEPTH``
+levels, so reading it never fails."""
+
+
+class _StrictJsonRequest(Request):
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            try:
+                self._json = parse_json_body(await self.body())
+            except JsonInputError as error:
+                raise HTTPException(422, detail=str(error)) from None
+        return self._json
+
+
+class StrictJsonRoute(APIRoute):
+    """Every route of the service parses its JSON body with :func:`parse_json_body`."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def strict(request: Request) -> Response:
+            return await handler(_StrictJsonRequest(request.scope, request.receive))
+
+        return strict
+
+
+class BodySizeLimit:
+    """413 for a request body over ``limit`` bytes, declared or streamed, before any handler reads it."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await self._too_large()(scope, receive, send)
+            return
+        received = 0
+
+        async def counted() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.limit:
+                    # FastAPI re-raises an HTTPException met while reading a body (anything else
+                    # becomes a 400), so the handlers below answer it.
+                    raise HTTPException(413, detail=self._message())
+            return message
+
+        await self.app(scope, counted, send)
+
+    def _message(self) -> str:
+        return f"body: request body larger than {self.limit} bytes (MASTER_AGENT_MAX_BODY_BYTES)"
+
+    def _too_large(self) -> JSONResponse:
+        return JSONResponse({"detail": self._message()}, status_code=413)
+
+
+_HEAD_TOO_LARGE = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\nconnection: close\r\n"
+)
+
+
+class HeadLimitedProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with a bound on the request line and headers: a head still
+    incomplete after ``max_head_bytes`` gets a 431 and is neither buffered nor parsed further."""
+
+    def __init__(self, *args: Any, max_head_bytes: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.max_head_bytes = max_head_bytes
+        self._head_bytes = 0
+        self._in_head = True
+        self._refused = False
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._head_bytes = 0
+        self._in_head = True
+
+    def on_headers_complete(self) -> None:
+        self._in_head = False
+        super().on_headers_complete()
+
+    def data_received(self, data: bytes) -> None:
+        if self._refused:
+            return  # the rest of a refused head: read and dropped
+        if self._in_head:
+            self._head_bytes += len(data)
+        super().data_received(data)
+        if self._in_head and self._head_bytes > self.max_head_bytes and not self.transport.is_closing():
+            self._refuse()
+
+    def _refuse(self) -> None:
+        self._refused = True
+        detail = (
+            f"headers: request head larger than {self.max_head_bytes} bytes (MASTER_AGENT_MAX_HEADER_BYTES)"
+        )
+        body = json.dumps({"detail": detail}).encode()
+        self.transport.write(_HEAD_TOO_LARGE + b"content-length: %d\r\n\r\n" % len(body) + body)
+        # Closing with the client's bytes unread would reset the connection and lose the answer: stop
+        # sending, drop what still arrives, close when the client does (or after a grace period).
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(REFUSED_HEAD_GRACE_S, self.transport.close)
+
+
+def uvicorn_options(settings: Settings) -> dict[str, Any]:
+    """What every uvicorn serving the app is given: the head-limited protocol (a picklable factory,
+    for worker processes)."""
+    return {"http": functools.partial(HeadLimitedProtocol, max_head_bytes=settings.max_header_bytes)}
