@@ -12,6 +12,7 @@ import contextlib
 import json
 import logging
 from collections import defaultdict
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,8 @@ logger = logging.getLogger(__name__)
 
 FLUSH_EVERY_S = 0.05
 FLUSH_BATCH = 64
+#: Wait before storing again events whose storing failed (they stay unwritten meanwhile).
+FLUSH_RETRY_S = 1.0
 
 SELECT_AFTER = "SELECT seq, event, data FROM run_events WHERE run_id = %s AND seq > %s ORDER BY seq"
 SELECT_LAST = "SELECT coalesce(max(seq), 0) AS seq FROM run_events WHERE run_id = %s"
@@ -57,6 +60,7 @@ class RunEventLog:
         self._pending: list[tuple[str, RunEvent]] = []
         self._unflushed: dict[str, list[RunEvent]] = defaultdict(list)
         self._flusher: asyncio.Task[None] | None = None
+        self._write_lock = asyncio.Lock()
 
     async def open_run(self, run_id: str, *, first_attempt: bool = False) -> None:
         """Before a worker publishes: continue numbering after any events an earlier attempt stored
@@ -86,33 +90,41 @@ class RunEventLog:
         for queue in list(self._subscribers.get(run_id, ())):
             queue.put_nowait(item)
 
-    async def close_run(self, run_id: str) -> None:
-        """After a worker's last event: write everything, forget the numbering."""
-        await self.flush()
-        self.forget(run_id)
-
     def forget(self, run_id: str) -> None:
         self._next_seq.pop(run_id, None)
 
-    def drain(self) -> list[tuple[str, RunEvent]]:
+    @contextlib.asynccontextmanager
+    async def storing(self) -> AsyncIterator[list[tuple[str, RunEvent]]]:
         """Every event not written yet, for a caller that writes them in its own statement
-        (``event_params``) and then calls ``written``."""
-        batch, self._pending = self._pending, []
-        return batch
+        (``event_params``). A batch the flusher is writing is stored first, so a run's end never
+        commits before its earlier events; the events count as written only if the block succeeds
+        (else they wait for the next flush)."""
+        async with self._write_lock:
+            batch, self._pending = self._pending, []
+            try:
+                yield batch
+            except BaseException:
+                self._pending[:0] = batch
+                raise
+            self.written(batch)
 
-    async def _flush_soon(self) -> None:
-        await asyncio.sleep(FLUSH_EVERY_S)
+    async def _flush_soon(self, delay_s: float = FLUSH_EVERY_S) -> None:
+        await asyncio.sleep(delay_s)
         await self.flush()
 
     async def flush(self) -> None:
-        while self._pending:
-            batch, self._pending = self._pending[:FLUSH_BATCH], self._pending[FLUSH_BATCH:]
-            try:
-                async with self._pool.connection() as conn:
-                    await conn.execute(STORE_EVENTS, event_params(batch))
-            except Exception:
-                logger.exception("storing %d run events failed", len(batch))
-            self.written(batch)
+        async with self._write_lock:
+            while self._pending:
+                batch, self._pending = self._pending[:FLUSH_BATCH], self._pending[FLUSH_BATCH:]
+                try:
+                    async with self._pool.connection() as conn:
+                        await conn.execute(STORE_EVENTS, event_params(batch))
+                except Exception:
+                    logger.exception("storing %d run events failed; retrying", len(batch))
+                    self._pending[:0] = batch
+                    self._flusher = asyncio.create_task(self._flush_soon(FLUSH_RETRY_S))
+                    return
+                self.written(batch)
 
     def written(self, batch: list[tuple[str, RunEvent]]) -> None:
         for run_id, item in batch:
@@ -154,6 +166,11 @@ class RunEventLog:
             with contextlib.suppress(Exception):
                 await self._flusher
         await self.flush()
+        if self._pending and self._flusher is not None:
+            # The database is unreachable at shutdown: these events are lost with the process (the
+            # runs they belong to are taken over and continue their numbering from what is stored).
+            logger.error("%d run events could not be stored before shutdown", len(self._pending))
+            self._flusher.cancel()
 
 
 def event_params(batch: list[tuple[str, RunEvent]]) -> dict[str, Any]:

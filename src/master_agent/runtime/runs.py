@@ -30,6 +30,7 @@ from master_agent.runtime.run_events import (
     ANNOUNCE_EVENTS,
     EVENTS_CHANNEL,
     INSERT_EVENTS,
+    STORE_EVENTS,
     RunEventLog,
     event_params,
 )
@@ -496,10 +497,9 @@ class RunQueue:
         # finds it finished.
         last = self.events.publish(run_id, "end", None, live=False)
         thread_id = str(claimed["thread_id"])
-        batch = self.events.drain()
         stored = False
         try:
-            async with self.resources.database.pool.connection() as conn:
+            async with self.events.storing() as batch, self.resources.database.pool.connection() as conn:
                 await conn.execute(
                     END_RUN,
                     {
@@ -516,7 +516,6 @@ class RunQueue:
                 )
             stored = True
         finally:
-            self.events.written(batch)
             self.events.forget(run_id)
             self._release(run_id)
             self.events.deliver(run_id, last)
@@ -528,8 +527,15 @@ class RunQueue:
 
     async def _finish_cancelled(self, claimed: dict[str, Any], action: CancelAction) -> None:
         run_id, thread_id = str(claimed["run_id"]), str(claimed["thread_id"])
+        last = self.events.publish(run_id, "end", None, live=False)
         try:
-            async with self.resources.database.pool.connection() as conn, conn.transaction():
+            # The run's last events are stored with its status, as at any run's end.
+            async with (
+                self.events.storing() as batch,
+                self.resources.database.pool.connection() as conn,
+                conn.transaction(),
+            ):
+                await conn.execute(STORE_EVENTS, event_params(batch))
                 if action == "rollback":
                     for statement in ROLLBACK_CHECKPOINTS:
                         await conn.execute(statement, {"thread": thread_id, "run": run_id})
@@ -543,9 +549,9 @@ class RunQueue:
                 await conn.execute(
                     WAKE_IF_QUEUED, {"thread_id": thread_id}
                 )  # the run that interrupted this one
-            self.events.publish(run_id, "end", None)
-            await self.events.close_run(run_id)
         finally:
+            self.events.forget(run_id)
+            self.events.deliver(run_id, last)
             self._release(run_id)
             self._cancelling.pop(run_id, None)
             self._resolve_output(run_id, None)

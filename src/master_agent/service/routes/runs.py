@@ -395,14 +395,16 @@ async def _events(
                 yield {"event": "end", "data": "null"}
                 return
         while not ended:
+            # The status first: a run's end stores its last events in the same commit as its status,
+            # so once the run is seen finished, the backlog read next holds every event it has.
+            current = await queue.get(run_id)
             backlog = await queue.events.read_after(run_id, seen)
             for item in backlog:
                 yield _sse(item)
                 seen, ended = item.seq, item.event == "end"
                 if ended:
                     return
-            current = await queue.get(run_id)
-            if current is None or (current.status not in ("pending", "running") and not backlog):
+            if current is None or current.status not in ("pending", "running"):
                 # finished before events were kept (or they were removed): close like a finished run
                 ended = True
                 yield {"event": "end", "data": "null"}
