@@ -3,6 +3,8 @@
 1. Median time per solve of the retail goal on the offline model (full durable run).
 2. Added cost per super-step of Postgres checkpoints vs no checkpointer (same graph, interleaved runs).
 3. Graph-factory cost on a cache hit vs a fresh build.
+4. Village-knowledge reuse and search (``benchmarks/evolution.py``).
+5. Checkpoint storage after 5,000 runs with and without retention (``benchmarks/retention.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from benchmarks import evolution
+from benchmarks import evolution, retention
 
 from master_agent.runtime import RuntimeResources, SolveRequest, master_graph, open_resources, solve
 from master_agent.runtime.factory import graph_cache
@@ -106,6 +108,9 @@ async def main() -> None:
             async with open_resources(scratch, model=evolution.CountingPlanner()) as resources:
                 await evolution.bench_reuse(resources)
                 await evolution.bench_knowledge_search(resources)
+        with evolution.scratch_database(server_uri) as scratch_uri:
+            async with open_resources(settings.with_overrides(database_url=scratch_uri)) as resources:
+                await retention.bench_retention(resources)
         if base.database_url is None:
             from pgserver import get_server  # type: ignore[attr-defined]
 

@@ -70,6 +70,19 @@ def _parser() -> argparse.ArgumentParser:
     key_list = keys.add_parser("list", help="list a tenant's keys (never the keys themselves)")
     key_list.add_argument("--tenant", required=True)
 
+    threads = commands.add_parser("threads", help="manage stored threads").add_subparsers(
+        dest="action", required=True
+    )
+    prune = threads.add_parser(
+        "prune", help="apply the checkpoint retention policy now (as the scheduler leader does)"
+    )
+    prune.add_argument(
+        "--strategy",
+        choices=["keep_latest", "delete"],
+        help="default: MASTER_AGENT_CHECKPOINT_TTL",
+    )
+    prune.add_argument("--idle-minutes", type=float, help="default: MASTER_AGENT_CHECKPOINT_TTL_MINUTES")
+
     terminations = commands.add_parser("terminations", help="list recorded agent stops")
     terminations.add_argument("--tenant", default="demo-retail")
     terminations.add_argument("--thread")
@@ -170,6 +183,8 @@ async def _run(args: argparse.Namespace, settings: Settings, console: Console) -
         return await _tenants(args, settings)
     if args.command == "keys":
         return await _keys(args, settings)
+    if args.command == "threads":
+        return await _prune_threads(args, settings)
     if args.command == "terminations":
         async with open_resources(settings, install_demo=False) as resources:
             rows = await PostgresTerminationLog(resources.database.pool).list(
@@ -187,6 +202,24 @@ async def _run(args: argparse.Namespace, settings: Settings, console: Console) -
             )
         return 0
     raise AssertionError(args.command)
+
+
+async def _prune_threads(args: argparse.Namespace, settings: Settings) -> int:
+    from master_agent.runtime import open_resources
+    from master_agent.storage.retention import RetentionPolicy, retention_policy, sweep_checkpoints
+
+    configured = retention_policy(settings)
+    strategy = args.strategy or (configured.strategy if configured else None)
+    if strategy is None:
+        raise InputError("strategy", "MASTER_AGENT_CHECKPOINT_TTL is off: pass --strategy keep_latest|delete")
+    idle = args.idle_minutes if args.idle_minutes is not None else settings.checkpoint_ttl_minutes
+    if idle < 0:
+        raise InputError("idle-minutes", "at least 0")
+    policy = RetentionPolicy(strategy=strategy, idle_minutes=idle)
+    async with open_resources(settings, install_demo=False) as resources:
+        result = await sweep_checkpoints(resources.database.pool, policy, resources.evolution.clock.now())
+    print(result.model_dump_json())
+    return 0
 
 
 async def _tenants(args: argparse.Namespace, settings: Settings) -> int:

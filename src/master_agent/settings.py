@@ -48,6 +48,9 @@ ENV_FIELDS: dict[str, str] = {
     "MASTER_AGENT_OPERATOR_TOKEN": "operator_token",
     "MASTER_AGENT_RUN_LEASE_S": "run_lease_s",
     "MASTER_AGENT_RUN_CONCURRENCY": "run_concurrency",
+    "MASTER_AGENT_CHECKPOINT_TTL": "checkpoint_ttl",
+    "MASTER_AGENT_CHECKPOINT_TTL_MINUTES": "checkpoint_ttl_minutes",
+    "MASTER_AGENT_CHECKPOINT_SWEEP_MINUTES": "checkpoint_sweep_minutes",
 }
 _FIELD_ENV = {field: env for env, field in ENV_FIELDS.items()}
 
@@ -101,6 +104,12 @@ class Settings(BaseModel):
     """How long a worker owns a running run without a heartbeat; past it another worker takes over."""
     run_concurrency: int = Field(default=4, ge=1, le=256)
     """Runs one service process executes at once."""
+    checkpoint_ttl: Literal["off", "keep_latest", "delete"] = "keep_latest"
+    """Retention of idle threads' checkpoints (langgraph-api's ``checkpointer.ttl.strategy``)."""
+    checkpoint_ttl_minutes: float = Field(default=10_080.0, ge=0)
+    """Idle time after which a thread is swept (langgraph-api's ``default_ttl``); 7 days."""
+    checkpoint_sweep_minutes: float = Field(default=60.0, gt=0)
+    """How often the scheduler leader sweeps (langgraph-api's ``sweep_interval_minutes``)."""
     tenant_slots: int = Field(default=2, ge=1, le=256)
     """Most of a process's run slots one tenant may hold; other tenants' runs are claimed first."""
     embeddings: str = Field(default="auto", pattern=r"^(auto|local|hashing|openai:[A-Za-z0-9._-]+)$")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
@@ -26,6 +27,8 @@ class EvolutionContext:
     """None where jobs are neither added nor run (the checks still land in their tables)."""
     clock: Clock = field(default_factory=SystemClock)
     notifier: Notifier = field(default_factory=RecordingNotifier)
+    checkpoints_swept_at: datetime | None = None
+    """When this process (as the scheduler leader) last swept checkpoints by the retention policy."""
 
     async def tool_context(self, tenant_id: str) -> ToolContext:
         tenant = await load_tenant(self.pool, tenant_id)

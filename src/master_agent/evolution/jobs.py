@@ -4,8 +4,10 @@ module functions). They act on the evolution context of the process that runs th
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from master_agent.evolution.context import EvolutionContext
+from master_agent.storage.retention import SweepResult, retention_policy, sweep_checkpoints
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +54,23 @@ async def leader_tick(context: EvolutionContext) -> None:
 
     await reconcile_jobs(context)
     await deliver_pending(context.pool, context.notifier)
+    await sweep_checkpoints_if_due(context)
+
+
+async def sweep_checkpoints_if_due(context: EvolutionContext) -> SweepResult | None:
+    """The retention sweep, every ``MASTER_AGENT_CHECKPOINT_SWEEP_MINUTES`` (None when not due or off)."""
+    policy = retention_policy(context.settings)
+    now = context.clock.now()
+    last = context.checkpoints_swept_at
+    if policy is None or (
+        last is not None and now - last < timedelta(minutes=context.settings.checkpoint_sweep_minutes)
+    ):
+        return None
+    context.checkpoints_swept_at = now
+    result = await sweep_checkpoints(context.pool, policy, now)
+    if result.threads:
+        logger.info("checkpoint retention: %s", result.model_dump())
+    return result
 
 
 async def reconcile_jobs(context: EvolutionContext) -> int:
