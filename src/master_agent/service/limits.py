@@ -136,7 +136,7 @@ class BodySizeLimit:
             return
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await self._too_large()(scope, receive, send)
+            await JSONResponse({"detail": self._message()}, status_code=413)(scope, receive, send)
             return
         received = 0
 
@@ -155,9 +155,6 @@ class BodySizeLimit:
 
     def _message(self) -> str:
         return f"body: request body larger than {self.limit} bytes (MASTER_AGENT_MAX_BODY_BYTES)"
-
-    def _too_large(self) -> JSONResponse:
-        return JSONResponse({"detail": self._message()}, status_code=413)
 
 
 _HEAD_TOO_LARGE = (
