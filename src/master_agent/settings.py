@@ -48,6 +48,7 @@ ENV_FIELDS: dict[str, str] = {
     "MASTER_AGENT_OPERATOR_TOKEN": "operator_token",
     "MASTER_AGENT_RUN_LEASE_S": "run_lease_s",
     "MASTER_AGENT_RUN_CONCURRENCY": "run_concurrency",
+    "MASTER_AGENT_OUTAGE_WAIT_S": "outage_wait_s",
     "MASTER_AGENT_CHECKPOINT_TTL": "checkpoint_ttl",
     "MASTER_AGENT_CHECKPOINT_TTL_MINUTES": "checkpoint_ttl_minutes",
     "MASTER_AGENT_CHECKPOINT_SWEEP_MINUTES": "checkpoint_sweep_minutes",
@@ -104,6 +105,9 @@ class Settings(BaseModel):
     """How long a worker owns a running run without a heartbeat; past it another worker takes over."""
     run_concurrency: int = Field(default=4, ge=1, le=256)
     """Runs one service process executes at once."""
+    outage_wait_s: float = Field(default=300.0, gt=0)
+    """How long a run (and a stream) waits for an unreachable database to come back before failing;
+    it then continues from its last checkpoint."""
     checkpoint_ttl: Literal["off", "keep_latest", "delete"] = "keep_latest"
     """Retention of idle threads' checkpoints (langgraph-api's ``checkpointer.ttl.strategy``)."""
     checkpoint_ttl_minutes: float = Field(default=10_080.0, ge=0)

@@ -13,7 +13,7 @@ from typing import Any, Literal, cast
 
 from langchain_core.messages import BaseMessageChunk
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import Command
+from langgraph.types import Command, StateSnapshot
 
 from master_agent.runtime.factory import GraphOptions, loop_limits
 from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_for
@@ -56,9 +56,14 @@ def _command(payload: dict[str, Any]) -> Command[Any]:
 
 
 async def execute_graph_run(
-    resources: RuntimeResources, run: dict[str, Any], publish: Callable[[str, Any], object]
+    resources: RuntimeResources,
+    run: dict[str, Any],
+    publish: Callable[[str, Any], object],
+    *,
+    resumed: bool = False,
 ) -> GraphRunEnd:
-    """Run (or continue) the graph for one claimed run; return how the thread was left."""
+    """Run (or continue) the graph for one claimed run; return how the thread was left. ``resumed``:
+    this worker already started it (and met a database outage); it continues like a run taken over."""
     kwargs: dict[str, Any] = dict(run["kwargs"] or {})
     config_in: dict[str, Any] = dict(kwargs.get("config") or {})
     configurable = dict(config_in.get("configurable") or {})
@@ -72,8 +77,9 @@ async def execute_graph_run(
     config["configurable"]["run_id"] = str(run["run_id"])
     graph = await graph_for(resources, graph_id, config, checkpointer=resources.database.checkpointer)
     graph_input: Any
-    if run["attempts"] > 1 and (await graph.aget_state(config)).next:
-        graph_input = None  # taken over after a crash: continue from the last checkpoint
+    started = run["attempts"] > 1 or resumed
+    if started and _run_has_pending_steps(await graph.aget_state(config), str(run["run_id"])):
+        graph_input = None  # taken over after a crash, or after an outage: continue from the last checkpoint
     elif kwargs.get("command"):
         graph_input = _command(kwargs["command"])
     else:
@@ -110,6 +116,12 @@ async def execute_graph_run(
         interrupted = bool((await graph.aget_state(config)).interrupts)
     output = None if values is None else thread_output(values, interrupts)
     return GraphRunEnd(status="interrupted" if interrupted else "success", output=output)
+
+
+def _run_has_pending_steps(state: StateSnapshot, run_id: str) -> bool:
+    # The thread's last checkpoint must be this run's: before its first step is stored, the last one
+    # is the previous run's (possibly waiting at an interrupt this run's input answers).
+    return bool(state.next) and (state.metadata or {}).get("run_id") == run_id
 
 
 class _EventTranslator:

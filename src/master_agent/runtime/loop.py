@@ -55,6 +55,7 @@ from master_agent.runtime.termination import (
     decide,
     progress_score,
 )
+from master_agent.storage.outages import is_outage
 
 logger = logging.getLogger(__name__)
 
@@ -682,6 +683,8 @@ class _AgentLoop:
         except (ToolInputError, ValidationError) as error:
             return "error", f"error: {error}"
         except Exception as error:
+            if is_outage(error):
+                raise  # the run waits for the database and repeats the step; the model never sees it
             # A broken tool must not take the run (or its sibling calls) down with it.
             logger.exception("tool %s failed", name)
             return "error", f"error: tool {name} failed: {type(error).__name__}: {error}"
@@ -715,6 +718,8 @@ class _AgentLoop:
         except TimeoutError:
             return SubAgentEnvelope.failure(f"sub-agent {name} timed out after {timeout:g} s")
         except Exception as error:
+            if is_outage(error):
+                raise
             logger.exception("sub-agent %s failed", name)
             return SubAgentEnvelope.failure(f"sub-agent {name} failed: {type(error).__name__}: {error}")
         return SubAgentEnvelope.model_validate(final["envelope"])

@@ -36,6 +36,7 @@ from master_agent.runtime.run_events import (
 )
 from master_agent.runtime.serialization import error_output
 from master_agent.runtime.solve import SolveOutcome, run_solution
+from master_agent.storage.outages import is_outage, through_outages
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +64,7 @@ WHERE run_id = (
     SELECT r.run_id FROM runs r
     WHERE (r.status = 'pending' OR (r.status = 'running' AND r.lease_expires_at < now()))
       AND r.tenant_id <> ALL(%(full_tenants)s::text[])
+      AND NOT (r.status = 'running' AND r.lease_owner = %(owner)s)
       AND NOT EXISTS (
           SELECT 1 FROM runs o
           WHERE o.thread_id = r.thread_id AND o.run_id <> r.run_id
@@ -139,6 +141,10 @@ ROLLBACK_CHECKPOINTS = [
 COUNT_BY_STATUS = "SELECT status, count(*) AS n FROM runs GROUP BY status"
 
 
+class RunTakenOver(Exception):
+    """Another worker took over a run this process was executing (its lease ran out meanwhile)."""
+
+
 class Run(BaseModel):
     """A row of ``runs``."""
 
@@ -175,6 +181,7 @@ class RunQueue:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.lease_s = resources.settings.run_lease_s
         self.concurrency = resources.settings.run_concurrency
+        self.outage_wait_s = resources.settings.outage_wait_s
         self._slots = asyncio.Semaphore(self.concurrency)
         self._wake = asyncio.Event()
         self._running: dict[str, asyncio.Task[None]] = {}
@@ -439,6 +446,12 @@ class RunQueue:
         self._running_tenant.pop(run_id, None)
         self._slots.release()
 
+    def _leave(self, run_id: str) -> None:
+        """Stop executing a run here without finishing it (another worker will)."""
+        self._release(run_id)
+        self._resolve_output(run_id, None)
+        self.events.forget(run_id)
+
     def _start(self, claimed: dict[str, Any]) -> None:
         """Execute a run claimed by this process (its slot already taken)."""
         run_id = str(claimed["run_id"])
@@ -464,26 +477,16 @@ class RunQueue:
         graph_run = claimed["kind"] == "graph"
         await self.events.open_run(run_id, first_attempt=claimed["attempts"] == 1)
         try:
-            if graph_run:
-                end = await execute_graph_run(
-                    self.resources, claimed, lambda event, data: self.events.publish(run_id, event, data)
-                )
-                status, output = end.status, end.output
-            else:
-                # A strategic goal streams its call tree as custom events, then the solution as values.
-                outcome: SolveOutcome = await run_solution(
-                    self.resources,
-                    str(claimed["solution_id"]),
-                    on_event=lambda event: self.events.publish(run_id, "custom", event),
-                )
-                status = {"interrupted": "interrupted", "error": "error"}.get(outcome.status, "success")
-                self.events.publish(run_id, "values", outcome.model_dump(mode="json"))
+            status, output = await self._work_through_outages(claimed)
+        except RunTakenOver:
+            # Another worker took the run over while the database was away: it carries it on.
+            self._leave(run_id)
+            return
         except asyncio.CancelledError:
             action = self._cancelling.get(run_id)
             if action is None:
                 # Shutting down: leave the run 'running'; its lease expires and a worker continues it.
-                self._release(run_id)
-                self._resolve_output(run_id, None)
+                self._leave(run_id)
                 raise
             # Shielded: a second cancel request for the same run must not stop the bookkeeping.
             await asyncio.shield(self._finish_cancelled(claimed, action))
@@ -498,7 +501,8 @@ class RunQueue:
         last = self.events.publish(run_id, "end", None, live=False)
         thread_id = str(claimed["thread_id"])
         stored = False
-        try:
+
+        async def store_end() -> None:
             async with self.events.storing() as batch, self.resources.database.pool.connection() as conn:
                 await conn.execute(
                     END_RUN,
@@ -514,6 +518,9 @@ class RunQueue:
                         "thread_id": thread_id,
                     },
                 )
+
+        try:
+            await through_outages(self.resources.database.health, store_end, within_s=self.outage_wait_s)
             stored = True
         finally:
             self.events.forget(run_id)
@@ -525,10 +532,61 @@ class RunQueue:
         if self._on_finished is not None:
             self._on_finished(status, time.perf_counter() - started)
 
+    async def _work_through_outages(self, claimed: dict[str, Any]) -> tuple[RunStatus, dict[str, Any] | None]:
+        """Execute the run; when the database goes away under it, wait until it is back and continue
+        from the run's last checkpoint (steps after it run again; their events are sent again)."""
+        run_id = str(claimed["run_id"])
+        attempts = 0
+
+        async def attempt() -> tuple[RunStatus, dict[str, Any] | None]:
+            nonlocal attempts
+            attempts += 1
+            return await self._work(claimed, resumed=attempts > 1)
+
+        async def still_owned() -> None:
+            if not await self._still_owned(run_id):
+                raise RunTakenOver(run_id)
+
+        return await through_outages(
+            self.resources.database.health, attempt, within_s=self.outage_wait_s, before_retry=still_owned
+        )
+
+    async def _work(
+        self, claimed: dict[str, Any], *, resumed: bool
+    ) -> tuple[RunStatus, dict[str, Any] | None]:
+        run_id = str(claimed["run_id"])
+        if claimed["kind"] == "graph":
+            end = await execute_graph_run(
+                self.resources,
+                claimed,
+                lambda event, data: self.events.publish(run_id, event, data),
+                resumed=resumed,
+            )
+            return end.status, end.output
+        # A strategic goal streams its call tree as custom events, then the solution as values; it
+        # continues from its last checkpoint by itself.
+        outcome: SolveOutcome = await run_solution(
+            self.resources,
+            str(claimed["solution_id"]),
+            on_event=lambda event: self.events.publish(run_id, "custom", event),
+        )
+        self.events.publish(run_id, "values", outcome.model_dump(mode="json"))
+        status: RunStatus = "interrupted" if outcome.status == "interrupted" else "success"
+        return ("error" if outcome.status == "error" else status), None
+
+    async def _still_owned(self, run_id: str) -> bool:
+        """Renew the lease of a run this process executes; False when another worker took it over."""
+        async with self.resources.database.pool.connection() as conn:
+            renewed = await conn.execute(
+                RENEW_LEASES, {"lease": self.lease_s, "owner": self.owner, "runs": [run_id]}
+            )
+            return renewed.rowcount == 1
+
     async def _finish_cancelled(self, claimed: dict[str, Any], action: CancelAction) -> None:
         run_id, thread_id = str(claimed["run_id"]), str(claimed["thread_id"])
         last = self.events.publish(run_id, "end", None, live=False)
-        try:
+
+        async def store_end() -> None:
             # The run's last events are stored with its status, as at any run's end.
             async with (
                 self.events.storing() as batch,
@@ -546,9 +604,11 @@ class RunQueue:
                         {"status": "interrupted", "error": None, "run_id": run_id, "owner": self.owner},
                     )
                 await _mark_thread(conn, thread_id, "idle")
-                await conn.execute(
-                    WAKE_IF_QUEUED, {"thread_id": thread_id}
-                )  # the run that interrupted this one
+                # the run that interrupted this one
+                await conn.execute(WAKE_IF_QUEUED, {"thread_id": thread_id})
+
+        try:
+            await through_outages(self.resources.database.health, store_end, within_s=self.outage_wait_s)
         finally:
             self.events.forget(run_id)
             self.events.deliver(run_id, last)
@@ -568,8 +628,10 @@ class RunQueue:
                         RENEW_LEASES,
                         {"lease": self.lease_s, "owner": self.owner, "runs": list(self._running)},
                     )
-            except Exception:
-                logger.exception("renewing run leases failed")
+            except Exception as error:
+                if not is_outage(error):
+                    logger.exception("renewing run leases failed")
+                await self.resources.database.health.suspect(error)
 
     async def _cancel_requested(self, run_id: str) -> None:
         if run_id in self._running:
@@ -608,8 +670,10 @@ class RunQueue:
                             self._wake.set()
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                logger.warning("run notifications lost; polling until they reconnect", exc_info=True)
+            except Exception as error:
+                # The listening connection is the first to notice the server going away.
+                logger.warning("run notifications lost; polling until they reconnect: %s", error)
+                await self.resources.database.health.suspect(error)
                 await asyncio.sleep(POLL_S)
 
 

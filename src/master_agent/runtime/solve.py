@@ -25,6 +25,7 @@ from master_agent.runtime.factory import Complexity, GraphOptions, Variant, loop
 from master_agent.runtime.graph_runs import shape_of
 from master_agent.runtime.loop import recursion_limit_for
 from master_agent.runtime.resources import RuntimeResources
+from master_agent.storage.outages import through_outages
 
 MAX_GOAL_CHARS = 4000
 
@@ -306,7 +307,12 @@ async def solve(
 ) -> SolveOutcome:
     """Solve a goal on a new thread."""
     submitted = await submit(resources, request)
-    return await run_solution(resources, submitted.solution_id, on_event=on_event)
+    # An outage on the way is waited out; the solution then continues from its last checkpoint.
+    return await through_outages(
+        resources.database.health,
+        lambda: run_solution(resources, submitted.solution_id, on_event=on_event),
+        within_s=resources.settings.outage_wait_s,
+    )
 
 
 async def resume(

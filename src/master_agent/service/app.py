@@ -22,7 +22,7 @@ from master_agent.errors import (
 from master_agent.runtime import open_resources
 from master_agent.runtime.resources import SchedulerRole
 from master_agent.runtime.runs import RunQueue
-from master_agent.service.limits import BodySizeLimit
+from master_agent.service.limits import BodySizeLimit, DatabaseGate, database_unavailable
 from master_agent.service.metrics import ServiceMetrics
 from master_agent.service.routes import (
     assistants,
@@ -37,6 +37,7 @@ from master_agent.service.routes import (
 )
 from master_agent.service.state import ServiceState
 from master_agent.settings import Settings
+from master_agent.storage.outages import is_outage
 
 
 def _error_body(error: MasterAgentError) -> dict[str, Any]:
@@ -81,6 +82,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     limit = (settings or Settings.from_env()).max_body_bytes
     app.add_middleware(BodySizeLimit, limit=limit)
+    app.add_middleware(DatabaseGate)
 
     @app.exception_handler(MasterAgentError)
     async def master_agent_error(_request: Request, error: MasterAgentError) -> JSONResponse:
@@ -96,6 +98,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # e.g. a NUL character in JSON, or a number beyond bigint: nothing was stored.
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         return JSONResponse({"detail": f"body: a value cannot be stored: {message}"}, status_code=422)
+
+    @app.exception_handler(psycopg.OperationalError)
+    @app.exception_handler(psycopg.InterfaceError)
+    async def database_outage(request: Request, error: psycopg.Error) -> JSONResponse:
+        if not is_outage(error):
+            raise error
+        # Probed now, so the requests after this one are answered 503 at once (DatabaseGate).
+        await request.app.state.service.resources.database.health.suspect(error)
+        return database_unavailable()
 
     app.include_router(health.router)
     app.include_router(goals.router)

@@ -157,6 +157,39 @@ class BodySizeLimit:
         return f"body: request body larger than {self.limit} bytes (MASTER_AGENT_MAX_BODY_BYTES)"
 
 
+#: Paths answered while the database is down: liveness says the process lives, whatever the database.
+ANSWERED_WITHOUT_DATABASE = frozenset({"/ok"})
+UNAVAILABLE_RETRY_AFTER_S = 1
+
+
+def database_unavailable() -> JSONResponse:
+    return JSONResponse(
+        {
+            "detail": "the database is unreachable; retry shortly",
+            "status": "unavailable",
+            "database": "unreachable",
+        },
+        status_code=503,
+        headers={"Retry-After": str(UNAVAILABLE_RETRY_AFTER_S)},
+    )
+
+
+class DatabaseGate:
+    """503 at once while the database is known to be unreachable, instead of every request waiting
+    for a pool connection (its whole timeout) and failing then."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] not in ANSWERED_WITHOUT_DATABASE:
+            service = getattr(scope["app"].state, "service", None)
+            if service is not None and not service.resources.database.health.up:
+                await database_unavailable()(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 _HEAD_TOO_LARGE = (
     b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\nconnection: close\r\n"
 )

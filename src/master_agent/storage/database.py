@@ -18,6 +18,7 @@ from master_agent.settings import Settings
 from master_agent.storage.checkpoints import CheckpointSaver
 from master_agent.storage.embedded import embedded_server_uri
 from master_agent.storage.migrations import apply_migrations
+from master_agent.storage.outages import DatabaseHealth
 
 Pool = AsyncConnectionPool[AsyncConnection[DictRow]]
 
@@ -32,6 +33,8 @@ class Database:
     """The shared pool: autocommit, dict rows, no server-side prepares (needed by the checkpointer)."""
     checkpointer: CheckpointSaver
     """LangGraph checkpoints on ``pool``."""
+    health: DatabaseHealth
+    """Whether the server answers, as last seen (outages are waited out, and answered 503)."""
 
 
 #: A connection returned to the pool less than this long ago is handed out without a check.
@@ -75,7 +78,11 @@ async def open_database(settings: Settings, *, migrate: bool = True) -> AsyncIte
         checkpointer.lock = contextlib.nullcontext()  # type: ignore[assignment]
         if migrate:
             await apply_migrations(pool, checkpointer)
-        yield Database(uri=uri, pool=pool, checkpointer=checkpointer)
+        health = DatabaseHealth(uri)
+        try:
+            yield Database(uri=uri, pool=pool, checkpointer=checkpointer, health=health)
+        finally:
+            await health.aclose()
     finally:
         await pool.close()
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Response
+from fastapi.responses import JSONResponse
 
 from master_agent.service.deps import OperatorDep, ServiceDep, TenantDep
 from master_agent.service.limits import StrictJsonRoute
+
+HEALTH_TIMEOUT_S = 5
 
 router = APIRouter(tags=["health"], route_class=StrictJsonRoute)
 
@@ -18,21 +21,23 @@ async def ok() -> dict[str, bool]:
     return {"ok": True}
 
 
-@router.get("/health")
-async def health(service: ServiceDep, _tenant: TenantDep) -> dict[str, Any]:
-    """Readiness: the database answers; the run worker and scheduler state."""
+@router.get("/health", responses={503: {"description": "the database is unreachable"}})
+async def health(service: ServiceDep, _tenant: TenantDep) -> JSONResponse:
+    """Readiness: the database answers (503 while it does not); the run worker and scheduler state."""
     database = "ok"
     try:
-        async with service.resources.database.pool.connection(timeout=5) as conn:
+        async with service.resources.database.pool.connection(timeout=HEALTH_TIMEOUT_S) as conn:
             await conn.execute("SELECT 1")
     except Exception as error:
+        await service.resources.database.health.suspect(error)
         database = f"unreachable: {type(error).__name__}"
-    return {
-        "status": "ok" if database == "ok" else "degraded",
+    body: dict[str, Any] = {
+        "status": "ok" if database == "ok" else "unavailable",
         "database": database,
         "worker": {"owner": service.queue.owner, "active_runs": service.queue.active},
         "scheduler": scheduler.state if (scheduler := service.resources.evolution.scheduler) else "disabled",
     }
+    return JSONResponse(body, status_code=200 if database == "ok" else 503)
 
 
 @router.get("/metrics", response_class=Response)

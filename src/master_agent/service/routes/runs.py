@@ -9,6 +9,7 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from typing import Annotated, Any, Literal, cast
 
 from fastapi import APIRouter, Header, HTTPException, Query, Request, Response
@@ -31,6 +32,7 @@ from master_agent.service.graph_state import run_json, run_output
 from master_agent.service.limits import Metadata, StrictJsonRoute
 from master_agent.service.routes.threads import check_state_keys, existing_thread
 from master_agent.service.threads import Thread, create_thread, delete_thread
+from master_agent.storage.outages import OutageTooLong, through_outages
 
 router = APIRouter(tags=["runs"], route_class=StrictJsonRoute)
 
@@ -395,10 +397,20 @@ async def _events(
                 yield {"event": "end", "data": "null"}
                 return
         while not ended:
-            # The status first: a run's end stores its last events in the same commit as its status,
-            # so once the run is seen finished, the backlog read next holds every event it has.
-            current = await queue.get(run_id)
-            backlog = await queue.events.read_after(run_id, seen)
+            try:
+                current, backlog = await through_outages(
+                    queue.resources.database.health,
+                    partial(_status_then_backlog, queue, run_id, seen),
+                    within_s=queue.outage_wait_s,
+                )
+            except OutageTooLong as outage:
+                # The run goes on once the database is back; the client resumes with Last-Event-ID.
+                ended = True
+                yield {
+                    "event": "error",
+                    "data": json.dumps({"error": "DatabaseUnavailable", "message": str(outage)}),
+                }
+                return
             for item in backlog:
                 yield _sse(item)
                 seen, ended = item.seq, item.event == "end"
@@ -427,6 +439,12 @@ async def _events(
             # The client left before the end. This scope is being cancelled, so nothing can be
             # awaited here: the cancel runs as its own task.
             queue.spawn(_cancel_when_stored(queue, run))
+
+
+async def _status_then_backlog(queue: RunQueue, run_id: str, seen: int) -> tuple[Run | None, list[RunEvent]]:
+    # The status first: a run's end stores its last events in the same commit as its status, so once
+    # the run is seen finished, the backlog read next holds every event it has.
+    return await queue.get(run_id), await queue.events.read_after(run_id, seen)
 
 
 async def _cancel_when_stored(queue: RunQueue, run: StreamedRun) -> None:
