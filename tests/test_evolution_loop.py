@@ -6,7 +6,7 @@ path."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -180,6 +180,9 @@ async def test_a_failure_weakens_the_pattern_it_used(world: RuntimeResources) ->
     [before] = await evolution.knowledge.search("demo-retail-2", SECOND_GOAL, limit=1)
     # Far more than any intervention can deliver: the reused pattern will not reach it.
     goal = f"{SECOND_GOAL} by 400%"
+    # Delivered after the earlier reuse's measurement window: a measurement of its own (one window
+    # of one store's world is evidence once).
+    evolution.clock = FixedClock(datetime.now(UTC) + timedelta(days=90))
     outcome = await solve(world, SolveRequest(tenant_id="demo-retail-2", goal=goal))
     assert outcome.solution is not None and outcome.solution.reused_pattern is not None
     assert outcome.solution.reused_pattern["pattern_id"] == str(before.pattern_id)

@@ -45,7 +45,7 @@ def test_expected_value_moves_linearly_from_baseline_to_expected() -> None:
 
 def test_success_is_reaching_the_target_and_actual_confidence_the_share_of_the_lift() -> None:
     outcome = {"baseline": 0.03, "target": 0.036, "expected": 0.07}
-    assert judge(outcome, 0.072) == (True, 1.0)
+    assert judge(outcome, 0.072) == (True, 1.0)  # (target met, share of the asked-for lift)
     assert judge(outcome, 0.033) == (False, 0.5)
     assert judge(outcome, 0.02) == (False, 0.0)
 

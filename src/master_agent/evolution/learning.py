@@ -1,9 +1,19 @@
 """Learning from a measured outcome: a ``solution_learnings`` row, calibration counts, and village
 knowledge that grows (on success) or weakens (on failure).
 
-Success is the seed's rule: the measured value reached the goal's target (``Actual >= Expected``
-where the goal is what the user asked for). ``confidence_actual`` is the share of the asked-for lift
-that was achieved, clipped to [0, 1]; the confidence delta is actual minus predicted.
+What ``confidence`` predicts: the probability that the user's target is met by the deadline. Success
+is the seed's rule, the same event: the measured value on the final day reached the goal's target
+(``target_met``). ``confidence_actual`` is that event as 0 or 1 and the confidence delta is actual
+minus predicted, so calibration and its Brier score judge exactly what was promised. How far the
+expected value missed is recorded apart: ``expected_error`` = measured - expected (the error of the
+expected lift, since both share the baseline); the share of the asked-for lift achieved stays in the
+learning's evidence.
+
+Evidence is one per independent measurement. A learning names its measurement (the tenant, the
+metric query with its parameters, e.g. the store, and the window it read); when an earlier learning
+measured the same over an overlapping window (two solutions for one store delivered together, the
+same world measured again), the later one is recorded but counted nowhere: not in calibration, not in
+any pattern.
 
 Pattern update rule (documented, not a constant): a pattern's evidence is the list of its judged
 uses. Its confidence is the posterior mean of a Beta prior worth ``PATTERN_PRIOR_WEIGHT``
@@ -19,6 +29,7 @@ Shared patterns are anonymised: store numbers and ids are left out of their text
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import uuid
@@ -38,14 +49,22 @@ PATTERN_PRIOR_WEIGHT = 2.0
 INSERT_LEARNING = """
 INSERT INTO solution_learnings (solution_id, tenant_id, problem_type, root_cause, solution_pattern, industry,
     vertical, expected_outcome, actual_outcome, success, confidence_predicted, confidence_actual,
-    confidence_delta, timeline_days, budget_usd, constraints, evidence, measured_at)
+    confidence_delta, timeline_days, budget_usd, constraints, evidence, measured_at, target_met,
+    expected_value, expected_error, measurement_key, window_start, window_end, independent)
 VALUES (%(solution_id)s, %(tenant_id)s, %(problem_type)s, %(root_cause)s, %(solution_pattern)s, %(industry)s,
     %(vertical)s, %(expected_outcome)s, %(actual_outcome)s, %(success)s, %(confidence_predicted)s,
     %(confidence_actual)s, %(confidence_delta)s, %(timeline_days)s, %(budget_usd)s, %(constraints)s,
-    %(evidence)s, %(measured_at)s)
+    %(evidence)s, %(measured_at)s, %(success)s, %(expected_value)s, %(expected_error)s, %(measurement_key)s,
+    %(window_start)s, %(window_end)s,
+    NOT EXISTS (SELECT 1 FROM solution_learnings
+                WHERE measurement_key = %(measurement_key)s AND independent
+                  AND window_start < %(window_end)s AND window_end > %(window_start)s))
 ON CONFLICT (solution_id) DO NOTHING
-RETURNING solution_id
+RETURNING solution_id, independent
 """
+#: Learnings of one tenant's metric of one entity are written one at a time, so two measured
+#: together cannot both find no earlier one.
+LOCK_MEASUREMENT = "SELECT pg_advisory_xact_lock(hashtext(%s))"
 FIND_PATTERN = """
 SELECT pattern_id, evidence, confidence FROM village_knowledge
 WHERE pattern_key = %s OR pattern_id = %s::uuid ORDER BY (pattern_key = %s) DESC NULLS LAST LIMIT 1
@@ -71,12 +90,29 @@ def intervention_of(solution: dict[str, Any]) -> str:
 
 
 def judge(outcome: dict[str, Any], measured: float) -> tuple[bool, float]:
-    """(success, confidence_actual) of a measured value against the expected outcome."""
+    """(target_met, share of the asked-for lift achieved, in [0, 1]) of a measured value."""
     baseline = float(outcome.get("baseline") or 0.0)
     target = float(outcome["target"] if outcome.get("target") is not None else outcome["expected"])
-    success = measured >= target
-    achieved = (measured - baseline) / (target - baseline) if target > baseline else float(success)
-    return success, round(min(max(achieved, 0.0), 1.0), 4)
+    target_met = measured >= target
+    achieved = (measured - baseline) / (target - baseline) if target > baseline else float(target_met)
+    return target_met, round(min(max(achieved, 0.0), 1.0), 4)
+
+
+class Measurement(BaseModel):
+    """What one final outcome check read: a metric query (with its parameters, e.g. the store) of a
+    tenant over a window."""
+
+    tenant_id: str
+    metric_query: dict[str, Any]
+    window_start: datetime
+    window_end: datetime
+
+    @property
+    def key(self) -> str:
+        """Equal for measurements of the same metric of the same entity of the same tenant."""
+        query = {name: self.metric_query.get(name) for name in ("sql", "params")}
+        text = json.dumps([self.tenant_id, query], sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def pattern_confidence(evidence: list[dict[str, Any]]) -> tuple[float, float | None]:
@@ -112,19 +148,23 @@ async def learn_from_outcome(
     solution: dict[str, Any],
     measured: float,
     now: datetime,
+    measurement: Measurement,
 ) -> bool:
     """Learn from a solution's final measurement, in the caller's transaction. False if it was
-    learned before (nothing changes then)."""
+    learned before (nothing changes then). A measurement that is not independent (see the module)
+    is recorded and counted nowhere."""
     outcome = dict(solution.get("expected_outcome") or {})
-    success, confidence_actual = judge(outcome, measured)
+    success, lift_share = judge(outcome, measured)
+    confidence_actual = float(success)
+    expected_value = float(outcome.get("expected") or outcome.get("baseline") or 0.0)
     predicted = float(solution.get("confidence") or 0.0)
     problem_type = problem_type_of(solution)
     intervention = intervention_of(solution)
     root_cause = solution.get("root_cause") or {}
-    strategy = solution.get("strategy") or {}
     domain_row = await (await conn.execute(TENANT_DOMAIN, (tenant_id,))).fetchone()
     domain = str((domain_row or {}).get("domain") or "unknown")
     plan = solution.get("implementation_plan") or {}
+    await conn.execute(LOCK_MEASUREMENT, (measurement.key,))
     inserted = await (
         await conn.execute(
             INSERT_LEARNING,
@@ -145,13 +185,61 @@ async def learn_from_outcome(
                 "timeline_days": outcome.get("timeline_days"),
                 "budget_usd": round(float(plan["total_budget"])) if plan.get("total_budget") else None,
                 "constraints": json.dumps({"timeline_days": outcome.get("timeline_days")}),
-                "evidence": json.dumps({"measured": measured, "baseline": outcome.get("baseline")}),
+                "evidence": json.dumps(
+                    {"measured": measured, "baseline": outcome.get("baseline"), "lift_share": lift_share}
+                ),
                 "measured_at": now,
+                "expected_value": expected_value,
+                "expected_error": round(measured - expected_value, 6),
+                "measurement_key": measurement.key,
+                "window_start": measurement.window_start,
+                "window_end": measurement.window_end,
             },
         )
     ).fetchone()
     if inserted is None:
         return False
+    if inserted["independent"]:
+        await _count_evidence(evolution, conn, tenant_id, solution_id, solution, domain, measured, now)
+    await outbox.enqueue(
+        conn,
+        tenant_id,
+        "outcomes",
+        "Goal achieved" if success else "Goal missed",
+        {
+            "solution_id": solution_id,
+            "metric": outcome.get("metric"),
+            "baseline": outcome.get("baseline"),
+            "target": outcome.get("target"),
+            "measured": measured,
+            "success": success,
+            "confidence_predicted": predicted,
+            "expected_error": round(measured - expected_value, 6),
+            "independent": inserted["independent"],
+        },
+    )
+    return True
+
+
+async def _count_evidence(
+    evolution: EvolutionContext,
+    conn: AsyncConnection[Any],
+    tenant_id: str,
+    solution_id: str,
+    solution: dict[str, Any],
+    domain: str,
+    measured: float,
+    now: datetime,
+) -> None:
+    """An independent measurement: counted in calibration, and in the pattern it confirms (created on
+    a first success) or weakens."""
+    outcome = dict(solution.get("expected_outcome") or {})
+    success, _ = judge(outcome, measured)
+    predicted = float(solution.get("confidence") or 0.0)
+    problem_type = problem_type_of(solution)
+    intervention = intervention_of(solution)
+    root_cause = solution.get("root_cause") or {}
+    strategy = solution.get("strategy") or {}
     await record_outcome(
         conn,
         tenant_id=tenant_id,
@@ -166,6 +254,7 @@ async def learn_from_outcome(
     baseline = float(outcome.get("baseline") or 0.0)
     use: dict[str, Any] = {
         "success": success,
+        "target_met": success,
         "predicted": predicted,
         "expected_lift": round(float(outcome.get("expected", baseline)) - baseline, 6),
         "actual_lift": round(measured - baseline, 6),
@@ -214,29 +303,12 @@ async def learn_from_outcome(
             visibility="shared" if shared else "private",
         )
         await evolution.knowledge.insert(conn, tenant_id, pattern, key=key)
-    await outbox.enqueue(
-        conn,
-        tenant_id,
-        "outcomes",
-        "Goal achieved" if success else "Goal missed",
-        {
-            "solution_id": solution_id,
-            "metric": outcome.get("metric"),
-            "baseline": baseline,
-            "target": outcome.get("target"),
-            "measured": measured,
-            "success": success,
-            "confidence_predicted": predicted,
-            "confidence_actual": confidence_actual,
-        },
-    )
-    return True
 
 
 LIST_LEARNINGS = """
 SELECT solution_id, tenant_id, problem_type, root_cause, solution_pattern, industry, vertical, expected_outcome,
        actual_outcome, success, confidence_predicted, confidence_actual, confidence_delta, timeline_days,
-       budget_usd, evidence, created_at, measured_at
+       budget_usd, evidence, created_at, measured_at, target_met, expected_value, expected_error, independent
 FROM solution_learnings ORDER BY created_at DESC LIMIT %s OFFSET %s
 """
 
@@ -262,6 +334,14 @@ class Learning(BaseModel):
     evidence: dict[str, Any] | None
     created_at: datetime
     measured_at: datetime | None
+    target_met: bool | None = None
+    """Whether the user's target was met by the deadline: what ``confidence`` predicted."""
+    expected_value: float | None = None
+    expected_error: float | None = None
+    """Measured minus expected value (the error of the expected lift)."""
+    independent: bool = True
+    """False when an earlier learning measured the same metric of the same entity over an overlapping
+    window: then it counted nowhere."""
 
 
 async def list_learnings(

@@ -20,7 +20,7 @@ from master_agent.capabilities.tools import ReadOnlySql
 from master_agent.errors import InputError, ToolInputError
 from master_agent.evolution import outbox
 from master_agent.evolution.context import EvolutionContext
-from master_agent.evolution.learning import learn_from_outcome
+from master_agent.evolution.learning import Measurement, learn_from_outcome
 
 logger = logging.getLogger(__name__)
 
@@ -210,8 +210,21 @@ async def run_check(evolution: EvolutionContext, check_id: uuid.UUID | str) -> C
             conn, row["tenant_id"], "outcomes", f"Outcome check day {row['checkpoint_day']}: {status}", body
         )
         if row["is_final"] and measured is not None:
+            measurement = Measurement(
+                tenant_id=row["tenant_id"],
+                metric_query=row["metric_query"],
+                window_start=row["due_at"] - timedelta(days=query.window_days),
+                window_end=row["due_at"],
+            )
             await learn_from_outcome(
-                evolution, conn, row["tenant_id"], str(row["solution_id"]), row["solution"], measured, now
+                evolution,
+                conn,
+                row["tenant_id"],
+                str(row["solution_id"]),
+                row["solution"],
+                measured,
+                now,
+                measurement,
             )
             learned = True
     return CheckResult(
