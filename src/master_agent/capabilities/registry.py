@@ -70,6 +70,13 @@ class DomainPack:
     hidden_columns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Columns of its tenants' tables that agents must not read (e.g. ground truth kept only to
     simulate the world): not granted to the tenant's reader role."""
+    problems: tuple[tuple[str, str], ...] = ()
+    """(metric, description) of each problem the pack's goals can be about. With them, a learned
+    pattern is reused only for a goal whose problem statement is nearest its metric's description;
+    without them, for a goal near enough to the pattern (``MASTER_AGENT_REUSE_MIN_SIMILARITY``)."""
+    check_precondition: Callable[[ToolContext, dict[str, Any], dict[str, Any]], Awaitable[bool]] | None = None
+    """Whether a learned pattern's precondition (its ``applicability.precondition``) holds for a new
+    goal's entities: one cheap check before research is skipped. None: patterns need no check."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -296,6 +296,12 @@ async def _count_evidence(
                 "domain": domain,
                 "metric": outcome.get("metric"),
                 "requires": [key_ for key_ in ("store_id",) if key_ in outcome],
+                # What must hold of a new goal's entity before this pattern stands in for research.
+                "precondition": {
+                    "root_cause": {
+                        key_: root_cause[key_] for key_ in ("driver", "direction") if root_cause.get(key_)
+                    }
+                },
             },
             confidence=confidence,
             success_rate=rate,

@@ -1,20 +1,81 @@
 """Reuse: the master agent's first step looks for a proven pattern before researching anything.
 
-A pattern qualifies when it is near the goal in meaning (cosine similarity at least
-``MASTER_AGENT_REUSE_MIN_SIMILARITY``, by default the embedder's own threshold), confident enough (``MASTER_AGENT_REUSE_MIN_CONFIDENCE``, its
-outcome-updated confidence), and applicable: the same domain, with every entity it needs known (from
-the goal, the request, or the tenant's defaults). Its ``reuse`` values (for example the root cause
-and the intervention that worked) are then taken as known, and the loop skips research.
+Reuse is decided on the problem, not the wording. The goal is cut to a short problem statement (its
+entities, numbers and deadline removed: "Help me get more accessory sales per handset at Store 8 over
+the next two months" -> "help me get more accessory sales per handset"), which is embedded. When the
+tenant's pack names the problems its goals can be about (one description per metric), the goal is
+about the metric whose description is nearest, and only patterns of that metric qualify; otherwise a
+pattern must be near the statement (cosine similarity at least ``MASTER_AGENT_REUSE_MIN_SIMILARITY``,
+by default the embedder's own threshold). A qualifying pattern must also be confident enough
+(``MASTER_AGENT_REUSE_MIN_CONFIDENCE``, its outcome-updated confidence) and applicable: the same
+domain, every entity it needs known (from the goal, the request, or the tenant's defaults), and its
+precondition true of them, checked once by the pack (for retail: the learned driver is the strongest
+one at the goal's store, in the same direction). Its ``reuse`` values (for example the root cause and
+the intervention that worked) are then taken as known, and the loop skips research.
 """
 
 from __future__ import annotations
 
+import logging
+import re
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel
 
+from master_agent.evolution.embeddings import Embedder
 from master_agent.evolution.knowledge import KnowledgeStore, PatternMatch
 from master_agent.settings import Settings
+
+#: Parts of a goal that name its entity, size or deadline rather than its problem.
+_NOT_THE_PROBLEM = [
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        r"\b(?:store|branch|shop|location|client|customer|account)\s+#?\d+(?:'s)?",
+        r"[-+]?\d+(?:[.,]\d+)?\s*(?:%|percent\b|per\s*cent\b|points?\b|pts\b|pp\b)",
+        r"\b(?:within|in|over|by|during|for|inside)\s+(?:the\s+)?(?:next\s+|coming\s+)?"
+        r"(?:\d+|a|an|one|two|three|four|five|six|eight|ten|twelve)\s+(?:days?|weeks?|months?|quarters?|years?)\b",
+        r"\b(?:this|next|the\s+next|the\s+coming)\s+(?:week|month|quarter|year|season)\b",
+        r"\bby\s+(?:spring|summer|autumn|fall|winter|year[- ]end|the\s+end\s+of\s+\w+|q[1-4])\b",
+        r"\b(?:double|triple)\s+it\b",
+        r"\b\d+\b",
+    )
+]
+_PREPOSITION = r"(?:at|in|for|by|of|on|to|within|over)"
+_DANGLING = re.compile(rf"\b{_PREPOSITION}\b(?=(?:\s+{_PREPOSITION}\b)*\s*$)")
+#: Embeddings of the packs' problem descriptions, by embedder and descriptions (made once).
+_PROBLEM_VECTORS: dict[tuple[str, tuple[tuple[str, str], ...]], np.ndarray] = {}
+
+logger = logging.getLogger(__name__)
+
+Precondition = Callable[[dict[str, Any], dict[str, Any]], Awaitable[bool]]
+"""(pattern's precondition, the goal's known entities) -> whether it holds."""
+
+
+def problem_statement(goal: str) -> str:
+    """The goal without its entities, numbers and deadline: what is wrong, in the user's words."""
+    text = goal
+    for pattern in _NOT_THE_PROBLEM:
+        text = pattern.sub(" ", text)
+    text = re.sub(r"[^\w\s'-]", " ", text)
+    text = re.sub(r"\s+", " ", text).strip().lower()
+    # Prepositions left without their object ("at by" of "at Store 2 by 15 percent").
+    text = _DANGLING.sub("", text)
+    return re.sub(r"\s+", " ", text).strip() or goal.strip().lower()
+
+
+async def metric_of(
+    embedder: Embedder, problems: Sequence[tuple[str, str]], statement_vector: Sequence[float]
+) -> str:
+    """The metric whose problem description is nearest the statement (cosine: vectors are unit)."""
+    key = (embedder.model_name, tuple(problems))
+    cards = _PROBLEM_VECTORS.get(key)
+    if cards is None:
+        cards = _PROBLEM_VECTORS[key] = np.asarray(await embedder.embed([text for _, text in problems]))
+    nearest = int(np.argmax(cards @ np.asarray(statement_vector)))
+    return problems[nearest][0]
+
 
 MARK_REUSED = """
 UPDATE village_knowledge SET reuse_count = reuse_count + 1, last_used_at = now() WHERE pattern_id = %s
@@ -54,6 +115,9 @@ async def find_reusable(
     domain: str | None,
     goal: str,
     known: dict[str, Any],
+    *,
+    problems: Sequence[tuple[str, str]] = (),
+    precondition: Precondition | None = None,
 ) -> ReusedPattern | None:
     """The best qualifying pattern for ``goal`` (its use counted), or None."""
     async with knowledge.pool.connection() as conn:
@@ -64,16 +128,29 @@ async def find_reusable(
         ).fetchone()
     if not row or not row["found"]:
         return None  # nothing to reuse: no need to embed the goal at all
+    [vector] = await knowledge.embedder.embed([problem_statement(goal)])
+    metric = await metric_of(knowledge.embedder, problems, vector) if problems else None
     threshold = settings.reuse_min_similarity
     if threshold is None:
         threshold = knowledge.embedder.reuse_min_similarity
-    for pattern in await knowledge.search(tenant_id, goal, limit=5):
-        if pattern.similarity < threshold:
+    candidates = await knowledge.search_vector(tenant_id, vector, limit=5)
+    for pattern in candidates:
+        if metric is not None:
+            if pattern.applicability.get("metric") != metric:
+                logger.debug("reuse: %r is about %s, not %s", goal, metric, pattern.pattern_name)
+                continue
+        elif pattern.similarity < threshold:
             break
         if pattern.confidence < settings.reuse_min_confidence or not applicable(pattern, domain, known):
+            logger.debug("reuse: %s not confident or applicable for %r", pattern.pattern_name, goal)
             continue
         values = dict((pattern.intervention or {}).get("reuse") or {})
         if not values:
+            continue
+        if precondition is not None and not await precondition(
+            dict(pattern.applicability.get("precondition") or {}), known
+        ):
+            logger.debug("reuse: the precondition of %s fails for %r", pattern.pattern_name, goal)
             continue
         async with knowledge.pool.connection() as conn:
             await conn.execute(MARK_REUSED, (pattern.pattern_id,))

@@ -13,6 +13,7 @@ allows one level of sub-agents; ``strategic`` adds the human-review node.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import time
 from collections import OrderedDict
@@ -270,6 +271,8 @@ def recall_step(resources: RuntimeResources, tenant: TenantRecord, tool_context:
     then a reusable village-knowledge pattern for the goal."""
     pack = domain_pack(tenant.domain or "retail")
     defaults: dict[str, Any] | None = None
+    check = pack.check_precondition
+    precondition = None if check is None else functools.partial(check, tool_context)
 
     async def recall(goal: str, known: dict[str, Any]) -> Recall:
         nonlocal defaults
@@ -286,6 +289,8 @@ def recall_step(resources: RuntimeResources, tenant: TenantRecord, tool_context:
             tenant.domain,
             goal,
             {**context, **known},
+            problems=pack.problems,
+            precondition=precondition,
         )
         if found is None:
             return Recall(context=context)

@@ -27,6 +27,9 @@ class DemoProfile:
     name: str
     seed: int
     store_ids: tuple[int, ...]
+    driver: str = "tenure_months"
+    """The staff attribute attach rate follows at the generated stores (longer tenure, lower rate; or
+    more ``training_hours``, higher rate, tenure unrelated)."""
 
 
 DEMO_PROFILES = {
@@ -124,7 +127,9 @@ def schema_name(tenant_id: str) -> str:
 
 
 def generate(
-    rng_seed: int = SEED, store_ids: tuple[int, ...] = DEMO_PROFILES[DEMO_TENANT].store_ids
+    rng_seed: int = SEED,
+    store_ids: tuple[int, ...] = DEMO_PROFILES[DEMO_TENANT].store_ids,
+    driver: str = "tenure_months",
 ) -> dict[str, list[tuple[Any, ...]]]:
     """All rows of a demo tenant, deterministic for a seed."""
     rng = np.random.default_rng(rng_seed)
@@ -134,6 +139,7 @@ def generate(
     tx_id = 0
     months = HISTORY_DAYS / 30
     for store_id in store_ids:
+        preset_hours: list[int] | None = None
         stores.append(
             (
                 store_id,
@@ -145,6 +151,15 @@ def generate(
         if store_id == 5:
             profile = STORE5_STAFF
             monthly = STORE5_MONTHLY
+        elif driver == "training_hours":
+            count = int(rng.integers(8, 14))
+            tenures = rng.integers(1, 48, count)
+            hours = np.where(rng.random(count) < 0.7, rng.integers(4, 20, count), 0)
+            rates = np.clip(0.025 + 0.0028 * hours + rng.normal(0, 0.008, count), 0.01, 0.12)
+            shares = rng.integers(6, 14, count)
+            profile = list(zip(tenures.tolist(), rates.tolist(), shares.tolist(), strict=True))
+            preset_hours = hours.tolist()
+            monthly = int(rng.integers(300, 800))
         else:
             count = int(rng.integers(8, 14))
             tenures = rng.integers(1, 48, count)
@@ -155,19 +170,15 @@ def generate(
         total = round(monthly * months)
         weights = np.array([share for _, _, share in profile], float)
         counts = np.round(weights / weights.sum() * total).astype(int)
-        for (tenure, rate, _), n in zip(profile, counts, strict=True):
+        for index, ((tenure, rate, _), n) in enumerate(zip(profile, counts, strict=True)):
             staff_id += 1
-            trained = bool(rng.random() < 0.7)
-            staff.append(
-                (
-                    staff_id,
-                    store_id,
-                    f"Staff {staff_id}",
-                    int(tenure),
-                    trained,
-                    int(rng.integers(4, 20)) if trained else 0,
-                )
-            )
+            if preset_hours is None:
+                trained = bool(rng.random() < 0.7)
+                training_hours = int(rng.integers(4, 20)) if trained else 0
+            else:
+                training_hours = int(preset_hours[index])
+                trained = training_hours > 0
+            staff.append((staff_id, store_id, f"Staff {staff_id}", int(tenure), trained, training_hours))
             attached = np.zeros(n, bool)
             attached[rng.choice(n, size=round(rate * n), replace=False)] = True
             offsets = np.sort(rng.uniform(0, HISTORY_DAYS * 86400, n))
@@ -216,7 +227,7 @@ async def install(
             cursor = await conn.execute("SELECT 1 FROM tenants WHERE tenant_id = %s", (tenant_id,))
             if await cursor.fetchone() is not None:
                 return
-            rows = generate(profile.seed, profile.store_ids)
+            rows = generate(profile.seed, profile.store_ids, profile.driver)
             async with conn.transaction():
                 await conn.execute(INSERT_TENANT, (tenant_id, profile.name, DEMO_TIER, schema))
                 await conn.execute(sql.SQL(DDL.replace("{schema}", "{s}")).format(s=sql.Identifier(schema)))

@@ -18,6 +18,9 @@ class RootCause(BaseModel):
 
     statement: str = Field(description="The root cause in one sentence.")
     driver: str = Field(description="The staff attribute that explains the variance.")
+    direction: str | None = Field(
+        default=None, description="'higher' or 'lower': how attach rate goes with the driver."
+    )
     evidence: list[str] = Field(description="Statistics supporting the statement.")
     confidence: float = Field(ge=0, le=1)
 

@@ -145,6 +145,58 @@ async def default_entities(context: ToolContext) -> dict[str, Any]:
     return {"store_id": rows[0]["store_id"]} if len(rows) == 1 else {}
 
 
+#: What the retail pack's goals can be about, one card per metric, in the words goals use. Only the
+#: attach rate is solved here; the others are the neighbours a goal about them would otherwise be
+#: mistaken for, so a learned attach-rate pattern is not reused for them.
+PROBLEMS: tuple[tuple[str, str], ...] = (
+    ("accessory_attach_rate", "accessory attach rate: sell more accessories such as cases, chargers and "
+     "screen protectors with each phone, handset or device sold"),
+    ("warranty_attach_rate", "extended warranty, insurance or protection plan attach rate on device sales"),
+    ("accessory_margin", "accessory margin, profit, discounts or pricing of accessories"),
+    ("returns", "product returns, refunds or exchanges"),
+    ("device_sales", "phone, handset or device unit sales, volume and revenue"),
+    ("basket_value", "average basket value, transaction size or revenue per customer"),
+    ("staff", "staff turnover, retention, hiring, scheduling or training of employees"),
+    ("footfall", "foot traffic, store visits, new customers or customer acquisition"),
+    ("customer_experience", "customer satisfaction, NPS, reviews, complaints or wait times"),
+    ("inventory", "inventory, stock levels, out-of-stocks, shrinkage or suppliers"),
+    ("costs", "operating costs, energy, rent and store expenses"),
+    ("online", "online orders, e-commerce, website and app conversion"),
+)  # fmt: skip
+#: Least |Pearson r| of a driver for a store to show the pattern's cause at all, and how much better
+#: another attribute may explain attach rate there before the cause counts as someone else's.
+PRECONDITION_MIN_R = 0.3
+PRECONDITION_MARGIN = 0.25
+
+
+async def cause_holds_at(context: ToolContext, precondition: dict[str, Any], known: dict[str, Any]) -> bool:
+    """A learned root cause holds at the goal's store: attach rate goes with its driver there in the
+    same direction, clearly (|Pearson r| at least ``PRECONDITION_MIN_R``), and no other staff attribute
+    explains it much better (by more than ``PRECONDITION_MARGIN``). One query of the store's staff; a
+    pattern without a cause to check holds anywhere."""
+    cause = dict(precondition.get("root_cause") or {})
+    driver = cause.get("driver")
+    if driver is None:
+        return True
+    if driver not in STAFF_ATTRIBUTES or known.get("store_id") is None:
+        return False
+    try:
+        staff = await RetailData(context).staff(int(known["store_id"]))
+    except (ToolInputError, ValueError):
+        return False
+    if len(staff) < 3:
+        return False  # too few staff to see any cause
+    rates = [member["attach_rate"] for member in staff]
+    correlations = {
+        attribute: analytics.correlation([member[attribute] for member in staff], rates)["pearson_r"]
+        for attribute in STAFF_ATTRIBUTES
+    }
+    sign = 1 if cause.get("direction", "higher") == "higher" else -1
+    r = correlations[driver] * sign
+    rivals = [abs(value) for attribute, value in correlations.items() if attribute != driver]
+    return r >= PRECONDITION_MIN_R and all(rival <= r + PRECONDITION_MARGIN for rival in rivals)
+
+
 def build_tools(context: ToolContext) -> dict[str, BaseTool]:
     data = RetailData(context)
 
@@ -248,6 +300,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "root_cause": RootCause(
                 statement=statement,
                 driver=strongest_driver,
+                direction=direction,
                 evidence=[
                     f"Pearson r({label}, attach rate) = {corr['pearson_r']:.2f} (p = {corr['pearson_p']:.3f}, "
                     f"n = {corr['n']} staff)",
