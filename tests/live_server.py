@@ -10,7 +10,9 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import uvicorn
@@ -97,3 +99,16 @@ def create_key_cli(env: dict[str, str], tenant: str) -> str:
     assert created.returncode == 0, created.stderr
     key: str = json.loads(created.stdout)["api_key"]
     return key
+
+
+async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str | None, str, Any]]:
+    """(id, event, data) of each server-sent event of a streamed response."""
+    fields: dict[str, str] = {}
+    async for line in response.aiter_lines():
+        if line:
+            name, _, value = line.partition(":")
+            fields[name] = value.removeprefix(" ")
+            continue
+        if "event" in fields:
+            yield fields.get("id"), fields["event"], json.loads(fields.get("data") or "null")
+        fields = {}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from master_agent.storage.embedded import require_passwords
 from master_agent.storage.outages import DatabaseHealth, is_outage
 from tests.conftest import create_database
 from tests.durability_pack import TENANT
-from tests.live_server import LiveServer
+from tests.live_server import LiveServer, sse_events
 
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
 RUNS = 3
@@ -63,18 +63,6 @@ def stoppable(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StoppableSer
     server.server.cleanup()
 
 
-async def _events(response: httpx.Response) -> AsyncIterator[tuple[str | None, str, Any]]:
-    fields: dict[str, str] = {}
-    async for line in response.aiter_lines():
-        if line:
-            name, _, value = line.partition(":")
-            fields[name] = value.removeprefix(" ")
-            continue
-        if "event" in fields:
-            yield fields.get("id"), fields["event"], json.loads(fields.get("data") or "null")
-        fields = {}
-
-
 def _answer(solution: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in solution.items() if key not in RUN_KEYS}
 
@@ -83,7 +71,7 @@ async def _streamed_run(client: httpx.AsyncClient, thread_id: str) -> list[tuple
     body = {"assistant_id": "master_agent", "input": {"goal": GOAL}, "stream_mode": ["custom", "values"]}
     async with client.stream("POST", f"/threads/{thread_id}/runs/stream", json=body) as response:
         assert response.status_code == 200
-        return [item async for item in _events(response)]
+        return [item async for item in sse_events(response)]
 
 
 async def _count(uri: str, sql: str) -> int:

@@ -4,7 +4,6 @@ event: 500 runs executed by server A, each followed from server B, none truncate
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -14,7 +13,7 @@ import pytest
 from master_agent.service.auth import create_key
 from master_agent.settings import Settings
 from tests.conftest import create_database
-from tests.live_server import LiveServer
+from tests.live_server import LiveServer, sse_events
 
 RUNS = 500
 AT_ONCE = 6
@@ -35,22 +34,9 @@ async def servers(
         yield a, b
 
 
-async def _events(response: httpx.Response) -> AsyncIterator[tuple[str | None, str, Any]]:
-    """(id, event, data) of each server-sent event."""
-    fields: dict[str, str] = {}
-    async for line in response.aiter_lines():
-        if line:
-            name, _, value = line.partition(":")
-            fields[name] = value.removeprefix(" ")
-            continue
-        if "event" in fields:
-            yield fields.get("id"), fields["event"], json.loads(fields.get("data") or "null")
-        fields = {}
-
-
 async def _follow(b: httpx.AsyncClient, thread_id: str, run_id: str) -> list[tuple[str | None, str]]:
     async with b.stream("GET", f"/threads/{thread_id}/runs/{run_id}/stream") as from_b:
-        return [(event_id, event) async for event_id, event, _ in _events(from_b) if event != "metadata"]
+        return [(event_id, event) async for event_id, event, _ in sse_events(from_b) if event != "metadata"]
 
 
 async def _one_run(a: httpx.AsyncClient, b: httpx.AsyncClient, index: int) -> None:
@@ -63,7 +49,7 @@ async def _one_run(a: httpx.AsyncClient, b: httpx.AsyncClient, index: int) -> No
         "stream_mode": ["custom", "values"],
     }
     async with a.stream("POST", f"/threads/{thread_id}/runs/stream", json=body) as from_a:
-        events_a = _events(from_a)
+        events_a = sse_events(from_a)
         _, first, metadata = await anext(events_a)
         assert first == "metadata"
         run_id = metadata["run_id"]
