@@ -200,7 +200,9 @@ async def learn_from_outcome(
     if inserted is None:
         return False
     if inserted["independent"]:
-        await _count_evidence(evolution, conn, tenant_id, solution_id, solution, domain, measured, now)
+        await _count_evidence(
+            evolution, conn, tenant_id, solution_id, solution, domain, measured, success, now
+        )
     await outbox.enqueue(
         conn,
         tenant_id,
@@ -229,12 +231,12 @@ async def _count_evidence(
     solution: dict[str, Any],
     domain: str,
     measured: float,
+    success: bool,
     now: datetime,
 ) -> None:
     """An independent measurement: counted in calibration, and in the pattern it confirms (created on
     a first success) or weakens."""
     outcome = dict(solution.get("expected_outcome") or {})
-    success, _ = judge(outcome, measured)
     predicted = float(solution.get("confidence") or 0.0)
     problem_type = problem_type_of(solution)
     intervention = intervention_of(solution)

@@ -571,8 +571,8 @@ class RunQueue:
             on_event=lambda event: self.events.publish(run_id, "custom", event),
         )
         self.events.publish(run_id, "values", outcome.model_dump(mode="json"))
-        status: RunStatus = "interrupted" if outcome.status == "interrupted" else "success"
-        return ("error" if outcome.status == "error" else status), None
+        status = {"interrupted": "interrupted", "error": "error"}.get(outcome.status, "success")
+        return cast(RunStatus, status), None
 
     async def _still_owned(self, run_id: str) -> bool:
         """Renew the lease of a run this process executes; False when another worker took it over."""

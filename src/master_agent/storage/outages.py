@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -58,7 +59,7 @@ class DatabaseHealth:
     def __init__(self, uri: str) -> None:
         self._uri = uri
         self.down_since: float | None = None
-        self._watch: asyncio.Task[None] | None = None
+        self._watch: asyncio.Task[bool] | None = None
 
     @property
     def up(self) -> bool:
@@ -78,7 +79,7 @@ class DatabaseHealth:
             if self.down_since is None:
                 self.down_since = time.monotonic()
                 logger.warning("the database is unreachable: %s", str(error).strip().splitlines()[0])
-                self._watch = asyncio.create_task(self._until_up(), name="database-watch")
+                self._watch = asyncio.create_task(self.wait_up(math.inf), name="database-watch")
             return False
         return self._answered()
 
@@ -92,12 +93,6 @@ class DatabaseHealth:
         """A failure was seen: if it is an outage and the database was thought up, probe now."""
         if is_outage(error) and self.up:
             await self.probe()
-
-    async def _until_up(self) -> None:
-        while True:
-            if await self.probe():
-                return
-            await asyncio.sleep(PROBE_EVERY_S)
 
     async def wait_up(self, within_s: float) -> bool:
         """Until the database answers (True) or ``within_s`` passes (False)."""
