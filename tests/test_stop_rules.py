@@ -71,20 +71,24 @@ def _config(**configurable: Any) -> dict[str, Any]:
 
 
 class _Relentless(BaseChatModel):
-    """Edge fake: a model that never stops calling tools, alternating two so it never stagnates."""
+    """Edge fake: a model that never stops calling tools, alternating two of those offered (with empty
+    arguments, which they refuse) so it never stagnates."""
+
+    names: tuple[str, ...] = ("look", "peek")
 
     @property
     def _llm_type(self) -> str:
         return "relentless"
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
-        return self
+        offered = tuple(tool["function"]["name"] for tool in tools)
+        return self.model_copy(update={"names": offered[:2]}) if len(offered) >= 2 else self
 
     def _generate(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
     ) -> ChatResult:
         turn = sum(isinstance(m, AIMessage) for m in messages)
-        call = {"name": ("look", "peek")[turn % 2], "args": {}, "id": f"c{turn}", "type": "tool_call"}
+        call = {"name": self.names[turn % 2], "args": {}, "id": f"c{turn}", "type": "tool_call"}
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content="", tool_calls=[call]))])
 
 

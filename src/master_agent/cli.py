@@ -21,6 +21,8 @@ from master_agent.settings import Settings
 EXIT_INTERRUPTED = 3
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+#: The master agent's model failed (after retries); the solution is still printed, with the reason.
+EXIT_MODEL_ERROR = 4
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -137,6 +139,10 @@ def _print_outcome(console: Console, outcome: Any, as_json: bool) -> int:
         console.rule("Solution")
         console.print_json(solution.model_dump_json(exclude={"steps"}))
         console.print(f"status={solution.status} thread={solution.thread_id} solution={solution.solution_id}")
+    if solution.model_failure:
+        if not as_json:
+            console.print(f"[bold red]The model failed:[/] {solution.model_failure}")
+        return EXIT_MODEL_ERROR
     return 0 if solution.status in ("success", "partial") else EXIT_ERROR
 
 

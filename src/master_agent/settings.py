@@ -9,6 +9,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
@@ -23,6 +24,10 @@ ENV_FIELDS: dict[str, str] = {
     "OPENAI_BASE_URL": "openai_base_url",
     "OPENAI_TIMEOUT_S": "openai_timeout_s",
     "OPENAI_MAX_RETRIES": "openai_max_retries",
+    "MASTER_AGENT_MAX_TOKENS": "max_tokens",
+    "MASTER_AGENT_MAX_TOKENS_FIELD": "max_tokens_field",
+    "MASTER_AGENT_PROMPT_TOKENS": "prompt_tokens",
+    "MASTER_AGENT_TOKENIZER": "tokenizer",
     "MAX_DEPTH": "max_depth",
     "MAX_ITERATIONS": "max_iterations",
     "SUBAGENT_TIMEOUT_S": "subagent_timeout_s",
@@ -71,10 +76,25 @@ class Settings(BaseModel):
     """Key for the OpenAI-compatible endpoint."""
     openai_base_url: str | None = None
     """Base URL of any OpenAI-compatible server (vLLM, Ollama, Azure proxy, ...)."""
-    openai_timeout_s: float = Field(default=60.0, gt=0)
-    """Timeout of one chat-completion request."""
-    openai_max_retries: int = Field(default=3, ge=0, le=10)
-    """Retries of a failed chat-completion request (with the client's backoff)."""
+    openai_timeout_s: float | None = Field(default=None, gt=0)
+    """Timeout of one chat-completion request; unset: 60 s for a hosted endpoint, 300 s for a server on
+    this machine (one slot, read on a CPU: a long first prompt takes a minute)."""
+    openai_max_retries: int | None = Field(default=None, ge=0, le=10)
+    """Retries of a failed chat-completion request (timeouts, 408/409/429 honouring ``Retry-After``,
+    5xx; with the client's backoff); unset: 3 for a hosted endpoint, 1 for a server on this machine
+    (which keeps generating an abandoned answer, so each retry waits behind it)."""
+    max_tokens: int = Field(default=2048, ge=16, le=200_000)
+    """Most tokens of one model answer (sent with every request)."""
+    max_tokens_field: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"
+    """The request field carrying ``max_tokens``: ``auto`` sends ``max_completion_tokens`` to OpenAI
+    itself and ``max_tokens`` (which every compatible server reads) to any ``OPENAI_BASE_URL``."""
+    prompt_tokens: int = Field(default=16_000, ge=500, le=2_000_000)
+    """Token budget of one prompt (system prompt, history, tool schemas): older tool results, then the
+    context box, then the oldest turns are trimmed to fit before the call."""
+    tokenizer: str = Field(default="auto", pattern=r"^(auto|estimate|tiktoken:[\w.-]+|file:.+)$")
+    """How prompt tokens are counted: ``auto`` (tiktoken's encoding of the model for OpenAI itself, else
+    the estimate), ``estimate`` (3 bytes per token, an over-count for every mainstream tokenizer),
+    ``tiktoken:<encoding>``, or ``file:<path>`` (a Hugging Face ``tokenizer.json``)."""
     max_depth: int = Field(default=5, ge=1, le=20)
     """Deepest sub-agent level; at the cap sub-agent tools are not offered."""
     max_iterations: int = Field(default=10, ge=1, le=100)
@@ -192,6 +212,22 @@ class Settings(BaseModel):
                 field = str(item["loc"][0]) if item["loc"] else "?"
                 problems.append(f"{_FIELD_ENV.get(field, field)}: {item['msg']}")
             raise ConfigError("invalid environment: " + "; ".join(problems)) from None
+
+    @property
+    def local_model_server(self) -> bool:
+        """Whether ``OPENAI_BASE_URL`` is a server on this machine (loopback)."""
+        host = urlsplit(self.openai_base_url or "").hostname or ""
+        return host == "localhost" or host == "::1" or host.startswith("127.")
+
+    def model_timeout_s(self) -> float:
+        if self.openai_timeout_s is not None:
+            return self.openai_timeout_s
+        return 300.0 if self.local_model_server else 60.0
+
+    def model_max_retries(self) -> int:
+        if self.openai_max_retries is not None:
+            return self.openai_max_retries
+        return 1 if self.local_model_server else 3
 
     def with_overrides(self, **changes: Any) -> Settings:
         """A copy with some fields changed (validated like the environment)."""

@@ -160,8 +160,8 @@ class OpenAIEmbedder:
             dimensions=dimensions,
             openai_api_key=key if key is not None else SecretStr("not-needed"),
             openai_api_base=settings.openai_base_url,
-            request_timeout=settings.openai_timeout_s,
-            max_retries=settings.openai_max_retries,
+            request_timeout=settings.model_timeout_s(),
+            max_retries=settings.model_max_retries(),
             # Sends the texts as they are: the token-window check would download a tokenizer.
             check_embedding_ctx_length=False,
             http_async_client=http_async_client,

@@ -1,26 +1,69 @@
-"""The chat model named by settings."""
+"""The chat model named by settings, speaking what every OpenAI-compatible server accepts, and the
+words a failed model call is reported in."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langchain_openai import ChatOpenAI
 
 from master_agent.errors import ConfigError
 from master_agent.models.offline import OfflinePlanner
 from master_agent.settings import Settings
 
 
+class CompatibleChatOpenAI(ChatOpenAI):
+    """ChatOpenAI whose requests every mainstream OpenAI-compatible server accepts.
+
+    langchain-openai sends an assistant tool-call message with ``"content": null`` (the OpenAI spec
+    allows it; llama.cpp's server answers 500 "Input should be a valid string"), may send content as a
+    list of blocks, and renames ``max_tokens`` to ``max_completion_tokens`` (which older servers ignore,
+    leaving answers unbounded). Here content is always a string and ``max_tokens_field`` says which
+    field bounds the answer."""
+
+    max_tokens_field: str = "max_completion_tokens"
+
+    def _get_request_payload(
+        self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        payload: dict[str, Any] = super()._get_request_payload(input_, stop=stop, **kwargs)
+        bound = payload.pop("max_completion_tokens", None) or payload.pop("max_tokens", None)
+        if bound is not None:
+            payload[self.max_tokens_field] = bound
+        for message in payload.get("messages", []):
+            message["content"] = _text_of(message.get("content"))
+            message.pop("name", None)  # optional, and refused by strict servers' schemas
+        return payload
+
+
+def _text_of(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            part
+            if isinstance(part, str)
+            else str(part.get("text", ""))
+            if isinstance(part, dict)
+            else str(part)
+            for part in content
+        ]
+        return "".join(parts)
+    return json.dumps(content, default=str)
+
+
 def make_chat_model(settings: Settings, *, http_async_client: Any = None) -> BaseChatModel:
-    """``offline`` -> OfflinePlanner; ``openai:<model>`` -> ChatOpenAI (honours OPENAI_BASE_URL).
+    """``offline`` -> OfflinePlanner; ``openai:<model>`` -> CompatibleChatOpenAI (honours OPENAI_BASE_URL).
 
     ``http_async_client`` replaces the OpenAI client's HTTP client (an ``httpx2.AsyncClient``, the HTTP
     library the openai package uses); tests pass one with a transport that replays recorded responses.
     """
     if settings.model == "offline":
         return OfflinePlanner()
-    from langchain_openai import ChatOpenAI
-
     name = settings.model.split(":", 1)[1]
     key = settings.openai_api_key
     if key is None and settings.openai_base_url is None:
@@ -28,12 +71,37 @@ def make_chat_model(settings: Settings, *, http_async_client: Any = None) -> Bas
             f"MASTER_AGENT_MODEL: {settings.model!r} needs OPENAI_API_KEY (or OPENAI_BASE_URL for a "
             "server without keys)"
         )
-    return ChatOpenAI(
+    field = settings.max_tokens_field
+    if field == "auto":
+        field = "max_tokens" if settings.openai_base_url else "max_completion_tokens"
+    return CompatibleChatOpenAI(
         model=name,
         api_key=key if key is not None else "not-needed",
         base_url=settings.openai_base_url,
-        timeout=settings.openai_timeout_s,
-        max_retries=settings.openai_max_retries,
+        timeout=settings.model_timeout_s(),
+        max_retries=settings.model_max_retries(),
+        max_tokens=settings.max_tokens,
+        max_tokens_field=field,
         temperature=0,
         http_async_client=http_async_client,
     )
+
+
+def describe_model_failure(error: BaseException) -> str:
+    """One line saying why a model call failed, for limitations, the termination report and run errors."""
+    import openai
+
+    if isinstance(error, openai.APITimeoutError):
+        return "the model did not answer in time (request timed out after the client's retries)"
+    if isinstance(error, openai.APIConnectionError):
+        return f"the model server could not be reached: {error}"
+    if isinstance(error, openai.APIStatusError):
+        detail = error.message
+        body = error.body
+        if isinstance(body, dict):
+            inner = body.get("error", body)
+            detail = str(inner.get("message", detail)) if isinstance(inner, dict) else str(inner)
+        return f"the model server answered HTTP {error.status_code}: {detail}"
+    if isinstance(error, TimeoutError):
+        return "the model did not answer in time"
+    return f"the model call failed: {type(error).__name__}: {error}"

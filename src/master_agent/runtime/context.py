@@ -6,6 +6,7 @@ Extraction is generic (no domain words): "<Noun> <number>" -> ``<noun>_id``, the
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -95,6 +96,30 @@ def new_context_box(goal: str, context: dict[str, Any], constraints: dict[str, A
         next=[],
         notes=[],
     )
+
+
+#: Longest JSON text of one value in a compacted context box.
+COMPACT_VALUE_CHARS = 200
+#: Blockers a compacted context box keeps (the latest).
+COMPACT_BLOCKERS = 3
+
+
+def compact_context_box(box: ContextBox) -> ContextBox:
+    """The box for a prompt over budget: long input values and blockers cut short, only the latest
+    blockers, no notes. Keys and entities stay, so the model still knows what it has."""
+
+    def short(value: Any) -> Any:
+        text = json.dumps(value, default=str, sort_keys=True)
+        return value if len(text) <= COMPACT_VALUE_CHARS else text[:COMPACT_VALUE_CHARS] + "…"
+
+    data = dict(box["data"])
+    data["context"] = {key: short(value) for key, value in (data.get("context") or {}).items()}
+    return {
+        **box,
+        "data": data,
+        "blockers": [short(item) for item in box["blockers"][-COMPACT_BLOCKERS:]],
+        "notes": [],
+    }
 
 
 def render_context_box(box: ContextBox) -> str:

@@ -178,6 +178,8 @@ def loop_limits(resources: RuntimeResources, options: GraphOptions) -> LoopLimit
         subagent_timeout_s=settings.subagent_timeout_s,
         human_review=complexity == "strategic",
         variant=options.ab_test_variant,
+        prompt_tokens=settings.prompt_tokens,
+        count_tokens=resources.count_tokens,
     )
 
 

@@ -32,7 +32,7 @@ def shape_of(config: dict[str, Any] | None, graph_id: str = MASTER_GRAPH_ID) -> 
     return {"graph_id": graph_id, "configurable": shape}
 
 
-RunOutcome = Literal["success", "interrupted"]
+RunOutcome = Literal["success", "interrupted", "error"]
 Durability = Literal["sync", "async", "exit"]
 
 
@@ -44,6 +44,8 @@ class GraphRunEnd:
     output: dict[str, Any] | None
     """The thread's values after the run as ``runs.wait`` answers them, from the run's own last values
     (None when the run streamed none, e.g. taken over after it had finished)."""
+    error: str | None = None
+    """Why the run ended ``error``: the master agent's model failed (the thread keeps its answer)."""
 
 
 def thread_graph_config(tenant_id: str, thread_id: str, configurable: dict[str, Any]) -> RunnableConfig:
@@ -115,7 +117,12 @@ async def execute_graph_run(
     if interrupted is None:
         interrupted = bool((await graph.aget_state(config)).interrupts)
     output = None if values is None else thread_output(values, interrupts)
-    return GraphRunEnd(status="interrupted" if interrupted else "success", output=output)
+    if interrupted:
+        return GraphRunEnd(status="interrupted", output=output)
+    failure = (values or {}).get("model_failure")
+    if isinstance(failure, str) and failure:
+        return GraphRunEnd(status="error", output=output, error=failure)
+    return GraphRunEnd(status="success", output=output)
 
 
 def _run_has_pending_steps(state: StateSnapshot, run_id: str) -> bool:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -42,9 +42,16 @@ from pydantic import BaseModel, ValidationError
 
 from master_agent.capabilities import AgentSpec, SubAgentEnvelope, TenantCapabilities
 from master_agent.errors import ToolInputError
+from master_agent.models.budget import TokenCounter, estimate_tokens, fit_prompt, schema_tokens
+from master_agent.models.chat import describe_model_failure
 from master_agent.models.offline import PLAN_TOOL_NAME, fill_arguments
 from master_agent.models.prompt_blocks import render_tagged_json
-from master_agent.runtime.context import extract_entities, new_context_box, render_context_box
+from master_agent.runtime.context import (
+    compact_context_box,
+    extract_entities,
+    new_context_box,
+    render_context_box,
+)
 from master_agent.runtime.planning import ExecutionPlan, PlanStep, build_plan_graph
 from master_agent.runtime.state import MasterAgentState, StepRecord, ToolTask, TurnRecord
 from master_agent.runtime.termination import (
@@ -64,6 +71,10 @@ TASK_FIELDS = ("task", "goal", "question", "problem", "objective")
 
 #: Content of the tool message answering a call that never ran because the loop escalated.
 SKIPPED_CALL = "skipped: the run was escalated to a human before this call ran"
+
+#: Step name a turn records for each malformed call (unparseable arguments, unknown tool), so that
+#: turns of malformed calls count toward stagnation whatever names they carry.
+MALFORMED_STEP = "<malformed call>"
 
 CompiledLoop = CompiledStateGraph[Any, Any, Any, Any]
 
@@ -119,6 +130,10 @@ class LoopLimits:
     """Shape of the master loop: ``control`` (the agent decides every turn), ``planner_first`` (a plan
     DAG is designed first and run as a graph) or ``parallel_research`` (all research sub-agents run
     at once before the first turn)."""
+    prompt_tokens: int = 16_000
+    """Token budget of one prompt (``MASTER_AGENT_PROMPT_TOKENS``)."""
+    count_tokens: TokenCounter = estimate_tokens
+    """How prompt tokens are counted (``MASTER_AGENT_TOKENIZER``)."""
 
 
 @dataclass(kw_only=True)
@@ -175,6 +190,7 @@ class _LoopBuilder:
             recall=recall,
             research=frozenset(researchers),
             short_bound_model=self.model.bind_tools(short) if recall and researchers and short else None,
+            tool_tokens=schema_tokens(schemas, self.limits.count_tokens),
         )
         compiled = loop.graph().compile(checkpointer=checkpointer, name=spec["name"])
         if checkpointer is None:
@@ -280,6 +296,8 @@ class _AgentLoop:
     """Research sub-agents offered here (skipped on the short path)."""
     short_bound_model: Runnable[Any, Any] | None = None
     """The model bound without research sub-agents, for the short path."""
+    tool_tokens: int = 0
+    """Prompt tokens of the tool schemas sent with each call."""
 
     @property
     def name(self) -> str:
@@ -325,7 +343,9 @@ class _AgentLoop:
             "recent_turns": [],
         }
         # What decided the previous flow's end does not carry over to this one.
-        update.update({key: None for key in ("escalation", "reused_pattern") if state.get(key)})
+        update.update(
+            {key: None for key in ("escalation", "reused_pattern", "model_failure") if state.get(key)}
+        )
         if self.recall is None:
             return update
         goal = state.get("goal", "")
@@ -348,6 +368,10 @@ class _AgentLoop:
 
     def _max_iterations(self) -> int:
         return self.spec.get("limits", {}).get("max_iterations", self.limits.max_iterations)
+
+    def system_prompts(self, state: MasterAgentState, box: Any) -> list[str]:
+        """The system prompt, then its compact form (for a prompt over budget)."""
+        return [self.system_prompt(state, box), self.system_prompt(state, compact_context_box(box))]
 
     def system_prompt(self, state: MasterAgentState, box: Any) -> str:
         iteration = state.get("iteration_count", 0) + 1
@@ -434,22 +458,88 @@ class _AgentLoop:
         parameters: dict[str, Any] = convert_to_openai_tool(self.plain[name])["function"]["parameters"]
         return parameters
 
+    async def call_model(
+        self,
+        model: Runnable[Any, Any],
+        systems: list[str],
+        history: list[AnyMessage],
+        config: RunnableConfig,
+        *,
+        tool_tokens: int,
+    ) -> AIMessage | str:
+        """One model call on a prompt fitted to the budget: the reply, or why the call failed (after
+        the client's own retries). A failing model never raises out of a loop."""
+        fitted = fit_prompt(
+            systems,
+            history,
+            budget=self.limits.prompt_tokens,
+            count=self.limits.count_tokens,
+            fixed_tokens=tool_tokens,
+        )
+        try:
+            reply = await model.ainvoke(fitted.messages, config)
+        except GraphBubbleUp:
+            raise
+        except Exception as error:
+            if is_outage(error):
+                raise
+            logger.warning("model call of %s (depth %d) failed: %r", self.name, self.depth, error)
+            return describe_model_failure(error)
+        if not isinstance(reply, AIMessage):
+            return f"the model answered with a {type(reply).__name__}, not a message"
+        return reply
+
+    def with_call_ids(self, reply: AIMessage) -> AIMessage:
+        """The reply with every tool call named by an id (some servers send none; each needs an answer
+        tied to it)."""
+        ids = [call.get("id") for call in [*reply.tool_calls, *reply.invalid_tool_calls]]
+        if all(ids) and len(set(ids)) == len(ids):
+            return reply
+        stamp = hashlib.sha1(str(ids).encode() + str(reply.content).encode()).hexdigest()[:8]
+        tool_calls = [{**call, "id": f"call_{stamp}_{i}"} for i, call in enumerate(reply.tool_calls)]
+        offset = len(tool_calls)
+        invalid = [
+            {**call, "id": f"call_{stamp}_{offset + i}"} for i, call in enumerate(reply.invalid_tool_calls)
+        ]
+        return reply.model_copy(update={"tool_calls": tool_calls, "invalid_tool_calls": invalid})
+
+    def turn_steps(self, reply: AIMessage) -> list[str]:
+        steps = [call["name"] for call in reply.tool_calls]
+        known = {*self.plain, *self.subs}
+        if reply.invalid_tool_calls or any(name not in known for name in steps):
+            steps.append(MALFORMED_STEP)
+        return steps
+
     async def agent(self, state: MasterAgentState, config: RunnableConfig) -> dict[str, Any]:
         update, box, new_messages, prompt_state = self._refresh(state)
         history = [*(state.get("messages") or []), *new_messages]
+        reply: AIMessage | str
         if self.opening and not state.get("iteration_count") and not self._short_path(state):
-            reply: Any = self.opening_calls(state, box)
+            reply = self.opening_calls(state, box)
             model_calls = 0
         else:
             model = self.short_bound_model if self._short_path(state) else self.bound_model
             assert model is not None
-            reply = await model.ainvoke(
-                [SystemMessage(content=self.system_prompt(prompt_state, box)), *history], config
+            reply = await self.call_model(
+                model, self.system_prompts(prompt_state, box), history, config, tool_tokens=self.tool_tokens
             )
             model_calls = 1
-        calls = list(getattr(reply, "tool_calls", None) or [])
+        if isinstance(reply, str):
+            box["next"] = []
+            update.update(
+                messages=new_messages,
+                context_box=box,
+                iteration_count=state.get("iteration_count", 0) + 1,
+                pending_actions=[],
+                current_plan=[],
+                model_calls=model_calls,
+                model_failure=reply,
+            )
+            return update
+        reply = self.with_call_ids(reply)
+        calls = list(reply.tool_calls)
         box["next"] = [call["name"] for call in calls]
-        turn = TurnRecord(steps=box["next"], progress=update["progress_score"])
+        turn = TurnRecord(steps=self.turn_steps(reply), progress=update["progress_score"])
         update.update(
             messages=[*new_messages, reply],
             context_box=box,
@@ -464,11 +554,12 @@ class _AgentLoop:
     def route(self, state: MasterAgentState) -> list[Send] | str:
         decision = decide(state)
         if decision.route == "continue":
-            last = (state.get("messages") or [])[-1]
-            return [
-                Send("tools", ToolTask(call=dict(call), depth=self.depth))
-                for call in cast(AIMessage, last).tool_calls
+            last = cast(AIMessage, (state.get("messages") or [])[-1])
+            calls = [dict(call) for call in last.tool_calls]
+            calls += [
+                {**call, "args": {}, "malformed": call.get("error") or ""} for call in last.invalid_tool_calls
             ]
+            return [Send("tools", ToolTask(call=call, depth=self.depth)) for call in calls]
         if decision.route == "escalate_to_human" and self.human_review:
             return "human_review"
         return "finalize"
@@ -510,10 +601,25 @@ class _AgentLoop:
             f"{render_tagged_json('plan_request', self.plan_request(box, skip))}\n{render_context_box(box)}"
         )
         planner = self.model.bind_tools([ExecutionPlan], tool_choice=PLAN_TOOL_NAME)
-        reply = await planner.ainvoke(
-            [SystemMessage(content=system), *(state.get("messages") or []), *new_messages], config
+        reply = await self.call_model(
+            planner,
+            [system],
+            [*(state.get("messages") or []), *new_messages],
+            config,
+            tool_tokens=schema_tokens([convert_to_openai_tool(ExecutionPlan)], self.limits.count_tokens),
         )
-        calls = [call for call in getattr(reply, "tool_calls", None) or [] if call["name"] == PLAN_TOOL_NAME]
+        if isinstance(reply, str):
+            return {
+                **update,
+                "messages": new_messages,
+                "context_box": box,
+                "plan": {},
+                "current_plan": [],
+                "iteration_count": 1,
+                "model_calls": 1,
+                "model_failure": reply,
+            }
+        calls = [call for call in reply.tool_calls if call["name"] == PLAN_TOOL_NAME]
         plan: ExecutionPlan | None = None
         problem = f"the planner did not call {PLAN_TOOL_NAME}"
         if calls:
@@ -586,6 +692,8 @@ class _AgentLoop:
 
     async def tools(self, task: ToolTask, config: RunnableConfig) -> dict[str, Any]:
         call = task["call"]
+        if "malformed" in call:
+            return self.refuse_malformed(call)
         return await self.execute_call(
             call["name"], dict(call.get("args") or {}), call.get("id") or "", config
         )
@@ -670,6 +778,36 @@ class _AgentLoop:
             "completed_steps": [step_signature(name, args)],
             "steps": [record],
             "blockers": blockers,
+            "tool_calls": 1,
+        }
+
+    def refuse_malformed(self, call: dict[str, Any]) -> dict[str, Any]:
+        """The answer to a call whose arguments were not a JSON object: the error, once, as its result."""
+        name = str(call.get("name") or "")
+        raw = str(call.get("args") or "")
+        content = (
+            f"error: the arguments of {name!r} are not a valid JSON object ({call['malformed'] or 'unparseable'}); "
+            f"call it again with a JSON object matching its schema. Received: {raw[:200]}"
+        )
+        record = StepRecord(
+            agent=self.name, depth=self.depth, tool=name, kind="tool", status="error", children=[]
+        )
+        get_stream_writer()(
+            {
+                "event": "call_end",
+                "agent": self.name,
+                "depth": self.depth,
+                "tool": name,
+                "kind": "tool",
+                "status": "error",
+            }
+        )
+        return {
+            "messages": [
+                ToolMessage(content=content, tool_call_id=call.get("id") or "", name=name, status="error")
+            ],
+            "steps": [record],
+            "blockers": [f"{name}: malformed call (arguments not valid JSON)"],
             "tool_calls": 1,
         }
 
@@ -772,7 +910,11 @@ class _AgentLoop:
         decision = decide(state)
         limitations: list[str] = []
         error: str | None = None
-        if escalation:
+        failure = state.get("model_failure")
+        if failure:
+            reason = "model_error"
+            limitations.append(f"the agent stopped: {failure}")
+        elif escalation:
             reason = f"escalated:{escalation['reason']}:{escalation['decision']}"
         elif decision.route == "escalate_to_human":
             reason = f"escalated:{decision.reason}"
@@ -799,15 +941,18 @@ class _AgentLoop:
         if "confidence" in fields:
             output["confidence"] = confidence
         status: Literal["success", "partial", "error"] = "success"
+        complete = True
         try:
             data = schema.model_validate(output).model_dump(mode="json")
         except ValidationError as invalid:
             data = output
-            status = "partial"
+            status, complete = "partial", False
             missing = sorted({str(item["loc"][0]) for item in invalid.errors() if item["loc"]})
             limitations.append(f"incomplete answer: {', '.join(missing)} missing or invalid")
         if limitations and status == "success":
             status = "partial"
+        if failure and not complete:
+            status, error = "error", failure
         if escalation and escalation["decision"] == "reject":
             status, error = "error", "rejected by a human reviewer"
         limitations.extend(state.get("blockers") or [])

@@ -17,6 +17,7 @@ from master_agent.evolution.jobs import leader_tick, reconcile_jobs, use_evoluti
 from master_agent.evolution.outbox import load_notifier
 from master_agent.evolution.scheduler import EvolutionScheduler
 from master_agent.models import make_chat_model
+from master_agent.models.budget import TokenCounter, estimate_tokens, make_token_counter
 from master_agent.runtime.termination import PostgresTerminationLog
 from master_agent.settings import Settings
 from master_agent.storage import Database, open_database
@@ -29,6 +30,8 @@ class RuntimeResources:
     model: BaseChatModel
     terminations: PostgresTerminationLog
     evolution: EvolutionContext
+    count_tokens: TokenCounter = estimate_tokens
+    """How prompt tokens are counted (``MASTER_AGENT_TOKENIZER``)."""
 
 
 SchedulerRole = Literal["none", "add", "lead"]
@@ -49,6 +52,7 @@ async def open_resources(
     run the jobs in this process)."""
     load_domain_packs(settings.domain_packs)
     chat_model = model or make_chat_model(settings)
+    count_tokens = make_token_counter(settings)
     # Configuration errors surface before the database starts.
     embedder = make_embedder(settings.embeddings, settings)
     notifier = load_notifier(settings.notifier)
@@ -83,6 +87,7 @@ async def open_resources(
                 model=chat_model,
                 terminations=PostgresTerminationLog(database.pool),
                 evolution=evolution,
+                count_tokens=count_tokens,
             )
 
 

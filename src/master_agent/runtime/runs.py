@@ -41,6 +41,9 @@ from master_agent.storage.outages import is_outage, through_outages
 logger = logging.getLogger(__name__)
 
 RunStatus = Literal["pending", "running", "success", "error", "interrupted"]
+WorkEnd = tuple[RunStatus, dict[str, Any] | None, str | None]
+#: The error name of a run whose master agent's model failed (stream ``error`` events, run output).
+MODEL_ERROR = "ModelError"
 TERMINAL: frozenset[str] = frozenset({"success", "error", "interrupted"})
 CHANNEL = "master_agent_runs"
 CANCEL_CHANNEL = "master_agent_cancel"
@@ -477,7 +480,12 @@ class RunQueue:
         graph_run = claimed["kind"] == "graph"
         await self.events.open_run(run_id, first_attempt=claimed["attempts"] == 1)
         try:
-            status, output = await self._work_through_outages(claimed)
+            status, output, failure = await self._work_through_outages(claimed)
+            if failure:
+                logger.warning("run %s ended error: the master agent's model failed: %s", run_id, failure)
+                error = f"{MODEL_ERROR}: {failure}"
+                output = error_output(failure, MODEL_ERROR)
+                self.events.publish(run_id, "error", {"error": MODEL_ERROR, "message": failure})
         except RunTakenOver:
             # Another worker took the run over while the database was away: it carries it on.
             self._leave(run_id)
@@ -494,7 +502,7 @@ class RunQueue:
         except Exception as failure:
             logger.exception("run %s failed", run_id)
             error = f"{type(failure).__name__}: {failure}"
-            output = error_output(error)
+            output = error_output(str(failure), type(failure).__name__)
             self.events.publish(run_id, "error", {"error": type(failure).__name__, "message": str(failure)})
         # Streams see the end once the run's status is stored, so a client reading the run then
         # finds it finished.
@@ -532,13 +540,13 @@ class RunQueue:
         if self._on_finished is not None:
             self._on_finished(status, time.perf_counter() - started)
 
-    async def _work_through_outages(self, claimed: dict[str, Any]) -> tuple[RunStatus, dict[str, Any] | None]:
+    async def _work_through_outages(self, claimed: dict[str, Any]) -> WorkEnd:
         """Execute the run; when the database goes away under it, wait until it is back and continue
         from the run's last checkpoint (steps after it run again; their events are sent again)."""
         run_id = str(claimed["run_id"])
         attempts = 0
 
-        async def attempt() -> tuple[RunStatus, dict[str, Any] | None]:
+        async def attempt() -> WorkEnd:
             nonlocal attempts
             attempts += 1
             return await self._work(claimed, resumed=attempts > 1)
@@ -551,9 +559,9 @@ class RunQueue:
             self.resources.database.health, attempt, within_s=self.outage_wait_s, before_retry=still_owned
         )
 
-    async def _work(
-        self, claimed: dict[str, Any], *, resumed: bool
-    ) -> tuple[RunStatus, dict[str, Any] | None]:
+    async def _work(self, claimed: dict[str, Any], *, resumed: bool) -> WorkEnd:
+        """How the run ended: its status, its output (None: read from the thread) and, when the master
+        agent's model failed, why (the run then ends ``error``; the thread keeps the agent's answer)."""
         run_id = str(claimed["run_id"])
         if claimed["kind"] == "graph":
             end = await execute_graph_run(
@@ -562,7 +570,7 @@ class RunQueue:
                 lambda event, data: self.events.publish(run_id, event, data),
                 resumed=resumed,
             )
-            return end.status, end.output
+            return end.status, end.output, end.error
         # A strategic goal streams its call tree as custom events, then the solution as values; it
         # continues from its last checkpoint by itself.
         outcome: SolveOutcome = await run_solution(
@@ -571,8 +579,11 @@ class RunQueue:
             on_event=lambda event: self.events.publish(run_id, "custom", event),
         )
         self.events.publish(run_id, "values", outcome.model_dump(mode="json"))
+        failure = outcome.solution.model_failure if outcome.solution else None
+        if failure:
+            return "error", None, failure
         status = {"interrupted": "interrupted", "error": "error"}.get(outcome.status, "success")
-        return cast(RunStatus, status), None
+        return cast(RunStatus, status), None, None
 
     async def _still_owned(self, run_id: str) -> bool:
         """Renew the lease of a run this process executes; False when another worker took it over."""

@@ -46,5 +46,5 @@ def thread_output(values: Any, interrupts: Any) -> dict[str, Any]:
     return output
 
 
-def error_output(message: str | None) -> dict[str, Any]:
-    return {"__error__": {"error": "RunError", "message": message or "the run failed"}}
+def error_output(message: str | None, name: str = "RunError") -> dict[str, Any]:
+    return {"__error__": {"error": name, "message": message or "the run failed"}}

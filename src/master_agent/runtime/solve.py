@@ -108,6 +108,8 @@ class Solution(BaseModel):
     outcome_checks: list[str] = Field(default_factory=list)
     """Ids of the outcome checks scheduled when the solution was delivered."""
     limitations: list[str] = Field(default_factory=list)
+    model_failure: str | None = None
+    """Why the master agent's model call failed, when it did (the answer is then partial or error)."""
     termination: dict[str, Any] = Field(default_factory=dict)
     steps: list[dict[str, Any]] = Field(default_factory=list)
     """The tree of calls: each step names its agent, depth, tool, kind, status and children."""
@@ -200,6 +202,7 @@ async def _drive(
     )
     solution.confidence = float(values.get("confidence_score", 0.0))
     solution.limitations = list(envelope.get("limitations") or [])
+    solution.model_failure = values.get("model_failure") or None
     solution.termination = dict(values.get("termination") or {})
     solution.steps = list(values.get("steps") or [])
     solution.reused_pattern = values.get("reused_pattern")

@@ -104,6 +104,8 @@ class MasterAgentState(TypedDict):
     """The TerminationReport of this loop's stop."""
     reused_pattern: NotRequired[dict[str, Any]]
     """The village-knowledge pattern the master loop reused (the short path), if any."""
+    model_failure: NotRequired[str | None]
+    """Why this loop's model call failed (after the client's retries); the loop then stops."""
 
 
 class ToolTask(TypedDict):

@@ -2,6 +2,7 @@
 
 Rules, in order (first match wins), after every agent turn:
 
+0. the model call failed (after the client's retries)               -> end  ``model_error``
 1. the model signalled completion (its turn has no tool calls)       -> end  ``completed``
 2. progress >= 0.95                                                  -> end  ``progress_threshold``
 3. iterations >= max_iterations                                      -> escalate ``max_iterations``
@@ -97,9 +98,11 @@ def is_stagnating(turns: list[TurnRecord]) -> bool:
 
 def decide(state: MasterAgentState) -> Decision:
     """Apply the stop rules (module docstring) to the state after an agent turn."""
+    if state.get("model_failure"):
+        return Decision(route="end", reason="model_error")
     messages = state.get("messages") or []
     last = messages[-1] if messages else None
-    if last is None or not getattr(last, "tool_calls", None):
+    if last is None or not (getattr(last, "tool_calls", None) or getattr(last, "invalid_tool_calls", None)):
         return Decision(route="end", reason="completed")
     if state.get("progress_score", 0.0) >= PROGRESS_DONE:
         return Decision(route="end", reason="progress_threshold")

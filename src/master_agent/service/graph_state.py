@@ -68,6 +68,9 @@ def snapshot_json(snapshot: StateSnapshot) -> dict[str, Any]:
 async def run_output(resources: RuntimeResources, tenant_id: str, thread: Thread, run: Run) -> dict[str, Any]:
     """What ``runs.wait`` / ``runs.join`` return: the thread's values after the run."""
     if run.status == "error":
+        name, separator, message = (run.error or "").partition(": ")
+        if separator and name.isidentifier():
+            return error_output(message, name)
         return error_output(run.error)
     # The run may have fixed the thread's graph shape since ``thread`` was read: read it again.
     thread = await get_thread(resources.database.pool, tenant_id, thread.thread_id) or thread
