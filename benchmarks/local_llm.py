@@ -2,7 +2,9 @@
 loopback (llama-cpp-python's, serving Gemma 3 270M from PyPI), end to end through the CLI and the service.
 
 It asserts only that each run ends with a clear status within a bounded number of model calls, and
-prints per run: status, model calls, seconds. Not part of CI (it builds llama.cpp, and a CPU answers
+prints per run: status, model calls, seconds. Runs: the retail goal (``solve --json``), the same with
+the ``parallel_research`` variant (the model reads a tool-call history), and a chat message
+(``serve`` + ``/chat/stream``). Not part of CI (it builds llama.cpp, and a CPU answers
 slowly); the Makefile target makes the server's own virtualenv first.
 """
 
@@ -63,9 +65,9 @@ class ModelServer:
         self.process.wait(timeout=30)
 
 
-def solve_with_cli(env: dict[str, str]) -> dict[str, Any]:
+def solve_with_cli(env: dict[str, str], *extra: str) -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, "-m", "master_agent.cli", "solve", GOAL, "--json"],
+        [sys.executable, "-m", "master_agent.cli", "solve", GOAL, "--json", *extra],
         env=env,
         cwd=ROOT,
         capture_output=True,
@@ -144,6 +146,13 @@ def main() -> int:
     try:
         for name, run in (
             ("retail goal (CLI solve --json)", lambda: solve_with_cli(env)),
+            # Research sub-agents are called before the first model turn, so the master's model then
+            # reads a history with tool calls and their results (what a server refusing null content
+            # failed on).
+            (
+                "retail goal, parallel_research (CLI)",
+                lambda: solve_with_cli(env, "--variant", "parallel_research"),
+            ),
             ("chat message (service /chat/stream)", lambda: chat_with_service(env, data_dir / "serve.log")),
         ):
             before, started = server.calls(), time.perf_counter()
