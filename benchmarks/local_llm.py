@@ -159,12 +159,15 @@ def main() -> int:
             result = run()
             calls, seconds = server.calls() - before, time.perf_counter() - started
             print(f"{name}: status={result['status']} model_calls={calls} seconds={seconds:.1f} {result}")
-            if result["status"] not in CLEAR or calls > args.max_model_calls:
+            # A server that answered nothing (it crashed, or never got a request) tested nothing.
+            if result["status"] not in CLEAR or not 0 < calls <= args.max_model_calls:
                 failures.append(name)
     finally:
         server.stop()
     if failures:
-        print(f"FAILED: {', '.join(failures)} (no clear status, or over {args.max_model_calls} model calls)")
+        print(
+            f"FAILED: {', '.join(failures)} (no clear status, or no model call answered, or over {args.max_model_calls})"
+        )
         return 1
     return 0
 

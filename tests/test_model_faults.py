@@ -193,6 +193,7 @@ async def test_malformed_arguments_get_the_error_back_as_the_tool_result(
     assert sent[2]["tool_calls"][0]["id"] == "call_bad"
     assert sent[3]["role"] == "tool" and sent[3]["tool_call_id"] == "call_bad"
     assert "not a valid JSON object" in sent[3]["content"]
+    assert 'Received: {"city_id": 4,' in sent[3]["content"]  # what the model sent, to mend
 
 
 async def test_malformed_calls_again_and_again_stop_as_stagnation(

@@ -557,7 +557,8 @@ class _AgentLoop:
             last = cast(AIMessage, (state.get("messages") or [])[-1])
             calls = [dict(call) for call in last.tool_calls]
             calls += [
-                {**call, "args": {}, "malformed": call.get("error") or ""} for call in last.invalid_tool_calls
+                {**call, "args": {}, "raw_args": call.get("args") or "", "malformed": call.get("error") or ""}
+                for call in last.invalid_tool_calls
             ]
             return [Send("tools", ToolTask(call=call, depth=self.depth)) for call in calls]
         if decision.route == "escalate_to_human" and self.human_review:
@@ -784,7 +785,7 @@ class _AgentLoop:
     def refuse_malformed(self, call: dict[str, Any]) -> dict[str, Any]:
         """The answer to a call whose arguments were not a JSON object: the error, once, as its result."""
         name = str(call.get("name") or "")
-        raw = str(call.get("args") or "")
+        raw = str(call.get("raw_args") or "")
         content = (
             f"error: the arguments of {name!r} are not a valid JSON object ({call['malformed'] or 'unparseable'}); "
             f"call it again with a JSON object matching its schema. Received: {raw[:200]}"
@@ -792,16 +793,10 @@ class _AgentLoop:
         record = StepRecord(
             agent=self.name, depth=self.depth, tool=name, kind="tool", status="error", children=[]
         )
-        get_stream_writer()(
-            {
-                "event": "call_end",
-                "agent": self.name,
-                "depth": self.depth,
-                "tool": name,
-                "kind": "tool",
-                "status": "error",
-            }
-        )
+        writer = get_stream_writer()
+        event = {"agent": self.name, "depth": self.depth, "tool": name, "kind": "tool"}
+        writer({"event": "call_start", **event})
+        writer({"event": "call_end", **event, "status": "error"})
         return {
             "messages": [
                 ToolMessage(content=content, tool_call_id=call.get("id") or "", name=name, status="error")
@@ -895,7 +890,10 @@ class _AgentLoop:
             ToolMessage(
                 content=SKIPPED_CALL, tool_call_id=call["id"] or "", name=call["name"], status="error"
             )
-            for call in getattr(last, "tool_calls", None) or []
+            for call in [
+                *(getattr(last, "tool_calls", None) or []),
+                *(getattr(last, "invalid_tool_calls", None) or []),
+            ]
         ]
         return Command(
             goto="agent",
