@@ -206,6 +206,19 @@ async def test_malformed_calls_again_and_again_stop_as_stagnation(
     assert result["envelope"]["status"] == "partial"
 
 
+async def test_arguments_failing_the_schema_get_the_error_back_and_never_run(
+    resources: RuntimeResources, openai_settings: Settings
+) -> None:
+    script = Script(["arguments_failing_the_schema", "measure_city_4", "final_answer"])
+    toy.CALLS.clear()
+    result = await solve(loop(resources, openai_settings, script))
+    assert result["envelope"]["status"] == "success"
+    assert toy.CALLS == ["measure:4"]
+    reply = script.requests[1]["messages"][3]
+    assert reply["tool_call_id"] == "call_four" and reply["content"].startswith("error:")
+    assert "city_id" in reply["content"]
+
+
 async def test_an_unknown_tool_gets_the_error_back_and_the_loop_goes_on(
     resources: RuntimeResources, openai_settings: Settings
 ) -> None:
