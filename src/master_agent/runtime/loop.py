@@ -694,15 +694,29 @@ class _AgentLoop:
     async def tools(self, task: ToolTask, config: RunnableConfig) -> dict[str, Any]:
         call = task["call"]
         if "malformed" in call:
-            return self.refuse_malformed(call)
+            # Arguments that were not a JSON object: the error, once, as the call's result.
+            raw = str(call.get("raw_args") or "")
+            refusal = (
+                f"error: the arguments of {call['name']!r} are not a valid JSON object "
+                f"({call['malformed'] or 'unparseable'}); call it again with a JSON object matching "
+                f"its schema. Received: {raw[:200]}"
+            )
+            return await self.execute_call(call["name"], {}, call.get("id") or "", config, refusal=refusal)
         return await self.execute_call(
             call["name"], dict(call.get("args") or {}), call.get("id") or "", config
         )
 
     async def execute_call(
-        self, name: str, args: dict[str, Any], call_id: str, config: RunnableConfig
+        self,
+        name: str,
+        args: dict[str, Any],
+        call_id: str,
+        config: RunnableConfig,
+        *,
+        refusal: str | None = None,
     ) -> dict[str, Any]:
-        """Run one tool or sub-agent call; never raises for the call's own failure."""
+        """Run one tool or sub-agent call; never raises for the call's own failure. With ``refusal``
+        the call does not run: that error is its result."""
         status: Literal["success", "partial", "error"]
         kind = "sub_agent" if name in self.subs else "tool"
         writer = get_stream_writer()
@@ -719,7 +733,10 @@ class _AgentLoop:
         confidences: dict[str, float] = {}
         blockers: list[str] = []
         children: list[StepRecord] = []
-        if name in self.subs:
+        if refusal is not None:
+            status, content = "error", refusal
+            blockers = [f"{name}: malformed call (arguments not valid JSON)"]
+        elif name in self.subs:
             envelope = await self.call_sub_agent(name, args)
             status = envelope.status
             content = envelope.model_dump_json(exclude={"steps"})
@@ -779,30 +796,6 @@ class _AgentLoop:
             "completed_steps": [step_signature(name, args)],
             "steps": [record],
             "blockers": blockers,
-            "tool_calls": 1,
-        }
-
-    def refuse_malformed(self, call: dict[str, Any]) -> dict[str, Any]:
-        """The answer to a call whose arguments were not a JSON object: the error, once, as its result."""
-        name = str(call.get("name") or "")
-        raw = str(call.get("raw_args") or "")
-        content = (
-            f"error: the arguments of {name!r} are not a valid JSON object ({call['malformed'] or 'unparseable'}); "
-            f"call it again with a JSON object matching its schema. Received: {raw[:200]}"
-        )
-        record = StepRecord(
-            agent=self.name, depth=self.depth, tool=name, kind="tool", status="error", children=[]
-        )
-        writer = get_stream_writer()
-        event = {"agent": self.name, "depth": self.depth, "tool": name, "kind": "tool"}
-        writer({"event": "call_start", **event})
-        writer({"event": "call_end", **event, "status": "error"})
-        return {
-            "messages": [
-                ToolMessage(content=content, tool_call_id=call.get("id") or "", name=name, status="error")
-            ],
-            "steps": [record],
-            "blockers": [f"{name}: malformed call (arguments not valid JSON)"],
             "tool_calls": 1,
         }
 
