@@ -57,6 +57,14 @@ ENV_FIELDS: dict[str, str] = {
     "MASTER_AGENT_CHECKPOINT_TTL": "checkpoint_ttl",
     "MASTER_AGENT_CHECKPOINT_TTL_MINUTES": "checkpoint_ttl_minutes",
     "MASTER_AGENT_CHECKPOINT_SWEEP_MINUTES": "checkpoint_sweep_minutes",
+    "MASTER_AGENT_ROUTE_CONFIDENCE": "route_confidence",
+    "MASTER_AGENT_ROUTE_SCORE": "route_score",
+    "MASTER_AGENT_CLARIFY_BELOW": "clarify_below",
+    "MASTER_AGENT_SIMILAR_SCORE": "similar_score",
+    "MASTER_AGENT_CLARIFY_ROUNDS": "clarify_rounds",
+    "MASTER_AGENT_CONTEXT_MESSAGES": "context_messages",
+    "MASTER_AGENT_CONTEXT_WINDOW_S": "context_window_s",
+    "MASTER_AGENT_DISCOVERY_TTL_S": "discovery_ttl_s",
 }
 _FIELD_ENV = {field: env for env, field in ENV_FIELDS.items()}
 
@@ -158,6 +166,22 @@ class Settings(BaseModel):
     separated in the env); the function takes a RunnableConfig and returns an uncompiled StateGraph."""
     domain_packs: tuple[str, ...] = ()
     """Extra modules to import at start; each registers domain packs (comma-separated in the env)."""
+    route_confidence: float = Field(default=0.85, ge=0, le=1)
+    """Front door: least intent confidence that routes at once (with ``route_score``)."""
+    route_score: float = Field(default=0.85, ge=0, le=1)
+    """Front door: least score of the best agent that routes at once."""
+    clarify_below: float = Field(default=0.60, ge=0, le=1)
+    """Front door: an intent less sure than this gets a clarifying question."""
+    similar_score: float = Field(default=0.15, ge=0, le=1)
+    """Front door: agents scoring within this of the best are offered as a choice."""
+    clarify_rounds: int = Field(default=3, ge=0, le=10)
+    """Front door: clarifying questions per message at most; then the best guess, flagged."""
+    context_messages: int = Field(default=10, ge=0, le=100)
+    """Front door: earlier messages read with a new one (follow-ups), at most ..."""
+    context_window_s: float = Field(default=3600.0, ge=0)
+    """... and no older than this."""
+    discovery_ttl_s: float = Field(default=30.0, ge=0)
+    """Front door: how long a tenant's agent index (skills, success history) is reused."""
 
     @field_validator("graphs")
     @classmethod

@@ -15,13 +15,23 @@ from master_agent.capabilities.registry import (
     registered_domain_packs,
     tenant_capabilities,
 )
-from master_agent.capabilities.spec import TIERS, AgentLimits, AgentSpec, Tier, tier_allows
+from master_agent.capabilities.spec import (
+    TIERS,
+    AgentLimits,
+    AgentSpec,
+    DataMetric,
+    RoutingExample,
+    Tier,
+    tier_allows,
+)
 
 __all__ = [
     "TIERS",
     "AgentLimits",
     "AgentSpec",
+    "DataMetric",
     "DomainPack",
+    "RoutingExample",
     "SubAgentEnvelope",
     "TenantCapabilities",
     "TenantRecord",

@@ -10,13 +10,14 @@ from __future__ import annotations
 import importlib
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from typing import Any
 
 from langchain_core.tools import BaseTool
 from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel, ConfigDict
 
-from master_agent.capabilities.spec import AgentSpec, Tier, tier_allows
+from master_agent.capabilities.spec import AgentSpec, DataMetric, RoutingExample, Tier, tier_allows
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.capabilities.tools.readers import provision_readers
 from master_agent.errors import ConfigError, InputError, UnknownTenantError
@@ -77,6 +78,10 @@ class DomainPack:
     check_precondition: Callable[[ToolContext, dict[str, Any], dict[str, Any]], Awaitable[bool]] | None = None
     """Whether a learned pattern's precondition (its ``applicability.precondition``) holds for a new
     goal's entities: one cheap check before research is skipped. None: patterns need no check."""
+    routing_examples: tuple[RoutingExample, ...] = ()
+    """Labelled messages of this domain for the front door's intent classifier."""
+    data_metrics: tuple[DataMetric, ...] = ()
+    """Figures of its tenants' data the front door answers questions about."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,16 +96,38 @@ class TenantCapabilities:
 
 
 _PACKS: dict[str, DomainPack] = {}
+#: Entry-point group through which installed packages offer domain packs.
+DOMAIN_ENTRY_POINTS = "master_agent.domains"
 
 
 def register_domain_pack(pack: DomainPack) -> None:
     _PACKS[pack.name] = pack
 
 
-def domain_pack(name: str) -> DomainPack:
-    # Built-in packs register on import; importing here (not at the top) avoids an import cycle.
-    import master_agent.domains  # noqa: F401
+_plugins_loaded = False
 
+
+def _load_plugin_packs() -> None:
+    """Register the packs of the ``master_agent.domains`` entry-point group (the retail pack is one of
+    them): the registry is given packs, it never imports them."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    for entry in entry_points(group=DOMAIN_ENTRY_POINTS):
+        try:
+            pack = entry.load()
+        except ImportError as error:
+            raise ConfigError(
+                f"domain pack {entry.name!r} ({entry.value}) cannot be imported: {error}"
+            ) from None
+        if not isinstance(pack, DomainPack):
+            raise ConfigError(f"domain pack {entry.name!r} ({entry.value}) is not a DomainPack")
+        _PACKS.setdefault(pack.name, pack)
+
+
+def domain_pack(name: str) -> DomainPack:
+    _load_plugin_packs()
     try:
         return _PACKS[name]
     except KeyError:
@@ -108,9 +135,8 @@ def domain_pack(name: str) -> DomainPack:
 
 
 def registered_domain_packs() -> dict[str, DomainPack]:
-    """Every registered pack, by name (the built-in ones included)."""
-    import master_agent.domains  # noqa: F401
-
+    """Every registered pack, by name (the plugins' included)."""
+    _load_plugin_packs()
     return dict(_PACKS)
 
 

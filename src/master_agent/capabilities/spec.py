@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Literal, NotRequired
 
 from pydantic import BaseModel
@@ -50,3 +51,38 @@ class AgentSpec(TypedDict):
     before the master agent's first turn."""
     min_tier: NotRequired[Tier]
     """Lowest tenant tier that gets this agent as a sub-agent (default ``free``)."""
+    skills: NotRequired[list[str]]
+    """What it can be asked to do, in a user's words. An agent with skills is one the chat front door
+    can hand a message to; one without is only a part of another agent."""
+    domain: NotRequired[str]
+    """Business domain (default: its pack's)."""
+    required_entities: NotRequired[list[str]]
+    """Values a message must give (or the tenant imply) before it is handed to this agent, e.g.
+    ``store_id``; the front door asks for a missing one."""
+
+
+@dataclass(frozen=True)
+class RoutingExample:
+    """A labelled message the front door's offline intent classifier learns from."""
+
+    text: str
+    action: Literal["CREATE", "UPDATE", "EXECUTE", "QUERY", "AMBIGUOUS"]
+    query_kind: Literal["list_agents", "outcome", "knowledge", "data", "other"] | None = None
+    domain: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataMetric:
+    """A figure of a tenant's data the front door answers questions about with one SQL query."""
+
+    name: str
+    """How users say it, e.g. ``attach rate``."""
+    table: str
+    expression: str
+    """SQL aggregate over ``table`` giving the figure."""
+    time_column: str
+    unit: Literal["ratio", "count", "currency", "number"] = "number"
+    aliases: tuple[str, ...] = ()
+    filters: dict[str, str] = field(default_factory=dict)
+    """Entity name -> column: a question naming the entity (``store_id``) is narrowed to it."""
+    observation_noun: str = "rows"

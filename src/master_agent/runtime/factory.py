@@ -21,7 +21,6 @@ from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from master_agent.capabilities import TenantRecord, domain_pack, load_tenant, tenant_capabilities
@@ -40,7 +39,6 @@ from master_agent.runtime.loop import (
     recursion_limit_for,
 )
 from master_agent.runtime.resources import RuntimeResources, shared_resources
-from master_agent.runtime.state import MasterAgentState
 
 Complexity = Literal["simple", "standard", "strategic"]
 COMPLEXITIES: tuple[Complexity, ...] = ("simple", "standard", "strategic")
@@ -191,9 +189,9 @@ async def master_graph(
 ) -> CompiledLoop:
     """The tenant's compiled master agent for ``config`` (cached).
 
-    Without ``complexity`` or ``goal`` in ``configurable`` (a client of ``langgraph dev`` passing only
-    the input), the graph is a router: its first step classifies the input goal and runs the loop
-    built for that complexity.
+    Without ``complexity`` or ``goal`` in ``configurable`` (chat, or a client of ``langgraph dev``
+    passing only the input), the graph is the front door: a chat message is routed to the handler it
+    needs; a ``goal`` input goes to the loop built for its complexity.
     """
     options = GraphOptions.from_config(config)
     tenant = await load_tenant(resources.database.pool, options.tenant_id)
@@ -202,7 +200,7 @@ async def master_graph(
         tenant.tenant_id,
         tenant.tier,
         tenant.capability_version,
-        "router" if routed else options.resolved_complexity(),
+        "front_door" if routed else options.resolved_complexity(),
         options.ab_test_variant,
         tuple(sorted(options.sub_agents)) if options.sub_agents is not None else None,
         options.max_iterations,
@@ -214,19 +212,49 @@ async def master_graph(
     graph = cache.get(shape)
     if graph is None:
         if routed:
-            graph = _router(
-                {
-                    complexity: _build_loop(
-                        resources, tenant, options.model_copy(update={"complexity": complexity})
-                    )
-                    for complexity in COMPLEXITIES
-                },
-                checkpointer,
-            )
+            graph = _front_door(resources, tenant, options, checkpointer)
         else:
             graph = _build_loop(resources, tenant, options, checkpointer)
         cache.put(shape, graph)
     return graph
+
+
+def _front_door(
+    resources: RuntimeResources,
+    tenant: TenantRecord,
+    options: GraphOptions,
+    checkpointer: BaseCheckpointSaver[Any] | None,
+) -> CompiledLoop:
+    """Chat input's graph: the front door (``master_agent.routing``) with the master agent's loop of each
+    complexity behind it. The front door is given the loops; it builds none itself."""
+    from master_agent.routing.graph import build_front_door  # routing sits above runtime
+
+    tool_context = _tool_context(resources, tenant)
+    return build_front_door(
+        tenant=tenant,
+        pack=domain_pack(tenant.domain or "retail"),
+        capabilities=tenant_capabilities(tenant, tool_context, only_sub_agents=options.sub_agents),
+        tool_context=tool_context,
+        settings=resources.settings,
+        evolution=resources.evolution,
+        model=resources.model,
+        solvers={
+            complexity: _build_loop(resources, tenant, options.model_copy(update={"complexity": complexity}))
+            for complexity in COMPLEXITIES
+        },
+        classify=classify_complexity,
+        checkpointer=checkpointer,
+    )
+
+
+def _tool_context(resources: RuntimeResources, tenant: TenantRecord) -> ToolContext:
+    return ToolContext(
+        pool=resources.database.pool,
+        database_uri=resources.database.uri,
+        tenant_id=tenant.tenant_id,
+        data_schema=tenant.data_schema,
+        settings=resources.settings,
+    )
 
 
 def _build_loop(
@@ -235,13 +263,7 @@ def _build_loop(
     options: GraphOptions,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> CompiledLoop:
-    tool_context = ToolContext(
-        pool=resources.database.pool,
-        database_uri=resources.database.uri,
-        tenant_id=tenant.tenant_id,
-        data_schema=tenant.data_schema,
-        settings=resources.settings,
-    )
+    tool_context = _tool_context(resources, tenant)
     capabilities = tenant_capabilities(tenant, tool_context, only_sub_agents=options.sub_agents)
     # The evolution tools exist for every tenant; a spec offers them by listing their names.
     tools = {**build_evolution_tools(resources.evolution, tenant.tenant_id), **capabilities.tools}
@@ -300,21 +322,6 @@ def recall_step(resources: RuntimeResources, tenant: TenantRecord, tool_context:
         return Recall(context=context, reused_pattern=found.model_dump())
 
     return recall
-
-
-def _route(state: MasterAgentState) -> Complexity:
-    return classify_complexity(state.get("goal") or "")
-
-
-def _router(
-    loops: dict[Complexity, CompiledLoop], checkpointer: BaseCheckpointSaver[Any] | None
-) -> CompiledLoop:
-    graph: StateGraph[MasterAgentState, Any, Any, Any] = StateGraph(MasterAgentState)
-    for complexity, loop in loops.items():
-        graph.add_node(complexity, loop)
-        graph.add_edge(complexity, END)
-    graph.add_conditional_edges(START, _route, list(loops))
-    return graph.compile(checkpointer=checkpointer, name="master_agent")
 
 
 async def make_master_agent_graph(config: RunnableConfig) -> CompiledLoop:

@@ -1,9 +1,90 @@
 """Retail customer-success domain pack: demo tenant, tools and the seed's sub-agent tree."""
 
-from master_agent.capabilities import DomainPack, register_domain_pack
+from master_agent.capabilities import DataMetric, DomainPack, RoutingExample
 from master_agent.domains.retail.agents import MASTER, SUB_AGENTS
 from master_agent.domains.retail.data import DEMO_PROFILES, DEMO_TENANT, HIDDEN_COLUMNS, install
 from master_agent.domains.retail.tools import PROBLEMS, build_tools, cause_holds_at, default_entities
+
+DATA_METRICS = (
+    DataMetric(
+        name="attach rate",
+        aliases=("accessory attach rate", "attach-rate", "attachment rate"),
+        table="transactions",
+        expression="avg(accessory_attached::int)::float",
+        time_column="sold_at",
+        unit="ratio",
+        filters={"store_id": "store_id", "staff_id": "staff_id"},
+        observation_noun="device sales",
+    ),
+    DataMetric(
+        name="transactions",
+        aliases=("sales count", "number of sales", "device sales", "how many sales"),
+        table="transactions",
+        expression="count(*)",
+        time_column="sold_at",
+        unit="count",
+        filters={"store_id": "store_id", "staff_id": "staff_id"},
+        observation_noun="device sales",
+    ),
+    DataMetric(
+        name="average accessory amount",
+        aliases=("accessory spend", "average accessory sale", "accessory revenue per sale"),
+        table="transactions",
+        expression="avg(accessory_amount) FILTER (WHERE accessory_attached)::float",
+        time_column="sold_at",
+        unit="currency",
+        filters={"store_id": "store_id", "staff_id": "staff_id"},
+        observation_noun="device sales",
+    ),
+    DataMetric(
+        name="accessory revenue",
+        aliases=("accessory sales revenue", "total accessory sales"),
+        table="transactions",
+        expression="coalesce(sum(accessory_amount), 0)::float",
+        time_column="sold_at",
+        unit="currency",
+        filters={"store_id": "store_id", "staff_id": "staff_id"},
+        observation_noun="device sales",
+    ),
+)
+
+
+def _examples(action: str, texts: str, query_kind: str | None = None) -> list[RoutingExample]:
+    return [
+        RoutingExample(line.strip(), action, query_kind, "retail")  # type: ignore[arg-type]
+        for line in texts.strip().splitlines()
+    ]
+
+
+ROUTING_EXAMPLES = tuple(
+    _examples(
+        "EXECUTE",
+        """
+        Increase Store 5's accessory attach rate by 20% within 60 days
+        Raise the attach rate at Store 2 by 15% this quarter
+        Our accessory sales per phone are too low at Store 8, fix it
+        Improve accessory attach rate across the Store 3 team
+        Get more customers to buy a case with their phone at Store 1
+        Boost accessory attach at Store 6 by 10 percent in 90 days
+        Why is Store 4 selling so few accessories and what should we do
+        Help Store 7 sell more accessories with each device
+        """,
+    )
+    + _examples(
+        "QUERY",
+        """
+        What was Store 3's attach rate last month
+        What is the attach rate at Store 5
+        How many device sales did Store 2 have last week
+        What's the average accessory amount at Store 6 this year
+        Show me Store 1's accessory revenue over the last 30 days
+        How many transactions did we have last month
+        What was our attach rate this month
+        Give me Store 4's attach rate for the previous quarter
+        """,
+        "data",
+    )
+)
 
 RETAIL = DomainPack(
     name="retail",
@@ -16,7 +97,8 @@ RETAIL = DomainPack(
     hidden_columns=HIDDEN_COLUMNS,
     problems=PROBLEMS,
     check_precondition=cause_holds_at,
+    routing_examples=ROUTING_EXAMPLES,
+    data_metrics=DATA_METRICS,
 )
-register_domain_pack(RETAIL)
 
 __all__ = ["DEMO_TENANT", "RETAIL"]

@@ -156,6 +156,15 @@ MASTER = AgentSpec(
         "query_tenant_data",
     ],
     progress_keys=["root_cause", "strategy", "implementation_plan"],
+    domain="retail",
+    skills=[
+        "raise a store's accessory attach rate",
+        "increase accessory sales per device sold",
+        "find why a store's attach rate is low and fix it",
+        "design a strategy and playbook to improve accessory attach rate",
+        "improve staff selling of accessories at a store",
+    ],
+    required_entities=["store_id"],
 )
 
 SUB_AGENTS: dict[str, AgentSpec] = {

@@ -31,11 +31,13 @@ async def chat_stream(
     body: ChatMessage, request: Request, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
 ) -> EventSourceResponse:
     """Runs the thread with the message as its next user turn and streams the run (the metadata event
-    names the thread). The first message of a thread is its goal; a message to a thread waiting for a
-    human decision is that decision."""
+    names the thread). Every message goes through the front door, which routes it (an agent, a query,
+    the agent builder, a clarifying question or an honest out-of-scope answer); a message to a thread
+    waiting for an answer (a clarification, a human decision) is that answer."""
     modes = {"assistant_id": "master_agent", "stream_mode": ["updates", "custom", "messages"]}
+    message = {"messages": [{"role": "user", "content": body.message}]}
     if body.thread_id is None:
-        first = RunCreate.model_validate({**modes, "input": {"goal": body.message}})
+        first = RunCreate.model_validate({**modes, "input": message})
         return await stream_on_new_thread(
             first, {"channel": "chat"}, request, tenant, resources, queue, cancel_on_disconnect=False
         )
@@ -43,7 +45,7 @@ async def chat_stream(
     if thread.status == "interrupted":
         run_input: dict[str, object] = {"command": {"resume": body.message}}
     else:
-        run_input = {"input": {"messages": [{"role": "user", "content": body.message}]}}
+        run_input = {"input": message}
     run = await enqueue_run(
         RunCreate.model_validate({**modes, **run_input}), thread, tenant, resources, queue, execute_here=True
     )

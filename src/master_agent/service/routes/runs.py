@@ -101,7 +101,10 @@ async def check_run_request(body: RunCreate, thread: Thread, resources: Resource
         raise HTTPException(
             422, detail=f"input.goal: a non-empty string of at most {MAX_GOAL_CHARS} characters"
         )
-    if goal is None:
+    messages = body.input.get("messages")
+    if messages is not None and (not isinstance(messages, list) or not messages):
+        raise HTTPException(422, detail="input.messages: a non-empty list of messages")
+    if goal is None and messages is None:
         async with resources.database.pool.connection() as conn:
             started = await (
                 await conn.execute(
@@ -109,7 +112,10 @@ async def check_run_request(body: RunCreate, thread: Thread, resources: Resource
                 )
             ).fetchone()
         if started is None:
-            raise HTTPException(422, detail="input.goal: required for the first run of a thread")
+            raise HTTPException(
+                422,
+                detail="input.goal: required for the first run of a thread (or input.messages: a chat message)",
+            )
 
 
 async def check_run_config(

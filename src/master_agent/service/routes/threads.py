@@ -10,6 +10,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.errors import InvalidUpdateError
 from pydantic import BaseModel, ConfigDict, Field
 
+from master_agent.routing.graph import FrontDoorState
 from master_agent.runtime import MasterAgentState
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
 from master_agent.service.graph_state import snapshot_json, thread_graph
@@ -59,7 +60,8 @@ class HistoryRequest(BaseModel):
     checkpoint: dict[str, Any] | None = None
 
 
-STATE_KEYS = frozenset(MasterAgentState.__annotations__)
+#: Keys of the master graph's state: the agent loop's, and the chat front door's around it.
+STATE_KEYS = frozenset(MasterAgentState.__annotations__) | frozenset(FrontDoorState.__annotations__)
 
 
 def check_state_keys(field: str, values: dict[str, Any]) -> None:

@@ -1,0 +1,85 @@
+"""Conversation context: the turns a new message is read with, and follow-ups completed from them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from master_agent.routing.intent import message_entities, strip_entities
+
+#: Words a follow-up may consist of besides the values it changes ("and for Store 7?").
+_FOLLOW_UP_WORDS = frozenset(
+    [
+        "and",
+        "store",
+        "for",
+        "what",
+        "about",
+        "how",
+        "same",
+        "but",
+        "now",
+        "then",
+        "also",
+        "instead",
+        "the",
+        "at",
+        "in",
+        "of",
+        "with",
+        "please",
+        "do",
+        "it",
+        "that",
+        "same",
+        "ok",
+        "so",
+    ]
+)
+_SPANS = {
+    "store_id": re.compile(r"\bstore\s*#?\s*\d+", re.I),
+    "target_percent": re.compile(r"\d+(?:\.\d+)?\s*(?:%|percent)", re.I),
+    "timeline_days": re.compile(r"\b\d+\s*(?:days?|weeks?|months?|years?)\b", re.I),
+    "window": re.compile(
+        r"\b(?:(?:last|previous|this|past)\s+(?:\d+\s+)?(?:day|week|month|quarter|year)s?|yesterday|today)\b",
+        re.I,
+    ),
+}
+
+
+def recent_turns(
+    turns: Sequence[dict[str, Any]], now: datetime, limit: int, window_s: float
+) -> list[dict[str, Any]]:
+    """The last ``limit`` turns no older than ``window_s`` (seed 003: 10 messages, 1 hour)."""
+    since = now - timedelta(seconds=window_s)
+    fresh = [turn for turn in turns if datetime.fromisoformat(turn["at"]) >= since]
+    return fresh[-limit:] if limit else []
+
+
+def is_follow_up(text: str) -> bool:
+    """A message that only changes values of the one before ("and for Store 7?", "what about last week")."""
+    words = re.findall(r"[a-z]+", strip_entities(text).lower())
+    return bool(message_entities(text)) and all(word in _FOLLOW_UP_WORDS for word in words)
+
+
+def complete_follow_up(text: str, previous: dict[str, Any]) -> str | None:
+    """The previous turn's goal with this message's values put in; None when it is no follow-up."""
+    if not is_follow_up(text):
+        return None
+    goal = str(previous.get("goal") or "")
+    if not goal:
+        return None
+    changed = message_entities(text)
+    for key, pattern in _SPANS.items():
+        if key not in changed:
+            continue
+        said = pattern.search(text)
+        if said is None:
+            continue
+        if pattern.search(goal):
+            goal = pattern.sub(said.group(0), goal, count=1)
+        else:
+            goal = f"{goal.rstrip('?.! ')} ({said.group(0)})"
+    return goal

@@ -1,0 +1,172 @@
+"""Discovery: the tenant's agents that may serve a message, scored as seed 003 scores them:
+0.6 skill match + 0.2 domain + 0.1 historical success rate + 0.1 recency of the last success.
+
+Agents come from the tenant's capabilities (its packs' agents; tenant-defined agents join the same
+registry). What is slow to get (embeddings of each agent's skills, its success history) is cached per
+tenant for ``MASTER_AGENT_DISCOVERY_TTL_S`` and keyed by the tenant's capability version, so a change of
+capabilities is seen on the next message.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+
+from master_agent.evolution.clock import Clock
+from master_agent.evolution.embeddings import Embedder
+from master_agent.routing.intent import strip_entities
+from master_agent.routing.models import Candidate, IntentAnalysis
+
+SKILL_WEIGHT, DOMAIN_WEIGHT, PERFORMANCE_WEIGHT, RECENCY_WEIGHT = 0.6, 0.2, 0.1, 0.1
+#: Cosine similarity between a message and an agent's best skill that counts as no match / full match.
+SKILL_FLOOR, SKILL_FULL = 0.45, 0.7
+#: Least score of an agent that counts as able to serve a message at all (seed 003: "no matches").
+MIN_CANDIDATE_SCORE = 0.5
+#: A success this recent counts fully; older ones fade to nothing at ``RECENCY_HORIZON_DAYS``.
+RECENCY_FULL_DAYS, RECENCY_HORIZON_DAYS = 7.0, 90.0
+SUCCESS_REASONS = ("completed", "progress_threshold")
+
+AGENT_HISTORY = """
+SELECT agent, count(*) AS runs,
+       count(*) FILTER (WHERE reason = ANY(%(success)s) OR reason LIKE 'escalated:%%:approve') AS successes,
+       max(created_at) FILTER (WHERE reason = ANY(%(success)s) OR reason LIKE 'escalated:%%:approve')
+           AS last_success
+FROM termination_log WHERE tenant_id = %(tenant_id)s
+GROUP BY agent
+"""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentCard:
+    """What the front door knows of one agent."""
+
+    name: str
+    description: str
+    skills: tuple[str, ...]
+    domain: str
+    runnable: bool
+    """The front door can hand a message to it (it has skills); otherwise it is only a part of another."""
+    required_entities: tuple[str, ...] = ()
+    source: str = "pack"
+    version: int | None = None
+
+
+@dataclass(frozen=True)
+class AgentHistory:
+    runs: int
+    successes: int
+    last_success: datetime | None
+
+
+@dataclass
+class _TenantIndex:
+    expires: float
+    cards: list[AgentCard]
+    vectors: dict[str, list[list[float]]]
+    history: dict[str, AgentHistory]
+
+
+class Discovery:
+    """Scores a tenant's agents for a message; one per process (its cache is per tenant)."""
+
+    def __init__(
+        self, pool: AsyncConnectionPool[Any], embedder: Embedder, clock: Clock, ttl_s: float
+    ) -> None:
+        self.pool = pool
+        self.embedder = embedder
+        self.clock = clock
+        self.ttl_s = ttl_s
+        self._index: dict[tuple[str, int], _TenantIndex] = {}
+        self.builds = 0
+
+    def invalidate(self, tenant_id: str) -> None:
+        for key in [key for key in self._index if key[0] == tenant_id]:
+            del self._index[key]
+
+    async def index(
+        self, tenant_id: str, capability_version: int, cards: Sequence[AgentCard]
+    ) -> _TenantIndex:
+        key = (tenant_id, capability_version)
+        found = self._index.get(key)
+        if found is not None and found.expires > time.monotonic():
+            return found
+        self.invalidate(tenant_id)
+        texts: list[str] = []
+        owners: list[str] = []
+        for card in cards:
+            if not card.runnable:
+                continue
+            for text in (card.description, *card.skills):
+                texts.append(strip_entities(text))
+                owners.append(card.name)
+        vectors: dict[str, list[list[float]]] = {}
+        for owner, vector in zip(owners, await self.embedder.embed(texts) if texts else [], strict=True):
+            vectors.setdefault(owner, []).append(vector)
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute(
+                AGENT_HISTORY, {"tenant_id": tenant_id, "success": list(SUCCESS_REASONS)}
+            )
+            history = {
+                row["agent"]: AgentHistory(int(row["runs"]), int(row["successes"]), row["last_success"])
+                for row in await cursor.fetchall()
+            }
+        built = _TenantIndex(time.monotonic() + self.ttl_s, list(cards), vectors, history)
+        self._index[key] = built
+        self.builds += 1
+        return built
+
+    async def discover(
+        self,
+        tenant_id: str,
+        capability_version: int,
+        cards: Sequence[AgentCard],
+        message: str,
+        intent: IntentAnalysis,
+    ) -> list[Candidate]:
+        """Agents whose skills match the message, best first (none: nothing here serves it)."""
+        index = await self.index(tenant_id, capability_version, cards)
+        (query,) = await self.embedder.embed([strip_entities(message) or message])
+        now = self.clock.now()
+        candidates: list[Candidate] = []
+        for card in index.cards:
+            vectors = index.vectors.get(card.name)
+            if not vectors:
+                continue
+            similarity = max(sum(a * b for a, b in zip(query, v, strict=True)) for v in vectors)
+            skill = min(1.0, max(0.0, (similarity - SKILL_FLOOR) / (SKILL_FULL - SKILL_FLOOR)))
+            if skill <= 0.0:
+                continue
+            domain = 1.0 if intent.domain is None or intent.domain == card.domain else 0.0
+            past = index.history.get(card.name)
+            # Laplace's rule: an agent without history is neither proven nor failed.
+            performance = (past.successes + 1) / (past.runs + 2) if past else 0.5
+            recency = 0.0
+            if past and past.last_success is not None:
+                age = (now - past.last_success).total_seconds() / 86400
+                span = RECENCY_HORIZON_DAYS - RECENCY_FULL_DAYS
+                recency = 1.0 if age <= RECENCY_FULL_DAYS else max(0.0, 1 - (age - RECENCY_FULL_DAYS) / span)
+            parts = {
+                "skill": round(skill, 3),
+                "domain": domain,
+                "performance": round(performance, 3),
+                "recency": round(recency, 3),
+                "similarity": round(similarity, 3),
+            }
+            score = (
+                SKILL_WEIGHT * skill
+                + DOMAIN_WEIGHT * domain
+                + PERFORMANCE_WEIGHT * performance
+                + RECENCY_WEIGHT * recency
+            )
+            if score < MIN_CANDIDATE_SCORE:
+                continue
+            candidates.append(
+                Candidate(name=card.name, score=round(score, 3), parts=parts, description=card.description)
+            )
+        candidates.sort(key=lambda candidate: candidate.score, reverse=True)
+        return candidates

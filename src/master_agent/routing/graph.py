@@ -1,0 +1,536 @@
+"""The front door: the root of the ``master_agent`` graph for chat input, node by node.
+
+    START -> route --agent--------> solve ---------> END   (the agent's loop, as a subgraph)
+       |          --query--------> answer_query --> END   (a query handler)
+       |          --builder------> build_agent ---> END
+       |          --out_of_scope-> out_of_scope --> END
+       |          --clarification> clarify (interrupt) -> route
+       '--(a run with a goal and no new message: an explicit EXECUTE)--> solve
+
+``route`` reads the message with the conversation before it, honours ``@agent``, analyses the intent,
+discovers the tenant's agents and decides (``routing.decision``). Each decision is kept as ``routing``
+and appended to ``routing_trace``, and streamed as a ``custom`` event.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, NotRequired
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.config import get_stream_writer
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.types import interrupt
+from typing_extensions import TypedDict
+
+from master_agent.capabilities import DomainPack, TenantCapabilities, TenantRecord
+from master_agent.capabilities.tools import ToolContext
+from master_agent.errors import ToolInputError
+from master_agent.evolution.context import EvolutionContext
+from master_agent.models.offline import OfflinePlanner
+from master_agent.routing.context import complete_follow_up, recent_turns
+from master_agent.routing.decision import CREATE_OPTION, decide_route, override_name, without_override
+from master_agent.routing.discovery import AgentCard, Discovery
+from master_agent.routing.exemplars import GENERIC_EXEMPLARS, Exemplar
+from master_agent.routing.intent import (
+    ExemplarClassifier,
+    IntentAnalyzer,
+    ModelIntentAnalyzer,
+    message_entities,
+)
+from master_agent.routing.models import Clarification, IntentAnalysis, RouteTarget, RoutingDecision
+from master_agent.routing.queries import BUILT_IN_HANDLERS, QueryRequest
+from master_agent.runtime.loop import CompiledLoop, recursion_limit_for
+from master_agent.settings import Settings
+
+NODES = ("route", "clarify", "solve", "answer_query", "build_agent", "out_of_scope")
+
+
+class FrontDoorState(TypedDict):
+    """The thread state of a chat graph: the conversation, the routing records and the latest answer."""
+
+    goal: NotRequired[str]
+    """The latest task handed to an agent (or given as input: an explicit EXECUTE)."""
+    context: NotRequired[dict[str, Any]]
+    messages: NotRequired[Annotated[list[AnyMessage], add_messages]]
+    routing: NotRequired[dict[str, Any] | None]
+    """The latest routing decision (``RoutingDecision``)."""
+    routing_trace: NotRequired[Annotated[list[dict[str, Any]], operator.add]]
+    """Every routing decision of the thread, in order."""
+    chat_turns: NotRequired[Annotated[list[dict[str, Any]], operator.add]]
+    """Each handled message: text, goal, time, intent, target, entities (the follow-up context)."""
+    pending: NotRequired[dict[str, Any] | None]
+    """The message being routed: ``{id, text, at}``."""
+    clarifications: NotRequired[list[dict[str, Any]]]
+    """Questions asked about the pending message, with their answers."""
+    clarifying: NotRequired[bool]
+    reply: NotRequired[dict[str, Any] | None]
+    """The front door's answer to the latest message: ``{kind, status, text, data}``."""
+    solution: NotRequired[dict[str, Any]]
+    envelope: NotRequired[dict[str, Any]]
+    termination: NotRequired[dict[str, Any]]
+    reused_pattern: NotRequired[dict[str, Any] | None]
+    escalation: NotRequired[dict[str, Any] | None]
+    model_failure: NotRequired[str | None]
+    steps: NotRequired[list[dict[str, Any]]]
+
+
+@dataclass(kw_only=True)
+class FrontDoor:
+    """One tenant's front door, built with its compiled graph."""
+
+    tenant: TenantRecord
+    pack: DomainPack
+    capabilities: TenantCapabilities
+    tool_context: ToolContext
+    settings: Settings
+    evolution: EvolutionContext
+    model: BaseChatModel
+    discovery: Discovery
+    analyzer: IntentAnalyzer
+    solvers: Mapping[str, CompiledLoop]
+    """The master agent's loops by complexity."""
+    classify: Any
+    """goal -> complexity."""
+    cards: list[AgentCard] = field(default_factory=list)
+    defaults: dict[str, Any] | None = None
+
+    # -- shared ------------------------------------------------------------------------------
+
+    async def tenant_defaults(self) -> dict[str, Any]:
+        if self.defaults is None:
+            try:
+                found = (
+                    await self.pack.default_entities(self.tool_context) if self.pack.default_entities else {}
+                )
+            except ToolInputError:
+                found = {}
+            self.defaults = found
+        return self.defaults
+
+    def now(self) -> str:
+        return self.evolution.clock.now().isoformat()
+
+    # -- nodes -------------------------------------------------------------------------------
+
+    def entry(self, state: FrontDoorState) -> str:
+        messages = state.get("messages") or []
+        last = messages[-1] if messages else None
+        pending = state.get("pending") or {}
+        if isinstance(last, HumanMessage) and last.id != pending.get("id"):
+            return "route"
+        return "solve" if state.get("goal") else "route"
+
+    async def route(self, state: FrontDoorState) -> dict[str, Any]:
+        update: dict[str, Any] = {"clarifying": False}
+        pending = state.get("pending")
+        clarifications = list(state.get("clarifications") or [])
+        if not state.get("clarifying"):
+            last = next(
+                (m for m in reversed(state.get("messages") or []) if isinstance(m, HumanMessage)), None
+            )
+            text = _text(last) if last is not None else str(state.get("goal") or "")
+            pending = {"id": last.id if last is not None else None, "text": text, "at": self.now()}
+            clarifications = []
+            update.update(pending=pending, clarifications=[])
+        assert pending is not None
+        decision = await self.decide(str(pending["text"]), clarifications, state)
+        record = decision.model_dump(mode="json")
+        get_stream_writer()({"event": "routing", "routing": record})
+        update.update(routing=record, routing_trace=[record])
+        return update
+
+    async def decide(
+        self, text: str, clarifications: list[dict[str, Any]], state: FrontDoorState
+    ) -> RoutingDecision:
+        """Context, @override, intent, discovery and the decision tree, with the answers so far."""
+        clock = self.evolution.clock
+        turns = recent_turns(
+            state.get("chat_turns") or [],
+            clock.now(),
+            self.settings.context_messages,
+            self.settings.context_window_s,
+        )
+        override = override_name(text)
+        message = without_override(text) if override else text
+        goal, follow_up = message, False
+        if turns:
+            completed = complete_follow_up(message, turns[-1])
+            if completed is not None:
+                goal, follow_up = completed, True
+        entities: dict[str, Any] = {}
+        chosen: RouteTarget | None = None
+        for asked in clarifications:
+            question, answer = Clarification.model_validate(asked["question"]), str(asked["answer"]).strip()
+            picked = _pick_option(answer, question.options)
+            if question.kind == "entity" and question.entity:
+                found = message_entities(answer)
+                value: Any = found.get(question.entity)
+                if value is None and re.fullmatch(r"#?\d+", answer):
+                    value = int(answer.lstrip("#"))
+                if value is not None:
+                    entities[question.entity] = value
+                    goal = (
+                        f"{goal.rstrip('?.! ')} ({answer})"
+                        if question.entity not in message_entities(goal)
+                        else goal
+                    )
+                else:
+                    goal = f"{goal} {answer}"
+            elif question.kind == "create_or_execute" and picked is not None:
+                chosen = RouteTarget(kind="builder") if picked == CREATE_OPTION else None
+                if chosen is None:
+                    override = picked.removeprefix("Run ").removesuffix(" now")
+            elif (question.kind == "multiple_choice" and picked is not None) or picked is not None:
+                override = picked
+            else:
+                goal = f"{goal}. {answer}"
+        intent = await self.analyzer.analyze(goal, [str(turn["text"]) for turn in turns])
+        known = {**(await self.tenant_defaults()), **intent.entities, **entities}
+        candidates = []
+        if intent.action in ("EXECUTE", "AMBIGUOUS", "CREATE", "UPDATE") or override:
+            candidates = await self.discovery.discover(
+                self.tenant.tenant_id, self.tenant.capability_version, self.cards, goal, intent
+            )
+        rounds = len(clarifications)
+        if chosen is not None:
+            from master_agent.routing.decision import Outcome
+
+            outcome = Outcome(chosen, "chosen by the user")
+        else:
+            outcome = decide_route(
+                intent, candidates, self.cards, self.settings, rounds=rounds, override=override, known=known
+            )
+        previous = _previous_task(state)
+        return RoutingDecision(
+            message=text,
+            goal=goal,
+            intent=intent.action,
+            confidence=intent.confidence,
+            query_kind=intent.query_kind,
+            entities={**intent.entities, **entities},
+            ambiguity_reason=intent.ambiguity_reason,
+            target=outcome.target,
+            candidates=candidates[:5],
+            reason=outcome.reason,
+            follow_up=follow_up,
+            round=rounds,
+            best_guess=outcome.best_guess,
+            clarification=outcome.clarification,
+            previous_task=previous,
+            at=self.now(),
+        )
+
+    def after_route(self, state: FrontDoorState) -> str:
+        kind = (state.get("routing") or {}).get("target", {}).get("kind", "out_of_scope")
+        return {
+            "agent": "solve",
+            "query": "answer_query",
+            "builder": "build_agent",
+            "clarification": "clarify",
+        }.get(kind, "out_of_scope")
+
+    def clarify(self, state: FrontDoorState) -> dict[str, Any]:
+        routing = state.get("routing") or {}
+        question = routing["clarification"]
+        answer = interrupt({"kind": "clarification", **question})
+        if isinstance(answer, dict):
+            answer = answer.get("answer") or answer.get("message") or json.dumps(answer)
+        text = str(answer)
+        return {
+            "clarifications": [*(state.get("clarifications") or []), {"question": question, "answer": text}],
+            "clarifying": True,
+            "messages": [AIMessage(content=question["question"]), HumanMessage(content=text)],
+        }
+
+    async def solve(self, state: FrontDoorState, config: RunnableConfig) -> dict[str, Any]:
+        routing = state.get("routing") or {}
+        routed = bool(state.get("pending")) and routing.get("target", {}).get("kind") == "agent"
+        if routed:
+            goal = str(routing["goal"])
+            context = {**(await self.tenant_defaults()), **dict(routing.get("entities") or {})}
+            context.pop("window", None)
+            if routing.get("previous_task"):
+                context["previous_task"] = routing["previous_task"]
+        else:
+            goal, context = str(state.get("goal") or ""), dict(state.get("context") or {})
+        loop = self.solvers[self.classify(goal)]
+        max_iterations = self.settings.max_iterations
+        final = await loop.ainvoke(
+            {"goal": goal, "context": context}, {"recursion_limit": recursion_limit_for(max_iterations) * 2}
+        )
+        envelope = final.get("envelope") or {}
+        status = envelope.get("status", "error")
+        text = _solution_text(status, final.get("solution") or {}, envelope)
+        update: dict[str, Any] = {
+            key: final.get(key)
+            for key in (
+                "solution",
+                "envelope",
+                "termination",
+                "reused_pattern",
+                "escalation",
+                "model_failure",
+                "steps",
+            )
+        }
+        update.update(
+            goal=goal,
+            context=context,
+            reply={
+                "kind": "agent",
+                "status": status,
+                "text": text,
+                "agent": routing.get("target", {}).get("name"),
+            },
+            messages=[AIMessage(content=text)],
+        )
+        if routed:
+            update.update(self._finish(state, goal))
+        return update
+
+    async def answer_query(self, state: FrontDoorState) -> dict[str, Any]:
+        routing = state.get("routing") or {}
+        kind = routing.get("target", {}).get("name") or "other"
+        handler = BUILT_IN_HANDLERS.get(kind, BUILT_IN_HANDLERS["other"])
+        request = QueryRequest(
+            tenant_id=self.tenant.tenant_id,
+            message=str(routing.get("goal") or ""),
+            entities=dict(routing.get("entities") or {}),
+            cards=self.cards,
+            pool=self.tool_context.pool,
+            tool_context=self.tool_context,
+            knowledge=self.evolution.knowledge,
+            clock=self.evolution.clock,
+            model=self.model,
+            metrics=self.pack.data_metrics,
+        )
+        answer = await handler(request)
+        status = "success" if answer.answered else "partial"
+        return {
+            "reply": {
+                "kind": "query",
+                "status": status,
+                "text": answer.text,
+                "data": answer.data,
+                "handler": answer.handler,
+            },
+            "envelope": _envelope(status, answer.data, [] if answer.answered else [answer.text]),
+            "messages": [AIMessage(content=answer.text)],
+            **self._finish(state, str(routing.get("goal") or "")),
+        }
+
+    async def build_agent(self, state: FrontDoorState) -> dict[str, Any]:
+        routing = state.get("routing") or {}
+        text = (
+            "Creating or changing agents from chat is not available yet: the agent builder has not shipped. "
+            "Your agents today come from your domain pack: "
+            + ", ".join(card.name for card in self.cards if card.runnable)
+            + ". Nothing was created or changed."
+        )
+        return {
+            "reply": {"kind": "builder", "status": "unavailable", "text": text},
+            "envelope": _envelope("partial", {}, ["the agent builder is not available yet"]),
+            "messages": [AIMessage(content=text)],
+            **self._finish(state, str(routing.get("goal") or "")),
+        }
+
+    async def out_of_scope(self, state: FrontDoorState) -> dict[str, Any]:
+        routing = state.get("routing") or {}
+        goal = str(routing.get("goal") or "")
+        runnable = [card for card in self.cards if card.runnable]
+        can = "; ".join(f"{card.name}: {card.description.rstrip('.')}" for card in runnable) or "nothing yet"
+        skills = sorted({skill for card in runnable for skill in card.skills})[:5]
+        text = (
+            f"None of your agents can do that ({goal!r}). What your agents can do: {can}"
+            + (f" (e.g. {'; '.join(skills)})" if skills else "")
+            + ". I can also answer questions about your agents, your data, past goals and village knowledge. "
+            "If you want an agent for this, describe what it should do and I will offer to create one."
+        )
+        return {
+            "reply": {
+                "kind": "out_of_scope",
+                "status": "out_of_scope",
+                "text": text,
+                "offer": "create_agent",
+            },
+            "envelope": _envelope("partial", {}, ["out of scope: no agent of this tenant serves this goal"]),
+            "messages": [AIMessage(content=text)],
+            **self._finish(state, goal),
+        }
+
+    def _finish(self, state: FrontDoorState, goal: str) -> dict[str, Any]:
+        routing = state.get("routing") or {}
+        pending = state.get("pending") or {}
+        turn = {
+            "text": pending.get("text", ""),
+            "goal": goal,
+            "at": pending.get("at") or self.now(),
+            "intent": routing.get("intent"),
+            "target": routing.get("target"),
+            "entities": routing.get("entities") or {},
+        }
+        return {"chat_turns": [turn], "clarifications": [], "clarifying": False}
+
+    # -- graph -------------------------------------------------------------------------------
+
+    def graph(self, checkpointer: BaseCheckpointSaver[Any] | None) -> CompiledLoop:
+        graph: StateGraph[FrontDoorState, Any, Any, Any] = StateGraph(FrontDoorState)
+        graph.add_node("route", self.route)
+        graph.add_node("clarify", self.clarify)
+        graph.add_node("solve", self.solve)
+        graph.add_node("answer_query", self.answer_query)
+        graph.add_node("build_agent", self.build_agent)
+        graph.add_node("out_of_scope", self.out_of_scope)
+        graph.add_conditional_edges(START, self.entry, ["route", "solve"])
+        graph.add_conditional_edges(
+            "route", self.after_route, ["solve", "answer_query", "build_agent", "out_of_scope", "clarify"]
+        )
+        graph.add_edge("clarify", "route")
+        for node in ("solve", "answer_query", "build_agent", "out_of_scope"):
+            graph.add_edge(node, END)
+        return graph.compile(checkpointer=checkpointer, name="master_agent")
+
+
+def _text(message: AnyMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return " ".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
+
+
+def _pick_option(answer: str, options: Sequence[str]) -> str | None:
+    if not options:
+        return None
+    cleaned = answer.strip().strip(".!").lower()
+    if re.fullmatch(r"\d", cleaned) and 1 <= int(cleaned) <= len(options):
+        return options[int(cleaned) - 1]
+    for option in options:
+        if cleaned == option.lower() or option.lower() in cleaned:
+            return option
+    return None
+
+
+def _previous_task(state: FrontDoorState) -> str | None:
+    """The goal of an agent flow the message interrupted (its run was cancelled with its work kept)."""
+    termination = state.get("termination")
+    routing = state.get("routing") or {}
+    goal = state.get("goal")
+    if goal and routing.get("target", {}).get("kind") == "agent" and termination is None:
+        return str(goal)
+    return None
+
+
+def _envelope(status: str, data: dict[str, Any], limitations: list[str]) -> dict[str, Any]:
+    return {
+        "status": status,
+        "data": data,
+        "confidence": 1.0 if status == "success" else 0.0,
+        "limitations": limitations,
+        "error": None,
+        "steps": [],
+    }
+
+
+def _solution_text(status: str, solution: dict[str, Any], envelope: dict[str, Any]) -> str:
+    lines = [f"Status: {status}."]
+    strategy = solution.get("strategy") or {}
+    if isinstance(strategy, dict) and strategy.get("name"):
+        lines.append(f"Strategy: {strategy['name']}.")
+    outcome = solution.get("expected_outcome")
+    if isinstance(outcome, dict):
+        lines.append("Expected outcome: " + json.dumps(outcome, default=str))
+    for limitation in envelope.get("limitations") or []:
+        lines.append(f"Limitation: {limitation}")
+    if envelope.get("error"):
+        lines.append(f"Error: {envelope['error']}")
+    if len(lines) == 1:
+        lines.append(json.dumps(solution, default=str)[:2000])
+    return "\n".join(lines)
+
+
+def agent_cards(capabilities: TenantCapabilities, pack: DomainPack) -> list[AgentCard]:
+    """The tenant's agents as the front door sees them."""
+    cards = []
+    for spec in [capabilities.master, *capabilities.sub_agents.values()]:
+        skills = tuple(spec.get("skills") or ())
+        cards.append(
+            AgentCard(
+                name=spec["name"],
+                description=spec["description"],
+                skills=skills,
+                domain=spec.get("domain") or pack.name,
+                runnable=bool(skills) and spec is capabilities.master,
+                required_entities=tuple(spec.get("required_entities") or ()),
+            )
+        )
+    return cards
+
+
+def exemplars_for(pack: DomainPack, cards: Sequence[AgentCard]) -> list[Exemplar]:
+    found = [*GENERIC_EXEMPLARS, *pack.routing_examples]
+    for card in cards:
+        if card.runnable:
+            found.extend(
+                Exemplar(text, "EXECUTE", None, card.domain) for text in (card.description, *card.skills)
+            )
+    return found
+
+
+_discoveries: dict[int, Discovery] = {}
+
+
+def discovery_for(evolution: EvolutionContext, settings: Settings) -> Discovery:
+    found = _discoveries.get(id(evolution))
+    if found is None:
+        found = _discoveries[id(evolution)] = Discovery(
+            evolution.pool, evolution.knowledge.embedder, evolution.clock, settings.discovery_ttl_s
+        )
+    return found
+
+
+def build_front_door(
+    *,
+    tenant: TenantRecord,
+    pack: DomainPack,
+    capabilities: TenantCapabilities,
+    tool_context: ToolContext,
+    settings: Settings,
+    evolution: EvolutionContext,
+    model: BaseChatModel,
+    solvers: Mapping[str, CompiledLoop],
+    classify: Any,
+    checkpointer: BaseCheckpointSaver[Any] | None,
+) -> CompiledLoop:
+    """The tenant's chat graph: the front door with the master agent's loops behind it."""
+    cards = agent_cards(capabilities, pack)
+    classifier = ExemplarClassifier(evolution.knowledge.embedder, exemplars_for(pack, cards))
+    analyzer: IntentAnalyzer = (
+        classifier if isinstance(model, OfflinePlanner) else ModelIntentAnalyzer(model, classifier)
+    )
+    door = FrontDoor(
+        tenant=tenant,
+        pack=pack,
+        capabilities=capabilities,
+        tool_context=tool_context,
+        settings=settings,
+        evolution=evolution,
+        model=model,
+        discovery=discovery_for(evolution, settings),
+        analyzer=analyzer,
+        solvers=solvers,
+        classify=classify,
+        cards=cards,
+    )
+    return door.graph(checkpointer)
+
+
+__all__ = ["NODES", "FrontDoor", "FrontDoorState", "IntentAnalysis", "build_front_door"]

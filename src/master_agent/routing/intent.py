@@ -1,0 +1,166 @@
+"""Intent analysis: what a message asks for.
+
+Offline (the default model), a nearest-neighbour classifier over labelled exemplars with the
+configured embedder: the shipped domain-neutral exemplars, each domain pack's own, and every agent's
+description and skills as EXECUTE exemplars of its domain. With a real model, structured output at
+temperature 0, with the offline classifier as the fallback when the model's answer is unusable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import ValidationError
+
+from master_agent.evolution.embeddings import Embedder
+from master_agent.models.chat import describe_model_failure
+from master_agent.routing.exemplars import Exemplar
+from master_agent.routing.models import IntentAnalysis, QueryKind
+from master_agent.runtime.context import extract_entities
+
+logger = logging.getLogger(__name__)
+
+#: Softmax temperature over label similarities: a gap of 0.05 in similarity is a factor e between labels.
+LABEL_TEMPERATURE = 0.05
+#: Similarity of the nearest exemplar below which a message is unlike anything known (confidence falls).
+FAMILIAR_SIMILARITY = 0.45
+#: Exemplars per label averaged into the label's similarity.
+NEIGHBOURS_PER_LABEL = 2
+
+_STORE = re.compile(r"\bstore\s*#?\s*(\d+)\b", re.I)
+_WINDOW = re.compile(
+    r"\b(?:(last|previous|this|past)\s+(?:(\d+)\s+)?(day|week|month|quarter|year)s?|yesterday|today)\b", re.I
+)
+
+
+def message_entities(text: str) -> dict[str, Any]:
+    """The values a message names: the goal entities, plus a time window when one is said."""
+    entities = extract_entities(text)
+    window = _WINDOW.search(text)
+    if window:
+        entities["window"] = window.group(0).lower()
+    return entities
+
+
+def strip_entities(text: str) -> str:
+    """The message without its entity values (stores, amounts, windows): what it is about."""
+    text = _STORE.sub("store", text)
+    text = _WINDOW.sub(" ", text)
+    text = re.sub(r"[$€£]?\d[\d,.]*\s*(%|percent|k|m|days?|weeks?|months?|years?)?", " ", text, flags=re.I)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+class IntentAnalyzer(Protocol):
+    async def analyze(self, message: str, history: Sequence[str]) -> IntentAnalysis: ...
+
+
+@dataclass(frozen=True)
+class _Label:
+    action: str
+    query_kind: QueryKind | None
+
+
+class ExemplarClassifier:
+    """Nearest-neighbour intent over exemplars embedded once (per tenant's exemplar set)."""
+
+    def __init__(self, embedder: Embedder, exemplars: Sequence[Exemplar]) -> None:
+        self.embedder = embedder
+        self.exemplars = list(exemplars)
+        self._vectors: list[list[float]] | None = None
+        self._lock = asyncio.Lock()
+
+    async def _exemplar_vectors(self) -> list[list[float]]:
+        async with self._lock:
+            if self._vectors is None:
+                self._vectors = await self.embedder.embed([strip_entities(e.text) for e in self.exemplars])
+        return self._vectors
+
+    async def warm(self) -> None:
+        await self._exemplar_vectors()
+
+    async def analyze(self, message: str, history: Sequence[str] = ()) -> IntentAnalysis:
+        vectors = await self._exemplar_vectors()
+        (query,) = await self.embedder.embed([strip_entities(message) or message])
+        sims = [sum(a * b for a, b in zip(query, vector, strict=True)) for vector in vectors]
+        by_label: dict[_Label, list[float]] = {}
+        for exemplar, sim in zip(self.exemplars, sims, strict=True):
+            by_label.setdefault(_Label(exemplar.action, exemplar.query_kind), []).append(sim)
+        scores = {
+            label: sum(top := sorted(values, reverse=True)[:NEIGHBOURS_PER_LABEL]) / len(top)
+            for label, values in by_label.items()
+        }
+        best = max(scores, key=lambda label: scores[label])
+        weights = {
+            label: math.exp((score - scores[best]) / LABEL_TEMPERATURE) for label, score in scores.items()
+        }
+        share = weights[best] / sum(weights.values())
+        nearest = max(sims)
+        familiarity = min(1.0, max(0.0, nearest / FAMILIAR_SIMILARITY))
+        confidence = round(share * familiarity, 3)
+        # The domain of the nearest exemplar of the winning action that names one.
+        ranked = sorted(zip(self.exemplars, sims, strict=True), key=lambda pair: pair[1], reverse=True)
+        domain = next((e.domain for e, _ in ranked if e.action == best.action and e.domain), None)
+        action = best.action
+        reason = None
+        if action == "AMBIGUOUS":
+            reason = "the message does not say what to do"
+        elif nearest < FAMILIAR_SIMILARITY:
+            reason = "the message is unlike any request this service knows"
+        return IntentAnalysis.model_validate(
+            {
+                "action": action,
+                "confidence": confidence,
+                "query_kind": best.query_kind,
+                "entities": message_entities(message),
+                "required_skills": [strip_entities(message)] if action == "EXECUTE" else [],
+                "domain": domain,
+                "ambiguity_reason": reason,
+            }
+        )
+
+
+INTENT_PROMPT = """You are the intent analyzer of a business agent service. Classify the user's latest
+message. action: CREATE (make a new agent), UPDATE (change an existing agent), EXECUTE (do a task or
+reach a business goal), QUERY (ask for a fact: query_kind list_agents, outcome, knowledge, data or
+other) or AMBIGUOUS (unclear what to do). Give your confidence (0-1), the entities named (e.g.
+store_id, target_percent, timeline_days, window), the skills an agent would need, the business domain
+(e.g. retail, marketing, hr, finance, assistant) and, when unclear, why. Earlier messages of the
+conversation are context only."""
+
+
+class ModelIntentAnalyzer:
+    """Structured output of a real chat model at temperature 0; the offline classifier when it fails."""
+
+    def __init__(self, model: BaseChatModel, fallback: IntentAnalyzer) -> None:
+        if "temperature" in type(model).model_fields:
+            model = model.model_copy(update={"temperature": 0.0})
+        self.runnable = model.with_structured_output(IntentAnalysis, method="function_calling")
+        self.fallback = fallback
+
+    async def analyze(self, message: str, history: Sequence[str] = ()) -> IntentAnalysis:
+        context = "\n".join(f"- {turn}" for turn in history)
+        prompt = [
+            SystemMessage(
+                content=INTENT_PROMPT + (f"\n\nConversation so far:\n{context}" if context else "")
+            ),
+            HumanMessage(content=message),
+        ]
+        try:
+            answer = await self.runnable.ainvoke(prompt)
+            intent = answer if isinstance(answer, IntentAnalysis) else IntentAnalysis.model_validate(answer)
+        except (ValidationError, ValueError, TypeError) as error:
+            logger.warning("intent analysis by the model unusable (%s); using the offline classifier", error)
+            return await self.fallback.analyze(message, history)
+        except Exception as error:  # a model fault must not end the chat: the offline classifier answers
+            logger.warning("intent analysis by the model failed: %s", describe_model_failure(error))
+            return await self.fallback.analyze(message, history)
+        # The model's entities are kept; the values the message states literally win.
+        return intent.model_copy(update={"entities": {**intent.entities, **message_entities(message)}})
