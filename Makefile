@@ -12,7 +12,7 @@ GOAL ?= Increase Store 5's accessory attach rate by 20% within 60 days
 LLM_VENV ?= .venv-llm
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: install demo test lint bench eval-evolution test-local-llm clean
+.PHONY: install demo test lint bench eval-evolution eval-routing test-local-llm clean
 
 $(BIN)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or set PYTHON=...)"; exit 1; }
@@ -44,6 +44,11 @@ bench: install
 
 eval-evolution: install
 	PYTHONPATH=. $(BIN)/python benchmarks/eval_evolution.py
+
+# The front door on the labelled routing set (benchmarks/routing_set.py): intent and target accuracy,
+# clarification precision, and the messages it got wrong.
+eval-routing: install
+	PYTHONPATH=. $(BIN)/python benchmarks/routing.py
 
 $(LLM_VENV)/bin/.installed:
 	command -v g++ >/dev/null 2>&1 || { apt-get update && apt-get install -y g++ cmake; }

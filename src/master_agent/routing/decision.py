@@ -112,6 +112,9 @@ def decide_route(
         return Outcome(
             RouteTarget(kind="query", name=intent.query_kind or "other"), f"QUERY ({intent.query_kind})"
         )
+    if intent.action == "EXECUTE" and top is None:
+        # However sure the intent, nothing here can do it: say so rather than ask.
+        return Outcome(RouteTarget(kind="out_of_scope"), "no agent of this tenant has the skills for it")
     if intent.action == "AMBIGUOUS" or intent.confidence < settings.clarify_below:
         options = [candidate.name for candidate in candidates[:3]]
         question = "What would you like me to do? Say the goal, the agent (@name) or the question."
@@ -128,7 +131,7 @@ def decide_route(
             f"{guess.name or 'out of scope'}",
         )
     if top is None:
-        return Outcome(RouteTarget(kind="out_of_scope"), "no agent of this tenant has the skills for it")
+        return Outcome(RouteTarget(kind="out_of_scope"), "no agent of this tenant serves it")
     if intent.confidence >= settings.route_confidence and top.score >= settings.route_score:
         return to_agent(top.name, f"high confidence ({intent.confidence:.2f}) and score ({top.score:.2f})")
     similar = [c for c in candidates if top.score - c.score <= settings.similar_score]

@@ -28,6 +28,8 @@ GENERIC_EXEMPLARS: tuple[Exemplar, ...] = tuple(
         Design an agent that reviews expense claims
         I need a custom agent for onboarding new staff
         Add an agent that checks competitor prices daily
+        Make me an agent that compares figures every Friday
+        Set up something that automatically reports returns each week
         """,
     )
     + _many(
@@ -37,6 +39,8 @@ GENERIC_EXEMPLARS: tuple[Exemplar, ...] = tuple(
         Update the sales report agent to run daily instead of weekly
         Give the inventory agent access to the SQL tool
         Rename my complaints agent to feedback digest
+        Make my summary agent also cover the new region
+        Let my pricing agent include online prices too
         Edit the instructions of my pricing agent
         Modify the onboarding agent so it uses the playbook tools
         Add the knowledge search tool to my reporting agent
@@ -56,6 +60,8 @@ GENERIC_EXEMPLARS: tuple[Exemplar, ...] = tuple(
         Which assistants are available on my account
         What are my agents capable of
         Tell me what agents are set up for this workspace
+        What kinds of things can you help with
+        Who can I ask to do what here
         """,
         "list_agents",
     )
@@ -70,6 +76,9 @@ GENERIC_EXEMPLARS: tuple[Exemplar, ...] = tuple(
         Was the strategy successful
         What happened after we applied your recommendation
         Report the measured outcome of my previous goal
+        How did the goal for the store turn out in the end
+        What happened after the intervention we rolled out
+        Did the changes you suggested pay off
         """,
         "outcome",
     )
@@ -84,6 +93,10 @@ GENERIC_EXEMPLARS: tuple[Exemplar, ...] = tuple(
         Which lessons do we have about staff turnover
         What patterns have other stores used successfully
         Look up past learnings on pricing promotions
+        What do we know works for cutting returns
+        Any best practices recorded on upselling
+        Are there proven approaches to low sales per visit
+        What have other teams learned about store promotions
         """,
         "knowledge",
     )
@@ -96,6 +109,8 @@ GENERIC_EXEMPLARS: tuple[Exemplar, ...] = tuple(
         How many orders were placed yesterday
         What is our current conversion rate
         Show me the number of customers in the last 30 days
+        How many sales did we make this week
+        What were the figures for the last quarter
         """,
         "data",
     )

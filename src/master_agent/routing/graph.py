@@ -194,6 +194,9 @@ class FrontDoor:
             else:
                 goal = f"{goal}. {answer}"
         intent = await self.analyzer.analyze(goal, [str(turn["text"]) for turn in turns])
+        if override:
+            # Naming an agent asks it to do the message, whatever the message reads like.
+            intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None})
         known = {**(await self.tenant_defaults()), **intent.entities, **entities}
         candidates = []
         if intent.action in ("EXECUTE", "AMBIGUOUS", "CREATE", "UPDATE") or override:
@@ -497,7 +500,7 @@ def discovery_for(evolution: EvolutionContext, settings: Settings) -> Discovery:
     return found
 
 
-def build_front_door(
+def make_front_door(
     *,
     tenant: TenantRecord,
     pack: DomainPack,
@@ -508,15 +511,14 @@ def build_front_door(
     model: BaseChatModel,
     solvers: Mapping[str, CompiledLoop],
     classify: Any,
-    checkpointer: BaseCheckpointSaver[Any] | None,
-) -> CompiledLoop:
-    """The tenant's chat graph: the front door with the master agent's loops behind it."""
+) -> FrontDoor:
+    """The tenant's front door with the master agent's loops behind it."""
     cards = agent_cards(capabilities, pack)
     classifier = ExemplarClassifier(evolution.knowledge.embedder, exemplars_for(pack, cards))
     analyzer: IntentAnalyzer = (
         classifier if isinstance(model, OfflinePlanner) else ModelIntentAnalyzer(model, classifier)
     )
-    door = FrontDoor(
+    return FrontDoor(
         tenant=tenant,
         pack=pack,
         capabilities=capabilities,
@@ -530,7 +532,6 @@ def build_front_door(
         classify=classify,
         cards=cards,
     )
-    return door.graph(checkpointer)
 
 
-__all__ = ["NODES", "FrontDoor", "FrontDoorState", "IntentAnalysis", "build_front_door"]
+__all__ = ["NODES", "FrontDoor", "FrontDoorState", "IntentAnalysis", "make_front_door"]

@@ -225,25 +225,37 @@ def _front_door(
     options: GraphOptions,
     checkpointer: BaseCheckpointSaver[Any] | None,
 ) -> CompiledLoop:
-    """Chat input's graph: the front door (``master_agent.routing``) with the master agent's loop of each
-    complexity behind it. The front door is given the loops; it builds none itself."""
-    from master_agent.routing.graph import build_front_door  # routing sits above runtime
+    """Chat input's graph: the front door with the master agent's loop of each complexity behind it."""
+    solvers: dict[str, CompiledLoop] = {
+        complexity: _build_loop(resources, tenant, options.model_copy(update={"complexity": complexity}))
+        for complexity in COMPLEXITIES
+    }
+    graph: CompiledLoop = front_door(resources, tenant, options, solvers).graph(checkpointer)
+    return graph
+
+
+def front_door(
+    resources: RuntimeResources,
+    tenant: TenantRecord,
+    options: GraphOptions | None = None,
+    solvers: dict[str, CompiledLoop] | None = None,
+) -> Any:
+    """The tenant's ``routing.graph.FrontDoor``, given the loops it hands goals to (none: it only
+    decides, as the routing eval and benchmark use it)."""
+    from master_agent.routing.graph import make_front_door  # routing sits above runtime: it is given loops
 
     tool_context = _tool_context(resources, tenant)
-    return build_front_door(
+    sub_agents = options.sub_agents if options else None
+    return make_front_door(
         tenant=tenant,
         pack=domain_pack(tenant.domain or "retail"),
-        capabilities=tenant_capabilities(tenant, tool_context, only_sub_agents=options.sub_agents),
+        capabilities=tenant_capabilities(tenant, tool_context, only_sub_agents=sub_agents),
         tool_context=tool_context,
         settings=resources.settings,
         evolution=resources.evolution,
         model=resources.model,
-        solvers={
-            complexity: _build_loop(resources, tenant, options.model_copy(update={"complexity": complexity}))
-            for complexity in COMPLEXITIES
-        },
+        solvers=solvers or {},
         classify=classify_complexity,
-        checkpointer=checkpointer,
     )
 
 

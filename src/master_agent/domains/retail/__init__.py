@@ -68,6 +68,9 @@ ROUTING_EXAMPLES = tuple(
         Boost accessory attach at Store 6 by 10 percent in 90 days
         Why is Store 4 selling so few accessories and what should we do
         Help Store 7 sell more accessories with each device
+        Push the accessory attach rate up at Store 3 by 10 percent
+        Lift attach rate at Store 9 by 15% within 100 days
+        Store 2's attach rate must go up 5% by the end of the quarter
         """,
     )
     + _examples(
