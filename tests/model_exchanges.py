@@ -17,6 +17,15 @@ RECORDED: dict[str, dict[str, Any]] = json.loads(
     (Path(__file__).parent / "recordings" / "model_faults.json").read_text()
 )["responses"]
 
+
+def load_recordings(name: str) -> dict[str, dict[str, Any]]:
+    """The responses of ``tests/recordings/<name>.json``."""
+    responses: dict[str, dict[str, Any]] = json.loads(
+        (Path(__file__).parent / "recordings" / f"{name}.json").read_text()
+    )["responses"]
+    return responses
+
+
 #: A step of a script: a recorded response's name, or an exception the transport raises.
 Step = str | Exception
 
@@ -25,8 +34,12 @@ class Script:
     """Answers the n-th chat-completion request with the n-th step (the last one repeats)."""
 
     def __init__(
-        self, steps: Sequence[Step], refuse: Callable[[dict[str, Any]], str | None] | None = None
+        self,
+        steps: Sequence[Step],
+        refuse: Callable[[dict[str, Any]], str | None] | None = None,
+        recorded: dict[str, dict[str, Any]] | None = None,
     ) -> None:
+        self.recorded = RECORDED if recorded is None else recorded
         self.steps = list(steps)
         self.requests: list[dict[str, Any]] = []
         self.refuse = refuse
@@ -38,7 +51,7 @@ class Script:
         step = refusal or self.steps[min(len(self.requests), len(self.steps)) - 1]
         if isinstance(step, Exception):
             return step
-        recorded = RECORDED[step]
+        recorded = self.recorded[step]
         return recorded["status"], recorded["headers"], recorded["body"]
 
     def __call__(self, request: httpx2.Request) -> httpx2.Response:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Any
@@ -258,3 +259,24 @@ async def test_discovery_is_per_tenant_and_sees_capability_changes(
         # Another tenant's thread is not this tenant's to continue.
         refused = await mine.post("/chat/stream", json={"message": "hi", "thread_id": after["thread_id"]})
         assert refused.status_code == 404
+
+
+async def test_a_message_cutting_an_agent_flow_short_carries_the_previous_task(
+    resources: RuntimeResources,
+) -> None:
+    from langchain_core.messages import HumanMessage
+
+    from master_agent.runtime import master_graph
+
+    config: Any = {"configurable": {"tenant_id": "demo-retail", "thread_id": str(uuid.uuid4())}}
+    graph = await master_graph(resources, config, checkpointer=resources.database.checkpointer)
+    # The agent flow is stopped where a new message would interrupt it: handed to the agent, unanswered.
+    await graph.ainvoke({"messages": [HumanMessage(GOAL)]}, config, interrupt_before=["solve"])
+    state = await graph.ainvoke(
+        {"messages": [HumanMessage("Increase Store 2's attach rate by 10% in 90 days")]}, config
+    )
+    assert state["routing"]["previous_task"] == GOAL
+    assert state["context"]["previous_task"] == GOAL
+    assert state["envelope"]["status"] == "success"
+    following = await graph.ainvoke({"messages": [HumanMessage("list my agents")]}, config)
+    assert following["routing"]["previous_task"] is None  # that flow finished

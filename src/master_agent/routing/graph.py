@@ -212,7 +212,9 @@ class FrontDoor:
             outcome = decide_route(
                 intent, candidates, self.cards, self.settings, rounds=rounds, override=override, known=known
             )
-        previous = _previous_task(state)
+        previous = (
+            (state.get("routing") or {}).get("previous_task") if clarifications else _previous_task(state)
+        )
         return RoutingDecision(
             message=text,
             goal=goal,
@@ -423,12 +425,16 @@ def _pick_option(answer: str, options: Sequence[str]) -> str | None:
 
 
 def _previous_task(state: FrontDoorState) -> str | None:
-    """The goal of an agent flow the message interrupted (its run was cancelled with its work kept)."""
-    termination = state.get("termination")
+    """The task of an agent flow this message cut short (a new chat message interrupts the active run
+    with its work kept): a goal handed to an agent whose answer never came."""
     routing = state.get("routing") or {}
-    goal = state.get("goal")
-    if goal and routing.get("target", {}).get("kind") == "agent" and termination is None:
-        return str(goal)
+    pending = state.get("pending")
+    turns = state.get("chat_turns") or []
+    if pending and routing.get("target", {}).get("kind") == "agent":
+        finished = bool(turns) and turns[-1].get("at") == pending.get("at")
+        return None if finished else str(routing.get("goal") or pending.get("text") or "") or None
+    if not pending and state.get("goal") and not state.get("termination"):
+        return str(state["goal"])
     return None
 
 

@@ -45,7 +45,9 @@ async def chat_stream(
     if thread.status == "interrupted":
         run_input: dict[str, object] = {"command": {"resume": body.message}}
     else:
-        run_input = {"input": message}
+        # A new message while a run is active starts a new flow: the active run is interrupted with its
+        # work kept, and the front door hands the new flow the task it cut short.
+        run_input = {"input": message, "multitask_strategy": "interrupt"}
     run = await enqueue_run(
         RunCreate.model_validate({**modes, **run_input}), thread, tenant, resources, queue, execute_here=True
     )

@@ -1,0 +1,59 @@
+"""Intent analysis by a real model: structured output at temperature 0 through the real openai client,
+against recorded OpenAI-format responses; the offline classifier answers when the model cannot."""
+
+from __future__ import annotations
+
+import pytest
+
+from master_agent.evolution.embeddings import HashingEmbedder
+from master_agent.models import make_chat_model
+from master_agent.routing.exemplars import GENERIC_EXEMPLARS
+from master_agent.routing.intent import ExemplarClassifier, ModelIntentAnalyzer
+from master_agent.settings import Settings
+from tests.model_exchanges import Script, load_recordings
+
+RECORDED = load_recordings("intent_analysis")
+
+
+def analyzer(settings: Settings, script: Script) -> ModelIntentAnalyzer:
+    model = make_chat_model(
+        settings.with_overrides(
+            model="openai:gpt-4o-mini",
+            openai_api_key="sk-test",
+            openai_base_url="https://api.example.test/v1",
+            openai_max_retries=0,
+        ),
+        http_async_client=script.client(),
+    )
+    return ModelIntentAnalyzer(model, ExemplarClassifier(HashingEmbedder(), GENERIC_EXEMPLARS))
+
+
+async def test_the_model_is_asked_for_an_intent_analysis_at_temperature_zero(settings: Settings) -> None:
+    script = Script(["intent_create_agent"], recorded=RECORDED)
+    intent = await analyzer(settings, script).analyze(
+        "Build me an agent that reports the weekly refund rate per store", ["list my agents"]
+    )
+    assert intent.action == "CREATE" and intent.confidence == pytest.approx(0.93)
+    assert intent.required_skills == ["sql reporting"] and intent.domain == "retail"
+    (request,) = script.requests
+    assert request["temperature"] == 0
+    assert [tool["function"]["name"] for tool in request["tools"]] == ["IntentAnalysis"]
+    assert request["tool_choice"]["function"]["name"] == "IntentAnalysis"
+    assert "list my agents" in request["messages"][0]["content"]  # the conversation, as context
+
+
+async def test_entities_the_message_states_win_over_the_models(settings: Settings) -> None:
+    script = Script(["intent_data_question"], recorded=RECORDED)
+    intent = await analyzer(settings, script).analyze("What was Store 3's attach rate last month?", [])
+    assert intent.action == "QUERY" and intent.query_kind == "data"
+    assert intent.entities["store_id"] == 3 and intent.entities["window"] == "last month"
+
+
+@pytest.mark.parametrize("step", ["intent_unusable", "server_error"])
+async def test_an_unusable_or_failed_model_answer_falls_back_to_the_classifier(
+    settings: Settings, step: str
+) -> None:
+    script = Script([step], recorded=RECORDED)
+    intent = await analyzer(settings, script).analyze("Create an agent that summarises complaints weekly", [])
+    assert len(script.requests) == 1
+    assert intent.action == "CREATE"  # the offline classifier's answer
