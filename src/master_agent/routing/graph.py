@@ -246,7 +246,14 @@ class FrontDoor:
     def clarify(self, state: FrontDoorState) -> dict[str, Any]:
         routing = state.get("routing") or {}
         question = routing["clarification"]
-        answer = interrupt({"kind": "clarification", **question})
+        answer = interrupt(
+            {
+                "kind": "clarification",
+                "question": question["question"],
+                "options": question["options"],
+                "clarification": question,
+            }
+        )
         if isinstance(answer, dict):
             answer = answer.get("answer") or answer.get("message") or json.dumps(answer)
         text = str(answer)
