@@ -117,6 +117,16 @@ ROUTING_SET: list[dict[str, Any]] = [
         """,
     ),
     *_rows(
+        "QUERY",
+        "query",
+        "store_ranking",
+        """
+        Which of our stores attaches accessories most often?
+        Rank the stores from best to worst attach rate
+        Which store is weakest at accessory sales?
+        """,
+    ),
+    *_rows(
         "EXECUTE",
         "out_of_scope",
         None,

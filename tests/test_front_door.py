@@ -27,7 +27,10 @@ GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
 
 @pytest.fixture(scope="module")
 async def live(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LiveServer]:
-    async with LiveServer(server_settings(pg_server_uri, tmp_path_factory, "door")) as server:
+    settings = server_settings(
+        pg_server_uri, tmp_path_factory, "door", graphs=("greeter=tests.context_graph:make_graph",)
+    )
+    async with LiveServer(settings) as server:
         yield server
 
 
@@ -280,3 +283,23 @@ async def test_a_message_cutting_an_agent_flow_short_carries_the_previous_task(
     assert state["envelope"]["status"] == "success"
     following = await graph.ainvoke({"messages": [HumanMessage("list my agents")]}, config)
     assert following["routing"]["previous_task"] is None  # that flow finished
+
+
+async def test_a_runs_context_reaches_a_graph_written_with_context_schema(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    client = _sdk(live, keys["demo-retail"])
+    french = await client.runs.wait(None, "greeter", input={"name": "Ana"}, context={"language": "fr"})
+    assert french == {"name": "Ana", "greeting": "Bonjour, Ana"}
+    english = await client.runs.wait(None, "greeter", input={"name": "Bo"}, context={"language": "en"})
+    assert english["greeting"] == "Hello, Bo"  # type: ignore[index,call-overload]
+
+
+async def test_a_domain_pack_adds_its_own_query_kind(live: LiveServer, keys: dict[str, str]) -> None:
+    async with _client(live, keys["demo-retail"]) as client:
+        ranked = await chat(client, "Which of our stores attaches accessories most often?")
+    values = ranked["values"]
+    assert values["routing"]["target"] == {"kind": "query", "name": "store_ranking"}
+    rates = [store["attach_rate"] for store in values["reply"]["data"]["stores"]]
+    assert rates == sorted(rates, reverse=True) and len(rates) >= 2
+    assert values["reply"]["text"].startswith("Stores by accessory attach rate")

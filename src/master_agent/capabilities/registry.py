@@ -82,6 +82,9 @@ class DomainPack:
     """Labelled messages of this domain for the front door's intent classifier."""
     data_metrics: tuple[DataMetric, ...] = ()
     """Figures of its tenants' data the front door answers questions about."""
+    query_handlers: Mapping[str, Callable[[Any], Awaitable[Any]]] = field(default_factory=dict)
+    """Query kinds the pack answers itself: kind -> async handler taking a ``routing.queries.QueryRequest``
+    and returning a ``QueryAnswer``; its ``routing_examples`` teach the classifier the kind."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -67,7 +67,8 @@ class RoutingExample:
 
     text: str
     action: Literal["CREATE", "UPDATE", "EXECUTE", "QUERY", "AMBIGUOUS"]
-    query_kind: Literal["list_agents", "outcome", "knowledge", "data", "other"] | None = None
+    query_kind: str | None = None
+    """For QUERY: the query handler that answers it (a built-in one or the pack's own)."""
     domain: str | None = None
 
 

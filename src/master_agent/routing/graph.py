@@ -37,7 +37,13 @@ from master_agent.errors import ToolInputError
 from master_agent.evolution.context import EvolutionContext
 from master_agent.models.offline import OfflinePlanner
 from master_agent.routing.context import complete_follow_up, recent_turns
-from master_agent.routing.decision import CREATE_OPTION, decide_route, override_name, without_override
+from master_agent.routing.decision import (
+    CREATE_OPTION,
+    Outcome,
+    decide_route,
+    override_name,
+    without_override,
+)
 from master_agent.routing.discovery import AgentCard, Discovery
 from master_agent.routing.exemplars import GENERIC_EXEMPLARS, Exemplar
 from master_agent.routing.intent import (
@@ -205,8 +211,6 @@ class FrontDoor:
             )
         rounds = len(clarifications)
         if chosen is not None:
-            from master_agent.routing.decision import Outcome
-
             outcome = Outcome(chosen, "chosen by the user")
         else:
             outcome = decide_route(
@@ -312,7 +316,8 @@ class FrontDoor:
     async def answer_query(self, state: FrontDoorState) -> dict[str, Any]:
         routing = state.get("routing") or {}
         kind = routing.get("target", {}).get("name") or "other"
-        handler = BUILT_IN_HANDLERS.get(kind, BUILT_IN_HANDLERS["other"])
+        handlers = {**BUILT_IN_HANDLERS, **self.pack.query_handlers}
+        handler = handlers.get(kind, BUILT_IN_HANDLERS["other"])
         request = QueryRequest(
             tenant_id=self.tenant.tenant_id,
             message=str(routing.get("goal") or ""),

@@ -9,8 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field
 Action = Literal["CREATE", "UPDATE", "EXECUTE", "QUERY", "AMBIGUOUS"]
 ACTIONS: tuple[Action, ...] = ("CREATE", "UPDATE", "EXECUTE", "QUERY", "AMBIGUOUS")
 TargetKind = Literal["agent", "builder", "query", "clarification", "out_of_scope"]
-QueryKind = Literal["list_agents", "outcome", "knowledge", "data", "other"]
-QUERY_KINDS: tuple[QueryKind, ...] = ("list_agents", "outcome", "knowledge", "data", "other")
+#: A query handler's name: the built-in ones (``list_agents``, ``outcome``, ``knowledge``, ``data``,
+#: ``other``) and any a domain pack adds (``DomainPack.query_handlers``).
+QueryKind = str
 ClarificationKind = Literal["multiple_choice", "entity", "open_ended", "create_or_execute"]
 
 
@@ -26,7 +27,7 @@ class IntentAnalysis(BaseModel):
     query_kind: QueryKind | None = Field(
         default=None,
         description="For QUERY: list_agents, outcome (how a goal turned out), knowledge (what village "
-        "knowledge says), data (a fact from the business data) or other.",
+        "knowledge says), data (a fact from the business data), a domain's own kind, or other.",
     )
     entities: dict[str, Any] = Field(default_factory=dict, description="Values named in the message.")
     required_skills: list[str] = Field(default_factory=list, description="Skills an agent needs for it.")

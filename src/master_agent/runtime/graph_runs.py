@@ -103,7 +103,12 @@ async def execute_graph_run(
     # (default) writes while the next step runs; ``exit`` only at the end.
     durability = cast(Durability, kwargs.get("durability") or "async")
     async for part in graph.astream(
-        graph_input, config, stream_mode=graph_modes, subgraphs=True, durability=durability
+        graph_input,
+        config,
+        stream_mode=graph_modes,
+        subgraphs=True,
+        durability=durability,
+        context=kwargs.get("context"),
     ):
         namespace, mode, chunk = cast(tuple[tuple[str, ...], str, Any], part)
         if not namespace and mode == "values" and isinstance(chunk, dict):

@@ -1,9 +1,11 @@
 """Retail customer-success domain pack: demo tenant, tools and the seed's sub-agent tree."""
 
 from master_agent.capabilities import DataMetric, DomainPack, RoutingExample
+from master_agent.capabilities.tools.sql import ReadOnlySql
 from master_agent.domains.retail.agents import MASTER, SUB_AGENTS
 from master_agent.domains.retail.data import DEMO_PROFILES, DEMO_TENANT, HIDDEN_COLUMNS, install
 from master_agent.domains.retail.tools import PROBLEMS, build_tools, cause_holds_at, default_entities
+from master_agent.routing.queries import QueryAnswer, QueryRequest
 
 DATA_METRICS = (
     DataMetric(
@@ -56,6 +58,29 @@ def _examples(action: str, texts: str, query_kind: str | None = None) -> list[Ro
     ]
 
 
+STORE_RANKING = """
+SELECT store_id, avg(accessory_attached::int)::float AS attach_rate, count(*) AS device_sales
+FROM transactions GROUP BY store_id ORDER BY attach_rate DESC
+"""
+
+
+async def rank_stores(request: QueryRequest) -> QueryAnswer:
+    """The pack's own query kind: stores ranked by attach rate over their whole history (one query)."""
+    rows = (await ReadOnlySql(request.tool_context).query(STORE_RANKING)).rows
+    lines = [
+        f"{i}. Store {r['store_id']}: {r['attach_rate']:.1%} ({r['device_sales']} device sales)"
+        for i, r in enumerate(rows, 1)
+    ]
+    text = (
+        "Stores by accessory attach rate, whole history:\n"
+        + "\n".join(lines)
+        + f"\nQuery: {' '.join(STORE_RANKING.split())}"
+    )
+    return QueryAnswer(
+        text=text, handler="store_ranking", data={"stores": rows, "sql": " ".join(STORE_RANKING.split())}
+    )
+
+
 ROUTING_EXAMPLES = tuple(
     _examples(
         "EXECUTE",
@@ -87,6 +112,16 @@ ROUTING_EXAMPLES = tuple(
         """,
         "data",
     )
+    + _examples(
+        "QUERY",
+        """
+        Which store has the best attach rate
+        Rank our stores by attach rate
+        Which stores are worst at selling accessories
+        Show the top and bottom stores for accessory attach
+        """,
+        "store_ranking",
+    )
 )
 
 RETAIL = DomainPack(
@@ -102,6 +137,7 @@ RETAIL = DomainPack(
     check_precondition=cause_holds_at,
     routing_examples=ROUTING_EXAMPLES,
     data_metrics=DATA_METRICS,
+    query_handlers={"store_ranking": rank_stores},
 )
 
 __all__ = ["DEMO_TENANT", "RETAIL"]

@@ -34,7 +34,12 @@ async def chat_stream(
     names the thread). Every message goes through the front door, which routes it (an agent, a query,
     the agent builder, a clarifying question or an honest out-of-scope answer); a message to a thread
     waiting for an answer (a clarification, a human decision) is that answer."""
-    modes = {"assistant_id": "master_agent", "stream_mode": ["updates", "custom", "messages"]}
+    # The agent's loop runs inside the front door's ``solve`` node: its call tree and tokens are nested.
+    modes = {
+        "assistant_id": "master_agent",
+        "stream_mode": ["updates", "custom", "messages"],
+        "stream_subgraphs": True,
+    }
     message = {"messages": [{"role": "user", "content": body.message}]}
     if body.thread_id is None:
         first = RunCreate.model_validate({**modes, "input": message})

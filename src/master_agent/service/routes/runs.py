@@ -207,7 +207,8 @@ async def prepare_run(body: RunCreate, thread: Thread, tenant: str, resources: R
         goal = (body.input or {}).get("goal")
         if known:
             configurable["complexity"] = known
-        elif isinstance(goal, str) and goal.strip():
+        elif isinstance(goal, str) and goal.strip() and not thread.config.get("graph_id"):
+            # Only a thread's first run: a chat thread keeps its front door for a later goal.
             configurable["complexity"] = classify_complexity(goal)
     config["configurable"] = configurable
     await check_run_config(resources, tenant, config, assistant.graph_id)
@@ -219,6 +220,7 @@ async def prepare_run(body: RunCreate, thread: Thread, tenant: str, resources: R
         "stream_subgraphs": body.stream_subgraphs,
         "graph_id": assistant.graph_id,
         "durability": body.durability,
+        "context": body.context,
     }
     metadata = {
         **(body.metadata or {}),
