@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from master_agent.capabilities.spec import AgentSpec, DataMetric, RoutingExample, Tier, tier_allows
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.capabilities.tools.readers import provision_readers
-from master_agent.errors import ConfigError, InputError, UnknownTenantError
+from master_agent.errors import ConfigError, InputError, ToolInputError, UnknownTenantError
 from master_agent.settings import Settings
 
 SELECT_TENANT = """
@@ -141,6 +141,17 @@ def registered_domain_packs() -> dict[str, DomainPack]:
     """Every registered pack, by name (the plugins' included)."""
     _load_plugin_packs()
     return dict(_PACKS)
+
+
+async def implied_entities(pack: DomainPack, tool_context: ToolContext) -> dict[str, Any]:
+    """The entities a tenant implies when a message or goal does not say them (its pack's
+    ``default_entities``); nothing for a tenant without business data."""
+    if pack.default_entities is None:
+        return {}
+    try:
+        return await pack.default_entities(tool_context)
+    except ToolInputError:
+        return {}
 
 
 async def install_tenant(

@@ -72,6 +72,16 @@ class RoutingExample:
     domain: str | None = None
 
 
+def routing_examples(
+    action: Literal["CREATE", "UPDATE", "EXECUTE", "QUERY", "AMBIGUOUS"],
+    texts: str,
+    query_kind: str | None = None,
+    domain: str | None = None,
+) -> list[RoutingExample]:
+    """One example per non-blank line of ``texts``, all with the same label."""
+    return [RoutingExample(line.strip(), action, query_kind, domain) for line in texts.strip().splitlines()]
+
+
 @dataclass(frozen=True, kw_only=True)
 class DataMetric:
     """A figure of a tenant's data the front door answers questions about with one SQL query."""

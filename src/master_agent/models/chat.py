@@ -33,12 +33,13 @@ class CompatibleChatOpenAI(ChatOpenAI):
         if bound is not None:
             payload[self.max_tokens_field] = bound
         for message in payload.get("messages", []):
-            message["content"] = _text_of(message.get("content"))
+            message["content"] = content_text(message.get("content"))
             message.pop("name", None)  # optional, and refused by strict servers' schemas
         return payload
 
 
-def _text_of(content: Any) -> str:
+def content_text(content: Any) -> str:
+    """A message's content as one string (text blocks joined), as every compatible server accepts it."""
     if content is None:
         return ""
     if isinstance(content, str):

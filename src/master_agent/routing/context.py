@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from master_agent.routing.intent import message_entities, strip_entities
+from master_agent.routing.intent import STORE_MENTION, WINDOW_MENTION, message_entities, strip_entities
 
 #: Words a follow-up may consist of besides the values it changes ("and for Store 7?").
 _FOLLOW_UP_WORDS = frozenset(
@@ -39,13 +39,10 @@ _FOLLOW_UP_WORDS = frozenset(
     ]
 )
 _SPANS = {
-    "store_id": re.compile(r"\bstore\s*#?\s*\d+", re.I),
+    "store_id": STORE_MENTION,
     "target_percent": re.compile(r"\d+(?:\.\d+)?\s*(?:%|percent)", re.I),
     "timeline_days": re.compile(r"\b\d+\s*(?:days?|weeks?|months?|years?)\b", re.I),
-    "window": re.compile(
-        r"\b(?:(?:last|previous|this|past)\s+(?:\d+\s+)?(?:day|week|month|quarter|year)s?|yesterday|today)\b",
-        re.I,
-    ),
+    "window": WINDOW_MENTION,
 }
 
 

@@ -19,7 +19,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from master_agent.evolution.clock import Clock
 from master_agent.evolution.embeddings import Embedder
-from master_agent.routing.intent import strip_entities
+from master_agent.routing.intent import message_vector, strip_entities
 from master_agent.routing.models import Candidate, IntentAnalysis
 
 SKILL_WEIGHT, DOMAIN_WEIGHT, PERFORMANCE_WEIGHT, RECENCY_WEIGHT = 0.6, 0.2, 0.1, 0.1
@@ -130,7 +130,7 @@ class Discovery:
     ) -> list[Candidate]:
         """Agents whose skills match the message, best first (none: nothing here serves it)."""
         index = await self.index(tenant_id, capability_version, cards)
-        (query,) = await self.embedder.embed([strip_entities(message) or message])
+        query = await message_vector(self.embedder, message)
         now = self.clock.now()
         candidates: list[Candidate] = []
         for card in index.cards:

@@ -1,21 +1,14 @@
 """Labelled messages the offline intent classifier learns from. These are the domain-neutral ones;
-each domain pack adds its own (``DomainPack.routing_exemplars``), and every agent's description and
+each domain pack adds its own (``DomainPack.routing_examples``), and every agent's description and
 skills count as EXECUTE exemplars of its domain."""
 
 from __future__ import annotations
 
 from master_agent.capabilities.spec import RoutingExample as Exemplar
-from master_agent.routing.models import Action, QueryKind
-
-
-def _many(
-    action: Action, texts: str, query_kind: QueryKind | None = None, domain: str | None = None
-) -> list[Exemplar]:
-    return [Exemplar(line.strip(), action, query_kind, domain) for line in texts.strip().splitlines()]
-
+from master_agent.capabilities.spec import routing_examples
 
 GENERIC_EXEMPLARS: tuple[Exemplar, ...] = tuple(
-    _many(
+    routing_examples(
         "CREATE",
         """
         Create an agent that tracks weekly refund rates per store
@@ -32,7 +25,7 @@ GENERIC_EXEMPLARS: tuple[Exemplar, ...] = tuple(
         Set up something that automatically reports returns each week
         """,
     )
-    + _many(
+    + routing_examples(
         "UPDATE",
         """
         Change my refund agent to also report returns
@@ -49,7 +42,7 @@ GENERIC_EXEMPLARS: tuple[Exemplar, ...] = tuple(
         Make my refund agent stricter about its sources
         """,
     )
-    + _many(
+    + routing_examples(
         "QUERY",
         """
         List my agents
@@ -65,7 +58,7 @@ GENERIC_EXEMPLARS: tuple[Exemplar, ...] = tuple(
         """,
         "list_agents",
     )
-    + _many(
+    + routing_examples(
         "QUERY",
         """
         How did my last goal turn out
@@ -82,7 +75,7 @@ GENERIC_EXEMPLARS: tuple[Exemplar, ...] = tuple(
         """,
         "outcome",
     )
-    + _many(
+    + routing_examples(
         "QUERY",
         """
         What does village knowledge say about staff coaching
@@ -100,7 +93,7 @@ GENERIC_EXEMPLARS: tuple[Exemplar, ...] = tuple(
         """,
         "knowledge",
     )
-    + _many(
+    + routing_examples(
         "QUERY",
         """
         How many transactions did we have last week
@@ -114,7 +107,7 @@ GENERIC_EXEMPLARS: tuple[Exemplar, ...] = tuple(
         """,
         "data",
     )
-    + _many(
+    + routing_examples(
         "AMBIGUOUS",
         """
         Help
@@ -131,7 +124,7 @@ GENERIC_EXEMPLARS: tuple[Exemplar, ...] = tuple(
         Ok
         """,
     )
-    + _many(
+    + routing_examples(
         "EXECUTE",
         """
         Plan a Black Friday marketing campaign
@@ -141,7 +134,7 @@ GENERIC_EXEMPLARS: tuple[Exemplar, ...] = tuple(
         """,
         domain="marketing",
     )
-    + _many(
+    + routing_examples(
         "EXECUTE",
         """
         Reduce employee turnover by 10% this year
@@ -151,7 +144,7 @@ GENERIC_EXEMPLARS: tuple[Exemplar, ...] = tuple(
         """,
         domain="hr",
     )
-    + _many(
+    + routing_examples(
         "EXECUTE",
         """
         Schedule a board meeting next month with the CFO
@@ -161,7 +154,7 @@ GENERIC_EXEMPLARS: tuple[Exemplar, ...] = tuple(
         """,
         domain="assistant",
     )
-    + _many(
+    + routing_examples(
         "EXECUTE",
         """
         Approve the loan application for the Smiths
@@ -171,7 +164,7 @@ GENERIC_EXEMPLARS: tuple[Exemplar, ...] = tuple(
         """,
         domain="finance",
     )
-    + _many(
+    + routing_examples(
         "EXECUTE",
         """
         Cut delivery times to our northern stores by 2 days

@@ -31,10 +31,10 @@ from langgraph.graph.message import add_messages
 from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
-from master_agent.capabilities import DomainPack, TenantCapabilities, TenantRecord
+from master_agent.capabilities import DomainPack, TenantCapabilities, TenantRecord, implied_entities
 from master_agent.capabilities.tools import ToolContext
-from master_agent.errors import ToolInputError
 from master_agent.evolution.context import EvolutionContext
+from master_agent.models.chat import content_text
 from master_agent.models.offline import OfflinePlanner
 from master_agent.routing.context import complete_follow_up, recent_turns
 from master_agent.routing.decision import (
@@ -113,13 +113,7 @@ class FrontDoor:
 
     async def tenant_defaults(self) -> dict[str, Any]:
         if self.defaults is None:
-            try:
-                found = (
-                    await self.pack.default_entities(self.tool_context) if self.pack.default_entities else {}
-                )
-            except ToolInputError:
-                found = {}
-            self.defaults = found
+            self.defaults = await implied_entities(self.pack, self.tool_context)
         return self.defaults
 
     def now(self) -> str:
@@ -143,7 +137,7 @@ class FrontDoor:
             last = next(
                 (m for m in reversed(state.get("messages") or []) if isinstance(m, HumanMessage)), None
             )
-            text = _text(last) if last is not None else str(state.get("goal") or "")
+            text = content_text(last.content) if last is not None else str(state.get("goal") or "")
             pending = {"id": last.id if last is not None else None, "text": text, "at": self.now()}
             clarifications = []
             update.update(pending=pending, clarifications=[])
@@ -281,7 +275,7 @@ class FrontDoor:
         loop = self.solvers[self.classify(goal)]
         max_iterations = self.settings.max_iterations
         final = await loop.ainvoke(
-            {"goal": goal, "context": context}, {"recursion_limit": recursion_limit_for(max_iterations) * 2}
+            {"goal": goal, "context": context}, {"recursion_limit": recursion_limit_for(max_iterations)}
         )
         envelope = final.get("envelope") or {}
         status = envelope.get("status", "error")
@@ -415,13 +409,6 @@ class FrontDoor:
         for node in ("solve", "answer_query", "build_agent", "out_of_scope"):
             graph.add_edge(node, END)
         return graph.compile(checkpointer=checkpointer, name="master_agent")
-
-
-def _text(message: AnyMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return " ".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
 
 
 def _pick_option(answer: str, options: Sequence[str]) -> str | None:

@@ -35,8 +35,9 @@ FAMILIAR_SIMILARITY = 0.45
 #: Exemplars per label averaged into the label's similarity.
 NEIGHBOURS_PER_LABEL = 2
 
-_STORE = re.compile(r"\bstore\s*#?\s*(\d+)\b", re.I)
-_WINDOW = re.compile(
+#: How a message names a store and a time window (also the spans a follow-up replaces).
+STORE_MENTION = re.compile(r"\bstore\s*#?\s*(\d+)\b", re.I)
+WINDOW_MENTION = re.compile(
     r"\b(?:(last|previous|this|past)\s+(?:(\d+)\s+)?(day|week|month|quarter|year)s?|yesterday|today)\b", re.I
 )
 
@@ -44,7 +45,7 @@ _WINDOW = re.compile(
 def message_entities(text: str) -> dict[str, Any]:
     """The values a message names: the goal entities, plus a time window when one is said."""
     entities = extract_entities(text)
-    window = _WINDOW.search(text)
+    window = WINDOW_MENTION.search(text)
     if window:
         entities["window"] = window.group(0).lower()
     return entities
@@ -52,10 +53,29 @@ def message_entities(text: str) -> dict[str, Any]:
 
 def strip_entities(text: str) -> str:
     """The message without its entity values (stores, amounts, windows): what it is about."""
-    text = _STORE.sub("store", text)
-    text = _WINDOW.sub(" ", text)
+    text = STORE_MENTION.sub("store", text)
+    text = WINDOW_MENTION.sub(" ", text)
     text = re.sub(r"[$€£]?\d[\d,.]*\s*(%|percent|k|m|days?|weeks?|months?|years?)?", " ", text, flags=re.I)
     return re.sub(r"\s+", " ", text).strip()
+
+
+#: Vectors of the latest messages, by embedder and text: intent analysis and discovery of one message
+#: embed it once between them.
+_QUERY_VECTORS: dict[tuple[str, str], list[float]] = {}
+QUERY_VECTORS_KEPT = 64
+
+
+async def message_vector(embedder: Embedder, message: str) -> list[float]:
+    """The embedding of what a message is about (its entity values stripped)."""
+    text = strip_entities(message) or message
+    key = (embedder.model_name, text)
+    vector = _QUERY_VECTORS.get(key)
+    if vector is None:
+        (vector,) = await embedder.embed([text])
+        if len(_QUERY_VECTORS) >= QUERY_VECTORS_KEPT:
+            _QUERY_VECTORS.pop(next(iter(_QUERY_VECTORS)))
+        _QUERY_VECTORS[key] = vector
+    return vector
 
 
 class IntentAnalyzer(Protocol):
@@ -88,7 +108,7 @@ class ExemplarClassifier:
 
     async def analyze(self, message: str, history: Sequence[str] = ()) -> IntentAnalysis:
         vectors = await self._exemplar_vectors()
-        (query,) = await self.embedder.embed([strip_entities(message) or message])
+        query = await message_vector(self.embedder, message)
         sims = [sum(a * b for a, b in zip(query, vector, strict=True)) for vector in vectors]
         by_label: dict[_Label, list[float]] = {}
         for exemplar, sim in zip(self.exemplars, sims, strict=True):

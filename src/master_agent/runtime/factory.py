@@ -23,9 +23,15 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
-from master_agent.capabilities import TenantRecord, domain_pack, load_tenant, tenant_capabilities
+from master_agent.capabilities import (
+    TenantRecord,
+    domain_pack,
+    implied_entities,
+    load_tenant,
+    tenant_capabilities,
+)
 from master_agent.capabilities.tools import ToolContext
-from master_agent.errors import InputError, ToolInputError
+from master_agent.errors import InputError
 from master_agent.evolution.reuse import find_reusable
 from master_agent.evolution.tools import DEPLOY_TOOL, DEPLOYED_KEY, build_evolution_tools
 from master_agent.runtime.loop import (
@@ -313,10 +319,7 @@ def recall_step(resources: RuntimeResources, tenant: TenantRecord, tool_context:
     async def recall(goal: str, known: dict[str, Any]) -> Recall:
         nonlocal defaults
         if defaults is None:
-            try:
-                defaults = await pack.default_entities(tool_context) if pack.default_entities else {}
-            except ToolInputError:
-                defaults = {}  # a tenant without business data implies nothing
+            defaults = await implied_entities(pack, tool_context)
         context = {key: value for key, value in defaults.items() if key not in known}
         found = await find_reusable(
             resources.evolution.knowledge,

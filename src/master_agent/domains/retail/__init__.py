@@ -1,6 +1,7 @@
 """Retail customer-success domain pack: demo tenant, tools and the seed's sub-agent tree."""
 
-from master_agent.capabilities import DataMetric, DomainPack, RoutingExample
+from master_agent.capabilities import DataMetric, DomainPack
+from master_agent.capabilities.spec import routing_examples
 from master_agent.capabilities.tools.sql import ReadOnlySql
 from master_agent.domains.retail.agents import MASTER, SUB_AGENTS
 from master_agent.domains.retail.data import DEMO_PROFILES, DEMO_TENANT, HIDDEN_COLUMNS, install
@@ -51,13 +52,6 @@ DATA_METRICS = (
 )
 
 
-def _examples(action: str, texts: str, query_kind: str | None = None) -> list[RoutingExample]:
-    return [
-        RoutingExample(line.strip(), action, query_kind, "retail")  # type: ignore[arg-type]
-        for line in texts.strip().splitlines()
-    ]
-
-
 STORE_RANKING = """
 SELECT store_id, avg(accessory_attached::int)::float AS attach_rate, count(*) AS device_sales
 FROM transactions GROUP BY store_id ORDER BY attach_rate DESC
@@ -82,7 +76,7 @@ async def rank_stores(request: QueryRequest) -> QueryAnswer:
 
 
 ROUTING_EXAMPLES = tuple(
-    _examples(
+    routing_examples(
         "EXECUTE",
         """
         Increase Store 5's accessory attach rate by 20% within 60 days
@@ -97,8 +91,9 @@ ROUTING_EXAMPLES = tuple(
         Lift attach rate at Store 9 by 15% within 100 days
         Store 2's attach rate must go up 5% by the end of the quarter
         """,
+        domain="retail",
     )
-    + _examples(
+    + routing_examples(
         "QUERY",
         """
         What was Store 3's attach rate last month
@@ -111,8 +106,9 @@ ROUTING_EXAMPLES = tuple(
         Give me Store 4's attach rate for the previous quarter
         """,
         "data",
+        "retail",
     )
-    + _examples(
+    + routing_examples(
         "QUERY",
         """
         Which store has the best attach rate
@@ -121,6 +117,7 @@ ROUTING_EXAMPLES = tuple(
         Show the top and bottom stores for accessory attach
         """,
         "store_ranking",
+        "retail",
     )
 )
 
