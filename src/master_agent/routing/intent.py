@@ -78,6 +78,11 @@ async def message_vector(embedder: Embedder, message: str) -> list[float]:
     return vector
 
 
+def forget_message_vectors() -> None:
+    """Drop the kept message vectors (benchmarks time each step with its own embedding)."""
+    _QUERY_VECTORS.clear()
+
+
 class IntentAnalyzer(Protocol):
     async def analyze(self, message: str, history: Sequence[str]) -> IntentAnalysis: ...
 
