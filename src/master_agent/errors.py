@@ -7,7 +7,8 @@ Hierarchy::
     ├── InputError                   a request is invalid (names the field); never stores anything
     │   ├── UnknownTenantError       no such tenant
     │   ├── UnknownThreadError       no such thread (or not this tenant's)
-    │   └── NotFoundError            no such resource of this tenant (playbook, check...)
+    │   ├── NotFoundError            no such resource of this tenant (playbook, check...)
+    │   └── InvalidAgentError        an agent spec the tenant may not have (every reason listed)
     ├── ConflictError                the request conflicts with current state (a run already active)
     ├── StorageError                 the database could not be reached or migrated
     └── ToolInputError               a tool refused its arguments (e.g. refused SQL); goes back to
@@ -79,3 +80,12 @@ class StorageError(MasterAgentError):
 
 class ToolInputError(MasterAgentError):
     """A tool refused its arguments; the message goes back to the model as tool text."""
+
+
+class InvalidAgentError(InputError):
+    """An agent document the tenant may not have; ``problems`` lists every reason (field, message)."""
+
+    def __init__(self, field: str, problems: list[dict[str, str]]) -> None:
+        reasons = "; ".join(f"{item['field']}: {item['message']}" for item in problems)
+        super().__init__(field, f"the agent spec is refused ({len(problems)} problems): {reasons}")
+        self.problems = problems

@@ -17,6 +17,7 @@ from langchain_core.tools import BaseTool
 from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel, ConfigDict
 
+from master_agent.capabilities.agents import StoredAgent, compile_document, query_tools
 from master_agent.capabilities.spec import AgentSpec, DataMetric, RoutingExample, Tier, tier_allows
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.capabilities.tools.readers import provision_readers
@@ -96,6 +97,8 @@ class TenantCapabilities:
     sub_agents: dict[str, AgentSpec]
     """Sub-agents this tenant may use (tier and subset applied)."""
     tools: dict[str, BaseTool]
+    tenant_agents: frozenset[str] = frozenset()
+    """Which of ``sub_agents`` are the tenant's own (defined as data, not by its pack)."""
 
 
 _PACKS: dict[str, DomainPack] = {}
@@ -218,28 +221,43 @@ def tenant_capabilities(
     tool_context: ToolContext,
     *,
     only_sub_agents: Iterable[str] | None = None,
+    agents: Mapping[str, StoredAgent] | None = None,
 ) -> TenantCapabilities:
-    """Resolve the tenant's pack, filter sub-agents by tier and subsets, build its tools."""
+    """Resolve the tenant's pack, filter sub-agents by tier and subsets, build its tools. ``agents``: the
+    tenant's own (live) agents; they join the sub-agents, and the master agent is offered those of its
+    domain."""
     pack = domain_pack(tenant.domain or "retail")
+    own = {name: compile_document(stored.document) for name, stored in (agents or {}).items()}
+    known = {**pack.sub_agents, **own}
     allowed = {
-        name: spec
-        for name, spec in pack.sub_agents.items()
-        if tier_allows(tenant.tier, spec.get("min_tier", "free"))
+        name: spec for name, spec in known.items() if tier_allows(tenant.tier, spec.get("min_tier", "free"))
     }
     for subset in (tenant.enabled_sub_agents, only_sub_agents):
         if subset is None:
             continue
         wanted = set(subset)
-        unknown = wanted - set(pack.sub_agents)
+        unknown = wanted - set(known)
         if unknown:
             raise InputError(
                 "sub_agents",
-                f"unknown sub-agents {sorted(unknown)}; known: {sorted(pack.sub_agents)}",
+                f"unknown sub-agents {sorted(unknown)}; known: {sorted(known)}",
             )
         allowed = {name: spec for name, spec in allowed.items() if name in wanted}
+    tools = pack.build_tools(tool_context)
+    for stored in (agents or {}).values():
+        tools.update(query_tools(stored.document, tool_context))
+    offered = [
+        name
+        for name, stored in (agents or {}).items()
+        if name in allowed and (stored.document.domain or pack.name) == pack.name
+    ]
+    master = pack.master
+    if offered:
+        master = {**master, "tools": [*master["tools"], *offered]}
     return TenantCapabilities(
         tenant=tenant,
-        master=pack.master,
+        master=master,
         sub_agents=allowed,
-        tools=pack.build_tools(tool_context),
+        tools=tools,
+        tenant_agents=frozenset(own),
     )

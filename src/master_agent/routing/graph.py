@@ -54,7 +54,7 @@ from master_agent.routing.intent import (
 )
 from master_agent.routing.models import Clarification, IntentAnalysis, RouteTarget, RoutingDecision
 from master_agent.routing.queries import BUILT_IN_HANDLERS, QueryRequest
-from master_agent.runtime.loop import CompiledLoop, recursion_limit_for
+from master_agent.runtime.loop import CompiledLoop, NestedAgent, recursion_limit_for, register_nested_agents
 from master_agent.settings import Settings
 
 NODES = ("route", "clarify", "solve", "answer_query", "build_agent", "out_of_scope")
@@ -104,6 +104,8 @@ class FrontDoor:
     analyzer: IntentAnalyzer
     solvers: Mapping[str, CompiledLoop]
     """The master agent's loops by complexity."""
+    agent_loops: Mapping[str, CompiledLoop]
+    """The tenant's own agents' loops, by name."""
     classify: Any
     """goal -> complexity."""
     cards: list[AgentCard] = field(default_factory=list)
@@ -272,7 +274,8 @@ class FrontDoor:
                 context["previous_task"] = routing["previous_task"]
         else:
             goal, context = str(state.get("goal") or ""), dict(state.get("context") or {})
-        loop = self.solvers[self.classify(goal)]
+        target = str(routing.get("target", {}).get("name") or "") if routed else ""
+        loop = self.agent_loops.get(target) or self.solvers[self.classify(goal)]
         max_iterations = self.settings.max_iterations
         final = await loop.ainvoke(
             {"goal": goal, "context": context}, {"recursion_limit": recursion_limit_for(max_iterations)}
@@ -408,7 +411,19 @@ class FrontDoor:
         graph.add_edge("clarify", "route")
         for node in ("solve", "answer_query", "build_agent", "out_of_scope"):
             graph.add_edge(node, END)
-        return graph.compile(checkpointer=checkpointer, name="master_agent")
+        compiled = graph.compile(checkpointer=checkpointer, name="master_agent")
+        # What ``solve`` hands goals to: the master agent (its standard loop) and the tenant's agents.
+        nested = {
+            name: NestedAgent(self.capabilities.sub_agents[name], loop)
+            for name, loop in self.agent_loops.items()
+            if name in self.capabilities.sub_agents
+        }
+        if "standard" in self.solvers:
+            nested[self.capabilities.master["name"]] = NestedAgent(
+                self.capabilities.master, self.solvers["standard"]
+            )
+        register_nested_agents(compiled, nested)
+        return compiled
 
 
 def _pick_option(answer: str, options: Sequence[str]) -> str | None:
@@ -470,14 +485,16 @@ def agent_cards(capabilities: TenantCapabilities, pack: DomainPack) -> list[Agen
     cards = []
     for spec in [capabilities.master, *capabilities.sub_agents.values()]:
         skills = tuple(spec.get("skills") or ())
+        own = spec["name"] in capabilities.tenant_agents
         cards.append(
             AgentCard(
                 name=spec["name"],
                 description=spec["description"],
                 skills=skills,
                 domain=spec.get("domain") or pack.name,
-                runnable=bool(skills) and spec is capabilities.master,
+                runnable=bool(skills) and (spec is capabilities.master or own),
                 required_entities=tuple(spec.get("required_entities") or ()),
+                source="tenant" if own else "pack",
             )
         )
     return cards
@@ -516,6 +533,7 @@ def make_front_door(
     model: BaseChatModel,
     solvers: Mapping[str, CompiledLoop],
     classify: Any,
+    agent_loops: Mapping[str, CompiledLoop] | None = None,
 ) -> FrontDoor:
     """The tenant's front door with the master agent's loops behind it."""
     cards = agent_cards(capabilities, pack)
@@ -534,6 +552,7 @@ def make_front_door(
         discovery=discovery_for(evolution, settings),
         analyzer=analyzer,
         solvers=solvers,
+        agent_loops=agent_loops or {},
         classify=classify,
         cards=cards,
     )

@@ -24,11 +24,19 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from master_agent.capabilities import (
+    TenantCapabilities,
     TenantRecord,
     domain_pack,
     implied_entities,
     load_tenant,
     tenant_capabilities,
+)
+from master_agent.capabilities.agents import (
+    StoredAgent,
+    agent_version,
+    compile_document,
+    live_agents,
+    query_tools,
 )
 from master_agent.capabilities.tools import ToolContext
 from master_agent.errors import InputError
@@ -87,6 +95,10 @@ class GraphOptions(BaseModel):
     deploy_playbook: bool = False
     """The goal includes putting the playbook in place: the master agent is offered ``deploy_playbook``
     and its answer is complete only once the playbook is deployed."""
+    agent_id: str | None = None
+    """Run one of the tenant's own agents (its assistant id) instead of the master agent."""
+    agent_version: int | None = Field(default=None, ge=1)
+    """The version of that agent the run is pinned to (default: its live version when the run starts)."""
 
     _iteration_cap: int | None = PrivateAttr(default=None)
     """The most iterations the run's own ``recursion_limit`` leaves room for (None: no limit given)."""
@@ -200,13 +212,27 @@ async def master_graph(
     needs; a ``goal`` input goes to the loop built for its complexity.
     """
     options = GraphOptions.from_config(config)
-    tenant = await load_tenant(resources.database.pool, options.tenant_id)
-    routed = options.complexity is None and options.goal is None
+    pool = resources.database.pool
+    tenant = await load_tenant(pool, options.tenant_id)
+    agents = await live_agents(pool, tenant.tenant_id, tenant.capability_version)
+    pinned: StoredAgent | None = None
+    if options.agent_id is not None:
+        pinned = await agent_version(pool, tenant.tenant_id, options.agent_id, options.agent_version)
+        if pinned is None:
+            version = f" version {options.agent_version}" if options.agent_version else ""
+            raise InputError(
+                "configurable.agent_id", f"no agent {options.agent_id!r}{version} of this tenant"
+            )
+    routed = pinned is None and options.complexity is None and options.goal is None
+    if pinned is not None:
+        kind: Any = ("agent", pinned.assistant_id, pinned.version)
+    else:
+        kind = "front_door" if routed else options.resolved_complexity()
     shape = (
         tenant.tenant_id,
         tenant.tier,
         tenant.capability_version,
-        "front_door" if routed else options.resolved_complexity(),
+        kind,
         options.ab_test_variant,
         tuple(sorted(options.sub_agents)) if options.sub_agents is not None else None,
         options.max_iterations,
@@ -217,10 +243,12 @@ async def master_graph(
     cache = graph_cache(resources)
     graph = cache.get(shape)
     if graph is None:
-        if routed:
-            graph = _front_door(resources, tenant, options, checkpointer)
+        if pinned is not None:
+            graph = _build_agent(resources, tenant, options, agents, pinned, checkpointer)
+        elif routed:
+            graph = _front_door(resources, tenant, options, agents, checkpointer)
         else:
-            graph = _build_loop(resources, tenant, options, checkpointer)
+            graph = _build_loop(resources, tenant, options, agents, checkpointer)
         cache.put(shape, graph)
     return graph
 
@@ -229,14 +257,23 @@ def _front_door(
     resources: RuntimeResources,
     tenant: TenantRecord,
     options: GraphOptions,
+    agents: dict[str, StoredAgent],
     checkpointer: BaseCheckpointSaver[Any] | None,
 ) -> CompiledLoop:
-    """Chat input's graph: the front door with the master agent's loop of each complexity behind it."""
+    """Chat input's graph: the front door with the master agent's loop of each complexity, and each of
+    the tenant's own agents, behind it."""
     solvers: dict[str, CompiledLoop] = {
-        complexity: _build_loop(resources, tenant, options.model_copy(update={"complexity": complexity}))
+        complexity: _build_loop(
+            resources, tenant, options.model_copy(update={"complexity": complexity}), agents
+        )
         for complexity in COMPLEXITIES
     }
-    graph: CompiledLoop = front_door(resources, tenant, options, solvers).graph(checkpointer)
+    own = {
+        name: _build_agent(resources, tenant, options, agents, stored)
+        for name, stored in agents.items()
+        if stored.document.skills
+    }
+    graph: CompiledLoop = front_door(resources, tenant, options, solvers, agents, own).graph(checkpointer)
     return graph
 
 
@@ -245,27 +282,30 @@ def front_door(
     tenant: TenantRecord,
     options: GraphOptions | None = None,
     solvers: dict[str, CompiledLoop] | None = None,
+    agents: dict[str, StoredAgent] | None = None,
+    agent_loops: dict[str, CompiledLoop] | None = None,
 ) -> Any:
     """The tenant's ``routing.graph.FrontDoor``, given the loops it hands goals to (none: it only
     decides, as the routing eval and benchmark use it)."""
     from master_agent.routing.graph import make_front_door  # routing sits above runtime: it is given loops
 
-    tool_context = _tool_context(resources, tenant)
+    tool_context = tenant_tool_context(resources, tenant)
     sub_agents = options.sub_agents if options else None
     return make_front_door(
         tenant=tenant,
         pack=domain_pack(tenant.domain or "retail"),
-        capabilities=tenant_capabilities(tenant, tool_context, only_sub_agents=sub_agents),
+        capabilities=tenant_capabilities(tenant, tool_context, only_sub_agents=sub_agents, agents=agents),
         tool_context=tool_context,
         settings=resources.settings,
         evolution=resources.evolution,
         model=resources.model,
         solvers=solvers or {},
+        agent_loops=agent_loops or {},
         classify=classify_complexity,
     )
 
 
-def _tool_context(resources: RuntimeResources, tenant: TenantRecord) -> ToolContext:
+def tenant_tool_context(resources: RuntimeResources, tenant: TenantRecord) -> ToolContext:
     return ToolContext(
         pool=resources.database.pool,
         database_uri=resources.database.uri,
@@ -275,17 +315,30 @@ def _tool_context(resources: RuntimeResources, tenant: TenantRecord) -> ToolCont
     )
 
 
+def _capabilities(
+    resources: RuntimeResources,
+    tenant: TenantRecord,
+    options: GraphOptions,
+    agents: dict[str, StoredAgent],
+    tool_context: ToolContext,
+) -> TenantCapabilities:
+    capabilities = tenant_capabilities(
+        tenant, tool_context, only_sub_agents=options.sub_agents, agents=agents
+    )
+    # The evolution tools exist for every tenant; a spec offers them by listing their names.
+    tools = {**build_evolution_tools(resources.evolution, tenant.tenant_id), **capabilities.tools}
+    return dataclasses.replace(capabilities, tools=tools)
+
+
 def _build_loop(
     resources: RuntimeResources,
     tenant: TenantRecord,
     options: GraphOptions,
+    agents: dict[str, StoredAgent],
     checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> CompiledLoop:
-    tool_context = _tool_context(resources, tenant)
-    capabilities = tenant_capabilities(tenant, tool_context, only_sub_agents=options.sub_agents)
-    # The evolution tools exist for every tenant; a spec offers them by listing their names.
-    tools = {**build_evolution_tools(resources.evolution, tenant.tenant_id), **capabilities.tools}
-    capabilities = dataclasses.replace(capabilities, tools=tools)
+    tool_context = tenant_tool_context(resources, tenant)
+    capabilities = _capabilities(resources, tenant, options, agents, tool_context)
     if options.deploy_playbook:
         master = capabilities.master
         keys = list(master.get("progress_keys") or progress_keys(master))
@@ -305,6 +358,41 @@ def _build_loop(
         sink=resources.terminations,
         checkpointer=checkpointer,
         recall=recall_step(resources, tenant, tool_context),
+    )
+
+
+def _build_agent(
+    resources: RuntimeResources,
+    tenant: TenantRecord,
+    options: GraphOptions,
+    agents: dict[str, StoredAgent],
+    pinned: StoredAgent,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+) -> CompiledLoop:
+    """One of the tenant's own agents as the root of a run, at the version the run is pinned to (its
+    sub-agents are the tenant's live ones)."""
+    tool_context = tenant_tool_context(resources, tenant)
+    capabilities = _capabilities(resources, tenant, options, agents, tool_context)
+    document = pinned.document
+    own = capabilities.sub_agents.get(document.name)
+    # The live version is compiled already; an older (or newer) pinned one is compiled for this run.
+    spec = own if own is not None and agents.get(document.name) == pinned else compile_document(document)
+    tools = {**capabilities.tools, **query_tools(document, tool_context)}
+    capabilities = dataclasses.replace(capabilities, tools=tools)
+    limits = loop_limits(
+        resources, options.model_copy(update={"complexity": options.complexity or "standard"})
+    )
+    if document.limits.max_depth is not None:
+        limits = dataclasses.replace(limits, max_depth=min(limits.max_depth, document.limits.max_depth))
+    if document.limits.max_iterations is not None and options.max_iterations is None:
+        limits = dataclasses.replace(limits, max_iterations=document.limits.max_iterations)
+    return build_agent_loop(
+        spec,
+        capabilities=capabilities,
+        model=resources.model,
+        limits=limits,
+        sink=resources.terminations,
+        checkpointer=checkpointer,
     )
 
 

@@ -22,7 +22,16 @@ from master_agent.runtime.resources import RuntimeResources
 from master_agent.runtime.serialization import thread_output, to_jsonable
 
 #: Keys of ``configurable`` that shape the graph (kept on the thread so state reads use the same graph).
-SHAPE_KEYS = ("complexity", "ab_test_variant", "sub_agents", "max_iterations", "goal", "deploy_playbook")
+SHAPE_KEYS = (
+    "complexity",
+    "ab_test_variant",
+    "sub_agents",
+    "max_iterations",
+    "goal",
+    "deploy_playbook",
+    "agent_id",
+    "agent_version",
+)
 
 
 def shape_of(config: dict[str, Any] | None, graph_id: str = MASTER_GRAPH_ID) -> dict[str, Any]:

@@ -23,6 +23,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
@@ -77,6 +78,28 @@ SKIPPED_CALL = "skipped: the run was escalated to a human before this call ran"
 MALFORMED_STEP = "<malformed call>"
 
 CompiledLoop = CompiledStateGraph[Any, Any, Any, Any]
+
+
+@dataclass(frozen=True)
+class NestedAgent:
+    """An agent a compiled graph calls inside one of its nodes (LangGraph cannot see those)."""
+
+    spec: AgentSpec
+    graph: CompiledLoop
+
+
+#: What each compiled graph calls inside its nodes, by agent name (weakly: dropped with the graph).
+_nested: weakref.WeakKeyDictionary[CompiledLoop, dict[str, NestedAgent]] = weakref.WeakKeyDictionary()
+
+
+def register_nested_agents(graph: CompiledLoop, agents: dict[str, NestedAgent]) -> None:
+    _nested[graph] = agents
+
+
+def nested_agents(graph: CompiledLoop) -> dict[str, NestedAgent]:
+    """The agents ``graph`` runs as sub-agents (or hands goals to), by name."""
+    return dict(_nested.get(graph, {}))
+
 
 #: Supersteps of one loop invocation besides its agent/tools pairs: the input, recall (or plan),
 #: the last agent turn's stop route (finalize or human review) and finalize after a review.
@@ -193,6 +216,9 @@ class _LoopBuilder:
             tool_tokens=schema_tokens(schemas, self.limits.count_tokens),
         )
         compiled = loop.graph().compile(checkpointer=checkpointer, name=spec["name"])
+        register_nested_agents(
+            compiled, {name: NestedAgent(sub, graph) for name, (sub, graph) in subs.items()}
+        )
         if checkpointer is None:
             self.built[key] = compiled
         return compiled

@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse
 from master_agent.errors import (
     ConflictError,
     InputError,
+    InvalidAgentError,
     MasterAgentError,
     NotFoundError,
     UnknownTenantError,
@@ -44,6 +45,8 @@ def _error_body(error: MasterAgentError) -> dict[str, Any]:
     body: dict[str, Any] = {"detail": str(error)}
     if isinstance(error, InputError):
         body["field"] = error.field
+    if isinstance(error, InvalidAgentError):
+        body["errors"] = error.problems
     return body
 
 

@@ -98,7 +98,8 @@ CREATE TABLE {schema}.staff (
 CREATE TABLE {schema}.transactions (
     tx_id bigint PRIMARY KEY, store_id integer NOT NULL, staff_id integer NOT NULL,
     sold_at timestamptz NOT NULL, device_amount numeric(10, 2) NOT NULL,
-    accessory_attached boolean NOT NULL, accessory_amount numeric(10, 2) NOT NULL
+    accessory_attached boolean NOT NULL, accessory_amount numeric(10, 2) NOT NULL,
+    refunded boolean NOT NULL DEFAULT false
 );
 CREATE INDEX ON {schema}.transactions (store_id, sold_at);
 CREATE INDEX ON {schema}.transactions (staff_id);
@@ -191,6 +192,10 @@ def generate(
                     HISTORY_END - timedelta(days=HISTORY_DAYS) + timedelta(seconds=float(offsets[i])),
                     float(device[i]), bool(attached[i]), float(accessory[i]) if attached[i] else 0.0,
                 ))  # fmt: skip
+    # Refunds are drawn from a stream of their own, so the sales above stay what they were for a seed.
+    refunds = np.random.default_rng(rng_seed + 1)
+    store_refund_rate = {store_id: float(refunds.uniform(0.01, 0.06)) for store_id in store_ids}
+    transactions = [(*tx, bool(refunds.random() < store_refund_rate[tx[1]])) for tx in transactions]
     interventions = [
         (
             item["intervention_id"], item["name"], item["kind"], item["cost"], item["lift_low_points"],

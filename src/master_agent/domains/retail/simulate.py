@@ -123,7 +123,10 @@ async def simulate_outcome(
                 round(float(rng.uniform(250, 1300)), 2), attached,
                 round(float(rng.uniform(15, 120)), 2) if attached else 0.0,
             ))  # fmt: skip
-        statement = sql.SQL("COPY {}.transactions FROM STDIN").format(schema)
+        statement = sql.SQL(
+            "COPY {}.transactions (tx_id, store_id, staff_id, sold_at, device_amount, accessory_attached,"
+            " accessory_amount) FROM STDIN"
+        ).format(schema)
         async with conn.cursor() as cursor, cursor.copy(statement) as copy:
             for values in rows:
                 await copy.write_row(values)

@@ -1,19 +1,68 @@
-"""LangGraph-compatible assistants: search, get, graph."""
+"""LangGraph-compatible assistants: create, search, count, get, patch (a new version), delete, versions,
+latest (promote or roll back), graph, schemas and subgraphs. An assistant carrying an ``agent_spec`` is
+one of the tenant's own agents: it is validated against the tenant's catalogue, and every change of it
+changes the tenant's capability version, so the next run builds the new graph."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import uuid
+from collections.abc import Callable
+from typing import Any, Literal, cast
 
 from fastapi import APIRouter, HTTPException, Query, Response
+from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field
 
+from master_agent.capabilities import bump_capability_version, load_tenant
+from master_agent.capabilities.agents import agent_document_schema
+from master_agent.runtime.factory import GraphOptions, master_graph
 from master_agent.runtime.graph_runs import shape_of, thread_graph_config
-from master_agent.runtime.graphs import graph_for, graph_ids
-from master_agent.service.assistants import Assistant, resolve_assistant, search_assistants
+from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_for, graph_ids
+from master_agent.runtime.loop import CompiledLoop, nested_agents
+from master_agent.runtime.tenant_agents import validated_agent
+from master_agent.service.assistants import (
+    Assistant,
+    AssistantVersion,
+    SortBy,
+    agent_payload,
+    assistant_versions,
+    count_assistants,
+    create_assistant,
+    delete_assistant,
+    is_system,
+    patch_assistant,
+    resolve_assistant,
+    search_assistants,
+    set_live_version,
+)
 from master_agent.service.deps import ResourcesDep, TenantDep
 from master_agent.service.limits import Metadata, StrictJsonRoute
 
 router = APIRouter(prefix="/assistants", tags=["assistants"], route_class=StrictJsonRoute)
+
+
+class AssistantCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    graph_id: str
+    assistant_id: uuid.UUID | None = None
+    config: dict[str, Any] = Field(default_factory=dict)
+    context: dict[str, Any] = Field(default_factory=dict)
+    metadata: Metadata = Field(default_factory=dict)
+    if_exists: Literal["raise", "do_nothing"] = "raise"
+    name: str | None = Field(default=None, max_length=200)
+    description: str | None = Field(default=None, max_length=2000)
+
+
+class AssistantPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    graph_id: str | None = None
+    config: dict[str, Any] | None = None
+    context: dict[str, Any] | None = None
+    metadata: Metadata | None = None
+    name: str | None = Field(default=None, max_length=200)
+    description: str | None = Field(default=None, max_length=2000)
 
 
 class AssistantSearch(BaseModel):
@@ -24,9 +73,87 @@ class AssistantSearch(BaseModel):
     name: str | None = None
     limit: int = Field(default=10, ge=1, le=1000)
     offset: int = Field(default=0, ge=0)
-    sort_by: Literal["assistant_id", "graph_id", "name", "created_at", "updated_at"] | None = None
+    sort_by: SortBy | None = None
     sort_order: Literal["asc", "desc"] | None = None
     select: list[str] | None = None
+
+
+class AssistantCount(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    metadata: Metadata = Field(default_factory=dict)
+    graph_id: str | None = None
+    name: str | None = None
+
+
+class VersionSearch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    metadata: Metadata = Field(default_factory=dict)
+    limit: int = Field(default=10, ge=1, le=1000)
+    offset: int = Field(default=0, ge=0)
+
+
+class VersionChange(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = Field(ge=1)
+
+
+def _known_graph(resources: ResourcesDep, graph_id: str | None) -> None:
+    if graph_id is not None and graph_id not in graph_ids(resources):
+        raise HTTPException(
+            422, detail=f"graph_id: unknown graph {graph_id!r}; known: {graph_ids(resources)}"
+        )
+
+
+async def _agent_spec(
+    resources: ResourcesDep,
+    tenant: str,
+    graph_id: str,
+    config: dict[str, Any],
+    context: dict[str, Any],
+    replacing: str | None = None,
+) -> dict[str, Any] | None:
+    """The checked agent document the config or context carries (None: no agent), and the config
+    itself checked against the tenant's catalogue (e.g. ``sub_agents`` choosing agents)."""
+    if not isinstance(config.get("configurable") or {}, dict):
+        raise HTTPException(422, detail="config.configurable: send one object")
+    payload, field = agent_payload(config, context)
+    record = await load_tenant(resources.database.pool, tenant)
+    if payload is not None:
+        if graph_id != MASTER_GRAPH_ID:
+            raise HTTPException(422, detail=f"{field}: agents run on the {MASTER_GRAPH_ID!r} graph")
+        document = await validated_agent(resources, record, payload, field, replacing=replacing)
+        return document.model_dump(mode="json")
+    if graph_id == MASTER_GRAPH_ID:
+        configurable = {**(config.get("configurable") or {}), "tenant_id": tenant}
+        configurable.pop("client_id", None)
+        await master_graph(resources, cast(RunnableConfig, {"configurable": configurable}))
+    return None
+
+
+@router.post("", response_model=Assistant)
+async def create(body: AssistantCreate, tenant: TenantDep, resources: ResourcesDep) -> Assistant:
+    _known_graph(resources, body.graph_id)
+    spec = await _agent_spec(resources, tenant, body.graph_id, body.config, body.context)
+    pool = resources.database.pool
+    assistant = await create_assistant(
+        pool,
+        tenant,
+        assistant_id=body.assistant_id or uuid.uuid4(),
+        graph_id=body.graph_id,
+        name=body.name or (spec["name"] if spec else "Untitled"),
+        description=body.description if body.description is not None else (spec or {}).get("description"),
+        config=body.config,
+        context=body.context,
+        metadata=body.metadata,
+        agent_spec=spec,
+        if_exists=body.if_exists,
+    )
+    if spec is not None:
+        await bump_capability_version(pool, tenant)
+    return assistant
 
 
 @router.post("/search", response_model=list[Assistant])
@@ -42,9 +169,29 @@ async def search(
         metadata=body.metadata,
         limit=body.limit,
         offset=body.offset,
+        sort_by=body.sort_by,
+        sort_order=body.sort_order,
     )
     response.headers["X-Pagination-Total"] = str(total)
     return found
+
+
+@router.post("/count", response_model=int)
+async def count(body: AssistantCount, tenant: TenantDep, resources: ResourcesDep) -> int:
+    return await count_assistants(
+        resources.database.pool,
+        tenant,
+        graph_ids(resources),
+        graph_id=body.graph_id,
+        name=body.name,
+        metadata=body.metadata,
+    )
+
+
+@router.get("/agent-spec/schema")
+async def agent_spec_schema() -> dict[str, Any]:
+    """The JSON Schema of a tenant agent's document (``context.agent_spec`` of an assistant)."""
+    return agent_document_schema()
 
 
 async def _assistant(resources: ResourcesDep, tenant: str, assistant_id: str) -> Assistant:
@@ -54,9 +201,110 @@ async def _assistant(resources: ResourcesDep, tenant: str, assistant_id: str) ->
     return assistant
 
 
+def _own(resources: ResourcesDep, tenant: str, assistant: Assistant) -> None:
+    if is_system(assistant.assistant_id, tenant, graph_ids(resources)):
+        raise HTTPException(
+            409, detail="assistant_id: the system assistant of a graph cannot be changed; create your own"
+        )
+
+
 @router.get("/{assistant_id}", response_model=Assistant)
 async def get(assistant_id: str, tenant: TenantDep, resources: ResourcesDep) -> Assistant:
     return await _assistant(resources, tenant, assistant_id)
+
+
+@router.patch("/{assistant_id}", response_model=Assistant)
+async def patch(
+    assistant_id: str, body: AssistantPatch, tenant: TenantDep, resources: ResourcesDep
+) -> Assistant:
+    current = await _assistant(resources, tenant, assistant_id)
+    _own(resources, tenant, current)
+    _known_graph(resources, body.graph_id)
+    config = current.config if body.config is None else body.config
+    context = current.context if body.context is None else body.context
+    before = current.agent_spec()
+    replacing = before.get("name") if isinstance(before, dict) else None
+    spec = await _agent_spec(
+        resources, tenant, body.graph_id or current.graph_id, config, context, replacing=replacing
+    )
+    pool = resources.database.pool
+    _, after = await patch_assistant(
+        pool,
+        tenant,
+        current.assistant_id,
+        graph_id=body.graph_id,
+        name=body.name or (spec["name"] if spec is not None else None),
+        description=body.description,
+        config=config,
+        context=context,
+        metadata=body.metadata,
+        agent_spec=spec,
+    )
+    if spec is not None or before is not None:
+        await bump_capability_version(pool, tenant)
+    return after
+
+
+@router.delete("/{assistant_id}", status_code=204)
+async def delete(assistant_id: str, tenant: TenantDep, resources: ResourcesDep) -> Response:
+    current = await _assistant(resources, tenant, assistant_id)
+    _own(resources, tenant, current)
+    pool = resources.database.pool
+    if await delete_assistant(pool, tenant, current.assistant_id):
+        await bump_capability_version(pool, tenant)
+    return Response(status_code=204)
+
+
+@router.post("/{assistant_id}/versions", response_model=list[AssistantVersion])
+async def versions(
+    assistant_id: str, tenant: TenantDep, resources: ResourcesDep, body: VersionSearch | None = None
+) -> list[AssistantVersion]:
+    current = await _assistant(resources, tenant, assistant_id)
+    search = body or VersionSearch()
+    return await assistant_versions(
+        resources.database.pool,
+        tenant,
+        current.assistant_id,
+        metadata=search.metadata,
+        limit=search.limit,
+        offset=search.offset,
+    )
+
+
+@router.get("/{assistant_id}/versions", response_model=list[AssistantVersion])
+async def list_versions(
+    assistant_id: str,
+    tenant: TenantDep,
+    resources: ResourcesDep,
+    limit: int = Query(default=10, ge=1, le=1000),
+    offset: int = Query(default=0, ge=0),
+) -> list[AssistantVersion]:
+    return await versions(assistant_id, tenant, resources, VersionSearch(limit=limit, offset=offset))
+
+
+@router.post("/{assistant_id}/latest", response_model=Assistant)
+async def set_latest(
+    assistant_id: str, body: VersionChange, tenant: TenantDep, resources: ResourcesDep
+) -> Assistant:
+    current = await _assistant(resources, tenant, assistant_id)
+    _own(resources, tenant, current)
+    pool = resources.database.pool
+    live = await set_live_version(pool, tenant, current.assistant_id, body.version)
+    if live.agent_spec() is not None or current.agent_spec() is not None:
+        await bump_capability_version(pool, tenant)
+    return live
+
+
+def assistant_graph_config(tenant: str, assistant: Assistant) -> RunnableConfig:
+    """The config an assistant's graph is built with (a tenant agent: its live version)."""
+    configurable = dict(shape_of(assistant.config)["configurable"])
+    if assistant.agent_spec() is not None:
+        configurable.update(agent_id=str(assistant.assistant_id), agent_version=assistant.version)
+    return thread_graph_config(tenant, "graph", configurable)
+
+
+async def _graph(resources: ResourcesDep, tenant: str, assistant: Assistant) -> CompiledLoop:
+    return await graph_for(resources, assistant.graph_id, assistant_graph_config(tenant, assistant))
 
 
 @router.get("/{assistant_id}/graph")
@@ -67,9 +315,7 @@ async def get_graph(
     xray: bool | int = Query(default=False),
 ) -> dict[str, Any]:
     assistant = await _assistant(resources, tenant, assistant_id)
-    config = thread_graph_config(tenant, "graph", shape_of(assistant.config)["configurable"])
-    graph = await graph_for(resources, assistant.graph_id, config)
-    drawable = graph.get_graph(xray=xray)
+    drawable = (await _graph(resources, tenant, assistant)).get_graph(xray=xray)
     return {
         "nodes": [
             {"id": node.id, "type": "runnable", "data": {"name": node.name}}
@@ -86,3 +332,75 @@ async def get_graph(
             for edge in drawable.edges
         ],
     }
+
+
+def _state_schema(graph: CompiledLoop) -> dict[str, Any]:
+    schema: dict[str, Any] = graph.get_output_jsonschema()
+    return {**schema, "title": graph.get_name("State")}
+
+
+def _schema_of(make: Callable[[], dict[str, Any]]) -> dict[str, Any] | None:
+    # As langgraph-api does: a graph that cannot describe one of its schemas gets null for it.
+    try:
+        return make()
+    except Exception:
+        return None
+
+
+def graph_schemas(graph: CompiledLoop, graph_id: str) -> dict[str, Any]:
+    """input, output, state, config and context schemas of a compiled graph (langgraph-api's shape)."""
+    config_schema = (
+        GraphOptions.model_json_schema()
+        if graph_id == MASTER_GRAPH_ID
+        else _schema_of(lambda: graph.get_config_jsonschema().get("properties", {}).get("configurable", {}))
+    )
+    return {
+        "input_schema": _schema_of(graph.get_input_jsonschema),
+        "output_schema": _schema_of(graph.get_output_jsonschema),
+        "state_schema": _schema_of(lambda: _state_schema(graph)),
+        "config_schema": config_schema,
+        "context_schema": _schema_of(graph.get_context_jsonschema),
+    }
+
+
+@router.get("/{assistant_id}/schemas")
+async def schemas(assistant_id: str, tenant: TenantDep, resources: ResourcesDep) -> dict[str, Any]:
+    assistant = await _assistant(resources, tenant, assistant_id)
+    graph = await _graph(resources, tenant, assistant)
+    return {"graph_id": assistant.graph_id, **graph_schemas(graph, assistant.graph_id)}
+
+
+@router.get("/{assistant_id}/subgraphs")
+@router.get("/{assistant_id}/subgraphs/{namespace:path}")
+async def subgraphs(
+    assistant_id: str,
+    tenant: TenantDep,
+    resources: ResourcesDep,
+    namespace: str | None = None,
+    recurse: bool = Query(default=False),
+) -> dict[str, Any]:
+    """The graphs nested in the assistant's graph by namespace (``a|b``): for the master graph and
+    tenant agents, the sub-agents each agent may call, each with its own argument and answer schemas."""
+    assistant = await _assistant(resources, tenant, assistant_id)
+    graph = await _graph(resources, tenant, assistant)
+    prefix = [part for part in (namespace or "").split("|") if part]
+    for part in prefix:
+        nested = nested_agents(graph).get(part)
+        if nested is None:
+            raise HTTPException(404, detail=f"namespace: no subgraph {namespace!r}")
+        graph = nested.graph
+    found: dict[str, Any] = {}
+    pending = [(prefix, graph)]
+    while pending:
+        path, parent = pending.pop(0)
+        for name, nested in nested_agents(parent).items():
+            key = "|".join([*path, name])
+            found[key] = {
+                **graph_schemas(nested.graph, name),
+                # What a parent sends it and what it answers (its envelope's ``data``).
+                "input_schema": nested.spec["input_schema"].model_json_schema(),
+                "output_schema": nested.spec["output_schema"].model_json_schema(),
+            }
+            if recurse:
+                pending.append(([*path, name], nested.graph))
+    return found

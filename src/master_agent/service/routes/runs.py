@@ -26,7 +26,7 @@ from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_ids
 from master_agent.runtime.run_events import STORED_ELSEWHERE, RunEvent
 from master_agent.runtime.runs import Run, RunQueue
 from master_agent.runtime.solve import MAX_GOAL_CHARS
-from master_agent.service.assistants import resolve_assistant
+from master_agent.service.assistants import AGENT_SPEC_KEY, resolve_assistant
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
 from master_agent.service.graph_state import run_json, run_output
 from master_agent.service.limits import Metadata, StrictJsonRoute
@@ -201,7 +201,22 @@ async def prepare_run(body: RunCreate, thread: Thread, tenant: str, resources: R
         raise HTTPException(
             403, detail="config.configurable.client_id: differs from the tenant of the API key"
         )
-    if "complexity" not in configurable and assistant.graph_id == MASTER_GRAPH_ID:
+    configurable.pop(AGENT_SPEC_KEY, None)
+    graph_input = body.input
+    if assistant.agent_spec() is not None:
+        # A tenant agent's run is pinned to the version live now (or the one it asks for), and every
+        # later run of the thread keeps the version its first run had.
+        kept = thread.config.get("configurable") or {}
+        configurable["agent_id"] = str(assistant.assistant_id)
+        configurable["agent_version"] = (
+            kept.get("agent_version")
+            if kept.get("agent_id") == str(assistant.assistant_id)
+            else configurable.get("agent_version") or assistant.version
+        )
+        if "complexity" not in configurable and kept.get("complexity"):
+            configurable["complexity"] = kept["complexity"]  # a resume needs the graph it stopped in
+        graph_input = _agent_input(body.input)
+    elif "complexity" not in configurable and assistant.graph_id == MASTER_GRAPH_ID:
         # Fixed per thread: later runs (a resume, a follow-up) build the same graph as the first one.
         known = (thread.config.get("configurable") or {}).get("complexity")
         goal = (body.input or {}).get("goal")
@@ -213,14 +228,18 @@ async def prepare_run(body: RunCreate, thread: Thread, tenant: str, resources: R
     config["configurable"] = configurable
     await check_run_config(resources, tenant, config, assistant.graph_id)
     kwargs = {
-        "input": body.input,
+        "input": graph_input,
         "command": body.command,
         "config": config,
         "stream_mode": body.stream_mode,
         "stream_subgraphs": body.stream_subgraphs,
         "graph_id": assistant.graph_id,
         "durability": body.durability,
-        "context": body.context,
+        "context": {
+            **{key: value for key, value in assistant.context.items() if key != AGENT_SPEC_KEY},
+            **(body.context or {}),
+        }
+        or None,
     }
     metadata = {
         **(body.metadata or {}),
@@ -234,6 +253,17 @@ async def prepare_run(body: RunCreate, thread: Thread, tenant: str, resources: R
         multitask_strategy=body.multitask_strategy or "enqueue",
         thread_config=shape_of(config, assistant.graph_id),
     )
+
+
+def _agent_input(graph_input: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A tenant agent's loop takes a goal: a chat message's text becomes it."""
+    if graph_input is None or graph_input.get("goal") or not graph_input.get("messages"):
+        return graph_input
+    last = graph_input["messages"][-1]
+    text = last.get("content") if isinstance(last, dict) else last
+    if not isinstance(text, str) or not text.strip():
+        raise HTTPException(422, detail="input.messages: the last message has no text to give the agent")
+    return {**{key: value for key, value in graph_input.items() if key != "messages"}, "goal": text}
 
 
 async def _output(
