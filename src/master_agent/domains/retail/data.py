@@ -195,7 +195,7 @@ def generate(
     # Refunds are drawn from a stream of their own, so the sales above stay what they were for a seed.
     refunds = np.random.default_rng(rng_seed + 1)
     store_refund_rate = {store_id: float(refunds.uniform(0.01, 0.06)) for store_id in store_ids}
-    transactions = [(*tx, bool(refunds.random() < store_refund_rate[tx[1]])) for tx in transactions]
+    sales = [(*tx, bool(refunds.random() < store_refund_rate[tx[1]])) for tx in transactions]
     interventions = [
         (
             item["intervention_id"], item["name"], item["kind"], item["cost"], item["lift_low_points"],
@@ -207,7 +207,7 @@ def generate(
     return {
         "stores": stores,
         "staff": staff,
-        "transactions": transactions,
+        "transactions": sales,
         "interventions": interventions,
     }
 

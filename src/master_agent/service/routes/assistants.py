@@ -339,7 +339,7 @@ def _state_schema(graph: CompiledLoop) -> dict[str, Any]:
     return {**schema, "title": graph.get_name("State")}
 
 
-def _schema_of(make: Callable[[], dict[str, Any]]) -> dict[str, Any] | None:
+def _schema_of(make: Callable[[], dict[str, Any] | None]) -> dict[str, Any] | None:
     # As langgraph-api does: a graph that cannot describe one of its schemas gets null for it.
     try:
         return make()
