@@ -224,3 +224,56 @@ def test_solve_then_deploy_track_and_measure_from_the_cli(cli_database: str, tmp
     assert solution["solution_id"] in [item["solution_id"] for item in learnings]
     rebuilt = json.loads(run(cli_database, "knowledge", "reembed", "--all").stdout)
     assert rebuilt["rebuilt"] >= 1
+
+
+def test_agents_lifecycle_from_the_cli(cli_database: str, tmp_path: Path) -> None:
+    spec = {
+        "name": "refund_counter",
+        "description": "Counts refunded sales per store.",
+        "queries": [
+            {
+                "name": "refunds_per_store",
+                "description": "Refunded sales per store.",
+                "sql": "SELECT store_id, count(*) FILTER (WHERE refunded) AS refunds FROM transactions GROUP BY 1",
+            }
+        ],
+    }
+    path = tmp_path / "agent.json"
+    path.write_text(json.dumps(spec))
+    made = run(cli_database, "agents", "create", "--file", str(path))
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout)["version"] == 1
+    path.write_text(json.dumps({**spec, "description": "Counts refunded sales of each store."}))
+    assert (
+        json.loads(run(cli_database, "agents", "update", "refund_counter", "--file", str(path)).stdout)[
+            "version"
+        ]
+        == 2
+    )
+    listed = json.loads(run(cli_database, "agents", "list").stdout)
+    assert [(a["name"], a["version"]) for a in listed] == [("refund_counter", 2)]
+    versions = json.loads(run(cli_database, "agents", "versions", "refund_counter").stdout)
+    assert [v["version"] for v in versions] == [2, 1]
+    back = json.loads(run(cli_database, "agents", "rollback", "refund_counter").stdout)
+    assert back["version"] == 1
+    shown = json.loads(run(cli_database, "agents", "show", "refund_counter").stdout)
+    assert shown["description"] == "Counts refunded sales per store."
+    assert (
+        json.loads(run(cli_database, "agents", "promote", "refund_counter", "--version", "2").stdout)[
+            "version"
+        ]
+        == 2
+    )
+
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**spec, "name": "other_counter", "tools": ["nope"], "sub_agents": ["nobody"]}))
+    refused = run(cli_database, "agents", "create", "--file", str(bad))
+    assert refused.returncode == 2
+    assert "tools[0]" in refused.stderr and "sub_agents[0]" in refused.stderr
+    assert "other_counter" not in run(cli_database, "agents", "list").stdout  # nothing stored
+    assert run(cli_database, "agents", "create", "--file", str(tmp_path / "missing.json")).returncode == 2
+
+    assert run(cli_database, "agents", "delete", "refund_counter").returncode == 0
+    assert json.loads(run(cli_database, "agents", "list").stdout) == []
+    assert run(cli_database, "agents", "show", "refund_counter").returncode == 2
+    assert "properties" in json.loads(run(cli_database, "agents", "schema").stdout)

@@ -1,4 +1,4 @@
-"""``master-agent``: solve goals, resume threads, migrate, list terminations."""
+"""``master-agent``: solve goals, resume threads, migrate, manage tenants, keys and agents, list terminations."""
 
 from __future__ import annotations
 
@@ -90,6 +90,28 @@ def _parser() -> argparse.ArgumentParser:
     terminations.add_argument("--thread")
     terminations.add_argument("--limit", type=int, default=50)
     terminations.add_argument("--json", action="store_true")
+    agents = commands.add_parser("agents", help="manage a tenant's own agents").add_subparsers(
+        dest="action", required=True
+    )
+    for action, text in [
+        ("list", "list the tenant's agents (live versions)"),
+        ("show", "print an agent's live spec (or --version N)"),
+        ("create", "create an agent from a spec file (JSON)"),
+        ("update", "store a new version from a spec file and make it live"),
+        ("versions", "list an agent's versions"),
+        ("promote", "make a version live"),
+        ("rollback", "make the version before the live one live (or --version N)"),
+        ("delete", "delete an agent and its versions"),
+        ("schema", "print the JSON Schema of an agent spec"),
+    ]:
+        parser_ = agents.add_parser(action, help=text)
+        parser_.add_argument("--tenant", default="demo-retail")
+        if action in ("show", "update", "versions", "promote", "rollback", "delete"):
+            parser_.add_argument("agent", help="the agent's name or assistant id")
+        if action in ("create", "update"):
+            parser_.add_argument("--file", required=True, help="the agent spec (JSON); - reads stdin")
+        if action in ("show", "promote", "rollback"):
+            parser_.add_argument("--version", type=int, required=action == "promote")
     add_evolution_commands(commands)
     return parser
 
@@ -189,6 +211,8 @@ async def _run(args: argparse.Namespace, settings: Settings, console: Console) -
         return await _tenants(args, settings)
     if args.command == "keys":
         return await _keys(args, settings)
+    if args.command == "agents":
+        return await _agents(args, settings)
     if args.command == "threads":
         return await _prune_threads(args, settings)
     if args.command == "terminations":
@@ -249,6 +273,121 @@ async def _tenants(args: argparse.Namespace, settings: Settings) -> int:
     print(
         json.dumps({"tenant_id": tenant_id, "tier": args.tier, "key_id": str(key.key_id), "api_key": key.key})
     )
+    return 0
+
+
+def _read_spec(path: str) -> Any:
+    try:
+        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()  # noqa: SIM115
+    except OSError as error:
+        raise InputError("file", f"cannot read {path!r}: {error.strerror}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError("file", f"{path!r} is not JSON: {error}") from None
+
+
+async def _agents(args: argparse.Namespace, settings: Settings) -> int:
+    import uuid
+
+    from master_agent.capabilities import load_tenant
+    from master_agent.capabilities.agents import agent_document_schema
+    from master_agent.runtime import open_resources
+    from master_agent.runtime.graphs import graph_ids
+    from master_agent.service import assistants as store
+
+    if args.action == "schema":
+        print(json.dumps(agent_document_schema(), indent=2))
+        return 0
+    async with open_resources(settings) as resources:
+        pool = resources.database.pool
+        await load_tenant(pool, args.tenant)
+        graphs = graph_ids(resources)
+        found, _ = await store.search_assistants(
+            pool, args.tenant, graphs, graph_id=None, name=None, metadata={}, limit=1000, offset=0
+        )
+        agents = {spec["name"]: a for a in found if (spec := a.agent_spec())}
+
+        def agent(ref: str) -> store.Assistant:
+            chosen = agents.get(ref) or next((a for a in agents.values() if str(a.assistant_id) == ref), None)
+            if chosen is None:
+                raise InputError("agent", f"no agent {ref!r} of tenant {args.tenant!r}; see 'agents list'")
+            return chosen
+
+        async def versions(current: store.Assistant) -> list[store.AssistantVersion]:
+            return await store.assistant_versions(
+                pool, args.tenant, current.assistant_id, metadata={}, limit=1000, offset=0
+            )
+
+        if args.action == "list":
+            rows = [
+                {
+                    "name": name,
+                    "assistant_id": str(a.assistant_id),
+                    "version": a.version,
+                    "description": a.description,
+                }
+                for name, a in sorted(agents.items())
+            ]
+            print(json.dumps(rows, indent=2))
+        elif args.action == "show":
+            current = agent(args.agent)
+            spec = current.agent_spec()
+            if args.version is not None:
+                chosen = next((v for v in await versions(current) if v.version == args.version), None)
+                if chosen is None:
+                    raise InputError("version", f"{args.agent!r} has no version {args.version}")
+                spec = store.agent_payload(chosen.config, chosen.context)[0]
+            print(json.dumps(spec, indent=2))
+        elif args.action == "create":
+            made = await store.save_assistant(
+                resources,
+                args.tenant,
+                assistant_id=uuid.uuid4(),
+                graph_id=store.GRAPH_ID,
+                name=None,
+                description=None,
+                config={},
+                context={store.AGENT_SPEC_KEY: _read_spec(args.file)},
+                metadata={"created_by": "cli"},
+            )
+            print(json.dumps(made.model_dump(mode="json", include={"assistant_id", "name", "version"})))
+        elif args.action == "update":
+            current = agent(args.agent)
+            changed = await store.change_assistant(
+                resources, args.tenant, current, context={store.AGENT_SPEC_KEY: _read_spec(args.file)}
+            )
+            print(json.dumps(changed.model_dump(mode="json", include={"assistant_id", "name", "version"})))
+        elif args.action == "versions":
+            print(
+                json.dumps(
+                    [
+                        {"version": v.version, "created_at": v.created_at.isoformat(), "name": v.name}
+                        for v in await versions(agent(args.agent))
+                    ],
+                    indent=2,
+                )
+            )
+        elif args.action in ("promote", "rollback"):
+            current = agent(args.agent)
+            target = args.version
+            if target is None:
+                older = sorted(v.version for v in await versions(current) if v.version < current.version)
+                if not older:
+                    raise InputError(
+                        "version", f"{args.agent!r} is at its first version; nothing to roll back to"
+                    )
+                target = older[-1]
+            live = await store.promote_version(resources, args.tenant, current, target)
+            print(
+                json.dumps(
+                    {"name": live.name, "assistant_id": str(live.assistant_id), "version": live.version}
+                )
+            )
+        else:
+            current = agent(args.agent)
+            await store.remove_assistant(resources, args.tenant, current)
+            print(json.dumps({"deleted": str(current.assistant_id)}))
     return 0
 
 

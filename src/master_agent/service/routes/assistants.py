@@ -7,33 +7,29 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Response
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field
 
-from master_agent.capabilities import bump_capability_version, load_tenant
 from master_agent.capabilities.agents import agent_document_schema
-from master_agent.runtime.factory import GraphOptions, master_graph
+from master_agent.runtime.factory import GraphOptions
 from master_agent.runtime.graph_runs import shape_of, thread_graph_config
 from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_for, graph_ids
 from master_agent.runtime.loop import CompiledLoop, nested_agents
-from master_agent.runtime.tenant_agents import validated_agent
 from master_agent.service.assistants import (
     Assistant,
     AssistantVersion,
     SortBy,
-    agent_payload,
     assistant_versions,
+    change_assistant,
     count_assistants,
-    create_assistant,
-    delete_assistant,
-    is_system,
-    patch_assistant,
+    promote_version,
+    remove_assistant,
     resolve_assistant,
+    save_assistant,
     search_assistants,
-    set_live_version,
 )
 from master_agent.service.deps import ResourcesDep, TenantDep
 from master_agent.service.limits import Metadata, StrictJsonRoute
@@ -100,60 +96,20 @@ class VersionChange(BaseModel):
     version: int = Field(ge=1)
 
 
-def _known_graph(resources: ResourcesDep, graph_id: str | None) -> None:
-    if graph_id is not None and graph_id not in graph_ids(resources):
-        raise HTTPException(
-            422, detail=f"graph_id: unknown graph {graph_id!r}; known: {graph_ids(resources)}"
-        )
-
-
-async def _agent_spec(
-    resources: ResourcesDep,
-    tenant: str,
-    graph_id: str,
-    config: dict[str, Any],
-    context: dict[str, Any],
-    replacing: str | None = None,
-) -> dict[str, Any] | None:
-    """The checked agent document the config or context carries (None: no agent), and the config
-    itself checked against the tenant's catalogue (e.g. ``sub_agents`` choosing agents)."""
-    if not isinstance(config.get("configurable") or {}, dict):
-        raise HTTPException(422, detail="config.configurable: send one object")
-    payload, field = agent_payload(config, context)
-    record = await load_tenant(resources.database.pool, tenant)
-    if payload is not None:
-        if graph_id != MASTER_GRAPH_ID:
-            raise HTTPException(422, detail=f"{field}: agents run on the {MASTER_GRAPH_ID!r} graph")
-        document = await validated_agent(resources, record, payload, field, replacing=replacing)
-        return document.model_dump(mode="json")
-    if graph_id == MASTER_GRAPH_ID:
-        configurable = {**(config.get("configurable") or {}), "tenant_id": tenant}
-        configurable.pop("client_id", None)
-        await master_graph(resources, cast(RunnableConfig, {"configurable": configurable}))
-    return None
-
-
 @router.post("", response_model=Assistant)
 async def create(body: AssistantCreate, tenant: TenantDep, resources: ResourcesDep) -> Assistant:
-    _known_graph(resources, body.graph_id)
-    spec = await _agent_spec(resources, tenant, body.graph_id, body.config, body.context)
-    pool = resources.database.pool
-    assistant = await create_assistant(
-        pool,
+    return await save_assistant(
+        resources,
         tenant,
         assistant_id=body.assistant_id or uuid.uuid4(),
         graph_id=body.graph_id,
-        name=body.name or (spec["name"] if spec else "Untitled"),
-        description=body.description if body.description is not None else (spec or {}).get("description"),
+        name=body.name,
+        description=body.description,
         config=body.config,
         context=body.context,
         metadata=body.metadata,
-        agent_spec=spec,
         if_exists=body.if_exists,
     )
-    if spec is not None:
-        await bump_capability_version(pool, tenant)
-    return assistant
 
 
 @router.post("/search", response_model=list[Assistant])
@@ -201,13 +157,6 @@ async def _assistant(resources: ResourcesDep, tenant: str, assistant_id: str) ->
     return assistant
 
 
-def _own(resources: ResourcesDep, tenant: str, assistant: Assistant) -> None:
-    if is_system(assistant.assistant_id, tenant, graph_ids(resources)):
-        raise HTTPException(
-            409, detail="assistant_id: the system assistant of a graph cannot be changed; create your own"
-        )
-
-
 @router.get("/{assistant_id}", response_model=Assistant)
 async def get(assistant_id: str, tenant: TenantDep, resources: ResourcesDep) -> Assistant:
     return await _assistant(resources, tenant, assistant_id)
@@ -218,40 +167,22 @@ async def patch(
     assistant_id: str, body: AssistantPatch, tenant: TenantDep, resources: ResourcesDep
 ) -> Assistant:
     current = await _assistant(resources, tenant, assistant_id)
-    _own(resources, tenant, current)
-    _known_graph(resources, body.graph_id)
-    config = current.config if body.config is None else body.config
-    context = current.context if body.context is None else body.context
-    before = current.agent_spec()
-    replacing = before.get("name") if isinstance(before, dict) else None
-    spec = await _agent_spec(
-        resources, tenant, body.graph_id or current.graph_id, config, context, replacing=replacing
-    )
-    pool = resources.database.pool
-    _, after = await patch_assistant(
-        pool,
+    return await change_assistant(
+        resources,
         tenant,
-        current.assistant_id,
+        current,
         graph_id=body.graph_id,
-        name=body.name or (spec["name"] if spec is not None else None),
+        name=body.name,
         description=body.description,
-        config=config,
-        context=context,
+        config=body.config,
+        context=body.context,
         metadata=body.metadata,
-        agent_spec=spec,
     )
-    if spec is not None or before is not None:
-        await bump_capability_version(pool, tenant)
-    return after
 
 
 @router.delete("/{assistant_id}", status_code=204)
 async def delete(assistant_id: str, tenant: TenantDep, resources: ResourcesDep) -> Response:
-    current = await _assistant(resources, tenant, assistant_id)
-    _own(resources, tenant, current)
-    pool = resources.database.pool
-    if await delete_assistant(pool, tenant, current.assistant_id):
-        await bump_capability_version(pool, tenant)
+    await remove_assistant(resources, tenant, await _assistant(resources, tenant, assistant_id))
     return Response(status_code=204)
 
 
@@ -287,12 +218,7 @@ async def set_latest(
     assistant_id: str, body: VersionChange, tenant: TenantDep, resources: ResourcesDep
 ) -> Assistant:
     current = await _assistant(resources, tenant, assistant_id)
-    _own(resources, tenant, current)
-    pool = resources.database.pool
-    live = await set_live_version(pool, tenant, current.assistant_id, body.version)
-    if live.agent_spec() is not None or current.agent_spec() is not None:
-        await bump_capability_version(pool, tenant)
-    return live
+    return await promote_version(resources, tenant, current, body.version)
 
 
 def assistant_graph_config(tenant: str, assistant: Assistant) -> RunnableConfig:
