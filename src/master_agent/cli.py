@@ -290,11 +290,11 @@ def _read_spec(path: str) -> Any:
 async def _agents(args: argparse.Namespace, settings: Settings) -> int:
     import uuid
 
+    from master_agent.capabilities import assistants as store
     from master_agent.capabilities import load_tenant
     from master_agent.capabilities.agents import agent_document_schema
-    from master_agent.runtime import open_resources
+    from master_agent.runtime import open_resources, tenant_agents
     from master_agent.runtime.graphs import graph_ids
-    from master_agent.service import assistants as store
 
     if args.action == "schema":
         print(json.dumps(agent_document_schema(), indent=2))
@@ -340,7 +340,7 @@ async def _agents(args: argparse.Namespace, settings: Settings) -> int:
                 spec = store.agent_payload(chosen.config, chosen.context)[0]
             print(json.dumps(spec, indent=2))
         elif args.action == "create":
-            made = await store.save_assistant(
+            made = await tenant_agents.save_assistant(
                 resources,
                 args.tenant,
                 assistant_id=uuid.uuid4(),
@@ -354,7 +354,7 @@ async def _agents(args: argparse.Namespace, settings: Settings) -> int:
             print(json.dumps(made.model_dump(mode="json", include={"assistant_id", "name", "version"})))
         elif args.action == "update":
             current = agent(args.agent)
-            changed = await store.change_assistant(
+            changed = await tenant_agents.change_assistant(
                 resources, args.tenant, current, context={store.AGENT_SPEC_KEY: _read_spec(args.file)}
             )
             print(json.dumps(changed.model_dump(mode="json", include={"assistant_id", "name", "version"})))
@@ -378,7 +378,7 @@ async def _agents(args: argparse.Namespace, settings: Settings) -> int:
                         "version", f"{args.agent!r} is at its first version; nothing to roll back to"
                     )
                 target = older[-1]
-            live = await store.promote_version(resources, args.tenant, current, target)
+            live = await tenant_agents.promote_version(resources, args.tenant, current, target)
             print(
                 json.dumps(
                     {"name": live.name, "assistant_id": str(live.assistant_id), "version": live.version}
@@ -386,7 +386,7 @@ async def _agents(args: argparse.Namespace, settings: Settings) -> int:
             )
         else:
             current = agent(args.agent)
-            await store.remove_assistant(resources, args.tenant, current)
+            await tenant_agents.remove_assistant(resources, args.tenant, current)
             print(json.dumps({"deleted": str(current.assistant_id)}))
     return 0
 

@@ -19,13 +19,13 @@ from typing import Annotated, Any
 from fastapi import HTTPException, Request, Response
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
-from pydantic import AfterValidator, BeforeValidator
+from pydantic import AfterValidator
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from master_agent.settings import Settings
+from master_agent.storage.documents import MAX_JSON_DEPTH
 
-MAX_JSON_DEPTH = 64
 MAX_METADATA_DEPTH = 16
 MAX_METADATA_BYTES = 65_536
 #: How long a connection whose head was refused may go on sending before it is closed.
@@ -84,21 +84,6 @@ def _check_metadata(value: dict[str, Any]) -> dict[str, Any]:
 
 Metadata = Annotated[dict[str, Any], AfterValidator(_check_metadata)]
 """A metadata document (threads, runs, assistants) as a request sends it: bounded in depth and size."""
-
-
-def _readable(value: Any, depth: int = 1) -> Any:
-    if not isinstance(value, dict | list):
-        return value
-    if depth > MAX_JSON_DEPTH:
-        return f"<nested deeper than {MAX_JSON_DEPTH} levels>"
-    if isinstance(value, dict):
-        return {key: _readable(child, depth + 1) for key, child in value.items()}
-    return [_readable(child, depth + 1) for child in value]
-
-
-StoredMetadata = Annotated[dict[str, Any], BeforeValidator(_readable)]
-"""A metadata document as stored: one written before the bounds existed is cut at ``MAX_JSON_DEPTH``
-levels, so reading it never fails."""
 
 
 class _StrictJsonRequest(Request):

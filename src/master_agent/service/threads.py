@@ -11,7 +11,7 @@ from typing import Any, Literal
 from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel
 
-from master_agent.service.limits import StoredMetadata
+from master_agent.storage.documents import StoredMetadata
 
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 

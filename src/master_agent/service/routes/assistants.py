@@ -14,22 +14,24 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field
 
 from master_agent.capabilities.agents import agent_document_schema
-from master_agent.runtime.factory import GraphOptions
-from master_agent.runtime.graph_runs import shape_of, thread_graph_config
-from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_for, graph_ids
-from master_agent.runtime.loop import CompiledLoop, nested_agents
-from master_agent.service.assistants import (
+from master_agent.capabilities.assistants import (
     Assistant,
     AssistantVersion,
     SortBy,
     assistant_versions,
-    change_assistant,
     count_assistants,
+    resolve_assistant,
+    search_assistants,
+)
+from master_agent.runtime.factory import GraphOptions
+from master_agent.runtime.graph_runs import shape_of, thread_graph_config
+from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_for, graph_ids
+from master_agent.runtime.loop import CompiledLoop, nested_agents
+from master_agent.runtime.tenant_agents import (
+    change_assistant,
     promote_version,
     remove_assistant,
-    resolve_assistant,
     save_assistant,
-    search_assistants,
 )
 from master_agent.service.deps import ResourcesDep, TenantDep
 from master_agent.service.limits import Metadata, StrictJsonRoute

@@ -19,6 +19,7 @@ from prometheus_client import Gauge
 from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse
 
+from master_agent.capabilities.assistants import AGENT_SPEC_KEY, resolve_assistant
 from master_agent.errors import InputError
 from master_agent.runtime.factory import classify_complexity, master_graph
 from master_agent.runtime.graph_runs import shape_of
@@ -26,7 +27,6 @@ from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_ids
 from master_agent.runtime.run_events import STORED_ELSEWHERE, RunEvent
 from master_agent.runtime.runs import Run, RunQueue
 from master_agent.runtime.solve import MAX_GOAL_CHARS
-from master_agent.service.assistants import AGENT_SPEC_KEY, resolve_assistant
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
 from master_agent.service.graph_state import run_json, run_output
 from master_agent.service.limits import Metadata, StrictJsonRoute
