@@ -305,3 +305,74 @@ async def test_system_assistants_cannot_be_changed(live: LiveServer, keys: dict[
         ).status_code == 200
         again = await http.post("/assistants", json={"graph_id": "greeter", "assistant_id": taken})
         assert again.status_code == 409
+
+
+async def _chat(http: httpx.AsyncClient, message: str, thread_id: str | None = None) -> dict[str, Any]:
+    events: list[tuple[str, Any]] = []
+    name = ""
+    body: dict[str, Any] = {"message": message, **({"thread_id": thread_id} if thread_id else {})}
+    async with http.stream("POST", "/chat/stream", json=body) as response:
+        assert response.status_code == 200, await response.aread()
+        async for line in response.aiter_lines():
+            if line.startswith("event: "):
+                name = line[7:].strip()
+            elif line.startswith("data: "):
+                events.append((name, json.loads(line[6:])))
+    thread = thread_id or str(events[0][1]["thread_id"])
+    state = (await http.get(f"/threads/{thread}/state")).json()
+    return {"thread_id": thread, "state": state, "values": state["values"]}
+
+
+def _question(turn: dict[str, Any]) -> dict[str, Any]:
+    interrupts = turn["state"]["interrupts"]
+    assert interrupts, turn["values"].get("reply")
+    value: dict[str, Any] = interrupts[0]["value"]
+    return value
+
+
+async def test_the_builder_conversation_creates_an_agent_after_a_preview(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    client = _sdk(live, keys["demo-retail"])
+    before = await client.assistants.count()
+    async with _http(live, keys["demo-retail"]) as http:
+        turn = await _chat(http, "Create an agent that reports the weekly refund rate per store")
+        assert turn["values"]["routing"]["target"]["kind"] == "builder"
+        asked = _question(turn)
+        assert asked["kind"] == "agent_builder"
+        rounds = 0
+        while asked["step"] == "clarification":  # a missing piece: at most three rounds
+            rounds += 1
+            assert rounds <= 3 and asked["options"]
+            turn = await _chat(http, asked["options"][0], turn["thread_id"])
+            asked = _question(turn)
+        assert asked["step"] == "preview" and not asked["problems"]
+        spec = asked["spec"]
+        assert spec["name"].startswith("weekly_refund_rate") and spec["tools"]
+        assert await client.assistants.count() == before  # nothing before the confirmation
+
+        # A change first: the preview comes back with it.
+        turn = await _chat(http, "call it refund_reporter", turn["thread_id"])
+        asked = _question(turn)
+        assert asked["step"] == "preview" and asked["spec"]["name"] == "refund_reporter"
+        turn = await _chat(http, "yes", turn["thread_id"])
+        reply = turn["values"]["reply"]
+        assert reply["kind"] == "builder" and reply["status"] == "created", reply
+        assert not turn["state"]["interrupts"]
+    made = await client.assistants.get(reply["data"]["assistant_id"])
+    assert made["name"] == "refund_reporter" and made["metadata"]["created_by"] == "builder"
+    assert await client.assistants.count() == before + 1
+
+    async with _http(live, keys["demo-retail"]) as http:
+        # UPDATE: the change is shown as a diff of the spec, applied only when confirmed.
+        turn = await _chat(http, "Update the agent refund_reporter: add search_village_knowledge")
+        assert turn["values"]["routing"]["target"]["kind"] == "builder"
+        asked = _question(turn)
+        assert asked["step"] == "preview" and '+    "search_village_knowledge"' in asked["diff"]
+        turn = await _chat(http, "no", turn["thread_id"])
+        assert turn["values"]["reply"]["status"] == "cancelled"
+        assert (await client.assistants.get(made["assistant_id"]))["version"] == 1
+        turn = await _chat(http, "Update the agent refund_reporter: add search_village_knowledge")
+        turn = await _chat(http, "yes", turn["thread_id"])
+        assert turn["values"]["reply"]["status"] == "updated"
+    assert (await client.assistants.get(made["assistant_id"]))["version"] == 2

@@ -141,7 +141,9 @@ class AgentCatalogue:
     tools: Mapping[str, Tier]
     """Tool name -> least tier that may use it."""
     pack_agents: Mapping[str, AgentSpec]
-    """The pack's master and sub-agents."""
+    """The pack's sub-agents."""
+    descriptions: Mapping[str, str] = field(default_factory=dict)
+    """What each tool and pack agent does (for drafting)."""
     reserved: frozenset[str] = frozenset()
     """Names no tenant agent may take (the pack's master agent)."""
     tenant_agents: Mapping[str, AgentDocument] = field(default_factory=dict)

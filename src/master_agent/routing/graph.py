@@ -31,6 +31,8 @@ from langgraph.graph.message import add_messages
 from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
+from master_agent.builder.conversation import AgentBuilder
+from master_agent.builder.draft import AgentDrafter
 from master_agent.capabilities import DomainPack, TenantCapabilities, TenantRecord, implied_entities
 from master_agent.capabilities.tools import ToolContext
 from master_agent.evolution.context import EvolutionContext
@@ -55,6 +57,7 @@ from master_agent.routing.intent import (
 from master_agent.routing.models import Clarification, IntentAnalysis, RouteTarget, RoutingDecision
 from master_agent.routing.queries import BUILT_IN_HANDLERS, QueryRequest
 from master_agent.runtime.loop import CompiledLoop, NestedAgent, recursion_limit_for, register_nested_agents
+from master_agent.runtime.resources import RuntimeResources
 from master_agent.settings import Settings
 
 NODES = ("route", "clarify", "solve", "answer_query", "build_agent", "out_of_scope")
@@ -110,6 +113,8 @@ class FrontDoor:
     """goal -> complexity."""
     cards: list[AgentCard] = field(default_factory=list)
     defaults: dict[str, Any] | None = None
+    builder: AgentBuilder | None = None
+    """The agent-builder conversation (None: only decisions are made, e.g. by the routing eval)."""
 
     # -- shared ------------------------------------------------------------------------------
 
@@ -344,17 +349,26 @@ class FrontDoor:
 
     async def build_agent(self, state: FrontDoorState) -> dict[str, Any]:
         routing = state.get("routing") or {}
-        text = (
-            "Creating or changing agents from chat is not available yet: the agent builder has not shipped. "
-            "Your agents today come from your domain pack: "
-            + ", ".join(card.name for card in self.cards if card.runnable)
-            + ". Nothing was created or changed."
-        )
+        goal = str(routing.get("goal") or "")
+        if self.builder is None:
+            text = (
+                "The agent builder is not available here: create agents through POST /assistants or the CLI."
+            )
+            return {
+                "reply": {"kind": "builder", "status": "unavailable", "text": text},
+                "envelope": _envelope("partial", {}, [text]),
+                "messages": [AIMessage(content=text)],
+                **self._finish(state, goal),
+            }
+        answer = await self.builder.converse(str(routing.get("intent") or "CREATE"), goal)
+        done = answer.status in ("created", "updated")
         return {
-            "reply": {"kind": "builder", "status": "unavailable", "text": text},
-            "envelope": _envelope("partial", {}, ["the agent builder is not available yet"]),
-            "messages": [AIMessage(content=text)],
-            **self._finish(state, str(routing.get("goal") or "")),
+            "reply": {"kind": "builder", "status": answer.status, "text": answer.text, "data": answer.data},
+            "envelope": _envelope(
+                "success" if done else "partial", answer.data, [] if done else [answer.text]
+            ),
+            "messages": [AIMessage(content=answer.text)],
+            **self._finish(state, goal),
         }
 
     async def out_of_scope(self, state: FrontDoorState) -> dict[str, Any]:
@@ -534,6 +548,7 @@ def make_front_door(
     solvers: Mapping[str, CompiledLoop],
     classify: Any,
     agent_loops: Mapping[str, CompiledLoop] | None = None,
+    resources: RuntimeResources | None = None,
 ) -> FrontDoor:
     """The tenant's front door with the master agent's loops behind it."""
     cards = agent_cards(capabilities, pack)
@@ -555,6 +570,9 @@ def make_front_door(
         agent_loops=agent_loops or {},
         classify=classify,
         cards=cards,
+        builder=None
+        if resources is None
+        else AgentBuilder(resources, tenant, AgentDrafter(evolution.knowledge.embedder, model)),
     )
 
 

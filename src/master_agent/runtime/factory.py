@@ -302,6 +302,7 @@ def front_door(
         solvers=solvers or {},
         agent_loops=agent_loops or {},
         classify=classify_complexity,
+        resources=resources if solvers else None,
     )
 
 

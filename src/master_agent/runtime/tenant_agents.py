@@ -62,6 +62,10 @@ async def agent_catalogue(resources: RuntimeResources, tenant: TenantRecord) -> 
         max_depth=resources.settings.max_depth,
         tools=tiers,
         pack_agents=pack.sub_agents,
+        descriptions={
+            **{name: tool.description for name, tool in tools.items()},
+            **{name: spec["description"] for name, spec in pack.sub_agents.items()},
+        },
         reserved=frozenset({pack.master["name"]}),
         tenant_agents={
             name: stored.document
