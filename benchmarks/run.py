@@ -6,6 +6,7 @@
 4. Village-knowledge reuse and search (``benchmarks/evolution.py``).
 5. Checkpoint storage after 5,000 runs with and without retention (``benchmarks/retention.py``).
 6. The chat front door: intent analysis, discovery and the routing decision (``benchmarks/routing.py``).
+7. Tenant agents: create to first run, and the rebuild a create costs (``benchmarks/agents.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from benchmarks import evolution, retention, routing
+from benchmarks import agents, evolution, retention, routing
 
 from master_agent.runtime import RuntimeResources, SolveRequest, master_graph, open_resources, solve
 from master_agent.runtime.factory import graph_cache
@@ -103,6 +104,7 @@ async def main() -> None:
             await bench_checkpoints(resources, runs=15)
             await bench_factory(resources, runs=30)
             await routing.bench_routing(resources)
+            await agents.bench_agents(resources)
             server_uri = resources.database.uri
         # The reuse benchmark needs a database where nothing was learned yet: a scratch one.
         with evolution.scratch_database(server_uri) as scratch_uri:
