@@ -112,3 +112,31 @@ async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str | None
         if "event" in fields:
             yield fields.get("id"), fields["event"], json.loads(fields.get("data") or "null")
         fields = {}
+
+
+async def chat(client: httpx.AsyncClient, message: str, thread_id: str | None = None) -> dict[str, Any]:
+    """One chat message: the streamed events, then the thread's state after it."""
+    events: list[tuple[str, Any]] = []
+    name = ""
+    body: dict[str, Any] = {"message": message, **({"thread_id": thread_id} if thread_id else {})}
+    async with client.stream("POST", "/chat/stream", json=body) as response:
+        assert response.status_code == 200, await response.aread()
+        async for line in response.aiter_lines():
+            if line.startswith("event: "):
+                name = line[7:].strip()
+            elif line.startswith("data: "):
+                events.append((name, json.loads(line[6:])))
+    thread = str(events[0][1]["thread_id"])
+    state = (await client.get(f"/threads/{thread}/state")).json()
+    routed = [
+        data["routing"]
+        for event, data in events
+        if event.startswith("custom") and isinstance(data, dict) and data.get("event") == "routing"
+    ]
+    return {
+        "thread_id": thread,
+        "state": state,
+        "values": state["values"],
+        "events": events,
+        "routed": routed,
+    }

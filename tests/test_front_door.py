@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import AsyncIterator
 from datetime import datetime
@@ -18,7 +17,7 @@ from master_agent.capabilities import bump_capability_version, install_tenant
 from master_agent.runtime import RuntimeResources
 from master_agent.service.auth import create_key
 from tests.conftest import server_settings
-from tests.live_server import LiveServer
+from tests.live_server import LiveServer, chat
 
 TURNOVER = "Reduce employee turnover at Store 4 by 10% this year"
 DATA_QUESTION = "What was Store 3's attach rate last month?"
@@ -48,34 +47,6 @@ def _client(live: LiveServer, key: str) -> httpx.AsyncClient:
 
 def _sdk(live: LiveServer, key: str) -> LangGraphClient:
     return get_client(url=live.url, api_key=key)
-
-
-async def chat(client: httpx.AsyncClient, message: str, thread_id: str | None = None) -> dict[str, Any]:
-    """One chat message: the streamed events, then the thread's state after it."""
-    events: list[tuple[str, Any]] = []
-    name = ""
-    body: dict[str, Any] = {"message": message, **({"thread_id": thread_id} if thread_id else {})}
-    async with client.stream("POST", "/chat/stream", json=body) as response:
-        assert response.status_code == 200, await response.aread()
-        async for line in response.aiter_lines():
-            if line.startswith("event: "):
-                name = line[7:].strip()
-            elif line.startswith("data: "):
-                events.append((name, json.loads(line[6:])))
-    thread = str(events[0][1]["thread_id"])
-    state = (await client.get(f"/threads/{thread}/state")).json()
-    routed = [
-        data["routing"]
-        for event, data in events
-        if event.startswith("custom") and isinstance(data, dict) and data.get("event") == "routing"
-    ]
-    return {
-        "thread_id": thread,
-        "state": state,
-        "values": state["values"],
-        "events": events,
-        "routed": routed,
-    }
 
 
 async def test_the_three_messages_of_the_issue_get_honest_answers(

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from master_agent.evolution.embeddings import Embedder
 from master_agent.models.chat import describe_model_failure
 from master_agent.routing.exemplars import Exemplar
-from master_agent.routing.models import IntentAnalysis, QueryKind
+from master_agent.routing.models import Action, IntentAnalysis, QueryKind
 from master_agent.runtime.context import extract_entities
 
 logger = logging.getLogger(__name__)
@@ -134,6 +134,11 @@ class ExemplarClassifier:
         ranked = sorted(zip(self.exemplars, sims, strict=True), key=lambda pair: pair[1], reverse=True)
         domain = next((e.domain for e, _ in ranked if e.action == best.action and e.domain), None)
         action = best.action
+        # A request that says in so many words to make or change an agent is that, whatever its task
+        # resembles (an agent's own skills would otherwise pull "create an agent that <skill>" to EXECUTE).
+        explicit = explicit_builder_action(message)
+        if explicit is not None and explicit != action:
+            action, best, confidence = explicit, _Label(explicit, None), max(confidence, EXPLICIT_CONFIDENCE)
         reason = None
         if action == "AMBIGUOUS":
             reason = "the message does not say what to do"
@@ -150,6 +155,31 @@ class ExemplarClassifier:
                 "ambiguity_reason": reason,
             }
         )
+
+
+_EXPLICIT_CREATE = re.compile(
+    r"^\s*(please\s+)?(can you\s+|could you\s+)?(i\s+(want|need|would like)\s+(you\s+)?to\s+)?"
+    r"(create|build|make|set up|design|define|spin up)\s+(me\s+)?(a|an|one|another|a new)\s+"
+    r"(new\s+)?(custom\s+)?(ai\s+)?(agent|assistant|bot)\b",
+    re.I,
+)
+_EXPLICIT_UPDATE = re.compile(
+    r"^\s*(please\s+)?(update|change|modify|edit|rename|reconfigure)\s+(the\s+|my\s+|our\s+)?"
+    r"(agent|assistant|bot)\b",
+    re.I,
+)
+#: Confidence of an intent the message states in so many words.
+EXPLICIT_CONFIDENCE = 0.9
+
+
+def explicit_builder_action(message: str) -> Action | None:
+    """CREATE or UPDATE when the message opens by asking for it in so many words ("create an agent
+    that ...", "update the agent ..."), else None."""
+    if _EXPLICIT_CREATE.match(message):
+        return "CREATE"
+    if _EXPLICIT_UPDATE.match(message):
+        return "UPDATE"
+    return None
 
 
 INTENT_PROMPT = """You are the intent analyzer of a business agent service. Classify the user's latest
