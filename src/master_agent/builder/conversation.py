@@ -187,7 +187,7 @@ class AgentBuilder:
         options = draft.options
         answer = _ask(
             "clarification",
-            f"None of your tools clearly fits {task_phrase(description)!r}. Which should it use? "
+            f"None of your tools clearly fits {task_phrase(description) or description!r}. Which should it use? "
             "Name one or more, or give their numbers.",
             options,
         )

@@ -70,10 +70,10 @@ class Draft:
 
 
 def task_phrase(description: str) -> str:
-    """The description without its request wrapper ("create an agent that ..."), one line."""
+    """The description without its request wrapper ("create an agent that ..."), one line (empty when
+    the description is only the wrapper)."""
     text = " ".join(description.split())
-    stripped = _LEAD.sub("", text, count=1).strip(" .!?")
-    return stripped or text.strip(" .!?")
+    return _LEAD.sub("", text, count=1).strip(" .!?")
 
 
 def agent_name(description: str, taken: Sequence[str] = ()) -> str:
