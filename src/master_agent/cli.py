@@ -9,6 +9,7 @@ import logging
 import re
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -278,7 +279,7 @@ async def _tenants(args: argparse.Namespace, settings: Settings) -> int:
 
 def _read_spec(path: str) -> Any:
     try:
-        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()  # noqa: SIM115
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
     except OSError as error:
         raise InputError("file", f"cannot read {path!r}: {error.strerror}") from None
     try:
@@ -292,7 +293,7 @@ async def _agents(args: argparse.Namespace, settings: Settings) -> int:
 
     from master_agent.capabilities import assistants as store
     from master_agent.capabilities import load_tenant
-    from master_agent.capabilities.agents import agent_document_schema
+    from master_agent.capabilities.agents import agent_document_schema, live_agents
     from master_agent.runtime import open_resources, tenant_agents
     from master_agent.runtime.graphs import graph_ids
 
@@ -301,18 +302,17 @@ async def _agents(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     async with open_resources(settings) as resources:
         pool = resources.database.pool
-        await load_tenant(pool, args.tenant)
-        graphs = graph_ids(resources)
-        found, _ = await store.search_assistants(
-            pool, args.tenant, graphs, graph_id=None, name=None, metadata={}, limit=1000, offset=0
-        )
-        agents = {spec["name"]: a for a in found if (spec := a.agent_spec())}
+        tenant = await load_tenant(pool, args.tenant)
+        agents = await live_agents(pool, tenant.tenant_id, tenant.capability_version)
 
-        def agent(ref: str) -> store.Assistant:
-            chosen = agents.get(ref) or next((a for a in agents.values() if str(a.assistant_id) == ref), None)
-            if chosen is None:
+        async def agent(ref: str) -> store.Assistant:
+            stored = agents.get(ref) or next((a for a in agents.values() if a.assistant_id == ref), None)
+            found = stored and await store.resolve_assistant(
+                pool, args.tenant, stored.assistant_id, graph_ids(resources)
+            )
+            if not found:
                 raise InputError("agent", f"no agent {ref!r} of tenant {args.tenant!r}; see 'agents list'")
-            return chosen
+            return found
 
         async def versions(current: store.Assistant) -> list[store.AssistantVersion]:
             return await store.assistant_versions(
@@ -323,15 +323,15 @@ async def _agents(args: argparse.Namespace, settings: Settings) -> int:
             rows = [
                 {
                     "name": name,
-                    "assistant_id": str(a.assistant_id),
+                    "assistant_id": a.assistant_id,
                     "version": a.version,
-                    "description": a.description,
+                    "description": a.document.description,
                 }
                 for name, a in sorted(agents.items())
             ]
             print(json.dumps(rows, indent=2))
         elif args.action == "show":
-            current = agent(args.agent)
+            current = await agent(args.agent)
             spec = current.agent_spec()
             if args.version is not None:
                 chosen = next((v for v in await versions(current) if v.version == args.version), None)
@@ -353,7 +353,7 @@ async def _agents(args: argparse.Namespace, settings: Settings) -> int:
             )
             print(json.dumps(made.model_dump(mode="json", include={"assistant_id", "name", "version"})))
         elif args.action == "update":
-            current = agent(args.agent)
+            current = await agent(args.agent)
             changed = await tenant_agents.change_assistant(
                 resources, args.tenant, current, context={store.AGENT_SPEC_KEY: _read_spec(args.file)}
             )
@@ -363,13 +363,13 @@ async def _agents(args: argparse.Namespace, settings: Settings) -> int:
                 json.dumps(
                     [
                         {"version": v.version, "created_at": v.created_at.isoformat(), "name": v.name}
-                        for v in await versions(agent(args.agent))
+                        for v in await versions(await agent(args.agent))
                     ],
                     indent=2,
                 )
             )
         elif args.action in ("promote", "rollback"):
-            current = agent(args.agent)
+            current = await agent(args.agent)
             target = args.version
             if target is None:
                 older = sorted(v.version for v in await versions(current) if v.version < current.version)
@@ -385,7 +385,7 @@ async def _agents(args: argparse.Namespace, settings: Settings) -> int:
                 )
             )
         else:
-            current = agent(args.agent)
+            current = await agent(args.agent)
             await tenant_agents.remove_assistant(resources, args.tenant, current)
             print(json.dumps({"deleted": str(current.assistant_id)}))
     return 0

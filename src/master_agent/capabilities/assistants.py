@@ -5,9 +5,11 @@ context carries an ``agent_spec`` is one of the tenant's own agents (``capabilit
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
 import weakref
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any, Literal
 
@@ -258,10 +260,15 @@ def _fields(
     }
 
 
-def _name_taken(error: psycopg.errors.UniqueViolation, agent_spec: dict[str, Any] | None) -> ConflictError:
-    if error.diag.constraint_name == AGENT_NAME_TAKEN and agent_spec is not None:
-        return ConflictError(f"agent_spec.name: another agent of this tenant is named {agent_spec['name']!r}")
-    raise error
+@contextlib.contextmanager
+def _agent_name_free(field: str, conflict: str) -> Iterator[None]:
+    """A live agent name taken by another agent of the tenant (the unique index said so) is a 409."""
+    try:
+        yield
+    except psycopg.errors.UniqueViolation as error:
+        if error.diag.constraint_name != AGENT_NAME_TAKEN:
+            raise
+        raise ConflictError(f"{field}: {conflict}") from None
 
 
 async def create_assistant(
@@ -290,15 +297,14 @@ async def create_assistant(
         metadata=metadata,
         agent_spec=agent_spec,
     )
-    try:
+    taken = f"another agent of this tenant is named {(agent_spec or {}).get('name')!r}"
+    with _agent_name_free("agent_spec.name", taken):
         async with pool.connection() as conn, conn.transaction():
             row = await (await conn.execute(INSERT_ASSISTANT, fields)).fetchone()
             if row is not None:
                 await conn.execute(INSERT_VERSION, {**fields, "version": 1})
                 return Assistant.model_validate(row)
             existing = await (await conn.execute(SELECT_ONE, (tenant_id, assistant_id))).fetchone()
-    except psycopg.errors.UniqueViolation as error:
-        raise _name_taken(error, agent_spec) from None
     if existing is not None and if_exists == "do_nothing":
         return Assistant.model_validate(existing)
     # Another tenant's id is reported as taken too, but never shown.
@@ -317,10 +323,11 @@ async def patch_assistant(
     context: dict[str, Any] | None,
     metadata: dict[str, Any] | None,
     agent_spec: dict[str, Any] | None,
-) -> tuple[Assistant, Assistant]:
+) -> Assistant:
     """Store a new version (the live one's fields, changed as given; metadata merged) and make it
-    live; return (before, after)."""
-    try:
+    live."""
+    taken = f"another agent of this tenant is named {(agent_spec or {}).get('name')!r}"
+    with _agent_name_free("agent_spec.name", taken):
         async with pool.connection() as conn, conn.transaction():
             row = await (await conn.execute(SELECT_FOR_CHANGE, (tenant_id, assistant_id))).fetchone()
             if row is None:
@@ -346,24 +353,20 @@ async def patch_assistant(
             after = await (
                 await conn.execute(MAKE_LIVE, {"tenant": tenant_id, "id": assistant_id, "version": version})
             ).fetchone()
-    except psycopg.errors.UniqueViolation as error:
-        raise _name_taken(error, agent_spec) from None
-    return before, Assistant.model_validate(after)
+    return Assistant.model_validate(after)
 
 
 async def set_live_version(
     pool: AsyncConnectionPool[Any], tenant_id: str, assistant_id: uuid.UUID, version: int
 ) -> Assistant:
     """Promote (or roll back to) a stored version."""
-    try:
+    with _agent_name_free(
+        "version", f"version {version} names an agent another agent of this tenant is named now"
+    ):
         async with pool.connection() as conn, conn.transaction():
             row = await (
                 await conn.execute(MAKE_LIVE, {"tenant": tenant_id, "id": assistant_id, "version": version})
             ).fetchone()
-    except psycopg.errors.UniqueViolation as error:
-        raise ConflictError(
-            f"version: version {version} names an agent that another agent of this tenant is named now"
-        ) from error
     if row is None:
         async with pool.connection() as conn:
             exists = await (await conn.execute(SELECT_ONE, (tenant_id, assistant_id))).fetchone()

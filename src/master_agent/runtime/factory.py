@@ -262,18 +262,26 @@ def _front_door(
 ) -> CompiledLoop:
     """Chat input's graph: the front door with the master agent's loop of each complexity, and each of
     the tenant's own agents, behind it."""
+    # One resolution of the tenant's capabilities for every loop behind the door (complexity changes
+    # only the limits).
+    shared = _capabilities(resources, tenant, options, agents, tenant_tool_context(resources, tenant))
     solvers: dict[str, CompiledLoop] = {
         complexity: _build_loop(
-            resources, tenant, options.model_copy(update={"complexity": complexity}), agents
+            resources,
+            tenant,
+            options.model_copy(update={"complexity": complexity}),
+            agents,
+            capabilities=shared,
         )
         for complexity in COMPLEXITIES
     }
     own = {
-        name: _build_agent(resources, tenant, options, agents, stored)
+        name: _build_agent(resources, tenant, options, agents, stored, capabilities=shared)
         for name, stored in agents.items()
         if stored.document.skills
     }
-    graph: CompiledLoop = front_door(resources, tenant, options, solvers, agents, own).graph(checkpointer)
+    door = front_door(resources, tenant, options, solvers, agents, own, capabilities=shared)
+    graph: CompiledLoop = door.graph(checkpointer)
     return graph
 
 
@@ -284,6 +292,8 @@ def front_door(
     solvers: dict[str, CompiledLoop] | None = None,
     agents: dict[str, StoredAgent] | None = None,
     agent_loops: dict[str, CompiledLoop] | None = None,
+    *,
+    capabilities: TenantCapabilities | None = None,
 ) -> Any:
     """The tenant's ``routing.graph.FrontDoor``, given the loops it hands goals to (none: it only
     decides, as the routing eval and benchmark use it)."""
@@ -294,7 +304,8 @@ def front_door(
     return make_front_door(
         tenant=tenant,
         pack=domain_pack(tenant.domain or "retail"),
-        capabilities=tenant_capabilities(tenant, tool_context, only_sub_agents=sub_agents, agents=agents),
+        capabilities=capabilities
+        or tenant_capabilities(tenant, tool_context, only_sub_agents=sub_agents, agents=agents),
         tool_context=tool_context,
         settings=resources.settings,
         evolution=resources.evolution,
@@ -337,9 +348,11 @@ def _build_loop(
     options: GraphOptions,
     agents: dict[str, StoredAgent],
     checkpointer: BaseCheckpointSaver[Any] | None = None,
+    *,
+    capabilities: TenantCapabilities | None = None,
 ) -> CompiledLoop:
     tool_context = tenant_tool_context(resources, tenant)
-    capabilities = _capabilities(resources, tenant, options, agents, tool_context)
+    capabilities = capabilities or _capabilities(resources, tenant, options, agents, tool_context)
     if options.deploy_playbook:
         master = capabilities.master
         keys = list(master.get("progress_keys") or progress_keys(master))
@@ -369,11 +382,13 @@ def _build_agent(
     agents: dict[str, StoredAgent],
     pinned: StoredAgent,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
+    *,
+    capabilities: TenantCapabilities | None = None,
 ) -> CompiledLoop:
     """One of the tenant's own agents as the root of a run, at the version the run is pinned to (its
     sub-agents are the tenant's live ones)."""
     tool_context = tenant_tool_context(resources, tenant)
-    capabilities = _capabilities(resources, tenant, options, agents, tool_context)
+    capabilities = capabilities or _capabilities(resources, tenant, options, agents, tool_context)
     document = pinned.document
     own = capabilities.sub_agents.get(document.name)
     # The live version is compiled already; an older (or newer) pinned one is compiled for this run.

@@ -198,7 +198,7 @@ async def change_assistant(
         resources, tenant_id, graph_id or current.graph_id, config, context, replacing=replacing
     )
     pool = resources.database.pool
-    _, after = await patch_assistant(
+    after = await patch_assistant(
         pool,
         tenant_id,
         current.assistant_id,
