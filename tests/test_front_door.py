@@ -167,6 +167,35 @@ async def test_agent_override_and_a_clarification_answered_over_chat(
         assert humans == ["@master_agnet Increase Store 2's attach rate by 10% in 90 days", "1"]
 
 
+async def test_a_pack_agent_named_with_at_gets_the_message_when_a_message_can_fill_its_arguments(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    async with _client(live, keys["demo-retail"]) as client:
+        # research is a part of master_agent (not offered by discovery) but its arguments are a task and a
+        # store: the message and its entities fill them.
+        asked = await chat(client, "@research why is the accessory attach rate low?")
+        routing = asked["values"]["routing"]
+        assert routing["target"]["kind"] == "clarification"
+        assert routing["clarification"]["entity"] == "store_id"
+        answered = await chat(client, "Store 3", asked["thread_id"])
+        values = answered["values"]
+        assert values["routing"]["target"] == {"kind": "agent", "name": "research"}
+        assert values["reply"]["agent"] == "research"
+        assert values["envelope"]["status"] == "success"
+        assert values["solution"]["root_cause"]["driver"]  # research's own output, not a strategy
+        assert "strategy" not in values["solution"]
+        steps = {step["tool"] for step in values["steps"]}
+        assert "data_analysis" in steps and "research" not in steps  # it ran as the root, calling its part
+
+        # strategy_generator needs a root cause from research: a chat message cannot carry one.
+        part = await chat(client, "@strategy_generator raise Store 3's attach rate")
+        routing = part["values"]["routing"]
+        assert routing["target"]["kind"] == "clarification"
+        assert "works inside another agent" in routing["clarification"]["question"]
+        assert routing["clarification"]["options"] == ["master_agent"]
+        assert "solution" not in part["values"]
+
+
 async def test_a_fourth_clarification_round_is_never_asked(live: LiveServer, keys: dict[str, str]) -> None:
     async with _client(live, keys["demo-retail"]) as client:
         turn = await chat(client, "help")

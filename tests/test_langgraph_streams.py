@@ -18,7 +18,7 @@ from master_agent.runtime import RuntimeResources
 from master_agent.service.auth import create_key
 from tests import durability_pack
 from tests.conftest import server_settings
-from tests.live_server import LiveServer
+from tests.live_server import LiveServer, chat, sse_events
 
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
 QUESTION = "What is the attach rate of Store 5?"
@@ -153,6 +153,24 @@ async def _slow_run(client: LangGraphClient, thread_id: str) -> dict[str, Any]:
     raise AssertionError("the slow run never started")
 
 
+async def _slow_tool_runs(live: LiveServer) -> int:
+    resources: RuntimeResources = live.server.config.app.state.service.resources
+    async with resources.database.pool.connection() as conn:
+        row = await (
+            await conn.execute("SELECT count(*) AS n FROM crash_tool_runs WHERE phase = 'started'")
+        ).fetchone()
+    assert row is not None
+    return int(row["n"])
+
+
+async def _slow_tool_started(live: LiveServer, before: int) -> None:
+    for _ in range(1000):
+        if await _slow_tool_runs(live) > before:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("the slow tool never started")
+
+
 async def _checkpoints(live: LiveServer, thread_id: str, run_id: str) -> int:
     resources: RuntimeResources = live.server.config.app.state.service.resources
     async with resources.database.pool.connection() as conn:
@@ -231,3 +249,29 @@ async def test_disconnect_does_not_cancel_unless_asked(
                 await asyncio.sleep(0.05)
             results[on_disconnect] = status
     assert results == {"continue": "success", "cancel": "interrupted"}
+
+
+async def test_a_chat_message_during_an_active_run_starts_a_new_flow_carrying_the_previous_task(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    """Seed 002 "Interruption Handling", over HTTP: the run in flight is interrupted with its work kept
+    and the new flow knows the task it cut short."""
+    client = _sdk(live, keys["slow"])
+    headers = {"X-API-Key": keys["slow"]}
+    started = await _slow_tool_runs(live)
+    async with httpx.AsyncClient(base_url=live.url, headers=headers, timeout=120) as http:
+        async with http.stream("POST", "/chat/stream", json={"message": GOAL}) as first:
+            assert first.status_code == 200
+            async for _, event, data in sse_events(first):
+                if event == "metadata":
+                    thread_id, first_run = str(data["thread_id"]), str(data["run_id"])
+                    break
+        await _slow_tool_started(live, started)
+        second = await chat(http, QUESTION, thread_id)
+    assert (await client.runs.get(thread_id, first_run))["status"] == "interrupted"
+    assert await _checkpoints(live, thread_id, first_run) > 0  # its work is kept
+    routing = second["values"]["routing"]
+    assert routing["message"] == QUESTION
+    assert routing["previous_task"] == GOAL, second["values"]["routing_trace"]
+    runs = await client.runs.list(thread_id)
+    assert [run["status"] for run in runs] == ["success", "interrupted"]

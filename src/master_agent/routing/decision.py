@@ -38,7 +38,7 @@ def without_override(text: str) -> str:
 
 
 def closest_agents(name: str, cards: Sequence[AgentCard], limit: int = 4) -> list[str]:
-    names = [card.name for card in cards if card.runnable]
+    names = [card.name for card in cards if card.addressable]
     close = difflib.get_close_matches(name, names, n=limit, cutoff=0.0)
     return close[:limit]
 
@@ -55,7 +55,7 @@ def decide_route(
 ) -> Outcome:
     """``known``: the message's entities with the tenant's defaults."""
     last_round = rounds >= settings.clarify_rounds
-    by_name = {card.name: card for card in cards if card.runnable}
+    by_name = {card.name: card for card in cards if card.addressable}
     top = candidates[0] if candidates else None
 
     def ask(clarification: Clarification, reason: str, guess: RouteTarget, guess_reason: str) -> Outcome:
@@ -82,6 +82,21 @@ def decide_route(
     if override is not None:
         if override in by_name:
             return to_agent(override, f"@{override} names the agent")
+        part = next((card for card in cards if card.name == override), None)
+        if part is not None:
+            options = [card.name for card in cards if card.runnable][:4]
+            return ask(
+                Clarification(
+                    kind="multiple_choice",
+                    question=f"{override} works inside another agent: it needs results a chat message "
+                    "does not carry. Shall one of these agents do it?",
+                    options=options,
+                    round=rounds + 1,
+                ),
+                f"@{override} is a part of another agent and takes no chat message",
+                RouteTarget(kind="agent", name=options[0]) if options else RouteTarget(kind="out_of_scope"),
+                f"{options[0] if options else 'nothing'} instead of the part {override}",
+            )
         options = closest_agents(override, cards)
         return ask(
             Clarification(

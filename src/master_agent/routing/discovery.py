@@ -50,7 +50,10 @@ class AgentCard:
     skills: tuple[str, ...]
     domain: str
     runnable: bool
-    """The front door can hand a message to it (it has skills); otherwise it is only a part of another."""
+    """Discovery offers it for a message (it has skills); otherwise it is only a part of another."""
+    addressable: bool = True
+    """``@name`` can hand it a message: a runnable agent, or a part whose arguments a chat message fills
+    (its text and entities), not one that needs another agent's results."""
     required_entities: tuple[str, ...] = ()
     source: str = "pack"
     version: int | None = None

@@ -29,11 +29,18 @@ from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.types import interrupt
+from pydantic import ValidationError
 from typing_extensions import TypedDict
 
 from master_agent.builder.conversation import AgentBuilder
 from master_agent.builder.draft import AgentDrafter
-from master_agent.capabilities import DomainPack, TenantCapabilities, TenantRecord, implied_entities
+from master_agent.capabilities import (
+    AgentSpec,
+    DomainPack,
+    TenantCapabilities,
+    TenantRecord,
+    implied_entities,
+)
 from master_agent.capabilities.tools import ToolContext
 from master_agent.evolution.context import EvolutionContext
 from master_agent.models.chat import content_text
@@ -56,7 +63,15 @@ from master_agent.routing.intent import (
 )
 from master_agent.routing.models import Clarification, IntentAnalysis, RouteTarget, RoutingDecision
 from master_agent.routing.queries import BUILT_IN_HANDLERS, QueryRequest
-from master_agent.runtime.loop import CompiledLoop, NestedAgent, recursion_limit_for, register_nested_agents
+from master_agent.runtime.loop import (
+    TASK_FIELDS,
+    CompiledLoop,
+    NestedAgent,
+    nested_agents,
+    recursion_limit_for,
+    register_nested_agents,
+    task_text,
+)
 from master_agent.runtime.resources import RuntimeResources
 from master_agent.settings import Settings
 
@@ -280,11 +295,23 @@ class FrontDoor:
         else:
             goal, context = str(state.get("goal") or ""), dict(state.get("context") or {})
         target = str(routing.get("target", {}).get("name") or "") if routed else ""
-        loop = self.agent_loops.get(target) or self.solvers[self.classify(goal)]
+        run_input: dict[str, Any] = {"goal": goal, "context": context}
+        loop = self.agent_loops.get(target)
+        part = self.parts().get(target) if loop is None else None
+        if part is not None:
+            # An agent that is otherwise a part of another, named with @: the message fills its arguments.
+            text_field, entity_fields = chat_arguments(part.spec) or (None, ())
+            arguments = {name: context[name] for name in entity_fields if name in context}
+            if text_field:
+                arguments[text_field] = goal
+            try:
+                checked = part.spec["input_schema"].model_validate(arguments).model_dump(mode="json")
+            except ValidationError as error:
+                return self._refusal(state, goal, f"{target} cannot take this message: {error}")
+            loop, run_input = part.graph, {"goal": task_text(part.spec, checked), "context": checked}
+        loop = loop or self.solvers[self.classify(goal)]
         max_iterations = self.settings.max_iterations
-        final = await loop.ainvoke(
-            {"goal": goal, "context": context}, {"recursion_limit": recursion_limit_for(max_iterations)}
-        )
+        final = await loop.ainvoke(run_input, {"recursion_limit": recursion_limit_for(max_iterations)})
         envelope = final.get("envelope") or {}
         status = envelope.get("status", "error")
         text = _solution_text(status, final.get("solution") or {}, envelope)
@@ -395,6 +422,27 @@ class FrontDoor:
             **self._finish(state, goal),
         }
 
+    def parts(self) -> dict[str, NestedAgent]:
+        """The agents the master agent's loops call as sub-agents, at any depth, by name."""
+        found: dict[str, NestedAgent] = {}
+        stack = list(self.solvers.values())
+        while stack:
+            for name, nested in nested_agents(stack.pop()).items():
+                if name not in found:
+                    found[name] = nested
+                    stack.append(nested.graph)
+        return found
+
+    def _refusal(self, state: FrontDoorState, goal: str, reason: str) -> dict[str, Any]:
+        text = f"Status: error.\nError: {reason}"
+        return {
+            "goal": goal,
+            "reply": {"kind": "agent", "status": "error", "text": text},
+            "envelope": {**_envelope("error", {}, []), "error": reason},
+            "messages": [AIMessage(content=text)],
+            **self._finish(state, goal),
+        }
+
     def _finish(self, state: FrontDoorState, goal: str) -> dict[str, Any]:
         routing = state.get("routing") or {}
         pending = state.get("pending") or {}
@@ -494,20 +542,43 @@ def _solution_text(status: str, solution: dict[str, Any], envelope: dict[str, An
     return "\n".join(lines)
 
 
+def chat_arguments(spec: AgentSpec) -> tuple[str | None, tuple[str, ...]] | None:
+    """How a chat message fills ``spec``'s required arguments: (the field its text goes to, the fields
+    its entities go to), or None when one needs another agent's results (a strategy, a root cause)."""
+    text: str | None = None
+    entities: list[str] = []
+    for name, info in spec["input_schema"].model_fields.items():
+        if not info.is_required():
+            continue
+        if info.annotation is str and text is None and name in TASK_FIELDS:
+            text = name
+        elif info.annotation in (int, float, str):
+            entities.append(name)
+        else:
+            return None
+    return text, tuple(entities)
+
+
 def agent_cards(capabilities: TenantCapabilities, pack: DomainPack) -> list[AgentCard]:
     """The tenant's agents as the front door sees them."""
     cards = []
     for spec in [capabilities.master, *capabilities.sub_agents.values()]:
         skills = tuple(spec.get("skills") or ())
         own = spec["name"] in capabilities.tenant_agents
+        runnable = bool(skills) and (spec is capabilities.master or own)
+        arguments = chat_arguments(spec)
+        required = tuple(spec.get("required_entities") or ())
+        if not runnable and arguments is not None:
+            required = tuple(dict.fromkeys((*required, *arguments[1])))
         cards.append(
             AgentCard(
                 name=spec["name"],
                 description=spec["description"],
                 skills=skills,
                 domain=spec.get("domain") or pack.name,
-                runnable=bool(skills) and (spec is capabilities.master or own),
-                required_entities=tuple(spec.get("required_entities") or ()),
+                runnable=runnable,
+                addressable=runnable or arguments is not None,
+                required_entities=required,
                 source="tenant" if own else "pack",
             )
         )
