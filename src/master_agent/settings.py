@@ -57,6 +57,9 @@ ENV_FIELDS: dict[str, str] = {
     "MASTER_AGENT_CHECKPOINT_TTL": "checkpoint_ttl",
     "MASTER_AGENT_CHECKPOINT_TTL_MINUTES": "checkpoint_ttl_minutes",
     "MASTER_AGENT_CHECKPOINT_SWEEP_MINUTES": "checkpoint_sweep_minutes",
+    "MASTER_AGENT_STORE_INDEX_FIELDS": "store_index_fields",
+    "MASTER_AGENT_STORE_DEFAULT_TTL_MINUTES": "store_default_ttl_minutes",
+    "MASTER_AGENT_STORE_SWEEP_MINUTES": "store_sweep_minutes",
     "MASTER_AGENT_ROUTE_CONFIDENCE": "route_confidence",
     "MASTER_AGENT_ROUTE_SCORE": "route_score",
     "MASTER_AGENT_CLARIFY_BELOW": "clarify_below",
@@ -166,6 +169,13 @@ class Settings(BaseModel):
     separated in the env); the function takes a RunnableConfig and returns an uncompiled StateGraph."""
     domain_packs: tuple[str, ...] = ()
     """Extra modules to import at start; each registers domain packs (comma-separated in the env)."""
+    store_index_fields: tuple[str, ...] = ("$",)
+    """Long-term memory store: the JSON paths of an item's value that are embedded for semantic search
+    (langgraph.json's ``store.index.fields``; ``$`` is the whole value; comma-separated in the env)."""
+    store_default_ttl_minutes: float | None = Field(default=None, gt=0)
+    """Store items put without a ``ttl`` expire after this (``store.ttl.default_ttl``); unset: never."""
+    store_sweep_minutes: int = Field(default=5, ge=1)
+    """How often expired store items are deleted (``store.ttl.sweep_interval_minutes``)."""
     route_confidence: float = Field(default=0.85, ge=0, le=1)
     """Front door: least intent confidence that routes at once (with ``route_score``)."""
     route_score: float = Field(default=0.85, ge=0, le=1)
@@ -193,7 +203,7 @@ class Settings(BaseModel):
                 raise ValueError(f"{item!r} is not graph_id=module:function")
         return value
 
-    @field_validator("domain_packs", "graphs", mode="before")
+    @field_validator("domain_packs", "graphs", "store_index_fields", mode="before")
     @classmethod
     def _split_modules(cls, value: object) -> object:
         if isinstance(value, str):

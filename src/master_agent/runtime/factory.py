@@ -249,6 +249,9 @@ async def master_graph(
             graph = _front_door(resources, tenant, options, agents, checkpointer)
         else:
             graph = _build_loop(resources, tenant, options, agents, checkpointer)
+        # The tenant's long-term memory for ``get_store()`` / ``Runtime.store`` in every node (nested
+        # loops run inside the root's nodes and inherit it).
+        graph.store = resources.tenant_store(tenant.tenant_id)
         cache.put(shape, graph)
     return graph
 

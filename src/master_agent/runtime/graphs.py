@@ -58,4 +58,6 @@ async def graph_for(
         if not isinstance(made, StateGraph):
             raise ConfigError(f"MASTER_AGENT_GRAPHS: {graph_id!r} must return a StateGraph")
         _compiled[key] = made.compile(checkpointer=checkpointer, name=graph_id)
-    return _compiled[key]
+    # One compiled graph serves every tenant; each run sees its own tenant's part of the store.
+    tenant_id = str((config.get("configurable") or {}).get("tenant_id") or "")
+    return _compiled[key].copy(update={"store": resources.tenant_store(tenant_id)})

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
+from langgraph.store.base import TTLConfig
+from langgraph.store.postgres.aio import AsyncPostgresStore
 
 from master_agent.capabilities import domain_pack, load_domain_packs, provision_tenant_readers
 from master_agent.evolution import KnowledgeStore, make_embedder
@@ -21,6 +23,7 @@ from master_agent.models.budget import TokenCounter, estimate_tokens, make_token
 from master_agent.runtime.termination import PostgresTerminationLog
 from master_agent.settings import Settings
 from master_agent.storage import Database, open_database
+from master_agent.storage.store import TenantStore, open_store
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,8 +33,13 @@ class RuntimeResources:
     model: BaseChatModel
     terminations: PostgresTerminationLog
     evolution: EvolutionContext
+    store: AsyncPostgresStore
+    """Long-term memory (LangGraph's Postgres store); each tenant sees it through ``tenant_store``."""
     count_tokens: TokenCounter = estimate_tokens
     """How prompt tokens are counted (``MASTER_AGENT_TOKENIZER``)."""
+
+    def tenant_store(self, tenant_id: str) -> TenantStore:
+        return TenantStore(self.store, tenant_id)
 
 
 SchedulerRole = Literal["none", "add", "lead"]
@@ -70,6 +78,19 @@ async def open_resources(
             notifier=notifier,
         )
         async with AsyncExitStack() as stack:
+            store = await stack.enter_async_context(
+                open_store(
+                    database.pool,
+                    embedder,
+                    fields=settings.store_index_fields,
+                    ttl=TTLConfig(
+                        refresh_on_read=True,
+                        default_ttl=settings.store_default_ttl_minutes,
+                        sweep_interval_minutes=settings.store_sweep_minutes,
+                    ),
+                    sweep=scheduler == "lead",
+                )
+            )
             if scheduler != "none":
                 evolution.scheduler = EvolutionScheduler(
                     database.uri,
@@ -87,6 +108,7 @@ async def open_resources(
                 model=chat_model,
                 terminations=PostgresTerminationLog(database.pool),
                 evolution=evolution,
+                store=store,
                 count_tokens=count_tokens,
             )
 

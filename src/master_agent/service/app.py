@@ -34,6 +34,7 @@ from master_agent.service.routes import (
     outcomes,
     playbooks,
     runs,
+    store,
     threads,
 )
 from master_agent.service.state import ServiceState
@@ -120,4 +121,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(knowledge.router)
     app.include_router(playbooks.router)
     app.include_router(outcomes.router)
+    app.include_router(store.router)
     return app

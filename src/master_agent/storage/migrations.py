@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +67,19 @@ def _migration_files(folder: Path) -> list[tuple[int, str, str]]:
     return files
 
 
+@asynccontextmanager
+async def migration_lock(conn: Any) -> AsyncIterator[None]:
+    """Held while schemas change (ours, the checkpointer's, the store's): one process at a time."""
+    # Waiting with try-and-sleep, not in pg_advisory_lock: a waiter blocked inside a statement holds
+    # a snapshot, which the checkpointer's CREATE INDEX CONCURRENTLY in the lock holder waits for.
+    while not await _try_lock(conn):  # noqa: ASYNC110  # the lock is another process's: no event to wait on
+        await asyncio.sleep(LOCK_RETRY_S)
+    try:
+        yield
+    finally:
+        await conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
+
+
 async def apply_migrations(
     pool: AsyncConnectionPool[Any],
     checkpointer: AsyncPostgresSaver | None = None,
@@ -73,31 +88,24 @@ async def apply_migrations(
     """Apply pending migrations; return the names applied now (empty when up to date)."""
     files = _migration_files(folder or migrations_dir())
     applied_now: list[str] = []
-    async with pool.connection() as conn:
-        # Waiting with try-and-sleep, not in pg_advisory_lock: a waiter blocked inside a statement holds
-        # a snapshot, which the checkpointer's CREATE INDEX CONCURRENTLY in the lock holder waits for.
-        while not await _try_lock(conn):  # noqa: ASYNC110  # the lock is another process's: no event to wait on
-            await asyncio.sleep(LOCK_RETRY_S)
-        try:
-            # The checkpointer's tables first: our migrations may add to them (triggers, indexes).
-            if checkpointer is not None:
-                await checkpointer.setup()
-            await conn.execute(CREATE_LEDGER)
-            cursor = await conn.execute(SELECT_APPLIED)
-            done = {row["version"]: row["checksum"] for row in await cursor.fetchall()}
-            for version, name, sql in files:
-                checksum = hashlib.sha256(sql.encode()).hexdigest()
-                if version in done:
-                    if done[version] != checksum:
-                        raise StorageError(
-                            f"migration {name} changed after it was applied; add a new numbered "
-                            "file instead of editing an applied one"
-                        )
-                    continue
-                async with conn.transaction():
-                    await conn.execute(sql)  # a trusted file from the repository, not user input
-                    await conn.execute(INSERT_APPLIED, (version, name, checksum))
-                applied_now.append(name)
-        finally:
-            await conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
+    async with pool.connection() as conn, migration_lock(conn):
+        # The checkpointer's tables first: our migrations may add to them (triggers, indexes).
+        if checkpointer is not None:
+            await checkpointer.setup()
+        await conn.execute(CREATE_LEDGER)
+        cursor = await conn.execute(SELECT_APPLIED)
+        done = {row["version"]: row["checksum"] for row in await cursor.fetchall()}
+        for version, name, sql in files:
+            checksum = hashlib.sha256(sql.encode()).hexdigest()
+            if version in done:
+                if done[version] != checksum:
+                    raise StorageError(
+                        f"migration {name} changed after it was applied; add a new numbered "
+                        "file instead of editing an applied one"
+                    )
+                continue
+            async with conn.transaction():
+                await conn.execute(sql)  # a trusted file from the repository, not user input
+                await conn.execute(INSERT_APPLIED, (version, name, checksum))
+            applied_now.append(name)
     return applied_now
