@@ -43,7 +43,9 @@ def _sdk(live: LiveServer, key: str) -> LangGraphClient:
 async def test_put_get_search_list_and_delete_items(live: LiveServer, keys: dict[str, str]) -> None:
     store = _sdk(live, keys["demo-retail"]).store
     await store.put_item(["prefs", "alice"], "food", {"text": "Alice loves spicy ramen", "kind": "food"})
-    await store.put_item(["prefs", "alice"], "sport", {"text": "Alice plays tennis on Sundays", "kind": "sport"})
+    await store.put_item(
+        ["prefs", "alice"], "sport", {"text": "Alice plays tennis on Sundays", "kind": "sport"}
+    )
     await store.put_item(["prefs", "bob"], "food", {"text": "Bob is vegetarian", "kind": "food"})
     await store.put_item(["docs"], "unindexed", {"text": "not searchable by meaning"}, index=False)
 
@@ -77,7 +79,9 @@ async def test_put_get_search_list_and_delete_items(live: LiveServer, keys: dict
     assert await store.get_item(["prefs", "alice"], "food") is None
 
 
-async def test_no_tenant_reads_or_changes_another_tenants_items(live: LiveServer, keys: dict[str, str]) -> None:
+async def test_no_tenant_reads_or_changes_another_tenants_items(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
     mine, theirs = _sdk(live, keys["demo-retail"]).store, _sdk(live, keys["other-shop"]).store
     await mine.put_item(["secrets"], "plan", {"text": "our price cut for Black Friday"})
     assert await theirs.get_item(["secrets"], "plan") is None
@@ -114,7 +118,9 @@ async def test_a_graph_remembers_through_the_tenants_store(live: LiveServer, key
     for fact in ("The CFO prefers Tuesday meetings", "Store 3 closes at 9pm"):
         output = await client.runs.wait(None, "memory", input={"fact": fact})
         assert isinstance(output, dict) and fact in output["recalled"]
-    recalled = (await client.store.search_items(list(NAMESPACE), query="when does the CFO like to meet"))["items"]
+    recalled = (await client.store.search_items(list(NAMESPACE), query="when does the CFO like to meet"))[
+        "items"
+    ]
     assert recalled[0]["value"]["text"] == "The CFO prefers Tuesday meetings"
     # The graph's writes are the caller's tenant's.
     other = _sdk(live, keys["other-shop"])

@@ -88,13 +88,14 @@ async def execute_graph_run(
     config["configurable"]["run_id"] = str(run["run_id"])
     graph = await graph_for(resources, graph_id, config, checkpointer=resources.database.checkpointer)
     graph_input: Any
+    start: dict[str, str] = {}
     started = run["attempts"] > 1 or resumed
     if started and _run_has_pending_steps(await graph.aget_state(config), str(run["run_id"])):
         graph_input = None  # taken over after a crash, or after an outage: continue from the last checkpoint
-    elif kwargs.get("command"):
-        graph_input = _command(kwargs["command"])
     else:
-        graph_input = kwargs.get("input")
+        graph_input = _command(kwargs["command"]) if kwargs.get("command") else kwargs.get("input")
+        # Only a run's first start forks from the checkpoint it names; one taken over continues.
+        start = kwargs.get("checkpoint") or {}
     requested = kwargs.get("stream_mode") or ["values"]
     modes = [requested] if isinstance(requested, str) else list(requested)
     published = {"messages" if mode.startswith("messages") else mode for mode in modes}
@@ -113,11 +114,13 @@ async def execute_graph_run(
     durability = cast(Durability, kwargs.get("durability") or "async")
     async for part in graph.astream(
         graph_input,
-        config,
+        {**config, "configurable": {**config["configurable"], **start}} if start else config,
         stream_mode=graph_modes,
         subgraphs=True,
         durability=durability,
         context=kwargs.get("context"),
+        interrupt_before=kwargs.get("interrupt_before"),
+        interrupt_after=kwargs.get("interrupt_after"),
     ):
         namespace, mode, chunk = cast(tuple[tuple[str, ...], str, Any], part)
         if not namespace and mode == "values" and isinstance(chunk, dict):
@@ -128,8 +131,12 @@ async def execute_graph_run(
             continue
         for event, data in translator.events(namespace, mode, chunk):
             publish(event, data)
-    if interrupted is None:
-        interrupted = bool((await graph.aget_state(config)).interrupts)
+    if interrupted is None or (
+        not interrupted and (kwargs.get("interrupt_before") or kwargs.get("interrupt_after"))
+    ):
+        # A static breakpoint leaves no ``__interrupt__``: the thread waits with steps to go.
+        state = await graph.aget_state(config)
+        interrupted = bool(state.interrupts) or bool(state.next)
     output = None if values is None else thread_output(values, interrupts)
     if interrupted:
         return GraphRunEnd(status="interrupted", output=output)

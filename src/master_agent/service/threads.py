@@ -12,6 +12,7 @@ from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel
 
 from master_agent.storage.documents import StoredMetadata
+from master_agent.storage.retention import KEEP_LATEST
 
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 
@@ -26,12 +27,50 @@ ON CONFLICT (thread_id) DO NOTHING
 RETURNING *
 """
 SELECT_THREAD = "SELECT * FROM threads WHERE tenant_id = %s AND thread_id = %s"
-SEARCH_THREADS = """
-SELECT *, count(*) OVER () AS total FROM threads
+_MATCHING = """
 WHERE tenant_id = %(tenant)s AND metadata @> %(metadata)s
   AND (%(status)s::text IS NULL OR status = %(status)s)
-ORDER BY created_at DESC, thread_id
+  AND (%(ids)s::uuid[] IS NULL OR thread_id = ANY(%(ids)s::uuid[]))
+"""
+SEARCH_THREADS = f"""
+SELECT *, count(*) OVER () AS total FROM threads {_MATCHING}
+ORDER BY {{order}}, thread_id
 LIMIT %(limit)s OFFSET %(offset)s
+"""
+COUNT_THREADS = f"SELECT count(*) AS n FROM threads {_MATCHING}"
+#: langgraph-api's ``sort_by`` values (``state_updated_at`` is ``updated_at`` here: a run's end and a state
+#: update both touch the row).
+SORT_COLUMNS = {
+    "thread_id": "thread_id",
+    "status": "status",
+    "created_at": "created_at",
+    "updated_at": "updated_at",
+    "state_updated_at": "updated_at",
+}
+THREAD_FIELDS = ("thread_id", "created_at", "updated_at", "metadata", "status", "config", "values")
+PATCH_THREAD = """
+UPDATE threads SET metadata = metadata || %(metadata)s::jsonb, updated_at = now()
+WHERE tenant_id = %(tenant)s AND thread_id = %(thread_id)s
+RETURNING *
+"""
+#: A copy: the thread's row (idle) and every checkpoint, blob and pending write under the new id.
+COPY_THREAD = [
+    """INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
+                             metadata)
+       SELECT %(new)s, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata
+       FROM checkpoints WHERE thread_id = %(old)s""",
+    """INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+       SELECT %(new)s, checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs WHERE thread_id = %(old)s""",
+    """INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob,
+                                   task_path)
+       SELECT %(new)s, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path
+       FROM checkpoint_writes WHERE thread_id = %(old)s""",
+]
+MARK_COPY = "UPDATE threads SET status = %s WHERE thread_id = %s RETURNING *"
+PRUNABLE = """
+SELECT thread_id FROM threads t
+WHERE tenant_id = %(tenant)s AND thread_id = ANY(%(ids)s::uuid[])
+  AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = t.thread_id::text AND r.status IN ('pending', 'running'))
 """
 DELETE_THREAD = "DELETE FROM threads WHERE tenant_id = %s AND thread_id = %s RETURNING thread_id"
 #: Checkpoints written for the thread after this (a run still executing elsewhere) are dropped.
@@ -73,6 +112,12 @@ async def get_thread(pool: AsyncConnectionPool[Any], tenant_id: str, thread_id: 
     return Thread.model_validate(row) if row else None
 
 
+def _filters(
+    tenant_id: str, metadata: dict[str, Any], status: str | None, ids: list[uuid.UUID] | None
+) -> dict[str, Any]:
+    return {"tenant": tenant_id, "metadata": json.dumps(metadata), "status": status, "ids": ids}
+
+
 async def search_threads(
     pool: AsyncConnectionPool[Any],
     tenant_id: str,
@@ -81,17 +126,92 @@ async def search_threads(
     status: str | None,
     limit: int,
     offset: int,
+    ids: list[uuid.UUID] | None = None,
+    sort_by: str | None = None,
+    sort_order: str | None = None,
 ) -> tuple[list[Thread], int]:
-    params = {
-        "tenant": tenant_id,
-        "metadata": json.dumps(metadata),
-        "status": status,
-        "limit": limit,
-        "offset": offset,
-    }
+    """The tenant's threads matching the filters, newest first unless ``sort_by``/``sort_order`` say
+    otherwise (``sort_by`` one of ``SORT_COLUMNS``), and how many match in all."""
+    column = SORT_COLUMNS[sort_by or "created_at"]
+    direction = "ASC" if (sort_order or "desc").lower() == "asc" else "DESC"
+    query = SEARCH_THREADS.format(order=f"{column} {direction}")
+    params = {**_filters(tenant_id, metadata, status, ids), "limit": limit, "offset": offset}
     async with pool.connection() as conn:
-        rows = await (await conn.execute(SEARCH_THREADS, params)).fetchall()
+        rows = await (await conn.execute(query, params)).fetchall()
     return [Thread.model_validate(row) for row in rows], int(rows[0]["total"]) if rows else 0
+
+
+async def count_threads(
+    pool: AsyncConnectionPool[Any],
+    tenant_id: str,
+    *,
+    metadata: dict[str, Any],
+    status: str | None,
+) -> int:
+    async with pool.connection() as conn:
+        row = await (
+            await conn.execute(COUNT_THREADS, _filters(tenant_id, metadata, status, None))
+        ).fetchone()
+    return int(row["n"]) if row else 0
+
+
+async def patch_thread(
+    pool: AsyncConnectionPool[Any], tenant_id: str, thread_id: uuid.UUID, metadata: dict[str, Any]
+) -> Thread | None:
+    """Merge ``metadata`` into the thread's (a key set to null stays, as langgraph-api keeps it)."""
+    params = {"tenant": tenant_id, "thread_id": thread_id, "metadata": json.dumps(metadata)}
+    async with pool.connection() as conn:
+        row = await (await conn.execute(PATCH_THREAD, params)).fetchone()
+    return Thread.model_validate(row) if row else None
+
+
+async def copy_thread(pool: AsyncConnectionPool[Any], tenant_id: str, source: Thread) -> Thread:
+    """A new thread of the tenant with ``source``'s metadata, graph shape and whole checkpoint history
+    (time travel on the copy leaves the original alone)."""
+    new_id = uuid.uuid4()
+    async with pool.connection() as conn, conn.transaction():
+        row = await (
+            await conn.execute(
+                INSERT_THREAD,
+                {
+                    "thread_id": new_id,
+                    "tenant_id": tenant_id,
+                    "metadata": json.dumps(source.metadata),
+                    "config": json.dumps(source.config),
+                },
+            )
+        ).fetchone()
+        assert row is not None  # a fresh uuid
+        for statement in COPY_THREAD:
+            await conn.execute(statement, {"new": str(new_id), "old": str(source.thread_id)})
+        # A copy of a thread waiting at an interrupt waits there too (a busy one's copy is idle: the run
+        # is the original's).
+        if source.status in ("interrupted", "error"):
+            row = await (await conn.execute(MARK_COPY, (source.status, new_id))).fetchone()
+    return Thread.model_validate(row)
+
+
+async def prune_threads(
+    pool: AsyncConnectionPool[Any],
+    tenant_id: str,
+    thread_ids: list[uuid.UUID],
+    strategy: Literal["delete", "keep_latest"],
+) -> int:
+    """``delete``: the threads go as ``delete_thread`` removes one; ``keep_latest``: their history before
+    the latest checkpoint of each namespace goes. Only the tenant's threads without an active run count
+    (stop those first)."""
+    async with pool.connection() as conn:
+        rows = await (
+            await conn.execute(PRUNABLE, {"tenant": tenant_id, "ids": list(dict.fromkeys(thread_ids))})
+        ).fetchall()
+    own = [uuid.UUID(str(row["thread_id"])) for row in rows]
+    if strategy == "delete":
+        return sum([await delete_thread(pool, tenant_id, thread_id) for thread_id in own])
+    if own:
+        async with pool.connection() as conn, conn.transaction():
+            for statement in KEEP_LATEST.values():
+                await conn.execute(statement, {"threads": [str(thread_id) for thread_id in own]})
+    return len(own)
 
 
 async def delete_thread(pool: AsyncConnectionPool[Any], tenant_id: str, thread_id: uuid.UUID) -> bool:

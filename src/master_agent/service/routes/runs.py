@@ -30,7 +30,7 @@ from master_agent.runtime.solve import MAX_GOAL_CHARS
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
 from master_agent.service.graph_state import run_json, run_output
 from master_agent.service.limits import Metadata, StrictJsonRoute
-from master_agent.service.routes.threads import check_state_keys, existing_thread
+from master_agent.service.routes.threads import MASTER_STATE_KEYS, check_state_keys, existing_thread
 from master_agent.service.threads import Thread, create_thread, delete_thread
 from master_agent.storage.outages import OutageTooLong, through_outages
 
@@ -49,7 +49,7 @@ class RunCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     assistant_id: str
-    input: dict[str, Any] | None = None
+    input: dict[str, Any] | list[Any] | str | int | float | bool | None = None
     command: dict[str, Any] | None = None
     config: dict[str, Any] | None = None
     context: dict[str, Any] | None = None
@@ -88,14 +88,16 @@ async def check_run_request(body: RunCreate, thread: Thread, resources: Resource
         if "update" in body.command and graph_id == MASTER_GRAPH_ID:
             if not isinstance(body.command["update"], dict):
                 raise HTTPException(422, detail="command.update: send one object of state keys")
-            check_state_keys("command.update", body.command["update"])
+            check_state_keys(MASTER_STATE_KEYS, "command.update", body.command["update"])
         return
     assert body.input is not None
-    if not body.input or any(value is None for value in body.input.values()):
-        raise HTTPException(422, detail="input: send at least a goal, and no null values")
     if graph_id != MASTER_GRAPH_ID:
         return
-    check_state_keys("input", body.input)
+    if not isinstance(body.input, dict):
+        raise HTTPException(422, detail="input: send one object with a goal (or messages)")
+    if not body.input or any(value is None for value in body.input.values()):
+        raise HTTPException(422, detail="input: send at least a goal, and no null values")
+    check_state_keys(MASTER_STATE_KEYS, "input", body.input)
     goal = body.input.get("goal")
     if goal is not None and (not isinstance(goal, str) or not goal.strip() or len(goal) > MAX_GOAL_CHARS):
         raise HTTPException(
@@ -219,7 +221,7 @@ async def prepare_run(body: RunCreate, thread: Thread, tenant: str, resources: R
     elif "complexity" not in configurable and assistant.graph_id == MASTER_GRAPH_ID:
         # Fixed per thread: later runs (a resume, a follow-up) build the same graph as the first one.
         known = (thread.config.get("configurable") or {}).get("complexity")
-        goal = (body.input or {}).get("goal")
+        goal = body.input.get("goal") if isinstance(body.input, dict) else None
         if known:
             configurable["complexity"] = known
         elif isinstance(goal, str) and goal.strip() and not thread.config.get("graph_id"):
@@ -235,6 +237,9 @@ async def prepare_run(body: RunCreate, thread: Thread, tenant: str, resources: R
         "stream_subgraphs": body.stream_subgraphs,
         "graph_id": assistant.graph_id,
         "durability": body.durability,
+        "checkpoint": _start_checkpoint(body),
+        "interrupt_before": body.interrupt_before,
+        "interrupt_after": body.interrupt_after,
         "context": {
             **{key: value for key, value in assistant.context.items() if key != AGENT_SPEC_KEY},
             **(body.context or {}),
@@ -255,9 +260,21 @@ async def prepare_run(body: RunCreate, thread: Thread, tenant: str, resources: R
     )
 
 
-def _agent_input(graph_input: dict[str, Any] | None) -> dict[str, Any] | None:
+def _start_checkpoint(body: RunCreate) -> dict[str, str] | None:
+    """The checkpoint a run starts from (time travel: a fork of the thread's past), None: the latest."""
+    wanted = {
+        key: str(value)
+        for key, value in (body.checkpoint or {}).items()
+        if key in ("checkpoint_id", "checkpoint_ns") and value
+    }
+    if body.checkpoint_id:
+        wanted["checkpoint_id"] = body.checkpoint_id
+    return wanted or None
+
+
+def _agent_input(graph_input: Any) -> Any:
     """A tenant agent's loop takes a goal: a chat message's text becomes it."""
-    if graph_input is None or graph_input.get("goal") or not graph_input.get("messages"):
+    if not isinstance(graph_input, dict) or graph_input.get("goal") or not graph_input.get("messages"):
         return graph_input
     last = graph_input["messages"][-1]
     text = last.get("content") if isinstance(last, dict) else last

@@ -8,14 +8,26 @@ from typing import Any, Literal
 from fastapi import APIRouter, HTTPException, Query, Response
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import InvalidUpdateError
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from master_agent.routing.graph import FrontDoorState
 from master_agent.runtime import MasterAgentState
+from master_agent.runtime.loop import CompiledLoop
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
 from master_agent.service.graph_state import snapshot_json, thread_graph
 from master_agent.service.limits import Metadata, StrictJsonRoute
-from master_agent.service.threads import Thread, create_thread, delete_thread, get_thread, search_threads
+from master_agent.service.threads import (
+    Thread,
+    ThreadStatus,
+    copy_thread,
+    count_threads,
+    create_thread,
+    delete_thread,
+    get_thread,
+    patch_thread,
+    prune_threads,
+    search_threads,
+)
 
 router = APIRouter(prefix="/threads", tags=["threads"], route_class=StrictJsonRoute)
 
@@ -33,19 +45,62 @@ class ThreadSearch(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     metadata: Metadata = Field(default_factory=dict)
-    values: dict[str, Any] | None = None
-    status: Literal["idle", "busy", "interrupted", "error"] | None = None
+    values: dict[str, Any] | None = Field(
+        default=None, description="Not supported: a thread's values are read with its state."
+    )
+    ids: list[uuid.UUID] | None = None
+    status: ThreadStatus | None = None
     limit: int = Field(default=10, ge=1, le=1000)
     offset: int = Field(default=0, ge=0)
-    sort_by: str | None = None
+    sort_by: Literal["thread_id", "status", "created_at", "updated_at", "state_updated_at"] | None = None
     sort_order: Literal["asc", "desc"] | None = None
-    select: list[str] | None = None
+    select: (
+        list[Literal["thread_id", "created_at", "updated_at", "metadata", "status", "config", "values"]]
+        | None
+    ) = None
+
+    @field_validator("values")
+    @classmethod
+    def _no_values_filter(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value:
+            raise ValueError("filtering threads by state values is not supported; filter by metadata")
+        return value
+
+
+class ThreadCount(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    metadata: Metadata = Field(default_factory=dict)
+    values: dict[str, Any] | None = None
+    status: ThreadStatus | None = None
+
+    _no_values_filter = ThreadSearch._no_values_filter
+
+
+class ThreadPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    metadata: Metadata = Field(default_factory=dict)
+
+
+class ThreadPrune(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    thread_ids: list[uuid.UUID] = Field(max_length=1000)
+    strategy: Literal["delete", "keep_latest"] = "delete"
+
+
+class StateAtCheckpoint(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    checkpoint: dict[str, Any]
+    subgraphs: bool = False
 
 
 class StateUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    values: dict[str, Any] | list[dict[str, Any]] | None = None
+    values: dict[str, Any] | list[Any] | None = None
     as_node: str | None = None
     checkpoint: dict[str, Any] | None = None
     checkpoint_id: str | None = None
@@ -61,13 +116,17 @@ class HistoryRequest(BaseModel):
 
 
 #: Keys of the master graph's state: the agent loop's, and the chat front door's around it.
-STATE_KEYS = frozenset(MasterAgentState.__annotations__) | frozenset(FrontDoorState.__annotations__)
+MASTER_STATE_KEYS = frozenset(MasterAgentState.__annotations__) | frozenset(FrontDoorState.__annotations__)
 
 
-def check_state_keys(field: str, values: dict[str, Any]) -> None:
-    unknown = sorted(set(values) - STATE_KEYS)
+def graph_state_keys(graph: CompiledLoop) -> frozenset[str]:
+    return frozenset(key for key in graph.channels if not key.startswith(("__", "branch:")))
+
+
+def check_state_keys(known: frozenset[str], field: str, values: dict[str, Any]) -> None:
+    unknown = sorted(set(values) - known)
     if unknown:
-        raise HTTPException(422, detail=f"{field}: unknown state keys {unknown}; known: {sorted(STATE_KEYS)}")
+        raise HTTPException(422, detail=f"{field}: unknown state keys {unknown}; known: {sorted(known)}")
 
 
 async def existing_thread(resources: ResourcesDep, tenant: str, thread_id: uuid.UUID) -> Thread:
@@ -97,10 +156,12 @@ async def get(thread_id: uuid.UUID, tenant: TenantDep, resources: ResourcesDep) 
     return await existing_thread(resources, tenant, thread_id)
 
 
-@router.post("/search", response_model=list[Thread])
+@router.post("/search", response_model=list[dict[str, Any]])
 async def search(
     body: ThreadSearch, tenant: TenantDep, resources: ResourcesDep, response: Response
-) -> list[Thread]:
+) -> list[dict[str, Any]]:
+    """The tenant's threads, newest first unless ``sort_by``/``sort_order`` say otherwise; ``select``
+    keeps only those fields."""
     found, total = await search_threads(
         resources.database.pool,
         tenant,
@@ -108,9 +169,46 @@ async def search(
         status=body.status,
         limit=body.limit,
         offset=body.offset,
+        ids=body.ids,
+        sort_by=body.sort_by,
+        sort_order=body.sort_order,
     )
     response.headers["X-Pagination-Total"] = str(total)
-    return found
+    if body.offset + len(found) < total:
+        response.headers["X-Pagination-Next"] = str(body.offset + len(found))
+    include: set[str] | None = set(body.select) if body.select else None
+    return [thread.model_dump(mode="json", include=include) for thread in found]
+
+
+@router.post("/count", response_model=int)
+async def count(body: ThreadCount, tenant: TenantDep, resources: ResourcesDep) -> int:
+    return await count_threads(resources.database.pool, tenant, metadata=body.metadata, status=body.status)
+
+
+@router.post("/prune")
+async def prune(body: ThreadPrune, tenant: TenantDep, resources: ResourcesDep) -> dict[str, int]:
+    """``delete`` the threads, or ``keep_latest``: drop their history before the latest checkpoint. A
+    thread of another tenant, or with an active run, is left alone and not counted."""
+    pruned = await prune_threads(resources.database.pool, tenant, body.thread_ids, body.strategy)
+    return {"pruned_count": pruned}
+
+
+@router.patch("/{thread_id}", response_model=Thread)
+async def patch(
+    thread_id: uuid.UUID, body: ThreadPatch, tenant: TenantDep, resources: ResourcesDep
+) -> Thread:
+    """Merge ``metadata`` into the thread's."""
+    patched = await patch_thread(resources.database.pool, tenant, thread_id, body.metadata)
+    if patched is None:
+        raise HTTPException(404, detail=f"Thread with ID {thread_id} not found")
+    return patched
+
+
+@router.post("/{thread_id}/copy", response_model=Thread)
+async def copy(thread_id: uuid.UUID, tenant: TenantDep, resources: ResourcesDep) -> Thread:
+    """A new thread with this one's metadata and whole checkpoint history."""
+    source = await existing_thread(resources, tenant, thread_id)
+    return await copy_thread(resources.database.pool, tenant, source)
 
 
 @router.delete("/{thread_id}", status_code=204)
@@ -131,9 +229,45 @@ async def delete(
 async def get_state(
     thread_id: uuid.UUID, tenant: TenantDep, resources: ResourcesDep, subgraphs: bool = Query(default=False)
 ) -> dict[str, Any]:
+    return await _state_at(resources, tenant, thread_id, {}, subgraphs)
+
+
+@router.get("/{thread_id}/state/{checkpoint_id}")
+async def get_state_at_checkpoint(
+    thread_id: uuid.UUID,
+    checkpoint_id: str,
+    tenant: TenantDep,
+    resources: ResourcesDep,
+    subgraphs: bool = Query(default=False),
+) -> dict[str, Any]:
+    """The thread's state as it was at one of its checkpoints (time travel, checkpoint browsing)."""
+    return await _state_at(resources, tenant, thread_id, {"checkpoint_id": checkpoint_id}, subgraphs)
+
+
+@router.post("/{thread_id}/state/checkpoint")
+async def post_state_at_checkpoint(
+    thread_id: uuid.UUID, body: StateAtCheckpoint, tenant: TenantDep, resources: ResourcesDep
+) -> dict[str, Any]:
+    """The state at ``checkpoint`` (``checkpoint_id`` and ``checkpoint_ns``: a subgraph's checkpoint)."""
+    wanted = {
+        key: body.checkpoint[key] for key in ("checkpoint_id", "checkpoint_ns") if body.checkpoint.get(key)
+    }
+    return await _state_at(resources, tenant, thread_id, wanted, body.subgraphs)
+
+
+async def _state_at(
+    resources: ResourcesDep, tenant: str, thread_id: uuid.UUID, checkpoint: dict[str, Any], subgraphs: bool
+) -> dict[str, Any]:
     thread = await existing_thread(resources, tenant, thread_id)
     graph, config = await thread_graph(resources, tenant, thread)
-    return snapshot_json(await graph.aget_state(config, subgraphs=subgraphs))
+    if checkpoint:
+        config = {**config, "configurable": {**config["configurable"], **checkpoint}}
+    snapshot = await graph.aget_state(config, subgraphs=subgraphs)
+    if checkpoint.get("checkpoint_id") and snapshot.created_at is None:
+        raise HTTPException(
+            404, detail=f"checkpoint_id: no checkpoint {checkpoint['checkpoint_id']} on this thread"
+        )
+    return snapshot_json(snapshot)
 
 
 @router.post("/{thread_id}/state")
@@ -149,9 +283,9 @@ async def update_state(
     if body.checkpoint_id or body.checkpoint:
         checkpoint_id = body.checkpoint_id or (body.checkpoint or {}).get("checkpoint_id")
         config = {**config, "configurable": {**config["configurable"], "checkpoint_id": checkpoint_id}}
-    if isinstance(body.values, list):
-        raise HTTPException(422, detail="values: send one object of state keys")
-    check_state_keys("values", body.values or {})
+    # A list is the whole update of a graph whose state is a list (messages); the graph judges it.
+    if isinstance(body.values, dict):
+        check_state_keys(graph_state_keys(graph), "values", body.values)
     try:
         updated = await graph.aupdate_state(config, body.values, as_node=body.as_node)
     except (InvalidUpdateError, ValueError, KeyError, TypeError) as error:
@@ -168,6 +302,18 @@ async def update_state(
         "configurable": checkpoint,
         "checkpoint_id": checkpoint["checkpoint_id"],
     }
+
+
+@router.get("/{thread_id}/history")
+async def history_get(
+    thread_id: uuid.UUID,
+    tenant: TenantDep,
+    resources: ResourcesDep,
+    limit: int = Query(default=10, ge=1, le=1000),
+    before: str | None = Query(default=None, description="A checkpoint_id: only states before it."),
+) -> list[dict[str, Any]]:
+    """Past states of the thread, newest first."""
+    return await history(thread_id, HistoryRequest(limit=limit, before=before), tenant, resources)
 
 
 @router.post("/{thread_id}/history")

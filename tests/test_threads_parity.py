@@ -1,0 +1,155 @@
+"""The rest of LangGraph's threads, through the official langgraph-sdk against the real service: patch,
+count, copy, prune, sorted and selected search, history by GET, state at a checkpoint (time travel),
+and state updates of a graph whose state is a list."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
+from langgraph_sdk.errors import NotFoundError, UnprocessableEntityError
+
+from master_agent.capabilities import install_tenant
+from master_agent.runtime import RuntimeResources
+from master_agent.service.auth import create_key
+from tests.conftest import server_settings
+from tests.live_server import LiveServer
+
+
+@pytest.fixture(scope="module")
+async def live(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LiveServer]:
+    settings = server_settings(
+        pg_server_uri, tmp_path_factory, "threads", graphs=("tally=tests.tally_graph:make_graph",)
+    )
+    async with LiveServer(settings) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+async def keys(live: LiveServer) -> dict[str, str]:
+    resources: RuntimeResources = live.server.config.app.state.service.resources
+    pool = resources.database.pool
+    await install_tenant(pool, resources.settings, "retail", "other-shop")
+    return {tenant: (await create_key(pool, tenant)).key for tenant in ("demo-retail", "other-shop")}
+
+
+def _sdk(live: LiveServer, key: str) -> LangGraphClient:
+    return get_client(url=live.url, api_key=key)
+
+
+async def _tally_thread(client: LangGraphClient, runs: int, **metadata: object) -> str:
+    thread = await client.threads.create(metadata={"suite": "parity", **metadata})
+    for _ in range(runs):
+        await client.runs.wait(thread["thread_id"], "tally", input=[])
+    return str(thread["thread_id"])
+
+
+async def test_patch_count_and_sorted_selected_search(live: LiveServer, keys: dict[str, str]) -> None:
+    client = _sdk(live, keys["demo-retail"])
+    tag = uuid.uuid4().hex
+    first = await client.threads.create(metadata={"tag": tag, "n": 1})
+    second = await client.threads.create(metadata={"tag": tag, "n": 2})
+    patched = await client.threads.update(first["thread_id"], metadata={"owner": "ana"})
+    assert patched["metadata"] == {"tag": tag, "n": 1, "owner": "ana"}
+    assert await client.threads.count(metadata={"tag": tag}) == 2
+    assert await client.threads.count(metadata={"tag": tag, "owner": "ana"}) == 1
+    assert await client.threads.count(metadata={"tag": tag}, status="busy") == 0
+
+    oldest_first = await client.threads.search(metadata={"tag": tag}, sort_by="created_at", sort_order="asc")
+    assert [t["thread_id"] for t in oldest_first] == [first["thread_id"], second["thread_id"]]
+    newest_first = await client.threads.search(metadata={"tag": tag}, sort_by="created_at", sort_order="desc")
+    assert [t["thread_id"] for t in newest_first] == [second["thread_id"], first["thread_id"]]
+    selected = await client.threads.search(metadata={"tag": tag}, select=["thread_id", "status"])
+    assert all(set(t) == {"thread_id", "status"} for t in selected)
+    by_id = await client.threads.search(ids=[second["thread_id"]])
+    assert [t["thread_id"] for t in by_id] == [second["thread_id"]]
+
+    other = _sdk(live, keys["other-shop"])
+    with pytest.raises(NotFoundError):
+        await other.threads.update(first["thread_id"], metadata={"owner": "mallory"})
+    assert await other.threads.count(metadata={"tag": tag}) == 0
+    with pytest.raises(UnprocessableEntityError):
+        await client.threads.search(sort_by="secret_column")  # type: ignore[arg-type]
+    with pytest.raises(UnprocessableEntityError):
+        await client.threads.search(values={"goal": "x"})  # refused, not silently ignored
+
+
+async def test_copy_keeps_history_and_runs_on_apart(live: LiveServer, keys: dict[str, str]) -> None:
+    client = _sdk(live, keys["demo-retail"])
+    original = await _tally_thread(client, 2, kind="original")
+    copied = await client.threads.copy(original)
+    assert copied["thread_id"] != original and copied["metadata"]["kind"] == "original"
+    assert (await client.threads.get_state(copied["thread_id"]))["values"] == ["run 1", "run 2"]
+    assert len(await client.threads.get_history(copied["thread_id"], limit=50)) == len(
+        await client.threads.get_history(original, limit=50)
+    )
+    await client.runs.wait(copied["thread_id"], "tally", input=[])
+    assert (await client.threads.get_state(copied["thread_id"]))["values"] == ["run 1", "run 2", "run 3"]
+    assert (await client.threads.get_state(original))["values"] == ["run 1", "run 2"]
+    with pytest.raises(NotFoundError):
+        await _sdk(live, keys["other-shop"]).threads.copy(original)
+
+
+async def test_state_at_a_checkpoint_and_history_by_get(live: LiveServer, keys: dict[str, str]) -> None:
+    client = _sdk(live, keys["demo-retail"])
+    thread_id = await _tally_thread(client, 3)
+    history = await client.threads.get_history(thread_id, limit=100)
+    after_first = next(s for s in history if s["values"] == ["run 1"] and not s["next"])
+    by_id = await client.threads.get_state(thread_id, checkpoint_id=after_first["checkpoint_id"])
+    assert (
+        by_id["values"] == ["run 1"] and by_id["checkpoint"]["checkpoint_id"] == after_first["checkpoint_id"]
+    )
+    by_checkpoint = await client.threads.get_state(thread_id, checkpoint=after_first["checkpoint"])
+    assert by_checkpoint["values"] == ["run 1"]
+    # Time travel: a run forked from that checkpoint.
+    forked = await client.runs.wait(thread_id, "tally", input=[], checkpoint_id=after_first["checkpoint_id"])
+    assert forked == ["run 1", "run 2"]
+    with pytest.raises(NotFoundError):
+        await client.threads.get_state(thread_id, checkpoint_id=str(uuid.uuid4()))
+
+    headers = {"X-API-Key": keys["demo-retail"]}
+    async with httpx.AsyncClient(base_url=live.url, headers=headers, timeout=30) as http:
+        got = await http.get(f"/threads/{thread_id}/history", params={"limit": 2})
+        assert got.status_code == 200 and len(got.json()) == 2
+        assert got.json()[0]["checkpoint_id"] == (await client.threads.get_state(thread_id))["checkpoint_id"]
+        before = await http.get(
+            f"/threads/{thread_id}/history", params={"limit": 1, "before": got.json()[0]["checkpoint_id"]}
+        )
+        assert before.json()[0]["checkpoint_id"] == got.json()[1]["checkpoint_id"]
+        bad = await http.get(f"/threads/{thread_id}/history", params={"limit": 0})
+        assert bad.status_code == 422 and "limit" in bad.text
+
+
+async def test_a_list_state_is_updated_with_a_list(live: LiveServer, keys: dict[str, str]) -> None:
+    client = _sdk(live, keys["demo-retail"])
+    thread_id = await _tally_thread(client, 1)
+    await client.threads.update_state(thread_id, ["by hand"], as_node="mark")
+    assert (await client.threads.get_state(thread_id))["values"] == ["run 1", "by hand"]
+    master = await client.threads.create()
+    with pytest.raises(UnprocessableEntityError):
+        await client.threads.update_state(master["thread_id"], {"not_a_key": 1})
+
+
+async def test_prune_deletes_or_keeps_the_latest_checkpoint(live: LiveServer, keys: dict[str, str]) -> None:
+    client = _sdk(live, keys["demo-retail"])
+    doomed = await _tally_thread(client, 1)
+    kept = await _tally_thread(client, 3)
+    assert (await client.threads.prune([doomed], strategy="delete"))["pruned_count"] == 1
+    with pytest.raises(NotFoundError):
+        await client.threads.get(doomed)
+    assert len(await client.threads.get_history(kept, limit=100)) > 1
+    assert (await client.threads.prune([kept], strategy="keep_latest"))["pruned_count"] == 1
+    history = await client.threads.get_history(kept, limit=100)
+    assert len(history) == 1 and history[0]["values"] == ["run 1", "run 2", "run 3"]
+    await client.runs.wait(kept, "tally", input=[])  # still resumable from what is kept
+    assert (await client.threads.get_state(kept))["values"][-1] == "run 4"
+    # Another tenant's thread is neither pruned nor counted.
+    other = _sdk(live, keys["other-shop"])
+    assert (await other.threads.prune([kept], strategy="delete"))["pruned_count"] == 0
+    assert (await client.threads.get(kept))["thread_id"] == kept
+    with pytest.raises(UnprocessableEntityError):
+        await client.threads.prune([kept], strategy="everything")  # type: ignore[arg-type]
