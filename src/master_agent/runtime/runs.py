@@ -18,6 +18,7 @@ import time
 import uuid
 from collections.abc import Callable, Coroutine
 from datetime import datetime
+from functools import partial
 from typing import Any, Literal, cast
 
 import psycopg
@@ -37,6 +38,7 @@ from master_agent.runtime.run_events import (
 from master_agent.runtime.serialization import error_output
 from master_agent.runtime.solve import SolveOutcome, run_solution
 from master_agent.storage.outages import is_outage, through_outages
+from master_agent.storage.retention import delete_thread_rows
 
 logger = logging.getLogger(__name__)
 
@@ -530,6 +532,13 @@ class RunQueue:
         try:
             await through_outages(self.resources.database.health, store_end, within_s=self.outage_wait_s)
             stored = True
+            if graph_run and (claimed.get("kwargs") or {}).get("on_completion") == "delete":
+                # A stateless background run: its thread was only its own.
+                await through_outages(
+                    self.resources.database.health,
+                    partial(self._delete_thread, thread_id),
+                    within_s=self.outage_wait_s,
+                )
         finally:
             self.events.forget(run_id)
             self._release(run_id)
@@ -539,6 +548,10 @@ class RunQueue:
             self._resolve_output(run_id, output if stored else None)
         if self._on_finished is not None:
             self._on_finished(status, time.perf_counter() - started)
+
+    async def _delete_thread(self, thread_id: str) -> None:
+        async with self.resources.database.pool.connection() as conn, conn.transaction():
+            await delete_thread_rows(conn, [thread_id])
 
     async def _work_through_outages(self, claimed: dict[str, Any]) -> WorkEnd:
         """Execute the run; when the database goes away under it, wait until it is back and continue

@@ -12,7 +12,7 @@ from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel
 
 from master_agent.storage.documents import StoredMetadata
-from master_agent.storage.retention import KEEP_LATEST
+from master_agent.storage.retention import KEEP_LATEST, delete_thread_rows
 
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 
@@ -72,9 +72,7 @@ SELECT thread_id FROM threads t
 WHERE tenant_id = %(tenant)s AND thread_id = ANY(%(ids)s::uuid[])
   AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = t.thread_id::text AND r.status IN ('pending', 'running'))
 """
-DELETE_THREAD = "DELETE FROM threads WHERE tenant_id = %s AND thread_id = %s RETURNING thread_id"
-#: Checkpoints written for the thread after this (a run still executing elsewhere) are dropped.
-TOMBSTONE = "INSERT INTO deleted_threads (thread_id) VALUES (%s) ON CONFLICT (thread_id) DO NOTHING"
+OWN_THREAD = "SELECT thread_id FROM threads WHERE tenant_id = %s AND thread_id = %s FOR UPDATE"
 
 
 class Thread(BaseModel):
@@ -218,11 +216,8 @@ async def delete_thread(pool: AsyncConnectionPool[Any], tenant_id: str, thread_i
     """Remove the thread, its runs and its checkpoints in one transaction, and leave a tombstone so
     nothing is written for it afterwards. Stop its active runs first (``RunQueue.cancel``)."""
     async with pool.connection() as conn, conn.transaction():
-        row = await (await conn.execute(DELETE_THREAD, (tenant_id, thread_id))).fetchone()
+        row = await (await conn.execute(OWN_THREAD, (tenant_id, thread_id))).fetchone()
         if row is None:
             return False
-        await conn.execute(TOMBSTONE, (str(thread_id),))
-        await conn.execute("DELETE FROM runs WHERE thread_id = %s", (str(thread_id),))
-        for table in ("checkpoint_writes", "checkpoint_blobs", "checkpoints"):
-            await conn.execute(f"DELETE FROM {table} WHERE thread_id = %s", (str(thread_id),))
+        await delete_thread_rows(conn, [str(thread_id)])
     return True

@@ -87,6 +87,20 @@ DELETE_THREADS = {
 }
 
 
+#: Checkpoints written for a deleted thread afterwards (a run still executing elsewhere) are dropped.
+TOMBSTONE = (
+    "INSERT INTO deleted_threads (thread_id) SELECT unnest(%(threads)s::text[]) ON CONFLICT DO NOTHING"
+)
+
+
+async def delete_thread_rows(conn: Any, thread_ids: list[str]) -> None:
+    """Remove the threads, their runs (and events) and checkpoints, and leave tombstones so nothing is
+    written for them afterwards; in the caller's transaction. Stop their active runs first."""
+    await conn.execute(TOMBSTONE, {"threads": thread_ids})
+    for statement in DELETE_THREADS.values():
+        await conn.execute(statement, {"threads": thread_ids})
+
+
 class RetentionPolicy(BaseModel):
     """What a sweep keeps (``MASTER_AGENT_CHECKPOINT_TTL``, ``MASTER_AGENT_CHECKPOINT_TTL_MINUTES``)."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib.metadata import version as package_version
 from typing import Any
 
 from fastapi import APIRouter, Response
@@ -19,6 +20,25 @@ router = APIRouter(tags=["health"], route_class=StrictJsonRoute)
 async def ok() -> dict[str, bool]:
     """Liveness: the process answers (no authentication)."""
     return {"ok": True}
+
+
+@router.get("/info")
+async def info() -> dict[str, Any]:
+    """What this server is and supports, in langgraph-api's shape (no authentication, nothing of a
+    tenant)."""
+    return {
+        "version": package_version("master-agent"),
+        "langgraph_py_version": package_version("langgraph"),
+        "flags": {
+            "assistants": True,
+            "crons": False,
+            "store": True,
+            "langsmith": False,
+            "langsmith_tracing_replicas": False,
+            "langsmith_tracing_session_on_runs": False,
+        },
+        "host": {"kind": "self-hosted", "project_id": None, "host_revision_id": None, "revision_id": None},
+    }
 
 
 @router.get("/health", responses={503: {"description": "the database is unreachable"}})

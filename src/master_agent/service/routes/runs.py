@@ -6,17 +6,17 @@ import asyncio
 import contextlib
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from typing import Annotated, Any, Literal, cast
 
-from fastapi import APIRouter, Header, HTTPException, Query, Request, Response
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Body, Header, HTTPException, Query, Request, Response
+from fastapi.responses import JSONResponse, StreamingResponse
 from langchain_core.runnables import RunnableConfig
 from prometheus_client import Gauge
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sse_starlette import EventSourceResponse
 
 from master_agent.capabilities.assistants import AGENT_SPEC_KEY, resolve_assistant
@@ -31,7 +31,7 @@ from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
 from master_agent.service.graph_state import run_json, run_output
 from master_agent.service.limits import Metadata, StrictJsonRoute
 from master_agent.service.routes.threads import MASTER_STATE_KEYS, check_state_keys, existing_thread
-from master_agent.service.threads import Thread, create_thread, delete_thread
+from master_agent.service.threads import Thread, create_thread, delete_thread, get_thread
 from master_agent.storage.outages import OutageTooLong, through_outages
 
 router = APIRouter(tags=["runs"], route_class=StrictJsonRoute)
@@ -77,8 +77,13 @@ class RunCreate(BaseModel):
 async def check_run_request(body: RunCreate, thread: Thread, resources: ResourcesDep, graph_id: str) -> None:
     """Refuse, before anything is stored, what the graph would fail on (the master graph's state is
     known here; other graphs get only the generic checks)."""
-    if (body.input is None) == (body.command is None):
-        raise HTTPException(422, detail="input: a run needs exactly one of input or command")
+    if body.input is not None and body.command is not None:
+        raise HTTPException(422, detail="input: a run takes input or a command, not both")
+    if body.input is None and body.command is None:
+        # No input: go on from where the thread stopped (a breakpoint, an interrupt).
+        if thread.status != "interrupted":
+            raise HTTPException(422, detail="input: required unless the thread is stopped at a breakpoint")
+        return
     if body.command is not None:
         unknown = sorted(set(body.command) - {"resume", "update"})
         if unknown:
@@ -142,8 +147,10 @@ async def check_run_config(
         raise HTTPException(422, detail=detail) from None
 
 
-def _location(run: Run, suffix: str = "") -> dict[str, str]:
-    return {"Content-Location": f"/threads/{run.thread_id}/runs/{run.run_id}{suffix}"}
+def _location(run: Run, then: str = "") -> dict[str, str]:
+    """``Content-Location``: the run; ``Location``: where its result is read again (``then``: ``/join``)."""
+    path = f"/threads/{run.thread_id}/runs/{run.run_id}"
+    return {"Content-Location": path, **({"Location": path + then} if then else {})}
 
 
 @dataclass(frozen=True)
@@ -305,38 +312,186 @@ async def _finished(queue: QueueDep, run: Run) -> Run:
     return finished
 
 
+async def run_on_thread(
+    thread_id: uuid.UUID,
+    body: RunCreate,
+    tenant: str,
+    resources: ResourcesDep,
+    queue: QueueDep,
+    *,
+    execute_here: bool = False,
+) -> tuple[Thread, Run]:
+    """Store a run of the thread; with ``if_not_exists="create"`` a thread that does not exist yet is
+    made for it (once the run request is known to be valid)."""
+    thread = await get_thread(resources.database.pool, tenant, thread_id)
+    if thread is not None:
+        return thread, await enqueue_run(body, thread, tenant, resources, queue, execute_here=execute_here)
+    if body.if_not_exists != "create":
+        raise HTTPException(404, detail=f"Thread with ID {thread_id} not found")
+    now = datetime.now(UTC)
+    thread = Thread(
+        thread_id=thread_id, created_at=now, updated_at=now, metadata={}, status="idle", config={}
+    )
+    prepared = await prepare_run(body, thread, tenant, resources)
+    created = await create_thread(resources.database.pool, tenant, {}, thread_id)
+    if created is None:
+        raise HTTPException(
+            409, detail=f"thread_id: {thread_id} is taken or was used before; use a new thread_id"
+        )
+    run = await prepared.enqueue(queue, tenant, str(thread_id), execute_here=execute_here)
+    return created, run
+
+
 @router.post("/threads/{thread_id}/runs")
 async def create_run(
     thread_id: uuid.UUID, body: RunCreate, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
 ) -> JSONResponse:
-    thread = await existing_thread(resources, tenant, thread_id)
-    run = await enqueue_run(body, thread, tenant, resources, queue)
+    _, run = await run_on_thread(thread_id, body, tenant, resources, queue)
     return JSONResponse(run_json(run), headers=_location(run))
 
 
 @router.post("/threads/{thread_id}/runs/wait")
 async def wait_run(
     thread_id: uuid.UUID, body: RunCreate, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
+) -> StreamingResponse:
+    thread, run = await run_on_thread(thread_id, body, tenant, resources, queue, execute_here=True)
+    return _waited(run, _output(queue, resources, tenant, thread, run), headers=_location(run, "/join"))
+
+
+@router.post("/runs")
+async def create_stateless_run(
+    body: RunCreate, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
 ) -> JSONResponse:
-    thread = await existing_thread(resources, tenant, thread_id)
-    run = await enqueue_run(body, thread, tenant, resources, queue, execute_here=True)
-    output = await _output(queue, resources, tenant, thread, run)
-    return JSONResponse(output, headers=_location(run))
+    """A background run on a thread of its own, deleted when the run ends (unless
+    ``on_completion="keep"``)."""
+    run = await _stateless_background(body, tenant, resources, queue)
+    return JSONResponse(run_json(run), headers=_location(run))
+
+
+@router.post("/runs/batch")
+async def create_stateless_runs(
+    body: Annotated[list[RunCreate], Body(max_length=100)],
+    tenant: TenantDep,
+    resources: ResourcesDep,
+    queue: QueueDep,
+) -> list[dict[str, Any]]:
+    """Several stateless background runs; all are checked before any is stored."""
+    now = datetime.now(UTC)
+    for index, item in enumerate(body):
+        placeholder = Thread(
+            thread_id=uuid.uuid4(), created_at=now, updated_at=now, metadata={}, status="idle", config={}
+        )
+        try:
+            await prepare_run(item, placeholder, tenant, resources)
+        except HTTPException as error:
+            raise HTTPException(error.status_code, detail=f"[{index}].{error.detail}") from None
+    return [run_json(await _stateless_background(item, tenant, resources, queue)) for item in body]
+
+
+async def _stateless_background(
+    body: RunCreate, tenant: str, resources: ResourcesDep, queue: QueueDep
+) -> Run:
+    thread = await create_thread(resources.database.pool, tenant, {"stateless": True})
+    assert thread is not None
+    prepared = await prepare_run(body, thread, tenant, resources)
+    prepared.kwargs["on_completion"] = body.on_completion or "delete"
+    return await prepared.enqueue(queue, tenant, str(thread.thread_id), execute_here=False)
+
+
+class RunsCancel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    thread_id: uuid.UUID | None = None
+    run_ids: list[uuid.UUID] | None = Field(default=None, max_length=1000)
+    status: Literal["pending", "running", "all"] | None = None
+
+    @model_validator(mode="after")
+    def _one_selection(self) -> RunsCancel:
+        if self.status is not None and (self.thread_id or self.run_ids):
+            raise ValueError("status: cancels every run with that status; omit thread_id and run_ids")
+        if self.status is None and self.thread_id is None and not self.run_ids:
+            raise ValueError("thread_id: name a thread, run_ids, or a status")
+        return self
+
+
+@router.post("/runs/cancel", status_code=204, response_class=Response)
+async def cancel_runs(
+    body: RunsCancel,
+    tenant: TenantDep,
+    resources: ResourcesDep,
+    queue: QueueDep,
+    action: Literal["interrupt", "rollback"] = "interrupt",
+) -> Response:
+    """Cancel the tenant's active runs: of a thread, by id, or all pending / running ones."""
+    statuses = ["pending", "running"] if body.status in (None, "all") else [body.status]
+    async with resources.database.pool.connection() as conn:
+        rows = await (
+            await conn.execute(
+                ACTIVE_RUNS,
+                {
+                    "tenant": tenant,
+                    "statuses": statuses,
+                    "thread": str(body.thread_id) if body.thread_id else None,
+                    "runs": [str(run_id) for run_id in body.run_ids] if body.run_ids else None,
+                },
+            )
+        ).fetchall()
+    for row in rows:
+        await queue.cancel(str(row["run_id"]), action=action)
+    return Response(status_code=204)
+
+
+ACTIVE_RUNS = """
+SELECT run_id FROM runs
+WHERE tenant_id = %(tenant)s AND kind = 'graph' AND status = ANY(%(statuses)s)
+  AND (%(thread)s::text IS NULL OR thread_id = %(thread)s)
+  AND (%(runs)s::uuid[] IS NULL OR run_id = ANY(%(runs)s::uuid[]))
+"""
 
 
 @router.post("/runs/wait")
 async def wait_stateless_run(
     body: RunCreate, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
-) -> JSONResponse:
+) -> StreamingResponse:
     thread = await create_thread(resources.database.pool, tenant, {"stateless": True})
     assert thread is not None
     try:
         run = await enqueue_run(body, thread, tenant, resources, queue, execute_here=True)
-        output = await _output(queue, resources, tenant, thread, run)
-    finally:
-        if body.on_completion != "keep":
-            await delete_thread(resources.database.pool, tenant, thread.thread_id)
-    return JSONResponse(output, headers=_location(run))
+    except BaseException:
+        await delete_thread(resources.database.pool, tenant, thread.thread_id)
+        raise
+
+    async def output_then_forget() -> dict[str, Any]:
+        try:
+            return await _output(queue, resources, tenant, thread, run)
+        finally:
+            if body.on_completion != "keep":
+                await delete_thread(resources.database.pool, tenant, thread.thread_id)
+
+    return _waited(run, output_then_forget(), headers=_location(run))
+
+
+def _waited(run: Run, output: Coroutine[Any, Any, Any], headers: dict[str, str]) -> StreamingResponse:
+    """The answer of a wait: a newline every ``KEEPALIVE_S`` while the run goes on (so proxies and
+    clients do not drop a quiet connection; JSON allows leading whitespace), then the output. A failure
+    after the first byte is the body: ``{"error", "message"}``."""
+
+    async def body() -> AsyncIterator[bytes]:
+        # A task of its own: a client that leaves stops the waiting, not what comes after it (a
+        # stateless run's thread is still deleted).
+        task = asyncio.ensure_future(output)
+        task.add_done_callback(lambda done: done.cancelled() or done.exception())
+        while not task.done():
+            done, _ = await asyncio.wait({task}, timeout=KEEPALIVE_S)
+            if not done:
+                yield b"\n"
+        try:
+            value = task.result()
+        except HTTPException as error:
+            value = {"error": f"HTTP {error.status_code}", "message": error.detail}
+        yield json.dumps(value, default=str).encode()
+
+    return StreamingResponse(body(), media_type="application/json", headers=headers)
 
 
 async def _thread_run(
@@ -392,12 +547,32 @@ async def cancel_run(
     wait: bool = False,
     action: Literal["interrupt", "rollback"] = "interrupt",
 ) -> JSONResponse:
+    thread, run = await _thread_run(thread_id, run_id, tenant, resources, queue)
+    # A run that already finished is left as it is (langgraph-api answers 202 to that too).
+    await queue.cancel(str(run.run_id), action=action)
+    if not wait:
+        return JSONResponse(None, status_code=202, headers=_location(run))
+    finished = await queue.wait(str(run.run_id), within_s=WAIT_LIMIT_S)
+    if finished is None:  # rolled back: the run and its work are gone
+        return JSONResponse(None, headers=_location(run))
+    return JSONResponse(
+        await run_output(resources, tenant, thread, finished), headers=_location(run, "/join")
+    )
+
+
+@router.delete("/threads/{thread_id}/runs/{run_id}", status_code=204, response_class=Response)
+async def delete_run(
+    thread_id: uuid.UUID, run_id: uuid.UUID, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
+) -> Response:
+    """Forget a finished run (its events go with it; the thread's state stays)."""
     _, run = await _thread_run(thread_id, run_id, tenant, resources, queue)
-    if not await queue.cancel(str(run.run_id), action=action):
-        raise HTTPException(409, detail=f"Run {run_id} is not pending or running ({run.status})")
-    if wait:
-        await queue.wait(str(run.run_id), within_s=WAIT_LIMIT_S)
-    return JSONResponse({}, headers=_location(run))
+    if run.status in ("pending", "running"):
+        raise HTTPException(409, detail=f"Run {run_id} is {run.status}; cancel it first")
+    async with resources.database.pool.connection() as conn:
+        await conn.execute(
+            "DELETE FROM runs WHERE run_id = %s AND status NOT IN ('pending', 'running')", (str(run_id),)
+        )
+    return Response(status_code=204)
 
 
 # -- streams ---------------------------------------------------------------------------------------
@@ -439,7 +614,7 @@ async def _events(
     ended = False
     try:
         metadata = {"run_id": run_id, "thread_id": run.thread_id, "attempt": run.attempt}
-        yield {"event": "metadata", "data": json.dumps(metadata)}
+        yield {"event": "metadata", "data": json.dumps(metadata), "id": "0"}
         if run.stored is not None:
             try:
                 await asyncio.shield(run.stored)
@@ -526,10 +701,9 @@ def stream_response(
     cancel_on_disconnect: bool,
 ) -> EventSourceResponse:
     gauge = request.app.state.service.metrics.active_streams
-    try:
-        after = int(last_event_id) if last_event_id else 0
-    except ValueError:
-        raise HTTPException(422, detail=f"Last-Event-ID: {last_event_id!r} is not an event id") from None
+    # An id that is not one of ours (another server's, a proxy's) replays the run from its start, as
+    # langgraph-api does.
+    after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
     streamed = run if isinstance(run, StreamedRun) else StreamedRun.of(run)
     location = f"/threads/{run.thread_id}/runs/{run.run_id}/stream"
     return EventSourceResponse(
@@ -548,8 +722,7 @@ async def stream_run(
     resources: ResourcesDep,
     queue: QueueDep,
 ) -> EventSourceResponse:
-    thread = await existing_thread(resources, tenant, thread_id)
-    run = await enqueue_run(body, thread, tenant, resources, queue, execute_here=True)
+    _, run = await run_on_thread(thread_id, body, tenant, resources, queue, execute_here=True)
     return stream_response(queue, run, request, None, body.on_disconnect == "cancel")
 
 

@@ -1,17 +1,25 @@
-"""The rest of LangGraph's threads, through the official langgraph-sdk against the real service: patch,
-count, copy, prune, sorted and selected search, history by GET, state at a checkpoint (time travel),
-and state updates of a graph whose state is a list."""
+"""LangGraph Platform parity beyond the core loop, through the official langgraph-sdk (and RemoteGraph)
+against the real service. Threads: patch, count, copy, prune, sorted and selected search, history by GET,
+state at a checkpoint (time travel), state updates of a list-state graph. Runs: if_not_exists, stateless
+background runs and batches, cancel of many, of a finished run, delete, breakpoints, the wait's headers
+and keep-alive, stream ids. And /info."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import pytest
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+from langgraph.pregel.remote import RemoteGraph
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import NotFoundError, UnprocessableEntityError
+from typing_extensions import TypedDict
 
 from master_agent.capabilities import install_tenant
 from master_agent.runtime import RuntimeResources
@@ -153,3 +161,135 @@ async def test_prune_deletes_or_keeps_the_latest_checkpoint(live: LiveServer, ke
     assert (await client.threads.get(kept))["thread_id"] == kept
     with pytest.raises(UnprocessableEntityError):
         await client.threads.prune([kept], strategy="everything")  # type: ignore[arg-type]
+
+
+GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
+
+
+async def test_if_not_exists_create_and_remote_graph_as_a_node(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    client = _sdk(live, keys["demo-retail"])
+    fresh = str(uuid.uuid4())
+    with pytest.raises(httpx.HTTPStatusError) as missing:
+        await client.runs.wait(fresh, "tally", input=[])
+    assert missing.value.response.status_code == 404
+    assert await client.runs.wait(fresh, "tally", input=[], if_not_exists="create") == ["run 1"]
+    assert (await client.threads.get(fresh))["thread_id"] == fresh
+    # Another tenant cannot take the id over.
+    with pytest.raises(httpx.HTTPStatusError) as taken:
+        await _sdk(live, keys["other-shop"]).runs.wait(fresh, "tally", input=[], if_not_exists="create")
+    assert taken.value.response.status_code == 409
+
+    # RemoteGraph as a node of a parent graph: the parent's thread id is new to the server.
+    class Parent(TypedDict, total=False):
+        marks: list[str]
+
+    remote = RemoteGraph("tally", url=live.url, api_key=keys["demo-retail"])
+
+    async def call_remote(state: Parent, config: RunnableConfig) -> dict[str, Any]:
+        return {"marks": await remote.ainvoke([], config)}
+
+    builder = StateGraph(Parent)
+    builder.add_node("remote", call_remote)
+    builder.add_edge(START, "remote")
+    builder.add_edge("remote", END)
+    parent_thread = str(uuid.uuid4())
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    parent = builder.compile(checkpointer=InMemorySaver())
+    result = await parent.ainvoke({}, {"configurable": {"thread_id": parent_thread}})
+    assert result["marks"] == ["run 1"]
+    state = await remote.aget_state({"configurable": {"thread_id": parent_thread}})
+    assert state.values == ["run 1"] and state.config is not None
+
+
+async def test_stateless_background_runs_batches_and_cancel_many(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    client = _sdk(live, keys["demo-retail"])
+    run = await client.runs.create(None, "tally", input=[])
+    kept = await client.runs.create(None, "tally", input=[], on_completion="keep")
+    batch = await client.runs.create_batch(
+        [{"assistant_id": "tally", "input": []}, {"assistant_id": "tally", "input": []}]  # type: ignore[typeddict-item]
+    )
+    assert len(batch) == 2 and all(item["status"] in ("pending", "running", "success") for item in batch)
+    finished = await client.runs.join(kept["thread_id"], kept["run_id"])
+    assert finished == ["run 1"]
+    for _ in range(200):  # the deleted one's thread goes when its run ends
+        try:
+            await client.threads.get(run["thread_id"])
+        except NotFoundError:
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("a stateless run's thread outlived it")
+    with pytest.raises(NotFoundError):  # nothing of the batch is stored
+        await client.runs.create_batch([{"assistant_id": "tally", "input": []}, {"assistant_id": "nope"}])  # type: ignore[typeddict-item]
+
+    # Cancel many: a thread's queued runs.
+    thread = await client.threads.create()
+    first = await client.runs.create(thread["thread_id"], "master_agent", input={"goal": GOAL})
+    queued = await client.runs.create(
+        thread["thread_id"], "master_agent", input={"goal": GOAL}, multitask_strategy="enqueue"
+    )
+    await client.runs.cancel_many(thread_id=thread["thread_id"], run_ids=[queued["run_id"]])
+    assert (await client.runs.get(thread["thread_id"], queued["run_id"]))["status"] == "interrupted"
+    await client.runs.join(thread["thread_id"], first["run_id"])
+    # Cancelling a finished run changes nothing; deleting it forgets it.
+    await client.runs.cancel(thread["thread_id"], first["run_id"])
+    assert (await client.runs.get(thread["thread_id"], first["run_id"]))["status"] == "success"
+    await client.runs.delete(thread["thread_id"], first["run_id"])
+    with pytest.raises(NotFoundError):
+        await client.runs.get(thread["thread_id"], first["run_id"])
+    assert (await client.threads.get_state(thread["thread_id"]))["values"]["goal"] == GOAL  # state stays
+    with pytest.raises(UnprocessableEntityError):
+        await client.runs.cancel_many(thread_id=thread["thread_id"], status="running")
+
+
+async def test_breakpoints_stop_the_run_and_input_none_goes_on(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    client = _sdk(live, keys["demo-retail"])
+    thread = await client.threads.create()
+    await client.runs.wait(thread["thread_id"], "tally", input=[], interrupt_before=["mark"])
+    assert (await client.threads.get(thread["thread_id"]))["status"] == "interrupted"
+    assert (await client.threads.get_state(thread["thread_id"]))["next"] == ["mark"]
+    assert await client.runs.wait(thread["thread_id"], "tally", input=None) == ["run 1"]
+
+
+async def test_wait_headers_stream_ids_and_info(live: LiveServer, keys: dict[str, str]) -> None:
+    client = _sdk(live, keys["demo-retail"])
+    thread = await client.threads.create()
+    headers = {"X-API-Key": keys["demo-retail"]}
+    async with httpx.AsyncClient(base_url=live.url, headers=headers, timeout=60) as http:
+        waited = await http.post(
+            f"/threads/{thread['thread_id']}/runs/wait", json={"assistant_id": "tally", "input": []}
+        )
+        assert waited.status_code == 200 and waited.json() == ["run 1"]
+        assert waited.headers["location"].endswith("/join")
+        assert (await http.get(waited.headers["location"])).json() == ["run 1"]
+
+        ids = []
+        async with http.stream(
+            "POST", f"/threads/{thread['thread_id']}/runs/stream", json={"assistant_id": "tally", "input": []}
+        ) as streamed:
+            async for line in streamed.aiter_lines():
+                if line.startswith("id:"):
+                    ids.append(line[3:].strip())
+        assert ids[0] == "0" and len(ids) > 2  # the metadata event has an id too
+        run_id = streamed.headers["content-location"].rsplit("/", 1)[-1]
+        replayed = []
+        async with http.stream(
+            "GET",
+            f"/threads/{thread['thread_id']}/runs/{run_id}/stream",
+            headers={"Last-Event-ID": "1700000000000-0"},  # not one of ours: from the start
+        ) as again:
+            assert again.status_code == 200
+            async for line in again.aiter_lines():
+                if line.startswith("id:"):
+                    replayed.append(line[3:].strip())
+        assert replayed == ids
+
+        info = await httpx.AsyncClient(base_url=live.url).get("/info")
+        assert info.status_code == 200 and info.json()["flags"]["assistants"] is True
