@@ -138,6 +138,8 @@ async def test_reconnect_with_last_event_id_gets_missed_then_live_events(
                     resumed.append(int(line[4:]))
                 if line.startswith("event: "):
                     events.append(line[7:].strip())
+    assert resumed[0] == 0  # the metadata event, sent on every connection
+    resumed = resumed[1:]
     assert resumed[0] == seen[-1] + 1  # nothing missed
     assert resumed == list(range(resumed[0], resumed[0] + len(resumed)))  # nothing skipped
     assert events[0] == "metadata" and events[-1] == "end"

@@ -291,5 +291,12 @@ async def test_wait_headers_stream_ids_and_info(live: LiveServer, keys: dict[str
                     replayed.append(line[3:].strip())
         assert replayed == ids
 
+        for unsupported in ({"webhook": "http://example.com/hook"}, {"after_seconds": 5}):
+            refused = await http.post(
+                f"/threads/{thread['thread_id']}/runs",
+                json={"assistant_id": "tally", "input": [], **unsupported},
+            )
+            assert refused.status_code == 422 and next(iter(unsupported)) in refused.text
+
         info = await httpx.AsyncClient(base_url=live.url).get("/info")
         assert info.status_code == 200 and info.json()["flags"]["assistants"] is True

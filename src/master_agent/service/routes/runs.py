@@ -77,6 +77,11 @@ class RunCreate(BaseModel):
 async def check_run_request(body: RunCreate, thread: Thread, resources: ResourcesDep, graph_id: str) -> None:
     """Refuse, before anything is stored, what the graph would fail on (the master graph's state is
     known here; other graphs get only the generic checks)."""
+    # Refused rather than run without them (a caller relying on them would never learn).
+    if body.webhook is not None:
+        raise HTTPException(422, detail="webhook: webhooks are not delivered by this server yet")
+    if body.after_seconds:
+        raise HTTPException(422, detail="after_seconds: delayed runs are not supported by this server yet")
     if body.input is not None and body.command is not None:
         raise HTTPException(422, detail="input: a run takes input or a command, not both")
     if body.input is None and body.command is None:
