@@ -15,9 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import uvicorn
+from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
 
+from master_agent.capabilities import install_tenant
+from master_agent.runtime import RuntimeResources
 from master_agent.service import create_app
+from master_agent.service.auth import create_key
 from master_agent.service.limits import uvicorn_options
 from master_agent.settings import Settings
 
@@ -140,3 +146,30 @@ async def chat(client: httpx.AsyncClient, message: str, thread_id: str | None = 
         "events": events,
         "routed": routed,
     }
+
+
+def live_server_fixture(prefix: str, **overrides: Any) -> Any:
+    """A module's ``live`` fixture: one service on a fresh database, ``overrides`` on its settings."""
+    from tests.conftest import server_settings  # conftest is imported by pytest first
+
+    @pytest.fixture(scope="module")
+    async def live(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LiveServer]:
+        async with LiveServer(
+            server_settings(pg_server_uri, tmp_path_factory, prefix, **overrides)
+        ) as server:
+            yield server
+
+    return live
+
+
+@pytest.fixture(scope="module")
+async def two_tenant_keys(live: LiveServer) -> dict[str, str]:
+    """API keys of the demo tenant and of a second retail tenant, ``other-shop``."""
+    resources: RuntimeResources = live.server.config.app.state.service.resources
+    pool = resources.database.pool
+    await install_tenant(pool, resources.settings, "retail", "other-shop")
+    return {tenant: (await create_key(pool, tenant)).key for tenant in ("demo-retail", "other-shop")}
+
+
+def sdk(live: LiveServer, key: str) -> LangGraphClient:
+    return get_client(url=live.url, api_key=key)

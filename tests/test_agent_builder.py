@@ -5,21 +5,15 @@ the version it started on), rolled back."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
 from langgraph.pregel.remote import RemoteGraph
-from langgraph_sdk import get_client
-from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import NotFoundError
 
-from master_agent.capabilities import install_tenant
 from master_agent.runtime import RuntimeResources
-from master_agent.service.auth import create_key
-from tests.conftest import server_settings
-from tests.live_server import LiveServer, chat
+from tests.live_server import LiveServer, chat, live_server_fixture, sdk, two_tenant_keys
 
 WEEKLY_REFUNDS = (
     "SELECT store_id, date_trunc('week', sold_at)::date AS week, count(*) AS transactions, "
@@ -52,25 +46,8 @@ def refund_agent(label: str = "v1", name: str = "refund_rate_reporter") -> dict[
     }
 
 
-@pytest.fixture(scope="module")
-async def live(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LiveServer]:
-    settings = server_settings(
-        pg_server_uri, tmp_path_factory, "builder", graphs=("greeter=tests.context_graph:make_graph",)
-    )
-    async with LiveServer(settings) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-async def keys(live: LiveServer) -> dict[str, str]:
-    resources: RuntimeResources = live.server.config.app.state.service.resources
-    pool = resources.database.pool
-    await install_tenant(pool, resources.settings, "retail", "other-shop")
-    return {tenant: (await create_key(pool, tenant)).key for tenant in ("demo-retail", "other-shop")}
-
-
-def _sdk(live: LiveServer, key: str) -> LangGraphClient:
-    return get_client(url=live.url, api_key=key)
+live = live_server_fixture("builder", graphs=("greeter=tests.context_graph:make_graph",))
+keys = two_tenant_keys
 
 
 def _http(live: LiveServer, key: str) -> httpx.AsyncClient:
@@ -78,7 +55,7 @@ def _http(live: LiveServer, key: str) -> httpx.AsyncClient:
 
 
 async def test_a_tenant_agent_is_created_and_runs_at_once(live: LiveServer, keys: dict[str, str]) -> None:
-    client = _sdk(live, keys["demo-retail"])
+    client = sdk(live, keys["demo-retail"])
     before = await client.assistants.count()
     agent = await client.assistants.create(
         "master_agent", context={"agent_spec": refund_agent(name="refunds_now")}, metadata={"team": "finance"}
@@ -124,7 +101,7 @@ async def test_a_tenant_agent_is_created_and_runs_at_once(live: LiveServer, keys
 
 
 async def test_the_front_door_discovers_a_new_agent(live: LiveServer, keys: dict[str, str]) -> None:
-    client = _sdk(live, keys["demo-retail"])
+    client = sdk(live, keys["demo-retail"])
     await client.assistants.create("master_agent", context={"agent_spec": refund_agent(name="refund_watch")})
     async with _http(live, keys["demo-retail"]) as http:
         values = (await chat(http, "Show the weekly refund rate per store"))["values"]
@@ -135,8 +112,8 @@ async def test_the_front_door_discovers_a_new_agent(live: LiveServer, keys: dict
 
 
 async def test_another_tenant_cannot_see_run_or_change_it(live: LiveServer, keys: dict[str, str]) -> None:
-    mine = _sdk(live, keys["demo-retail"])
-    theirs = _sdk(live, keys["other-shop"])
+    mine = sdk(live, keys["demo-retail"])
+    theirs = sdk(live, keys["other-shop"])
     agent = await mine.assistants.create(
         "master_agent", context={"agent_spec": refund_agent(name="refunds_private")}
     )
@@ -160,7 +137,7 @@ async def test_another_tenant_cannot_see_run_or_change_it(live: LiveServer, keys
 
 
 async def test_an_invalid_spec_is_refused_with_every_reason(live: LiveServer, keys: dict[str, str]) -> None:
-    client = _sdk(live, keys["demo-retail"])
+    client = sdk(live, keys["demo-retail"])
     await client.assistants.create("master_agent", context={"agent_spec": refund_agent(name="refund_taken")})
     before = await client.assistants.count()
     bad = {
@@ -196,7 +173,7 @@ async def test_an_invalid_spec_is_refused_with_every_reason(live: LiveServer, ke
 async def test_a_run_keeps_its_version_while_another_is_promoted_then_rolled_back(
     live: LiveServer, keys: dict[str, str]
 ) -> None:
-    client = _sdk(live, keys["demo-retail"])
+    client = sdk(live, keys["demo-retail"])
     agent = await client.assistants.create(
         "master_agent", context={"agent_spec": refund_agent("v1", "refund_versions")}
     )
@@ -242,7 +219,7 @@ async def test_a_run_keeps_its_version_while_another_is_promoted_then_rolled_bac
 async def test_an_assistants_context_reaches_a_graph_with_a_context_schema(
     live: LiveServer, keys: dict[str, str]
 ) -> None:
-    client = _sdk(live, keys["demo-retail"])
+    client = sdk(live, keys["demo-retail"])
     french = await client.assistants.create("greeter", context={"language": "fr"}, name="french greeter")
     out = await client.runs.wait(None, french["assistant_id"], input={"name": "Ana"})
     assert isinstance(out, dict) and out["greeting"] == "Bonjour, Ana"
@@ -256,7 +233,7 @@ async def test_an_assistants_context_reaches_a_graph_with_a_context_schema(
 
 
 async def test_subgraphs_list_the_agents_an_agent_calls(live: LiveServer, keys: dict[str, str]) -> None:
-    client = _sdk(live, keys["demo-retail"])
+    client = sdk(live, keys["demo-retail"])
     master = (await client.assistants.search(graph_id="master_agent", metadata={"created_by": "system"}))[0]
     top = await client.assistants.get_subgraphs(master["assistant_id"])
     assert "master_agent" in top
@@ -279,7 +256,7 @@ async def test_subgraphs_list_the_agents_an_agent_calls(live: LiveServer, keys: 
 
 
 async def test_system_assistants_cannot_be_changed(live: LiveServer, keys: dict[str, str]) -> None:
-    client = _sdk(live, keys["demo-retail"])
+    client = sdk(live, keys["demo-retail"])
     master = (await client.assistants.search(graph_id="master_agent", metadata={"created_by": "system"}))[0]
     async with _http(live, keys["demo-retail"]) as http:
         response = await http.delete(f"/assistants/{master['assistant_id']}")
@@ -304,7 +281,7 @@ def _question(turn: dict[str, Any]) -> dict[str, Any]:
 async def test_the_builder_conversation_creates_an_agent_after_a_preview(
     live: LiveServer, keys: dict[str, str]
 ) -> None:
-    client = _sdk(live, keys["demo-retail"])
+    client = sdk(live, keys["demo-retail"])
     before = await client.assistants.count()
     async with _http(live, keys["demo-retail"]) as http:
         turn = await chat(http, "Create an agent that reports the weekly refund rate per store")

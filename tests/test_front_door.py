@@ -4,49 +4,27 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Any
 
 import httpx
 import pytest
-from langgraph_sdk import get_client
-from langgraph_sdk.client import LangGraphClient
 
-from master_agent.capabilities import bump_capability_version, install_tenant
+from master_agent.capabilities import bump_capability_version
 from master_agent.runtime import RuntimeResources
-from master_agent.service.auth import create_key
-from tests.conftest import server_settings
-from tests.live_server import LiveServer, chat
+from tests.live_server import LiveServer, chat, live_server_fixture, sdk, two_tenant_keys
 
 TURNOVER = "Reduce employee turnover at Store 4 by 10% this year"
 DATA_QUESTION = "What was Store 3's attach rate last month?"
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
 
 
-@pytest.fixture(scope="module")
-async def live(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LiveServer]:
-    settings = server_settings(
-        pg_server_uri, tmp_path_factory, "door", graphs=("greeter=tests.context_graph:make_graph",)
-    )
-    async with LiveServer(settings) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-async def keys(live: LiveServer) -> dict[str, str]:
-    resources: RuntimeResources = live.server.config.app.state.service.resources
-    pool = resources.database.pool
-    await install_tenant(pool, resources.settings, "retail", "other-shop")
-    return {tenant: (await create_key(pool, tenant)).key for tenant in ("demo-retail", "other-shop")}
+live = live_server_fixture("door", graphs=("greeter=tests.context_graph:make_graph",))
+keys = two_tenant_keys
 
 
 def _client(live: LiveServer, key: str) -> httpx.AsyncClient:
     return httpx.AsyncClient(base_url=live.url, headers={"Authorization": f"Bearer {key}"}, timeout=120)
-
-
-def _sdk(live: LiveServer, key: str) -> LangGraphClient:
-    return get_client(url=live.url, api_key=key)
 
 
 async def test_the_three_messages_of_the_issue_get_honest_answers(
@@ -225,7 +203,7 @@ async def test_a_data_question_without_a_known_figure_says_what_can_be_asked(
 async def test_sdk_chat_input_is_routed_and_a_goal_input_goes_straight_to_the_solver(
     live: LiveServer, keys: dict[str, str]
 ) -> None:
-    client = _sdk(live, keys["demo-retail"])
+    client = sdk(live, keys["demo-retail"])
     thread = await client.threads.create()
     await client.runs.wait(
         thread["thread_id"],
@@ -288,7 +266,7 @@ async def test_a_message_cutting_an_agent_flow_short_carries_the_previous_task(
 async def test_a_runs_context_reaches_a_graph_written_with_context_schema(
     live: LiveServer, keys: dict[str, str]
 ) -> None:
-    client = _sdk(live, keys["demo-retail"])
+    client = sdk(live, keys["demo-retail"])
     french = await client.runs.wait(None, "greeter", input={"name": "Ana"}, context={"language": "fr"})
     assert french == {"name": "Ana", "greeting": "Bonjour, Ana"}
     english = await client.runs.wait(None, "greeter", input={"name": "Bo"}, context={"language": "en"})

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -16,37 +15,14 @@ import pytest
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.pregel.remote import RemoteGraph
-from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import NotFoundError, UnprocessableEntityError
 from typing_extensions import TypedDict
 
-from master_agent.capabilities import install_tenant
-from master_agent.runtime import RuntimeResources
-from master_agent.service.auth import create_key
-from tests.conftest import server_settings
-from tests.live_server import LiveServer
+from tests.live_server import LiveServer, live_server_fixture, sdk, two_tenant_keys
 
-
-@pytest.fixture(scope="module")
-async def live(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LiveServer]:
-    settings = server_settings(
-        pg_server_uri, tmp_path_factory, "threads", graphs=("tally=tests.tally_graph:make_graph",)
-    )
-    async with LiveServer(settings) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-async def keys(live: LiveServer) -> dict[str, str]:
-    resources: RuntimeResources = live.server.config.app.state.service.resources
-    pool = resources.database.pool
-    await install_tenant(pool, resources.settings, "retail", "other-shop")
-    return {tenant: (await create_key(pool, tenant)).key for tenant in ("demo-retail", "other-shop")}
-
-
-def _sdk(live: LiveServer, key: str) -> LangGraphClient:
-    return get_client(url=live.url, api_key=key)
+live = live_server_fixture("threads", graphs=("tally=tests.tally_graph:make_graph",))
+keys = two_tenant_keys
 
 
 async def _tally_thread(client: LangGraphClient, runs: int, **metadata: object) -> str:
@@ -57,7 +33,7 @@ async def _tally_thread(client: LangGraphClient, runs: int, **metadata: object) 
 
 
 async def test_patch_count_and_sorted_selected_search(live: LiveServer, keys: dict[str, str]) -> None:
-    client = _sdk(live, keys["demo-retail"])
+    client = sdk(live, keys["demo-retail"])
     tag = uuid.uuid4().hex
     first = await client.threads.create(metadata={"tag": tag, "n": 1})
     second = await client.threads.create(metadata={"tag": tag, "n": 2})
@@ -76,7 +52,7 @@ async def test_patch_count_and_sorted_selected_search(live: LiveServer, keys: di
     by_id = await client.threads.search(ids=[second["thread_id"]])
     assert [t["thread_id"] for t in by_id] == [second["thread_id"]]
 
-    other = _sdk(live, keys["other-shop"])
+    other = sdk(live, keys["other-shop"])
     with pytest.raises(NotFoundError):
         await other.threads.update(first["thread_id"], metadata={"owner": "mallory"})
     assert await other.threads.count(metadata={"tag": tag}) == 0
@@ -87,7 +63,7 @@ async def test_patch_count_and_sorted_selected_search(live: LiveServer, keys: di
 
 
 async def test_copy_keeps_history_and_runs_on_apart(live: LiveServer, keys: dict[str, str]) -> None:
-    client = _sdk(live, keys["demo-retail"])
+    client = sdk(live, keys["demo-retail"])
     original = await _tally_thread(client, 2, kind="original")
     copied = await client.threads.copy(original)
     assert copied["thread_id"] != original and copied["metadata"]["kind"] == "original"
@@ -99,11 +75,11 @@ async def test_copy_keeps_history_and_runs_on_apart(live: LiveServer, keys: dict
     assert (await client.threads.get_state(copied["thread_id"]))["values"] == ["run 1", "run 2", "run 3"]
     assert (await client.threads.get_state(original))["values"] == ["run 1", "run 2"]
     with pytest.raises(NotFoundError):
-        await _sdk(live, keys["other-shop"]).threads.copy(original)
+        await sdk(live, keys["other-shop"]).threads.copy(original)
 
 
 async def test_state_at_a_checkpoint_and_history_by_get(live: LiveServer, keys: dict[str, str]) -> None:
-    client = _sdk(live, keys["demo-retail"])
+    client = sdk(live, keys["demo-retail"])
     thread_id = await _tally_thread(client, 3)
     history = await client.threads.get_history(thread_id, limit=100)
     after_first = next(s for s in history if s["values"] == ["run 1"] and not s["next"])
@@ -133,7 +109,7 @@ async def test_state_at_a_checkpoint_and_history_by_get(live: LiveServer, keys: 
 
 
 async def test_a_list_state_is_updated_with_a_list(live: LiveServer, keys: dict[str, str]) -> None:
-    client = _sdk(live, keys["demo-retail"])
+    client = sdk(live, keys["demo-retail"])
     thread_id = await _tally_thread(client, 1)
     await client.threads.update_state(thread_id, ["by hand"], as_node="mark")
     assert (await client.threads.get_state(thread_id))["values"] == ["run 1", "by hand"]
@@ -143,7 +119,7 @@ async def test_a_list_state_is_updated_with_a_list(live: LiveServer, keys: dict[
 
 
 async def test_prune_deletes_or_keeps_the_latest_checkpoint(live: LiveServer, keys: dict[str, str]) -> None:
-    client = _sdk(live, keys["demo-retail"])
+    client = sdk(live, keys["demo-retail"])
     doomed = await _tally_thread(client, 1)
     kept = await _tally_thread(client, 3)
     assert (await client.threads.prune([doomed], strategy="delete"))["pruned_count"] == 1
@@ -156,7 +132,7 @@ async def test_prune_deletes_or_keeps_the_latest_checkpoint(live: LiveServer, ke
     await client.runs.wait(kept, "tally", input=[])  # still resumable from what is kept
     assert (await client.threads.get_state(kept))["values"][-1] == "run 4"
     # Another tenant's thread is neither pruned nor counted.
-    other = _sdk(live, keys["other-shop"])
+    other = sdk(live, keys["other-shop"])
     assert (await other.threads.prune([kept], strategy="delete"))["pruned_count"] == 0
     assert (await client.threads.get(kept))["thread_id"] == kept
     with pytest.raises(UnprocessableEntityError):
@@ -169,7 +145,7 @@ GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
 async def test_if_not_exists_create_and_remote_graph_as_a_node(
     live: LiveServer, keys: dict[str, str]
 ) -> None:
-    client = _sdk(live, keys["demo-retail"])
+    client = sdk(live, keys["demo-retail"])
     fresh = str(uuid.uuid4())
     with pytest.raises(httpx.HTTPStatusError) as missing:
         await client.runs.wait(fresh, "tally", input=[])
@@ -178,7 +154,7 @@ async def test_if_not_exists_create_and_remote_graph_as_a_node(
     assert (await client.threads.get(fresh))["thread_id"] == fresh
     # Another tenant cannot take the id over.
     with pytest.raises(httpx.HTTPStatusError) as taken:
-        await _sdk(live, keys["other-shop"]).runs.wait(fresh, "tally", input=[], if_not_exists="create")
+        await sdk(live, keys["other-shop"]).runs.wait(fresh, "tally", input=[], if_not_exists="create")
     assert taken.value.response.status_code == 409
 
     # RemoteGraph as a node of a parent graph: the parent's thread id is new to the server.
@@ -207,7 +183,7 @@ async def test_if_not_exists_create_and_remote_graph_as_a_node(
 async def test_stateless_background_runs_batches_and_cancel_many(
     live: LiveServer, keys: dict[str, str]
 ) -> None:
-    client = _sdk(live, keys["demo-retail"])
+    client = sdk(live, keys["demo-retail"])
     run = await client.runs.create(None, "tally", input=[])
     kept = await client.runs.create(None, "tally", input=[], on_completion="keep")
     batch = await client.runs.create_batch(
@@ -250,7 +226,7 @@ async def test_stateless_background_runs_batches_and_cancel_many(
 async def test_breakpoints_stop_the_run_and_input_none_goes_on(
     live: LiveServer, keys: dict[str, str]
 ) -> None:
-    client = _sdk(live, keys["demo-retail"])
+    client = sdk(live, keys["demo-retail"])
     thread = await client.threads.create()
     await client.runs.wait(thread["thread_id"], "tally", input=[], interrupt_before=["mark"])
     assert (await client.threads.get(thread["thread_id"]))["status"] == "interrupted"
@@ -259,7 +235,7 @@ async def test_breakpoints_stop_the_run_and_input_none_goes_on(
 
 
 async def test_wait_headers_stream_ids_and_info(live: LiveServer, keys: dict[str, str]) -> None:
-    client = _sdk(live, keys["demo-retail"])
+    client = sdk(live, keys["demo-retail"])
     thread = await client.threads.create()
     headers = {"X-API-Key": keys["demo-retail"]}
     async with httpx.AsyncClient(base_url=live.url, headers=headers, timeout=60) as http:

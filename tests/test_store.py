@@ -3,45 +3,20 @@ LangGraph's Postgres store, tenant-scoped, and the same store inside graphs."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import httpx
-import pytest
-from langgraph_sdk import get_client
-from langgraph_sdk.client import LangGraphClient
 
-from master_agent.capabilities import install_tenant
 from master_agent.runtime import RuntimeResources
-from master_agent.service.auth import create_key
-from tests.conftest import server_settings
-from tests.live_server import LiveServer
+from tests.live_server import LiveServer, live_server_fixture, sdk, two_tenant_keys
 from tests.memory_graph import NAMESPACE
 
-
-@pytest.fixture(scope="module")
-async def live(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LiveServer]:
-    settings = server_settings(
-        pg_server_uri, tmp_path_factory, "store", graphs=("memory=tests.memory_graph:make_graph",)
-    )
-    async with LiveServer(settings) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-async def keys(live: LiveServer) -> dict[str, str]:
-    resources: RuntimeResources = live.server.config.app.state.service.resources
-    pool = resources.database.pool
-    await install_tenant(pool, resources.settings, "retail", "other-shop")
-    return {tenant: (await create_key(pool, tenant)).key for tenant in ("demo-retail", "other-shop")}
-
-
-def _sdk(live: LiveServer, key: str) -> LangGraphClient:
-    return get_client(url=live.url, api_key=key)
+live = live_server_fixture("store", graphs=("memory=tests.memory_graph:make_graph",))
+keys = two_tenant_keys
 
 
 async def test_put_get_search_list_and_delete_items(live: LiveServer, keys: dict[str, str]) -> None:
-    store = _sdk(live, keys["demo-retail"]).store
+    store = sdk(live, keys["demo-retail"]).store
     await store.put_item(["prefs", "alice"], "food", {"text": "Alice loves spicy ramen", "kind": "food"})
     await store.put_item(
         ["prefs", "alice"], "sport", {"text": "Alice plays tennis on Sundays", "kind": "sport"}
@@ -82,7 +57,7 @@ async def test_put_get_search_list_and_delete_items(live: LiveServer, keys: dict
 async def test_no_tenant_reads_or_changes_another_tenants_items(
     live: LiveServer, keys: dict[str, str]
 ) -> None:
-    mine, theirs = _sdk(live, keys["demo-retail"]).store, _sdk(live, keys["other-shop"]).store
+    mine, theirs = sdk(live, keys["demo-retail"]).store, sdk(live, keys["other-shop"]).store
     await mine.put_item(["secrets"], "plan", {"text": "our price cut for Black Friday"})
     assert await theirs.get_item(["secrets"], "plan") is None
     assert (await theirs.search_items([], query="price cut Black Friday"))["items"] == []
@@ -97,7 +72,7 @@ async def test_no_tenant_reads_or_changes_another_tenants_items(
 
 async def test_items_expire_after_their_ttl(live: LiveServer, keys: dict[str, str]) -> None:
     resources: RuntimeResources = live.server.config.app.state.service.resources
-    store = _sdk(live, keys["demo-retail"]).store
+    store = sdk(live, keys["demo-retail"]).store
     await store.put_item(["session"], "short", {"text": "gone soon"}, ttl=1)
     await store.put_item(["session"], "long", {"text": "kept"})
     async with resources.database.pool.connection() as conn:
@@ -114,7 +89,7 @@ async def test_items_expire_after_their_ttl(live: LiveServer, keys: dict[str, st
 
 
 async def test_a_graph_remembers_through_the_tenants_store(live: LiveServer, keys: dict[str, str]) -> None:
-    client = _sdk(live, keys["demo-retail"])
+    client = sdk(live, keys["demo-retail"])
     for fact in ("The CFO prefers Tuesday meetings", "Store 3 closes at 9pm"):
         output = await client.runs.wait(None, "memory", input={"fact": fact})
         assert isinstance(output, dict) and fact in output["recalled"]
@@ -123,7 +98,7 @@ async def test_a_graph_remembers_through_the_tenants_store(live: LiveServer, key
     ]
     assert recalled[0]["value"]["text"] == "The CFO prefers Tuesday meetings"
     # The graph's writes are the caller's tenant's.
-    other = _sdk(live, keys["other-shop"])
+    other = sdk(live, keys["other-shop"])
     assert (await other.store.search_items(list(NAMESPACE)))["items"] == []
 
 
