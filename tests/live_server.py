@@ -173,3 +173,14 @@ async def two_tenant_keys(live: LiveServer) -> dict[str, str]:
 
 def sdk(live: LiveServer, key: str) -> LangGraphClient:
     return get_client(url=live.url, api_key=key)
+
+
+async def data_schema(live: LiveServer, tenant_id: str = "demo-retail") -> str:
+    """The schema holding a tenant's business data."""
+    resources: RuntimeResources = live.server.config.app.state.service.resources
+    async with resources.database.pool.connection() as conn:
+        row = await (
+            await conn.execute("SELECT data_schema FROM tenants WHERE tenant_id = %s", (tenant_id,))
+        ).fetchone()
+    assert row is not None
+    return str(row["data_schema"])

@@ -13,7 +13,7 @@ from langgraph.pregel.remote import RemoteGraph
 from langgraph_sdk.errors import NotFoundError
 
 from master_agent.runtime import RuntimeResources
-from tests.live_server import LiveServer, chat, live_server_fixture, sdk, two_tenant_keys
+from tests.live_server import LiveServer, chat, data_schema, live_server_fixture, sdk, two_tenant_keys
 
 WEEKLY_REFUNDS = (
     "SELECT store_id, date_trunc('week', sold_at)::date AS week, count(*) AS transactions, "
@@ -76,11 +76,7 @@ async def test_a_tenant_agent_is_created_and_runs_at_once(live: LiveServer, keys
     assert rows and {"store_id", "week", "refund_rate", "transactions"} <= set(rows[0])
     resources: RuntimeResources = live.server.config.app.state.service.resources
     async with resources.database.pool.connection() as conn:
-        schema = (
-            await (
-                await conn.execute("SELECT data_schema FROM tenants WHERE tenant_id = 'demo-retail'")
-            ).fetchone()
-        )["data_schema"]
+        schema = await data_schema(live)
         truth = await (
             await conn.execute(
                 f"SELECT avg(refunded::int)::float AS rate FROM {schema}.transactions "

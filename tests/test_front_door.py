@@ -12,7 +12,7 @@ import pytest
 
 from master_agent.capabilities import bump_capability_version
 from master_agent.runtime import RuntimeResources
-from tests.live_server import LiveServer, chat, live_server_fixture, sdk, two_tenant_keys
+from tests.live_server import LiveServer, chat, data_schema, live_server_fixture, sdk, two_tenant_keys
 
 TURNOVER = "Reduce employee turnover at Store 4 by 10% this year"
 DATA_QUESTION = "What was Store 3's attach rate last month?"
@@ -54,11 +54,7 @@ async def test_the_three_messages_of_the_issue_get_honest_answers(
         start, end = (datetime.fromisoformat(answer["window"][key]) for key in ("start", "end"))
         assert (start.day, end.day) == (1, 1) and end.month != start.month  # one whole calendar month
         async with resources.database.pool.connection() as conn:
-            schema = (
-                await (
-                    await conn.execute("SELECT data_schema FROM tenants WHERE tenant_id = 'demo-retail'")
-                ).fetchone()
-            )["data_schema"]
+            schema = await data_schema(live)
             row = await (
                 await conn.execute(
                     f"SELECT avg(accessory_attached::int)::float AS rate, count(*) AS n FROM {schema}.transactions "

@@ -4,42 +4,25 @@ uvicorn server on a loopback port."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import ConflictError, NotFoundError
 
-from master_agent.capabilities import install_tenant
-from master_agent.runtime import RuntimeResources
-from master_agent.service.auth import create_key
-from tests.conftest import server_settings
-from tests.live_server import LiveServer
+from tests.live_server import LiveServer, live_server_fixture, sdk, two_tenant_keys
 
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
 QUESTION = "What is the attach rate of Store 5?"
 
 
-@pytest.fixture(scope="module")
-async def live(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LiveServer]:
-    settings = server_settings(
-        pg_server_uri, tmp_path_factory, "lgapi", graphs=("trivial=benchmarks.trivial_graph:make_graph",)
-    )
-    async with LiveServer(settings) as server:
-        yield server
+live = live_server_fixture("lgapi", graphs=("trivial=benchmarks.trivial_graph:make_graph",))
+keys = two_tenant_keys
 
 
 @pytest.fixture(scope="module")
-async def clients(live: LiveServer) -> dict[str, LangGraphClient]:
-    resources: RuntimeResources = live.server.config.app.state.service.resources
-    pool = resources.database.pool
-    await install_tenant(pool, resources.settings, "retail", "other-shop")
-    return {
-        tenant: get_client(url=live.url, api_key=(await create_key(pool, tenant)).key)
-        for tenant in ("demo-retail", "other-shop")
-    }
+async def clients(live: LiveServer, keys: dict[str, str]) -> dict[str, LangGraphClient]:
+    return {tenant: sdk(live, key) for tenant, key in keys.items()}
 
 
 async def test_assistants(clients: dict[str, LangGraphClient]) -> None:

@@ -10,12 +10,11 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from master_agent.capabilities import install_tenant
 from master_agent.runtime import RuntimeResources
 from master_agent.service.auth import create_key
 from master_agent.settings import Settings
 from tests.conftest import server_settings
-from tests.live_server import LiveServer
+from tests.live_server import LiveServer, two_tenant_keys
 
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
 
@@ -31,16 +30,7 @@ async def live(service_settings: Settings) -> AsyncIterator[LiveServer]:
         yield server
 
 
-@pytest.fixture(scope="module")
-async def keys(live: LiveServer) -> dict[str, str]:
-    """An API key for the demo tenant and one for a second tenant."""
-    resources: RuntimeResources = live.server.config.app.state.service.resources
-    pool = resources.database.pool
-    await install_tenant(pool, resources.settings, "retail", "other-shop")
-    return {
-        "demo-retail": (await create_key(pool, "demo-retail")).key,
-        "other-shop": (await create_key(pool, "other-shop")).key,
-    }
+keys = two_tenant_keys
 
 
 def _client(live: LiveServer, key: str | None = None) -> httpx.AsyncClient:
