@@ -4,9 +4,11 @@ module functions). They act on the evolution context of the process that runs th
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 from master_agent.evolution.context import EvolutionContext
+from master_agent.evolution.scheduler import crontab_trigger
 from master_agent.storage.retention import SweepResult, retention_policy, sweep_checkpoints
 
 logger = logging.getLogger(__name__)
@@ -18,6 +20,15 @@ def use_evolution_context(context: EvolutionContext | None) -> None:
     """The context jobs run with in this process (set where the scheduler starts)."""
     global _context
     _context = context
+
+
+_cron_firer: Callable[[str], Awaitable[object]] | None = None
+
+
+def use_cron_firer(firer: Callable[[str], Awaitable[object]] | None) -> None:
+    """What makes a cron's run in this process (the service sets it: a run needs its run queue)."""
+    global _cron_firer
+    _cron_firer = firer
 
 
 def _require() -> EvolutionContext:
@@ -43,8 +54,25 @@ async def run_playbook(playbook_id: str) -> None:
     logger.info("playbook %s: %s", playbook_id, result.status)
 
 
+async def run_cron(cron_id: str) -> None:
+    if _cron_firer is None:
+        raise RuntimeError("no cron firer in this process; crons fire where the service leads the scheduler")
+    result = await _cron_firer(cron_id)
+    logger.info("cron %s: %s", cron_id, result)
+
+
 PENDING_CHECKS = "SELECT check_id, due_at FROM outcome_checks WHERE status = 'scheduled'"
 ACTIVE_CRONS = "SELECT playbook_id, schedule FROM playbooks WHERE status = 'active' AND schedule IS NOT NULL"
+#: The API's crons whose job the leader adds when it finds none (made where no scheduler ran).
+SCHEDULED_API_CRONS = """
+SELECT cron_id, schedule, timezone, end_time FROM crons
+WHERE enabled AND next_run_date IS NOT NULL AND (end_time IS NULL OR end_time > now())
+"""
+API_CRON_JOB = "master_agent.evolution.jobs:run_cron"
+
+
+def api_cron_job_id(cron_id: object) -> str:
+    return f"cron:{cron_id}"
 
 
 async def leader_tick(context: EvolutionContext) -> None:
@@ -85,6 +113,7 @@ async def reconcile_jobs(context: EvolutionContext) -> int:
     async with context.pool.connection() as conn:
         checks = await (await conn.execute(PENDING_CHECKS)).fetchall()
         crons = await (await conn.execute(ACTIVE_CRONS)).fetchall()
+        api_crons = await (await conn.execute(SCHEDULED_API_CRONS)).fetchall()
     known = {job.id for job in scheduler.scheduler.get_jobs()}
     added = 0
     for check in checks:
@@ -95,6 +124,14 @@ async def reconcile_jobs(context: EvolutionContext) -> int:
     for playbook in crons:
         job_id = playbook_job_id(playbook["playbook_id"])
         if job_id not in known:
-            scheduler.add_cron_job(job_id, PLAYBOOK_JOB, playbook["schedule"], [str(playbook["playbook_id"])])
+            scheduler.add_cron_job(
+                job_id, PLAYBOOK_JOB, crontab_trigger(playbook["schedule"]), [str(playbook["playbook_id"])]
+            )
+            added += 1
+    for cron in api_crons:
+        job_id = api_cron_job_id(cron["cron_id"])
+        if job_id not in known:
+            trigger = crontab_trigger(cron["schedule"], cron["timezone"] or "UTC", cron["end_time"])
+            scheduler.add_cron_job(job_id, API_CRON_JOB, trigger, [str(cron["cron_id"])])
             added += 1
     return added

@@ -17,7 +17,6 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
-from apscheduler.triggers.cron import CronTrigger
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -25,6 +24,7 @@ from master_agent.capabilities import load_tenant, tenant_capabilities
 from master_agent.errors import ConflictError, InputError, NotFoundError
 from master_agent.evolution import outbox
 from master_agent.evolution.context import EvolutionContext
+from master_agent.evolution.scheduler import crontab_trigger
 
 logger = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ class Trigger(BaseModel):
     def _valid_cron(cls, cron: str | None) -> str | None:
         if cron is not None:
             try:
-                CronTrigger.from_crontab(cron, timezone="UTC")
+                crontab_trigger(cron)
             except ValueError as error:
                 raise ValueError(f"invalid cron {cron!r}: {error}") from None
         return cron
@@ -261,7 +261,10 @@ async def deploy_playbook(
         await conn.execute(INSERT_EVENT, (playbook_id, tenant_id, "deployed", None))
     if evolution.scheduler is not None and playbook.trigger.cron:
         evolution.scheduler.add_cron_job(
-            playbook_job_id(playbook_id), PLAYBOOK_JOB, playbook.trigger.cron, [str(playbook_id)]
+            playbook_job_id(playbook_id),
+            PLAYBOOK_JOB,
+            crontab_trigger(playbook.trigger.cron),
+            [str(playbook_id)],
         )
     found = await get_playbook(evolution, tenant_id, playbook_id)
     assert found is not None

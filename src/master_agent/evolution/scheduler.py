@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import Any, Literal
 
 import psycopg
@@ -28,6 +28,57 @@ from sqlalchemy import create_engine
 from sqlalchemy.engine import Engine, make_url
 
 logger = logging.getLogger(__name__)
+
+_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def _weekday_field(field: str) -> str:
+    """A crontab day-of-week field in APScheduler 3's terms: its numbers count from Monday, crontab's
+    from Sunday (0 and 7), so numbers become day names (ranges and steps spelled out)."""
+    if not any(char.isdigit() for char in field.split("/")[0]):
+        return field  # '*', '*/2' over names is the same in both; names mean the same days
+    days: list[str] = []
+    for item in field.split(","):
+        span, _, step_text = item.partition("/")
+        step = int(step_text) if step_text else 1
+        if span == "*":
+            first, last = 0, 6
+        elif "-" in span:
+            first_text, last_text = span.split("-", 1)
+            first, last = int(first_text), int(last_text)
+        else:
+            first = last = int(span)
+            if step_text:
+                last = 6
+        if not (0 <= first <= 7 and 0 <= last <= 7 and first <= last and step >= 1):
+            raise ValueError(f"day of week {item!r}: numbers 0-7 (0 and 7 are Sunday), low to high")
+        days.extend(_WEEKDAYS[day] for day in range(first, last + 1, step))
+    return ",".join(dict.fromkeys(days))
+
+
+def crontab_trigger(
+    expr: str, timezone: str | tzinfo = "UTC", end_date: datetime | None = None
+) -> CronTrigger:
+    """A trigger for a crontab as cron reads it: five fields (minute hour day month weekday), or six
+    with seconds last (croniter's form, which langgraph-api accepts)."""
+    fields = expr.split()
+    if len(fields) not in (5, 6):
+        raise ValueError(
+            f"{len(fields)} fields; expected 5 (minute hour day month weekday) or 6 (then seconds)"
+        )
+    if any(char.isdigit() for char in fields[4]) and any(char.isalpha() for char in fields[4]):
+        raise ValueError("day of week: numbers or names, not both")
+    return CronTrigger(
+        minute=fields[0],
+        hour=fields[1],
+        day=fields[2],
+        month=fields[3],
+        day_of_week=_weekday_field(fields[4]),
+        second=fields[5] if len(fields) == 6 else "0",
+        timezone=timezone,
+        end_date=end_date,
+    )
+
 
 LEADER_LOCK_KEY = 0x6D61_7363_6864  # "masch d"
 JOBS_TABLE = "apscheduler_jobs"
@@ -155,8 +206,7 @@ class EvolutionScheduler:
         )
         self._nudge()
 
-    def add_cron_job(self, job_id: str, func: str, crontab: str, args: list[Any]) -> None:
-        trigger = CronTrigger.from_crontab(crontab, timezone="UTC")
+    def add_cron_job(self, job_id: str, func: str, trigger: CronTrigger, args: list[Any]) -> None:
         self.scheduler.add_job(func, trigger, args=args, id=job_id, replace_existing=True, name=job_id)
         self._nudge()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 import psycopg
@@ -20,14 +21,17 @@ from master_agent.errors import (
     UnknownTenantError,
     UnknownThreadError,
 )
+from master_agent.evolution.jobs import use_cron_firer
 from master_agent.runtime import open_resources
 from master_agent.runtime.resources import SchedulerRole
 from master_agent.runtime.runs import RunQueue
+from master_agent.service.crons import fire_cron
 from master_agent.service.limits import BodySizeLimit, DatabaseGate, database_unavailable
 from master_agent.service.metrics import ServiceMetrics
 from master_agent.service.routes import (
     assistants,
     chat,
+    crons,
     goals,
     health,
     knowledge,
@@ -72,10 +76,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 scheduler.state if scheduler else "disabled",
                 resources.settings.model,
             )
+            if role == "lead":
+                use_cron_firer(partial(fire_cron, resources, queue))
             await queue.start()
             try:
                 yield
             finally:
+                use_cron_firer(None)
                 await queue.stop()
 
     app = FastAPI(
@@ -117,6 +124,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(assistants.router)
     app.include_router(threads.router)
     app.include_router(runs.router)
+    app.include_router(crons.router)
     app.include_router(chat.router)
     app.include_router(knowledge.router)
     app.include_router(playbooks.router)

@@ -333,11 +333,7 @@ async def run_on_thread(
         return thread, await enqueue_run(body, thread, tenant, resources, queue, execute_here=execute_here)
     if body.if_not_exists != "create":
         raise HTTPException(404, detail=f"Thread with ID {thread_id} not found")
-    now = datetime.now(UTC)
-    thread = Thread(
-        thread_id=thread_id, created_at=now, updated_at=now, metadata={}, status="idle", config={}
-    )
-    prepared = await prepare_run(body, thread, tenant, resources)
+    prepared = await prepare_run(body, new_thread_placeholder(thread_id), tenant, resources)
     created = await create_thread(resources.database.pool, tenant, {}, thread_id)
     if created is None:
         raise HTTPException(
@@ -369,7 +365,7 @@ async def create_stateless_run(
 ) -> JSONResponse:
     """A background run on a thread of its own, deleted when the run ends (unless
     ``on_completion="keep"``)."""
-    run = await _stateless_background(body, tenant, resources, queue)
+    run = await start_stateless_run(body, tenant, resources, queue)
     return JSONResponse(run_json(run), headers=_location(run))
 
 
@@ -381,21 +377,29 @@ async def create_stateless_runs(
     queue: QueueDep,
 ) -> list[dict[str, Any]]:
     """Several stateless background runs; all are checked before any is stored."""
-    now = datetime.now(UTC)
     for index, item in enumerate(body):
-        placeholder = Thread(
-            thread_id=uuid.uuid4(), created_at=now, updated_at=now, metadata={}, status="idle", config={}
-        )
         try:
-            await prepare_run(item, placeholder, tenant, resources)
+            await prepare_run(item, new_thread_placeholder(), tenant, resources)
         except HTTPException as error:
             raise HTTPException(error.status_code, detail=f"[{index}].{error.detail}") from None
-    return [run_json(await _stateless_background(item, tenant, resources, queue)) for item in body]
+    return [run_json(await start_stateless_run(item, tenant, resources, queue)) for item in body]
 
 
-async def _stateless_background(
-    body: RunCreate, tenant: str, resources: ResourcesDep, queue: QueueDep
-) -> Run:
+def new_thread_placeholder(thread_id: uuid.UUID | None = None) -> Thread:
+    """A thread not stored yet, to check a run request that will get a new thread."""
+    now = datetime.now(UTC)
+    return Thread(
+        thread_id=thread_id or uuid.uuid4(),
+        created_at=now,
+        updated_at=now,
+        metadata={},
+        status="idle",
+        config={},
+    )
+
+
+async def start_stateless_run(body: RunCreate, tenant: str, resources: ResourcesDep, queue: QueueDep) -> Run:
+    """A background run on a new thread, deleted when the run ends unless ``on_completion="keep"``."""
     thread = await create_thread(resources.database.pool, tenant, {"stateless": True})
     assert thread is not None
     prepared = await prepare_run(body, thread, tenant, resources)
