@@ -31,7 +31,7 @@ async def info() -> dict[str, Any]:
         "langgraph_py_version": package_version("langgraph"),
         "flags": {
             "assistants": True,
-            "crons": False,
+            "crons": True,
             "store": True,
             "langsmith": False,
             "langsmith_tracing_replicas": False,
