@@ -50,7 +50,7 @@ class GraphRunEnd:
     """How a graph run left its thread."""
 
     status: RunOutcome
-    output: dict[str, Any] | None
+    output: Any
     """The thread's values after the run as ``runs.wait`` answers them, from the run's own last values
     (None when the run streamed none, e.g. taken over after it had finished)."""
     error: str | None = None
@@ -107,7 +107,7 @@ async def execute_graph_run(
     # unless the client asked for them.
     subgraphs = bool(kwargs.get("stream_subgraphs"))
     interrupted: bool | None = None  # unknown until the root streams a dict of values
-    values: dict[str, Any] | None = None
+    values: Any = None
     interrupts: Any = ()
     # ``sync`` durability: each step is committed (and flushed) before the next starts; ``async``
     # (default) writes while the next step runs; ``exit`` only at the end.
@@ -127,6 +127,8 @@ async def execute_graph_run(
             interrupts = chunk.get("__interrupt__") or ()
             interrupted = bool(interrupts)
             values = {key: value for key, value in chunk.items() if key != "__interrupt__"}
+        elif not namespace and mode == "values":
+            values = chunk  # a state that is not an object (a list): no interrupts ride on it
         if (namespace and not subgraphs) or mode not in published:
             continue
         for event, data in translator.events(namespace, mode, chunk):
@@ -140,7 +142,7 @@ async def execute_graph_run(
     output = None if values is None else thread_output(values, interrupts)
     if interrupted:
         return GraphRunEnd(status="interrupted", output=output)
-    failure = (values or {}).get("model_failure")
+    failure = values.get("model_failure") if isinstance(values, dict) else None
     if isinstance(failure, str) and failure:
         return GraphRunEnd(status="error", output=output, error=failure)
     return GraphRunEnd(status="success", output=output)

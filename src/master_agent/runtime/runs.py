@@ -43,7 +43,7 @@ from master_agent.storage.retention import delete_thread_rows
 logger = logging.getLogger(__name__)
 
 RunStatus = Literal["pending", "running", "success", "error", "interrupted"]
-WorkEnd = tuple[RunStatus, dict[str, Any] | None, str | None]
+WorkEnd = tuple[RunStatus, Any, str | None]
 #: The error name of a run whose master agent's model failed (stream ``error`` events, run output).
 MODEL_ERROR = "ModelError"
 TERMINAL: frozenset[str] = frozenset({"success", "error", "interrupted"})
@@ -199,7 +199,7 @@ class RunQueue:
         self._cancelling: dict[str, CancelAction] = {}
         self._background: set[asyncio.Task[Any]] = set()
         #: What each run executing here will answer to ``runs.wait``, resolved when it ends.
-        self._outputs: dict[str, asyncio.Future[dict[str, Any] | None]] = {}
+        self._outputs: dict[str, asyncio.Future[Any]] = {}
         self.events = RunEventLog(resources.database.pool)
 
     @property
@@ -327,12 +327,12 @@ class RunQueue:
             if not future.done():
                 future.set_result(status)
 
-    def _resolve_output(self, run_id: str, output: dict[str, Any] | None) -> None:
+    def _resolve_output(self, run_id: str, output: Any) -> None:
         future = self._outputs.pop(run_id, None)
         if future is not None and not future.done():
             future.set_result(output)
 
-    async def local_output(self, run_id: str, within_s: float) -> dict[str, Any] | None:
+    async def local_output(self, run_id: str, within_s: float) -> Any:
         """What ``runs.wait`` answers for a run executing in this process, as its worker kept it: no
         reads after the run. None when the run executes elsewhere, or ended in a way only the
         database tells (cancelled, taken over). TimeoutError when it runs longer than ``within_s``."""
@@ -478,7 +478,7 @@ class RunQueue:
         run_id = str(claimed["run_id"])
         started = time.perf_counter()
         status, error = "error", None
-        output: dict[str, Any] | None = None
+        output: Any = None
         graph_run = claimed["kind"] == "graph"
         await self.events.open_run(run_id, first_attempt=claimed["attempts"] == 1)
         try:

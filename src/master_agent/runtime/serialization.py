@@ -37,11 +37,13 @@ def interrupt_json(interrupt: Any) -> dict[str, Any]:
     return {"value": to_jsonable(interrupt.value), "id": interrupt.id}
 
 
-def thread_output(values: Any, interrupts: Any) -> dict[str, Any]:
-    """What ``runs.wait`` / ``runs.join`` answer: the thread's values, with ``__interrupt__`` when the
-    run stopped at one."""
-    output: dict[str, Any] = to_jsonable(values) or {}
-    if interrupts:
+def thread_output(values: Any, interrupts: Any) -> Any:
+    """What ``runs.wait`` / ``runs.join`` answer: the thread's values (an object, or whatever JSON the
+    graph's state is), with ``__interrupt__`` when the run stopped at one."""
+    output: Any = to_jsonable(values)
+    if output is None:
+        output = {}
+    if interrupts and isinstance(output, dict):
         output["__interrupt__"] = [interrupt_json(item) for item in interrupts]
     return output
 

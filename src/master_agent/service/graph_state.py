@@ -65,7 +65,7 @@ def snapshot_json(snapshot: StateSnapshot) -> dict[str, Any]:
     }
 
 
-async def run_output(resources: RuntimeResources, tenant_id: str, thread: Thread, run: Run) -> dict[str, Any]:
+async def run_output(resources: RuntimeResources, tenant_id: str, thread: Thread, run: Run) -> Any:
     """What ``runs.wait`` / ``runs.join`` return: the thread's values after the run."""
     if run.status == "error":
         name, separator, message = (run.error or "").partition(": ")

@@ -295,9 +295,7 @@ def _agent_input(graph_input: Any) -> Any:
     return {**{key: value for key, value in graph_input.items() if key != "messages"}, "goal": text}
 
 
-async def _output(
-    queue: QueueDep, resources: ResourcesDep, tenant: str, thread: Thread, run: Run
-) -> dict[str, Any]:
+async def _output(queue: QueueDep, resources: ResourcesDep, tenant: str, thread: Thread, run: Run) -> Any:
     """What ``runs.wait`` answers, once the run has finished: from memory when it ran here."""
     try:
         output = await queue.local_output(str(run.run_id), WAIT_LIMIT_S)
@@ -470,7 +468,7 @@ async def wait_stateless_run(
         await delete_thread(resources.database.pool, tenant, thread.thread_id)
         raise
 
-    async def output_then_forget() -> dict[str, Any]:
+    async def output_then_forget() -> Any:
         try:
             return await _output(queue, resources, tenant, thread, run)
         finally:
