@@ -264,7 +264,7 @@ async def test_bad_crons_are_refused_naming_the_field(live: LiveServer, keys: di
             "input.goal",
         ),
         (
-            {"schedule": "0 9 * * *", "webhook": "http://example.com/hook", "input": []},
+            {"schedule": "0 9 * * *", "webhook": "http://169.254.169.254/latest", "input": []},
             UnprocessableEntityError,
             "",
         ),

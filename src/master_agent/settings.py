@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -60,6 +61,10 @@ ENV_FIELDS: dict[str, str] = {
     "MASTER_AGENT_STORE_INDEX_FIELDS": "store_index_fields",
     "MASTER_AGENT_STORE_DEFAULT_TTL_MINUTES": "store_default_ttl_minutes",
     "MASTER_AGENT_STORE_SWEEP_MINUTES": "store_sweep_minutes",
+    "MASTER_AGENT_WEBHOOK_ALLOWED_NETWORKS": "webhook_allowed_networks",
+    "MASTER_AGENT_WEBHOOK_ATTEMPTS": "webhook_attempts",
+    "MASTER_AGENT_WEBHOOK_BACKOFF_S": "webhook_backoff_s",
+    "MASTER_AGENT_WEBHOOK_TIMEOUT_S": "webhook_timeout_s",
     "MASTER_AGENT_ROUTE_CONFIDENCE": "route_confidence",
     "MASTER_AGENT_ROUTE_SCORE": "route_score",
     "MASTER_AGENT_CLARIFY_BELOW": "clarify_below",
@@ -176,6 +181,15 @@ class Settings(BaseModel):
     """Store items put without a ``ttl`` expire after this (``store.ttl.default_ttl``); unset: never."""
     store_sweep_minutes: int = Field(default=5, ge=1)
     """How often expired store items are deleted (``store.ttl.sweep_interval_minutes``)."""
+    webhook_allowed_networks: tuple[IPv4Network | IPv6Network, ...] = ()
+    """Networks a run's webhook may reach although they are not public (loopback, private, link-local
+    addresses are refused otherwise, against server-side request forgery); CIDRs, comma-separated."""
+    webhook_attempts: int = Field(default=6, ge=1, le=50)
+    """How many times a webhook is tried before it is given up (a 5xx, 408, 429 or no answer is retried)."""
+    webhook_backoff_s: float = Field(default=2.0, gt=0, le=3600)
+    """The wait before a webhook's second try; it doubles at each further try (at most an hour)."""
+    webhook_timeout_s: float = Field(default=10.0, gt=0, le=300)
+    """How long one webhook delivery may take."""
     route_confidence: float = Field(default=0.85, ge=0, le=1)
     """Front door: least intent confidence that routes at once (with ``route_score``)."""
     route_score: float = Field(default=0.85, ge=0, le=1)
@@ -203,7 +217,9 @@ class Settings(BaseModel):
                 raise ValueError(f"{item!r} is not graph_id=module:function")
         return value
 
-    @field_validator("domain_packs", "graphs", "store_index_fields", mode="before")
+    @field_validator(
+        "domain_packs", "graphs", "store_index_fields", "webhook_allowed_networks", mode="before"
+    )
     @classmethod
     def _split_modules(cls, value: object) -> object:
         if isinstance(value, str):

@@ -77,11 +77,13 @@ def api_cron_job_id(cron_id: object) -> str:
 
 async def leader_tick(context: EvolutionContext) -> None:
     """The leader's periodic work: jobs for rows stored by processes without a scheduler (the CLI's
-    ``none`` role, ``langgraph dev``), then the outbox."""
+    ``none`` role, ``langgraph dev``), then the outbox (webhooks whose retry is due included)."""
     from master_agent.evolution.outbox import deliver_pending
+    from master_agent.evolution.webhooks import deliver_webhooks
 
     await reconcile_jobs(context)
     await deliver_pending(context.pool, context.notifier)
+    await deliver_webhooks(context.pool, context.settings)
     await sweep_checkpoints_if_due(context)
 
 

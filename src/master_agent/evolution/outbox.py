@@ -20,7 +20,7 @@ INSERT INTO outbox (message_id, tenant_id, channel, subject, body) VALUES (%s, %
 """
 CLAIM_PENDING = """
 SELECT message_id, tenant_id, channel, subject, body, status, created_at, delivered_at FROM outbox
-WHERE status = 'pending' ORDER BY created_at LIMIT %s FOR UPDATE SKIP LOCKED
+WHERE status = 'pending' AND channel <> 'webhook' ORDER BY created_at LIMIT %s FOR UPDATE SKIP LOCKED
 """
 MARK = "UPDATE outbox SET status = %s, delivered_at = CASE WHEN %s THEN now() END WHERE message_id = %s"
 

@@ -25,6 +25,7 @@ import psycopg
 from pydantic import BaseModel, Field
 
 from master_agent.errors import ConflictError, InputError
+from master_agent.evolution.webhooks import deliver_webhook_now, enqueue_webhook
 from master_agent.runtime.graph_runs import execute_graph_run
 from master_agent.runtime.resources import RuntimeResources
 from master_agent.runtime.run_events import (
@@ -198,6 +199,7 @@ class RunQueue:
         self._on_finished = on_finished
         self._cancelling: dict[str, CancelAction] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        self._webhooks: set[asyncio.Task[None]] = set()
         #: What each run executing here will answer to ``runs.wait``, resolved when it ends.
         self._outputs: dict[str, asyncio.Future[Any]] = {}
         self.events = RunEventLog(resources.database.pool)
@@ -366,6 +368,15 @@ class RunQueue:
         task.add_done_callback(self._background.discard)
         return task
 
+    def _deliver_webhook(self, message_id: uuid.UUID) -> None:
+        """Send a run's webhook now, retrying while this process runs (stopped with it: the scheduler
+        leader takes the message up when it is due)."""
+        task = asyncio.create_task(
+            deliver_webhook_now(self.resources.database.pool, self.resources.settings, message_id)
+        )
+        self._webhooks.add(task)
+        task.add_done_callback(self._webhooks.discard)
+
     async def list_for_thread(
         self, thread_id: str, *, limit: int, offset: int, status: str | None
     ) -> list[Run]:
@@ -416,9 +427,9 @@ class RunQueue:
         ]
 
     async def stop(self) -> None:
-        for task in [*self._tasks, *self._running.values()]:
+        for task in [*self._tasks, *self._running.values(), *self._webhooks]:
             task.cancel()
-        await asyncio.gather(*self._tasks, *self._running.values(), return_exceptions=True)
+        await asyncio.gather(*self._tasks, *self._running.values(), *self._webhooks, return_exceptions=True)
         self._tasks = []
         await self.events.aclose()
 
@@ -512,8 +523,16 @@ class RunQueue:
         thread_id = str(claimed["thread_id"])
         stored = False
 
+        webhook = (claimed.get("kwargs") or {}).get("webhook") if graph_run else None
+        webhook_id: uuid.UUID | None = None
+
         async def store_end() -> None:
-            async with self.events.storing() as batch, self.resources.database.pool.connection() as conn:
+            nonlocal webhook_id
+            async with (
+                self.events.storing() as batch,
+                self.resources.database.pool.connection() as conn,
+                conn.transaction() if webhook else contextlib.nullcontext(),
+            ):
                 await conn.execute(
                     END_RUN,
                     {
@@ -528,10 +547,14 @@ class RunQueue:
                         "thread_id": thread_id,
                     },
                 )
+                if webhook:
+                    webhook_id = await enqueue_webhook(conn, run_id, webhook, *_webhook_result(output))
 
         try:
             await through_outages(self.resources.database.health, store_end, within_s=self.outage_wait_s)
             stored = True
+            if webhook_id is not None:
+                self._deliver_webhook(webhook_id)
             if graph_run and (claimed.get("kwargs") or {}).get("on_completion") == "delete":
                 # A stateless background run: its thread was only its own.
                 await through_outages(
@@ -609,8 +632,11 @@ class RunQueue:
     async def _finish_cancelled(self, claimed: dict[str, Any], action: CancelAction) -> None:
         run_id, thread_id = str(claimed["run_id"]), str(claimed["thread_id"])
         last = self.events.publish(run_id, "end", None, live=False)
+        webhook = (claimed.get("kwargs") or {}).get("webhook") if claimed["kind"] == "graph" else None
+        webhook_id: uuid.UUID | None = None
 
         async def store_end() -> None:
+            nonlocal webhook_id
             # The run's last events are stored with its status, as at any run's end.
             async with (
                 self.events.storing() as batch,
@@ -627,6 +653,8 @@ class RunQueue:
                         FINISH_RUN,
                         {"status": "interrupted", "error": None, "run_id": run_id, "owner": self.owner},
                     )
+                    if webhook:
+                        webhook_id = await enqueue_webhook(conn, run_id, webhook, None, None)
                 await _mark_thread(conn, thread_id, "idle")
                 # the run that interrupted this one
                 await conn.execute(WAKE_IF_QUEUED, {"thread_id": thread_id})
@@ -640,6 +668,8 @@ class RunQueue:
             self._cancelling.pop(run_id, None)
             self._resolve_output(run_id, None)
         await self._announce_done(run_id, "interrupted")
+        if webhook_id is not None:
+            self._deliver_webhook(webhook_id)
 
     async def _heartbeat_loop(self) -> None:
         while True:
@@ -699,6 +729,15 @@ class RunQueue:
                 logger.warning("run notifications lost; polling until they reconnect: %s", error)
                 await self.resources.database.health.suspect(error)
                 await asyncio.sleep(POLL_S)
+
+
+def _webhook_result(output: Any) -> tuple[Any, dict[str, Any] | None]:
+    """A run's output as its webhook reports it: the values, or the error."""
+    if isinstance(output, dict) and "__error__" in output:
+        return None, output["__error__"]
+    if isinstance(output, dict):
+        return {key: value for key, value in output.items() if key != "__interrupt__"}, None
+    return output, None
 
 
 def _thread_key(thread_id: str) -> uuid.UUID | None:

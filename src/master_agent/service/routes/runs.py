@@ -21,6 +21,7 @@ from sse_starlette import EventSourceResponse
 
 from master_agent.capabilities.assistants import AGENT_SPEC_KEY, resolve_assistant
 from master_agent.errors import InputError
+from master_agent.evolution.webhooks import WebhookRefused, check_webhook_url
 from master_agent.runtime.factory import classify_complexity, master_graph
 from master_agent.runtime.graph_runs import shape_of
 from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_ids
@@ -79,7 +80,10 @@ async def check_run_request(body: RunCreate, thread: Thread, resources: Resource
     known here; other graphs get only the generic checks)."""
     # Refused rather than run without them (a caller relying on them would never learn).
     if body.webhook is not None:
-        raise HTTPException(422, detail="webhook: webhooks are not delivered by this server yet")
+        try:
+            check_webhook_url(body.webhook, resources.settings.webhook_allowed_networks)
+        except WebhookRefused as refused:
+            raise HTTPException(422, detail=f"webhook: {refused}") from None
     if body.after_seconds:
         raise HTTPException(422, detail="after_seconds: delayed runs are not supported by this server yet")
     if body.input is not None and body.command is not None:
@@ -252,6 +256,7 @@ async def prepare_run(body: RunCreate, thread: Thread, tenant: str, resources: R
         "checkpoint": _start_checkpoint(body),
         "interrupt_before": body.interrupt_before,
         "interrupt_after": body.interrupt_after,
+        "webhook": body.webhook,
         "context": {
             **{key: value for key, value in assistant.context.items() if key != AGENT_SPEC_KEY},
             **(body.context or {}),
