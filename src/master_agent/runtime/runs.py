@@ -68,7 +68,8 @@ UPDATE runs SET status = 'running', lease_owner = %(owner)s,
        started_at = coalesce(started_at, now()), attempts = attempts + 1, updated_at = now()
 WHERE run_id = (
     SELECT r.run_id FROM runs r
-    WHERE (r.status = 'pending' OR (r.status = 'running' AND r.lease_expires_at < now()))
+    WHERE ((r.status = 'pending' AND r.created_at <= now())
+           OR (r.status = 'running' AND r.lease_expires_at < now()))
       AND r.tenant_id <> ALL(%(full_tenants)s::text[])
       AND NOT (r.status = 'running' AND r.lease_owner = %(owner)s)
       AND NOT EXISTS (
@@ -83,15 +84,18 @@ WHERE run_id = (
 RETURNING run_id, tenant_id, thread_id, kind, solution_id, attempts, kwargs
 """
 #: A graph run, queued ('pending'), or already claimed by ``owner`` when this process executes it at once.
+#: A delayed run (``after_seconds``) is created in the future, as langgraph-api does: no worker claims it
+#: before then, and runs on its thread created before that go first.
 INSERT_GRAPH_RUN = """
 INSERT INTO runs (run_id, tenant_id, thread_id, kind, status, assistant_id, kwargs, metadata, multitask_strategy,
-                  lease_owner, lease_expires_at, started_at, attempts)
+                  lease_owner, lease_expires_at, started_at, attempts, created_at, updated_at)
 VALUES (%(run_id)s, %(tenant_id)s, %(thread_id)s, 'graph',
         CASE WHEN %(owner)s::text IS NULL THEN 'pending' ELSE 'running' END,
         %(assistant_id)s, %(kwargs)s, %(metadata)s, %(strategy)s, %(owner)s,
         CASE WHEN %(owner)s::text IS NULL THEN NULL ELSE now() + make_interval(secs => %(lease)s) END,
         CASE WHEN %(owner)s::text IS NULL THEN NULL ELSE now() END,
-        CASE WHEN %(owner)s::text IS NULL THEN 0 ELSE 1 END)
+        CASE WHEN %(owner)s::text IS NULL THEN 0 ELSE 1 END,
+        now() + make_interval(secs => %(after_seconds)s), now())
 RETURNING *
 """
 LOCK_THREAD = "SELECT thread_id FROM threads WHERE thread_id = %s FOR UPDATE"
@@ -228,6 +232,7 @@ class RunQueue:
         thread_config: dict[str, Any] | None = None,
         execute_here: bool = False,
         run_id: str | None = None,
+        after_seconds: int = 0,
     ) -> Run:
         """Queue a graph run on a thread. ``reject`` refuses it while another run is active there;
         ``enqueue`` queues it behind them. ``thread_config`` replaces the thread's stored graph shape.
@@ -259,6 +264,7 @@ class RunQueue:
                     )
                 if (
                     execute_here
+                    and not after_seconds
                     and not active
                     and not self._slots.locked()
                     and tenant_id not in self._full_tenants()
@@ -277,6 +283,7 @@ class RunQueue:
                         "strategy": multitask_strategy,
                         "owner": self.owner if slot else None,
                         "lease": self.lease_s,
+                        "after_seconds": after_seconds,
                     },
                 )
                 config = None if thread_config is None else json.dumps(thread_config)

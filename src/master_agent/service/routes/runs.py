@@ -62,7 +62,7 @@ class RunCreate(BaseModel):
     if_not_exists: Literal["create", "reject"] | None = None
     on_disconnect: Literal["cancel", "continue"] | None = None
     on_completion: Literal["delete", "keep"] | None = None
-    after_seconds: int | None = Field(default=None, ge=0)
+    after_seconds: int | None = Field(default=None, ge=0, le=365 * 24 * 3600)
     checkpoint: dict[str, Any] | None = None
     checkpoint_id: str | None = None
     checkpoint_during: bool | None = None
@@ -84,8 +84,6 @@ async def check_run_request(body: RunCreate, thread: Thread, resources: Resource
             check_webhook_url(body.webhook, resources.settings.webhook_allowed_networks)
         except WebhookRefused as refused:
             raise HTTPException(422, detail=f"webhook: {refused}") from None
-    if body.after_seconds:
-        raise HTTPException(422, detail="after_seconds: delayed runs are not supported by this server yet")
     if body.input is not None and body.command is not None:
         raise HTTPException(422, detail="input: a run takes input or a command, not both")
     if body.input is None and body.command is None:
@@ -171,6 +169,7 @@ class PreparedRun:
     metadata: dict[str, Any]
     multitask_strategy: str
     thread_config: dict[str, Any]
+    after_seconds: int = 0
 
     async def enqueue(
         self, queue: RunQueue, tenant: str, thread_id: str, *, execute_here: bool, run_id: str | None = None
@@ -185,6 +184,7 @@ class PreparedRun:
             thread_config=self.thread_config,
             execute_here=execute_here,
             run_id=run_id,
+            after_seconds=self.after_seconds,
         )
 
 
@@ -274,6 +274,7 @@ async def prepare_run(body: RunCreate, thread: Thread, tenant: str, resources: R
         metadata=metadata,
         multitask_strategy=body.multitask_strategy or "enqueue",
         thread_config=shape_of(config, assistant.graph_id),
+        after_seconds=body.after_seconds or 0,
     )
 
 
