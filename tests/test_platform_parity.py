@@ -249,6 +249,78 @@ async def test_a_delayed_run_waits_its_seconds_and_later_runs_go_first(
         await client.runs.create(thread["thread_id"], "tally", input=[], after_seconds=-1)
 
 
+async def test_the_thread_stream_follows_every_run_and_state_update(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    client = sdk(live, keys["demo-retail"])
+    thread = await client.threads.create()
+    tid = thread["thread_id"]
+    everything: list[Any] = []
+    lifecycle: list[Any] = []
+
+    async def follow(into: list[Any], modes: list[str]) -> None:
+        async for part in await client.threads.join_stream(tid, stream_mode=modes):  # type: ignore[arg-type]
+            into.append(part)
+
+    readers = [
+        asyncio.create_task(follow(everything, ["run_modes", "state_update"])),
+        asyncio.create_task(follow(lifecycle, ["lifecycle"])),
+    ]
+    await asyncio.sleep(0.5)  # joined
+    first = await client.runs.create(tid, "tally", input=[])
+    second = await client.runs.create(tid, "tally", input=[])
+    await client.runs.join(tid, second["run_id"])
+    await client.threads.update_state(tid, ["by hand"], as_node="mark")  # type: ignore[arg-type]
+
+    def done(parts: list[Any]) -> list[str]:
+        return [
+            p.data["run_id"] for p in parts if p.event == "metadata" and p.data.get("status") == "run_done"
+        ]
+
+    for _ in range(200):
+        if (
+            len(done(everything)) == 2
+            and any(p.event == "state_update" for p in everything)
+            and len(done(lifecycle)) == 2
+        ):
+            break
+        await asyncio.sleep(0.05)
+    for reader in readers:
+        reader.cancel()
+    assert done(everything) == [first["run_id"], second["run_id"]]
+    values = [p.data for p in everything if p.event == "values"]
+    assert ["run 1"] in values and ["run 1", "run 2"] in values
+    [update] = [p.data for p in everything if p.event == "state_update"]
+    assert update["thread_id"] == tid and update["state"]["values"] == ["run 1", "run 2", "by hand"]
+    assert {p.event for p in lifecycle} == {"metadata"} and done(lifecycle) == done(everything)
+    starts = [p.data["run_id"] for p in lifecycle if "attempt" in p.data]
+    assert starts == [first["run_id"], second["run_id"]]
+
+    # Resumed after the first run's first values: the rest of it, then the second run.
+    ids = [p.id for p in everything if p.event == "values"]
+    assert ids[0].startswith(first["run_id"] + ":")
+    resumed: list[Any] = []
+
+    async def follow_from(last: str) -> None:
+        async for part in await client.threads.join_stream(tid, last_event_id=last):
+            resumed.append(part)
+
+    reader = asyncio.create_task(follow_from(ids[0]))
+    for _ in range(200):
+        if len(done(resumed)) == 2:
+            break
+        await asyncio.sleep(0.05)
+    reader.cancel()
+    assert done(resumed) == [first["run_id"], second["run_id"]]
+    assert [p.id for p in resumed if p.event == "values"] == ids[1:]
+    with pytest.raises(UnprocessableEntityError):
+        async for _ in await client.threads.join_stream(tid, stream_mode="everything"):  # type: ignore[arg-type]
+            pass
+    with pytest.raises(NotFoundError):
+        async for _ in await sdk(live, keys["other-shop"]).threads.join_stream(tid):
+            pass
+
+
 async def test_breakpoints_stop_the_run_and_input_none_goes_on(
     live: LiveServer, keys: dict[str, str]
 ) -> None:

@@ -25,6 +25,20 @@ async def thread_graph(
     return graph, config
 
 
+async def thread_snapshot(
+    resources: RuntimeResources,
+    tenant_id: str,
+    thread: Thread,
+    checkpoint: dict[str, Any] | None = None,
+    subgraphs: bool = False,
+) -> StateSnapshot:
+    """The thread's state now, or at ``checkpoint`` (``created_at`` None: there is no such checkpoint)."""
+    graph, config = await thread_graph(resources, tenant_id, thread)
+    if checkpoint:
+        config = {**config, "configurable": {**config["configurable"], **checkpoint}}
+    return await graph.aget_state(config, subgraphs=subgraphs)
+
+
 def _checkpoint(config: Any) -> dict[str, Any] | None:
     if not config:
         return None

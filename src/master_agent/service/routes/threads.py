@@ -14,7 +14,7 @@ from master_agent.routing.graph import FrontDoorState
 from master_agent.runtime import MasterAgentState
 from master_agent.runtime.loop import CompiledLoop
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
-from master_agent.service.graph_state import snapshot_json, thread_graph
+from master_agent.service.graph_state import snapshot_json, thread_graph, thread_snapshot
 from master_agent.service.limits import Metadata, StrictJsonRoute
 from master_agent.service.threads import (
     Thread,
@@ -259,10 +259,7 @@ async def _state_at(
     resources: ResourcesDep, tenant: str, thread_id: uuid.UUID, checkpoint: dict[str, Any], subgraphs: bool
 ) -> dict[str, Any]:
     thread = await existing_thread(resources, tenant, thread_id)
-    graph, config = await thread_graph(resources, tenant, thread)
-    if checkpoint:
-        config = {**config, "configurable": {**config["configurable"], **checkpoint}}
-    snapshot = await graph.aget_state(config, subgraphs=subgraphs)
+    snapshot = await thread_snapshot(resources, tenant, thread, checkpoint, subgraphs)
     if checkpoint.get("checkpoint_id") and snapshot.created_at is None:
         raise HTTPException(
             404, detail=f"checkpoint_id: no checkpoint {checkpoint['checkpoint_id']} on this thread"
