@@ -107,12 +107,18 @@ async def test_bad_store_input_is_a_4xx_naming_the_field(live: LiveServer, keys:
     async with httpx.AsyncClient(base_url=live.url, headers=headers, timeout=30) as http:
         dotted = await http.put("/store/items", json={"namespace": ["a.b"], "key": "k", "value": {}})
         assert dotted.status_code == 422 and "namespace" in dotted.text
+        nul = await http.put("/store/items", json={"namespace": ["a\u0000"], "key": "k", "value": {}})
+        assert nul.status_code == 422 and "namespace" in nul.text
         no_value = await http.put("/store/items", json={"namespace": ["a"], "key": "k", "value": [1]})
         assert no_value.status_code == 422 and "value" in no_value.text
         no_key = await http.get("/store/items", params={"namespace": "a"})
         assert no_key.status_code == 422 and "key" in no_key.text
         bad_limit = await http.post("/store/items/search", json={"namespace_prefix": [], "limit": 0})
         assert bad_limit.status_code == 422 and "limit" in bad_limit.text
+        forever = await http.put(
+            "/store/items", json={"namespace": ["a"], "key": "k", "value": {}, "ttl": 4.6e307}
+        )
+        assert forever.status_code == 422 and "ttl" in forever.text
         listed = await http.post("/store/namespaces", json={})
         assert listed.status_code == 200
         assert ["a"] not in listed.json()["namespaces"]  # nothing was stored by the refused calls

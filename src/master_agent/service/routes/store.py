@@ -11,6 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from master_agent.service.deps import ResourcesDep, TenantDep
 from master_agent.service.limits import StrictJsonRoute
 
+#: The longest TTL an item may have: beyond this, expiry times leave the calendar.
+MAX_TTL_MINUTES = 100 * 366 * 24 * 60
+
 router = APIRouter(prefix="/store", tags=["store"], route_class=StrictJsonRoute)
 
 MAX_LABELS = 20
@@ -18,8 +21,8 @@ MAX_LABELS = 20
 
 def _check_namespace(value: list[str] | None) -> list[str] | None:
     for label in value or ():
-        if not label or "." in label:
-            raise ValueError(f"namespace label {label!r} must be a non-empty string without periods")
+        if not label or "." in label or "\x00" in label:
+            raise ValueError(f"namespace label {label!r} must be a non-empty string without periods or NUL")
     if value is not None and len(value) > MAX_LABELS:
         raise ValueError(f"at most {MAX_LABELS} labels")
     return value
@@ -48,7 +51,12 @@ class StorePut(BaseModel):
         description="JSON paths of the value to embed for semantic search; false: not indexed; unset: "
         "the store's default fields.",
     )
-    ttl: float | None = Field(default=None, gt=0, description="Minutes until the item expires.")
+    ttl: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_TTL_MINUTES,
+        description="Minutes until the item expires (at most 100 years).",
+    )
 
     _namespace = field_validator("namespace")(_check_namespace)
 
