@@ -321,6 +321,27 @@ async def test_the_thread_stream_follows_every_run_and_state_update(
             pass
 
 
+async def test_stream_mode_events_streams_every_runnable_event(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    client = sdk(live, keys["demo-retail"])
+    thread = await client.threads.create()
+    parts = [
+        part
+        async for part in client.runs.stream(
+            thread["thread_id"], "tally", input=[], stream_mode=["events", "values"]
+        )
+    ]
+    events = [part.data for part in parts if part.event == "events"]
+    assert {"on_chain_start", "on_chain_end"} <= {event["event"] for event in events}
+    assert "mark" in {event["name"] for event in events if event["event"] == "on_chain_start"}
+    assert all(
+        event["parent_ids"] for event in events if event["event"] == "on_chain_stream"
+    )  # root's: modes
+    assert [part.data for part in parts if part.event == "values"][-1] == ["run 1"]
+    assert (await client.threads.get_state(thread["thread_id"]))["values"] == ["run 1"]
+
+
 async def test_breakpoints_stop_the_run_and_input_none_goes_on(
     live: LiveServer, keys: dict[str, str]
 ) -> None:

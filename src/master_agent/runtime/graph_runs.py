@@ -7,7 +7,7 @@ checkpoint instead of starting again.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -101,7 +101,7 @@ async def execute_graph_run(
     published = {"messages" if mode.startswith("messages") else mode for mode in modes}
     # ``values`` is always streamed: the root's last values chunk carries ``__interrupt__`` when the
     # run stopped at an interrupt (its own or a nested sub-agent's), so no state read is needed after.
-    graph_modes: list[Any] = sorted(published | {"values"})
+    graph_modes: list[Any] = sorted((published - {"events"}) | {"values"})
     translator = _EventTranslator(modes)
     # subgraphs=True always, so parts arrive as (namespace, mode, chunk); nested ones are dropped below
     # unless the client asked for them.
@@ -112,16 +112,21 @@ async def execute_graph_run(
     # ``sync`` durability: each step is committed (and flushed) before the next starts; ``async``
     # (default) writes while the next step runs; ``exit`` only at the end.
     durability = cast(Durability, kwargs.get("durability") or "async")
-    async for part in graph.astream(
-        graph_input,
-        {**config, "configurable": {**config["configurable"], **start}} if start else config,
-        stream_mode=graph_modes,
-        subgraphs=True,
-        durability=durability,
-        context=kwargs.get("context"),
-        interrupt_before=kwargs.get("interrupt_before"),
-        interrupt_after=kwargs.get("interrupt_after"),
-    ):
+    stream_options: dict[str, Any] = {
+        "stream_mode": graph_modes,
+        "subgraphs": True,
+        "durability": durability,
+        "context": kwargs.get("context"),
+        "interrupt_before": kwargs.get("interrupt_before"),
+        "interrupt_after": kwargs.get("interrupt_after"),
+    }
+    run_config = {**config, "configurable": {**config["configurable"], **start}} if start else config
+    parts = (
+        _parts_publishing_events(graph, graph_input, run_config, stream_options, publish)
+        if "events" in published
+        else graph.astream(graph_input, run_config, **stream_options)
+    )
+    async for part in parts:
         namespace, mode, chunk = cast(tuple[tuple[str, ...], str, Any], part)
         if not namespace and mode == "values" and isinstance(chunk, dict):
             interrupts = chunk.get("__interrupt__") or ()
@@ -146,6 +151,23 @@ async def execute_graph_run(
     if isinstance(failure, str) and failure:
         return GraphRunEnd(status="error", output=output, error=failure)
     return GraphRunEnd(status="success", output=output)
+
+
+async def _parts_publishing_events(
+    graph: Any,
+    graph_input: Any,
+    config: Any,
+    stream_options: dict[str, Any],
+    publish: Callable[[str, Any], object],
+) -> AsyncIterator[Any]:
+    """``stream_mode="events"``, as langgraph-api streams it: the run through ``astream_events`` (v2),
+    each event published as ``events``; the root graph's stream chunks are the parts ``astream``
+    would have given (they are not published as events)."""
+    async for event in graph.astream_events(graph_input, config, version="v2", **stream_options):
+        if event["event"] == "on_chain_stream" and not event.get("parent_ids"):
+            yield event["data"]["chunk"]
+        else:
+            publish("events", to_jsonable(event))
 
 
 def _run_has_pending_steps(state: StateSnapshot, run_id: str) -> bool:

@@ -38,7 +38,7 @@ from master_agent.storage.outages import OutageTooLong, through_outages
 router = APIRouter(tags=["runs"], route_class=StrictJsonRoute)
 
 StreamMode = Literal[
-    "values", "updates", "messages", "messages-tuple", "custom", "debug", "tasks", "checkpoints"
+    "values", "updates", "messages", "messages-tuple", "custom", "debug", "tasks", "checkpoints", "events"
 ]
 #: Longest a wait or join holds the request open.
 WAIT_LIMIT_S = 600.0
