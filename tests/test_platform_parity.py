@@ -21,6 +21,7 @@ from langgraph_sdk.errors import NotFoundError, UnprocessableEntityError
 from typing_extensions import TypedDict
 
 from master_agent.runtime import RuntimeResources
+from master_agent.storage.retention import ThreadTTLSweep, sweep_thread_ttls
 from tests.live_server import LiveServer, live_server_fixture, sdk, two_tenant_keys
 
 live = live_server_fixture("threads", graphs=("tally=tests.tally_graph:make_graph",))
@@ -340,6 +341,44 @@ async def test_stream_mode_events_streams_every_runnable_event(
     )  # root's: modes
     assert [part.data for part in parts if part.event == "values"][-1] == ["run 1"]
     assert (await client.threads.get_state(thread["thread_id"]))["values"] == ["run 1"]
+
+
+async def test_a_threads_own_ttl_deletes_or_prunes_it_once_it_runs_out(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    client = sdk(live, keys["demo-retail"])
+    doomed = await client.threads.create(ttl=5)
+    pruned = await client.threads.create(ttl={"ttl": 5, "strategy": "keep_latest"})
+    forever = await client.threads.create()
+    for thread in (doomed, pruned, forever):
+        await client.runs.wait(thread["thread_id"], "tally", input=[])
+        await client.runs.wait(thread["thread_id"], "tally", input=[])
+    shown = await client.threads.get(pruned["thread_id"], include=["ttl"])
+    assert (
+        shown["ttl"]["strategy"] == "keep_latest" and shown["ttl"]["ttl"] == 5 and shown["ttl"]["expires_at"]
+    )
+    assert "ttl" not in await client.threads.get(pruned["thread_id"])
+    assert (await client.threads.get(forever["thread_id"], include=["ttl"]))["ttl"] is None
+    longer = await client.threads.update(doomed["thread_id"], metadata={}, ttl=60)
+    assert longer["thread_id"] == doomed["thread_id"]
+
+    resources: RuntimeResources = live.server.config.app.state.service.resources
+    pool = resources.database.pool
+    assert await sweep_thread_ttls(pool, datetime.now(UTC)) == ThreadTTLSweep()  # nothing ran out yet
+    later = datetime.now(UTC) + timedelta(minutes=10)
+    swept = await sweep_thread_ttls(pool, later)
+    assert swept.pruned >= 1
+    assert len(await client.threads.get_history(pruned["thread_id"], limit=50)) == 1
+    assert (await client.threads.get_state(pruned["thread_id"]))["values"] == ["run 1", "run 2"]
+    assert (await sweep_thread_ttls(pool, later)).pruned == 0  # swept: counted again from now
+    await client.threads.get(doomed["thread_id"])  # its TTL was made 60 minutes
+    await sweep_thread_ttls(pool, datetime.now(UTC) + timedelta(minutes=61))
+    with pytest.raises(NotFoundError):
+        await client.threads.get(doomed["thread_id"])
+    assert len(await client.threads.get_history(forever["thread_id"], limit=50)) > 1  # no TTL: untouched
+    for bad in ({"ttl": 0}, {"ttl": 5, "strategy": "archive"}, {"strategy": "delete"}):
+        with pytest.raises(UnprocessableEntityError):
+            await client.threads.create(ttl=bad)
 
 
 async def test_breakpoints_stop_the_run_and_input_none_goes_on(

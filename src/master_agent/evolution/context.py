@@ -29,6 +29,8 @@ class EvolutionContext:
     notifier: Notifier = field(default_factory=RecordingNotifier)
     checkpoints_swept_at: datetime | None = None
     """When this process (as the scheduler leader) last swept checkpoints by the retention policy."""
+    thread_ttls_swept_at: datetime | None = None
+    """When this process (as the scheduler leader) last swept threads whose own TTL ran out."""
 
     async def tool_context(self, tenant_id: str) -> ToolContext:
         tenant = await load_tenant(self.pool, tenant_id)

@@ -9,7 +9,13 @@ from datetime import timedelta
 
 from master_agent.evolution.context import EvolutionContext
 from master_agent.evolution.scheduler import crontab_trigger
-from master_agent.storage.retention import SweepResult, retention_policy, sweep_checkpoints
+from master_agent.storage.retention import (
+    SweepResult,
+    ThreadTTLSweep,
+    retention_policy,
+    sweep_checkpoints,
+    sweep_thread_ttls,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +91,7 @@ async def leader_tick(context: EvolutionContext) -> None:
     await deliver_pending(context.pool, context.notifier)
     await deliver_webhooks(context.pool, context.settings)
     await sweep_checkpoints_if_due(context)
+    await sweep_thread_ttls_if_due(context)
 
 
 async def sweep_checkpoints_if_due(context: EvolutionContext) -> SweepResult | None:
@@ -100,6 +107,19 @@ async def sweep_checkpoints_if_due(context: EvolutionContext) -> SweepResult | N
     result = await sweep_checkpoints(context.pool, policy, now)
     if result.threads:
         logger.info("checkpoint retention: %s", result.model_dump())
+    return result
+
+
+async def sweep_thread_ttls_if_due(context: EvolutionContext) -> ThreadTTLSweep | None:
+    """Threads' own TTLs, every ``MASTER_AGENT_CHECKPOINT_SWEEP_MINUTES`` (None when not due)."""
+    now = context.clock.now()
+    last = context.thread_ttls_swept_at
+    if last is not None and now - last < timedelta(minutes=context.settings.checkpoint_sweep_minutes):
+        return None
+    context.thread_ttls_swept_at = now
+    result = await sweep_thread_ttls(context.pool, now)
+    if result.deleted or result.pruned:
+        logger.info("thread TTLs: %s", result.model_dump())
     return result
 
 

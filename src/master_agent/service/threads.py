@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from psycopg_pool import AsyncConnectionPool
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from master_agent.storage.documents import StoredMetadata
 from master_agent.storage.retention import KEEP_LATEST, delete_thread_rows
@@ -19,8 +19,8 @@ ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 #: A new thread, unless its id is taken, was deleted, or already has checkpoints (state nobody owns
 #: must never be adopted by whoever names the id first).
 INSERT_THREAD = """
-INSERT INTO threads (thread_id, tenant_id, metadata, config)
-SELECT %(thread_id)s, %(tenant_id)s, %(metadata)s, %(config)s
+INSERT INTO threads (thread_id, tenant_id, metadata, config, ttl_minutes, ttl_strategy)
+SELECT %(thread_id)s, %(tenant_id)s, %(metadata)s, %(config)s, %(ttl_minutes)s, %(ttl_strategy)s
 WHERE NOT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = %(thread_id)s::text)
   AND NOT EXISTS (SELECT 1 FROM deleted_threads WHERE thread_id = %(thread_id)s::text)
 ON CONFLICT (thread_id) DO NOTHING
@@ -49,7 +49,9 @@ SORT_COLUMNS = {
 }
 THREAD_FIELDS = ("thread_id", "created_at", "updated_at", "metadata", "status", "config", "values")
 PATCH_THREAD = """
-UPDATE threads SET metadata = metadata || %(metadata)s::jsonb, updated_at = now()
+UPDATE threads SET metadata = metadata || %(metadata)s::jsonb, updated_at = now(),
+       ttl_minutes = CASE WHEN %(set_ttl)s THEN %(ttl_minutes)s ELSE ttl_minutes END,
+       ttl_strategy = CASE WHEN %(set_ttl)s THEN %(ttl_strategy)s ELSE ttl_strategy END
 WHERE tenant_id = %(tenant)s AND thread_id = %(thread_id)s
 RETURNING *
 """
@@ -75,6 +77,16 @@ WHERE tenant_id = %(tenant)s AND thread_id = ANY(%(ids)s::uuid[])
 OWN_THREAD = "SELECT thread_id FROM threads WHERE tenant_id = %s AND thread_id = %s FOR UPDATE"
 
 
+class ThreadTTL(BaseModel):
+    """A thread's own time to live, as langgraph-api takes it: swept ``ttl`` minutes after its last
+    activity, by deleting it or by keeping only its latest checkpoint."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    strategy: Literal["delete", "keep_latest"] = "delete"
+    ttl: float = Field(gt=0, le=100 * 366 * 24 * 60, description="Minutes (at most 100 years).")
+
+
 class Thread(BaseModel):
     thread_id: uuid.UUID
     created_at: datetime
@@ -83,6 +95,19 @@ class Thread(BaseModel):
     status: ThreadStatus
     config: dict[str, Any]
     values: Any = None
+    ttl_minutes: float | None = Field(default=None, exclude=True)
+    ttl_strategy: str | None = Field(default=None, exclude=True)
+
+    def ttl_json(self) -> dict[str, Any] | None:
+        """The thread's TTL and when it runs out (``include=ttl``); None without one."""
+        if self.ttl_minutes is None:
+            return None
+        expires = self.updated_at + timedelta(minutes=self.ttl_minutes)
+        return {"strategy": self.ttl_strategy, "ttl": self.ttl_minutes, "expires_at": expires.isoformat()}
+
+
+def _ttl_params(ttl: ThreadTTL | None) -> dict[str, Any]:
+    return {"ttl_minutes": ttl.ttl if ttl else None, "ttl_strategy": ttl.strategy if ttl else None}
 
 
 async def create_thread(
@@ -91,6 +116,7 @@ async def create_thread(
     metadata: dict[str, Any],
     thread_id: uuid.UUID | None = None,
     config: dict[str, Any] | None = None,
+    ttl: ThreadTTL | None = None,
 ) -> Thread | None:
     """None when ``thread_id`` is taken, was deleted, or has checkpoints already."""
     values = {
@@ -98,6 +124,7 @@ async def create_thread(
         "tenant_id": tenant_id,
         "metadata": json.dumps(metadata),
         "config": json.dumps(config or {}),
+        **_ttl_params(ttl),
     }
     async with pool.connection() as conn:
         row = await (await conn.execute(INSERT_THREAD, values)).fetchone()
@@ -154,10 +181,21 @@ async def count_threads(
 
 
 async def patch_thread(
-    pool: AsyncConnectionPool[Any], tenant_id: str, thread_id: uuid.UUID, metadata: dict[str, Any]
+    pool: AsyncConnectionPool[Any],
+    tenant_id: str,
+    thread_id: uuid.UUID,
+    metadata: dict[str, Any],
+    ttl: ThreadTTL | None = None,
 ) -> Thread | None:
-    """Merge ``metadata`` into the thread's (a key set to null stays, as langgraph-api keeps it)."""
-    params = {"tenant": tenant_id, "thread_id": thread_id, "metadata": json.dumps(metadata)}
+    """Merge ``metadata`` into the thread's (a key set to null stays, as langgraph-api keeps it); a
+    ``ttl`` replaces the thread's (counted from now)."""
+    params = {
+        "tenant": tenant_id,
+        "thread_id": thread_id,
+        "metadata": json.dumps(metadata),
+        "set_ttl": ttl is not None,
+        **_ttl_params(ttl),
+    }
     async with pool.connection() as conn:
         row = await (await conn.execute(PATCH_THREAD, params)).fetchone()
     return Thread.model_validate(row) if row else None

@@ -101,6 +101,45 @@ async def delete_thread_rows(conn: Any, thread_ids: list[str]) -> None:
         await conn.execute(statement, {"threads": thread_ids})
 
 
+#: Threads whose own TTL has run out since their last activity (or last keep_latest sweep), not running.
+EXPIRED_THREADS = """
+SELECT t.thread_id::text AS thread_id, t.ttl_strategy FROM threads t
+WHERE t.ttl_minutes IS NOT NULL
+  AND greatest(t.updated_at, t.ttl_swept_at) + make_interval(secs => t.ttl_minutes * 60) < %(now)s
+  AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = t.thread_id::text AND r.status IN ('pending', 'running'))
+ORDER BY t.updated_at
+LIMIT %(batch)s
+FOR UPDATE OF t SKIP LOCKED
+"""
+MARK_TTL_SWEPT = "UPDATE threads SET ttl_swept_at = %(now)s WHERE thread_id::text = ANY(%(threads)s)"
+
+
+class ThreadTTLSweep(BaseModel):
+    deleted: int = 0
+    pruned: int = 0
+
+
+async def sweep_thread_ttls(pool: AsyncConnectionPool[Any], now: datetime) -> ThreadTTLSweep:
+    """Apply each expired thread's own TTL strategy: ``delete`` it, or ``keep_latest`` checkpoint (the
+    thread then counts as swept now, so it is pruned again only after another TTL)."""
+    result = ThreadTTLSweep()
+    while True:
+        async with pool.connection() as conn, conn.transaction():
+            rows = await (await conn.execute(EXPIRED_THREADS, {"now": now, "batch": SWEEP_BATCH})).fetchall()
+            if not rows:
+                return result
+            doomed = [row["thread_id"] for row in rows if row["ttl_strategy"] != "keep_latest"]
+            kept = [row["thread_id"] for row in rows if row["ttl_strategy"] == "keep_latest"]
+            if doomed:
+                await delete_thread_rows(conn, doomed)
+            if kept:
+                for statement in KEEP_LATEST.values():
+                    await conn.execute(statement, {"threads": kept})
+                await conn.execute(MARK_TTL_SWEPT, {"threads": kept, "now": now})
+            result.deleted += len(doomed)
+            result.pruned += len(kept)
+
+
 class RetentionPolicy(BaseModel):
     """What a sweep keeps (``MASTER_AGENT_CHECKPOINT_TTL``, ``MASTER_AGENT_CHECKPOINT_TTL_MINUTES``)."""
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Response
 from langchain_core.runnables import RunnableConfig
@@ -19,6 +19,7 @@ from master_agent.service.limits import Metadata, StrictJsonRoute
 from master_agent.service.threads import (
     Thread,
     ThreadStatus,
+    ThreadTTL,
     copy_thread,
     count_threads,
     create_thread,
@@ -39,6 +40,7 @@ class ThreadCreate(BaseModel):
     thread_id: uuid.UUID | None = None
     if_exists: Literal["raise", "do_nothing"] = "raise"
     graph_id: str | None = None
+    ttl: ThreadTTL | None = None
 
 
 class ThreadSearch(BaseModel):
@@ -81,6 +83,7 @@ class ThreadPatch(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     metadata: Metadata = Field(default_factory=dict)
+    ttl: ThreadTTL | None = None
 
 
 class ThreadPrune(BaseModel):
@@ -138,7 +141,9 @@ async def existing_thread(resources: ResourcesDep, tenant: str, thread_id: uuid.
 
 @router.post("", response_model=Thread)
 async def create(body: ThreadCreate, tenant: TenantDep, resources: ResourcesDep) -> Thread:
-    created = await create_thread(resources.database.pool, tenant, body.metadata, body.thread_id)
+    created = await create_thread(
+        resources.database.pool, tenant, body.metadata, body.thread_id, ttl=body.ttl
+    )
     if created is not None:
         return created
     assert body.thread_id is not None
@@ -151,9 +156,19 @@ async def create(body: ThreadCreate, tenant: TenantDep, resources: ResourcesDep)
     return existing
 
 
-@router.get("/{thread_id}", response_model=Thread)
-async def get(thread_id: uuid.UUID, tenant: TenantDep, resources: ResourcesDep) -> Thread:
-    return await existing_thread(resources, tenant, thread_id)
+@router.get("/{thread_id}")
+async def get(
+    thread_id: uuid.UUID,
+    tenant: TenantDep,
+    resources: ResourcesDep,
+    include: Annotated[list[Literal["ttl"]] | None, Query()] = None,
+) -> dict[str, Any]:
+    """The thread; with ``include=ttl``, its TTL and when it runs out (null without one)."""
+    thread = await existing_thread(resources, tenant, thread_id)
+    found = thread.model_dump(mode="json")
+    if include and "ttl" in include:
+        found["ttl"] = thread.ttl_json()
+    return found
 
 
 @router.post("/search", response_model=list[dict[str, Any]])
@@ -198,7 +213,7 @@ async def patch(
     thread_id: uuid.UUID, body: ThreadPatch, tenant: TenantDep, resources: ResourcesDep
 ) -> Thread:
     """Merge ``metadata`` into the thread's."""
-    patched = await patch_thread(resources.database.pool, tenant, thread_id, body.metadata)
+    patched = await patch_thread(resources.database.pool, tenant, thread_id, body.metadata, body.ttl)
     if patched is None:
         raise HTTPException(404, detail=f"Thread with ID {thread_id} not found")
     return patched
