@@ -359,6 +359,10 @@ async def test_a_threads_own_ttl_deletes_or_prunes_it_once_it_runs_out(
     )
     assert "ttl" not in await client.threads.get(pruned["thread_id"])
     assert (await client.threads.get(forever["thread_id"], include=["ttl"]))["ttl"] is None
+    copied = await client.threads.copy(pruned["thread_id"])
+    assert (await client.threads.get(copied["thread_id"], include=["ttl"]))["ttl"][
+        "strategy"
+    ] == "keep_latest"
     longer = await client.threads.update(doomed["thread_id"], metadata={}, ttl=60)
     assert longer["thread_id"] == doomed["thread_id"]
 

@@ -214,6 +214,9 @@ async def copy_thread(pool: AsyncConnectionPool[Any], tenant_id: str, source: Th
                     "tenant_id": tenant_id,
                     "metadata": json.dumps(source.metadata),
                     "config": json.dumps(source.config),
+                    # A copy of a thread meant to expire expires too.
+                    "ttl_minutes": source.ttl_minutes,
+                    "ttl_strategy": source.ttl_strategy,
                 },
             )
         ).fetchone()
