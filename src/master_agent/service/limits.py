@@ -13,13 +13,13 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Annotated, Any
 
 from fastapi import HTTPException, Request, Response
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
-from pydantic import AfterValidator
+from pydantic import AfterValidator, BaseModel
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -227,3 +227,15 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
     """What every uvicorn serving the app is given: the head-limited protocol (a picklable factory,
     for worker processes)."""
     return {"http": functools.partial(HeadLimitedProtocol, max_head_bytes=settings.max_header_bytes)}
+
+
+def page(
+    response: Response, found: Sequence[BaseModel], offset: int, total: int, select: Sequence[str] | None
+) -> list[dict[str, Any]]:
+    """A search's page as langgraph-api answers it: ``X-Pagination-Total`` (and ``X-Pagination-Next``
+    while more are left) on ``response``; each item cut to ``select``'s fields when given."""
+    response.headers["X-Pagination-Total"] = str(total)
+    if offset + len(found) < total:
+        response.headers["X-Pagination-Next"] = str(offset + len(found))
+    include: set[str] | None = set(select) if select else None
+    return [item.model_dump(mode="json", include=include) for item in found]

@@ -21,7 +21,7 @@ from master_agent.service.crons import (
     update_cron,
 )
 from master_agent.service.deps import ResourcesDep, TenantDep
-from master_agent.service.limits import Metadata, StrictJsonRoute
+from master_agent.service.limits import Metadata, StrictJsonRoute, page
 from master_agent.service.routes.runs import RunCreate, StreamMode, new_thread_placeholder, prepare_run
 from master_agent.service.routes.threads import existing_thread
 from master_agent.service.threads import Thread
@@ -174,11 +174,7 @@ async def search(
         sort_by=body.sort_by,
         sort_order=body.sort_order,
     )
-    response.headers["X-Pagination-Total"] = str(total)
-    if body.offset + len(found) < total:
-        response.headers["X-Pagination-Next"] = str(body.offset + len(found))
-    include: set[str] | None = set(body.select) if body.select else None
-    return [cron.model_dump(mode="json", include=include) for cron in found]
+    return page(response, found, body.offset, total, body.select)
 
 
 @router.post("/runs/crons/count", response_model=int)

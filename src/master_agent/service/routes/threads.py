@@ -15,7 +15,7 @@ from master_agent.runtime import MasterAgentState
 from master_agent.runtime.loop import CompiledLoop
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
 from master_agent.service.graph_state import snapshot_json, thread_graph, thread_snapshot
-from master_agent.service.limits import Metadata, StrictJsonRoute
+from master_agent.service.limits import Metadata, StrictJsonRoute, page
 from master_agent.service.threads import (
     Thread,
     ThreadStatus,
@@ -188,11 +188,7 @@ async def search(
         sort_by=body.sort_by,
         sort_order=body.sort_order,
     )
-    response.headers["X-Pagination-Total"] = str(total)
-    if body.offset + len(found) < total:
-        response.headers["X-Pagination-Next"] = str(body.offset + len(found))
-    include: set[str] | None = set(body.select) if body.select else None
-    return [thread.model_dump(mode="json", include=include) for thread in found]
+    return page(response, found, body.offset, total, body.select)
 
 
 @router.post("/count", response_model=int)
