@@ -19,7 +19,7 @@ from master_agent.runtime.factory import GraphOptions, loop_limits
 from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_for
 from master_agent.runtime.loop import recursion_limit_for
 from master_agent.runtime.resources import RuntimeResources
-from master_agent.runtime.serialization import thread_output, to_jsonable
+from master_agent.runtime.serialization import interrupt_json, thread_output, to_jsonable
 
 #: Keys of ``configurable`` that shape the graph (kept on the thread so state reads use the same graph).
 SHAPE_KEYS = (
@@ -55,6 +55,8 @@ class GraphRunEnd:
     (None when the run streamed none, e.g. taken over after it had finished)."""
     error: str | None = None
     """Why the run ended ``error``: the master agent's model failed (the thread keeps its answer)."""
+    interrupts: dict[str, list[dict[str, Any]]] | None = None
+    """The thread's pending interrupts by task id, as its row keeps them (None: unknown, left as they were)."""
 
 
 def thread_graph_config(tenant_id: str, thread_id: str, configurable: dict[str, Any]) -> RunnableConfig:
@@ -138,19 +140,24 @@ async def execute_graph_run(
             continue
         for event, data in translator.events(namespace, mode, chunk):
             publish(event, data)
-    if interrupted is None or (
-        not interrupted and (kwargs.get("interrupt_before") or kwargs.get("interrupt_after"))
-    ):
-        # A static breakpoint leaves no ``__interrupt__``: the thread waits with steps to go.
+    waiting: dict[str, list[dict[str, Any]]] = {}
+    if interrupted is not False or kwargs.get("interrupt_before") or kwargs.get("interrupt_after"):
+        # A static breakpoint leaves no ``__interrupt__``: the thread waits with steps to go. The
+        # interrupts are kept by task, as the thread's row shows them.
         state = await graph.aget_state(config)
         interrupted = bool(state.interrupts) or bool(state.next)
+        waiting = {
+            task.id: [interrupt_json(item) for item in task.interrupts]
+            for task in state.tasks
+            if task.interrupts
+        }
     output = None if values is None else thread_output(values, interrupts)
     if interrupted:
-        return GraphRunEnd(status="interrupted", output=output)
+        return GraphRunEnd(status="interrupted", output=output, interrupts=waiting)
     failure = values.get("model_failure") if isinstance(values, dict) else None
     if isinstance(failure, str) and failure:
-        return GraphRunEnd(status="error", output=output, error=failure)
-    return GraphRunEnd(status="success", output=output)
+        return GraphRunEnd(status="error", output=output, error=failure, interrupts={})
+    return GraphRunEnd(status="success", output=output, interrupts={})
 
 
 async def _parts_publishing_events(

@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 
 from master_agent.errors import ConflictError, InputError
 from master_agent.evolution.webhooks import deliver_webhook_now, enqueue_webhook
-from master_agent.runtime.graph_runs import execute_graph_run
+from master_agent.runtime.graph_runs import GraphRunEnd, RunOutcome, execute_graph_run
 from master_agent.runtime.resources import RuntimeResources
 from master_agent.runtime.run_events import (
     ANNOUNCE_EVENTS,
@@ -44,7 +44,6 @@ from master_agent.storage.retention import delete_thread_rows
 logger = logging.getLogger(__name__)
 
 RunStatus = Literal["pending", "running", "success", "error", "interrupted"]
-WorkEnd = tuple[RunStatus, Any, str | None]
 #: The error name of a run whose master agent's model failed (stream ``error`` events, run output).
 MODEL_ERROR = "ModelError"
 TERMINAL: frozenset[str] = frozenset({"success", "error", "interrupted"})
@@ -122,7 +121,10 @@ END_RUN = f"""
 WITH {INSERT_EVENTS},
 finished AS ({FINISH_RUN}),
 marked AS (
-    UPDATE threads SET status = %(thread_status)s, updated_at = now() WHERE thread_id = %(thread_key)s
+    UPDATE threads SET status = %(thread_status)s, updated_at = now(),
+           "values" = CASE WHEN %(set_values)s THEN %(values)s::jsonb ELSE "values" END,
+           interrupts = coalesce(%(interrupts)s::jsonb, interrupts)
+    WHERE thread_id = %(thread_key)s
 )
 SELECT pg_notify('{DONE_CHANNEL}', %(done)s),
        (SELECT count(*) FROM ({ANNOUNCE_EVENTS}) AS announced) AS announced,
@@ -497,10 +499,14 @@ class RunQueue:
         started = time.perf_counter()
         status, error = "error", None
         output: Any = None
+        # The thread row keeps its values unless the run leaves new ones.
+        thread_values = _thread_values_params(None, None)
         graph_run = claimed["kind"] == "graph"
         await self.events.open_run(run_id, first_attempt=claimed["attempts"] == 1)
         try:
-            status, output, failure = await self._work_through_outages(claimed)
+            end = await self._work_through_outages(claimed)
+            status, output, failure = end.status, end.output, end.error
+            thread_values = _thread_values_params(end.output, end.interrupts)
             if failure:
                 logger.warning("run %s ended error: the master agent's model failed: %s", run_id, failure)
                 error = f"{MODEL_ERROR}: {failure}"
@@ -550,6 +556,7 @@ class RunQueue:
                         "owner": self.owner,
                         "thread_status": {"success": "idle"}.get(status, status),
                         "thread_key": _thread_key(thread_id) if graph_run else None,
+                        **thread_values,
                         "done": run_id,
                         "thread_id": thread_id,
                     },
@@ -583,13 +590,13 @@ class RunQueue:
         async with self.resources.database.pool.connection() as conn, conn.transaction():
             await delete_thread_rows(conn, [thread_id])
 
-    async def _work_through_outages(self, claimed: dict[str, Any]) -> WorkEnd:
+    async def _work_through_outages(self, claimed: dict[str, Any]) -> GraphRunEnd:
         """Execute the run; when the database goes away under it, wait until it is back and continue
         from the run's last checkpoint (steps after it run again; their events are sent again)."""
         run_id = str(claimed["run_id"])
         attempts = 0
 
-        async def attempt() -> WorkEnd:
+        async def attempt() -> GraphRunEnd:
             nonlocal attempts
             attempts += 1
             return await self._work(claimed, resumed=attempts > 1)
@@ -602,7 +609,7 @@ class RunQueue:
             self.resources.database.health, attempt, within_s=self.outage_wait_s, before_retry=still_owned
         )
 
-    async def _work(self, claimed: dict[str, Any], *, resumed: bool) -> WorkEnd:
+    async def _work(self, claimed: dict[str, Any], *, resumed: bool) -> GraphRunEnd:
         """How the run ended: its status, its output (None: read from the thread) and, when the master
         agent's model failed, why (the run then ends ``error``; the thread keeps the agent's answer)."""
         run_id = str(claimed["run_id"])
@@ -613,7 +620,7 @@ class RunQueue:
                 lambda event, data: self.events.publish(run_id, event, data),
                 resumed=resumed,
             )
-            return end.status, end.output, end.error
+            return end
         # A strategic goal streams its call tree as custom events, then the solution as values; it
         # continues from its last checkpoint by itself.
         outcome: SolveOutcome = await run_solution(
@@ -624,9 +631,9 @@ class RunQueue:
         self.events.publish(run_id, "values", outcome.model_dump(mode="json"))
         failure = outcome.solution.model_failure if outcome.solution else None
         if failure:
-            return "error", None, failure
+            return GraphRunEnd(status="error", output=None, error=failure)
         status = {"interrupted": "interrupted", "error": "error"}.get(outcome.status, "success")
-        return cast(RunStatus, status), None, None
+        return GraphRunEnd(status=cast(RunOutcome, status), output=None)
 
     async def _still_owned(self, run_id: str) -> bool:
         """Renew the lease of a run this process executes; False when another worker took it over."""
@@ -745,6 +752,18 @@ def _webhook_result(output: Any) -> tuple[Any, dict[str, Any] | None]:
     if isinstance(output, dict):
         return {key: value for key, value in output.items() if key != "__interrupt__"}, None
     return output, None
+
+
+def _thread_values_params(output: Any, interrupts: dict[str, Any] | None) -> dict[str, Any]:
+    """The thread row's ``values`` and ``interrupts`` after a run: its last values (kept as they were
+    when the run streamed none, or failed before any) and its pending interrupts by task."""
+    values, failed = _webhook_result(output)
+    known = output is not None and failed is None
+    return {
+        "set_values": known,
+        "values": json.dumps(values) if known else None,
+        "interrupts": json.dumps(interrupts) if interrupts is not None else None,
+    }
 
 
 def _thread_key(thread_id: str) -> uuid.UUID | None:

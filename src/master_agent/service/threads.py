@@ -29,6 +29,7 @@ RETURNING *
 SELECT_THREAD = "SELECT * FROM threads WHERE tenant_id = %s AND thread_id = %s"
 _MATCHING = """
 WHERE tenant_id = %(tenant)s AND metadata @> %(metadata)s
+  AND (%(values)s::jsonb IS NULL OR "values" @> %(values)s::jsonb)
   AND (%(status)s::text IS NULL OR status = %(status)s)
   AND (%(ids)s::uuid[] IS NULL OR thread_id = ANY(%(ids)s::uuid[]))
 """
@@ -47,7 +48,6 @@ SORT_COLUMNS = {
     "updated_at": "updated_at",
     "state_updated_at": "updated_at",
 }
-THREAD_FIELDS = ("thread_id", "created_at", "updated_at", "metadata", "status", "config", "values")
 PATCH_THREAD = """
 UPDATE threads SET metadata = metadata || %(metadata)s::jsonb, updated_at = now(),
        ttl_minutes = CASE WHEN %(set_ttl)s THEN %(ttl_minutes)s ELSE ttl_minutes END,
@@ -68,7 +68,17 @@ COPY_THREAD = [
        SELECT %(new)s, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path
        FROM checkpoint_writes WHERE thread_id = %(old)s""",
 ]
-MARK_COPY = "UPDATE threads SET status = %s WHERE thread_id = %s RETURNING *"
+COPY_ROW = """
+UPDATE threads AS copy SET status = CASE WHEN source.status IN ('interrupted', 'error') THEN source.status
+                                         ELSE 'idle' END,
+                           "values" = source."values", interrupts = source.interrupts
+FROM threads AS source WHERE copy.thread_id = %(new)s AND source.thread_id = %(old)s
+RETURNING copy.*
+"""
+STORE_VALUES = """
+UPDATE threads SET "values" = %(values)s::jsonb, interrupts = %(interrupts)s::jsonb, updated_at = now()
+WHERE thread_id = %(thread_id)s
+"""
 PRUNABLE = """
 SELECT thread_id FROM threads t
 WHERE tenant_id = %(tenant)s AND thread_id = ANY(%(ids)s::uuid[])
@@ -95,6 +105,7 @@ class Thread(BaseModel):
     status: ThreadStatus
     config: dict[str, Any]
     values: Any = None
+    interrupts: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
     ttl_minutes: float | None = Field(default=None, exclude=True)
     ttl_strategy: str | None = Field(default=None, exclude=True)
 
@@ -138,9 +149,19 @@ async def get_thread(pool: AsyncConnectionPool[Any], tenant_id: str, thread_id: 
 
 
 def _filters(
-    tenant_id: str, metadata: dict[str, Any], status: str | None, ids: list[uuid.UUID] | None
+    tenant_id: str,
+    metadata: dict[str, Any],
+    values: dict[str, Any] | None,
+    status: str | None,
+    ids: list[uuid.UUID] | None,
 ) -> dict[str, Any]:
-    return {"tenant": tenant_id, "metadata": json.dumps(metadata), "status": status, "ids": ids}
+    return {
+        "tenant": tenant_id,
+        "metadata": json.dumps(metadata),
+        "values": json.dumps(values) if values else None,
+        "status": status,
+        "ids": ids,
+    }
 
 
 async def search_threads(
@@ -151,16 +172,17 @@ async def search_threads(
     status: str | None,
     limit: int,
     offset: int,
+    values: dict[str, Any] | None = None,
     ids: list[uuid.UUID] | None = None,
     sort_by: str | None = None,
     sort_order: str | None = None,
 ) -> tuple[list[Thread], int]:
-    """The tenant's threads matching the filters, newest first unless ``sort_by``/``sort_order`` say
+    """The tenant's threads matching the filters (``values``: their values contain it), newest first unless ``sort_by``/``sort_order`` say
     otherwise (``sort_by`` one of ``SORT_COLUMNS``), and how many match in all."""
     column = SORT_COLUMNS[sort_by or "created_at"]
     direction = "ASC" if (sort_order or "desc").lower() == "asc" else "DESC"
     query = SEARCH_THREADS.format(order=f"{column} {direction}")
-    params = {**_filters(tenant_id, metadata, status, ids), "limit": limit, "offset": offset}
+    params = {**_filters(tenant_id, metadata, values, status, ids), "limit": limit, "offset": offset}
     async with pool.connection() as conn:
         rows = await (await conn.execute(query, params)).fetchall()
     return [Thread.model_validate(row) for row in rows], int(rows[0]["total"]) if rows else 0
@@ -172,10 +194,11 @@ async def count_threads(
     *,
     metadata: dict[str, Any],
     status: str | None,
+    values: dict[str, Any] | None = None,
 ) -> int:
     async with pool.connection() as conn:
         row = await (
-            await conn.execute(COUNT_THREADS, _filters(tenant_id, metadata, status, None))
+            await conn.execute(COUNT_THREADS, _filters(tenant_id, metadata, values, status, None))
         ).fetchone()
     return int(row["n"]) if row else 0
 
@@ -224,10 +247,20 @@ async def copy_thread(pool: AsyncConnectionPool[Any], tenant_id: str, source: Th
         for statement in COPY_THREAD:
             await conn.execute(statement, {"new": str(new_id), "old": str(source.thread_id)})
         # A copy of a thread waiting at an interrupt waits there too (a busy one's copy is idle: the run
-        # is the original's).
-        if source.status in ("interrupted", "error"):
-            row = await (await conn.execute(MARK_COPY, (source.status, new_id))).fetchone()
+        # is the original's), with the same values.
+        row = await (await conn.execute(COPY_ROW, {"new": new_id, "old": source.thread_id})).fetchone()
     return Thread.model_validate(row)
+
+
+async def store_thread_values(
+    pool: AsyncConnectionPool[Any], thread_id: uuid.UUID, values: Any, interrupts: dict[str, Any]
+) -> None:
+    """The thread row's copy of its current values and pending interrupts (after a state update)."""
+    async with pool.connection() as conn:
+        await conn.execute(
+            STORE_VALUES,
+            {"thread_id": thread_id, "values": json.dumps(values), "interrupts": json.dumps(interrupts)},
+        )
 
 
 async def prune_threads(

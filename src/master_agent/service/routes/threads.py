@@ -8,11 +8,12 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, HTTPException, Query, Response
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import InvalidUpdateError
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from master_agent.routing.graph import FrontDoorState
 from master_agent.runtime import MasterAgentState
 from master_agent.runtime.loop import CompiledLoop
+from master_agent.runtime.serialization import interrupt_json, to_jsonable
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
 from master_agent.service.graph_state import snapshot_json, thread_graph, thread_snapshot
 from master_agent.service.limits import Metadata, StrictJsonRoute, page
@@ -28,6 +29,7 @@ from master_agent.service.threads import (
     patch_thread,
     prune_threads,
     search_threads,
+    store_thread_values,
 )
 
 router = APIRouter(prefix="/threads", tags=["threads"], route_class=StrictJsonRoute)
@@ -48,7 +50,7 @@ class ThreadSearch(BaseModel):
 
     metadata: Metadata = Field(default_factory=dict)
     values: dict[str, Any] | None = Field(
-        default=None, description="Not supported: a thread's values are read with its state."
+        default=None, description="Only threads whose current values contain these (JSON containment)."
     )
     ids: list[uuid.UUID] | None = None
     status: ThreadStatus | None = None
@@ -57,16 +59,20 @@ class ThreadSearch(BaseModel):
     sort_by: Literal["thread_id", "status", "created_at", "updated_at", "state_updated_at"] | None = None
     sort_order: Literal["asc", "desc"] | None = None
     select: (
-        list[Literal["thread_id", "created_at", "updated_at", "metadata", "status", "config", "values"]]
+        list[
+            Literal[
+                "thread_id",
+                "created_at",
+                "updated_at",
+                "metadata",
+                "status",
+                "config",
+                "values",
+                "interrupts",
+            ]
+        ]
         | None
     ) = None
-
-    @field_validator("values")
-    @classmethod
-    def _no_values_filter(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        if value:
-            raise ValueError("filtering threads by state values is not supported; filter by metadata")
-        return value
 
 
 class ThreadCount(BaseModel):
@@ -75,8 +81,6 @@ class ThreadCount(BaseModel):
     metadata: Metadata = Field(default_factory=dict)
     values: dict[str, Any] | None = None
     status: ThreadStatus | None = None
-
-    _no_values_filter = ThreadSearch._no_values_filter
 
 
 class ThreadPatch(BaseModel):
@@ -184,6 +188,7 @@ async def search(
         status=body.status,
         limit=body.limit,
         offset=body.offset,
+        values=body.values,
         ids=body.ids,
         sort_by=body.sort_by,
         sort_order=body.sort_order,
@@ -193,7 +198,9 @@ async def search(
 
 @router.post("/count", response_model=int)
 async def count(body: ThreadCount, tenant: TenantDep, resources: ResourcesDep) -> int:
-    return await count_threads(resources.database.pool, tenant, metadata=body.metadata, status=body.status)
+    return await count_threads(
+        resources.database.pool, tenant, metadata=body.metadata, status=body.status, values=body.values
+    )
 
 
 @router.post("/prune")
@@ -287,7 +294,8 @@ async def update_state(
         raise HTTPException(
             409, detail="Thread is busy: wait for its run to finish before updating its state"
         )
-    graph, config = await thread_graph(resources, tenant, thread)
+    graph, latest = await thread_graph(resources, tenant, thread)
+    config = latest
     if body.checkpoint_id or body.checkpoint:
         checkpoint_id = body.checkpoint_id or (body.checkpoint or {}).get("checkpoint_id")
         config = {**config, "configurable": {**config["configurable"], "checkpoint_id": checkpoint_id}}
@@ -299,6 +307,18 @@ async def update_state(
     except (InvalidUpdateError, ValueError, KeyError, TypeError) as error:
         field = "as_node" if body.as_node and "Node" in str(error) else "values"
         raise HTTPException(422, detail=f"{field}: {error}") from None
+    # The update is the thread's latest checkpoint now, even when it forked an older one.
+    snapshot = await graph.aget_state(latest)
+    await store_thread_values(
+        resources.database.pool,
+        thread_id,
+        to_jsonable(snapshot.values),
+        {
+            task.id: [interrupt_json(item) for item in task.interrupts]
+            for task in snapshot.tasks
+            if task.interrupts
+        },
+    )
     configurable = updated["configurable"]
     checkpoint = {
         "thread_id": str(thread_id),
