@@ -13,6 +13,7 @@ from typing import Any, Literal, cast
 
 from langchain_core.messages import BaseMessageChunk
 from langchain_core.runnables import RunnableConfig
+from langgraph._internal._constants import CONFIG_KEY_STREAM_MESSAGES_V2
 from langgraph.types import Command, StateSnapshot
 
 from master_agent.runtime.factory import GraphOptions, loop_limits
@@ -42,6 +43,11 @@ def shape_of(config: dict[str, Any] | None, graph_id: str = MASTER_GRAPH_ID) -> 
 
 
 RunOutcome = Literal["success", "interrupted", "error"]
+#: A run started through the thread protocol (``threads.stream``): what it streams is shaped for that
+#: protocol's channels (messages as content-block events, tool calls, compact checkpoints).
+PROTOCOL_V2 = "v2"
+#: The stream modes of a protocol run, as langgraph-api runs them.
+PROTOCOL_STREAM_MODES = ("values", "updates", "messages", "tools", "custom", "tasks", "checkpoints")
 Durability = Literal["sync", "async", "exit"]
 
 
@@ -98,13 +104,18 @@ async def execute_graph_run(
         graph_input = _command(kwargs["command"]) if kwargs.get("command") else kwargs.get("input")
         # Only a run's first start forks from the checkpoint it names; one taken over continues.
         start = kwargs.get("checkpoint") or {}
+    protocol = kwargs.get("stream_protocol") == PROTOCOL_V2
     requested = kwargs.get("stream_mode") or ["values"]
     modes = [requested] if isinstance(requested, str) else list(requested)
+    if protocol:
+        modes = list(PROTOCOL_STREAM_MODES)
+        # Chat models then stream content-block events (message-start, deltas, finish).
+        config["configurable"][CONFIG_KEY_STREAM_MESSAGES_V2] = True
     published = {"messages" if mode.startswith("messages") else mode for mode in modes}
     # ``values`` is always streamed: the root's last values chunk carries ``__interrupt__`` when the
     # run stopped at an interrupt (its own or a nested sub-agent's), so no state read is needed after.
     graph_modes: list[Any] = sorted((published - {"events"}) | {"values"})
-    translator = _EventTranslator(modes)
+    translator = _EventTranslator(modes, protocol=protocol)
     # subgraphs=True always, so parts arrive as (namespace, mode, chunk); nested ones are dropped below
     # unless the client asked for them.
     subgraphs = bool(kwargs.get("stream_subgraphs"))
@@ -123,11 +134,12 @@ async def execute_graph_run(
         "interrupt_after": kwargs.get("interrupt_after"),
     }
     run_config = {**config, "configurable": {**config["configurable"], **start}} if start else config
-    parts = (
-        _parts_publishing_events(graph, graph_input, run_config, stream_options, publish)
-        if "events" in published
-        else graph.astream(graph_input, run_config, **stream_options)
-    )
+    if "events" in published:
+        parts = _parts_publishing_events(graph, graph_input, run_config, stream_options, publish)
+    elif protocol:
+        parts = _v2_parts(graph.astream(graph_input, run_config, version="v2", **stream_options))
+    else:
+        parts = graph.astream(graph_input, run_config, **stream_options)
     async for part in parts:
         namespace, mode, chunk = cast(tuple[tuple[str, ...], str, Any], part)
         if not namespace and mode == "values" and isinstance(chunk, dict):
@@ -177,6 +189,28 @@ async def _parts_publishing_events(
             publish("events", to_jsonable(event))
 
 
+async def _v2_parts(parts: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """``astream(version="v2")`` parts as the ``(namespace, mode, chunk)`` of version 1 (a root values
+    chunk carrying its interrupts as ``__interrupt__``)."""
+    async for part in parts:
+        chunk = part["data"]
+        if part["type"] == "values" and part.get("interrupts") and isinstance(chunk, dict):
+            chunk = {**chunk, "__interrupt__": part["interrupts"]}
+        yield tuple(part["ns"]), part["type"], chunk
+
+
+def _checkpoint_envelope(payload: dict[str, Any]) -> dict[str, Any]:
+    """A ``checkpoints`` chunk as the thread protocol's Checkpoint: its id, parent, step and source."""
+    metadata = payload.get("metadata") or {}
+    parent = ((payload.get("parent_config") or {}).get("configurable") or {}).get("checkpoint_id")
+    envelope = {
+        "id": ((payload.get("config") or {}).get("configurable") or {}).get("checkpoint_id"),
+        "step": metadata.get("step", 0),
+        "source": metadata.get("source", "loop"),
+    }
+    return {**envelope, "parent_id": parent} if parent else envelope
+
+
 def _run_has_pending_steps(state: StateSnapshot, run_id: str) -> bool:
     # The thread's last checkpoint must be this run's: before its first step is stored, the last one
     # is the previous run's (possibly waiting at an interrupt this run's input answers).
@@ -187,12 +221,17 @@ class _EventTranslator:
     """Graph stream parts -> SSE events named like langgraph-api's (``values``, ``updates``,
     ``custom``, ``messages/partial`` ...; a nested sub-agent's carry ``|`` and its namespace)."""
 
-    def __init__(self, modes: list[str]) -> None:
+    def __init__(self, modes: list[str], *, protocol: bool = False) -> None:
         self.modes = modes
+        self.protocol = protocol
         self.messages: dict[str, Any] = {}
 
     def events(self, namespace: tuple[str, ...], mode: str, chunk: Any) -> list[tuple[str, Any]]:
         suffix = "|" + "|".join(namespace) if namespace else ""
+        if self.protocol and mode == "checkpoints":
+            return [(mode + suffix, to_jsonable(_checkpoint_envelope(chunk)))]
+        if self.protocol and mode == "messages":
+            return [(mode + suffix, to_jsonable(chunk[0]))]  # a content-block event; its metadata stays
         if mode != "messages":
             return [(mode + suffix, to_jsonable(chunk))]
         message, metadata = chunk

@@ -37,6 +37,7 @@ from master_agent.service.routes import (
     knowledge,
     outcomes,
     playbooks,
+    protocol,
     runs,
     store,
     threads,
@@ -124,6 +125,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(assistants.router)
     app.include_router(threads.router)
     app.include_router(runs.router)
+    app.include_router(protocol.router)
     app.include_router(crons.router)
     app.include_router(chat.router)
     app.include_router(knowledge.router)

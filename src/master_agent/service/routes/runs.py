@@ -203,7 +203,11 @@ async def enqueue_run(
     return await prepared.enqueue(queue, tenant, str(thread.thread_id), execute_here=execute_here)
 
 
-async def prepare_run(body: RunCreate, thread: Thread, tenant: str, resources: ResourcesDep) -> PreparedRun:
+async def prepare_run(
+    body: RunCreate, thread: Thread, tenant: str, resources: ResourcesDep, *, protocol: str | None = None
+) -> PreparedRun:
+    """The run request checked and resolved; ``protocol``: the run streams for the thread protocol
+    (``threads.stream``) instead of its ``stream_mode``."""
     assistant = await resolve_assistant(
         resources.database.pool, tenant, body.assistant_id, graph_ids(resources)
     )
@@ -251,6 +255,7 @@ async def prepare_run(body: RunCreate, thread: Thread, tenant: str, resources: R
         "config": config,
         "stream_mode": body.stream_mode,
         "stream_subgraphs": body.stream_subgraphs,
+        "stream_protocol": protocol,
         "graph_id": assistant.graph_id,
         "durability": body.durability,
         "checkpoint": _start_checkpoint(body),
@@ -329,15 +334,19 @@ async def run_on_thread(
     queue: QueueDep,
     *,
     execute_here: bool = False,
+    protocol: str | None = None,
 ) -> tuple[Thread, Run]:
     """Store a run of the thread; with ``if_not_exists="create"`` a thread that does not exist yet is
     made for it (once the run request is known to be valid)."""
     thread = await get_thread(resources.database.pool, tenant, thread_id)
     if thread is not None:
-        return thread, await enqueue_run(body, thread, tenant, resources, queue, execute_here=execute_here)
+        prepared = await prepare_run(body, thread, tenant, resources, protocol=protocol)
+        return thread, await prepared.enqueue(queue, tenant, str(thread_id), execute_here=execute_here)
     if body.if_not_exists != "create":
         raise HTTPException(404, detail=f"Thread with ID {thread_id} not found")
-    prepared = await prepare_run(body, new_thread_placeholder(thread_id), tenant, resources)
+    prepared = await prepare_run(
+        body, new_thread_placeholder(thread_id), tenant, resources, protocol=protocol
+    )
     created = await create_thread(resources.database.pool, tenant, {}, thread_id)
     if created is None:
         raise HTTPException(
@@ -697,7 +706,7 @@ async def _cancel_when_stored(queue: RunQueue, run: StreamedRun) -> None:
     await queue.cancel(run.run_id, action="interrupt")
 
 
-async def _counted(gauge: Gauge, events: AsyncIterator[dict[str, str]]) -> AsyncIterator[dict[str, str]]:
+async def counted(gauge: Gauge, events: AsyncIterator[dict[str, str]]) -> AsyncIterator[dict[str, str]]:
     gauge.inc()
     try:
         async for item in events:
@@ -720,7 +729,7 @@ def stream_response(
     streamed = run if isinstance(run, StreamedRun) else StreamedRun.of(run)
     location = f"/threads/{run.thread_id}/runs/{run.run_id}/stream"
     return EventSourceResponse(
-        _counted(gauge, _events(queue, streamed, after, cancel_on_disconnect)),
+        counted(gauge, _events(queue, streamed, after, cancel_on_disconnect)),
         ping=KEEPALIVE_S,
         headers={"Location": location, "Content-Location": f"/threads/{run.thread_id}/runs/{run.run_id}"},
     )
@@ -827,22 +836,24 @@ def _thread_stream_modes(values: list[str]) -> set[ThreadStreamMode]:
     return cast(set[ThreadStreamMode], modes) or {"run_modes"}
 
 
-async def _thread_events(
+async def thread_events(
     queue: RunQueue,
     tenant: str,
     thread: Thread,
     modes: set[ThreadStreamMode],
     resume: tuple[str, int] | None,
+    *,
+    from_start: bool = False,
 ) -> AsyncIterator[dict[str, str]]:
     """Every run of the thread as it runs (ids ``<run_id>:<seq>``), each closed by a ``run_done``
     metadata event; state updates made through the API as ``state_update``. Until the client leaves or
-    the thread is deleted."""
+    the thread is deleted. ``from_start``: the thread's earlier runs first (those whose events are kept)."""
     pool = queue.resources.database.pool
     thread_id = str(thread.thread_id)
     async with pool.connection() as conn:
         latest = await (await conn.execute(LATEST_CHECKPOINT, {"thread": thread_id})).fetchone()
     assert latest is not None
-    since: datetime = latest["now"]
+    since: datetime = thread.created_at if from_start else latest["now"]
     seen_checkpoint = latest["checkpoint_id"]
     seen: list[uuid.UUID] = []
     if resume is not None:
@@ -929,5 +940,5 @@ async def join_thread_stream(
             resume = (str(uuid.UUID(run_part)), int(seq_part))
     gauge = request.app.state.service.metrics.active_streams
     return EventSourceResponse(
-        _counted(gauge, _thread_events(queue, tenant, thread, modes, resume)), ping=KEEPALIVE_S
+        counted(gauge, thread_events(queue, tenant, thread, modes, resume)), ping=KEEPALIVE_S
     )
