@@ -1,0 +1,32 @@
+"""Every operation of langgraph-api's OpenAPI document is served here, except those left out on
+purpose (MCP, A2A, checkpoint storage bytes), each with its reason."""
+
+from __future__ import annotations
+
+from master_agent.service import create_app
+from master_agent.service.api_parity import (
+    LEFT_OUT,
+    langgraph_api_document,
+    missing_operations,
+    operations,
+)
+from master_agent.settings import Settings
+
+
+def test_nothing_of_langgraph_api_is_missing_unless_left_out_on_purpose() -> None:
+    app = create_app(Settings())
+    theirs = langgraph_api_document()
+    missing = missing_operations(app.openapi(), theirs)
+    assert [operation for operation, why in missing.items() if why is None] == []
+    assert len(operations(theirs)) >= 60  # the document really is langgraph-api's
+    # Swagger UI is served, only not listed (FastAPI never lists it).
+    assert "/docs" in {getattr(route, "path", None) for route in app.routes}
+
+
+def test_the_diff_names_what_is_not_served() -> None:
+    ours = {"paths": {"/threads/{thread_id}": {"get": {}}}}
+    theirs = {"paths": {"/threads/{id}": {"get": {}, "delete": {}}, "/mcp/": {"get": {}}}}
+    assert missing_operations(ours, theirs) == {
+        ("DELETE", "/threads/{}"): None,
+        ("GET", "/mcp/"): LEFT_OUT[("GET", "/mcp/")],
+    }
