@@ -12,7 +12,7 @@ GOAL ?= Increase Store 5's accessory attach rate by 20% within 60 days
 LLM_VENV ?= .venv-llm
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: install demo test lint bench api-diff eval-evolution eval-routing test-local-llm clean
+.PHONY: install js-deps demo test lint bench api-diff eval-evolution eval-routing test-local-llm clean
 
 $(BIN)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or set PYTHON=...)"; exit 1; }
@@ -26,12 +26,19 @@ $(BIN)/.installed: pyproject.toml
 
 install: $(BIN)/.installed
 
+# The official JS SDK for tests/test_js_sdk.py, exactly as tests/js/package-lock.json pins it.
+tests/js/node_modules/.package-lock.json: tests/js/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "need node and npm on PATH (Debian: apt-get install nodejs npm)"; exit 1; }
+	npm ci --prefix tests/js --no-audit --no-fund
+
+js-deps: tests/js/node_modules/.package-lock.json
+
 # The goal solved with its live call tree, then the whole self-evolution loop on the demo tenants.
 demo: install
 	$(BIN)/master-agent solve "$(GOAL)" --tenant demo-retail
 	$(BIN)/master-agent demo loop
 
-test: install
+test: install js-deps
 	$(BIN)/python -m pytest -q
 
 lint: install
