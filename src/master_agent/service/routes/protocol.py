@@ -140,7 +140,14 @@ async def _input_respond(
         raise ProtocolError(
             "invalid_argument", "params.responses: send a list of {interrupt_id, response}", 422
         )
-    pending = {str(item.get("id")) for items in thread.interrupts.values() for item in items}
+    wanted = {entry.get("interrupt_id") for entry in entries}
+    if not wanted <= _pending(thread) and thread.status == "busy":
+        # The stream shows an interrupt as the run stops at it, a moment before the run's end (and
+        # the thread's interrupts) is stored: let that run finish, then look again.
+        for run in await queue.list_for_thread(str(thread_id), limit=10, offset=0, status="running"):
+            await queue.wait(str(run.run_id), within_s=resources.settings.run_lease_s)
+        thread = await existing_thread(resources, tenant, thread_id)
+    pending = _pending(thread)
     answers: dict[str, Any] = {}
     for entry in entries:
         interrupt_id = entry.get("interrupt_id")
@@ -158,6 +165,10 @@ async def _input_respond(
     body = _run_request(params, assistant_id=await _thread_assistant(queue, thread), command=command)
     _, run = await run_on_thread(thread_id, body, tenant, resources, queue, protocol=PROTOCOL_V2)
     return {"run_id": str(run.run_id)}
+
+
+def _pending(thread: Thread) -> set[Any]:
+    return {item.get("id") for items in thread.interrupts.values() for item in items}
 
 
 async def _thread_assistant(queue: RunQueue, thread: Thread) -> str:
