@@ -20,7 +20,7 @@ from master_agent.runtime.factory import GraphOptions, loop_limits
 from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_for
 from master_agent.runtime.loop import recursion_limit_for
 from master_agent.runtime.resources import RuntimeResources
-from master_agent.runtime.serialization import interrupt_json, thread_output, to_jsonable
+from master_agent.runtime.serialization import interrupts_by_task, thread_output, to_jsonable
 
 #: Keys of ``configurable`` that shape the graph (kept on the thread so state reads use the same graph).
 SHAPE_KEYS = (
@@ -158,11 +158,7 @@ async def execute_graph_run(
         # interrupts are kept by task, as the thread's row shows them.
         state = await graph.aget_state(config)
         interrupted = bool(state.interrupts) or bool(state.next)
-        waiting = {
-            task.id: [interrupt_json(item) for item in task.interrupts]
-            for task in state.tasks
-            if task.interrupts
-        }
+        waiting = interrupts_by_task(state)
     output = None if values is None else thread_output(values, interrupts)
     if interrupted:
         return GraphRunEnd(status="interrupted", output=output, interrupts=waiting)

@@ -37,6 +37,15 @@ def interrupt_json(interrupt: Any) -> dict[str, Any]:
     return {"value": to_jsonable(interrupt.value), "id": interrupt.id}
 
 
+def interrupts_by_task(snapshot: Any) -> dict[str, list[dict[str, Any]]]:
+    """A state snapshot's pending interrupts by task id, as a thread shows them."""
+    return {
+        task.id: [interrupt_json(item) for item in task.interrupts]
+        for task in snapshot.tasks
+        if task.interrupts
+    }
+
+
 def thread_output(values: Any, interrupts: Any) -> Any:
     """What ``runs.wait`` / ``runs.join`` answer: the thread's values (an object, or whatever JSON the
     graph's state is), with ``__interrupt__`` when the run stopped at one."""

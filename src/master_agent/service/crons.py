@@ -26,6 +26,7 @@ from master_agent.evolution.jobs import API_CRON_JOB, api_cron_job_id
 from master_agent.evolution.scheduler import EvolutionScheduler, crontab_trigger
 from master_agent.runtime.resources import RuntimeResources
 from master_agent.runtime.runs import RunQueue
+from master_agent.service.limits import order_by
 from master_agent.service.routes.runs import RunCreate, run_on_thread, start_stateless_run
 from master_agent.storage.documents import StoredMetadata
 
@@ -261,8 +262,7 @@ async def search_crons(
     otherwise, and how many match in all."""
     column = sort_by or "created_at"
     assert column in CRON_SORT_COLUMNS
-    direction = "ASC" if (sort_order or "desc").lower() == "asc" else "DESC"
-    query = SEARCH_CRONS.format(order=f"{column} {direction}")
+    query = SEARCH_CRONS.format(order=order_by(column, sort_order))
     params = {
         **_filters(tenant, metadata, assistant_id, thread_id, enabled),
         "limit": limit,

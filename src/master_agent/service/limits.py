@@ -229,6 +229,11 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
     return {"http": functools.partial(HeadLimitedProtocol, max_head_bytes=settings.max_header_bytes)}
 
 
+def order_by(column: str, sort_order: str | None) -> str:
+    """A search's ORDER BY term: ``column`` (a known column, never client text), newest first by default."""
+    return f"{column} {'ASC' if (sort_order or 'desc').lower() == 'asc' else 'DESC'}"
+
+
 def page(
     response: Response, found: Sequence[BaseModel], offset: int, total: int, select: Sequence[str] | None
 ) -> list[dict[str, Any]]:

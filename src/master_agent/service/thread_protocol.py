@@ -8,6 +8,7 @@ A connection replays the thread's runs from the first, so the same events get th
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -131,7 +132,8 @@ class ProtocolFrames:
             return []
         method, namespace = parse_event_name(name)
         made: list[dict[str, Any]] = []
-        ids = (source_id if n == 0 else f"{source_id}.{n}" for n in range(1_000_000))
+        # The first event made from a stored one has its id; any more add ``.1``, ``.2`` ...
+        ids = (source_id if n == 0 else f"{source_id}.{n}" for n in itertools.count())
 
         def emit(kind: str, payload: Any, node: str | None = None) -> None:
             made.append(self._event(kind, namespace, payload, next(ids), node))

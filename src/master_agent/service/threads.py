@@ -11,6 +11,7 @@ from typing import Any, Literal
 from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel, ConfigDict, Field
 
+from master_agent.service.limits import order_by
 from master_agent.storage.documents import StoredMetadata
 from master_agent.storage.retention import KEEP_LATEST, delete_thread_rows
 
@@ -180,8 +181,7 @@ async def search_threads(
     """The tenant's threads matching the filters (``values``: their values contain it), newest first unless ``sort_by``/``sort_order`` say
     otherwise (``sort_by`` one of ``SORT_COLUMNS``), and how many match in all."""
     column = SORT_COLUMNS[sort_by or "created_at"]
-    direction = "ASC" if (sort_order or "desc").lower() == "asc" else "DESC"
-    query = SEARCH_THREADS.format(order=f"{column} {direction}")
+    query = SEARCH_THREADS.format(order=order_by(column, sort_order))
     params = {**_filters(tenant_id, metadata, values, status, ids), "limit": limit, "offset": offset}
     async with pool.connection() as conn:
         rows = await (await conn.execute(query, params)).fetchall()

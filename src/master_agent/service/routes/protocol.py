@@ -18,7 +18,7 @@ from master_agent.runtime.graph_runs import PROTOCOL_V2
 from master_agent.runtime.runs import RunQueue
 from master_agent.runtime.serialization import to_jsonable
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
-from master_agent.service.graph_state import thread_graph
+from master_agent.service.graph_state import thread_graph, thread_snapshot
 from master_agent.service.limits import StrictJsonRoute
 from master_agent.service.routes.runs import KEEPALIVE_S, RunCreate, counted, run_on_thread, thread_events
 from master_agent.service.routes.threads import existing_thread
@@ -185,9 +185,7 @@ async def _thread_assistant(queue: RunQueue, thread: Thread) -> str:
 async def _state_get(
     thread_id: uuid.UUID, params: dict[str, Any], tenant: str, resources: ResourcesDep, queue: QueueDep
 ) -> dict[str, Any]:
-    thread = await existing_thread(resources, tenant, thread_id)
-    graph, config = await thread_graph(resources, tenant, thread)
-    snapshot = await graph.aget_state(config)
+    snapshot = await thread_snapshot(resources, tenant, await existing_thread(resources, tenant, thread_id))
     values = snapshot.values if isinstance(snapshot.values, dict) else {"value": snapshot.values}
     keys = params.get("keys")
     if keys is not None:

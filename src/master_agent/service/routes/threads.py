@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from master_agent.routing.graph import FrontDoorState
 from master_agent.runtime import MasterAgentState
 from master_agent.runtime.loop import CompiledLoop
-from master_agent.runtime.serialization import interrupt_json, to_jsonable
+from master_agent.runtime.serialization import interrupts_by_task, to_jsonable
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
 from master_agent.service.graph_state import snapshot_json, thread_graph, thread_snapshot
 from master_agent.service.limits import Metadata, StrictJsonRoute, page
@@ -313,11 +313,7 @@ async def update_state(
         resources.database.pool,
         thread_id,
         to_jsonable(snapshot.values),
-        {
-            task.id: [interrupt_json(item) for item in task.interrupts]
-            for task in snapshot.tasks
-            if task.interrupts
-        },
+        interrupts_by_task(snapshot),
     )
     configurable = updated["configurable"]
     checkpoint = {
