@@ -7,6 +7,8 @@
 5. Checkpoint storage after 5,000 runs with and without retention (``benchmarks/retention.py``).
 6. The chat front door: intent analysis, discovery and the routing decision (``benchmarks/routing.py``).
 7. Tenant agents: create to first run, and the rebuild a create costs (``benchmarks/agents.py``).
+8. The HTTP service through the official SDK (``benchmarks/service.py``), then its store at 100k items,
+   cron firing delay and webhook delivery delay (``benchmarks/platform_api.py``).
 """
 
 from __future__ import annotations
@@ -123,6 +125,7 @@ async def main() -> None:
 
 if __name__ == "__main__":
     asyncio.run(main())
-    from benchmarks import service  # the HTTP service, in its own server process
+    from benchmarks import platform_api, service  # the HTTP service, in its own server process
 
     service.main()
+    platform_api.main()

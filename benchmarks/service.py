@@ -19,6 +19,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +34,13 @@ CASES: dict[str, dict[str, Any]] = {
     "trivial": {"assistant": "trivial", "input": {"count": 0}},
     "retail": {"assistant": "master_agent", "input": {"goal": GOAL}},
 }
+
+
+@dataclass(frozen=True)
+class ServiceUnderTest:
+    url: str
+    key: str
+    env: dict[str, str]
 
 
 def _ms(seconds: float) -> str:
@@ -107,41 +117,51 @@ def _free_port() -> int:
         return port
 
 
-def main(runs: int = 200) -> None:
-    with tempfile.TemporaryDirectory(prefix="ma-bench-svc-") as data_dir:
-        env = {
-            **os.environ,
-            "MASTER_AGENT_MODEL": "offline",
-            "MASTER_AGENT_DATA_DIR": data_dir,
-            "MASTER_AGENT_GRAPHS": "trivial=benchmarks.trivial_graph:make_graph",
-            "MASTER_AGENT_RUN_CONCURRENCY": "16",
-            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-        }
-        cli = [sys.executable, "-m", "master_agent.cli"]
-        created = subprocess.run([*cli, "keys", "create", "--tenant", "demo-retail"], env=env, capture_output=True, text=True, check=True)  # fmt: skip
-        key = json.loads(created.stdout)["api_key"]
-        port = _free_port()
-        # Two uvicorn workers: one per core of the reference machine; runs are shared through Postgres.
-        server = subprocess.Popen([*cli, "serve", "--port", str(port), "--workers", "2"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-        try:
-            url = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.2)
-            asyncio.run(measure(url, key, runs))
-        finally:
-            server.send_signal(signal.SIGTERM)
-            server.wait(timeout=30)
-            if not os.environ.get("DATABASE_URL"):
-                from pgserver import get_server  # type: ignore[attr-defined]
+@contextmanager
+def serving(
+    data_dir: str, extra_env: dict[str, str] | None = None, workers: int = 2
+) -> Iterator[ServiceUnderTest]:
+    """``master-agent serve`` on a free port over the data in ``data_dir`` (the embedded Postgres unless
+    DATABASE_URL is set), with a demo-retail key; stopped (and its database) on the way out."""
+    env = {
+        **os.environ,
+        "MASTER_AGENT_MODEL": "offline",
+        "MASTER_AGENT_DATA_DIR": data_dir,
+        "MASTER_AGENT_GRAPHS": "trivial=benchmarks.trivial_graph:make_graph",
+        "MASTER_AGENT_RUN_CONCURRENCY": "16",
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        **(extra_env or {}),
+    }
+    cli = [sys.executable, "-m", "master_agent.cli"]
+    created = subprocess.run([*cli, "keys", "create", "--tenant", "demo-retail"], env=env, capture_output=True, text=True, check=True)  # fmt: skip
+    key = json.loads(created.stdout)["api_key"]
+    port = _free_port()
+    # One uvicorn worker per core of the reference machine; runs are shared through Postgres.
+    server = subprocess.Popen([*cli, "serve", "--port", str(port), "--workers", str(workers)], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        yield ServiceUnderTest(url=url, key=key, env=env)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+        if not os.environ.get("DATABASE_URL"):
+            from pgserver import get_server  # type: ignore[attr-defined]
 
-                get_server(Path(data_dir) / "pg", cleanup_mode="stop").cleanup()
+            get_server(Path(data_dir) / "pg", cleanup_mode="stop").cleanup()
+
+
+def main(runs: int = 200) -> None:
+    with tempfile.TemporaryDirectory(prefix="ma-bench-svc-") as data_dir, serving(data_dir) as service:
+        asyncio.run(measure(service.url, service.key, runs))
 
 
 if __name__ == "__main__":
