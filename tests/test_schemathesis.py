@@ -48,6 +48,7 @@ def test_fuzzing_the_openapi_finds_no_server_error(pg_server_uri: str, tmp_path:
                 "--exclude-path",
                 "/threads/{thread_id}/stream/events",
             ],
+            env={**os.environ, "SCHEMATHESIS_HOOKS": str(ROOT / "tests" / "schemathesis_hooks.py")},
             capture_output=True,
             text=True,
             timeout=900,
