@@ -26,6 +26,7 @@ from master_agent.domains.assistant.providers import (
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)  # a Monday
 NEXT_TUESDAY = week_start(NOW.date()) + timedelta(weeks=1, days=1)
+USER = "demo-assistant"
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +38,7 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest_asyncio.fixture
 async def servers(data_dir: Path) -> AsyncIterator[LocalEndpoints]:
-    yield await start_demo_servers(data_dir, NOW)
+    yield await start_demo_servers(data_dir, USER, NOW)
 
 
 def _wrong_password(endpoint: object) -> object:
@@ -162,6 +163,22 @@ async def test_wrong_credentials_are_a_permission_error_on_every_provider(server
     ]
 
 
+async def test_each_user_is_kept_apart_by_the_servers(data_dir: Path, servers: LocalEndpoints) -> None:
+    other = await start_demo_servers(data_dir, "other-tenant", NOW)
+    assert other.caldav.url != servers.caldav.url
+    assert other.imap.username == "other-tenant"
+    # The other user has the demo data of its own, and its login reaches nothing of the first user's.
+    assert len(await ImapMailbox(other.imap).search(sender="john")) == 3
+    borrowed = other.caldav.model_copy(update={"url": servers.caldav.url})
+    start = datetime.combine(NEXT_TUESDAY, datetime.min.time(), tzinfo=UTC)
+    with pytest.raises(ProviderError) as refused:
+        await CalDavCalendar(borrowed).events(start, start + timedelta(days=1))
+    assert refused.value.kind == "permission"
+    with pytest.raises(ProviderError) as wrong_user:
+        await ImapMailbox(other.imap.model_copy(update={"username": USER})).search(sender="john")
+    assert wrong_user.value.kind == "permission"
+
+
 async def test_a_stopped_server_is_api_down_and_comes_back_with_its_data(
     data_dir: Path, servers: LocalEndpoints
 ) -> None:
@@ -178,6 +195,6 @@ async def test_a_stopped_server_is_api_down_and_comes_back_with_its_data(
             await call()
         assert failure.value.kind == "api_down", failure.value
         assert "cannot reach" in failure.value.detail
-    again = await start_demo_servers(data_dir, NOW)
+    again = await start_demo_servers(data_dir, USER, NOW)
     assert len(await CalDavCalendar(again.caldav).events(start, start + timedelta(days=1))) >= 4
     assert len(await ImapMailbox(again.imap).search(sender="john")) == 3

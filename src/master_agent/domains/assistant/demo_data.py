@@ -262,14 +262,14 @@ async def _file_lock(path: Path) -> AsyncIterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-async def start_demo_servers(data_dir: Path, now: datetime) -> LocalEndpoints:
-    """The local servers of ``data_dir``, started if they do not answer, holding the demo data (written
-    once, by whichever process gets there first)."""
+async def start_demo_servers(data_dir: Path, user: str, now: datetime) -> LocalEndpoints:
+    """``user``'s endpoints on the local servers of ``data_dir`` (started if they do not answer), holding
+    the demo data (written once per user, by whichever process gets there first)."""
     servers = LocalServers(data_dir)
-    endpoints, fresh = await asyncio.to_thread(servers.ensure_running)
+    endpoints, fresh = await asyncio.to_thread(servers.ensure_running, user)
     if fresh:
         async with _file_lock(servers.root / "seed.lock"):
-            if not servers.seeded():
+            if not servers.seeded(user):
                 await seed(endpoints, now)
-                servers.mark_seeded()
+                servers.mark_seeded(user)
     return endpoints

@@ -8,8 +8,9 @@ directory, started on first use and shared by every process using that directory
 
 The servers are separate processes on loopback, found again through ``servers.json``; a server that no
 longer answers is started again (on a new port) by the next process that needs it. Accounts and their
-generated passwords are in ``accounts.json`` (mode 0600); the demo data is written once, through the
-protocols themselves (``demo_data``).
+generated passwords are in ``accounts.json`` (mode 0600): one account per user (a tenant), made on
+first use and given to every server, whose own access rules keep users apart. The demo data is written
+once per user, through the protocols themselves (``demo_data``).
 """
 
 from __future__ import annotations
@@ -28,13 +29,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, SecretStr
+from pydantic import BaseModel, Field, SecretStr
 
 from master_agent.domains.assistant.providers import Endpoint
 
 ServerName = Literal["dav", "imap", "smtp"]
 SERVERS: tuple[ServerName, ...] = ("dav", "imap", "smtp")
-USER = "me"
+USER_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
 START_TIMEOUT_S = 20.0
 
 
@@ -47,10 +48,17 @@ class ServerTable(BaseModel):
     servers: dict[ServerName, RunningServer] = {}
 
 
-class Accounts(BaseModel):
-    user: str
+class Account(BaseModel):
+    """One user of the local servers (a tenant: each tenant is a user of its own, so the servers'
+    own access rules keep tenants apart)."""
+
+    user: str = Field(pattern=USER_PATTERN)
     address: str
     password: SecretStr
+
+
+class AccountTable(BaseModel):
+    accounts: dict[str, Account] = {}
 
 
 class LocalEndpoints(BaseModel):
@@ -82,6 +90,13 @@ def _answers(port: int) -> bool:
             return True
     except OSError:
         return False
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write a file only its owner reads (it holds passwords)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
 
 
 def _alive(pid: int) -> bool:
@@ -117,55 +132,66 @@ class LocalServers:
             return ServerTable()
         return ServerTable.model_validate_json(self.table_path.read_text())
 
-    def accounts(self) -> Accounts:
-        if self.accounts_path.exists():
-            return Accounts.model_validate_json(self.accounts_path.read_text())
-        accounts = Accounts(
-            user=USER, address=f"{USER}@assistant.localhost", password=SecretStr(secrets.token_urlsafe(18))
-        )
-        self.root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.accounts_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as out:
-            out.write(json.dumps({**accounts.model_dump(), "password": accounts.password.get_secret_value()}))
-        return accounts
+    def _accounts(self) -> AccountTable:
+        if not self.accounts_path.exists():
+            return AccountTable()
+        return AccountTable.model_validate_json(self.accounts_path.read_text())
 
-    def ensure_running(self) -> tuple[LocalEndpoints, bool]:
-        """Start whichever server does not answer; the endpoints, and whether the servers are new (then
-        they hold no data yet and the caller seeds them)."""
+    def _ensure_account(self, user: str) -> Account:
+        """``user``'s account, created on first use with a generated password and given to every server
+        (Radicale and pymap read their user files at each login; the SMTP server reads its own)."""
+        table = self._accounts()
+        if user in table.accounts:
+            return table.accounts[user]
+        account = Account(
+            user=user, address=f"{user}@assistant.localhost", password=SecretStr(secrets.token_urlsafe(18))
+        )
+        table.accounts[user] = account
+        plain = {name: a.password.get_secret_value() for name, a in table.accounts.items()}
+        self.root.mkdir(parents=True, exist_ok=True)
+        _write_private(
+            self.accounts_path,
+            json.dumps(
+                {"accounts": {n: {**a.model_dump(), "password": plain[n]} for n, a in table.accounts.items()}}
+            ),
+        )
+        for name in SERVERS:
+            (self.root / name).mkdir(parents=True, exist_ok=True)
+        _write_private(self.root / "dav" / "users", "".join(f"{n}:{p}\n" for n, p in plain.items()))
+        _write_private(self.root / "smtp" / "users.json", json.dumps(plain))
+        self._imap_accounts(self.root / "imap", table)
+        return account
+
+    def ensure_running(self, user: str) -> tuple[LocalEndpoints, bool]:
+        """Start whichever server does not answer; ``user``'s endpoints (the account made on first use),
+        and whether that user's data is new (then the caller seeds it)."""
         with self._locked():
-            accounts = self.accounts()
+            account = self._ensure_account(user)
             table = self._table()
-            fresh = not self.seeded()
             for name in SERVERS:
                 running = table.servers.get(name)
                 if running is not None and _alive(running.pid) and _answers(running.port):
                     continue
-                table.servers[name] = self._start(name, accounts)
-            self.table_path.write_text(table.model_dump_json())
-            return self._endpoints(table, accounts), fresh
+                table.servers[name] = self._start(name)
+                # At once: a later server failing to start must not hide this one from ``stop``.
+                self.table_path.write_text(table.model_dump_json())
+            return self._endpoints(table, account), not self.seeded(user)
 
-    def seeded(self) -> bool:
-        return (self.root / "seeded").exists()
+    def seeded(self, user: str) -> bool:
+        return (self.root / f"seeded-{user}").exists()
 
-    def mark_seeded(self) -> None:
-        (self.root / "seeded").write_text(str(time.time()))
+    def mark_seeded(self, user: str) -> None:
+        (self.root / f"seeded-{user}").write_text(str(time.time()))
 
-    def endpoints(self) -> LocalEndpoints:
-        """The endpoints as last started (whether or not the servers still answer)."""
-        table = self._table()
-        if set(table.servers) != set(SERVERS):
-            raise LocalServerError(f"the local servers of {self.root} were never started")
-        return self._endpoints(table, self.accounts())
-
-    def _endpoints(self, table: ServerTable, accounts: Accounts) -> LocalEndpoints:
+    def _endpoints(self, table: ServerTable, account: Account) -> LocalEndpoints:
         def endpoint(url: str) -> Endpoint:
-            return Endpoint(url=url, username=accounts.user, password=accounts.password)
+            return Endpoint(url=url, username=account.user, password=account.password)
 
         dav = table.servers["dav"].port
         return LocalEndpoints(
-            address=accounts.address,
-            caldav=endpoint(f"http://127.0.0.1:{dav}/{accounts.user}/calendar/"),
-            carddav=endpoint(f"http://127.0.0.1:{dav}/{accounts.user}/contacts/"),
+            address=account.address,
+            caldav=endpoint(f"http://127.0.0.1:{dav}/{account.user}/calendar/"),
+            carddav=endpoint(f"http://127.0.0.1:{dav}/{account.user}/contacts/"),
             imap=endpoint(f"imap://127.0.0.1:{table.servers['imap'].port}"),
             smtp=endpoint(f"smtp://127.0.0.1:{table.servers['smtp'].port}"),
             sent_dir=self.root / "smtp" / "accepted",
@@ -190,45 +216,37 @@ class LocalServers:
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(running.pid, signal.SIGKILL)
 
-    def _start(self, name: ServerName, accounts: Accounts) -> RunningServer:
+    def _start(self, name: ServerName) -> RunningServer:
         port = _free_port()
         directory = self.root / name
-        directory.mkdir(parents=True, exist_ok=True)
-        password = accounts.password.get_secret_value()
-        env = dict(os.environ)
         if name == "dav":
-            users = directory / "users"
-            users.write_text(f"{accounts.user}:{password}\n")
-            users.chmod(0o600)
             command = [
                 sys.executable, "-m", "radicale",
                 "--server-hosts", f"127.0.0.1:{port}",
                 "--storage-filesystem-folder", str(directory / "collections"),
                 "--auth-type", "htpasswd",
-                "--auth-htpasswd-filename", str(users),
+                "--auth-htpasswd-filename", str(directory / "users"),
                 "--auth-htpasswd-encryption", "plain",
                 "--rights-type", "owner_only",
                 "--web-type", "none",
                 "--logging-level", "warning",
             ]  # fmt: skip
         elif name == "imap":
-            self._imap_accounts(directory, accounts)
             command = [
                 sys.executable, "-c", "import sys; from pymap.main import main; sys.exit(main())",
                 "--host", "127.0.0.1", "--port", str(port), "--no-tls",
                 "maildir", str(directory),
             ]  # fmt: skip
         else:
-            env["MASTER_AGENT_SMTP_SINK_PASSWORD"] = password
             command = [
                 sys.executable, "-m", "master_agent.domains.assistant.smtp_sink",
-                "--port", str(port), "--dir", str(directory / "accepted"), "--user", accounts.user,
+                "--port", str(port), "--dir", str(directory / "accepted"), "--users", str(directory / "users.json"),
             ]  # fmt: skip
         log = (directory / "server.log").open("ab")
         # A session of its own: the server outlives the process that started it, as the embedded
         # PostgreSQL does, and other processes of the same data directory use it.
         process = subprocess.Popen(
-            command, env=env, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True
+            command, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True
         )
         deadline = time.monotonic() + START_TIMEOUT_S
         while not _answers(port):
@@ -240,16 +258,15 @@ class LocalServers:
         return RunningServer(pid=process.pid, port=port)
 
     @staticmethod
-    def _imap_accounts(directory: Path, accounts: Accounts) -> None:
+    def _imap_accounts(directory: Path, table: AccountTable) -> None:
         """pymap's maildir backend reads its users from passwd/shadow-like files beside the mail."""
         from passlib.hash import pbkdf2_sha256
 
-        (directory / accounts.user / "cur").mkdir(parents=True, exist_ok=True)
-        for sub in ("new", "tmp"):
-            (directory / accounts.user / sub).mkdir(exist_ok=True)
-        (directory / "pymap-etc-passwd").write_text(f"{accounts.user}:::::{accounts.user}:\n")
-        shadow = directory / "pymap-etc-shadow"
-        shadow.write_text(
-            f"{accounts.user}:{pbkdf2_sha256.hash(accounts.password.get_secret_value())}:::::::\n"
-        )
-        shadow.chmod(0o600)
+        passwd, shadow = [], []
+        for name, account in table.accounts.items():
+            for sub in ("cur", "new", "tmp"):
+                (directory / name / sub).mkdir(parents=True, exist_ok=True)
+            passwd.append(f"{name}:::::{name}:\n")
+            shadow.append(f"{name}:{pbkdf2_sha256.hash(account.password.get_secret_value())}:::::::\n")
+        (directory / "pymap-etc-passwd").write_text("".join(passwd))
+        _write_private(directory / "pymap-etc-shadow", "".join(shadow))

@@ -2,8 +2,8 @@
 message it accepts as ``<n>.eml`` beside ``<n>.json`` (the envelope: sender, every recipient, when), so a
 test or a user can see exactly what was sent and to whom.
 
-Run as ``python -m master_agent.domains.assistant.smtp_sink --port P --dir D --user U`` with the password
-in ``MASTER_AGENT_SMTP_SINK_PASSWORD`` (never on the command line, where ``ps`` shows it).
+Run as ``python -m master_agent.domains.assistant.smtp_sink --port P --dir D --users F``: ``F`` is a JSON
+file of user -> password (not the command line, which ``ps`` shows), read at each login.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import secrets
 import signal
 import warnings
@@ -22,7 +21,6 @@ from typing import Any
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, Envelope, LoginPassword, Session
 
-PASSWORD_ENV = "MASTER_AGENT_SMTP_SINK_PASSWORD"
 # Login without TLS is deliberate on loopback (see main); the warning would fill the log at every connection.
 warnings.filterwarnings("ignore", message="Requiring AUTH while not requiring TLS")
 
@@ -50,18 +48,19 @@ class KeepingHandler:
 
 
 class PasswordCheck:
-    def __init__(self, user: str, password: str) -> None:
-        self.user = user.encode()
-        self.password = password.encode()
+    """Logins from a JSON file of user -> password, read at each login (users are added while it runs)."""
+
+    def __init__(self, users: Path) -> None:
+        self.users = users
 
     def __call__(
         self, server: Any, session: Session, envelope: Envelope, mechanism: str, auth_data: Any
     ) -> AuthResult:
         if not isinstance(auth_data, LoginPassword):
             return AuthResult(success=False, handled=False)
-        ok = secrets.compare_digest(auth_data.login, self.user) and secrets.compare_digest(
-            auth_data.password, self.password
-        )
+        passwords: dict[str, str] = json.loads(self.users.read_text()) if self.users.exists() else {}
+        expected = passwords.get(auth_data.login.decode(errors="replace"))
+        ok = expected is not None and secrets.compare_digest(auth_data.password, expected.encode())
         # handled=False: aiosmtpd answers the refusal itself (535).
         return AuthResult(success=ok, handled=False, auth_data=auth_data.login if ok else None)
 
@@ -71,16 +70,13 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--dir", type=Path, required=True)
-    parser.add_argument("--user", required=True)
+    parser.add_argument("--users", type=Path, required=True, help="JSON file: user -> password")
     args = parser.parse_args()
-    password = os.environ.get(PASSWORD_ENV)
-    if not password:
-        parser.error(f"{PASSWORD_ENV} is not set")
     controller = Controller(
         KeepingHandler(args.dir),
         hostname=args.host,
         port=args.port,
-        authenticator=PasswordCheck(args.user, password),
+        authenticator=PasswordCheck(args.users),
         # Loopback only, and the login is what the tests check; TLS would add nothing here.
         auth_require_tls=False,
         auth_required=True,
