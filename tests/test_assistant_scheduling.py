@@ -1,0 +1,124 @@
+"""The assistant's calendar arithmetic: phrases people say, read against a reference day."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from master_agent.domains.assistant.scheduling import (
+    conflicts,
+    free_slots,
+    resolve_day,
+    resolve_minutes,
+    resolve_period,
+    resolve_time,
+)
+
+MONDAY = date(2026, 11, 23)
+SATURDAY = date(2026, 11, 28)
+
+
+@pytest.mark.parametrize(
+    ("text", "today", "expected"),
+    [
+        ("What times am I free next Tuesday", MONDAY, date(2026, 12, 1)),
+        ("am I free on Tuesday", MONDAY, date(2026, 11, 24)),
+        ("this tuesday", MONDAY, date(2026, 11, 24)),
+        ("next monday", MONDAY, date(2026, 11, 30)),
+        ("monday", MONDAY, date(2026, 11, 30)),
+        ("next tuesday", SATURDAY, date(2026, 12, 1)),
+        ("tuesday", SATURDAY, date(2026, 12, 1)),
+        ("meet tomorrow at 2pm", MONDAY, date(2026, 11, 24)),
+        ("the day after tomorrow", MONDAY, date(2026, 11, 25)),
+        ("today", MONDAY, MONDAY),
+        ("on 2027-01-15 please", MONDAY, date(2027, 1, 15)),
+        ("sometime soon", MONDAY, None),
+    ],
+)
+def test_days(text: str, today: date, expected: date | None) -> None:
+    assert resolve_day(text, today) == expected
+
+
+def test_periods() -> None:
+    assert resolve_period("board meeting next month", MONDAY).model_dump() == {  # type: ignore[union-attr]
+        "first": date(2026, 12, 1),
+        "last": date(2026, 12, 31),
+    }
+    assert resolve_period("next month", date(2026, 12, 31)).model_dump() == {  # type: ignore[union-attr]
+        "first": date(2027, 1, 1),
+        "last": date(2027, 1, 31),
+    }
+    assert resolve_period("this week", SATURDAY).model_dump() == {  # type: ignore[union-attr]
+        "first": MONDAY,
+        "last": date(2026, 11, 29),
+    }
+    assert resolve_period("next week", MONDAY).first == date(2026, 11, 30)  # type: ignore[union-attr]
+    assert resolve_period("tomorrow", MONDAY).first == date(2026, 11, 24)  # type: ignore[union-attr]
+    assert resolve_period("whenever", MONDAY) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("at 2pm", time(14)),
+        ("at 2:30 pm", time(14, 30)),
+        ("12am", time(0)),
+        ("12pm", time(12)),
+        ("at 09:15", time(9, 15)),
+        ("at noon", time(12)),
+        ("in the afternoon", None),
+    ],
+)
+def test_times(text: str, expected: time | None) -> None:
+    assert resolve_time(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("for 60 minutes", 60),
+        ("1 hour", 60),
+        ("1.5 hours", 90),
+        ("90 min", 90),
+        ("an hour", 60),
+        ("half an hour", 30),
+        ("a quick chat", None),
+    ],
+)
+def test_durations(text: str, expected: int | None) -> None:
+    assert resolve_minutes(text) == expected
+
+
+def _at(hour: int, minute: int = 0) -> datetime:
+    return datetime(2026, 12, 1, hour, minute, tzinfo=UTC)
+
+
+def test_free_slots_count_a_conflict_once_and_keep_to_working_hours() -> None:
+    busy = [
+        (_at(9, 30), _at(9, 45)),
+        (_at(10), _at(11)),
+        (_at(13), _at(14, 30)),
+        (_at(14), _at(15)),
+        (_at(18), _at(19)),
+    ]
+    slots = free_slots(busy, date(2026, 12, 1), 60, ZoneInfo("UTC"))
+    assert [(s.start.strftime("%H:%M"), s.end.strftime("%H:%M")) for s in slots] == [
+        ("11:00", "13:00"),
+        ("15:00", "17:00"),
+    ]
+    assert [s.minutes for s in free_slots(busy, date(2026, 12, 1), 15, ZoneInfo("UTC"))] == [30, 15, 120, 120]
+    assert conflicts(
+        [("call", _at(13), _at(14, 30)), ("budget", _at(14), _at(15)), ("review", _at(10), _at(11))]
+    ) == [("call", "budget")]
+
+
+def test_free_slots_are_in_the_users_zone() -> None:
+    berlin = ZoneInfo("Europe/Berlin")
+    # 08:00-09:00 UTC is 09:00-10:00 in Berlin in winter: the morning's first hour is taken.
+    slots = free_slots([(_at(8), _at(9)), (_at(12), _at(13))], date(2026, 12, 1), 60, berlin)
+    assert [(s.start.strftime("%H:%M"), s.end.strftime("%H:%M")) for s in slots] == [
+        ("10:00", "13:00"),
+        ("14:00", "17:00"),
+    ]

@@ -1,0 +1,155 @@
+"""The assistant's tools, bound to a tenant, against the real local servers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+from langchain_core.tools import BaseTool
+
+from master_agent.capabilities.tools.context import ToolContext
+from master_agent.domains.assistant.demo_data import TEAM
+from master_agent.domains.assistant.local_servers import LocalServers
+from master_agent.domains.assistant.scheduling import resolve_day
+from master_agent.domains.assistant.tools import ACCOUNTS_ENV, build_tools, goal_entities
+from master_agent.errors import InputError, ToolInputError
+from master_agent.settings import Settings
+
+TENANT = "demo-assistant"
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    directory = tmp_path_factory.mktemp("assistant-tools")
+    yield directory
+    LocalServers(directory).stop()
+
+
+def _tools(data_dir: Path, tenant: str = TENANT) -> dict[str, BaseTool]:
+    # The assistant's tools use no database: only the tenant and the data directory of the context.
+    context = ToolContext(
+        pool=None, database_uri="", tenant_id=tenant, data_schema=None, settings=Settings(data_dir=data_dir)
+    )  # type: ignore[arg-type]
+    return build_tools(context)
+
+
+def test_each_tool_declares_its_risk(data_dir: Path) -> None:
+    risks = {name: tool.metadata["risk"] for name, tool in _tools(data_dir).items() if tool.metadata}
+    assert risks == {
+        "find_free_slots": "low",
+        "calendar_events": "low",
+        "find_contacts": "low",
+        "search_email": "low",
+        "create_event": "medium",
+        "send_email": "high",
+    }
+
+
+async def test_free_slots_next_tuesday_come_from_the_calendar(data_dir: Path) -> None:
+    found = await _tools(data_dir)["find_free_slots"].ainvoke({"day": "next Tuesday", "duration_minutes": 60})
+    assert found["day"] == resolve_day("next tuesday", datetime.now(ZoneInfo("UTC")).date()).isoformat()  # type: ignore[union-attr]
+    assert found["free_slots"] == [
+        {"start": "11:00", "end": "13:00", "minutes": 120},
+        {"start": "15:00", "end": "17:00", "minutes": 120},
+    ]
+    assert found["conflicts"] == [["Customer call: Northwind", "Budget sync"]]
+    with pytest.raises(ToolInputError, match="names no day"):
+        await _tools(data_dir)["find_free_slots"].ainvoke({"day": "sometime", "duration_minutes": 60})
+
+
+async def test_contacts_mail_and_the_calendar_are_read(data_dir: Path) -> None:
+    tools = _tools(data_dir)
+    davids = await tools["find_contacts"].ainvoke({"name": "David"})
+    assert davids["matches"] == 2
+    mail = await tools["search_email"].ainvoke({"sender": "John", "about": "Atlas"})
+    assert [m["subject"] for m in mail["messages"]][-1] == "Project Atlas kickoff"
+    assert mail["matches"] == 3
+    week = await tools["calendar_events"].ainvoke({"period": "next week"})
+    assert len(week["events"]) == 12  # five standups and seven weekly meetings
+    assert week["conflicts"] == [["Customer call: Northwind", "Budget sync"]]
+
+
+async def test_an_event_is_created_and_mail_is_sent(data_dir: Path) -> None:
+    tools = _tools(data_dir)
+    created = await tools["create_event"].ainvoke(
+        {
+            "summary": "Sync with David",
+            "day": "tomorrow",
+            "start_time": "2pm",
+            "attendees": ["david.chen@acme.example"],
+        }
+    )
+    tomorrow = (datetime.now(ZoneInfo("UTC")).date() + timedelta(days=1)).isoformat()
+    assert created["event"]["day"] == tomorrow
+    assert created["event"]["start"] == "14:00"
+    listed = await tools["calendar_events"].ainvoke({"period": "tomorrow"})
+    assert any(
+        e["summary"] == "Sync with David" and e["attendees"] == ["david.chen@acme.example"]
+        for e in listed["events"]
+    )
+    sent = await tools["send_email"].ainvoke(
+        {
+            "to": [c.email for c in TEAM],
+            "subject": "Budget freeze",
+            "body": "Spending is frozen from next month.",
+        }
+    )
+    assert sent["recipients"] == 14
+
+
+async def test_a_configured_tenant_uses_its_accounts_file(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The local servers stand in for a user's own: the accounts file points at them.
+    local = LocalServers(data_dir)
+    endpoints, _ = local.ensure_running(TENANT)
+    entry = {
+        name: {
+            "url": getattr(endpoints, name).url,
+            "username": TENANT,
+            "password_env": "TEST_ASSISTANT_SECRET",
+        }
+        for name in ("caldav", "carddav", "imap", "smtp")
+    }
+    accounts = tmp_path / "accounts.json"
+    accounts.write_text(
+        json.dumps(
+            {"tenants": {"acme-exec": {"address": "exec@acme.example", "timezone": "Europe/Berlin", **entry}}}
+        )
+    )
+    monkeypatch.setenv(ACCOUNTS_ENV, str(accounts))
+    with pytest.raises(InputError, match="TEST_ASSISTANT_SECRET is not set"):
+        await _tools(data_dir, "acme-exec")["find_contacts"].ainvoke({"name": "David"})
+    monkeypatch.setenv("TEST_ASSISTANT_SECRET", endpoints.caldav.password.get_secret_value())
+    tools = _tools(data_dir, "acme-exec")
+    assert (await tools["find_contacts"].ainvoke({"name": "David"}))["matches"] == 2
+    slots = await tools["find_free_slots"].ainvoke({"day": "next Tuesday", "duration_minutes": 60})
+    assert slots["timezone"] == "Europe/Berlin"
+    # The demo week is in UTC; the working day is Berlin's (UTC+1 in winter), so the meetings sit an hour
+    # later in it.
+    assert [(s["start"], s["end"]) for s in slots["free_slots"]] == [
+        ("09:00", "10:30"),
+        ("12:00", "14:00"),
+        ("16:00", "17:00"),
+    ]
+    # No local account was made for the configured tenant.
+    assert "acme-exec" not in (local.root / "accounts.json").read_text()
+
+
+def test_goal_entities_are_what_the_tools_take() -> None:
+    monday = date(2026, 11, 23)
+    assert goal_entities("What times am I free next Tuesday for 60 minutes?", monday) == {
+        "day": "2026-12-01",
+        "period": "2026-12-01",
+        "duration_minutes": 60,
+    }
+    assert goal_entities("Schedule a meeting with David tomorrow at 2pm", monday) == {
+        "day": "2026-11-24",
+        "period": "2026-11-24",
+        "start_time": "14:00",
+    }
+    assert goal_entities("Schedule board meeting next month", monday) == {"period": "next month"}
