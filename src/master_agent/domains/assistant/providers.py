@@ -56,9 +56,8 @@ class Endpoint(BaseModel):
     timeout_s: float = Field(default=10.0, gt=0)
 
 
-class CalendarEvent(BaseModel):
-    uid: str
-    summary: str
+class NewEvent(BaseModel):
+    summary: str = Field(min_length=1)
     start: datetime
     end: datetime
     attendees: list[str] = Field(default_factory=list)
@@ -68,14 +67,11 @@ class CalendarEvent(BaseModel):
     description: str | None = None
 
 
-class NewEvent(BaseModel):
-    summary: str = Field(min_length=1)
-    start: datetime
-    end: datetime
-    attendees: list[str] = Field(default_factory=list)
-    organizer: str | None = None
-    location: str | None = None
-    description: str | None = None
+class CalendarEvent(NewEvent):
+    """An event as the server has it (an event someone else made may have no summary)."""
+
+    uid: str
+    summary: str = ""
 
 
 class Contact(BaseModel):
@@ -267,9 +263,7 @@ class CalDavCalendar(_DavCollection):
             # Never overwrite: a new uid that exists already is a conflict, not an update.
             {"Content-Type": "text/calendar; charset=utf-8", "If-None-Match": "*"},
         )
-        return CalendarEvent(
-            uid=uid, **event.model_dump(exclude={"start", "end"}), start=event.start, end=event.end
-        )
+        return CalendarEvent(uid=uid, **event.model_dump())
 
 
 def _parse_events(data: str) -> list[CalendarEvent]:
