@@ -163,6 +163,17 @@ async def test_wrong_credentials_are_a_permission_error_on_every_provider(server
     ]
 
 
+async def test_a_wrong_kind_of_address_is_invalid_input(servers: LocalEndpoints) -> None:
+    with pytest.raises(ProviderError) as imap:
+        await ImapMailbox(servers.imap.model_copy(update={"url": "http://127.0.0.1:1"})).search(sender="john")
+    assert (imap.value.provider, imap.value.kind) == ("imap", "invalid_input")
+    with pytest.raises(ProviderError) as smtp:
+        await SmtpSender(servers.smtp.model_copy(update={"url": "smtp://"})).send(
+            OutgoingMail(sender=servers.address, to=["a@acme.example"], subject="x", body="x")
+        )
+    assert (smtp.value.provider, smtp.value.kind) == ("smtp", "invalid_input")
+
+
 async def test_each_user_is_kept_apart_by_the_servers(data_dir: Path, servers: LocalEndpoints) -> None:
     other = await start_demo_servers(data_dir, "other-tenant", NOW)
     assert other.caldav.url != servers.caldav.url

@@ -346,12 +346,14 @@ def _parse_card(data: str) -> Contact:
     )
 
 
-def _host_port(url: str, default_port: int) -> tuple[str, int, bool]:
+def _host_port(provider: ProviderName, url: str) -> tuple[str, int, bool]:
+    """Host, port and implicit TLS of ``imap(s)://`` or ``smtp(s)://`` (the standard ports by default)."""
     parts = urlsplit(url)
-    if not parts.hostname:
-        raise ProviderError("invalid_input", "imap", "connect", f"not a server address: {url!r}")
+    if not parts.hostname or parts.scheme not in (provider, provider + "s"):
+        raise ProviderError("invalid_input", provider, "connect", f"not a {provider}(s):// address: {url!r}")
     secure = parts.scheme.endswith("s")
-    return parts.hostname, parts.port or default_port, secure
+    defaults = {"imap": 143, "imaps": 993, "smtp": 25, "smtps": 465}
+    return parts.hostname, parts.port or defaults[parts.scheme], secure
 
 
 class ImapMailbox:
@@ -377,9 +379,7 @@ class ImapMailbox:
                 criteria.append(f'{key} "{value.strip()}"')
         if since is not None:
             criteria.append(f"SINCE {since.strftime('%d-%b-%Y')}")
-        host, port, secure = _host_port(
-            self.endpoint.url, 993 if self.endpoint.url.startswith("imaps") else 143
-        )
+        host, port, secure = _host_port("imap", self.endpoint.url)
         client: aioimaplib.IMAP4 = (
             aioimaplib.IMAP4_SSL(host=host, port=port, timeout=self.endpoint.timeout_s)
             if secure
@@ -461,9 +461,7 @@ class SmtpSender:
         self.endpoint = endpoint
 
     async def send(self, mail: OutgoingMail) -> SentMail:
-        host, port, secure = _host_port(
-            self.endpoint.url, 465 if self.endpoint.url.startswith("smtps") else 25
-        )
+        host, port, secure = _host_port("smtp", self.endpoint.url)
         message = EmailMessage()
         message["From"] = mail.sender
         message["To"] = ", ".join(mail.to)
