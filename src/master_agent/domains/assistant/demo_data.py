@@ -23,6 +23,7 @@ import aioimaplib
 import httpx
 
 from master_agent.domains.assistant.local_servers import LocalEndpoints, LocalServers
+from master_agent.domains.assistant.providers import host_port
 
 DOMAIN = "acme.example"
 
@@ -223,8 +224,8 @@ async def seed(endpoints: LocalEndpoints, now: datetime) -> None:
 
 
 async def _seed_mailbox(endpoints: LocalEndpoints, now: datetime) -> None:
-    host, port = endpoints.imap.url.removeprefix("imap://").split(":")
-    client = aioimaplib.IMAP4(host=host, port=int(port), timeout=30)
+    host, port, _ = host_port("imap", endpoints.imap.url)
+    client = aioimaplib.IMAP4(host=host, port=port, timeout=30)
     await client.wait_hello_from_server()
     login = await client.login(endpoints.imap.username, endpoints.imap.password.get_secret_value())
     if login.result != "OK":

@@ -346,7 +346,7 @@ def _parse_card(data: str) -> Contact:
     )
 
 
-def _host_port(provider: ProviderName, url: str) -> tuple[str, int, bool]:
+def host_port(provider: ProviderName, url: str) -> tuple[str, int, bool]:
     """Host, port and implicit TLS of ``imap(s)://`` or ``smtp(s)://`` (the standard ports by default)."""
     parts = urlsplit(url)
     if not parts.hostname or parts.scheme not in (provider, provider + "s"):
@@ -379,7 +379,7 @@ class ImapMailbox:
                 criteria.append(f'{key} "{value.strip()}"')
         if since is not None:
             criteria.append(f"SINCE {since.strftime('%d-%b-%Y')}")
-        host, port, secure = _host_port("imap", self.endpoint.url)
+        host, port, secure = host_port("imap", self.endpoint.url)
         client: aioimaplib.IMAP4 = (
             aioimaplib.IMAP4_SSL(host=host, port=port, timeout=self.endpoint.timeout_s)
             if secure
@@ -461,7 +461,7 @@ class SmtpSender:
         self.endpoint = endpoint
 
     async def send(self, mail: OutgoingMail) -> SentMail:
-        host, port, secure = _host_port("smtp", self.endpoint.url)
+        host, port, secure = host_port("smtp", self.endpoint.url)
         message = EmailMessage()
         message["From"] = mail.sender
         message["To"] = ", ".join(mail.to)
