@@ -14,9 +14,11 @@ from langchain_core.tools import BaseTool
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.assistant.demo_data import TEAM
 from master_agent.domains.assistant.local_servers import LocalServers
+from master_agent.domains.assistant.providers import ProviderError
 from master_agent.domains.assistant.scheduling import resolve_day
 from master_agent.domains.assistant.tools import ACCOUNTS_ENV, build_tools, goal_entities
 from master_agent.errors import InputError, ToolInputError
+from master_agent.runtime.proposals import call_risk
 from master_agent.settings import Settings
 
 TENANT = "demo-assistant"
@@ -44,9 +46,16 @@ def test_each_tool_declares_its_risk(data_dir: Path) -> None:
         "calendar_events": "low",
         "find_contacts": "low",
         "search_email": "low",
+        "draft_email": "low",
         "create_event": "medium",
-        "send_email": "high",
+        "send_email": "medium",
     }
+    # More than ten people affected raises a write to high (the runtime's rule reads the tool's own).
+    tools = _tools(data_dir)
+    many = {"addresses": [f"p{i}@acme.example" for i in range(11)], "subject": "s", "body": "b"}
+    assert call_risk(tools["send_email"], many) == "high"
+    assert call_risk(tools["send_email"], {**many, "addresses": many["addresses"][:10]}) == "medium"
+    assert call_risk(tools["create_event"], {"addresses": []}, override="low") == "low"
 
 
 async def test_free_slots_next_tuesday_come_from_the_calendar(data_dir: Path) -> None:
@@ -65,9 +74,19 @@ async def test_contacts_mail_and_the_calendar_are_read(data_dir: Path) -> None:
     tools = _tools(data_dir)
     davids = await tools["find_contacts"].ainvoke({"name": "David"})
     assert davids["matches"] == 2
+    # Two people answer to the name: no addresses, a choice for the user instead.
+    assert "addresses" not in davids
+    assert davids["choices"]["field"] == "addresses"
+    assert len(davids["choices"]["options"]) == 2
+    team = await tools["find_contacts"].ainvoke({"name": "team"})
+    assert sorted(team["addresses"]) == sorted(c.email for c in TEAM)
+    with pytest.raises(ProviderError) as missing:
+        await tools["find_contacts"].ainvoke({"name": "Zebedee"})
+    assert missing.value.error_type == "not_found"
     mail = await tools["search_email"].ainvoke({"sender": "John", "about": "Atlas"})
     assert [m["subject"] for m in mail["messages"]][-1] == "Project Atlas kickoff"
     assert mail["matches"] == 3
+    assert mail["summary"].startswith("3 email(s) from John Miller about Atlas:")
     week = await tools["calendar_events"].ainvoke({"period": "next week"})
     assert len(week["events"]) == 12  # five standups and seven weekly meetings
     assert week["conflicts"] == [["Customer call: Northwind", "Budget sync"]]
@@ -80,7 +99,7 @@ async def test_an_event_is_created_and_mail_is_sent(data_dir: Path) -> None:
             "summary": "Sync with David",
             "day": "tomorrow",
             "start_time": "2pm",
-            "attendees": ["david.chen@acme.example"],
+            "addresses": ["david.chen@acme.example"],
         }
     )
     tomorrow = (datetime.now(ZoneInfo("UTC")).date() + timedelta(days=1)).isoformat()
@@ -93,7 +112,7 @@ async def test_an_event_is_created_and_mail_is_sent(data_dir: Path) -> None:
     )
     sent = await tools["send_email"].ainvoke(
         {
-            "to": [c.email for c in TEAM],
+            "addresses": [c.email for c in TEAM],
             "subject": "Budget freeze",
             "body": "Spending is frozen from next month.",
         }
@@ -151,5 +170,20 @@ def test_goal_entities_are_what_the_tools_take() -> None:
         "day": "2026-11-24",
         "period": "2026-11-24",
         "start_time": "14:00",
+        "name": "David",
+        "summary": "Meeting with David",
     }
-    assert goal_entities("Schedule board meeting next month", monday) == {"period": "next month"}
+    assert goal_entities("Schedule board meeting next month", monday) == {
+        "period": "next month",
+        "summary": "Board meeting",
+        "addresses": [],
+    }
+    assert goal_entities("Email the whole team about the budget freeze", monday) == {
+        "about": "budget freeze",
+        "name": "team",
+    }
+    assert goal_entities("Find emails from John about the project and summarise them", monday) == {
+        "sender": "John",
+        "about": "project",
+    }
+    assert goal_entities("Book a call with the CFO on Friday at 10am", monday)["name"] == "CFO"

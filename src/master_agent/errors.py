@@ -11,13 +11,17 @@ Hierarchy::
     │   └── InvalidAgentError        an agent spec the tenant may not have (every reason listed)
     ├── ConflictError                the request conflicts with current state (a run already active)
     ├── StorageError                 the database could not be reached or migrated
-    └── ToolInputError               a tool refused its arguments (e.g. refused SQL); goes back to
-                                     the model as tool text, never crashes a run
+    ├── ToolInputError               a tool refused its arguments (e.g. refused SQL); goes back to
+    │                                the model as tool text, never crashes a run
+    └── ToolFailure                  a tool's service failed, typed (``api_down``, ``permission``...)
+                                     for the master agent's decision matrix; never crashes a run
 
 Control flow (LangGraph interrupts) is not modelled here: it stays LangGraph's own.
 """
 
 from __future__ import annotations
+
+from typing import Any, Literal, get_args
 
 from pydantic import ValidationError
 
@@ -80,6 +84,22 @@ class StorageError(MasterAgentError):
 
 class ToolInputError(MasterAgentError):
     """A tool refused its arguments; the message goes back to the model as tool text."""
+
+
+ToolErrorType = Literal["api_down", "not_found", "permission", "invalid_input", "timeout", "conflict"]
+TOOL_ERROR_TYPES: tuple[ToolErrorType, ...] = get_args(ToolErrorType)
+
+
+class ToolFailure(MasterAgentError):
+    """A tool's service failed in a known way. The loop hands the model (and a parent, in the
+    sub-agent's envelope) ``error_type`` and ``context``, and decides what to do by the type."""
+
+    def __init__(
+        self, error_type: ToolErrorType, message: str, context: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.error_type: ToolErrorType = error_type
+        self.context: dict[str, Any] = dict(context or {})
 
 
 class InvalidAgentError(InputError):

@@ -86,6 +86,11 @@ class DomainPack:
     query_handlers: Mapping[str, Callable[[Any], Awaitable[Any]]] = field(default_factory=dict)
     """Query kinds the pack answers itself: kind -> async handler taking a ``routing.queries.QueryRequest``
     and returning a ``QueryAnswer``; its ``routing_examples`` teach the classifier the kind."""
+    goal_entities: Callable[[str, ToolContext], Awaitable[dict[str, Any]]] | None = None
+    """Values a goal states in the pack's own terms (a day, a person, a topic), added to the master
+    loop's input at its first step (the request's own values win)."""
+    describe_answer: Callable[[dict[str, Any]], list[str]] | None = None
+    """The lines a chat reply shows of a solution of this pack (after its status)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -10,6 +10,8 @@ from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 Tier = Literal["free", "pro", "enterprise"]
+Risk = Literal["low", "medium", "high"]
+"""How careful the runtime is with a tool's call (``runtime.proposals``)."""
 TIERS: tuple[Tier, ...] = ("free", "pro", "enterprise")
 
 
@@ -56,6 +58,9 @@ class AgentSpec(TypedDict):
     can hand a message to; one without is only a part of another agent."""
     domain: NotRequired[str]
     """Business domain (default: its pack's)."""
+    tool_risks: NotRequired[dict[str, Risk]]
+    """Risk of its tools by name, replacing what each tool declares (``runtime.proposals``): low runs,
+    medium asks to approve a draft, high stores a preview and ends the flow."""
     required_entities: NotRequired[list[str]]
     """Values a message must give (or the tenant imply) before it is handed to this agent, e.g.
     ``store_id``; the front door asks for a missing one."""

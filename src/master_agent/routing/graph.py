@@ -72,6 +72,8 @@ from master_agent.runtime.loop import (
     register_nested_agents,
     task_text,
 )
+from master_agent.runtime.proposals import HOW_TO_ANSWER, read_feedback
+from master_agent.runtime.recovery import pick_option
 from master_agent.runtime.resources import RuntimeResources
 from master_agent.settings import Settings
 
@@ -181,6 +183,19 @@ class FrontDoor:
             self.settings.context_messages,
             self.settings.context_window_s,
         )
+        if not clarifications and _waiting_preview(state) and read_feedback(text) is not None:
+            # An answer to the preview the last reply showed: a new flow of the agent that made it,
+            # whose first step records the answer (``runtime.loop`` recall).
+            master = self.capabilities.master["name"]
+            return RoutingDecision(
+                message=text,
+                goal=text,
+                intent="EXECUTE",
+                confidence=1.0,
+                target=RouteTarget(kind="agent", name=master),
+                reason="answers the preview waiting for acceptance",
+                at=self.now(),
+            )
         override = override_name(text)
         message = without_override(text) if override else text
         goal, follow_up = message, False
@@ -192,7 +207,7 @@ class FrontDoor:
         chosen: RouteTarget | None = None
         for asked in clarifications:
             question, answer = Clarification.model_validate(asked["question"]), str(asked["answer"]).strip()
-            picked = _pick_option(answer, question.options)
+            picked = pick_option(answer, question.options)
             if question.kind == "entity" and question.entity:
                 found = message_entities(answer)
                 value: Any = found.get(question.entity)
@@ -314,7 +329,7 @@ class FrontDoor:
         final = await loop.ainvoke(run_input, {"recursion_limit": recursion_limit_for(max_iterations)})
         envelope = final.get("envelope") or {}
         status = envelope.get("status", "error")
-        text = _solution_text(status, final.get("solution") or {}, envelope)
+        text = _solution_text(status, final.get("solution") or {}, envelope, self.pack)
         update: dict[str, Any] = {
             key: final.get(key)
             for key in (
@@ -488,18 +503,6 @@ class FrontDoor:
         return compiled
 
 
-def _pick_option(answer: str, options: Sequence[str]) -> str | None:
-    if not options:
-        return None
-    cleaned = answer.strip().strip(".!").lower()
-    if re.fullmatch(r"\d", cleaned) and 1 <= int(cleaned) <= len(options):
-        return options[int(cleaned) - 1]
-    for option in options:
-        if cleaned == option.lower() or option.lower() in cleaned:
-            return option
-    return None
-
-
 def _previous_task(state: FrontDoorState) -> str | None:
     """The task of an agent flow this message cut short (a new chat message interrupts the active run
     with its work kept): a goal handed to an agent whose answer never came."""
@@ -525,8 +528,41 @@ def _envelope(status: str, data: dict[str, Any], limitations: list[str]) -> dict
     }
 
 
-def _solution_text(status: str, solution: dict[str, Any], envelope: dict[str, Any]) -> str:
-    lines = [f"Status: {status}."]
+def _waiting_preview(state: FrontDoorState) -> bool:
+    handoff = (state.get("envelope") or {}).get("handoff") or {}
+    return handoff.get("kind") == "preview"
+
+
+def _handoff_lines(handoff: dict[str, Any]) -> list[str]:
+    kind = handoff.get("kind")
+    if kind == "preview":
+        proposal = handoff.get("proposal") or {}
+        preview = proposal.get("preview") or {}
+        lines = [f"Preview (not done yet, high risk): {proposal.get('tool')}."]
+        for key, value in (preview.get("detail") or proposal.get("args") or {}).items():
+            shown = f"{len(value)}: {', '.join(map(str, value))}" if isinstance(value, list) else value
+            lines.append(f"  {key}: {shown}")
+        lines.append(HOW_TO_ANSWER)
+        return lines
+    if kind == "question":
+        return [f"Question: {handoff.get('question')}"]
+    return [
+        f"Failed: {handoff.get('explanation')}",
+        f"What you can do: {handoff.get('what_you_can_do')}",
+    ]
+
+
+def _solution_text(
+    status: str, solution: dict[str, Any], envelope: dict[str, Any], pack: DomainPack | None = None
+) -> str:
+    confidence = float(envelope.get("confidence") or 0.0)
+    band = envelope.get("confidence_band")
+    lines = [f"Status: {status}" + (f" ({band}, confidence {confidence:.2f})." if band else ".")]
+    handoff = envelope.get("handoff")
+    if isinstance(handoff, dict):
+        lines.extend(_handoff_lines(handoff))
+    if pack is not None and pack.describe_answer is not None:
+        lines.extend(pack.describe_answer(solution))
     strategy = solution.get("strategy") or {}
     if isinstance(strategy, dict) and strategy.get("name"):
         lines.append(f"Strategy: {strategy['name']}.")
@@ -534,8 +570,13 @@ def _solution_text(status: str, solution: dict[str, Any], envelope: dict[str, An
     if isinstance(outcome, dict):
         lines.append("Expected outcome: " + json.dumps(outcome, default=str))
     for limitation in envelope.get("limitations") or []:
-        lines.append(f"Limitation: {limitation}")
-    if envelope.get("error"):
+        said = isinstance(handoff, dict) and (
+            limitation == handoff.get("explanation")
+            or limitation.startswith(("waiting for your", "needs your", "what you can do"))
+        )
+        if not said:
+            lines.append(f"Limitation: {limitation}")
+    if envelope.get("error") and not isinstance(handoff, dict):
         lines.append(f"Error: {envelope['error']}")
     if len(lines) == 1:
         lines.append(json.dumps(solution, default=str)[:2000])

@@ -52,6 +52,7 @@ from master_agent.runtime.loop import (
     progress_keys,
     recursion_limit_for,
 )
+from master_agent.runtime.proposals import ProposalBook
 from master_agent.runtime.resources import RuntimeResources, shared_resources
 
 Complexity = Literal["simple", "standard", "strategic"]
@@ -375,6 +376,7 @@ def _build_loop(
         sink=resources.terminations,
         checkpointer=checkpointer,
         recall=recall_step(resources, tenant, tool_context),
+        proposals=ProposalBook(resources.database.pool),
     )
 
 
@@ -412,12 +414,13 @@ def _build_agent(
         limits=limits,
         sink=resources.terminations,
         checkpointer=checkpointer,
+        proposals=ProposalBook(resources.database.pool),
     )
 
 
 def recall_step(resources: RuntimeResources, tenant: TenantRecord, tool_context: ToolContext) -> RecallStep:
-    """The master loop's first step: the tenant's default entities (read once per compiled graph),
-    then a reusable village-knowledge pattern for the goal."""
+    """The master loop's first step: the tenant's default entities (read once per compiled graph) and
+    what the goal states in its pack's terms, then a reusable village-knowledge pattern for the goal."""
     pack = domain_pack(tenant.domain or "retail")
     defaults: dict[str, Any] | None = None
     check = pack.check_precondition
@@ -427,7 +430,8 @@ def recall_step(resources: RuntimeResources, tenant: TenantRecord, tool_context:
         nonlocal defaults
         if defaults is None:
             defaults = await implied_entities(pack, tool_context)
-        context = {key: value for key, value in defaults.items() if key not in known}
+        stated = await pack.goal_entities(goal, tool_context) if pack.goal_entities else {}
+        context = {key: value for key, value in {**defaults, **stated}.items() if key not in known}
         found = await find_reusable(
             resources.evolution.knowledge,
             resources.settings,

@@ -42,7 +42,7 @@ from langgraph.types import Command, Send, interrupt
 from pydantic import BaseModel, ValidationError
 
 from master_agent.capabilities import AgentSpec, SubAgentEnvelope, TenantCapabilities
-from master_agent.errors import ToolInputError
+from master_agent.errors import ToolFailure, ToolInputError
 from master_agent.models.budget import TokenCounter, estimate_tokens, fit_prompt, schema_tokens
 from master_agent.models.chat import describe_model_failure
 from master_agent.models.offline import PLAN_TOOL_NAME, fill_arguments
@@ -54,6 +54,24 @@ from master_agent.runtime.context import (
     render_context_box,
 )
 from master_agent.runtime.planning import ExecutionPlan, PlanStep, build_plan_graph
+from master_agent.runtime.proposals import (
+    HOW_TO_ANSWER,
+    Proposal,
+    ProposalBook,
+    call_risk,
+    read_feedback,
+    revise_args,
+)
+from master_agent.runtime.recovery import (
+    RETRIED,
+    RETRY_DELAY_S,
+    RETRY_LIMIT,
+    answer_text,
+    failure_decision,
+    failure_handoff,
+    guidance,
+    pick_option,
+)
 from master_agent.runtime.state import MasterAgentState, StepRecord, ToolTask, TurnRecord
 from master_agent.runtime.termination import (
     STAGNATION_REPEATS,
@@ -78,6 +96,11 @@ SKIPPED_CALL = "skipped: the run was escalated to a human before this call ran"
 MALFORMED_STEP = "<malformed call>"
 
 CompiledLoop = CompiledStateGraph[Any, Any, Any, Any]
+
+#: Rounds of "change X to Y" one medium-risk draft may go through before it is dropped.
+DRAFT_ROUNDS = 3
+#: Notes of the context box shown in a prompt (the newest).
+NOTES_SHOWN = 12
 
 
 @dataclass(frozen=True)
@@ -166,6 +189,7 @@ class _LoopBuilder:
     limits: LoopLimits
     sink: TerminationSink
     recall: RecallStep | None = None
+    proposals: ProposalBook | None = None
     built: dict[tuple[str, int], CompiledLoop] = field(default_factory=dict)
 
     def build(
@@ -214,6 +238,8 @@ class _LoopBuilder:
             research=frozenset(researchers),
             short_bound_model=self.model.bind_tools(short) if recall and researchers and short else None,
             tool_tokens=schema_tokens(schemas, self.limits.count_tokens),
+            proposals=self.proposals,
+            tenant_id=self.capabilities.tenant.tenant_id,
         )
         compiled = loop.graph().compile(checkpointer=checkpointer, name=spec["name"])
         register_nested_agents(
@@ -234,14 +260,18 @@ def build_agent_loop(
     depth: int = 0,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     recall: RecallStep | None = None,
+    proposals: ProposalBook | None = None,
 ) -> CompiledLoop:
     """Compile ``spec`` (and, recursively, its sub-agents) into an agent/tools loop.
 
     Sub-agent graphs are compiled without a checkpointer: they inherit the parent's, so their
     checkpoints live in the same thread under their own namespace. ``recall`` becomes the master
-    loop's first step.
+    loop's first step. ``proposals`` keeps previews of high-risk calls (``runtime.proposals``);
+    without it a high-risk call can never run.
     """
-    builder = _LoopBuilder(capabilities=capabilities, model=model, limits=limits, sink=sink, recall=recall)
+    builder = _LoopBuilder(
+        capabilities=capabilities, model=model, limits=limits, sink=sink, recall=recall, proposals=proposals
+    )
     return builder.build(spec, depth, checkpointer)
 
 
@@ -298,6 +328,20 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+@dataclass(kw_only=True)
+class _CallOutcome:
+    """What one call left: its tool message, and what it adds to the loop's state."""
+
+    status: Literal["success", "partial", "error"]
+    content: str
+    findings: dict[str, Any] = field(default_factory=dict)
+    confidences: dict[str, float] = field(default_factory=dict)
+    blockers: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    children: list[StepRecord] = field(default_factory=list)
+    handoff: dict[str, Any] | None = None
+
+
 @dataclass(frozen=True, kw_only=True)
 class _AgentLoop:
     spec: AgentSpec
@@ -324,6 +368,9 @@ class _AgentLoop:
     """The model bound without research sub-agents, for the short path."""
     tool_tokens: int = 0
     """Prompt tokens of the tool schemas sent with each call."""
+    proposals: ProposalBook | None = None
+    """Where previews of high-risk calls wait for the user (None: such calls never run)."""
+    tenant_id: str = ""
 
     @property
     def name(self) -> str:
@@ -370,22 +417,77 @@ class _AgentLoop:
         }
         # What decided the previous flow's end does not carry over to this one.
         update.update(
-            {key: None for key in ("escalation", "reused_pattern", "model_failure") if state.get(key)}
+            {
+                key: None
+                for key in ("escalation", "reused_pattern", "model_failure", "handoff")
+                if state.get(key)
+            }
         )
-        if self.recall is None:
-            return update
+        if (state.get("findings") or {}).get("proposal"):
+            update["findings"] = {"proposal": None}  # a previous flow's proposal is not this flow's
         goal = state.get("goal", "")
         context = dict(state.get("context") or {})
+        answered = await self.proposal_feedback(goal, config)
+        if answered is not None:
+            context = {**answered, **context}
+            update["context"] = context
+            proposal = answered["proposal"]
+            update["findings"] = {"proposal": proposal}
+            update["notes"] = [
+                f"the user answered proposal {proposal['proposal_id']} ({proposal['tool']}): "
+                f"{proposal['status']} ({proposal['feedback']!r})"
+            ]
+        if context.get("previous_task"):
+            update["notes"] = [
+                *update.get("notes", []),
+                f"previous task {context['previous_task']!r} was in progress; it is kept and can be resumed",
+            ]
+        if self.recall is None:
+            return update
         found = await self.recall(goal, {**extract_entities(goal), **context})
         update["context"] = {**found.context, **context}
         if found.reused_pattern is not None:
             update["reused_pattern"] = found.reused_pattern
             # What the pattern settles counts as found, so progress (and the stop rules) see it.
-            update["findings"] = dict(found.reused_pattern.get("values") or {})
+            update["findings"] = {
+                **update.get("findings", {}),
+                **dict(found.reused_pattern.get("values") or {}),
+            }
             get_stream_writer()(
                 {"event": "pattern_reused", "agent": self.name, "pattern": found.reused_pattern}
             )
+            update["notes"] = [
+                *update.get("notes", []),
+                f"reused village-knowledge pattern {found.reused_pattern.get('pattern_id', '')}".rstrip(),
+            ]
         return update
+
+    async def proposal_feedback(self, goal: str, config: RunnableConfig) -> dict[str, Any] | None:
+        """A new flow that answers the thread's pending proposal (accept, revise, cancel): the answer
+        is recorded, and the flow's context carries the proposal with the feedback (and, to accept or
+        revise, the call's arguments: the accepted ones, or the ones the change makes)."""
+        thread_id = str((config.get("configurable") or {}).get("thread_id") or "")
+        if self.proposals is None or not thread_id:
+            return None
+        feedback = read_feedback(goal)
+        if feedback is None:
+            return None
+        pending = await self.proposals.open_proposal(self.tenant_id, thread_id)
+        if pending is None:
+            return None
+        statuses: dict[str, Literal["accepted", "cancelled", "revised"]] = {
+            "accept": "accepted",
+            "cancel": "cancelled",
+            "revise": "revised",
+        }
+        answered = await self.proposals.answer(pending, statuses[feedback], goal)
+        if answered is None:
+            return None
+        view = answered.view()
+        if feedback == "cancel":
+            return {"proposal": view}
+        args = answered.args if feedback == "accept" else revise_args(answered.args, goal)
+        return {"proposal": view, **args}
 
     def _short_path(self, state: MasterAgentState) -> bool:
         return bool(state.get("reused_pattern")) and self.short_bound_model is not None
@@ -454,6 +556,7 @@ class _AgentLoop:
                 "completed_steps": len(state.get("completed_steps") or []),
             },
             "blockers": list(state.get("blockers") or []),
+            "notes": list(state.get("notes") or [])[-NOTES_SHOWN:],
         }
         prompt_state = cast(
             MasterAgentState,
@@ -537,6 +640,8 @@ class _AgentLoop:
         return steps
 
     async def agent(self, state: MasterAgentState, config: RunnableConfig) -> dict[str, Any]:
+        if state.get("handoff"):
+            return {}  # a call ended the flow (a preview, a question, a failure): the stop rules finish it
         update, box, new_messages, prompt_state = self._refresh(state)
         history = [*(state.get("messages") or []), *new_messages]
         reply: AIMessage | str
@@ -755,33 +860,30 @@ class _AgentLoop:
                 "kind": kind,
             }
         )
-        findings: dict[str, Any] = {}
-        confidences: dict[str, float] = {}
-        blockers: list[str] = []
-        children: list[StepRecord] = []
+        outcome = _CallOutcome(status="error", content="")
         if refusal is not None:
-            status, content = "error", refusal
-            blockers = [f"{name}: malformed call (arguments not valid JSON)"]
+            outcome = _CallOutcome(
+                status="error",
+                content=refusal,
+                blockers=[f"{name}: malformed call (arguments not valid JSON)"],
+            )
         elif name in self.subs:
             envelope = await self.call_sub_agent(name, args)
-            status = envelope.status
-            content = envelope.model_dump_json(exclude={"steps"})
-            children = cast(list[StepRecord], envelope.steps)
+            outcome = _CallOutcome(
+                status=envelope.status,
+                content=envelope.model_dump_json(exclude={"steps"}),
+                children=cast(list[StepRecord], envelope.steps),
+                blockers=[f"{name}: {item}" for item in envelope.limitations],
+                handoff=envelope.handoff,
+            )
             if envelope.status != "error":
-                findings = {name: envelope.data, **envelope.data}
-                confidences[call_id or name] = envelope.confidence
-            blockers = [f"{name}: {item}" for item in envelope.limitations]
+                outcome.findings = {name: envelope.data, **envelope.data}
+                outcome.confidences[call_id or name] = envelope.confidence
+            elif envelope.error_type and envelope.handoff is None:
+                outcome.notes = [self.failure_note(name, envelope.error_type)]
         elif name in self.plain:
-            status, result = await self.call_tool(name, args, config)
-            content = result if isinstance(result, str) else json.dumps(result, default=str)
-            if status == "success" and isinstance(result, dict):
-                findings = {name: result, **result}
-                if isinstance(result.get("confidence"), int | float):
-                    confidences[call_id or name] = float(result["confidence"])
-            elif status == "error":
-                blockers = [f"{name}: {result}"]
+            outcome = await self.plain_call(name, args, call_id, config)
         else:
-            status = "error"
             if name in self.spec["tools"] and self.depth >= self.limits.max_depth:
                 content = SubAgentEnvelope.failure(
                     f"sub-agent {name!r} refused: depth cap {self.limits.max_depth} reached"
@@ -789,7 +891,8 @@ class _AgentLoop:
             else:
                 valid = sorted([*self.plain, *self.subs])
                 content = f"error: {name!r} is not a valid tool; use one of {valid}"
-            blockers = [content]
+            outcome = _CallOutcome(status="error", content=content, blockers=[content])
+        status = outcome.status
         writer(
             {
                 "event": "call_end",
@@ -806,24 +909,236 @@ class _AgentLoop:
             tool=name,
             kind=kind,
             status=status,
-            children=children,
+            children=outcome.children,
         )
-        return {
+        update: dict[str, Any] = {
             "messages": [
                 ToolMessage(
-                    content=content,
+                    content=outcome.content,
                     tool_call_id=call_id,
                     name=name,
                     status="error" if status == "error" else "success",
                 )
             ],
-            "findings": findings,
-            "confidences": confidences,
+            "findings": outcome.findings,
+            "confidences": outcome.confidences,
             "completed_steps": [step_signature(name, args)],
             "steps": [record],
-            "blockers": blockers,
+            "blockers": outcome.blockers,
             "tool_calls": 1,
         }
+        if outcome.notes:
+            update["notes"] = outcome.notes
+        if outcome.handoff is not None:
+            update["handoff"] = outcome.handoff
+        return update
+
+    async def plain_call(
+        self, name: str, args: dict[str, Any], call_id: str, config: RunnableConfig
+    ) -> _CallOutcome:
+        """One plain tool call under its risk tier (``runtime.proposals``) and the failure matrix
+        (``runtime.recovery``)."""
+        tool = self.plain[name]
+        risk = call_risk(tool, args, (self.spec.get("tool_risks") or {}).get(name))
+        notes: list[str] = []
+        claimed: Proposal | None = None
+        if risk == "medium":
+            args, declined = await self.approve_draft(name, args)
+            if declined is not None:
+                return declined
+            notes.append(f"{name}: medium risk, the user approved the draft")
+        elif risk == "high":
+            claimed = await self.claim_accepted(name, args, config)
+            if claimed is None:
+                return await self.preview(name, args, call_id, config)
+            notes.append(f"{name}: high risk, running the accepted proposal {claimed.proposal_id}")
+        status, result = await self.call_tool(name, args, config)
+        for _ in range(RETRY_LIMIT):
+            if not (status == "error" and isinstance(result, dict) and result.get("error_type") in RETRIED):
+                break
+            notes.append(f"{name}: {result['error_type']}, called again")
+            await asyncio.sleep(RETRY_DELAY_S)
+            status, result = await self.call_tool(name, args, config)
+        if claimed is not None and self.proposals is not None:
+            await self.proposals.finish(claimed, ok=status == "success", result=result)
+        if status == "success" and isinstance(result, dict):
+            result, chosen = self.resolve_choices(name, result)
+            notes.extend(chosen)
+        content = result if isinstance(result, str) else json.dumps(result, default=str)
+        outcome = _CallOutcome(status=status, content=content, notes=notes)
+        if status == "success" and isinstance(result, dict):
+            outcome.findings = {name: result, **result}
+            if isinstance(result.get("confidence"), int | float):
+                outcome.confidences[call_id or name] = float(result["confidence"])
+        elif status == "error" and isinstance(result, dict) and result.get("error_type"):
+            error_type = str(result["error_type"])
+            decision = failure_decision(error_type)
+            outcome.content = json.dumps({**result, "decision": decision, "guidance": guidance(decision)})
+            outcome.blockers = [f"{name}: {result['error']}"]
+            outcome.notes.append(self.failure_note(name, error_type))
+            if decision in ("exit", "ask_user"):
+                outcome.handoff = failure_handoff(
+                    name, error_type, str(result["error"]), dict(result.get("context") or {})
+                )
+        elif status == "error":
+            outcome.blockers = [f"{name}: {result}"]
+        return outcome
+
+    def failure_note(self, name: str, error_type: str) -> str:
+        decision = failure_decision(error_type)
+        return f"{name} failed ({error_type}): decided {decision}"
+
+    async def describe_call(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """What a call would do, in the tool's own words when it has them (``metadata["preview_of"]``:
+        args -> dict, possibly awaitable), else its arguments."""
+        describe = (self.plain[name].metadata or {}).get("preview_of")
+        if not callable(describe):
+            return dict(args)
+        try:
+            detail = describe(args)
+            if asyncio.iscoroutine(detail):
+                detail = await detail
+        except (ToolInputError, ToolFailure, ValidationError) as error:
+            return {**args, "problem": str(error)}
+        return dict(detail) if isinstance(detail, dict) else dict(args)
+
+    async def approve_draft(
+        self, name: str, args: dict[str, Any]
+    ) -> tuple[dict[str, Any], _CallOutcome | None]:
+        """A medium-risk call shown as a draft until the user approves it (its arguments, None), cancels
+        it or asks for a change the runtime cannot apply (the arguments, the outcome that replaces the
+        call). "change X to Y" is applied to the draft and shown again."""
+        draft = dict(args)
+        text = ""
+        for _ in range(DRAFT_ROUNDS):
+            answer = interrupt(
+                {
+                    "kind": "approval",
+                    "question": f"Approve this draft of {name}? Reply 'approve', 'cancel', or "
+                    "'change X to Y'.",
+                    "options": ["approve", "cancel"],
+                    "agent": self.name,
+                    "tool": name,
+                    "risk": "medium",
+                    "draft": draft,
+                    "detail": await self.describe_call(name, draft),
+                }
+            )
+            text = answer_text(answer)
+            feedback = read_feedback(text)
+            if feedback == "accept":
+                return draft, None
+            if feedback != "revise":
+                break
+            revised = revise_args(draft, text)
+            if revised == draft:
+                break
+            draft = revised
+        if not text or read_feedback(text) == "cancel":
+            reason = (
+                f"declined: the user cancelled this {name} ({text!r}); it did not run. Do not call it again."
+            )
+            note = f"{name}: medium risk, the user cancelled the draft"
+        else:
+            reason = (
+                f"declined: the user asked for a change the draft could not take ({text!r}); it did not "
+                "run. Call it again with the change."
+            )
+            note = f"{name}: medium risk, the user asked for a change: {text!r}"
+        return draft, _CallOutcome(
+            status="error",
+            content=reason,
+            blockers=[f"{name}: not run ({text or 'no answer'})"],
+            notes=[note],
+        )
+
+    async def claim_accepted(
+        self, name: str, args: dict[str, Any], config: RunnableConfig
+    ) -> Proposal | None:
+        thread_id = str((config.get("configurable") or {}).get("thread_id") or "")
+        if self.proposals is None or not thread_id:
+            return None
+        return await self.proposals.claim(self.tenant_id, thread_id, name, args)
+
+    async def preview(
+        self, name: str, args: dict[str, Any], call_id: str, config: RunnableConfig
+    ) -> _CallOutcome:
+        """A high-risk call not accepted yet: stored as a pending proposal (its preview), never run;
+        the flow ends with the preview."""
+        tool = self.plain[name]
+        preview = {
+            "tool": name,
+            "risk": "high",
+            "description": tool.description,
+            "call": args,
+            "detail": await self.describe_call(name, args),
+            "how_to_answer": HOW_TO_ANSWER,
+        }
+        thread_id = str((config.get("configurable") or {}).get("thread_id") or "")
+        view: dict[str, Any] = {"proposal_id": None, "tool": name, "args": args, "status": "not stored"}
+        if self.proposals is not None and thread_id:
+            proposal = await self.proposals.propose(
+                tenant_id=self.tenant_id,
+                thread_id=thread_id,
+                call_id=call_id,
+                agent=self.name,
+                tool=name,
+                args=args,
+                risk="high",
+                preview=preview,
+            )
+            view = proposal.view()
+            note = f"{name}: high risk, preview {proposal.proposal_id} stored; waiting for the user"
+        else:
+            note = f"{name}: high risk and no proposal book here: it cannot run"
+        content = {
+            "status": "preview",
+            "executed": False,
+            "proposal": view,
+            "note": "Not run: this call is high risk. The flow ends with this preview; the user accepts, "
+            "revises or cancels it in a new message.",
+        }
+        return _CallOutcome(
+            status="partial",
+            content=json.dumps(content, default=str),
+            findings={"proposal": view},
+            notes=[note],
+            handoff={"kind": "preview", "proposal": view, "how_to_answer": HOW_TO_ANSWER},
+        )
+
+    def resolve_choices(self, name: str, result: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """A result offering ``choices`` (``{"field", "question", "options": [{"label", "value"}]}``,
+        e.g. two contacts named David) asks the user (``interrupt()``, multiple choice); the chosen
+        option's value is the result's ``field``."""
+        choices = result.get("choices")
+        if not isinstance(choices, dict):
+            return result, []
+        options = [o for o in choices.get("options") or [] if isinstance(o, dict) and "label" in o]
+        field_name = str(choices.get("field") or "")
+        if len(options) < 2 or not field_name:
+            return result, []
+        labels = [str(o["label"]) for o in options]
+        answer = answer_text(
+            interrupt(
+                {
+                    "kind": "clarification",
+                    "question": str(choices.get("question") or f"Which one did you mean ({name})?"),
+                    "options": labels,
+                    "agent": self.name,
+                    "tool": name,
+                }
+            )
+        )
+        picked = pick_option(answer, labels)
+        resolved = {key: value for key, value in result.items() if key != "choices"}
+        if picked is None:
+            resolved["unresolved"] = f"the user's answer {answer!r} matched none of {labels}"
+            return resolved, [f"{name}: the user's answer {answer!r} matched no option"]
+        chosen = options[labels.index(picked)]
+        resolved[field_name] = chosen.get("value")
+        resolved["chosen"] = picked
+        resolved["confidence"] = max(float(result.get("confidence") or 0.0), 0.95)
+        return resolved, [f"{name}: the user chose {picked!r}"]
 
     async def call_tool(
         self, name: str, args: dict[str, Any], config: RunnableConfig
@@ -834,6 +1149,12 @@ class _AgentLoop:
             raise
         except (ToolInputError, ValidationError) as error:
             return "error", f"error: {error}"
+        except ToolFailure as failure:
+            return "error", {
+                "error": str(failure),
+                "error_type": failure.error_type,
+                "context": failure.context,
+            }
         except Exception as error:
             if is_outage(error):
                 raise  # the run waits for the database and repeats the step; the model never sees it
@@ -899,7 +1220,10 @@ class _AgentLoop:
         if verdict.lower() in ("approve", "reject"):
             return Command(
                 goto="finalize",
-                update={"escalation": {"reason": decision.reason, "decision": verdict.lower()}},
+                update={
+                    "escalation": {"reason": decision.reason, "decision": verdict.lower()},
+                    "notes": [f"escalated ({decision.reason}); the reviewer answered {verdict.lower()}"],
+                },
             )
         extra = max(REVIEW_EXTRA_TURNS, self._max_iterations() // 2)
         last = (state.get("messages") or [])[-1]
@@ -919,6 +1243,7 @@ class _AgentLoop:
             update={
                 "messages": [*skipped, HumanMessage(content=verdict or "Continue.")],
                 "max_iterations": state.get("iteration_count", 0) + extra,
+                "notes": [f"escalated ({decision.reason}); the reviewer's guidance: {verdict or 'continue'}"],
             },
         )
 
@@ -928,7 +1253,18 @@ class _AgentLoop:
         limitations: list[str] = []
         error: str | None = None
         failure = state.get("model_failure")
-        if failure:
+        handoff = state.get("handoff")
+        if handoff:
+            reason = decision.reason
+            kind = handoff.get("kind")
+            if kind == "preview":
+                limitations.append(f"waiting for your acceptance of the preview: {HOW_TO_ANSWER}")
+            elif kind == "question":
+                limitations.append(f"needs your answer: {handoff.get('question')}")
+            else:
+                limitations.append(str(handoff.get("explanation")))
+                limitations.append(f"what you can do: {handoff.get('what_you_can_do')}")
+        elif failure:
             reason = "model_error"
             limitations.append(f"the agent stopped: {failure}")
         elif escalation:
@@ -972,6 +1308,8 @@ class _AgentLoop:
             status, error = "error", failure
         if escalation and escalation["decision"] == "reject":
             status, error = "error", "rejected by a human reviewer"
+        if handoff and handoff.get("kind") == "failure":
+            status, error = "error", str(handoff.get("explanation"))
         limitations.extend(state.get("blockers") or [])
         configurable = config.get("configurable") or {}
         report = TerminationReport(
@@ -993,6 +1331,9 @@ class _AgentLoop:
             confidence=confidence,
             limitations=limitations,
             error=error,
+            error_type=(handoff or {}).get("error_type"),
+            error_context=dict((handoff or {}).get("context") or {}),
+            handoff=handoff or None,
             steps=cast(list[dict[str, Any]], list(state.get("steps") or [])),
         )
         return {

@@ -12,7 +12,11 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.store.base import TTLConfig
 from langgraph.store.postgres.aio import AsyncPostgresStore
 
-from master_agent.capabilities import domain_pack, load_domain_packs, provision_tenant_readers
+from master_agent.capabilities import (
+    load_domain_packs,
+    provision_tenant_readers,
+    registered_domain_packs,
+)
 from master_agent.evolution import KnowledgeStore, make_embedder
 from master_agent.evolution.context import EvolutionContext
 from master_agent.evolution.jobs import leader_tick, reconcile_jobs, use_evolution_context
@@ -66,9 +70,9 @@ async def open_resources(
     notifier = load_notifier(settings.notifier)
     async with open_database(settings) as database:
         if install_demo:
-            pack = domain_pack("retail")
-            for tenant_id in pack.demo_tenants:
-                await pack.install(database.pool, tenant_id)
+            for pack in registered_domain_packs().values():
+                for tenant_id in pack.demo_tenants:
+                    await pack.install(database.pool, tenant_id)
         await provision_tenant_readers(database.pool, settings)
         evolution = EvolutionContext(
             pool=database.pool,

@@ -16,6 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from master_agent.capabilities.envelope import Band, confidence_band
 from master_agent.errors import InputError, UnknownThreadError
 from master_agent.evolution.calibration import load_calibration, stratum_of
 from master_agent.evolution.learning import intervention_of, problem_type_of
@@ -97,8 +98,15 @@ class Solution(BaseModel):
     risks: list[dict[str, Any]] = Field(default_factory=list)
     roi: dict[str, Any] | None = None
     test_design: dict[str, Any] | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
+    """The rest of the agent's answer (the fields its pack's output schema has beyond these)."""
     confidence: float = 0.0
     """What the agents reported (raw)."""
+    confidence_band: Band = "BLOCKED"
+    """``confidence`` as a band: COMPLETE >= 0.9, PARTIAL 0.5-0.9, BLOCKED < 0.5."""
+    handoff: dict[str, Any] | None = None
+    """What the run handed the user instead of a full answer: a ``preview`` of a high-risk action
+    waiting for acceptance, a ``question``, or a ``failure`` with what to do (``runtime.recovery``)."""
     calibrated_confidence: float | None = None
     """The raw confidence calibrated against observed outcomes of this problem type and intervention."""
     reused_pattern: dict[str, Any] | None = None
@@ -200,7 +208,10 @@ async def _drive(
         status=status,
         **{key: answer[key] for key in Solution.model_fields if key in answer and key != "status"},
     )
+    solution.details = {key: value for key, value in answer.items() if key not in Solution.model_fields}
     solution.confidence = float(values.get("confidence_score", 0.0))
+    solution.confidence_band = confidence_band(solution.confidence)
+    solution.handoff = envelope.get("handoff")
     solution.limitations = list(envelope.get("limitations") or [])
     solution.model_failure = values.get("model_failure") or None
     solution.termination = dict(values.get("termination") or {})

@@ -106,6 +106,11 @@ class MasterAgentState(TypedDict):
     """The village-knowledge pattern the master loop reused (the short path), if any."""
     model_failure: NotRequired[str | None]
     """Why this loop's model call failed (after the client's retries); the loop then stops."""
+    handoff: NotRequired[dict[str, Any] | None]
+    """What this flow hands the user instead of an answer (a preview of a high-risk call, a question,
+    or a failure with what to do; ``runtime.recovery``); the loop then stops."""
+    notes: NotRequired[Annotated[list[str], operator.add]]
+    """The context box's free-form notes: decisions the runtime and the user made along the way."""
 
 
 class ToolTask(TypedDict):

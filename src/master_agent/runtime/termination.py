@@ -2,6 +2,8 @@
 
 Rules, in order (first match wins), after every agent turn:
 
+h. a call handed the user a preview, a question or a failure     -> end  ``preview`` / ``ask_user``
+                                                                      / ``exit``
 0. the model call failed (after the client's retries)               -> end  ``model_error``
 1. the model signalled completion (its turn has no tool calls)       -> end  ``completed``
 2. progress >= 0.95                                                  -> end  ``progress_threshold``
@@ -98,6 +100,10 @@ def is_stagnating(turns: list[TurnRecord]) -> bool:
 
 def decide(state: MasterAgentState) -> Decision:
     """Apply the stop rules (module docstring) to the state after an agent turn."""
+    handoff = state.get("handoff")
+    if handoff:
+        kind = str(handoff.get("kind"))
+        return Decision(route="end", reason={"question": "ask_user", "failure": "exit"}.get(kind, "preview"))
     if state.get("model_failure"):
         return Decision(route="end", reason="model_error")
     messages = state.get("messages") or []

@@ -30,16 +30,21 @@ import vobject
 from defusedxml import ElementTree
 from pydantic import BaseModel, Field, SecretStr
 
-ErrorKind = Literal["api_down", "not_found", "permission", "invalid_input", "timeout", "conflict"]
+from master_agent.errors import ToolErrorType, ToolFailure
+
 ProviderName = Literal["imap", "smtp", "caldav", "carddav"]
 
 
-class ProviderError(Exception):
+class ProviderError(ToolFailure):
     """A provider's failure, typed for the master agent's decision matrix."""
 
-    def __init__(self, kind: ErrorKind, provider: ProviderName, operation: str, detail: str) -> None:
-        super().__init__(f"{provider} {operation}: {kind}: {detail}")
-        self.kind: ErrorKind = kind
+    def __init__(self, kind: ToolErrorType, provider: ProviderName, operation: str, detail: str) -> None:
+        super().__init__(
+            kind,
+            f"{provider} {operation}: {kind}: {detail}",
+            {"provider": provider, "operation": operation, "detail": detail},
+        )
+        self.kind: ToolErrorType = kind
         self.provider: ProviderName = provider
         self.operation = operation
         self.detail = detail
@@ -135,7 +140,7 @@ def _http_error(provider: ProviderName, operation: str, error: Exception) -> Pro
 
 def _status_error(provider: ProviderName, operation: str, response: httpx.Response) -> ProviderError:
     status = response.status_code
-    kind: ErrorKind
+    kind: ToolErrorType
     if status in (401, 403):
         kind = "permission"
     elif status == 404:
@@ -501,7 +506,7 @@ class SmtpSender:
                 "api_down", "smtp", "send", f"cannot reach {host}:{port} ({error})"
             ) from error
         except aiosmtplib.SMTPResponseException as error:
-            kind: ErrorKind = (
+            kind: ToolErrorType = (
                 "api_down" if error.code >= 500 and error.code not in (550, 553, 554) else "invalid_input"
             )
             raise ProviderError(kind, "smtp", "send", f"{error.code} {error.message}") from error

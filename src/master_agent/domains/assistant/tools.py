@@ -13,16 +13,18 @@ local servers of the data directory.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field, SecretStr, ValidationError
 
+from master_agent.capabilities.spec import Risk
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.assistant.demo_data import start_demo_servers
 from master_agent.domains.assistant.providers import (
@@ -30,8 +32,10 @@ from master_agent.domains.assistant.providers import (
     CardDavContacts,
     Endpoint,
     ImapMailbox,
+    MailMessage,
     NewEvent,
     OutgoingMail,
+    ProviderError,
     SmtpSender,
 )
 from master_agent.domains.assistant.scheduling import (
@@ -45,7 +49,6 @@ from master_agent.domains.assistant.scheduling import (
 )
 from master_agent.errors import InputError, ToolInputError
 
-Risk = Literal["low", "medium", "high"]
 #: More recipients than this make an email a mass email (high risk even where sending is allowed).
 MASS_EMAIL_RECIPIENTS = 10
 
@@ -148,9 +151,14 @@ class ContactArgs(BaseModel):
 
 
 class MailSearchArgs(BaseModel):
-    sender: str | None = Field(default=None, description="Part of the sender's name or address.")
+    sender: str = Field(description="Part of the sender's name or address ('' for any sender).")
     about: str | None = Field(default=None, description="Words the message contains.")
     days: int | None = Field(default=None, ge=1, le=3650, description="Only the last this many days.")
+
+
+class DraftArgs(BaseModel):
+    about: str = Field(min_length=1, description="What the email is about, e.g. 'the budget freeze'.")
+    addresses: list[str] = Field(min_length=1, description="The recipients' email addresses.")
 
 
 class EventArgs(BaseModel):
@@ -158,13 +166,18 @@ class EventArgs(BaseModel):
     day: str = Field(description="The day, as the user said it.")
     start_time: str = Field(description="'2pm', '14:00'.")
     duration_minutes: int = Field(default=60, ge=5, le=600)
-    attendees: list[str] = Field(default_factory=list, description="Attendees' email addresses.")
+    addresses: list[str] = Field(description="The attendees' email addresses ([] for none).")
 
 
 class SendArgs(BaseModel):
-    to: list[str] = Field(min_length=1, description="Recipients' email addresses.")
+    addresses: list[str] = Field(min_length=1, description="The recipients' email addresses.")
     subject: str = Field(min_length=1)
     body: str = Field(min_length=1)
+
+
+def _mass_when_many(args: dict[str, Any]) -> Risk | None:
+    """More than ten people affected (a mass email, a large invitation) is high risk."""
+    return "high" if len(args.get("addresses") or []) > MASS_EMAIL_RECIPIENTS else None
 
 
 def build_tools(context: ToolContext) -> dict[str, BaseTool]:
@@ -201,6 +214,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "busy": [_event_view(e, mine.zone) for e in events],
             "conflicts": [list(pair) for pair in conflicts((e.summary, e.start, e.end) for e in events)],
             "timezone": str(mine.zone),
+            "confidence": 1.0,
         }
 
     async def calendar_events(period: str) -> dict[str, Any]:
@@ -215,18 +229,45 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "period": {"first": span.first.isoformat(), "last": span.last.isoformat()},
             "events": [_event_view(e, mine.zone) for e in events],
             "conflicts": [list(pair) for pair in conflicts((e.summary, e.start, e.end) for e in events)],
+            "confidence": 1.0,
         }
 
     async def find_contacts(name: str) -> dict[str, Any]:
         found = await (await accounts()).contacts.search(name)
-        return {"query": name, "contacts": [c.model_dump() for c in found], "matches": len(found)}
+        if not found:
+            raise ProviderError("not_found", "carddav", "search", f"no contact matches {name!r}")
+        wanted = name.strip().lower()
+        group = [c for c in found if any(wanted in category.lower() for category in c.categories)]
+        result: dict[str, Any] = {
+            "query": name,
+            "contacts": [c.model_dump() for c in found],
+            "matches": len(found),
+            "confidence": 1.0,
+        }
+        people = group or found
+        if group or len(found) == 1:
+            result["addresses"] = [c.emails[0] for c in people if c.emails]
+            return result
+        # Several people answer to the name: the user chooses (the runtime asks, multiple choice).
+        result["confidence"] = 0.5
+        result["choices"] = {
+            "field": "addresses",
+            "question": f"Which {name} do you mean?",
+            "options": [
+                {
+                    "label": f"{c.name} <{c.emails[0]}>" + (f", {c.title}" if c.title else ""),
+                    "value": c.emails[:1],
+                }
+                for c in found
+                if c.emails
+            ][:4],
+        }
+        return result
 
-    async def search_email(
-        sender: str | None = None, about: str | None = None, days: int | None = None
-    ) -> dict[str, Any]:
+    async def search_email(sender: str, about: str | None = None, days: int | None = None) -> dict[str, Any]:
         mine = await accounts()
         since = today(mine.zone) - timedelta(days=days) if days else None
-        messages = await mine.mailbox.search(sender=sender, text=about, since=since)
+        messages = await mine.mailbox.search(sender=sender or None, text=about, since=since)
         return {
             "messages": [
                 {
@@ -239,46 +280,92 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
                 for m in messages
             ],
             "matches": len(messages),
+            "summary": summarise_mail(messages, sender, about),
+            "confidence": 1.0,
         }
 
-    async def create_event(
-        summary: str,
-        day: str,
-        start_time: str,
-        duration_minutes: int = 60,
-        attendees: list[str] | None = None,
-    ) -> dict[str, Any]:
+    async def draft_email(about: str, addresses: list[str]) -> dict[str, Any]:
+        mine = await accounts()
+        topic = about.strip().rstrip(".")
+        subject = topic[:1].upper() + topic[1:]
+        greeting = "Hi all," if len(addresses) > 1 else "Hi,"
+        body = (
+            f"{greeting}\n\nI am writing about {topic}. Please read this and let me know if you have "
+            f"questions.\n\nBest regards,\n{mine.address}"
+        )
+        return {"subject": subject, "body": body, "addresses": addresses, "confidence": 0.9}
+
+    async def new_event(
+        summary: str, day: str, start_time: str, duration_minutes: int, addresses: list[str]
+    ) -> tuple[AssistantProviders, NewEvent]:
         mine = await accounts()
         when = day_of(day, mine.zone)
         at = resolve_time(start_time)
         if at is None:
             raise ToolInputError(f"start_time: {start_time!r} is not a time (say '2pm' or '14:00')")
         start = datetime.combine(when, at, tzinfo=mine.zone)
-        created = await mine.calendar.create_event(
-            NewEvent(
-                summary=summary,
-                start=start,
-                end=start + timedelta(minutes=duration_minutes),
-                attendees=list(attendees or []),
-                organizer=mine.address,
-            )
+        event = NewEvent(
+            summary=summary,
+            start=start,
+            end=start + timedelta(minutes=duration_minutes),
+            attendees=list(addresses),
+            organizer=mine.address,
         )
-        return {"event": _event_view(created, mine.zone), "created": True}
+        return mine, event
 
-    async def send_email(to: list[str], subject: str, body: str) -> dict[str, Any]:
+    async def create_event(
+        summary: str, day: str, start_time: str, addresses: list[str], duration_minutes: int = 60
+    ) -> dict[str, Any]:
+        mine, event = await new_event(summary, day, start_time, duration_minutes, addresses)
+        created = await mine.calendar.create_event(event)
+        return {"event": _event_view(created, mine.zone), "created": True, "confidence": 1.0}
+
+    async def event_preview(args: dict[str, Any]) -> dict[str, Any]:
+        checked = EventArgs.model_validate(args)
+        mine, event = await new_event(
+            checked.summary, checked.day, checked.start_time, checked.duration_minutes, checked.addresses
+        )
+        return {
+            "summary": event.summary,
+            "day": event.start.date().isoformat(),
+            "start": event.start.strftime("%H:%M"),
+            "end": event.end.strftime("%H:%M"),
+            "timezone": str(mine.zone),
+            "organizer": event.organizer,
+            "attendees": event.attendees,
+        }
+
+    async def send_email(addresses: list[str], subject: str, body: str) -> dict[str, Any]:
         mine = await accounts()
-        sent = await mine.sender.send(OutgoingMail(sender=mine.address, to=to, subject=subject, body=body))
-        return {"sent": sent.model_dump(), "recipients": len(sent.recipients)}
+        sent = await mine.sender.send(
+            OutgoingMail(sender=mine.address, to=addresses, subject=subject, body=body)
+        )
+        return {"sent": sent.model_dump(), "recipients": len(sent.recipients), "confidence": 1.0}
+
+    async def mail_preview(args: dict[str, Any]) -> dict[str, Any]:
+        checked = SendArgs.model_validate(args)
+        mine = await accounts()
+        return {
+            "from": mine.address,
+            "to": checked.addresses,
+            "recipients": len(checked.addresses),
+            "subject": checked.subject,
+            "body": checked.body,
+        }
 
     def tool(
-        func: Callable[..., Awaitable[dict[str, Any]]], args: type[BaseModel], risk: Risk, description: str
+        func: Callable[..., Awaitable[dict[str, Any]]],
+        args: type[BaseModel],
+        risk: Risk,
+        description: str,
+        **metadata: Any,
     ) -> BaseTool:
         return StructuredTool.from_function(
             coroutine=func,
             name=func.__name__,
             description=description,
             args_schema=args,
-            metadata={"risk": risk},
+            metadata={"risk": risk, **metadata},
         )
 
     tools = [
@@ -298,15 +385,39 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             find_contacts,
             ContactArgs,
             "low",
-            "Contacts matching a name, address or group; several matches mean ask which.",
+            "Contacts matching a name, address or group ('team'), with their addresses; when several "
+            "people match, the user is asked which.",
         ),
         tool(
-            search_email, MailSearchArgs, "low", "Emails in the inbox by sender, words and age, newest first."
+            search_email,
+            MailSearchArgs,
+            "low",
+            "Emails in the inbox by sender, words and age, newest first, with a summary.",
         ),
         tool(
-            create_event, EventArgs, "medium", "Put an event in the user's calendar and invite its attendees."
+            draft_email,
+            DraftArgs,
+            "low",
+            "A plain first draft (subject and body) of an email about a topic, to send or edit.",
         ),
-        tool(send_email, SendArgs, "high", "Send an email from the user's address."),
+        tool(
+            create_event,
+            EventArgs,
+            "medium",
+            "Put an event in the user's calendar and invite its attendees (shown as a draft to approve; "
+            "more than ten attendees needs an accepted preview).",
+            risk_of=_mass_when_many,
+            preview_of=event_preview,
+        ),
+        tool(
+            send_email,
+            SendArgs,
+            "medium",
+            "Send an email from the user's address (shown as a draft to approve; more than ten "
+            "recipients is a mass email and needs an accepted preview).",
+            risk_of=_mass_when_many,
+            preview_of=mail_preview,
+        ),
     ]
     return {t.name: t for t in tools}
 
@@ -322,9 +433,44 @@ def _event_view(event: Any, zone: ZoneInfo) -> dict[str, Any]:
     }
 
 
+def summarise_mail(messages: list[MailMessage], sender: str, about: str | None) -> str:
+    """An extractive summary: how many messages, from whom, and each one's subject and first sentence,
+    oldest first (the order a thread is read in)."""
+    if not messages:
+        who = f" from {sender}" if sender else ""
+        topic = f" about {about}" if about else ""
+        return f"No emails{who}{topic}."
+    people = sorted({m.sender_name or m.sender for m in messages})
+    lines = [
+        f"{len(messages)} email(s) from {', '.join(people)}" + (f" about {about}" if about else "") + ":"
+    ]
+    for m in sorted(messages, key=lambda m: m.date or datetime.min.replace(tzinfo=ZoneInfo("UTC"))):
+        first = re.split(r"(?<=[.!?])\s", " ".join(m.body.split()), maxsplit=1)[0][:200]
+        when = m.date.date().isoformat() if m.date else "undated"
+        lines.append(f"- {when} {m.subject}: {first}")
+    return "\n".join(lines)
+
+
+_SENDER = re.compile(r"\b(?i:from)\s+([A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)?|[\w.+-]+@[\w.-]+)")
+_ABOUT = re.compile(
+    r"\babout\s+(?:the\s+|my\s+|our\s+)?(.+?)(?=\s+(?:and|then|to|from|with|on|at|for|next|this|tomorrow|today)\b|[?.!,]|$)",
+    re.I,
+)
+_PERSON = re.compile(
+    r"\b(?i:with|email|e-mail|mail|message|invite|to)\s+(?i:the\s+)?((?i:whole\s+team|team|everyone)|[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)?|[\w.+-]+@[\w.-]+)"
+)
+_TITLE = re.compile(r"\b(?:with|email|invite|to)\s+(?:the|our|my)\s+(CFO|CEO|CTO|COO|[a-z]+ manager)\b", re.I)
+_MEETING = re.compile(
+    r"\b(?:schedule|book|set up|arrange|plan)\s+(?:an?\s+|the\s+)?(.*?\b(?:meeting|call|sync|review|lunch|1:1))\b",
+    re.I,
+)
+_CALENDAR = re.compile(r"\b(calendar|agenda|schedule)\b", re.I)
+
+
 def goal_entities(goal: str, today: date) -> dict[str, Any]:
     """What a message states that the tools take by name: the day (ISO) or the period it names, a time
-    (``HH:MM``), a length in minutes."""
+    (``HH:MM``), a length in minutes, a person or group to look up (``name``), a sender, a topic
+    (``about``) and a meeting's ``summary``; a meeting with nobody named has no attendees."""
     found: dict[str, Any] = {}
     day = resolve_day(goal, today)
     if day is not None:
@@ -334,10 +480,34 @@ def goal_entities(goal: str, today: date) -> dict[str, Any]:
         found["period"] = period.group(0).lower()
     elif day is not None:
         found["period"] = day.isoformat()
+    elif _CALENDAR.search(goal):
+        found["period"] = "this week"
     at = resolve_time(goal)
     if at is not None:
         found["start_time"] = at.strftime("%H:%M")
     minutes = resolve_minutes(goal)
     if minutes is not None:
         found["duration_minutes"] = minutes
+    sender = _SENDER.search(goal)
+    if sender is not None:
+        found["sender"] = sender.group(1)
+    about = _ABOUT.search(goal)
+    if about is not None:
+        found["about"] = about.group(1).strip()
+    title = _TITLE.search(goal)
+    person = _PERSON.search(goal)
+    if title is not None:
+        found["name"] = title.group(1)
+    elif person is not None and person.group(1).lower() not in ("me", "i"):
+        name = person.group(1)
+        found["name"] = "team" if name.lower() in ("whole team", "team", "everyone") else name
+    meeting = _MEETING.search(goal)
+    if meeting is not None:
+        what = re.sub(r"\s+(?:with|for|on|at)\b.*$", "", meeting.group(1)).strip()
+        summary = what[:1].upper() + what[1:] if what else "Meeting"
+        if "name" in found and summary.lower() in ("meeting", "call"):
+            summary = f"{summary} with {found['name']}"
+        found["summary"] = summary
+        if "name" not in found:
+            found["addresses"] = []
     return found

@@ -1,0 +1,245 @@
+"""Risk tiers of tool calls and the proposals of high-risk ones (seed 002), for every pack.
+
+A tool declares its risk in ``metadata["risk"]`` (default ``low``) and may raise it by its arguments
+with ``metadata["risk_of"]`` (args -> risk or None; e.g. an email to more than ten people is high); an
+agent spec's ``tool_risks`` replaces the declared risk, never the raise by arguments. The tools step
+acts on it:
+
+- low: the call runs and its result is shown;
+- medium: the call is shown as a draft and waits (``interrupt()``) for approve, cancel or a change;
+- high: the call does not run. Its preview is stored as a pending proposal and the flow ends. A later
+  flow of the same thread accepts it ("please execute the proposed plan"), revises it ("change X to Y
+  in the proposal") or cancels it; the call then runs only by claiming an accepted proposal with the
+  same tool and arguments, once (a crash between claim and result never sends twice).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+from langchain_core.tools import BaseTool
+from psycopg.types.json import Jsonb
+from psycopg_pool import AsyncConnectionPool
+from pydantic import BaseModel
+
+from master_agent.capabilities.spec import Risk
+
+RISKS: tuple[Risk, ...] = ("low", "medium", "high")
+Feedback = Literal["accept", "cancel", "revise"]
+ProposalStatus = Literal["pending", "accepted", "executing", "executed", "failed", "cancelled", "revised"]
+
+#: What a user can answer to a preview or a draft (shown with each).
+HOW_TO_ANSWER = (
+    "Reply 'please execute the proposed plan' to accept, 'change X to Y in the proposal' to revise, "
+    "or 'cancel'."
+)
+
+_ACCEPT = re.compile(
+    r"^\s*(?:ok(?:ay)?[,.!]?\s*|yes[,.!]?\s*|please\s+)*"
+    r"(?:execute|go ahead|proceed|approve[ds]?|accept(?:ed)?|confirm(?:ed)?|send it|do it|run it|yes|ok(?:ay)?|"
+    r"looks good|lgtm)\b",
+    re.I,
+)
+_CANCEL = re.compile(
+    r"^\s*(?:no[,.!]?\s*|please\s+)*(?:cancel|abort|stop|never\s*mind|don'?t|do not|reject(?:ed)?|no)\b", re.I
+)
+_CHANGE = re.compile(
+    r"\b(?:change|replace|make)\s+['\"]?(?P<old>.+?)['\"]?\s+(?:to|with|into)\s+['\"]?(?P<new>.+?)['\"]?"
+    r"(?:\s+in\s+the\s+(?:proposal|plan|draft|preview|email|invite|event))?\s*[.!]?\s*$",
+    re.I,
+)
+
+
+def read_feedback(text: str) -> Feedback | None:
+    """What a message says about a proposal or a draft: accept, cancel, revise (a change), or None."""
+    if _CHANGE.search(text):
+        return "revise"
+    if _CANCEL.match(text):
+        return "cancel"
+    if _ACCEPT.match(text):
+        return "accept"
+    return None
+
+
+def revise_args(args: dict[str, Any], text: str) -> dict[str, Any]:
+    """``args`` with "change X to Y" of ``text`` applied to every string in them (case-insensitive);
+    unchanged when the text names no change or nothing in them matches."""
+    match = _CHANGE.search(text)
+    if match is None:
+        return dict(args)
+    old, new = match.group("old").strip(), match.group("new").strip()
+    pattern = re.compile(re.escape(old), re.I)
+
+    def apply(value: Any) -> Any:
+        if isinstance(value, str):
+            return pattern.sub(lambda _: new, value)
+        if isinstance(value, list):
+            return [apply(item) for item in value]
+        if isinstance(value, dict):
+            return {key: apply(item) for key, item in value.items()}
+        return value
+
+    return {key: apply(value) for key, value in args.items()}
+
+
+def call_risk(tool: BaseTool, args: dict[str, Any], override: Risk | None = None) -> Risk:
+    """The risk of one call: the agent's override or the tool's declared risk, raised (never lowered)
+    by the tool's ``risk_of`` rule for these arguments."""
+    metadata = tool.metadata or {}
+    declared = override or metadata.get("risk") or "low"
+    risk: Risk = declared if declared in RISKS else "high"  # an unknown risk is treated as the highest
+    rule = metadata.get("risk_of")
+    if callable(rule):
+        raised = rule(args)
+        if raised in RISKS and RISKS.index(raised) > RISKS.index(risk):
+            risk = raised
+    return risk
+
+
+def args_digest(args: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(args, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class Proposal(BaseModel):
+    """A preview of a high-risk call (a row of ``proposals``)."""
+
+    proposal_id: str
+    tenant_id: str
+    thread_id: str
+    agent: str
+    tool: str
+    args: dict[str, Any]
+    risk: Risk
+    preview: dict[str, Any]
+    status: ProposalStatus
+    feedback: str | None = None
+    result: Any = None
+    created_at: datetime | None = None
+
+    def view(self) -> dict[str, Any]:
+        """What the user (and a later flow's context) sees of it."""
+        return {
+            "proposal_id": self.proposal_id,
+            "tool": self.tool,
+            "args": self.args,
+            "risk": self.risk,
+            "status": self.status,
+            "feedback": self.feedback,
+            "preview": self.preview,
+        }
+
+
+_COLUMNS = "proposal_id::text, tenant_id, thread_id, agent, tool, args, risk, preview, status, feedback, result, created_at"
+INSERT_PROPOSAL = f"""
+INSERT INTO proposals (proposal_id, tenant_id, thread_id, agent, tool, args, args_digest, risk, preview, status)
+VALUES (%(proposal_id)s, %(tenant_id)s, %(thread_id)s, %(agent)s, %(tool)s, %(args)s, %(digest)s, %(risk)s,
+        %(preview)s, 'pending')
+ON CONFLICT (proposal_id) DO UPDATE SET updated_at = proposals.updated_at
+RETURNING {_COLUMNS}
+"""
+SELECT_OPEN = f"""
+SELECT {_COLUMNS} FROM proposals
+WHERE tenant_id = %s AND thread_id = %s AND status = 'pending'
+ORDER BY created_at DESC LIMIT 1
+"""
+ANSWER_PROPOSAL = f"""
+UPDATE proposals SET status = %s, feedback = %s, updated_at = now()
+WHERE proposal_id = %s AND tenant_id = %s AND status = 'pending'
+RETURNING {_COLUMNS}
+"""
+CLAIM_PROPOSAL = f"""
+UPDATE proposals SET status = 'executing', updated_at = now()
+WHERE proposal_id = (
+    SELECT proposal_id FROM proposals
+    WHERE tenant_id = %s AND thread_id = %s AND tool = %s AND args_digest = %s AND status = 'accepted'
+    ORDER BY created_at DESC LIMIT 1
+    FOR UPDATE SKIP LOCKED
+)
+RETURNING {_COLUMNS}
+"""
+FINISH_PROPOSAL = """
+UPDATE proposals SET status = %s, result = %s, updated_at = now()
+WHERE proposal_id = %s AND status = 'executing'
+"""
+LIST_PROPOSALS = f"""
+SELECT {_COLUMNS} FROM proposals
+WHERE tenant_id = %(tenant_id)s AND (%(thread_id)s::text IS NULL OR thread_id = %(thread_id)s)
+ORDER BY created_at DESC LIMIT %(limit)s
+"""
+
+
+class ProposalBook:
+    """The ``proposals`` table."""
+
+    def __init__(self, pool: AsyncConnectionPool[Any]) -> None:
+        self._pool = pool
+
+    async def _one(self, query: str, params: Any) -> Proposal | None:
+        async with self._pool.connection() as conn:
+            row = await (await conn.execute(query, params)).fetchone()
+        return None if row is None else Proposal.model_validate(row)
+
+    async def propose(
+        self,
+        *,
+        tenant_id: str,
+        thread_id: str,
+        call_id: str,
+        agent: str,
+        tool: str,
+        args: dict[str, Any],
+        risk: Risk,
+        preview: dict[str, Any],
+    ) -> Proposal:
+        """Store a pending proposal. The id derives from the call, so a step run again after a crash
+        finds the proposal it stored before instead of storing a second one."""
+        proposal_id = uuid.uuid5(uuid.NAMESPACE_URL, f"proposal:{tenant_id}:{thread_id}:{agent}:{call_id}")
+        stored = await self._one(
+            INSERT_PROPOSAL,
+            {
+                "proposal_id": proposal_id,
+                "tenant_id": tenant_id,
+                "thread_id": thread_id,
+                "agent": agent,
+                "tool": tool,
+                "args": Jsonb(args),
+                "digest": args_digest(args),
+                "risk": risk,
+                "preview": Jsonb(preview),
+            },
+        )
+        assert stored is not None
+        return stored
+
+    async def open_proposal(self, tenant_id: str, thread_id: str) -> Proposal | None:
+        """The thread's latest proposal still waiting for the user."""
+        return await self._one(SELECT_OPEN, (tenant_id, thread_id))
+
+    async def answer(
+        self, proposal: Proposal, status: Literal["accepted", "cancelled", "revised"], feedback: str
+    ) -> Proposal | None:
+        """Record the user's answer to a pending proposal (None: it was answered already)."""
+        return await self._one(ANSWER_PROPOSAL, (status, feedback, proposal.proposal_id, proposal.tenant_id))
+
+    async def claim(self, tenant_id: str, thread_id: str, tool: str, args: dict[str, Any]) -> Proposal | None:
+        """Take the accepted proposal of exactly this call for running it (None: there is none)."""
+        return await self._one(CLAIM_PROPOSAL, (tenant_id, thread_id, tool, args_digest(args)))
+
+    async def finish(self, proposal: Proposal, *, ok: bool, result: Any) -> None:
+        async with self._pool.connection() as conn:
+            await conn.execute(
+                FINISH_PROPOSAL,
+                ("executed" if ok else "failed", Jsonb(result), proposal.proposal_id),
+            )
+
+    async def list(self, tenant_id: str, *, thread_id: str | None = None, limit: int = 50) -> list[Proposal]:
+        async with self._pool.connection() as conn:
+            cursor = await conn.execute(
+                LIST_PROPOSALS, {"tenant_id": tenant_id, "thread_id": thread_id, "limit": limit}
+            )
+            return [Proposal.model_validate(row) for row in await cursor.fetchall()]
