@@ -67,17 +67,21 @@ def read_feedback(text: str) -> Feedback | None:
 
 
 def revise_args(args: dict[str, Any], text: str) -> dict[str, Any]:
-    """``args`` with "change X to Y" of ``text`` applied to every string in them (case-insensitive);
-    unchanged when the text names no change or nothing in them matches."""
+    """``args`` with "change X to Y" of ``text`` applied to every string in them (case-insensitive,
+    keeping a leading capital); unchanged when the text names no change or nothing in them matches."""
     match = _CHANGE.search(text)
     if match is None:
         return dict(args)
     old, new = match.group("old").strip(), match.group("new").strip()
     pattern = re.compile(re.escape(old), re.I)
 
+    def replacement(found: re.Match[str]) -> str:
+        # "Budget freeze" -> "Hiring freeze": a capital where the replaced text had one.
+        return new[:1].upper() + new[1:] if found.group(0)[:1].isupper() else new
+
     def apply(value: Any) -> Any:
         if isinstance(value, str):
-            return pattern.sub(lambda _: new, value)
+            return pattern.sub(replacement, value)
         if isinstance(value, list):
             return [apply(item) for item in value]
         if isinstance(value, dict):

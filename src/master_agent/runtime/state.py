@@ -15,6 +15,23 @@ def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> di
     return {**(left or {}), **(right or {})}
 
 
+#: Which handoff a flow ends with when parallel calls hand over several (the worst first).
+HANDOFF_PRIORITY = ("failure", "question", "preview")
+
+
+def keep_handoff(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Reducer: None clears (a new flow); of two handoffs the worse stays (a failure over a question
+    over a preview), so parallel calls never conflict."""
+    if right is None or left is None:
+        return right
+
+    def rank(handoff: dict[str, Any]) -> int:
+        kind = handoff.get("kind")
+        return HANDOFF_PRIORITY.index(kind) if kind in HANDOFF_PRIORITY else len(HANDOFF_PRIORITY)
+
+    return right if rank(right) < rank(left) else left
+
+
 class ContextBox(TypedDict):
     """The working memory rendered into every agent prompt."""
 
@@ -106,7 +123,7 @@ class MasterAgentState(TypedDict):
     """The village-knowledge pattern the master loop reused (the short path), if any."""
     model_failure: NotRequired[str | None]
     """Why this loop's model call failed (after the client's retries); the loop then stops."""
-    handoff: NotRequired[dict[str, Any] | None]
+    handoff: NotRequired[Annotated[dict[str, Any] | None, keep_handoff]]
     """What this flow hands the user instead of an answer (a preview of a high-risk call, a question,
     or a failure with what to do; ``runtime.recovery``); the loop then stops."""
     notes: NotRequired[Annotated[list[str], operator.add]]

@@ -65,10 +65,15 @@ MASTER = AgentSpec(
     domain="assistant",
     skills=[
         "find free time in my calendar",
-        "schedule a meeting with someone",
+        "when am I free next week for an hour",
+        "schedule a meeting with someone tomorrow at 2pm",
+        "book a board meeting next month",
         "check my calendar for a day or a week",
         "email someone or the whole team about something",
+        "email the team about the budget freeze",
+        "send a note to a colleague about the offsite",
         "find emails from someone and summarise them",
         "look up a contact's email address",
+        "who is someone in my contacts",
     ],
 )

@@ -1,0 +1,113 @@
+"""Risk tiers, answers to proposals and drafts, the failure decision matrix and confidence bands."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.tools import StructuredTool
+
+from master_agent.capabilities.envelope import SubAgentEnvelope, confidence_band
+from master_agent.runtime.proposals import args_digest, call_risk, read_feedback, revise_args
+from master_agent.runtime.recovery import failure_decision, failure_handoff, pick_option
+from master_agent.runtime.state import keep_handoff
+
+
+@pytest.mark.parametrize(
+    ("text", "feedback"),
+    [
+        ("Please execute the proposed plan", "accept"),
+        ("go ahead", "accept"),
+        ("Yes, send it", "accept"),
+        ("approve", "accept"),
+        ("Change Friday to Monday in the proposal", "revise"),
+        ("change 'budget freeze' to 'hiring freeze'", "revise"),
+        ("cancel", "cancel"),
+        ("No, don't send it", "cancel"),
+        ("Never mind", "cancel"),
+        ("What is on my calendar tomorrow?", None),
+        ("Schedule a meeting with David", None),
+    ],
+)
+def test_feedback_is_read_from_a_message(text: str, feedback: str | None) -> None:
+    assert read_feedback(text) == feedback
+
+
+def test_a_change_is_applied_to_every_string_of_the_call() -> None:
+    args = {"subject": "Budget freeze", "body": "About the budget freeze.", "addresses": ["a@x"], "n": 3}
+    revised = revise_args(args, "Change budget freeze to hiring freeze in the proposal")
+    assert revised == {**args, "subject": "Hiring freeze", "body": "About the hiring freeze."}
+    assert revise_args(args, "please execute") == args
+    assert args_digest(revised) != args_digest(args)
+    assert args_digest({"b": 1, "a": 2}) == args_digest({"a": 2, "b": 1})
+
+
+def _tool(**metadata: Any) -> StructuredTool:
+    async def act(addresses: list[str]) -> dict[str, Any]:
+        return {}
+
+    return StructuredTool.from_function(coroutine=act, name="act", description="d", metadata=metadata)
+
+
+def test_risk_is_declared_overridden_and_raised_by_arguments() -> None:
+    many = {"addresses": [str(i) for i in range(11)]}
+    assert call_risk(_tool(), many) == "low"
+    assert call_risk(_tool(risk="medium"), many) == "medium"
+    assert call_risk(_tool(risk="dangerous"), many) == "high"  # an unknown risk is the highest
+    rule = _tool(risk="medium", risk_of=lambda args: "high" if len(args["addresses"]) > 10 else None)
+    assert call_risk(rule, many) == "high"
+    assert call_risk(rule, {"addresses": ["a"]}) == "medium"
+    # An agent's override replaces the declared risk, never the raise by arguments.
+    assert call_risk(rule, {"addresses": ["a"]}, override="low") == "low"
+    assert call_risk(rule, many, override="low") == "high"
+
+
+@pytest.mark.parametrize(
+    ("error_type", "decision"),
+    [
+        ("invalid_input", "revise_plan"),
+        ("conflict", "try_another_way"),
+        ("not_found", "ask_user"),
+        ("api_down", "exit"),
+        ("timeout", "exit"),
+        ("permission", "exit"),
+        (None, "revise_plan"),
+    ],
+)
+def test_the_decision_matrix(error_type: str | None, decision: str) -> None:
+    assert failure_decision(error_type) == decision
+
+
+def test_handoffs_say_what_failed_and_what_to_do() -> None:
+    down = failure_handoff("find_free_slots", "api_down", "cannot reach", {"provider": "caldav"})
+    assert down["kind"] == "failure" and "caldav service is not reachable" in down["what_you_can_do"]
+    missing = failure_handoff("find_contacts", "not_found", "no contact matches 'Zed'", {})
+    assert missing["kind"] == "question" and "Zed" in missing["question"]
+    # Parallel calls: the worse handoff stays; None starts a new flow.
+    preview = {"kind": "preview"}
+    assert keep_handoff(preview, down) == down
+    assert keep_handoff(down, preview) == down
+    assert keep_handoff(preview, missing) == missing
+    assert keep_handoff(down, None) is None
+    assert keep_handoff(None, preview) == preview
+
+
+def test_confidence_bands_and_options() -> None:
+    assert [confidence_band(c) for c in (0.95, 0.9, 0.89, 0.5, 0.49)] == [
+        "COMPLETE",
+        "COMPLETE",
+        "PARTIAL",
+        "PARTIAL",
+        "BLOCKED",
+    ]
+    # The band always follows the confidence, whatever a sender claims.
+    envelope = SubAgentEnvelope.model_validate(
+        {"status": "success", "confidence": 0.95, "confidence_band": "BLOCKED"}
+    )
+    assert envelope.confidence_band == "COMPLETE"
+    options = ["David Chen <david.chen@acme.example>", "David Okafor <david.okafor@acme.example>"]
+    assert pick_option("2", options) == options[1]
+    assert pick_option("David Chen", options) == options[0]
+    assert pick_option("okafor", options) == options[1]
+    assert pick_option("David", options) is None  # both contain it
+    assert pick_option("someone else", options) is None
