@@ -12,7 +12,7 @@ GOAL ?= Increase Store 5's accessory attach rate by 20% within 60 days
 LLM_VENV ?= .venv-llm
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: install js-deps demo test lint bench api-diff eval-evolution eval-routing test-local-llm clean
+.PHONY: install js-deps demo demo-assistant test lint bench api-diff eval-evolution eval-routing test-local-llm clean
 
 $(BIN)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or set PYTHON=...)"; exit 1; }
@@ -37,6 +37,10 @@ js-deps: tests/js/node_modules/.package-lock.json
 demo: install
 	$(BIN)/master-agent solve "$(GOAL)" --tenant demo-retail
 	$(BIN)/master-agent demo loop
+
+# The personal assistant's six scenarios (seed 002) on the embedded local mail, calendar and contacts servers.
+demo-assistant: install
+	$(BIN)/master-agent demo assistant
 
 test: install js-deps
 	$(BIN)/python -m pytest -q

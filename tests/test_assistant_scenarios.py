@@ -12,18 +12,17 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-from langchain_core.messages import HumanMessage
 from langgraph.types import Command
 
 from master_agent.capabilities import install_tenant
 from master_agent.domains.assistant import DEMO_TENANT
+from master_agent.domains.assistant.demo import chat_turn, sent_envelopes
 from master_agent.domains.assistant.demo_data import TEAM
 from master_agent.domains.assistant.local_servers import LocalServers
 from master_agent.domains.assistant.providers import CalDavCalendar
 from master_agent.domains.assistant.scheduling import resolve_day
 from master_agent.domains.assistant.tools import ACCOUNTS_ENV
 from master_agent.runtime import RuntimeResources
-from master_agent.runtime.factory import master_graph
 from master_agent.runtime.proposals import ProposalBook
 from master_agent.runtime.solve import SolveRequest, solve
 
@@ -34,34 +33,8 @@ async def assistant(resources: RuntimeResources) -> AsyncIterator[RuntimeResourc
     LocalServers(resources.settings.data_dir).stop()
 
 
-def _sent_envelopes(data_dir: Path) -> list[dict[str, Any]]:
-    accepted = data_dir / "assistant" / "smtp" / "accepted"
-    return (
-        [json.loads(path.read_text()) for path in sorted(accepted.glob("*.json"))]
-        if accepted.exists()
-        else []
-    )
-
-
-async def _chat(resources: RuntimeResources, thread_id: str, message: str | Command) -> dict[str, Any]:
-    config = {"configurable": {"tenant_id": DEMO_TENANT, "thread_id": thread_id}}
-    graph = await master_graph(resources, config, checkpointer=resources.database.checkpointer)
-    graph_input: Any = (
-        message if isinstance(message, Command) else {"messages": [HumanMessage(content=message)]}
-    )
-    await graph.ainvoke(graph_input, config)
-    snapshot = await graph.aget_state(config, subgraphs=True)
-    values = dict(snapshot.values)
-    pending = [i.value for task in snapshot.tasks for i in task.interrupts]
-    if not pending:  # an interrupt inside the agent's loop sits on the nested state
-        pending = [
-            i.value
-            for task in snapshot.tasks
-            if task.state is not None and hasattr(task.state, "interrupts")
-            for i in task.state.interrupts  # type: ignore[union-attr]
-        ]
-    values["interrupts"] = pending
-    return values
+async def _chat(resources: RuntimeResources, thread_id: str, message: str | Command[Any]) -> dict[str, Any]:
+    return await chat_turn(resources, DEMO_TENANT, thread_id, message)
 
 
 async def test_free_slots_next_tuesday(assistant: RuntimeResources) -> None:
@@ -93,13 +66,13 @@ async def test_emails_from_john_are_found_and_summarised(assistant: RuntimeResou
     assert outcome.status == "success", outcome
     details = outcome.solution.details  # type: ignore[union-attr]
     assert {m["address"] for m in details["messages"]} == {"john.miller@acme.example"}
-    assert details["summary"].startswith("2 email(s) from John Miller about project:")
-    assert "Project Atlas kickoff" in details["summary"]
+    assert details["mail_summary"].startswith("2 email(s) from John Miller about project:")
+    assert "Project Atlas kickoff" in details["mail_summary"]
 
 
 async def test_a_mass_email_is_a_preview_until_accepted(assistant: RuntimeResources) -> None:
     data_dir = assistant.settings.data_dir
-    before = len(_sent_envelopes(data_dir))
+    before = len(sent_envelopes(data_dir))
     thread = str(uuid.uuid4())
     first = await _chat(assistant, thread, "Email the whole team about the budget freeze")
     handoff = first["envelope"]["handoff"]
@@ -108,11 +81,11 @@ async def test_a_mass_email_is_a_preview_until_accepted(assistant: RuntimeResour
     assert proposal["tool"] == "send_email"
     assert len(proposal["args"]["addresses"]) == 14
     assert "Preview (not done yet, high risk): send_email." in first["reply"]["text"]
-    assert len(_sent_envelopes(data_dir)) == before  # nothing sent before acceptance
+    assert len(sent_envelopes(data_dir)) == before  # nothing sent before acceptance
 
     second = await _chat(assistant, thread, "Please execute the proposed plan")
     assert second["reply"]["status"] == "success", second["reply"]
-    sent = _sent_envelopes(data_dir)[before:]
+    sent = sent_envelopes(data_dir)[before:]
     assert len(sent) == 1
     assert sorted(sent[0]["rcpt_tos"]) == sorted(c.email for c in TEAM)
     stored = await ProposalBook(assistant.database.pool).list(DEMO_TENANT, thread_id=thread)
@@ -120,7 +93,7 @@ async def test_a_mass_email_is_a_preview_until_accepted(assistant: RuntimeResour
 
     # Accepted once, run once: asking again finds nothing to accept and sends nothing.
     third = await _chat(assistant, thread, "Please execute the proposed plan")
-    assert len(_sent_envelopes(data_dir)) == before + 1, third["reply"]
+    assert len(sent_envelopes(data_dir)) == before + 1, third["reply"]
 
 
 async def test_which_david_then_a_draft_to_approve_then_the_event(assistant: RuntimeResources) -> None:
@@ -137,6 +110,7 @@ async def test_which_david_then_a_draft_to_approve_then_the_event(assistant: Run
     tomorrow = datetime.now(ZoneInfo("UTC")).date().toordinal() + 1
     assert approval["detail"]["day"] == datetime.fromordinal(tomorrow).date().isoformat()
     assert approval["detail"]["start"] == "14:00"
+    assert isinstance(approval["detail"]["overlaps"], list)  # what the meeting would overlap, if anything
 
     done = await _chat(assistant, thread, Command(resume="approve"))
     assert done["interrupts"] == []
@@ -246,7 +220,7 @@ async def test_wrong_contacts_credentials_end_in_permission_and_an_unknown_name_
 
 async def test_a_preview_is_revised_then_cancelled_and_nothing_is_sent(assistant: RuntimeResources) -> None:
     data_dir = assistant.settings.data_dir
-    before = len(_sent_envelopes(data_dir))
+    before = len(sent_envelopes(data_dir))
     thread = str(uuid.uuid4())
     first = await _chat(assistant, thread, "Email the whole team about the budget freeze")
     assert "handoff" in first["envelope"], (first["routing"]["reason"], first["routing"]["candidates"])
@@ -266,14 +240,14 @@ async def test_a_preview_is_revised_then_cancelled_and_nothing_is_sent(assistant
     assert [p.status for p in await book.list(DEMO_TENANT, thread_id=thread)] == ["cancelled", "revised"]
     # Nothing waits any more: "execute" now accepts nothing and sends nothing.
     await _chat(assistant, thread, "Please execute the proposed plan")
-    assert len(_sent_envelopes(data_dir)) == before
+    assert len(sent_envelopes(data_dir)) == before
 
 
 async def test_a_high_risk_call_without_an_accepted_preview_never_runs(assistant: RuntimeResources) -> None:
     """The tools step, not the prompt, guards the call: an accepted proposal for other arguments does
     not let a call with these run."""
     data_dir = assistant.settings.data_dir
-    before = len(_sent_envelopes(data_dir))
+    before = len(sent_envelopes(data_dir))
     thread = str(uuid.uuid4())
     first = await _chat(assistant, thread, "Email the whole team about the budget freeze")
     proposal = first["envelope"]["handoff"]["proposal"]
@@ -288,4 +262,4 @@ async def test_a_high_risk_call_without_an_accepted_preview_never_runs(assistant
     assert claimed is not None and claimed.status == "executing"
     # Claimed once: the same accepted proposal cannot be claimed again.
     assert await book.claim(DEMO_TENANT, thread, "send_email", proposal["args"]) is None
-    assert len(_sent_envelopes(data_dir)) == before
+    assert len(sent_envelopes(data_dir)) == before

@@ -86,7 +86,7 @@ async def test_contacts_mail_and_the_calendar_are_read(data_dir: Path) -> None:
     mail = await tools["search_email"].ainvoke({"sender": "John", "about": "Atlas"})
     assert [m["subject"] for m in mail["messages"]][-1] == "Project Atlas kickoff"
     assert mail["matches"] == 3
-    assert mail["summary"].startswith("3 email(s) from John Miller about Atlas:")
+    assert mail["mail_summary"].startswith("3 email(s) from John Miller about Atlas:")
     week = await tools["calendar_events"].ainvoke({"period": "next week"})
     assert len(week["events"]) == 12  # five standups and seven weekly meetings
     assert week["conflicts"] == [["Customer call: Northwind", "Budget sync"]]

@@ -277,3 +277,18 @@ def test_agents_lifecycle_from_the_cli(cli_database: str, tmp_path: Path) -> Non
     assert json.loads(run(cli_database, "agents", "list").stdout) == []
     assert run(cli_database, "agents", "show", "refund_counter").returncode == 2
     assert "properties" in json.loads(run(cli_database, "agents", "schema").stdout)
+
+
+def test_demo_assistant_runs_the_six_scenarios(cli_database: str, tmp_path: Path) -> None:
+    from master_agent.domains.assistant.local_servers import LocalServers
+
+    try:
+        done = run(cli_database, "demo", "assistant", data_dir=tmp_path)
+    finally:
+        LocalServers(tmp_path).stop()
+    assert done.returncode == 0, done.stdout + done.stderr
+    for scenario in range(1, 7):
+        assert f"{scenario}. " in done.stdout
+    assert done.stdout.count("ok ") == 7
+    assert "FAILED" not in done.stdout
+    assert "Preview (not done yet, high risk): send_email." in done.stdout

@@ -68,13 +68,14 @@ def add_evolution_commands(commands: Any) -> None:
     learning_list = learnings.add_parser("list", help="a tenant's learnings")
     learning_list.add_argument("--tenant", default="demo-retail")
 
-    demo = commands.add_parser("demo", help="the retail demo's world").add_subparsers(
-        dest="action", required=True
-    )
+    demo = commands.add_parser(
+        "demo", help="the demos: the retail world and loop, the assistant"
+    ).add_subparsers(dest="action", required=True)
     simulate = demo.add_parser("simulate-outcome", help="write the post-intervention sales of a solution")
     simulate.add_argument("--solution", required=True)
     simulate.add_argument("--seed", type=int, default=0)
     demo.add_parser("loop", help="the whole loop: solve, deploy, simulate, measure, learn, reuse")
+    demo.add_parser("assistant", help="the personal assistant's six scenarios on the local servers")
 
 
 def parse_as_of(text: str) -> datetime:
@@ -109,6 +110,10 @@ async def run_evolution_command(args: argparse.Namespace, settings: Settings, co
 
     if args.command == "demo" and args.action == "loop":
         return await demo_loop(settings, console)
+    if args.command == "demo" and args.action == "assistant":
+        from master_agent.domains.assistant.demo import demo_assistant
+
+        return await demo_assistant(settings, console)
     role: SchedulerRole = (
         "add" if (args.command, args.action) in (("playbooks", "deploy"), ("outcomes", "run-due")) else "none"
     )

@@ -45,15 +45,15 @@ def describe_answer(solution: dict[str, Any]) -> list[str]:
     if solution.get("free_slots") is not None:
         slots = ", ".join(f"{s['start']}-{s['end']}" for s in solution["free_slots"]) or "none"
         lines.append(f"Free on {solution.get('day') or 'that day'}: {slots}.")
-    for pair in solution.get("conflicts") or []:
+    for pair in dict.fromkeys(tuple(pair) for pair in solution.get("conflicts") or []):
         lines.append(f"Conflict: {' overlaps '.join(pair)}.")
     if solution.get("events") is not None and solution.get("free_slots") is None:
         lines.append(f"{len(solution['events'])} event(s):")
         lines.extend(f"- {e['day']} {e['start']}-{e['end']} {e['summary']}" for e in solution["events"][:20])
     if solution.get("chosen"):
         lines.append(f"Contact: {solution['chosen']}.")
-    if solution.get("summary"):
-        lines.append(str(solution["summary"]))
+    if solution.get("mail_summary"):
+        lines.append(str(solution["mail_summary"]))
     event = solution.get("event")
     if isinstance(event, dict):
         who = ", ".join(event.get("attendees") or []) or "no attendees"

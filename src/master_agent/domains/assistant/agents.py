@@ -30,7 +30,7 @@ class AssistantAnswer(BaseModel):
     contacts: list[dict[str, Any]] | None = Field(default=None, description="Contacts found.")
     chosen: str | None = Field(default=None, description="The contact the user chose.")
     messages: list[dict[str, Any]] | None = Field(default=None, description="Emails found.")
-    summary: str | None = Field(default=None, description="A summary of the emails found.")
+    mail_summary: str | None = Field(default=None, description="A summary of the emails found.")
     event: dict[str, Any] | None = Field(default=None, description="The event created.")
     sent: dict[str, Any] | None = Field(default=None, description="The email sent.")
     proposal: dict[str, Any] | None = Field(default=None, description="The preview waiting, or answered.")

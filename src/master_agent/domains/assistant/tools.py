@@ -280,7 +280,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
                 for m in messages
             ],
             "matches": len(messages),
-            "summary": summarise_mail(messages, sender, about),
+            "mail_summary": summarise_mail(messages, sender, about),
             "confidence": 1.0,
         }
 
@@ -325,6 +325,8 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         mine, event = await new_event(
             checked.summary, checked.day, checked.start_time, checked.duration_minutes, checked.addresses
         )
+        # The draft says what it would overlap, so the user approves (or changes) it knowingly.
+        overlapping = await mine.calendar.events(event.start, event.end)
         return {
             "summary": event.summary,
             "day": event.start.date().isoformat(),
@@ -333,6 +335,10 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "timezone": str(mine.zone),
             "organizer": event.organizer,
             "attendees": event.attendees,
+            "overlaps": [
+                f"{view['summary']} {view['start']}-{view['end']}"
+                for view in (_event_view(e, mine.zone) for e in overlapping)
+            ],
         }
 
     async def send_email(addresses: list[str], subject: str, body: str) -> dict[str, Any]:
@@ -340,7 +346,11 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         sent = await mine.sender.send(
             OutgoingMail(sender=mine.address, to=addresses, subject=subject, body=body)
         )
-        return {"sent": sent.model_dump(), "recipients": len(sent.recipients), "confidence": 1.0}
+        return {
+            "sent": {**sent.model_dump(), "subject": subject},
+            "recipients": len(sent.recipients),
+            "confidence": 1.0,
+        }
 
     async def mail_preview(args: dict[str, Any]) -> dict[str, Any]:
         checked = SendArgs.model_validate(args)
