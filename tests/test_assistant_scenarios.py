@@ -3,7 +3,6 @@ planner, Postgres checkpointer) against the real local mail, calendar and contac
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import AsyncIterator
 from datetime import datetime
@@ -18,10 +17,10 @@ from master_agent.capabilities import install_tenant
 from master_agent.domains.assistant import DEMO_TENANT
 from master_agent.domains.assistant.demo import chat_turn, sent_envelopes
 from master_agent.domains.assistant.demo_data import TEAM
-from master_agent.domains.assistant.local_servers import LocalServers
+from master_agent.domains.assistant.local_servers import LocalEndpoints, LocalServers
 from master_agent.domains.assistant.providers import CalDavCalendar
 from master_agent.domains.assistant.scheduling import resolve_day
-from master_agent.domains.assistant.tools import ACCOUNTS_ENV
+from master_agent.domains.assistant.tools import ACCOUNTS_ENV, AccountsFile, accounts_on
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.proposals import ProposalBook
 from master_agent.runtime.solve import SolveRequest, solve
@@ -125,19 +124,14 @@ async def test_which_david_then_a_draft_to_approve_then_the_event(assistant: Run
 
 
 def _accounts_file(
-    path: Path, tenant: str, endpoints: Any, secret_env: str, overrides: dict[str, dict[str, str]]
+    path: Path, tenant: str, endpoints: LocalEndpoints, secret_env: str, overrides: dict[str, dict[str, str]]
 ) -> Path:
-    entry = {
-        name: {
-            "url": getattr(endpoints, name).url,
-            "username": DEMO_TENANT,
-            "password_env": secret_env,
-            "timeout_s": 3,
-            **overrides.get(name, {}),
-        }
-        for name in ("caldav", "carddav", "imap", "smtp")
-    }
-    path.write_text(json.dumps({"tenants": {tenant: {"address": "exec@acme.example", **entry}}}))
+    accounts = accounts_on(
+        endpoints, username=DEMO_TENANT, password_env=secret_env, address="exec@acme.example", timeout_s=3
+    )
+    for name, changes in overrides.items():
+        setattr(accounts, name, getattr(accounts, name).model_copy(update=changes))
+    path.write_text(AccountsFile(tenants={tenant: accounts}).model_dump_json())
     return path
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -16,7 +15,13 @@ from master_agent.domains.assistant.demo_data import TEAM
 from master_agent.domains.assistant.local_servers import LocalServers
 from master_agent.domains.assistant.providers import ProviderError
 from master_agent.domains.assistant.scheduling import resolve_day
-from master_agent.domains.assistant.tools import ACCOUNTS_ENV, build_tools, goal_entities
+from master_agent.domains.assistant.tools import (
+    ACCOUNTS_ENV,
+    AccountsFile,
+    accounts_on,
+    build_tools,
+    goal_entities,
+)
 from master_agent.errors import InputError, ToolInputError
 from master_agent.runtime.proposals import call_risk
 from master_agent.settings import Settings
@@ -126,20 +131,15 @@ async def test_a_configured_tenant_uses_its_accounts_file(
     # The local servers stand in for a user's own: the accounts file points at them.
     local = LocalServers(data_dir)
     endpoints, _ = local.ensure_running(TENANT)
-    entry = {
-        name: {
-            "url": getattr(endpoints, name).url,
-            "username": TENANT,
-            "password_env": "TEST_ASSISTANT_SECRET",
-        }
-        for name in ("caldav", "carddav", "imap", "smtp")
-    }
-    accounts = tmp_path / "accounts.json"
-    accounts.write_text(
-        json.dumps(
-            {"tenants": {"acme-exec": {"address": "exec@acme.example", "timezone": "Europe/Berlin", **entry}}}
-        )
+    entry = accounts_on(
+        endpoints,
+        username=TENANT,
+        password_env="TEST_ASSISTANT_SECRET",
+        address="exec@acme.example",
+        timezone="Europe/Berlin",
     )
+    accounts = tmp_path / "accounts.json"
+    accounts.write_text(AccountsFile(tenants={"acme-exec": entry}).model_dump_json())
     monkeypatch.setenv(ACCOUNTS_ENV, str(accounts))
     with pytest.raises(InputError, match="TEST_ASSISTANT_SECRET is not set"):
         await _tools(data_dir, "acme-exec")["find_contacts"].ainvoke({"name": "David"})

@@ -28,7 +28,6 @@ from typing import Any, Literal
 from master_agent.errors import ToolErrorType
 
 Decision = Literal["revise_plan", "ask_user", "try_another_way", "exit"]
-HandoffKind = Literal["preview", "question", "failure"]
 
 DECISIONS: dict[str, Decision] = {
     "invalid_input": "revise_plan",
@@ -43,9 +42,6 @@ RETRIED: frozenset[str] = frozenset({"api_down", "timeout"})
 #: Calls again of one failing call before its error is decided.
 RETRY_LIMIT = 1
 RETRY_DELAY_S = 0.5
-
-#: Below this confidence the user is asked to confirm an answer before acting on it.
-ASK_BELOW = 0.7
 
 _GUIDANCE: dict[Decision, str] = {
     "revise_plan": "Revise the plan: call it again with corrected arguments, or use another tool.",

@@ -17,7 +17,7 @@ from rich.console import Console
 
 from master_agent.capabilities import install_tenant
 from master_agent.domains.assistant.local_servers import LocalServers
-from master_agent.domains.assistant.tools import ACCOUNTS_ENV
+from master_agent.domains.assistant.tools import ACCOUNTS_ENV, AccountsFile, accounts_on
 from master_agent.runtime.factory import master_graph
 from master_agent.runtime.resources import RuntimeResources
 from master_agent.settings import Settings
@@ -152,17 +152,12 @@ async def demo_assistant(settings: Settings, console: Console) -> int:
             gone, _ = stopped.ensure_running(DEMO_TENANT)
             stopped.stop()
             live, _ = LocalServers(data_dir).ensure_running(DEMO_TENANT)
+            outage = accounts_on(
+                live, username=DEMO_TENANT, password_env="DEMO_ASSISTANT_SECRET", address=live.address
+            )
+            outage.caldav.url = gone.caldav.url
             accounts = Path(scratch) / "accounts.json"
-            entry = {
-                name: {
-                    "url": getattr(live, name).url,
-                    "username": DEMO_TENANT,
-                    "password_env": "DEMO_ASSISTANT_SECRET",
-                }
-                for name in ("caldav", "carddav", "imap", "smtp")
-            }
-            entry["caldav"]["url"] = gone.caldav.url
-            accounts.write_text(json.dumps({"tenants": {OUTAGE_TENANT: {"address": live.address, **entry}}}))
+            accounts.write_text(AccountsFile(tenants={OUTAGE_TENANT: outage}).model_dump_json())
             saved = {key: os.environ.get(key) for key in (ACCOUNTS_ENV, "DEMO_ASSISTANT_SECRET")}
             os.environ[ACCOUNTS_ENV] = str(accounts)
             os.environ["DEMO_ASSISTANT_SECRET"] = live.caldav.password.get_secret_value()

@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field, SecretStr, ValidationError
 from master_agent.capabilities.spec import Risk
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.assistant.demo_data import start_demo_servers
+from master_agent.domains.assistant.local_servers import LocalEndpoints
 from master_agent.domains.assistant.providers import (
     CalDavCalendar,
     CardDavContacts,
@@ -79,6 +80,30 @@ class TenantAccounts(BaseModel):
 
 class AccountsFile(BaseModel):
     tenants: dict[str, TenantAccounts]
+
+
+def accounts_on(
+    endpoints: LocalEndpoints,
+    *,
+    username: str,
+    password_env: str,
+    address: str,
+    timezone: str = "UTC",
+    timeout_s: float = 10.0,
+) -> TenantAccounts:
+    """Accounts pointing at servers as the local ones are (a stand-in for a user's own servers)."""
+
+    def endpoint(url: str) -> ConfiguredEndpoint:
+        return ConfiguredEndpoint(url=url, username=username, password_env=password_env, timeout_s=timeout_s)
+
+    return TenantAccounts(
+        address=address,
+        timezone=timezone,
+        caldav=endpoint(endpoints.caldav.url),
+        carddav=endpoint(endpoints.carddav.url),
+        imap=endpoint(endpoints.imap.url),
+        smtp=endpoint(endpoints.smtp.url),
+    )
 
 
 ACCOUNTS_ENV = "MASTER_AGENT_ASSISTANT_ACCOUNTS"
