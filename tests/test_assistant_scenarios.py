@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -257,3 +257,90 @@ async def test_a_high_risk_call_without_an_accepted_preview_never_runs(assistant
     # Claimed once: the same accepted proposal cannot be claimed again.
     assert await book.claim(DEMO_TENANT, thread, "send_email", proposal["args"]) is None
     assert len(sent_envelopes(data_dir)) == before
+
+
+async def _events_on(resources: RuntimeResources, day: date, summary: str) -> list[Any]:
+    endpoints, _ = LocalServers(resources.settings.data_dir).ensure_running(DEMO_TENANT)
+    start = datetime.combine(day, datetime.min.time(), tzinfo=ZoneInfo("UTC"))
+    events = await CalDavCalendar(endpoints.caldav).events(start, start.replace(hour=23))
+    return [event for event in events if event.summary == summary]
+
+
+async def test_a_meeting_without_a_time_asks_a_new_request_suspends_it_and_it_resumes_later(
+    assistant: RuntimeResources,
+) -> None:
+    thread = str(uuid.uuid4())
+    asked = await _chat(assistant, thread, "Schedule board meeting next month")
+    [question] = asked["interrupts"]
+    assert question["reason"] == "missing_information"
+    assert question["fields"] == ["day", "start_time"]
+    assert "next month" in question["question"]
+
+    # Not an answer: a new flow runs, the board meeting waits as a suspended task.
+    check = await _chat(assistant, thread, "Actually, check my calendar first")
+    assert check["interrupts"] == []
+    assert check["solution"]["events"], check["reply"]
+    assert check["routing"]["previous_task"] == "Schedule board meeting next month"
+    [suspended] = check["suspended"]
+    assert suspended["goal"] == "Schedule board meeting next month"
+    assert "Paused: 'Schedule board meeting next month'" in check["reply"]["text"]
+    assert check["context"]["previous_task"] == "Schedule board meeting next month"
+
+    today = datetime.now(ZoneInfo("UTC")).date()
+    day = (today.replace(day=1) + timedelta(days=32)).replace(day=16)
+    assert await _events_on(assistant, day, "Board meeting") == []
+    resumed = await _chat(assistant, thread, f"Resume the board meeting on {day.isoformat()} at 3pm")
+    assert resumed["routing"]["resumes"] == suspended["flow_id"]
+    assert resumed["suspended"] == []
+    [approval] = resumed["interrupts"]
+    assert approval["kind"] == "approval" and approval["tool"] == "create_event"
+    assert (approval["draft"]["day"], approval["draft"]["start_time"]) == (day.isoformat(), "15:00")
+
+    done = await _chat(assistant, thread, Command(resume="approve"))
+    assert done["reply"]["status"] == "success", done["reply"]
+    [event] = await _events_on(assistant, day, "Board meeting")
+    assert event.start.astimezone(ZoneInfo("UTC")).hour == 15
+
+
+async def test_a_missing_time_is_asked_and_a_suspended_task_can_be_dropped(
+    assistant: RuntimeResources,
+) -> None:
+    thread = str(uuid.uuid4())
+    await _chat(assistant, thread, "Schedule board meeting next month")
+    # An answer that gives only the day: the time is asked for next.
+    again = await _chat(assistant, thread, Command(resume="2030-01-10"))
+    [question] = again["interrupts"]
+    assert question["fields"] == ["start_time"]
+    assert question["question"] == "What time should 'Board meeting' be?"
+
+    await _chat(assistant, thread, "Wait, what is on my calendar next week?")
+    dropped = await _chat(assistant, thread, "Never mind the board meeting")
+    assert dropped["reply"]["kind"] == "drop_flow"
+    assert "dropped the task 'Schedule board meeting next month'" in dropped["reply"]["text"]
+    assert dropped["suspended"] == []
+    assert await _events_on(assistant, date(2030, 1, 10), "Board meeting") == []
+
+    # Two answers that never give the time: the flow ends with the question.
+    thread = str(uuid.uuid4())
+    await _chat(assistant, thread, "Schedule board meeting next month")
+    await _chat(assistant, thread, Command(resume="not sure"))
+    ended = await _chat(assistant, thread, Command(resume="whenever suits"))
+    assert ended["interrupts"] == []
+    assert ended["envelope"]["handoff"]["kind"] == "question"
+    assert ended["envelope"]["handoff"]["reason"] == "missing_information"
+    assert ended["termination"]["reason"] == "ask_user"
+
+
+async def test_an_answer_below_seventy_percent_confidence_asks_the_user(assistant: RuntimeResources) -> None:
+    outcome = await solve(
+        assistant,
+        SolveRequest(tenant_id=DEMO_TENANT, goal="Find emails from Zed about the project and summarise them"),
+    )
+    assert outcome.status == "partial"
+    solution = outcome.solution
+    assert solution is not None and solution.handoff is not None
+    assert solution.handoff["reason"] == "low_confidence"
+    assert solution.confidence_band == "BLOCKED"
+    assert "40%" in solution.handoff["question"]
+    assert solution.details["mail_summary"] == "No emails from Zed about project."
+    assert solution.termination["reason"] == "ask_user"

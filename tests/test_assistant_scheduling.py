@@ -35,6 +35,14 @@ SATURDAY = date(2026, 11, 28)
         ("today", MONDAY, MONDAY),
         ("on 2027-01-15 please", MONDAY, date(2027, 1, 15)),
         ("sometime soon", MONDAY, None),
+        ("December 15 at 10am", MONDAY, date(2026, 12, 15)),
+        ("on 15 Dec", MONDAY, date(2026, 12, 15)),
+        ("the 3rd of January", MONDAY, date(2027, 1, 3)),
+        ("Nov 20", MONDAY, date(2027, 11, 20)),  # passed this year: next year's
+        ("the 15th at 10", MONDAY, date(2026, 12, 15)),
+        ("on the 30th", MONDAY, date(2026, 11, 30)),
+        ("February 30", MONDAY, None),
+        ("may I have 5 minutes", MONDAY, None),
     ],
 )
 def test_days(text: str, today: date, expected: date | None) -> None:

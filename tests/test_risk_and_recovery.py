@@ -8,8 +8,10 @@ import pytest
 from langchain_core.tools import StructuredTool
 
 from master_agent.capabilities.envelope import SubAgentEnvelope, confidence_band
+from master_agent.routing.graph import flow_command
+from master_agent.routing.models import SuspendedFlow
 from master_agent.runtime.proposals import args_digest, call_risk, read_feedback, revise_args
-from master_agent.runtime.recovery import failure_decision, failure_handoff, pick_option
+from master_agent.runtime.recovery import answers_question, failure_decision, failure_handoff, pick_option
 from master_agent.runtime.state import keep_handoff
 
 
@@ -111,3 +113,70 @@ def test_confidence_bands_and_options() -> None:
     assert pick_option("okafor", options) == options[1]
     assert pick_option("David", options) is None  # both contain it
     assert pick_option("someone else", options) is None
+
+
+MISSING = {"kind": "clarification", "reason": "missing_information", "question": "Which day?", "options": []}
+WHICH = {"kind": "clarification", "question": "Which David?", "options": ["David Chen", "David Okafor"]}
+DRAFT = {"kind": "approval", "question": "Approve?", "options": ["approve", "cancel"]}
+
+
+@pytest.mark.parametrize(
+    ("question", "message", "answers"),
+    [
+        (MISSING, "December 15 at 10am", True),
+        (MISSING, "Actually, check my calendar first", False),
+        (MISSING, "wait, what is on my calendar next week?", False),
+        (MISSING, "Never mind", False),
+        (WHICH, "the second one please", True),
+        (WHICH, "Okafor", True),
+        (WHICH, "Actually, David Chen", True),  # it picks an option: an answer however it starts
+        (WHICH, "Actually, email John instead", False),
+        (DRAFT, "approve", True),
+        (DRAFT, "Never mind", True),  # cancels the draft
+        (DRAFT, "actually, change 2pm to 3pm", True),
+        (DRAFT, "Actually, find emails from John first", False),
+        ("a plain question", "Actually, anything", True),
+    ],
+)
+def test_a_message_to_a_waiting_flow_answers_it_unless_it_changes_direction(
+    question: Any, message: str, answers: bool
+) -> None:
+    assert answers_question(question, message) is answers
+
+
+def _flow(goal: str, flow_id: str) -> SuspendedFlow:
+    at = "2026-11-23T10:00:00+00:00"
+    return SuspendedFlow(
+        flow_id=flow_id, goal=goal, agent="personal_assistant", started_at=at, suspended_at=at
+    )
+
+
+BOARD = _flow("Schedule board meeting next month", "board")
+MAIL = _flow("Email the whole team about the budget freeze", "mail")
+
+
+@pytest.mark.parametrize(
+    ("text", "preview_waiting", "expected"),
+    [
+        ("Resume the board meeting", False, ("resume", "board", "")),
+        (
+            "let's get back to the board meeting on 2026-12-16 at 3pm",
+            False,
+            ("resume", "board", "on 2026-12-16 at 3pm"),
+        ),
+        ("continue", False, ("resume", "mail", "")),  # the latest
+        ("Never mind the board meeting", False, ("drop", "board", "")),
+        ("forget about the budget email", False, ("drop", "mail", "")),
+        ("cancel", True, None),  # answers the waiting preview
+        ("cancel", False, ("drop", "mail", "")),
+        ("Cancel the proposal", True, None),
+        ("Continue with the quarterly report", False, None),  # names no suspended task
+        ("Schedule a board meeting tomorrow at 9am", False, None),
+    ],
+)
+def test_a_message_resumes_or_drops_the_suspended_flow_it_names(
+    text: str, preview_waiting: bool, expected: tuple[str, str, str] | None
+) -> None:
+    found = flow_command(text, [BOARD, MAIL], preview_waiting)
+    assert (None if found is None else (found[0], found[1].flow_id, found[2])) == expected
+    assert flow_command(text, [], preview_waiting) is None

@@ -18,7 +18,14 @@ from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel, ConfigDict
 
 from master_agent.capabilities.agents import StoredAgent, compile_document, query_tools
-from master_agent.capabilities.spec import AgentSpec, DataMetric, RoutingExample, Tier, tier_allows
+from master_agent.capabilities.spec import (
+    AgentSpec,
+    DataMetric,
+    MissingInformation,
+    RoutingExample,
+    Tier,
+    tier_allows,
+)
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.capabilities.tools.readers import provision_readers
 from master_agent.errors import ConfigError, InputError, ToolInputError, UnknownTenantError
@@ -91,6 +98,10 @@ class DomainPack:
     loop's input at its first step (the request's own values win)."""
     describe_answer: Callable[[dict[str, Any]], list[str]] | None = None
     """The lines a chat reply shows of a solution of this pack (after its status)."""
+    missing_information: Callable[[dict[str, Any]], MissingInformation | None] | None = None
+    """What a request of this pack cannot go on without, given the values its goal states (and the
+    request's own): the master loop asks the user for it (``interrupt()``) before its first turn, and
+    reads the answer with ``goal_entities``."""
 
 
 @dataclass(frozen=True, kw_only=True)

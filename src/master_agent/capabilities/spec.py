@@ -64,6 +64,9 @@ class AgentSpec(TypedDict):
     required_entities: NotRequired[list[str]]
     """Values a message must give (or the tenant imply) before it is handed to this agent, e.g.
     ``store_id``; the front door asks for a missing one."""
+    ask_below_confidence: NotRequired[float]
+    """A final answer less sure than this ends as a question to the user (seed 002: ask when
+    confidence is below 70 %), with the answer kept beside it."""
 
 
 @dataclass(frozen=True)
@@ -102,3 +105,11 @@ class DataMetric:
     filters: dict[str, str] = field(default_factory=dict)
     """Entity name -> column: a question naming the entity (``store_id``) is narrowed to it."""
     observation_noun: str = "rows"
+
+
+class MissingInformation(BaseModel):
+    """Critical information a request lacks (seed 002's "ask the user" trigger): the fields the user
+    must give, and the question that asks for them."""
+
+    fields: list[str]
+    question: str

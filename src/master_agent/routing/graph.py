@@ -4,22 +4,29 @@
        |          --query--------> answer_query --> END   (a query handler)
        |          --builder------> build_agent ---> END
        |          --out_of_scope-> out_of_scope --> END
+       |          --drop_flow----> drop_flow -----> END   ("never mind the board meeting")
        |          --clarification> clarify (interrupt) -> route
        '--(a run with a goal and no new message: an explicit EXECUTE)--> solve
 
 ``route`` reads the message with the conversation before it, honours ``@agent``, analyses the intent,
 discovers the tenant's agents and decides (``routing.decision``). Each decision is kept as ``routing``
 and appended to ``routing_trace``, and streamed as a ``custom`` event.
+
+A message that cuts an agent flow short (its run still working, or the flow waiting for the user's
+answer) starts a new flow; the one cut short is kept in ``suspended`` (seed 002's interruption
+handling), and a later "resume the board meeting" runs it again as a new flow of its agent with its
+goal and values (and what the message adds), "never mind the board meeting" drops it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import operator
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
@@ -61,7 +68,13 @@ from master_agent.routing.intent import (
     ModelIntentAnalyzer,
     message_entities,
 )
-from master_agent.routing.models import Clarification, IntentAnalysis, RouteTarget, RoutingDecision
+from master_agent.routing.models import (
+    Clarification,
+    IntentAnalysis,
+    RouteTarget,
+    RoutingDecision,
+    SuspendedFlow,
+)
 from master_agent.routing.queries import BUILT_IN_HANDLERS, QueryRequest
 from master_agent.runtime.loop import (
     TASK_FIELDS,
@@ -77,7 +90,7 @@ from master_agent.runtime.recovery import pick_option
 from master_agent.runtime.resources import RuntimeResources
 from master_agent.settings import Settings
 
-NODES = ("route", "clarify", "solve", "answer_query", "build_agent", "out_of_scope")
+NODES = ("route", "clarify", "solve", "answer_query", "build_agent", "out_of_scope", "drop_flow")
 
 
 class FrontDoorState(TypedDict):
@@ -98,6 +111,8 @@ class FrontDoorState(TypedDict):
     clarifications: NotRequired[list[dict[str, Any]]]
     """Questions asked about the pending message, with their answers."""
     clarifying: NotRequired[bool]
+    suspended: NotRequired[list[dict[str, Any]]]
+    """Agent flows later messages cut short, oldest first (``SuspendedFlow``)."""
     reply: NotRequired[dict[str, Any] | None]
     """The front door's answer to the latest message: ``{kind, status, text, data}``."""
     solution: NotRequired[dict[str, Any]]
@@ -162,11 +177,16 @@ class FrontDoor:
                 (m for m in reversed(state.get("messages") or []) if isinstance(m, HumanMessage)), None
             )
             text = content_text(last.content) if last is not None else str(state.get("goal") or "")
+            suspended = _suspend_cut_short(state, self.now())
             pending = {"id": last.id if last is not None else None, "text": text, "at": self.now()}
             clarifications = []
-            update.update(pending=pending, clarifications=[])
+            update.update(pending=pending, clarifications=[], suspended=suspended)
+            state = {**state, "suspended": suspended}
         assert pending is not None
         decision = await self.decide(str(pending["text"]), clarifications, state)
+        taken = decision.resumes or (decision.target.name if decision.target.kind == "drop_flow" else None)
+        if taken:
+            update["suspended"] = [f for f in state.get("suspended") or [] if f["flow_id"] != taken]
         record = decision.model_dump(mode="json")
         get_stream_writer()({"event": "routing", "routing": record})
         update.update(routing=record, routing_trace=[record])
@@ -183,6 +203,36 @@ class FrontDoor:
             self.settings.context_messages,
             self.settings.context_window_s,
         )
+        suspended = [SuspendedFlow.model_validate(f) for f in state.get("suspended") or []]
+        cut = None if clarifications else _cut_short(state)
+        previous = (
+            (state.get("routing") or {}).get("previous_task") if clarifications else (cut or {}).get("goal")
+        )
+        handled = None if clarifications else flow_command(text, suspended, _waiting_preview(state))
+        if handled is not None:
+            command, flow, rest = handled
+            if command == "resume":
+                return RoutingDecision(
+                    message=text,
+                    goal=f"{flow.goal} ({rest})" if rest else flow.goal,
+                    intent="EXECUTE",
+                    confidence=1.0,
+                    entities={**flow.entities, **message_entities(rest)},
+                    target=RouteTarget(kind="agent", name=flow.agent),
+                    reason=f"resumes the suspended task {flow.goal!r}",
+                    previous_task=previous if previous != flow.goal else None,
+                    resumes=flow.flow_id,
+                    at=self.now(),
+                )
+            return RoutingDecision(
+                message=text,
+                goal=flow.goal,
+                intent="EXECUTE",
+                confidence=1.0,
+                target=RouteTarget(kind="drop_flow", name=flow.flow_id),
+                reason=f"drops the suspended task {flow.goal!r}",
+                at=self.now(),
+            )
         if not clarifications and _waiting_preview(state) and read_feedback(text) is not None:
             # An answer to the preview the last reply showed: a new flow of the agent that made it,
             # whose first step records the answer (``runtime.loop`` recall).
@@ -247,9 +297,6 @@ class FrontDoor:
             outcome = decide_route(
                 intent, candidates, self.cards, self.settings, rounds=rounds, override=override, known=known
             )
-        previous = (
-            (state.get("routing") or {}).get("previous_task") if clarifications else _previous_task(state)
-        )
         return RoutingDecision(
             message=text,
             goal=goal,
@@ -276,6 +323,7 @@ class FrontDoor:
             "query": "answer_query",
             "builder": "build_agent",
             "clarification": "clarify",
+            "drop_flow": "drop_flow",
         }.get(kind, "out_of_scope")
 
     def clarify(self, state: FrontDoorState) -> dict[str, Any]:
@@ -330,6 +378,7 @@ class FrontDoor:
         envelope = final.get("envelope") or {}
         status = envelope.get("status", "error")
         text = _solution_text(status, final.get("solution") or {}, envelope, self.pack)
+        text = "\n".join([text, *_paused_lines(state)])
         update: dict[str, Any] = {
             key: final.get(key)
             for key in (
@@ -437,6 +486,22 @@ class FrontDoor:
             **self._finish(state, goal),
         }
 
+    async def drop_flow(self, state: FrontDoorState) -> dict[str, Any]:
+        routing = state.get("routing") or {}
+        goal = str(routing.get("goal") or "")
+        text = "\n".join(
+            [
+                f"Understood: I dropped the task {goal!r}; nothing more will be done for it.",
+                *_paused_lines(state),
+            ]
+        )
+        return {
+            "reply": {"kind": "drop_flow", "status": "success", "text": text, "data": {"dropped": goal}},
+            "envelope": _envelope("success", {"dropped": goal}, []),
+            "messages": [AIMessage(content=text)],
+            **self._finish(state, goal),
+        }
+
     def parts(self) -> dict[str, NestedAgent]:
         """The agents the master agent's loops call as sub-agents, at any depth, by name."""
         found: dict[str, NestedAgent] = {}
@@ -481,12 +546,15 @@ class FrontDoor:
         graph.add_node("answer_query", self.answer_query)
         graph.add_node("build_agent", self.build_agent)
         graph.add_node("out_of_scope", self.out_of_scope)
+        graph.add_node("drop_flow", self.drop_flow)
         graph.add_conditional_edges(START, self.entry, ["route", "solve"])
         graph.add_conditional_edges(
-            "route", self.after_route, ["solve", "answer_query", "build_agent", "out_of_scope", "clarify"]
+            "route",
+            self.after_route,
+            ["solve", "answer_query", "build_agent", "out_of_scope", "clarify", "drop_flow"],
         )
         graph.add_edge("clarify", "route")
-        for node in ("solve", "answer_query", "build_agent", "out_of_scope"):
+        for node in ("solve", "answer_query", "build_agent", "out_of_scope", "drop_flow"):
             graph.add_edge(node, END)
         compiled = graph.compile(checkpointer=checkpointer, name="master_agent")
         # What ``solve`` hands goals to: the master agent (its standard loop) and the tenant's agents.
@@ -503,18 +571,112 @@ class FrontDoor:
         return compiled
 
 
-def _previous_task(state: FrontDoorState) -> str | None:
-    """The task of an agent flow this message cut short (a new chat message interrupts the active run
-    with its work kept): a goal handed to an agent whose answer never came."""
+def _cut_short(state: FrontDoorState) -> dict[str, Any] | None:
+    """The agent flow a new message cuts short (its run still working, or the flow waiting for the
+    user's answer): a goal handed to an agent whose answer never came, as ``{goal, agent, entities,
+    at}``."""
     routing = state.get("routing") or {}
     pending = state.get("pending")
     turns = state.get("chat_turns") or []
     if pending and routing.get("target", {}).get("kind") == "agent":
-        finished = bool(turns) and turns[-1].get("at") == pending.get("at")
-        return None if finished else str(routing.get("goal") or pending.get("text") or "") or None
+        if bool(turns) and turns[-1].get("at") == pending.get("at"):
+            return None  # that flow finished
+        goal = str(routing.get("goal") or pending.get("text") or "")
+        return {
+            "goal": goal,
+            "agent": routing.get("target", {}).get("name"),
+            "entities": dict(routing.get("entities") or {}),
+            "at": str(pending.get("at") or ""),
+        }
     if not pending and state.get("goal") and not state.get("termination"):
-        return str(state["goal"])
+        return {
+            "goal": str(state["goal"]),
+            "agent": None,
+            "entities": dict(state.get("context") or {}),
+            "at": "",
+        }
     return None
+
+
+def _suspend_cut_short(state: FrontDoorState, now: str) -> list[dict[str, Any]]:
+    """The thread's suspended flows with the one a new message cuts short added (it replaces an
+    older suspension of the same goal)."""
+    suspended = list(state.get("suspended") or [])
+    cut = _cut_short(state)
+    if cut is None or not cut["goal"]:
+        return suspended
+    flow = SuspendedFlow(
+        flow_id=hashlib.sha1(f"{cut['goal']}|{cut['at']}".encode()).hexdigest()[:12],
+        goal=cut["goal"],
+        agent=cut["agent"],
+        entities=cut["entities"],
+        started_at=cut["at"] or now,
+        suspended_at=now,
+    )
+    kept = [f for f in suspended if f.get("goal") != flow.goal]
+    return [*kept, flow.model_dump(mode="json")][-MAX_SUSPENDED:]
+
+
+#: Suspended flows a thread keeps (the oldest are forgotten first).
+MAX_SUSPENDED = 5
+_RESUME = re.compile(
+    r"^\W*(?:ok(?:ay)?\W+|now\W+|so\W+|please\W+)*(?:let'?s\s+)?"
+    r"(?:resume|continue(?:\s+with)?|go\s+back\s+to|get\s+back\s+to|back\s+to|carry\s+on\s+with|pick\s+up)\b",
+    re.I,
+)
+_DROP = re.compile(
+    r"^\W*(?:ok(?:ay)?\W+|please\W+)*(?:never\s*mind|forget(?:\s+about)?|drop|cancel|abandon|skip)\b", re.I
+)
+_FILLER = frozenset((
+    "a", "an", "the", "my", "our", "your", "this", "that", "it", "its", "to", "of", "for", "with", "on",
+    "at", "in", "about", "and", "or", "please", "task", "flow", "job", "request", "previous", "earlier",
+    "last", "one",
+))  # fmt: skip
+_ARTICLES = frozenset(("the", "a", "an", "my", "our", "that", "this"))
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _words(text: str) -> set[str]:
+    return {word for word in _WORD.findall(text.lower()) if word not in _FILLER and len(word) > 1}
+
+
+def flow_command(
+    text: str, suspended: Sequence[SuspendedFlow], preview_waiting: bool
+) -> tuple[Literal["resume", "drop"], SuspendedFlow, str] | None:
+    """("resume" | "drop", the suspended flow, the rest of the message) when ``text`` resumes or drops
+    one: it names words of its goal ("resume the board meeting on the 15th"), or names none and one is
+    suspended ("continue", "never mind"; a bare "cancel" answers a waiting preview instead)."""
+    if not suspended:
+        return None
+    command: Literal["resume", "drop"]
+    found = _RESUME.match(text)
+    command = "resume"
+    if found is None:
+        found, command = _DROP.match(text), "drop"
+    if found is None:
+        return None
+    rest = text[found.end() :].strip(" .,:;!?")
+    said = _words(rest)
+    scored = [(len(said & _words(flow.goal)), index, flow) for index, flow in enumerate(suspended)]
+    best = max(scored, key=lambda item: (item[0], item[1]))
+    if best[0] == 0 and (said or (command == "drop" and preview_waiting)):
+        return None  # it names something else, or a bare "cancel" answers the waiting preview
+    flow = best[2]
+    named = _words(flow.goal)
+    if not said - named:
+        return command, flow, ""
+    # What the message adds after naming the task ("...the board meeting on 2026-12-16 at 3pm").
+    words = rest.split()
+    while words and words[0].lower().strip(",.:;") in named | _ARTICLES:
+        words.pop(0)
+    return command, flow, " ".join(words)
+
+
+def _paused_lines(state: FrontDoorState) -> list[str]:
+    return [
+        f'Paused: {flow["goal"]!r} (say "resume" or "never mind" with a word of it).'
+        for flow in state.get("suspended") or []
+    ]
 
 
 def _envelope(status: str, data: dict[str, Any], limitations: list[str]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 Action = Literal["CREATE", "UPDATE", "EXECUTE", "QUERY", "AMBIGUOUS"]
 ACTIONS: tuple[Action, ...] = ("CREATE", "UPDATE", "EXECUTE", "QUERY", "AMBIGUOUS")
-TargetKind = Literal["agent", "builder", "query", "clarification", "out_of_scope"]
+TargetKind = Literal["agent", "builder", "query", "clarification", "out_of_scope", "drop_flow"]
 #: A query handler's name: the built-in ones (``list_agents``, ``outcome``, ``knowledge``, ``data``,
 #: ``other``) and any a domain pack adds (``DomainPack.query_handlers``).
 QueryKind = str
@@ -83,4 +83,18 @@ class RoutingDecision(BaseModel):
     clarification: Clarification | None = None
     previous_task: str | None = None
     """The task an active run was doing when this message interrupted it."""
+    resumes: str | None = None
+    """The suspended flow this message resumes (``SuspendedFlow.flow_id``)."""
     at: str
+
+
+class SuspendedFlow(BaseModel):
+    """An agent flow a later message cut short (a run still working, or a flow waiting for the
+    user's answer): kept in the thread, to be resumed or dropped by a later message."""
+
+    flow_id: str
+    goal: str
+    agent: str | None = None
+    entities: dict[str, Any] = Field(default_factory=dict)
+    started_at: str
+    suspended_at: str

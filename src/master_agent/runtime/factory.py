@@ -44,6 +44,7 @@ from master_agent.evolution.reuse import find_reusable
 from master_agent.evolution.tools import DEPLOY_TOOL, DEPLOYED_KEY, build_evolution_tools
 from master_agent.runtime.loop import (
     CompiledLoop,
+    Gathering,
     LoopLimits,
     Recall,
     RecallStep,
@@ -376,6 +377,7 @@ def _build_loop(
         sink=resources.terminations,
         checkpointer=checkpointer,
         recall=recall_step(resources, tenant, tool_context),
+        gathering=gathering_for(tenant, tool_context),
         proposals=ProposalBook(resources.database.pool),
     )
 
@@ -416,6 +418,19 @@ def _build_agent(
         checkpointer=checkpointer,
         proposals=ProposalBook(resources.database.pool),
     )
+
+
+def gathering_for(tenant: TenantRecord, tool_context: ToolContext) -> Gathering | None:
+    """The question for missing information, when the tenant's pack says what its requests need."""
+    pack = domain_pack(tenant.domain or "retail")
+    stated, missing = pack.goal_entities, pack.missing_information
+    if stated is None or missing is None:
+        return None
+
+    async def read(answer: str) -> dict[str, Any]:
+        return await stated(answer, tool_context)
+
+    return Gathering(missing=missing, read=read)
 
 
 def recall_step(resources: RuntimeResources, tenant: TenantRecord, tool_context: ToolContext) -> RecallStep:

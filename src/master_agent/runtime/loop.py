@@ -41,7 +41,12 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Send, interrupt
 from pydantic import BaseModel, ValidationError
 
-from master_agent.capabilities import AgentSpec, SubAgentEnvelope, TenantCapabilities
+from master_agent.capabilities import (
+    AgentSpec,
+    MissingInformation,
+    SubAgentEnvelope,
+    TenantCapabilities,
+)
 from master_agent.errors import ToolFailure, ToolInputError
 from master_agent.models.budget import TokenCounter, estimate_tokens, fit_prompt, schema_tokens
 from master_agent.models.chat import describe_model_failure
@@ -70,6 +75,7 @@ from master_agent.runtime.recovery import (
     failure_decision,
     failure_handoff,
     guidance,
+    low_confidence_question,
     pick_option,
 )
 from master_agent.runtime.state import MasterAgentState, StepRecord, ToolTask, TurnRecord
@@ -125,8 +131,8 @@ def nested_agents(graph: CompiledLoop) -> dict[str, NestedAgent]:
 
 
 #: Supersteps of one loop invocation besides its agent/tools pairs: the input, recall (or plan),
-#: the last agent turn's stop route (finalize or human review) and finalize after a review.
-LOOP_OVERHEAD_STEPS = 4
+#: gather, the last agent turn's stop route (finalize or human review) and finalize after a review.
+LOOP_OVERHEAD_STEPS = 5
 
 
 #: Agent turns a human's guidance buys at least (half the loop's cap when that is more).
@@ -161,6 +167,21 @@ RecallStep = Callable[[str, dict[str, Any]], Awaitable[Recall]]
 
 
 @dataclass(frozen=True, kw_only=True)
+class Gathering:
+    """How the master loop asks the user for critical information a request lacks (a pack's
+    ``missing_information`` and ``goal_entities``)."""
+
+    missing: Callable[[dict[str, Any]], MissingInformation | None]
+    """The flow's values -> what it cannot go on without, or None."""
+    read: Callable[[str], Awaitable[dict[str, Any]]]
+    """An answer -> the values it states."""
+
+
+#: Questions about missing information in one flow before it ends with the question instead.
+GATHER_ROUNDS = 2
+
+
+@dataclass(frozen=True, kw_only=True)
 class LoopLimits:
     """Limits every loop of one graph obeys (per-agent ``limits`` in a spec override some)."""
 
@@ -189,6 +210,7 @@ class _LoopBuilder:
     limits: LoopLimits
     sink: TerminationSink
     recall: RecallStep | None = None
+    gathering: Gathering | None = None
     proposals: ProposalBook | None = None
     built: dict[tuple[str, int], CompiledLoop] = field(default_factory=dict)
 
@@ -235,6 +257,7 @@ class _LoopBuilder:
             model=self.model,
             plan_first=depth == 0 and self.limits.variant == "planner_first",
             recall=recall,
+            gathering=self.gathering if depth == 0 else None,
             research=frozenset(researchers),
             short_bound_model=self.model.bind_tools(short) if recall and researchers and short else None,
             tool_tokens=schema_tokens(schemas, self.limits.count_tokens),
@@ -260,17 +283,24 @@ def build_agent_loop(
     depth: int = 0,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     recall: RecallStep | None = None,
+    gathering: Gathering | None = None,
     proposals: ProposalBook | None = None,
 ) -> CompiledLoop:
     """Compile ``spec`` (and, recursively, its sub-agents) into an agent/tools loop.
 
     Sub-agent graphs are compiled without a checkpointer: they inherit the parent's, so their
     checkpoints live in the same thread under their own namespace. ``recall`` becomes the master
-    loop's first step. ``proposals`` keeps previews of high-risk calls (``runtime.proposals``);
+    loop's first step, ``gathering`` the question for missing information after it. ``proposals`` keeps previews of high-risk calls (``runtime.proposals``);
     without it a high-risk call can never run.
     """
     builder = _LoopBuilder(
-        capabilities=capabilities, model=model, limits=limits, sink=sink, recall=recall, proposals=proposals
+        capabilities=capabilities,
+        model=model,
+        limits=limits,
+        sink=sink,
+        recall=recall,
+        gathering=gathering,
+        proposals=proposals,
     )
     return builder.build(spec, depth, checkpointer)
 
@@ -362,6 +392,8 @@ class _AgentLoop:
     """Compiled plan graphs by plan (a repeated plan is not compiled again)."""
     recall: RecallStep | None = None
     """The first step of the master loop (village knowledge, tenant defaults)."""
+    gathering: Gathering | None = None
+    """Asks the user for what a request lacks, after recall (None: nothing is asked)."""
     research: frozenset[str] = frozenset()
     """Research sub-agents offered here (skipped on the short path)."""
     short_bound_model: Runnable[Any, Any] | None = None
@@ -382,7 +414,12 @@ class _AgentLoop:
         if self.depth == 0:
             graph.add_node("recall", self.recall_step)
             graph.add_edge(START, "recall")
-            graph.add_edge("recall", first)
+            if self.gathering is not None:
+                graph.add_node("gather", self.gather)
+                graph.add_edge("recall", "gather")
+                graph.add_edge("gather", first)
+            else:
+                graph.add_edge("recall", first)
         else:
             graph.add_edge(START, first)
         if self.plan_first:
@@ -460,6 +497,54 @@ class _AgentLoop:
                 *update.get("notes", []),
                 f"reused village-knowledge pattern {found.reused_pattern.get('pattern_id', '')}".rstrip(),
             ]
+        return update
+
+    async def gather(self, state: MasterAgentState) -> dict[str, Any]:
+        """Critical information the request lacks is asked of the user (``interrupt()``, kind
+        ``clarification``, reason ``missing_information``) before the first turn; after
+        ``GATHER_ROUNDS`` answers that do not give it, the flow ends with the question. Its own node,
+        so answering re-runs only this step, never recall's writes."""
+        context = dict(state.get("context") or {})
+        if self.gathering is None or context.get("proposal") or state.get("handoff"):
+            return {}
+        notes: list[str] = []
+        for _ in range(GATHER_ROUNDS):
+            missing = self.gathering.missing(context)
+            if missing is None:
+                break
+            answer = answer_text(
+                interrupt(
+                    {
+                        "kind": "clarification",
+                        "reason": "missing_information",
+                        "question": missing.question,
+                        "fields": missing.fields,
+                        "options": [],
+                        "agent": self.name,
+                    }
+                )
+            )
+            stated = await self.gathering.read(answer)
+            given = {
+                key: value
+                for key, value in stated.items()
+                if value not in (None, "", []) and (key in missing.fields or key not in context)
+            }
+            context.update(given)
+            notes.append(
+                f"asked the user for {', '.join(missing.fields)}: {answer!r} gave "
+                + (", ".join(f"{key}={value}" for key, value in given.items()) or "nothing usable")
+            )
+        else:
+            missing = self.gathering.missing(context)
+        update: dict[str, Any] = {"context": context, "notes": notes} if notes else {}
+        if missing is not None:
+            update["handoff"] = {
+                "kind": "question",
+                "question": missing.question,
+                "reason": "missing_information",
+                "fields": missing.fields,
+            }
         return update
 
     async def proposal_feedback(self, goal: str, config: RunnableConfig) -> dict[str, Any] | None:
@@ -1302,6 +1387,11 @@ class _AgentLoop:
             status, complete = "partial", False
             missing = sorted({str(item["loc"][0]) for item in invalid.errors() if item["loc"]})
             limitations.append(f"incomplete answer: {', '.join(missing)} missing or invalid")
+        floor = self.spec.get("ask_below_confidence")
+        if floor is not None and confidence < floor and not (handoff or failure or escalation):
+            handoff = low_confidence_question(confidence, state.get("blockers") or [])
+            limitations.append(f"needs your answer: {handoff['question']}")
+            reason = "ask_user"
         if limitations and status == "success":
             status = "partial"
         if failure and not complete:

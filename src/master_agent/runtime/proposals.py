@@ -173,7 +173,8 @@ WHERE proposal_id = %s AND status = 'executing'
 LIST_PROPOSALS = f"""
 SELECT {_COLUMNS} FROM proposals
 WHERE tenant_id = %(tenant_id)s AND (%(thread_id)s::text IS NULL OR thread_id = %(thread_id)s)
-ORDER BY created_at DESC LIMIT %(limit)s
+  AND (%(status)s::text IS NULL OR status = %(status)s)
+ORDER BY created_at DESC LIMIT %(limit)s OFFSET %(offset)s
 """
 
 
@@ -241,9 +242,23 @@ class ProposalBook:
                 ("executed" if ok else "failed", Jsonb(result), proposal.proposal_id),
             )
 
-    async def list(self, tenant_id: str, *, thread_id: str | None = None, limit: int = 50) -> list[Proposal]:
+    async def list(
+        self,
+        tenant_id: str,
+        *,
+        thread_id: str | None = None,
+        status: ProposalStatus | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[Proposal]:
+        """The tenant's proposals, newest first (of one thread, in one status)."""
+        params = {
+            "tenant_id": tenant_id,
+            "thread_id": thread_id,
+            "status": status,
+            "limit": limit,
+            "offset": offset,
+        }
         async with self._pool.connection() as conn:
-            cursor = await conn.execute(
-                LIST_PROPOSALS, {"tenant_id": tenant_id, "thread_id": thread_id, "limit": limit}
-            )
+            cursor = await conn.execute(LIST_PROPOSALS, params)
             return [Proposal.model_validate(row) for row in await cursor.fetchall()]

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from master_agent.errors import ToolErrorType
+from master_agent.runtime.proposals import read_feedback
 
 Decision = Literal["revise_plan", "ask_user", "try_another_way", "exit"]
 
@@ -95,6 +96,18 @@ def failure_handoff(
     }
 
 
+def low_confidence_question(confidence: float, blockers: Sequence[str]) -> dict[str, Any]:
+    """The question a flow ends with when its answer is less sure than its agent accepts."""
+    why = f" ({'; '.join(blockers[:2])})" if blockers else ""
+    return {
+        "kind": "question",
+        "reason": "low_confidence",
+        "question": f"I am only {confidence:.0%} sure of this answer{why}. Is it what you meant? Tell me "
+        "more (another name, topic, day or time span) and I will look again.",
+        "confidence": confidence,
+    }
+
+
 def pick_option(answer: str, options: Sequence[str]) -> str | None:
     """The option a user's answer names: its number (1-based), the option itself, or a part of it
     that only one option contains."""
@@ -111,6 +124,29 @@ def pick_option(answer: str, options: Sequence[str]) -> str | None:
         if len(containing) == 1:
             return containing[0]
     return None
+
+
+#: How a message that changes direction starts ("Actually, check my calendar first").
+_REDIRECT = re.compile(
+    r"^\W*(?:actually|wait|instead|hold on|before that|forget (?:it|that|about)|never\s*mind|first\b|"
+    r"new (?:task|request|question))\b",
+    re.I,
+)
+
+
+def answers_question(question: Any, message: str) -> bool:
+    """Whether ``message``, sent to a flow waiting on ``question`` (an ``interrupt()`` value), answers
+    it. One that picks an option or, for a draft, approves, cancels or changes it, does; one that
+    changes direction ("actually, ...", "wait, ...") does not: it starts a new flow and the waiting
+    one is suspended (seed 002's interruption handling). Anything else is taken as the answer."""
+    if not isinstance(question, dict):
+        return True
+    options = [str(option) for option in question.get("options") or []]
+    if question.get("kind") == "approval" and read_feedback(message) is not None:
+        return True
+    if options and pick_option(message, options) is not None:
+        return True
+    return _REDIRECT.search(message) is None
 
 
 def answer_text(answer: Any) -> str:

@@ -37,6 +37,7 @@ from master_agent.service.routes import (
     knowledge,
     outcomes,
     playbooks,
+    proposals,
     protocol,
     runs,
     store,
@@ -131,5 +132,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(knowledge.router)
     app.include_router(playbooks.router)
     app.include_router(outcomes.router)
+    app.include_router(proposals.router)
     app.include_router(store.router)
     return app

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 from psycopg_pool import AsyncConnectionPool
 
-from master_agent.capabilities import DomainPack
+from master_agent.capabilities import DomainPack, MissingInformation
 from master_agent.capabilities.spec import routing_examples
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.assistant.agents import MASTER
@@ -36,6 +36,22 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
     configured = configured_accounts(context.tenant_id)
     zone = ZoneInfo(configured.timezone if configured else "UTC")
     return goal_entities(goal, datetime.now(zone).date())
+
+
+def missing_information(known: dict[str, Any]) -> MissingInformation | None:
+    """A meeting cannot be scheduled without its day and start time (a period like "next month" is
+    not a day): ask for them rather than guess."""
+    if not known.get("summary"):
+        return None
+    fields = [name for name in ("day", "start_time") if not known.get(name)]
+    if not fields:
+        return None
+    asked = {("day", "start_time"): "Which day and time", ("day",): "Which day", ("start_time",): "What time"}
+    period = known.get("period")
+    within = f" ({period})" if period and not known.get("day") else ""
+    return MissingInformation(
+        fields=fields, question=f"{asked[tuple(fields)]} should {known['summary']!r} be{within}?"
+    )
 
 
 def describe_answer(solution: dict[str, Any]) -> list[str]:
@@ -105,6 +121,7 @@ ASSISTANT = DomainPack(
     routing_examples=ROUTING_EXAMPLES,
     goal_entities=stated_entities,
     describe_answer=describe_answer,
+    missing_information=missing_information,
 )
 
 __all__ = ["ASSISTANT", "DEMO_TENANT"]

@@ -62,6 +62,7 @@ MASTER = AgentSpec(
         "send_email",
     ],
     progress_keys=[],
+    ask_below_confidence=0.7,
     domain="assistant",
     skills=[
         "find free time in my calendar",

@@ -8,6 +8,7 @@ import os
 import tempfile
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,11 @@ async def converse(
             console.print(f"  draft: {json.dumps(question['detail'], default=str)}")
         console.print(f"[bold]user:[/bold] {reply}")
         values = await chat_turn(resources, tenant_id, thread_id, Command(resume=reply))
-    console.print(f"[bold]assistant:[/bold] {(values.get('reply') or {}).get('text', '')}")
+    if values["interrupts"]:
+        question = values["interrupts"][0]
+        console.print(f"[bold]assistant asks ({question.get('kind')}):[/bold] {question.get('question')}")
+    else:
+        console.print(f"[bold]assistant:[/bold] {(values.get('reply') or {}).get('text', '')}")
     return values
 
 
@@ -138,12 +143,32 @@ async def demo_assistant(settings: Settings, console: Console) -> int:
         )
         expect(bool((mail.get("solution") or {}).get("mail_summary")), "a summary of John's emails")
 
-        console.rule("5. A new message starts a new flow")
+        console.rule("5. A new message suspends the waiting flow; it is resumed later")
         thread = str(uuid.uuid4())
-        await converse(resources, console, thread, "Schedule board meeting next month")
+        asked = await converse(resources, console, thread, "Schedule board meeting next month")
+        expect(
+            [q.get("reason") for q in asked["interrupts"]] == ["missing_information"],
+            "the missing day and time are asked for",
+        )
         check = await converse(resources, console, thread, "Actually, check my calendar first")
         expect(
-            (check.get("solution") or {}).get("events") is not None, "the calendar check ran as its own flow"
+            (check.get("solution") or {}).get("events") is not None
+            and len(check.get("suspended") or []) == 1,
+            "the calendar check ran as its own flow, the board meeting is kept",
+        )
+        today = datetime.now(UTC).date()
+        day = (today.replace(day=1) + timedelta(days=32)).replace(day=16).isoformat()
+        resumed = await converse(
+            resources,
+            console,
+            thread,
+            f"Resume the board meeting on {day} at 3pm",
+            lambda question: "approve",
+        )
+        created = (resumed.get("solution") or {}).get("event") or {}
+        expect(
+            (created.get("day"), created.get("start")) == (day, "15:00"),
+            "the board meeting resumed and was created",
         )
 
         console.rule("6. The calendar server is down")

@@ -3,7 +3,8 @@
 Phrases are read against a reference day (the tool's clock), in the user's time zone:
 
 - ``today``, ``tomorrow``, a weekday (``tuesday``, ``this tuesday``: the next one after today),
-  ``next tuesday`` (the Tuesday of next week, Monday to Sunday), an ISO date (``2026-12-01``);
+  ``next tuesday`` (the Tuesday of next week, Monday to Sunday), an ISO date (``2026-12-01``), a day of
+  a month (``December 15``, ``15 Dec``, ``the 15th``: the next such day from today on);
 - periods: ``this week``, ``next week``, ``this month``, ``next month``;
 - times: ``2pm``, ``2:30 pm``, ``14:00``, ``noon``; durations: ``60 minutes``, ``1 hour``, ``90 min``,
   ``an hour``, ``half an hour``, ``1.5 hours``.
@@ -23,6 +24,14 @@ WORKDAY_START = time(9, 0)
 WORKDAY_END = time(17, 0)
 
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+MONTHS = (
+    "january", "february", "march", "april", "may", "june",
+    "july", "august", "september", "october", "november", "december",
+)  # fmt: skip
+_MONTH = r"(" + "|".join(m[:3] + r"(?:" + m[3:] + r")?" for m in MONTHS) + r")\.?"
+_ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?"
+_MONTH_DAY = re.compile(rf"\b{_MONTH}\s+{_ORDINAL}\b|\b{_ORDINAL}(?:\s+of)?\s+{_MONTH}\b", re.I)
+_NTH = re.compile(r"\b(?:the\s+)(\d{1,2})(?:st|nd|rd|th)\b", re.I)
 _WEEKDAY = re.compile(r"\b(?:(next|this|on)\s+)?(" + "|".join(WEEKDAYS) + r")\b", re.I)
 PERIOD_PHRASE = re.compile(r"\b(this|next)\s+(week|month)\b", re.I)
 _TIME = re.compile(
@@ -55,6 +64,14 @@ def resolve_day(text: str, today: date) -> date | None:
     iso = _ISO_DATE.search(lowered)
     if iso:
         return date(int(iso.group(1)), int(iso.group(2)), int(iso.group(3)))
+    month_day = _MONTH_DAY.search(lowered)
+    if month_day:
+        month_name = month_day.group(1) or month_day.group(4)
+        month = next(i for i, m in enumerate(MONTHS, 1) if m.startswith(month_name[:3]))
+        return _next_date(today, int(month_day.group(2) or month_day.group(3)), month)
+    nth = _NTH.search(lowered)
+    if nth:
+        return _next_date(today, int(nth.group(1)), None)
     if re.search(r"\bday after tomorrow\b", lowered):
         return today + timedelta(days=2)
     if re.search(r"\btomorrow\b", lowered):
@@ -69,6 +86,22 @@ def resolve_day(text: str, today: date) -> date | None:
             return monday + timedelta(days=target)
         ahead = (target - today.weekday()) % 7 or 7
         return today + timedelta(days=ahead)
+    return None
+
+
+def _next_date(today: date, day: int, month: int | None) -> date | None:
+    """The first date on or after ``today`` with that day of the month (and month), or None."""
+    for ahead in range(0, 25):
+        year, index = divmod(today.month - 1 + ahead, 12)
+        candidate_month = index + 1
+        if month is not None and candidate_month != month:
+            continue
+        try:
+            candidate = date(today.year + year, candidate_month, day)
+        except ValueError:
+            continue
+        if candidate >= today:
+            return candidate
     return None
 
 

@@ -306,7 +306,8 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             ],
             "matches": len(messages),
             "mail_summary": summarise_mail(messages, sender, about),
-            "confidence": 1.0,
+            # Nothing found may be the wrong name or topic as much as no such email.
+            "confidence": 1.0 if messages else 0.4,
         }
 
     async def draft_email(about: str, addresses: list[str]) -> dict[str, Any]:
