@@ -289,6 +289,6 @@ def test_demo_assistant_runs_the_six_scenarios(cli_database: str, tmp_path: Path
     assert done.returncode == 0, done.stdout + done.stderr
     for scenario in range(1, 7):
         assert f"{scenario}. " in done.stdout
-    assert done.stdout.count("ok ") == 7
+    assert done.stdout.count("ok ") == 9
     assert "FAILED" not in done.stdout
     assert "Preview (not done yet, high risk): send_email." in done.stdout
