@@ -192,17 +192,17 @@ async def test_a_paused_board_meeting_resumes_with_the_models_calls(
 
     check = await _chat(openai_resources, thread, "Actually, check my calendar first")
     assert check["solution"]["events"] and check["suspended"]
-    resumed = await _chat(openai_resources, thread, "Resume the board meeting on the 16th at 3pm")
+    resumed = await _chat(openai_resources, thread, "Resume the board meeting on the 18th at 3pm")
     [approval] = resumed["interrupts"]
-    day = resolve_day("the 16th", _today())
+    day = resolve_day("the 18th", _today())
     assert day is not None and approval["detail"]["day"] == day.isoformat()
     done = await _chat(openai_resources, thread, Command(resume="approve"))
     assert done["solution"]["event"]["start"] == "15:00"
     assert model.goals() == [
         "Actually, check my calendar first",
         "Actually, check my calendar first",
-        "Schedule board meeting next month (on the 16th at 3pm)",
-        "Schedule board meeting next month (on the 16th at 3pm)",
+        "Schedule board meeting next month (on the 18th at 3pm)",
+        "Schedule board meeting next month (on the 18th at 3pm)",
     ]
 
 
@@ -238,3 +238,23 @@ async def test_a_stopped_calendar_server_ends_the_models_flow_in_api_down(
     assert "not reachable" in envelope["handoff"]["what_you_can_do"]
     assert "What you can do:" in down["reply"]["text"]
     assert [turn for _, turn in model.turns] == [0]  # no model turn after the exit
+
+
+async def test_input_the_mail_server_refuses_is_revised_by_the_model(
+    openai_resources: RuntimeResources, model: RecordedModel
+) -> None:
+    found = await _chat(
+        openai_resources,
+        str(uuid.uuid4()),
+        "Find emails from John Miller about the project and summarise them",
+    )
+    assert found["reply"]["status"] == "success", json.dumps(found["routing"])
+    subjects = {m["subject"] for m in found["solution"]["messages"]}
+    assert subjects == {"Project Atlas kickoff", "Re: Project Atlas kickoff"}
+    # The first call failed as invalid_input and the model was told to revise it, not to stop.
+    revised = [r for r in model.requests if r.get("tools") and len(r["tools"]) > 1][1]
+    refusal = json.loads(next(m for m in revised["messages"] if m["role"] == "tool")["content"])
+    assert refusal["error_type"] == "invalid_input"
+    assert refusal["decision"] == "revise_plan"
+    assert [turn for _, turn in model.turns] == [0, 1, 2]
+    assert found["envelope"]["handoff"] is None

@@ -131,8 +131,8 @@ def nested_agents(graph: CompiledLoop) -> dict[str, NestedAgent]:
 
 
 #: Supersteps of one loop invocation besides its agent/tools pairs: the input, recall (or plan),
-#: gather, the last agent turn's stop route (finalize or human review) and finalize after a review.
-LOOP_OVERHEAD_STEPS = 5
+#: the last agent turn's stop route (finalize or human review) and finalize after a review.
+LOOP_OVERHEAD_STEPS = 4
 
 
 #: Agent turns a human's guidance buys at least (half the loop's cap when that is more).
@@ -414,12 +414,7 @@ class _AgentLoop:
         if self.depth == 0:
             graph.add_node("recall", self.recall_step)
             graph.add_edge(START, "recall")
-            if self.gathering is not None:
-                graph.add_node("gather", self.gather)
-                graph.add_edge("recall", "gather")
-                graph.add_edge("gather", first)
-            else:
-                graph.add_edge("recall", first)
+            graph.add_edge("recall", first)
         else:
             graph.add_edge(START, first)
         if self.plan_first:
@@ -479,8 +474,15 @@ class _AgentLoop:
                 *update.get("notes", []),
                 f"previous task {context['previous_task']!r} was in progress; it is kept and can be resumed",
             ]
-        if self.recall is None:
-            return update
+        if self.recall is not None:
+            await self._recall(goal, context, update)
+        if self.gathering is not None:
+            await self.gather(dict(update.get("context", context)), update)
+        return update
+
+    async def _recall(self, goal: str, context: dict[str, Any], update: dict[str, Any]) -> None:
+        """Village knowledge and the pack's values for the goal, into ``update``."""
+        assert self.recall is not None
         found = await self.recall(goal, {**extract_entities(goal), **context})
         update["context"] = {**found.context, **context}
         if found.reused_pattern is not None:
@@ -497,16 +499,15 @@ class _AgentLoop:
                 *update.get("notes", []),
                 f"reused village-knowledge pattern {found.reused_pattern.get('pattern_id', '')}".rstrip(),
             ]
-        return update
 
-    async def gather(self, state: MasterAgentState) -> dict[str, Any]:
+    async def gather(self, context: dict[str, Any], update: dict[str, Any]) -> None:
         """Critical information the request lacks is asked of the user (``interrupt()``, kind
         ``clarification``, reason ``missing_information``) before the first turn; after
-        ``GATHER_ROUNDS`` answers that do not give it, the flow ends with the question. Its own node,
-        so answering re-runs only this step, never recall's writes."""
-        context = dict(state.get("context") or {})
-        if self.gathering is None or context.get("proposal") or state.get("handoff"):
-            return {}
+        ``GATHER_ROUNDS`` answers that do not give it, the flow ends with the question. Answering
+        re-runs the recall step, whose reads are repeatable; a flow answering a proposal (recall's only
+        write) carries its call's arguments and is never asked."""
+        if self.gathering is None or context.get("proposal"):
+            return
         notes: list[str] = []
         for _ in range(GATHER_ROUNDS):
             missing = self.gathering.missing(context)
@@ -537,7 +538,9 @@ class _AgentLoop:
             )
         else:
             missing = self.gathering.missing(context)
-        update: dict[str, Any] = {"context": context, "notes": notes} if notes else {}
+        if notes:
+            update["context"] = context
+            update["notes"] = [*update.get("notes", []), *notes]
         if missing is not None:
             update["handoff"] = {
                 "kind": "question",
@@ -545,7 +548,6 @@ class _AgentLoop:
                 "reason": "missing_information",
                 "fields": missing.fields,
             }
-        return update
 
     async def proposal_feedback(self, goal: str, config: RunnableConfig) -> dict[str, Any] | None:
         """A new flow that answers the thread's pending proposal (accept, revise, cancel): the answer
