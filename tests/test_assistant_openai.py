@@ -21,6 +21,7 @@ from langgraph.types import Command
 
 from master_agent.capabilities import install_tenant
 from master_agent.domains.assistant import DEMO_TENANT
+from master_agent.domains.assistant.agents import MASTER
 from master_agent.domains.assistant.demo import chat_turn, sent_envelopes
 from master_agent.domains.assistant.demo_data import TEAM
 from master_agent.domains.assistant.local_servers import LocalServers
@@ -34,15 +35,7 @@ from master_agent.runtime.proposals import ProposalBook
 from master_agent.settings import Settings
 
 RECORDING = json.loads((Path(__file__).parent / "recordings" / "assistant_scenarios.json").read_text())
-TOOLS = [
-    "find_free_slots",
-    "calendar_events",
-    "find_contacts",
-    "search_email",
-    "draft_email",
-    "create_event",
-    "send_email",
-]
+TOOLS = MASTER["tools"]
 
 
 class RecordedModel:
