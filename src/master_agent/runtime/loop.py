@@ -290,8 +290,8 @@ def build_agent_loop(
 
     Sub-agent graphs are compiled without a checkpointer: they inherit the parent's, so their
     checkpoints live in the same thread under their own namespace. ``recall`` becomes the master
-    loop's first step, ``gathering`` the question for missing information after it. ``proposals`` keeps previews of high-risk calls (``runtime.proposals``);
-    without it a high-risk call can never run.
+    loop's first step, where ``gathering`` also asks for missing information. ``proposals`` keeps
+    previews of high-risk calls (``runtime.proposals``); without it a high-risk call can never run.
     """
     builder = _LoopBuilder(
         capabilities=capabilities,
@@ -393,7 +393,7 @@ class _AgentLoop:
     recall: RecallStep | None = None
     """The first step of the master loop (village knowledge, tenant defaults)."""
     gathering: Gathering | None = None
-    """Asks the user for what a request lacks, after recall (None: nothing is asked)."""
+    """Asks the user for what a request lacks, in the recall step (None: nothing is asked)."""
     research: frozenset[str] = frozenset()
     """Research sub-agents offered here (skipped on the short path)."""
     short_bound_model: Runnable[Any, Any] | None = None

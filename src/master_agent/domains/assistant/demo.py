@@ -69,7 +69,7 @@ async def converse(
     while values["interrupts"] and answer is not None:
         question = values["interrupts"][0]
         reply = answer(question)
-        console.print(f"[bold]assistant asks ({question.get('kind')}):[/bold] {question.get('question')}")
+        _print_question(console, question)
         if question.get("options"):
             console.print("  options: " + " | ".join(question["options"]))
         if question.get("detail"):
@@ -77,11 +77,14 @@ async def converse(
         console.print(f"[bold]user:[/bold] {reply}")
         values = await chat_turn(resources, tenant_id, thread_id, Command(resume=reply))
     if values["interrupts"]:
-        question = values["interrupts"][0]
-        console.print(f"[bold]assistant asks ({question.get('kind')}):[/bold] {question.get('question')}")
+        _print_question(console, values["interrupts"][0])
     else:
         console.print(f"[bold]assistant:[/bold] {(values.get('reply') or {}).get('text', '')}")
     return values
+
+
+def _print_question(console: Console, question: dict[str, Any]) -> None:
+    console.print(f"[bold]assistant asks ({question.get('kind')}):[/bold] {question.get('question')}")
 
 
 def _choose_then_approve(question: dict[str, Any]) -> str:
