@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -16,11 +16,12 @@ from langgraph.types import Command
 from master_agent.capabilities import install_tenant
 from master_agent.domains.assistant import DEMO_TENANT
 from master_agent.domains.assistant.demo import chat_turn, sent_envelopes
-from master_agent.domains.assistant.demo_data import TEAM
+from master_agent.domains.assistant.demo_data import TEAM, start_demo_servers
 from master_agent.domains.assistant.local_servers import LocalEndpoints, LocalServers
 from master_agent.domains.assistant.providers import CalDavCalendar
 from master_agent.domains.assistant.scheduling import resolve_day
 from master_agent.domains.assistant.tools import ACCOUNTS_ENV, AccountsFile, accounts_on
+from master_agent.evolution.clock import FixedClock
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.proposals import ProposalBook
 from master_agent.runtime.solve import SolveRequest, solve
@@ -175,6 +176,60 @@ async def test_a_stopped_calendar_server_ends_in_api_down_with_what_to_do(
     assert solution.handoff["context"]["provider"] == "caldav"
     assert "not reachable" in solution.handoff["what_you_can_do"]
     assert solution.termination["reason"] == "exit"
+
+
+async def test_a_stopped_contacts_server_is_worked_around_through_the_mailbox(
+    assistant: RuntimeResources, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The address book's server was stopped; the mailbox still answers: the assistant tries another
+    # way (find_correspondents, declared instead_of find_contacts) rather than giving up. The day is
+    # read from the clock seam, fixed here.
+    monkeypatch.setattr(assistant.evolution, "clock", FixedClock(datetime(2031, 3, 3, 9, 0, tzinfo=UTC)))
+    stopped = LocalServers(tmp_path / "stopped")
+    gone, _ = stopped.ensure_running(DEMO_TENANT)
+    stopped.stop(("dav",))
+    live = await start_demo_servers(assistant.settings.data_dir, DEMO_TENANT, datetime.now(UTC))
+    monkeypatch.setenv("ASSISTANT_TEST_SECRET", live.caldav.password.get_secret_value())
+    monkeypatch.setenv(
+        ACCOUNTS_ENV,
+        str(
+            _accounts_file(
+                tmp_path / "accounts.json",
+                "acme-contacts-down",
+                live,
+                "ASSISTANT_TEST_SECRET",
+                {"carddav": {"url": gone.carddav.url}},
+            )
+        ),
+    )
+    await install_tenant(assistant.database.pool, assistant.settings, "assistant", "acme-contacts-down")
+    thread = str(uuid.uuid4())
+    drafted = await chat_turn(
+        assistant, "acme-contacts-down", thread, "Schedule a meeting with David tomorrow at 2pm"
+    )
+    stopped.stop()
+    [approval] = drafted["interrupts"]
+    assert approval["kind"] == "approval" and approval["tool"] == "create_event", drafted["interrupts"]
+    # Only David Okafor ever wrote: the mailbox names one David, so nobody is asked which.
+    assert approval["draft"]["addresses"] == ["david.okafor@acme.example"]
+    assert approval["detail"]["day"] == "2031-03-04"
+
+    done = await chat_turn(assistant, "acme-contacts-down", thread, Command(resume="approve"))
+    assert done["reply"]["status"] == "success", done["reply"]
+    envelope = done["envelope"]
+    steps = [(step["tool"], step["status"]) for step in envelope["steps"]]
+    assert steps.index(("find_contacts", "error")) < steps.index(("find_correspondents", "success"))
+    assert steps[-1] == ("create_event", "success")
+    assert envelope["confidence_band"] == "COMPLETE" and envelope["handoff"] is None
+    assert [item for item in envelope["limitations"] if "api_down" in item] == [
+        "find_contacts: carddav search: api_down: cannot reach the server (All connection attempts failed)"
+    ]
+    calendar = CalDavCalendar(live.caldav)
+    day = datetime(2031, 3, 4, tzinfo=UTC)
+    events = await calendar.events(day, day + timedelta(days=1))
+    assert [(e.summary, e.attendees, e.start.hour) for e in events if e.summary == "Meeting with David"] == [
+        ("Meeting with David", ["david.okafor@acme.example"], 14)
+    ]
 
 
 async def test_wrong_contacts_credentials_end_in_permission_and_an_unknown_name_asks_the_user(

@@ -50,6 +50,7 @@ def test_each_tool_declares_its_risk(data_dir: Path) -> None:
         "find_free_slots": "low",
         "calendar_events": "low",
         "find_contacts": "low",
+        "find_correspondents": "low",
         "search_email": "low",
         "draft_email": "low",
         "create_event": "medium",

@@ -102,6 +102,32 @@ def test_failed_sub_agent_data_is_not_used() -> None:
     assert json.loads(str(final.content)) == {}
 
 
+def test_a_tool_instead_of_another_waits_until_a_failure_offers_it() -> None:
+    mirror = {
+        "type": "function",
+        "function": {
+            "name": "mirror_lookup",
+            "description": "Instead of lookup when its service is down: the same from a mirror.",
+            "parameters": LookupArgs.model_json_schema(),
+        },
+    }
+    model = OfflinePlanner().bind_tools([TOOLS[0], mirror])
+    first = model.invoke([_system("g"), HumanMessage(content="g")])
+    assert [call["name"] for call in first.tool_calls] == ["lookup"]
+    down = {"error": "unreachable", "error_type": "api_down", "decision": "try_another_way"}
+    history = [_system("g"), HumanMessage(content="g"), first]
+    told = ToolMessage(
+        content=json.dumps({**down, "alternatives": ["mirror_lookup"]}),
+        tool_call_id=first.tool_calls[0]["id"],
+        name="lookup",
+    )
+    second = model.invoke([*history, told])
+    assert [(c["name"], c["args"]) for c in second.tool_calls] == [("mirror_lookup", {"city_id": 7})]
+    # Not offered (the loop decided to exit): the alternative stays unused.
+    silent = ToolMessage(content=json.dumps(down), tool_call_id=first.tool_calls[0]["id"], name="lookup")
+    assert model.invoke([*history, silent]).tool_calls == []
+
+
 def test_same_input_same_output() -> None:
     model = OfflinePlanner().bind_tools(TOOLS)
     messages = [_system("g"), HumanMessage(content="g")]

@@ -80,6 +80,14 @@ def test_the_decision_matrix(error_type: str | None, decision: str) -> None:
     assert failure_decision(error_type) == decision
 
 
+def test_a_temporary_failure_with_another_way_is_worked_around() -> None:
+    assert failure_decision("api_down", ["find_correspondents"]) == "try_another_way"
+    assert failure_decision("timeout", ["find_correspondents"]) == "try_another_way"
+    # A refusal or a wrong input is not a service being down: another source changes nothing.
+    assert failure_decision("permission", ["find_correspondents"]) == "exit"
+    assert failure_decision("not_found", ["find_correspondents"]) == "ask_user"
+
+
 def test_handoffs_say_what_failed_and_what_to_do() -> None:
     down = failure_handoff("find_free_slots", "api_down", "cannot reach", {"provider": "caldav"})
     assert down["kind"] == "failure" and "caldav service is not reachable" in down["what_you_can_do"]

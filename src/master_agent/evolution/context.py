@@ -40,4 +40,5 @@ class EvolutionContext:
             tenant_id=tenant_id,
             data_schema=tenant.data_schema,
             settings=self.settings,
+            now=self.clock.now,
         )

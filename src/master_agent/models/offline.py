@@ -17,12 +17,16 @@ policy, driven by the specs, never by a domain:
    does not count).
 4. Otherwise answer: one JSON object with every output-schema field found among the known values.
    ``confidence`` is left to the loop, which aggregates what the tools reported.
+5. A tool whose description starts "Instead of <tool>" is a way around that tool's outage: it is
+   ready only once a result of <tool> names it among its ``alternatives`` (the loop decided
+   ``try_another_way``), as a model reading the description would use it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -77,8 +81,12 @@ def _tool_function(tool: dict[str, Any]) -> dict[str, Any]:
     return function
 
 
-def known_values(messages: Sequence[BaseMessage]) -> tuple[dict[str, Any], set[str], str]:
-    """Values the planner may use, the tools already called, and the goal text."""
+_INSTEAD_OF = re.compile(r"^Instead of (\w+)")
+
+
+def known_values(messages: Sequence[BaseMessage]) -> tuple[dict[str, Any], set[str], set[str], str]:
+    """Values the planner may use, the tools already called, the tools failed calls offered as
+    ``alternatives``, and the goal text."""
     system = next((m for m in messages if isinstance(m, SystemMessage)), None)
     box = parse_tagged_json(str(system.content), "context_box") if system else None
     known: dict[str, Any] = {}
@@ -88,6 +96,7 @@ def known_values(messages: Sequence[BaseMessage]) -> tuple[dict[str, Any], set[s
         known.update(box.get("entities") or {})
         known.update((box.get("data") or {}).get("context") or {})
     called: set[str] = set()
+    offered: set[str] = set()
     for message in messages:
         if isinstance(message, AIMessage):
             called.update(call["name"] for call in message.tool_calls)
@@ -106,9 +115,10 @@ def known_values(messages: Sequence[BaseMessage]) -> tuple[dict[str, Any], set[s
             if result["status"] != "error" and isinstance(result["data"], dict):
                 known.update(result["data"])
         else:
+            offered.update(str(name) for name in result.pop("alternatives", None) or [])
             known.update(result)
     known.pop("confidence", None)
-    return known, called, goal
+    return known, called, offered, goal
 
 
 def fill_arguments(parameters: dict[str, Any], known: dict[str, Any], goal: str) -> dict[str, Any] | None:
@@ -133,13 +143,15 @@ def plan_turn(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) 
         request = parse_tagged_json(str(system.content), "plan_request") or {}
         call = {"name": PLAN_TOOL_NAME, "args": design_plan(request), "id": "call_plan", "type": "tool_call"}
         return AIMessage(content="", tool_calls=[call])
-    known, called, goal = known_values(messages)
+    known, called, offered, goal = known_values(messages)
     turn = sum(1 for m in messages if isinstance(m, AIMessage))
     calls = []
     for tool in tools:
         function = _tool_function(tool)
         name = function["name"]
         if name in called:
+            continue
+        if _INSTEAD_OF.match(str(function.get("description") or "")) and name not in offered:
             continue
         args = fill_arguments(function.get("parameters") or {}, known, goal)
         if args is None:

@@ -1059,8 +1059,12 @@ class _AgentLoop:
                 outcome.confidences[call_id or name] = float(result["confidence"])
         elif status == "error" and isinstance(result, dict) and result.get("error_type"):
             error_type = str(result["error_type"])
-            decision = failure_decision(error_type)
-            outcome.content = json.dumps({**result, "decision": decision, "guidance": guidance(decision)})
+            alternatives = self.alternatives(name)
+            decision = failure_decision(error_type, alternatives)
+            told = {**result, "decision": decision, "guidance": guidance(decision)}
+            if decision == "try_another_way" and alternatives:
+                told["alternatives"] = alternatives
+            outcome.content = json.dumps(told, default=str)
             outcome.blockers = [f"{name}: {result['error']}"]
             outcome.notes.append(self.failure_note(name, error_type))
             if decision in ("exit", "ask_user"):
@@ -1072,8 +1076,19 @@ class _AgentLoop:
         return outcome
 
     def failure_note(self, name: str, error_type: str) -> str:
-        decision = failure_decision(error_type)
-        return f"{name} failed ({error_type}): decided {decision}"
+        alternatives = self.alternatives(name)
+        decision = failure_decision(error_type, alternatives)
+        instead = f" ({', '.join(alternatives)})" if decision == "try_another_way" and alternatives else ""
+        return f"{name} failed ({error_type}): decided {decision}{instead}"
+
+    def alternatives(self, name: str) -> list[str]:
+        """This agent's tools declared ``instead_of`` ``name`` (metadata): another way to the same
+        facts when ``name``'s service is down."""
+        return [
+            other
+            for other, tool in self.plain.items()
+            if other != name and (tool.metadata or {}).get("instead_of") == name
+        ]
 
     async def describe_call(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
         """What a call would do, in the tool's own words when it has them (``metadata["preview_of"]``:

@@ -10,8 +10,10 @@ error type          decision            what happens
 invalid_input       revise_plan         the model is told to call again with other arguments
 conflict            try_another_way     the model is told to take another way (time, target)
 not_found           ask_user            the flow ends with a question to the user
-api_down, timeout   exit                retried first; then the flow ends with what failed
-                                        and what the user can do instead
+api_down, timeout   try_another_way     retried first; then, when the agent has a tool declared
+                    (or exit)           ``instead_of`` the failing one, the model is told to use
+                                        it; otherwise the flow ends with what failed and what
+                                        the user can do instead
 permission          exit                the flow ends with what failed and what to do
 ==================  ==================  =====================================================
 
@@ -62,8 +64,12 @@ _WHAT_TO_DO: dict[str, str] = {
 }
 
 
-def failure_decision(error_type: str | None) -> Decision:
-    """The decision matrix (an untyped failure is revised by the model, like invalid input)."""
+def failure_decision(error_type: str | None, alternatives: Sequence[str] = ()) -> Decision:
+    """The decision matrix (an untyped failure is revised by the model, like invalid input). A
+    temporary failure (the service is down or slow) of a tool with ``alternatives`` (tools declared
+    ``instead_of`` it) is worked around rather than ended on."""
+    if alternatives and (error_type or "") in RETRIED:
+        return "try_another_way"
     return DECISIONS.get(error_type or "", "revise_plan")
 
 

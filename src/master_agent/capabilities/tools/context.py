@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
@@ -22,3 +24,5 @@ class ToolContext:
     data_schema: str | None
     """The tenant's business-data schema, if its pack has one."""
     settings: Settings
+    now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    """The clock tools read "today" from (the evolution loop's clock seam: tests and demos fix it)."""

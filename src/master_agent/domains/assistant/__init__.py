@@ -3,7 +3,6 @@ CalDAV and CardDAV, on the tenant's own servers or the embedded local ones."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -35,7 +34,7 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
     """The goal's days, times, people and topics, read in the tenant's time zone."""
     configured = configured_accounts(context.tenant_id)
     zone = ZoneInfo(configured.timezone if configured else "UTC")
-    return goal_entities(goal, datetime.now(zone).date())
+    return goal_entities(goal, context.now().astimezone(zone).date())
 
 
 def missing_information(known: dict[str, Any]) -> MissingInformation | None:

@@ -56,6 +56,7 @@ MASTER = AgentSpec(
         "find_free_slots",
         "calendar_events",
         "find_contacts",
+        "find_correspondents",
         "search_email",
         "draft_email",
         "create_event",

@@ -31,6 +31,7 @@ from master_agent.domains.assistant.local_servers import LocalEndpoints
 from master_agent.domains.assistant.providers import (
     CalDavCalendar,
     CardDavContacts,
+    Contact,
     Endpoint,
     ImapMailbox,
     MailMessage,
@@ -149,9 +150,7 @@ async def providers_for(context: ToolContext) -> AssistantProviders:
             mailbox=ImapMailbox(configured.imap.resolve("imap")),
             sender=SmtpSender(configured.smtp.resolve("smtp")),
         )
-    local = await start_demo_servers(
-        context.settings.data_dir, context.tenant_id, datetime.now(ZoneInfo("UTC"))
-    )
+    local = await start_demo_servers(context.settings.data_dir, context.tenant_id, context.now())
     return AssistantProviders(
         address=local.address,
         zone=ZoneInfo("UTC"),
@@ -215,7 +214,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         return providers
 
     def today(zone: ZoneInfo) -> date:
-        return datetime.now(zone).date()
+        return context.now().astimezone(zone).date()
 
     def day_of(text: str, zone: ZoneInfo) -> date:
         day = resolve_day(text, today(zone))
@@ -263,31 +262,19 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             raise ProviderError("not_found", "carddav", "search", f"no contact matches {name!r}")
         wanted = name.strip().lower()
         group = [c for c in found if any(wanted in category.lower() for category in c.categories)]
-        result: dict[str, Any] = {
-            "query": name,
-            "contacts": [c.model_dump() for c in found],
-            "matches": len(found),
-            "confidence": 1.0,
-        }
-        people = group or found
-        if group or len(found) == 1:
-            result["addresses"] = [c.emails[0] for c in people if c.emails]
-            return result
-        # Several people answer to the name: the user chooses (the runtime asks, multiple choice).
-        result["confidence"] = 0.5
-        result["choices"] = {
-            "field": "addresses",
-            "question": f"Which {name} do you mean?",
-            "options": [
-                {
-                    "label": f"{c.name} <{c.emails[0]}>" + (f", {c.title}" if c.title else ""),
-                    "value": c.emails[:1],
-                }
-                for c in found
-                if c.emails
-            ][:4],
-        }
-        return result
+        return people_found(name, found, group)
+
+    async def find_correspondents(name: str) -> dict[str, Any]:
+        messages = await (await accounts()).mailbox.search(sender=name, limit=50)
+        people: dict[str, Contact] = {}
+        for message in messages:
+            address = message.sender.lower()
+            people.setdefault(
+                address, Contact(uid=address, name=message.sender_name or address, emails=[address])
+            )
+        if not people:
+            raise ProviderError("not_found", "imap", "search", f"no mail from anyone matching {name!r}")
+        return {**people_found(name, list(people.values()), []), "source": "mailbox"}
 
     async def search_email(sender: str, about: str | None = None, days: int | None = None) -> dict[str, Any]:
         mine = await accounts()
@@ -425,6 +412,14 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "people match, the user is asked which.",
         ),
         tool(
+            find_correspondents,
+            ContactArgs,
+            "low",
+            "Instead of find_contacts when the address book is out of reach: the people who wrote to "
+            "the user whose name or address matches, with their addresses, from the mailbox.",
+            instead_of="find_contacts",
+        ),
+        tool(
             search_email,
             MailSearchArgs,
             "low",
@@ -456,6 +451,35 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         ),
     ]
     return {t.name: t for t in tools}
+
+
+def people_found(name: str, found: list[Contact], group: list[Contact]) -> dict[str, Any]:
+    """People matching ``name`` with their addresses: the group's, the one person's, or, when several
+    people answer to the name, a choice the runtime asks the user (multiple choice)."""
+    result: dict[str, Any] = {
+        "query": name,
+        "contacts": [c.model_dump() for c in found],
+        "matches": len(found),
+        "confidence": 1.0,
+    }
+    people = group or found
+    if group or len(found) == 1:
+        result["addresses"] = [c.emails[0] for c in people if c.emails]
+        return result
+    result["confidence"] = 0.5
+    result["choices"] = {
+        "field": "addresses",
+        "question": f"Which {name} do you mean?",
+        "options": [
+            {
+                "label": f"{c.name} <{c.emails[0]}>" + (f", {c.title}" if c.title else ""),
+                "value": c.emails[:1],
+            }
+            for c in found
+            if c.emails
+        ][:4],
+    }
+    return result
 
 
 def _event_view(event: Any, zone: ZoneInfo) -> dict[str, Any]:
