@@ -102,6 +102,10 @@ class DomainPack:
     """What a request of this pack cannot go on without, given the values its goal states (and the
     request's own): the master loop asks the user for it (``interrupt()``) before its first turn, and
     reads the answer with ``goal_entities``."""
+    conversation_graph: Callable[[ToolContext, Any], Any] | None = None
+    """A stage-driven pack's chat graph: (tool context, chat model) -> an uncompiled ``StateGraph``
+    (e.g. ``workflows.compile_workflow``). Chat and the LangGraph API run it for the pack's tenants
+    instead of the front door; explicit goals still go to the master agent's loop."""
 
 
 @dataclass(frozen=True, kw_only=True)

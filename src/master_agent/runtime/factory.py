@@ -247,6 +247,11 @@ async def master_graph(
     if graph is None:
         if pinned is not None:
             graph = _build_agent(resources, tenant, options, agents, pinned, checkpointer)
+        elif routed and (conversation := domain_pack(tenant.domain or "retail").conversation_graph):
+            context = tenant_tool_context(resources, tenant)
+            graph = conversation(context, resources.model).compile(
+                checkpointer=checkpointer, name="master_agent"
+            )
         elif routed:
             graph = _front_door(resources, tenant, options, agents, checkpointer)
         else:

@@ -1,0 +1,211 @@
+"""Personal-loan sales (seed 001) as a stage-driven conversation: the lending pack.
+
+The conversation walks GREETING -> INTENT_CAPTURE -> SALES_EXPLORATION -> VERIFICATION -> UNDERWRITING
+-> DOCUMENTATION -> CLOSURE by the guards below (seed 001 section 4.1's ``select_next_agent``), each
+stage delegated to its worker. Chat and the LangGraph API run this graph for the pack's tenants.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.graph import StateGraph
+from pydantic import BaseModel, Field
+
+from master_agent.capabilities import AgentSpec, DomainPack
+from master_agent.capabilities.tools.context import ToolContext
+from master_agent.domains.lending.data import DEMO_TENANT, install
+from master_agent.domains.lending.letters import rupees
+from master_agent.domains.lending.reading import read_message
+from master_agent.domains.lending.records import LoanConversation
+from master_agent.domains.lending.workers import (
+    LendingResources,
+    sales,
+    sanction_letter_generator,
+    underwriting,
+    verification,
+)
+from master_agent.workflows import Guard, StageSpec, Transition, WorkerSpec, WorkflowSpec, compile_workflow
+
+
+def _greeting(_: LoanConversation) -> str:
+    return (
+        "Hello! I am the Smart Loan Assistant. I can help you with a personal loan. To begin, please "
+        "share your registered mobile number."
+    )
+
+
+def _intent(_: LoanConversation) -> str:
+    return "How can I help you today? I can offer you a personal loan: tell me if you would like one."
+
+
+def _closing(record: LoanConversation) -> str:
+    link = record.document_links.get("sanction_letter")
+    name = str(record.customer_profile.get("name") or "").split(" ")[0] or "there"
+    if record.underwriting_result.decision == "APPROVED" and link:
+        amount = record.loan_details.amount or 0
+        return (
+            f"Thank you, {name}. Your personal loan of {rupees(amount)} is sanctioned; your sanction letter "
+            f"is at {link}. This conversation is complete."
+        )
+    return f"Thank you for your time, {name}. This conversation is complete."
+
+
+STAGE_HINTS = {
+    "GREETING": "please share your registered mobile number",
+    "INTENT_CAPTURE": "tell me if you would like a personal loan",
+    "SALES_EXPLORATION": "tell me the amount and the tenure you would like",
+    "VERIFICATION": "please share your PAN and date of birth",
+    "UNDERWRITING": "please upload your salary slip, or tell me if you have questions about the offer",
+    "DOCUMENTATION": "your documents are being prepared",
+    "CLOSURE": "this conversation is complete",
+}
+
+
+def fallback(_: LoanConversation, stage: str) -> str:
+    """Seed 001 section 8.2: the answer to a message outside what the assistant does."""
+    return (
+        "I can only help with personal loans here, so I cannot answer that. To continue with your loan, "
+        f"{STAGE_HINTS.get(stage, 'tell me how I can help with your loan')}."
+    )
+
+
+LOAN_WORKFLOW = WorkflowSpec(
+    name="personal_loan",
+    state_model=LoanConversation,
+    initial="GREETING",
+    stages=(
+        StageSpec(
+            name="GREETING",
+            say=_greeting,
+            transitions=(Transition(to="INTENT_CAPTURE", when=(Guard(field="stated.phone"),)),),
+        ),
+        StageSpec(
+            name="INTENT_CAPTURE",
+            say=_intent,
+            transitions=(
+                Transition(
+                    to="SALES_EXPLORATION",
+                    when=(Guard(field="customer_intent", op="eq", value="personal_loan"),),
+                ),
+            ),
+        ),
+        StageSpec(
+            name="SALES_EXPLORATION",
+            worker="sales_agent",
+            transitions=(
+                Transition(
+                    to="VERIFICATION",
+                    when=(
+                        Guard(field="customer_id"),
+                        Guard(field="loan_details.amount"),
+                        Guard(field="loan_details.tenure_months"),
+                        Guard(field="loan_details.emi"),
+                    ),
+                ),
+            ),
+        ),
+        StageSpec(
+            name="VERIFICATION",
+            worker="verification_agent",
+            transitions=(
+                Transition(to="UNDERWRITING", when=(Guard(field="verification_status.verified", op="true"),)),
+            ),
+        ),
+        StageSpec(
+            name="UNDERWRITING",
+            worker="underwriting_agent",
+            transitions=(
+                Transition(
+                    to="DOCUMENTATION",
+                    when=(
+                        Guard(field="verification_status.verified", op="true"),
+                        Guard(field="underwriting_result.decision", op="eq", value="APPROVED"),
+                    ),
+                ),
+                Transition(
+                    to="CLOSURE",
+                    when=(Guard(field="underwriting_result.decision", op="eq", value="REJECTED"),),
+                ),
+            ),
+        ),
+        StageSpec(
+            name="DOCUMENTATION",
+            worker="sanction_letter_generator",
+            transitions=(Transition(to="CLOSURE", when=(Guard(field="document_links.sanction_letter"),)),),
+        ),
+        StageSpec(name="CLOSURE", say=_closing, final=True),
+    ),
+    workers={
+        "sales_agent": WorkerSpec(
+            name="sales_agent",
+            task_type="LOAN_OFFER",
+            run=sales,
+            writes=("customer_id", "customer_profile", "loan_details"),
+            description="Explores loan options: the pre-approved offer, the rate, the EMI.",
+        ),
+        "verification_agent": WorkerSpec(
+            name="verification_agent",
+            task_type="KYC_VERIFICATION",
+            run=verification,
+            writes=("verification_status",),
+            description="Checks the customer's PAN and date of birth against the records.",
+        ),
+        "underwriting_agent": WorkerSpec(
+            name="underwriting_agent",
+            task_type="UNDERWRITING",
+            run=underwriting,
+            writes=("underwriting_result", "salary_slip"),
+            description="Decides eligibility by the documented rules.",
+        ),
+        "sanction_letter_generator": WorkerSpec(
+            name="sanction_letter_generator",
+            task_type="SANCTION_LETTER",
+            run=sanction_letter_generator,
+            writes=("document_links",),
+            description="Generates the sanction letter (PDF).",
+        ),
+    },
+    read_message=read_message,
+    reader_writes=("stated", "loan_details", "customer_intent"),
+    fallback=fallback,
+).check()
+
+
+def conversation_graph(context: ToolContext, _model: Any) -> StateGraph[Any]:
+    return compile_workflow(LOAN_WORKFLOW, context, LendingResources(context))
+
+
+class LoanRequest(BaseModel):
+    goal: str = Field(min_length=1, max_length=4000)
+
+
+class LoanAnswer(BaseModel):
+    answer: str | None = None
+    confidence: float = Field(ge=0, le=1)
+
+
+MASTER = AgentSpec(
+    name="loan_sales_assistant",
+    description="Walks a customer through a personal-loan sale: offer, verification, underwriting, "
+    "sanction letter.",
+    system_prompt="You are the Smart Loan Assistant. Answer questions about personal loans briefly.",
+    input_schema=LoanRequest,
+    output_schema=LoanAnswer,
+    tools=[],
+    progress_keys=[],
+    domain="lending",
+    skills=["apply for a personal loan", "what EMI would I pay", "check my loan eligibility"],
+)
+
+LENDING = DomainPack(
+    name="lending",
+    master=MASTER,
+    sub_agents={},
+    build_tools=lambda _context: {},
+    install=install,
+    demo_tenants=(DEMO_TENANT,),
+    conversation_graph=conversation_graph,
+)
+
+__all__ = ["DEMO_TENANT", "LENDING", "LOAN_WORKFLOW"]

@@ -1,0 +1,271 @@
+"""The loan conversation's workers (seed 001): sales, verification, underwriting, sanction letter.
+Each reads what it needs from the tenant's records (audited), applies the pack's rules and answers
+with a task response; the master moves the stage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from master_agent.capabilities.tools.context import ToolContext
+from master_agent.domains.lending.data import customer_by_id, customer_by_phone
+from master_agent.domains.lending.letters import monthly_salary_of, rupees, sanction_letter, slips_dir
+from master_agent.domains.lending.records import CustomerRecord, LoanConversation
+from master_agent.domains.lending.rules import (
+    AMOUNT_RANGE,
+    TENURE_MONTHS,
+    Application,
+    annual_rate_pct,
+    underwrite,
+)
+from master_agent.workflows import TaskAssignment, TaskResponse, TaskResult, WorkerContext
+
+PROFILE_FIELDS = ["customer_id", "name", "city", "age", "credit_score", "preapproved_limit"]
+
+
+@dataclass(frozen=True)
+class LendingResources:
+    context: ToolContext
+
+    @property
+    def schema(self) -> str:
+        assert self.context.data_schema is not None, "a lending tenant has a data schema"
+        return self.context.data_schema
+
+    @property
+    def data_dir(self) -> Path:
+        return self.context.settings.data_dir
+
+
+def _respond(
+    task: TaskAssignment, status: Any, text: str, data: dict[str, Any], next_action: str
+) -> TaskResponse:
+    return TaskResponse(
+        task_id=task.task_id,
+        agent_name=task.agent_name,
+        task_type=task.task_type,
+        status=status,
+        result=TaskResult(customer_response=text, internal_data=data, next_action=next_action),
+    )
+
+
+async def _customer(
+    record: LoanConversation, worker: WorkerContext, fields: list[str]
+) -> CustomerRecord | None:
+    resources: LendingResources = worker.resources
+    if record.customer_id is None:
+        return None
+    customer = await customer_by_id(resources.context.pool, resources.schema, record.customer_id)
+    worker.audit.read("customers", fields, customer_id=record.customer_id)
+    return customer
+
+
+async def sales(task: TaskAssignment, worker: WorkerContext) -> TaskResponse:
+    resources: LendingResources = worker.resources
+    record = LoanConversation.model_validate(task.task_parameters)
+    data: dict[str, Any] = {}
+    customer: CustomerRecord | None
+    if record.customer_id is None:
+        phone = record.stated.phone or ""
+        customer = await customer_by_phone(resources.context.pool, resources.schema, phone)
+        worker.audit.tool("lookup_customer", {"phone": phone}, {"found": customer is not None})
+        if customer is None:
+            return _respond(
+                task,
+                "NEEDS_INPUT",
+                f"I could not find a customer with the mobile number {phone}. Please check it and send "
+                "your registered mobile number.",
+                {},
+                "ASK_PHONE",
+            )
+        worker.audit.read("customers", PROFILE_FIELDS, customer_id=customer.customer_id)
+        data["customer_id"] = customer.customer_id
+        data["customer_profile"] = {
+            "name": customer.name,
+            "city": customer.city,
+            "age": customer.age,
+            "preapproved_limit": customer.preapproved_limit,
+        }
+    else:
+        customer = await _customer(record, worker, PROFILE_FIELDS)
+        assert customer is not None
+    rate = annual_rate_pct(customer.credit_score)
+    offer = (
+        f"Hello {customer.name.split()[0]}! You are pre-approved for a personal loan of up to "
+        f"{rupees(customer.preapproved_limit)} at {rate:.1f}% a year."
+    )
+    amount, months = record.loan_details.amount, record.loan_details.tenure_months
+    problems = []
+    if amount is not None and not AMOUNT_RANGE[0] <= amount <= AMOUNT_RANGE[1]:
+        problems.append(f"the amount must be between {rupees(AMOUNT_RANGE[0])} and {rupees(AMOUNT_RANGE[1])}")
+        amount = None
+    if months is not None and not TENURE_MONTHS[0] <= months <= TENURE_MONTHS[1]:
+        problems.append(f"the tenure must be between {TENURE_MONTHS[0]} and {TENURE_MONTHS[1]} months")
+        months = None
+    data["loan_details"] = {"amount": amount, "tenure_months": months, "rate_pct": rate}
+    if amount is None or months is None:
+        example = Application(customer.preapproved_limit, 36, rate)
+        asked = " and ".join(
+            part
+            for part, missing in (
+                ("how much you need", amount is None),
+                ("over how many months", months is None),
+            )
+            if missing
+        )
+        text = (
+            f"{offer} "
+            + (f"Note: {'; '.join(problems)}. " if problems else "")
+            + f"Please tell me {asked} (for example, {rupees(example.amount)} over 36 months is an EMI of "
+            f"{rupees(example.emi)})."
+        )
+        return _respond(task, "NEEDS_INPUT", text, data, "ASK_LOAN_DETAILS")
+    application = Application(amount, months, rate)
+    worker.audit.tool(
+        "compute_emi", {"amount": amount, "tenure_months": months, "rate_pct": rate}, application.emi
+    )
+    data["loan_details"]["emi"] = application.emi
+    text = f"{offer} For {rupees(amount)} over {months} months your EMI would be {rupees(application.emi)} a month."
+    return _respond(task, "COMPLETED", text, data, "VERIFY")
+
+
+async def verification(task: TaskAssignment, worker: WorkerContext) -> TaskResponse:
+    record = LoanConversation.model_validate(task.task_parameters)
+    status = record.verification_status
+    missing = [
+        name
+        for name, value in (("PAN", record.stated.pan), ("date of birth", record.stated.dob))
+        if not value
+    ]
+    if missing:
+        return _respond(
+            task,
+            "NEEDS_INPUT",
+            f"Before we continue I need to verify your identity: please share your {' and '.join(missing)}"
+            + (" (as YYYY-MM-DD)" if "date of birth" in missing else "")
+            + ".",
+            {},
+            "ASK_KYC",
+        )
+    customer = await _customer(record, worker, ["pan", "dob"])
+    assert customer is not None
+    mismatched = [
+        name
+        for name, stated, known in (
+            ("PAN", record.stated.pan, customer.pan),
+            ("date of birth", record.stated.dob, customer.dob.isoformat()),
+        )
+        if stated != known
+    ]
+    worker.audit.tool("check_kyc", {"customer_id": customer.customer_id}, {"mismatched": mismatched})
+    attempts = status.attempts + 1
+    if mismatched:
+        return _respond(
+            task,
+            "NEEDS_INPUT",
+            f"The {' and '.join(mismatched)} you gave do not match our records. Please check and send them again.",
+            {
+                "verification_status": {
+                    "verified": False,
+                    "checked": ["pan", "dob"],
+                    "mismatched": mismatched,
+                    "attempts": attempts,
+                }
+            },
+            "ASK_KYC",
+        )
+    return _respond(
+        task,
+        "COMPLETED",
+        "Thank you, your details are verified.",
+        {
+            "verification_status": {
+                "verified": True,
+                "checked": ["pan", "dob"],
+                "mismatched": [],
+                "attempts": attempts,
+            }
+        },
+        "UNDERWRITE",
+    )
+
+
+def latest_slip(resources: LendingResources, tenant_id: str, thread_id: str) -> Path | None:
+    folder = slips_dir(resources.data_dir, tenant_id, thread_id)
+    files = sorted(folder.glob("*"), key=lambda path: path.stat().st_mtime) if folder.exists() else []
+    return files[-1] if files else None
+
+
+async def underwriting(task: TaskAssignment, worker: WorkerContext) -> TaskResponse:
+    resources: LendingResources = worker.resources
+    record = LoanConversation.model_validate(task.task_parameters)
+    customer = await _customer(record, worker, ["credit_score", "preapproved_limit"])
+    assert customer is not None
+    details = record.loan_details
+    assert details.amount is not None and details.tenure_months is not None and details.rate_pct is not None
+    application = Application(details.amount, details.tenure_months, details.rate_pct)
+    salary = None
+    data: dict[str, Any] = {}
+    slip = latest_slip(resources, worker.tenant_id, worker.thread_id)
+    if slip is not None and application.amount > customer.preapproved_limit:
+        salary = monthly_salary_of(slip)
+        worker.audit.read("salary_slip", ["monthly_salary"], document_id=slip.stem, monthly_salary=salary)
+        if salary is not None:
+            data["salary_slip"] = {"document_id": slip.stem, "monthly_salary": salary}
+    result = underwrite(customer, application, salary)
+    worker.audit.tool(
+        "underwrite",
+        {"amount": application.amount, "tenure_months": application.tenure_months, "emi": application.emi},
+        result.model_dump(mode="json"),
+    )
+    data["underwriting_result"] = result.model_dump(mode="json")
+    why = "; ".join(result.reasons)
+    if result.decision == "APPROVED":
+        return _respond(
+            task,
+            "COMPLETED",
+            f"Good news: your loan of {rupees(application.amount)} is approved ({why}).",
+            data,
+            "SANCTION_LETTER",
+        )
+    if result.decision == "REJECTED":
+        return _respond(task, "COMPLETED", f"I am sorry, we cannot approve this loan: {why}.", data, "CLOSE")
+    unreadable = " The slip you uploaded does not state a net monthly salary." if slip is not None else ""
+    return _respond(
+        task,
+        "NEEDS_INPUT",
+        f"Your amount is above your pre-approved limit of {rupees(customer.preapproved_limit)}, so I need your "
+        f"latest salary slip (PDF).{unreadable} Please upload it (POST /lending/salary-slips with this "
+        "conversation's thread id) and tell me when it is done.",
+        data,
+        "ASK_SALARY_SLIP",
+    )
+
+
+async def sanction_letter_generator(task: TaskAssignment, worker: WorkerContext) -> TaskResponse:
+    resources: LendingResources = worker.resources
+    record = LoanConversation.model_validate(task.task_parameters)
+    customer = await _customer(record, worker, ["name", "city"])
+    assert customer is not None
+    details = record.loan_details
+    assert details.amount and details.tenure_months and details.rate_pct and details.emi
+    document_id, _ = sanction_letter(
+        resources.data_dir,
+        worker.tenant_id,
+        customer,
+        details.amount,
+        details.tenure_months,
+        details.rate_pct,
+        details.emi,
+        resources.context.now().date(),
+    )
+    link = f"/documents/{document_id}"
+    worker.audit.document("sanction_letter", document_id, customer_id=customer.customer_id, link=link)
+    return _respond(
+        task,
+        "COMPLETED",
+        f"Your sanction letter is ready: {link}",
+        {"document_links": {"sanction_letter": link}},
+        "CLOSE",
+    )

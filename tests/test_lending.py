@@ -1,0 +1,186 @@
+"""Seed 001's loan conversation: the stage machine on the real runtime (Postgres checkpointer, the
+tenant's customer records), its rules, its audit trail and its sanction letter."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+from pydantic import BaseModel
+
+from master_agent.domains.lending import DEMO_TENANT, LOAN_WORKFLOW
+from master_agent.domains.lending.data import PERSONAS
+from master_agent.domains.lending.letters import documents_dir, pdf_text, slips_dir
+from master_agent.domains.lending.reading import read_message
+from master_agent.domains.lending.records import LoanConversation
+from master_agent.domains.lending.rules import Application, emi, underwrite
+from master_agent.errors import ConfigError
+from master_agent.runtime import RuntimeResources
+from master_agent.runtime.factory import master_graph
+from master_agent.workflows import Guard, StageSpec, Transition, WorkflowSpec
+from master_agent.workflows.audit import audit_events
+from master_agent.workflows.spec import apply_updates
+
+
+async def _say(resources: RuntimeResources, thread_id: str, text: str) -> dict[str, Any]:
+    config: Any = {"configurable": {"tenant_id": DEMO_TENANT, "thread_id": thread_id}}
+    graph = await master_graph(resources, config, checkpointer=resources.database.checkpointer)
+    return dict(await graph.ainvoke({"messages": [HumanMessage(content=text)]}, config))
+
+
+def test_emi_is_the_amortisation_formula() -> None:
+    # 5 lakh over 36 months at 11.5 %: the figure any EMI calculator gives.
+    assert emi(500_000, 11.5, 36) == pytest.approx(16_488.0, abs=1.0)
+    assert emi(120_000, 0, 12) == 10_000
+
+
+@pytest.mark.parametrize(
+    ("persona", "amount", "salary", "decision", "rule"),
+    [
+        (0, 400_000, None, "APPROVED", "within_preapproved_limit"),
+        (2, 100_000, None, "REJECTED", "credit_score_below_minimum"),
+        (3, 500_000, None, "REJECTED", "above_twice_the_limit"),
+        (1, 500_000, None, "NEEDS_SALARY_SLIP", "salary_slip_required"),
+        (1, 500_000, 70_000, "APPROVED", "emi_within_half_salary"),
+        (1, 500_000, 20_000, "REJECTED", "emi_above_half_salary"),
+    ],
+)
+def test_every_underwriting_rule(
+    persona: int, amount: float, salary: float | None, decision: str, rule: str
+) -> None:
+    result = underwrite(PERSONAS[persona], Application(amount, 36, 11.5), salary)
+    assert (result.decision, result.rule) == (decision, rule)
+
+
+def test_messages_are_read_into_the_typed_state() -> None:
+    reading = read_message("Hi, my number is 9000000001 and I need 4 lakh for 3 years")
+    assert reading.updates == {
+        "stated.phone": "9000000001",
+        "loan_details.amount": 400_000,
+        "loan_details.tenure_months": 36,
+    }
+    assert read_message("PAN abcpv1234k, born 12/04/1988").updates == {
+        "stated.pan": "ABCPV1234K",
+        "stated.dob": "1988-04-12",
+    }
+    assert read_message("I'd like a personal loan of Rs 2,50,000").updates == {
+        "loan_details.amount": 250_000,
+        "customer_intent": "personal_loan",
+    }
+    assert not read_message("Who won the cricket match yesterday?").in_scope
+
+
+class _Facts(BaseModel):
+    ready: bool = False
+
+
+def test_a_workflow_that_cannot_run_is_refused_at_load() -> None:
+    base = dict(
+        name="w",
+        state_model=_Facts,
+        workers={},
+        initial="A",
+        read_message=lambda text, record: None,
+        reader_writes=(),
+        fallback=lambda record, stage: "",
+    )
+    with pytest.raises(ConfigError, match="unreachable"):
+        WorkflowSpec(stages=(StageSpec(name="A"), StageSpec(name="B")), **base).check()  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="worker 'w1' is not declared"):
+        WorkflowSpec(stages=(StageSpec(name="A", worker="w1"),), **base).check()  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="unknown field 'steady'"):
+        WorkflowSpec(
+            stages=(
+                StageSpec(name="A", transitions=(Transition(to="B", when=(Guard(field="steady"),)),)),
+                StageSpec(name="B"),
+            ),
+            **base,  # type: ignore[arg-type]
+        ).check()
+    LOAN_WORKFLOW.check()
+
+
+async def test_an_eligible_customer_gets_a_sanction_letter(resources: RuntimeResources) -> None:
+    thread = str(uuid.uuid4())
+    first = await _say(resources, thread, "Hello")
+    assert first["current_stage"] == "GREETING"
+    assert "mobile number" in first["reply"]["text"]
+
+    offered = await _say(resources, thread, "My number is 9000000001, I want a personal loan")
+    assert offered["current_stage"] == "SALES_EXPLORATION"
+    assert "pre-approved" in offered["reply"]["text"] and offered["active_agent"] == "sales_agent"
+
+    off_topic = await _say(resources, thread, "What's the weather like in Mumbai?")
+    assert off_topic["reply"]["status"] == "out_of_scope"
+    assert off_topic["current_stage"] == "SALES_EXPLORATION"
+    assert "only help with personal loans" in off_topic["reply"]["text"]
+
+    asked = await _say(resources, thread, "4 lakh over 36 months please")
+    assert asked["current_stage"] == "VERIFICATION"
+    assert asked["record"]["loan_details"]["emi"] == pytest.approx(emi(400_000, 11.5, 36))
+    assert "PAN" in asked["reply"]["text"]
+
+    done = await _say(resources, thread, "PAN ABCPV1234K, date of birth 1988-04-12")
+    assert done["current_stage"] == "CLOSURE" and done["reply"]["status"] == "closed"
+    assert done["record"]["underwriting_result"]["decision"] == "APPROVED"
+    stages = [(t["from"], t["to"]) for t in done["transitions"]]
+    assert stages == [
+        ("GREETING", "INTENT_CAPTURE"),
+        ("INTENT_CAPTURE", "SALES_EXPLORATION"),
+        ("SALES_EXPLORATION", "VERIFICATION"),
+        ("VERIFICATION", "UNDERWRITING"),
+        ("UNDERWRITING", "DOCUMENTATION"),
+        ("DOCUMENTATION", "CLOSURE"),
+    ]
+    assert [t["response"]["status"] for t in done["tasks"]][-3:] == ["COMPLETED"] * 3
+    link = done["record"]["document_links"]["sanction_letter"]
+    document_id = link.rsplit("/", 1)[-1]
+    text = pdf_text(documents_dir(resources.settings.data_dir, DEMO_TENANT) / f"{document_id}.pdf")
+    assert "Asha Verma" in text and "INR 400,000.00" in text and "36 months" in text
+    assert f"INR {emi(400_000, 11.5, 36):,.2f}" in text
+
+    events = await audit_events(resources.database.pool, DEMO_TENANT, thread_id=thread)
+    kinds = {event.kind for event in events}
+    assert {"message", "decision", "transition", "read", "tool", "document", "task"} <= kinds
+    assert [e.detail["to_stage"] for e in events if e.kind == "transition"] == [t for _, t in stages]
+    assert any(e.kind == "read" and "pan" in e.detail["fields"] for e in events)
+
+
+async def test_a_low_score_is_rejected_and_a_slip_is_asked_above_the_limit(
+    resources: RuntimeResources,
+) -> None:
+    low = str(uuid.uuid4())
+    await _say(resources, low, "I need a loan of 1 lakh for 24 months, my mobile is 9000000003")
+    closed = await _say(resources, low, "PAN CDEPN3456M dob 1985-01-27")
+    assert closed["current_stage"] == "CLOSURE"
+    assert closed["record"]["underwriting_result"]["rule"] == "credit_score_below_minimum"
+    assert "sanction_letter" not in closed["record"]["document_links"]
+
+    slip = str(uuid.uuid4())
+    await _say(resources, slip, "Loan of 5 lakh for 36 months. Mobile 9000000002")
+    waiting = await _say(resources, slip, "PAN BCDPM2345L, born 03/09/1991")
+    assert waiting["current_stage"] == "UNDERWRITING"
+    assert waiting["record"]["underwriting_result"]["decision"] == "NEEDS_SALARY_SLIP"
+    assert "salary slip" in waiting["reply"]["text"]
+    folder = slips_dir(resources.settings.data_dir, DEMO_TENANT, slip)
+    folder.mkdir(parents=True)
+    (folder / "slip.txt").write_text("ACME Corp payslip\nNet salary: INR 70,000\n")
+    approved = await _say(resources, slip, "I have uploaded my salary slip")
+    assert approved["record"]["underwriting_result"]["rule"] == "emi_within_half_salary"
+    assert approved["record"]["salary_slip"]["monthly_salary"] == 70_000
+    assert approved["current_stage"] == "CLOSURE"
+    assert approved["record"]["document_links"]["sanction_letter"].startswith("/documents/")
+
+
+def test_only_a_worker_that_declares_a_field_writes_it() -> None:
+    # A sales worker (or a model behind it) saying the customer is verified changes nothing.
+    sales = LOAN_WORKFLOW.workers["sales_agent"]
+    record, applied, refused = apply_updates(
+        LoanConversation(),
+        {"verification_status": {"verified": True}, "loan_details": {"amount": 1000.0}},
+        sales.writes,
+    )
+    assert refused == ["verification_status"] and list(applied) == ["loan_details"]
+    assert record.verification_status.verified is False  # type: ignore[attr-defined]
+    assert record.loan_details.amount == 1000.0  # type: ignore[attr-defined]
