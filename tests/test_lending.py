@@ -12,13 +12,14 @@ from pydantic import BaseModel
 
 from master_agent.domains.lending import DEMO_TENANT, LOAN_WORKFLOW
 from master_agent.domains.lending.data import PERSONAS
-from master_agent.domains.lending.letters import documents_dir, pdf_text, slips_dir
+from master_agent.domains.lending.letters import pdf_text, slips_dir
 from master_agent.domains.lending.reading import read_message
 from master_agent.domains.lending.records import LoanConversation
 from master_agent.domains.lending.rules import Application, emi, underwrite
 from master_agent.errors import ConfigError
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.factory import master_graph
+from master_agent.storage.files import documents_dir
 from master_agent.workflows import Guard, StageSpec, Transition, WorkflowSpec
 from master_agent.workflows.audit import audit_events
 from master_agent.workflows.spec import apply_updates

@@ -32,6 +32,7 @@ from master_agent.service.routes import (
     assistants,
     chat,
     crons,
+    documents,
     goals,
     health,
     knowledge,
@@ -133,5 +134,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(playbooks.router)
     app.include_router(outcomes.router)
     app.include_router(proposals.router)
+    app.include_router(documents.router)
     app.include_router(store.router)
     return app

@@ -12,10 +12,7 @@ from fpdf import FPDF
 from pypdf import PdfReader
 
 from master_agent.domains.lending.records import CustomerRecord
-
-
-def documents_dir(data_dir: Path, tenant_id: str) -> Path:
-    return data_dir / "lending" / tenant_id / "documents"
+from master_agent.storage.files import documents_dir
 
 
 def slips_dir(data_dir: Path, tenant_id: str, thread_id: str) -> Path:
