@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -184,3 +185,24 @@ async def data_schema(live: LiveServer, tenant_id: str = "demo-retail") -> str:
         ).fetchone()
     assert row is not None
     return str(row["data_schema"])
+
+
+@contextlib.asynccontextmanager
+async def tenant_clients(
+    live: LiveServer, tenants: dict[str, str]
+) -> AsyncIterator[dict[str, httpx.AsyncClient]]:
+    """An HTTP client of ``live`` per name, each with a new API key of its tenant (name -> tenant)."""
+    from master_agent.service.auth import create_key
+
+    pool = live.server.config.app.state.service.resources.database.pool
+    made = {
+        name: httpx.AsyncClient(
+            base_url=live.url, headers={"X-API-Key": (await create_key(pool, tenant)).key}, timeout=120
+        )
+        for name, tenant in tenants.items()
+    }
+    try:
+        yield made
+    finally:
+        for client in made.values():
+            await client.aclose()

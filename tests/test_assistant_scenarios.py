@@ -7,7 +7,7 @@ import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -139,28 +139,35 @@ def _accounts_file(
     return path
 
 
+async def _with_a_stopped_server(
+    resources: RuntimeResources,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    tenant: str,
+    service: Literal["caldav", "carddav"],
+) -> tuple[LocalServers, LocalEndpoints]:
+    """An assistant ``tenant`` whose ``service`` points at a server that was started and stopped (its
+    address answers nothing), the rest at the demo's live servers: (the stopped servers, the live
+    endpoints)."""
+    stopped = LocalServers(tmp_path / "stopped")
+    gone, _ = stopped.ensure_running(DEMO_TENANT)
+    stopped.stop(("dav",))
+    live = await start_demo_servers(resources.settings.data_dir, DEMO_TENANT, datetime.now(UTC))
+    monkeypatch.setenv("ASSISTANT_TEST_SECRET", live.caldav.password.get_secret_value())
+    overrides = {service: {"url": getattr(gone, service).url}}
+    accounts = _accounts_file(tmp_path / "accounts.json", tenant, live, "ASSISTANT_TEST_SECRET", overrides)
+    monkeypatch.setenv(ACCOUNTS_ENV, str(accounts))
+    await install_tenant(resources.database.pool, resources.settings, "assistant", tenant)
+    return stopped, live
+
+
 async def test_a_stopped_calendar_server_ends_in_api_down_with_what_to_do(
     assistant: RuntimeResources, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A calendar server that was running and was stopped: its address answers nothing now.
-    stopped = LocalServers(tmp_path / "stopped")
-    gone, _ = stopped.ensure_running(DEMO_TENANT)
-    stopped.stop(("dav",))
-    live, _ = LocalServers(assistant.settings.data_dir).ensure_running(DEMO_TENANT)
-    monkeypatch.setenv("ASSISTANT_TEST_SECRET", live.caldav.password.get_secret_value())
-    monkeypatch.setenv(
-        ACCOUNTS_ENV,
-        str(
-            _accounts_file(
-                tmp_path / "accounts.json",
-                "acme-calendar-down",
-                live,
-                "ASSISTANT_TEST_SECRET",
-                {"caldav": {"url": gone.caldav.url}},
-            )
-        ),
+    stopped, _ = await _with_a_stopped_server(
+        assistant, tmp_path, monkeypatch, "acme-calendar-down", "caldav"
     )
-    await install_tenant(assistant.database.pool, assistant.settings, "assistant", "acme-calendar-down")
     outcome = await solve(
         assistant,
         SolveRequest(
@@ -185,24 +192,9 @@ async def test_a_stopped_contacts_server_is_worked_around_through_the_mailbox(
     # way (find_correspondents, declared instead_of find_contacts) rather than giving up. The day is
     # read from the clock seam, fixed here.
     monkeypatch.setattr(assistant.evolution, "clock", FixedClock(datetime(2031, 3, 3, 9, 0, tzinfo=UTC)))
-    stopped = LocalServers(tmp_path / "stopped")
-    gone, _ = stopped.ensure_running(DEMO_TENANT)
-    stopped.stop(("dav",))
-    live = await start_demo_servers(assistant.settings.data_dir, DEMO_TENANT, datetime.now(UTC))
-    monkeypatch.setenv("ASSISTANT_TEST_SECRET", live.caldav.password.get_secret_value())
-    monkeypatch.setenv(
-        ACCOUNTS_ENV,
-        str(
-            _accounts_file(
-                tmp_path / "accounts.json",
-                "acme-contacts-down",
-                live,
-                "ASSISTANT_TEST_SECRET",
-                {"carddav": {"url": gone.carddav.url}},
-            )
-        ),
+    stopped, live = await _with_a_stopped_server(
+        assistant, tmp_path, monkeypatch, "acme-contacts-down", "carddav"
     )
-    await install_tenant(assistant.database.pool, assistant.settings, "assistant", "acme-contacts-down")
     thread = str(uuid.uuid4())
     drafted = await chat_turn(
         assistant, "acme-contacts-down", thread, "Schedule a meeting with David tomorrow at 2pm"

@@ -12,10 +12,8 @@ import pytest
 
 from master_agent.domains.assistant import DEMO_TENANT
 from master_agent.domains.assistant.local_servers import LocalServers
-from master_agent.runtime import RuntimeResources
-from master_agent.service.auth import create_key
 from tests.conftest import server_settings
-from tests.live_server import LiveServer, chat
+from tests.live_server import LiveServer, chat, tenant_clients
 
 
 @pytest.fixture(scope="module")
@@ -28,19 +26,8 @@ async def live(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> 
 
 @pytest.fixture(scope="module")
 async def clients(live: LiveServer) -> AsyncIterator[dict[str, httpx.AsyncClient]]:
-    resources: RuntimeResources = live.server.config.app.state.service.resources
-    pool = resources.database.pool
-    keys = {
-        "assistant": (await create_key(pool, DEMO_TENANT)).key,
-        "retail": (await create_key(pool, "demo-retail")).key,
-    }
-    made = {
-        name: httpx.AsyncClient(base_url=live.url, headers={"X-API-Key": key}, timeout=120)
-        for name, key in keys.items()
-    }
-    yield made
-    for client in made.values():
-        await client.aclose()
+    async with tenant_clients(live, {"assistant": DEMO_TENANT, "retail": "demo-retail"}) as made:
+        yield made
 
 
 def _waiting(turn: dict[str, object]) -> list[dict[str, object]]:

@@ -12,10 +12,8 @@ import pytest
 from pypdf import PdfReader
 
 from master_agent.domains.lending import DEMO_TENANT
-from master_agent.runtime import RuntimeResources
-from master_agent.service.auth import create_key
 from tests.conftest import server_settings
-from tests.live_server import LiveServer, chat
+from tests.live_server import LiveServer, chat, tenant_clients
 
 
 @pytest.fixture(scope="module")
@@ -26,19 +24,8 @@ async def live(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> 
 
 @pytest.fixture(scope="module")
 async def clients(live: LiveServer) -> AsyncIterator[dict[str, httpx.AsyncClient]]:
-    resources: RuntimeResources = live.server.config.app.state.service.resources
-    pool = resources.database.pool
-    keys = {
-        "lending": (await create_key(pool, DEMO_TENANT)).key,
-        "retail": (await create_key(pool, "demo-retail")).key,
-    }
-    made = {
-        name: httpx.AsyncClient(base_url=live.url, headers={"X-API-Key": key}, timeout=120)
-        for name, key in keys.items()
-    }
-    yield made
-    for client in made.values():
-        await client.aclose()
+    async with tenant_clients(live, {"lending": DEMO_TENANT, "retail": "demo-retail"}) as made:
+        yield made
 
 
 async def test_a_loan_conversation_over_chat_with_its_audit_and_letter(

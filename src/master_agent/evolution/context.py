@@ -40,5 +40,5 @@ class EvolutionContext:
             tenant_id=tenant_id,
             data_schema=tenant.data_schema,
             settings=self.settings,
-            now=self.clock.now,
+            now=lambda: self.clock.now(),
         )

@@ -334,7 +334,7 @@ def tenant_tool_context(resources: RuntimeResources, tenant: TenantRecord) -> To
         tenant_id=tenant.tenant_id,
         data_schema=tenant.data_schema,
         settings=resources.settings,
-        now=resources.evolution.clock.now,
+        now=lambda: resources.evolution.clock.now(),  # the clock current at each call
     )
 
 
