@@ -6,12 +6,14 @@ from __future__ import annotations
 import io
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import pytest
 from pypdf import PdfReader
 
 from master_agent.domains.lending import DEMO_TENANT
+from master_agent.domains.lending.letters import SALARY_SLIP_MAX_BYTES, salary_slip_pdf
 from tests.conftest import server_settings
 from tests.live_server import LiveServer, chat, tenant_clients
 
@@ -72,3 +74,61 @@ async def test_a_loan_conversation_over_chat_with_its_audit_and_letter(
     bad = await http.get("/audit", params={"kind": "gossip"})
     assert bad.status_code == 422 and "kind" in bad.text
     assert (await http.get("/audit", params={"thread_id": str(uuid.uuid4())})).json() == []
+
+
+async def test_a_salary_slip_is_uploaded_checked_and_read_by_underwriting(
+    clients: dict[str, httpx.AsyncClient],
+) -> None:
+    http = clients["lending"]
+    first = await chat(http, "I want a loan of 5 lakh for 36 months, mobile 9000000002")
+    thread = first["thread_id"]
+    waiting = await chat(http, "PAN BCDPM2345L, born 03/09/1991", thread)
+    assert waiting["values"]["record"]["underwriting_result"]["decision"] == "NEEDS_SALARY_SLIP"
+    assert f"/threads/{thread}/files" in waiting["values"]["reply"]["text"]
+    url = f"/threads/{thread}/files"
+    slip = salary_slip_pdf("Rohan Mehta", "Acme Corp", "October 2026", 70_000)
+
+    def form(
+        content: bytes, media_type: str = "application/pdf", kind: str = "salary_slip"
+    ) -> dict[str, Any]:
+        return {"data": {"kind": kind}, "files": {"file": ("slip.pdf", content, media_type)}}
+
+    refused = {
+        "kind": await http.post(url, **form(slip, kind="passport")),
+        "type": await http.post(url, **form(b"Net salary: INR 70,000", "text/plain")),
+        "content": await http.post(url, **form(b"Net salary: INR 70,000")),
+        "size": await http.post(url, **form(slip + b"\0" * (SALARY_SLIP_MAX_BYTES + 1))),
+        "missing": await http.post(url, data={"kind": "salary_slip"}),
+    }
+    assert {name: answer.status_code for name, answer in refused.items()} == {
+        "kind": 422,
+        "type": 415,
+        "content": 422,
+        "size": 413,
+        "missing": 422,
+    }
+    assert "kind" in refused["kind"].json()["detail"] and "salary_slip" in refused["kind"].json()["detail"]
+    for name in ("type", "content", "size"):
+        assert refused[name].json()["detail"].startswith("file:")
+    assert "file" in refused["missing"].text
+    # Another tenant's key cannot upload to the thread; nothing refused was kept.
+    assert (await clients["retail"].post(url, **form(slip))).status_code == 404
+    still = await chat(http, "I have uploaded my salary slip", thread)
+    assert still["values"]["record"]["underwriting_result"]["decision"] == "NEEDS_SALARY_SLIP"
+
+    stored = await http.post(url, **form(slip))
+    assert stored.status_code == 201, stored.text
+    assert stored.json()["monthly_salary"] == 70_000 and stored.json()["kind"] == "salary_slip"
+    approved = await chat(http, "Done, I have uploaded my salary slip", thread)
+    values = approved["values"]
+    assert values["record"]["underwriting_result"]["rule"] == "emi_within_half_salary"
+    assert values["record"]["salary_slip"] == {
+        "document_id": stored.json()["document_id"],
+        "monthly_salary": 70_000,
+    }
+    assert values["current_stage"] == "CLOSURE"
+    audit = (await http.get("/audit", params={"thread_id": thread, "kind": "document"})).json()
+    assert [(e["detail"]["document"], e["detail"].get("direction")) for e in audit] == [
+        ("salary_slip", "uploaded"),
+        ("sanction_letter", None),
+    ]

@@ -11,6 +11,7 @@ import importlib
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -56,6 +57,34 @@ class TenantRecord(BaseModel):
     enabled_sub_agents: list[str] | None = None
     data_schema: str | None = None
     domain: str | None = None
+
+
+@dataclass(frozen=True)
+class FileUpload:
+    """A file a caller uploaded to one of its tenant's threads."""
+
+    data_dir: Path
+    tenant_id: str
+    thread_id: str
+    filename: str
+    media_type: str
+    content: bytes
+
+
+@dataclass(frozen=True, kw_only=True)
+class UploadKind:
+    """A file a pack's conversations take from their users (a salary slip): ``POST
+    /threads/{thread_id}/files`` checks the size and type, then ``store`` keeps it where the pack's
+    workers read it."""
+
+    description: str
+    media_types: tuple[str, ...]
+    max_bytes: int
+    workflow: str
+    """The audit trail's workflow name for the upload event."""
+    store: Callable[[FileUpload], Awaitable[dict[str, Any]]]
+    """Keeps the file; returns its ``document_id`` and what was read from it. Raises ``ValueError``
+    naming the problem when the content is not what the kind takes (nothing is kept then)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,6 +135,8 @@ class DomainPack:
     """A stage-driven pack's chat graph: (tool context, chat model) -> an uncompiled ``StateGraph``
     (e.g. ``workflows.compile_workflow``). Chat and the LangGraph API run it for the pack's tenants
     instead of the front door; explicit goals still go to the master agent's loop."""
+    uploads: Mapping[str, UploadKind] = field(default_factory=dict)
+    """Files its tenants' threads take, by kind (``POST /threads/{thread_id}/files``)."""
 
 
 @dataclass(frozen=True, kw_only=True)

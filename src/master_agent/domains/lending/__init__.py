@@ -12,10 +12,10 @@ from typing import Any
 from langgraph.graph import StateGraph
 from pydantic import BaseModel, Field
 
-from master_agent.capabilities import AgentSpec, DomainPack
+from master_agent.capabilities import AgentSpec, DomainPack, UploadKind
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.lending.data import DEMO_TENANT, install
-from master_agent.domains.lending.letters import rupees
+from master_agent.domains.lending.letters import SALARY_SLIP_MAX_BYTES, rupees, store_salary_slip
 from master_agent.domains.lending.reading import read_message
 from master_agent.domains.lending.records import LoanConversation
 from master_agent.domains.lending.workers import (
@@ -206,6 +206,16 @@ LENDING = DomainPack(
     install=install,
     demo_tenants=(DEMO_TENANT,),
     conversation_graph=conversation_graph,
+    uploads={
+        "salary_slip": UploadKind(
+            description="The customer's latest salary slip (a PDF stating the net monthly salary), read "
+            "by underwriting when the amount is above the pre-approved limit.",
+            media_types=("application/pdf",),
+            max_bytes=SALARY_SLIP_MAX_BYTES,
+            workflow=LOAN_WORKFLOW.name,
+            store=store_salary_slip,
+        )
+    },
 )
 
 __all__ = ["DEMO_TENANT", "LENDING", "LOAN_WORKFLOW"]

@@ -26,7 +26,7 @@ _DOMAIN = re.compile(
     r"\b(loans?|emi|interest|rate|amount|tenure|months?|years?|pan|dob|birth|salary|slip|documents?|"
     r"verif\w*|sanction\w*|apply|applying|application|eligib\w*|limit|offer|yes|yeah|no|ok|okay|sure|hi|"
     r"hello|hey|thanks?|thank you|proceed|continue|go ahead|help|borrow|mobile|number|phone|details?|"
-    r"letter|approved?|status|lakhs?|rupees|pay|repay\w*)\b",
+    r"letter|approved?|status|lakhs?|rupees|pay|repay\w*|upload\w*|attached|sent|done)\b",
     re.I,
 )
 _SCALE = {

@@ -236,8 +236,8 @@ async def underwriting(task: TaskAssignment, worker: WorkerContext) -> TaskRespo
         task,
         "NEEDS_INPUT",
         f"Your amount is above your pre-approved limit of {rupees(customer.preapproved_limit)}, so I need your "
-        f"latest salary slip (PDF).{unreadable} Please upload it (POST /lending/salary-slips with this "
-        "conversation's thread id) and tell me when it is done.",
+        f"latest salary slip (PDF).{unreadable} Please upload it (POST /threads/{worker.thread_id}/files "
+        "with kind salary_slip) and tell me when it is done.",
         data,
         "ASK_SALARY_SLIP",
     )

@@ -4,17 +4,72 @@ section 9.2) and the documents generated (``document_links``)."""
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, File, Form, HTTPException, Query, UploadFile
 from fastapi.responses import FileResponse
 
+from master_agent.capabilities import FileUpload, domain_pack, load_tenant
 from master_agent.service.deps import ResourcesDep, TenantDep
 from master_agent.service.limits import StrictJsonRoute
+from master_agent.service.routes.threads import existing_thread
 from master_agent.storage.files import MEDIA_TYPES, document_path
-from master_agent.workflows.audit import AuditEvent, AuditKind, audit_events
+from master_agent.workflows.audit import AuditEvent, AuditKind, AuditTrail, audit_events
 
 router = APIRouter(tags=["audit"], route_class=StrictJsonRoute)
+
+
+@router.post("/threads/{thread_id}/files", status_code=201, tags=["threads"])
+async def upload_file(
+    thread_id: uuid.UUID,
+    tenant: TenantDep,
+    resources: ResourcesDep,
+    kind: Annotated[str, Form(max_length=100, description="What the file is (a pack's upload kind).")],
+    file: Annotated[UploadFile, File(description="The file.")],
+) -> dict[str, Any]:
+    """A file for one of the caller's threads (a salary slip for a loan conversation), of a kind the
+    tenant's pack takes: size and type checked before anything is kept; the upload is audited."""
+    await existing_thread(resources, tenant, thread_id)
+    pack = domain_pack((await load_tenant(resources.database.pool, tenant)).domain or "retail")
+    upload_kind = pack.uploads.get(kind)
+    if upload_kind is None:
+        raise HTTPException(
+            422,
+            detail=f"kind: this tenant's threads take no {kind!r} files; they take {sorted(pack.uploads)}",
+        )
+    content = await file.read(upload_kind.max_bytes + 1)
+    if len(content) > upload_kind.max_bytes:
+        raise HTTPException(413, detail=f"file: larger than {upload_kind.max_bytes} bytes")
+    if not content:
+        raise HTTPException(422, detail="file: empty")
+    media_type = (file.content_type or "").split(";")[0].strip().lower()
+    if media_type not in upload_kind.media_types:
+        raise HTTPException(
+            415, detail=f"file: a {kind} must be {' or '.join(upload_kind.media_types)}, not {media_type!r}"
+        )
+    filename = (file.filename or kind)[:255]
+    try:
+        stored = await upload_kind.store(
+            FileUpload(
+                data_dir=resources.settings.data_dir,
+                tenant_id=tenant,
+                thread_id=str(thread_id),
+                filename=filename,
+                media_type=media_type,
+                content=content,
+            )
+        )
+    except ValueError as error:
+        raise HTTPException(422, detail=str(error)) from None
+    trail = AuditTrail(
+        resources.database.pool, tenant, str(thread_id), upload_kind.workflow, resources.evolution.clock.now
+    )
+    read = {key: value for key, value in stored.items() if key != "document_id"}
+    trail.document(
+        kind, str(stored["document_id"]), direction="uploaded", filename=filename, bytes=len(content), **read
+    )
+    await trail.flush()
+    return {"thread_id": str(thread_id), "kind": kind, "filename": filename, "bytes": len(content), **stored}
 
 
 @router.get("/audit", response_model=list[AuditEvent])
