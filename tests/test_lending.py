@@ -3,6 +3,7 @@ tenant's customer records), its rules, its audit trail and its sanction letter."
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from typing import Any
 
@@ -17,12 +18,15 @@ from master_agent.domains.lending.reading import read_message
 from master_agent.domains.lending.records import LoanConversation
 from master_agent.domains.lending.rules import Application, emi, underwrite
 from master_agent.errors import ConfigError
+from master_agent.models import make_chat_model
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.factory import master_graph
+from master_agent.settings import Settings
 from master_agent.storage.files import documents_dir
 from master_agent.workflows import Guard, StageSpec, Transition, WorkflowSpec
 from master_agent.workflows.audit import audit_events
 from master_agent.workflows.spec import apply_updates
+from tests.model_exchanges import Script, load_recordings
 
 
 async def _say(resources: RuntimeResources, thread_id: str, text: str) -> dict[str, Any]:
@@ -185,3 +189,71 @@ def test_only_a_worker_that_declares_a_field_writes_it() -> None:
     assert refused == ["verification_status"] and list(applied) == ["loan_details"]
     assert record.verification_status.verified is False  # type: ignore[attr-defined]
     assert record.loan_details.amount == 1000.0  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def lending_recordings() -> dict[str, dict[str, Any]]:
+    return load_recordings("lending_underwriting")
+
+
+async def _with_model(resources: RuntimeResources, settings: Settings, script: Script) -> RuntimeResources:
+    model = make_chat_model(
+        settings.with_overrides(
+            model="openai:gpt-4o-mini",
+            openai_api_key="sk-test",
+            openai_base_url="http://llm.test/v1",
+            openai_max_retries=0,
+        ),
+        http_async_client=script.client(),
+    )
+    # Its own graphs (the graph cache is per resources), on the same database.
+    return dataclasses.replace(resources, model=model)
+
+
+async def test_the_rules_overrule_a_model_that_approves_an_ineligible_customer(
+    resources: RuntimeResources, settings: Settings, lending_recordings: dict[str, dict[str, Any]]
+) -> None:
+    script = Script(["approve_ineligible"], recorded=lending_recordings)
+    with_model = await _with_model(resources, settings, script)
+    thread = str(uuid.uuid4())
+    await _say(with_model, thread, "I need a loan of 1 lakh for 24 months, my mobile is 9000000003")
+    closed = await _say(with_model, thread, "PAN CDEPN3456M dob 1985-01-27")
+
+    result = closed["record"]["underwriting_result"]
+    assert (result["decision"], result["rule"]) == ("REJECTED", "credit_score_below_minimum")
+    assert result["model_recommendation"].startswith("APPROVED")
+    assert (
+        closed["current_stage"] == "CLOSURE" and "sanction_letter" not in closed["record"]["document_links"]
+    )
+    assert "cannot approve" in closed["reply"]["text"]
+    # The model was asked with the applicant's facts, through the real OpenAI client.
+    (request,) = script.requests
+    assert "Credit score: 655" in request["messages"][1]["content"]
+    assert request["tools"][0]["function"]["name"] == "UnderwritingOpinion"
+    events = await audit_events(resources.database.pool, DEMO_TENANT, thread_id=thread)
+    overruled = [
+        e.detail for e in events if e.kind == "decision" and e.detail["decision"] == "model_overruled"
+    ]
+    assert overruled == [
+        {
+            "decision": "model_overruled",
+            "recommended": "APPROVED",
+            "reason": overruled[0]["reason"],
+            "decided": "REJECTED",
+            "rule": "credit_score_below_minimum",
+        }
+    ]
+
+
+async def test_a_failing_model_leaves_the_decision_to_the_rules(
+    resources: RuntimeResources, settings: Settings, lending_recordings: dict[str, dict[str, Any]]
+) -> None:
+    with_model = await _with_model(resources, settings, Script(["server_error"], recorded=lending_recordings))
+    thread = str(uuid.uuid4())
+    await _say(with_model, thread, "A loan of 4 lakh for 36 months please, mobile 9000000001")
+    closed = await _say(with_model, thread, "PAN ABCPV1234K, date of birth 1988-04-12")
+    result = closed["record"]["underwriting_result"]
+    assert (result["decision"], result["model_recommendation"]) == ("APPROVED", None)
+    assert closed["record"]["document_links"]["sanction_letter"].startswith("/documents/")
+    events = await audit_events(resources.database.pool, DEMO_TENANT, thread_id=thread)
+    assert any(e.kind == "decision" and e.detail["decision"] == "model_unavailable" for e in events)

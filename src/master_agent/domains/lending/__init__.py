@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from langgraph.graph import StateGraph
 from pydantic import BaseModel, Field
 
@@ -25,6 +26,7 @@ from master_agent.domains.lending.workers import (
     underwriting,
     verification,
 )
+from master_agent.models.offline import OfflinePlanner
 from master_agent.workflows import Guard, StageSpec, Transition, WorkerSpec, WorkflowSpec, compile_workflow
 
 
@@ -172,8 +174,11 @@ LOAN_WORKFLOW = WorkflowSpec(
 ).check()
 
 
-def conversation_graph(context: ToolContext, _model: Any) -> StateGraph[Any]:
-    return compile_workflow(LOAN_WORKFLOW, context, LendingResources(context))
+def conversation_graph(context: ToolContext, model: BaseChatModel) -> StateGraph[Any]:
+    """The loan conversation for one tenant; a real chat model gives underwriting its opinion (the
+    offline planner has none to give)."""
+    opinion_model = None if isinstance(model, OfflinePlanner) else model
+    return compile_workflow(LOAN_WORKFLOW, context, LendingResources(context, opinion_model))
 
 
 class LoanRequest(BaseModel):

@@ -4,9 +4,14 @@ with a task response; the master moves the stage."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
 
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.lending.data import customer_by_id, customer_by_phone
@@ -19,7 +24,10 @@ from master_agent.domains.lending.rules import (
     annual_rate_pct,
     underwrite,
 )
+from master_agent.models.chat import describe_model_failure
 from master_agent.workflows import TaskAssignment, TaskResponse, TaskResult, WorkerContext
+
+log = logging.getLogger(__name__)
 
 PROFILE_FIELDS = ["customer_id", "name", "city", "age", "credit_score", "preapproved_limit"]
 
@@ -27,6 +35,8 @@ PROFILE_FIELDS = ["customer_id", "name", "city", "age", "credit_score", "preappr
 @dataclass(frozen=True)
 class LendingResources:
     context: ToolContext
+    model: BaseChatModel | None = None
+    """A chat model the underwriting worker asks for an opinion (None: the rules alone)."""
 
     @property
     def schema(self) -> str:
@@ -219,6 +229,22 @@ async def underwriting(task: TaskAssignment, worker: WorkerContext) -> TaskRespo
         {"amount": application.amount, "tenure_months": application.tenure_months, "emi": application.emi},
         result.model_dump(mode="json"),
     )
+    if resources.model is not None:
+        opinion = await model_opinion(resources.model, customer, application, salary, worker)
+        if opinion is not None:
+            result = result.model_copy(
+                update={"model_recommendation": f"{opinion.decision}: {opinion.reason}"}
+            )
+            if opinion.decision != result.decision:
+                # Compliance: the documented rules decide, whatever the model recommends.
+                worker.audit.add(
+                    "decision",
+                    decision="model_overruled",
+                    recommended=opinion.decision,
+                    reason=opinion.reason,
+                    decided=result.decision,
+                    rule=result.rule,
+                )
     data["underwriting_result"] = result.model_dump(mode="json")
     why = "; ".join(result.reasons)
     if result.decision == "APPROVED":
@@ -241,6 +267,47 @@ async def underwriting(task: TaskAssignment, worker: WorkerContext) -> TaskRespo
         data,
         "ASK_SALARY_SLIP",
     )
+
+
+class UnderwritingOpinion(BaseModel):
+    """A model's recommendation on a loan application (recorded; the rules decide)."""
+
+    decision: Literal["APPROVED", "REJECTED", "NEEDS_SALARY_SLIP"]
+    reason: str = Field(max_length=2000)
+
+
+OPINION_PROMPT = """You are a credit analyst. Recommend a decision on this personal-loan application:
+APPROVED, REJECTED, or NEEDS_SALARY_SLIP (when income must be proven), with a one-sentence reason."""
+
+
+async def model_opinion(
+    model: BaseChatModel,
+    customer: CustomerRecord,
+    application: Application,
+    monthly_salary: float | None,
+    worker: WorkerContext,
+) -> UnderwritingOpinion | None:
+    """The model's recommendation, or None when it fails or answers out of shape (audited)."""
+    facts = (
+        f"Credit score: {customer.credit_score}. Pre-approved limit: {rupees(customer.preapproved_limit)}. "
+        f"Requested: {rupees(application.amount)} over {application.tenure_months} months at "
+        f"{application.rate_pct:.1f}% (EMI {rupees(application.emi)}). Monthly salary from a slip: "
+        + (rupees(monthly_salary) if monthly_salary is not None else "not provided")
+        + "."
+    )
+    runnable = model.with_structured_output(UnderwritingOpinion, method="function_calling")
+    try:
+        answer = await runnable.ainvoke([SystemMessage(content=OPINION_PROMPT), HumanMessage(content=facts)])
+        opinion = (
+            answer if isinstance(answer, UnderwritingOpinion) else UnderwritingOpinion.model_validate(answer)
+        )
+    except Exception as error:  # a model fault must not stop underwriting: the rules decide alone
+        why = describe_model_failure(error)
+        log.warning("underwriting opinion unavailable: %s", why)
+        worker.audit.add("decision", decision="model_unavailable", reason=why)
+        return None
+    worker.audit.tool("underwriting_opinion", {"facts": facts}, opinion.model_dump(mode="json"))
+    return opinion
 
 
 async def sanction_letter_generator(task: TaskAssignment, worker: WorkerContext) -> TaskResponse:
