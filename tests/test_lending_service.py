@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from pypdf import PdfReader
 
 from master_agent.domains.lending import DEMO_TENANT
@@ -132,3 +133,63 @@ async def test_a_salary_slip_is_uploaded_checked_and_read_by_underwriting(
         ("salary_slip", "uploaded"),
         ("sanction_letter", None),
     ]
+
+
+async def test_conversations_are_measured_in_the_summary_and_in_metrics(
+    live: LiveServer, clients: dict[str, httpx.AsyncClient]
+) -> None:
+    http = clients["lending"]
+
+    async def summary() -> dict[str, Any]:
+        answer = await http.get("/workflows/summary")
+        assert answer.status_code == 200
+        (loan,) = answer.json()
+        return dict(loan)
+
+    before = await summary()
+    # One conversation completes in four turns; one is abandoned at verification after two.
+    done = await chat(http, "Hello, I need a personal loan")
+    for text in ("My mobile number is 9000000001", "3 lakh for 24 months", "PAN ABCPV1234K dob 1988-04-12"):
+        closed = await chat(http, text, done["thread_id"])
+    assert closed["values"]["current_stage"] == "CLOSURE"
+    left = await chat(http, "I want a loan of 2 lakh for 12 months, mobile 9000000006")
+    await chat(http, "What documents do I need?", left["thread_id"])
+    after = await summary()
+
+    assert after["workflow"] == "personal_loan" and after["tenant_id"] == DEMO_TENANT
+    assert after["conversations"] - before["conversations"] == 2
+    assert after["completed"] - before["completed"] == 1
+    assert after["turns"] - before["turns"] == 6
+    assert after["completion_rate"] == round(after["completed"] / after["conversations"], 4)
+    visits = {stage["stage"]: stage["visits"] for stage in after["stages"]}
+    visited_before = {stage["stage"]: stage["visits"] for stage in before["stages"]}
+    assert visits["VERIFICATION"] - visited_before.get("VERIFICATION", 0) == 1  # the abandoned one stays
+    assert all(stage["total_seconds"] >= 0 for stage in after["stages"])
+    workers = {worker["worker"]: worker for worker in after["workers"]}
+    assert {"sales_agent", "verification_agent", "underwriting_agent", "sanction_letter_generator"} <= set(
+        workers
+    )
+    assert sum(worker["utilisation"] for worker in after["workers"]) == pytest.approx(1.0, abs=0.001)
+    assert workers["verification_agent"]["needs_input"] >= 1
+    # Another tenant has no stage-driven conversations.
+    assert (await clients["retail"].get("/workflows/summary")).json() == []
+
+    async with httpx.AsyncClient(base_url=live.url) as operator:
+        metrics = (await operator.get("/metrics")).text
+    samples = {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(metrics)
+        for sample in family.samples
+    }
+    key = (("tenant", DEMO_TENANT), ("workflow", "personal_loan"))
+
+    def sample(name: str, *extra: tuple[str, str]) -> float:
+        return samples[(name, tuple(sorted((*key, *extra))))]
+
+    assert sample("master_agent_workflow_conversations") == after["conversations"]
+    assert sample("master_agent_workflow_completion_ratio") == after["completion_rate"]
+    assert sample("master_agent_workflow_stage_visits", ("stage", "VERIFICATION")) == visits["VERIFICATION"]
+    assert (
+        sample("master_agent_workflow_worker_tasks", ("status", "COMPLETED"), ("worker", "sales_agent"))
+        == (workers["sales_agent"]["completed"])
+    )

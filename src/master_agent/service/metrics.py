@@ -6,6 +6,8 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Gauge, Histogram, generate_latest
 
+from master_agent.workflows.metrics import WorkflowSummary
+
 #: Run latency buckets in seconds: offline solves take under a second, model-driven ones minutes.
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 
@@ -30,15 +32,74 @@ class ServiceMetrics:
         self.pool = Gauge(
             "master_agent_pool_connections", "Connection pool", ["state"], registry=self.registry
         )
+        workflow = ["tenant", "workflow"]
+        self.conversations = Gauge(
+            "master_agent_workflow_conversations",
+            "Stage-driven conversations started",
+            workflow,
+            registry=self.registry,
+        )
+        self.completed = Gauge(
+            "master_agent_workflow_conversations_completed",
+            "Stage-driven conversations that reached a final stage",
+            workflow,
+            registry=self.registry,
+        )
+        self.completion = Gauge(
+            "master_agent_workflow_completion_ratio", "Completed / started", workflow, registry=self.registry
+        )
+        self.turns = Gauge(
+            "master_agent_workflow_turns", "Customer messages", workflow, registry=self.registry
+        )
+        self.stage_seconds = Gauge(
+            "master_agent_workflow_stage_seconds",
+            "Time spent in a stage, over its ended visits",
+            [*workflow, "stage"],
+            registry=self.registry,
+        )
+        self.stage_visits = Gauge(
+            "master_agent_workflow_stage_visits",
+            "Ended visits of a stage",
+            [*workflow, "stage"],
+            registry=self.registry,
+        )
+        self.worker_tasks = Gauge(
+            "master_agent_workflow_worker_tasks",
+            "Tasks assigned to a worker, by their response status",
+            [*workflow, "worker", "status"],
+            registry=self.registry,
+        )
 
     def observe_run(self, status: str, seconds: float) -> None:
         self.run_latency.labels(status=status).observe(seconds)
 
-    def render(self, run_counts: dict[str, int], pool_stats: dict[str, Any], active_runs: int) -> bytes:
+    def render(
+        self,
+        run_counts: dict[str, int],
+        pool_stats: dict[str, Any],
+        active_runs: int,
+        workflows: list[WorkflowSummary],
+    ) -> bytes:
         for status in ("pending", "running", "success", "error", "interrupted"):
             self.runs.labels(status=status).set(run_counts.get(status, 0))
         self.pool.labels(state="size").set(pool_stats.get("pool_size", 0))
         self.pool.labels(state="available").set(pool_stats.get("pool_available", 0))
         self.pool.labels(state="waiting").set(pool_stats.get("requests_waiting", 0))
         self.active_runs.set(active_runs)
+        for summary in workflows:
+            key = {"tenant": summary.tenant_id, "workflow": summary.workflow}
+            self.conversations.labels(**key).set(summary.conversations)
+            self.completed.labels(**key).set(summary.completed)
+            self.completion.labels(**key).set(summary.completion_rate)
+            self.turns.labels(**key).set(summary.turns)
+            for stage in summary.stages:
+                self.stage_seconds.labels(**key, stage=stage.stage).set(stage.total_seconds)
+                self.stage_visits.labels(**key, stage=stage.stage).set(stage.visits)
+            for worker in summary.workers:
+                for status, count in (
+                    ("COMPLETED", worker.completed),
+                    ("NEEDS_INPUT", worker.needs_input),
+                    ("FAILED", worker.failed),
+                ):
+                    self.worker_tasks.labels(**key, worker=worker.worker, status=status).set(count)
         return generate_latest(self.registry)

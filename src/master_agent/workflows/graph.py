@@ -167,7 +167,13 @@ def compile_workflow(spec: WorkflowSpec, context: ToolContext, worker_resources:
                 break
             target, transition = found
             at = now().isoformat()
-            trail.add("transition", from_stage=stage, to_stage=target, guard=transition.describe())
+            trail.add(
+                "transition",
+                from_stage=stage,
+                to_stage=target,
+                guard=transition.describe(),
+                final=spec.stage(target).final,
+            )
             moved.append(
                 {"from": stage, "to": target, "guard": transition.describe(), "at": at, "entered": entered}
             )

@@ -15,6 +15,7 @@ from master_agent.service.limits import StrictJsonRoute
 from master_agent.service.routes.threads import existing_thread
 from master_agent.storage.files import MEDIA_TYPES, document_path
 from master_agent.workflows.audit import AuditEvent, AuditKind, AuditTrail, audit_events
+from master_agent.workflows.metrics import WorkflowSummary, workflow_summaries
 
 router = APIRouter(tags=["audit"], route_class=StrictJsonRoute)
 
@@ -91,6 +92,13 @@ async def list_audit_events(
         limit=limit,
         offset=offset,
     )
+
+
+@router.get("/workflows/summary", response_model=list[WorkflowSummary])
+async def workflow_summary(tenant: TenantDep, resources: ResourcesDep) -> list[WorkflowSummary]:
+    """The caller's stage-driven conversations measured, per workflow: conversations, completion
+    rate, turns, time per stage, worker utilisation (from the audit trail)."""
+    return await workflow_summaries(resources.database.pool, tenant)
 
 
 @router.get("/documents/{document_id}", response_class=FileResponse)

@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 
 from master_agent.service.deps import OperatorDep, ServiceDep, TenantDep
 from master_agent.service.limits import StrictJsonRoute
+from master_agent.workflows.metrics import workflow_summaries
 
 HEALTH_TIMEOUT_S = 5
 
@@ -62,11 +63,13 @@ async def health(service: ServiceDep, _tenant: TenantDep) -> JSONResponse:
 
 @router.get("/metrics", response_class=Response)
 async def metrics(service: ServiceDep, _operator: OperatorDep) -> Response:
-    """Prometheus text: runs by status, run latency, active streams, pool usage (every tenant's, so
+    """Prometheus text: runs by status, run latency, active streams, pool usage, stage-driven
+    conversations (turns, time per stage, worker tasks, completion; every tenant's, so
     for the operator only: ``MASTER_AGENT_OPERATOR_TOKEN``, or a loopback client when it is unset)."""
     body = service.metrics.render(
         await service.queue.counts(),
         dict(service.resources.database.pool.get_stats()),
         service.queue.active,
+        await workflow_summaries(service.resources.database.pool),
     )
     return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")
