@@ -14,8 +14,9 @@ from master_agent.service.deps import ResourcesDep, TenantDep
 from master_agent.service.limits import StrictJsonRoute
 from master_agent.service.routes.threads import existing_thread
 from master_agent.storage.files import MEDIA_TYPES, document_path
-from master_agent.workflows.audit import AuditEvent, AuditKind, AuditTrail, audit_events
+from master_agent.workflows.audit import AuditEvent, AuditKind, audit_events
 from master_agent.workflows.metrics import WorkflowSummary, workflow_summaries
+from master_agent.workflows.uploads import UploadRefused, accept_upload
 
 router = APIRouter(tags=["audit"], route_class=StrictJsonRoute)
 
@@ -32,45 +33,23 @@ async def upload_file(
     tenant's pack takes: size and type checked before anything is kept; the upload is audited."""
     await existing_thread(resources, tenant, thread_id)
     pack = domain_pack((await load_tenant(resources.database.pool, tenant)).domain or "retail")
-    upload_kind = pack.uploads.get(kind)
-    if upload_kind is None:
-        raise HTTPException(
-            422,
-            detail=f"kind: this tenant's threads take no {kind!r} files; they take {sorted(pack.uploads)}",
-        )
-    content = await file.read(upload_kind.max_bytes + 1)
-    if len(content) > upload_kind.max_bytes:
-        raise HTTPException(413, detail=f"file: larger than {upload_kind.max_bytes} bytes")
-    if not content:
-        raise HTTPException(422, detail="file: empty")
-    media_type = (file.content_type or "").split(";")[0].strip().lower()
-    if media_type not in upload_kind.media_types:
-        raise HTTPException(
-            415, detail=f"file: a {kind} must be {' or '.join(upload_kind.media_types)}, not {media_type!r}"
-        )
-    filename = (file.filename or kind)[:255]
+    limit = max((taken.max_bytes for taken in pack.uploads.values()), default=0)
+    content = await file.read(limit + 1)
+    upload = FileUpload(
+        data_dir=resources.settings.data_dir,
+        tenant_id=tenant,
+        thread_id=str(thread_id),
+        filename=(file.filename or kind)[:255],
+        media_type=(file.content_type or "").split(";")[0].strip().lower(),
+        content=content,
+    )
     try:
-        stored = await upload_kind.store(
-            FileUpload(
-                data_dir=resources.settings.data_dir,
-                tenant_id=tenant,
-                thread_id=str(thread_id),
-                filename=filename,
-                media_type=media_type,
-                content=content,
-            )
+        kept = await accept_upload(
+            pack.uploads, kind, upload, resources.database.pool, resources.evolution.clock.now
         )
-    except ValueError as error:
-        raise HTTPException(422, detail=str(error)) from None
-    trail = AuditTrail(
-        resources.database.pool, tenant, str(thread_id), upload_kind.workflow, resources.evolution.clock.now
-    )
-    read = {key: value for key, value in stored.items() if key != "document_id"}
-    trail.document(
-        kind, str(stored["document_id"]), direction="uploaded", filename=filename, bytes=len(content), **read
-    )
-    await trail.flush()
-    return {"thread_id": str(thread_id), "kind": kind, "filename": filename, "bytes": len(content), **stored}
+    except UploadRefused as refused:
+        raise HTTPException(refused.status, detail=refused.detail) from None
+    return {"thread_id": str(thread_id), **kept}
 
 
 @router.get("/audit", response_model=list[AuditEvent])
