@@ -15,7 +15,7 @@ from langgraph.types import Command
 
 from master_agent.capabilities import install_tenant
 from master_agent.domains.assistant import DEMO_TENANT
-from master_agent.domains.assistant.demo import chat_turn, sent_envelopes
+from master_agent.domains.assistant.demo import sent_envelopes
 from master_agent.domains.assistant.demo_data import TEAM, start_demo_servers
 from master_agent.domains.assistant.local_servers import LocalEndpoints, LocalServers
 from master_agent.domains.assistant.providers import CalDavCalendar
@@ -23,6 +23,7 @@ from master_agent.domains.assistant.scheduling import resolve_day
 from master_agent.domains.assistant.tools import ACCOUNTS_ENV, AccountsFile, accounts_on
 from master_agent.evolution.clock import FixedClock
 from master_agent.runtime import RuntimeResources
+from master_agent.runtime.factory import chat_turn
 from master_agent.runtime.proposals import ProposalBook
 from master_agent.runtime.solve import SolveRequest, solve
 

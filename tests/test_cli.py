@@ -292,3 +292,33 @@ def test_demo_assistant_runs_the_six_scenarios(cli_database: str, tmp_path: Path
     assert done.stdout.count("ok ") == 9
     assert "FAILED" not in done.stdout
     assert "Preview (not done yet, high risk): send_email." in done.stdout
+
+
+def test_demo_lending_then_its_audit_trail(cli_database: str, tmp_path: Path) -> None:
+    done = run(cli_database, "demo", "lending", data_dir=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "decision APPROVED by rule emi_within_half_salary" in done.stdout
+    assert "Customer: Rohan Mehta" in done.stdout and "Sanctioned amount: INR 500,000.00" in done.stdout
+    thread = done.stdout.split("--thread ")[-1].split()[0]
+
+    listed = run(cli_database, "audit", "--tenant", "demo-lending", "--thread", thread, "--json")
+    assert listed.returncode == 0, listed.stderr
+    events = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert {event["thread_id"] for event in events} == {thread}
+    assert [e["detail"]["to_stage"] for e in events if e["kind"] == "transition"][-1] == "CLOSURE"
+    assert [e["detail"]["document"] for e in events if e["kind"] == "document"] == [
+        "salary_slip",
+        "sanction_letter",
+    ]
+    transitions = run(
+        cli_database, "audit", "--tenant", "demo-lending", "--thread", thread, "--kind", "transition"
+    )
+    assert transitions.returncode == 0 and transitions.stdout.count("transition") == 6
+
+    for args, field in (
+        (("--kind", "gossip"), "kind"),
+        (("--thread", "not-a-thread"), "thread"),
+        (("--tenant", "nobody"), "tenant"),
+    ):
+        refused = run(cli_database, "audit", *args)
+        assert refused.returncode == 2 and f"{field}:" in refused.stderr, (args, refused.stderr)

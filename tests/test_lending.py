@@ -13,10 +13,13 @@ from pydantic import BaseModel
 
 from master_agent.domains.lending import DEMO_TENANT, LOAN_WORKFLOW
 from master_agent.domains.lending.data import PERSONAS
+from master_agent.domains.lending.demo import InProcessChannel
 from master_agent.domains.lending.letters import pdf_text, slips_dir
 from master_agent.domains.lending.reading import read_message
 from master_agent.domains.lending.records import LoanConversation
 from master_agent.domains.lending.rules import Application, emi, underwrite
+from master_agent.domains.lending.simulator import PERSONAS as SIMULATED
+from master_agent.domains.lending.simulator import simulate
 from master_agent.errors import ConfigError
 from master_agent.models import make_chat_model
 from master_agent.runtime import RuntimeResources
@@ -257,3 +260,16 @@ async def test_a_failing_model_leaves_the_decision_to_the_rules(
     assert closed["record"]["document_links"]["sanction_letter"].startswith("/documents/")
     events = await audit_events(resources.database.pool, DEMO_TENANT, thread_id=thread)
     assert any(e.kind == "decision" and e.detail["decision"] == "model_unavailable" for e in events)
+
+
+async def test_every_simulated_customer_ends_as_the_rules_say(resources: RuntimeResources) -> None:
+    """The customer simulator's personas in process (``make eval-lending`` drives them through the
+    service): eligible, slips, low score, over twice the limit, out of order, off-topic, abandons."""
+    channel = InProcessChannel(resources, DEMO_TENANT)
+    results = [await simulate(persona, channel) for persona in SIMULATED]
+    assert len(results) >= 10
+    assert [(r.persona.key, r.decision, r.rule, r.stage) for r in results if not r.matches] == []
+    by_key = {result.persona.key: result for result in results}
+    assert by_key["off_topic_questions"].fallbacks == 2
+    assert by_key["details_out_of_order"].values["record"]["stated"]["pan"] == "FGHPR6789Q"
+    assert by_key["corrects_a_wrong_pan"].values["record"]["verification_status"]["attempts"] == 2

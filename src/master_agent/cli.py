@@ -1,4 +1,5 @@
-"""``master-agent``: solve goals, resume threads, migrate, manage tenants, keys and agents, list terminations."""
+"""``master-agent``: solve goals, resume threads, migrate, manage tenants, keys and agents, list terminations
+and audit trails."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import json
 import logging
 import re
 import sys
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from rich.console import Console
 
@@ -85,6 +87,13 @@ def _parser() -> argparse.ArgumentParser:
         help="default: MASTER_AGENT_CHECKPOINT_TTL",
     )
     prune.add_argument("--idle-minutes", type=float, help="default: MASTER_AGENT_CHECKPOINT_TTL_MINUTES")
+
+    audit = commands.add_parser("audit", help="a tenant's audit trail of stage-driven conversations")
+    audit.add_argument("--tenant", default="demo-lending")
+    audit.add_argument("--thread", help="one conversation's thread id")
+    audit.add_argument("--kind", help="message, decision, transition, read, tool, document, task or refused")
+    audit.add_argument("--limit", type=int, default=1000)
+    audit.add_argument("--json", action="store_true", help="one JSON object per line")
 
     terminations = commands.add_parser("terminations", help="list recorded agent stops")
     terminations.add_argument("--tenant", default="demo-retail")
@@ -216,6 +225,8 @@ async def _run(args: argparse.Namespace, settings: Settings, console: Console) -
         return await _agents(args, settings)
     if args.command == "threads":
         return await _prune_threads(args, settings)
+    if args.command == "audit":
+        return await _audit(args, settings, console)
     if args.command == "terminations":
         async with open_resources(settings, install_demo=False) as resources:
             rows = await PostgresTerminationLog(resources.database.pool).list(
@@ -233,6 +244,43 @@ async def _run(args: argparse.Namespace, settings: Settings, console: Console) -
             )
         return 0
     raise AssertionError(args.command)
+
+
+async def _audit(args: argparse.Namespace, settings: Settings, console: Console) -> int:
+    from master_agent.capabilities import load_tenant
+    from master_agent.runtime import open_resources
+    from master_agent.workflows.audit import AuditKind, audit_events
+
+    if args.kind is not None and args.kind not in get_args(AuditKind):
+        raise InputError("kind", f"{args.kind!r} is not one of {', '.join(get_args(AuditKind))}")
+    if args.limit < 1:
+        raise InputError("limit", "must be at least 1")
+    if args.thread is not None:
+        try:
+            uuid.UUID(args.thread)
+        except ValueError:
+            raise InputError("thread", f"not a thread id: {args.thread!r}") from None
+    async with open_resources(settings, install_demo=False) as resources:
+        await load_tenant(resources.database.pool, args.tenant)  # an unknown tenant is an error
+        events = await audit_events(
+            resources.database.pool, args.tenant, thread_id=args.thread, kind=args.kind, limit=args.limit
+        )
+    if args.json:
+        for event in events:
+            print(event.model_dump_json())
+        return 0
+    for event in events:
+        where = "/".join(part for part in (event.stage, event.agent) if part)
+        detail = json.dumps(event.detail, default=str, ensure_ascii=False)
+        console.print(
+            f"{event.at:%Y-%m-%d %H:%M:%S} {event.thread_id[:8]} {event.kind:<10} {where:<40} {detail}",
+            soft_wrap=True,
+            markup=False,
+            highlight=False,
+        )
+    if not events:
+        console.print("no audit events")
+    return 0
 
 
 async def _prune_threads(args: argparse.Namespace, settings: Settings) -> int:

@@ -69,13 +69,14 @@ def add_evolution_commands(commands: Any) -> None:
     learning_list.add_argument("--tenant", default="demo-retail")
 
     demo = commands.add_parser(
-        "demo", help="the demos: the retail world and loop, the assistant"
+        "demo", help="the demos: the retail world and loop, the assistant, a loan conversation"
     ).add_subparsers(dest="action", required=True)
     simulate = demo.add_parser("simulate-outcome", help="write the post-intervention sales of a solution")
     simulate.add_argument("--solution", required=True)
     simulate.add_argument("--seed", type=int, default=0)
     demo.add_parser("loop", help="the whole loop: solve, deploy, simulate, measure, learn, reuse")
     demo.add_parser("assistant", help="the personal assistant's six scenarios on the local servers")
+    demo.add_parser("lending", help="a loan conversation end to end, stage by stage (demo-lending)")
 
 
 def parse_as_of(text: str) -> datetime:
@@ -114,6 +115,10 @@ async def run_evolution_command(args: argparse.Namespace, settings: Settings, co
         from master_agent.domains.assistant.demo import demo_assistant
 
         return await demo_assistant(settings, console)
+    if args.command == "demo" and args.action == "lending":
+        from master_agent.domains.lending.demo import demo_lending
+
+        return await demo_lending(settings, console)
     role: SchedulerRole = (
         "add" if (args.command, args.action) in (("playbooks", "deploy"), ("outcomes", "run-due")) else "none"
     )

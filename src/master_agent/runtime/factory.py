@@ -19,8 +19,10 @@ import time
 from collections import OrderedDict
 from typing import Any, Literal
 
+from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from master_agent.capabilities import (
@@ -261,6 +263,23 @@ async def master_graph(
         graph.store = resources.tenant_store(tenant.tenant_id)
         cache.put(shape, graph)
     return graph
+
+
+async def chat_turn(
+    resources: RuntimeResources, tenant_id: str, thread_id: str, message: str | Command[Any]
+) -> dict[str, Any]:
+    """One user turn of a chat thread (a message, or ``Command(resume=...)`` answering what the thread
+    waits for): the thread's values after it, with ``interrupts``, the questions it now waits on."""
+    config: Any = {"configurable": {"tenant_id": tenant_id, "thread_id": thread_id}}
+    graph = await master_graph(resources, config, checkpointer=resources.database.checkpointer)
+    graph_input: Any = (
+        message if isinstance(message, Command) else {"messages": [HumanMessage(content=message)]}
+    )
+    await graph.ainvoke(graph_input, config)
+    snapshot = await graph.aget_state(config, subgraphs=True)
+    values = dict(snapshot.values)
+    values["interrupts"] = [i.value for task in snapshot.tasks for i in task.interrupts]
+    return values
 
 
 def _front_door(

@@ -12,36 +12,18 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import HumanMessage
 from langgraph.types import Command
 from rich.console import Console
 
 from master_agent.capabilities import install_tenant
 from master_agent.domains.assistant.local_servers import LocalServers
 from master_agent.domains.assistant.tools import ACCOUNTS_ENV, AccountsFile, accounts_on
-from master_agent.runtime.factory import master_graph
+from master_agent.runtime.factory import chat_turn
 from master_agent.runtime.resources import RuntimeResources
 from master_agent.settings import Settings
 
 DEMO_TENANT = "demo-assistant"
 OUTAGE_TENANT = "demo-assistant-outage"
-
-
-async def chat_turn(
-    resources: RuntimeResources, tenant_id: str, thread_id: str, message: str | Command[Any]
-) -> dict[str, Any]:
-    """One user turn of a chat thread (a message, or ``Command(resume=...)`` answering what the thread
-    waits for): the thread's values after it, with ``interrupts``, the questions it now waits on."""
-    config: Any = {"configurable": {"tenant_id": tenant_id, "thread_id": thread_id}}
-    graph = await master_graph(resources, config, checkpointer=resources.database.checkpointer)
-    graph_input: Any = (
-        message if isinstance(message, Command) else {"messages": [HumanMessage(content=message)]}
-    )
-    await graph.ainvoke(graph_input, config)
-    snapshot = await graph.aget_state(config, subgraphs=True)
-    values = dict(snapshot.values)
-    values["interrupts"] = [i.value for task in snapshot.tasks for i in task.interrupts]
-    return values
 
 
 def sent_envelopes(data_dir: Path) -> list[dict[str, Any]]:
