@@ -119,10 +119,10 @@ def _free_port() -> int:
 
 @contextmanager
 def serving(
-    data_dir: str, extra_env: dict[str, str] | None = None, workers: int = 2
+    data_dir: str, extra_env: dict[str, str] | None = None, workers: int = 2, tenant: str = "demo-retail"
 ) -> Iterator[ServiceUnderTest]:
     """``master-agent serve`` on a free port over the data in ``data_dir`` (the embedded Postgres unless
-    DATABASE_URL is set), with a demo-retail key; stopped (and its database) on the way out."""
+    DATABASE_URL is set), with a key of ``tenant``; stopped (and its database) on the way out."""
     env = {
         **os.environ,
         "MASTER_AGENT_MODEL": "offline",
@@ -133,7 +133,7 @@ def serving(
         **(extra_env or {}),
     }
     cli = [sys.executable, "-m", "master_agent.cli"]
-    created = subprocess.run([*cli, "keys", "create", "--tenant", "demo-retail"], env=env, capture_output=True, text=True, check=True)  # fmt: skip
+    created = subprocess.run([*cli, "keys", "create", "--tenant", tenant], env=env, capture_output=True, text=True, check=True)  # fmt: skip
     key = json.loads(created.stdout)["api_key"]
     port = _free_port()
     # One uvicorn worker per core of the reference machine; runs are shared through Postgres.

@@ -1,0 +1,117 @@
+"""``make eval-lending``: the customer simulator's personas through the real service.
+
+``master-agent serve`` on the embedded Postgres (offline model), a ``demo-lending`` key; each persona's
+messages go over ``POST /chat/stream`` (SSE read to its end), its salary slips over ``POST
+/threads/{id}/files``. Printed: each conversation's decision against the expected one, its turns and
+time; the service's own figures (``GET /workflows/summary``): completion rate, turns, time per stage,
+worker utilisation. Exit status 1 when any decision differs from the expected one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+from typing import Any
+
+import httpx
+from benchmarks.service import serving
+
+from master_agent.domains.lending import DEMO_TENANT
+from master_agent.domains.lending.simulator import PERSONAS, Conversation, simulate
+
+
+class ServiceChannel:
+    """A customer of the service: chat over SSE, uploads as multipart forms."""
+
+    def __init__(self, http: httpx.AsyncClient) -> None:
+        self.http = http
+
+    async def say(self, thread_id: str | None, text: str) -> tuple[str, dict[str, Any]]:
+        body: dict[str, Any] = {"message": text, **({"thread_id": thread_id} if thread_id else {})}
+        thread = thread_id
+        async with self.http.stream("POST", "/chat/stream", json=body) as response:
+            if response.status_code != 200:
+                raise RuntimeError(
+                    f"/chat/stream answered {response.status_code}: {await response.aread()!r}"
+                )
+            async for line in response.aiter_lines():
+                if thread is None and line.startswith("data: "):
+                    thread = str(json.loads(line[6:])["thread_id"])  # the metadata event comes first
+        assert thread is not None
+        state = await self.http.get(f"/threads/{thread}/state")
+        state.raise_for_status()
+        return thread, dict(state.json()["values"])
+
+    async def upload(self, thread_id: str, filename: str, content: bytes) -> dict[str, Any]:
+        answer = await self.http.post(
+            f"/threads/{thread_id}/files",
+            data={"kind": "salary_slip"},
+            files={"file": (filename, content, "application/pdf")},
+        )
+        if answer.status_code != 201:
+            raise RuntimeError(f"upload answered {answer.status_code}: {answer.text}")
+        return dict(answer.json())
+
+
+def _print_conversation(result: Conversation, verbose: bool) -> None:
+    expected = result.persona
+    mark = "ok  " if result.matches else "FAIL"
+    print(
+        f"{mark} {expected.key:<36} {result.decision!s:<9} (expected {expected.decision!s:<9}) "
+        f"{result.rule or '-'!s:<27} stage {result.stage!s:<13} turns {result.turns:>2} "
+        f"fallbacks {result.fallbacks}  {result.seconds * 1000:7.0f} ms"
+    )
+    if verbose or not result.matches:
+        for who, text in result.transcript:
+            print(f"       {who:>9}: {text}")
+
+
+async def evaluate(url: str, key: str, verbose: bool) -> int:
+    async with httpx.AsyncClient(base_url=url, headers={"X-API-Key": key}, timeout=120) as http:
+        channel = ServiceChannel(http)
+        print(f"{len(PERSONAS)} simulated customers through {url} (tenant {DEMO_TENANT})\n")
+        results = [await simulate(persona, channel) for persona in PERSONAS]
+        for result in results:
+            _print_conversation(result, verbose)
+        summary = (await http.get("/workflows/summary")).json()
+    matched = sum(result.matches for result in results)
+    print(f"\ndecisions as expected: {matched}/{len(results)}")
+    for workflow in summary:
+        print(
+            f"\nworkflow {workflow['workflow']}: {workflow['conversations']} conversations, "
+            f"{workflow['completed']} completed (completion rate {workflow['completion_rate']:.0%}), "
+            f"{workflow['turns']} turns ({workflow['mean_turns']:.1f} per conversation, "
+            f"{workflow['mean_turns_to_complete'] or 0:.1f} to complete)"
+        )
+        print("time per stage (ended visits):")
+        for stage in workflow["stages"]:
+            print(
+                f"  {stage['stage']:<18} visits {stage['visits']:>3}  mean {stage['mean_seconds'] * 1000:8.1f} ms"
+                f"  total {stage['total_seconds']:7.2f} s"
+            )
+        print("worker utilisation:")
+        for worker in workflow["workers"]:
+            print(
+                f"  {worker['worker']:<26} tasks {worker['tasks']:>3} ({worker['utilisation']:.0%})  "
+                f"completed {worker['completed']:>3}  needs input {worker['needs_input']:>3}  "
+                f"failed {worker['failed']}"
+            )
+    return 0 if matched == len(results) else 1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--verbose", action="store_true", help="print every transcript")
+    args = parser.parse_args()
+    with (
+        tempfile.TemporaryDirectory(prefix="ma-eval-lending-") as data_dir,
+        serving(data_dir, workers=1, tenant=DEMO_TENANT) as service,
+    ):
+        return asyncio.run(evaluate(service.url, service.key, args.verbose))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
