@@ -11,7 +11,8 @@ import pytest
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
-from master_agent.domains.lending import DEMO_TENANT, LOAN_WORKFLOW
+from master_agent.capabilities import load_tenant
+from master_agent.domains.lending import DEMO_TENANT, LOAN_WORKFLOW, conversation_graph
 from master_agent.domains.lending.data import PERSONAS
 from master_agent.domains.lending.demo import InProcessChannel
 from master_agent.domains.lending.letters import pdf_text, slips_dir
@@ -22,8 +23,8 @@ from master_agent.domains.lending.simulator import PERSONAS as SIMULATED
 from master_agent.domains.lending.simulator import simulate
 from master_agent.errors import ConfigError
 from master_agent.models import make_chat_model
-from master_agent.runtime import RuntimeResources
-from master_agent.runtime.factory import master_graph
+from master_agent.runtime import RuntimeResources, open_resources
+from master_agent.runtime.factory import master_graph, tenant_tool_context
 from master_agent.settings import Settings
 from master_agent.storage.files import documents_dir
 from master_agent.workflows import Guard, StageSpec, Transition, WorkflowSpec
@@ -273,3 +274,36 @@ async def test_every_simulated_customer_ends_as_the_rules_say(resources: Runtime
     assert by_key["off_topic_questions"].fallbacks == 2
     assert by_key["details_out_of_order"].values["record"]["stated"]["pan"] == "FGHPR6789Q"
     assert by_key["corrects_a_wrong_pan"].values["record"]["verification_status"]["attempts"] == 2
+
+
+async def test_a_conversation_cut_mid_turn_resumes_from_its_checkpoint(
+    resources: RuntimeResources, settings: Settings
+) -> None:
+    """The process stops after the master delegated to underwriting (the checkpoint holds the pending
+    task); a new process resumes the thread from that checkpoint: the task runs once, the turn ends."""
+    thread = str(uuid.uuid4())
+    config: Any = {"configurable": {"tenant_id": DEMO_TENANT, "thread_id": thread}}
+    context = tenant_tool_context(resources, await load_tenant(resources.database.pool, DEMO_TENANT))
+    cut = conversation_graph(context, resources.model).compile(
+        checkpointer=resources.database.checkpointer, interrupt_before=["underwriting_agent"]
+    )
+    await cut.ainvoke(
+        {"messages": [HumanMessage(content="A loan of 3 lakh for 24 months, 9000000001")]}, config
+    )
+    await cut.ainvoke({"messages": [HumanMessage(content="PAN ABCPV1234K, born 1988-04-12")]}, config)
+    stopped = await cut.aget_state(config)
+    assert stopped.next == ("underwriting_agent",)
+    assert stopped.values["current_stage"] == "UNDERWRITING"
+    assert stopped.values["pending_task"]["task_type"] == "UNDERWRITING"
+
+    async with open_resources(settings, install_demo=False) as restarted:
+        graph = await master_graph(restarted, config, checkpointer=restarted.database.checkpointer)
+        values = await graph.ainvoke(None, config)
+    assert values["current_stage"] == "CLOSURE" and values["turn_count"] == 2
+    assert values["record"]["underwriting_result"]["decision"] == "APPROVED"
+    task_types = [task["assignment"]["task_type"] for task in values["tasks"]]
+    assert task_types.count("UNDERWRITING") == 1 and task_types.count("SANCTION_LETTER") == 1
+    assert values["record"]["document_links"]["sanction_letter"].startswith("/documents/")
+    # The conversation goes on on the same thread after the resumed turn.
+    after = await _say(resources, thread, "Thanks!")
+    assert after["current_stage"] == "CLOSURE" and after["turn_count"] == 3

@@ -223,4 +223,4 @@ LENDING = DomainPack(
     },
 )
 
-__all__ = ["DEMO_TENANT", "LENDING", "LOAN_WORKFLOW"]
+__all__ = ["DEMO_TENANT", "LENDING", "LOAN_WORKFLOW", "conversation_graph"]
