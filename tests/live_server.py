@@ -23,7 +23,7 @@ from langgraph_sdk.client import LangGraphClient
 
 from master_agent.capabilities import install_tenant
 from master_agent.runtime import RuntimeResources
-from master_agent.service import create_app
+from master_agent.service.app import create_app
 from master_agent.service.auth import create_key
 from master_agent.service.limits import uvicorn_options
 from master_agent.settings import Settings

@@ -3,13 +3,13 @@ purpose (MCP, A2A, checkpoint storage bytes), each with its reason."""
 
 from __future__ import annotations
 
-from master_agent.service import create_app
 from master_agent.service.api_parity import (
     LEFT_OUT,
     langgraph_api_document,
     missing_operations,
     operations,
 )
+from master_agent.service.app import create_app
 from master_agent.settings import Settings
 
 

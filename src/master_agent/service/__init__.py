@@ -1,5 +1,1 @@
-"""The HTTP service: FastAPI app, API-key auth, routes, metrics."""
-
-from master_agent.service.app import create_app
-
-__all__ = ["create_app"]
+"""The HTTP service: FastAPI app (``service.app.create_app``), API-key auth, routes, metrics."""

@@ -54,7 +54,7 @@ def missing_operations(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[tup
 
 
 def main() -> int:
-    from master_agent.service import create_app
+    from master_agent.service.app import create_app
     from master_agent.settings import Settings
 
     theirs = langgraph_api_document()

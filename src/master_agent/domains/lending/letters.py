@@ -11,7 +11,6 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from fpdf import FPDF
 from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
@@ -39,6 +38,8 @@ def sanction_letter(
     issued: date,
 ) -> tuple[str, Path]:
     """Write the letter; returns its document id and path."""
+    from fpdf import FPDF  # imported on use: a third of a second at every command's start otherwise
+
     document_id = str(uuid.uuid4())
     pdf = FPDF()
     pdf.add_page()
@@ -70,6 +71,8 @@ def sanction_letter(
 
 def salary_slip_pdf(name: str, employer: str, month: str, net_salary: float) -> bytes:
     """A salary slip as an employer issues one (for the demo and the customer simulator)."""
+    from fpdf import FPDF
+
     pdf = FPDF()
     pdf.add_page()
     pdf.set_font("Helvetica", "B", 14)

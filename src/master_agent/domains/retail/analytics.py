@@ -1,4 +1,5 @@
-"""Statistics the retail tools run (SciPy), free of any I/O so they are tested directly."""
+"""Statistics the retail tools run (SciPy), free of any I/O so they are tested directly. SciPy is
+imported where it is used: importing scipy.stats costs about a second, paid by every command otherwise."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 
 def correlation(x: Sequence[float], y: Sequence[float]) -> dict[str, float]:
     """Pearson and Spearman correlation of two equal-length samples (n >= 3)."""
+    from scipy import stats
+
     if len(x) != len(y) or len(x) < 3:
         raise ValueError("correlation needs two samples of the same length, at least 3 each")
     xa, ya = np.asarray(x, float), np.asarray(y, float)
@@ -36,6 +38,8 @@ def correlation(x: Sequence[float], y: Sequence[float]) -> dict[str, float]:
 
 def welch_t_test(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
     """Welch's unequal-variance t-test of mean(a) vs mean(b)."""
+    from scipy import stats
+
     if len(a) < 2 or len(b) < 2:
         raise ValueError("Welch's t-test needs at least two values in each group")
     result = stats.ttest_ind(np.asarray(a, float), np.asarray(b, float), equal_var=False)
@@ -50,6 +54,8 @@ def welch_t_test(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
 
 def welch_t_test_proportions(hits_a: int, n_a: int, hits_b: int, n_b: int) -> dict[str, float]:
     """Welch's t-test on two groups of 0/1 outcomes given as counts (same result as on the raw rows)."""
+    from scipy import stats
+
     if n_a < 2 or n_b < 2:
         raise ValueError("Welch's t-test needs at least two values in each group")
     mean_a, mean_b = hits_a / n_a, hits_b / n_b
@@ -69,6 +75,8 @@ def two_proportion_sample_size(
     baseline: float, expected: float, *, alpha: float = 0.05, power: float = 0.8
 ) -> int:
     """Observations per arm to detect ``baseline`` -> ``expected`` with a two-sided z-test."""
+    from scipy import stats
+
     if not (0 < baseline < 1 and 0 < expected < 1) or baseline == expected:
         raise ValueError("baseline and expected must be different proportions in (0, 1)")
     z_alpha = stats.norm.ppf(1 - alpha / 2)
