@@ -12,6 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+from langchain_core.language_models import BaseChatModel
+
+from master_agent.models import make_chat_model
+from master_agent.settings import Settings
 
 RECORDED: dict[str, dict[str, Any]] = json.loads(
     (Path(__file__).parent / "recordings" / "model_faults.json").read_text()
@@ -63,6 +67,18 @@ class Script:
 
     def client(self) -> httpx2.AsyncClient:
         return httpx2.AsyncClient(transport=httpx2.MockTransport(self))
+
+    def chat_model(self, settings: Settings) -> BaseChatModel:
+        """The service's OpenAI model (the real client, no retries) answered by this script."""
+        return make_chat_model(
+            settings.with_overrides(
+                model="openai:gpt-4o-mini",
+                openai_api_key="sk-test",
+                openai_base_url="https://api.example.test/v1",
+                openai_max_retries=0,
+            ),
+            http_async_client=self.client(),
+        )
 
 
 def refuses_non_string_content(body: dict[str, Any]) -> str | None:

@@ -9,7 +9,6 @@ from typing import Any
 from master_agent.builder.draft import AgentDrafter, agent_name, task_phrase
 from master_agent.capabilities.agents import AgentCatalogue
 from master_agent.evolution.embeddings import HashingEmbedder
-from master_agent.models import make_chat_model
 from master_agent.models.offline import OfflinePlanner
 from master_agent.settings import Settings
 from tests.model_exchanges import Script, load_recordings
@@ -34,15 +33,7 @@ CATALOGUE = AgentCatalogue(
 
 
 def model(settings: Settings, script: Script) -> Any:
-    return make_chat_model(
-        settings.with_overrides(
-            model="openai:gpt-4o-mini",
-            openai_api_key="sk-test",
-            openai_base_url="https://api.example.test/v1",
-            openai_max_retries=0,
-        ),
-        http_async_client=script.client(),
-    )
+    return script.chat_model(settings)
 
 
 async def test_the_model_drafts_with_structured_output_from_the_catalogue_only(settings: Settings) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from master_agent.evolution.embeddings import HashingEmbedder
-from master_agent.models import make_chat_model
 from master_agent.routing.exemplars import GENERIC_EXEMPLARS
 from master_agent.routing.intent import ExemplarClassifier, ModelIntentAnalyzer
 from master_agent.settings import Settings
@@ -16,15 +15,7 @@ RECORDED = load_recordings("intent_analysis")
 
 
 def analyzer(settings: Settings, script: Script) -> ModelIntentAnalyzer:
-    model = make_chat_model(
-        settings.with_overrides(
-            model="openai:gpt-4o-mini",
-            openai_api_key="sk-test",
-            openai_base_url="https://api.example.test/v1",
-            openai_max_retries=0,
-        ),
-        http_async_client=script.client(),
-    )
+    model = script.chat_model(settings)
     return ModelIntentAnalyzer(model, ExemplarClassifier(HashingEmbedder(), GENERIC_EXEMPLARS))
 
 

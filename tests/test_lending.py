@@ -22,7 +22,6 @@ from master_agent.domains.lending.rules import Application, emi, underwrite
 from master_agent.domains.lending.simulator import PERSONAS as SIMULATED
 from master_agent.domains.lending.simulator import simulate
 from master_agent.errors import ConfigError
-from master_agent.models import make_chat_model
 from master_agent.runtime import RuntimeResources, open_resources
 from master_agent.runtime.factory import master_graph, tenant_tool_context
 from master_agent.settings import Settings
@@ -200,25 +199,16 @@ def lending_recordings() -> dict[str, dict[str, Any]]:
     return load_recordings("lending_underwriting")
 
 
-async def _with_model(resources: RuntimeResources, settings: Settings, script: Script) -> RuntimeResources:
-    model = make_chat_model(
-        settings.with_overrides(
-            model="openai:gpt-4o-mini",
-            openai_api_key="sk-test",
-            openai_base_url="http://llm.test/v1",
-            openai_max_retries=0,
-        ),
-        http_async_client=script.client(),
-    )
+def _with_model(resources: RuntimeResources, settings: Settings, script: Script) -> RuntimeResources:
     # Its own graphs (the graph cache is per resources), on the same database.
-    return dataclasses.replace(resources, model=model)
+    return dataclasses.replace(resources, model=script.chat_model(settings))
 
 
 async def test_the_rules_overrule_a_model_that_approves_an_ineligible_customer(
     resources: RuntimeResources, settings: Settings, lending_recordings: dict[str, dict[str, Any]]
 ) -> None:
     script = Script(["approve_ineligible"], recorded=lending_recordings)
-    with_model = await _with_model(resources, settings, script)
+    with_model = _with_model(resources, settings, script)
     thread = str(uuid.uuid4())
     await _say(with_model, thread, "I need a loan of 1 lakh for 24 months, my mobile is 9000000003")
     closed = await _say(with_model, thread, "PAN CDEPN3456M dob 1985-01-27")
@@ -252,7 +242,7 @@ async def test_the_rules_overrule_a_model_that_approves_an_ineligible_customer(
 async def test_a_failing_model_leaves_the_decision_to_the_rules(
     resources: RuntimeResources, settings: Settings, lending_recordings: dict[str, dict[str, Any]]
 ) -> None:
-    with_model = await _with_model(resources, settings, Script(["server_error"], recorded=lending_recordings))
+    with_model = _with_model(resources, settings, Script(["server_error"], recorded=lending_recordings))
     thread = str(uuid.uuid4())
     await _say(with_model, thread, "A loan of 4 lakh for 36 months please, mobile 9000000001")
     closed = await _say(with_model, thread, "PAN ABCPV1234K, date of birth 1988-04-12")
