@@ -193,3 +193,32 @@ async def test_conversations_are_measured_in_the_summary_and_in_metrics(
         sample("master_agent_workflow_worker_tasks", ("status", "COMPLETED"), ("worker", "sales_agent"))
         == (workers["sales_agent"]["completed"])
     )
+
+
+async def test_the_langgraph_api_runs_the_same_conversation(clients: dict[str, httpx.AsyncClient]) -> None:
+    """A LangGraph client (threads and ``runs/wait`` on ``master_agent``) advances the loan stages on
+    one thread, as chat does."""
+    http = clients["lending"]
+    thread = (await http.post("/threads", json={})).json()["thread_id"]
+
+    async def turn(text: str) -> dict[str, Any]:
+        answer = await http.post(
+            f"/threads/{thread}/runs/wait",
+            json={"assistant_id": "master_agent", "input": {"messages": [{"role": "user", "content": text}]}},
+        )
+        assert answer.status_code == 200, answer.text
+        return dict(answer.json())
+
+    first = await turn("I'd like a loan of 2 lakh for 24 months, my mobile is 9000000004")
+    assert first["current_stage"] == "VERIFICATION" and first["active_agent"] == "verification_agent"
+    done = await turn("PAN DEFPS4567N, born 1979-06-18")
+    assert done["current_stage"] == "CLOSURE" and done["turn_count"] == 2
+    assert done["record"]["underwriting_result"]["rule"] == "within_preapproved_limit"
+    assert [task["assignment"]["task_type"] for task in done["tasks"]] == [
+        "LOAN_OFFER",
+        "KYC_VERIFICATION",
+        "KYC_VERIFICATION",
+        "UNDERWRITING",
+        "SANCTION_LETTER",
+    ]
+    assert {task["response"]["status"] for task in done["tasks"]} <= {"COMPLETED", "NEEDS_INPUT"}
