@@ -11,6 +11,7 @@ from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
 from master_agent.domains.lending.records import CustomerRecord
+from master_agent.storage.tenants import tenant_to_install
 
 DEMO_TENANT = "demo-lending"
 SEED = 1001
@@ -150,21 +151,16 @@ def generate(count: int = 40, seed: int = SEED) -> list[CustomerRecord]:
 async def install(pool: AsyncConnectionPool[Any], tenant_id: str = DEMO_TENANT) -> None:
     """Create a lending tenant with its customer records, once (safe to call concurrently)."""
     schema = schema_name(tenant_id)
-    async with pool.connection() as conn:
-        await conn.execute("SELECT pg_advisory_lock(%s)", (INSTALL_LOCK_KEY,))
-        try:
-            cursor = await conn.execute("SELECT 1 FROM tenants WHERE tenant_id = %s", (tenant_id,))
-            if await cursor.fetchone() is not None:
-                return
-            async with conn.transaction():
-                await conn.execute(INSERT_TENANT, (tenant_id, f"Personal loans ({tenant_id})", schema))
-                await conn.execute(sql.SQL(DDL.replace("{schema}", "{s}")).format(s=sql.Identifier(schema)))
-                statement = sql.SQL("COPY {}.customers FROM STDIN").format(sql.Identifier(schema))
-                async with conn.cursor() as cur, cur.copy(statement) as copy:
-                    for customer in generate():
-                        await copy.write_row(tuple(customer.model_dump().values()))
-        finally:
-            await conn.execute("SELECT pg_advisory_unlock(%s)", (INSTALL_LOCK_KEY,))
+    async with tenant_to_install(pool, tenant_id, INSTALL_LOCK_KEY) as conn:
+        if conn is None:
+            return
+        async with conn.transaction():
+            await conn.execute(INSERT_TENANT, (tenant_id, f"Personal loans ({tenant_id})", schema))
+            await conn.execute(sql.SQL(DDL.replace("{schema}", "{s}")).format(s=sql.Identifier(schema)))
+            statement = sql.SQL("COPY {}.customers FROM STDIN").format(sql.Identifier(schema))
+            async with conn.cursor() as cur, cur.copy(statement) as copy:
+                for customer in generate():
+                    await copy.write_row(tuple(customer.model_dump().values()))
 
 
 async def customer_by_phone(pool: AsyncConnectionPool[Any], schema: str, phone: str) -> CustomerRecord | None:

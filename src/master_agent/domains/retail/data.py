@@ -15,6 +15,8 @@ import numpy as np
 from psycopg import AsyncConnection, sql
 from psycopg_pool import AsyncConnectionPool
 
+from master_agent.storage.tenants import tenant_to_install
+
 DEMO_TENANT = "demo-retail"
 #: A second retailer with one store: the demo's "another client with a similar problem".
 SECOND_DEMO_TENANT = "demo-retail-2"
@@ -226,18 +228,13 @@ async def install(
     profile's data), its schema and data, once (safe to call concurrently)."""
     profile = profile or DEMO_PROFILES.get(tenant_id, DEMO_PROFILES[DEMO_TENANT])
     schema = schema_name(tenant_id)
-    async with pool.connection() as conn:
-        await conn.execute("SELECT pg_advisory_lock(%s)", (INSTALL_LOCK_KEY,))
-        try:
-            cursor = await conn.execute("SELECT 1 FROM tenants WHERE tenant_id = %s", (tenant_id,))
-            if await cursor.fetchone() is not None:
-                return
-            rows = generate(profile.seed, profile.store_ids, profile.driver)
-            async with conn.transaction():
-                await conn.execute(INSERT_TENANT, (tenant_id, profile.name, DEMO_TIER, schema))
-                await conn.execute(sql.SQL(DDL.replace("{schema}", "{s}")).format(s=sql.Identifier(schema)))
-                for table in ("stores", "staff", "transactions", "interventions"):
-                    await _copy(conn, schema, table, rows[table])
-                await conn.execute(sql.SQL("ANALYZE {}.transactions").format(sql.Identifier(schema)))
-        finally:
-            await conn.execute("SELECT pg_advisory_unlock(%s)", (INSTALL_LOCK_KEY,))
+    async with tenant_to_install(pool, tenant_id, INSTALL_LOCK_KEY) as conn:
+        if conn is None:
+            return
+        rows = generate(profile.seed, profile.store_ids, profile.driver)
+        async with conn.transaction():
+            await conn.execute(INSERT_TENANT, (tenant_id, profile.name, DEMO_TIER, schema))
+            await conn.execute(sql.SQL(DDL.replace("{schema}", "{s}")).format(s=sql.Identifier(schema)))
+            for table in ("stores", "staff", "transactions", "interventions"):
+                await _copy(conn, schema, table, rows[table])
+            await conn.execute(sql.SQL("ANALYZE {}.transactions").format(sql.Identifier(schema)))
