@@ -10,6 +10,7 @@ Hierarchy::
     │   ├── NotFoundError            no such resource of this tenant (playbook, check...)
     │   └── InvalidAgentError        an agent spec the tenant may not have (every reason listed)
     ├── ConflictError                the request conflicts with current state (a run already active)
+    ├── ArtifactAccessError          a meta-orchestrator role wrote or read an artifact it may not
     ├── StorageError                 the database could not be reached or migrated
     ├── ToolInputError               a tool refused its arguments (e.g. refused SQL); goes back to
     │                                the model as tool text, never crashes a run
@@ -76,6 +77,17 @@ class NotFoundError(InputError):
 
 class ConflictError(MasterAgentError):
     """The request conflicts with the current state, e.g. a thread already running a run."""
+
+
+class ArtifactAccessError(MasterAgentError):
+    """A role of the meta-orchestrator wrote an artifact it does not own, or read one whole that it may
+    only read as a summary (ownership is enforced in code, seed 004 sections 4 and 9)."""
+
+    def __init__(self, role: str, artifact_type: str, action: str, owner: str) -> None:
+        super().__init__(f"{role} may not {action} {artifact_type} (owned by {owner})")
+        self.role = role
+        self.artifact_type = artifact_type
+        self.action = action
 
 
 class StorageError(MasterAgentError):

@@ -8,7 +8,7 @@ policy, driven by the specs, never by a domain:
 
 1. Known values: the context box's input arguments (``data.context``) and goal entities
    (``entities``), then every tool result in order (an envelope's ``data``, a plain result's
-   top-level keys; later results override earlier ones).
+   top-level keys, and the columns of a result's only row; later results override earlier ones).
 2. A tool is *ready* when it has not been called yet and every required argument is known by name (a
    string argument named task/goal/question/problem/objective takes the goal text when not known).
    Optional arguments are passed when known and otherwise left to their defaults.
@@ -117,6 +117,9 @@ def known_values(messages: Sequence[BaseMessage]) -> tuple[dict[str, Any], set[s
         else:
             offered.update(str(name) for name in result.pop("alternatives", None) or [])
             known.update(result)
+            rows = result.get("rows")
+            if isinstance(rows, list) and len(rows) == 1 and isinstance(rows[0], dict):
+                known.update(rows[0])  # a one-row answer's columns are values in their own right
     known.pop("confidence", None)
     return known, called, offered, goal
 

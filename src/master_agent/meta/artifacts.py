@@ -1,0 +1,588 @@
+"""The meta-orchestrator's artifacts (seed 004 section 5): versioned, validated documents, each owned by
+one role. ``SystemSpec`` is the abstract source of truth; ``CompiledSpec`` is what the compiler made of
+it. Payloads are stored by the state broker (``meta.broker``); graph state carries references only.
+
+Every artifact has a bounded plain-text ``summary()`` (what non-owners and workers read) and its
+sections can be read by dotted path (``read_section``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from master_agent.capabilities.agents import NAME_PATTERN
+from master_agent.errors import InputError
+
+RuntimeTarget = Literal["langgraph", "deepagent", "hybrid"]
+TopologyType = Literal["DAG", "conditional", "recursive", "supervisor-tree", "swarm", "hybrid"]
+Role = Literal["architect", "prompt_policy", "tooling", "eval", "optimizer", "ops", "compiler"]
+ROLES: tuple[Role, ...] = ("architect", "prompt_policy", "tooling", "eval", "optimizer", "ops", "compiler")
+ArtifactType = Literal[
+    "SystemSpec",
+    "PromptPack",
+    "ToolContract",
+    "EvalSpec",
+    "ExperimentReport",
+    "ExperimentSpec",
+    "PromotionDecision",
+    "TelemetrySpec",
+    "SLOReport",
+    "CompiledSpec",
+    "BugReport",
+]
+ValueType = Literal["string", "integer", "number", "boolean", "array", "object"]
+#: Characters of an artifact summary (about 500 tokens, seed 004 section 11.2).
+SUMMARY_CHARS = 2000
+
+#: Who may write what (seed 004 section 4.1). The broker refuses any other writer, whatever it is told.
+OWNERS: dict[ArtifactType, Role] = {
+    "SystemSpec": "architect",
+    "PromptPack": "prompt_policy",
+    "ToolContract": "tooling",
+    "EvalSpec": "eval",
+    "ExperimentReport": "eval",
+    "BugReport": "eval",
+    "ExperimentSpec": "optimizer",
+    "PromotionDecision": "optimizer",
+    "TelemetrySpec": "ops",
+    "SLOReport": "ops",
+    "CompiledSpec": "compiler",
+}
+#: Artifacts each role reads whole besides its own (section 4.1); anything else it reads as a summary.
+FULL_READS: dict[Role, frozenset[ArtifactType]] = {
+    "architect": frozenset({"EvalSpec", "ToolContract", "BugReport"}),
+    "prompt_policy": frozenset({"SystemSpec", "ToolContract", "BugReport"}),
+    "tooling": frozenset({"SystemSpec", "BugReport"}),
+    "eval": frozenset({"SystemSpec", "PromptPack", "ToolContract"}),
+    "optimizer": frozenset(OWNERS),
+    "ops": frozenset({"SystemSpec", "ToolContract"}),
+    "compiler": frozenset({"SystemSpec", "PromptPack", "ToolContract"}),
+}
+
+
+class Artifact(BaseModel):
+    """Base of every artifact: strict about unknown fields, so a typo is an error, not a lost value."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    def summary(self) -> str:
+        """What a non-owner reads: the artifact's key facts, bounded to ``SUMMARY_CHARS``."""
+        return _bounded(json.dumps(self.model_dump(mode="json", exclude_defaults=True), sort_keys=True))
+
+
+def _bounded(text: str) -> str:
+    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
+
+
+# --- SystemSpec (section 5.1) -------------------------------------------------------------------
+
+
+class StateKey(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")
+    type: ValueType = "string"
+    reducer: Literal["replace", "append", "merge"] = "replace"
+    description: str = ""
+    external: bool = False
+    """Given by the caller (an input of the system), not written by a component."""
+
+
+class RoutingRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    condition: str = Field(min_length=1, description="When it applies, e.g. 'urgency == high'.")
+    target: str = Field(description="The component it routes to.")
+
+
+class ComponentBudget(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_steps: int = Field(ge=1, le=1000)
+    max_tool_calls: int = Field(ge=0, le=1000)
+    max_tokens: int = Field(default=20_000, ge=100, le=2_000_000)
+
+
+class Component(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=r"^[a-z][a-z0-9_]{1,40}$")
+    role: str = Field(min_length=1, max_length=500, description="What it does, one sentence.")
+    inputs: list[str] = Field(default_factory=list, description="State keys it takes.")
+    outputs: list[str] = Field(default_factory=list, description="State keys it returns.")
+    state_reads: list[str] = Field(default_factory=list)
+    state_writes: list[str] = Field(default_factory=list)
+    routing_rules: list[RoutingRule] = Field(default_factory=list)
+    tool_usage: list[str] = Field(default_factory=list, description="Tools it calls, by contract name.")
+    memory_model: Literal["none", "short_term", "long_term"] = "short_term"
+    budget: ComponentBudget | None = None
+    max_iterations: int | None = Field(default=None, ge=1, le=100)
+    """Its loop breaker: turns before it stops (None: unbounded unless safety_reliability names one)."""
+
+
+class Edge(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source: str
+    target: str
+
+
+class ComponentContract(BaseModel):
+    """An artifact handoff between components: ``producer`` writes ``key``, ``consumer`` reads it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    producer: str
+    consumer: str
+    key: str
+
+
+class Contracts(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tools: list[str] = Field(default_factory=list, description="Tools the system relies on, by name.")
+    components: list[ComponentContract] = Field(default_factory=list)
+
+
+class SafetyReliability(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    loop_breakers: dict[str, int] = Field(default_factory=dict, description="Component -> max turns.")
+    timeout_s: float = Field(default=120.0, gt=0, le=3600)
+    spawn_cap: int = Field(default=10, ge=0, le=100)
+    fallbacks: dict[str, str] = Field(default_factory=dict, description="Component -> what it falls back to.")
+
+
+class FailureMode(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    detection: str
+    remediation: str
+
+
+class ConditionalEdge(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source: str
+    condition: str
+    targets: dict[str, str] = Field(description="Condition value -> target component.")
+
+
+class LangGraphExt(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reducers: dict[str, str] = Field(default_factory=dict)
+    conditional_edges: list[ConditionalEdge] = Field(default_factory=list)
+    checkpointer_config: dict[str, Any] = Field(default_factory=lambda: {"kind": "postgres"})
+    interrupt_points: list[str] = Field(default_factory=list)
+
+
+class SpawnPolicy(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_depth: int | None = Field(default=None, ge=0, le=10)
+    max_breadth: int | None = Field(default=None, ge=1, le=50)
+    termination: str = "stop when the critic accepts or the budget ends"
+
+
+class DeepAgentExt(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    planner_config: dict[str, Any] = Field(default_factory=lambda: {"granularity": "task"})
+    critic_config: dict[str, Any] = Field(default_factory=lambda: {"reflection_depth": 1})
+    spawn_policy: SpawnPolicy = Field(default_factory=SpawnPolicy)
+    escalation_rules: list[str] = Field(default_factory=list)
+
+
+class GraphSide(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    node_id: str
+    output_schema: dict[str, ValueType] = Field(default_factory=dict)
+    state_writes: list[str] = Field(default_factory=list)
+
+
+class RecursionSide(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    entry_point: Literal["planner", "worker"] = "planner"
+    component: str
+    input_schema: dict[str, ValueType] = Field(default_factory=dict)
+    state_reads: list[str] = Field(default_factory=list)
+
+
+class StateOwnership(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    shared_keys: dict[str, Literal["replace", "append", "merge"]] = Field(default_factory=dict)
+    graph_owned: list[str] = Field(default_factory=list)
+    recursion_owned: list[str] = Field(default_factory=list)
+
+
+class BoundaryFailureProtocol(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    recursion_timeout_s: float = Field(default=60.0, gt=0, le=3600)
+    recursion_max_steps: int = Field(default=20, ge=1, le=1000)
+    on_failure: str = Field(default="escalate", description="A fallback node id, 'escalate' or 'fail'.")
+
+
+class BoundaryContract(BaseModel):
+    """One crossing between the graph zone and the recursion zone (seed 004 section 7.2)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    graph_side: GraphSide | None = None
+    recursion_side: RecursionSide | None = None
+    state_ownership: StateOwnership = Field(default_factory=StateOwnership)
+    failure_protocol: BoundaryFailureProtocol = Field(default_factory=BoundaryFailureProtocol)
+    trace_propagation: bool = True
+    shared_trace_id_key: str = "trace_id"
+
+
+class HybridExt(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    boundary_map: dict[str, Literal["graph", "recursion"]] = Field(default_factory=dict)
+    boundary_contracts: list[BoundaryContract] = Field(default_factory=list)
+    failure_propagation: str = "a recursion-zone failure returns an error envelope to its graph node"
+    shared_state_protocol: str = "only shared_keys cross a boundary, merged by their strategy"
+
+
+class SystemSpec(Artifact):
+    """The canonical architecture of an agent system."""
+
+    version: int = Field(default=1, ge=1)
+    name: str = Field(pattern=NAME_PATTERN, description="The system's name; its agent is registered by it.")
+    description: str = Field(min_length=1, max_length=500)
+    skills: list[str] = Field(default_factory=list, description="What users ask it for, in their words.")
+    runtime_target: RuntimeTarget
+    topology_type: TopologyType
+    state_schema: list[StateKey]
+    components: list[Component] = Field(min_length=1)
+    entry: str
+    edges: list[Edge] = Field(default_factory=list)
+    outputs: list[str] = Field(default_factory=list, description="State keys the system answers with.")
+    contracts: Contracts = Field(default_factory=Contracts)
+    safety_reliability: SafetyReliability = Field(default_factory=SafetyReliability)
+    failure_modes: list[FailureMode] = Field(default_factory=list)
+    langgraph_ext: LangGraphExt | None = None
+    deepagent_ext: DeepAgentExt | None = None
+    hybrid_ext: HybridExt | None = None
+
+    def component(self, component_id: str) -> Component | None:
+        return next((c for c in self.components if c.id == component_id), None)
+
+    def summary(self) -> str:
+        lines = [
+            f"SystemSpec {self.name} v{self.version}: {self.description}",
+            f"runtime {self.runtime_target}, topology {self.topology_type}, entry {self.entry}",
+            f"state: {', '.join(f'{k.name}:{k.type}' for k in self.state_schema)}",
+            f"outputs: {', '.join(self.outputs)}",
+        ]
+        for c in self.components:
+            tools = f" tools {', '.join(c.tool_usage)}" if c.tool_usage else ""
+            lines.append(f"- {c.id}: {c.role} ({', '.join(c.inputs)} -> {', '.join(c.outputs)}){tools}")
+        lines.append("edges: " + ", ".join(f"{e.source}->{e.target}" for e in self.edges))
+        return _bounded("\n".join(lines))
+
+
+# --- The other artifacts --------------------------------------------------------------------------
+
+
+class ComponentPrompt(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    system_prompt: str = Field(min_length=1, max_length=20_000)
+    policies: list[str] = Field(default_factory=list)
+
+
+class PromptPack(Artifact):
+    version: int = Field(default=1, ge=1)
+    prompts: dict[str, ComponentPrompt] = Field(description="Component id -> its prompt.")
+
+    def summary(self) -> str:
+        return _bounded(
+            "\n".join(f"- {cid}: {p.system_prompt[:160]}" for cid, p in sorted(self.prompts.items()))
+        )
+
+
+class QueryImplementation(BaseModel):
+    """A tool implemented as a read-only SELECT on the tenant's data (``%(name)s`` binds a parameter)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["query"] = "query"
+    sql: str = Field(min_length=1, max_length=20_000)
+
+
+class CatalogueImplementation(BaseModel):
+    """A tool the tenant already has (its pack's, the SQL tool, the evolution tools)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["catalogue"] = "catalogue"
+    tool: str
+
+
+class ToolEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=NAME_PATTERN)
+    description: str = Field(min_length=1, max_length=500)
+    parameters: dict[str, Literal["string", "integer", "number", "boolean"]] = Field(default_factory=dict)
+    returns: list[str] = Field(default_factory=list, description="Keys of its result.")
+    retries: int = Field(default=1, ge=0, le=5)
+    idempotent: bool = True
+    timeout_s: float = Field(default=30.0, gt=0, le=600)
+    implementation: QueryImplementation | CatalogueImplementation = Field(discriminator="kind")
+
+
+class ToolContract(Artifact):
+    version: int = Field(default=1, ge=1)
+    tools: list[ToolEntry] = Field(default_factory=list)
+
+    def entry(self, name: str) -> ToolEntry | None:
+        return next((t for t in self.tools if t.name == name), None)
+
+    def summary(self) -> str:
+        return _bounded(
+            "\n".join(
+                f"- {t.name}({', '.join(t.parameters)}) -> {', '.join(t.returns)} [{t.implementation.kind}]"
+                for t in self.tools
+            )
+        )
+
+
+MetricKind = Literal["rubric", "coverage", "reasoning", "instruction_following", "latency", "cost"]
+
+
+class EvalCase(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=r"^[a-z0-9_-]{1,64}$")
+    inputs: dict[str, Any] = Field(description="State key -> value given to the system.")
+    expect: dict[str, Any] = Field(
+        default_factory=dict, description="Output key -> the value it must have (strings: contained)."
+    )
+    metric: MetricKind = "instruction_following"
+    hard: bool = False
+
+
+class EvalSpec(Artifact):
+    version: int = Field(default=1, ge=1)
+    cases: list[EvalCase] = Field(min_length=1)
+    pass_threshold: float = Field(default=0.8, ge=0, le=1)
+    metrics: list[str] = Field(default_factory=lambda: ["pass_rate", "latency_p95_ms", "tokens"])
+
+
+class CaseResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    case_id: str
+    passed: bool
+    metric: MetricKind
+    outputs: dict[str, Any] = Field(default_factory=dict)
+    mismatches: list[str] = Field(default_factory=list)
+    latency_ms: float = 0.0
+    tokens: int = 0
+    tool_calls: int = 0
+    status: str = "success"
+    error: str | None = None
+
+
+class ExperimentReport(Artifact):
+    version: int = Field(default=1, ge=1)
+    system_version: int
+    runtime: RuntimeTarget
+    results: list[CaseResult]
+    pass_rate: float
+    latency_p95_ms: float
+    tokens: int
+    failure_signals: dict[str, Any] = Field(default_factory=dict)
+    """The ``FailureSignals`` of the failing cases (``meta.failures``)."""
+
+    def summary(self) -> str:
+        failed = [r.case_id for r in self.results if not r.passed]
+        return _bounded(
+            f"ExperimentReport v{self.version} on SystemSpec v{self.system_version} ({self.runtime}): "
+            f"pass rate {self.pass_rate:.2f} over {len(self.results)} cases, p95 {self.latency_p95_ms:.0f} ms, "
+            f"{self.tokens} tokens; failed: {', '.join(failed) or 'none'}"
+        )
+
+
+class BugReport(Artifact):
+    version: int = Field(default=1, ge=1)
+    symptom: str
+    reproduced: bool
+    failure_signals: dict[str, Any] = Field(default_factory=dict)
+
+
+class Experiment(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    hypothesis: str
+    target_artifact: ArtifactType
+    changes: list[Change]
+
+
+class ExperimentSpec(Artifact):
+    version: int = Field(default=1, ge=1)
+    experiments: list[Experiment] = Field(default_factory=list)
+
+
+class Change(BaseModel):
+    """One structured edit of an artifact (a diff, not prose)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    op: Literal["set", "append", "remove"]
+    path: str = Field(min_length=1, description="Dotted path; list items by index or by their id.")
+    value: Any = None
+
+
+class PromotionDecision(Artifact):
+    """A proposed change of an artifact the proposer does not own: a request, never a command."""
+
+    version: int = Field(default=1, ge=1)
+    target_artifact: ArtifactType
+    base_version: int = Field(ge=1)
+    proposed_changes: list[Change] = Field(min_length=1)
+    justification: str = Field(min_length=1)
+    expected_impact: dict[str, float] = Field(default_factory=dict)
+
+
+class TelemetrySpec(Artifact):
+    version: int = Field(default=1, ge=1)
+    spans: list[str] = Field(default_factory=list)
+    metrics: list[str] = Field(default_factory=list)
+    trace_id_key: str = "trace_id"
+
+
+class SLOReport(Artifact):
+    version: int = Field(default=1, ge=1)
+    latency_p95_ms_ceiling: float = Field(gt=0)
+    tokens_per_case_ceiling: int = Field(gt=0)
+    measured_latency_p95_ms: float | None = None
+    measured_tokens_per_case: float | None = None
+    met: bool | None = None
+
+
+class CompiledSpec(Artifact):
+    version: int = Field(default=1, ge=1)
+    runtime_target: RuntimeTarget
+    system_name: str
+    system_version: int
+    config: dict[str, Any] = Field(description="The structured config of the compiled runtime.")
+    stubs: dict[str, str] = Field(default_factory=dict, description="File name -> code (# STUB markers).")
+    warnings: list[str] = Field(default_factory=list)
+    assumptions: list[str] = Field(default_factory=list)
+    registered_agent: str | None = None
+
+    def summary(self) -> str:
+        return _bounded(
+            f"CompiledSpec v{self.version} of {self.system_name} v{self.system_version} "
+            f"({self.runtime_target}); agent {self.registered_agent or '-'}; "
+            f"warnings: {'; '.join(self.warnings) or 'none'}"
+        )
+
+
+Experiment.model_rebuild()
+
+ARTIFACT_MODELS: dict[ArtifactType, type[Artifact]] = {
+    "SystemSpec": SystemSpec,
+    "PromptPack": PromptPack,
+    "ToolContract": ToolContract,
+    "EvalSpec": EvalSpec,
+    "ExperimentReport": ExperimentReport,
+    "ExperimentSpec": ExperimentSpec,
+    "PromotionDecision": PromotionDecision,
+    "TelemetrySpec": TelemetrySpec,
+    "SLOReport": SLOReport,
+    "CompiledSpec": CompiledSpec,
+    "BugReport": BugReport,
+}
+
+
+def parse_artifact(artifact_type: ArtifactType, payload: Any, field: str = "artifact") -> Artifact:
+    """The validated artifact, or an ``InputError`` naming the first bad field."""
+    try:
+        return ARTIFACT_MODELS[artifact_type].model_validate(payload)
+    except ValidationError as error:
+        raise InputError.from_validation(error, field) from None
+
+
+def read_section(payload: Any, path: str) -> Any:
+    """The part of an artifact's payload at a dotted path (``components.classify.tool_usage``: a list
+    item by index or by its ``id``/``name``); an ``InputError`` naming the path when there is none."""
+    node = payload
+    for part in path.split("."):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list):
+            found = next(
+                (
+                    item
+                    for item in node
+                    if isinstance(item, dict) and part in (item.get("id"), item.get("name"))
+                ),
+                None,
+            )
+            if found is None and part.isdigit() and int(part) < len(node):
+                found = node[int(part)]
+            if found is None:
+                raise InputError("section", f"no {part!r} in {path!r}")
+            node = found
+        else:
+            raise InputError("section", f"no {part!r} in {path!r}")
+    return node
+
+
+def apply_changes(payload: dict[str, Any], changes: list[Change]) -> dict[str, Any]:
+    """A copy of ``payload`` with ``changes`` applied in order (validated by the caller afterwards)."""
+    result: dict[str, Any] = json.loads(json.dumps(payload))
+    for change in changes:
+        *parents, last = change.path.split(".")
+        container = read_section(result, ".".join(parents)) if parents else result
+        if isinstance(container, list):
+            index = next(
+                (
+                    i
+                    for i, item in enumerate(container)
+                    if isinstance(item, dict) and last in (item.get("id"), item.get("name"))
+                ),
+                int(last) if last.isdigit() else None,
+            )
+            if index is None or index >= len(container):
+                raise InputError("path", f"no {last!r} in {change.path!r}")
+            if change.op == "remove":
+                container.pop(index)
+            elif change.op == "set":
+                container[index] = change.value
+            else:
+                _append(container[index], change)
+            continue
+        if not isinstance(container, dict):
+            raise InputError("path", f"{change.path!r} is not inside an object")
+        if change.op == "set":
+            container[last] = change.value
+        elif change.op == "remove":
+            if last not in container:
+                raise InputError("path", f"no {last!r} in {change.path!r}")
+            del container[last]
+        else:
+            container.setdefault(last, [])
+            _append(container[last], change)
+    return result
+
+
+def _append(target: Any, change: Change) -> None:
+    if not isinstance(target, list):
+        raise InputError("path", f"{change.path!r} is not a list")
+    target.append(change.value)

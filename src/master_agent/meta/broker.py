@@ -1,0 +1,250 @@
+"""The state broker (seed 004 section 11): artifacts of one meta request stored by type and version in
+Postgres, read whole, as a summary or by section, and written only by their owning role.
+
+The graph state carries ``ArtifactRef`` values (type, version, summary hash), never payloads. Every
+access is scoped to the tenant and the request; writing checks ownership (``artifacts.OWNERS``) and
+reading whole checks the role's reads (``artifacts.FULL_READS``), in code, whatever a prompt says.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, Literal
+
+from psycopg.types.json import Jsonb
+from psycopg_pool import AsyncConnectionPool
+from pydantic import BaseModel
+
+from master_agent.errors import ArtifactAccessError, NotFoundError
+from master_agent.meta.artifacts import (
+    ARTIFACT_MODELS,
+    FULL_READS,
+    OWNERS,
+    Artifact,
+    ArtifactType,
+    Role,
+    read_section,
+)
+
+#: Who may touch the broker: the role leads, and the orchestrator (summaries only).
+Reader = Role | Literal["orchestrator"]
+#: Entries of the in-state history before the oldest are summarised (section 2.2).
+HISTORY_CAP = 50
+HISTORY_FOLD = 25
+
+INSERT_REQUEST = """
+INSERT INTO meta_requests (request_id, tenant_id, thread_id, request, status, created_at, updated_at)
+VALUES (%s, %s, %s, %s, 'running', %s, %s)
+"""
+LOCK_REQUEST = "SELECT 1 FROM meta_requests WHERE request_id = %s AND tenant_id = %s FOR UPDATE"
+NEXT_VERSION = """
+SELECT COALESCE(max(version), 0) + 1 AS version FROM meta_artifacts
+WHERE request_id = %s AND artifact_type = %s
+"""
+INSERT_ARTIFACT = """
+INSERT INTO meta_artifacts
+    (request_id, tenant_id, artifact_type, version, written_by, payload, summary, summary_hash, created_at)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+"""
+SELECT_ARTIFACT = """
+SELECT version, payload, summary, summary_hash, written_by FROM meta_artifacts
+WHERE request_id = %(request)s AND tenant_id = %(tenant)s AND artifact_type = %(type)s
+  AND (%(version)s::int IS NULL OR version = %(version)s)
+ORDER BY version DESC LIMIT 1
+"""
+SELECT_VERSIONS = """
+SELECT version FROM meta_artifacts
+WHERE request_id = %s AND tenant_id = %s AND artifact_type = %s ORDER BY version
+"""
+INSERT_HISTORY = """
+INSERT INTO meta_history (request_id, tenant_id, phase, decision, outcome, detail, at)
+VALUES (%s, %s, %s, %s, %s, %s, %s)
+"""
+SELECT_HISTORY = """
+SELECT phase, decision, outcome, detail, at FROM meta_history
+WHERE request_id = %s AND tenant_id = %s ORDER BY entry_id
+"""
+
+
+class ArtifactRef(BaseModel):
+    """What graph state holds of an artifact."""
+
+    type: ArtifactType
+    version: int
+    summary_hash: str
+
+
+class HistoryEntry(BaseModel):
+    phase: str
+    decision: str
+    outcome: str
+    timestamp: str
+    folded: int = 0
+    """How many older entries this one summarises (0: a plain entry)."""
+
+
+def fold_history(history: list[HistoryEntry]) -> list[HistoryEntry]:
+    """The in-state history kept to ``HISTORY_CAP`` entries: past it, the oldest ``HISTORY_FOLD`` become
+    one summary entry (the broker keeps the full history)."""
+    if len(history) <= HISTORY_CAP:
+        return history
+    old, recent = history[:HISTORY_FOLD], history[HISTORY_FOLD:]
+    folded = sum(entry.folded or 1 for entry in old)
+    phases: dict[str, int] = {}
+    for entry in old:
+        phases[entry.phase] = phases.get(entry.phase, 0) + (entry.folded or 1)
+    outcome = ", ".join(f"{phase} x{count}" for phase, count in phases.items())
+    summary = HistoryEntry(
+        phase="summary",
+        decision=f"{folded} earlier decisions",
+        outcome=outcome,
+        timestamp=old[-1].timestamp,
+        folded=folded,
+    )
+    return [summary, *recent]
+
+
+class StateBroker:
+    """The artifacts of one meta request of one tenant."""
+
+    def __init__(
+        self,
+        pool: AsyncConnectionPool[Any],
+        tenant_id: str,
+        request_id: uuid.UUID,
+        now: Callable[[], datetime],
+    ) -> None:
+        self.pool = pool
+        self.tenant_id = tenant_id
+        self.request_id = request_id
+        self.now = now
+
+    @classmethod
+    async def open_request(
+        cls,
+        pool: AsyncConnectionPool[Any],
+        tenant_id: str,
+        request: str,
+        now: Callable[[], datetime],
+        *,
+        thread_id: str | None = None,
+        request_id: uuid.UUID | None = None,
+    ) -> StateBroker:
+        """A new request's broker (its row stored)."""
+        request_id = request_id or uuid.uuid4()
+        at = now()
+        async with pool.connection() as conn:
+            await conn.execute(INSERT_REQUEST, (request_id, tenant_id, thread_id, request, at, at))
+        return cls(pool, tenant_id, request_id, now)
+
+    async def write(self, role: Role, artifact: Artifact) -> ArtifactRef:
+        """Store ``artifact`` as the next version of its type, if ``role`` owns that type."""
+        artifact_type = _type_of(artifact)
+        owner = OWNERS[artifact_type]
+        if role != owner:
+            raise ArtifactAccessError(role, artifact_type, "write", owner)
+        async with self.pool.connection() as conn, conn.transaction():
+            locked = await (await conn.execute(LOCK_REQUEST, (self.request_id, self.tenant_id))).fetchone()
+            if locked is None:
+                raise NotFoundError("request", str(self.request_id))
+            row = await (await conn.execute(NEXT_VERSION, (self.request_id, artifact_type))).fetchone()
+            assert row is not None
+            version = int(row["version"])
+            stored = artifact.model_copy(update={"version": version})
+            payload = stored.model_dump(mode="json")
+            summary = stored.summary()
+            digest = hashlib.sha256(summary.encode()).hexdigest()[:16]
+            await conn.execute(
+                INSERT_ARTIFACT,
+                (
+                    self.request_id,
+                    self.tenant_id,
+                    artifact_type,
+                    version,
+                    role,
+                    Jsonb(payload),
+                    summary,
+                    digest,
+                    self.now(),
+                ),
+            )
+        return ArtifactRef(type=artifact_type, version=version, summary_hash=digest)
+
+    async def _row(self, artifact_type: ArtifactType, version: int | None) -> dict[str, Any]:
+        async with self.pool.connection() as conn:
+            row = await (
+                await conn.execute(
+                    SELECT_ARTIFACT,
+                    {
+                        "request": self.request_id,
+                        "tenant": self.tenant_id,
+                        "type": artifact_type,
+                        "version": version,
+                    },
+                )
+            ).fetchone()
+        if row is None:
+            label = artifact_type if version is None else f"{artifact_type} v{version}"
+            raise NotFoundError("artifact", label)
+        return dict(row)
+
+    def _check_full_read(self, reader: Reader, artifact_type: ArtifactType) -> None:
+        owner = OWNERS[artifact_type]
+        if reader == owner or (reader != "orchestrator" and artifact_type in FULL_READS[reader]):
+            return
+        raise ArtifactAccessError(reader, artifact_type, "read whole", owner)
+
+    async def read_full(
+        self, reader: Reader, artifact_type: ArtifactType, version: int | None = None
+    ) -> Artifact:
+        """The whole artifact (newest version unless given), for its owner and the roles reading it."""
+        self._check_full_read(reader, artifact_type)
+        row = await self._row(artifact_type, version)
+        return ARTIFACT_MODELS[artifact_type].model_validate(row["payload"])
+
+    async def read_summary(self, artifact_type: ArtifactType, version: int | None = None) -> str:
+        """The bounded summary any role (and the orchestrator) may read."""
+        return str((await self._row(artifact_type, version))["summary"])
+
+    async def read_section(
+        self, reader: Reader, artifact_type: ArtifactType, path: str, version: int | None = None
+    ) -> Any:
+        """One section of the artifact by dotted path (same access as reading it whole)."""
+        self._check_full_read(reader, artifact_type)
+        return read_section((await self._row(artifact_type, version))["payload"], path)
+
+    async def exists(self, artifact_type: ArtifactType) -> bool:
+        return bool(await self.versions(artifact_type))
+
+    async def versions(self, artifact_type: ArtifactType) -> list[int]:
+        async with self.pool.connection() as conn:
+            rows = await (
+                await conn.execute(SELECT_VERSIONS, (self.request_id, self.tenant_id, artifact_type))
+            ).fetchall()
+        return [int(row["version"]) for row in rows]
+
+    async def record(self, phase: str, decision: str, outcome: str, **detail: Any) -> HistoryEntry:
+        """Append one decision to the full history; the entry for the in-state history."""
+        at = self.now()
+        async with self.pool.connection() as conn:
+            await conn.execute(
+                INSERT_HISTORY,
+                (self.request_id, self.tenant_id, phase, decision, outcome, Jsonb(detail), at),
+            )
+        return HistoryEntry(phase=phase, decision=decision, outcome=outcome, timestamp=at.isoformat())
+
+    async def history(self) -> list[dict[str, Any]]:
+        """The full history, oldest first."""
+        async with self.pool.connection() as conn:
+            rows = await (await conn.execute(SELECT_HISTORY, (self.request_id, self.tenant_id))).fetchall()
+        return [dict(row) for row in rows]
+
+
+def _type_of(artifact: Artifact) -> ArtifactType:
+    for name, model in ARTIFACT_MODELS.items():
+        if type(artifact) is model:
+            return name
+    raise TypeError(f"not an artifact: {type(artifact).__name__}")

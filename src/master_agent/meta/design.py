@@ -1,0 +1,328 @@
+"""The roles' offline work: deterministic drafts of each artifact from the request and the ConstraintPack,
+what the roles produce when no chat model is configured (with one, each role asks it for the same
+artifact as structured output and keeps this draft as the fallback).
+
+A request "Build an agent system that <clause>, <clause> and <clause>" becomes one component per
+clause, in order: "triages incoming support tickets by urgency" classifies its subject (``ticket``) into
+``urgency``; "drafts replies" writes ``reply`` from the subject and everything before it. Criteria the
+designer knows (urgency, priority, severity, sentiment) come with keyword classes, which the Tooling
+role turns into a read-only SELECT tool and the Eval role into test cases; any other step gets a tool
+that restates its input, so the compiled system runs end to end and the gates measure it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from master_agent.meta.artifacts import (
+    BoundaryContract,
+    Component,
+    ComponentBudget,
+    ComponentContract,
+    ComponentPrompt,
+    Contracts,
+    DeepAgentExt,
+    Edge,
+    EvalCase,
+    EvalSpec,
+    FailureMode,
+    GraphSide,
+    HybridExt,
+    PromptPack,
+    QueryImplementation,
+    RecursionSide,
+    RuntimeTarget,
+    SafetyReliability,
+    SpawnPolicy,
+    StateKey,
+    StateOwnership,
+    SystemSpec,
+    ToolContract,
+    ToolEntry,
+)
+
+#: Classes of the criteria the offline designer knows: class -> keywords (regular expression), most
+#: severe first; the last class is the default. Each class has an example message for the EvalSpec.
+CRITERIA: dict[str, list[tuple[str, str, str]]] = {
+    "urgency": [
+        (
+            "high",
+            r"(down|outage|urgent|cannot pay|can't pay|data loss|breach|immediately)",
+            "Our whole site is down and customers cannot pay",
+        ),
+        (
+            "medium",
+            r"(slow|error|fail|broken|bug|not working)",
+            "The export button shows an error since yesterday",
+        ),
+        ("low", "", "How do I change the address on my invoices?"),
+    ],
+    "priority": [
+        ("high", r"(down|outage|urgent|blocker|critical)", "Checkout is down for every customer"),
+        ("normal", "", "Could you add a dark mode one day?"),
+    ],
+    "severity": [
+        ("critical", r"(down|outage|breach|data loss)", "We had a data loss on the main database"),
+        ("minor", "", "A label on the settings page is misspelled"),
+    ],
+    "sentiment": [
+        (
+            "negative",
+            r"(angry|terrible|awful|disappointed|worst|unacceptable)",
+            "This is unacceptable, the worst service ever",
+        ),
+        ("positive", r"(thank|great|love|excellent|happy)", "Thank you, the new release is great"),
+        ("neutral", "", "I would like to know the opening hours"),
+    ],
+}
+_BUILD = re.compile(
+    r"^\s*(?:please\s+)?(?:build|create|make|design|set up)\s+(?:me\s+)?(?:an?\s+)?(?:new\s+)?"
+    r"(?:agent\s+|multi-agent\s+)?(?:system|agent|team|pipeline)\s+(?:that|which|to)\s+(.+?)\.?\s*$",
+    re.I,
+)
+_SPLIT = re.compile(r",\s*(?:and\s+|then\s+)?|\s+and\s+(?:then\s+)?|\s+then\s+", re.I)
+_WORD = re.compile(r"[a-z]+")
+_FILLER = {"incoming", "new", "all", "every", "each", "the", "a", "an", "their", "its", "them", "it"}
+
+
+@dataclass(frozen=True)
+class Step:
+    verb: str
+    subject_words: tuple[str, ...]
+    criterion: str | None
+
+
+def singular(word: str) -> str:
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "sses", "xes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def _verb(word: str) -> str:
+    """The base of a third-person verb ("triages" -> "triage", "classifies" -> "classify")."""
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "sses", "xes")):
+        return word[:-2]
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+def parse_steps(request: str) -> list[Step]:
+    """The steps a build request asks for (empty: it describes none)."""
+    match = _BUILD.match(request)
+    if match is None:
+        return []
+    steps = []
+    for clause in _SPLIT.split(match.group(1)):
+        words = _WORD.findall(clause.lower())
+        if len(words) < 2:
+            continue
+        criterion = None
+        if "by" in words[1:]:
+            at = words.index("by", 1)
+            criterion = "_".join(words[at + 1 : at + 3]) if at + 1 < len(words) else None
+            words = words[:at]
+        subject = tuple(w for w in words[1:] if w not in _FILLER)
+        steps.append(Step(_verb(words[0]), subject, criterion))
+    return steps
+
+
+def _key(words: tuple[str, ...], fallback: str) -> str:
+    return "_".join(singular(w) for w in words[-1:]) or fallback
+
+
+def design_system(request: str, name_hint: str | None, runtime: RuntimeTarget) -> SystemSpec:
+    """The Architect's draft SystemSpec for a build request."""
+    steps = parse_steps(request) or [Step("handle", ("request",), None)]
+    subject = _key(steps[0].subject_words, "request")
+    state = [StateKey(name=subject, type="string", external=True, description=f"The {subject} to handle.")]
+    components: list[Component] = []
+    contracts: list[ComponentContract] = []
+    produced: list[tuple[str, str]] = []  # (key, component id)
+    for step in steps:
+        output = step.criterion if step.criterion else _key(step.subject_words, step.verb)
+        if output == subject or any(output == key for key, _ in produced):
+            output = f"{output}_{step.verb}"
+        component_id = step.verb if step.verb not in {c.id for c in components} else f"{step.verb}_{output}"
+        inputs = [subject, *(key for key, _ in produced)]
+        classes = CRITERIA.get(step.criterion or "")
+        choices = f" as one of: {', '.join(c for c, _, _ in classes)}" if classes else ""
+        words = output.replace("_", " ")
+        if step.criterion:
+            role = f"{step.verb.capitalize()} the {subject} by its {words}{choices}."
+        else:
+            using = f", using its {', '.join(k.replace('_', ' ') for k in inputs[1:])}" if inputs[1:] else ""
+            role = f"{step.verb.capitalize()} the {words} for the {subject}{using}."
+        components.append(
+            Component(
+                id=component_id,
+                role=role,
+                inputs=inputs,
+                outputs=[output],
+                state_reads=inputs,
+                state_writes=[output],
+                tool_usage=[f"{step.verb}_{output}" if step.verb != output else output],
+                budget=ComponentBudget(max_steps=6, max_tool_calls=4, max_tokens=20_000),
+                max_iterations=4,
+            )
+        )
+        contracts.extend(
+            ComponentContract(producer=producer, consumer=component_id, key=key) for key, producer in produced
+        )
+        state.append(StateKey(name=output, type="string", description=role))
+        produced.append((output, component_id))
+    name = name_hint or "_".join([*(singular(w) for w in steps[0].subject_words[-2:]), steps[0].verb])
+    name = re.sub(r"[^a-z0-9_]", "_", name.lower())[:40].strip("_") or "agent_system"
+    if not re.match(r"^[a-z]", name) or len(name) < 3:
+        name = f"sys_{name}"
+    edges = [Edge(source=a.id, target=b.id) for a, b in itertools.pairwise(components)]
+    hybrid = None
+    if runtime == "hybrid":
+        # The first step is graph-managed (deterministic intake); the rest reason in the recursion zone.
+        zones: dict[str, Literal["graph", "recursion"]] = {
+            c.id: "graph" if index == 0 else "recursion" for index, c in enumerate(components)
+        }
+        hybrid = HybridExt(
+            boundary_map=zones,
+            boundary_contracts=[
+                BoundaryContract(
+                    id=f"{components[0].id}_to_{c.id}",
+                    graph_side=GraphSide(
+                        node_id=components[0].id,
+                        output_schema={key: "string" for key in components[0].outputs},
+                        state_writes=list(components[0].outputs),
+                    ),
+                    recursion_side=RecursionSide(
+                        component=c.id,
+                        input_schema={key: "string" for key in c.inputs},
+                        state_reads=list(c.inputs),
+                    ),
+                    state_ownership=StateOwnership(
+                        graph_owned=list(components[0].outputs), recursion_owned=list(c.outputs)
+                    ),
+                )
+                for c in components[1:]
+                if any(e.source == components[0].id and e.target == c.id for e in edges)
+            ],
+        )
+    return SystemSpec(
+        name=name,
+        description=request.strip()[:500],
+        skills=[request.strip()[:200]],
+        runtime_target=runtime,
+        topology_type="DAG"
+        if runtime == "langgraph"
+        else ("recursive" if runtime == "deepagent" else "hybrid"),
+        state_schema=state,
+        components=components,
+        entry=components[0].id,
+        edges=edges,
+        outputs=[key for key, _ in produced],
+        contracts=Contracts(tools=[], components=contracts),
+        safety_reliability=SafetyReliability(loop_breakers={c.id: 4 for c in components}),
+        failure_modes=[
+            FailureMode(
+                name="tool_failure",
+                detection="a tool returns an error envelope",
+                remediation="retry once, then answer with what is known and flag it",
+            )
+        ],
+        deepagent_ext=DeepAgentExt(spawn_policy=SpawnPolicy(max_depth=1, max_breadth=len(components)))
+        if runtime != "langgraph"
+        else None,
+        hybrid_ext=hybrid,
+    )
+
+
+def design_prompts(system: SystemSpec) -> PromptPack:
+    """The Prompt/Policy lead's draft: one prompt per component and one for the supervisor."""
+    prompts = {
+        c.id: ComponentPrompt(
+            system_prompt=f"You are the {c.id} step of {system.name}. {c.role} "
+            f"Call your tool with the inputs you were given and answer with {', '.join(c.outputs)}.",
+            policies=["Use only the inputs given; never invent facts.", "Answer in the output schema."],
+        )
+        for c in system.components
+    }
+    prompts["supervisor"] = ComponentPrompt(
+        system_prompt=f"You run {system.name}: {system.description}",
+        policies=["Hand each step exactly what it needs.", "Stop once every output is known."],
+    )
+    return PromptPack(prompts=prompts)
+
+
+def _escaped(text: str) -> str:
+    return text.replace("'", "''")
+
+
+def _tool_sql(component: Component, subject: str) -> str:
+    output = component.outputs[0]
+    classes = CRITERIA.get(output)
+    if classes:
+        branches = " ".join(
+            f"WHEN %({subject})s::text ~* '{_escaped(pattern)}' THEN '{label}'"
+            for label, pattern, _ in classes
+            if pattern
+        )
+        return f"SELECT CASE {branches} ELSE '{classes[-1][0]}' END AS {output}"
+    parts = ", ".join(f"'{key}: ', %({key})s::text, '. '" for key in component.inputs[1:])
+    lead = f"'{_escaped(component.role)} ', " if not parts else ""
+    body = f"{lead}{parts + ', ' if parts else ''}'About: ', left(%({subject})s::text, 120)"
+    return f"SELECT concat({body}) AS {output}"
+
+
+def design_tools(system: SystemSpec) -> ToolContract:
+    """The Tooling lead's draft: each component's tool as a read-only SELECT (a mock that runs)."""
+    subject = next(key.name for key in system.state_schema if key.external)
+    entries = []
+    for c in system.components:
+        for tool in c.tool_usage:
+            entries.append(
+                ToolEntry(
+                    name=tool,
+                    description=f"{c.role} Returns {', '.join(c.outputs)}.",
+                    parameters={key: "string" for key in c.inputs},
+                    returns=list(c.outputs),
+                    implementation=QueryImplementation(sql=_tool_sql(c, subject)),
+                )
+            )
+    return ToolContract(tools=entries)
+
+
+def design_eval(system: SystemSpec, threshold: float = 0.8) -> EvalSpec:
+    """The Eval lead's draft: for each known criterion, one case per class (its example message must
+    get that class, and later outputs must mention it); otherwise one case that needs every output."""
+    subject = next(key.name for key in system.state_schema if key.external)
+    cases: list[EvalCase] = []
+    for c in system.components:
+        output = c.outputs[0]
+        for label, _, example in CRITERIA.get(output, []):
+            later = [
+                o for other in system.components[system.components.index(c) + 1 :] for o in other.outputs
+            ]
+            cases.append(
+                EvalCase(
+                    id=f"{output}_{label}",
+                    inputs={subject: example},
+                    expect={output: label, **dict.fromkeys(later, label)},
+                    metric="instruction_following",
+                    hard=label == CRITERIA[output][0][0],
+                )
+            )
+    if not cases:
+        cases.append(
+            EvalCase(
+                id="smoke",
+                inputs={subject: f"A sample {subject} to handle"},
+                expect=dict.fromkeys(system.outputs, ""),
+                metric="coverage",
+            )
+        )
+    return EvalSpec(cases=cases, pass_threshold=threshold)
