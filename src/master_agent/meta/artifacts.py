@@ -56,9 +56,10 @@ FULL_READS: dict[Role, frozenset[ArtifactType]] = {
     "architect": frozenset({"EvalSpec", "ToolContract", "BugReport"}),
     "prompt_policy": frozenset({"SystemSpec", "ToolContract", "BugReport"}),
     "tooling": frozenset({"SystemSpec", "BugReport"}),
-    "eval": frozenset({"SystemSpec", "PromptPack", "ToolContract"}),
+    # Eval runs the compiled system; Ops measures the eval's runs (both beyond the seed's table).
+    "eval": frozenset({"SystemSpec", "PromptPack", "ToolContract", "CompiledSpec"}),
     "optimizer": frozenset(OWNERS),
-    "ops": frozenset({"SystemSpec", "ToolContract"}),
+    "ops": frozenset({"SystemSpec", "ToolContract", "ExperimentReport"}),
     "compiler": frozenset({"SystemSpec", "PromptPack", "ToolContract"}),
 }
 

@@ -43,6 +43,7 @@ from master_agent.meta.artifacts import (
     ToolContract,
     ToolEntry,
 )
+from master_agent.meta.failures import CompileError
 
 #: Classes of the criteria the offline designer knows: class -> keywords (regular expression), most
 #: severe first; the last class is the default. Each class has an example message for the EvalSpec.
@@ -326,3 +327,52 @@ def design_eval(system: SystemSpec, threshold: float = 0.8) -> EvalSpec:
             )
         )
     return EvalSpec(cases=cases, pass_threshold=threshold)
+
+
+def repair_system(system: SystemSpec, errors: list[CompileError]) -> SystemSpec:
+    """The Architect's revision for compile errors it owns: a default budget where one is missing, a
+    loop breaker on every component of an unbounded loop, a spawn policy for recursion, a contract for
+    every handoff, undeclared keys declared (as strings). Other problems are left for a human."""
+    kinds = {error.kind for error in errors}
+    components = []
+    declared = {key.name for key in system.state_schema}
+    state = list(system.state_schema)
+    breakers = dict(system.safety_reliability.loop_breakers)
+    for c in system.components:
+        update: dict[str, object] = {}
+        if "missing_budget" in kinds and c.budget is None:
+            update["budget"] = ComponentBudget(max_steps=6, max_tool_calls=4, max_tokens=20_000)
+        if "unbounded_recursion" in kinds and c.max_iterations is None:
+            update["max_iterations"] = 4
+            breakers.setdefault(c.id, 4)
+        for key in [*c.inputs, *c.outputs, *c.state_reads, *c.state_writes]:
+            if "schema_inconsistency" in kinds and key not in declared:
+                declared.add(key)
+                state.append(StateKey(name=key, type="string", description=f"Declared for {c.id}."))
+        components.append(c.model_copy(update=update))
+    contracts = list(system.contracts.components)
+    if "undefined_handoff" in kinds:
+        writers = {key: c.id for c in components for key in c.outputs}
+        known = {(contract.consumer, contract.key) for contract in contracts}
+        contracts = [
+            contract
+            for contract in contracts
+            if contract.producer in writers.values() and writers.get(contract.key) == contract.producer
+        ]
+        for c in components:
+            for key in c.inputs:
+                if key in writers and writers[key] != c.id and (c.id, key) not in known:
+                    contracts.append(ComponentContract(producer=writers[key], consumer=c.id, key=key))
+    deep = system.deepagent_ext
+    if "unbounded_recursion" in kinds and system.runtime_target != "langgraph":
+        policy = SpawnPolicy(max_depth=1, max_breadth=max(len(components), 1))
+        deep = (deep or DeepAgentExt()).model_copy(update={"spawn_policy": policy})
+    return system.model_copy(
+        update={
+            "components": components,
+            "state_schema": state,
+            "contracts": system.contracts.model_copy(update={"components": contracts}),
+            "safety_reliability": system.safety_reliability.model_copy(update={"loop_breakers": breakers}),
+            "deepagent_ext": deep,
+        }
+    )

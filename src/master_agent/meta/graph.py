@@ -1,0 +1,768 @@
+"""The meta graph (seed 004 sections 1-3): routes work to the role leads, enforces budgets, gates, and
+finalizes; it writes no artifact itself (it holds references and summaries only).
+
+intake -> classify_intent -> determine_runtime_target -> gather_constraints -> select_playbook ->
+allocate_budgets -> run_phase | compile_system, then classify_failure / gate_quality /
+gate_production / gate_human -> decide_next_phase (next phase, bounded retry, compile_system,
+gate_human, finalize).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any, Literal, NotRequired
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing_extensions import TypedDict
+
+from master_agent.capabilities import load_tenant
+from master_agent.errors import InputError
+from master_agent.meta.artifacts import ARTIFACT_MODELS, OWNERS, ArtifactType, Role, RuntimeTarget
+from master_agent.meta.broker import HistoryEntry, StateBroker, fold_history
+from master_agent.meta.evaluation import record_request_metrics
+from master_agent.meta.failures import FailureSignals, classify_failure
+from master_agent.meta.playbooks import (
+    DIMENSIONS,
+    INTENTS,
+    MAX_LOOPS,
+    PLAYBOOKS,
+    STANDARD_GLOBAL,
+    STANDARD_ROLES,
+    ConstraintPack,
+    Intent,
+    Phase,
+    RoleBudget,
+)
+from master_agent.meta.roles import CONTEXT_KEY, ROLE_GRAPHS, RoleContext, RoleResult, Spent
+from master_agent.runtime.resources import RuntimeResources, shared_resources
+from master_agent.runtime.tenant_agents import agent_catalogue
+
+#: What each role does when a failure is routed back to it (None: nothing it can change by rule).
+REVISE_TASK: dict[Role, str | None] = {
+    "architect": "revise",
+    "prompt_policy": "revise",
+    "tooling": "revise",
+    "eval": "design",
+    "optimizer": None,
+    "ops": None,
+    "compiler": None,
+}
+#: A quality gate's pass rate in this band asks for a human review (section 10.1).
+AMBIGUOUS_BAND = (0.4, 0.7)
+_INTENT_WORDS: list[tuple[Intent, str]] = [
+    ("incident", r"\b(incident|outage|paged|sev[ -]?\d|on[- ]call)\b"),
+    ("debug", r"\b(debug|fix|broken|bug|failing|fails|crash(es)?|wrong)\b"),
+    ("optimize", r"\b(optimi[sz]e|faster|cheaper|reduce (latency|cost)|improve)\b"),
+    ("harden", r"\b(harden|secure|reliab|robust|guardrails?)\b"),
+    ("evaluate", r"\b(evaluate|assess|benchmark|score|test)\b"),
+    ("build", r"\b(build|create|design|make|set up)\b"),
+]
+
+
+class MetaRequest(BaseModel):
+    """What a caller asks the meta-orchestrator for (the graph's ``request`` input)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1, max_length=5000)
+    playbook: Intent | None = None
+    """Force a playbook (default: classified from the text)."""
+    runtime: RuntimeTarget | None = None
+    """Force a runtime target (default: from the text, else ``langgraph``)."""
+    name: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_]{2,40}$")
+    """The system's name (its agent's name); default: from the text."""
+    artifacts: dict[ArtifactType, dict[str, Any]] = Field(default_factory=dict)
+    """Artifacts to start from (a debug/optimize/evaluate request brings its SystemSpec)."""
+    constraints: dict[str, str | float | int | bool | list[str]] = Field(default_factory=dict)
+    """User constraints; ``pass_threshold``, ``latency_p95_ms_ceiling`` and ``tokens_per_case_ceiling``
+    set the gates."""
+    autonomous: bool = True
+    """No human waits: the human gate auto-approves and logs it. False: it interrupts for an answer."""
+    human_gate: Literal["required", "optional", "skip"] | None = None
+    """Override the playbook's human-gate placement."""
+    budgets: dict[str, dict[str, int]] = Field(default_factory=dict)
+    """Per-role cap overrides, e.g. ``{"eval": {"max_spawns": 2}}``."""
+
+
+def parse_request(payload: Any) -> MetaRequest:
+    try:
+        request = MetaRequest.model_validate(payload)
+    except ValidationError as error:
+        raise InputError.from_validation(error, "request") from None
+    for artifact_type, artifact in request.artifacts.items():
+        try:
+            ARTIFACT_MODELS[artifact_type].model_validate(artifact)
+        except ValidationError as error:
+            raise InputError.from_validation(error, f"request.artifacts.{artifact_type}") from None
+    for role, caps in request.budgets.items():
+        if role not in STANDARD_ROLES or any(dim not in DIMENSIONS for dim in caps):
+            raise InputError(
+                f"request.budgets.{role}", f"roles: {sorted(STANDARD_ROLES)}; caps: {DIMENSIONS}"
+            )
+    return request
+
+
+class MetaState(TypedDict):
+    """Meta state (section 2.1): artifacts as references, history capped (section 2.2)."""
+
+    request: dict[str, Any]
+    request_id: NotRequired[str]
+    intent: NotRequired[str]
+    runtime_target: NotRequired[str]
+    constraint_pack: NotRequired[dict[str, Any]]
+    playbook: NotRequired[str]
+    phases: NotRequired[list[dict[str, Any]]]
+    phase_index: NotRequired[int]
+    budgets: NotRequired[dict[str, Any]]
+    """``global`` caps, ``per_role`` caps, ``spent`` per role, ``reallocated`` roles."""
+    artifacts: NotRequired[dict[str, dict[str, Any]]]
+    status: NotRequired[str]
+    history: NotRequired[list[dict[str, Any]]]
+    routing_trace: NotRequired[list[dict[str, Any]]]
+    active_promotions: NotRequired[list[dict[str, Any]]]
+    loops: NotRequired[dict[str, int]]
+    last_result: NotRequired[dict[str, Any] | None]
+    gates: NotRequired[dict[str, Any]]
+    failure: NotRequired[dict[str, Any] | None]
+    review: NotRequired[list[str]]
+    """Why a human should look (a role's flag, an ambiguous gate, an exhausted budget)."""
+    warnings: NotRequired[list[str]]
+    left_undone: NotRequired[list[str]]
+    result: NotRequired[dict[str, Any]]
+
+
+async def _resources() -> RuntimeResources:
+    return await shared_resources()
+
+
+def _tenant(config: RunnableConfig) -> str:
+    tenant = (config.get("configurable") or {}).get("tenant_id")
+    if not tenant:
+        raise InputError("configurable.tenant_id", "the meta graph runs for a tenant")
+    return str(tenant)
+
+
+async def _broker(state: MetaState, config: RunnableConfig) -> StateBroker:
+    resources = await _resources()
+    return StateBroker(
+        resources.database.pool,
+        _tenant(config),
+        uuid.UUID(state["request_id"]),
+        resources.evolution.clock.now,
+    )
+
+
+async def _log(
+    state: MetaState, config: RunnableConfig, phase: str, decision: str, outcome: str, **detail: Any
+) -> list[dict[str, Any]]:
+    """The in-state history with one more entry (the broker keeps every entry)."""
+    entry = await (await _broker(state, config)).record(phase, decision, outcome, **detail)
+    history = [HistoryEntry.model_validate(item) for item in state.get("history") or []]
+    return [item.model_dump() for item in fold_history([*history, entry])]
+
+
+def _trace(state: MetaState, node: str, why: str, **detail: Any) -> list[dict[str, Any]]:
+    return [*(state.get("routing_trace") or []), {"node": node, "why": why, **detail}]
+
+
+# --- The nodes -------------------------------------------------------------------------------------
+
+
+async def intake(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
+    request = parse_request(state["request"])
+    resources = await _resources()
+    thread_id = (config.get("configurable") or {}).get("thread_id")
+    broker = await StateBroker.open_request(
+        resources.database.pool,
+        _tenant(config),
+        request.text,
+        resources.evolution.clock.now,
+        thread_id=str(thread_id) if thread_id else None,
+    )
+    update: dict[str, Any] = {
+        "request": request.model_dump(mode="json"),
+        "request_id": str(broker.request_id),
+        "status": "running",
+        "artifacts": {},
+        "loops": {},
+        "review": [],
+        "warnings": [],
+        "left_undone": [],
+        "active_promotions": [],
+        "gates": {},
+        "history": [],
+        "routing_trace": [],
+    }
+    update["history"] = await _log({**state, **update}, config, "intake", "accepted", request.text[:200])  # type: ignore[typeddict-item]
+    return update
+
+
+async def classify_intent(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
+    request = MetaRequest.model_validate(state["request"])
+    if request.playbook is not None:
+        intent, why = request.playbook, "asked for"
+    else:
+        found = [(name, pattern) for name, pattern in _INTENT_WORDS if re.search(pattern, request.text, re.I)]
+        intent, why = (found[0][0], f"matched {found[0][1]}") if found else ("build", "default")
+        if intent != "build" and "SystemSpec" not in request.artifacts:
+            intent, why = "build", f"{found[0][0]} needs a SystemSpec; none given"
+    assert intent in INTENTS
+    return {"intent": intent, "routing_trace": _trace(state, "classify_intent", why, intent=intent)}
+
+
+async def determine_runtime_target(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
+    request = MetaRequest.model_validate(state["request"])
+    given = request.artifacts.get("SystemSpec", {}).get("runtime_target")
+    if request.runtime is not None:
+        target, why = request.runtime, "asked for"
+    elif given:
+        target, why = given, "the given SystemSpec's"
+    elif re.search(r"\bhybrid\b", request.text, re.I):
+        target, why = "hybrid", "the request names a hybrid"
+    elif re.search(r"\b(deep ?agents?|recursive|open-ended|unknown number of steps)\b", request.text, re.I):
+        target, why = "deepagent", "open-ended work: recursion zone"
+    else:
+        target, why = "langgraph", "enumerable paths: graph zone"
+    return {
+        "runtime_target": target,
+        "routing_trace": _trace(state, "determine_runtime_target", why, target=target),
+    }
+
+
+async def gather_constraints(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
+    request = MetaRequest.model_validate(state["request"])
+    resources = await _resources()
+    tenant = await load_tenant(resources.database.pool, _tenant(config))
+    catalogue = await agent_catalogue(resources, tenant)
+    pack = ConstraintPack(
+        tool_constraints={"available": sorted(catalogue.tools), "tables": list(catalogue.tables or ())},
+        user_constraints=dict(request.constraints),
+    )
+    for key in ("pass_threshold",):
+        if key in request.constraints:
+            pack.eval_constraints[key] = float(request.constraints[key])  # type: ignore[arg-type]
+    for key in ("latency_p95_ms_ceiling", "tokens_per_case_ceiling"):
+        if key in request.constraints:
+            pack.ops_constraints[key] = float(request.constraints[key])  # type: ignore[arg-type]
+    return {"constraint_pack": pack.model_dump(mode="json")}
+
+
+async def select_playbook(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
+    request = MetaRequest.model_validate(state["request"])
+    playbook = PLAYBOOKS[state["intent"]]  # type: ignore[index]
+    missing = [name for name in playbook.requires if name not in request.artifacts]
+    update: dict[str, Any] = {
+        "playbook": playbook.name,
+        "phases": [phase.model_dump() for phase in playbook.phases],
+        "phase_index": 0,
+    }
+    if missing:
+        update["status"] = "failed"
+        update["left_undone"] = [f"the {playbook.name} playbook needs {', '.join(missing)}"]
+    update["history"] = await _log(
+        state, config, "select_playbook", playbook.name, "missing: " + ", ".join(missing) if missing else "ok"
+    )
+    return update
+
+
+async def allocate_budgets(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
+    request = MetaRequest.model_validate(state["request"])
+    per_role = {role: budget.model_dump() for role, budget in STANDARD_ROLES.items()}
+    for role, caps in request.budgets.items():
+        per_role[role].update(caps)
+    return {
+        "budgets": {
+            "global": STANDARD_GLOBAL.model_dump(),
+            "per_role": per_role,
+            "spent": {role: Spent().model_dump() for role in per_role},
+            "reallocated": [],
+        }
+    }
+
+
+def _remaining(budgets: dict[str, Any], role: str) -> RoleBudget:
+    caps, spent = budgets["per_role"][role], Spent.model_validate(budgets["spent"][role])
+    return RoleBudget(
+        max_steps=max(caps["max_steps"] - spent.steps, 0),
+        max_tokens=max(caps["max_tokens"] - spent.tokens, 0),
+        max_tool_calls=max(caps["max_tool_calls"] - spent.tool_calls, 0),
+        max_spawns=max(caps["max_spawns"] - spent.spawns, 0),
+    )
+
+
+async def _dispatch(state: MetaState, config: RunnableConfig, node: str) -> dict[str, Any]:
+    phase = Phase.model_validate(state["phases"][state["phase_index"]])
+    budgets = state["budgets"]
+    remaining = _remaining(budgets, phase.role)
+    request = MetaRequest.model_validate(state["request"])
+    failure = state.get("failure") or {}
+    if remaining.max_steps <= 0:
+        result = RoleResult(
+            role=phase.role,
+            task=phase.task,
+            status="budget_exhausted",
+            note="no steps left",
+            left_undone=[phase.id],
+        )
+    else:
+        ctx = RoleContext(
+            resources=await _resources(),
+            broker=await _broker(state, config),
+            tenant_id=_tenant(config),
+            request=request.text,
+            runtime_target=state["runtime_target"],  # type: ignore[arg-type]
+            constraints=ConstraintPack.model_validate(state["constraint_pack"]),
+            budget=remaining,
+            given={name: value for name, value in request.artifacts.items() if OWNERS[name] == phase.role},
+            feedback=failure.get("feedback"),
+            failure_errors=list(failure.get("compile_errors") or []),
+            system_name=request.name,
+        )
+        out = await ROLE_GRAPHS[phase.role].ainvoke(
+            {"task": phase.task, "result": None},
+            {**config, "configurable": {**(config.get("configurable") or {}), CONTEXT_KEY: ctx}},
+        )
+        result = RoleResult.model_validate(out["result"])
+    spent = Spent.model_validate(budgets["spent"][phase.role]).add(result.spent)
+    over = spent.over(RoleBudget.model_validate(budgets["per_role"][phase.role]))
+    if over and result.status == "done":
+        result = result.model_copy(
+            update={"status": "budget_exhausted", "note": f"{result.note}; over {', '.join(over)}"}
+        )
+    artifacts = dict(state.get("artifacts") or {})
+    for ref in result.wrote:
+        artifacts[ref.type] = ref.model_dump()
+    review = list(state.get("review") or [])
+    if result.needs_human_review:
+        review.append(f"{phase.role}: {result.note}")
+    return {
+        "last_result": result.model_dump(mode="json"),
+        "artifacts": artifacts,
+        "budgets": {**budgets, "spent": {**budgets["spent"], phase.role: spent.model_dump()}},
+        "review": review,
+        "failure": None,
+        "history": await _log(
+            state, config, phase.id, f"{phase.role}.{phase.task}", result.status, note=result.note
+        ),
+        "routing_trace": _trace(
+            state, node, f"phase {phase.id}", role=phase.role, task=phase.task, status=result.status
+        ),
+    }
+
+
+async def run_phase(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
+    return await _dispatch(state, config, "run_phase")
+
+
+async def compile_system(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
+    return await _dispatch(state, config, "compile_system")
+
+
+def after_phase(state: MetaState) -> str:
+    result = RoleResult.model_validate(state["last_result"])
+    phase = Phase.model_validate(state["phases"][state["phase_index"]])
+    if result.status == "failed":
+        return "classify_failure"
+    if result.status == "budget_exhausted":
+        return "decide_next_phase"
+    if phase.gate == "quality":
+        return "gate_quality"
+    if phase.gate == "production":
+        return "gate_production"
+    return "decide_next_phase"
+
+
+async def gate_quality(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
+    result = RoleResult.model_validate(state["last_result"])
+    rate, threshold = result.metrics.get("pass_rate", 0.0), result.metrics.get("threshold", 0.8)
+    passed = rate >= threshold
+    review = list(state.get("review") or [])
+    if AMBIGUOUS_BAND[0] <= rate <= AMBIGUOUS_BAND[1]:
+        review.append(f"quality gate: pass rate {rate:.2f} is in the ambiguous band")
+    gates = {
+        **(state.get("gates") or {}),
+        "quality": {"passed": passed, "pass_rate": rate, "threshold": threshold},
+    }
+    return {
+        "gates": gates,
+        "review": review,
+        "failure": None
+        if passed
+        else {"signals": (result.signals or FailureSignals()).model_dump(mode="json")},
+        "history": await _log(
+            state, config, "gate_quality", "pass" if passed else "fail", f"{rate:.2f} vs {threshold:.2f}"
+        ),
+    }
+
+
+async def gate_production(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
+    result = RoleResult.model_validate(state["last_result"])
+    signals = result.signals or FailureSignals()
+    passed = not signals.metric_failures
+    gates = {**(state.get("gates") or {}), "production": {"passed": passed, **result.metrics}}
+    return {
+        "gates": gates,
+        "failure": None if passed else {"signals": signals.model_dump(mode="json")},
+        "history": await _log(state, config, "gate_production", "pass" if passed else "fail", result.note),
+    }
+
+
+def after_gate(state: MetaState) -> str:
+    return "classify_failure" if state.get("failure") else "decide_next_phase"
+
+
+async def classify_failure_node(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
+    failure = state.get("failure") or {}
+    result = RoleResult.model_validate(state["last_result"])
+    signals = FailureSignals.model_validate(
+        failure.get("signals") or (result.signals or FailureSignals()).model_dump()
+    )
+    classification = classify_failure(signals)
+    evidence = "; ".join(f"{m.rule}: {m.evidence}" for m in classification.matched if m.evidence)
+    return {
+        "failure": {
+            "route_to": classification.route_to,
+            "rule": classification.priority,
+            "feedback": evidence or result.note,
+            "compile_errors": [e.model_dump() for e in signals.compile_errors],
+            "signals": signals.model_dump(mode="json"),
+        },
+        "routing_trace": _trace(
+            state,
+            "classify_failure",
+            f"rule {classification.priority}: {classification.rule}",
+            route_to=classification.route_to,
+            matched=[m.model_dump() for m in classification.matched],
+        ),
+        "history": await _log(
+            state,
+            config,
+            "classify_failure",
+            classification.route_to,
+            f"rule {classification.priority}",
+            matched=[m.priority for m in classification.matched],
+        ),
+    }
+
+
+def _next_phase_node(phases: list[dict[str, Any]], index: int) -> str:
+    return "compile_system" if phases[index]["role"] == "compiler" else "run_phase"
+
+
+async def decide_next_phase(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
+    """Deterministic routing on the gates, the failure classification and the budgets."""
+    phases = list(state.get("phases") or [])
+    index = state.get("phase_index", 0)
+    request = MetaRequest.model_validate(state["request"])
+    if state.get("status") == "failed":
+        return {"routing_trace": _trace(state, "decide_next_phase", "cannot start", go="finalize")}
+    failure = state.get("failure")
+    if failure:
+        role: Role = failure["route_to"]
+        loops = dict(state.get("loops") or {})
+        loops[role] = loops.get(role, 0) + 1
+        task = REVISE_TASK[role]
+        if task is None or loops[role] > MAX_LOOPS:
+            why = f"{role} has no revision by rule" if task is None else f"{role} sent back {MAX_LOOPS} times"
+            return {
+                "loops": loops,
+                "status": "partial",
+                "left_undone": [*(state.get("left_undone") or []), f"{phases[index]['id']}: {why}"],
+                "routing_trace": _trace(state, "decide_next_phase", why, go="finalize"),
+            }
+        # Bounded retry: the owner revises, then everything from the first phase after its own
+        # up to the failing one runs again.
+        fix = Phase(id=f"{role}_fix_{loops[role]}", role=role, task=task).model_dump()
+        owned = next((i for i, p in enumerate(phases[: index + 1]) if p["role"] == role), index)
+        rerun = [
+            p
+            for p in phases[owned + 1 : index + 1]
+            if not p["id"].endswith(tuple(f"_fix_{n}" for n in range(1, 9)))
+        ]
+        phases = [*phases[: index + 1], fix, *rerun, *phases[index + 1 :]]
+        return {
+            "phases": phases,
+            "phase_index": index + 1,
+            "loops": loops,
+            "routing_trace": _trace(
+                state, "decide_next_phase", f"retry {loops[role]} via {role}", go=fix["id"]
+            ),
+        }
+    result = RoleResult.model_validate(state["last_result"]) if state.get("last_result") else None
+    if result is not None and result.status == "budget_exhausted":
+        return await _exhausted(state, config, result, request)
+    if index + 1 < len(phases):
+        return {
+            "phase_index": index + 1,
+            "routing_trace": _trace(state, "decide_next_phase", "next phase", go=phases[index + 1]["id"]),
+        }
+    return {
+        "routing_trace": _trace(state, "decide_next_phase", "playbook done", go="finalize"),
+        "phase_index": len(phases),
+    }
+
+
+async def _exhausted(
+    state: MetaState, config: RunnableConfig, result: RoleResult, request: MetaRequest
+) -> dict[str, Any]:
+    """Section 14.2: usable partial output goes on with a warning; otherwise up to 50 % of what the other
+    roles left unspent is reallocated (once per role); otherwise a human decides; autonomous: partial."""
+    phases, index = list(state.get("phases") or []), state.get("phase_index", 0)
+    budgets = dict(state["budgets"])
+    role = result.role
+    if result.wrote:
+        warning = f"{role} ran out of budget; its partial {', '.join(r.type for r in result.wrote)} is used"
+        nxt = index + 1
+        return {
+            "warnings": [*(state.get("warnings") or []), warning],
+            "left_undone": [*(state.get("left_undone") or []), *result.left_undone],
+            "phase_index": nxt if nxt < len(phases) else len(phases),
+            "routing_trace": _trace(
+                state, "decide_next_phase", warning, go=phases[nxt]["id"] if nxt < len(phases) else "finalize"
+            ),
+        }
+    if role not in budgets["reallocated"]:
+        caps = dict(budgets["per_role"][role])
+        gained: dict[str, int] = {}
+        for dim, field_name in zip(DIMENSIONS, ("steps", "tokens", "tool_calls", "spawns"), strict=True):
+            unused = sum(
+                max(budgets["per_role"][other][dim] - budgets["spent"][other][field_name], 0)
+                for other in budgets["per_role"]
+                if other not in (role, "orchestrator")
+            )
+            gained[dim] = unused // 2
+            caps[dim] += gained[dim]
+        budgets = {
+            **budgets,
+            "per_role": {**budgets["per_role"], role: caps},
+            "reallocated": [*budgets["reallocated"], role],
+        }
+        return {
+            "budgets": budgets,
+            "last_result": None,
+            "routing_trace": _trace(
+                state, "decide_next_phase", f"reallocated to {role}", gained=gained, go=phases[index]["id"]
+            ),
+            "history": await _log(state, config, "budgets", f"reallocate to {role}", str(gained)),
+        }
+    return {
+        "review": [*(state.get("review") or []), f"budget exhausted: {role} in {phases[index]['id']}"],
+        "status": "awaiting_human" if not request.autonomous else "partial",
+        "left_undone": [*(state.get("left_undone") or []), *result.left_undone, phases[index]["id"]],
+        "routing_trace": _trace(
+            state, "decide_next_phase", f"{role} exhausted after reallocation", go="gate_human"
+        ),
+    }
+
+
+def after_decision(state: MetaState) -> str:
+    phases, index = list(state.get("phases") or []), state.get("phase_index", 0)
+    if state.get("status") == "failed":
+        return "finalize"
+    if state.get("status") in ("partial", "awaiting_human"):
+        return "gate_human" if state.get("status") == "awaiting_human" else "finalize"
+    if index < len(phases):
+        return _next_phase_node(phases, index)
+    request = MetaRequest.model_validate(state["request"])
+    placement = request.human_gate or PLAYBOOKS[state["intent"]].human_gate  # type: ignore[index]
+    if placement == "required" or (placement == "optional" and state.get("review")):
+        return "gate_human"
+    return "finalize"
+
+
+class HumanAnswer(BaseModel):
+    """One of the human gate's five answers (section 10.2)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["approve", "reject", "budget_override", "terminate", "inject_constraints"]
+    role: Role | None = None
+    """reject: the role the feedback goes to (default architect); budget_override: whose caps."""
+    feedback: str | None = None
+    caps: dict[str, int] = Field(default_factory=dict)
+    constraints: dict[str, str | float | int | bool | list[str]] = Field(default_factory=dict)
+
+
+async def gate_human(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
+    request = MetaRequest.model_validate(state["request"])
+    broker = await _broker(state, config)
+    summaries = {name: await broker.read_summary(name) for name in (state.get("artifacts") or {})}  # type: ignore[arg-type]
+    asked = {
+        "kind": "meta_review",
+        "request_id": state["request_id"],
+        "questions": list(state.get("review") or []) or ["approve the result before it is finalized?"],
+        "artifacts": summaries,
+        "gates": state.get("gates") or {},
+        "routing_trace": (state.get("routing_trace") or [])[-10:],
+        "answers": ["approve", "reject", "budget_override", "terminate", "inject_constraints"],
+    }
+    if request.autonomous:
+        return {
+            "status": "running" if state.get("status") != "partial" else "partial",
+            "history": await _log(
+                state,
+                config,
+                "gate_human",
+                "auto-approved",
+                "autonomous mode: no human waits",
+                asked=asked["questions"],
+            ),
+            "routing_trace": _trace(state, "gate_human", "auto-approved (autonomous)", go="finalize"),
+            "review": [],
+        }
+    try:
+        answer = HumanAnswer.model_validate(interrupt(asked))
+    except ValidationError as error:
+        raise InputError.from_validation(error, "resume") from None
+    history = await _log(
+        state, config, "gate_human", answer.action, answer.feedback or "", answer=answer.model_dump()
+    )
+    phases, index = list(state.get("phases") or []), state.get("phase_index", 0)
+    update: dict[str, Any] = {"history": history, "review": [], "status": "running"}
+    if answer.action == "approve":
+        last = state.get("last_result") or {}
+        if last.get("status") == "budget_exhausted":
+            # Approved to go on without the exhausted phase's work.
+            update["left_undone"] = [*(state.get("left_undone") or []), phases[index]["id"]]
+            update["phase_index"] = index + 1
+            update["last_result"] = None
+        update["routing_trace"] = _trace(state, "gate_human", "approved", go="continue")
+    elif answer.action == "terminate":
+        update["status"] = "partial"
+        update["left_undone"] = [*(state.get("left_undone") or []), *(p["id"] for p in phases[index:])]
+        update["routing_trace"] = _trace(state, "gate_human", "terminated by a human", go="finalize")
+    elif answer.action == "reject":
+        role = answer.role or "architect"
+        update["failure"] = {
+            "route_to": role,
+            "rule": 0,
+            "feedback": answer.feedback or "rejected by a human",
+            "compile_errors": [],
+        }
+        update["phase_index"] = min(index, len(phases) - 1)
+        update["routing_trace"] = _trace(state, "gate_human", f"rejected: back to {role}", go=role)
+    elif answer.action == "budget_override":
+        role = (
+            answer.role or RoleResult.model_validate(state["last_result"]).role
+            if state.get("last_result")
+            else "eval"
+        )
+        budgets = dict(state["budgets"])
+        caps = {**budgets["per_role"][role], **{k: v for k, v in answer.caps.items() if k in DIMENSIONS}}
+        update["budgets"] = {**budgets, "per_role": {**budgets["per_role"], role: caps}}
+        update["last_result"] = None
+        update["phase_index"] = min(index, len(phases) - 1)
+        update["routing_trace"] = _trace(
+            state, "gate_human", f"budget of {role} raised", caps=caps, go=phases[update["phase_index"]]["id"]
+        )
+    else:
+        pack = ConstraintPack.model_validate(state["constraint_pack"])
+        pack.user_constraints.update(answer.constraints)
+        update["constraint_pack"] = pack.model_dump(mode="json")
+        update["routing_trace"] = _trace(
+            state, "gate_human", "constraints injected", added=list(answer.constraints)
+        )
+    return update
+
+
+def after_human(state: MetaState) -> str:
+    if state.get("status") == "partial":
+        return "finalize"
+    if state.get("failure"):
+        return "decide_next_phase"
+    phases, index = list(state.get("phases") or []), state.get("phase_index", 0)
+    if state.get("last_result") is None and index < len(phases):
+        return _next_phase_node(phases, index)
+    return "finalize"
+
+
+async def finalize(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
+    resources = await _resources()
+    broker = await _broker(state, config)
+    artifacts = state.get("artifacts") or {}
+    status = state.get("status") or "running"
+    if status == "running":
+        status = "done"
+    registered = None
+    if "CompiledSpec" in artifacts:
+        summary = await broker.read_summary("CompiledSpec")
+        match = re.search(r"; agent (\S+);", summary)
+        registered = match.group(1) if match and match.group(1) != "-" else None
+    result = {
+        "status": status,
+        "request_id": state.get("request_id"),
+        "intent": state.get("intent"),
+        "runtime_target": state.get("runtime_target"),
+        "playbook": state.get("playbook"),
+        "registered_agent": registered,
+        "artifacts": artifacts,
+        "summaries": {name: await broker.read_summary(name) for name in artifacts},  # type: ignore[arg-type]
+        "gates": state.get("gates") or {},
+        "warnings": state.get("warnings") or [],
+        "left_undone": state.get("left_undone") or [],
+        "loops": state.get("loops") or {},
+    }
+    await record_request_metrics(resources.database.pool, broker, state, result)
+    return {
+        "status": status,
+        "result": result,
+        "history": await _log(state, config, "finalize", status, f"agent {registered or '-'}"),
+    }
+
+
+def build_meta_graph() -> StateGraph[MetaState, Any, Any, Any]:
+    graph: StateGraph[MetaState, Any, Any, Any] = StateGraph(MetaState)
+    for name, node in [
+        ("intake", intake),
+        ("classify_intent", classify_intent),
+        ("determine_runtime_target", determine_runtime_target),
+        ("gather_constraints", gather_constraints),
+        ("select_playbook", select_playbook),
+        ("allocate_budgets", allocate_budgets),
+        ("run_phase", run_phase),
+        ("compile_system", compile_system),
+        ("classify_failure", classify_failure_node),
+        ("gate_quality", gate_quality),
+        ("gate_production", gate_production),
+        ("gate_human", gate_human),
+        ("decide_next_phase", decide_next_phase),
+        ("finalize", finalize),
+    ]:
+        graph.add_node(name, node)
+    graph.add_edge(START, "intake")
+    graph.add_edge("intake", "classify_intent")
+    graph.add_edge("classify_intent", "determine_runtime_target")
+    graph.add_edge("determine_runtime_target", "gather_constraints")
+    graph.add_edge("gather_constraints", "select_playbook")
+    graph.add_edge("select_playbook", "allocate_budgets")
+    graph.add_conditional_edges(
+        "allocate_budgets",
+        lambda s: "finalize" if s.get("status") == "failed" else _next_phase_node(list(s["phases"]), 0),
+        ["run_phase", "compile_system", "finalize"],
+    )
+    for dispatcher in ("run_phase", "compile_system"):
+        graph.add_conditional_edges(
+            dispatcher,
+            after_phase,
+            ["classify_failure", "gate_quality", "gate_production", "decide_next_phase"],
+        )
+    graph.add_conditional_edges("gate_quality", after_gate, ["classify_failure", "decide_next_phase"])
+    graph.add_conditional_edges("gate_production", after_gate, ["classify_failure", "decide_next_phase"])
+    graph.add_edge("classify_failure", "decide_next_phase")
+    graph.add_conditional_edges(
+        "decide_next_phase", after_decision, ["run_phase", "compile_system", "gate_human", "finalize"]
+    )
+    graph.add_conditional_edges(
+        "gate_human", after_human, ["run_phase", "compile_system", "decide_next_phase", "finalize"]
+    )
+    graph.add_edge("finalize", END)
+    return graph
+
+
+def make_meta_graph(config: RunnableConfig) -> StateGraph[MetaState, Any, Any, Any]:
+    """Graph factory of the ``meta`` graph (the service and ``langgraph dev`` add the checkpointer)."""
+    return build_meta_graph()

@@ -1,0 +1,533 @@
+"""The role leads (seed 004 section 4), each a subgraph of its own that writes only the artifacts it owns
+(the broker refuses anything else) and reads the others through the broker under its own role.
+
+A lead takes one task of a phase (``design``, ``adopt``, ``revise``, ``run``, ``check``, ``compile``...)
+and returns a ``RoleResult``: what it wrote, what it spent (steps, tokens, tool calls, spawns), the
+failure signals of a failing task, and whether it wants a human to look.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
+
+from master_agent.capabilities import load_tenant
+from master_agent.capabilities.agents import live_agents
+from master_agent.errors import MasterAgentError
+from master_agent.meta.artifacts import (
+    ARTIFACT_MODELS,
+    Artifact,
+    ArtifactType,
+    BugReport,
+    CaseResult,
+    CompiledSpec,
+    EvalSpec,
+    ExperimentReport,
+    PromptPack,
+    Role,
+    SLOReport,
+    SystemSpec,
+    TelemetrySpec,
+    ToolContract,
+)
+from master_agent.meta.broker import ArtifactRef, StateBroker
+from master_agent.meta.compiler import CompileFailed, compile_system, validate_system
+from master_agent.meta.design import design_eval, design_prompts, design_system, design_tools, repair_system
+from master_agent.meta.failures import CompileError, FailureSignals, MetricFailure, ToolError
+from master_agent.meta.playbooks import ConstraintPack, RoleBudget
+from master_agent.meta.systems import register_system
+from master_agent.runtime.factory import master_graph
+from master_agent.runtime.resources import RuntimeResources
+
+RoleStatus = Literal["done", "failed", "budget_exhausted"]
+
+
+class Spent(BaseModel):
+    steps: int = 0
+    tokens: int = 0
+    tool_calls: int = 0
+    spawns: int = 0
+
+    def add(self, other: Spent) -> Spent:
+        return Spent(
+            steps=self.steps + other.steps,
+            tokens=self.tokens + other.tokens,
+            tool_calls=self.tool_calls + other.tool_calls,
+            spawns=self.spawns + other.spawns,
+        )
+
+    def over(self, budget: RoleBudget) -> list[str]:
+        """The budget dimensions this spend exceeds."""
+        pairs = {
+            "max_steps": (self.steps, budget.max_steps),
+            "max_tokens": (self.tokens, budget.max_tokens),
+            "max_tool_calls": (self.tool_calls, budget.max_tool_calls),
+            "max_spawns": (self.spawns, budget.max_spawns),
+        }
+        return [name for name, (used, cap) in pairs.items() if used > cap]
+
+
+class RoleResult(BaseModel):
+    role: Role
+    task: str
+    status: RoleStatus
+    wrote: list[ArtifactRef] = Field(default_factory=list)
+    spent: Spent = Field(default_factory=Spent)
+    signals: FailureSignals | None = None
+    metrics: dict[str, float] = Field(default_factory=dict)
+    needs_human_review: bool = False
+    note: str = ""
+    left_undone: list[str] = Field(default_factory=list)
+
+
+@dataclass
+class RoleContext:
+    """What a lead works with; ``broker`` is scoped to the request and the tenant."""
+
+    resources: RuntimeResources
+    broker: StateBroker
+    tenant_id: str
+    request: str
+    runtime_target: Literal["langgraph", "deepagent", "hybrid"]
+    constraints: ConstraintPack
+    budget: RoleBudget
+    """What this role may still spend."""
+    given: dict[str, Any] = field(default_factory=dict)
+    """Artifacts supplied with the request (type -> payload), adopted by their owners."""
+    feedback: str | None = None
+    failure_errors: list[dict[str, Any]] = field(default_factory=list)
+    """The compile errors of the failure routed to this role, if any."""
+    system_name: str | None = None
+    spent: Spent = field(default_factory=Spent)
+
+    def step(self, tokens: int = 0, tool_calls: int = 0, spawns: int = 0) -> None:
+        self.spent = self.spent.add(Spent(steps=1, tokens=tokens, tool_calls=tool_calls, spawns=spawns))
+
+
+Task = Callable[[RoleContext], Awaitable[RoleResult]]
+
+
+async def _adopt_or(
+    ctx: RoleContext, role: Role, artifact_type: ArtifactType, make: Callable[[], Awaitable[Artifact]]
+) -> RoleResult:
+    """Store the artifact given with the request (validated) or, without one, the role's own draft."""
+    ctx.step()
+    if artifact_type in ctx.given:
+        artifact = ARTIFACT_MODELS[artifact_type].model_validate(ctx.given[artifact_type])
+        note = f"adopted the given {artifact_type}"
+    else:
+        artifact = await make()
+        note = f"drafted {artifact_type}"
+    ref = await ctx.broker.write(role, artifact)
+    return RoleResult(role=role, task="adopt", status="done", wrote=[ref], note=note)
+
+
+# --- Architect -------------------------------------------------------------------------------------
+
+
+async def architect_design(ctx: RoleContext) -> RoleResult:
+    async def draft() -> Artifact:
+        return design_system(ctx.request, ctx.system_name, ctx.runtime_target)
+
+    result = await _adopt_or(ctx, "architect", "SystemSpec", draft)
+    return result.model_copy(update={"task": "design"})
+
+
+async def architect_revise(ctx: RoleContext) -> RoleResult:
+    """Repair the SystemSpec for the compile errors routed back to the Architect."""
+    ctx.step()
+    system = await _system(ctx, "architect")
+    errors = [CompileError.model_validate(e) for e in ctx.failure_errors]
+    repaired = repair_system(system, errors)
+    if repaired == system:
+        return RoleResult(
+            role="architect",
+            task="revise",
+            status="done",
+            needs_human_review=True,
+            note="nothing to repair by rule",
+        )
+    ref = await ctx.broker.write("architect", repaired)
+    return RoleResult(
+        role="architect",
+        task="revise",
+        status="done",
+        wrote=[ref],
+        note=f"repaired {len(errors)} compile errors",
+    )
+
+
+# --- Prompt/Policy, Tooling -----------------------------------------------------------------------
+
+
+async def _system(ctx: RoleContext, role: Role) -> SystemSpec:
+    system = await ctx.broker.read_full(role, "SystemSpec")
+    assert isinstance(system, SystemSpec)
+    return system
+
+
+async def prompts_design(ctx: RoleContext) -> RoleResult:
+    async def draft() -> Artifact:
+        return design_prompts(await _system(ctx, "prompt_policy"))
+
+    return await _adopt_or(ctx, "prompt_policy", "PromptPack", draft)
+
+
+async def prompts_revise(ctx: RoleContext) -> RoleResult:
+    """Add the failure's evidence as a policy of every component's prompt."""
+    ctx.step()
+    pack = await ctx.broker.read_full("prompt_policy", "PromptPack")
+    assert isinstance(pack, PromptPack)
+    policy = f"Lesson from evaluation: {ctx.feedback or 'answer exactly in the output schema'}"
+    prompts = {
+        cid: prompt.model_copy(update={"policies": [*prompt.policies, policy]})
+        for cid, prompt in pack.prompts.items()
+    }
+    ref = await ctx.broker.write("prompt_policy", pack.model_copy(update={"prompts": prompts}))
+    return RoleResult(role="prompt_policy", task="revise", status="done", wrote=[ref], note=policy)
+
+
+async def tools_design(ctx: RoleContext) -> RoleResult:
+    async def draft() -> Artifact:
+        return design_tools(await _system(ctx, "tooling"))
+
+    return await _adopt_or(ctx, "tooling", "ToolContract", draft)
+
+
+async def tools_revise(ctx: RoleContext) -> RoleResult:
+    """Cover every tool the SystemSpec uses that has no contract (with the drafted implementation)."""
+    ctx.step()
+    contract = await ctx.broker.read_full("tooling", "ToolContract")
+    assert isinstance(contract, ToolContract)
+    drafted = design_tools(await _system(ctx, "tooling"))
+    missing = [entry for entry in drafted.tools if contract.entry(entry.name) is None]
+    ref = await ctx.broker.write(
+        "tooling", contract.model_copy(update={"tools": [*contract.tools, *missing]})
+    )
+    note = (
+        f"added contracts for {', '.join(e.name for e in missing)}" if missing else "no contract was missing"
+    )
+    return RoleResult(role="tooling", task="revise", status="done", wrote=[ref], note=note)
+
+
+# --- Eval ------------------------------------------------------------------------------------------
+
+
+async def eval_design(ctx: RoleContext) -> RoleResult:
+    async def draft() -> Artifact:
+        threshold = float(ctx.constraints.eval_constraints.get("pass_threshold", 0.8))
+        return design_eval(await _system(ctx, "eval"), threshold)
+
+    return await _adopt_or(ctx, "eval", "EvalSpec", draft)
+
+
+def _tokens(resources: RuntimeResources, messages: list[BaseMessage]) -> int:
+    return sum(resources.count_tokens(str(message.content)) for message in messages)
+
+
+def _matches(expected: Any, actual: Any) -> bool:
+    if isinstance(expected, str) and isinstance(actual, str):
+        return expected.lower() in actual.lower()
+    return bool(expected == actual)
+
+
+async def _run_case(
+    ctx: RoleContext, agent_id: str, inputs: dict[str, Any], expect: dict[str, Any]
+) -> tuple[dict[str, Any], list[str], float, int, int, str | None]:
+    """One case through the registered system: outputs, mismatches, ms, tokens, tool calls, error."""
+    config: Any = {"configurable": {"tenant_id": ctx.tenant_id, "agent_id": agent_id}}
+    goal = " ".join(str(value) for value in inputs.values())
+    started = time.perf_counter()
+    try:
+        graph = await master_graph(ctx.resources, config)
+        state = await graph.ainvoke({"goal": goal, "context": inputs}, config)
+    except MasterAgentError as error:
+        return {}, [f"the run failed: {error}"], 0.0, 0, 0, str(error)
+    elapsed = (time.perf_counter() - started) * 1000
+    outputs = dict(state.get("solution") or {})
+    mismatches = [
+        f"{key}: expected {expected!r}, got {outputs.get(key)!r}"
+        for key, expected in expect.items()
+        if not _matches(expected, outputs.get(key))
+    ]
+    tokens = _tokens(ctx.resources, list(state.get("messages") or []))
+    return outputs, mismatches, elapsed, tokens, int(state.get("tool_calls") or 0), None
+
+
+async def _compiled_agent(ctx: RoleContext) -> tuple[CompiledSpec, str]:
+    compiled = await ctx.broker.read_full("eval", "CompiledSpec")
+    assert isinstance(compiled, CompiledSpec)
+    if compiled.registered_agent is None:
+        raise CompileFailed([])
+    tenant = await load_tenant(ctx.resources.database.pool, ctx.tenant_id)
+    agents = await live_agents(ctx.resources.database.pool, ctx.tenant_id, tenant.capability_version)
+    return compiled, agents[compiled.registered_agent].assistant_id
+
+
+async def eval_run(ctx: RoleContext) -> RoleResult:
+    """Run the EvalSpec's cases against the compiled system, as a bounded swarm of workers (one per
+    case, at most the role's spawn budget at a time and in all), into an ExperimentReport."""
+    ctx.step()
+    spec = await ctx.broker.read_full("eval", "EvalSpec")
+    system = await _system(ctx, "eval")
+    assert isinstance(spec, EvalSpec)
+    compiled, agent_id = await _compiled_agent(ctx)
+    runnable = spec.cases[: max(ctx.budget.max_spawns - ctx.spent.spawns, 0)]
+    left = [case.id for case in spec.cases[len(runnable) :]]
+    gate = asyncio.Semaphore(max(ctx.budget.max_spawns, 1))
+
+    async def worker(case_index: int) -> CaseResult:
+        case = runnable[case_index]
+        async with gate:
+            outputs, mismatches, ms, tokens, calls, error = await _run_case(
+                ctx, agent_id, case.inputs, case.expect
+            )
+        return CaseResult(
+            case_id=case.id,
+            passed=not mismatches,
+            metric=case.metric,
+            outputs=outputs,
+            mismatches=mismatches,
+            latency_ms=round(ms, 1),
+            tokens=tokens,
+            tool_calls=calls,
+            status="error" if error else "success",
+            error=error,
+        )
+
+    results = list(await asyncio.gather(*(worker(i) for i in range(len(runnable)))))
+    for result in results:
+        ctx.spent = ctx.spent.add(Spent(tokens=result.tokens, tool_calls=result.tool_calls, spawns=1))
+    pass_rate = sum(r.passed for r in results) / len(spec.cases)
+    latencies = sorted(r.latency_ms for r in results) or [0.0]
+    p95 = latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))]
+    signals = FailureSignals(
+        metric_failures=[
+            MetricFailure(
+                metric=f"pass_rate:{metric}", kind=metric, expected=spec.pass_threshold, actual=pass_rate
+            )
+            for metric in sorted({r.metric for r in results if not r.passed})
+        ]
+        if pass_rate < spec.pass_threshold
+        else [],
+        tool_errors=[ToolError(tool=compiled.system_name, error_type="other") for r in results if r.error],
+    )
+    report = ExperimentReport(
+        system_version=system.version,
+        runtime=compiled.runtime_target,
+        results=results,
+        pass_rate=round(pass_rate, 4),
+        latency_p95_ms=p95,
+        tokens=sum(r.tokens for r in results),
+        failure_signals=signals.model_dump(mode="json"),
+    )
+    ref = await ctx.broker.write("eval", report)
+    status: RoleStatus = "budget_exhausted" if left else "done"
+    return RoleResult(
+        role="eval",
+        task="run",
+        status=status,
+        wrote=[ref],
+        signals=signals,
+        metrics={
+            "pass_rate": report.pass_rate,
+            "threshold": spec.pass_threshold,
+            "latency_p95_ms": p95,
+            "tokens_per_case": report.tokens / max(len(results), 1),
+        },
+        note=report.summary(),
+        left_undone=[f"eval case {case}" for case in left],
+    )
+
+
+async def eval_reproduce(ctx: RoleContext) -> RoleResult:
+    """Reproduce the reported failure: check the SystemSpec the way the compiler will, into a
+    BugReport; a reproduced failure fails the phase with its signals (for ``classify_failure``)."""
+    ctx.step()
+    system = await _system(ctx, "eval")
+    tools = (
+        await ctx.broker.read_full("eval", "ToolContract")
+        if await ctx.broker.exists("ToolContract")
+        else None
+    )
+    assert tools is None or isinstance(tools, ToolContract)
+    errors = validate_system(system, tools)
+    signals = FailureSignals(compile_errors=errors)
+    report = BugReport(
+        symptom=ctx.request[:500], reproduced=bool(errors), failure_signals=signals.model_dump(mode="json")
+    )
+    ref = await ctx.broker.write("eval", report)
+    note = "; ".join(f"{e.kind} at {e.where}" for e in errors) or "not reproduced: the spec compiles"
+    return RoleResult(
+        role="eval",
+        task="reproduce",
+        status="failed" if errors else "done",
+        wrote=[ref],
+        signals=signals,
+        note=note,
+    )
+
+
+# --- Ops -------------------------------------------------------------------------------------------
+
+
+async def ops_instrument(ctx: RoleContext) -> RoleResult:
+    ctx.step()
+    system = await _system(ctx, "ops")
+    telemetry = TelemetrySpec(
+        spans=[f"{system.name}.{c.id}" for c in system.components],
+        metrics=["latency_ms", "tokens", "tool_calls", "pass_rate"],
+    )
+    ceilings = ctx.constraints.ops_constraints
+    slo = SLOReport(
+        latency_p95_ms_ceiling=float(ceilings["latency_p95_ms_ceiling"]),
+        tokens_per_case_ceiling=int(ceilings["tokens_per_case_ceiling"]),
+    )
+    refs = [await ctx.broker.write("ops", telemetry), await ctx.broker.write("ops", slo)]
+    return RoleResult(
+        role="ops", task="instrument", status="done", wrote=refs, note="telemetry and SLO ceilings set"
+    )
+
+
+async def ops_check(ctx: RoleContext) -> RoleResult:
+    """Measure the latest ExperimentReport against the SLO ceilings (the production gate's input)."""
+    ctx.step()
+    slo = await ctx.broker.read_full("ops", "SLOReport")
+    assert isinstance(slo, SLOReport)
+    report = await ctx.broker.read_full("ops", "ExperimentReport")
+    assert isinstance(report, ExperimentReport)
+    per_case = report.tokens / max(len(report.results), 1)
+    met = report.latency_p95_ms <= slo.latency_p95_ms_ceiling and per_case <= slo.tokens_per_case_ceiling
+    measured = slo.model_copy(
+        update={
+            "measured_latency_p95_ms": report.latency_p95_ms,
+            "measured_tokens_per_case": per_case,
+            "met": met,
+        }
+    )
+    ref = await ctx.broker.write("ops", measured)
+    failures = []
+    if report.latency_p95_ms > slo.latency_p95_ms_ceiling:
+        failures.append(
+            MetricFailure(
+                metric="latency_p95_ms",
+                kind="latency",
+                expected=slo.latency_p95_ms_ceiling,
+                actual=report.latency_p95_ms,
+            )
+        )
+    if per_case > slo.tokens_per_case_ceiling:
+        failures.append(
+            MetricFailure(
+                metric="tokens_per_case", kind="cost", expected=slo.tokens_per_case_ceiling, actual=per_case
+            )
+        )
+    return RoleResult(
+        role="ops",
+        task="check",
+        status="done",
+        wrote=[ref],
+        signals=FailureSignals(metric_failures=failures),
+        metrics={"latency_p95_ms": report.latency_p95_ms, "tokens_per_case": per_case},
+        note=f"p95 {report.latency_p95_ms:.0f} ms, {per_case:.0f} tokens per case: SLO {'met' if met else 'missed'}",
+    )
+
+
+# --- Compiler --------------------------------------------------------------------------------------
+
+
+async def compiler_compile(ctx: RoleContext) -> RoleResult:
+    """Compile the SystemSpec; a LangGraph or hybrid system is registered as the tenant's agents."""
+    ctx.step()
+    system = await _system(ctx, "compiler")
+    prompts = (
+        await ctx.broker.read_full("compiler", "PromptPack")
+        if await ctx.broker.exists("PromptPack")
+        else None
+    )
+    tools = (
+        await ctx.broker.read_full("compiler", "ToolContract")
+        if await ctx.broker.exists("ToolContract")
+        else None
+    )
+    assert prompts is None or isinstance(prompts, PromptPack)
+    assert tools is None or isinstance(tools, ToolContract)
+    try:
+        compiled = compile_system(system, prompts, tools)
+    except CompileFailed as failed:
+        return RoleResult(
+            role="compiler",
+            task="compile",
+            status="failed",
+            signals=FailureSignals(compile_errors=failed.errors),
+            note=str(failed),
+        )
+    if "agents" in compiled.config:
+        names = await register_system(ctx.resources, ctx.tenant_id, compiled, ctx.broker.request_id)
+        compiled = compiled.model_copy(update={"registered_agent": names[-1]})
+    ref = await ctx.broker.write("compiler", compiled)
+    return RoleResult(role="compiler", task="compile", status="done", wrote=[ref], note=compiled.summary())
+
+
+TASKS: dict[tuple[Role, str], Task] = {
+    ("architect", "design"): architect_design,
+    ("architect", "adopt"): architect_design,
+    ("architect", "revise"): architect_revise,
+    ("prompt_policy", "design"): prompts_design,
+    ("prompt_policy", "adopt"): prompts_design,
+    ("prompt_policy", "revise"): prompts_revise,
+    ("tooling", "design"): tools_design,
+    ("tooling", "adopt"): tools_design,
+    ("tooling", "revise"): tools_revise,
+    ("eval", "design"): eval_design,
+    ("eval", "adopt"): eval_design,
+    ("eval", "run"): eval_run,
+    ("eval", "reproduce"): eval_reproduce,
+    ("ops", "instrument"): ops_instrument,
+    ("ops", "check"): ops_check,
+    ("compiler", "compile"): compiler_compile,
+}
+
+
+class RoleState(TypedDict):
+    task: str
+    result: dict[str, Any] | None
+
+
+#: Where the meta graph hands a lead its ``RoleContext`` in the subgraph call's config.
+CONTEXT_KEY = "__meta_role_context"
+
+
+def role_subgraph(role: Role) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The lead of ``role`` as a subgraph: one node doing the task the phase gives it, with the
+    context the meta graph hands it for this call."""
+
+    async def lead(state: RoleState, config: RunnableConfig) -> dict[str, Any]:
+        ctx: RoleContext = (config.get("configurable") or {})[CONTEXT_KEY]
+        task = TASKS.get((role, state["task"]))
+        if task is None:
+            raise MasterAgentError(f"{role} has no task {state['task']!r}")
+        result = await task(ctx)
+        return {"result": result.model_copy(update={"spent": ctx.spent}).model_dump(mode="json")}
+
+    graph = StateGraph(RoleState)
+    graph.add_node("lead", lead)
+    graph.add_edge(START, "lead")
+    graph.add_edge("lead", END)
+    return graph.compile(name=f"{role}_lead")
+
+
+ROLE_GRAPHS: dict[Role, CompiledStateGraph[Any, Any, Any, Any]] = {
+    role: role_subgraph(role)
+    for role in ("architect", "prompt_policy", "tooling", "eval", "optimizer", "ops", "compiler")
+}
