@@ -18,6 +18,7 @@ from rich.console import Console
 
 from master_agent.cli_evolution import COMMANDS as EVOLUTION_COMMANDS
 from master_agent.cli_evolution import add_evolution_commands, run_evolution_command
+from master_agent.cli_meta import add_meta_commands, run_meta_command
 from master_agent.errors import InputError, MasterAgentError
 from master_agent.settings import Settings
 
@@ -123,6 +124,7 @@ def _parser() -> argparse.ArgumentParser:
         if action in ("show", "promote", "rollback"):
             parser_.add_argument("--version", type=int, required=action == "promote")
     add_evolution_commands(commands)
+    add_meta_commands(commands)
     return parser
 
 
@@ -215,6 +217,8 @@ async def _run(args: argparse.Namespace, settings: Settings, console: Console) -
         async with open_resources(settings) as resources:
             console.print(f"database ready at {resources.database.uri.split('@')[-1]}")
         return 0
+    if args.command == "meta":
+        return await run_meta_command(args, settings, console)
     if args.command in EVOLUTION_COMMANDS:
         return await run_evolution_command(args, settings, console)
     if args.command == "tenants":

@@ -139,6 +139,14 @@ def _key(words: tuple[str, ...], fallback: str) -> str:
     return "_".join(singular(w) for w in words[-1:]) or fallback
 
 
+def _purpose(request: str) -> str:
+    """What the system does, from the request ("Triages incoming support tickets by urgency and drafts
+    replies.")."""
+    match = _BUILD.match(request)
+    text = (match.group(1) if match else request).strip().rstrip(".")[:498]
+    return text[:1].upper() + text[1:] + "."
+
+
 def design_system(request: str, name_hint: str | None, runtime: RuntimeTarget) -> SystemSpec:
     """The Architect's draft SystemSpec for a build request."""
     steps = parse_steps(request) or [Step("handle", ("request",), None)]
@@ -215,8 +223,21 @@ def design_system(request: str, name_hint: str | None, runtime: RuntimeTarget) -
         )
     return SystemSpec(
         name=name,
-        description=request.strip()[:500],
-        skills=[request.strip()[:200]],
+        description=_purpose(request),
+        skills=[
+            *(
+                " ".join(
+                    [
+                        step.verb,
+                        *step.subject_words,
+                        *(["by", step.criterion.replace("_", " ")] if step.criterion else []),
+                    ]
+                )
+                for step in steps
+            ),
+            f"{steps[0].verb} this {subject}",
+            f"{steps[0].verb} a {' '.join(steps[0].subject_words[-2:]) or subject}",
+        ],
         runtime_target=runtime,
         topology_type="DAG"
         if runtime == "langgraph"

@@ -336,6 +336,9 @@ async def _dispatch(state: MetaState, config: RunnableConfig, node: str) -> dict
     artifacts = dict(state.get("artifacts") or {})
     for ref in result.wrote:
         artifacts[ref.type] = ref.model_dump()
+    left = list(state.get("left_undone") or [])
+    if result.status == "done":
+        left.extend(result.left_undone)
     review = list(state.get("review") or [])
     if result.needs_human_review:
         review.append(f"{phase.role}: {result.note}")
@@ -368,6 +371,8 @@ def after_phase(state: MetaState) -> str:
     if result.status == "failed":
         return "classify_failure"
     if result.status == "budget_exhausted":
+        return "decide_next_phase"
+    if not result.metrics:  # nothing measured (e.g. a runtime not runnable yet): no gate to pass
         return "decide_next_phase"
     if phase.gate == "quality":
         return "gate_quality"
@@ -686,7 +691,7 @@ async def finalize(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
     artifacts = state.get("artifacts") or {}
     status = state.get("status") or "running"
     if status == "running":
-        status = "done"
+        status = "partial" if state.get("left_undone") else "done"
     registered = None
     if "CompiledSpec" in artifacts:
         summary = await broker.read_summary("CompiledSpec")

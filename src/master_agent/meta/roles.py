@@ -264,11 +264,11 @@ async def _run_case(
     return outputs, mismatches, elapsed, tokens, int(state.get("tool_calls") or 0), None
 
 
-async def _compiled_agent(ctx: RoleContext) -> tuple[CompiledSpec, str]:
+async def _compiled_agent(ctx: RoleContext) -> tuple[CompiledSpec, str | None]:
     compiled = await ctx.broker.read_full("eval", "CompiledSpec")
     assert isinstance(compiled, CompiledSpec)
     if compiled.registered_agent is None:
-        raise CompileFailed([])
+        return compiled, None
     tenant = await load_tenant(ctx.resources.database.pool, ctx.tenant_id)
     agents = await live_agents(ctx.resources.database.pool, ctx.tenant_id, tenant.capability_version)
     return compiled, agents[compiled.registered_agent].assistant_id
@@ -282,6 +282,9 @@ async def eval_run(ctx: RoleContext) -> RoleResult:
     system = await _system(ctx, "eval")
     assert isinstance(spec, EvalSpec)
     compiled, agent_id = await _compiled_agent(ctx)
+    if agent_id is None:
+        why = f"the {compiled.runtime_target} system is compiled to its config; running it is not built yet"
+        return RoleResult(role="eval", task="run", status="done", note=why, left_undone=[f"eval run: {why}"])
     runnable = spec.cases[: max(ctx.budget.max_spawns - ctx.spent.spawns, 0)]
     left = [case.id for case in spec.cases[len(runnable) :]]
     gate = asyncio.Semaphore(max(ctx.budget.max_spawns, 1))
@@ -404,6 +407,11 @@ async def ops_check(ctx: RoleContext) -> RoleResult:
     ctx.step()
     slo = await ctx.broker.read_full("ops", "SLOReport")
     assert isinstance(slo, SLOReport)
+    if not await ctx.broker.exists("ExperimentReport"):
+        why = "no evaluation run to measure"
+        return RoleResult(
+            role="ops", task="check", status="done", note=why, left_undone=[f"ops check: {why}"]
+        )
     report = await ctx.broker.read_full("ops", "ExperimentReport")
     assert isinstance(report, ExperimentReport)
     per_case = report.tokens / max(len(report.results), 1)
