@@ -69,6 +69,7 @@ def test_solve_shows_the_live_tree_then_the_solution(cli_database: str) -> None:
         (["solve", GOAL, "--tenant", "nobody"], "unknown tenant"),
         (["solve", GOAL, "--variant", "bogus"], "ab_test_variant"),
         (["resume", "--thread", "no-such-thread"], "unknown thread"),
+        (["meta", "run", "Build an agent system that drafts replies", "--spec", "/no/such.json"], "spec:"),
     ],
 )
 def test_bad_input_exits_non_zero_with_a_message(cli_database: str, args: list[str], message: str) -> None:

@@ -48,7 +48,11 @@ async def test_only_the_owner_writes_and_reads_are_checked_by_role(resources: Ru
     assert isinstance(await broker.read_full("compiler", "PromptPack"), PromptPack)
     assert "triage" in await broker.read_summary("PromptPack")
     whole = await broker.read_full("tooling", "SystemSpec", version=1)
-    assert isinstance(whole, SystemSpec) and whole.version == 1 and whole.description.startswith("Triages incoming")
+    assert (
+        isinstance(whole, SystemSpec)
+        and whole.version == 1
+        and whole.description.startswith("Triages incoming")
+    )
     assert await broker.read_section("eval", "SystemSpec", "components.draft.outputs") == ["reply"]
     with pytest.raises(NotFoundError):
         await broker.read_summary("CompiledSpec")

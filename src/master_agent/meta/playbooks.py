@@ -45,6 +45,14 @@ def _phase(phase_id: str, role: Role, task: str, gate: Gate | None = None) -> Ph
     return Phase(id=phase_id, role=role, task=task, gate=gate)
 
 
+#: A playbook that starts from a given system first has each owner adopt its artifact (or draft it).
+ADOPT: tuple[Phase, ...] = (
+    _phase("system", "architect", "adopt"),
+    _phase("tools", "tooling", "adopt"),
+    _phase("prompts", "prompt_policy", "adopt"),
+    _phase("eval_spec", "eval", "adopt"),
+)
+
 PLAYBOOKS: dict[Intent, Playbook] = {
     "build": Playbook(
         name="build",
@@ -62,10 +70,7 @@ PLAYBOOKS: dict[Intent, Playbook] = {
     "debug": Playbook(
         name="debug",
         phases=(
-            _phase("system", "architect", "adopt"),
-            _phase("tools", "tooling", "adopt"),
-            _phase("prompts", "prompt_policy", "adopt"),
-            _phase("eval_spec", "eval", "adopt"),
+            *ADOPT,
             _phase("repro", "eval", "reproduce"),
             _phase("compile", "compiler", "compile"),
             _phase("regression", "eval", "run", gate="quality"),
@@ -76,10 +81,7 @@ PLAYBOOKS: dict[Intent, Playbook] = {
     "optimize": Playbook(
         name="optimize",
         phases=(
-            _phase("system", "architect", "adopt"),
-            _phase("tools", "tooling", "adopt"),
-            _phase("prompts", "prompt_policy", "adopt"),
-            _phase("eval_spec", "eval", "adopt"),
+            *ADOPT,
             _phase("compile", "compiler", "compile"),
             _phase("baseline", "eval", "run"),
             _phase("experiment", "optimizer", "propose"),
@@ -91,10 +93,7 @@ PLAYBOOKS: dict[Intent, Playbook] = {
     "evaluate": Playbook(
         name="evaluate",
         phases=(
-            _phase("system", "architect", "adopt"),
-            _phase("tools", "tooling", "adopt"),
-            _phase("prompts", "prompt_policy", "adopt"),
-            _phase("eval_spec", "eval", "adopt"),
+            *ADOPT,
             _phase("compile", "compiler", "compile"),
             _phase("evaluation", "eval", "run", gate="quality"),
         ),
@@ -104,10 +103,7 @@ PLAYBOOKS: dict[Intent, Playbook] = {
     "harden": Playbook(
         name="harden",
         phases=(
-            _phase("system", "architect", "adopt"),
-            _phase("tools", "tooling", "adopt"),
-            _phase("prompts", "prompt_policy", "adopt"),
-            _phase("eval_spec", "eval", "adopt"),
+            *ADOPT,
             _phase("instrument", "ops", "instrument"),
             _phase("compile", "compiler", "compile"),
             _phase("evaluation", "eval", "run", gate="quality"),
@@ -118,10 +114,7 @@ PLAYBOOKS: dict[Intent, Playbook] = {
     "incident": Playbook(
         name="incident",
         phases=(
-            _phase("system", "architect", "adopt"),
-            _phase("tools", "tooling", "adopt"),
-            _phase("prompts", "prompt_policy", "adopt"),
-            _phase("eval_spec", "eval", "adopt"),
+            *ADOPT,
             _phase("repro", "eval", "reproduce"),
             _phase("compile", "compiler", "compile"),
             _phase("regression", "eval", "run", gate="quality"),
