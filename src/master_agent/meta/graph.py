@@ -651,11 +651,10 @@ async def gate_human(state: MetaState, config: RunnableConfig) -> dict[str, Any]
         update["phase_index"] = min(index, len(phases) - 1)
         update["routing_trace"] = _trace(state, "gate_human", f"rejected: back to {role}", go=role)
     elif answer.action == "budget_override":
-        role = (
-            answer.role or RoleResult.model_validate(state["last_result"]).role
-            if state.get("last_result")
-            else "eval"
+        last_role = (
+            RoleResult.model_validate(state["last_result"]).role if state.get("last_result") else "eval"
         )
+        role = answer.role or last_role
         budgets = dict(state["budgets"])
         caps = {**budgets["per_role"][role], **{k: v for k, v in answer.caps.items() if k in DIMENSIONS}}
         update["budgets"] = {**budgets, "per_role": {**budgets["per_role"], role: caps}}
