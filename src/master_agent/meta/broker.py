@@ -55,6 +55,11 @@ WHERE request_id = %(request)s AND tenant_id = %(tenant)s AND artifact_type = %(
   AND (%(version)s::int IS NULL OR version = %(version)s)
 ORDER BY version DESC LIMIT 1
 """
+SELECT_SUMMARIES = """
+SELECT DISTINCT ON (artifact_type) artifact_type, summary FROM meta_artifacts
+WHERE request_id = %s AND tenant_id = %s AND artifact_type = ANY(%s)
+ORDER BY artifact_type, version DESC
+"""
 SELECT_VERSIONS = """
 SELECT version FROM meta_artifacts
 WHERE request_id = %s AND tenant_id = %s AND artifact_type = %s ORDER BY version
@@ -208,6 +213,15 @@ class StateBroker:
     async def read_summary(self, artifact_type: ArtifactType, version: int | None = None) -> str:
         """The bounded summary any role (and the orchestrator) may read."""
         return str((await self._row(artifact_type, version))["summary"])
+
+    async def summaries(self, artifact_types: list[ArtifactType]) -> dict[str, str]:
+        """The newest summary of each of ``artifact_types`` that exists, in one query."""
+        async with self.pool.connection() as conn:
+            rows = await (
+                await conn.execute(SELECT_SUMMARIES, (self.request_id, self.tenant_id, artifact_types))
+            ).fetchall()
+        found = {row["artifact_type"]: str(row["summary"]) for row in rows}
+        return {name: found[name] for name in artifact_types if name in found}
 
     async def read_section(
         self, reader: Reader, artifact_type: ArtifactType, path: str, version: int | None = None

@@ -131,6 +131,8 @@ class MetaState(TypedDict):
     review: NotRequired[list[str]]
     """Why a human should look (a role's flag, an ambiguous gate, an exhausted budget)."""
     warnings: NotRequired[list[str]]
+    registered_agent: NotRequired[str | None]
+    """The tenant agent the latest compile registered."""
     left_undone: NotRequired[list[str]]
     result: NotRequired[dict[str, Any]]
 
@@ -342,7 +344,9 @@ async def _dispatch(state: MetaState, config: RunnableConfig, node: str) -> dict
     review = list(state.get("review") or [])
     if result.needs_human_review:
         review.append(f"{phase.role}: {result.note}")
+    update: dict[str, Any] = {"registered_agent": result.registered_agent} if result.registered_agent else {}
     return {
+        **update,
         "last_result": result.model_dump(mode="json"),
         "artifacts": artifacts,
         "budgets": {**budgets, "spent": {**budgets["spent"], phase.role: spent.model_dump()}},
@@ -595,7 +599,7 @@ class HumanAnswer(BaseModel):
 async def gate_human(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
     request = MetaRequest.model_validate(state["request"])
     broker = await _broker(state, config)
-    summaries = {name: await broker.read_summary(name) for name in (state.get("artifacts") or {})}  # type: ignore[arg-type]
+    summaries = await broker.summaries(list(state.get("artifacts") or {}))  # type: ignore[arg-type]
     asked = {
         "kind": "meta_review",
         "request_id": state["request_id"],
@@ -691,11 +695,7 @@ async def finalize(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
     status = state.get("status") or "running"
     if status == "running":
         status = "partial" if state.get("left_undone") else "done"
-    registered = None
-    if "CompiledSpec" in artifacts:
-        summary = await broker.read_summary("CompiledSpec")
-        match = re.search(r"; agent (\S+);", summary)
-        registered = match.group(1) if match and match.group(1) != "-" else None
+    registered = state.get("registered_agent")
     result = {
         "status": status,
         "request_id": state.get("request_id"),
@@ -704,7 +704,7 @@ async def finalize(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
         "playbook": state.get("playbook"),
         "registered_agent": registered,
         "artifacts": artifacts,
-        "summaries": {name: await broker.read_summary(name) for name in artifacts},  # type: ignore[arg-type]
+        "summaries": await broker.summaries(list(artifacts)),  # type: ignore[arg-type]
         "gates": state.get("gates") or {},
         "warnings": state.get("warnings") or [],
         "left_undone": state.get("left_undone") or [],

@@ -88,6 +88,8 @@ class RoleResult(BaseModel):
     needs_human_review: bool = False
     note: str = ""
     left_undone: list[str] = Field(default_factory=list)
+    registered_agent: str | None = None
+    """The tenant agent a compile registered (the compiler's result only)."""
 
 
 @dataclass
@@ -484,7 +486,14 @@ async def compiler_compile(ctx: RoleContext) -> RoleResult:
         names = await register_system(ctx.resources, ctx.tenant_id, compiled, ctx.broker.request_id)
         compiled = compiled.model_copy(update={"registered_agent": names[-1]})
     ref = await ctx.broker.write("compiler", compiled)
-    return RoleResult(role="compiler", task="compile", status="done", wrote=[ref], note=compiled.summary())
+    return RoleResult(
+        role="compiler",
+        task="compile",
+        status="done",
+        wrote=[ref],
+        note=compiled.summary(),
+        registered_agent=compiled.registered_agent,
+    )
 
 
 TASKS: dict[tuple[Role, str], Task] = {
