@@ -29,7 +29,7 @@ async def test_assistants(clients: dict[str, LangGraphClient]) -> None:
     client = clients["demo-retail"]
     found = await client.assistants.search(graph_id="master_agent")
     assert [a["graph_id"] for a in found] == ["master_agent"]
-    assert {a["graph_id"] for a in await client.assistants.search()} == {"master_agent", "trivial"}
+    assert {a["graph_id"] for a in await client.assistants.search()} == {"master_agent", "meta", "trivial"}
     assistant = await client.assistants.get(found[0]["assistant_id"])
     assert assistant["assistant_id"] == found[0]["assistant_id"]
     graph = await client.assistants.get_graph(assistant["assistant_id"])

@@ -40,17 +40,26 @@ class InputError(MasterAgentError):
 
     Attributes:
         field: the name of the offending field or argument.
+        reason: what is wrong with it.
     """
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
+        self.reason = message
+
+    def under(self, prefix: str) -> InputError:
+        """The same error with its field named from ``prefix`` (the body part it came in)."""
+        return InputError(f"{prefix}.{self.field}", self.reason)
 
     @classmethod
-    def from_validation(cls, error: ValidationError, default_field: str = "request") -> InputError:
-        """The first problem of a pydantic validation error, naming its field."""
+    def from_validation(
+        cls, error: ValidationError, default_field: str = "request", *, prefix: str = ""
+    ) -> InputError:
+        """The first problem of a pydantic validation error, naming its field (under ``prefix``)."""
         item = error.errors()[0]
-        field = ".".join(str(part) for part in item["loc"]) or default_field
+        field = ".".join([*([prefix] if prefix else []), *(str(part) for part in item["loc"])])
+        field = field or default_field
         return cls(field, str(item["msg"]).removeprefix("Value error, "))
 
 

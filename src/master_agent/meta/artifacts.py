@@ -516,7 +516,7 @@ def parse_artifact(artifact_type: ArtifactType, payload: Any, field: str = "arti
     try:
         return ARTIFACT_MODELS[artifact_type].model_validate(payload)
     except ValidationError as error:
-        raise InputError.from_validation(error, field) from None
+        raise InputError.from_validation(error, prefix=field) from None
 
 
 def read_section(payload: Any, path: str) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from typing import Any, Literal, NotRequired
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
@@ -21,7 +21,7 @@ from typing_extensions import TypedDict
 
 from master_agent.capabilities import load_tenant
 from master_agent.errors import InputError
-from master_agent.meta.artifacts import ARTIFACT_MODELS, OWNERS, ArtifactType, Role, RuntimeTarget
+from master_agent.meta.artifacts import OWNERS, ArtifactType, Role, RuntimeTarget, parse_artifact
 from master_agent.meta.broker import HistoryEntry, StateBroker, fold_history
 from master_agent.meta.evaluation import record_request_metrics
 from master_agent.meta.failures import FailureSignals, classify_failure
@@ -38,7 +38,7 @@ from master_agent.meta.playbooks import (
     RoleBudget,
 )
 from master_agent.meta.roles import CONTEXT_KEY, ROLE_GRAPHS, RoleContext, RoleResult, Spent
-from master_agent.runtime.resources import RuntimeResources, shared_resources
+from master_agent.runtime.resources import RESOURCES_KEY, RuntimeResources, shared_resources
 from master_agent.runtime.tenant_agents import agent_catalogue
 
 #: What each role does when a failure is routed back to it (None: nothing it can change by rule).
@@ -51,6 +51,8 @@ REVISE_TASK: dict[Role, str | None] = {
     "ops": None,
     "compiler": None,
 }
+#: The key of ``MetaRequest.budgets`` that sets the whole request's caps.
+GLOBAL = "global"
 #: A quality gate's pass rate in this band asks for a human review (section 10.1).
 AMBIGUOUS_BAND = (0.4, 0.7)
 _INTENT_WORDS: list[tuple[Intent, str]] = [
@@ -85,25 +87,43 @@ class MetaRequest(BaseModel):
     human_gate: Literal["required", "optional", "skip"] | None = None
     """Override the playbook's human-gate placement."""
     budgets: dict[str, dict[str, int]] = Field(default_factory=dict)
-    """Per-role cap overrides, e.g. ``{"eval": {"max_spawns": 2}}``."""
+    """Cap overrides per role, e.g. ``{"eval": {"max_spawns": 2}}``, and of the whole request
+    (``{"global": {"max_steps": 40}}``, binding every role)."""
 
 
 def parse_request(payload: Any) -> MetaRequest:
     try:
         request = MetaRequest.model_validate(payload)
     except ValidationError as error:
-        raise InputError.from_validation(error, "request") from None
+        raise InputError.from_validation(error, prefix="request") from None
     for artifact_type, artifact in request.artifacts.items():
-        try:
-            ARTIFACT_MODELS[artifact_type].model_validate(artifact)
-        except ValidationError as error:
-            raise InputError.from_validation(error, f"request.artifacts.{artifact_type}") from None
+        parse_artifact(artifact_type, artifact, f"request.artifacts.{artifact_type}")
     for role, caps in request.budgets.items():
-        if role not in STANDARD_ROLES or any(dim not in DIMENSIONS for dim in caps):
+        if (role != GLOBAL and role not in STANDARD_ROLES) or any(dim not in DIMENSIONS for dim in caps):
             raise InputError(
-                f"request.budgets.{role}", f"roles: {sorted(STANDARD_ROLES)}; caps: {DIMENSIONS}"
+                f"request.budgets.{role}",
+                f"keys: {GLOBAL!r} or a role of {sorted(STANDARD_ROLES)}; caps: {list(DIMENSIONS)}",
             )
+        if any(value < 0 for value in caps.values()):
+            raise InputError(f"request.budgets.{role}", "caps are counts of at least 0")
+    try:
+        _constrain(ConstraintPack(), request.constraints)
+    except InputError as error:
+        raise error.under("request") from None
     return request
+
+
+def check_meta_input(graph_input: Any) -> MetaRequest:
+    """The request of a run's input (``{"request": {...}}``), or an ``InputError`` naming the field."""
+    if not isinstance(graph_input, dict) or "request" not in graph_input:
+        raise InputError("input.request", "send {'request': {'text': ...}} (a MetaRequest)")
+    unknown = sorted(set(graph_input) - {"request"})
+    if unknown:
+        raise InputError(f"input.{unknown[0]}", "the meta graph's input is only 'request'")
+    try:
+        return parse_request(graph_input["request"])
+    except InputError as error:
+        raise error.under("input") from None
 
 
 class MetaState(TypedDict):
@@ -137,8 +157,11 @@ class MetaState(TypedDict):
     result: NotRequired[dict[str, Any]]
 
 
-async def _resources() -> RuntimeResources:
-    return await shared_resources()
+async def _resources(config: RunnableConfig) -> RuntimeResources:
+    """The service's resources when it serves this graph; the process's shared ones otherwise
+    (``langgraph dev``, the CLI)."""
+    given = (config.get("configurable") or {}).get(RESOURCES_KEY)
+    return given if isinstance(given, RuntimeResources) else await shared_resources()
 
 
 def _tenant(config: RunnableConfig) -> str:
@@ -149,7 +172,7 @@ def _tenant(config: RunnableConfig) -> str:
 
 
 async def _broker(state: MetaState, config: RunnableConfig) -> StateBroker:
-    resources = await _resources()
+    resources = await _resources(config)
     return StateBroker(
         resources.database.pool,
         _tenant(config),
@@ -176,7 +199,7 @@ def _trace(state: MetaState, node: str, why: str, **detail: Any) -> list[dict[st
 
 async def intake(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
     request = parse_request(state["request"])
-    resources = await _resources()
+    resources = await _resources(config)
     thread_id = (config.get("configurable") or {}).get("thread_id")
     broker = await StateBroker.open_request(
         resources.database.pool,
@@ -237,20 +260,38 @@ async def determine_runtime_target(state: MetaState, config: RunnableConfig) -> 
 
 async def gather_constraints(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
     request = MetaRequest.model_validate(state["request"])
-    resources = await _resources()
+    resources = await _resources(config)
     tenant = await load_tenant(resources.database.pool, _tenant(config))
     catalogue = await agent_catalogue(resources, tenant)
     pack = ConstraintPack(
-        tool_constraints={"available": sorted(catalogue.tools), "tables": list(catalogue.tables or ())},
-        user_constraints=dict(request.constraints),
+        tool_constraints={"available": sorted(catalogue.tools), "tables": list(catalogue.tables or ())}
     )
-    for key in ("pass_threshold",):
-        if key in request.constraints:
-            pack.eval_constraints[key] = float(request.constraints[key])  # type: ignore[arg-type]
-    for key in ("latency_p95_ms_ceiling", "tokens_per_case_ceiling"):
-        if key in request.constraints:
-            pack.ops_constraints[key] = float(request.constraints[key])  # type: ignore[arg-type]
+    _constrain(pack, request.constraints)
     return {"constraint_pack": pack.model_dump(mode="json")}
+
+
+#: User constraints that set a gate, and the role whose artifact carries them.
+GATE_CONSTRAINTS: dict[str, Role] = {
+    "pass_threshold": "eval",
+    "latency_p95_ms_ceiling": "ops",
+    "tokens_per_case_ceiling": "ops",
+}
+
+
+def _constrain(pack: ConstraintPack, constraints: dict[str, Any]) -> set[Role]:
+    """Add user constraints to the pack (the gate-setting ones where their owner reads them); the
+    roles whose artifacts they change."""
+    pack.user_constraints.update(constraints)
+    changed: set[Role] = set()
+    for key, role in GATE_CONSTRAINTS.items():
+        if key not in constraints:
+            continue
+        value = constraints[key]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise InputError(f"constraints.{key}", "a number")
+        (pack.eval_constraints if role == "eval" else pack.ops_constraints)[key] = float(value)
+        changed.add(role)
+    return changed
 
 
 async def select_playbook(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
@@ -274,11 +315,12 @@ async def select_playbook(state: MetaState, config: RunnableConfig) -> dict[str,
 async def allocate_budgets(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
     request = MetaRequest.model_validate(state["request"])
     per_role = {role: budget.model_dump() for role, budget in STANDARD_ROLES.items()}
+    whole = STANDARD_GLOBAL.model_dump()
     for role, caps in request.budgets.items():
-        per_role[role].update(caps)
+        (whole if role == GLOBAL else per_role[role]).update(caps)
     return {
         "budgets": {
-            "global": STANDARD_GLOBAL.model_dump(),
+            "global": whole,
             "per_role": per_role,
             "spent": {role: Spent().model_dump() for role in per_role},
             "reallocated": [],
@@ -286,14 +328,23 @@ async def allocate_budgets(state: MetaState, config: RunnableConfig) -> dict[str
     }
 
 
+def _left(caps: dict[str, int], spent: Spent) -> dict[str, int]:
+    used = dict(zip(DIMENSIONS, (spent.steps, spent.tokens, spent.tool_calls, spent.spawns), strict=True))
+    return {dim: max(caps[dim] - used[dim], 0) for dim in DIMENSIONS}
+
+
+def _spent_in_all(budgets: dict[str, Any]) -> Spent:
+    total = Spent()
+    for spent in budgets["spent"].values():
+        total = total.add(Spent.model_validate(spent))
+    return total
+
+
 def _remaining(budgets: dict[str, Any], role: str) -> RoleBudget:
-    caps, spent = budgets["per_role"][role], Spent.model_validate(budgets["spent"][role])
-    return RoleBudget(
-        max_steps=max(caps["max_steps"] - spent.steps, 0),
-        max_tokens=max(caps["max_tokens"] - spent.tokens, 0),
-        max_tool_calls=max(caps["max_tool_calls"] - spent.tool_calls, 0),
-        max_spawns=max(caps["max_spawns"] - spent.spawns, 0),
-    )
+    """What ``role`` may still spend: its own caps, bound by what the request's global budget has left."""
+    own = _left(budgets["per_role"][role], Spent.model_validate(budgets["spent"][role]))
+    whole = _left(budgets["global"], _spent_in_all(budgets))
+    return RoleBudget(**{dim: min(own[dim], whole[dim]) for dim in DIMENSIONS})
 
 
 async def _dispatch(state: MetaState, config: RunnableConfig, node: str) -> dict[str, Any]:
@@ -312,7 +363,7 @@ async def _dispatch(state: MetaState, config: RunnableConfig, node: str) -> dict
         )
     else:
         ctx = RoleContext(
-            resources=await _resources(),
+            resources=await _resources(config),
             broker=await _broker(state, config),
             tenant_id=_tenant(config),
             request=request.text,
@@ -534,17 +585,20 @@ async def _exhausted(
                 state, "decide_next_phase", warning, go=phases[nxt]["id"] if nxt < len(phases) else "finalize"
             ),
         }
-    if role not in budgets["reallocated"]:
-        caps = dict(budgets["per_role"][role])
-        gained: dict[str, int] = {}
-        for dim, field_name in zip(DIMENSIONS, ("steps", "tokens", "tool_calls", "spawns"), strict=True):
-            unused = sum(
-                max(budgets["per_role"][other][dim] - budgets["spent"][other][field_name], 0)
-                for other in budgets["per_role"]
-                if other not in (role, "orchestrator")
-            )
-            gained[dim] = unused // 2
-            caps[dim] += gained[dim]
+    # Reallocation is possible when the dimensions the role ran out of can gain: up to 50 % of what
+    # the other roles left unspent, within what the request's global budget has left.
+    exhausted = [dim for dim, left in _remaining(budgets, role).model_dump().items() if left <= 0]
+    whole = _left(budgets["global"], _spent_in_all(budgets))
+    gained: dict[str, int] = {}
+    for dim in DIMENSIONS:
+        unused = sum(
+            _left(budgets["per_role"][other], Spent.model_validate(budgets["spent"][other]))[dim]
+            for other in budgets["per_role"]
+            if other not in (role, "orchestrator")
+        )
+        gained[dim] = min(unused // 2, whole[dim])
+    if role not in budgets["reallocated"] and all(gained[dim] > 0 for dim in exhausted):
+        caps = {dim: budgets["per_role"][role][dim] + gained[dim] for dim in DIMENSIONS}
         budgets = {
             **budgets,
             "per_role": {**budgets["per_role"], role: caps},
@@ -558,13 +612,17 @@ async def _exhausted(
             ),
             "history": await _log(state, config, "budgets", f"reallocate to {role}", str(gained)),
         }
+    why = f"{role} exhausted its budget in {phases[index]['id']}; no reallocation possible"
+    if not request.autonomous:
+        return {
+            "review": [*(state.get("review") or []), why],
+            "status": "awaiting_human",
+            "routing_trace": _trace(state, "decide_next_phase", why, go="gate_human"),
+        }
     return {
-        "review": [*(state.get("review") or []), f"budget exhausted: {role} in {phases[index]['id']}"],
-        "status": "awaiting_human" if not request.autonomous else "partial",
-        "left_undone": [*(state.get("left_undone") or []), *result.left_undone, phases[index]["id"]],
-        "routing_trace": _trace(
-            state, "decide_next_phase", f"{role} exhausted after reallocation", go="gate_human"
-        ),
+        "status": "partial",
+        "left_undone": [*(state.get("left_undone") or []), *(result.left_undone or [phases[index]["id"]])],
+        "routing_trace": _trace(state, "decide_next_phase", why, go="finalize"),
     }
 
 
@@ -592,8 +650,28 @@ class HumanAnswer(BaseModel):
     role: Role | None = None
     """reject: the role the feedback goes to (default architect); budget_override: whose caps."""
     feedback: str | None = None
-    caps: dict[str, int] = Field(default_factory=dict)
+    caps: dict[str, Annotated[int, Field(ge=0)]] = Field(default_factory=dict)
     constraints: dict[str, str | float | int | bool | list[str]] = Field(default_factory=dict)
+
+
+def parse_human_answer(payload: Any) -> HumanAnswer:
+    """The human gate's answer (a run's ``command.resume``), or an ``InputError`` naming the field."""
+    try:
+        answer = HumanAnswer.model_validate(payload)
+    except ValidationError as error:
+        raise InputError.from_validation(error, prefix="resume") from None
+    unknown = sorted(set(answer.caps) - set(DIMENSIONS))
+    if unknown:
+        raise InputError(f"resume.caps.{unknown[0]}", f"caps are {list(DIMENSIONS)}")
+    if answer.action == "budget_override" and not answer.caps:
+        raise InputError("resume.caps", "a budget override names the caps it raises")
+    if answer.action == "inject_constraints" and not answer.constraints:
+        raise InputError("resume.constraints", "name the constraints to inject")
+    try:
+        _constrain(ConstraintPack(), answer.constraints)
+    except InputError as error:
+        raise error.under("resume") from None
+    return answer
 
 
 async def gate_human(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
@@ -623,10 +701,7 @@ async def gate_human(state: MetaState, config: RunnableConfig) -> dict[str, Any]
             "routing_trace": _trace(state, "gate_human", "auto-approved (autonomous)", go="finalize"),
             "review": [],
         }
-    try:
-        answer = HumanAnswer.model_validate(interrupt(asked))
-    except ValidationError as error:
-        raise InputError.from_validation(error, "resume") from None
+    answer = parse_human_answer(interrupt(asked))
     history = await _log(
         state, config, "gate_human", answer.action, answer.feedback or "", answer=answer.model_dump()
     )
@@ -660,8 +735,15 @@ async def gate_human(state: MetaState, config: RunnableConfig) -> dict[str, Any]
         )
         role = answer.role or last_role
         budgets = dict(state["budgets"])
-        caps = {**budgets["per_role"][role], **{k: v for k, v in answer.caps.items() if k in DIMENSIONS}}
-        update["budgets"] = {**budgets, "per_role": {**budgets["per_role"], role: caps}}
+        caps = {**budgets["per_role"][role], **answer.caps}
+        # The request's global budget grows by what the role is now allowed beyond it.
+        own_left = _left(caps, Spent.model_validate(budgets["spent"][role]))
+        total = _spent_in_all(budgets).model_dump()
+        whole = {
+            dim: max(budgets["global"][dim], total[dim.removeprefix("max_")] + own_left[dim])
+            for dim in DIMENSIONS
+        }
+        update["budgets"] = {**budgets, "global": whole, "per_role": {**budgets["per_role"], role: caps}}
         update["last_result"] = None
         update["phase_index"] = min(index, len(phases) - 1)
         update["routing_trace"] = _trace(
@@ -669,10 +751,26 @@ async def gate_human(state: MetaState, config: RunnableConfig) -> dict[str, Any]
         )
     else:
         pack = ConstraintPack.model_validate(state["constraint_pack"])
-        pack.user_constraints.update(answer.constraints)
+        changed = _constrain(pack, answer.constraints)
         update["constraint_pack"] = pack.model_dump(mode="json")
+        # The phases of the roles whose artifacts carry the new constraints run again under them,
+        # before the rest (a phase stopped by its budget runs again too).
+        stopped = (state.get("last_result") or {}).get("status") == "budget_exhausted"
+        at = index if stopped else min(index + 1, len(phases))
+        again = [
+            {**p, "id": f"{p['id']}_again"}
+            for p in phases[:at]
+            if p["role"] in changed and not p["id"].endswith("_again")
+        ]
+        update["phases"] = [*phases[:at], *again, *phases[at:]]
+        update["phase_index"] = at
+        update["last_result"] = None
         update["routing_trace"] = _trace(
-            state, "gate_human", "constraints injected", added=list(answer.constraints)
+            state,
+            "gate_human",
+            "constraints injected",
+            added=list(answer.constraints),
+            go=again[0]["id"] if again else "continue",
         )
     return update
 
@@ -689,7 +787,7 @@ def after_human(state: MetaState) -> str:
 
 
 async def finalize(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
-    resources = await _resources()
+    resources = await _resources(config)
     broker = await _broker(state, config)
     artifacts = state.get("artifacts") or {}
     status = state.get("status") or "running"

@@ -1,5 +1,6 @@
-"""The graphs the service runs, by graph id: ``master_agent`` (built per tenant by the factory) and any
-extra ones named in ``MASTER_AGENT_GRAPHS`` (like ``graphs`` in ``langgraph.json``)."""
+"""The graphs the service runs, by graph id: ``master_agent`` (built per tenant by the factory), the
+built-in ``meta`` graph (the meta-orchestrator) and any extra ones named in ``MASTER_AGENT_GRAPHS``
+(like ``graphs`` in ``langgraph.json``)."""
 
 from __future__ import annotations
 
@@ -15,19 +16,28 @@ from langgraph.graph.state import CompiledStateGraph
 from master_agent.errors import ConfigError, InputError
 from master_agent.runtime.factory import master_graph
 from master_agent.runtime.loop import CompiledLoop
-from master_agent.runtime.resources import RuntimeResources
+from master_agent.runtime.resources import RESOURCES_KEY, RuntimeResources
 
 MASTER_GRAPH_ID = "master_agent"
+META_GRAPH_ID = "meta"
+#: Graphs every service serves besides the master graph, as ``graph_id=module:function`` items.
+BUILTIN_GRAPHS = (f"{META_GRAPH_ID}=master_agent.meta.graph:make_meta_graph",)
 
 _compiled: dict[tuple[str, int], CompiledLoop] = {}
 
 
 def graph_ids(resources: RuntimeResources) -> list[str]:
-    return [MASTER_GRAPH_ID, *(item.split("=", 1)[0] for item in resources.settings.graphs)]
+    return [MASTER_GRAPH_ID, *(item.split("=", 1)[0] for item in _graph_items(resources))]
+
+
+def _graph_items(resources: RuntimeResources) -> tuple[str, ...]:
+    configured = {item.split("=", 1)[0] for item in resources.settings.graphs}
+    builtin = tuple(item for item in BUILTIN_GRAPHS if item.split("=", 1)[0] not in configured)
+    return (*builtin, *resources.settings.graphs)
 
 
 def _factory(resources: RuntimeResources, graph_id: str) -> Any:
-    for item in resources.settings.graphs:
+    for item in _graph_items(resources):
         name, _, target = item.partition("=")
         if name == graph_id:
             module, _, attribute = target.partition(":")
@@ -60,4 +70,8 @@ async def graph_for(
         _compiled[key] = made.compile(checkpointer=checkpointer, name=graph_id)
     # One compiled graph serves every tenant; each run sees its own tenant's part of the store.
     tenant_id = str((config.get("configurable") or {}).get("tenant_id") or "")
-    return _compiled[key].copy(update={"store": resources.tenant_store(tenant_id)})
+    return (
+        _compiled[key]
+        .copy(update={"store": resources.tenant_store(tenant_id)})
+        .with_config(configurable={RESOURCES_KEY: resources})
+    )

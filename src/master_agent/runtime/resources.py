@@ -117,6 +117,10 @@ async def open_resources(
             )
 
 
+#: Where the service hands a graph it serves (other than the master graph, built with them) its
+#: resources: a ``configurable`` key, kept out of checkpoint metadata by its ``__`` prefix.
+RESOURCES_KEY = "__master_agent_resources"
+
 _shared: RuntimeResources | None = None
 _shared_stack: AsyncExitStack | None = None
 _shared_lock = asyncio.Lock()

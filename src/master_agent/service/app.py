@@ -36,6 +36,7 @@ from master_agent.service.routes import (
     goals,
     health,
     knowledge,
+    meta,
     outcomes,
     playbooks,
     proposals,
@@ -136,4 +137,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(proposals.router)
     app.include_router(documents.router)
     app.include_router(store.router)
+    app.include_router(meta.router)
     return app

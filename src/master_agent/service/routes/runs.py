@@ -22,9 +22,10 @@ from sse_starlette import EventSourceResponse
 from master_agent.capabilities.assistants import AGENT_SPEC_KEY, resolve_assistant
 from master_agent.errors import InputError
 from master_agent.evolution.webhooks import WebhookRefused, check_webhook_url
+from master_agent.meta.graph import check_meta_input, parse_human_answer
 from master_agent.runtime.factory import classify_complexity, master_graph
 from master_agent.runtime.graph_runs import shape_of
-from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_ids
+from master_agent.runtime.graphs import MASTER_GRAPH_ID, META_GRAPH_ID, graph_ids
 from master_agent.runtime.run_events import STORED_ELSEWHERE, RunEvent
 from master_agent.runtime.runs import Run, RunQueue
 from master_agent.runtime.solve import MAX_GOAL_CHARS
@@ -97,12 +98,23 @@ async def check_run_request(body: RunCreate, thread: Thread, resources: Resource
             raise HTTPException(422, detail=f"command: unsupported keys {unknown}; use resume and/or update")
         if "resume" in body.command and thread.status != "interrupted":
             raise HTTPException(409, detail="command.resume: the thread is not waiting for a decision")
+        if "resume" in body.command and graph_id == META_GRAPH_ID:
+            try:
+                parse_human_answer(body.command["resume"])
+            except InputError as error:
+                raise HTTPException(422, detail=str(error.under("command"))) from None
         if "update" in body.command and graph_id == MASTER_GRAPH_ID:
             if not isinstance(body.command["update"], dict):
                 raise HTTPException(422, detail="command.update: send one object of state keys")
             check_state_keys(MASTER_STATE_KEYS, "command.update", body.command["update"])
         return
     assert body.input is not None
+    if graph_id == META_GRAPH_ID:
+        try:
+            check_meta_input(body.input)
+        except InputError as error:
+            raise HTTPException(422, detail=str(error)) from None
+        return
     if graph_id != MASTER_GRAPH_ID:
         return
     if not isinstance(body.input, dict):
