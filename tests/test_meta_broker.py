@@ -10,11 +10,21 @@ import pytest
 
 from master_agent.capabilities import install_tenant, load_tenant
 from master_agent.capabilities.agents import live_agents
-from master_agent.errors import ArtifactAccessError, NotFoundError
-from master_agent.meta.artifacts import PromptPack, SystemSpec
+from master_agent.errors import ArtifactAccessError, InputError, NotFoundError
+from master_agent.meta.artifacts import (
+    Change,
+    PromotionDecision,
+    PromptPack,
+    SystemSpec,
+    apply_changes,
+    diff_changes,
+)
 from master_agent.meta.broker import StateBroker
 from master_agent.meta.compiler import compile_system
 from master_agent.meta.design import design_eval, design_prompts, design_system, design_tools
+from master_agent.meta.evaluation import meta_evaluation
+from master_agent.meta.playbooks import STANDARD_ROLES, ConstraintPack
+from master_agent.meta.roles import TASKS, RoleContext, RoleResult
 from master_agent.meta.systems import register_system
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.factory import master_graph
@@ -90,3 +100,77 @@ async def test_a_compiled_system_is_registered_and_runs_at_once(resources: Runti
         solution = result["solution"]
         assert solution["urgency"] == case.expect["urgency"], (case.id, solution)
         assert case.expect["urgency"] in solution["reply"]
+
+
+async def test_a_promotion_is_decided_only_by_its_owner_and_every_decision_is_kept(
+    resources: RuntimeResources,
+) -> None:
+    pool = resources.database.pool
+    await install_tenant(pool, resources.settings, "retail", TENANT)
+    broker = await StateBroker.open_request(pool, TENANT, TRIAGE, _now)
+    system = design_system(TRIAGE, None, "langgraph")
+    await broker.write("architect", system)
+    before = system.model_dump(mode="json")
+
+    def proposal(*changes: Change) -> PromotionDecision:
+        return PromotionDecision(
+            target_artifact="SystemSpec",
+            base_version=1,
+            proposed_changes=list(changes),
+            justification="cheaper",
+        )
+
+    tighter = proposal(
+        *diff_changes(before, apply_changes(before, [_set("components.triage.budget.max_tool_calls", 2)]))
+    )
+    with pytest.raises(ArtifactAccessError, match="architect may not write PromotionDecision"):
+        await broker.propose("architect", tighter)
+    _, pending = await broker.propose("optimizer", tighter)
+    assert pending.status == "pending" and pending.proposer == "optimizer"
+    with pytest.raises(ArtifactAccessError, match="tooling may not decide a promotion of SystemSpec"):
+        await broker.decide("tooling", pending.decision_id, "accepted", "not mine to say")
+
+    async def owner_decides(decision_id: uuid.UUID) -> RoleResult:
+        ctx = RoleContext(
+            resources=resources,
+            broker=broker,
+            tenant_id=TENANT,
+            request=TRIAGE,
+            runtime_target="langgraph",
+            constraints=ConstraintPack(),
+            budget=STANDARD_ROLES["architect"],
+            promotion_id=str(decision_id),
+        )
+        return await TASKS[("architect", "apply")](ctx)
+
+    accepted = await owner_decides(pending.decision_id)
+    assert accepted.promotion is not None and accepted.promotion.status == "accepted"
+    assert [ref.version for ref in accepted.wrote] == [2]
+    applied = await broker.read_full("architect", "SystemSpec")
+    assert isinstance(applied, SystemSpec) and applied.components[0].budget is not None
+    assert applied.components[0].budget.max_tool_calls == 2
+    with pytest.raises(InputError, match="already accepted"):
+        await broker.decide("architect", pending.decision_id, "rejected", "changed my mind")
+
+    # Changes that do not apply are refused with the reason; the artifact stays as it was.
+    _, stale = await broker.propose("optimizer", proposal(Change(op="remove", path="components.nope")))
+    rejected = await owner_decides(stale.decision_id)
+    assert rejected.promotion is not None and rejected.promotion.status == "rejected"
+    assert "no 'nope'" in (rejected.promotion.reason or "") and rejected.wrote == []
+    # Changes that leave a compile error are applied with the owner's own repair.
+    _, unbudgeted = await broker.propose("optimizer", proposal(_set("components.draft.budget", None)))
+    modified = await owner_decides(unbudgeted.decision_id)
+    assert modified.promotion is not None and modified.promotion.status == "modified"
+    assert "missing_budget" in (modified.promotion.reason or "")
+    assert await broker.versions("SystemSpec") == [1, 2, 3]
+    assert [(p.status, p.applied_version) for p in await broker.promotions()] == [
+        ("accepted", 2),
+        ("rejected", None),
+        ("modified", 3),
+    ]
+    figures = await meta_evaluation(pool, TENANT)
+    assert figures.promotions_accepted >= 2 and figures.promotions_rejected >= 1
+
+
+def _set(path: str, value: object) -> Change:
+    return Change(op="set", path=path, value=value)

@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 
 from master_agent.errors import InputError
-from master_agent.meta.artifacts import Change, SystemSpec, apply_changes, parse_artifact, read_section
+from master_agent.meta.artifacts import (
+    Change,
+    SystemSpec,
+    apply_changes,
+    diff_changes,
+    parse_artifact,
+    read_section,
+)
 from master_agent.meta.broker import HISTORY_CAP, HistoryEntry, fold_history
 from master_agent.meta.compiler import CompileFailed, compile_system, validate_system
 from master_agent.meta.design import design_eval, design_prompts, design_system, design_tools, parse_steps
@@ -223,3 +230,27 @@ def test_sections_and_changes_address_list_items_by_id() -> None:
             "SystemSpec",
             apply_changes(payload, [Change(op="set", path="components.triage.budget.max_steps", value=0)]),
         )
+
+
+def test_a_structured_diff_applies_back_to_the_revised_artifact() -> None:
+    system, prompts, tools = _designed()
+    before = system.model_dump(mode="json")
+    revisions = [
+        # one field deep inside a list item (by id), an item removed, an item appended, a key dropped
+        apply_changes(before, [Change(op="set", path="components.triage.budget.max_tool_calls", value=2)]),
+        {**before, "components": before["components"][1:]},
+        {**before, "components": [*before["components"], {**before["components"][0], "id": "audit"}]},
+        {key: value for key, value in before.items() if key != "langgraph_ext"},
+        # a reordered list is set whole
+        {**before, "components": list(reversed(before["components"]))},
+    ]
+    for after in revisions:
+        changes = diff_changes(before, after)
+        assert changes and apply_changes(before, changes) == after
+    assert diff_changes(before, before) == []
+    assert [c.path for c in diff_changes(before, revisions[0])] == ["components.triage.budget.max_tool_calls"]
+    assert [c.op for c in diff_changes(before, revisions[1])] == ["remove"]
+    payload = prompts.model_dump(mode="json")
+    policy = apply_changes(payload, [Change(op="append", path="prompts.draft.policies", value="Be kind.")])
+    assert apply_changes(payload, diff_changes(payload, policy)) == policy
+    assert tools.tools and diff_changes(tools.model_dump(mode="json"), tools.model_dump(mode="json")) == []

@@ -53,13 +53,14 @@ OWNERS: dict[ArtifactType, Role] = {
 }
 #: Artifacts each role reads whole besides its own (section 4.1); anything else it reads as a summary.
 FULL_READS: dict[Role, frozenset[ArtifactType]] = {
-    "architect": frozenset({"EvalSpec", "ToolContract", "BugReport"}),
-    "prompt_policy": frozenset({"SystemSpec", "ToolContract", "BugReport"}),
-    "tooling": frozenset({"SystemSpec", "BugReport"}),
-    # Eval runs the compiled system; Ops measures the eval's runs (both beyond the seed's table).
-    "eval": frozenset({"SystemSpec", "PromptPack", "ToolContract", "CompiledSpec"}),
+    # Beyond the seed's table: owners read the PromotionDecisions they decide (section 9), Eval runs
+    # the compiled system, Ops measures the eval's runs.
+    "architect": frozenset({"EvalSpec", "ToolContract", "BugReport", "PromotionDecision"}),
+    "prompt_policy": frozenset({"SystemSpec", "ToolContract", "BugReport", "PromotionDecision"}),
+    "tooling": frozenset({"SystemSpec", "BugReport", "PromotionDecision"}),
+    "eval": frozenset({"SystemSpec", "PromptPack", "ToolContract", "CompiledSpec", "PromotionDecision"}),
     "optimizer": frozenset(OWNERS),
-    "ops": frozenset({"SystemSpec", "ToolContract", "ExperimentReport"}),
+    "ops": frozenset({"SystemSpec", "ToolContract", "ExperimentReport", "PromotionDecision"}),
     "compiler": frozenset({"SystemSpec", "PromptPack", "ToolContract"}),
 }
 
@@ -511,6 +512,13 @@ ARTIFACT_MODELS: dict[ArtifactType, type[Artifact]] = {
 }
 
 
+def artifact_type_of(artifact: Artifact) -> ArtifactType:
+    for name, model in ARTIFACT_MODELS.items():
+        if type(artifact) is model:
+            return name
+    raise TypeError(f"not an artifact: {type(artifact).__name__}")
+
+
 def parse_artifact(artifact_type: ArtifactType, payload: Any, field: str = "artifact") -> Artifact:
     """The validated artifact, or an ``InputError`` naming the first bad field."""
     try:
@@ -581,6 +589,49 @@ def apply_changes(payload: dict[str, Any], changes: list[Change]) -> dict[str, A
             container.setdefault(last, [])
             _append(container[last], change)
     return result
+
+
+def diff_changes(before: Any, after: Any, path: str = "") -> list[Change]:
+    """The structured changes that turn ``before`` into ``after`` (``apply_changes`` reverses it):
+    objects key by key, lists of items with ids item by id, anything else set whole."""
+    if before == after:
+        return []
+    if isinstance(before, dict) and isinstance(after, dict) and not any("." in str(k) for k in after):
+        changes = [Change(op="remove", path=_join(path, key)) for key in before if key not in after]
+        for key, value in after.items():
+            if key in before:
+                changes.extend(diff_changes(before[key], value, _join(path, key)))
+            else:
+                changes.append(Change(op="set", path=_join(path, key), value=value))
+        return changes
+    old_ids, new_ids = _item_ids(before), _item_ids(after)
+    if path and old_ids is not None and new_ids is not None:
+        kept = [key for key in new_ids if key in old_ids]
+        if kept == [key for key in old_ids if key in new_ids]:  # same order: edit item by item
+            assert isinstance(before, list) and isinstance(after, list)
+            changes = [Change(op="remove", path=_join(path, key)) for key in old_ids if key not in new_ids]
+            for key, item in zip(new_ids, after, strict=True):
+                if key in old_ids:
+                    changes.extend(diff_changes(before[old_ids.index(key)], item, _join(path, key)))
+                else:
+                    changes.append(Change(op="append", path=path, value=item))
+            if [key for key in new_ids if key in old_ids] == new_ids[: len(kept)]:
+                return changes
+    if not path:
+        raise InputError("artifact", "only an object can be changed")
+    return [Change(op="set", path=path, value=after)]
+
+
+def _join(path: str, key: Any) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def _item_ids(value: Any) -> list[str] | None:
+    """The ids (or names) of a list's items, when every item has a distinct one."""
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        return None
+    ids = [str(item.get("id") or item.get("name") or "") for item in value]
+    return ids if all(ids) and len(set(ids)) == len(ids) and not any("." in i for i in ids) else None
 
 
 def _append(target: Any, change: Change) -> None:

@@ -18,14 +18,16 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel
 
-from master_agent.errors import ArtifactAccessError, NotFoundError
+from master_agent.errors import ArtifactAccessError, InputError, NotFoundError
 from master_agent.meta.artifacts import (
     ARTIFACT_MODELS,
     FULL_READS,
     OWNERS,
     Artifact,
     ArtifactType,
+    PromotionDecision,
     Role,
+    artifact_type_of,
     read_section,
 )
 
@@ -68,6 +70,23 @@ INSERT_HISTORY = """
 INSERT INTO meta_history (request_id, tenant_id, phase, decision, outcome, detail, at)
 VALUES (%s, %s, %s, %s, %s, %s, %s)
 """
+INSERT_PROMOTION = """
+INSERT INTO meta_promotions (decision_id, request_id, tenant_id, proposer, target_artifact, base_version,
+                             decision_version, status, created_at)
+VALUES (%s, %s, %s, %s, %s, %s, %s, 'pending', %s)
+RETURNING *
+"""
+SELECT_PROMOTION = """
+SELECT * FROM meta_promotions WHERE decision_id = %s AND request_id = %s AND tenant_id = %s FOR UPDATE
+"""
+DECIDE_PROMOTION = """
+UPDATE meta_promotions SET status = %s, decided_by = %s, reason = %s, applied_version = %s, decided_at = %s
+WHERE decision_id = %s
+RETURNING *
+"""
+SELECT_PROMOTIONS = """
+SELECT * FROM meta_promotions WHERE request_id = %s AND tenant_id = %s ORDER BY created_at, decision_id
+"""
 SELECT_HISTORY = """
 SELECT phase, decision, outcome, detail, at FROM meta_history
 WHERE request_id = %s AND tenant_id = %s ORDER BY entry_id
@@ -80,6 +99,26 @@ class ArtifactRef(BaseModel):
     type: ArtifactType
     version: int
     summary_hash: str
+
+
+PromotionStatus = Literal["pending", "accepted", "modified", "rejected"]
+
+
+class Promotion(BaseModel):
+    """A PromotionDecision's life (section 9): proposed, then accepted, modified or rejected by the
+    owner of its target; every one is kept."""
+
+    decision_id: uuid.UUID
+    proposer: Role
+    target_artifact: ArtifactType
+    base_version: int
+    decision_version: int
+    """The PromotionDecision artifact's version holding the proposed changes."""
+    status: PromotionStatus
+    decided_by: Role | None = None
+    reason: str | None = None
+    applied_version: int | None = None
+    """The target's version the owner wrote (accepted or modified)."""
 
 
 class HistoryEntry(BaseModel):
@@ -147,7 +186,7 @@ class StateBroker:
 
     async def write(self, role: Role, artifact: Artifact) -> ArtifactRef:
         """Store ``artifact`` as the next version of its type, if ``role`` owns that type."""
-        artifact_type = _type_of(artifact)
+        artifact_type = artifact_type_of(artifact)
         owner = OWNERS[artifact_type]
         if role != owner:
             raise ArtifactAccessError(role, artifact_type, "write", owner)
@@ -177,6 +216,61 @@ class StateBroker:
                 ),
             )
         return ArtifactRef(type=artifact_type, version=version, summary_hash=digest)
+
+    async def propose(self, role: Role, decision: PromotionDecision) -> tuple[ArtifactRef, Promotion]:
+        """Store a PromotionDecision (only its owner, the Optimizer, may) as a pending request to the
+        owner of its target."""
+        ref = await self.write(role, decision)
+        async with self.pool.connection() as conn:
+            row = await (
+                await conn.execute(
+                    INSERT_PROMOTION,
+                    (
+                        uuid.uuid4(),
+                        self.request_id,
+                        self.tenant_id,
+                        role,
+                        decision.target_artifact,
+                        decision.base_version,
+                        ref.version,
+                        self.now(),
+                    ),
+                )
+            ).fetchone()
+        return ref, Promotion.model_validate(row)
+
+    async def decide(
+        self,
+        role: Role,
+        decision_id: uuid.UUID,
+        status: Literal["accepted", "modified", "rejected"],
+        reason: str,
+        applied_version: int | None = None,
+    ) -> Promotion:
+        """Record the owner's answer to a pending promotion; nobody but the target's owner may answer."""
+        async with self.pool.connection() as conn, conn.transaction():
+            row = await (
+                await conn.execute(SELECT_PROMOTION, (decision_id, self.request_id, self.tenant_id))
+            ).fetchone()
+            if row is None:
+                raise NotFoundError("promotion", str(decision_id))
+            owner = OWNERS[row["target_artifact"]]
+            if role != owner:
+                raise ArtifactAccessError(role, row["target_artifact"], "decide a promotion of", owner)
+            if row["status"] != "pending":
+                raise InputError("decision_id", f"promotion {decision_id} is already {row['status']}")
+            row = await (
+                await conn.execute(
+                    DECIDE_PROMOTION, (status, role, reason, applied_version, self.now(), decision_id)
+                )
+            ).fetchone()
+        return Promotion.model_validate(row)
+
+    async def promotions(self) -> list[Promotion]:
+        """Every promotion of the request, oldest first, whatever became of it."""
+        async with self.pool.connection() as conn:
+            rows = await (await conn.execute(SELECT_PROMOTIONS, (self.request_id, self.tenant_id))).fetchall()
+        return [Promotion.model_validate(row) for row in rows]
 
     async def _row(self, artifact_type: ArtifactType, version: int | None) -> dict[str, Any]:
         async with self.pool.connection() as conn:
@@ -255,10 +349,3 @@ class StateBroker:
         async with self.pool.connection() as conn:
             rows = await (await conn.execute(SELECT_HISTORY, (self.request_id, self.tenant_id))).fetchall()
         return [dict(row) for row in rows]
-
-
-def _type_of(artifact: Artifact) -> ArtifactType:
-    for name, model in ARTIFACT_MODELS.items():
-        if type(artifact) is model:
-            return name
-    raise TypeError(f"not an artifact: {type(artifact).__name__}")

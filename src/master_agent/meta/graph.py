@@ -37,7 +37,7 @@ from master_agent.meta.playbooks import (
     Phase,
     RoleBudget,
 )
-from master_agent.meta.roles import CONTEXT_KEY, ROLE_GRAPHS, RoleContext, RoleResult, Spent
+from master_agent.meta.roles import CONTEXT_KEY, REVISED, ROLE_GRAPHS, RoleContext, RoleResult, Spent
 from master_agent.runtime.resources import RESOURCES_KEY, RuntimeResources, shared_resources
 from master_agent.runtime.tenant_agents import agent_catalogue
 
@@ -143,7 +143,8 @@ class MetaState(TypedDict):
     status: NotRequired[str]
     history: NotRequired[list[dict[str, Any]]]
     routing_trace: NotRequired[list[dict[str, Any]]]
-    active_promotions: NotRequired[list[dict[str, Any]]]
+    active_promotions: NotRequired[list[str]]
+    """Pending PromotionDecisions (decision ids) for apply_promotion."""
     loops: NotRequired[dict[str, int]]
     last_result: NotRequired[dict[str, Any] | None]
     gates: NotRequired[dict[str, Any]]
@@ -347,11 +348,45 @@ def _remaining(budgets: dict[str, Any], role: str) -> RoleBudget:
     return RoleBudget(**{dim: min(own[dim], whole[dim]) for dim in DIMENSIONS})
 
 
+async def _lead(
+    state: MetaState, config: RunnableConfig, role: Role, task: str, **context: Any
+) -> RoleResult:
+    """One task of a role lead (its subgraph), with what the role may still spend."""
+    request = MetaRequest.model_validate(state["request"])
+    ctx = RoleContext(
+        resources=await _resources(config),
+        broker=await _broker(state, config),
+        tenant_id=_tenant(config),
+        request=request.text,
+        runtime_target=state["runtime_target"],  # type: ignore[arg-type]
+        constraints=ConstraintPack.model_validate(state["constraint_pack"]),
+        budget=_remaining(state["budgets"], role),
+        given={name: value for name, value in request.artifacts.items() if OWNERS[name] == role},
+        system_name=request.name,
+        **context,
+    )
+    out = await ROLE_GRAPHS[role].ainvoke(
+        {"task": task, "result": None},
+        {**config, "configurable": {**(config.get("configurable") or {}), CONTEXT_KEY: ctx}},
+    )
+    return RoleResult.model_validate(out["result"])
+
+
+def _charge(budgets: dict[str, Any], result: RoleResult) -> tuple[Spent, RoleResult]:
+    """What the role has spent with this result; a done result over a cap becomes exhausted."""
+    spent = Spent.model_validate(budgets["spent"][result.role]).add(result.spent)
+    over = spent.over(RoleBudget.model_validate(budgets["per_role"][result.role]))
+    if over and result.status == "done":
+        result = result.model_copy(
+            update={"status": "budget_exhausted", "note": f"{result.note}; over {', '.join(over)}"}
+        )
+    return spent, result
+
+
 async def _dispatch(state: MetaState, config: RunnableConfig, node: str) -> dict[str, Any]:
     phase = Phase.model_validate(state["phases"][state["phase_index"]])
     budgets = state["budgets"]
     remaining = _remaining(budgets, phase.role)
-    request = MetaRequest.model_validate(state["request"])
     failure = state.get("failure") or {}
     if remaining.max_steps <= 0:
         result = RoleResult(
@@ -362,30 +397,16 @@ async def _dispatch(state: MetaState, config: RunnableConfig, node: str) -> dict
             left_undone=[phase.id],
         )
     else:
-        ctx = RoleContext(
-            resources=await _resources(config),
-            broker=await _broker(state, config),
-            tenant_id=_tenant(config),
-            request=request.text,
-            runtime_target=state["runtime_target"],  # type: ignore[arg-type]
-            constraints=ConstraintPack.model_validate(state["constraint_pack"]),
-            budget=remaining,
-            given={name: value for name, value in request.artifacts.items() if OWNERS[name] == phase.role},
+        result = await _lead(
+            state,
+            config,
+            phase.role,
+            phase.task,
             feedback=failure.get("feedback"),
             failure_errors=list(failure.get("compile_errors") or []),
-            system_name=request.name,
+            target_role=failure.get("route_to") if phase.role == "optimizer" else None,
         )
-        out = await ROLE_GRAPHS[phase.role].ainvoke(
-            {"task": phase.task, "result": None},
-            {**config, "configurable": {**(config.get("configurable") or {}), CONTEXT_KEY: ctx}},
-        )
-        result = RoleResult.model_validate(out["result"])
-    spent = Spent.model_validate(budgets["spent"][phase.role]).add(result.spent)
-    over = spent.over(RoleBudget.model_validate(budgets["per_role"][phase.role]))
-    if over and result.status == "done":
-        result = result.model_copy(
-            update={"status": "budget_exhausted", "note": f"{result.note}; over {', '.join(over)}"}
-        )
+    spent, result = _charge(budgets, result)
     artifacts = dict(state.get("artifacts") or {})
     for ref in result.wrote:
         artifacts[ref.type] = ref.model_dump()
@@ -396,6 +417,8 @@ async def _dispatch(state: MetaState, config: RunnableConfig, node: str) -> dict
     if result.needs_human_review:
         review.append(f"{phase.role}: {result.note}")
     update: dict[str, Any] = {"registered_agent": result.registered_agent} if result.registered_agent else {}
+    if result.proposed:
+        update["active_promotions"] = [*(state.get("active_promotions") or []), *result.proposed]
     return {
         **update,
         "last_result": result.model_dump(mode="json"),
@@ -425,6 +448,8 @@ def after_phase(state: MetaState) -> str:
     phase = Phase.model_validate(state["phases"][state["phase_index"]])
     if result.status == "failed":
         return "classify_failure"
+    if state.get("active_promotions"):
+        return "apply_promotion"
     if result.status == "budget_exhausted":
         return "decide_next_phase"
     if not result.metrics:  # nothing measured (e.g. a runtime not runnable yet): no gate to pass
@@ -468,6 +493,68 @@ async def gate_production(state: MetaState, config: RunnableConfig) -> dict[str,
         "gates": gates,
         "failure": None if passed else {"signals": signals.model_dump(mode="json")},
         "history": await _log(state, config, "gate_production", "pass" if passed else "fail", result.note),
+    }
+
+
+async def apply_promotion(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
+    """Section 9: each pending PromotionDecision goes to the owner of its target, who applies it as a
+    new version (accepted), applies it with changes of its own (modified) or refuses it (rejected).
+    After a change, the phases from the owner's own up to this one run again (their gates re-run);
+    after a refusal the playbook goes on."""
+    broker = await _broker(state, config)
+    pending = {str(p.decision_id): p for p in await broker.promotions() if p.status == "pending"}
+    phases, index = list(state.get("phases") or []), state.get("phase_index", 0)
+    budgets = dict(state["budgets"])
+    artifacts = dict(state.get("artifacts") or {})
+    history, trace = state.get("history") or [], state.get("routing_trace") or []
+    changed_owners: list[Role] = []
+    last: RoleResult | None = None
+    for decision_id in state.get("active_promotions") or []:
+        promotion = pending.get(decision_id)
+        if promotion is None:
+            continue
+        owner = OWNERS[promotion.target_artifact]
+        result = await _lead(
+            {**state, "budgets": budgets},
+            config,
+            owner,
+            "apply",
+            promotion_id=decision_id,
+        )
+        spent, result = _charge(budgets, result)
+        budgets = {**budgets, "spent": {**budgets["spent"], owner: spent.model_dump()}}
+        for ref in result.wrote:
+            artifacts[ref.type] = ref.model_dump()
+        decided = result.promotion.status if result.promotion else "undecided"
+        if decided in ("accepted", "modified"):
+            changed_owners.append(owner)
+        history = await _log(
+            {**state, "history": history},
+            config,
+            "apply_promotion",
+            f"{owner}: {decided}",
+            result.note,
+            decision_id=decision_id,
+            target=promotion.target_artifact,
+        )
+        trace = [*trace, {"node": "apply_promotion", "why": result.note, "owner": owner, "decision": decided}]
+        last = result
+    rerun: list[dict[str, Any]] = []
+    if changed_owners:
+        owned = min(
+            (i for i, p in enumerate(phases[: index + 1]) if p["role"] in changed_owners), default=index
+        )
+        rerun = [
+            p for p in phases[owned + 1 : index + 1] if p["role"] != "optimizer" and "_fix_" not in p["id"]
+        ]
+    return {
+        "active_promotions": [],
+        "phases": [*phases[: index + 1], *rerun, *phases[index + 1 :]],
+        "budgets": budgets,
+        "artifacts": artifacts,
+        "history": history,
+        "routing_trace": trace,
+        "last_result": (last or RoleResult.model_validate(state["last_result"])).model_dump(mode="json"),
     }
 
 
@@ -526,6 +613,7 @@ async def decide_next_phase(state: MetaState, config: RunnableConfig) -> dict[st
         loops = dict(state.get("loops") or {})
         loops[role] = loops.get(role, 0) + 1
         task = REVISE_TASK[role]
+        by_promotion = PLAYBOOKS[state["intent"]].fixes_by_promotion and role in REVISED  # type: ignore[index]
         if task is None or loops[role] > MAX_LOOPS:
             why = f"{role} has no revision by rule" if task is None else f"{role} sent back {MAX_LOOPS} times"
             return {
@@ -533,6 +621,18 @@ async def decide_next_phase(state: MetaState, config: RunnableConfig) -> dict[st
                 "status": "partial",
                 "left_undone": [*(state.get("left_undone") or []), f"{phases[index]['id']}: {why}"],
                 "routing_trace": _trace(state, "decide_next_phase", why, go="finalize"),
+            }
+        if by_promotion:
+            # The Optimizer proposes the fix; apply_promotion has the owner decide it and queues
+            # the phases to run again.
+            fix = Phase(id=f"{role}_fix_{loops[role]}", role="optimizer", task="propose").model_dump()
+            return {
+                "phases": [*phases[: index + 1], fix, *phases[index + 1 :]],
+                "phase_index": index + 1,
+                "loops": loops,
+                "routing_trace": _trace(
+                    state, "decide_next_phase", f"retry {loops[role]}: a promotion for {role}", go=fix["id"]
+                ),
             }
         # Bounded retry: the owner revises, then everything from the first phase after its own
         # up to the failing one runs again.
@@ -807,6 +907,7 @@ async def finalize(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
         "warnings": state.get("warnings") or [],
         "left_undone": state.get("left_undone") or [],
         "loops": state.get("loops") or {},
+        "promotions": [p.model_dump(mode="json") for p in await broker.promotions()],
     }
     await record_request_metrics(resources.database.pool, broker, state, result)
     return {
@@ -828,6 +929,7 @@ def build_meta_graph() -> StateGraph[MetaState, Any, Any, Any]:
         ("run_phase", run_phase),
         ("compile_system", compile_system),
         ("classify_failure", classify_failure_node),
+        ("apply_promotion", apply_promotion),
         ("gate_quality", gate_quality),
         ("gate_production", gate_production),
         ("gate_human", gate_human),
@@ -850,8 +952,9 @@ def build_meta_graph() -> StateGraph[MetaState, Any, Any, Any]:
         graph.add_conditional_edges(
             dispatcher,
             after_phase,
-            ["classify_failure", "gate_quality", "gate_production", "decide_next_phase"],
+            ["classify_failure", "apply_promotion", "gate_quality", "gate_production", "decide_next_phase"],
         )
+    graph.add_edge("apply_promotion", "decide_next_phase")
     graph.add_conditional_edges("gate_quality", after_gate, ["classify_failure", "decide_next_phase"])
     graph.add_conditional_edges("gate_production", after_gate, ["classify_failure", "decide_next_phase"])
     graph.add_edge("classify_failure", "decide_next_phase")

@@ -39,6 +39,9 @@ class Playbook(BaseModel):
     human_gate: Literal["required", "optional", "skip"] = "optional"
     """Before finalizing: ``required`` always asks a human; ``optional`` only when a role or an
     ambiguous gate asks for review (or a budget runs out); ``skip`` never."""
+    fixes_by_promotion: bool = False
+    """A failure routed to an owner is fixed through the promotion protocol (section 9): the Optimizer
+    proposes the change, the owner decides it; otherwise the owner revises its artifact itself."""
 
 
 def _phase(phase_id: str, role: Role, task: str, gate: Gate | None = None) -> Phase:
@@ -77,11 +80,13 @@ PLAYBOOKS: dict[Intent, Playbook] = {
         ),
         requires=("SystemSpec",),
         human_gate="skip",
+        fixes_by_promotion=True,
     ),
     "optimize": Playbook(
         name="optimize",
         phases=(
             *ADOPT,
+            _phase("instrument", "ops", "instrument"),
             _phase("compile", "compiler", "compile"),
             _phase("baseline", "eval", "run"),
             _phase("experiment", "optimizer", "propose"),
@@ -122,6 +127,7 @@ PLAYBOOKS: dict[Intent, Playbook] = {
         ),
         requires=("SystemSpec",),
         human_gate="required",
+        fixes_by_promotion=True,
     ),
 }
 

@@ -23,7 +23,7 @@ from typing_extensions import TypedDict
 
 from master_agent.capabilities import load_tenant
 from master_agent.capabilities.agents import live_agents
-from master_agent.errors import MasterAgentError
+from master_agent.errors import InputError, MasterAgentError
 from master_agent.meta.artifacts import (
     ARTIFACT_MODELS,
     Artifact,
@@ -32,15 +32,22 @@ from master_agent.meta.artifacts import (
     CaseResult,
     CompiledSpec,
     EvalSpec,
+    Experiment,
     ExperimentReport,
+    ExperimentSpec,
+    PromotionDecision,
     PromptPack,
     Role,
     SLOReport,
     SystemSpec,
     TelemetrySpec,
     ToolContract,
+    apply_changes,
+    artifact_type_of,
+    diff_changes,
+    parse_artifact,
 )
-from master_agent.meta.broker import ArtifactRef, StateBroker
+from master_agent.meta.broker import ArtifactRef, Promotion, StateBroker
 from master_agent.meta.compiler import CompileFailed, compile_system, validate_system
 from master_agent.meta.design import design_eval, design_prompts, design_system, design_tools, repair_system
 from master_agent.meta.failures import CompileError, FailureSignals, MetricFailure, ToolError
@@ -90,6 +97,10 @@ class RoleResult(BaseModel):
     left_undone: list[str] = Field(default_factory=list)
     registered_agent: str | None = None
     """The tenant agent a compile registered (the compiler's result only)."""
+    proposed: list[str] = Field(default_factory=list)
+    """Promotions the Optimizer proposed (decision ids), for ``apply_promotion``."""
+    promotion: Promotion | None = None
+    """An owner's decision on a promotion (task ``apply``)."""
 
 
 @dataclass
@@ -110,6 +121,10 @@ class RoleContext:
     failure_errors: list[dict[str, Any]] = field(default_factory=list)
     """The compile errors of the failure routed to this role, if any."""
     system_name: str | None = None
+    target_role: Role | None = None
+    """The role a failure was routed to, when the Optimizer proposes its fix as a promotion."""
+    promotion_id: str | None = None
+    """The pending promotion an owner is asked to decide (task ``apply``)."""
     spent: Spent = field(default_factory=Spent)
 
     def step(self, tokens: int = 0, tool_calls: int = 0, spawns: int = 0) -> None:
@@ -145,30 +160,6 @@ async def architect_design(ctx: RoleContext) -> RoleResult:
     return result.model_copy(update={"task": "design"})
 
 
-async def architect_revise(ctx: RoleContext) -> RoleResult:
-    """Repair the SystemSpec for the compile errors routed back to the Architect."""
-    ctx.step()
-    system = await _system(ctx, "architect")
-    errors = [CompileError.model_validate(e) for e in ctx.failure_errors]
-    repaired = repair_system(system, errors)
-    if repaired == system:
-        return RoleResult(
-            role="architect",
-            task="revise",
-            status="done",
-            needs_human_review=True,
-            note="nothing to repair by rule",
-        )
-    ref = await ctx.broker.write("architect", repaired)
-    return RoleResult(
-        role="architect",
-        task="revise",
-        status="done",
-        wrote=[ref],
-        note=f"repaired {len(errors)} compile errors",
-    )
-
-
 # --- Prompt/Policy, Tooling -----------------------------------------------------------------------
 
 
@@ -185,20 +176,6 @@ async def prompts_design(ctx: RoleContext) -> RoleResult:
     return await _adopt_or(ctx, "prompt_policy", "PromptPack", draft)
 
 
-async def prompts_revise(ctx: RoleContext) -> RoleResult:
-    """Add the failure's evidence as a policy of every component's prompt."""
-    ctx.step()
-    pack = await ctx.broker.read_full("prompt_policy", "PromptPack")
-    assert isinstance(pack, PromptPack)
-    policy = f"Lesson from evaluation: {ctx.feedback or 'answer exactly in the output schema'}"
-    prompts = {
-        cid: prompt.model_copy(update={"policies": [*prompt.policies, policy]})
-        for cid, prompt in pack.prompts.items()
-    }
-    ref = await ctx.broker.write("prompt_policy", pack.model_copy(update={"prompts": prompts}))
-    return RoleResult(role="prompt_policy", task="revise", status="done", wrote=[ref], note=policy)
-
-
 async def tools_design(ctx: RoleContext) -> RoleResult:
     async def draft() -> Artifact:
         return design_tools(await _system(ctx, "tooling"))
@@ -206,20 +183,200 @@ async def tools_design(ctx: RoleContext) -> RoleResult:
     return await _adopt_or(ctx, "tooling", "ToolContract", draft)
 
 
-async def tools_revise(ctx: RoleContext) -> RoleResult:
-    """Cover every tool the SystemSpec uses that has no contract (with the drafted implementation)."""
+# --- Revisions: the owner's own, or proposed by the Optimizer as a promotion -----------------------
+
+#: The artifact each role revises when a failure is routed back to it.
+REVISED: dict[Role, ArtifactType] = {
+    "architect": "SystemSpec",
+    "prompt_policy": "PromptPack",
+    "tooling": "ToolContract",
+}
+
+
+async def _revision(ctx: RoleContext, owner: Role, reader: Role) -> tuple[Artifact, Artifact, str] | None:
+    """``owner``'s rule-based revision of its artifact for the failure routed to it, read as
+    ``reader``: (current, revised, what changed), or None when the rules change nothing."""
+    if owner == "architect":
+        system = await _system(ctx, reader)
+        errors = [CompileError.model_validate(e) for e in ctx.failure_errors]
+        repaired = repair_system(system, errors)
+        return None if repaired == system else (system, repaired, f"repairs {len(errors)} compile errors")
+    if owner == "prompt_policy":
+        pack = await ctx.broker.read_full(reader, "PromptPack")
+        assert isinstance(pack, PromptPack)
+        policy = f"Lesson from evaluation: {ctx.feedback or 'answer exactly in the output schema'}"
+        prompts = {
+            cid: prompt.model_copy(update={"policies": [*prompt.policies, policy]})
+            for cid, prompt in pack.prompts.items()
+        }
+        return pack, pack.model_copy(update={"prompts": prompts}), policy
+    if owner == "tooling":
+        contract = await ctx.broker.read_full(reader, "ToolContract")
+        assert isinstance(contract, ToolContract)
+        drafted = design_tools(await _system(ctx, reader))
+        missing = [entry for entry in drafted.tools if contract.entry(entry.name) is None]
+        if not missing:
+            return None
+        revised = contract.model_copy(update={"tools": [*contract.tools, *missing]})
+        return contract, revised, f"adds contracts for {', '.join(e.name for e in missing)}"
+    return None
+
+
+def revise_task(owner: Role) -> Task:
+    async def revise(ctx: RoleContext) -> RoleResult:
+        """Revise the owned artifact for the failure routed back to this role."""
+        ctx.step()
+        revision = await _revision(ctx, owner, owner)
+        if revision is None:
+            return RoleResult(
+                role=owner,
+                task="revise",
+                status="done",
+                needs_human_review=True,
+                note="nothing to revise by rule",
+            )
+        ref = await ctx.broker.write(owner, revision[1])
+        return RoleResult(role=owner, task="revise", status="done", wrote=[ref], note=revision[2])
+
+    return revise
+
+
+# --- Optimizer -------------------------------------------------------------------------------------
+
+
+async def optimizer_propose(ctx: RoleContext) -> RoleResult:
+    """Propose a change of an artifact the Optimizer does not own, as a PromotionDecision: the fix of
+    a failure routed to its owner, or (no failure) an experiment drawn from the baseline run."""
     ctx.step()
-    contract = await ctx.broker.read_full("tooling", "ToolContract")
-    assert isinstance(contract, ToolContract)
-    drafted = design_tools(await _system(ctx, "tooling"))
-    missing = [entry for entry in drafted.tools if contract.entry(entry.name) is None]
-    ref = await ctx.broker.write(
-        "tooling", contract.model_copy(update={"tools": [*contract.tools, *missing]})
+    experiments: list[ArtifactRef] = []
+    if ctx.target_role is not None:
+        revision = await _revision(ctx, ctx.target_role, "optimizer")
+        impact: dict[str, float] = {"compile_errors": -float(len(ctx.failure_errors))}
+        justification = ctx.feedback or "the failure routed to its owner"
+    else:
+        revision, impact, justification, experiments = await _experiment(ctx)
+    if revision is None:
+        return RoleResult(
+            role="optimizer", task="propose", status="done", wrote=experiments, note="nothing to propose"
+        )
+    current, revised, what = revision
+    changes = diff_changes(current.model_dump(mode="json"), revised.model_dump(mode="json"))
+    decision = PromotionDecision(
+        target_artifact=artifact_type_of(current),
+        base_version=current.version,  # type: ignore[attr-defined]
+        proposed_changes=changes,
+        justification=f"{what}: {justification}",
+        expected_impact=impact,
     )
-    note = (
-        f"added contracts for {', '.join(e.name for e in missing)}" if missing else "no contract was missing"
+    ref, promotion = await ctx.broker.propose("optimizer", decision)
+    return RoleResult(
+        role="optimizer",
+        task="propose",
+        status="done",
+        wrote=[*experiments, ref],
+        proposed=[str(promotion.decision_id)],
+        note=f"proposed {len(changes)} changes of {decision.target_artifact}: {what}",
     )
-    return RoleResult(role="tooling", task="revise", status="done", wrote=[ref], note=note)
+
+
+async def _experiment(
+    ctx: RoleContext,
+) -> tuple[tuple[Artifact, Artifact, str] | None, dict[str, float], str, list[ArtifactRef]]:
+    """Tighter component budgets where the baseline run used far less than allowed (cost bound):
+    the revision, its expected impact, the evidence, the ExperimentSpec written."""
+    if not await ctx.broker.exists("ExperimentReport"):
+        return None, {}, "", []
+    report = await ctx.broker.read_full("optimizer", "ExperimentReport")
+    assert isinstance(report, ExperimentReport)
+    system = await _system(ctx, "optimizer")
+    used = max((r.tool_calls for r in report.results), default=0)
+    components = []
+    saved = 0
+    for c in system.components:
+        if c.budget is not None and c.budget.max_tool_calls > used + 1:
+            saved += c.budget.max_tool_calls - (used + 1)
+            c = c.model_copy(update={"budget": c.budget.model_copy(update={"max_tool_calls": used + 1})})
+        components.append(c)
+    if not saved:
+        return None, {}, "", []
+    tighter = system.model_copy(update={"components": components})
+    spec = ExperimentSpec(
+        experiments=[
+            Experiment(
+                id="tighter_tool_budgets",
+                hypothesis=f"no case needs more than {used + 1} tool calls per component",
+                target_artifact="SystemSpec",
+                changes=diff_changes(system.model_dump(mode="json"), tighter.model_dump(mode="json")),
+            )
+        ]
+    )
+    ref = await ctx.broker.write("optimizer", spec)
+    evidence = f"the baseline's cases used at most {used} tool calls (pass rate {report.pass_rate:.2f})"
+    revision = (system, tighter, "caps each component's tool calls")
+    return revision, {"max_tool_calls": -float(saved)}, evidence, [ref]
+
+
+def apply_task(owner: Role) -> Task:
+    async def apply(ctx: RoleContext) -> RoleResult:
+        """Decide a promotion of the owned artifact: apply it as a new version (accepted), apply it with
+        the owner's own repairs (modified), or refuse it with the reason (rejected)."""
+        ctx.step()
+        assert ctx.promotion_id is not None
+        promotion = next(p for p in await ctx.broker.promotions() if str(p.decision_id) == ctx.promotion_id)
+        decision = await ctx.broker.read_full(owner, "PromotionDecision", promotion.decision_version)
+        assert isinstance(decision, PromotionDecision)
+        current = await ctx.broker.read_full(owner, decision.target_artifact)
+        status: Literal["accepted", "modified", "rejected"] = "accepted"
+        reason = decision.justification
+        candidate: Artifact | None = None
+        try:
+            changed = apply_changes(current.model_dump(mode="json"), decision.proposed_changes)
+            candidate = parse_artifact(decision.target_artifact, changed, "proposed_changes")
+        except InputError as error:
+            status, reason = "rejected", f"does not apply to v{current.version}: {error}"  # type: ignore[attr-defined]
+        if isinstance(candidate, SystemSpec) and isinstance(current, SystemSpec):
+            # Judged by what the change breaks, not by problems the spec already had.
+            tools = await _tools(ctx, owner)
+            known = validate_system(current, tools)
+            errors = [e for e in validate_system(candidate, tools) if e not in known]
+            if errors:
+                repaired = repair_system(candidate, errors)
+                left = [e for e in validate_system(repaired, tools) if e not in known]
+                if left:
+                    status = "rejected"
+                    reason = "leaves " + "; ".join(f"{e.kind} at {e.where}" for e in left)
+                    candidate = None
+                else:
+                    status, candidate = "modified", repaired
+                    reason = "applied, with the owner's repair of " + ", ".join(
+                        sorted({e.kind for e in errors})
+                    )
+        wrote = (
+            [await ctx.broker.write(owner, candidate)]
+            if candidate is not None and status != "rejected"
+            else []
+        )
+        decided = await ctx.broker.decide(
+            owner, promotion.decision_id, status, reason, wrote[0].version if wrote else None
+        )
+        return RoleResult(
+            role=owner,
+            task="apply",
+            status="done",
+            wrote=wrote,
+            promotion=decided,
+            note=f"{status}: {reason}",
+        )
+
+    return apply
+
+
+async def _tools(ctx: RoleContext, reader: Role) -> ToolContract | None:
+    if not await ctx.broker.exists("ToolContract"):
+        return None
+    tools = await ctx.broker.read_full(reader, "ToolContract")
+    assert isinstance(tools, ToolContract)
+    return tools
 
 
 # --- Eval ------------------------------------------------------------------------------------------
@@ -287,8 +444,17 @@ async def eval_run(ctx: RoleContext) -> RoleResult:
     if agent_id is None:
         why = f"the {compiled.runtime_target} system is compiled to its config; running it is not built yet"
         return RoleResult(role="eval", task="run", status="done", note=why, left_undone=[f"eval run: {why}"])
-    runnable = spec.cases[: max(ctx.budget.max_spawns - ctx.spent.spawns, 0)]
-    left = [case.id for case in spec.cases[len(runnable) :]]
+    spawns = max(ctx.budget.max_spawns - ctx.spent.spawns, 0)
+    if spawns < len(spec.cases):
+        # A report on some of the cases would judge the gate on a sample: ask for the budget first.
+        return RoleResult(
+            role="eval",
+            task="run",
+            status="budget_exhausted",
+            note=f"{len(spec.cases)} cases need as many workers; {spawns} spawns left",
+            left_undone=[f"eval case {case.id}" for case in spec.cases[spawns:]],
+        )
+    runnable = spec.cases
     gate = asyncio.Semaphore(max(ctx.budget.max_spawns, 1))
 
     async def worker(case_index: int) -> CaseResult:
@@ -337,11 +503,10 @@ async def eval_run(ctx: RoleContext) -> RoleResult:
         failure_signals=signals.model_dump(mode="json"),
     )
     ref = await ctx.broker.write("eval", report)
-    status: RoleStatus = "budget_exhausted" if left else "done"
     return RoleResult(
         role="eval",
         task="run",
-        status=status,
+        status="done",
         wrote=[ref],
         signals=signals,
         metrics={
@@ -351,7 +516,6 @@ async def eval_run(ctx: RoleContext) -> RoleResult:
             "tokens_per_case": report.tokens / max(len(results), 1),
         },
         note=report.summary(),
-        left_undone=[f"eval case {case}" for case in left],
     )
 
 
@@ -499,13 +663,13 @@ async def compiler_compile(ctx: RoleContext) -> RoleResult:
 TASKS: dict[tuple[Role, str], Task] = {
     ("architect", "design"): architect_design,
     ("architect", "adopt"): architect_design,
-    ("architect", "revise"): architect_revise,
+    ("architect", "revise"): revise_task("architect"),
     ("prompt_policy", "design"): prompts_design,
     ("prompt_policy", "adopt"): prompts_design,
-    ("prompt_policy", "revise"): prompts_revise,
+    ("prompt_policy", "revise"): revise_task("prompt_policy"),
     ("tooling", "design"): tools_design,
     ("tooling", "adopt"): tools_design,
-    ("tooling", "revise"): tools_revise,
+    ("tooling", "revise"): revise_task("tooling"),
     ("eval", "design"): eval_design,
     ("eval", "adopt"): eval_design,
     ("eval", "run"): eval_run,
@@ -513,6 +677,11 @@ TASKS: dict[tuple[Role, str], Task] = {
     ("ops", "instrument"): ops_instrument,
     ("ops", "check"): ops_check,
     ("compiler", "compile"): compiler_compile,
+    ("optimizer", "propose"): optimizer_propose,
+    **{
+        (owner, "apply"): apply_task(owner)
+        for owner in ("architect", "prompt_policy", "tooling", "eval", "ops")
+    },
 }
 
 
