@@ -425,6 +425,7 @@ async def _dispatch(state: MetaState, config: RunnableConfig, node: str) -> dict
         "artifacts": artifacts,
         "budgets": {**budgets, "spent": {**budgets["spent"], phase.role: spent.model_dump()}},
         "review": review,
+        "left_undone": left,
         "failure": None,
         "history": await _log(
             state, config, phase.id, f"{phase.role}.{phase.task}", result.status, note=result.note
