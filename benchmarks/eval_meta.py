@@ -44,17 +44,18 @@ def _broken() -> dict[str, Any]:
 
 EXAMPLES: list[tuple[str, dict[str, Any], str]] = [
     ("build, LangGraph", {"text": TRIAGE, "name": "ticket_desk"}, "done"),
-    ("build, DeepAgents", {"text": TRIAGE, "name": "ticket_desk_deep", "runtime": "deepagent"}, "done"),
+    # Compiled to its DeepAgents config; running it is not built yet, so the request ends partial.
+    ("build, DeepAgents", {"text": TRIAGE, "name": "ticket_desk_deep", "runtime": "deepagent"}, "partial"),
     (
         "debug a broken spec",
         {"text": "Fix the broken desk system: it loops forever", "artifacts": {"SystemSpec": _broken()}},
         "done",
-    ),  # fmt: skip
+    ),
     (
         "evaluate a broken spec",
         {"text": "Evaluate the desk system", "playbook": "evaluate", "artifacts": {"SystemSpec": _broken()}},
         "done",
-    ),  # fmt: skip
+    ),
     (
         "optimize a sound spec",
         {
@@ -64,7 +65,7 @@ EXAMPLES: list[tuple[str, dict[str, Any], str]] = [
             },
         },
         "done",
-    ),  # fmt: skip
+    ),
 ]
 
 

@@ -12,7 +12,7 @@ import pytest
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import UnprocessableEntityError
 
-from tests.live_server import LiveServer, live_server_fixture, sdk, two_tenant_keys
+from tests.live_server import LiveServer, chat, live_server_fixture, sdk, two_tenant_keys
 from tests.test_meta_units import TRIAGE
 
 live = live_server_fixture("meta")
@@ -168,15 +168,26 @@ async def test_a_budget_override_lets_an_exhausted_request_finish(
     assert values["result"]["left_undone"] == ["architect"]
 
 
-async def test_meta_evaluation_over_http(live: LiveServer, keys: dict[str, str]) -> None:
+async def test_a_built_system_takes_chat_messages_and_the_figures_are_served(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
     client = sdk(live, keys["other-shop"])
     thread_id = (await client.threads.create())["thread_id"]
+    name = f"desk_{uuid.uuid4().hex[:6]}"
     values: dict[str, Any] = await client.runs.wait(  # type: ignore[assignment]
-        thread_id, "meta", input={"request": {"text": TRIAGE, "name": f"desk_{uuid.uuid4().hex[:6]}"}}
+        thread_id, "meta", input={"request": {"text": TRIAGE, "name": name}}
     )
     assert values["result"]["status"] == "done"
+    headers = {"x-api-key": keys["other-shop"]}
+    async with httpx.AsyncClient(base_url=live.url, headers=headers, timeout=120) as http:
+        # The front door routes a ticket to the new system, whose input is the message itself.
+        answered = (
+            await chat(http, "Please triage this support ticket: my order never arrived, this is urgent")
+        )["values"]
+        mine = (await http.get("/meta/eval")).json()
+    assert answered["reply"]["agent"] == name, answered["routing"]
+    assert answered["solution"]["urgency"] == "high" and answered["solution"]["reply"]
     async with httpx.AsyncClient(base_url=live.url) as http:
-        mine = (await http.get("/meta/eval", headers={"x-api-key": keys["other-shop"]})).json()
         unauthenticated = await http.get("/meta/eval")
     assert mine["requests"] == {"done": 1}
     assert {f["metric"] for f in mine["figures"]} >= {"loop_count", "phases_to_compile", "budget_utilization"}

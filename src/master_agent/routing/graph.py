@@ -360,6 +360,11 @@ class FrontDoor:
         target = str(routing.get("target", {}).get("name") or "") if routed else ""
         run_input: dict[str, Any] = {"goal": goal, "context": context}
         loop = self.agent_loops.get(target)
+        spec = self.capabilities.sub_agents.get(target) if loop is not None else None
+        field = message_field(spec, context) if spec is not None else None
+        if field is not None:
+            # The tenant's agent takes the message itself (a ticket, a question) as its one text input.
+            context[field] = goal
         part = self.parts().get(target) if loop is None else None
         if part is not None:
             # An agent that is otherwise a part of another, named with @: the message fills its arguments.
@@ -760,6 +765,17 @@ def chat_arguments(spec: AgentSpec) -> tuple[str | None, tuple[str, ...]] | None
         else:
             return None
     return text, tuple(entities)
+
+
+def message_field(spec: AgentSpec, known: dict[str, Any]) -> str | None:
+    """The required text argument of ``spec`` a chat message fills: its only one not known already
+    (the goal's entities and the tenant's defaults fill the others)."""
+    missing = [
+        name
+        for name, info in spec["input_schema"].model_fields.items()
+        if info.is_required() and info.annotation is str and name not in known
+    ]
+    return missing[0] if len(missing) == 1 else None
 
 
 def agent_cards(capabilities: TenantCapabilities, pack: DomainPack) -> list[AgentCard]:
