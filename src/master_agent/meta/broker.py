@@ -77,7 +77,7 @@ VALUES (%s, %s, %s, %s, %s, %s, %s, 'pending', %s)
 RETURNING *
 """
 SELECT_PROMOTION = """
-SELECT * FROM meta_promotions WHERE decision_id = %s AND request_id = %s AND tenant_id = %s FOR UPDATE
+SELECT * FROM meta_promotions WHERE decision_id = %s AND request_id = %s AND tenant_id = %s
 """
 DECIDE_PROMOTION = """
 UPDATE meta_promotions SET status = %s, decided_by = %s, reason = %s, applied_version = %s, decided_at = %s
@@ -250,7 +250,9 @@ class StateBroker:
         """Record the owner's answer to a pending promotion; nobody but the target's owner may answer."""
         async with self.pool.connection() as conn, conn.transaction():
             row = await (
-                await conn.execute(SELECT_PROMOTION, (decision_id, self.request_id, self.tenant_id))
+                await conn.execute(
+                    SELECT_PROMOTION + " FOR UPDATE", (decision_id, self.request_id, self.tenant_id)
+                )
             ).fetchone()
             if row is None:
                 raise NotFoundError("promotion", str(decision_id))
@@ -264,6 +266,15 @@ class StateBroker:
                     DECIDE_PROMOTION, (status, role, reason, applied_version, self.now(), decision_id)
                 )
             ).fetchone()
+        return Promotion.model_validate(row)
+
+    async def promotion(self, decision_id: uuid.UUID) -> Promotion:
+        async with self.pool.connection() as conn:
+            row = await (
+                await conn.execute(SELECT_PROMOTION, (decision_id, self.request_id, self.tenant_id))
+            ).fetchone()
+        if row is None:
+            raise NotFoundError("promotion", str(decision_id))
         return Promotion.model_validate(row)
 
     async def promotions(self) -> list[Promotion]:

@@ -329,8 +329,13 @@ async def allocate_budgets(state: MetaState, config: RunnableConfig) -> dict[str
     }
 
 
+def _used(spent: Spent) -> dict[str, int]:
+    """A spend by budget dimension."""
+    return dict(zip(DIMENSIONS, (spent.steps, spent.tokens, spent.tool_calls, spent.spawns), strict=True))
+
+
 def _left(caps: dict[str, int], spent: Spent) -> dict[str, int]:
-    used = dict(zip(DIMENSIONS, (spent.steps, spent.tokens, spent.tool_calls, spent.spawns), strict=True))
+    used = _used(spent)
     return {dim: max(caps[dim] - used[dim], 0) for dim in DIMENSIONS}
 
 
@@ -839,11 +844,8 @@ async def gate_human(state: MetaState, config: RunnableConfig) -> dict[str, Any]
         caps = {**budgets["per_role"][role], **answer.caps}
         # The request's global budget grows by what the role is now allowed beyond it.
         own_left = _left(caps, Spent.model_validate(budgets["spent"][role]))
-        total = _spent_in_all(budgets).model_dump()
-        whole = {
-            dim: max(budgets["global"][dim], total[dim.removeprefix("max_")] + own_left[dim])
-            for dim in DIMENSIONS
-        }
+        total = _used(_spent_in_all(budgets))
+        whole = {dim: max(budgets["global"][dim], total[dim] + own_left[dim]) for dim in DIMENSIONS}
         update["budgets"] = {**budgets, "global": whole, "per_role": {**budgets["per_role"], role: caps}}
         update["last_result"] = None
         update["phase_index"] = min(index, len(phases) - 1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -322,7 +323,7 @@ def apply_task(owner: Role) -> Task:
         the owner's own repairs (modified), or refuse it with the reason (rejected)."""
         ctx.step()
         assert ctx.promotion_id is not None
-        promotion = next(p for p in await ctx.broker.promotions() if str(p.decision_id) == ctx.promotion_id)
+        promotion = await ctx.broker.promotion(uuid.UUID(ctx.promotion_id))
         decision = await ctx.broker.read_full(owner, "PromotionDecision", promotion.decision_version)
         assert isinstance(decision, PromotionDecision)
         current = await ctx.broker.read_full(owner, decision.target_artifact)
@@ -524,13 +525,7 @@ async def eval_reproduce(ctx: RoleContext) -> RoleResult:
     BugReport; a reproduced failure fails the phase with its signals (for ``classify_failure``)."""
     ctx.step()
     system = await _system(ctx, "eval")
-    tools = (
-        await ctx.broker.read_full("eval", "ToolContract")
-        if await ctx.broker.exists("ToolContract")
-        else None
-    )
-    assert tools is None or isinstance(tools, ToolContract)
-    errors = validate_system(system, tools)
+    errors = validate_system(system, await _tools(ctx, "eval"))
     signals = FailureSignals(compile_errors=errors)
     report = BugReport(
         symptom=ctx.request[:500], reproduced=bool(errors), failure_signals=signals.model_dump(mode="json")
@@ -629,13 +624,8 @@ async def compiler_compile(ctx: RoleContext) -> RoleResult:
         if await ctx.broker.exists("PromptPack")
         else None
     )
-    tools = (
-        await ctx.broker.read_full("compiler", "ToolContract")
-        if await ctx.broker.exists("ToolContract")
-        else None
-    )
     assert prompts is None or isinstance(prompts, PromptPack)
-    assert tools is None or isinstance(tools, ToolContract)
+    tools = await _tools(ctx, "compiler")
     try:
         compiled = compile_system(system, prompts, tools)
     except CompileFailed as failed:
