@@ -44,8 +44,8 @@ def _broken() -> dict[str, Any]:
 
 EXAMPLES: list[tuple[str, dict[str, Any], str]] = [
     ("build, LangGraph", {"text": TRIAGE, "name": "ticket_desk"}, "done"),
-    # Compiled to its DeepAgents config; running it is not built yet, so the request ends partial.
-    ("build, DeepAgents", {"text": TRIAGE, "name": "ticket_desk_deep", "runtime": "deepagent"}, "partial"),
+    # A deepagents harness whose components are spawned through its task tool.
+    ("build, DeepAgents", {"text": TRIAGE, "name": "ticket_desk_deep", "runtime": "deepagent"}, "done"),
     (
         "debug a broken spec",
         {"text": "Fix the broken desk system: it loops forever", "artifacts": {"SystemSpec": _broken()}},

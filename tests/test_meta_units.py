@@ -122,18 +122,36 @@ def test_each_runtime_target_compiles_to_its_config(runtime: str) -> None:
     assert compiled.runtime_target == runtime
     expected = {
         "langgraph": {"langgraph", "agents"},
-        "deepagent": {"deepagent"},
+        "deepagent": {"deepagent", "agents"},
         "hybrid": {"langgraph", "agents", "deepagent", "boundaries"},
     }[runtime]
     assert set(compiled.config) == expected
-    if "agents" in compiled.config:
-        names = [agent["name"] for agent in compiled.config["agents"]]
-        assert names == [
-            "support_ticket_triage_triage",
-            "support_ticket_triage_draft",
-            "support_ticket_triage",
-        ]
-        assert compiled.config["agents"][-1]["sub_agents"] == names[:2]
+    agents = {agent["name"]: agent for agent in compiled.config["agents"]}
+    system_agent = compiled.config["agents"][-1]
+    assert system_agent["name"] == "support_ticket_triage"
+    # Components first, each an agent of the loop with its tool; the system last, naming them.
+    triage, draft = "support_ticket_triage_triage", "support_ticket_triage_draft"
+    assert agents[triage]["runtime"] == agents[draft]["runtime"] == "loop"
+    assert [q["name"] for q in agents[triage]["queries"]] == ["support_ticket_triage_triage_urgency"]
+    if runtime == "langgraph":
+        assert list(agents) == [triage, draft, "support_ticket_triage"]
+        assert (system_agent["runtime"], system_agent["sub_agents"]) == ("loop", [triage, draft])
+    elif runtime == "deepagent":
+        # A deepagents harness whose sub-agents (spawned through its task tool) are the components.
+        assert (system_agent["runtime"], system_agent["sub_agents"]) == ("deepagents", [triage, draft])
+        assert system_agent["limits"]["max_spawns"] == 2
+    else:
+        # The graph zone (triage) stays a loop sub-agent; the recursion zone (draft) runs in one deep
+        # agent that takes what crosses the boundary and answers what the zone writes.
+        zone = agents["support_ticket_triage_recursion"]
+        assert (zone["runtime"], zone["sub_agents"]) == ("deepagents", [draft])
+        assert set(zone["input_schema"]["required"]) == {"ticket", "urgency"}
+        assert list(zone["output_schema"]["properties"]) == ["reply"]
+        assert zone["limits"]["timeout_s"] == 60.0
+        assert (system_agent["runtime"], system_agent["sub_agents"]) == (
+            "loop",
+            [triage, "support_ticket_triage_recursion"],
+        )
 
 
 def _broken(change: list[Change], runtime: str = "langgraph") -> SystemSpec:

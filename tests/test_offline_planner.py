@@ -138,3 +138,55 @@ def test_unbound_model_answers_immediately() -> None:
     reply = OfflinePlanner().invoke([_system("g"), HumanMessage(content="g")])
     assert isinstance(reply, AIMessage)
     assert reply.tool_calls == []
+
+
+class DelegateArgs(BaseModel):
+    description: str
+    subagent_type: str
+
+
+def test_delegation_hands_each_sub_agent_what_it_needs_once_it_is_known() -> None:
+    """Rule 6: a harness's task tool is called per sub-agent of the <delegation> block, in order, once
+    its needs are known, with a context box of the values it accepts; the delegated task's own model
+    reads that box from its user message."""
+    plan = {
+        "agents": [
+            {"name": "sizer", "description": "Size the queue.", "needs": ["city_id"], "accepts": ["city_id"]},
+            {
+                "name": "staffer",
+                "description": "Staff it.",
+                "needs": ["queue"],
+                "accepts": ["queue", "city_id"],
+            },
+        ]
+    }
+    system = SystemMessage(
+        content=render_tagged_json("output_schema", OUTPUT) + render_tagged_json("delegation", plan)
+    )
+    box = {"goal": "Cut queue times", "data": {"context": {"city_id": 7}}}
+    user = HumanMessage(content="Cut queue times\n" + render_tagged_json("context_box", box))
+    model = OfflinePlanner().bind_tools([_tool("task", DelegateArgs), _tool("lookup", LookupArgs)])
+    first = model.invoke([system, user])
+    assert [(c["name"], c["args"].get("subagent_type")) for c in first.tool_calls] == [
+        ("task", "sizer"),
+        ("lookup", None),
+    ]
+    assert first.tool_calls[0]["args"]["description"].startswith("Size the queue.")
+    assert '"city_id": 7' in first.tool_calls[0]["args"]["description"]
+    results = [
+        ToolMessage(content=json.dumps({"queue": 40}), tool_call_id=first.tool_calls[0]["id"]),
+        ToolMessage(content=json.dumps({"city": "x"}), tool_call_id=first.tool_calls[1]["id"]),
+    ]
+    second = model.invoke([system, user, first, *results])
+    assert [c["args"]["subagent_type"] for c in second.tool_calls] == ["staffer"]
+    handed = second.tool_calls[0]["args"]["description"]
+    assert '"queue": 40' in handed and '"city_id": 7' in handed
+    staffed = ToolMessage(
+        content=json.dumps({"plan": "two more desks"}), tool_call_id=second.tool_calls[0]["id"]
+    )
+    answer = model.invoke([system, user, first, *results, second, staffed])
+    assert answer.tool_calls == [] and json.loads(str(answer.content)) == {"plan": "two more desks"}
+    # The delegated task, as the sub-agent's model sees it: its values come from the user message.
+    worker = OfflinePlanner().bind_tools([_tool("lookup", LookupArgs)])
+    task = worker.invoke([SystemMessage(content="Size queues."), HumanMessage(content=handed)])
+    assert task.tool_calls[0]["args"] == {"city_id": 7}

@@ -72,6 +72,12 @@ class AgentDocumentLimits(BaseModel):
     """Deepest sub-agent level below this agent when it runs on its own."""
     timeout_s: float | None = Field(default=None, gt=0, le=3600)
     """Wall-clock limit of one call of this agent as a sub-agent."""
+    max_tool_calls: int | None = Field(default=None, ge=1, le=1000)
+    """Tool and sub-agent calls per run; calls beyond it are refused."""
+    max_spawns: int | None = Field(default=None, ge=0, le=100)
+    """Sub-agent calls per run; spawns beyond it are refused."""
+    max_tokens: int | None = Field(default=None, ge=100, le=10_000_000)
+    """Model tokens (prompt and answer) per run; past it the agent stops with what it has."""
 
 
 class AgentDocument(BaseModel):
@@ -103,6 +109,10 @@ class AgentDocument(BaseModel):
         description="JSON Schema (an object) of its answer.",
     )
     limits: AgentDocumentLimits = Field(default_factory=AgentDocumentLimits)
+    runtime: Literal["loop", "deepagents"] = Field(
+        default="loop",
+        description="What runs it: the agent loop, or a deepagents harness whose sub-agents are its sub_agents.",
+    )
     tool_risk: dict[str, RiskLevel] = Field(
         default_factory=dict, description="Tool name -> risk level (high-risk tools ask for approval)."
     )
@@ -346,10 +356,12 @@ def compile_document(document: AgentDocument) -> AgentSpec:
     limits = {
         key: value
         for key, value in document.limits.model_dump().items()
-        if key in ("max_iterations", "timeout_s") and value is not None
+        if key != "max_depth" and value is not None
     }
     if limits:
         spec["limits"] = limits  # type: ignore[typeddict-item]
+    if document.runtime != "loop":
+        spec["runtime"] = document.runtime
     return spec
 
 

@@ -27,6 +27,12 @@ class AgentLimits(TypedDict, total=False):
     """Agent turns before the loop escalates."""
     timeout_s: float
     """Wall-clock limit of one call of this agent as a sub-agent."""
+    max_tool_calls: int
+    """Tool and sub-agent calls per run of this agent; calls beyond it are refused."""
+    max_spawns: int
+    """Sub-agent calls per run of this agent; spawns beyond it are refused."""
+    max_tokens: int
+    """Model tokens (prompt and answer) per run of this agent; past it the loop stops (escalates)."""
 
 
 class AgentSpec(TypedDict):
@@ -46,6 +52,8 @@ class AgentSpec(TypedDict):
     """Plain tools and sub-agents by name, in the order the agent should prefer them."""
     limits: NotRequired[AgentLimits]
     """Overrides of the loop limits for this agent."""
+    runtime: NotRequired[Literal["loop", "deepagents"]]
+    """What runs it: our agent loop (default) or a ``deepagents`` harness (``runtime.deep_agents``)."""
     progress_keys: NotRequired[list[str]]
     """Findings that make up progress; default: the output schema's required fields."""
     research: NotRequired[bool]

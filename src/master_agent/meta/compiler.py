@@ -23,6 +23,8 @@ from master_agent.meta.artifacts import (
     CompiledSpec,
     Component,
     PromptPack,
+    RoutingRule,
+    SpawnPolicy,
     StateKey,
     SystemSpec,
     ToolContract,
@@ -111,6 +113,12 @@ def validate_system(system: SystemSpec, tools: ToolContract | None) -> list[Comp
     errors.extend(_tool_errors(system, tools))
     if system.runtime_target == "hybrid":
         errors.extend(_boundary_errors(system, components))
+        if len(recursion_agent_name(system)) > MAX_NAME:
+            problem(
+                "schema_inconsistency",
+                "name",
+                f"{recursion_agent_name(system)!r} is over {MAX_NAME} characters",
+            )
     return errors
 
 
@@ -364,11 +372,26 @@ def agent_documents(
             )
         )
     external = [key.name for key in system.state_schema if key.external]
+    deep = system.deepagent_ext.spawn_policy if system.deepagent_ext else None
+    zone = hybrid_zone(system, ordered)
+    members: list[tuple[str, str, list[RoutingRule]]] = []
+    for c in ordered:
+        if c not in zone:
+            members.append((agent_name(system, c), f"{c.id}: {c.role}", c.routing_rules))
+        elif c is zone[0]:
+            # The recursion zone runs as one deep agent where its first component would run.
+            assert deep is not None  # validated: a hybrid system has a spawn policy
+            documents.append(_recursion_document(system, zone, declared, deep))
+            zone_ids = ", ".join(z.id for z in zone)
+            members.append((recursion_agent_name(system), f"{zone_ids}: the recursion zone", []))
     flow = "; ".join(
-        f"{c.id}: {c.role}" + "".join(f" If {r.condition}, go to {r.target}." for r in c.routing_rules)
-        for c in ordered
+        text + "".join(f" If {r.condition}, go to {r.target}." for r in rules) for _, text, rules in members
     )
     supervisor = prompts.prompts.get("supervisor") if prompts else None
+    deep_runtime = system.runtime_target == "deepagent"
+    limits: dict[str, Any] = {"max_iterations": min(2 * len(members) + 2, 100)}
+    if deep_runtime and deep is not None and deep.max_breadth is not None:
+        limits["max_spawns"] = deep.max_breadth if deep.max_depth else 0
     documents.append(
         AgentDocument.model_validate(
             {
@@ -377,14 +400,70 @@ def agent_documents(
                 "skills": system.skills,
                 "instructions": (supervisor.system_prompt if supervisor else system.description)
                 + f"\n\nCall the components in this order, each with what it needs: {flow}",
-                "sub_agents": [agent_name(system, c) for c in ordered],
+                "sub_agents": [name for name, _, _ in members],
                 "input_schema": _schema(external, declared, required=True),
                 "output_schema": _schema(system.outputs, declared, required=False),
-                "limits": {"max_iterations": min(2 * len(ordered) + 2, 100)},
+                "limits": limits,
+                "runtime": "deepagents" if deep_runtime else "loop",
             }
         )
     )
     return documents
+
+
+def hybrid_zone(system: SystemSpec, ordered: list[Component]) -> list[Component]:
+    """A hybrid system's recursion-zone components, in order (none for other targets)."""
+    if system.runtime_target != "hybrid" or system.hybrid_ext is None:
+        return []
+    return [c for c in ordered if system.hybrid_ext.boundary_map.get(c.id) == "recursion"]
+
+
+def recursion_agent_name(system: SystemSpec) -> str:
+    """The deep agent a hybrid system's recursion zone runs in."""
+    return f"{system.name}_recursion"
+
+
+def _recursion_document(
+    system: SystemSpec, zone: list[Component], declared: dict[str, StateKey], policy: SpawnPolicy
+) -> AgentDocument:
+    """A hybrid system's recursion zone as one deep agent: its components are the harness's sub-agents;
+    it takes what the zone reads from the graph zone and answers what the zone writes, as the boundary
+    contracts say, within their failure protocol's time and steps."""
+    assert system.hybrid_ext is not None
+    written = {key for c in zone for key in (*c.outputs, *c.state_writes)}
+    reads = [key for c in zone for key in (*c.inputs, *c.state_reads) if key not in written]
+    ids = {c.id for c in zone}
+    contracts = [
+        b
+        for b in system.hybrid_ext.boundary_contracts
+        if b.recursion_side and b.recursion_side.component in ids
+    ]
+    protocols = [b.failure_protocol for b in contracts]
+    steps = min((p.recursion_max_steps for p in protocols), default=2 * len(zone) + 2)
+    limits: dict[str, Any] = {
+        "max_iterations": min(steps, 100),
+        "max_spawns": policy.max_breadth if policy.max_depth else 0,
+    }
+    if protocols:
+        limits["timeout_s"] = min(p.recursion_timeout_s for p in protocols)
+    crossing = "; ".join(
+        f"{b.id}: {b.graph_side.node_id if b.graph_side else '?'} hands over "
+        f"{', '.join(b.recursion_side.state_reads) if b.recursion_side else ''}"
+        for b in contracts
+    )
+    return AgentDocument.model_validate(
+        {
+            "name": recursion_agent_name(system),
+            "description": f"The recursion zone of {system.name}: {', '.join(c.role for c in zone)}"[:500],
+            "instructions": f"Work the recursion zone of {system.name} across its boundary contracts ({crossing}). "
+            + "; ".join(f"{c.id}: {c.role}" for c in zone),
+            "sub_agents": [agent_name(system, c) for c in zone],
+            "input_schema": _schema(reads, declared, required=True),
+            "output_schema": _schema([key for c in zone for key in c.outputs], declared, required=False),
+            "limits": limits,
+            "runtime": "deepagents",
+        }
+    )
 
 
 def _langgraph_config(system: SystemSpec, tools: ToolContract) -> dict[str, Any]:
@@ -479,15 +558,25 @@ def compile_system(
     config: dict[str, Any] = {}
     if system.runtime_target in ("langgraph", "hybrid"):
         config["langgraph"] = _langgraph_config(system, tools)
-        config["agents"] = [d.model_dump(mode="json") for d in agent_documents(system, prompts, tools)]
+    config["agents"] = [d.model_dump(mode="json") for d in agent_documents(system, prompts, tools)]
     if system.runtime_target == "deepagent":
         config["deepagent"] = _deepagent_config(system, system.components)
+        assumptions[0] = "components run as sub-agents of a deepagents harness, spawned through its task tool"
     if system.runtime_target == "hybrid":
         assert system.hybrid_ext is not None
-        recursion = [c for c in system.components if system.hybrid_ext.boundary_map.get(c.id) == "recursion"]
-        config["deepagent"] = _deepagent_config(system, recursion)
+        zone = hybrid_zone(system, topological_order(system))
+        config["deepagent"] = _deepagent_config(system, zone)
         config["boundaries"] = [b.model_dump() for b in system.hybrid_ext.boundary_contracts]
-        assumptions.append("recursion-zone components run in one deep agent behind their boundary contracts")
+        assumptions.append(
+            f"recursion-zone components run in one deep agent, {recursion_agent_name(system)}, behind "
+            "their boundary contracts"
+        )
+    policy = system.deepagent_ext.spawn_policy if system.deepagent_ext else None
+    if system.runtime_target != "langgraph" and policy is not None and (policy.max_depth or 0) > 1:
+        warnings.append(
+            f"spawn_policy.max_depth {policy.max_depth}: deepagents sub-agents do not spawn further; "
+            "the depth is 1"
+        )
     return CompiledSpec(
         runtime_target=system.runtime_target,
         system_name=system.name,

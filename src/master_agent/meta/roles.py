@@ -443,7 +443,7 @@ async def eval_run(ctx: RoleContext) -> RoleResult:
     assert isinstance(spec, EvalSpec)
     compiled, agent_id = await _compiled_agent(ctx)
     if agent_id is None:
-        why = f"the {compiled.runtime_target} system is compiled to its config; running it is not built yet"
+        why = f"the {compiled.runtime_target} system has no agents to register, so nothing can run it"
         return RoleResult(role="eval", task="run", status="done", note=why, left_undone=[f"eval run: {why}"])
     spawns = max(ctx.budget.max_spawns - ctx.spent.spawns, 0)
     if spawns < len(spec.cases):

@@ -20,6 +20,14 @@ policy, driven by the specs, never by a domain:
 5. A tool whose description starts "Instead of <tool>" is a way around that tool's outage: it is
    ready only once a result of <tool> names it among its ``alternatives`` (the loop decided
    ``try_another_way``), as a model reading the description would use it.
+6. Delegation (a harness's ``task`` tool: it takes ``description`` and ``subagent_type``): the system
+   prompt's ``<delegation>`` block lists the sub-agents in order with the values each ``needs`` and
+   ``accepts``. A sub-agent is ready when it has not been delegated to and everything it needs is
+   known; the call's description is its purpose plus a ``<context_box>`` with the known values it
+   accepts. Ready delegations join the turn's other ready calls.
+
+The context box is read from the system prompt, or else from the first user message (a delegated
+task carries its values there).
 """
 
 from __future__ import annotations
@@ -32,7 +40,14 @@ from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
@@ -40,11 +55,13 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
-from master_agent.models.prompt_blocks import parse_tagged_json
+from master_agent.models.prompt_blocks import parse_tagged_json, render_tagged_json
 
 GOAL_FIELDS = ("task", "goal", "question", "problem", "objective")
 #: Name of the tool through which a model returns an execution plan (planner_first variant).
 PLAN_TOOL_NAME = "ExecutionPlan"
+#: The arguments of a delegation tool (deepagents' ``task``): what to do, and which sub-agent does it.
+DELEGATION_ARGS = frozenset({"description", "subagent_type"})
 #: Characters per streamed token piece (streaming only changes how the same answer is delivered).
 STREAM_PIECE_CHARS = 24
 
@@ -89,6 +106,9 @@ def known_values(messages: Sequence[BaseMessage]) -> tuple[dict[str, Any], set[s
     ``alternatives``, and the goal text."""
     system = next((m for m in messages if isinstance(m, SystemMessage)), None)
     box = parse_tagged_json(str(system.content), "context_box") if system else None
+    if box is None:
+        first = next((m for m in messages if isinstance(m, HumanMessage)), None)
+        box = parse_tagged_json(str(first.content), "context_box") if first else None
     known: dict[str, Any] = {}
     goal = ""
     if isinstance(box, dict):
@@ -139,6 +159,37 @@ def fill_arguments(parameters: dict[str, Any], known: dict[str, Any], goal: str)
     return args
 
 
+def _delegations(
+    tool: str, plan: Any, messages: Sequence[BaseMessage], known: dict[str, Any], goal: str, turn: int
+) -> list[dict[str, Any]]:
+    """Rule 6: the calls of ``tool`` to the sub-agents of ``plan`` that are ready."""
+    delegated = {
+        str(call["args"].get("subagent_type"))
+        for message in messages
+        if isinstance(message, AIMessage)
+        for call in message.tool_calls
+        if call["name"] == tool
+    }
+    calls = []
+    for agent in (plan or {}).get("agents") or [] if isinstance(plan, dict) else []:
+        name = str(agent.get("name"))
+        needs = [str(key) for key in agent.get("needs") or []]
+        if name in delegated or not all(key in known and known[key] is not None for key in needs):
+            continue
+        accepted = {*needs, *(str(key) for key in agent.get("accepts") or [])}
+        values = {key: known[key] for key in sorted(accepted) if key in known}
+        box = render_tagged_json("context_box", {"goal": goal, "data": {"context": values}})
+        args = {"description": f"{agent.get('description', name)}\n\n{box}", "subagent_type": name}
+        calls.append(_tool_call(turn, tool, args))
+    return calls
+
+
+def _tool_call(turn: int, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """A tool call whose id is the same every time the same turn makes it."""
+    digest = hashlib.sha1(json.dumps([turn, name, args], sort_keys=True, default=str).encode())
+    return {"name": name, "args": args, "id": f"call_{digest.hexdigest()[:16]}", "type": "tool_call"}
+
+
 def plan_turn(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
     """One deterministic turn: the ready tool calls, or the final JSON answer."""
     system = next((m for m in messages if isinstance(m, SystemMessage)), None)
@@ -152,6 +203,10 @@ def plan_turn(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) 
     for tool in tools:
         function = _tool_function(tool)
         name = function["name"]
+        if set((function.get("parameters") or {}).get("required") or []) >= DELEGATION_ARGS:
+            plan = parse_tagged_json(str(system.content), "delegation") if system else None
+            calls.extend(_delegations(name, plan, messages, known, goal, turn))
+            continue
         if name in called:
             continue
         if _INSTEAD_OF.match(str(function.get("description") or "")) and name not in offered:
@@ -159,15 +214,7 @@ def plan_turn(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) 
         args = fill_arguments(function.get("parameters") or {}, known, goal)
         if args is None:
             continue
-        digest = hashlib.sha1(json.dumps([turn, name, args], sort_keys=True, default=str).encode())
-        calls.append(
-            {
-                "name": name,
-                "args": args,
-                "id": f"call_{digest.hexdigest()[:16]}",
-                "type": "tool_call",
-            }
-        )
+        calls.append(_tool_call(turn, name, args))
     if calls:
         return AIMessage(content="", tool_calls=calls)
     schema = parse_tagged_json(str(system.content), "output_schema") if system else None

@@ -48,7 +48,13 @@ from master_agent.capabilities import (
     TenantCapabilities,
 )
 from master_agent.errors import ToolFailure, ToolInputError
-from master_agent.models.budget import TokenCounter, estimate_tokens, fit_prompt, schema_tokens
+from master_agent.models.budget import (
+    TokenCounter,
+    estimate_tokens,
+    fit_prompt,
+    message_tokens,
+    schema_tokens,
+)
 from master_agent.models.chat import describe_model_failure
 from master_agent.models.offline import PLAN_TOOL_NAME, fill_arguments
 from master_agent.models.prompt_blocks import render_tagged_json
@@ -220,6 +226,23 @@ class _LoopBuilder:
         key = (spec["name"], depth)
         if key in self.built and checkpointer is None:
             return self.built[key]
+        if spec.get("runtime") == "deepagents":
+            # Imported here: the deep-agent runtime wraps a harness in this module's contract.
+            from master_agent.runtime.deep_agents import build_deep_agent
+
+            deep = build_deep_agent(
+                spec,
+                capabilities=self.capabilities,
+                model=self.model,
+                sink=self.sink,
+                max_iterations=self.limits.max_iterations,
+                may_spawn=depth < self.limits.max_depth,
+                depth=depth,
+                checkpointer=checkpointer,
+            )
+            if checkpointer is None:
+                self.built[key] = deep
+            return deep
         plain: dict[str, BaseTool] = {}
         subs: dict[str, tuple[AgentSpec, CompiledLoop]] = {}
         schemas: list[dict[str, Any]] = []
@@ -629,7 +652,9 @@ class _AgentLoop:
                 text += "\n\nInput: " + json.dumps(context, sort_keys=True, default=str)
             if not state.get("messages"):
                 new_messages.append(HumanMessage(content=text))
-            update.update(max_iterations=max_iterations, depth=self.depth)
+            update.update(max_iterations=max_iterations, depth=self.depth, budget_start=self.counters(state))
+            if self.spec.get("limits", {}).get("max_tokens") is not None:
+                update["max_tokens"] = self.spec["limits"]["max_tokens"]
         confidence = aggregate_confidence(state)
         progress = progress_score({**state, "confidence_score": confidence}, progress_keys(self.spec))
         findings = state.get("findings") or {}
@@ -682,9 +707,10 @@ class _AgentLoop:
         config: RunnableConfig,
         *,
         tool_tokens: int,
-    ) -> AIMessage | str:
+    ) -> tuple[AIMessage | str, int]:
         """One model call on a prompt fitted to the budget: the reply, or why the call failed (after
-        the client's own retries). A failing model never raises out of a loop."""
+        the client's own retries), and the tokens it used (the server's count when it gives one). A
+        failing model never raises out of a loop."""
         fitted = fit_prompt(
             systems,
             history,
@@ -700,10 +726,16 @@ class _AgentLoop:
             if is_outage(error):
                 raise
             logger.warning("model call of %s (depth %d) failed: %r", self.name, self.depth, error)
-            return describe_model_failure(error)
+            return describe_model_failure(error), fitted.tokens
         if not isinstance(reply, AIMessage):
-            return f"the model answered with a {type(reply).__name__}, not a message"
-        return reply
+            return f"the model answered with a {type(reply).__name__}, not a message", fitted.tokens
+        usage = reply.usage_metadata
+        tokens = (
+            usage["total_tokens"]
+            if usage
+            else fitted.tokens + message_tokens(reply, self.limits.count_tokens)
+        )
+        return reply, tokens
 
     def with_call_ids(self, reply: AIMessage) -> AIMessage:
         """The reply with every tool call named by an id (some servers send none; each needs an answer
@@ -738,10 +770,11 @@ class _AgentLoop:
         else:
             model = self.short_bound_model if self._short_path(state) else self.bound_model
             assert model is not None
-            reply = await self.call_model(
+            reply, tokens = await self.call_model(
                 model, self.system_prompts(prompt_state, box), history, config, tool_tokens=self.tool_tokens
             )
             model_calls = 1
+            update["tokens_used"] = tokens
         if isinstance(reply, str):
             box["next"] = []
             update.update(
@@ -778,10 +811,48 @@ class _AgentLoop:
                 {**call, "args": {}, "raw_args": call.get("args") or "", "malformed": call.get("error") or ""}
                 for call in last.invalid_tool_calls
             ]
-            return [Send("tools", ToolTask(call=call, depth=self.depth)) for call in calls]
+            return [
+                Send("tools", ToolTask(call=call, depth=self.depth))
+                for call in self.within_budget(state, calls)
+            ]
         if decision.route == "escalate_to_human" and self.human_review:
             return "human_review"
         return "finalize"
+
+    @staticmethod
+    def counters(state: MasterAgentState) -> dict[str, int]:
+        """The loop's budget counters so far (a flow's budgets count from their values at its start)."""
+        return {
+            "tool_calls": int(state.get("tool_calls") or 0),
+            "spawns": sum(1 for step in state.get("steps") or [] if step["kind"] == "sub_agent"),
+            "tokens": int(state.get("tokens_used") or 0),
+        }
+
+    def within_budget(self, state: MasterAgentState, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The turn's calls, those past the agent's tool-call or spawn budget for this run marked
+        ``over_budget`` (they answer with the refusal instead of running)."""
+        limits = self.spec.get("limits", {})
+        max_calls, max_spawns = limits.get("max_tool_calls"), limits.get("max_spawns")
+        if max_calls is None and max_spawns is None:
+            return calls
+        now, start = self.counters(state), state.get("budget_start") or {}
+        used = now["tool_calls"] - start.get("tool_calls", 0)
+        spawned = now["spawns"] - start.get("spawns", 0)
+        checked = []
+        for call in calls:
+            spawn = call.get("name") in self.subs
+            if max_calls is not None and used >= max_calls:
+                call = {**call, "over_budget": f"its budget of {max_calls} tool calls per run is spent"}
+            elif spawn and max_spawns is not None and spawned >= max_spawns:
+                call = {
+                    **call,
+                    "over_budget": f"its budget of {max_spawns} sub-agent spawns per run is spent",
+                }
+            else:
+                used += 1
+                spawned += spawn
+            checked.append(call)
+        return checked
 
     # -- planner_first ---------------------------------------------------------------------------
 
@@ -820,7 +891,7 @@ class _AgentLoop:
             f"{render_tagged_json('plan_request', self.plan_request(box, skip))}\n{render_context_box(box)}"
         )
         planner = self.model.bind_tools([ExecutionPlan], tool_choice=PLAN_TOOL_NAME)
-        reply = await self.call_model(
+        reply, tokens = await self.call_model(
             planner,
             [system],
             [*(state.get("messages") or []), *new_messages],
@@ -836,6 +907,7 @@ class _AgentLoop:
                 "current_plan": [],
                 "iteration_count": 1,
                 "model_calls": 1,
+                "tokens_used": tokens,
                 "model_failure": reply,
             }
         calls = [call for call in reply.tool_calls if call["name"] == PLAN_TOOL_NAME]
@@ -919,7 +991,20 @@ class _AgentLoop:
                 f"({call['malformed'] or 'unparseable'}); call it again with a JSON object matching "
                 f"its schema. Received: {raw[:200]}"
             )
-            return await self.execute_call(call["name"], {}, call.get("id") or "", config, refusal=refusal)
+            blocker = f"{call['name']}: malformed call (arguments not valid JSON)"
+            return await self.execute_call(
+                call["name"], {}, call.get("id") or "", config, refusal=(refusal, blocker)
+            )
+        if "over_budget" in call:
+            why = f"{call['name']} not run: {call['over_budget']}"
+            refusal = f"error: {why}; answer with what you have"
+            return await self.execute_call(
+                call["name"],
+                dict(call.get("args") or {}),
+                call.get("id") or "",
+                config,
+                refusal=(refusal, why),
+            )
         return await self.execute_call(
             call["name"], dict(call.get("args") or {}), call.get("id") or "", config
         )
@@ -931,10 +1016,10 @@ class _AgentLoop:
         call_id: str,
         config: RunnableConfig,
         *,
-        refusal: str | None = None,
+        refusal: tuple[str, str] | None = None,
     ) -> dict[str, Any]:
         """Run one tool or sub-agent call; never raises for the call's own failure. With ``refusal``
-        the call does not run: that error is its result."""
+        (the result, the blocker) the call does not run: that error is its result."""
         status: Literal["success", "partial", "error"]
         kind = "sub_agent" if name in self.subs else "tool"
         writer = get_stream_writer()
@@ -949,11 +1034,7 @@ class _AgentLoop:
         )
         outcome = _CallOutcome(status="error", content="")
         if refusal is not None:
-            outcome = _CallOutcome(
-                status="error",
-                content=refusal,
-                blockers=[f"{name}: malformed call (arguments not valid JSON)"],
-            )
+            outcome = _CallOutcome(status="error", content=refusal[0], blockers=[refusal[1]])
         elif name in self.subs:
             envelope = await self.call_sub_agent(name, args)
             outcome = _CallOutcome(

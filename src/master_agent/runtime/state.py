@@ -112,6 +112,13 @@ class MasterAgentState(TypedDict):
     """Budget counter: chat-model calls made by this loop."""
     tool_calls: NotRequired[Annotated[int, operator.add]]
     """Budget counter: tool and sub-agent calls made by this loop."""
+    tokens_used: NotRequired[Annotated[int, operator.add]]
+    """Budget counter: tokens of this loop's model calls (prompt and answer)."""
+    max_tokens: NotRequired[int]
+    """The agent's token budget per flow (its spec's ``limits.max_tokens``), when it has one."""
+    budget_start: NotRequired[dict[str, int]]
+    """The budget counters (tool_calls, spawns, tokens) when the current flow began: a flow's budgets
+    count from there."""
     steps: NotRequired[Annotated[list[StepRecord], operator.add]]
     plan: NotRequired[dict[str, Any]]
     """The execution plan (planner_first variant), an ``ExecutionPlan`` as a dict."""

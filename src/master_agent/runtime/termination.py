@@ -8,6 +8,7 @@ h. a call handed the user a preview, a question or a failure     -> end  ``previ
 1. the model signalled completion (its turn has no tool calls)       -> end  ``completed``
 2. progress >= 0.95                                                  -> end  ``progress_threshold``
 3. iterations >= max_iterations                                      -> escalate ``max_iterations``
+3b. tokens used in the flow >= the agent's max_tokens                -> escalate ``token_budget``
 4. confidence < 0.5 after 5 iterations                               -> escalate ``low_confidence``
 5. the same step (tool or sub-agent name, whatever its arguments) chosen in three turns in a
    row without progress between the first and the last           -> escalate ``stagnation``
@@ -115,6 +116,10 @@ def decide(state: MasterAgentState) -> Decision:
     iterations = state.get("iteration_count", 0)
     if iterations >= state.get("max_iterations", 10):
         return Decision(route="escalate_to_human", reason="max_iterations")
+    budget = state.get("max_tokens")
+    spent = state.get("tokens_used", 0) - (state.get("budget_start") or {}).get("tokens", 0)
+    if budget is not None and spent >= budget:
+        return Decision(route="escalate_to_human", reason="token_budget")
     if state.get("confidence_score", 1.0) < LOW_CONFIDENCE and iterations >= LOW_CONFIDENCE_AFTER:
         return Decision(route="escalate_to_human", reason="low_confidence")
     if is_stagnating(state.get("recent_turns") or []):

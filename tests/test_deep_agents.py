@@ -1,0 +1,160 @@
+"""Agents run by a real ``deepagents`` harness, on the embedded database with the offline model: a
+meta-orchestrator DeepAgents build compiled, registered, evaluated and run (its components spawned
+through the harness's task tool); a hybrid system whose recursion zone is a deep agent behind the graph
+zone; budgets (spawns, tool calls, tokens) holding a tenant's own agent, on either runtime."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+from master_agent.capabilities import install_tenant, load_tenant
+from master_agent.capabilities.agents import live_agents
+from master_agent.capabilities.assistants import AGENT_SPEC_KEY, GRAPH_ID
+from master_agent.meta.compiler import compile_system
+from master_agent.meta.design import design_prompts, design_system, design_tools
+from master_agent.meta.graph import build_meta_graph
+from master_agent.meta.systems import register_system
+from master_agent.runtime import RuntimeResources
+from master_agent.runtime.factory import master_graph
+from master_agent.runtime.resources import use_shared_resources
+from master_agent.runtime.tenant_agents import save_assistant
+from tests.test_meta_units import TRIAGE
+
+TENANT = "deep-lab"
+TICKET = "Our checkout is down and customers cannot pay, this is urgent"
+
+
+async def _run(resources: RuntimeResources, name: str, context: dict[str, Any]) -> dict[str, Any]:
+    tenant = await load_tenant(resources.database.pool, TENANT)
+    agents = await live_agents(resources.database.pool, TENANT, tenant.capability_version)
+    config: Any = {"configurable": {"tenant_id": TENANT, "agent_id": agents[name].assistant_id}}
+    graph = await master_graph(resources, config)
+    state: dict[str, Any] = await graph.ainvoke({"goal": "Handle this", "context": context}, config)
+    return state
+
+
+def _spawns(state: dict[str, Any]) -> list[str]:
+    messages = state["messages"]
+    return [
+        c["args"]["subagent_type"]
+        for m in messages
+        for c in getattr(m, "tool_calls", [])
+        if c["name"] == "task"
+    ]
+
+
+async def test_a_deepagents_build_is_compiled_registered_evaluated_and_runs_its_components(
+    resources: RuntimeResources,
+) -> None:
+    await install_tenant(resources.database.pool, resources.settings, "retail", TENANT)
+    use_shared_resources(resources)
+    meta = build_meta_graph().compile(checkpointer=resources.database.checkpointer)
+    config: Any = {"configurable": {"tenant_id": TENANT, "thread_id": str(uuid.uuid4())}}
+    request = {"text": TRIAGE, "name": "deep_desk", "runtime": "deepagent"}
+    state = await meta.ainvoke({"request": request}, config)
+    result = state["result"]
+    assert result["status"] == "done", state["routing_trace"]
+    assert (result["runtime_target"], result["registered_agent"], result["left_undone"]) == (
+        "deepagent",
+        "deep_desk",
+        [],
+    )
+    # The quality gate ran every case through the harness.
+    assert result["gates"]["quality"] == {"passed": True, "pass_rate": 1.0, "threshold": 0.8}
+    run = await _run(resources, "deep_desk", {"ticket": TICKET})
+    assert _spawns(run) == ["deep_desk_triage", "deep_desk_draft"]
+    assert run["solution"]["urgency"] == "high" and "urgency: high" in run["solution"]["reply"]
+    assert run["envelope"]["status"] == "success"
+    assert [(s["tool"], s["kind"]) for s in run["steps"]] == [
+        ("deep_desk_triage", "sub_agent"),
+        ("deep_desk_draft", "sub_agent"),
+    ]
+
+
+async def test_a_hybrid_system_runs_its_recursion_zone_in_a_deep_agent(resources: RuntimeResources) -> None:
+    await install_tenant(resources.database.pool, resources.settings, "retail", TENANT)
+    system = design_system(TRIAGE, "mixed_desk", "hybrid")
+    compiled = compile_system(system, design_prompts(system), design_tools(system))
+    names = await register_system(resources, TENANT, compiled, uuid.uuid4())
+    assert names == ["mixed_desk_triage", "mixed_desk_draft", "mixed_desk_recursion", "mixed_desk"]
+    run = await _run(resources, "mixed_desk", {"ticket": "A question about invoices, no rush"})
+    assert run["envelope"]["status"] == "success", run["envelope"]
+    assert run["solution"]["urgency"] == "low"
+    # The graph zone's supervisor called triage, then handed the boundary's keys to the deep agent,
+    # which spawned the draft component through its task tool.
+    zone_step = run["steps"][1]
+    assert [s["tool"] for s in run["steps"]] == ["mixed_desk_triage", "mixed_desk_recursion"]
+    assert [(c["tool"], c["kind"]) for c in zone_step["children"]] == [("mixed_desk_draft", "sub_agent")]
+
+
+async def _capped(
+    resources: RuntimeResources, name: str, runtime: str, limits: dict[str, int]
+) -> dict[str, Any]:
+    """A run of the tenant's own agent over the two compiled components, under ``limits``."""
+    await install_tenant(resources.database.pool, resources.settings, "retail", TENANT)
+    tenant = await load_tenant(resources.database.pool, TENANT)
+    if "capped_desk" not in await live_agents(resources.database.pool, TENANT, tenant.capability_version):
+        system = design_system(TRIAGE, "capped_desk", "langgraph")
+        compiled = compile_system(system, design_prompts(system), design_tools(system))
+        await register_system(resources, TENANT, compiled, uuid.uuid4())
+    document = {
+        "name": name,
+        "description": "Triage a ticket and draft a reply",
+        "instructions": "Triage the ticket, then draft the reply with its urgency.",
+        "runtime": runtime,
+        "sub_agents": ["capped_desk_triage", "capped_desk_draft"],
+        "input_schema": {
+            "type": "object",
+            "properties": {"ticket": {"type": "string"}},
+            "required": ["ticket"],
+        },
+        "output_schema": {
+            "type": "object",
+            "properties": {"urgency": {"type": "string"}, "reply": {"type": "string"}},
+            "required": ["urgency", "reply"],
+        },
+        "limits": limits,
+    }
+    await save_assistant(
+        resources,
+        TENANT,
+        assistant_id=uuid.uuid4(),
+        graph_id=GRAPH_ID,
+        name=None,
+        description=None,
+        config={},
+        context={AGENT_SPEC_KEY: document},
+        metadata={},
+    )
+    return await _run(resources, name, {"ticket": TICKET})
+
+
+@pytest.mark.parametrize("runtime", ["loop", "deepagents"])
+@pytest.mark.parametrize("budget", ["max_spawns", "max_tool_calls"])
+async def test_an_agent_is_held_to_its_spawn_and_tool_call_budgets(
+    resources: RuntimeResources, runtime: str, budget: str
+) -> None:
+    run = await _capped(resources, f"capped_{runtime}_{budget}", runtime, {budget: 1})
+    # The first sub-agent ran; the second call was refused by the budget, so its part is missing.
+    assert [(s["tool"], s["status"]) for s in run["steps"]] == [
+        ("capped_desk_triage", "success"),
+        ("capped_desk_draft", "error"),
+    ]
+    assert run["solution"] == {"urgency": "high"}
+    assert run["envelope"]["status"] == "partial"
+    assert "incomplete answer: reply missing or invalid" in run["envelope"]["limitations"]
+
+
+@pytest.mark.parametrize("runtime", ["loop", "deepagents"])
+async def test_an_agent_stops_at_its_token_budget(resources: RuntimeResources, runtime: str) -> None:
+    run = await _capped(resources, f"tokens_{runtime}", runtime, {"max_tokens": 100})
+    # The first model call used well over 100 tokens: it is the last, and its calls are not made.
+    assert run["steps"] == [] and run["solution"] == {}
+    assert run["envelope"]["status"] == "partial"
+    assert (
+        run["termination"]["reason"]
+        == {"loop": "escalated:token_budget", "deepagents": "token_budget"}[runtime]
+    )
