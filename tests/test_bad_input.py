@@ -46,6 +46,7 @@ async def _thread(http: httpx.AsyncClient) -> str:
     [
         ({"configurable": {"complexity": "zzz"}}, "complexity"),
         ({"configurable": {"max_iterations": 10**9}}, "max_iterations"),
+        ({"configurable": {"max_tokens": 5}}, "max_tokens"),
         ({"configurable": {"sub_agents": ["no_such_agent"]}}, "sub_agents"),
         ({"configurable": {"ab_test_variant": "telepathy"}}, "ab_test_variant"),
         ({"configurable": "all of them"}, "configurable"),

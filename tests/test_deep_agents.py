@@ -27,10 +27,14 @@ TENANT = "deep-lab"
 TICKET = "Our checkout is down and customers cannot pay, this is urgent"
 
 
-async def _run(resources: RuntimeResources, name: str, context: dict[str, Any]) -> dict[str, Any]:
+async def _run(
+    resources: RuntimeResources, name: str, context: dict[str, Any], **configurable: Any
+) -> dict[str, Any]:
     tenant = await load_tenant(resources.database.pool, TENANT)
     agents = await live_agents(resources.database.pool, TENANT, tenant.capability_version)
-    config: Any = {"configurable": {"tenant_id": TENANT, "agent_id": agents[name].assistant_id}}
+    config: Any = {
+        "configurable": {"tenant_id": TENANT, "agent_id": agents[name].assistant_id, **configurable}
+    }
     graph = await master_graph(resources, config)
     state: dict[str, Any] = await graph.ainvoke({"goal": "Handle this", "context": context}, config)
     return state
@@ -91,9 +95,10 @@ async def test_a_hybrid_system_runs_its_recursion_zone_in_a_deep_agent(resources
 
 
 async def _capped(
-    resources: RuntimeResources, name: str, runtime: str, limits: dict[str, int]
+    resources: RuntimeResources, name: str, runtime: str, limits: dict[str, int], **configurable: Any
 ) -> dict[str, Any]:
-    """A run of the tenant's own agent over the two compiled components, under ``limits``."""
+    """A run of the tenant's own agent over the two compiled components, under its ``limits`` and the
+    run's ``configurable``."""
     await install_tenant(resources.database.pool, resources.settings, "retail", TENANT)
     tenant = await load_tenant(resources.database.pool, TENANT)
     if "capped_desk" not in await live_agents(resources.database.pool, TENANT, tenant.capability_version):
@@ -129,15 +134,21 @@ async def _capped(
         context={AGENT_SPEC_KEY: document},
         metadata={},
     )
-    return await _run(resources, name, {"ticket": TICKET})
+    return await _run(resources, name, {"ticket": TICKET}, **configurable)
 
 
 @pytest.mark.parametrize("runtime", ["loop", "deepagents"])
-@pytest.mark.parametrize("budget", ["max_spawns", "max_tool_calls"])
+@pytest.mark.parametrize(
+    ("budget", "set_by"), [("max_spawns", "agent"), ("max_tool_calls", "agent"), ("max_spawns", "run")]
+)
 async def test_an_agent_is_held_to_its_spawn_and_tool_call_budgets(
-    resources: RuntimeResources, runtime: str, budget: str
+    resources: RuntimeResources, runtime: str, budget: str, set_by: str
 ) -> None:
-    run = await _capped(resources, f"capped_{runtime}_{budget}", runtime, {budget: 1})
+    name = f"capped_{runtime}_{budget}_{set_by}"
+    if set_by == "agent":
+        run = await _capped(resources, name, runtime, {budget: 1})
+    else:  # the run's configurable binds an agent without budgets of its own
+        run = await _capped(resources, name, runtime, {}, **{budget: 1})
     # The first sub-agent ran; the second call was refused by the budget, so its part is missing.
     assert [(s["tool"], s["status"]) for s in run["steps"]] == [
         ("capped_desk_triage", "success"),

@@ -72,7 +72,7 @@ class AgentDocumentLimits(BaseModel):
     """Deepest sub-agent level below this agent when it runs on its own."""
     timeout_s: float | None = Field(default=None, gt=0, le=3600)
     """Wall-clock limit of one call of this agent as a sub-agent."""
-    max_tool_calls: int | None = Field(default=None, ge=1, le=1000)
+    max_tool_calls: int | None = Field(default=None, ge=0, le=1000)
     """Tool and sub-agent calls per run; calls beyond it are refused."""
     max_spawns: int | None = Field(default=None, ge=0, le=100)
     """Sub-agent calls per run; spawns beyond it are refused."""

@@ -367,6 +367,12 @@ def agent_documents(
                     "limits": {
                         "max_iterations": iterations,
                         "timeout_s": system.safety_reliability.timeout_s,
+                        # The component's budget binds every run of it (the runtime enforces it).
+                        **(
+                            {"max_tool_calls": c.budget.max_tool_calls, "max_tokens": c.budget.max_tokens}
+                            if c.budget is not None
+                            else {}
+                        ),
                     },
                 }
             )

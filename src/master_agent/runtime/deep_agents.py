@@ -6,7 +6,8 @@ reached through deepagents' ``task`` tool; its own tools are the harness's tools
 sits the loop's contract, so a deep agent is run, routed to, nested and evaluated like any other
 agent: it takes ``goal`` and ``context`` and answers ``solution`` and ``envelope``. The budgets of the
 document bind the harness through LangChain's call-limit middleware: ``max_iterations`` model calls,
-``max_tool_calls`` tool calls and ``max_spawns`` sub-agent spawns per run.
+``max_tool_calls`` tool calls, ``max_spawns`` sub-agent spawns and ``max_tokens`` tokens per run (the
+tighter of the document's and the run's budgets).
 """
 
 from __future__ import annotations
@@ -179,6 +180,7 @@ def build_deep_agent(
     model: BaseChatModel,
     sink: TerminationSink,
     max_iterations: int,
+    budgets: dict[str, int],
     may_spawn: bool = True,
     depth: int = 0,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
@@ -194,13 +196,11 @@ def build_deep_agent(
     own_tools = _tools([name for name in spec["tools"] if name not in capabilities.sub_agents], capabilities)
     calls = int(limits.get("max_iterations", max_iterations))
     middleware: list[Any] = [ModelCallLimitMiddleware(run_limit=calls, exit_behavior="end")]
-    if limits.get("max_tool_calls") is not None:
-        middleware.append(ToolCallLimitMiddleware(run_limit=int(limits["max_tool_calls"])))
-    if limits.get("max_spawns") is not None:
-        middleware.append(ToolCallLimitMiddleware(tool_name=SPAWN_TOOL, run_limit=int(limits["max_spawns"])))
-    token_budget = (
-        TokenBudgetMiddleware(int(limits["max_tokens"])) if limits.get("max_tokens") is not None else None
-    )
+    if "max_tool_calls" in budgets:
+        middleware.append(ToolCallLimitMiddleware(run_limit=budgets["max_tool_calls"]))
+    if "max_spawns" in budgets:
+        middleware.append(ToolCallLimitMiddleware(tool_name=SPAWN_TOOL, run_limit=budgets["max_spawns"]))
+    token_budget = TokenBudgetMiddleware(budgets["max_tokens"]) if "max_tokens" in budgets else None
     if token_budget is not None:
         middleware.append(token_budget)
     prompt = (

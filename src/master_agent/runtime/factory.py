@@ -1,7 +1,7 @@
 """``make_master_agent_graph(config)``: the graph-making function ``langgraph.json`` points at.
 
 It reads ``config["configurable"]`` (tenant_id, complexity, ab_test_variant, sub_agents,
-max_iterations), loads the tenant (tier, capability version), and returns the compiled master agent
+max_iterations, the per-run budgets max_tool_calls, max_spawns and max_tokens), loads the tenant (tier, capability version), and returns the compiled master agent
 loop for it. Compiled graphs are cached by everything that shapes them, with a TTL; a change of the
 tenant's capabilities bumps its version and so misses the cache on the next run.
 
@@ -95,6 +95,12 @@ class GraphOptions(BaseModel):
     ab_test_variant: Variant = "control"
     sub_agents: list[str] | None = None
     max_iterations: int | None = Field(default=None, ge=1, le=100)
+    max_tool_calls: int | None = Field(default=None, ge=0, le=10_000)
+    """Tool and sub-agent calls per run of each agent loop of the run (its own limits may be tighter)."""
+    max_spawns: int | None = Field(default=None, ge=0, le=1_000)
+    """Sub-agent calls per run of each agent loop of the run."""
+    max_tokens: int | None = Field(default=None, ge=100, le=100_000_000)
+    """Model tokens per run of each agent loop of the run; the turn that reaches it is the last."""
     goal: str | None = None
     deploy_playbook: bool = False
     """The goal includes putting the playbook in place: the master agent is offered ``deploy_playbook``
@@ -200,6 +206,9 @@ def loop_limits(resources: RuntimeResources, options: GraphOptions) -> LoopLimit
         variant=options.ab_test_variant,
         prompt_tokens=settings.prompt_tokens,
         count_tokens=resources.count_tokens,
+        max_tool_calls=options.max_tool_calls,
+        max_spawns=options.max_spawns,
+        max_tokens=options.max_tokens,
     )
 
 
@@ -241,6 +250,7 @@ async def master_graph(
         tuple(sorted(options.sub_agents)) if options.sub_agents is not None else None,
         options.max_iterations,
         options.iteration_cap,
+        (options.max_tool_calls, options.max_spawns, options.max_tokens),
         options.deploy_playbook,
         id(checkpointer),
     )

@@ -20,6 +20,7 @@ deeper with only the task it was given, and hands back one ``SubAgentEnvelope``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import logging
@@ -207,6 +208,26 @@ class LoopLimits:
     """Token budget of one prompt (``MASTER_AGENT_PROMPT_TOKENS``)."""
     count_tokens: TokenCounter = estimate_tokens
     """How prompt tokens are counted (``MASTER_AGENT_TOKENIZER``)."""
+    max_tool_calls: int | None = None
+    """Tool and sub-agent calls per run of each loop (``configurable.max_tool_calls``)."""
+    max_spawns: int | None = None
+    """Sub-agent calls per run of each loop (``configurable.max_spawns``)."""
+    max_tokens: int | None = None
+    """Model tokens per run of each loop (``configurable.max_tokens``)."""
+
+
+BUDGETS = ("max_tool_calls", "max_spawns", "max_tokens")
+
+
+def agent_budgets(spec: AgentSpec, limits: LoopLimits) -> dict[str, int]:
+    """The per-run budgets binding ``spec``'s runs: the tighter of its own limits and the graph's."""
+    own: dict[str, Any] = dict(spec.get("limits", {}))
+    budgets: dict[str, int] = {}
+    for name in BUDGETS:
+        values = [int(v) for v in (own.get(name), getattr(limits, name)) if v is not None]
+        if values:
+            budgets[name] = min(values)
+    return budgets
 
 
 @dataclass(kw_only=True)
@@ -236,6 +257,7 @@ class _LoopBuilder:
                 model=self.model,
                 sink=self.sink,
                 max_iterations=self.limits.max_iterations,
+                budgets=agent_budgets(spec, self.limits),
                 may_spawn=depth < self.limits.max_depth,
                 depth=depth,
                 checkpointer=checkpointer,
@@ -430,6 +452,10 @@ class _AgentLoop:
     @property
     def name(self) -> str:
         return self.spec["name"]
+
+    @functools.cached_property
+    def budgets(self) -> dict[str, int]:
+        return agent_budgets(self.spec, self.limits)
 
     def graph(self) -> StateGraph[MasterAgentState, Any, Any, Any]:
         graph: StateGraph[MasterAgentState, Any, Any, Any] = StateGraph(MasterAgentState)
@@ -653,8 +679,8 @@ class _AgentLoop:
             if not state.get("messages"):
                 new_messages.append(HumanMessage(content=text))
             update.update(max_iterations=max_iterations, depth=self.depth, budget_start=self.counters(state))
-            if self.spec.get("limits", {}).get("max_tokens") is not None:
-                update["max_tokens"] = self.spec["limits"]["max_tokens"]
+            if "max_tokens" in self.budgets:
+                update["max_tokens"] = self.budgets["max_tokens"]
         confidence = aggregate_confidence(state)
         progress = progress_score({**state, "confidence_score": confidence}, progress_keys(self.spec))
         findings = state.get("findings") or {}
@@ -831,8 +857,7 @@ class _AgentLoop:
     def within_budget(self, state: MasterAgentState, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The turn's calls, those past the agent's tool-call or spawn budget for this run marked
         ``over_budget`` (they answer with the refusal instead of running)."""
-        limits = self.spec.get("limits", {})
-        max_calls, max_spawns = limits.get("max_tool_calls"), limits.get("max_spawns")
+        max_calls, max_spawns = self.budgets.get("max_tool_calls"), self.budgets.get("max_spawns")
         if max_calls is None and max_spawns is None:
             return calls
         now, start = self.counters(state), state.get("budget_start") or {}
