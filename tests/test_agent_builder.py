@@ -163,6 +163,24 @@ async def test_an_invalid_spec_is_refused_with_every_reason(live: LiveServer, ke
         )
         assert shapeless.status_code == 400
         assert {"name", "description"} <= {item["field"] for item in shapeless.json()["errors"]}
+        unknown_runtime = {**refund_agent(name="refund_runtime"), "runtime": "teleport"}
+        response = await http.post(
+            "/assistants", json={"graph_id": "master_agent", "context": {"agent_spec": unknown_runtime}}
+        )
+        assert response.status_code == 400
+        assert "runtime" in {item["field"] for item in response.json()["errors"]}
+        # A deepagents harness spawns one level: a sub-agent with sub-agents of its own is refused.
+        parent = {**refund_agent(name="refund_parent"), "sub_agents": ["refund_taken"]}
+        await client.assistants.create("master_agent", context={"agent_spec": parent})
+        before += 1
+        deep = {**refund_agent(name="refund_deep"), "runtime": "deepagents", "sub_agents": ["refund_parent"]}
+        response = await http.post(
+            "/assistants", json={"graph_id": "master_agent", "context": {"agent_spec": deep}}
+        )
+        assert response.status_code == 400
+        assert [(e["field"], "one level" in e["message"]) for e in response.json()["errors"]] == [
+            ("sub_agents[0]", True)
+        ]
     assert await client.assistants.count() == before  # nothing stored
 
 

@@ -243,6 +243,17 @@ def check_document(
                     f"{sub!r} needs the {needed} tier; this tenant is {catalogue.tier}",
                 )
             )
+    if document.runtime == "deepagents":
+        for index, sub in enumerate(document.sub_agents):
+            nested = agents.get(sub) or []
+            if nested and sub != name:
+                problems.append(
+                    AgentProblem(
+                        f"sub_agents[{index}]",
+                        f"{sub!r} calls sub-agents of its own ({', '.join(nested)}); a deepagents harness "
+                        "spawns one level, so they would never run",
+                    )
+                )
     cycle = _cycle_from(name, agents)
     if cycle:
         problems.append(AgentProblem("sub_agents", "sub-agent cycle: " + " -> ".join(cycle)))

@@ -1,5 +1,6 @@
 """The chat model named by settings, speaking what every OpenAI-compatible server accepts, and the
-words a failed model call is reported in."""
+words a failed model call is reported in. The OpenAI client is imported only when a model needs it
+(``models.openai_chat``): offline, every process starts without it."""
 
 from __future__ import annotations
 
@@ -7,35 +8,10 @@ import json
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_openai import ChatOpenAI
 
 from master_agent.errors import ConfigError
 from master_agent.models.offline import OfflinePlanner
 from master_agent.settings import Settings
-
-
-class CompatibleChatOpenAI(ChatOpenAI):
-    """ChatOpenAI whose requests every mainstream OpenAI-compatible server accepts.
-
-    langchain-openai sends an assistant tool-call message with ``"content": null`` (the OpenAI spec
-    allows it; llama.cpp's server answers 500 "Input should be a valid string"), may send content as a
-    list of blocks, and renames ``max_tokens`` to ``max_completion_tokens`` (which older servers ignore,
-    leaving answers unbounded). Here content is always a string and ``max_tokens_field`` says which
-    field bounds the answer."""
-
-    max_tokens_field: str = "max_completion_tokens"
-
-    def _get_request_payload(
-        self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any
-    ) -> dict[str, Any]:
-        payload: dict[str, Any] = super()._get_request_payload(input_, stop=stop, **kwargs)
-        bound = payload.pop("max_completion_tokens", None) or payload.pop("max_tokens", None)
-        if bound is not None:
-            payload[self.max_tokens_field] = bound
-        for message in payload.get("messages", []):
-            message["content"] = content_text(message.get("content"))
-            message.pop("name", None)  # optional, and refused by strict servers' schemas
-        return payload
 
 
 def content_text(content: Any) -> str:
@@ -65,6 +41,8 @@ def make_chat_model(settings: Settings, *, http_async_client: Any = None) -> Bas
     """
     if settings.model == "offline":
         return OfflinePlanner()
+    from master_agent.models.openai_chat import CompatibleChatOpenAI
+
     name = settings.model.split(":", 1)[1]
     key = settings.openai_api_key
     if key is None and settings.openai_base_url is None:

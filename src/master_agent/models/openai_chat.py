@@ -1,0 +1,33 @@
+"""The OpenAI-compatible chat client (imported only when ``MASTER_AGENT_MODEL`` names one)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_openai import ChatOpenAI
+
+from master_agent.models.chat import content_text
+
+
+class CompatibleChatOpenAI(ChatOpenAI):
+    """ChatOpenAI whose requests every mainstream OpenAI-compatible server accepts.
+
+    langchain-openai sends an assistant tool-call message with ``"content": null`` (the OpenAI spec
+    allows it; llama.cpp's server answers 500 "Input should be a valid string"), may send content as a
+    list of blocks, and renames ``max_tokens`` to ``max_completion_tokens`` (which older servers ignore,
+    leaving answers unbounded). Here content is always a string and ``max_tokens_field`` says which
+    field bounds the answer."""
+
+    max_tokens_field: str = "max_completion_tokens"
+
+    def _get_request_payload(
+        self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        payload: dict[str, Any] = super()._get_request_payload(input_, stop=stop, **kwargs)
+        bound = payload.pop("max_completion_tokens", None) or payload.pop("max_tokens", None)
+        if bound is not None:
+            payload[self.max_tokens_field] = bound
+        for message in payload.get("messages", []):
+            message["content"] = content_text(message.get("content"))
+            message.pop("name", None)  # optional, and refused by strict servers' schemas
+        return payload
