@@ -5,9 +5,12 @@ zone; budgets (spawns, tool calls, tokens) holding a tenant's own agent, on eith
 
 from __future__ import annotations
 
+import json
 import uuid
+from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 
 from master_agent.capabilities import install_tenant, load_tenant
@@ -17,11 +20,16 @@ from master_agent.meta.compiler import compile_system
 from master_agent.meta.design import design_prompts, design_system, design_tools
 from master_agent.meta.graph import build_meta_graph
 from master_agent.meta.systems import register_system
+from master_agent.models import make_chat_model
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.factory import master_graph
+from master_agent.runtime.loop import LoopLimits, build_agent_loop
 from master_agent.runtime.resources import use_shared_resources
 from master_agent.runtime.tenant_agents import save_assistant
+from master_agent.settings import Settings
+from tests import toy_domain as toy
 from tests.test_meta_units import TRIAGE
+from tests.test_openai_model import BASE_URL, Replayer
 
 TENANT = "deep-lab"
 TICKET = "Our checkout is down and customers cannot pay, this is urgent"
@@ -169,3 +177,51 @@ async def test_an_agent_stops_at_its_token_budget(resources: RuntimeResources, r
         run["termination"]["reason"]
         == {"loop": "escalated:token_budget", "deepagents": "token_budget"}[runtime]
     )
+
+
+async def test_a_deep_agent_on_an_openai_compatible_model_spawns_its_sub_agent(
+    resources: RuntimeResources, settings: Settings
+) -> None:
+    """The harness over the real OpenAI client, answered by recorded chat.completions exchanges: the
+    model spawns the sub-agent through deepagents' task tool, the sub-agent calls a plain tool, both
+    answer; the result is the loop's envelope."""
+    recording = json.loads((Path(__file__).parent / "recordings" / "openai_deep_agent_run.json").read_text())
+    replayer = Replayer(recording)
+    surveyor = toy.spec("surveyor", ["measure"])
+    master = {**toy.spec("master", ["surveyor"]), "runtime": "deepagents"}
+    model = make_chat_model(
+        settings.with_overrides(
+            model="openai:gpt-4o-mini",
+            openai_api_key="sk-test",
+            openai_base_url=BASE_URL,
+            openai_max_retries=2,
+        ),
+        http_async_client=httpx2.AsyncClient(transport=httpx2.MockTransport(replayer)),
+    )
+    graph = build_agent_loop(
+        master,
+        capabilities=toy.capabilities(master, [surveyor]),
+        model=model,
+        limits=LoopLimits(max_depth=3, max_iterations=6, subagent_timeout_s=30),
+        sink=resources.terminations,
+    )
+    toy.CALLS.clear()
+    result = await graph.ainvoke({"goal": "How long are queues in City 4?", "context": {"city_id": 4}})
+    assert toy.CALLS == ["measure:4"]  # the sub-agent's tool really ran, once
+    assert result["solution"]["measurement"] == {"city_id": 4, "queue_minutes": 12.5}
+    assert result["envelope"]["status"] == "success" and result["envelope"]["confidence"] == 0.8
+    assert [(s["tool"], s["kind"]) for s in result["steps"]] == [("surveyor", "sub_agent")]
+    # 1 failed (the client retried) + 4 recorded exchanges.
+    assert len(replayer.requests) == 5
+    master_request, sub_request = replayer.requests[1], replayer.requests[2]
+    assert "task" in [t["function"]["name"] for t in master_request["tools"]]
+    assert "<delegation>" in master_request["messages"][0]["content"]
+    assert '"city_id": 4' in master_request["messages"][1]["content"]  # the context box, as the user's turn
+    # The sub-agent got only its task (the delegated description) and its own tools.
+    assert [m["role"] for m in sub_request["messages"]] == ["system", "user"]
+    assert "<context_box>" in sub_request["messages"][1]["content"]
+    assert "measure" in [t["function"]["name"] for t in sub_request["tools"]]
+    assert "task" not in [t["function"]["name"] for t in sub_request["tools"]]
+    # The sub-agent's answer went back to the harness as the task's tool result.
+    tool_reply = next(m for m in replayer.requests[4]["messages"] if m["role"] == "tool")
+    assert json.loads(tool_reply["content"])["measurement"]["queue_minutes"] == 12.5

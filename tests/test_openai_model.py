@@ -28,7 +28,8 @@ BASE_URL = "http://llm.test/v1"
 class Replayer:
     """Answers each chat.completions request with the recorded response for (agent, turn)."""
 
-    def __init__(self) -> None:
+    def __init__(self, recording: dict[str, Any] = RECORDING) -> None:
+        self.recording = recording
         self.requests: list[dict[str, Any]] = []
         self.seen: list[dict[str, str]] = []
         self.failures_left = 1  # the first request gets a 500, to prove the client retries
@@ -45,7 +46,7 @@ class Replayer:
         agent = re.search(r"You are agent '([^']+)'", body["messages"][0]["content"])
         assert agent is not None
         turn = sum(1 for m in body["messages"] if m["role"] == "assistant")
-        for exchange in RECORDING["exchanges"]:
+        for exchange in self.recording["exchanges"]:
             if (exchange["agent"], exchange["turn"]) == (agent.group(1), turn):
                 return httpx2.Response(200, json=exchange["response"])
         raise AssertionError(f"no recording for {agent.group(1)} turn {turn}")

@@ -128,7 +128,8 @@ def _sub_agent(spec: AgentSpec, capabilities: TenantCapabilities) -> SubAgent:
         name=spec["name"],
         description=spec["description"],
         system_prompt=(
-            f"{spec['system_prompt']}\n\nThe task you are given carries its values in a context box. "
+            f"{spec['system_prompt']}\n\nYou are agent '{spec['name']}'. The task you are given carries "
+            "its values in a context box. "
             "Call the tools you need, then reply with one JSON object matching this output schema, "
             f"built only from what your tools returned.\n{_schema_prompt(spec)}"
         ),
