@@ -30,7 +30,6 @@ from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.errors import GraphRecursionError
 from langgraph.graph import END, START, StateGraph
-from pydantic import ValidationError
 
 from master_agent.capabilities.envelope import SubAgentEnvelope
 from master_agent.capabilities.registry import TenantCapabilities
@@ -39,7 +38,7 @@ from master_agent.models.budget import estimate_tokens, message_tokens
 from master_agent.models.chat import describe_model_failure
 from master_agent.models.prompt_blocks import render_tagged_json
 from master_agent.runtime.context import new_context_box, render_context_box
-from master_agent.runtime.loop import CompiledLoop, parse_final_answer
+from master_agent.runtime.loop import CompiledLoop, final_confidence, parse_final_answer, shape_answer
 from master_agent.runtime.state import MasterAgentState, StepRecord
 from master_agent.runtime.termination import NO_EVIDENCE_CONFIDENCE, TerminationReport, TerminationSink
 from master_agent.storage.outages import is_outage
@@ -254,35 +253,17 @@ def build_deep_agent(
             reason = "max_iterations"
             limitations.append(f"stopped at its budget of {calls} model calls")
         answer = parse_final_answer(last)
-        found = _findings(messages)
-        output = {
-            key: answer[key] if key in answer else found[key] for key in fields if key in {*answer, *found}
-        }
-        confidence = (
-            float(answer["confidence"])
-            if isinstance(answer.get("confidence"), int | float)
-            else NO_EVIDENCE_CONFIDENCE
-        )
-        confidence = max(0.0, min(1.0, confidence))
-        if "confidence" in fields:
-            output["confidence"] = confidence
-        status: Status = "success"
-        try:
-            data = spec["output_schema"].model_validate(output).model_dump(mode="json")
-        except ValidationError as invalid:
-            data, status = output, "partial"
-            missing = sorted({str(item["loc"][0]) for item in invalid.errors() if item["loc"]})
-            limitations.append(f"incomplete answer: {', '.join(missing)} missing or invalid")
+        confidence = final_confidence(answer, NO_EVIDENCE_CONFIDENCE, False)
+        data, incomplete = shape_answer(spec["output_schema"], answer, _findings(messages), confidence)
+        limitations.extend(incomplete)
+        status: Status = "partial" if incomplete else "success"
         if limitations and status == "success":
             status = "partial"
         if error is not None and status != "success":
             status = "error"
         steps = _steps(messages, spec["name"], depth)
-        configurable = config.get("configurable") or {}
-        report = TerminationReport(
-            tenant_id=str(configurable.get("tenant_id", "")),
-            thread_id=str(configurable.get("thread_id", "")),
-            scope=str(configurable.get("checkpoint_ns", "")),
+        report = TerminationReport.in_run(
+            config,
             agent=spec["name"],
             depth=depth,
             reason=reason,

@@ -397,6 +397,35 @@ def parse_final_answer(message: AnyMessage | None) -> dict[str, Any]:
     return answer if isinstance(answer, dict) else {}
 
 
+def final_confidence(answer: dict[str, Any], reported: float, has_reports: bool) -> float:
+    """The answer's confidence: what its calls reported, capped by what the answer itself claims (the
+    claim alone when no call reported any), within 0..1."""
+    confidence = reported
+    claimed = answer.get("confidence")
+    if isinstance(claimed, int | float):
+        confidence = min(reported, float(claimed)) if has_reports else float(claimed)
+    return max(0.0, min(1.0, confidence))
+
+
+def shape_answer(
+    schema: type[BaseModel], answer: dict[str, Any], findings: dict[str, Any], confidence: float
+) -> tuple[dict[str, Any], list[str]]:
+    """The final answer shaped by the output schema (fields it lacks taken from what the calls found,
+    ``confidence`` set) and, when it is incomplete, the limitation saying what is missing."""
+    fields = schema.model_fields
+    output = {key: value for key, value in answer.items() if key in fields}
+    for key in fields:
+        if key not in output and key in findings:
+            output[key] = findings[key]
+    if "confidence" in fields:
+        output["confidence"] = confidence
+    try:
+        return schema.model_validate(output).model_dump(mode="json"), []
+    except ValidationError as invalid:
+        missing = sorted({str(item["loc"][0]) for item in invalid.errors() if item["loc"]})
+        return output, [f"incomplete answer: {', '.join(missing)} missing or invalid"]
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
@@ -1484,32 +1513,13 @@ class _AgentLoop:
             reason = decision.reason
         messages = state.get("messages") or []
         answer = parse_final_answer(messages[-1] if messages else None)
-        findings = state.get("findings") or {}
-        schema = self.spec["output_schema"]
-        fields = schema.model_fields
-        output = {key: value for key, value in answer.items() if key in fields}
-        for key in fields:
-            if key not in output and key in findings:
-                output[key] = findings[key]
-        confidence = aggregate_confidence(state)
-        if isinstance(answer.get("confidence"), int | float):
-            confidence = (
-                min(confidence, float(answer["confidence"]))
-                if state.get("confidences")
-                else float(answer["confidence"])
-            )
-        confidence = max(0.0, min(1.0, confidence))
-        if "confidence" in fields:
-            output["confidence"] = confidence
-        status: Literal["success", "partial", "error"] = "success"
-        complete = True
-        try:
-            data = schema.model_validate(output).model_dump(mode="json")
-        except ValidationError as invalid:
-            data = output
-            status, complete = "partial", False
-            missing = sorted({str(item["loc"][0]) for item in invalid.errors() if item["loc"]})
-            limitations.append(f"incomplete answer: {', '.join(missing)} missing or invalid")
+        confidence = final_confidence(answer, aggregate_confidence(state), bool(state.get("confidences")))
+        data, incomplete = shape_answer(
+            self.spec["output_schema"], answer, state.get("findings") or {}, confidence
+        )
+        complete = not incomplete
+        limitations.extend(incomplete)
+        status: Literal["success", "partial", "error"] = "success" if complete else "partial"
         floor = self.spec.get("ask_below_confidence")
         if floor is not None and confidence < floor and not (handoff or failure or escalation):
             handoff = low_confidence_question(confidence, state.get("blockers") or [])
@@ -1524,11 +1534,8 @@ class _AgentLoop:
         if handoff and handoff.get("kind") == "failure":
             status, error = "error", str(handoff.get("explanation"))
         limitations.extend(state.get("blockers") or [])
-        configurable = config.get("configurable") or {}
-        report = TerminationReport(
-            tenant_id=str(configurable.get("tenant_id", "")),
-            thread_id=str(configurable.get("thread_id", "")),
-            scope=str(configurable.get("checkpoint_ns", "")),
+        report = TerminationReport.in_run(
+            config,
             agent=self.name,
             depth=self.depth,
             reason=reason,

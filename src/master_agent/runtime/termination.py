@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -62,6 +63,17 @@ class TerminationReport(BaseModel):
     confidence: float
     steps: list[str]
     """Signatures of the calls it made."""
+
+    @classmethod
+    def in_run(cls, config: Mapping[str, Any], **stop: Any) -> TerminationReport:
+        """The report of a stop in the run ``config`` belongs to (its tenant, thread and namespace)."""
+        configurable = config.get("configurable") or {}
+        return cls(
+            tenant_id=str(configurable.get("tenant_id", "")),
+            thread_id=str(configurable.get("thread_id", "")),
+            scope=str(configurable.get("checkpoint_ns", "")),
+            **stop,
+        )
 
 
 def aggregate_confidence(state: MasterAgentState) -> float:
