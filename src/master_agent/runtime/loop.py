@@ -989,6 +989,7 @@ class _AgentLoop:
             "blockers": [] if plan else [problem],
             "iteration_count": 1,
             "model_calls": 1,
+            "tokens_used": tokens,
         }
 
     async def run_step(
