@@ -136,3 +136,64 @@ async def record_outcome(
                 "p": predicted,
             },
         )
+
+
+#: A tenant's judged solutions: what each predicted (raw, and calibrated when delivered) and whether its
+#: target was met; only independent measurements count, as in calibration itself.
+JUDGED_PREDICTIONS = """
+SELECT l.confidence_predicted AS raw, (s.solution ->> 'calibrated_confidence')::float AS calibrated,
+       l.target_met AS met
+FROM solution_learnings l JOIN solutions s ON s.solution_id = l.solution_id AND s.tenant_id = l.tenant_id
+WHERE l.tenant_id = %s AND l.independent AND l.target_met IS NOT NULL AND l.confidence_predicted IS NOT NULL
+"""
+
+
+class ReliabilityBin(BaseModel):
+    """Predictions whose confidence fell in [``low``, ``high``): their mean and how often they came true."""
+
+    low: float
+    high: float
+    count: int
+    mean_predicted: float
+    observed: float
+
+
+class Reliability(BaseModel):
+    """A reliability diagram's data: raw and calibrated confidence against observed success."""
+
+    judged: int
+    raw: list[ReliabilityBin]
+    calibrated: list[ReliabilityBin]
+
+
+def reliability_bins(predictions: list[tuple[float, bool]], bins: int = 5) -> list[ReliabilityBin]:
+    """Equal-width bins over [0, 1]; empty bins are left out."""
+    out: list[ReliabilityBin] = []
+    for index in range(bins):
+        low, high = index / bins, (index + 1) / bins
+        inside = [(p, met) for p, met in predictions if low <= p < high or (index == bins - 1 and p == 1.0)]
+        if inside:
+            out.append(
+                ReliabilityBin(
+                    low=low,
+                    high=high,
+                    count=len(inside),
+                    mean_predicted=round(sum(p for p, _ in inside) / len(inside), 4),
+                    observed=round(sum(met for _, met in inside) / len(inside), 4),
+                )
+            )
+    return out
+
+
+async def load_reliability(pool: AsyncConnectionPool[Any], tenant_id: str, bins: int = 5) -> Reliability:
+    async with pool.connection() as conn:
+        rows = await (await conn.execute(JUDGED_PREDICTIONS, (tenant_id,))).fetchall()
+    raw = [(float(row["raw"]), bool(row["met"])) for row in rows]
+    # A solution delivered before any outcome was counted was calibrated to its raw confidence.
+    calibrated = [
+        (float(row["calibrated"] if row["calibrated"] is not None else row["raw"]), bool(row["met"]))
+        for row in rows
+    ]
+    return Reliability(
+        judged=len(rows), raw=reliability_bins(raw, bins), calibrated=reliability_bins(calibrated, bins)
+    )

@@ -119,6 +119,12 @@ SELECT {PATTERN_COLUMNS},
 FROM village_knowledge WHERE pattern_id = %s
 """
 
+LIST_PATTERNS = f"""
+SELECT {PATTERN_COLUMNS},
+       1.0 AS similarity
+FROM village_knowledge ORDER BY confidence DESC, reuse_count DESC, pattern_name, pattern_id LIMIT %s OFFSET %s
+"""
+
 STALE_VECTORS = """
 SELECT pattern_id FROM village_knowledge
 WHERE %(everything)s OR embedding IS NULL OR embedding_model IS DISTINCT FROM %(model)s
@@ -172,6 +178,12 @@ class KnowledgeStore:
         async with tenant_session(self.pool, tenant_id) as conn:
             row = await (await conn.execute(SELECT_ONE, (pattern_id,))).fetchone()
         return PatternMatch.model_validate(row) if row else None
+
+    async def list(self, tenant_id: str, *, limit: int = 50, offset: int = 0) -> list[PatternMatch]:
+        """The patterns the tenant may see (its own and the shared ones), most confident first."""
+        async with tenant_session(self.pool, tenant_id) as conn:
+            rows = await (await conn.execute(LIST_PATTERNS, (limit, offset))).fetchall()
+        return [PatternMatch.model_validate(row) for row in rows]
 
     async def reembed(self, *, batch: int = 64, everything: bool = False) -> int:
         """Rebuild the vectors not made by the current embedder (all of them with ``everything``), so a

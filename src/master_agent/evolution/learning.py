@@ -317,7 +317,8 @@ LIST_LEARNINGS = """
 SELECT solution_id, tenant_id, problem_type, root_cause, solution_pattern, industry, vertical, expected_outcome,
        actual_outcome, success, confidence_predicted, confidence_actual, confidence_delta, timeline_days,
        budget_usd, evidence, created_at, measured_at, target_met, expected_value, expected_error, independent
-FROM solution_learnings ORDER BY created_at DESC LIMIT %s OFFSET %s
+FROM solution_learnings WHERE (%(solution)s::uuid IS NULL OR solution_id = %(solution)s::uuid)
+ORDER BY created_at DESC LIMIT %(limit)s OFFSET %(offset)s
 """
 
 
@@ -353,9 +354,16 @@ class Learning(BaseModel):
 
 
 async def list_learnings(
-    evolution: EvolutionContext, tenant_id: str, *, limit: int = 50, offset: int = 0
+    evolution: EvolutionContext,
+    tenant_id: str,
+    *,
+    limit: int = 50,
+    offset: int = 0,
+    solution_id: str | None = None,
 ) -> list[Learning]:
-    """The tenant's learnings; row-level security, not a WHERE clause, keeps them to the tenant."""
+    """The tenant's learnings (of one solution with ``solution_id``); row-level security, not a WHERE
+    clause, keeps them to the tenant."""
+    params = {"solution": solution_id, "limit": limit, "offset": offset}
     async with tenant_session(evolution.pool, tenant_id) as conn:
-        rows = await (await conn.execute(LIST_LEARNINGS, (limit, offset))).fetchall()
+        rows = await (await conn.execute(LIST_LEARNINGS, params)).fetchall()
     return [Learning.model_validate(row) for row in rows]

@@ -25,6 +25,7 @@ from master_agent.evolution.jobs import use_cron_firer
 from master_agent.runtime import open_resources
 from master_agent.runtime.resources import SchedulerRole
 from master_agent.runtime.runs import RunQueue
+from master_agent.service.console import mount_console
 from master_agent.service.crons import fire_cron
 from master_agent.service.limits import BodySizeLimit, DatabaseGate, database_unavailable
 from master_agent.service.metrics import ServiceMetrics
@@ -138,4 +139,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(documents.router)
     app.include_router(store.router)
     app.include_router(meta.router)
+    # The console's scripts use the chat, run and thread routes under /console/api with its cookie.
+    mount_console(app, api_routers=[chat.router, runs.router, threads.router])
     return app

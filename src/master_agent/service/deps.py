@@ -10,10 +10,15 @@ from fastapi import Depends, HTTPException, Request
 
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.runs import RunQueue
-from master_agent.service.auth import tenant_for_key
+from master_agent.service.auth import csrf_token_for, tenant_for_key
 from master_agent.service.state import ServiceState
 
 AUTH_DISABLED_TENANT = "demo-retail"
+#: The web console's cookie: the signed-in API key (HttpOnly, SameSite=Strict, sent to /console only).
+CONSOLE_COOKIE = "ma_console_key"
+#: The JSON API again, for the console's own pages: authenticated by the console cookie.
+CONSOLE_API_PREFIX = "/console/api"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 # Dependencies are ``async``: FastAPI runs plain functions in a thread pool, a thread hop per request.
@@ -56,6 +61,8 @@ async def current_tenant(request: Request, service: ServiceDep) -> str:
             return AUTH_DISABLED_TENANT
     header = request.headers.get("authorization", "")
     key = header[7:].strip() if header.lower().startswith("bearer ") else request.headers.get("x-api-key", "")
+    if not key and request.url.path.startswith(CONSOLE_API_PREFIX + "/"):
+        key = console_key(request)
     if not key:
         raise HTTPException(
             401,
@@ -69,6 +76,17 @@ async def current_tenant(request: Request, service: ServiceDep) -> str:
 
 
 TenantDep = Annotated[str, Depends(current_tenant)]
+
+
+def console_key(request: Request) -> str:
+    """The console cookie's key; a state-changing request must also send the page's token
+    (``X-CSRF-Token``), which a page of another site cannot know."""
+    key = request.cookies.get(CONSOLE_COOKIE, "")
+    if key and request.method not in SAFE_METHODS:
+        sent = request.headers.get("x-csrf-token", "")
+        if not hmac.compare_digest(sent.encode(), csrf_token_for(key).encode()):
+            raise HTTPException(403, detail="X-CSRF-Token: missing or not this session's token")
+    return key
 
 
 async def operator(request: Request, service: ServiceDep) -> None:

@@ -8,8 +8,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from master_agent.runtime import Solution, SolveRequest, run_solution, submit
+from master_agent.runtime import RuntimeResources, Solution, SolveRequest, run_solution, submit
 from master_agent.runtime.factory import Complexity, Variant
+from master_agent.runtime.runs import RunQueue
 from master_agent.runtime.solve import MAX_GOAL_CHARS
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
 from master_agent.service.limits import StrictJsonRoute
@@ -62,20 +63,10 @@ class StrategicGoalInterrupted(BaseModel):
     interrupt: dict[str, Any]
 
 
-@router.post(
-    "",
-    status_code=202,
-    response_model=StrategicGoalAccepted | Solution | StrategicGoalInterrupted | StrategicGoalPublic,
-    responses={200: {"model": Solution, "description": "With ?wait=true: the solution."}},
-)
-async def create_strategic_goal(
-    body: StrategicGoalCreate,
-    tenant: TenantDep,
-    resources: ResourcesDep,
-    queue: QueueDep,
-    response: Response,
-    wait: Annotated[bool, Query(description="Answer with the solution once it is ready.")] = False,
-) -> StrategicGoalAccepted | Solution | StrategicGoalInterrupted | StrategicGoalPublic:
+async def start_goal(
+    body: StrategicGoalCreate, tenant: str, resources: RuntimeResources, queue: RunQueue
+) -> StrategicGoalAccepted:
+    """Store the goal and queue its run for the workers."""
     if body.client_id is not None and body.client_id != tenant:
         raise HTTPException(403, detail="client_id: differs from the tenant of the API key")
     request = SolveRequest.parse(
@@ -91,7 +82,7 @@ async def create_strategic_goal(
     run_id = await queue.enqueue_solution(
         tenant_id=tenant, thread_id=submitted.thread_id, solution_id=submitted.solution_id
     )
-    accepted = StrategicGoalAccepted(
+    return StrategicGoalAccepted(
         solution_id=uuid.UUID(submitted.solution_id),
         thread_id=submitted.thread_id,
         run_id=uuid.UUID(run_id),
@@ -102,9 +93,26 @@ async def create_strategic_goal(
             thread=f"/threads/{submitted.thread_id}",
         ),
     )
+
+
+@router.post(
+    "",
+    status_code=202,
+    response_model=StrategicGoalAccepted | Solution | StrategicGoalInterrupted | StrategicGoalPublic,
+    responses={200: {"model": Solution, "description": "With ?wait=true: the solution."}},
+)
+async def create_strategic_goal(
+    body: StrategicGoalCreate,
+    tenant: TenantDep,
+    resources: ResourcesDep,
+    queue: QueueDep,
+    response: Response,
+    wait: Annotated[bool, Query(description="Answer with the solution once it is ready.")] = False,
+) -> StrategicGoalAccepted | Solution | StrategicGoalInterrupted | StrategicGoalPublic:
+    accepted = await start_goal(body, tenant, resources, queue)
     if not wait:
         return accepted
-    run = await queue.wait(run_id, within_s=WAIT_LIMIT_S)
+    run = await queue.wait(str(accepted.run_id), within_s=WAIT_LIMIT_S)
     if run is None or run.status in ("pending", "running"):
         return accepted
     response.status_code = 200
@@ -112,7 +120,7 @@ async def create_strategic_goal(
     if stored is not None and stored.solution is not None:
         return stored.solution
     if run.status == "interrupted":
-        outcome = await run_solution(resources, submitted.solution_id)  # reads the pending question
+        outcome = await run_solution(resources, str(accepted.solution_id))  # reads the pending question
         return StrategicGoalInterrupted(
             solution_id=accepted.solution_id, thread_id=outcome.thread_id, interrupt=outcome.interrupt or {}
         )

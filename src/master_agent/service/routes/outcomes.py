@@ -32,7 +32,10 @@ async def list_outcomes(
 async def read_learnings(
     tenant: TenantDep,
     resources: ResourcesDep,
+    solution_id: uuid.UUID | None = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> list[Learning]:
-    return await list_learnings(resources.evolution, tenant, limit=limit, offset=offset)
+    """What the tenant's measured outcomes taught, newest first (of one solution with ``solution_id``)."""
+    solution = str(solution_id) if solution_id else None
+    return await list_learnings(resources.evolution, tenant, limit=limit, offset=offset, solution_id=solution)

@@ -1,0 +1,137 @@
+"""Chart.js configurations of the console's charts (the library ships in ``static/vendor``): the page
+embeds one as JSON and ``console.js`` draws it. Each chart's numbers are also in a table beside it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from master_agent.evolution.calibration import Reliability
+from master_agent.evolution.outcomes import OutcomeCheck, expected_by
+
+MEASURED_COLOUR = "#1f5fbf"
+EXPECTED_COLOUR = "#2e8b57"
+BASELINE_COLOUR = "#6b6b6b"
+TARGET_COLOUR = "#c0392b"
+CALIBRATED_COLOUR = "#d35400"
+
+
+def _number(value: Any) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _line(label: str, points: list[dict[str, float]], colour: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "label": label,
+        "data": points,
+        "borderColor": colour,
+        "backgroundColor": colour,
+        "showLine": True,
+        "pointRadius": 0,
+        "borderWidth": 2,
+        **extra,
+    }
+
+
+def outcome_chart(expected: dict[str, Any], checks: list[OutcomeCheck]) -> dict[str, Any]:
+    """The measured metric at each checkpoint against the baseline, the expected trajectory (a straight
+    line from the baseline to the expected value by the deadline) and the target."""
+    baseline = _number(expected.get("baseline"))
+    target = _number(expected.get("target"))
+    promised = _number(expected.get("expected"))
+    days = sorted({check.checkpoint_day for check in checks})
+    horizon = int(_number(expected.get("timeline_days")) or (days[-1] if days else 0)) or 1
+    last_day = max([horizon, *days])
+    datasets: list[dict[str, Any]] = [
+        {
+            "label": "Measured",
+            "data": [
+                {"x": check.checkpoint_day, "y": check.measured}
+                for check in sorted(checks, key=lambda c: c.checkpoint_day)
+                if check.measured is not None
+            ],
+            "borderColor": MEASURED_COLOUR,
+            "backgroundColor": MEASURED_COLOUR,
+            "showLine": True,
+            "pointRadius": 6,
+            "pointHoverRadius": 8,
+            "borderWidth": 2,
+        }
+    ]
+    if baseline is not None and promised is not None:
+        trajectory = [{"x": 0.0, "y": baseline}] + [
+            {"x": float(day), "y": expected_by(day, horizon, baseline, promised)} for day in days
+        ]
+        datasets.append(_line("Expected trajectory", trajectory, EXPECTED_COLOUR, borderDash=[6, 4]))
+    if baseline is not None:
+        datasets.append(_line("Baseline", [{"x": 0, "y": baseline}, {"x": last_day, "y": baseline}], BASELINE_COLOUR))
+    if target is not None:
+        datasets.append(
+            _line("Target", [{"x": 0, "y": target}, {"x": last_day, "y": target}], TARGET_COLOUR, borderDash=[2, 3])
+        )
+    metric = str(expected.get("metric") or "metric")
+    return {
+        "type": "scatter",
+        "data": {"datasets": datasets},
+        "options": {
+            "animation": False,
+            "responsive": True,
+            "maintainAspectRatio": False,
+            "scales": {
+                "x": {"type": "linear", "min": 0, "title": {"display": True, "text": "day after delivery"}},
+                "y": {"title": {"display": True, "text": metric.replace("_", " ")}},
+            },
+            "plugins": {"legend": {"position": "bottom"}},
+        },
+    }
+
+
+def reliability_chart(reliability: Reliability) -> dict[str, Any]:
+    """Predicted confidence against observed success, per confidence bin, raw and calibrated; the
+    diagonal is perfect calibration. A point's size follows how many predictions it holds."""
+
+    def points(bins: list[Any]) -> list[dict[str, float]]:
+        return [{"x": b.mean_predicted, "y": b.observed, "n": b.count} for b in bins]
+
+    most = max([b.count for b in [*reliability.raw, *reliability.calibrated]] or [1])
+
+    def radii(bins: list[Any]) -> list[float]:
+        return [4 + 8 * b.count / most for b in bins]
+
+    return {
+        "type": "scatter",
+        "data": {
+            "datasets": [
+                {
+                    "label": "Raw confidence",
+                    "data": points(reliability.raw),
+                    "borderColor": MEASURED_COLOUR,
+                    "backgroundColor": MEASURED_COLOUR,
+                    "pointRadius": radii(reliability.raw),
+                    "showLine": True,
+                },
+                {
+                    "label": "Calibrated confidence",
+                    "data": points(reliability.calibrated),
+                    "borderColor": CALIBRATED_COLOUR,
+                    "backgroundColor": CALIBRATED_COLOUR,
+                    "pointRadius": radii(reliability.calibrated),
+                    "pointStyle": "rectRot",
+                    "showLine": True,
+                },
+                _line("Perfect calibration", [{"x": 0, "y": 0}, {"x": 1, "y": 1}], BASELINE_COLOUR, borderDash=[4, 4]),
+            ]
+        },
+        "options": {
+            "animation": False,
+            "responsive": True,
+            "maintainAspectRatio": False,
+            "scales": {
+                "x": {"min": 0, "max": 1, "title": {"display": True, "text": "predicted confidence"}},
+                "y": {"min": 0, "max": 1, "title": {"display": True, "text": "observed success rate"}},
+            },
+            "plugins": {"legend": {"position": "bottom"}},
+        },
+    }

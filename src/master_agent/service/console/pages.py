@@ -1,0 +1,398 @@
+"""The console's pages: server-rendered, tenant-scoped by the signed-in key, every form checked against
+forgery. Live parts (the chat, a run's call tree, stream replay) are a little plain JavaScript over the
+JSON API mounted again under ``/console/api`` (see ``service.app``), authenticated by the same cookie."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Form, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+from pydantic import ValidationError
+
+from master_agent.errors import ConflictError, NotFoundError
+from master_agent.evolution import playbooks
+from master_agent.evolution.calibration import load_reliability
+from master_agent.evolution.learning import list_learnings
+from master_agent.evolution.outcomes import OutcomeCheck, list_checks
+from master_agent.service.auth import tenant_for_key
+from master_agent.service.console.charts import outcome_chart, reliability_chart
+from master_agent.service.console.session import (
+    CONSOLE_PATH,
+    SESSION_MAX_AGE_S,
+    SIGN_IN_COOKIE,
+    ConsoleSession,
+    SessionDep,
+    checked_form,
+    safe_next,
+)
+from master_agent.service.deps import CONSOLE_COOKIE, QueueDep, ResourcesDep, ServiceDep
+from master_agent.service.routes.goals import StrategicGoalCreate, start_goal
+from master_agent.service.solutions import get_solution, list_solutions
+from master_agent.service.threads import get_thread, search_threads
+
+HERE = Path(__file__).resolve().parent
+templates = Jinja2Templates(directory=HERE / "templates")
+router = APIRouter(prefix=CONSOLE_PATH, include_in_schema=False)
+
+#: Rows on a list page.
+PAGE_ROWS = 50
+#: Solutions whose outcome checks the outcomes page lists.
+OUTCOME_SOLUTIONS = 200
+
+
+def page(
+    request: Request, session: ConsoleSession | None, name: str, status_code: int = 200, **context: Any
+) -> HTMLResponse:
+    return templates.TemplateResponse(
+        request, name, {"session": session, **context}, status_code=status_code
+    )
+
+
+def not_found(request: Request, session: ConsoleSession, what: str) -> HTMLResponse:
+    """Another tenant's object and a missing one look the same: nothing says which it was."""
+    return page(request, session, "error.html", 404, title="Not found", message=f"No {what} for this tenant.")
+
+
+@router.get("")
+async def home() -> RedirectResponse:
+    return RedirectResponse(f"{CONSOLE_PATH}/chat", status_code=303)
+
+
+@router.get("/sign-in")
+async def sign_in_page(request: Request, next: str | None = None) -> HTMLResponse:
+    token = request.cookies.get(SIGN_IN_COOKIE) or uuid.uuid4().hex
+    response = page(request, None, "sign_in.html", sign_in_token=token, next=safe_next(next))
+    _set_cookie(request, response, SIGN_IN_COOKIE, token, max_age=3600)
+    return response
+
+
+@router.post("/sign-in")
+async def sign_in(
+    request: Request,
+    service: ServiceDep,
+    api_key: Annotated[str, Form(max_length=200)] = "",
+    sign_in_token: Annotated[str, Form(max_length=64)] = "",
+    next: Annotated[str, Form(max_length=2000)] = "",
+) -> Response:
+    expected = request.cookies.get(SIGN_IN_COOKIE, "")
+    if not expected or sign_in_token != expected:
+        raise HTTPException(403, detail="sign_in_token: reload the sign-in page and try again")
+    key = api_key.strip()
+    tenant = await tenant_for_key(service.resources.database.pool, key) if key else None
+    if tenant is None:
+        response: Response = page(
+            request,
+            None,
+            "sign_in.html",
+            401,
+            sign_in_token=expected,
+            next=safe_next(next),
+            error="api_key: not a valid API key (or it was revoked)",
+        )
+        return response
+    response = RedirectResponse(safe_next(next), status_code=303)
+    _set_cookie(request, response, CONSOLE_COOKIE, key, max_age=SESSION_MAX_AGE_S)
+    response.delete_cookie(SIGN_IN_COOKIE, path=CONSOLE_PATH)
+    return response
+
+
+@router.post("/sign-out")
+async def sign_out(request: Request, session: SessionDep) -> RedirectResponse:
+    await checked_form(request, session)
+    response = RedirectResponse(f"{CONSOLE_PATH}/sign-in", status_code=303)
+    response.delete_cookie(CONSOLE_COOKIE, path=CONSOLE_PATH)
+    return response
+
+
+def _set_cookie(request: Request, response: Response, name: str, value: str, *, max_age: int) -> None:
+    response.set_cookie(
+        name,
+        value,
+        max_age=max_age,
+        path=CONSOLE_PATH,
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )
+
+
+@router.get("/chat")
+async def chat_page(request: Request, session: SessionDep, thread: uuid.UUID | None = None) -> HTMLResponse:
+    return page(request, session, "chat.html", title="Chat", thread_id=str(thread) if thread else "")
+
+
+@router.get("/goals")
+async def goals_page(
+    request: Request, session: SessionDep, resources: ResourcesDep, offset: Annotated[int, Query(ge=0)] = 0
+) -> HTMLResponse:
+    goals = await list_solutions(resources.database.pool, session.tenant_id, PAGE_ROWS, offset)
+    return page(request, session, "goals.html", title="Goals", goals=goals, form={}, error=None)
+
+
+@router.post("/goals")
+async def create_goal(
+    request: Request, session: SessionDep, resources: ResourcesDep, queue: QueueDep
+) -> Response:
+    form = await checked_form(request, session)
+    fields = {
+        "goal": str(form.get("goal") or "").strip(),
+        "timeline_days": form.get("timeline_days") or None,
+        "complexity": form.get("complexity") or None,
+        "deploy_playbook": form.get("deploy_playbook") == "on",
+    }
+    try:
+        body = StrategicGoalCreate.model_validate(fields)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "goal"
+        goals = await list_solutions(resources.database.pool, session.tenant_id, PAGE_ROWS, 0)
+        return page(
+            request,
+            session,
+            "goals.html",
+            422,
+            title="Goals",
+            goals=goals,
+            form=fields,
+            error=f"{field}: {first['msg']}",
+        )
+    accepted = await start_goal(body, session.tenant_id, resources, queue)
+    return RedirectResponse(f"{CONSOLE_PATH}/goals/{accepted.solution_id}", status_code=303)
+
+
+@router.get("/goals/{solution_id}")
+async def goal_page(
+    solution_id: uuid.UUID, request: Request, session: SessionDep, resources: ResourcesDep, queue: QueueDep
+) -> HTMLResponse:
+    goal = await get_solution(resources.database.pool, session.tenant_id, solution_id)
+    if goal is None:
+        return not_found(request, session, f"goal {solution_id}")
+    runs = await queue.list_for_thread(goal.thread_id, limit=1, offset=0, status=None)
+    thread = await get_thread(resources.database.pool, session.tenant_id, uuid.UUID(goal.thread_id))
+    return page(
+        request,
+        session,
+        "goal.html",
+        title="Goal",
+        goal=goal,
+        solution=goal.solution.model_dump() if goal.solution else None,
+        run=runs[0] if runs else None,
+        interrupts=_questions(thread.interrupts if thread else {}),
+    )
+
+
+@router.get("/outcomes")
+async def outcomes_page(request: Request, session: SessionDep, resources: ResourcesDep) -> HTMLResponse:
+    checks = await list_checks(resources.evolution, session.tenant_id, limit=OUTCOME_SOLUTIONS * 6)
+    by_solution: dict[uuid.UUID, list[OutcomeCheck]] = {}
+    for check in checks:
+        by_solution.setdefault(check.solution_id, []).append(check)
+    goals = {
+        solution_id: await get_solution(resources.database.pool, session.tenant_id, solution_id)
+        for solution_id in list(by_solution)[:OUTCOME_SOLUTIONS]
+    }
+    rows = [
+        {
+            "solution_id": solution_id,
+            "goal": goal.goal if goal else "",
+            "checks": len(by_solution[solution_id]),
+            "measured": sum(1 for check in by_solution[solution_id] if check.measured is not None),
+            "last": max((c.measured_at for c in by_solution[solution_id] if c.measured_at), default=None),
+        }
+        for solution_id, goal in goals.items()
+    ]
+    rows.sort(key=lambda row: str(row["last"] or ""), reverse=True)
+    return page(request, session, "outcomes.html", title="Outcomes", rows=rows)
+
+
+@router.get("/outcomes/{solution_id}")
+async def outcome_page(
+    solution_id: uuid.UUID, request: Request, session: SessionDep, resources: ResourcesDep
+) -> HTMLResponse:
+    goal = await get_solution(resources.database.pool, session.tenant_id, solution_id)
+    if goal is None:
+        return not_found(request, session, f"solution {solution_id}")
+    checks = await list_checks(resources.evolution, session.tenant_id, str(solution_id))
+    learnings = await list_learnings(resources.evolution, session.tenant_id, solution_id=str(solution_id))
+    expected = (goal.solution.expected_outcome if goal.solution else None) or {}
+    return page(
+        request,
+        session,
+        "outcome.html",
+        title="Outcome",
+        goal=goal,
+        checks=checks,
+        expected=expected,
+        chart=outcome_chart(expected, checks),
+        learning=learnings[0] if learnings else None,
+    )
+
+
+@router.get("/playbooks")
+async def playbooks_page(request: Request, session: SessionDep, resources: ResourcesDep) -> HTMLResponse:
+    found = await playbooks.list_playbooks(resources.evolution, session.tenant_id, limit=PAGE_ROWS)
+    return page(request, session, "playbooks.html", title="Playbooks", playbooks=found)
+
+
+@router.get("/playbooks/{playbook_id}")
+async def playbook_page(
+    playbook_id: uuid.UUID, request: Request, session: SessionDep, resources: ResourcesDep
+) -> HTMLResponse:
+    return await _playbook_page(request, session, resources, playbook_id)
+
+
+async def _playbook_page(
+    request: Request,
+    session: ConsoleSession,
+    resources: Any,
+    playbook_id: uuid.UUID,
+    *,
+    status_code: int = 200,
+    notice: str | None = None,
+    error: str | None = None,
+) -> HTMLResponse:
+    found = await playbooks.get_playbook(resources.evolution, session.tenant_id, playbook_id)
+    if found is None:
+        return not_found(request, session, f"playbook {playbook_id}")
+    history = await playbooks.playbook_history(resources.evolution, playbook_id)
+    versions = []
+    if found.solution_id is not None:
+        siblings = await playbooks.list_playbooks(resources.evolution, session.tenant_id, limit=100)
+        versions = [p for p in siblings if p.solution_id == found.solution_id]
+    return page(
+        request,
+        session,
+        "playbook.html",
+        status_code,
+        title="Playbook",
+        playbook=found,
+        runs=history["runs"],
+        events=history["events"],
+        versions=versions or [found],
+        notice=notice,
+        error=error,
+    )
+
+
+@router.post("/playbooks/{playbook_id}/{action}")
+async def change_playbook(
+    playbook_id: uuid.UUID, action: str, request: Request, session: SessionDep, resources: ResourcesDep
+) -> Response:
+    form = await checked_form(request, session)
+    if action not in ("disable", "rollback"):
+        return not_found(request, session, f"action {action!r}")
+    reason = str(form.get("reason") or "").strip()
+    if not reason:
+        return await _playbook_page(
+            request, session, resources, playbook_id, status_code=422, error="reason: say why"
+        )
+    try:
+        await playbooks.change_status(
+            resources.evolution,
+            session.tenant_id,
+            playbook_id,
+            "disable" if action == "disable" else "rollback",
+            reason[:2000],
+        )
+    except NotFoundError:
+        return not_found(request, session, f"playbook {playbook_id}")
+    except ConflictError as error:
+        return await _playbook_page(request, session, resources, playbook_id, status_code=409, error=str(error))
+    return RedirectResponse(f"{CONSOLE_PATH}/playbooks/{playbook_id}", status_code=303)
+
+
+@router.get("/knowledge")
+async def knowledge_page(request: Request, session: SessionDep, resources: ResourcesDep) -> HTMLResponse:
+    patterns = await resources.evolution.knowledge.list(session.tenant_id, limit=PAGE_ROWS)
+    reliability = await load_reliability(resources.database.pool, session.tenant_id)
+    return page(
+        request,
+        session,
+        "knowledge.html",
+        title="Knowledge and calibration",
+        patterns=patterns,
+        reliability=reliability,
+        chart=reliability_chart(reliability),
+    )
+
+
+@router.get("/threads")
+async def threads_page(
+    request: Request, session: SessionDep, resources: ResourcesDep, offset: Annotated[int, Query(ge=0)] = 0
+) -> HTMLResponse:
+    threads, total = await search_threads(
+        resources.database.pool,
+        session.tenant_id,
+        metadata={},
+        status=None,
+        limit=PAGE_ROWS,
+        offset=offset,
+        sort_by="updated_at",
+        sort_order="desc",
+    )
+    return page(request, session, "threads.html", title="Runs and threads", threads=threads, total=total)
+
+
+@router.get("/threads/{thread_id}")
+async def thread_page(
+    thread_id: uuid.UUID, request: Request, session: SessionDep, resources: ResourcesDep, queue: QueueDep
+) -> HTMLResponse:
+    thread = await get_thread(resources.database.pool, session.tenant_id, thread_id)
+    if thread is None:
+        return not_found(request, session, f"thread {thread_id}")
+    runs = await queue.list_for_thread(str(thread_id), limit=PAGE_ROWS, offset=0, status=None)
+    values = thread.values if isinstance(thread.values, dict) else {}
+    return page(
+        request,
+        session,
+        "thread.html",
+        title="Thread",
+        thread=thread,
+        runs=runs,
+        solution=_thread_solution(values),
+        interrupts=_questions(thread.interrupts),
+    )
+
+
+@router.post("/threads/{thread_id}/runs/{run_id}/cancel")
+async def cancel_run(
+    thread_id: uuid.UUID,
+    run_id: uuid.UUID,
+    request: Request,
+    session: SessionDep,
+    resources: ResourcesDep,
+    queue: QueueDep,
+) -> Response:
+    await checked_form(request, session)
+    thread = await get_thread(resources.database.pool, session.tenant_id, thread_id)
+    run = await queue.get(str(run_id)) if thread is not None else None
+    if thread is None or run is None or run.thread_id != str(thread_id):
+        return not_found(request, session, f"run {run_id}")
+    await queue.cancel(str(run_id))
+    return RedirectResponse(f"{CONSOLE_PATH}/threads/{thread_id}", status_code=303)
+
+
+def _questions(interrupts: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    return [
+        item["value"]
+        for items in interrupts.values()
+        for item in items
+        if isinstance(item, dict) and isinstance(item.get("value"), dict)
+    ]
+
+
+def _thread_solution(values: dict[str, Any]) -> dict[str, Any] | None:
+    """A chat thread's answer in the shape of a goal's solution (its parts, step tree, termination)."""
+    solution = values.get("solution")
+    if not isinstance(solution, dict):
+        return None
+    shaped = dict(solution)
+    shaped.setdefault("steps", values.get("steps") or [])
+    shaped.setdefault("termination", values.get("termination") or {})
+    if values.get("reused_pattern"):
+        shaped.setdefault("reused_pattern", values["reused_pattern"])
+    return shaped
