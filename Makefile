@@ -12,7 +12,7 @@ GOAL ?= Increase Store 5's accessory attach rate by 20% within 60 days
 LLM_VENV ?= .venv-llm
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: install js-deps demo demo-assistant demo-lending test lint bench api-diff eval-evolution eval-routing eval-lending eval-meta test-local-llm clean
+.PHONY: install js-deps browser serve demo demo-assistant demo-lending test lint bench api-diff eval-evolution eval-routing eval-lending eval-meta test-local-llm clean
 
 $(BIN)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or set PYTHON=...)"; exit 1; }
@@ -33,10 +33,24 @@ tests/js/node_modules/.package-lock.json: tests/js/package-lock.json
 
 js-deps: tests/js/node_modules/.package-lock.json
 
+# Debian's Chromium for the console's browser tests (tests/test_console.py drives it with Playwright).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+		command -v apt-get >/dev/null 2>&1 || { echo "need Chromium: install it, or set MASTER_AGENT_CHROMIUM"; exit 1; }; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		export DEBIAN_FRONTEND=noninteractive; \
+		$$SUDO apt-get install -y -qq chromium >/dev/null 2>&1 || \
+		{ $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }; }
+
+# The service (API, LangGraph API and the web console at http://127.0.0.1:8000/console).
+serve: install
+	$(BIN)/master-agent serve
+
 # The goal solved with its live call tree, then the whole self-evolution loop on the demo tenants.
 demo: install
 	$(BIN)/master-agent solve "$(GOAL)" --tenant demo-retail
 	$(BIN)/master-agent demo loop
+	$(BIN)/master-agent console --tenant demo-retail
 
 # The personal assistant's six scenarios (seed 002) on the embedded local mail, calendar and contacts servers.
 demo-assistant: install
@@ -46,7 +60,7 @@ demo-assistant: install
 demo-lending: install
 	$(BIN)/master-agent demo lending
 
-test: install js-deps
+test: install js-deps browser
 	$(BIN)/python -m pytest -q
 
 lint: install

@@ -57,6 +57,13 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
 
+    console_ = commands.add_parser(
+        "console", help="print the web console's address and a new sign-in key of a tenant"
+    )
+    console_.add_argument("--tenant", default="demo-retail")
+    console_.add_argument("--host", default="127.0.0.1", help="where `master-agent serve` listens")
+    console_.add_argument("--port", type=int, default=8000)
+
     tenants = commands.add_parser("tenants", help="manage tenants").add_subparsers(
         dest="action", required=True
     )
@@ -225,6 +232,8 @@ async def _run(args: argparse.Namespace, settings: Settings, console: Console) -
         return await _tenants(args, settings)
     if args.command == "keys":
         return await _keys(args, settings)
+    if args.command == "console":
+        return await _console(args, settings, console)
     if args.command == "agents":
         return await _agents(args, settings)
     if args.command == "threads":
@@ -457,6 +466,28 @@ async def _keys(args: argparse.Namespace, settings: Settings) -> int:
             print(json.dumps({"revoked": args.key_id}))
         else:
             print(json.dumps([k.model_dump(mode="json") for k in await list_keys(pool, args.tenant)]))
+    return 0
+
+
+#: The name of the sign-in key ``master-agent console`` makes (it revokes its earlier one).
+CONSOLE_KEY_NAME = "console sign-in (master-agent console)"
+
+
+async def _console(args: argparse.Namespace, settings: Settings, console: Console) -> int:
+    from master_agent.runtime import open_resources
+    from master_agent.service.auth import create_key, list_keys, revoke_key
+
+    async with open_resources(settings, install_demo=True) as resources:
+        pool = resources.database.pool
+        for old in await list_keys(pool, args.tenant):
+            if old.name == CONSOLE_KEY_NAME and old.revoked_at is None:
+                await revoke_key(pool, str(old.key_id))
+        key = await create_key(pool, args.tenant, CONSOLE_KEY_NAME)
+    console.print(
+        f"Web console: http://{args.host}:{args.port}/console (start the service with `make serve` or "
+        "`master-agent serve`)"
+    )
+    console.print(f"Sign in as {args.tenant} with this key (shown once): {key.key}")
     return 0
 
 

@@ -179,7 +179,7 @@ class KnowledgeStore:
             row = await (await conn.execute(SELECT_ONE, (pattern_id,))).fetchone()
         return PatternMatch.model_validate(row) if row else None
 
-    async def list(self, tenant_id: str, *, limit: int = 50, offset: int = 0) -> list[PatternMatch]:
+    async def list_patterns(self, tenant_id: str, *, limit: int = 50, offset: int = 0) -> list[PatternMatch]:
         """The patterns the tenant may see (its own and the shared ones), most confident first."""
         async with tenant_session(self.pool, tenant_id) as conn:
             rows = await (await conn.execute(LIST_PATTERNS, (limit, offset))).fetchall()

@@ -66,10 +66,17 @@ def outcome_chart(expected: dict[str, Any], checks: list[OutcomeCheck]) -> dict[
         ]
         datasets.append(_line("Expected trajectory", trajectory, EXPECTED_COLOUR, borderDash=[6, 4]))
     if baseline is not None:
-        datasets.append(_line("Baseline", [{"x": 0, "y": baseline}, {"x": last_day, "y": baseline}], BASELINE_COLOUR))
+        datasets.append(
+            _line("Baseline", [{"x": 0, "y": baseline}, {"x": last_day, "y": baseline}], BASELINE_COLOUR)
+        )
     if target is not None:
         datasets.append(
-            _line("Target", [{"x": 0, "y": target}, {"x": last_day, "y": target}], TARGET_COLOUR, borderDash=[2, 3])
+            _line(
+                "Target",
+                [{"x": 0, "y": target}, {"x": last_day, "y": target}],
+                TARGET_COLOUR,
+                borderDash=[2, 3],
+            )
         )
     metric = str(expected.get("metric") or "metric")
     return {
@@ -121,7 +128,12 @@ def reliability_chart(reliability: Reliability) -> dict[str, Any]:
                     "pointStyle": "rectRot",
                     "showLine": True,
                 },
-                _line("Perfect calibration", [{"x": 0, "y": 0}, {"x": 1, "y": 1}], BASELINE_COLOUR, borderDash=[4, 4]),
+                _line(
+                    "Perfect calibration",
+                    [{"x": 0, "y": 0}, {"x": 1, "y": 1}],
+                    BASELINE_COLOUR,
+                    borderDash=[4, 4],
+                ),
             ]
         },
         "options": {

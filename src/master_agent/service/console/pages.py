@@ -36,6 +36,18 @@ from master_agent.service.threads import get_thread, search_threads
 
 HERE = Path(__file__).resolve().parent
 templates = Jinja2Templates(directory=HERE / "templates")
+
+
+def readable_number(value: float) -> str:
+    """Rates keep their digits (0.0326), money and counts read as amounts (16,856.35)."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return str(value)
+    if abs(value) >= 1000:
+        return f"{value:,.2f}".rstrip("0").rstrip(".")
+    return f"{value:.4g}"
+
+
+templates.env.filters["num"] = readable_number
 router = APIRouter(prefix=CONSOLE_PATH, include_in_schema=False)
 
 #: Rows on a list page.
@@ -47,9 +59,7 @@ OUTCOME_SOLUTIONS = 200
 def page(
     request: Request, session: ConsoleSession | None, name: str, status_code: int = 200, **context: Any
 ) -> HTMLResponse:
-    return templates.TemplateResponse(
-        request, name, {"session": session, **context}, status_code=status_code
-    )
+    return templates.TemplateResponse(request, name, {"session": session, **context}, status_code=status_code)
 
 
 def not_found(request: Request, session: ConsoleSession, what: str) -> HTMLResponse:
@@ -301,13 +311,15 @@ async def change_playbook(
     except NotFoundError:
         return not_found(request, session, f"playbook {playbook_id}")
     except ConflictError as error:
-        return await _playbook_page(request, session, resources, playbook_id, status_code=409, error=str(error))
+        return await _playbook_page(
+            request, session, resources, playbook_id, status_code=409, error=str(error)
+        )
     return RedirectResponse(f"{CONSOLE_PATH}/playbooks/{playbook_id}", status_code=303)
 
 
 @router.get("/knowledge")
 async def knowledge_page(request: Request, session: SessionDep, resources: ResourcesDep) -> HTMLResponse:
-    patterns = await resources.evolution.knowledge.list(session.tenant_id, limit=PAGE_ROWS)
+    patterns = await resources.evolution.knowledge.list_patterns(session.tenant_id, limit=PAGE_ROWS)
     reliability = await load_reliability(resources.database.pool, session.tenant_id)
     return page(
         request,

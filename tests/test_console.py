@@ -1,0 +1,422 @@
+"""The web console end to end: a real service on a socket, a real headless Chromium driven by Playwright.
+Sign in, chat a goal and watch the call tree grow, answer clarifications (typed and as buttons), open the
+solution, set a goal with the keyboard, run the self-evolution loop and read the outcome chart's points,
+disable a playbook, replay and cancel runs, and see another tenant's objects refused. Every page is
+checked for unlabelled controls and saved as a screenshot (``test-artifacts/console``)."""
+
+from __future__ import annotations
+
+import io
+import re
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from playwright.async_api import Browser, BrowserContext, Page, expect
+from rich.console import Console
+
+from master_agent.cli_evolution import FIRST_GOAL, demo_loop
+from master_agent.evolution.calibration import reliability_bins
+from master_agent.evolution.outcomes import OutcomeCheck
+from master_agent.runtime import RuntimeResources
+from master_agent.service.console.charts import outcome_chart
+from master_agent.service.console.pages import readable_number
+from master_agent.service.solutions import list_solutions
+from tests.browser import launch, snap, unlabelled_controls
+from tests.live_server import LiveServer, chat, live_server_fixture, two_tenant_keys
+
+live = live_server_fixture("console")
+keys = two_tenant_keys
+
+#: Long enough for a full strategic solve on a loaded 2-core machine.
+RUN_TIMEOUT_MS = 240_000
+GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
+
+
+@pytest.fixture(scope="module")
+async def browser() -> AsyncIterator[Browser]:
+    async with launch() as launched:
+        yield launched
+
+
+@pytest.fixture(scope="module")
+async def demo_world(live: LiveServer) -> dict[str, Any]:
+    """``master-agent demo loop`` on the service's database: a solved goal, its playbook deployed, the
+    world simulated, every checkpoint measured, a pattern learned and reused."""
+    resources: RuntimeResources = live.server.config.app.state.service.resources
+    assert await demo_loop(resources.settings, Console(file=io.StringIO(), width=120)) == 0
+    page = await list_solutions(resources.database.pool, "demo-retail", 100, 0)
+    [goal] = [item for item in page.items if item.goal == FIRST_GOAL and item.solution is not None]
+    assert goal.solution is not None and goal.solution.deployed_playbook is not None
+    return {
+        "solution_id": str(goal.solution_id),
+        "thread_id": goal.thread_id,
+        "playbook_id": str(goal.solution.deployed_playbook["playbook_id"]),
+        "checks": len(goal.solution.outcome_checks),
+    }
+
+
+async def sign_in(browser: Browser, live: LiveServer, key: str) -> tuple[BrowserContext, Page]:
+    context = await browser.new_context(viewport={"width": 1280, "height": 900})
+    page = await context.new_page()
+    await page.goto(f"{live.url}/console/sign-in")
+    await page.get_by_label("API key").fill(key)
+    await page.get_by_role("button", name="Sign in").click()
+    await page.wait_for_url(re.compile(r"/console/chat"))
+    return context, page
+
+
+async def accessible(page: Page) -> None:
+    assert await unlabelled_controls(page) == []
+
+
+async def tab_to(page: Page, selector: str, presses: int = 30) -> None:
+    """Move the focus with the Tab key only until ``selector`` has it."""
+    for _ in range(presses):
+        await page.keyboard.press("Tab")
+        if await page.evaluate(f"document.activeElement.matches({selector!r})"):
+            return
+    raise AssertionError(f"Tab never reached {selector}")
+
+
+WATCH_TREE = """() => {
+  window.treeCounts = [];
+  const tree = document.querySelector('[data-call-tree]');
+  const chat = document.querySelector('[data-chat]');
+  new MutationObserver(() => window.treeCounts.push([tree.querySelectorAll('li').length, chat.dataset.state]))
+    .observe(tree, {childList: true, subtree: true});
+}"""
+
+
+async def run_and_watch(page: Page, send: Any) -> list[int]:
+    """Send a message (``send()``), wait for the run to end; the call tree's sizes while it ran."""
+    await page.evaluate(WATCH_TREE)
+    await send()
+    await expect(page.locator("[data-chat]")).to_have_attribute("data-state", "idle", timeout=RUN_TIMEOUT_MS)
+    counts: list[list[Any]] = await page.evaluate("window.treeCounts")
+    return [count for count, state in counts if state == "running"]
+
+
+async def test_sign_in_keeps_the_key_in_a_strict_http_only_cookie(
+    live: LiveServer, keys: dict[str, str], browser: Browser
+) -> None:
+    context = await browser.new_context()
+    page = await context.new_page()
+    await page.goto(f"{live.url}/console/goals")
+    assert "/console/sign-in" in page.url
+    await accessible(page)
+    await snap(page, "sign-in")
+    await page.get_by_label("API key").fill("ma_not-a-key")
+    await page.keyboard.press("Enter")
+    await expect(page.get_by_role("alert")).to_contain_text("api_key")
+    await page.get_by_label("API key").fill(keys["demo-retail"])
+    await page.get_by_role("button", name="Sign in").click()
+    await page.wait_for_url(re.compile(r"/console/goals$"))  # back where the sign-in began
+    await expect(page.get_by_test_id("tenant")).to_have_text("demo-retail")
+    [cookie] = [c for c in await context.cookies() if c["name"] == "ma_console_key"]
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/console"
+    assert "ma_console_key" not in await page.evaluate("document.cookie")
+    await page.get_by_role("button", name="Sign out").click()
+    await page.wait_for_url(re.compile(r"/console/sign-in"))
+    await page.goto(f"{live.url}/console/playbooks")
+    assert "/console/sign-in" in page.url
+    await context.close()
+
+
+async def test_forms_and_console_calls_need_the_session_token(live: LiveServer, keys: dict[str, str]) -> None:
+    async with httpx.AsyncClient(base_url=live.url, timeout=60) as client:
+        shown = await client.get("/console/sign-in")
+        token = re.search(r'name="sign_in_token" value="([^"]+)"', shown.text)
+        assert token is not None
+        forged = await client.post("/console/sign-in", data={"api_key": keys["demo-retail"]})
+        assert forged.status_code == 403 and "sign_in_token" in forged.json()["detail"]
+        signed = await client.post(
+            "/console/sign-in", data={"api_key": keys["demo-retail"], "sign_in_token": token.group(1)}
+        )
+        assert signed.status_code == 303 and client.cookies.get("ma_console_key") == keys["demo-retail"]
+        goals = await client.get("/console/goals")
+        csrf = re.search(r'name="csrf-token" content="([^"]+)"', goals.text)
+        assert csrf is not None
+        before = await client.get("/api/cs/strategic-goals", headers={"X-API-Key": keys["demo-retail"]})
+
+        no_token = await client.post("/console/goals", data={"goal": GOAL})
+        assert no_token.status_code == 403 and "csrf_token" in no_token.json()["detail"]
+        bad = await client.post(
+            "/console/goals", data={"goal": GOAL, "timeline_days": "3", "csrf_token": csrf.group(1)}
+        )
+        assert bad.status_code == 422 and "timeline_days" in bad.text
+        call = await client.post("/console/api/chat/stream", json={"message": "hello"})
+        assert call.status_code == 403 and "X-CSRF-Token" in call.json()["detail"]
+        wrong = await client.post(
+            "/console/api/chat/stream", json={"message": "hello"}, headers={"X-CSRF-Token": "0" * 64}
+        )
+        assert wrong.status_code == 403
+        after = await client.get("/api/cs/strategic-goals", headers={"X-API-Key": keys["demo-retail"]})
+        assert after.json()["total"] == before.json()["total"]  # nothing was stored
+
+        # The cookie opens the console only, never the API at the root.
+        root = await client.get(
+            "/api/cs/strategic-goals", headers={"Cookie": f"ma_console_key={keys['demo-retail']}"}
+        )
+        assert root.status_code == 401
+
+
+async def test_chat_grows_the_call_tree_answers_a_question_and_opens_the_solution(
+    live: LiveServer, keys: dict[str, str], browser: Browser
+) -> None:
+    context, page = await sign_in(browser, live, keys["demo-retail"])
+    await accessible(page)
+    # Keyboard only: Tab to the message box, type, Enter sends.
+    await tab_to(page, "#chat-message")
+    await page.keyboard.type("Improve things at my store")
+    await page.keyboard.press("Enter")
+    question = page.locator("[data-waiting] .question")
+    await expect(question).to_contain_text("Which store", timeout=RUN_TIMEOUT_MS)
+    await snap(page, "chat-clarification")
+    assert await page.evaluate("document.activeElement.id") == "chat-message"  # ready for the answer
+
+    async def answer() -> None:
+        await page.keyboard.type("Store 5, raise attach rate by 20% in 60 days")
+        await page.keyboard.press("Enter")
+
+    sizes = await run_and_watch(page, answer)
+    tree = page.locator("[data-call-tree]")
+    final = await tree.locator("li").count()
+    assert final >= 10
+    # It grew while the run streamed, not all at once at the end.
+    assert len(set(sizes)) >= 3 and min(sizes) < final, sizes
+    # Sub-agents' calls sit under the sub-agent call that made them.
+    assert await tree.locator("li[data-tool='research'] > ul > li[data-agent='research']").count() >= 1
+    assert await tree.locator("li[data-depth='1'] li[data-depth='2']").count() >= 1
+    assert await tree.locator("li.running").count() == 0
+    await expect(page.locator("[data-messages] li.ai").last).to_contain_text("Strategy")
+    await snap(page, "chat-call-tree")
+
+    await page.get_by_role("link", name="Open the solution").click()
+    await page.wait_for_url(re.compile(r"/console/threads/"))
+    solution = page.get_by_test_id("solution")
+    for part in ("root_cause", "strategy", "implementation_plan", "playbook", "expected_outcome", "risks"):
+        await expect(solution.locator(f"[data-part={part}]")).to_be_visible()
+    await expect(solution.locator("[data-part=steps] li").first).to_be_visible()
+    await expect(solution.locator("[data-part=termination]")).to_contain_text("completed")
+    await accessible(page)
+    await snap(page, "chat-solution")
+    await context.close()
+
+
+async def test_a_clarification_with_options_is_answered_with_a_button(
+    live: LiveServer, keys: dict[str, str], browser: Browser
+) -> None:
+    context, page = await sign_in(browser, live, keys["demo-retail"])
+    await page.get_by_label("Message").fill(f"@strategy_generator {GOAL}")
+    await page.get_by_role("button", name="Send").click()
+    option = page.locator("[data-waiting] button[data-answer='master_agent']")
+    await expect(option).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    await expect(option).to_be_focused()  # the first option takes the focus: Enter answers
+    await snap(page, "chat-options")
+    sizes = await run_and_watch(page, lambda: page.keyboard.press("Enter"))
+    assert sizes and await page.locator("[data-call-tree] li").count() >= 10
+    await expect(page.locator("[data-messages] li.human").last).to_have_text("master_agent")
+    await expect(page.locator("[data-messages] li.ai").last).to_contain_text("Strategy")
+    await context.close()
+
+
+async def test_a_goal_set_with_the_keyboard_is_solved_and_shown(
+    live: LiveServer, keys: dict[str, str], browser: Browser
+) -> None:
+    context, page = await sign_in(browser, live, keys["demo-retail"])
+    await page.goto(f"{live.url}/console/goals")
+    await accessible(page)
+    await tab_to(page, "#goal")
+    await page.keyboard.type("Increase Store 3's accessory attach rate by 15% within 45 days")
+    await page.keyboard.press("Tab")
+    await page.keyboard.type("45")
+    await page.keyboard.press("Tab")
+    await page.keyboard.press("Tab")
+    await page.keyboard.press("Space")  # deploy its playbook
+    await page.keyboard.press("Tab")
+    assert await page.evaluate("document.activeElement.textContent") == "Solve"
+    await page.keyboard.press("Enter")
+    await page.wait_for_url(re.compile(r"/console/goals/[0-9a-f-]{36}$"))
+    # The page follows the run live, then shows the solution.
+    await expect(page.get_by_test_id("solution")).to_be_visible(timeout=RUN_TIMEOUT_MS)
+    await expect(page.get_by_test_id("goal-status")).to_have_text("success")
+    solution = page.get_by_test_id("solution")
+    await expect(solution.locator("[data-part=root_cause]")).to_contain_text("evidence")
+    await expect(solution.locator("[data-part=deployed_playbook]")).to_be_visible()
+    await expect(solution.locator("[data-part=termination]")).to_be_visible()
+    await snap(page, "goal")
+    await page.goto(f"{live.url}/console/goals")
+    await expect(page.get_by_test_id("goals")).to_contain_text("Store 3")
+    await snap(page, "goals")
+    await context.close()
+
+
+async def test_the_outcome_chart_shows_each_measured_checkpoint(
+    live: LiveServer, keys: dict[str, str], browser: Browser, demo_world: dict[str, Any]
+) -> None:
+    context, page = await sign_in(browser, live, keys["demo-retail"])
+    await page.goto(f"{live.url}/console/outcomes")
+    await snap(page, "outcomes-list")
+    await page.get_by_test_id("outcomes").get_by_role("link", name=FIRST_GOAL).first.click()
+    await page.wait_for_url(re.compile(rf"/console/outcomes/{demo_world['solution_id']}$"))
+    chart = await page.evaluate(
+        "Object.fromEntries(window.consoleCharts['outcome-chart'].data.datasets.map((d) => [d.label, d.data]))"
+    )
+    measured = chart["Measured"]
+    assert len(measured) == demo_world["checks"] >= 3
+    rows = page.get_by_test_id("checkpoints").locator("tbody tr[data-status=measured]")
+    await expect(rows).to_have_count(demo_world["checks"])
+    # The chart's points are the table's numbers.
+    for point, row in zip(measured, await rows.all(), strict=True):
+        cells = await row.locator("td").all_text_contents()
+        assert int(cells[0]) == point["x"] and cells[4] == readable_number(point["y"])
+    assert len(chart["Expected trajectory"]) == demo_world["checks"] + 1 and len(chart["Target"]) == 2
+    await expect(page.get_by_test_id("learning")).to_contain_text("target met")
+    await accessible(page)
+    await snap(page, "outcomes")
+    await context.close()
+
+
+async def test_a_playbook_is_disabled_with_a_reason(
+    live: LiveServer, keys: dict[str, str], browser: Browser, demo_world: dict[str, Any]
+) -> None:
+    context, page = await sign_in(browser, live, keys["demo-retail"])
+    await page.goto(f"{live.url}/console/playbooks")
+    await accessible(page)
+    await snap(page, "playbooks")
+    await page.locator(f"a[href='/console/playbooks/{demo_world['playbook_id']}']").click()
+    await expect(page.get_by_test_id("playbook-status")).to_have_text("active")
+    await accessible(page)
+    await page.get_by_label("Reason").fill("The store manager paused the programme")
+    await page.get_by_role("button", name="Disable").click()
+    await expect(page.get_by_test_id("playbook-status")).to_have_text("disabled")
+    await expect(page.get_by_test_id("playbook-events")).to_contain_text(
+        "The store manager paused the programme"
+    )
+    await snap(page, "playbook")
+    async with httpx.AsyncClient(base_url=live.url, headers={"X-API-Key": keys["demo-retail"]}) as client:
+        stored = (await client.get(f"/playbooks/{demo_world['playbook_id']}")).json()
+    assert stored["status"] == "disabled"
+    await context.close()
+
+
+async def test_knowledge_and_the_reliability_diagram(
+    live: LiveServer, keys: dict[str, str], browser: Browser, demo_world: dict[str, Any]
+) -> None:
+    context, page = await sign_in(browser, live, keys["demo-retail"])
+    await page.goto(f"{live.url}/console/knowledge")
+    await expect(page.get_by_test_id("patterns").locator("tbody tr")).not_to_have_count(0)
+    await expect(page.get_by_test_id("patterns")).to_contain_text("tenure months")
+    kinds = await page.get_by_test_id("reliability").locator("tbody tr td:nth-child(2)").all_text_contents()
+    assert {"raw", "calibrated"} <= set(kinds)
+    points = await page.evaluate("window.consoleCharts['reliability-chart'].data.datasets[0].data.length")
+    assert points >= 1
+    await accessible(page)
+    await snap(page, "knowledge")
+    await context.close()
+
+
+async def test_runs_are_replayed_and_cancelled(
+    live: LiveServer, keys: dict[str, str], browser: Browser
+) -> None:
+    async with httpx.AsyncClient(
+        base_url=live.url, headers={"X-API-Key": keys["demo-retail"]}, timeout=RUN_TIMEOUT_MS / 1000
+    ) as client:
+        done = await chat(client, GOAL)
+        thread_id = done["thread_id"]
+        later = await client.post(
+            f"/threads/{thread_id}/runs",
+            json={"assistant_id": "master_agent", "input": {"messages": [{"role": "user", "content": GOAL}]},
+                  "after_seconds": 3600},
+        )  # fmt: skip
+        assert later.status_code == 200, later.text
+        pending = later.json()["run_id"]
+    context, page = await sign_in(browser, live, keys["demo-retail"])
+    await page.goto(f"{live.url}/console/threads")
+    await page.locator(f"a[href='/console/threads/{thread_id}']").click()
+    await accessible(page)
+    finished = page.locator("[data-testid=runs] tbody tr").filter(has_text="success").first
+    await finished.get_by_role("button", name="Replay stream").click()
+    replay = page.locator("#replay")
+    await expect(replay).to_have_attribute("data-done", "yes", timeout=RUN_TIMEOUT_MS)
+    assert await replay.locator("[data-call-tree] li").count() >= 10
+    assert await replay.locator("[data-events] li").count() >= 10
+    await snap(page, "thread-replay")
+    row = page.locator(f"[data-testid=runs] tbody tr[data-run='{pending}']")
+    await expect(row).to_contain_text("pending")
+    await row.get_by_role("button", name="Cancel").click()
+    await page.wait_for_url(re.compile(rf"/console/threads/{thread_id}$"))
+    await expect(page.locator(f"[data-testid=runs] tbody tr[data-run='{pending}']")).not_to_contain_text(
+        "pending"
+    )
+    await page.goto(f"{live.url}/console/threads")
+    await snap(page, "threads")
+    await context.close()
+
+
+async def test_another_tenants_objects_are_refused(
+    live: LiveServer, keys: dict[str, str], browser: Browser, demo_world: dict[str, Any]
+) -> None:
+    async with httpx.AsyncClient(base_url=live.url, headers={"X-API-Key": keys["demo-retail"]}) as client:
+        events_before = len((await client.get(f"/playbooks/{demo_world['playbook_id']}")).json()["events"])
+    context, page = await sign_in(browser, live, keys["other-shop"])
+    await expect(page.get_by_test_id("tenant")).to_have_text("other-shop")
+    for path, what in [
+        (f"/console/goals/{demo_world['solution_id']}", "No goal"),
+        (f"/console/outcomes/{demo_world['solution_id']}", "No solution"),
+        (f"/console/playbooks/{demo_world['playbook_id']}", "No playbook"),
+        (f"/console/threads/{demo_world['thread_id']}", "No thread"),
+    ]:
+        response = await page.goto(f"{live.url}{path}")
+        assert response is not None and response.status == 404, path
+        await expect(page.get_by_role("alert")).to_contain_text(what)
+    await snap(page, "other-tenant-refused")
+    state = await page.request.get(f"{live.url}/console/api/threads/{demo_world['thread_id']}/state")
+    assert state.status == 404
+    await page.goto(f"{live.url}/console/goals")
+    await expect(page.locator("main")).not_to_contain_text(FIRST_GOAL)
+    # A forged change of the other tenant's playbook, with this session's own token: refused, nothing changed.
+    token = await page.locator("meta[name=csrf-token]").get_attribute("content")
+    changed = await page.request.post(
+        f"{live.url}/console/playbooks/{demo_world['playbook_id']}/rollback",
+        form={"csrf_token": token or "", "reason": "not mine"},
+    )
+    assert changed.status == 404
+    async with httpx.AsyncClient(base_url=live.url, headers={"X-API-Key": keys["demo-retail"]}) as client:
+        events_after = len((await client.get(f"/playbooks/{demo_world['playbook_id']}")).json()["events"])
+    assert events_after == events_before
+    await context.close()
+
+
+def test_the_outcome_chart_is_built_from_the_checks() -> None:
+    solution = uuid.uuid4()
+
+    def check(day: int, measured: float | None) -> OutcomeCheck:
+        return OutcomeCheck.model_validate(
+            {"check_id": uuid.uuid4(), "tenant_id": "t", "solution_id": solution, "checkpoint_day": day,
+             "due_at": "2027-01-01T00:00:00Z", "metric_query": {}, "expected": None, "measured": measured,
+             "observations": 10, "status": "measured" if measured is not None else "scheduled",
+             "is_final": day == 60, "measured_at": None, "error": None}
+        )  # fmt: skip
+
+    chart = outcome_chart(
+        {"baseline": 0.03, "target": 0.036, "expected": 0.07, "timeline_days": 60, "metric": "attach_rate"},
+        [check(30, 0.05), check(14, 0.04), check(60, None)],
+    )
+    sets = {d["label"]: d["data"] for d in chart["data"]["datasets"]}
+    assert sets["Measured"] == [{"x": 14, "y": 0.04}, {"x": 30, "y": 0.05}]  # by day; the unmeasured left out
+    assert sets["Expected trajectory"][0] == {"x": 0.0, "y": 0.03}
+    assert sets["Expected trajectory"][-1] == {"x": 60.0, "y": 0.07}
+    assert sets["Target"] == [{"x": 0, "y": 0.036}, {"x": 60, "y": 0.036}]
+    assert chart["options"]["scales"]["y"]["title"]["text"] == "attach rate"
+
+
+def test_reliability_bins_compare_predicted_with_observed() -> None:
+    bins = reliability_bins([(0.1, False), (0.15, True), (0.82, True), (0.9, True), (1.0, False)], bins=5)
+    assert [(b.low, b.count) for b in bins] == [(0.0, 2), (0.8, 3)]
+    assert bins[0].mean_predicted == 0.125 and bins[0].observed == 0.5
+    assert bins[1].observed == pytest.approx(0.6667, abs=1e-4)
+    assert reliability_bins([]) == []
