@@ -18,17 +18,28 @@ from playwright.async_api import Browser, BrowserContext, Page, expect
 from rich.console import Console
 
 from master_agent.cli_evolution import FIRST_GOAL, demo_loop
+from master_agent.domains.assistant import DEMO_TENANT as ASSISTANT_TENANT
+from master_agent.domains.assistant.local_servers import LocalServers
 from master_agent.evolution.calibration import reliability_bins
 from master_agent.evolution.outcomes import OutcomeCheck
 from master_agent.runtime import RuntimeResources
 from master_agent.service.console.charts import outcome_chart
+from master_agent.service.auth import create_key
 from master_agent.service.console.pages import readable_number
 from master_agent.service.solutions import list_solutions
 from tests.browser import launch, snap, unlabelled_controls
-from tests.live_server import LiveServer, chat, live_server_fixture, two_tenant_keys
+from tests.conftest import server_settings
+from tests.live_server import LiveServer, chat, two_tenant_keys
 
-live = live_server_fixture("console")
 keys = two_tenant_keys
+
+
+@pytest.fixture(scope="module")
+async def live(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LiveServer]:
+    settings = server_settings(pg_server_uri, tmp_path_factory, "console")
+    async with LiveServer(settings) as server:
+        yield server
+    LocalServers(settings.data_dir).stop()  # the assistant tenant's mail, calendar and contacts servers
 
 #: Long enough for a full strategic solve on a loaded 2-core machine.
 RUN_TIMEOUT_MS = 240_000
@@ -220,6 +231,36 @@ async def test_a_clarification_with_options_is_answered_with_a_button(
     assert sizes and await page.locator("[data-call-tree] li").count() >= 10
     await expect(page.locator("[data-messages] li.human").last).to_have_text("master_agent")
     await expect(page.locator("[data-messages] li.ai").last).to_contain_text("Strategy")
+    await context.close()
+
+
+async def test_a_preview_of_a_risky_action_has_accept_revise_and_cancel(
+    live: LiveServer, browser: Browser
+) -> None:
+    resources: RuntimeResources = live.server.config.app.state.service.resources
+    key = (await create_key(resources.database.pool, ASSISTANT_TENANT)).key
+    context, page = await sign_in(browser, live, key)
+    await page.get_by_label("Message").fill("Email the whole team about the budget freeze")
+    await page.get_by_label("Message").press("Enter")
+    preview = page.locator("[data-waiting] .preview")
+    await expect(preview).to_contain_text("send_email", timeout=RUN_TIMEOUT_MS)
+    await expect(preview.get_by_role("button", name="Accept")).to_be_focused()
+    await accessible(page)
+    await snap(page, "chat-preview")
+    # Revise: the message box takes the focus with the form of a change to fill in.
+    await preview.get_by_role("button", name="Revise").click()
+    composer = page.get_by_label("Message")
+    await expect(composer).to_be_focused()
+    await expect(composer).to_have_value(re.compile(r"^change .* in the proposal$"))
+    await composer.fill("")
+    thread = re.search(r"thread=([0-9a-f-]{36})", page.url)
+    assert thread is not None
+    await preview.get_by_role("button", name="Cancel").click()
+    await expect(page.locator("[data-messages] li.human").last).to_have_text("cancel")
+    await expect(page.locator("[data-chat]")).to_have_attribute("data-state", "idle", timeout=RUN_TIMEOUT_MS)
+    async with httpx.AsyncClient(base_url=live.url, headers={"X-API-Key": key}) as client:
+        proposals = (await client.get("/proposals", params={"thread_id": thread.group(1)})).json()
+    assert [p["status"] for p in proposals] == ["cancelled"]
     await context.close()
 
 

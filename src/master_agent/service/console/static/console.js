@@ -103,6 +103,35 @@ class CallTree {
   }
 }
 
+// A value as the pages show one (the Jinja macro ``show``): objects as term lists, arrays as lists.
+function renderValue(value) {
+  if (value && typeof value === "object" && !Array.isArray(value)) {
+    const list = document.createElement("dl");
+    list.className = "kv";
+    for (const [key, item] of Object.entries(value)) {
+      const term = document.createElement("dt");
+      term.textContent = key.replaceAll("_", " ");
+      const detail = document.createElement("dd");
+      detail.appendChild(renderValue(item));
+      list.append(term, detail);
+    }
+    return list;
+  }
+  if (Array.isArray(value)) {
+    const list = document.createElement("ul");
+    for (const item of value) {
+      const entry = document.createElement("li");
+      entry.appendChild(renderValue(item));
+      list.appendChild(entry);
+    }
+    return list;
+  }
+  const text = document.createElement("span");
+  text.className = "value";
+  text.textContent = value === null || value === undefined ? "—" : String(value);
+  return text;
+}
+
 function splitEvent(name) {
   const at = name.indexOf("|");
   return at < 0 ? [name, ""] : [name.slice(0, at), name.slice(at + 1)];
@@ -293,11 +322,7 @@ class Chat {
     text.innerHTML = "<strong></strong>";
     text.firstChild.textContent = question.question || "The run waits for your answer.";
     box.appendChild(text);
-    if (question.draft) {
-      const draft = document.createElement("pre");
-      draft.textContent = JSON.stringify(question.draft, null, 2);
-      box.appendChild(draft);
-    }
+    if (question.draft) box.appendChild(renderValue(question.detail || question.draft));
     const options = (question.options || []).map(String);
     if (options.length) {
       const row = document.createElement("div");
@@ -329,12 +354,13 @@ class Chat {
     box.className = "question preview";
     box.setAttribute("role", "group");
     box.setAttribute("aria-label", "Preview of an action waiting for your decision");
+    const proposal = handoff.proposal || {};
     const title = document.createElement("p");
-    title.innerHTML = "<strong>Preview: nothing has been done yet.</strong>";
+    title.innerHTML = "<strong></strong>";
+    title.firstChild.textContent = `Preview of ${proposal.tool || "an action"} (${proposal.risk || "high"} risk): `
+      + "nothing has been done yet.";
     box.appendChild(title);
-    const detail = document.createElement("pre");
-    detail.textContent = JSON.stringify(handoff.proposal || {}, null, 2);
-    box.appendChild(detail);
+    box.appendChild(renderValue((proposal.preview || {}).detail || proposal.args || {}));
     const row = document.createElement("div");
     row.className = "row";
     const button = (label, onClick) => {
