@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -69,6 +70,7 @@ def test_solve_shows_the_live_tree_then_the_solution(cli_database: str) -> None:
         (["solve", GOAL, "--tenant", "nobody"], "unknown tenant"),
         (["solve", GOAL, "--variant", "bogus"], "ab_test_variant"),
         (["resume", "--thread", "no-such-thread"], "unknown thread"),
+        (["console", "--tenant", "nobody"], "unknown tenant"),
         (["meta", "run", "Build an agent system that drafts replies", "--spec", "/no/such.json"], "spec:"),
     ],
 )
@@ -179,6 +181,18 @@ def test_tenants_and_keys(cli_database: str) -> None:
     revoked = run(cli_database, "keys", "revoke", key["key_id"])
     assert revoked.returncode == 2 and "no active key" in revoked.stderr
     assert run(cli_database, "keys", "create", "--tenant", "nobody").returncode == 2
+
+    # `master-agent console` (the end of `make demo`): the address and a new sign-in key, whose previous
+    # one it revokes.
+    for _ in range(2):
+        shown = run(cli_database, "console", "--tenant", "acme-phones", "--port", "8123")
+        assert shown.returncode == 0, shown.stderr
+        assert "http://127.0.0.1:8123/console" in shown.stdout
+    [sign_in_key] = re.findall(r"\bma_[\w-]{20,}", shown.stdout)
+    listed = json.loads(run(cli_database, "keys", "list", "--tenant", "acme-phones").stdout)
+    console_keys = [k for k in listed if k["name"].startswith("console sign-in")]
+    assert [k["revoked_at"] is None for k in console_keys] == [False, True]
+    assert sign_in_key.startswith(console_keys[1]["prefix"])
 
 
 def test_evolution_commands_report_bad_input_with_exit_2(cli_database: str, tmp_path: Path) -> None:

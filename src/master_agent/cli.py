@@ -485,9 +485,10 @@ async def _console(args: argparse.Namespace, settings: Settings, console: Consol
         key = await create_key(pool, args.tenant, CONSOLE_KEY_NAME)
     console.print(
         f"Web console: http://{args.host}:{args.port}/console (start the service with `make serve` or "
-        "`master-agent serve`)"
+        "`master-agent serve`)",
+        soft_wrap=True,
     )
-    console.print(f"Sign in as {args.tenant} with this key (shown once): {key.key}")
+    console.print(f"Sign in as {args.tenant} with this key (shown once): {key.key}", soft_wrap=True)
     return 0
 
 
