@@ -184,6 +184,11 @@ async def test_auth_disabled_acts_as_the_demo_tenant_on_loopback(service_setting
         assert health.status_code == 200
         listed = await client.get("/api/cs/strategic-goals")
         assert listed.status_code == 200
+        # The console needs no sign-in there either, and still checks its forms' token.
+        page = await client.get("/console/goals")
+        assert page.status_code == 200 and 'data-testid="tenant">demo-retail<' in page.text
+        forged = await client.post("/console/goals", data={"goal": "Increase Store 5's attach rate by 20%"})
+        assert forged.status_code == 403
 
 
 async def _chat(client: httpx.AsyncClient, body: dict[str, object]) -> list[tuple[str, object]]:
