@@ -23,8 +23,8 @@ from master_agent.domains.assistant.local_servers import LocalServers
 from master_agent.evolution.calibration import reliability_bins
 from master_agent.evolution.outcomes import OutcomeCheck
 from master_agent.runtime import RuntimeResources
-from master_agent.service.console.charts import outcome_chart
 from master_agent.service.auth import create_key
+from master_agent.service.console.charts import outcome_chart
 from master_agent.service.console.pages import readable_number
 from master_agent.service.solutions import list_solutions
 from tests.browser import launch, snap, unlabelled_controls
@@ -40,6 +40,7 @@ async def live(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> 
     async with LiveServer(settings) as server:
         yield server
     LocalServers(settings.data_dir).stop()  # the assistant tenant's mail, calendar and contacts servers
+
 
 #: Long enough for a full strategic solve on a loaded 2-core machine.
 RUN_TIMEOUT_MS = 240_000

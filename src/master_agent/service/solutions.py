@@ -24,6 +24,28 @@ LIMIT %s OFFSET %s
 """
 
 
+OUTCOME_SUMMARIES = """
+SELECT c.solution_id, s.goal, count(*)::int AS checks, count(c.measured)::int AS measured,
+       max(c.measured_at) AS last_measured_at, min(c.due_at) FILTER (WHERE c.measured IS NULL) AS next_due_at
+FROM outcome_checks c JOIN solutions s ON s.solution_id = c.solution_id AND s.tenant_id = c.tenant_id
+WHERE c.tenant_id = %s
+GROUP BY c.solution_id, s.goal, s.created_at
+ORDER BY s.created_at DESC, c.solution_id
+LIMIT %s
+"""
+
+
+class OutcomeSummary(BaseModel):
+    """One solution's outcome checks in a line: how many, how many measured, the last and the next."""
+
+    solution_id: uuid.UUID
+    goal: str
+    checks: int
+    measured: int
+    last_measured_at: datetime | None
+    next_due_at: datetime | None
+
+
 class StrategicGoalPublic(BaseModel):
     """A strategic goal as the API shows it: its status and, when done, its solution."""
 
@@ -70,3 +92,12 @@ async def list_solutions(
         offset=offset,
         total=total,
     )
+
+
+async def outcome_summaries(
+    pool: AsyncConnectionPool[Any], tenant_id: str, limit: int
+) -> list[OutcomeSummary]:
+    """The tenant's solutions with outcome checks, newest first."""
+    async with pool.connection() as conn:
+        rows = await (await conn.execute(OUTCOME_SUMMARIES, (tenant_id, limit))).fetchall()
+    return [OutcomeSummary.model_validate(row) for row in rows]

@@ -17,7 +17,7 @@ from master_agent.errors import ConflictError, NotFoundError
 from master_agent.evolution import playbooks
 from master_agent.evolution.calibration import load_reliability
 from master_agent.evolution.learning import list_learnings
-from master_agent.evolution.outcomes import OutcomeCheck, list_checks
+from master_agent.evolution.outcomes import list_checks
 from master_agent.service.auth import tenant_for_key
 from master_agent.service.console.charts import outcome_chart, reliability_chart
 from master_agent.service.console.session import (
@@ -31,7 +31,7 @@ from master_agent.service.console.session import (
 )
 from master_agent.service.deps import CONSOLE_COOKIE, QueueDep, ResourcesDep, ServiceDep
 from master_agent.service.routes.goals import StrategicGoalCreate, start_goal
-from master_agent.service.solutions import get_solution, list_solutions
+from master_agent.service.solutions import get_solution, list_solutions, outcome_summaries
 from master_agent.service.threads import get_thread, search_threads
 
 HERE = Path(__file__).resolve().parent
@@ -197,25 +197,7 @@ async def goal_page(
 
 @router.get("/outcomes")
 async def outcomes_page(request: Request, session: SessionDep, resources: ResourcesDep) -> HTMLResponse:
-    checks = await list_checks(resources.evolution, session.tenant_id, limit=OUTCOME_SOLUTIONS * 6)
-    by_solution: dict[uuid.UUID, list[OutcomeCheck]] = {}
-    for check in checks:
-        by_solution.setdefault(check.solution_id, []).append(check)
-    goals = {
-        solution_id: await get_solution(resources.database.pool, session.tenant_id, solution_id)
-        for solution_id in list(by_solution)[:OUTCOME_SOLUTIONS]
-    }
-    rows = [
-        {
-            "solution_id": solution_id,
-            "goal": goal.goal if goal else "",
-            "checks": len(by_solution[solution_id]),
-            "measured": sum(1 for check in by_solution[solution_id] if check.measured is not None),
-            "last": max((c.measured_at for c in by_solution[solution_id] if c.measured_at), default=None),
-        }
-        for solution_id, goal in goals.items()
-    ]
-    rows.sort(key=lambda row: str(row["last"] or ""), reverse=True)
+    rows = await outcome_summaries(resources.database.pool, session.tenant_id, OUTCOME_SOLUTIONS)
     return page(request, session, "outcomes.html", title="Outcomes", rows=rows)
 
 
