@@ -70,9 +70,23 @@ async def demo_world(live: LiveServer) -> dict[str, Any]:
     }
 
 
+def page_errors(page: Page) -> list[str]:
+    """Script errors and refused resources (the content security policy's refusals among them)."""
+    found: list[str] = getattr(page, "_console_errors", [])
+    return found
+
+
+def watch_errors(page: Page) -> Page:
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page._console_errors = errors  # type: ignore[attr-defined]
+    return page
+
+
 async def sign_in(browser: Browser, live: LiveServer, key: str) -> tuple[BrowserContext, Page]:
     context = await browser.new_context(viewport={"width": 1280, "height": 900})
-    page = await context.new_page()
+    page = watch_errors(await context.new_page())
     await page.goto(f"{live.url}/console/sign-in")
     await page.get_by_label("API key").fill(key)
     await page.get_by_role("button", name="Sign in").click()
@@ -82,6 +96,7 @@ async def sign_in(browser: Browser, live: LiveServer, key: str) -> tuple[Browser
 
 async def accessible(page: Page) -> None:
     assert await unlabelled_controls(page) == []
+    assert page_errors(page) == []
 
 
 async def tab_to(page: Page, selector: str, presses: int = 30) -> None:
@@ -115,7 +130,7 @@ async def test_sign_in_keeps_the_key_in_a_strict_http_only_cookie(
     live: LiveServer, keys: dict[str, str], browser: Browser
 ) -> None:
     context = await browser.new_context()
-    page = await context.new_page()
+    page = watch_errors(await context.new_page())
     await page.goto(f"{live.url}/console/goals")
     assert "/console/sign-in" in page.url
     await accessible(page)
@@ -149,6 +164,7 @@ async def test_forms_and_console_calls_need_the_session_token(live: LiveServer, 
         )
         assert signed.status_code == 303 and client.cookies.get("ma_console_key") == keys["demo-retail"]
         goals = await client.get("/console/goals")
+        assert "frame-ancestors 'none'" in goals.headers["content-security-policy"]
         csrf = re.search(r'name="csrf-token" content="([^"]+)"', goals.text)
         assert csrf is not None
         before = await client.get("/api/cs/strategic-goals", headers={"X-API-Key": keys["demo-retail"]})
