@@ -4,6 +4,7 @@ JSON API mounted again under ``/console/api`` (see ``service.app``), authenticat
 
 from __future__ import annotations
 
+import hmac
 import uuid
 from pathlib import Path
 from typing import Annotated, Any
@@ -102,7 +103,7 @@ async def sign_in(
     next: Annotated[str, Form(max_length=2000)] = "",
 ) -> Response:
     expected = request.cookies.get(SIGN_IN_COOKIE, "")
-    if not expected or sign_in_token != expected:
+    if not expected or not hmac.compare_digest(sign_in_token.encode(), expected.encode()):
         raise HTTPException(403, detail="sign_in_token: reload the sign-in page and try again")
     key = api_key.strip()
     tenant = await tenant_for_key(service.resources.database.pool, key) if key else None
