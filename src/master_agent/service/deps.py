@@ -53,12 +53,18 @@ def is_loopback(host: str | None) -> bool:
         return False
 
 
+def auth_disabled_here(request: Request, service: ServiceState) -> bool:
+    """Authentication is disabled and the request came to a loopback address: it acts as the demo tenant."""
+    if service.resources.settings.auth != "disabled":
+        return False
+    server = request.scope.get("server")
+    return server is not None and is_loopback(server[0])
+
+
 async def current_tenant(request: Request, service: ServiceDep) -> str:
     """The tenant of the request's API key (``Authorization: Bearer`` or ``X-API-Key``)."""
-    if service.resources.settings.auth == "disabled":
-        server = request.scope.get("server")
-        if server and is_loopback(server[0]):
-            return AUTH_DISABLED_TENANT
+    if auth_disabled_here(request, service):
+        return AUTH_DISABLED_TENANT
     header = request.headers.get("authorization", "")
     key = header[7:].strip() if header.lower().startswith("bearer ") else request.headers.get("x-api-key", "")
     if not key and request.url.path.startswith(CONSOLE_API_PREFIX + "/"):

@@ -13,7 +13,7 @@ from fastapi import Depends, HTTPException, Request
 from starlette.datastructures import FormData
 
 from master_agent.service.auth import csrf_token_for, tenant_for_key
-from master_agent.service.deps import AUTH_DISABLED_TENANT, CONSOLE_COOKIE, ServiceDep, is_loopback
+from master_agent.service.deps import AUTH_DISABLED_TENANT, CONSOLE_COOKIE, ServiceDep, auth_disabled_here
 
 #: The path the console's cookies are sent to (never to the JSON API at the root).
 CONSOLE_PATH = "/console"
@@ -47,10 +47,8 @@ async def console_session(request: Request, service: ServiceDep) -> ConsoleSessi
         tenant = await tenant_for_key(service.resources.database.pool, key)
         if tenant is not None:
             return ConsoleSession(tenant_id=tenant, csrf_token=csrf_token_for(key), signed_in=True)
-    if service.resources.settings.auth == "disabled":
-        server = request.scope.get("server")
-        if server and is_loopback(server[0]):
-            return ConsoleSession(AUTH_DISABLED_TENANT, csrf_token_for(_NO_AUTH_KEY), signed_in=False)
+    if auth_disabled_here(request, service):
+        return ConsoleSession(AUTH_DISABLED_TENANT, csrf_token_for(_NO_AUTH_KEY), signed_in=False)
     path = request.url.path
     raise SignInRequired(path + (f"?{request.url.query}" if request.url.query else ""))
 
