@@ -25,6 +25,7 @@ from master_agent.capabilities.tools.context import ToolContext
 from master_agent.capabilities.tools.sql import ReadOnlySql
 from master_agent.capabilities.tools.sql_check import check_select_only
 from master_agent.errors import ToolInputError
+from master_agent.untrusted import MAX_SQL_CHARS, SqlText
 
 NAME_PATTERN = r"^[a-z][a-z0-9_]{2,63}$"
 RiskLevel = Literal["low", "medium", "high"]
@@ -58,7 +59,7 @@ class SavedQuery(BaseModel):
 
     name: str = Field(pattern=NAME_PATTERN, description="Tool name the agent calls it by.")
     description: str = Field(min_length=1, max_length=500)
-    sql: str = Field(min_length=1, max_length=20_000)
+    sql: SqlText = Field(min_length=1, max_length=MAX_SQL_CHARS)
     parameters: dict[str, ParameterType] = Field(
         default_factory=dict, description="Parameter name -> JSON type; each is a required tool argument."
     )

@@ -21,6 +21,7 @@ from master_agent.errors import InputError, ToolInputError
 from master_agent.evolution import outbox
 from master_agent.evolution.context import EvolutionContext
 from master_agent.evolution.learning import Measurement, learn_from_outcome
+from master_agent.untrusted import MAX_SQL_CHARS, SqlText
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ class MetricQuery(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    sql: str = Field(min_length=1)
+    sql: SqlText = Field(min_length=1, max_length=MAX_SQL_CHARS)
     params: dict[str, Any] = Field(default_factory=dict)
     window_days: int = Field(default=14, ge=1, le=365)
     """Days of data before the due date one measurement reads."""

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from master_agent.capabilities.agents import NAME_PATTERN
 from master_agent.errors import InputError
+from master_agent.untrusted import MAX_SQL_CHARS, SqlText
 
 RuntimeTarget = Literal["langgraph", "deepagent", "hybrid"]
 TopologyType = Literal["DAG", "conditional", "recursive", "supervisor-tree", "swarm", "hybrid"]
@@ -320,7 +321,7 @@ class QueryImplementation(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["query"] = "query"
-    sql: str = Field(min_length=1, max_length=20_000)
+    sql: SqlText = Field(min_length=1, max_length=MAX_SQL_CHARS)
 
 
 class CatalogueImplementation(BaseModel):

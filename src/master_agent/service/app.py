@@ -49,6 +49,7 @@ from master_agent.service.routes import (
 from master_agent.service.state import ServiceState
 from master_agent.settings import Settings
 from master_agent.storage.outages import is_outage
+from master_agent.untrusted import close_pools
 
 
 def _error_body(error: MasterAgentError) -> dict[str, Any]:
@@ -89,6 +90,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             finally:
                 use_cron_firer(None)
                 await queue.stop()
+                close_pools()
 
     app = FastAPI(
         title="Master Agent",

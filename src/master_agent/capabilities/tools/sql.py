@@ -30,7 +30,7 @@ from master_agent.capabilities.tools.readers import (
     reader_password,
     set_reader_password,
 )
-from master_agent.capabilities.tools.sql_check import check_select_only
+from master_agent.capabilities.tools.sql_check import acheck_select_only
 from master_agent.errors import ToolInputError
 
 #: Rows fetched per round trip from the server-side cursor.
@@ -102,7 +102,9 @@ class ReadOnlySql:
     async def query(self, sql: str, params: dict[str, Any] | tuple[Any, ...] | None = None) -> SqlResult:
         """Run one checked SELECT; ``params`` are bound by the driver, never pasted."""
         role, schema, tables = await self._reader_login()
-        statement = check_select_only(sql, tables=tables, schema=schema, with_params=params is not None)
+        statement = await acheck_select_only(
+            sql, tables=tables, schema=schema, with_params=params is not None
+        )
         settings = self._context.settings
         cap, max_bytes = settings.sql_row_cap, settings.sql_max_bytes
         rows: list[dict[str, Any]] = []

@@ -4,19 +4,20 @@ per tenant under the data directory."""
 from __future__ import annotations
 
 import asyncio
-import io
 import re
 import uuid
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-from pypdf import PdfReader
-from pypdf.errors import PyPdfError
-
 from master_agent.capabilities import FileUpload
 from master_agent.domains.lending.records import CustomerRecord
 from master_agent.storage.files import documents_dir
+from master_agent.untrusted import IsolatedFailure, IsolatedRefusal, pdf_pool
+from master_agent.untrusted.pdf import pdf_text as _pdf_text
+
+#: How long reading one PDF's text may take before the read is stopped and the file refused.
+PDF_READ_TIMEOUT_S = 10.0
 
 
 def slips_dir(data_dir: Path, tenant_id: str, thread_id: str) -> Path:
@@ -89,7 +90,18 @@ def salary_slip_pdf(name: str, employer: str, month: str, net_salary: float) -> 
 
 
 def pdf_text(path: Path) -> str:
-    return "\n".join(page.extract_text() or "" for page in PdfReader(str(path)).pages)
+    """A stored PDF's text, read in an isolated worker (waits in this thread)."""
+    return pdf_pool().call(_pdf_text, path.read_bytes(), timeout_s=PDF_READ_TIMEOUT_S)
+
+
+async def read_pdf_text(content: bytes) -> str:
+    """A PDF's text, read in an isolated worker; ValueError naming ``file`` when it cannot be read."""
+    try:
+        return await pdf_pool().acall(_pdf_text, content, timeout_s=PDF_READ_TIMEOUT_S)
+    except IsolatedRefusal as refusal:
+        raise ValueError(f"file: {refusal}") from None
+    except IsolatedFailure as failure:
+        raise ValueError(f"file: the PDF could not be read ({failure})") from None
 
 
 _SALARY = re.compile(
@@ -103,26 +115,24 @@ def stated_salary(text: str) -> float | None:
     return float(found.group(1).replace(",", "")) if found else None
 
 
-def monthly_salary_of(path: Path) -> float | None:
-    return stated_salary(pdf_text(path) if path.suffix == ".pdf" else path.read_text(errors="replace"))
+async def monthly_salary_of(path: Path) -> float | None:
+    """The salary a stored slip states; None when it states none or cannot be read."""
+    if path.suffix != ".pdf":
+        return stated_salary(await asyncio.to_thread(path.read_text, errors="replace"))
+    try:
+        return stated_salary(await read_pdf_text(await asyncio.to_thread(path.read_bytes)))
+    except ValueError:
+        return None
 
 
 SALARY_SLIP_MAX_BYTES = 512 * 1024
 
 
-def _slip_text(content: bytes) -> str:
-    if not content.startswith(b"%PDF-"):
-        raise ValueError("file: a salary slip must be a PDF (it does not start with %PDF-)")
-    try:
-        reader = PdfReader(io.BytesIO(content))
-        return "\n".join(page.extract_text() or "" for page in reader.pages)
-    except (PyPdfError, ValueError, KeyError, TypeError) as error:
-        raise ValueError(f"file: not a readable PDF ({type(error).__name__})") from None
-
-
 async def store_salary_slip(upload: FileUpload) -> dict[str, Any]:
     """Keeps an uploaded salary slip (a readable PDF) where underwriting reads the thread's newest."""
-    text = await asyncio.to_thread(_slip_text, upload.content)
+    if not upload.content.startswith(b"%PDF-"):
+        raise ValueError("file: a salary slip must be a PDF (it does not start with %PDF-)")
+    text = await read_pdf_text(upload.content)
     document_id = str(uuid.uuid4())
     folder = slips_dir(upload.data_dir, upload.tenant_id, upload.thread_id)
     folder.mkdir(parents=True, exist_ok=True)

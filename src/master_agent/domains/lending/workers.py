@@ -219,7 +219,7 @@ async def underwriting(task: TaskAssignment, worker: WorkerContext) -> TaskRespo
     data: dict[str, Any] = {}
     slip = latest_slip(resources, worker.tenant_id, worker.thread_id)
     if slip is not None and application.amount > customer.preapproved_limit:
-        salary = monthly_salary_of(slip)
+        salary = await monthly_salary_of(slip)
         worker.audit.read("salary_slip", ["monthly_salary"], document_id=slip.stem, monthly_salary=salary)
         if salary is not None:
             data["salary_slip"] = {"document_id": slip.stem, "monthly_salary": salary}

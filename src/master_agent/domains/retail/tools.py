@@ -14,6 +14,7 @@ from master_agent.capabilities.tools import ReadOnlySql, ToolContext
 from master_agent.domains.retail import analytics
 from master_agent.domains.retail.schemas import ExpectedOutcome, RootCause, Strategy
 from master_agent.errors import ToolInputError
+from master_agent.untrusted import SqlText
 
 #: Staff attributes whose relation to attach rate the analysis tests.
 STAFF_ATTRIBUTES = ("tenure_months", "training_hours")
@@ -68,7 +69,7 @@ class StoreArgs(BaseModel):
 
 
 class SqlArgs(BaseModel):
-    sql: str = Field(description="One read-only SELECT (or WITH ... SELECT) on the tenant's tables.")
+    sql: SqlText = Field(description="One read-only SELECT (or WITH ... SELECT) on the tenant's tables.")
 
 
 class SegmentArgs(StoreArgs):
