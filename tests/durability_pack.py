@@ -10,6 +10,7 @@ import asyncio
 import json
 from typing import Any
 
+import psycopg
 from langchain_core.tools import BaseTool, StructuredTool
 from psycopg_pool import AsyncConnectionPool
 
@@ -20,6 +21,8 @@ from master_agent.domains.retail import RETAIL
 TENANT = "crash-shop"
 SLOW_TOOL = "staff_attach_correlations"  # runs in data_analysis, under research: depth 2
 SLOW_SECONDS = 1.5
+#: Tools that fail once, as a dropped database connection fails them (the outage test adds names).
+LOSE_CONNECTION_ONCE: set[str] = set()
 
 CREATE_RUNS = """
 CREATE TABLE IF NOT EXISTS crash_tool_runs (
@@ -32,6 +35,9 @@ CREATE TABLE IF NOT EXISTS crash_tool_runs (
 def _wrap(tool: BaseTool, pool: AsyncConnectionPool[Any]) -> BaseTool:
     async def run(**kwargs: Any) -> Any:
         args = json.dumps(kwargs, default=str, sort_keys=True)
+        if tool.name in LOSE_CONNECTION_ONCE:
+            LOSE_CONNECTION_ONCE.discard(tool.name)
+            raise psycopg.errors.AdminShutdown("terminating connection due to administrator command")
         if tool.name == SLOW_TOOL:
             async with pool.connection() as conn:
                 await conn.execute(

@@ -19,12 +19,14 @@ from pgserver._commands import pg_ctl  # type: ignore[attr-defined]
 from psycopg.rows import dict_row
 
 from master_agent.capabilities import install_tenant
+from master_agent.runtime import SolveRequest, open_resources, solve
 from master_agent.service.auth import create_key
 from master_agent.settings import Settings
 from master_agent.storage.embedded import require_passwords
 from master_agent.storage.outages import DatabaseHealth, is_outage
+from tests import durability_pack
 from tests.conftest import create_database
-from tests.durability_pack import TENANT
+from tests.durability_pack import SLOW_TOOL, TENANT
 from tests.live_server import LiveServer, sse_events
 
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
@@ -166,6 +168,44 @@ async def test_runs_and_streams_ride_through_a_stopped_database(
                 assert "connection" not in tool_text.lower(), "an outage reached the model"
 
 
+async def test_a_goal_is_error_only_after_its_retries_are_spent(
+    pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A connection lost under a goal is waited out: its status never reads ``error`` on the way."""
+    uri = create_database(pg_server_uri, "goalretry")
+    settings = Settings(
+        database_url=uri,
+        data_dir=tmp_path_factory.mktemp("goalretry"),
+        model="offline",
+        domain_packs=("tests.durability_pack",),
+    )
+    async with open_resources(settings) as resources:
+        await install_tenant(resources.database.pool, settings, "retail-crash", TENANT)
+        async with resources.database.pool.connection() as conn:
+            await conn.execute(STATUS_LOG)
+        durability_pack.LOSE_CONNECTION_ONCE.add(SLOW_TOOL)
+        try:
+            outcome = await solve(resources, SolveRequest(goal=GOAL, tenant_id=TENANT))
+        finally:
+            durability_pack.LOSE_CONNECTION_ONCE.clear()
+        async with resources.database.pool.connection() as conn:
+            rows = await (await conn.execute("SELECT status FROM solution_status_log ORDER BY id")).fetchall()
+    assert outcome.status == "success"
+    statuses = [row["status"] for row in rows]
+    assert "error" not in statuses and statuses[-1] == "success", statuses
+    assert statuses.count("running") == 2  # started, then continued after the lost connection
+
+
+#: Every status a solution row takes, in order (a trigger: what any reader could have seen).
+STATUS_LOG = """
+CREATE TABLE solution_status_log (id bigserial PRIMARY KEY, status text NOT NULL);
+CREATE FUNCTION log_solution_status() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO solution_status_log (status) VALUES (NEW.status); RETURN NEW; END $$;
+CREATE TRIGGER solution_status_log AFTER UPDATE OF status ON solutions
+FOR EACH ROW EXECUTE FUNCTION log_solution_status();
+"""
+
+
 @pytest.mark.parametrize(
     ("error", "outage"),
     [
@@ -175,6 +215,12 @@ async def test_runs_and_streams_ride_through_a_stopped_database(
         (psycopg.errors.TooManyConnections("sorry, too many clients already"), True),
         (psycopg.errors.CannotConnectNow("the database system is starting up"), True),
         (psycopg.errors.QueryCanceled("canceling statement due to statement timeout"), False),
+        # A statement's own limits are not outages: repeating it fails the same way.
+        (psycopg.errors.ConfigurationLimitExceeded("temporary file size exceeds temp_file_limit"), False),
+        (psycopg.errors.OutOfMemory("out of memory"), False),
+        (psycopg.errors.DiskFull("could not write to file"), False),
+        (psycopg.errors.StatementTooComplex("stack depth limit exceeded"), False),
+        (psycopg.errors.NumericValueOutOfRange("integer out of range"), False),
         (psycopg.errors.UniqueViolation("duplicate key"), False),
         (psycopg.errors.SyntaxError("syntax error"), False),
         (ValueError("not a database error"), False),

@@ -7,6 +7,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from psycopg import sql as pgsql
 from psycopg.rows import dict_row
 
 from master_agent.capabilities.tools import ReadOnlySql, ToolContext, check_select_only, reader_password
@@ -257,6 +258,29 @@ async def test_hostile_inputs_are_refused_or_harmless_as_the_tenant(resources: R
     # The statement timeout still holds for the role after all of it.
     with pytest.raises(ToolInputError, match="ms limit"):
         await _sql(resources, sql_timeout_ms=100).query(SLOW)
+
+
+async def test_a_query_over_the_temp_file_limit_is_a_tool_error_read_once(
+    resources: RuntimeResources,
+) -> None:
+    """SQLSTATE class 53 from a statement is the statement's failure: the model reads it, nothing
+    waits for the database to come back and nothing repeats it."""
+    role = pgsql.Identifier(await _reader_role(resources))
+    async with resources.database.pool.connection() as conn:
+        await conn.execute(pgsql.SQL("ALTER ROLE {} SET temp_file_limit = '64kB'").format(role))
+        await conn.execute(pgsql.SQL("ALTER ROLE {} SET work_mem = '64kB'").format(role))
+    try:
+        with pytest.raises(ToolInputError, match="temp_file_limit") as refused:
+            await _sql(resources, sql_timeout_ms=60_000).query(
+                "SELECT a.tx_id FROM transactions a, transactions b"
+                " ORDER BY md5(a.tx_id::text || b.tx_id::text) LIMIT 5"
+            )
+        assert str(refused.value).startswith("SQL error:")
+    finally:
+        async with resources.database.pool.connection() as conn:
+            await conn.execute(pgsql.SQL("ALTER ROLE {} SET temp_file_limit = '64MB'").format(role))
+            await conn.execute(pgsql.SQL("ALTER ROLE {} SET work_mem = '4MB'").format(role))
+    assert resources.database.health.up
 
 
 async def test_rows_are_bounded_by_count_and_by_bytes(resources: RuntimeResources) -> None:

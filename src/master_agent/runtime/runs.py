@@ -37,7 +37,7 @@ from master_agent.runtime.run_events import (
     event_params,
 )
 from master_agent.runtime.serialization import error_output
-from master_agent.runtime.solve import SolveOutcome, run_solution
+from master_agent.runtime.solve import SolveOutcome, record_failure, run_solution
 from master_agent.storage.outages import is_outage, through_outages
 from master_agent.storage.retention import delete_thread_rows
 
@@ -499,6 +499,7 @@ class RunQueue:
         started = time.perf_counter()
         status, error = "error", None
         output: Any = None
+        unfinished: BaseException | None = None  # what ended a strategic goal's run before its end
         # The thread row keeps its values unless the run leaves new ones.
         thread_values = _thread_values_params(None, None)
         graph_run = claimed["kind"] == "graph"
@@ -528,6 +529,7 @@ class RunQueue:
         except Exception as failure:
             logger.exception("run %s failed", run_id)
             error = f"{type(failure).__name__}: {failure}"
+            unfinished = failure
             output = error_output(str(failure), type(failure).__name__)
             self.events.publish(run_id, "error", {"error": type(failure).__name__, "message": str(failure)})
         # Streams see the end once the run's status is stored, so a client reading the run then
@@ -563,6 +565,9 @@ class RunQueue:
                 )
                 if webhook:
                     webhook_id = await enqueue_webhook(conn, run_id, webhook, *_webhook_result(output))
+                if unfinished is not None and not graph_run:
+                    # The goal's retries are spent: only now is it an error.
+                    await record_failure(conn, str(claimed["solution_id"]), unfinished)
 
         try:
             await through_outages(self.resources.database.health, store_end, within_s=self.outage_wait_s)

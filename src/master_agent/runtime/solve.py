@@ -7,6 +7,7 @@ whichever process picks it up); ``resume`` answers an interrupt. ``solve`` is su
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
+from psycopg import AsyncConnection
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from master_agent.capabilities.envelope import Band, confidence_band
@@ -26,7 +28,7 @@ from master_agent.runtime.factory import Complexity, GraphOptions, Variant, loop
 from master_agent.runtime.graph_runs import shape_of
 from master_agent.runtime.loop import recursion_limit_for
 from master_agent.runtime.resources import RuntimeResources
-from master_agent.storage.outages import through_outages
+from master_agent.storage.outages import OutageTooLong, is_outage, through_outages
 
 MAX_GOAL_CHARS = 4000
 
@@ -47,6 +49,11 @@ SELECT solution_id, tenant_id, thread_id, goal, status, solution, run_config, re
 FROM solutions WHERE {column} = %s
 """
 MARK_RUNNING = "UPDATE solutions SET status = 'running', updated_at = now() WHERE solution_id = %s"
+#: A solution that could not finish (its retries spent): only one not already ended.
+FAIL_SOLUTION = """
+UPDATE solutions SET status = 'error', error = %s, updated_at = now()
+WHERE solution_id = %s AND status IN ('pending', 'running')
+"""
 
 
 class SolveRequest(BaseModel):
@@ -177,10 +184,11 @@ async def _drive(
             if on_event is not None and isinstance(chunk, dict):
                 on_event(chunk)
     except Exception as error:
-        async with pool.connection() as conn:
-            await conn.execute(
-                UPDATE_SOLUTION, ("error", None, f"{type(error).__name__}: {error}", solution_id)
-            )
+        if not is_outage(error):
+            async with pool.connection() as conn:
+                await record_failure(conn, solution_id, error)
+        # An outage is waited out by the caller and the solution continues: it is not an error yet
+        # (the caller records one when its retries are spent).
         raise
     snapshot = await graph.aget_state(config)
     if snapshot.interrupts:
@@ -233,6 +241,11 @@ async def _drive(
             UPDATE_SOLUTION, (status, solution.model_dump_json(), envelope.get("error"), solution_id)
         )
     return SolveOutcome(status=status, solution_id=solution_id, thread_id=thread_id, solution=solution)
+
+
+async def record_failure(conn: AsyncConnection[Any], solution_id: str, error: BaseException) -> None:
+    """The solution ended ``error`` with why, once nothing will retry it."""
+    await conn.execute(FAIL_SOLUTION, (f"{type(error).__name__}: {error}", solution_id))
 
 
 async def submit(resources: RuntimeResources, request: SolveRequest) -> Submitted:
@@ -322,11 +335,18 @@ async def solve(
     """Solve a goal on a new thread."""
     submitted = await submit(resources, request)
     # An outage on the way is waited out; the solution then continues from its last checkpoint.
-    return await through_outages(
-        resources.database.health,
-        lambda: run_solution(resources, submitted.solution_id, on_event=on_event),
-        within_s=resources.settings.outage_wait_s,
-    )
+    try:
+        return await through_outages(
+            resources.database.health,
+            lambda: run_solution(resources, submitted.solution_id, on_event=on_event),
+            within_s=resources.settings.outage_wait_s,
+        )
+    except Exception as error:
+        if is_outage(error) or isinstance(error, OutageTooLong):
+            with contextlib.suppress(Exception):  # the database may still be away: best effort
+                async with resources.database.pool.connection() as conn:
+                    await record_failure(conn, submitted.solution_id, error)
+        raise
 
 
 async def resume(

@@ -21,11 +21,14 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-#: SQLSTATEs of an unreachable or overwhelmed server: connection exceptions (08), insufficient
-#: resources (53: too many connections, out of memory, disk full), and the server shutting down or
-#: starting up (57P01..57P03). Query cancellation (57014) is a query's own failure, not an outage.
-OUTAGE_STATE_CLASSES = ("08", "53")
-OUTAGE_STATES = frozenset({"57P01", "57P02", "57P03"})
+#: SQLSTATEs of an unreachable or overwhelmed server: connection exceptions (08), too many
+#: connections (53300: no statement ran), and the server shutting down or starting up (57P01..57P03).
+#: A statement's own failure is not an outage, even where the server names a resource: a query over
+#: ``temp_file_limit`` (53400), out of memory or disk for its sort (53100, 53200), too complex (54),
+#: cancelled by its timeout (57014), bad data (22) or bad SQL (42) fails again if repeated; the agent
+#: reads it once as a tool error.
+OUTAGE_STATE_CLASSES = ("08",)
+OUTAGE_STATES = frozenset({"53300", "57P01", "57P02", "57P03"})
 #: Outages one piece of work waits out before it fails; the pause after each grows up to the last.
 MAX_OUTAGE_RETRIES = 20
 RETRY_PAUSE_S = 0.25

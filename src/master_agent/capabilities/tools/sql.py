@@ -32,6 +32,7 @@ from master_agent.capabilities.tools.readers import (
 )
 from master_agent.capabilities.tools.sql_check import acheck_select_only
 from master_agent.errors import ToolInputError
+from master_agent.storage.outages import is_outage
 
 #: Rows fetched per round trip from the server-side cursor.
 FETCH_ROWS = 100
@@ -148,8 +149,9 @@ class ReadOnlySql:
             raise ToolInputError(
                 f"SQL refused: the query ran past the {settings.sql_timeout_ms} ms limit"
             ) from None
-        except psycopg.OperationalError:
-            raise  # the database is unreachable: not something the model can fix
         except psycopg.Error as error:
+            if is_outage(error):
+                raise  # the database is unreachable: not something the model can fix
+
             raise ToolInputError(f"SQL error: {str(error).strip().splitlines()[0]}") from None
         return SqlResult(columns=columns, rows=rows, row_count=len(rows), truncated=truncated)
