@@ -12,6 +12,8 @@ import pytest
 from langgraph.pregel.remote import RemoteGraph
 from langgraph_sdk.errors import NotFoundError
 
+from master_agent.capabilities import assistants
+from master_agent.capabilities.agents import MAX_REQUIRED_ENTITIES, MAX_SKILLS, MAX_SUB_AGENTS, MAX_TOOLS
 from master_agent.runtime import RuntimeResources
 from tests.live_server import LiveServer, chat, data_schema, live_server_fixture, sdk, two_tenant_keys
 
@@ -182,6 +184,56 @@ async def test_an_invalid_spec_is_refused_with_every_reason(live: LiveServer, ke
             ("sub_agents[0]", True)
         ]
     assert await client.assistants.count() == before  # nothing stored
+
+
+async def test_an_agent_too_big_to_serve_is_refused_naming_each_list(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    """20,000 skills were accepted, and the tenant's next chat message took 78 s (every skill is
+    embedded for discovery): each list of a document has a documented bound."""
+    client = sdk(live, keys["demo-retail"])
+    before = await client.assistants.count()
+    huge = {
+        **refund_agent(name="refund_hoarder"),
+        "skills": [f"refund question number {n}" for n in range(20_000)],
+        "tools": ["query_tenant_data"] * (MAX_TOOLS + 1),
+        "sub_agents": ["research"] * (MAX_SUB_AGENTS + 1),
+        "required_entities": ["store"] * (MAX_REQUIRED_ENTITIES + 1),
+    }
+    async with _http(live, keys["demo-retail"]) as http:
+        response = await http.post(
+            "/assistants", json={"graph_id": "master_agent", "context": {"agent_spec": huge}}
+        )
+        assert response.status_code == 400, response.text
+        fields = {item["field"] for item in response.json()["errors"]}
+        assert {"skills", "tools", "sub_agents", "required_entities"} <= fields
+        at_most = {
+            **refund_agent(name="refund_many_skills"),
+            "skills": [f"skill {n}" for n in range(MAX_SKILLS)],
+        }
+        response = await http.post(
+            "/assistants", json={"graph_id": "master_agent", "context": {"agent_spec": at_most}}
+        )
+        assert response.status_code == 200, response.text
+    assert await client.assistants.count() == before + 1
+
+
+async def test_a_tenant_keeps_at_most_its_documented_number_of_assistants(
+    live: LiveServer, keys: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = sdk(live, keys["demo-retail"])
+    count = await client.assistants.count()
+    monkeypatch.setattr(assistants, "MAX_ASSISTANTS_PER_TENANT", count + 1)
+    await client.assistants.create("greeter", name="one more")
+    async with _http(live, keys["demo-retail"]) as http:
+        refused = await http.post("/assistants", json={"graph_id": "greeter", "name": "one too many"})
+    assert refused.status_code == 400 and refused.json()["field"] == "assistant", refused.text
+    assert "delete one first" in refused.text
+    assert await client.assistants.count() == count + 1
+    # Another tenant's count is its own.
+    assert (await sdk(live, keys["other-shop"]).assistants.create("greeter", name="theirs"))[
+        "name"
+    ] == "theirs"
 
 
 async def test_a_run_keeps_its_version_while_another_is_promoted_then_rolled_back(

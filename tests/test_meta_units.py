@@ -10,6 +10,7 @@ import pytest
 
 from master_agent.errors import InputError
 from master_agent.meta.artifacts import (
+    MAX_EVAL_CASES,
     Change,
     SystemSpec,
     apply_changes,
@@ -21,6 +22,8 @@ from master_agent.meta.broker import HISTORY_CAP, HistoryEntry, fold_history
 from master_agent.meta.compiler import CompileFailed, compile_system, validate_system
 from master_agent.meta.design import design_eval, design_prompts, design_system, design_tools, parse_steps
 from master_agent.meta.failures import FailureSignals, classify_failure
+from master_agent.meta.graph import parse_request
+from master_agent.meta.playbooks import BUDGET_CEILINGS
 
 TRIAGE = "Build an agent system that triages incoming support tickets by urgency and drafts replies"
 
@@ -272,3 +275,40 @@ def test_a_structured_diff_applies_back_to_the_revised_artifact() -> None:
     policy = apply_changes(payload, [Change(op="append", path="prompts.draft.policies", value="Be kind.")])
     assert apply_changes(payload, diff_changes(payload, policy)) == policy
     assert tools.tools and diff_changes(tools.model_dump(mode="json"), tools.model_dump(mode="json")) == []
+
+
+@pytest.mark.parametrize(
+    ("request_body", "field"),
+    [
+        ({"budgets": {"eval": {"max_spawns": 10**9}}}, "request.budgets.eval.max_spawns"),
+        ({"budgets": {"global": {"max_tokens": 10**9}}}, "request.budgets.global.max_tokens"),
+        ({"budgets": {"eval": {"max_steps": -1}}}, "request.budgets.eval.max_steps"),
+        (
+            {
+                "artifacts": {
+                    "EvalSpec": {
+                        "cases": [
+                            {"id": f"c{n}", "inputs": {"ticket": "x"}} for n in range(MAX_EVAL_CASES + 1)
+                        ]
+                    }
+                }
+            },
+            "request.artifacts.EvalSpec.cases",
+        ),
+    ],
+    ids=["spawns 10^9", "global tokens 10^9", "negative steps", "too many cases"],
+)
+def test_a_request_beyond_the_documented_limits_is_refused_naming_the_field(
+    request_body: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(InputError) as refused:
+        parse_request({"text": "Evaluate the triage system", **request_body})
+    assert refused.value.field == field
+    ceiling = BUDGET_CEILINGS.get(field.rsplit(".", 1)[-1])  # type: ignore[call-overload]
+    if ceiling is not None:
+        assert f"{ceiling:,}" in refused.value.reason
+
+
+def test_the_largest_budgets_allowed_are_accepted() -> None:
+    request = parse_request({"text": "Build a triage system", "budgets": {"global": dict(BUDGET_CEILINGS)}})
+    assert request.budgets["global"]["max_spawns"] == BUDGET_CEILINGS["max_spawns"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
@@ -28,6 +28,13 @@ from master_agent.errors import ToolInputError
 from master_agent.untrusted import MAX_SQL_CHARS, SqlText
 
 NAME_PATTERN = r"^[a-z][a-z0-9_]{2,63}$"
+#: Sizes of one agent document. Every skill is embedded for the front door's discovery and every tool
+#: schema goes into the agent's prompt, so each list is bounded (the README's limits table).
+MAX_SKILLS = 50
+MAX_TOOLS = 40
+MAX_SUB_AGENTS = 20
+MAX_QUERIES = 20
+MAX_REQUIRED_ENTITIES = 20
 RiskLevel = Literal["low", "medium", "high"]
 ParameterType = Literal["string", "integer", "number", "boolean"]
 DEFAULT_INPUT_SCHEMA: dict[str, Any] = {
@@ -90,17 +97,22 @@ class AgentDocument(BaseModel):
         pattern=NAME_PATTERN, description="Unique per tenant; the tool name parents call it by."
     )
     description: str = Field(min_length=1, max_length=500)
-    skills: list[str] = Field(
+    skills: list[Annotated[str, Field(min_length=1, max_length=300)]] = Field(
         default_factory=list,
+        max_length=MAX_SKILLS,
         description="What users ask it for, in their words; an agent with skills is offered by the chat front door.",
     )
     domain: str | None = Field(default=None, description="Business domain; default: the tenant's.")
     instructions: str = Field(
         default="", max_length=20_000, description="Role and method (the system prompt)."
     )
-    tools: list[str] = Field(default_factory=list, description="Tool names from the tenant's catalogue.")
-    sub_agents: list[str] = Field(default_factory=list, description="Pack or tenant agents it may call.")
-    queries: list[SavedQuery] = Field(default_factory=list)
+    tools: list[str] = Field(
+        default_factory=list, max_length=MAX_TOOLS, description="Tool names from the tenant's catalogue."
+    )
+    sub_agents: list[str] = Field(
+        default_factory=list, max_length=MAX_SUB_AGENTS, description="Pack or tenant agents it may call."
+    )
+    queries: list[SavedQuery] = Field(default_factory=list, max_length=MAX_QUERIES)
     input_schema: dict[str, Any] = Field(
         default_factory=lambda: dict(DEFAULT_INPUT_SCHEMA),
         description="JSON Schema (an object) of the arguments a parent calls it with.",
@@ -115,10 +127,14 @@ class AgentDocument(BaseModel):
         description="What runs it: the agent loop, or a deepagents harness whose sub-agents are its sub_agents.",
     )
     tool_risk: dict[str, RiskLevel] = Field(
-        default_factory=dict, description="Tool name -> risk level (high-risk tools ask for approval)."
+        default_factory=dict,
+        max_length=MAX_TOOLS + MAX_QUERIES + MAX_SUB_AGENTS,
+        description="Tool name -> risk level (high-risk tools ask for approval).",
     )
     required_entities: list[str] = Field(
-        default_factory=list, description="Values a chat message must give before it is handed to it."
+        default_factory=list,
+        max_length=MAX_REQUIRED_ENTITIES,
+        description="Values a chat message must give before it is handed to it.",
     )
 
     def tool_names(self) -> list[str]:

@@ -49,6 +49,11 @@ SEARCH = (
     + "ORDER BY {order}, assistant_id LIMIT %(limit)s OFFSET %(offset)s"
 )
 COUNT = "SELECT count(*) AS n FROM assistants" + _FILTERS
+#: Serialises a tenant's creations, so two at once cannot both pass the count.
+LOCK_TENANT_ASSISTANTS = "SELECT pg_advisory_xact_lock(hashtext('assistants:' || %s))"
+COUNT_TENANT_ASSISTANTS = "SELECT count(*) AS n FROM assistants WHERE tenant_id = %s"
+#: Assistants (agents included) one tenant may keep; each is a graph the service may build and route to.
+MAX_ASSISTANTS_PER_TENANT = 500
 INSERT_ASSISTANT = """
 INSERT INTO assistants (assistant_id, tenant_id, graph_id, name, description, config, context, metadata,
                         version, agent_spec)
@@ -300,6 +305,14 @@ async def create_assistant(
     taken = f"another agent of this tenant is named {(agent_spec or {}).get('name')!r}"
     with _agent_name_free("agent_spec.name", taken):
         async with pool.connection() as conn, conn.transaction():
+            await conn.execute(LOCK_TENANT_ASSISTANTS, (tenant_id,))
+            counted = await (await conn.execute(COUNT_TENANT_ASSISTANTS, (tenant_id,))).fetchone()
+            if counted is not None and counted["n"] >= MAX_ASSISTANTS_PER_TENANT:
+                raise InputError(
+                    "assistant",
+                    f"this tenant has {counted['n']} assistants, the most it may keep"
+                    f" ({MAX_ASSISTANTS_PER_TENANT}); delete one first",
+                )
             row = await (await conn.execute(INSERT_ASSISTANT, fields)).fetchone()
             if row is not None:
                 await conn.execute(INSERT_VERSION, {**fields, "version": 1})

@@ -365,6 +365,10 @@ class ToolContract(Artifact):
 MetricKind = Literal["rubric", "coverage", "reasoning", "instruction_following", "latency", "cost"]
 
 
+#: Cases one EvalSpec may hold: each runs the compiled system once per evaluation.
+MAX_EVAL_CASES = 50
+
+
 class EvalCase(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -379,7 +383,7 @@ class EvalCase(BaseModel):
 
 class EvalSpec(Artifact):
     version: int = Field(default=1, ge=1)
-    cases: list[EvalCase] = Field(min_length=1)
+    cases: list[EvalCase] = Field(min_length=1, max_length=MAX_EVAL_CASES)
     pass_threshold: float = Field(default=0.8, ge=0, le=1)
     metrics: list[str] = Field(default_factory=lambda: ["pass_rate", "latency_p95_ms", "tokens"])
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Annotated, Any, Literal, NotRequired, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
@@ -26,12 +26,14 @@ from master_agent.meta.broker import HistoryEntry, StateBroker, fold_history
 from master_agent.meta.evaluation import record_request_metrics
 from master_agent.meta.failures import FailureSignals, classify_failure
 from master_agent.meta.playbooks import (
+    BUDGET_CEILINGS,
     DIMENSIONS,
     INTENTS,
     MAX_LOOPS,
     PLAYBOOKS,
     STANDARD_GLOBAL,
     STANDARD_ROLES,
+    BudgetDimension,
     ConstraintPack,
     Intent,
     Phase,
@@ -104,8 +106,12 @@ def parse_request(payload: Any) -> MetaRequest:
                 f"request.budgets.{role}",
                 f"keys: {GLOBAL!r} or a role of {sorted(STANDARD_ROLES)}; caps: {list(DIMENSIONS)}",
             )
-        if any(value < 0 for value in caps.values()):
-            raise InputError(f"request.budgets.{role}", "caps are counts of at least 0")
+        for dimension, value in caps.items():
+            ceiling = BUDGET_CEILINGS[cast(BudgetDimension, dimension)]
+            if not 0 <= value <= ceiling:
+                raise InputError(
+                    f"request.budgets.{role}.{dimension}", f"a count from 0 to {ceiling:,} (got {value:,})"
+                )
     try:
         _constrain(ConstraintPack(), request.constraints)
     except InputError as error:

@@ -132,6 +132,16 @@ PLAYBOOKS: dict[Intent, Playbook] = {
 }
 
 
+#: The most any request may ask of one budget dimension (a role's or the whole request's): ten times
+#: the standard build profile's global budget. Above it a request is refused, not clamped.
+BUDGET_CEILINGS: dict[BudgetDimension, int] = {
+    "max_steps": 1_000,
+    "max_tokens": 5_000_000,
+    "max_tool_calls": 2_000,
+    "max_spawns": 300,
+}
+
+
 class RoleBudget(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

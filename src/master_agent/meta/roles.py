@@ -58,6 +58,9 @@ from master_agent.runtime.factory import master_graph
 from master_agent.runtime.resources import RuntimeResources
 
 RoleStatus = Literal["done", "failed", "budget_exhausted"]
+#: Evaluation cases of one request that run at the same time: the spawn budget says how many may run,
+#: not how many at once.
+MAX_PARALLEL_CASES = 4
 
 
 class Spent(BaseModel):
@@ -456,7 +459,9 @@ async def eval_run(ctx: RoleContext) -> RoleResult:
             left_undone=[f"eval case {case.id}" for case in spec.cases[spawns:]],
         )
     runnable = spec.cases
-    gate = asyncio.Semaphore(max(ctx.budget.max_spawns, 1))
+    # The spawn budget says how many cases may run, not how many at once: a request never takes more
+    # than a few of the process's cores from other tenants' runs.
+    gate = asyncio.Semaphore(max(min(ctx.budget.max_spawns, MAX_PARALLEL_CASES), 1))
 
     async def worker(case_index: int) -> CaseResult:
         case = runnable[case_index]
