@@ -6,24 +6,27 @@ checked for unlabelled controls and saved as a screenshot (``test-artifacts/cons
 
 from __future__ import annotations
 
+import hashlib
 import io
 import re
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, expect
+from psycopg import sql
 from rich.console import Console
 
 from master_agent.cli_evolution import FIRST_GOAL, demo_loop
 from master_agent.domains.assistant import DEMO_TENANT as ASSISTANT_TENANT
 from master_agent.domains.assistant.local_servers import LocalServers
 from master_agent.evolution.calibration import reliability_bins
+from master_agent.evolution.knowledge import tenant_session
 from master_agent.evolution.outcomes import OutcomeCheck
 from master_agent.runtime import RuntimeResources
-from master_agent.service.auth import create_key
+from master_agent.service.auth import create_key, revoke_key
 from master_agent.service.console.charts import outcome_chart
 from master_agent.service.console.pages import readable_number
 from master_agent.service.solutions import list_solutions
@@ -142,9 +145,11 @@ async def test_sign_in_keeps_the_key_in_a_strict_http_only_cookie(
     await page.get_by_role("button", name="Sign in").click()
     await page.wait_for_url(re.compile(r"/console/goals$"))  # back where the sign-in began
     await expect(page.get_by_test_id("tenant")).to_have_text("demo-retail")
-    [cookie] = [c for c in await context.cookies() if c["name"] == "ma_console_key"]
+    [cookie] = [c for c in await context.cookies() if c["name"] == "ma_console_session"]
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/console"
-    assert "ma_console_key" not in await page.evaluate("document.cookie")
+    assert "ma_console_session" not in await page.evaluate("document.cookie")
+    # The cookie is an opaque session id: no cookie of the console carries the key, whole or in part.
+    assert all(keys["demo-retail"][3:13] not in c["value"] for c in await context.cookies())
     await page.get_by_role("button", name="Sign out").click()
     await page.wait_for_url(re.compile(r"/console/sign-in"))
     await page.goto(f"{live.url}/console/playbooks")
@@ -162,7 +167,8 @@ async def test_forms_and_console_calls_need_the_session_token(live: LiveServer, 
         signed = await client.post(
             "/console/sign-in", data={"api_key": keys["demo-retail"], "sign_in_token": token.group(1)}
         )
-        assert signed.status_code == 303 and client.cookies.get("ma_console_key") == keys["demo-retail"]
+        session_id = client.cookies.get("ma_console_session")
+        assert signed.status_code == 303 and session_id and keys["demo-retail"] not in session_id
         goals = await client.get("/console/goals")
         assert "frame-ancestors 'none'" in goals.headers["content-security-policy"]
         csrf = re.search(r'name="csrf-token" content="([^"]+)"', goals.text)
@@ -186,9 +192,151 @@ async def test_forms_and_console_calls_need_the_session_token(live: LiveServer, 
 
         # The cookie opens the console only, never the API at the root.
         root = await client.get(
-            "/api/cs/strategic-goals", headers={"Cookie": f"ma_console_key={keys['demo-retail']}"}
+            "/api/cs/strategic-goals", headers={"Cookie": f"ma_console_session={session_id}"}
         )
         assert root.status_code == 401
+
+
+async def console_sign_in(client: httpx.AsyncClient, key: str) -> tuple[str, str]:
+    """Sign ``client`` in with ``key`` as the form does: its session cookie and the pages' CSRF token."""
+    shown = await client.get("/console/sign-in")
+    token = re.search(r'name="sign_in_token" value="([^"]+)"', shown.text)
+    assert token is not None
+    signed = await client.post("/console/sign-in", data={"api_key": key, "sign_in_token": token.group(1)})
+    assert signed.status_code == 303, signed.text
+    page = await client.get("/console/goals")
+    csrf = re.search(r'name="csrf-token" content="([^"]+)"', page.text)
+    assert page.status_code == 200 and csrf is not None
+    return client.cookies["ma_console_session"], csrf.group(1)
+
+
+async def new_thread(live: LiveServer, key: str) -> str:
+    async with httpx.AsyncClient(base_url=live.url, headers={"X-API-Key": key}) as client:
+        made = await client.post("/threads", json={})
+        assert made.status_code == 200, made.text
+        return str(made.json()["thread_id"])
+
+
+async def refused(live: LiveServer, session_id: str, thread_id: str) -> bool:
+    """Whether the console, pages and API alike, refuses a session cookie (as a copy held elsewhere)."""
+    async with httpx.AsyncClient(base_url=live.url, cookies={"ma_console_session": session_id}) as client:
+        page = await client.get("/console/goals")
+        api = await client.get(f"/console/api/threads/{thread_id}")
+    if page.status_code == 200 and api.status_code == 200:
+        return False
+    assert page.status_code == 303 and page.headers["location"].startswith("/console/sign-in"), page.text
+    assert api.status_code == 401, api.text
+    return True
+
+
+async def session_row(live: LiveServer, session_id: str) -> dict[str, Any] | None:
+    resources: RuntimeResources = live.server.config.app.state.service.resources
+    digest = hashlib.sha256(session_id.encode()).hexdigest()
+    async with resources.database.pool.connection() as conn:
+        row = await (
+            await conn.execute("SELECT * FROM console_sessions WHERE session_hash = %s", (digest,))
+        ).fetchone()
+    return dict(row) if row is not None else None
+
+
+async def age_session(
+    live: LiveServer, session_id: str, column: Literal["expires_at", "last_seen_at"], seconds: float
+) -> None:
+    """Move a session's ``expires_at`` or ``last_seen_at`` ``seconds`` into the past, as time would."""
+    resources: RuntimeResources = live.server.config.app.state.service.resources
+    digest = hashlib.sha256(session_id.encode()).hexdigest()
+    statement = sql.SQL(
+        "UPDATE console_sessions SET {} = now() - %s * interval '1 second' WHERE session_hash = %s"
+    ).format(sql.Identifier(column))
+    async with resources.database.pool.connection() as conn:
+        await conn.execute(statement, (seconds, digest))
+
+
+async def test_a_copied_cookie_stops_working_after_sign_out(live: LiveServer, keys: dict[str, str]) -> None:
+    key = keys["demo-retail"]
+    thread_id = await new_thread(live, key)
+    async with httpx.AsyncClient(base_url=live.url) as client:
+        session_id, csrf = await console_sign_in(client, key)
+        # The cookie is an opaque id, neither the key nor anything made from it; the row keeps its hash only.
+        assert key not in session_id and key[3:13] not in session_id and len(session_id) >= 40
+        row = await session_row(live, session_id)
+        assert row is not None and row["tenant_id"] == "demo-retail" and row["revoked_at"] is None
+        assert session_id not in {str(value) for value in row.values()}
+        assert row["expires_at"] > row["created_at"]
+        assert not await refused(live, session_id, thread_id)  # the copy works while the session lasts
+        out = await client.post("/console/sign-out", data={"csrf_token": csrf})
+        assert out.status_code == 303
+    assert await refused(live, session_id, thread_id)
+    row = await session_row(live, session_id)
+    assert row is not None and row["revoked_at"] is not None
+
+
+async def test_revoking_the_key_ends_its_console_sessions(live: LiveServer) -> None:
+    resources: RuntimeResources = live.server.config.app.state.service.resources
+    key = await create_key(resources.database.pool, "demo-retail", "console revocation test")
+    thread_id = await new_thread(live, key.key)
+    async with httpx.AsyncClient(base_url=live.url) as client:
+        session_id, _ = await console_sign_in(client, key.key)
+    assert not await refused(live, session_id, thread_id)
+    await revoke_key(resources.database.pool, str(key.key_id))
+    assert await refused(live, session_id, thread_id)
+
+
+async def test_an_expired_or_idle_session_is_refused(live: LiveServer, keys: dict[str, str]) -> None:
+    settings = live.server.config.app.state.service.resources.settings
+    thread_id = await new_thread(live, keys["demo-retail"])
+    async with httpx.AsyncClient(base_url=live.url) as client:
+        ending, _ = await console_sign_in(client, keys["demo-retail"])
+    async with httpx.AsyncClient(base_url=live.url) as client:
+        idle, _ = await console_sign_in(client, keys["demo-retail"])
+    await age_session(live, ending, "expires_at", 1)  # past its absolute expiry, although just used
+    assert await refused(live, ending, thread_id)
+    await age_session(live, idle, "last_seen_at", settings.console_idle_s - 30)
+    assert not await refused(live, idle, thread_id)  # used within the idle time: still on, and touched
+    row = await session_row(live, idle)
+    assert row is not None and row["last_seen_at"] > row["created_at"]
+    await age_session(live, idle, "last_seen_at", settings.console_idle_s + 1)
+    assert await refused(live, idle, thread_id)
+
+
+async def test_a_tenant_sees_and_revokes_only_its_own_sessions(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    """Row-level security on the sessions table: acting as another tenant, a session is invisible and
+    cannot be revoked."""
+    resources: RuntimeResources = live.server.config.app.state.service.resources
+    thread_id = await new_thread(live, keys["demo-retail"])
+    async with httpx.AsyncClient(base_url=live.url) as client:
+        session_id, _ = await console_sign_in(client, keys["demo-retail"])
+    digest = hashlib.sha256(session_id.encode()).hexdigest()
+    for tenant, visible in [("other-shop", 0), ("demo-retail", 1)]:
+        async with tenant_session(resources.database.pool, tenant) as conn:
+            seen = await (
+                await conn.execute(
+                    "SELECT count(*) AS n FROM console_sessions WHERE session_hash = %s", (digest,)
+                )
+            ).fetchone()
+            assert seen is not None and seen["n"] == visible, tenant
+    async with tenant_session(resources.database.pool, "other-shop") as conn:
+        await conn.execute(
+            "UPDATE console_sessions SET revoked_at = now() WHERE session_hash = %s", (digest,)
+        )
+    assert not await refused(live, session_id, thread_id)
+
+
+async def test_the_chat_page_of_another_tenants_thread_is_not_found(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    theirs = await new_thread(live, keys["demo-retail"])
+    mine = await new_thread(live, keys["other-shop"])
+    async with httpx.AsyncClient(base_url=live.url) as client:
+        await console_sign_in(client, keys["other-shop"])
+        for thread_id in (theirs, str(uuid.uuid4())):
+            shown = await client.get("/console/chat", params={"thread": thread_id})
+            assert shown.status_code == 404 and f"No thread {thread_id}" in shown.text
+            assert "data-chat" not in shown.text  # not the chat page's shell
+        own = await client.get("/console/chat", params={"thread": mine})
+        assert own.status_code == 200 and "data-chat" in own.text
 
 
 async def test_chat_grows_the_call_tree_answers_a_question_and_opens_the_solution(
@@ -427,6 +575,7 @@ async def test_another_tenants_objects_are_refused(
         (f"/console/outcomes/{demo_world['solution_id']}", "No solution"),
         (f"/console/playbooks/{demo_world['playbook_id']}", "No playbook"),
         (f"/console/threads/{demo_world['thread_id']}", "No thread"),
+        (f"/console/chat?thread={demo_world['thread_id']}", "No thread"),
     ]:
         response = await page.goto(f"{live.url}{path}")
         assert response is not None and response.status == 404, path

@@ -49,6 +49,8 @@ ENV_FIELDS: dict[str, str] = {
     "MASTER_AGENT_SCHEDULER_POLL_S": "scheduler_poll_s",
     "MASTER_AGENT_NOTIFIER": "notifier",
     "MASTER_AGENT_AUTH": "auth",
+    "MASTER_AGENT_CONSOLE_SESSION_S": "console_session_s",
+    "MASTER_AGENT_CONSOLE_IDLE_S": "console_idle_s",
     "MASTER_AGENT_MAX_BODY_BYTES": "max_body_bytes",
     "MASTER_AGENT_MAX_HEADER_BYTES": "max_header_bytes",
     "MASTER_AGENT_OPERATOR_TOKEN": "operator_token",
@@ -131,6 +133,10 @@ class Settings(BaseModel):
     """Secret the tenant reader roles' passwords are derived from; unset: ``<data_dir>/secret_key``."""
     auth: Literal["enabled", "disabled"] = "enabled"
     """``disabled`` is honoured only on a loopback bind; every request then acts as ``demo-retail``."""
+    console_session_s: int = Field(default=43_200, ge=300, le=30 * 86_400)
+    """Absolute lifetime of a web console sign-in (12 h), however active it is."""
+    console_idle_s: int = Field(default=7_200, ge=120, le=30 * 86_400)
+    """A web console sign-in unused this long ends (2 h); noticed within a minute."""
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     """Largest request body the service accepts (413 beyond)."""
     max_header_bytes: int = Field(default=65_536, ge=1024)

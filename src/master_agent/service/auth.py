@@ -4,7 +4,6 @@ the key, never from a request body."""
 from __future__ import annotations
 
 import hashlib
-import hmac
 import secrets
 import time
 import uuid
@@ -51,12 +50,6 @@ class ApiKeyPublic(BaseModel):
 
 def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
-
-
-def csrf_token_for(key: str) -> str:
-    """The console's anti-forgery token of a signed-in key: only who holds the key can make it, and it
-    needs no storage (a page embeds it; every state-changing console request sends it back)."""
-    return hmac.new(hash_key(key).encode(), b"master-agent console csrf", hashlib.sha256).hexdigest()
 
 
 async def create_key(pool: AsyncConnectionPool[Any], tenant_id: str, name: str = "") -> NewApiKey:

@@ -10,12 +10,13 @@ from fastapi import Depends, HTTPException, Request
 
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.runs import RunQueue
-from master_agent.service.auth import csrf_token_for, tenant_for_key
+from master_agent.service.auth import tenant_for_key
+from master_agent.service.console_sessions import csrf_token_for_session, session_tenant
 from master_agent.service.state import ServiceState
 
 AUTH_DISABLED_TENANT = "demo-retail"
-#: The web console's cookie: the signed-in API key (HttpOnly, SameSite=Strict, sent to /console only).
-CONSOLE_COOKIE = "ma_console_key"
+#: The web console's cookie: an opaque session id (HttpOnly, SameSite=Strict, sent to /console only).
+CONSOLE_COOKIE = "ma_console_session"
 #: The JSON API again, for the console's own pages: authenticated by the console cookie.
 CONSOLE_API_PREFIX = "/console/api"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -67,8 +68,12 @@ async def current_tenant(request: Request, service: ServiceDep) -> str:
         return AUTH_DISABLED_TENANT
     header = request.headers.get("authorization", "")
     key = header[7:].strip() if header.lower().startswith("bearer ") else request.headers.get("x-api-key", "")
-    if not key and request.url.path.startswith(CONSOLE_API_PREFIX + "/"):
-        key = console_key(request)
+    if (
+        not key
+        and request.url.path.startswith(CONSOLE_API_PREFIX + "/")
+        and CONSOLE_COOKIE in request.cookies
+    ):
+        return await console_tenant(request, service)
     if not key:
         raise HTTPException(
             401,
@@ -84,15 +89,21 @@ async def current_tenant(request: Request, service: ServiceDep) -> str:
 TenantDep = Annotated[str, Depends(current_tenant)]
 
 
-def console_key(request: Request) -> str:
-    """The console cookie's key; a state-changing request must also send the page's token
-    (``X-CSRF-Token``), which a page of another site cannot know."""
-    key = request.cookies.get(CONSOLE_COOKIE, "")
-    if key and request.method not in SAFE_METHODS:
+async def console_tenant(request: Request, service: ServiceState) -> str:
+    """The tenant of the console cookie's session; a state-changing request must also send the page's
+    token (``X-CSRF-Token``), which a page of another site cannot know."""
+    session_id = request.cookies.get(CONSOLE_COOKIE, "")
+    settings = service.resources.settings
+    tenant = await session_tenant(service.resources.database.pool, session_id, settings.console_idle_s)
+    if tenant is None:
+        raise HTTPException(
+            401, detail="console session ended (signed out, expired or its key revoked): sign in again"
+        )
+    if request.method not in SAFE_METHODS:
         sent = request.headers.get("x-csrf-token", "")
-        if not hmac.compare_digest(sent.encode(), csrf_token_for(key).encode()):
+        if not hmac.compare_digest(sent.encode(), csrf_token_for_session(session_id).encode()):
             raise HTTPException(403, detail="X-CSRF-Token: missing or not this session's token")
-    return key
+    return tenant
 
 
 async def operator(request: Request, service: ServiceDep) -> None:

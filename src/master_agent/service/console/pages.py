@@ -19,17 +19,16 @@ from master_agent.evolution import playbooks
 from master_agent.evolution.calibration import load_reliability
 from master_agent.evolution.learning import list_learnings
 from master_agent.evolution.outcomes import list_checks
-from master_agent.service.auth import tenant_for_key
 from master_agent.service.console.charts import outcome_chart, reliability_chart
 from master_agent.service.console.session import (
     CONSOLE_PATH,
-    SESSION_MAX_AGE_S,
     SIGN_IN_COOKIE,
     ConsoleSession,
     SessionDep,
     checked_form,
     safe_next,
 )
+from master_agent.service.console_sessions import end_session, start_session
 from master_agent.service.deps import CONSOLE_COOKIE, QueueDep, ResourcesDep, ServiceDep
 from master_agent.service.routes.goals import StrategicGoalCreate, start_goal
 from master_agent.service.solutions import get_solution, list_solutions, outcome_summaries
@@ -105,9 +104,9 @@ async def sign_in(
     expected = request.cookies.get(SIGN_IN_COOKIE, "")
     if not expected or not hmac.compare_digest(sign_in_token.encode(), expected.encode()):
         raise HTTPException(403, detail="sign_in_token: reload the sign-in page and try again")
-    key = api_key.strip()
-    tenant = await tenant_for_key(service.resources.database.pool, key) if key else None
-    if tenant is None:
+    lifetime_s = service.resources.settings.console_session_s
+    started = await start_session(service.resources.database.pool, api_key.strip(), lifetime_s)
+    if started is None:
         response: Response = page(
             request,
             None,
@@ -119,14 +118,17 @@ async def sign_in(
         )
         return response
     response = RedirectResponse(safe_next(next), status_code=303)
-    _set_cookie(request, response, CONSOLE_COOKIE, key, max_age=SESSION_MAX_AGE_S)
+    _set_cookie(request, response, CONSOLE_COOKIE, started.session_id, max_age=lifetime_s)
     response.delete_cookie(SIGN_IN_COOKIE, path=CONSOLE_PATH)
     return response
 
 
 @router.post("/sign-out")
-async def sign_out(request: Request, session: SessionDep) -> RedirectResponse:
+async def sign_out(request: Request, session: SessionDep, service: ServiceDep) -> RedirectResponse:
     await checked_form(request, session)
+    if session.signed_in:
+        # Server-side first: a copy of the cookie kept elsewhere must stop working too.
+        await end_session(service.resources.database.pool, session.tenant_id, request.cookies[CONSOLE_COOKIE])
     response = RedirectResponse(f"{CONSOLE_PATH}/sign-in", status_code=303)
     response.delete_cookie(CONSOLE_COOKIE, path=CONSOLE_PATH)
     return response
@@ -145,7 +147,11 @@ def _set_cookie(request: Request, response: Response, name: str, value: str, *, 
 
 
 @router.get("/chat")
-async def chat_page(request: Request, session: SessionDep, thread: uuid.UUID | None = None) -> HTMLResponse:
+async def chat_page(
+    request: Request, session: SessionDep, resources: ResourcesDep, thread: uuid.UUID | None = None
+) -> HTMLResponse:
+    if thread is not None and await get_thread(resources.database.pool, session.tenant_id, thread) is None:
+        return not_found(request, session, f"thread {thread}")
     return page(request, session, "chat.html", title="Chat", thread_id=str(thread) if thread else "")
 
 

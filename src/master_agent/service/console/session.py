@@ -1,6 +1,7 @@
-"""Who is signed in to the console: the API key kept in an HttpOnly, SameSite=Strict cookie, checked on
-every request like a header key (a revoked key signs its sessions out), and the anti-forgery token
-every form and state-changing call of the console must send back."""
+"""Who is signed in to the console: a server-side session (``service.console_sessions``) whose opaque id
+is kept in an HttpOnly, SameSite=Strict cookie and looked up on every request (signed out, expired or
+its key revoked: refused), and the anti-forgery token every form and state-changing call of the console
+must send back."""
 
 from __future__ import annotations
 
@@ -12,17 +13,15 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Request
 from starlette.datastructures import FormData
 
-from master_agent.service.auth import csrf_token_for, tenant_for_key
+from master_agent.service.console_sessions import csrf_token_for_session, session_tenant
 from master_agent.service.deps import AUTH_DISABLED_TENANT, CONSOLE_COOKIE, ServiceDep, auth_disabled_here
 
 #: The path the console's cookies are sent to (never to the JSON API at the root).
 CONSOLE_PATH = "/console"
-#: How long a sign-in lasts (the browser drops the cookie then).
-SESSION_MAX_AGE_S = 12 * 3600
 #: Sign-in form token (double submit): a page of another site cannot sign a browser in as its tenant.
 SIGN_IN_COOKIE = "ma_console_sign_in"
-#: The anti-forgery token when authentication is disabled (loopback development): per process.
-_NO_AUTH_KEY = "no-auth:" + secrets.token_urlsafe(16)
+#: The anti-forgery token's session when authentication is disabled (loopback development): per process.
+_NO_AUTH_SESSION = "no-auth:" + secrets.token_urlsafe(16)
 
 
 class SignInRequired(Exception):
@@ -42,13 +41,14 @@ class ConsoleSession:
 
 
 async def console_session(request: Request, service: ServiceDep) -> ConsoleSession:
-    key = request.cookies.get(CONSOLE_COOKIE, "")
-    if key:
-        tenant = await tenant_for_key(service.resources.database.pool, key)
+    session_id = request.cookies.get(CONSOLE_COOKIE, "")
+    if session_id:
+        idle_s = service.resources.settings.console_idle_s
+        tenant = await session_tenant(service.resources.database.pool, session_id, idle_s)
         if tenant is not None:
-            return ConsoleSession(tenant_id=tenant, csrf_token=csrf_token_for(key), signed_in=True)
+            return ConsoleSession(tenant, csrf_token_for_session(session_id), signed_in=True)
     if auth_disabled_here(request, service):
-        return ConsoleSession(AUTH_DISABLED_TENANT, csrf_token_for(_NO_AUTH_KEY), signed_in=False)
+        return ConsoleSession(AUTH_DISABLED_TENANT, csrf_token_for_session(_NO_AUTH_SESSION), signed_in=False)
     path = request.url.path
     raise SignInRequired(path + (f"?{request.url.query}" if request.url.query else ""))
 
