@@ -3,6 +3,7 @@ audit trail (``GET /audit``) and its sanction letter (``GET /documents/{id}``, t
 
 from __future__ import annotations
 
+import asyncio
 import io
 import uuid
 from collections.abc import AsyncIterator
@@ -17,6 +18,7 @@ from master_agent.domains.lending import DEMO_TENANT
 from master_agent.domains.lending.letters import SALARY_SLIP_MAX_BYTES, salary_slip_pdf
 from tests.conftest import server_settings
 from tests.live_server import LiveServer, chat, tenant_clients
+from tests.test_untrusted import heavy_pdf
 
 
 @pytest.fixture(scope="module")
@@ -133,6 +135,30 @@ async def test_a_salary_slip_is_uploaded_checked_and_read_by_underwriting(
         ("salary_slip", "uploaded"),
         ("sanction_letter", None),
     ]
+
+
+async def test_a_pdf_that_would_cost_minutes_of_cpu_is_refused_and_others_are_served(
+    clients: dict[str, httpx.AsyncClient],
+) -> None:
+    """A few kilobytes whose 100 pages share one stream of 150,000 text operators held a thread for
+    hours; six filled the thread pool. Refused at once now, while another tenant is answered."""
+    http = clients["lending"]
+    thread = (await chat(http, "I want a loan of 5 lakh for 36 months, mobile 9000000002"))["thread_id"]
+    bomb = heavy_pdf(pages=100, operators=150_000)
+    uploads = [
+        http.post(
+            f"/threads/{thread}/files",
+            data={"kind": "salary_slip"},
+            files={"file": ("slip.pdf", bomb, "application/pdf")},
+        )
+        for _ in range(6)
+    ]
+    meanwhile = clients["retail"].get("/knowledge", params={"q": "attach rate"}, timeout=10)
+    *refused, other = await asyncio.gather(*uploads, meanwhile)
+    assert other.status_code == 200
+    for answer in refused:
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["detail"].startswith("file:") and "at most 20 are read" in answer.text
 
 
 async def test_conversations_are_measured_in_the_summary_and_in_metrics(
