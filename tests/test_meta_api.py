@@ -12,6 +12,7 @@ import pytest
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import UnprocessableEntityError
 
+from master_agent.meta.playbooks import TIER_BUDGET_CEILINGS
 from tests.live_server import LiveServer, chat, live_server_fixture, sdk, two_tenant_keys
 from tests.test_meta_units import TRIAGE
 
@@ -70,6 +71,45 @@ async def test_a_bad_request_is_refused_before_anything_is_stored(
     assert field in refused.value.response.json()["detail"]
     assert await client.runs.list(thread["thread_id"]) == []
     assert (await client.threads.get(thread["thread_id"]))["values"] is None
+
+
+async def test_budgets_above_the_tenants_tier_are_refused_naming_the_cap(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    """400 cases with budgets of 10^9 ran 221 s while another tenant waited: a budget is capped by the
+    tenant's tier, and a request above it is refused before anything runs."""
+    pool = live.server.config.app.state.service.resources.database.pool
+    client = sdk(live, keys["other-shop"])
+    async with pool.connection() as conn:
+        tier = (
+            await (await conn.execute("SELECT tier FROM tenants WHERE tenant_id = 'other-shop'")).fetchone()
+        )["tier"]
+        await conn.execute("UPDATE tenants SET tier = 'free' WHERE tenant_id = 'other-shop'")
+    try:
+        thread = await client.threads.create()
+        free_spawns = TIER_BUDGET_CEILINGS["free"]["max_spawns"]
+        with pytest.raises(UnprocessableEntityError) as refused:
+            await client.runs.create(
+                thread["thread_id"],
+                "meta",
+                input={"request": {"text": TRIAGE, "budgets": {"eval": {"max_spawns": free_spawns + 1}}}},
+            )
+        detail = refused.value.response.json()["detail"]
+        assert (
+            "input.request.budgets.eval.max_spawns" in detail
+            and f"free tier allows at most {free_spawns}" in detail
+        )
+        assert await client.runs.list(thread["thread_id"]) == []
+        # Beyond every tier: refused whoever asks.
+        with pytest.raises(UnprocessableEntityError):
+            await sdk(live, keys["demo-retail"]).runs.create(
+                None,
+                "meta",
+                input={"request": {"text": TRIAGE, "budgets": {"global": {"max_tokens": 10**9}}}},
+            )
+    finally:
+        async with pool.connection() as conn:
+            await conn.execute("UPDATE tenants SET tier = %s WHERE tenant_id = 'other-shop'", (tier,))
 
 
 async def test_approve_after_a_refused_answer(live: LiveServer, keys: dict[str, str]) -> None:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from typing_extensions import TypedDict
 
 from master_agent.capabilities import load_tenant
+from master_agent.capabilities.spec import Tier
 from master_agent.errors import InputError
 from master_agent.meta.artifacts import OWNERS, ArtifactType, Role, RuntimeTarget, parse_artifact
 from master_agent.meta.broker import HistoryEntry, StateBroker, fold_history
@@ -33,6 +34,7 @@ from master_agent.meta.playbooks import (
     PLAYBOOKS,
     STANDARD_GLOBAL,
     STANDARD_ROLES,
+    TIER_BUDGET_CEILINGS,
     BudgetDimension,
     ConstraintPack,
     Intent,
@@ -117,6 +119,19 @@ def parse_request(payload: Any) -> MetaRequest:
     except InputError as error:
         raise error.under("request") from None
     return request
+
+
+def check_tier_budgets(request: MetaRequest, tier: Tier, field: str = "request") -> None:
+    """Refuse budgets above what the tenant's tier allows (an ``InputError`` naming the cap)."""
+    ceilings = TIER_BUDGET_CEILINGS[tier]
+    for role, caps in request.budgets.items():
+        for dimension, value in caps.items():
+            ceiling = ceilings[cast(BudgetDimension, dimension)]
+            if value > ceiling:
+                raise InputError(
+                    f"{field}.budgets.{role}.{dimension}",
+                    f"the {tier} tier allows at most {ceiling:,} (got {value:,})",
+                )
 
 
 def check_meta_input(graph_input: Any) -> MetaRequest:

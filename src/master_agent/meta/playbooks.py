@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from master_agent.capabilities.spec import Tier
 from master_agent.meta.artifacts import ArtifactType, Role
 
 Intent = Literal["build", "debug", "optimize", "evaluate", "harden", "incident"]
@@ -132,14 +133,16 @@ PLAYBOOKS: dict[Intent, Playbook] = {
 }
 
 
-#: The most any request may ask of one budget dimension (a role's or the whole request's): ten times
-#: the standard build profile's global budget. Above it a request is refused, not clamped.
-BUDGET_CEILINGS: dict[BudgetDimension, int] = {
-    "max_steps": 1_000,
-    "max_tokens": 5_000_000,
-    "max_tool_calls": 2_000,
-    "max_spawns": 300,
+#: The most a request may ask of one budget dimension (a role's or the whole request's), by the
+#: tenant's tier: twice, five times and ten times the standard build profile's global budget. Above
+#: its tier's ceiling a request is refused, not clamped.
+TIER_BUDGET_CEILINGS: dict[Tier, dict[BudgetDimension, int]] = {
+    "free": {"max_steps": 200, "max_tokens": 1_000_000, "max_tool_calls": 400, "max_spawns": 60},
+    "pro": {"max_steps": 500, "max_tokens": 2_500_000, "max_tool_calls": 1_000, "max_spawns": 150},
+    "enterprise": {"max_steps": 1_000, "max_tokens": 5_000_000, "max_tool_calls": 2_000, "max_spawns": 300},
 }
+#: The highest ceiling of any tier: what a request is checked against before its tenant is known.
+BUDGET_CEILINGS: dict[BudgetDimension, int] = TIER_BUDGET_CEILINGS["enterprise"]
 
 
 class RoleBudget(BaseModel):

@@ -19,10 +19,11 @@ from prometheus_client import Gauge
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sse_starlette import EventSourceResponse
 
+from master_agent.capabilities import load_tenant
 from master_agent.capabilities.assistants import AGENT_SPEC_KEY, resolve_assistant
 from master_agent.errors import InputError
 from master_agent.evolution.webhooks import WebhookRefused, check_webhook_url
-from master_agent.meta.graph import check_meta_input, parse_human_answer
+from master_agent.meta.graph import check_meta_input, check_tier_budgets, parse_human_answer
 from master_agent.runtime.factory import classify_complexity, master_graph
 from master_agent.runtime.graph_runs import shape_of
 from master_agent.runtime.graphs import MASTER_GRAPH_ID, META_GRAPH_ID, graph_ids
@@ -76,7 +77,9 @@ class RunCreate(BaseModel):
     strict_resume: bool | None = None
 
 
-async def check_run_request(body: RunCreate, thread: Thread, resources: ResourcesDep, graph_id: str) -> None:
+async def check_run_request(
+    body: RunCreate, thread: Thread, resources: ResourcesDep, graph_id: str, tenant_id: str
+) -> None:
     """Refuse, before anything is stored, what the graph would fail on (the master graph's state is
     known here; other graphs get only the generic checks)."""
     # Refused rather than run without them (a caller relying on them would never learn).
@@ -111,7 +114,10 @@ async def check_run_request(body: RunCreate, thread: Thread, resources: Resource
     assert body.input is not None
     if graph_id == META_GRAPH_ID:
         try:
-            check_meta_input(body.input)
+            request = check_meta_input(body.input)
+            if request.budgets:
+                record = await load_tenant(resources.database.pool, tenant_id)
+                check_tier_budgets(request, record.tier, "input.request")
         except InputError as error:
             raise HTTPException(422, detail=str(error)) from None
         return
@@ -225,7 +231,7 @@ async def prepare_run(
     )
     if assistant is None:
         raise HTTPException(404, detail=f"Assistant {body.assistant_id} not found")
-    await check_run_request(body, thread, resources, assistant.graph_id)
+    await check_run_request(body, thread, resources, assistant.graph_id, tenant)
     config = dict(body.config or {})
     if not isinstance(config.get("configurable") or {}, dict):
         raise HTTPException(422, detail="config.configurable: send one object")
