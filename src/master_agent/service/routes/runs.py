@@ -32,7 +32,12 @@ from master_agent.runtime.solve import MAX_GOAL_CHARS
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
 from master_agent.service.graph_state import run_json, run_output, snapshot_json, thread_snapshot
 from master_agent.service.limits import Metadata, StrictJsonRoute
-from master_agent.service.routes.threads import MASTER_STATE_KEYS, check_state_keys, existing_thread
+from master_agent.service.routes.threads import (
+    MASTER_STATE_KEYS,
+    check_checkpoint,
+    check_state_keys,
+    existing_thread,
+)
 from master_agent.service.threads import Thread, create_thread, delete_thread, get_thread
 from master_agent.storage.outages import OutageTooLong, through_outages
 
@@ -85,6 +90,13 @@ async def check_run_request(body: RunCreate, thread: Thread, resources: Resource
             check_webhook_url(body.webhook, resources.settings.webhook_allowed_networks)
         except WebhookRefused as refused:
             raise HTTPException(422, detail=f"webhook: {refused}") from None
+    if body.checkpoint:
+        wanted = {key: body.checkpoint.get(key) for key in ("checkpoint_id", "checkpoint_ns")}
+        await check_checkpoint(resources, thread.thread_id, wanted, "checkpoint.")
+    if body.checkpoint_id:
+        namespace = (body.checkpoint or {}).get("checkpoint_ns")
+        wanted = {"checkpoint_id": body.checkpoint_id, "checkpoint_ns": namespace}
+        await check_checkpoint(resources, thread.thread_id, wanted)
     if body.input is not None and body.command is not None:
         raise HTTPException(422, detail="input: a run takes input or a command, not both")
     if body.input is None and body.command is None:
