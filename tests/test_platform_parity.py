@@ -374,6 +374,8 @@ async def test_the_thread_stream_follows_every_run_and_state_update(
     reader.cancel()
     assert done(resumed) == [first["run_id"], second["run_id"]]
     assert [p.id for p in resumed if p.event == "values"] == ids[1:]
+    # Strictly after the id: the first run's start (its metadata event 0) is not sent again.
+    assert [p.data["run_id"] for p in resumed if "attempt" in p.data] == [second["run_id"]]
     with pytest.raises(UnprocessableEntityError):
         async for _ in await client.threads.join_stream(tid, stream_mode="everything"):  # type: ignore[arg-type]
             pass
@@ -525,6 +527,18 @@ async def test_wait_headers_stream_ids_and_info(live: LiveServer, keys: dict[str
                 if line.startswith("id:"):
                     replayed.append(line[3:].strip())
         assert replayed == ids
+        # A reconnect resumes strictly after the id it names: the first event is not sent again.
+        for seen in (1, 2):
+            resumed = []
+            async with http.stream(
+                "GET",
+                f"/threads/{thread['thread_id']}/runs/{run_id}/stream",
+                headers={"Last-Event-ID": ids[seen - 1]},
+            ) as again:
+                async for line in again.aiter_lines():
+                    if line.startswith("id:"):
+                        resumed.append(line[3:].strip())
+            assert resumed == ids[seen:]
 
         info = await httpx.AsyncClient(base_url=live.url).get("/info")
         assert info.status_code == 200 and info.json()["flags"]["assistants"] is True

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import uuid
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
@@ -649,18 +650,19 @@ class StreamedRun:
 
 
 async def _events(
-    queue: RunQueue, run: StreamedRun, last_event_id: int, cancel_on_disconnect: bool
+    queue: RunQueue, run: StreamedRun, last_event_id: int | None, cancel_on_disconnect: bool
 ) -> AsyncIterator[dict[str, str]]:
-    """The run's events after ``last_event_id``, then live ones, until ``end``. The first event goes
-    out at once, before the graph's first step."""
+    """The run's events strictly after ``last_event_id`` (None: from the start, the ``metadata``
+    event 0 first, out at once before the graph's first step), then live ones, until ``end``."""
     run_id = run.run_id
     # Subscribed before the stored events are read: every later event arrives live, none is missed.
     live = queue.events.subscribe(run_id)
-    seen = last_event_id
+    seen = last_event_id if last_event_id is not None else 0
     ended = False
     try:
-        metadata = {"run_id": run_id, "thread_id": run.thread_id, "attempt": run.attempt}
-        yield {"event": "metadata", "data": json.dumps(metadata), "id": "0"}
+        if last_event_id is None:
+            metadata = {"run_id": run_id, "thread_id": run.thread_id, "attempt": run.attempt}
+            yield {"event": "metadata", "data": json.dumps(metadata), "id": "0"}
         if run.stored is not None:
             try:
                 await asyncio.shield(run.stored)
@@ -739,6 +741,19 @@ async def counted(gauge: Gauge, events: AsyncIterator[dict[str, str]]) -> AsyncI
         gauge.dec()
 
 
+#: A run's event id: its sequence number, at most 18 digits (the column holds far fewer; a longer
+#: string is no id of ours, and ``int()`` of thousands of digits would be refused).
+_EVENT_ID = re.compile(r"[0-9]{1,18}")
+
+
+def event_seq(last_event_id: str | None) -> int | None:
+    """The event a reconnect resumes strictly after; None (from the start, as langgraph-api does) for
+    no id or one that is not ours (another server's, a proxy's)."""
+    if last_event_id is None or not _EVENT_ID.fullmatch(last_event_id):
+        return None
+    return int(last_event_id)
+
+
 def stream_response(
     queue: RunQueue,
     run: Run | StreamedRun,
@@ -747,9 +762,7 @@ def stream_response(
     cancel_on_disconnect: bool,
 ) -> EventSourceResponse:
     gauge = request.app.state.service.metrics.active_streams
-    # An id that is not one of ours (another server's, a proxy's) replays the run from its start, as
-    # langgraph-api does.
-    after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
+    after = event_seq(last_event_id)
     streamed = run if isinstance(run, StreamedRun) else StreamedRun.of(run)
     location = f"/threads/{run.thread_id}/runs/{run.run_id}/stream"
     return EventSourceResponse(
@@ -893,8 +906,8 @@ async def thread_events(
         for row in runs:
             run = Run.from_row(row)
             seen.append(run.run_id)
-            after_seq = resume[1] if resume is not None and resume[0] == str(run.run_id) else 0
-            if after_seq >= STREAM_DONE_SEQ:
+            after_seq = resume[1] if resume is not None and resume[0] == str(run.run_id) else None
+            if after_seq is not None and after_seq >= STREAM_DONE_SEQ:
                 continue  # the client has all of it
             async for item in _events(queue, StreamedRun.of(run), after_seq, False):
                 event = item["event"]
@@ -960,8 +973,9 @@ async def join_thread_stream(
     resume: tuple[str, int] | None = None
     if last_event_id:
         run_part, _, seq_part = last_event_id.partition(":")
+        seq = event_seq(seq_part)
         with contextlib.suppress(ValueError):
-            resume = (str(uuid.UUID(run_part)), int(seq_part))
+            resume = (str(uuid.UUID(run_part)), seq) if seq is not None else None
     gauge = request.app.state.service.metrics.active_streams
     return EventSourceResponse(
         counted(gauge, thread_events(queue, tenant, thread, modes, resume)), ping=KEEPALIVE_S
