@@ -134,6 +134,86 @@ async def test_json_that_is_not_strict_json_is_a_422(http: httpx.AsyncClient, pa
     assert (await http.post("/threads/search", json={"limit": 1000})).json() == count
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/threads", {"metadata": {"name": "caf\u00e9"}}),
+        ("/api/cs/strategic-goals", {"goal": "Increase Store 5 sales by 5% within 30 days"}),
+    ],
+)
+async def test_a_body_that_is_not_utf8_is_refused(
+    http: httpx.AsyncClient, encoding: str, path: str, body: dict[str, Any]
+) -> None:
+    count = (await http.post("/threads/search", json={"limit": 1000})).json()
+    raw = json.dumps(body).encode(encoding)
+    response = await http.post(path, content=raw, headers={"content-type": "application/json"})
+    assert response.status_code == 422, response.text
+    assert "UTF-8" in response.json()["detail"] and response.json()["detail"].startswith("body")
+    assert (await http.post("/threads/search", json={"limit": 1000})).json() == count
+
+
+async def test_a_body_declaring_another_charset_is_refused(http: httpx.AsyncClient) -> None:
+    raw = json.dumps({"metadata": {}}).encode()
+    response = await http.post(
+        "/threads", content=raw, headers={"content-type": "application/json; charset=utf-16"}
+    )
+    assert response.status_code == 422 and "UTF-8" in response.json()["detail"]
+    # UTF-8 said out loud, and a UTF-8 byte order mark (RFC 8259 lets a parser ignore it), are fine.
+    fine = await http.post(
+        "/threads", content=raw, headers={"content-type": "application/json; charset=UTF-8"}
+    )
+    assert fine.status_code == 200, fine.text
+    marked = await http.post(
+        "/threads", content=b"\xef\xbb\xbf" + raw, headers={"content-type": "application/json"}
+    )
+    assert marked.status_code == 200, marked.text
+
+
+@pytest.mark.parametrize(
+    "number",
+    [
+        "1" + "0" * 400,
+        "-" + "9" * 30,
+        str(2**63),
+        str(-(2**63) - 1),
+        "7" * 5000,  # beyond Python's own 4300-digit cap on int()
+        "1e400",
+        "-1" + "0" * 5000 + ".5",
+    ],
+)
+async def test_absurd_numbers_are_refused_naming_the_field(http: httpx.AsyncClient, number: str) -> None:
+    count = (await http.post("/threads/search", json={"limit": 1000})).json()
+    raw = f'{{"metadata": {{"n": {number}}}}}'.encode()
+    refused = await http.post("/threads", content=raw, headers={"content-type": "application/json"})
+    assert refused.status_code == 422, refused.text
+    assert "body.metadata.n: " in refused.json()["detail"]
+    assert (await http.post("/threads/search", json={"limit": 1000})).json() == count
+    thread_id = await _thread(http)
+    for field in ("input", "config", "metadata", "context"):
+        # The number goes in as the request's text: json.dumps could not write 1e400 or 5000 digits.
+        fields = {"assistant_id": '"master_agent"', "input": json.dumps({"goal": GOAL})}
+        fields[field] = (
+            f'{{"goal": {json.dumps(GOAL)}, "n": {number}}}' if field == "input" else f'{{"n": {number}}}'
+        )
+        raw = ("{" + ", ".join(f'"{key}": {value}' for key, value in fields.items()) + "}").encode()
+        refused = await http.post(
+            f"/threads/{thread_id}/runs", content=raw, headers={"content-type": "application/json"}
+        )
+        assert refused.status_code == 422, refused.text
+        assert f"body.{field}.n: " in refused.json()["detail"]
+    assert (await http.get(f"/threads/{thread_id}/runs")).json() == []
+
+
+async def test_the_edges_of_the_number_bounds_are_accepted(http: httpx.AsyncClient) -> None:
+    metadata = {"big": 2**63 - 1, "small": -(2**63), "float": 1.7976931348623157e308, "tiny": 5e-324}
+    created = await http.post("/threads", json={"metadata": metadata})
+    assert created.status_code == 200, created.text
+    stored = (await http.get(f"/threads/{created.json()['thread_id']}")).json()["metadata"]
+    # jsonb keeps numbers as decimals: the largest double comes back written out as an integer.
+    assert {key: float(value) if key == "float" else value for key, value in stored.items()} == metadata
+
+
 async def test_a_chunked_body_over_the_limit_is_a_413(http: httpx.AsyncClient) -> None:
     async def chunks() -> AsyncIterator[bytes]:
         yield b'{"metadata": {"blob": "'
@@ -200,6 +280,10 @@ def test_strict_json_parser_names_the_place() -> None:
     with pytest.raises(JsonInputError, match=r"body.a\[1\].b"):
         parse_json_body(json.dumps({"a": [0, {"b": "\ud800"}]}).encode())
     assert parse_json_body(b'{"a": [1.5, "\\u00e9"]}') == {"a": [1.5, "é"]}
+    with pytest.raises(JsonInputError, match=r"body.a\[0\]: .*64-bit"):
+        parse_json_body(b'{"a": [' + b"9" * 5000 + b"]}")
+    with pytest.raises(JsonInputError, match="UTF-8"):
+        parse_json_body(json.dumps({"a": 1}).encode("utf-16-le"))
 
 
 async def test_reads_never_fail_on_stored_deep_metadata(live: LiveServer, http: httpx.AsyncClient) -> None:

@@ -101,12 +101,15 @@ async def test_join_stream_replays_after_last_event_id(live: LiveServer, keys: d
         stream_resumable=True,
     )
     await client.runs.join(thread["thread_id"], run["run_id"])
-    everything = [
+    everything = [p async for p in client.runs.join_stream(thread["thread_id"], run["run_id"])]
+    after_first = [
         p async for p in client.runs.join_stream(thread["thread_id"], run["run_id"], last_event_id="0")
     ]
     later = [p async for p in client.runs.join_stream(thread["thread_id"], run["run_id"], last_event_id="3")]
     assert next(p.event for p in everything) == "metadata"
-    assert [p.data for p in later[1:]] == [p.data for p in everything[4:]]
+    # Strictly after the id given: event 0 (the metadata) is not sent again, nor event 3.
+    assert [(p.event, p.data) for p in after_first] == [(p.event, p.data) for p in everything[1:]]
+    assert [(p.event, p.data) for p in later] == [(p.event, p.data) for p in everything[4:]]
 
 
 async def test_reconnect_with_last_event_id_gets_missed_then_live_events(
@@ -138,11 +141,9 @@ async def test_reconnect_with_last_event_id_gets_missed_then_live_events(
                     resumed.append(int(line[4:]))
                 if line.startswith("event: "):
                     events.append(line[7:].strip())
-    assert resumed[0] == 0  # the metadata event, sent on every connection
-    resumed = resumed[1:]
-    assert resumed[0] == seen[-1] + 1  # nothing missed
+    assert resumed[0] == seen[-1] + 1  # nothing missed, nothing sent twice (not the metadata event 0)
     assert resumed == list(range(resumed[0], resumed[0] + len(resumed)))  # nothing skipped
-    assert events[0] == "metadata" and events[-1] == "end"
+    assert "metadata" not in events and events[-1] == "end"
 
 
 async def _slow_run(client: LangGraphClient, thread_id: str) -> dict[str, Any]:

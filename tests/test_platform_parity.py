@@ -111,6 +111,66 @@ async def test_state_at_a_checkpoint_and_history_by_get(live: LiveServer, keys: 
         assert bad.status_code == 422 and "limit" in bad.text
 
 
+@pytest.mark.parametrize("kind", ["unknown", "of another thread", "malformed"])
+async def test_a_checkpoint_the_thread_does_not_have_is_refused_naming_the_field(
+    live: LiveServer, keys: dict[str, str], kind: str
+) -> None:
+    client = sdk(live, keys["demo-retail"])
+    thread_id = await _tally_thread(client, 1)
+    other = await _tally_thread(client, 1)
+    checkpoint_id = {
+        "unknown": str(uuid.uuid4()),
+        "of another thread": (await client.threads.get_state(other))["checkpoint_id"],
+        "malformed": "not-a-checkpoint",
+    }[kind]
+    status = 422 if kind == "malformed" else 404
+    state = await client.threads.get_state(thread_id)
+    history = await client.threads.get_history(thread_id, limit=100)
+    runs = await client.runs.list(thread_id)
+    run = {"assistant_id": "tally", "input": []}
+    update = {"values": ["by hand"], "as_node": "mark"}
+    asked: list[tuple[str, str, dict[str, Any] | None, str]] = [
+        ("GET", f"/threads/{thread_id}/state/{checkpoint_id}", None, "checkpoint_id"),
+        (
+            "POST",
+            f"/threads/{thread_id}/state/checkpoint",
+            {"checkpoint": {"checkpoint_id": checkpoint_id}},
+            "checkpoint.checkpoint_id",
+        ),
+        ("POST", f"/threads/{thread_id}/state", {**update, "checkpoint_id": checkpoint_id}, "checkpoint_id"),
+        (
+            "POST",
+            f"/threads/{thread_id}/state",
+            {**update, "checkpoint": {"checkpoint_id": checkpoint_id}},
+            "checkpoint.checkpoint_id",
+        ),
+        ("POST", f"/threads/{thread_id}/runs", {**run, "checkpoint_id": checkpoint_id}, "checkpoint_id"),
+        (
+            "POST",
+            f"/threads/{thread_id}/runs/wait",
+            {**run, "checkpoint": {"checkpoint_id": checkpoint_id}},
+            "checkpoint.checkpoint_id",
+        ),
+        (
+            "POST",
+            f"/threads/{thread_id}/runs/stream",
+            {**run, "checkpoint_id": checkpoint_id},
+            "checkpoint_id",
+        ),
+        ("POST", "/runs/wait", {**run, "checkpoint_id": checkpoint_id}, "checkpoint_id"),
+    ]
+    headers = {"X-API-Key": keys["demo-retail"]}
+    async with httpx.AsyncClient(base_url=live.url, headers=headers, timeout=30) as http:
+        for method, path, body, field in asked:
+            answer = await http.request(method, path, json=body)
+            assert answer.status_code == status, (path, body, answer.text)
+            assert answer.json()["detail"].startswith(f"{field}: "), (path, answer.text)
+    # Nothing was stored: no run, no checkpoint.
+    assert await client.runs.list(thread_id) == runs
+    assert await client.threads.get_history(thread_id, limit=100) == history
+    assert (await client.threads.get_state(thread_id))["checkpoint_id"] == state["checkpoint_id"]
+
+
 async def test_a_list_state_is_updated_with_a_list(live: LiveServer, keys: dict[str, str]) -> None:
     client = sdk(live, keys["demo-retail"])
     thread_id = await _tally_thread(client, 1)
@@ -314,6 +374,8 @@ async def test_the_thread_stream_follows_every_run_and_state_update(
     reader.cancel()
     assert done(resumed) == [first["run_id"], second["run_id"]]
     assert [p.id for p in resumed if p.event == "values"] == ids[1:]
+    # Strictly after the id: the first run's start (its metadata event 0) is not sent again.
+    assert [p.data["run_id"] for p in resumed if "attempt" in p.data] == [second["run_id"]]
     with pytest.raises(UnprocessableEntityError):
         async for _ in await client.threads.join_stream(tid, stream_mode="everything"):  # type: ignore[arg-type]
             pass
@@ -465,6 +527,18 @@ async def test_wait_headers_stream_ids_and_info(live: LiveServer, keys: dict[str
                 if line.startswith("id:"):
                     replayed.append(line[3:].strip())
         assert replayed == ids
+        # A reconnect resumes strictly after the id it names: the first event is not sent again.
+        for seen in (1, 2):
+            resumed = []
+            async with http.stream(
+                "GET",
+                f"/threads/{thread['thread_id']}/runs/{run_id}/stream",
+                headers={"Last-Event-ID": ids[seen - 1]},
+            ) as again:
+                async for line in again.aiter_lines():
+                    if line.startswith("id:"):
+                        resumed.append(line[3:].strip())
+            assert resumed == ids[seen:]
 
         info = await httpx.AsyncClient(base_url=live.url).get("/info")
         assert info.status_code == 200 and info.json()["flags"]["assistants"] is True

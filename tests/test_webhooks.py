@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import uuid
 from collections.abc import AsyncIterator
-from ipaddress import IPv4Network
+from ipaddress import IPv4Network, IPv6Network, ip_address
 from typing import Any
 
 import pytest
@@ -20,7 +21,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from master_agent.evolution.webhooks import WebhookRefused, check_webhook_url, enqueue_webhook, pinned_request
+from master_agent.evolution.webhooks import (
+    Resolver,
+    WebhookRefused,
+    check_webhook_url,
+    enqueue_webhook,
+    pinned_request,
+)
 from master_agent.service.state import ServiceState
 from tests.live_server import LiveServer, free_port, live_server_fixture, sdk, two_tenant_keys
 
@@ -128,6 +135,79 @@ def test_the_edge_refuses_addresses_that_are_not_public() -> None:
     check_webhook_url("http://localhost:8080/hook", (IPv4Network("127.0.0.0/8"),))
 
 
+#: IPv6 forms that carry a refused IPv4 address (loopback, private, metadata), and what they carry.
+IPV6_CARRYING_REFUSED = [
+    pytest.param("::127.0.0.1", "127.0.0.1", id="ipv4-compatible"),
+    pytest.param("::ffff:127.0.0.1", "127.0.0.1", id="ipv4-mapped"),
+    pytest.param("::ffff:169.254.169.254", "169.254.169.254", id="ipv4-mapped-metadata"),
+    pytest.param("64:ff9b::7f00:1", "127.0.0.1", id="nat64-well-known"),
+    pytest.param("64:ff9b::a00:7", "10.0.0.7", id="nat64-well-known-private"),
+    pytest.param("64:ff9b:1::7f00:1", "64:ff9b:1::", id="nat64-local-use"),
+    pytest.param("2002:7f00:1::", "127.0.0.1", id="6to4"),
+    pytest.param("2002:a9fe:a9fe::1", "169.254.169.254", id="6to4-metadata"),
+    # Teredo: server 65.54.227.120 (public), client 127.0.0.1 stored with its bits inverted.
+    pytest.param("2001:0:4136:e378:8000:63bf:80ff:fffe", "127.0.0.1", id="teredo-client"),
+    pytest.param("2001:0:7f00:1:8000:63bf:f7f7:f7f7", "127.0.0.1", id="teredo-server"),
+    pytest.param("2600::5efe:127.0.0.1", "127.0.0.1", id="isatap"),
+    pytest.param("2600::200:5efe:10.1.2.3", "10.1.2.3", id="isatap-global-id"),
+]
+#: The same forms carrying a public IPv4 address (8.8.8.8): judged by it, so they may be called.
+IPV6_CARRYING_PUBLIC = [
+    pytest.param("::ffff:8.8.8.8", id="ipv4-mapped"),
+    pytest.param("::8.8.8.8", id="ipv4-compatible"),
+    pytest.param("64:ff9b::808:808", id="nat64-well-known"),
+    pytest.param("2002:808:808::1", id="6to4"),
+    pytest.param("2001:0:4136:e378:8000:63bf:f7f7:f7f7", id="teredo"),
+    pytest.param("2600::5efe:8.8.8.8", id="isatap"),
+]
+
+
+@pytest.mark.parametrize(("address", "carried"), IPV6_CARRYING_REFUSED)
+async def test_ipv6_forms_are_judged_by_the_ipv4_address_they_carry(address: str, carried: str) -> None:
+    nothing: tuple[IPv4Network, ...] = ()
+    with pytest.raises(WebhookRefused, match=re.escape(carried)):
+        check_webhook_url(f"http://[{address}]:8080/hook", nothing)
+    # At delivery, a name resolving to the address is refused as well.
+    with pytest.raises(WebhookRefused, match=re.escape(carried)):
+        await pinned_request("http://hooks.example.com:8080/hook", nothing, resolve=_resolving_to(address))
+
+
+@pytest.mark.parametrize("address", IPV6_CARRYING_PUBLIC)
+async def test_ipv6_forms_carrying_a_public_ipv4_address_may_be_called(address: str) -> None:
+    nothing: tuple[IPv4Network, ...] = ()
+    check_webhook_url(f"http://[{address}]/hook", nothing)
+    url, headers, _ = await pinned_request(
+        "http://hooks.example.com/hook", nothing, resolve=_resolving_to(address)
+    )
+    assert url == f"http://[{ip_address(address)}]/hook" and headers == {"Host": "hooks.example.com"}
+
+
+def test_an_allowed_network_covers_the_ipv6_forms_of_its_addresses() -> None:
+    loopback = (IPv4Network("127.0.0.0/8"),)
+    for address in (
+        "::ffff:127.0.0.1",
+        "::127.0.0.1",
+        "64:ff9b::7f00:1",
+        "2002:7f00:1::",
+        "2600::5efe:127.0.0.1",
+    ):
+        check_webhook_url(f"http://[{address}]/hook", loopback)
+    # The local-use NAT64 prefix is not public itself: allowing the IPv4 network is not enough.
+    with pytest.raises(WebhookRefused, match="64:ff9b:1::"):
+        check_webhook_url("http://[64:ff9b:1::7f00:1]/hook", loopback)
+    check_webhook_url("http://[64:ff9b:1::808:808]/hook", (IPv6Network("64:ff9b:1::/48"),))
+    with pytest.raises(WebhookRefused, match=re.escape("10.0.0.1")):
+        check_webhook_url("http://[64:ff9b:1::a00:1]/hook", (IPv6Network("64:ff9b:1::/48"),))
+
+
+def _resolving_to(address: str) -> Resolver:
+    async def resolve(host: str, port: int) -> list[str]:
+        assert host == "hooks.example.com"
+        return [address]
+
+    return resolve
+
+
 async def test_delivery_resolves_the_name_checks_every_address_and_pins_it() -> None:
     nothing: tuple[IPv4Network, ...] = ()
     with pytest.raises(WebhookRefused, match="loopback"):
@@ -233,7 +313,14 @@ async def test_webhooks_to_addresses_that_are_not_allowed_are_refused_naming_the
 ) -> None:
     client = sdk(live, keys["demo-retail"])
     thread = await client.threads.create()
-    for hook in ("http://169.254.169.254/latest/meta-data", "http://10.0.0.7/hook", "file:///etc/passwd"):
+    for hook in (
+        "http://169.254.169.254/latest/meta-data",
+        "http://10.0.0.7/hook",
+        "file:///etc/passwd",
+        "http://[::ffff:169.254.169.254]/latest/meta-data",
+        "http://[64:ff9b::a00:7]/hook",
+        "http://[2002:a9fe:a9fe::1]/latest/meta-data",
+    ):
         with pytest.raises(UnprocessableEntityError) as raised:
             await client.runs.create(thread["thread_id"], "tally", input=[], webhook=hook)
         assert "webhook" in raised.value.response.json()["detail"]  # type: ignore[attr-defined]

@@ -9,7 +9,9 @@ two processes never send the same try.
 
 Against server-side request forgery, a webhook may only reach public addresses: loopback, private,
 link-local (cloud metadata), shared and reserved ones are refused, unless a configured network allows
-them. A literal address is refused when the run is created; a host name is resolved at delivery, every
+them. An IPv6 address that maps or embeds an IPv4 address (``::ffff:127.0.0.1``, ``::127.0.0.1``, NAT64
+``64:ff9b::7f00:1``, 6to4 ``2002:7f00:1::``, Teredo, ISATAP) is judged by that IPv4 address too, so
+``64:ff9b::808:808`` (8.8.8.8) may be called and no IPv6 spelling of a refused IPv4 address may. A literal address is refused when the run is created; a host name is resolved at delivery, every
 address it resolves to is checked, and the request goes to the checked address (a second lookup cannot
 swap it), with the name in ``Host`` and in TLS's server name."""
 
@@ -21,7 +23,7 @@ import json
 import logging
 import socket
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
 from typing import Any, Literal
@@ -45,6 +47,18 @@ _METADATA_NAMES = ("metadata", "metadata.google.internal", "metadata.amazonaws.c
 Network = IPv4Network | IPv6Network
 Address = IPv4Address | IPv6Address
 Delivery = Literal["delivered", "retry", "failed"]
+#: How a host name becomes addresses at delivery: ``(host, port)`` to the addresses as text.
+Resolver = Callable[[str, int], Awaitable[list[str]]]
+
+#: IPv6 prefixes that only carry an IPv4 address (a NAT64 one in its last 32 bits, RFC 6052).
+_IPV4_COMPATIBLE = IPv6Network("::/96")  # deprecated, but a stack may still send it as IPv4
+_NAT64 = IPv6Network("64:ff9b::/96")
+_CARRIER_PREFIXES = (_NAT64, IPv6Network("::ffff:0:0/96"), IPv6Network("2002::/16"), IPv6Network("2001::/32"))
+#: RFC 8215 local-use NAT64: unreachable from the internet by definition, so refused unless allowed, and
+#: what it carries (in the /96 form deployments use) judged too.
+_NAT64_LOCAL = IPv6Network("64:ff9b:1::/48")
+#: ISATAP interface identifiers (RFC 5214): ``0:5efe`` or ``200:5efe``, then the IPv4 address.
+_ISATAP_IDS = (0x00005EFE, 0x02005EFE)
 
 ENQUEUE = """
 INSERT INTO outbox (message_id, tenant_id, channel, subject, body)
@@ -88,24 +102,64 @@ def _literal(host: str) -> Address | None:
         return None
 
 
-def _refusal(address: Address, allowed: Sequence[Network]) -> str | None:
-    """Why ``address`` may not be called (None: it may)."""
-    if isinstance(address, IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    if any(address.version == network.version and address in network for network in allowed):
-        return None
-    if address.is_global and not address.is_multicast:
-        return None
-    kind = (
-        "loopback"
-        if address.is_loopback
-        else "link-local"
-        if address.is_link_local
-        else "private"
-        if address.is_private
-        else "not public"
+def carried_ipv4(address: IPv6Address) -> list[IPv4Address]:
+    """The IPv4 addresses an IPv6 address maps or embeds: a connection to it may end at any of them
+    (this machine's stack, a NAT64 translator, a 6to4 or Teredo relay, an ISATAP tunnel)."""
+    value = int(address)
+    last32 = IPv4Address(value & 0xFFFFFFFF)
+    carried: list[IPv4Address] = []
+    if address.ipv4_mapped is not None:
+        carried.append(address.ipv4_mapped)
+    if _is_ipv4_compatible(address) or address in _NAT64 or address in _NAT64_LOCAL:
+        carried.append(last32)
+    if address.sixtofour is not None:
+        carried.append(address.sixtofour)
+    if address.teredo is not None:
+        carried.extend(address.teredo)  # the Teredo server, and the client (its bits inverted)
+    if (value >> 32) & 0xFFFFFFFF in _ISATAP_IDS:
+        carried.append(last32)
+    return carried
+
+
+def _is_ipv4_compatible(address: IPv6Address) -> bool:
+    # :: and ::1 are the unspecified and loopback addresses, not IPv4-compatible ones (RFC 4291).
+    return address in _IPV4_COMPATIBLE and int(address) > 1
+
+
+def _is_carrier(address: Address) -> bool:
+    """In a prefix whose only meaning is the IPv4 address it carries."""
+    return isinstance(address, IPv6Address) and (
+        _is_ipv4_compatible(address) or any(address in prefix for prefix in _CARRIER_PREFIXES)
     )
-    return f"{address} is a {kind} address (allow its network in MASTER_AGENT_WEBHOOK_ALLOWED_NETWORKS to call it)"
+
+
+def _may_call(address: Address, allowed: Sequence[Network]) -> bool:
+    if any(address.version == network.version and address in network for network in allowed):
+        return True
+    return address.is_global and not address.is_multicast and address not in _NAT64_LOCAL
+
+
+def _kind(address: Address) -> str:
+    if address.is_loopback:
+        return "a loopback address"
+    if address.is_link_local:
+        return "a link-local address"
+    return "a private address" if address.is_private else "not a public address"
+
+
+def _refusal(address: Address, allowed: Sequence[Network]) -> str | None:
+    """Why ``address`` may not be called (None: it may). An IPv6 address is judged by every IPv4
+    address it carries as well as by itself, except that a prefix that only carries IPv4 (mapped,
+    compatible, NAT64 64:ff9b::/96, 6to4, Teredo) is judged by what it carries alone: Python's own
+    verdict on those prefixes changes between versions, and says nothing about where they lead."""
+    hint = " (allow its network in MASTER_AGENT_WEBHOOK_ALLOWED_NETWORKS to call it)"
+    if not _is_carrier(address) and not _may_call(address, allowed):
+        return f"{address} is {_kind(address)}{hint}"
+    if isinstance(address, IPv6Address):
+        for carried in carried_ipv4(address):
+            if not _may_call(carried, allowed):
+                return f"{address} carries the IPv4 address {carried}, which is {_kind(carried)}{hint}"
+    return None
 
 
 def check_webhook_url(url: str, allowed: Sequence[Network]) -> None:
@@ -131,7 +185,18 @@ def check_webhook_url(url: str, allowed: Sequence[Network]) -> None:
         raise WebhookRefused(reason)
 
 
-async def pinned_request(url: str, allowed: Sequence[Network]) -> tuple[str, dict[str, str], dict[str, Any]]:
+async def resolve_host(host: str, port: int) -> list[str]:
+    """Every address ``host`` resolves to (the system resolver)."""
+    try:
+        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as error:
+        raise ConnectionError(f"{host} does not resolve: {error}") from None
+    return [str(info[4][0]) for info in infos]
+
+
+async def pinned_request(
+    url: str, allowed: Sequence[Network], resolve: Resolver = resolve_host
+) -> tuple[str, dict[str, str], dict[str, Any]]:
     """The URL to call with the host replaced by its checked address, the ``Host`` header, and the
     request extensions (TLS's server name)."""
     check_webhook_url(url, allowed)
@@ -142,11 +207,8 @@ async def pinned_request(url: str, allowed: Sequence[Network]) -> tuple[str, dic
     if literal is not None:
         addresses: list[Address] = [literal]
     else:
-        try:
-            infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except OSError as error:
-            raise ConnectionError(f"{host} does not resolve: {error}") from None
-        addresses = list(dict.fromkeys(ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos))
+        resolved = await resolve(host, port)
+        addresses = list(dict.fromkeys(ipaddress.ip_address(found.split("%")[0]) for found in resolved))
     for address in addresses:
         reason = _refusal(address, allowed)
         if reason is not None:

@@ -3,15 +3,20 @@
 - Request heads over ``MASTER_AGENT_MAX_HEADER_BYTES``: 431, the connection closed (uvicorn's
   httptools parser keeps no limit of its own).
 - Request bodies over ``MASTER_AGENT_MAX_BODY_BYTES``, declared or chunked: 413.
-- JSON that is not strict JSON (``NaN``, ``Infinity``), nested deeper than ``MAX_JSON_DEPTH``, or
-  holding a lone surrogate, which no JSON column can store: 422 naming the place.
+- JSON bodies that are not UTF-8 (UTF-16 or UTF-32, with or without a byte order mark, or a
+  ``charset`` other than UTF-8 declared): 422.
+- JSON that is not strict JSON (``NaN``, ``Infinity``), nested deeper than ``MAX_JSON_DEPTH``,
+  holding a lone surrogate, which no JSON column can store, an integer beyond 64 bits or a number
+  beyond a double (``1e400``): 422 naming the place.
 - Metadata documents deeper than ``MAX_METADATA_DEPTH`` or larger than ``MAX_METADATA_BYTES``: 422.
 """
 
 from __future__ import annotations
 
+import email.message
 import functools
 import json
+import math
 import re
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Annotated, Any
@@ -37,9 +42,41 @@ class JsonInputError(ValueError):
     """A JSON document the service does not accept; ``str()`` names where."""
 
 
+#: Integers a JSON body may hold: a signed 64-bit integer's (Postgres bigint, every SDK's int64).
+MIN_JSON_INT = -(2**63)
+MAX_JSON_INT = 2**63 - 1
+#: Digits of the longest integer within the bound: a longer one is never converted (``int()`` of
+#: thousands of digits is slow, and past 4300 Python refuses it with a ValueError).
+_MAX_INT_DIGITS = len(str(MAX_JSON_INT))
+#: Charsets a body may declare: UTF-8, or ASCII, a subset of it.
+_UTF8_CHARSETS = frozenset({"utf-8", "utf8", "us-ascii", "ascii"})
+
+
+class _OutOfRange(str):
+    """A number as the request wrote it, beyond the bounds: kept until its place is known."""
+
+    __slots__ = ()
+
+
+def _parse_int(digits: str) -> int | _OutOfRange:
+    if len(digits.lstrip("-")) > _MAX_INT_DIGITS:
+        return _OutOfRange(digits)
+    value = int(digits)
+    return value if MIN_JSON_INT <= value <= MAX_JSON_INT else _OutOfRange(digits)
+
+
+def _parse_float(text: str) -> float | _OutOfRange:
+    value = float(text)
+    return value if math.isfinite(value) else _OutOfRange(text)
+
+
+def _shown(number: str) -> str:
+    return number if len(number) <= 24 else f"{number[:20]}... ({len(number)} characters)"
+
+
 def check_json_value(value: Any, *, max_depth: int = MAX_JSON_DEPTH, where: str = "body") -> None:
-    """Refuse nesting beyond ``max_depth``, lone surrogates and non-finite numbers (iteratively, so a
-    hostile depth cannot exhaust the stack)."""
+    """Refuse nesting beyond ``max_depth``, lone surrogates, non-finite numbers and integers beyond
+    64 bits (iteratively, so a hostile depth cannot exhaust the stack)."""
     pending: list[tuple[Any, str, int]] = [(value, where, 1)]
     while pending:
         item, path, depth = pending.pop()
@@ -53,11 +90,21 @@ def check_json_value(value: Any, *, max_depth: int = MAX_JSON_DEPTH, where: str 
                     pending.append((child, f"{path}.{key}", depth + 1))
             else:
                 pending.extend((child, f"{path}[{index}]", depth + 1) for index, child in enumerate(item))
+        elif isinstance(item, _OutOfRange):
+            if any(mark in item for mark in ".eE"):
+                raise JsonInputError(
+                    f"{path}: {_shown(item)} is beyond the range of a double (about 1.8e308)"
+                )
+            raise JsonInputError(f"{path}: {_shown(item)} is beyond a 64-bit integer (-2**63 to 2**63-1)")
         elif isinstance(item, str):
             if _SURROGATE.search(item):
                 raise JsonInputError(f"{path}: a lone surrogate is not valid Unicode")
-        elif isinstance(item, float) and (item != item or item in (float("inf"), float("-inf"))):
+        elif isinstance(item, float) and not math.isfinite(item):
             raise JsonInputError(f"{path}: NaN and Infinity are not JSON numbers")
+        elif isinstance(item, int) and not MIN_JSON_INT <= item <= MAX_JSON_INT:
+            raise JsonInputError(
+                f"{path}: {_shown(str(item))} is beyond a 64-bit integer (-2**63 to 2**63-1)"
+            )
 
 
 def _refuse_constant(name: str) -> Any:
@@ -65,13 +112,36 @@ def _refuse_constant(name: str) -> Any:
 
 
 def parse_json_body(body: bytes) -> Any:
-    """Strict JSON: what the standard allows, within the depth bound."""
+    """Strict JSON: UTF-8 text of what the standard allows, within the depth and number bounds."""
     try:
-        value = json.loads(body, parse_constant=_refuse_constant)
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise JsonInputError(f"body: must be UTF-8 JSON (byte {error.start} is not UTF-8)") from None
+    # UTF-16 and UTF-32 of ASCII text decode as UTF-8 with NULs between; a raw NUL is never JSON.
+    if "\x00" in text:
+        raise JsonInputError("body: must be UTF-8 JSON (it holds NUL bytes, as UTF-16 or UTF-32 does)")
+    try:
+        value = json.loads(
+            text.removeprefix("\ufeff"),  # RFC 8259 lets a parser ignore a UTF-8 byte order mark
+            parse_constant=_refuse_constant,
+            parse_int=_parse_int,
+            parse_float=_parse_float,
+        )
     except RecursionError:
         raise JsonInputError(f"body: nested deeper than {MAX_JSON_DEPTH} levels") from None
     check_json_value(value)
     return value
+
+
+def check_json_charset(content_type: str | None) -> None:
+    """Refuse a body declared in another charset than UTF-8 (it would be read as UTF-8 all the same)."""
+    if not content_type:
+        return
+    message = email.message.Message()
+    message["content-type"] = content_type
+    charset = message.get_content_charset()
+    if charset is not None and charset not in _UTF8_CHARSETS:
+        raise JsonInputError(f"body: must be UTF-8 JSON (the request declares charset={charset})")
 
 
 def _check_metadata(value: dict[str, Any]) -> dict[str, Any]:
@@ -90,6 +160,7 @@ class _StrictJsonRequest(Request):
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
             try:
+                check_json_charset(self.headers.get("content-type"))
                 self._json = parse_json_body(await self.body())
             except JsonInputError as error:
                 raise HTTPException(422, detail=str(error)) from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import uuid
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
@@ -33,7 +34,12 @@ from master_agent.runtime.solve import MAX_GOAL_CHARS
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
 from master_agent.service.graph_state import run_json, run_output, snapshot_json, thread_snapshot
 from master_agent.service.limits import Metadata, StrictJsonRoute
-from master_agent.service.routes.threads import MASTER_STATE_KEYS, check_state_keys, existing_thread
+from master_agent.service.routes.threads import (
+    MASTER_STATE_KEYS,
+    check_checkpoint,
+    check_state_keys,
+    existing_thread,
+)
 from master_agent.service.threads import Thread, create_thread, delete_thread, get_thread
 from master_agent.storage.outages import OutageTooLong, through_outages
 
@@ -88,6 +94,13 @@ async def check_run_request(
             check_webhook_url(body.webhook, resources.settings.webhook_allowed_networks)
         except WebhookRefused as refused:
             raise HTTPException(422, detail=f"webhook: {refused}") from None
+    if body.checkpoint:
+        wanted = {key: body.checkpoint.get(key) for key in ("checkpoint_id", "checkpoint_ns")}
+        await check_checkpoint(resources, thread.thread_id, wanted, "checkpoint.")
+    if body.checkpoint_id:
+        namespace = (body.checkpoint or {}).get("checkpoint_ns")
+        wanted = {"checkpoint_id": body.checkpoint_id, "checkpoint_ns": namespace}
+        await check_checkpoint(resources, thread.thread_id, wanted)
     if body.input is not None and body.command is not None:
         raise HTTPException(422, detail="input: a run takes input or a command, not both")
     if body.input is None and body.command is None:
@@ -643,18 +656,19 @@ class StreamedRun:
 
 
 async def _events(
-    queue: RunQueue, run: StreamedRun, last_event_id: int, cancel_on_disconnect: bool
+    queue: RunQueue, run: StreamedRun, last_event_id: int | None, cancel_on_disconnect: bool
 ) -> AsyncIterator[dict[str, str]]:
-    """The run's events after ``last_event_id``, then live ones, until ``end``. The first event goes
-    out at once, before the graph's first step."""
+    """The run's events strictly after ``last_event_id`` (None: from the start, the ``metadata``
+    event 0 first, out at once before the graph's first step), then live ones, until ``end``."""
     run_id = run.run_id
     # Subscribed before the stored events are read: every later event arrives live, none is missed.
     live = queue.events.subscribe(run_id)
-    seen = last_event_id
+    seen = last_event_id if last_event_id is not None else 0
     ended = False
     try:
-        metadata = {"run_id": run_id, "thread_id": run.thread_id, "attempt": run.attempt}
-        yield {"event": "metadata", "data": json.dumps(metadata), "id": "0"}
+        if last_event_id is None:
+            metadata = {"run_id": run_id, "thread_id": run.thread_id, "attempt": run.attempt}
+            yield {"event": "metadata", "data": json.dumps(metadata), "id": "0"}
         if run.stored is not None:
             try:
                 await asyncio.shield(run.stored)
@@ -733,6 +747,19 @@ async def counted(gauge: Gauge, events: AsyncIterator[dict[str, str]]) -> AsyncI
         gauge.dec()
 
 
+#: A run's event id: its sequence number, at most 18 digits (the column holds far fewer; a longer
+#: string is no id of ours, and ``int()`` of thousands of digits would be refused).
+_EVENT_ID = re.compile(r"[0-9]{1,18}")
+
+
+def event_seq(last_event_id: str | None) -> int | None:
+    """The event a reconnect resumes strictly after; None (from the start, as langgraph-api does) for
+    no id or one that is not ours (another server's, a proxy's)."""
+    if last_event_id is None or not _EVENT_ID.fullmatch(last_event_id):
+        return None
+    return int(last_event_id)
+
+
 def stream_response(
     queue: RunQueue,
     run: Run | StreamedRun,
@@ -741,9 +768,7 @@ def stream_response(
     cancel_on_disconnect: bool,
 ) -> EventSourceResponse:
     gauge = request.app.state.service.metrics.active_streams
-    # An id that is not one of ours (another server's, a proxy's) replays the run from its start, as
-    # langgraph-api does.
-    after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
+    after = event_seq(last_event_id)
     streamed = run if isinstance(run, StreamedRun) else StreamedRun.of(run)
     location = f"/threads/{run.thread_id}/runs/{run.run_id}/stream"
     return EventSourceResponse(
@@ -887,8 +912,8 @@ async def thread_events(
         for row in runs:
             run = Run.from_row(row)
             seen.append(run.run_id)
-            after_seq = resume[1] if resume is not None and resume[0] == str(run.run_id) else 0
-            if after_seq >= STREAM_DONE_SEQ:
+            after_seq = resume[1] if resume is not None and resume[0] == str(run.run_id) else None
+            if after_seq is not None and after_seq >= STREAM_DONE_SEQ:
                 continue  # the client has all of it
             async for item in _events(queue, StreamedRun.of(run), after_seq, False):
                 event = item["event"]
@@ -954,8 +979,9 @@ async def join_thread_stream(
     resume: tuple[str, int] | None = None
     if last_event_id:
         run_part, _, seq_part = last_event_id.partition(":")
+        seq = event_seq(seq_part)
         with contextlib.suppress(ValueError):
-            resume = (str(uuid.UUID(run_part)), int(seq_part))
+            resume = (str(uuid.UUID(run_part)), seq) if seq is not None else None
     gauge = request.app.state.service.metrics.active_streams
     return EventSourceResponse(
         counted(gauge, thread_events(queue, tenant, thread, modes, resume)), ping=KEEPALIVE_S

@@ -143,6 +143,52 @@ async def existing_thread(resources: ResourcesDep, tenant: str, thread_id: uuid.
     return thread
 
 
+#: Whether the thread has a checkpoint (the one named, or any in the namespace named).
+CHECKPOINT_EXISTS = """
+SELECT 1 FROM checkpoints
+WHERE thread_id = %(thread)s AND checkpoint_ns = %(ns)s AND (%(id)s::text IS NULL OR checkpoint_id = %(id)s)
+LIMIT 1
+"""
+
+
+async def check_checkpoint(
+    resources: ResourcesDep, thread_id: uuid.UUID, wanted: dict[str, Any], where: str = ""
+) -> None:
+    """Refuse a checkpoint a request names that the thread does not have: 422 for what cannot be a
+    checkpoint id (LangGraph's are UUIDs), 404 for one the thread lacks, as langgraph-api answers.
+    Without this a state update or a run would start from an empty state as if the thread were new.
+    ``wanted``: ``checkpoint_id`` and ``checkpoint_ns`` as sent; ``where``: the fields' prefix."""
+    checkpoint_id = wanted.get("checkpoint_id") or None
+    namespace = wanted.get("checkpoint_ns") or ""
+    if checkpoint_id is not None:
+        if not isinstance(checkpoint_id, str):
+            raise HTTPException(422, detail=f"{where}checkpoint_id: a checkpoint id (a string)")
+        try:
+            uuid.UUID(checkpoint_id)
+        except ValueError:
+            shown = checkpoint_id if len(checkpoint_id) <= 64 else checkpoint_id[:64] + "..."
+            raise HTTPException(
+                422, detail=f"{where}checkpoint_id: {shown!r} is not a checkpoint id (a UUID)"
+            ) from None
+    if not isinstance(namespace, str):
+        raise HTTPException(422, detail=f"{where}checkpoint_ns: a checkpoint namespace (a string)")
+    if checkpoint_id is None and not namespace:
+        return  # the latest checkpoint: nothing named
+    async with resources.database.pool.connection() as conn:
+        found = await (
+            await conn.execute(
+                CHECKPOINT_EXISTS, {"thread": str(thread_id), "ns": namespace, "id": checkpoint_id}
+            )
+        ).fetchone()
+    if found is None:
+        inside = f" in namespace {namespace!r}" if namespace else ""
+        if checkpoint_id is None:
+            raise HTTPException(404, detail=f"{where}checkpoint_ns: no checkpoint{inside} on this thread")
+        raise HTTPException(
+            404, detail=f"{where}checkpoint_id: no checkpoint {checkpoint_id}{inside} on this thread"
+        )
+
+
 @router.post("", response_model=Thread)
 async def create(body: ThreadCreate, tenant: TenantDep, resources: ResourcesDep) -> Thread:
     created = await create_thread(
@@ -270,18 +316,20 @@ async def post_state_at_checkpoint(
     wanted = {
         key: body.checkpoint[key] for key in ("checkpoint_id", "checkpoint_ns") if body.checkpoint.get(key)
     }
-    return await _state_at(resources, tenant, thread_id, wanted, body.subgraphs)
+    return await _state_at(resources, tenant, thread_id, wanted, body.subgraphs, where="checkpoint.")
 
 
 async def _state_at(
-    resources: ResourcesDep, tenant: str, thread_id: uuid.UUID, checkpoint: dict[str, Any], subgraphs: bool
+    resources: ResourcesDep,
+    tenant: str,
+    thread_id: uuid.UUID,
+    checkpoint: dict[str, Any],
+    subgraphs: bool,
+    where: str = "",
 ) -> dict[str, Any]:
     thread = await existing_thread(resources, tenant, thread_id)
+    await check_checkpoint(resources, thread_id, checkpoint, where)
     snapshot = await thread_snapshot(resources, tenant, thread, checkpoint, subgraphs)
-    if checkpoint.get("checkpoint_id") and snapshot.created_at is None:
-        raise HTTPException(
-            404, detail=f"checkpoint_id: no checkpoint {checkpoint['checkpoint_id']} on this thread"
-        )
     return snapshot_json(snapshot)
 
 
@@ -298,6 +346,8 @@ async def update_state(
     config = latest
     if body.checkpoint_id or body.checkpoint:
         checkpoint_id = body.checkpoint_id or (body.checkpoint or {}).get("checkpoint_id")
+        where = "" if body.checkpoint_id else "checkpoint."
+        await check_checkpoint(resources, thread_id, {"checkpoint_id": checkpoint_id}, where)
         config = {**config, "configurable": {**config["configurable"], "checkpoint_id": checkpoint_id}}
     # A list is the whole update of a graph whose state is a list (messages); the graph judges it.
     if isinstance(body.values, dict):
