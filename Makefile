@@ -12,7 +12,7 @@ GOAL ?= Increase Store 5's accessory attach rate by 20% within 60 days
 LLM_VENV ?= .venv-llm
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: install js-deps browser serve demo demo-assistant demo-lending test lint bench api-diff eval-evolution eval-routing eval-lending eval-meta test-local-llm clean
+.PHONY: install js-deps browser serve demo demo-assistant demo-lending test lint bench api-diff eval-evolution eval-routing eval-lending eval-meta eval-truth test-local-llm clean
 
 $(BIN)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or set PYTHON=...)"; exit 1; }
@@ -74,6 +74,11 @@ bench: install
 # langgraph-api's operations (its shipped OpenAPI document) this service does not serve, and why.
 api-diff: install
 	$(BIN)/python -m master_agent.service.api_parity
+
+# Truthful answers: labelled goals, data questions and chat (tuning and held-out parts) against the real
+# service; prints the false-success rate, the correct-window rate and accuracy per expected kind.
+eval-truth: install
+	PYTHONPATH=. $(BIN)/python benchmarks/eval_truth.py
 
 eval-evolution: install
 	PYTHONPATH=. $(BIN)/python benchmarks/eval_evolution.py

@@ -1,0 +1,306 @@
+"""``make eval-truth``: is a `success` backed, and does it answer what was asked?
+
+Labelled cases (``benchmarks/eval_truth/``: ``tuning.json`` and ``heldout.json``, written from the user's
+side by someone who had not read the code; the held-out part is never used for tuning) go to a real
+``master-agent serve`` on the embedded Postgres, offline model, the service's clock at
+``MASTER_AGENT_NOW`` (2026-11-25): goals over ``POST /api/cs/strategic-goals``, chat over
+``POST /chat/stream`` (a follow-up in the thread of the case it follows). Each answer is read back
+from the API and judged against the case:
+
+- its kind (answer, no_data, success, partial, clarify, out_of_scope, error);
+- for a data answer, the number against the case's own SQL run on the tenant's rows, and the window;
+- for a goal, the store, the target (absolute, relative, points, multiple) and the deadline.
+
+Printed per part: false-success rate (an answer or `success` that is not backed: wrong kind, number,
+window, store or target; goal 0), correct-window rate (goal 100%), and accuracy per expected kind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+from benchmarks.service import serving
+from psycopg.rows import dict_row
+
+CASES_DIR = Path(__file__).with_name("eval_truth")
+PARTS = ("tuning", "heldout")
+#: The service's clock during the evaluation (the cases' "today").
+NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
+DATA_SCHEMA = "tenant_demo_retail"
+#: Kinds that claim the question was answered.
+CLAIMS = {"answer", "success"}
+
+
+@dataclass
+class Verdict:
+    case: dict[str, Any]
+    part: str
+    kind: str
+    problems: list[str] = field(default_factory=list)
+    window_checked: bool = False
+    window_right: bool = False
+    detail: str = ""
+
+    @property
+    def expected(self) -> str:
+        return str(self.case["expect"]["kind"])
+
+    @property
+    def correct(self) -> bool:
+        return self.kind == self.expected and not self.problems
+
+    @property
+    def false_success(self) -> bool:
+        return self.kind in CLAIMS and not self.correct
+
+
+def load_cases(part: str) -> list[dict[str, Any]]:
+    cases: list[dict[str, Any]] = json.loads((CASES_DIR / f"{part}.json").read_text())
+    return cases
+
+
+# -- talking to the service ----------------------------------------------------------------------
+
+
+async def chat(http: httpx.AsyncClient, text: str, thread_id: str | None) -> tuple[str, dict[str, Any]]:
+    body: dict[str, Any] = {"message": text, **({"thread_id": thread_id} if thread_id else {})}
+    thread = thread_id
+    async with http.stream("POST", "/chat/stream", json=body) as response:
+        if response.status_code != 200:
+            return thread or "", {"error": f"/chat/stream answered {response.status_code}"}
+        name = ""
+        async for line in response.aiter_lines():
+            if line.startswith("event: "):
+                name = line[7:].strip()
+            elif line.startswith("data: ") and name == "metadata" and thread is None:
+                thread = json.loads(line[6:]).get("thread_id")
+    assert thread is not None
+    state = (await http.get(f"/threads/{thread}/state")).json()
+    return thread, state.get("values") or {}
+
+
+async def goal(http: httpx.AsyncClient, text: str) -> dict[str, Any]:
+    accepted = await http.post("/api/cs/strategic-goals", json={"goal": text})
+    if accepted.status_code != 202:
+        return {"status": "refused", "http": accepted.status_code, "detail": accepted.text[:300]}
+    link = accepted.json()["links"]["self"]
+    for _ in range(600):
+        answer: dict[str, Any] = (await http.get(link)).json()
+        if answer.get("status") not in ("pending", "running"):
+            return answer
+        await asyncio.sleep(0.25)
+    return {"status": "timeout"}
+
+
+# -- reading an answer ---------------------------------------------------------------------------
+
+
+def solution_kind(solution: dict[str, Any] | None, status: str | None) -> str:
+    if status == "interrupted":
+        return "clarify"
+    if solution and solution.get("scope") == "out_of_scope":
+        return "out_of_scope"
+    return {"success": "success", "partial": "partial"}.get(str(status), "error")
+
+
+def chat_kind(values: dict[str, Any]) -> str:
+    reply = values.get("reply") or {}
+    kind = reply.get("kind")
+    if values.get("clarifying") or kind == "clarification":
+        return "clarify"
+    if kind == "query":
+        data = reply.get("data") or {}
+        if data.get("outcome"):
+            return str(data["outcome"])
+        if reply.get("status") == "success" and data.get("value") is not None:
+            return "answer"
+        return "partial"
+    if kind == "agent":
+        solution = values.get("solution") or (reply.get("data") or {}).get("solution")
+        return solution_kind(solution, reply.get("status"))
+    return "error" if reply.get("status") == "error" else str(kind or "none")
+
+
+def _day(value: str) -> date:
+    return datetime.fromisoformat(value).astimezone(UTC).date()
+
+
+def check_window(verdict: Verdict, window: dict[str, Any] | None) -> None:
+    expected = verdict.case["expect"].get("window")
+    if not expected or verdict.expected not in ("answer", "no_data"):
+        return
+    verdict.window_checked = True
+    if not window or not window.get("start") or not window.get("end"):
+        verdict.problems.append("no window stated")
+        return
+    start = _day(window["start"])
+    last = (datetime.fromisoformat(window["end"]).astimezone(UTC) - timedelta(seconds=1)).date()
+    want = (date.fromisoformat(expected["start"]), date.fromisoformat(expected["end"]))
+    verdict.window_right = (start, last) == want
+    if not verdict.window_right:
+        verdict.problems.append(f"window {start}..{last}, asked {want[0]}..{want[1]}")
+
+
+def check_value(verdict: Verdict, value: Any, truth: float | None) -> None:
+    if verdict.expected != "answer" or verdict.kind != "answer":
+        return
+    if truth is None:
+        verdict.problems.append("the case's SQL found no value")
+        return
+    if value is None or abs(float(value) - truth) > max(1e-4, 1e-6 * abs(truth)):
+        verdict.problems.append(f"value {value}, rows say {truth:.6g}")
+
+
+def check_goal(verdict: Verdict, solution: dict[str, Any] | None) -> None:
+    expect = verdict.case["expect"]
+    if verdict.kind != "success" or not solution:
+        return
+    outcome = solution.get("expected_outcome") or {}
+    store = expect.get("store_id")
+    if store is not None and outcome.get("store_id") != store:
+        verdict.problems.append(f"store {outcome.get('store_id')}, asked {store}")
+    target = expect.get("target")
+    if not target:
+        return
+    baseline, got = outcome.get("baseline"), outcome.get("target")
+    if not isinstance(baseline, int | float) or not isinstance(got, int | float):
+        verdict.problems.append("no baseline and target in the expected outcome")
+        return
+    value = float(target["value"])
+    want = {
+        "absolute": value,
+        "relative": baseline * (1 + value),
+        "points": baseline + value / 100,
+        "multiple": baseline * value,
+    }.get(target["form"])
+    if want is not None and abs(got - want) > max(5e-4, 0.01 * abs(want)):
+        verdict.problems.append(f"target {got:.4f}, asked {target['form']} {value} -> {want:.4f}")
+    deadline = target.get("deadline")
+    days = outcome.get("timeline_days")
+    if deadline and isinstance(days, int | float):
+        due = (NOW + timedelta(days=float(days))).date()
+        if abs((due - date.fromisoformat(deadline)).days) > 1:
+            verdict.problems.append(f"deadline {due}, asked {deadline}")
+
+
+# -- the run -------------------------------------------------------------------------------------
+
+
+async def truth_of(conn: psycopg.AsyncConnection[Any], sql: str | None) -> float | None:
+    if not sql:
+        return None
+    row = await (await conn.execute(sql)).fetchone()
+    value = row["value"] if row else None
+    return None if value is None else float(value)
+
+
+async def evaluate_part(
+    http: httpx.AsyncClient, conn: psycopg.AsyncConnection[Any], part: str, cases: list[dict[str, Any]]
+) -> list[Verdict]:
+    threads: dict[str, str] = {}
+    verdicts: list[Verdict] = []
+    for case in cases:
+        expect = case["expect"]
+        if case["channel"] == "goal":
+            answer = await goal(http, case["text"])
+            solution = answer.get("solution")
+            verdict = Verdict(case, part, solution_kind(solution, answer.get("status")))
+            check_goal(verdict, solution)
+            verdict.detail = str((solution or {}).get("expected_outcome") or answer.get("status"))[:160]
+        else:
+            thread_id, values = await chat(http, case["text"], threads.get(case.get("after") or ""))
+            threads[case["id"]] = thread_id
+            verdict = Verdict(case, part, chat_kind(values))
+            reply = values.get("reply") or {}
+            data = reply.get("data") or {}
+            if reply.get("kind") == "query":
+                check_window(verdict, data.get("window"))
+                check_value(verdict, data.get("value"), await truth_of(conn, expect.get("value_sql")))
+            elif verdict.kind == "success":
+                check_goal(verdict, values.get("solution"))
+            verdict.detail = str(reply.get("text") or "")[:160].replace("\n", " ")
+        verdicts.append(verdict)
+    return verdicts
+
+
+def report(verdicts: list[Verdict], part: str, verbose: bool) -> dict[str, float]:
+    claimed = [v for v in verdicts if v.kind in CLAIMS]
+    windows = [v for v in verdicts if v.window_checked]
+    by_kind: dict[str, list[Verdict]] = defaultdict(list)
+    for verdict in verdicts:
+        by_kind[verdict.expected].append(verdict)
+    false_success = sum(v.false_success for v in verdicts)
+    figures = {
+        "cases": len(verdicts),
+        "accuracy": sum(v.correct for v in verdicts) / len(verdicts),
+        "false_success_rate": false_success / len(claimed) if claimed else 0.0,
+        "correct_window_rate": sum(v.window_right for v in windows) / len(windows) if windows else 1.0,
+    }
+    print(f"\n== {part}: {len(verdicts)} cases")
+    print(
+        f"  false-success rate   {figures['false_success_rate']:6.1%}  ({false_success} of {len(claimed)} "
+        "answers or successes are not backed; goal 0)"
+    )
+    print(
+        f"  correct-window rate  {figures['correct_window_rate']:6.1%}  "
+        f"({sum(v.window_right for v in windows)} of {len(windows)}; goal 100%)"
+    )
+    print(f"  overall accuracy     {figures['accuracy']:6.1%}")
+    for kind in sorted(by_kind):
+        group = by_kind[kind]
+        answered = Counter(v.kind for v in group)
+        print(
+            f"  {kind:13s} {sum(v.correct for v in group):3d}/{len(group):<3d} answered as "
+            + ", ".join(f"{k} {n}" for k, n in answered.most_common())
+        )
+    if verbose:
+        for verdict in verdicts:
+            mark = "ok " if verdict.correct else ("FS " if verdict.false_success else "-- ")
+            print(f"  {mark}{verdict.case['id']:28s} want {verdict.expected:12s} got {verdict.kind:12s} "
+                  f"{'; '.join(verdict.problems)}")  # fmt: skip
+            if not verdict.correct:
+                print(f"       {verdict.detail}")
+    return figures
+
+
+async def main_async(url: str, key: str, database_uri: str, parts: list[str], verbose: bool) -> int:
+    async with (
+        httpx.AsyncClient(base_url=url, headers={"X-API-Key": key}, timeout=300) as http,
+        await psycopg.AsyncConnection.connect(database_uri, row_factory=dict_row, autocommit=True) as conn,
+    ):
+        await conn.execute(f"SET search_path TO {DATA_SCHEMA}")
+        for part in parts:
+            verdicts = await evaluate_part(http, conn, part, load_cases(part))
+            # The held-out part is reported, never listed case by case (nobody tunes on it).
+            report(verdicts, part, verbose and part != "heldout")
+    return 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parts", default=",".join(PARTS), help="tuning, heldout or both")
+    parser.add_argument("--verbose", action="store_true", help="each tuning case and why it failed")
+    args = parser.parse_args()
+    parts = [part for part in args.parts.split(",") if part]
+    with tempfile.TemporaryDirectory() as data_dir:
+        env = {"MASTER_AGENT_NOW": NOW.isoformat()}
+        with serving(data_dir, extra_env=env, workers=1) as service:
+            from pgserver import get_server  # type: ignore[attr-defined]
+
+            uri = get_server(Path(data_dir) / "pg").get_uri()
+            sys.exit(asyncio.run(main_async(service.url, service.key, uri, parts, args.verbose)))
+
+
+if __name__ == "__main__":
+    main()
