@@ -197,6 +197,32 @@ async def test_runs_past_the_limit_are_refused_and_nothing_is_stored(
     assert (await client.get(f"/threads/{threads[0]}")).status_code == 200
     other = await clients["calm-shop"].post("/runs", json=run)
     assert other.status_code == 200, other.text
+    # A body the counting cannot read is the body validation's to refuse, never a server error.
+    for path in ("/runs/batch", f"/threads/{threads[0]}/commands"):
+        for content in (b"", b"{not json"):
+            answer = await clients["calm-shop"].post(path, content=content)
+            assert answer.status_code == 422, answer.text
+
+
+async def test_the_console_goal_form_counts_its_run(live: LiveServer, keys: dict[str, str]) -> None:
+    # runs-shop used up its runs in the test above (the runs window is an hour).
+    async with httpx.AsyncClient(base_url=live.url, timeout=60) as client:
+        shown = await client.get("/console/sign-in")
+        token = re.search(r'name="sign_in_token" value="([^"]+)"', shown.text)
+        assert token is not None
+        signed = await client.post(
+            "/console/sign-in", data={"api_key": keys["runs-shop"], "sign_in_token": token.group(1)}
+        )
+        assert signed.status_code == 303
+        csrf = re.search(r'name="csrf-token" content="([^"]+)"', (await client.get("/console/goals")).text)
+        assert csrf is not None
+        before = await count_rows(live, "solutions", "runs-shop")
+        posted = await client.post(
+            "/console/goals", data={"goal": "Raise Store 5's attach rate by 10%", "csrf_token": csrf.group(1)}
+        )
+        assert posted.status_code == 429 and 1 <= int(posted.headers["retry-after"]) <= WINDOW_S
+        assert "runs_started" in posted.text
+        assert await count_rows(live, "solutions", "runs-shop") == before
 
 
 async def test_failed_sign_ins_lock_out_until_the_window_ends(live: LiveServer, keys: dict[str, str]) -> None:

@@ -112,8 +112,13 @@ def run_starting_tenant(runs: Callable[[Any], int] | None = None) -> Callable[..
     ``runs(body)`` of the parsed JSON body) are counted together, so a refused run stores nothing."""
 
     async def dependency(request: Request, service: ServiceDep, tenant: AuthenticatedTenantDep) -> str:
-        # FastAPI parsed the body before solving dependencies: json() returns that parse.
-        started = 1 if runs is None else runs(await request.json())
+        started = 1
+        if runs is not None:
+            try:
+                # FastAPI parsed a JSON body before solving dependencies: json() returns that parse.
+                started = runs(await request.json())
+            except ValueError:
+                started = 0  # no JSON body (empty, or another type): its validation refuses it next
         await count_request(service, tenant, started)
         return tenant
 
