@@ -136,7 +136,7 @@ def check_schedule(schedule: str, timezone: str | None, min_interval_s: int) -> 
     try:
         check_cron_frequency(schedule, min_interval_s, trigger.timezone)
     except ValueError as error:
-        raise HTTPException(422, detail=f"schedule: {schedule!r} {error}") from None
+        raise HTTPException(422, detail=f"schedule: {schedule!r}: {error}") from None
 
 
 def next_run_after(trigger: CronTrigger, moment: datetime) -> datetime | None:
