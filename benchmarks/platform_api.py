@@ -190,6 +190,8 @@ def main(items: int = ITEMS) -> None:
         "MASTER_AGENT_EMBEDDINGS": "hashing",
         # The receiver is on loopback, which webhooks may not reach by default.
         "MASTER_AGENT_WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",
+        # The crons measured fire every few seconds, under the deployment's 5-minute minimum.
+        "MASTER_AGENT_CRON_MIN_INTERVAL_S": "0",
     }
     with (
         tempfile.TemporaryDirectory(prefix="ma-bench-platform-") as data_dir,

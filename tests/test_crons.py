@@ -22,7 +22,10 @@ from master_agent.service.state import ServiceState
 from tests.conftest import server_settings
 from tests.live_server import LiveServer, live_server_fixture, sdk, two_tenant_keys
 
-live = live_server_fixture("crons", graphs=("tally=tests.tally_graph:make_graph",))
+# Firings every second, to watch several within a test: the deployment's minimum interval (5 minutes
+# by default, which refuses a seconds field; see test_rate_limits) is lifted for these servers.
+ANY_FREQUENCY = {"cron_min_interval_s": 0}
+live = live_server_fixture("crons", graphs=("tally=tests.tally_graph:make_graph",), **ANY_FREQUENCY)
 keys = two_tenant_keys
 
 EVERY_SECOND = "* * * * * *"  # six fields: seconds last, as croniter (and langgraph-api) reads them
@@ -303,7 +306,11 @@ async def test_a_cron_survives_a_restart(
     pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     settings = server_settings(
-        pg_server_uri, tmp_path_factory, "cronrestart", graphs=("tally=tests.tally_graph:make_graph",)
+        pg_server_uri,
+        tmp_path_factory,
+        "cronrestart",
+        graphs=("tally=tests.tally_graph:make_graph",),
+        **ANY_FREQUENCY,
     )
     async with LiveServer(settings) as first:
         pool = service(first).resources.database.pool

@@ -8,8 +8,10 @@ Hierarchy::
     │   ├── UnknownTenantError       no such tenant
     │   ├── UnknownThreadError       no such thread (or not this tenant's)
     │   ├── NotFoundError            no such resource of this tenant (playbook, check...)
+    │   ├── ScheduleTooFrequentError a schedule fires more often than the deployment allows (422)
     │   └── InvalidAgentError        an agent spec the tenant may not have (every reason listed)
     ├── ConflictError                the request conflicts with current state (a run already active)
+    ├── RateLimitedError             a rate limit of the deployment is reached (429, ``Retry-After``)
     ├── ArtifactAccessError          a meta-orchestrator role wrote or read an artifact it may not
     ├── StorageError                 the database could not be reached or migrated
     ├── ToolInputError               a tool refused its arguments (e.g. refused SQL); goes back to
@@ -82,6 +84,21 @@ class NotFoundError(InputError):
 
     def __init__(self, kind: str, resource_id: str) -> None:
         super().__init__(f"{kind}_id", f"unknown {kind} {resource_id!r}")
+
+
+class ScheduleTooFrequentError(InputError):
+    """A cron schedule fires more often than ``MASTER_AGENT_CRON_MIN_INTERVAL_S`` allows, or has a
+    seconds field; answered 422 (the schedule is well formed, the deployment refuses it)."""
+
+
+class RateLimitedError(MasterAgentError):
+    """A rate limit is reached; nothing of the request was done. ``limit`` names it (``requests``,
+    ``runs_started``, ``sign_in_failures``), ``retry_after_s`` is when its window ends."""
+
+    def __init__(self, limit: str, message: str, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.retry_after_s = retry_after_s
 
 
 class ConflictError(MasterAgentError):

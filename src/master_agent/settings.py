@@ -75,6 +75,13 @@ ENV_FIELDS: dict[str, str] = {
     "MASTER_AGENT_CONTEXT_MESSAGES": "context_messages",
     "MASTER_AGENT_CONTEXT_WINDOW_S": "context_window_s",
     "MASTER_AGENT_DISCOVERY_TTL_S": "discovery_ttl_s",
+    "MASTER_AGENT_RATE_REQUESTS": "rate_requests",
+    "MASTER_AGENT_RATE_REQUESTS_WINDOW_S": "rate_requests_window_s",
+    "MASTER_AGENT_RATE_RUNS": "rate_runs",
+    "MASTER_AGENT_RATE_RUNS_WINDOW_S": "rate_runs_window_s",
+    "MASTER_AGENT_SIGN_IN_FAILURES": "sign_in_failures",
+    "MASTER_AGENT_SIGN_IN_WINDOW_S": "sign_in_window_s",
+    "MASTER_AGENT_CRON_MIN_INTERVAL_S": "cron_min_interval_s",
 }
 _FIELD_ENV = {field: env for env, field in ENV_FIELDS.items()}
 
@@ -212,6 +219,24 @@ class Settings(BaseModel):
     """... and no older than this."""
     discovery_ttl_s: float = Field(default=30.0, ge=0)
     """Front door: how long a tenant's agent index (skills, success history) is reused."""
+    rate_requests: int = Field(default=6000, ge=0)
+    """Authenticated API requests one tenant may make per ``rate_requests_window_s`` (429 beyond); 0: no
+    limit. Counted in PostgreSQL, so the limit holds for all the deployment's processes together."""
+    rate_requests_window_s: int = Field(default=60, ge=1, le=86_400)
+    """The window of ``rate_requests``."""
+    rate_runs: int = Field(default=1200, ge=0)
+    """Runs one tenant may start through the API per ``rate_runs_window_s`` (thread, stateless, batch,
+    chat and goal runs; a cron's own firings are not counted); 0: no limit."""
+    rate_runs_window_s: int = Field(default=60, ge=1, le=86_400)
+    """The window of ``rate_runs``."""
+    sign_in_failures: int = Field(default=10, ge=0)
+    """Failed console sign-ins per client address, and per key prefix, in ``sign_in_window_s``; past it
+    every sign-in from there (the right key too) is refused until the window ends; 0: no limit."""
+    sign_in_window_s: int = Field(default=300, ge=1, le=86_400)
+    """The window of ``sign_in_failures``."""
+    cron_min_interval_s: int = Field(default=300, ge=0, le=86_400)
+    """Least time between two firings of a cron or playbook schedule (refused 422 when shorter); below
+    60 a seconds field (six-field cron) is accepted too; 0: no minimum."""
 
     @field_validator("graphs")
     @classmethod

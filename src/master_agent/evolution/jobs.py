@@ -9,6 +9,7 @@ from datetime import timedelta
 
 from master_agent.evolution.context import EvolutionContext
 from master_agent.evolution.scheduler import crontab_trigger
+from master_agent.storage.rate_limits import sweep_counters
 from master_agent.storage.retention import (
     SweepResult,
     ThreadTTLSweep,
@@ -83,7 +84,8 @@ def api_cron_job_id(cron_id: object) -> str:
 
 async def leader_tick(context: EvolutionContext) -> None:
     """The leader's periodic work: jobs for rows stored by processes without a scheduler (the CLI's
-    ``none`` role, ``langgraph dev``), then the outbox (webhooks whose retry is due included)."""
+    ``none`` role, ``langgraph dev``), then the outbox (webhooks whose retry is due included); then
+    sweeps, among them the rate-limit counters whose window has ended."""
     from master_agent.evolution.outbox import deliver_pending
     from master_agent.evolution.webhooks import deliver_webhooks
 
@@ -92,6 +94,7 @@ async def leader_tick(context: EvolutionContext) -> None:
     await deliver_webhooks(context.pool, context.settings)
     await sweep_checkpoints_if_due(context)
     await sweep_thread_ttls_if_due(context)
+    await sweep_counters(context.pool)
 
 
 async def sweep_checkpoints_if_due(context: EvolutionContext) -> SweepResult | None:

@@ -18,17 +18,31 @@ from datetime import datetime
 from typing import Any, Literal
 
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from master_agent.capabilities import load_tenant, tenant_capabilities
-from master_agent.errors import ConflictError, InputError, NotFoundError
+from master_agent.errors import ConflictError, InputError, NotFoundError, ScheduleTooFrequentError
 from master_agent.evolution import outbox
 from master_agent.evolution.context import EvolutionContext
-from master_agent.evolution.scheduler import crontab_trigger
+from master_agent.evolution.scheduler import check_cron_frequency, crontab_trigger
 
 logger = logging.getLogger(__name__)
 
 PLAYBOOK_JOB = "master_agent.evolution.jobs:run_playbook"
+#: Validation context key: the least seconds between two firings a new trigger may have. Only
+#: deploying passes it: a stored playbook is read back whatever the setting was when it was deployed.
+CRON_MIN_INTERVAL = "cron_min_interval_s"
+#: The pydantic error type of a trigger firing too often (told apart from a malformed one).
+CRON_TOO_FREQUENT = "cron_too_frequent"
 
 INSERT_PLAYBOOK = """
 INSERT INTO playbooks (playbook_id, tenant_id, solution_id, version, spec, status, schedule)
@@ -89,12 +103,21 @@ class Trigger(BaseModel):
 
     @field_validator("cron")
     @classmethod
-    def _valid_cron(cls, cron: str | None) -> str | None:
-        if cron is not None:
+    def _valid_cron(cls, cron: str | None, info: ValidationInfo) -> str | None:
+        if cron is None:
+            return cron
+        try:
+            crontab_trigger(cron)
+        except ValueError as error:
+            raise ValueError(f"invalid cron {cron!r}: {error}") from None
+        min_interval_s = (info.context or {}).get(CRON_MIN_INTERVAL)
+        if min_interval_s is not None:
             try:
-                crontab_trigger(cron)
+                check_cron_frequency(cron, min_interval_s)
             except ValueError as error:
-                raise ValueError(f"invalid cron {cron!r}: {error}") from None
+                raise PydanticCustomError(
+                    CRON_TOO_FREQUENT, "cron {cron!r}: {reason}", {"cron": cron, "reason": str(error)}
+                ) from None
         return cron
 
     @model_validator(mode="after")
@@ -179,20 +202,33 @@ class PlaybookRun(BaseModel):
 class PlaybookRefused(InputError):
     """The playbook is invalid; ``reasons`` lists every problem."""
 
-    def __init__(self, reasons: list[str]) -> None:
-        super().__init__("playbook", "invalid playbook: " + "; ".join(reasons))
+    def __init__(self, reasons: list[str], field: str = "playbook") -> None:
+        super().__init__(field, "invalid playbook: " + "; ".join(reasons))
         self.reasons = reasons
 
 
-def validate_playbook(spec: dict[str, Any], tools: dict[str, BaseTool]) -> PlaybookSpec:
-    """The validated playbook, or PlaybookRefused with every reason (shape, unknown tools, bad args)."""
+class PlaybookScheduleRefused(PlaybookRefused, ScheduleTooFrequentError):
+    """The playbook's ``trigger.cron`` fires more often than the deployment allows (422); ``reasons``
+    lists every problem of the playbook."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        super().__init__(reasons, field="trigger.cron")
+
+
+def validate_playbook(
+    spec: dict[str, Any], tools: dict[str, BaseTool], *, cron_min_interval_s: int | None = None
+) -> PlaybookSpec:
+    """The validated playbook, or PlaybookRefused with every reason (shape, unknown tools, bad args);
+    PlaybookScheduleRefused when its cron fires more often than ``cron_min_interval_s`` allows."""
     try:
-        playbook = PlaybookSpec.model_validate(spec)
+        playbook = PlaybookSpec.model_validate(spec, context={CRON_MIN_INTERVAL: cron_min_interval_s})
     except ValidationError as error:
         reasons = [
             f"{'.'.join(str(part) for part in item['loc']) or 'playbook'}: {item['msg']}"
             for item in error.errors()
         ]
+        if any(item["type"] == CRON_TOO_FREQUENT for item in error.errors()):
+            raise PlaybookScheduleRefused(reasons) from None
         raise PlaybookRefused(reasons) from None
     reasons = []
     for step in playbook.steps:
@@ -237,7 +273,11 @@ async def deploy_playbook(
     solution_id: str | None = None,
 ) -> Playbook:
     """Validate, store and schedule a playbook (a new version when one of that name exists)."""
-    playbook = validate_playbook(spec, await _tenant_tools(evolution, tenant_id))
+    playbook = validate_playbook(
+        spec,
+        await _tenant_tools(evolution, tenant_id),
+        cron_min_interval_s=evolution.settings.cron_min_interval_s,
+    )
     playbook_id = uuid.uuid4()
     async with evolution.pool.connection() as conn, conn.transaction():
         if solution_id is not None:

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, Literal
 
 import psycopg
@@ -78,6 +78,53 @@ def crontab_trigger(
         timezone=timezone,
         end_date=end_date,
     )
+
+
+#: Consecutive firings read to find a schedule's closest two: enough to cross the hour, day, month and
+#: year ends where an irregular schedule ('0,59 * * * *', '0 0 1,31 * *') fires closest.
+FREQUENCY_SAMPLES = 64
+MIN_INTERVAL_SETTING = "MASTER_AGENT_CRON_MIN_INTERVAL_S"
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 3600 and seconds % 3600 == 0:
+        return f"{seconds / 3600:g} h"
+    if seconds >= 60 and seconds % 60 == 0:
+        return f"{seconds / 60:g} min"
+    return f"{seconds:g} s"
+
+
+def check_cron_frequency(
+    expr: str, min_interval_s: int, timezone: str | tzinfo = "UTC", now: datetime | None = None
+) -> None:
+    """ValueError when the crontab ``expr`` fires more often than ``min_interval_s`` allows (0: any
+    frequency), or has a seconds field while the minimum is a minute or more (a seconds field only
+    serves schedules firing within a minute)."""
+    trigger = crontab_trigger(expr, timezone)
+    if min_interval_s <= 0:
+        return
+    if len(expr.split()) == 6 and min_interval_s >= 60:
+        raise ValueError(
+            "the seconds field (the sixth) is not accepted: five fields (minute hour day month weekday), "
+            f"at least {_duration(min_interval_s)} between firings ({MIN_INTERVAL_SETTING})"
+        )
+    fire: datetime | None = trigger.get_next_fire_time(None, now or datetime.now(UTC))
+    closest: timedelta | None = None
+    for _ in range(FREQUENCY_SAMPLES):
+        if fire is None:
+            break
+        following: datetime | None = trigger.get_next_fire_time(fire, fire + timedelta(microseconds=1))
+        if following is None:
+            break
+        # In UTC: two aware times of one zone subtract as wall-clock times, wrong across a DST change.
+        gap = following.astimezone(UTC) - fire.astimezone(UTC)
+        closest = gap if closest is None else min(closest, gap)
+        fire = following
+    if closest is not None and closest.total_seconds() < min_interval_s:
+        raise ValueError(
+            f"fires {_duration(closest.total_seconds())} apart at its closest; at least "
+            f"{_duration(min_interval_s)} between two firings ({MIN_INTERVAL_SETTING})"
+        )
 
 
 LEADER_LOCK_KEY = 0x6D61_7363_6864  # "masch d"

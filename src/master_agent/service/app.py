@@ -18,6 +18,8 @@ from master_agent.errors import (
     InvalidAgentError,
     MasterAgentError,
     NotFoundError,
+    RateLimitedError,
+    ScheduleTooFrequentError,
     UnknownTenantError,
     UnknownThreadError,
 )
@@ -49,6 +51,7 @@ from master_agent.service.routes import (
 from master_agent.service.state import ServiceState
 from master_agent.settings import Settings
 from master_agent.storage.outages import is_outage
+from master_agent.storage.rate_limits import Quotas
 from master_agent.untrusted import close_pools
 
 
@@ -71,7 +74,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         async with open_resources(opened, scheduler=role) as resources:
             metrics = ServiceMetrics()
             queue = RunQueue(resources, on_finished=metrics.observe_run)
-            app.state.service = ServiceState(resources=resources, queue=queue, metrics=metrics)
+            app.state.service = ServiceState(
+                resources=resources,
+                queue=queue,
+                metrics=metrics,
+                quotas=Quotas.from_settings(resources.settings),
+            )
             embedder = resources.evolution.knowledge.embedder
             scheduler = resources.evolution.scheduler
             # uvicorn's logger, so the line shows wherever uvicorn's own start-up lines do.
@@ -109,7 +117,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             status = 404
         elif isinstance(error, ConflictError):
             status = 409
+        elif isinstance(error, ScheduleTooFrequentError):
+            status = 422
         return JSONResponse(_error_body(error), status_code=status)
+
+    @app.exception_handler(RateLimitedError)
+    async def rate_limited(_request: Request, error: RateLimitedError) -> JSONResponse:
+        return JSONResponse(
+            {"detail": str(error), "limit": error.limit, "retry_after_s": error.retry_after_s},
+            status_code=429,
+            headers={"Retry-After": str(error.retry_after_s)},
+        )
 
     @app.exception_handler(psycopg.DataError)
     async def unstorable_value(_request: Request, error: psycopg.DataError) -> JSONResponse:

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from master_agent.errors import MasterAgentError
 from master_agent.evolution.jobs import API_CRON_JOB, api_cron_job_id
-from master_agent.evolution.scheduler import EvolutionScheduler, crontab_trigger
+from master_agent.evolution.scheduler import EvolutionScheduler, check_cron_frequency, crontab_trigger
 from master_agent.runtime.resources import RuntimeResources
 from master_agent.runtime.runs import RunQueue
 from master_agent.service.limits import order_by
@@ -127,6 +127,16 @@ def schedule_trigger(schedule: str, timezone: str | None, end_time: datetime | N
             422,
             detail=f"schedule: {schedule!r} is not a cron schedule ({error}); e.g. '*/5 * * * *' every 5 minutes",
         ) from None
+
+
+def check_schedule(schedule: str, timezone: str | None, min_interval_s: int) -> None:
+    """A new or changed schedule: a 422 naming ``schedule`` when it is malformed or fires more often
+    than ``MASTER_AGENT_CRON_MIN_INTERVAL_S`` allows (a cron stored before keeps firing as it does)."""
+    trigger = schedule_trigger(schedule, timezone, None)
+    try:
+        check_cron_frequency(schedule, min_interval_s, trigger.timezone)
+    except ValueError as error:
+        raise HTTPException(422, detail=f"schedule: {schedule!r}: {error}") from None
 
 
 def next_run_after(trigger: CronTrigger, moment: datetime) -> datetime | None:

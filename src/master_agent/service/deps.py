@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-from typing import Annotated
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
 
@@ -13,6 +14,7 @@ from master_agent.runtime.runs import RunQueue
 from master_agent.service.auth import tenant_for_key
 from master_agent.service.console_sessions import csrf_token_for_session, session_tenant
 from master_agent.service.state import ServiceState
+from master_agent.storage.rate_limits import Hit, count_hits
 
 AUTH_DISABLED_TENANT = "demo-retail"
 #: The web console's cookie: an opaque session id (HttpOnly, SameSite=Strict, sent to /console only).
@@ -86,7 +88,50 @@ async def current_tenant(request: Request, service: ServiceDep) -> str:
     return tenant
 
 
-TenantDep = Annotated[str, Depends(current_tenant)]
+AuthenticatedTenantDep = Annotated[str, Depends(current_tenant)]
+"""The caller's tenant, its request not counted (readiness: a load balancer's probes must not use up a
+tenant's requests, nor be refused when the tenant is)."""
+
+
+async def count_request(service: ServiceState, tenant: str, runs: int = 0) -> None:
+    """Count the request, and the runs it starts, against the tenant's limits in one statement;
+    RateLimitedError (429) when one is exceeded, before anything of the request is done."""
+    quotas = service.quotas
+    await count_hits(
+        service.resources.database.pool,
+        [Hit(quotas.requests, tenant), Hit(quotas.runs_started, tenant, runs)],
+    )
+
+
+async def counted_tenant(service: ServiceDep, tenant: AuthenticatedTenantDep) -> str:
+    await count_request(service, tenant)
+    return tenant
+
+
+TenantDep = Annotated[str, Depends(counted_tenant)]
+"""The caller's tenant, its request counted against ``MASTER_AGENT_RATE_REQUESTS``."""
+
+
+def run_starting_tenant(runs: Callable[[Any], int] | None = None) -> Callable[..., Awaitable[str]]:
+    """A dependency like ``TenantDep`` for a route starting runs: the request and its runs (one, or
+    ``runs(body)`` of the parsed JSON body) are counted together, so a refused run stores nothing."""
+
+    async def dependency(request: Request, service: ServiceDep, tenant: AuthenticatedTenantDep) -> str:
+        started = 1
+        if runs is not None:
+            try:
+                # FastAPI parsed a JSON body before solving dependencies: json() returns that parse.
+                started = runs(await request.json())
+            except ValueError:
+                started = 0  # no JSON body (empty, or another type): its validation refuses it next
+        await count_request(service, tenant, started)
+        return tenant
+
+    return dependency
+
+
+RunTenantDep = Annotated[str, Depends(run_starting_tenant())]
+"""The caller's tenant of a route starting one run: the request and the run counted."""
 
 
 async def console_tenant(request: Request, service: ServiceState) -> str:

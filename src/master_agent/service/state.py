@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.runs import RunQueue
 from master_agent.service.metrics import ServiceMetrics
+from master_agent.storage.rate_limits import Quotas
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -14,3 +15,4 @@ class ServiceState:
     resources: RuntimeResources
     queue: RunQueue
     metrics: ServiceMetrics
+    quotas: Quotas

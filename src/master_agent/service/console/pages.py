@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 
-from master_agent.errors import ConflictError, NotFoundError
+from master_agent.errors import ConflictError, NotFoundError, RateLimitedError
 from master_agent.evolution import playbooks
 from master_agent.evolution.calibration import load_reliability
 from master_agent.evolution.learning import list_learnings
@@ -29,10 +29,12 @@ from master_agent.service.console.session import (
     safe_next,
 )
 from master_agent.service.console_sessions import end_session, start_session
-from master_agent.service.deps import CONSOLE_COOKIE, QueueDep, ResourcesDep, ServiceDep
+from master_agent.service.deps import CONSOLE_COOKIE, QueueDep, ResourcesDep, ServiceDep, count_request
 from master_agent.service.routes.goals import StrategicGoalCreate, start_goal
 from master_agent.service.solutions import get_solution, list_solutions, outcome_summaries
+from master_agent.service.state import ServiceState
 from master_agent.service.threads import get_thread, search_threads
+from master_agent.storage.rate_limits import Hit, check_not_exceeded, count_hits
 
 HERE = Path(__file__).resolve().parent
 templates = Jinja2Templates(directory=HERE / "templates")
@@ -104,23 +106,66 @@ async def sign_in(
     expected = request.cookies.get(SIGN_IN_COOKIE, "")
     if not expected or not hmac.compare_digest(sign_in_token.encode(), expected.encode()):
         raise HTTPException(403, detail="sign_in_token: reload the sign-in page and try again")
+    key = api_key.strip()
     lifetime_s = service.resources.settings.console_session_s
-    started = await start_session(service.resources.database.pool, api_key.strip(), lifetime_s)
-    if started is None:
-        response: Response = page(
+    subjects = sign_in_subjects(request, key)
+    try:
+        # Checked before the key: once the failures are used up, a right key is refused too, so
+        # guessing on stops paying off until the window ends.
+        await check_not_exceeded(
+            service.resources.database.pool, service.quotas.sign_in_failures, subjects, SIGN_IN_SUBJECTS
+        )
+        started = await start_session(service.resources.database.pool, key, lifetime_s) if key else None
+        if started is None:
+            await _count_failure(service, subjects)
+            response: Response = page(
+                request,
+                None,
+                "sign_in.html",
+                401,
+                sign_in_token=expected,
+                next=safe_next(next),
+                error="api_key: not a valid API key (or it was revoked)",
+            )
+            return response
+    except RateLimitedError as refused:
+        response = page(
             request,
             None,
             "sign_in.html",
-            401,
+            429,
             sign_in_token=expected,
             next=safe_next(next),
-            error="api_key: not a valid API key (or it was revoked)",
+            error=str(refused),
         )
+        response.headers["Retry-After"] = str(refused.retry_after_s)
         return response
     response = RedirectResponse(safe_next(next), status_code=303)
     _set_cookie(request, response, CONSOLE_COOKIE, started.session_id, max_age=lifetime_s)
     response.delete_cookie(SIGN_IN_COOKIE, path=CONSOLE_PATH)
     return response
+
+
+#: What the sign-in failures are counted by, as the refusal names it.
+SIGN_IN_SUBJECTS = "client address or key prefix"
+#: The characters of a key counted as its prefix: what ``master-agent keys list`` shows of it.
+KEY_PREFIX_CHARS = 10
+
+
+def sign_in_subjects(request: Request, key: str) -> list[str]:
+    """Who a sign-in's failures count against: the client's address (one source guessing many keys)
+    and the key's prefix (many sources guessing one key)."""
+    subjects = [f"address:{request.client.host if request.client else 'unknown'}"]
+    if key:
+        subjects.append(f"key:{key[:KEY_PREFIX_CHARS]}")
+    return subjects
+
+
+async def _count_failure(service: ServiceState, subjects: list[str]) -> None:
+    quota = service.quotas.sign_in_failures
+    await count_hits(
+        service.resources.database.pool, [Hit(quota, subject) for subject in subjects], SIGN_IN_SUBJECTS
+    )
 
 
 @router.post("/sign-out")
@@ -165,7 +210,7 @@ async def goals_page(
 
 @router.post("/goals")
 async def create_goal(
-    request: Request, session: SessionDep, resources: ResourcesDep, queue: QueueDep
+    request: Request, session: SessionDep, service: ServiceDep, resources: ResourcesDep, queue: QueueDep
 ) -> Response:
     form = await checked_form(request, session)
     fields = {
@@ -190,6 +235,15 @@ async def create_goal(
             form=fields,
             error=f"{field}: {first['msg']}",
         )
+    try:
+        await count_request(service, session.tenant_id, runs=1)
+    except RateLimitedError as refused:
+        goals = await list_solutions(resources.database.pool, session.tenant_id, PAGE_ROWS, 0)
+        response = page(
+            request, session, "goals.html", 429, title="Goals", goals=goals, form=fields, error=str(refused)
+        )
+        response.headers["Retry-After"] = str(refused.retry_after_s)
+        return response
     accepted = await start_goal(body, session.tenant_id, resources, queue)
     return RedirectResponse(f"{CONSOLE_PATH}/goals/{accepted.solution_id}", status_code=303)
 

@@ -10,7 +10,7 @@ from sse_starlette import EventSourceResponse
 
 from master_agent.runtime.recovery import answers_question
 from master_agent.runtime.solve import MAX_GOAL_CHARS
-from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
+from master_agent.service.deps import QueueDep, ResourcesDep, RunTenantDep
 from master_agent.service.limits import StrictJsonRoute
 from master_agent.service.routes.runs import RunCreate, enqueue_run, stream_on_new_thread, stream_response
 from master_agent.service.routes.threads import existing_thread
@@ -29,7 +29,7 @@ class ChatMessage(BaseModel):
 
 @router.post("/chat/stream")
 async def chat_stream(
-    body: ChatMessage, request: Request, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
+    body: ChatMessage, request: Request, tenant: RunTenantDep, resources: ResourcesDep, queue: QueueDep
 ) -> EventSourceResponse:
     """Runs the thread with the message as its next user turn and streams the run (the metadata event
     names the thread). Every message goes through the front door, which routes it (an agent, a query,

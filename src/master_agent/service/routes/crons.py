@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from master_agent.service.crons import (
     CRON_FIELDS,
     Cron,
+    check_schedule,
     count_crons,
     delete_cron,
     get_cron,
@@ -124,6 +125,7 @@ async def _create(
 ) -> dict[str, Any]:
     if thread is not None and body.on_run_completed is not None:
         raise HTTPException(422, detail="on_run_completed: only for a cron without a thread")
+    check_schedule(body.schedule, body.timezone, resources.settings.cron_min_interval_s)
     payload = _run_payload(body, body.assistant_id)
     assistant_id = await _checked(resources, tenant, payload, thread or new_thread_placeholder())
     cron = await store_cron(
@@ -211,6 +213,10 @@ async def patch(
     for field in ("schedule", "enabled"):
         if field in sent and getattr(body, field) is None:
             raise HTTPException(422, detail=f"{field}: may not be null")
+    if body.schedule is not None:
+        # Only a schedule sent now: an older cron firing more often can still be disabled or retimed.
+        timezone = body.timezone if "timezone" in sent else cron.timezone
+        check_schedule(body.schedule, timezone, resources.settings.cron_min_interval_s)
     changes = _run_payload(body, str(cron.assistant_id))
     payload = {**cron.payload, **changes, "assistant_id": cron.payload["assistant_id"]}
     if changes.keys() - {"assistant_id"}:

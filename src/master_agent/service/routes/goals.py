@@ -12,7 +12,7 @@ from master_agent.runtime import RuntimeResources, Solution, SolveRequest, run_s
 from master_agent.runtime.factory import Complexity, Variant
 from master_agent.runtime.runs import RunQueue
 from master_agent.runtime.solve import MAX_GOAL_CHARS
-from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
+from master_agent.service.deps import QueueDep, ResourcesDep, RunTenantDep, TenantDep
 from master_agent.service.limits import StrictJsonRoute
 from master_agent.service.solutions import (
     StrategicGoalPage,
@@ -103,7 +103,7 @@ async def start_goal(
 )
 async def create_strategic_goal(
     body: StrategicGoalCreate,
-    tenant: TenantDep,
+    tenant: RunTenantDep,
     resources: ResourcesDep,
     queue: QueueDep,
     response: Response,

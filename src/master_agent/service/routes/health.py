@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
 
-from master_agent.service.deps import OperatorDep, ServiceDep, TenantDep
+from master_agent.service.deps import AuthenticatedTenantDep, OperatorDep, ServiceDep
 from master_agent.service.limits import StrictJsonRoute
 from master_agent.workflows.metrics import workflow_summaries
 
@@ -43,7 +43,7 @@ async def info() -> dict[str, Any]:
 
 
 @router.get("/health", responses={503: {"description": "the database is unreachable"}})
-async def health(service: ServiceDep, _tenant: TenantDep) -> JSONResponse:
+async def health(service: ServiceDep, _tenant: AuthenticatedTenantDep) -> JSONResponse:
     """Readiness: the database answers (503 while it does not); the run worker and scheduler state."""
     database = "ok"
     try:

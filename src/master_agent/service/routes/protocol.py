@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from sse_starlette import EventSourceResponse
@@ -17,7 +17,7 @@ from sse_starlette import EventSourceResponse
 from master_agent.runtime.graph_runs import PROTOCOL_V2
 from master_agent.runtime.runs import RunQueue
 from master_agent.runtime.serialization import to_jsonable
-from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
+from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep, run_starting_tenant
 from master_agent.service.graph_state import thread_graph, thread_snapshot
 from master_agent.service.limits import StrictJsonRoute
 from master_agent.service.routes.runs import KEEPALIVE_S, RunCreate, counted, run_on_thread, thread_events
@@ -60,9 +60,24 @@ def _error(command_id: int | None, code: str, message: str, status: int) -> JSON
 _CODES = {404: "no_such_run", 403: "permission_denied", 422: "invalid_argument", 400: "invalid_argument"}
 
 
+#: Commands that start a run (counted against ``MASTER_AGENT_RATE_RUNS``).
+RUN_COMMANDS = frozenset({"run.start", "input.respond"})
+
+
+def _runs_started(body: Any) -> int:
+    return 1 if isinstance(body, dict) and body.get("method") in RUN_COMMANDS else 0
+
+
+CommandTenantDep = Annotated[str, Depends(run_starting_tenant(_runs_started))]
+
+
 @router.post("/threads/{thread_id}/commands")
 async def thread_command(
-    thread_id: uuid.UUID, body: ProtocolCommand, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
+    thread_id: uuid.UUID,
+    body: ProtocolCommand,
+    tenant: CommandTenantDep,
+    resources: ResourcesDep,
+    queue: QueueDep,
 ) -> JSONResponse:
     """One protocol command to the thread; runs it starts execute in the background and are watched
     through ``POST /threads/{thread_id}/stream/events``."""

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Annotated, Any, Literal, cast
 
-from fastapi import APIRouter, Body, Header, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Body, Depends, Header, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 from langchain_core.runnables import RunnableConfig
 from prometheus_client import Gauge
@@ -31,7 +31,7 @@ from master_agent.runtime.graphs import MASTER_GRAPH_ID, META_GRAPH_ID, graph_id
 from master_agent.runtime.run_events import STORED_ELSEWHERE, RunEvent
 from master_agent.runtime.runs import Run, RunQueue
 from master_agent.runtime.solve import MAX_GOAL_CHARS
-from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
+from master_agent.service.deps import QueueDep, ResourcesDep, RunTenantDep, TenantDep, run_starting_tenant
 from master_agent.service.graph_state import run_json, run_output, snapshot_json, thread_snapshot
 from master_agent.service.limits import Metadata, StrictJsonRoute
 from master_agent.service.routes.threads import (
@@ -389,7 +389,7 @@ async def run_on_thread(
 
 @router.post("/threads/{thread_id}/runs")
 async def create_run(
-    thread_id: uuid.UUID, body: RunCreate, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
+    thread_id: uuid.UUID, body: RunCreate, tenant: RunTenantDep, resources: ResourcesDep, queue: QueueDep
 ) -> JSONResponse:
     _, run = await run_on_thread(thread_id, body, tenant, resources, queue)
     return JSONResponse(run_json(run), headers=_location(run))
@@ -397,7 +397,7 @@ async def create_run(
 
 @router.post("/threads/{thread_id}/runs/wait")
 async def wait_run(
-    thread_id: uuid.UUID, body: RunCreate, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
+    thread_id: uuid.UUID, body: RunCreate, tenant: RunTenantDep, resources: ResourcesDep, queue: QueueDep
 ) -> StreamingResponse:
     thread, run = await run_on_thread(thread_id, body, tenant, resources, queue, execute_here=True)
     return _waited(run, _output(queue, resources, tenant, thread, run), headers=_location(run, "/join"))
@@ -405,7 +405,7 @@ async def wait_run(
 
 @router.post("/runs")
 async def create_stateless_run(
-    body: RunCreate, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
+    body: RunCreate, tenant: RunTenantDep, resources: ResourcesDep, queue: QueueDep
 ) -> JSONResponse:
     """A background run on a thread of its own, deleted when the run ends (unless
     ``on_completion="keep"``)."""
@@ -413,10 +413,18 @@ async def create_stateless_run(
     return JSONResponse(run_json(run), headers=_location(run))
 
 
+def _batch_size(body: Any) -> int:
+    """Runs a batch request starts (each counted; a body that is no list fails validation anyway)."""
+    return len(body) if isinstance(body, list) else 1
+
+
+BatchTenantDep = Annotated[str, Depends(run_starting_tenant(_batch_size))]
+
+
 @router.post("/runs/batch")
 async def create_stateless_runs(
     body: Annotated[list[RunCreate], Body(max_length=100)],
-    tenant: TenantDep,
+    tenant: BatchTenantDep,
     resources: ResourcesDep,
     queue: QueueDep,
 ) -> list[dict[str, Any]]:
@@ -504,7 +512,7 @@ WHERE tenant_id = %(tenant)s AND kind = 'graph' AND status = ANY(%(statuses)s)
 
 @router.post("/runs/wait")
 async def wait_stateless_run(
-    body: RunCreate, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
+    body: RunCreate, tenant: RunTenantDep, resources: ResourcesDep, queue: QueueDep
 ) -> StreamingResponse:
     thread = await create_thread(resources.database.pool, tenant, {"stateless": True})
     assert thread is not None
@@ -783,7 +791,7 @@ async def stream_run(
     thread_id: uuid.UUID,
     body: RunCreate,
     request: Request,
-    tenant: TenantDep,
+    tenant: RunTenantDep,
     resources: ResourcesDep,
     queue: QueueDep,
 ) -> EventSourceResponse:
@@ -793,7 +801,7 @@ async def stream_run(
 
 @router.post("/runs/stream")
 async def stream_stateless_run(
-    body: RunCreate, request: Request, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
+    body: RunCreate, request: Request, tenant: RunTenantDep, resources: ResourcesDep, queue: QueueDep
 ) -> EventSourceResponse:
     return await stream_on_new_thread(
         body, {"stateless": True}, request, tenant, resources, queue, body.on_disconnect == "cancel"
