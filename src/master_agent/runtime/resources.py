@@ -28,6 +28,7 @@ from master_agent.runtime.termination import PostgresTerminationLog
 from master_agent.settings import Settings
 from master_agent.storage import Database, open_database
 from master_agent.storage.store import TenantStore, open_store
+from master_agent.untrusted import sql_pool
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,6 +69,7 @@ async def open_resources(
     # Configuration errors surface before the database starts.
     embedder = make_embedder(settings.embeddings, settings)
     notifier = load_notifier(settings.notifier)
+    sql_pool().warm()  # the SQL guard's workers start while the database opens
     async with open_database(settings) as database:
         if install_demo:
             for pack in registered_domain_packs().values():

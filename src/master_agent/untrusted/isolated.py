@@ -141,6 +141,17 @@ class IsolatedPool:
         self.killed += 1
         worker.kill()
 
+    def warm(self) -> None:
+        """Start every worker now, in a background thread: a process's first checks then wait for
+        nothing (a worker interpreter takes a few hundred milliseconds to start)."""
+
+        def start() -> None:
+            started = [_Worker(self.memory_bytes) for _ in range(self.size - len(self._idle))]
+            with self._lock:
+                self._idle.extend(started)
+
+        threading.Thread(target=start, name=f"{self.name}-workers", daemon=True).start()
+
     def close(self) -> None:
         """Stop every idle worker (busy ones stop when their call ends or is abandoned)."""
         with self._lock:
