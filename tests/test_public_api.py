@@ -35,10 +35,11 @@ SNAPSHOTS = Path(__file__).parent / "snapshots"
 def test_all_lists_exactly_the_public_names(name: str) -> None:
     module = importlib.import_module(name)
     exported = set(module.__all__)
+    # dir(), not vars(): a package may load a public name on first use (PEP 562 ``__getattr__``).
     public = {
         key
-        for key, value in vars(module).items()
-        if not key.startswith("_") and not isinstance(value, type(module))
+        for key in dir(module)
+        if not key.startswith("_") and not isinstance(getattr(module, key), type(module))
     }
     assert exported == public - {"annotations"}
 

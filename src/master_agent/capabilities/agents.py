@@ -25,7 +25,7 @@ from master_agent.capabilities.tools.context import ToolContext
 from master_agent.capabilities.tools.sql import ReadOnlySql
 from master_agent.capabilities.tools.sql_check import check_select_only
 from master_agent.errors import ToolInputError
-from master_agent.untrusted import MAX_SQL_CHARS, SqlText
+from master_agent.untrusted.sql_text import MAX_SQL_CHARS, SqlText
 
 NAME_PATTERN = r"^[a-z][a-z0-9_]{2,63}$"
 #: Sizes of one agent document. Every skill is embedded for the front door's discovery and every tool

@@ -21,7 +21,7 @@ from master_agent.errors import InputError, ToolInputError
 from master_agent.evolution import outbox
 from master_agent.evolution.context import EvolutionContext
 from master_agent.evolution.learning import Measurement, learn_from_outcome
-from master_agent.untrusted import MAX_SQL_CHARS, SqlText
+from master_agent.untrusted.sql_text import MAX_SQL_CHARS, SqlText
 
 logger = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from master_agent.capabilities.agents import NAME_PATTERN
 from master_agent.errors import InputError
-from master_agent.untrusted import MAX_SQL_CHARS, SqlText
+from master_agent.untrusted.sql_text import MAX_SQL_CHARS, SqlText
 
 RuntimeTarget = Literal["langgraph", "deepagent", "hybrid"]
 TopologyType = Literal["DAG", "conditional", "recursive", "supervisor-tree", "swarm", "hybrid"]

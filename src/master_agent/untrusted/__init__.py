@@ -1,7 +1,8 @@
 """Tenant text read where a crash, a stall or a memory blow-up costs one call, never the service.
 
 ``isolated`` runs parsers in warm worker processes with time and memory limits; ``sql_grammar`` is
-the SQL guard's grammar check and ``pdf`` the PDF text reader that run there. One pool per kind of
+the SQL guard's grammar check and ``pdf`` the PDF text reader that run there (this package's
+``__init__`` imports neither, so a worker starts light); ``sql_text`` is the pydantic type of SQL text. One pool per kind of
 work and per process, made on first use.
 """
 
@@ -11,14 +12,11 @@ import os
 import threading
 
 from master_agent.untrusted.isolated import IsolatedFailure, IsolatedPool, IsolatedRefusal
-from master_agent.untrusted.sql_grammar import MAX_SQL_CHARS, SqlText
 
 __all__ = [
-    "MAX_SQL_CHARS",
     "IsolatedFailure",
     "IsolatedPool",
     "IsolatedRefusal",
-    "SqlText",
     "close_pools",
     "pdf_pool",
     "sql_pool",

@@ -141,12 +141,12 @@ class IsolatedPool:
         self.killed += 1
         worker.kill()
 
-    def warm(self) -> None:
-        """Start every worker now, in a background thread: a process's first checks then wait for
-        nothing (a worker interpreter takes a few hundred milliseconds to start)."""
+    def warm(self, count: int = 1) -> None:
+        """Start ``count`` workers now, in a background thread: a process's first check then waits for
+        nothing (a worker interpreter takes a few tenths of a second to start); more start on demand."""
 
         def start() -> None:
-            started = [_Worker(self.memory_bytes) for _ in range(self.size - len(self._idle))]
+            started = [_Worker(self.memory_bytes) for _ in range(min(count, self.size) - len(self._idle))]
             with self._lock:
                 self._idle.extend(started)
 

@@ -26,12 +26,11 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Any
 
 from pglast import ast, parse_sql
 from pglast.enums import SQLValueFunctionOp
 from pglast.parser import ParseError, scan
-from pydantic import AfterValidator
 
 #: The longest SQL text accepted anywhere (a tool call, a saved query, a playbook step), in characters.
 MAX_SQL_CHARS = 16_000
@@ -139,16 +138,6 @@ def within_limits(sql: str) -> None:
             depth -= 1
     if deepest > MAX_SQL_NESTING:
         raise SqlRefused(f"SQL refused: parentheses nest {deepest} deep; at most {MAX_SQL_NESTING} are read")
-
-
-def _bounded(sql: str) -> str:
-    within_limits(sql)
-    return sql
-
-
-SqlText = Annotated[str, AfterValidator(_bounded)]
-"""SQL text a tenant stores or a model sends: refused at validation when it is too long, has too many
-tokens or nests too deeply to parse safely (the JSON schema a model reads is a plain string)."""
 
 
 def checked_text(sql: str, tables: Collection[str], schema: str | None, with_params: bool) -> str:

@@ -14,7 +14,7 @@ from master_agent.capabilities.tools import ReadOnlySql, ToolContext
 from master_agent.domains.retail import analytics
 from master_agent.domains.retail.schemas import ExpectedOutcome, RootCause, Strategy
 from master_agent.errors import ToolInputError
-from master_agent.untrusted import SqlText
+from master_agent.untrusted.sql_text import SqlText
 
 #: Staff attributes whose relation to attach rate the analysis tests.
 STAFF_ATTRIBUTES = ("tenure_months", "training_hours")
