@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
 from typing import Any, Literal
@@ -75,6 +76,7 @@ ENV_FIELDS: dict[str, str] = {
     "MASTER_AGENT_CONTEXT_MESSAGES": "context_messages",
     "MASTER_AGENT_CONTEXT_WINDOW_S": "context_window_s",
     "MASTER_AGENT_DISCOVERY_TTL_S": "discovery_ttl_s",
+    "MASTER_AGENT_NOW": "now",
 }
 _FIELD_ENV = {field: env for env, field in ENV_FIELDS.items()}
 
@@ -212,6 +214,14 @@ class Settings(BaseModel):
     """... and no older than this."""
     discovery_ttl_s: float = Field(default=30.0, ge=0)
     """Front door: how long a tenant's agent index (skills, success history) is reused."""
+    now: datetime | None = None
+    """The runtime clock's reading at start (it runs on from there): "last month" and "today" in requests
+    and every scheduled check count from it. Unset: the system clock. For evaluations and demos."""
+
+    @field_validator("now")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
 
     @field_validator("graphs")
     @classmethod
