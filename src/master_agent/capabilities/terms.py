@@ -252,6 +252,9 @@ _NEUTRAL_MODIFIERS = frozenset(
     overall total average mean median whole entire combined aggregate chain chainwide chain-wide
     company companywide company-wide network global all every each across current actual real
     daily weekly monthly quarterly yearly annual store stores shop shops branch branches s
+    and or but so then also just only still even please tell show give get know see find
+    highest lowest best worst top bottom biggest smallest largest most least better worse
+    did does do had has have will would could can should it its it's there here when where why
     """.split()  # noqa: SIM905
 )
 
