@@ -73,12 +73,12 @@ def load_cases(part: str) -> list[dict[str, Any]]:
 # -- talking to the service ----------------------------------------------------------------------
 
 
-async def chat(http: httpx.AsyncClient, text: str, thread_id: str | None) -> tuple[str, dict[str, Any]]:
+async def chat(http: httpx.AsyncClient, text: str, thread_id: str | None) -> tuple[str, dict[str, Any], bool]:
     body: dict[str, Any] = {"message": text, **({"thread_id": thread_id} if thread_id else {})}
     thread = thread_id
     async with http.stream("POST", "/chat/stream", json=body) as response:
         if response.status_code != 200:
-            return thread or "", {"error": f"/chat/stream answered {response.status_code}"}
+            return thread or "", {"error": f"/chat/stream answered {response.status_code}"}, False
         name = ""
         async for line in response.aiter_lines():
             if line.startswith("event: "):
@@ -87,7 +87,10 @@ async def chat(http: httpx.AsyncClient, text: str, thread_id: str | None) -> tup
                 thread = json.loads(line[6:]).get("thread_id")
     assert thread is not None
     state = (await http.get(f"/threads/{thread}/state")).json()
-    return thread, state.get("values") or {}
+    waiting = bool(state.get("interrupts")) or any(
+        task.get("interrupts") for task in state.get("tasks") or []
+    )
+    return thread, state.get("values") or {}, waiting
 
 
 async def goal(http: httpx.AsyncClient, text: str) -> dict[str, Any]:
@@ -106,15 +109,22 @@ async def goal(http: httpx.AsyncClient, text: str) -> dict[str, Any]:
 # -- reading an answer ---------------------------------------------------------------------------
 
 
-def solution_kind(solution: dict[str, Any] | None, status: str | None) -> str:
+def solution_kind(
+    solution: dict[str, Any] | None, status: str | None, handoff: dict[str, Any] | None = None
+) -> str:
     if status == "interrupted":
         return "clarify"
-    if solution and solution.get("scope") == "out_of_scope":
+    handoff = handoff or (solution or {}).get("handoff") or {}
+    if handoff.get("kind") == "out_of_scope":
         return "out_of_scope"
+    if handoff.get("kind") == "question":
+        return "clarify"
     return {"success": "success", "partial": "partial"}.get(str(status), "error")
 
 
-def chat_kind(values: dict[str, Any]) -> str:
+def chat_kind(values: dict[str, Any], interrupted: bool = False) -> str:
+    if interrupted:
+        return "clarify"
     reply = values.get("reply") or {}
     kind = reply.get("kind")
     if values.get("clarifying") or kind == "clarification":
@@ -127,8 +137,8 @@ def chat_kind(values: dict[str, Any]) -> str:
             return "answer"
         return "partial"
     if kind == "agent":
-        solution = values.get("solution") or (reply.get("data") or {}).get("solution")
-        return solution_kind(solution, reply.get("status"))
+        handoff = (values.get("envelope") or {}).get("handoff")
+        return solution_kind(values.get("solution"), reply.get("status"), handoff)
     return "error" if reply.get("status") == "error" else str(kind or "none")
 
 
@@ -219,9 +229,9 @@ async def evaluate_part(
             check_goal(verdict, solution)
             verdict.detail = str((solution or {}).get("expected_outcome") or answer.get("status"))[:160]
         else:
-            thread_id, values = await chat(http, case["text"], threads.get(case.get("after") or ""))
+            thread_id, values, waiting = await chat(http, case["text"], threads.get(case.get("after") or ""))
             threads[case["id"]] = thread_id
-            verdict = Verdict(case, part, chat_kind(values))
+            verdict = Verdict(case, part, chat_kind(values, waiting))
             reply = values.get("reply") or {}
             data = reply.get("data") or {}
             if reply.get("kind") == "query":

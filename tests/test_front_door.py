@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -19,7 +19,10 @@ DATA_QUESTION = "What was Store 3's attach rate last month?"
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
 
 
-live = live_server_fixture("door", graphs=("greeter=tests.context_graph:make_graph",))
+#: The service's clock: "last month" is then September 2026, inside the demo's sales history (which
+#: ends on 2026-09-30). A question's window counts from the runtime clock, never from the data's end.
+NOW = datetime(2026, 10, 14, 12, tzinfo=UTC)
+live = live_server_fixture("door", graphs=("greeter=tests.context_graph:make_graph",), now=NOW)
 keys = two_tenant_keys
 
 
@@ -50,7 +53,8 @@ async def test_the_three_messages_of_the_issue_get_honest_answers(
         assert values["routing"]["target"] == {"kind": "query", "name": "data"}
         answer = values["reply"]["data"]
         assert answer["metric"] == "attach rate" and answer["params"]["store_id"] == "3"
-        assert "last full month" in answer["window"]["label"]
+        assert answer["window"]["label"] == "last month"
+        assert answer["window"]["start"].startswith("2026-09-01")
         start, end = (datetime.fromisoformat(answer["window"][key]) for key in ("start", "end"))
         assert (start.day, end.day) == (1, 1) and end.month != start.month  # one whole calendar month
         async with resources.database.pool.connection() as conn:
@@ -277,3 +281,42 @@ async def test_a_domain_pack_adds_its_own_query_kind(live: LiveServer, keys: dic
     rates = [store["attach_rate"] for store in values["reply"]["data"]["stores"]]
     assert rates == sorted(rates, reverse=True) and len(rates) >= 2
     assert values["reply"]["text"].startswith("Stores by accessory attach rate")
+
+
+@pytest.mark.parametrize(
+    ("message", "outcome", "window"),
+    [
+        ("What was the attach rate at Store 4 in June 2026?", "answer", ("2026-06-01", "2026-07-01")),
+        ("Store 8's attach rate from 15 July to 15 August", "answer", ("2026-07-15", "2026-08-16")),
+        ("How many transactions did store 7 do in Q2?", "answer", ("2026-04-01", "2026-07-01")),
+        # November before the clock's October: last year's, before the data starts.
+        ("Attach rate at Store 2 in November?", "no_data", ("2025-11-01", "2025-12-01")),
+        ("What's the warranty attach rate at Store 2 in August?", "out_of_scope", None),
+        ("Attach rate for Store 9 in June?", "clarify", None),
+    ],
+)
+async def test_a_data_question_answers_the_window_it_names_or_says_why_not(
+    live: LiveServer, keys: dict[str, str], message: str, outcome: str, window: tuple[str, str] | None
+) -> None:
+    async with _client(live, keys["demo-retail"]) as client:
+        values = (await chat(client, message))["values"]
+    answer = values["reply"]["data"]
+    assert answer["outcome"] == outcome, values["reply"]["text"]
+    assert (values["reply"]["status"] == "success") is (outcome == "answer")
+    if window is not None:
+        assert (answer["window"]["start"][:10], answer["window"]["end"][:10]) == window
+    if outcome == "answer":
+        start, end = (datetime.fromisoformat(answer["window"][key]) for key in ("start", "end"))
+        store = int(answer["params"]["store_id"])
+        async with live.server.config.app.state.service.resources.database.pool.connection() as conn:
+            schema = await data_schema(live)
+            row = await (
+                await conn.execute(
+                    f"SELECT count(*) AS n FROM {schema}.transactions WHERE store_id = %s AND sold_at >= %s"
+                    " AND sold_at < %s",
+                    (store, start, end),
+                )
+            ).fetchone()
+        assert answer["observations"] == row["n"] > 0
+    if outcome == "no_data":
+        assert "2026-09-30" in values["reply"]["text"]  # says where the data ends

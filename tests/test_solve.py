@@ -177,3 +177,63 @@ async def test_without_complexity_or_goal_a_goal_input_is_solved_at_its_complexi
     strategic = await graph.ainvoke({"goal": GOAL}, run_config())
     assert max(depth for depth, _, _ in flatten_steps(strategic["steps"])) == 2
     assert strategic["envelope"]["status"] == "success"
+
+
+async def test_a_goal_is_solved_for_the_target_and_deadline_it_states(resources: RuntimeResources) -> None:
+    outcome = await solve(
+        resources,
+        SolveRequest(
+            goal="We need to double Store 5's accessory attach rate in the next six months.",
+            tenant_id="demo-retail",
+        ),
+    )
+    assert outcome.solution is not None
+    expected = outcome.solution.expected_outcome or {}
+    assert expected["target"] == pytest.approx(2 * expected["baseline"], abs=1e-4)
+    assert expected["target_terms"]["form"] == "multiple"
+    assert expected["timeline_days"] >= 180  # six months, not the default 60 days
+
+
+async def test_a_goal_without_a_store_asks_which_and_an_unknown_store_is_named(
+    resources: RuntimeResources,
+) -> None:
+    asked = await solve(
+        resources,
+        SolveRequest(
+            goal="Increase accessory attach rate by 15% over the next quarter", tenant_id="demo-retail"
+        ),
+    )
+    assert asked.status == "interrupted" and asked.interrupt is not None
+    assert "Which store" in asked.interrupt["question"] and "5" in asked.interrupt["question"]
+    answered = await resume(resources, asked.thread_id, "Store 6")
+    assert answered.solution is not None and (answered.solution.expected_outcome or {}).get("store_id") == 6
+    unknown = await solve(
+        resources,
+        SolveRequest(goal="Raise Store 12's attach rate by 2 points within 60 days", tenant_id="demo-retail"),
+    )
+    assert unknown.status == "interrupted" and "no Store 12" in (unknown.interrupt or {})["question"]
+
+
+async def test_a_goal_on_a_figure_the_data_lacks_is_out_of_scope_and_one_without_strategy_is_measured(
+    resources: RuntimeResources,
+) -> None:
+    lacking = await solve(
+        resources,
+        SolveRequest(
+            goal="Increase warranty attach rate at Store 5 by 10% within 90 days", tenant_id="demo-retail"
+        ),
+    )
+    assert lacking.solution is not None and lacking.status != "success"
+    assert (lacking.solution.handoff or {})["kind"] == "out_of_scope"
+    assert "warranty attach rate" in (lacking.solution.handoff or {})["missing"]
+    assert lacking.solution.strategy is None and lacking.solution.expected_outcome is None
+    measured = await solve(
+        resources,
+        SolveRequest(
+            goal="Get Store 3's refund rate down to 2% by the end of January", tenant_id="demo-retail"
+        ),
+    )
+    assert measured.solution is not None and measured.status == "partial"
+    facts = (measured.solution.handoff or {})["facts"]
+    assert facts["metric"] == "refund rate" and facts["store_id"] == 3 and facts["observations"] > 0
+    assert measured.solution.strategy is None  # no attach-rate plan for a refund goal

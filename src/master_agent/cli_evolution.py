@@ -207,7 +207,7 @@ async def demo_loop(settings: Settings, console: Console) -> int:
     from master_agent.domains.retail.data import DEMO_TENANT
     from master_agent.domains.retail.simulate import simulate_outcome
     from master_agent.evolution import learning, outcomes, playbooks
-    from master_agent.evolution.clock import FixedClock, SystemClock
+    from master_agent.evolution.clock import FixedClock
     from master_agent.runtime import SolveRequest, open_resources, solve
 
     async with open_resources(settings, scheduler="add") as resources:
@@ -256,9 +256,10 @@ async def demo_loop(settings: Settings, console: Console) -> int:
 
         console.rule("4. Measure (outcomes run-due after the final day)")
         checks = await outcomes.list_checks(evolution, DEMO_TENANT, solution.solution_id)
+        present = evolution.clock
         evolution.clock = FixedClock(max(check.due_at for check in checks) + timedelta(hours=1))
         measured = await outcomes.run_due(evolution)
-        evolution.clock = SystemClock()  # back to the present: the next goal is delivered today
+        evolution.clock = present  # back to the present: the next goal is delivered today
         for result in measured:
             console.print(
                 f"check {result.check_id}: {result.status}, measured {result.measured}, expected {result.expected}"

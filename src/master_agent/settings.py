@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
 from typing import Any, Literal
@@ -82,6 +83,7 @@ ENV_FIELDS: dict[str, str] = {
     "MASTER_AGENT_SIGN_IN_FAILURES": "sign_in_failures",
     "MASTER_AGENT_SIGN_IN_WINDOW_S": "sign_in_window_s",
     "MASTER_AGENT_CRON_MIN_INTERVAL_S": "cron_min_interval_s",
+    "MASTER_AGENT_NOW": "now",
 }
 _FIELD_ENV = {field: env for env, field in ENV_FIELDS.items()}
 
@@ -237,6 +239,14 @@ class Settings(BaseModel):
     cron_min_interval_s: int = Field(default=300, ge=0, le=86_400)
     """Least time between two firings of a cron or playbook schedule (refused 422 when shorter); below
     60 a seconds field (six-field cron) is accepted too; 0: no minimum."""
+    now: datetime | None = None
+    """The runtime clock's reading at start (it runs on from there): "last month" and "today" in requests
+    and every scheduled check count from it. Unset: the system clock. For evaluations and demos."""
+
+    @field_validator("now")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
 
     @field_validator("graphs")
     @classmethod

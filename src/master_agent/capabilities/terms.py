@@ -18,10 +18,13 @@ from __future__ import annotations
 import calendar
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
+
+from master_agent.capabilities.spec import DataMetric
 
 Direction = Literal["past", "future"]
 
@@ -44,6 +47,13 @@ _HALF_OF_MONTH = re.compile(
 _MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name) if name}
 _YEAR = re.compile(r"\b(19|20)\d{2}\b")
 _GRAIN_DAYS = {"second": 0, "minute": 0, "hour": 0, "day": 1, "week": 7}
+#: Times of day ("at 10am", "about 2"): not a span of data or a deadline, and often a number misread.
+_CLOCK_GRAINS = frozenset({"second", "minute", "hour"})
+#: "in 60 days" comes back at the hour it is now; the words say it is a span of days.
+_AMOUNT_AFTER = re.compile(
+    r"\s*(?:%|percent\b|per\s*cent\b|pct\b|points?\b|pts?\b|pp\b|percentage\b|x\b|times\b)", re.I
+)
+_SPAN_UNIT = re.compile(r"\b(?:days?|weeks?|fortnights?|months?|quarters?|years?)\b", re.I)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,6 +121,19 @@ def time_window(text: str, now: datetime, *, direction: Direction = "past") -> W
     return window
 
 
+def time_mention(text: str) -> str | None:
+    """The words of ``text`` that name a time ("in June 2026", "last quarter"), as written; None."""
+    masked = _ENTITY.sub(lambda match: " " * len(match.group(0)), text)
+    for pattern in (_QUARTER, _HALF_OF_MONTH):
+        match = pattern.search(masked)
+        if match:
+            return match.group(0).strip()
+    found = _spans(_DUCKLING.parse(masked, datetime.now(UTC)), masked)
+    if not found:
+        return None
+    return str(max(found, key=lambda entry: len(entry.get("body", "")))["body"]).strip() or None
+
+
 def _from_duckling(text: str, now: datetime, direction: Direction) -> Window | None:
     window, explicit_year = _read(text, now)
     if window is not None and direction == "past" and window.start > now and not explicit_year:
@@ -123,7 +146,7 @@ def _from_duckling(text: str, now: datetime, direction: Direction) -> Window | N
 
 
 def _read(text: str, now: datetime) -> tuple[Window | None, bool]:
-    found = [item for item in _DUCKLING.parse(text, now) if item.get("dim") == "time"]
+    found = _spans(_DUCKLING.parse(text, now), text)
     if not found:
         return None, False
     # The longest mention is the one meant ("between 1 May and 15 June", not "15 June").
@@ -138,6 +161,22 @@ def _read(text: str, now: datetime) -> tuple[Window | None, bool]:
             return None, False
         start, end = instant, _after(instant, str(value.get("grain") or "day"))
     return Window(start=start, end=end, label=body.strip()), bool(_YEAR.search(body))
+
+
+def _spans(found: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
+    """Duckling's time mentions that name a day or longer (intervals, days, weeks, months...), not a
+    number that is an amount ("by 15 percent" is no 15th of the month)."""
+    return [
+        item
+        for item in found
+        if item.get("dim") == "time"
+        and not _AMOUNT_AFTER.match(text, int(item.get("end", 0)))
+        and (
+            item["value"].get("type") == "interval"
+            or item["value"].get("grain") not in _CLOCK_GRAINS
+            or _SPAN_UNIT.search(str(item.get("body", "")))
+        )
+    ]
 
 
 def _instant(value: dict[str, Any] | None) -> datetime | None:
@@ -200,3 +239,268 @@ def _half_of_month(text: str, now: datetime, direction: Direction) -> Window | N
     if match.group(1).lower() in ("first", "1st"):
         return Window(start=start, end=middle, label=match.group(0).strip())
     return Window(start=middle, end=_after(start, "month"), label=match.group(0).strip())
+
+
+# -- what is measured -----------------------------------------------------------------------------
+
+
+#: Words that may stand before a figure's name without changing what is measured ("our overall
+#: attach rate", "chain-wide refund rate"): determiners, scope and period words, not things.
+_NEUTRAL_MODIFIERS = frozenset(
+    """
+    a an the our my your their its this that these those what whats which how is was were be been
+    overall total average mean median whole entire combined aggregate chain chainwide chain-wide
+    company companywide company-wide network global all every each across current actual real
+    daily weekly monthly quarterly yearly annual store stores shop shops branch branches s
+    and or but so then also just only still even please tell show give get know see find
+    highest lowest best worst top bottom biggest smallest largest most least better worse
+    did does do had has have will would could can should it its it's there here when where why
+    """.split()  # noqa: SIM905
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MetricMention:
+    """The figure a question names, or the words before it that name something the data lacks."""
+
+    metric: DataMetric | None
+    unknown: str | None = None
+    """A qualifier of the figure the tenant's data has no words for ("warranty" attach rate)."""
+
+
+def metric_mention(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
+    """The longest figure name or alias in ``text``; a word just before it that no figure, table or
+    column of the data uses makes it a figure the data does not have."""
+    lowered = text.lower()
+    best: tuple[int, int, DataMetric] | None = None
+    for metric in metrics:
+        for alias in (metric.name, *metric.aliases):
+            found = re.search(rf"\b{re.escape(alias.lower())}\b", lowered)
+            if found and (best is None or len(alias) > best[0]):
+                best = (len(alias), found.start(), metric)
+    if best is None:
+        return MetricMention(metric=None)
+    _, start, metric = best
+    vocabulary = _data_words(metrics)
+    before = re.findall(r"[a-z][a-z'-]*", lowered[:start])[-2:]
+    unknown = [
+        word
+        for word in before
+        if word.removesuffix("'s") not in vocabulary and word not in _NEUTRAL_MODIFIERS and len(word) > 2
+    ]
+    # Only the words right before the name qualify it ("warranty attach rate", "extended-warranty
+    # attach rate"); "at Store 2" or a verb further away does not.
+    if unknown and unknown[-1] == before[-1]:
+        return MetricMention(metric=metric, unknown=f"{unknown[-1]} {metric.name}")
+    return MetricMention(metric=metric)
+
+
+def _data_words(metrics: Sequence[DataMetric]) -> frozenset[str]:
+    words: set[str] = set()
+    for metric in metrics:
+        for text in (metric.name, *metric.aliases, metric.table, metric.time_column, metric.observation_noun):
+            words.update(re.findall(r"[a-z]+", text.lower().replace("_", " ")))
+        words.update(re.findall(r"[a-z]+", metric.expression.lower().replace("_", " ")))
+        for column in metric.filters.values():
+            words.update(column.lower().split("_"))
+    return frozenset(words)
+
+
+# -- what a goal asks for ------------------------------------------------------------------------
+
+TargetForm = Literal["absolute", "relative", "points", "multiple"]
+
+#: Verbs that move a figure down; the others move it up.
+_DOWN = re.compile(
+    r"\b(reduce|cut|lower|decrease|drop|shrink|bring down|get down|halve|minimi[sz]e|down)\b", re.I
+)
+_NUMBER = r"(\d+(?:\.\d+)?)"
+_POINTS = re.compile(
+    rf"\b(?:by\s+|up\s+|down\s+)?{_NUMBER}\s*(?:percentage\s+points?|pct\.?\s*pts?|pts?\b|pp\b|points?\b)",
+    re.I,
+)
+_ABSOLUTE = re.compile(
+    rf"\b(?:to|reach(?:es|ing)?|hit|at\s+least|at\s+most|above|below|under|over|of)\s+(?:at\s+least\s+)?{_NUMBER}\s*(?:%|percent\b)",
+    re.I,
+)
+#: "NPS to 60": a level without a percent sign (a score, a count); never a time ("to 5 pm").
+_LEVEL = re.compile(
+    rf"\b(?:to|reach(?:es|ing)?|hit|at\s+least|at\s+most)\s+{_NUMBER}\b(?!\s*(?:%|percent|days?|weeks?|months?|years?|am|pm|[:.]\d))",
+    re.I,
+)
+_RELATIVE = re.compile(rf"(?:\bby\s+|\bup\s+|\bdown\s+|\b){_NUMBER}\s*(?:%|percent\b)", re.I)
+_FRACTIONS = {
+    "half": 0.5,
+    "a half": 0.5,
+    "a third": 1 / 3,
+    "one third": 1 / 3,
+    "a quarter": 0.25,
+    "a fifth": 0.2,
+}
+_BY_FRACTION = re.compile(r"\bby\s+(a\s+half|half|a\s+third|one\s+third|a\s+quarter|a\s+fifth)\b", re.I)
+_MULTIPLE = re.compile(r"\b(double|triple|quadruple|halve|two-?fold|three-?fold)\b", re.I)
+_MULTIPLES = {"double": 2.0, "triple": 3.0, "quadruple": 4.0, "halve": 0.5, "twofold": 2.0, "two-fold": 2.0,
+              "threefold": 3.0, "three-fold": 3.0}  # fmt: skip
+
+
+@dataclass(frozen=True, kw_only=True)
+class GoalTarget:
+    """The target a goal states, in its own form: "to 8%" (absolute 0.08), "by 20%" (relative 0.2),
+    "by 2 points" (points 2), "double" (multiple 2). A decrease is a negative relative or points value."""
+
+    form: TargetForm
+    value: float
+    words: str
+    """The words it was read from."""
+
+    def applied_to(self, baseline: float) -> float:
+        """The target value for a figure at ``baseline`` (rates as fractions)."""
+        if self.form == "absolute":
+            return self.value
+        if self.form == "relative":
+            return baseline * (1 + self.value)
+        if self.form == "points":
+            return baseline + self.value / 100
+        return baseline * self.value
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"form": self.form, "value": self.value, "words": self.words}
+
+
+def goal_target(text: str) -> GoalTarget | None:
+    """The target ``text`` states, or None. Percentages of a rate after "to", "reach", "at least" are
+    where the figure should end; after "by" or alone, how much it should move."""
+    down = bool(_DOWN.search(text))
+    sign = -1.0 if down else 1.0
+    if match := _POINTS.search(text):
+        return GoalTarget(form="points", value=sign * float(match.group(1)), words=match.group(0).strip())
+    if match := _ABSOLUTE.search(text):
+        return GoalTarget(form="absolute", value=float(match.group(1)) / 100, words=match.group(0).strip())
+    if match := _MULTIPLE.search(text):
+        return GoalTarget(form="multiple", value=_MULTIPLES[match.group(1).lower()], words=match.group(0))
+    if match := _BY_FRACTION.search(text):
+        fraction = _FRACTIONS[re.sub(r"\s+", " ", match.group(1).lower())]
+        if down and fraction == 0.5:
+            return GoalTarget(form="multiple", value=0.5, words=match.group(0))
+        return GoalTarget(form="relative", value=sign * fraction, words=match.group(0))
+    if match := _RELATIVE.search(text):
+        return GoalTarget(
+            form="relative", value=sign * float(match.group(1)) / 100, words=match.group(0).strip()
+        )
+    if match := _LEVEL.search(text):
+        return GoalTarget(form="absolute", value=float(match.group(1)), words=match.group(0).strip())
+    return None
+
+
+_COUNT_WORDS = {"one": 1, "a": 1, "an": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}  # fmt: skip
+#: "within 60 days", "in the next six months": a span counted from now, not a calendar span.
+_ROLLING = re.compile(
+    r"\b(?:within|in|next|over|during|coming)\b.*?\b(\d+|"
+    + "|".join(_COUNT_WORDS)
+    + r")\s+(day|week|month|year)s?\b",
+    re.I,
+)
+
+
+def goal_deadline(text: str, now: datetime) -> tuple[datetime, str] | None:
+    """The day a goal should be met by, looking forward from ``now``, and the words it was read from:
+    "within 60 days" and "in the next six months" count from today; "by Christmas" and "by jan 31"
+    are that day; "by the end of March", "before February" and "this quarter" end the day before the
+    span they name ends."""
+    window = time_window(text, now, direction="future")
+    if window is None:
+        return None
+    label = window.label.lower()
+    day = timedelta(days=1)
+    if rolling := _ROLLING.search(label):
+        count = rolling.group(1).lower()
+        number = int(count) if count.isdigit() else _COUNT_WORDS[count]
+        last = _add(now, number, rolling.group(2).lower())
+    elif re.search(r"\bby\b", label) and not re.search(r"\bend\s+of\b", label) and _midnight(window.end):
+        last = window.end  # "by Christmas": met on that day
+    elif window.end - window.start > day:
+        last = window.end - day if _midnight(window.end) else window.end
+    else:
+        last = window.start
+    if last <= now:
+        return None
+    return last.replace(hour=0, minute=0, second=0, microsecond=0), window.label
+
+
+def _midnight(moment: datetime) -> bool:
+    return (moment.hour, moment.minute, moment.second) == (0, 0, 0)
+
+
+def _add(moment: datetime, count: int, unit: str) -> datetime:
+    if unit in ("day", "week"):
+        return moment + timedelta(days=count * (7 if unit == "week" else 1))
+    months = count * (12 if unit == "year" else 1)
+    month = moment.month - 1 + months
+    year, month = moment.year + month // 12, month % 12 + 1
+    return moment.replace(year=year, month=month, day=min(moment.day, calendar.monthrange(year, month)[1]))
+
+
+#: Verbs a goal opens its figure with ("increase X", "get X to 8%", "cut X by half").
+_GOAL_VERB = re.compile(
+    r"\b(increase|raise|improve|boost|lift|grow|reduce|cut|lower|decrease|drop|double|triple|halve|get|"
+    r"bring|push|drive|move|take|maximi[sz]e|minimi[sz]e)\b\s+(?P<object>.+?)"
+    r"(?=\s+(?:at|in|for|by|to|from|within|over|before|across|this|next|during|up|down|until|per)\b|[,.?!;]|$)",
+    re.I,
+)
+#: "Store 5's", "the south store's", "my store": who the figure belongs to, not what it is.
+_POSSESSIVE_ENTITY = re.compile(
+    r"\b(?:[a-z]+\s+)?(?:store|shop|branch|outlet)s?\s*(?:#?\s*\d+)?(?:'s)?(?=\s|$)", re.I
+)
+_TOKEN = re.compile(r"[a-z][a-z0-9'-]*")
+
+
+def goal_metric(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
+    """The figure a goal sets out to move: the object of its verb matched to the data's figures by
+    their words (a misspelt or shortened word counts: "acc attach rte" is the attach rate). A figure
+    the data has no words for is named as ``unknown``; no verb object at all leaves it open."""
+    found = _GOAL_VERB.search(text)
+    if found is None:
+        return metric_mention(text, metrics)
+    phrase = _POSSESSIVE_ENTITY.sub(" ", found.group("object")).strip()
+    words = [word.removesuffix("'s") for word in _TOKEN.findall(phrase.lower())]
+    if not [word for word in words if word not in _NEUTRAL_MODIFIERS]:
+        return metric_mention(text, metrics)
+    vocabulary = _data_words(metrics)
+    best: tuple[int, DataMetric, set[int]] | None = None
+    for metric in metrics:
+        for alias in (metric.name, *metric.aliases):
+            alias_words = _TOKEN.findall(alias.lower())
+            used: set[int] = set()
+            for alias_word in alias_words:
+                index = next(
+                    (i for i, word in enumerate(words) if i not in used and _same_word(word, alias_word)),
+                    None,
+                )
+                if index is None:
+                    break
+                used.add(index)
+            else:
+                if best is None or len(alias_words) > best[0]:
+                    best = (len(alias_words), metric, used)
+    if best is None:
+        return MetricMention(metric=None, unknown=" ".join(w for w in words if w not in _NEUTRAL_MODIFIERS))
+    _, metric, used = best
+    rest = [word for i, word in enumerate(words) if i not in used and word not in _NEUTRAL_MODIFIERS]
+    strange = [word for word in rest if not any(_same_word(word, known) for known in vocabulary)]
+    if strange:
+        return MetricMention(metric=metric, unknown=" ".join([*strange, metric.name]))
+    return MetricMention(metric=metric)
+
+
+def _same_word(said: str, known: str) -> bool:
+    """``said`` is ``known``, a shortening of it ("acc"), or a one-letter slip ("rte")."""
+    if said == known or said.rstrip("s") == known.rstrip("s"):
+        return True
+    if len(said) >= 3 and known.startswith(said):
+        return True
+    if len(said) >= 3 and len(known) >= 4:
+        from difflib import SequenceMatcher
+
+        return SequenceMatcher(None, said, known).ratio() >= 0.8
+    return False

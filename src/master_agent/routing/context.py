@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from master_agent.routing.intent import STORE_MENTION, WINDOW_MENTION, message_entities, strip_entities
+from master_agent.capabilities.terms import time_mention
+from master_agent.routing.intent import STORE_MENTION, message_entities, strip_entities
 
 #: Words a follow-up may consist of besides the values it changes ("and for Store 7?").
 _FOLLOW_UP_WORDS = frozenset(
@@ -42,7 +43,6 @@ _SPANS = {
     "store_id": STORE_MENTION,
     "target_percent": re.compile(r"\d+(?:\.\d+)?\s*(?:%|percent)", re.I),
     "timeline_days": re.compile(r"\b\d+\s*(?:days?|weeks?|months?|years?)\b", re.I),
-    "window": WINDOW_MENTION,
 }
 
 
@@ -79,4 +79,8 @@ def complete_follow_up(text: str, previous: dict[str, Any]) -> str | None:
             goal = pattern.sub(said.group(0), goal, count=1)
         else:
             goal = f"{goal.rstrip('?.! ')} ({said.group(0)})"
+    window = time_mention(text) if "window" in changed else None
+    if window:
+        before = time_mention(goal)
+        goal = goal.replace(before, window, 1) if before else f"{goal.rstrip('?.! ')} ({window})"
     return goal

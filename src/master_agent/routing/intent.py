@@ -20,6 +20,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import ValidationError
 
+from master_agent.capabilities.terms import time_mention
 from master_agent.evolution.embeddings import Embedder
 from master_agent.models.chat import describe_model_failure
 from master_agent.routing.exemplars import Exemplar
@@ -45,16 +46,18 @@ WINDOW_MENTION = re.compile(
 def message_entities(text: str) -> dict[str, Any]:
     """The values a message names: the goal entities, plus a time window when one is said."""
     entities = extract_entities(text)
-    window = WINDOW_MENTION.search(text)
+    window = time_mention(text)
     if window:
-        entities["window"] = window.group(0).lower()
+        entities["window"] = window.lower()
     return entities
 
 
 def strip_entities(text: str) -> str:
     """The message without its entity values (stores, amounts, windows): what it is about."""
     text = STORE_MENTION.sub("store", text)
-    text = WINDOW_MENTION.sub(" ", text)
+    window = time_mention(text)
+    if window:
+        text = text.replace(window, " ")
     text = re.sub(r"[$€£]?\d[\d,.]*\s*(%|percent|k|m|days?|weeks?|months?|years?)?", " ", text, flags=re.I)
     return re.sub(r"\s+", " ", text).strip()
 

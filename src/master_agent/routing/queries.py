@@ -6,7 +6,6 @@ A registry by query kind (seed 003 "Query Handler System"); domain packs add kin
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -18,6 +17,7 @@ from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel, Field
 
 from master_agent.capabilities.spec import DataMetric
+from master_agent.capabilities.terms import Window, metric_mention, time_window
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.capabilities.tools.sql import ReadOnlySql
 from master_agent.errors import ToolInputError
@@ -151,64 +151,9 @@ async def village_knowledge(request: QueryRequest) -> QueryAnswer:
     )
 
 
-_N_UNITS = re.compile(r"\b(last|past|previous)\s+(\d+)\s+(day|week|month)s?\b", re.I)
-_ONE_UNIT = re.compile(r"\b(last|previous|this)\s+(week|month|quarter|year)\b", re.I)
-
-
-def question_window(text: str, end: datetime) -> tuple[datetime, datetime, str]:
-    """The time window a question names, as [start, end) ending no later than ``end``; the whole
-    history when it names none."""
-    day = end.replace(hour=0, minute=0, second=0, microsecond=0)
-    counted = _N_UNITS.search(text)
-    if counted:
-        count, unit = int(counted.group(2)), counted.group(3).lower()
-        days = count * {"day": 1, "week": 7, "month": 30}[unit]
-        return end - timedelta(days=days), end, f"the last {count} {unit}s"
-    named = _ONE_UNIT.search(text)
-    if named:
-        which, unit = named.group(1).lower(), named.group(2).lower()
-        if unit == "week":
-            start = day - timedelta(days=day.weekday())
-            if which == "this":
-                return start, end, "this week"
-            return start - timedelta(days=7), start, "last full week"
-        if unit == "month":
-            start = day.replace(day=1)
-            if which == "this":
-                return start, end, "this month"
-            previous = (start - timedelta(days=1)).replace(day=1)
-            return previous, start, f"last full month ({previous:%B %Y})"
-        if unit == "quarter":
-            start = day.replace(month=3 * ((day.month - 1) // 3) + 1, day=1)
-            if which == "this":
-                return start, end, "this quarter"
-            previous = (start - timedelta(days=1)).replace(day=1)
-            previous = previous.replace(month=3 * ((previous.month - 1) // 3) + 1)
-            return previous, start, "last full quarter"
-        start = day.replace(month=1, day=1)
-        if which == "this":
-            return start, end, "this year"
-        return start.replace(year=start.year - 1), start, f"last full year ({start.year - 1})"
-    if re.search(r"\byesterday\b", text, re.I):
-        return day - timedelta(days=1), day, "yesterday"
-    if re.search(r"\btoday\b", text, re.I):
-        return day, end, "today"
-    return datetime(1970, 1, 1, tzinfo=UTC), end, "all history"
-
-
-def _metric_for(text: str, metrics: Sequence[DataMetric]) -> DataMetric | None:
-    lowered = text.lower()
-    best: tuple[int, DataMetric] | None = None
-    for metric in metrics:
-        for alias in (metric.name, *metric.aliases):
-            if alias.lower() in lowered and (best is None or len(alias) > best[0]):
-                best = (len(alias), metric)
-    return best[1] if best else None
-
-
 def _format(value: Any, unit: str) -> str:
     if value is None:
-        return "no value (no rows in the window)"
+        return "no value"
     if unit == "ratio":
         return f"{float(value):.1%}"
     if unit == "currency":
@@ -216,30 +161,74 @@ def _format(value: Any, unit: str) -> str:
     return f"{float(value):,.0f}" if float(value).is_integer() else f"{float(value):,.2f}"
 
 
+def _window_data(window: Window) -> dict[str, str]:
+    return {"label": window.label, "start": window.start.isoformat(), "end": window.end.isoformat()}
+
+
+async def _coverage(sql: ReadOnlySql, metric: DataMetric) -> Window | None:
+    """The days the metric's table has rows for (None: no rows at all)."""
+    span = await sql.query(
+        f"SELECT min({metric.time_column}) AS first, max({metric.time_column}) AS last FROM {metric.table}"
+    )
+    row = span.rows[0] if span.rows else {}
+    if not row.get("first") or not row.get("last"):
+        return None
+    first, last = (datetime.fromisoformat(str(row[key])) for key in ("first", "last"))
+    first, last = (moment if moment.tzinfo else moment.replace(tzinfo=UTC) for moment in (first, last))
+    day = first.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    end = last.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)
+    return Window(start=day, end=end, label="all your data")
+
+
+async def _known_values(sql: ReadOnlySql, metric: DataMetric, column: str) -> list[Any]:
+    found = await sql.query(f"SELECT DISTINCT {column} AS value FROM {metric.table} ORDER BY 1 LIMIT 50")
+    return [row["value"] for row in found.rows]
+
+
 async def data_question(request: QueryRequest) -> QueryAnswer:
-    """One read-only SQL query through the SQL tool: the number, the query and the window."""
-    metric = _metric_for(request.message, request.metrics)
+    """One read-only SQL query through the SQL tool: the number over the window the question names
+    (read against the runtime clock, never the data's last row), the query and the rows' coverage.
+    A window the data does not reach, a figure the data lacks or an entity it does not know is said so,
+    never answered with another window's or another figure's number."""
+    mention = metric_mention(request.message, request.metrics)
+    names = ", ".join(m.name for m in request.metrics) or "none"
+    if mention.unknown is not None:
+        return QueryAnswer(
+            text=f"Your data has no {mention.unknown}: I can answer questions about {names}.",
+            handler="data",
+            answered=False,
+            data={"outcome": "out_of_scope", "missing": [mention.unknown]},
+        )
+    metric = mention.metric
     if metric is None:
-        names = ", ".join(m.name for m in request.metrics) or "none"
         return QueryAnswer(
             text=f"I can answer questions about these figures of your data: {names}. Which one do you mean?",
             handler="data",
             answered=False,
+            data={"outcome": "clarify", "missing": ["metric"]},
         )
     sql = ReadOnlySql(request.tool_context)
+    now = request.clock.now()
     try:
-        # The window ends where the data does when it ends before today (a demo's history, a late load).
-        span = await sql.query(f"SELECT max({metric.time_column}) AS data_end FROM {metric.table}")
-        data_end = span.rows[0]["data_end"] if span.rows else None
-        now = request.clock.now()
-        end = now
-        if data_end:
-            last = datetime.fromisoformat(str(data_end))
-            last = last if last.tzinfo else last.replace(tzinfo=UTC)
-            end = min(now, (last + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0))
-        start, stop, window = question_window(request.message, end)
+        coverage = await _coverage(sql, metric)
+        asked = time_window(request.message, now, direction="past")
+        window = asked or coverage or Window(start=now, end=now, label="all your data")
+        if coverage is None or window.end <= coverage.start or window.start >= coverage.end:
+            held = f"your data covers {coverage.describe()}" if coverage else "your data has none yet"
+            return QueryAnswer(
+                text=f"There is no {metric.name} data for {window.describe()}: {held}.",
+                handler="data",
+                answered=False,
+                data={
+                    "outcome": "no_data",
+                    "metric": metric.name,
+                    "window": _window_data(window),
+                    "coverage": _window_data(coverage) if coverage else None,
+                    "missing": [f"data for {window.describe()}"],
+                },
+            )
         filters = [f"{metric.time_column} >= %(start)s", f"{metric.time_column} < %(end)s"]
-        params: dict[str, Any] = {"start": start, "end": stop}
+        params: dict[str, Any] = {"start": window.start, "end": window.end}
         scope = []
         for entity, column in metric.filters.items():
             if entity in request.entities:
@@ -251,25 +240,45 @@ async def data_question(request: QueryRequest) -> QueryAnswer:
             f"WHERE {' AND '.join(filters)}"
         )
         result = await sql.query(statement, params)
+        row = result.rows[0] if result.rows else {"value": None, "observations": 0}
+        if not row["observations"]:
+            for entity, column in metric.filters.items():
+                if entity not in request.entities:
+                    continue
+                known = await _known_values(sql, metric, column)
+                if request.entities[entity] not in known:
+                    noun = entity.removesuffix("_id")
+                    return QueryAnswer(
+                        text=f"Your data has no {noun} {request.entities[entity]}; which {noun} do you mean? "
+                        f"({', '.join(str(value) for value in known)})",
+                        handler="data",
+                        answered=False,
+                        data={"outcome": "clarify", "missing": [noun], "known": {noun: known}},
+                    )
     except ToolInputError as error:
         return QueryAnswer(
             text=f"I could not read that from your data: {error}", handler="data", answered=False
         )
-    row = result.rows[0] if result.rows else {"value": None, "observations": 0}
     where = f" for {', '.join(scope)}" if scope else ""
+    partly = ""
+    if coverage is not None and (window.start < coverage.start or window.end > coverage.end):
+        partly = f" Your data covers {coverage.describe()}, so only those days are counted."
     text = (
-        f"The {metric.name}{where} over {window} ({start:%Y-%m-%d} to {stop - timedelta(seconds=1):%Y-%m-%d}) "
-        f"was {_format(row['value'], metric.unit)}, from {row['observations']} {metric.observation_noun}.\n"
+        f"The {metric.name}{where} in {window.describe()} was {_format(row['value'], metric.unit)}, from "
+        f"{row['observations']} {metric.observation_noun}.{partly}\n"
         f"Query: {statement}\nParameters: { ({k: str(v) for k, v in params.items()}) }"
     )
     return QueryAnswer(
         text=text,
         handler="data",
+        answered=row["value"] is not None,
         data={
+            "outcome": "answer" if row["value"] is not None else "no_data",
             "metric": metric.name,
             "value": row["value"],
             "observations": row["observations"],
-            "window": {"label": window, "start": start.isoformat(), "end": stop.isoformat()},
+            "window": _window_data(window),
+            "coverage": _window_data(coverage) if coverage else None,
             "sql": statement,
             "params": {k: str(v) for k, v in params.items()},
         },

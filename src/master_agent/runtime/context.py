@@ -10,6 +10,7 @@ import json
 import re
 from typing import Any
 
+from master_agent.capabilities.terms import time_mention
 from master_agent.models.prompt_blocks import render_tagged_json
 from master_agent.runtime.state import ContextBox
 
@@ -67,7 +68,10 @@ _DAYS_PER = {"day": 1, "week": 7, "month": 30, "year": 365}
 def extract_entities(text: str) -> dict[str, Any]:
     """Structured values a goal states, keyed by the argument names tools use for them."""
     entities: dict[str, Any] = {}
-    for word, number in _NOUN_NUMBER.findall(text):
+    window = time_mention(text)
+    # "June 2026" is a time, not a June numbered 2026.
+    named = text.replace(window, " ") if window else text
+    for word, number in _NOUN_NUMBER.findall(named):
         key = f"{word.lower()}_id"
         if word.lower() not in _NOT_ENTITY_WORDS and key not in entities:
             entities[key] = int(number)

@@ -555,7 +555,18 @@ class _AgentLoop:
         if self.recall is not None:
             await self._recall(goal, context, update)
         if self.gathering is not None:
-            await self.gather(dict(update.get("context", context)), update)
+            await self.gather(goal, dict(update.get("context", context)), update)
+        scope = dict(update.get("context", context)).get("scope")
+        if isinstance(scope, dict) and not update.get("handoff"):
+            # The pack read the request as one it cannot answer in full (a figure its data lacks, or
+            # one it has no strategy for): the flow ends with that, not with another figure's plan.
+            update["handoff"] = {
+                "kind": scope.get("kind", "out_of_scope"),
+                "explanation": scope.get("explanation"),
+                "what_you_can_do": scope.get("what_you_can_do"),
+                "missing": list(scope.get("missing") or []),
+                "facts": scope.get("facts"),
+            }
         return update
 
     async def _recall(self, goal: str, context: dict[str, Any], update: dict[str, Any]) -> None:
@@ -578,7 +589,7 @@ class _AgentLoop:
                 f"reused village-knowledge pattern {found.reused_pattern.get('pattern_id', '')}".rstrip(),
             ]
 
-    async def gather(self, context: dict[str, Any], update: dict[str, Any]) -> None:
+    async def gather(self, goal: str, context: dict[str, Any], update: dict[str, Any]) -> None:
         """Critical information the request lacks is asked of the user (``interrupt()``, kind
         ``clarification``, reason ``missing_information``) before the first turn; after
         ``GATHER_ROUNDS`` answers that do not give it, the flow ends with the question. Answering
@@ -587,8 +598,9 @@ class _AgentLoop:
         if self.gathering is None or context.get("proposal"):
             return
         notes: list[str] = []
+        in_goal = extract_entities(goal)  # what the goal's own words settle ("Store 5")
         for _ in range(GATHER_ROUNDS):
-            missing = self.gathering.missing(context)
+            missing = self.gathering.missing({**in_goal, **context})
             if missing is None:
                 break
             answer = answer_text(
@@ -615,7 +627,7 @@ class _AgentLoop:
                 + (", ".join(f"{key}={value}" for key, value in given.items()) or "nothing usable")
             )
         else:
-            missing = self.gathering.missing(context)
+            missing = self.gathering.missing({**in_goal, **context})
         if notes:
             update["context"] = context
             update["notes"] = [*update.get("notes", []), *notes]

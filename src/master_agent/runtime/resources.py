@@ -18,6 +18,7 @@ from master_agent.capabilities import (
     registered_domain_packs,
 )
 from master_agent.evolution import KnowledgeStore, make_embedder
+from master_agent.evolution.clock import runtime_clock
 from master_agent.evolution.context import EvolutionContext
 from master_agent.evolution.jobs import leader_tick, reconcile_jobs, use_evolution_context
 from master_agent.evolution.outbox import load_notifier
@@ -82,6 +83,7 @@ async def open_resources(
             settings=settings,
             knowledge=KnowledgeStore(database.pool, embedder),
             notifier=notifier,
+            clock=runtime_clock(settings.now),
         )
         async with AsyncExitStack() as stack:
             store = await stack.enter_async_context(

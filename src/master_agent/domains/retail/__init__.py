@@ -5,6 +5,7 @@ from master_agent.capabilities.spec import routing_examples
 from master_agent.capabilities.tools.sql import ReadOnlySql
 from master_agent.domains.retail.agents import MASTER, SUB_AGENTS
 from master_agent.domains.retail.data import DEMO_PROFILES, DEMO_TENANT, HIDDEN_COLUMNS, install
+from master_agent.domains.retail.goals import make_goal_reader, missing_information
 from master_agent.domains.retail.tools import PROBLEMS, build_tools, cause_holds_at, default_entities
 from master_agent.routing.queries import QueryAnswer, QueryRequest
 
@@ -44,6 +45,46 @@ DATA_METRICS = (
         aliases=("accessory sales revenue", "total accessory sales"),
         table="transactions",
         expression="coalesce(sum(accessory_amount), 0)::float",
+        time_column="sold_at",
+        unit="currency",
+        filters={"store_id": "store_id", "staff_id": "staff_id"},
+        observation_noun="device sales",
+    ),
+    DataMetric(
+        name="refund rate",
+        aliases=("share of sales refunded", "refund percentage", "return rate"),
+        table="transactions",
+        expression="avg(refunded::int)::float",
+        time_column="sold_at",
+        unit="ratio",
+        filters={"store_id": "store_id", "staff_id": "staff_id"},
+        observation_noun="device sales",
+    ),
+    DataMetric(
+        name="refunds",
+        aliases=("number of refunds", "refund count", "refunded sales", "returns"),
+        table="transactions",
+        expression="count(*) FILTER (WHERE refunded)",
+        time_column="sold_at",
+        unit="count",
+        filters={"store_id": "store_id", "staff_id": "staff_id"},
+        observation_noun="device sales",
+    ),
+    DataMetric(
+        name="average device amount",
+        aliases=("average device sale", "average device price", "average sale amount", "average ticket"),
+        table="transactions",
+        expression="avg(device_amount)::float",
+        time_column="sold_at",
+        unit="currency",
+        filters={"store_id": "store_id", "staff_id": "staff_id"},
+        observation_noun="device sales",
+    ),
+    DataMetric(
+        name="device revenue",
+        aliases=("device sales revenue", "total device sales", "device sales amount"),
+        table="transactions",
+        expression="coalesce(sum(device_amount), 0)::float",
         time_column="sold_at",
         unit="currency",
         filters={"store_id": "store_id", "staff_id": "staff_id"},
@@ -135,6 +176,8 @@ RETAIL = DomainPack(
     routing_examples=ROUTING_EXAMPLES,
     data_metrics=DATA_METRICS,
     query_handlers={"store_ranking": rank_stores},
+    goal_entities=make_goal_reader(DATA_METRICS),
+    missing_information=missing_information,
 )
 
 __all__ = ["DEMO_TENANT", "RETAIL"]

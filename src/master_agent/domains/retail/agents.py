@@ -19,6 +19,7 @@ from master_agent.domains.retail.schemas import (
     Risk,
     RootCause,
     Strategy,
+    TargetTerms,
 )
 
 
@@ -70,6 +71,9 @@ class StrategyInput(BaseModel):
     store_id: int
     timeline_days: int = Field(default=60, ge=7, le=730)
     target_percent: float = Field(default=20.0, gt=0, le=500)
+    target: TargetTerms | None = Field(
+        default=None, description="The target in the goal's own form (to 8%, by 2 points, double)."
+    )
     budget: float = Field(default=10_000.0, gt=0)
     preferred_intervention: str | None = Field(
         default=None, description="An intervention proven on a similar problem (from village knowledge)."

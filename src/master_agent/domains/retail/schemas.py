@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,6 +25,16 @@ class RootCause(BaseModel):
     confidence: float = Field(ge=0, le=1)
 
 
+class TargetTerms(BaseModel):
+    """The target as the goal states it: ``absolute`` (the rate to reach, 0.08 for 8%), ``relative``
+    (0.2 for +20%, negative for a cut), ``points`` (percentage points, 2 for +2 points) or
+    ``multiple`` (2 to double)."""
+
+    form: Literal["absolute", "relative", "points", "multiple"]
+    value: float
+    words: str = ""
+
+
 class ExpectedOutcome(BaseModel):
     """What the solution promises, measurably."""
 
@@ -37,6 +47,11 @@ class ExpectedOutcome(BaseModel):
     expected: float = Field(description="Value the chosen strategy is expected to reach.")
     timeline_days: int
     by_when: str = Field(description="ISO date the target should be met by.")
+    target_terms: TargetTerms | None = Field(default=None, description="The target in the goal's own form.")
+    meets_target: bool | None = Field(
+        default=None,
+        description="Whether the expected value reaches the target (a cut: stays at or below it).",
+    )
     metric_query: dict[str, Any] | None = Field(
         default=None, description="How the outcome tracker measures the metric later (read-only SQL)."
     )

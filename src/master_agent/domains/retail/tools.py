@@ -10,9 +10,10 @@ from typing import Any
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
+from master_agent.capabilities.terms import GoalTarget
 from master_agent.capabilities.tools import ReadOnlySql, ToolContext
 from master_agent.domains.retail import analytics
-from master_agent.domains.retail.schemas import ExpectedOutcome, RootCause, Strategy
+from master_agent.domains.retail.schemas import ExpectedOutcome, RootCause, Strategy, TargetTerms
 from master_agent.errors import ToolInputError
 from master_agent.untrusted.sql_text import SqlText
 
@@ -80,6 +81,9 @@ class RankArgs(StoreArgs):
     root_cause: RootCause
     timeline_days: int = Field(default=60, ge=7, le=730)
     target_percent: float = Field(default=20.0, gt=0, le=500, description="Relative improvement asked for.")
+    target: TargetTerms | None = Field(
+        default=None, description="The target in the goal's own form (wins over target_percent)."
+    )
     budget: float = Field(default=10_000.0, gt=0)
     preferred_intervention: str | None = Field(
         default=None,
@@ -319,6 +323,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         target_percent: float = 20.0,
         budget: float = 10_000.0,
         preferred_intervention: str | None = None,
+        target: TargetTerms | None = None,
     ) -> dict[str, Any]:
         row = await data.store(store_id)
         catalogue = (await data.sql.query(INTERVENTIONS)).rows
@@ -335,7 +340,12 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             )
         baseline = row["attach_rate"]
         expected = baseline + best["expected_lift_points"] / 100
-        end = date.fromisoformat(row["last_sale"][:10]) + timedelta(days=timeline_days)
+        terms = target or TargetTerms(
+            form="relative", value=target_percent / 100, words=f"{target_percent:g}%"
+        )
+        aim = GoalTarget(form=terms.form, value=terms.value, words=terms.words).applied_to(baseline)
+        # The deadline counts from today (the runtime clock), never from the data's last sale.
+        end = context.now().date() + timedelta(days=timeline_days)
         strategy = Strategy(
             intervention_id=best["intervention_id"],
             name=best["name"],
@@ -360,10 +370,12 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             metric="accessory_attach_rate",
             store_id=store_id,
             baseline=round(baseline, 4),
-            target=round(baseline * (1 + target_percent / 100), 4),
+            target=round(aim, 4),
             expected=round(expected, 4),
             timeline_days=timeline_days,
             by_when=end.isoformat(),
+            target_terms=terms,
+            meets_target=expected <= aim if aim < baseline else expected >= aim,
             metric_query={
                 "sql": ATTACH_RATE_IN_WINDOW.strip(),
                 "params": {"store_id": store_id},

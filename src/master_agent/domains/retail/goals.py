@@ -1,0 +1,132 @@
+"""What a retail goal states, read before the master loop's first turn: the store, the target in its
+own form, the deadline, and whether the figure it names is one this pack can move.
+
+The master agent's strategies move the accessory attach rate. A goal about a figure the tenant's data
+does not have (warranty attach, overtime, NPS) is out of scope and is answered so, naming what is
+missing; a goal about a figure the data has but no strategy moves (refund rate, average device amount)
+gets that figure measured, and an honest partial answer. A goal naming no store, or a store the data
+does not know, is asked about rather than guessed.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+from typing import Any
+
+from master_agent.capabilities import MissingInformation
+from master_agent.capabilities.spec import DataMetric
+from master_agent.capabilities.terms import goal_deadline, goal_metric, goal_target
+from master_agent.capabilities.tools import ReadOnlySql, ToolContext
+from master_agent.errors import ToolInputError
+from master_agent.runtime.context import extract_entities
+
+#: The figure this pack's strategies move (a ``DataMetric`` name).
+STRATEGY_METRIC = "attach rate"
+STORES = "SELECT store_id FROM stores ORDER BY store_id"
+#: Days of the newest data a figure without a strategy is measured over.
+FACT_DAYS = 90
+
+
+def make_goal_reader(metrics: tuple[DataMetric, ...]) -> Any:
+    """``DomainPack.goal_entities`` for the retail pack over its data metrics."""
+
+    async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
+        stated: dict[str, Any] = {}
+        now = context.now()
+        store = extract_entities(goal).get("store_id")
+        if store is not None:
+            stated["store_id"] = store
+        sql = ReadOnlySql(context)
+        try:
+            stated["known_stores"] = [row["store_id"] for row in (await sql.query(STORES)).rows]
+        except ToolInputError:
+            return stated
+        if target := goal_target(goal):
+            stated["target"] = target.as_dict()
+        if deadline := goal_deadline(goal, now):
+            day, _words = deadline
+            stated["deadline"] = day.date().isoformat()
+            stated["timeline_days"] = max(7, min(730, math.ceil((day - now) / timedelta(days=1))))
+        mention = goal_metric(goal, metrics)
+        if mention.unknown is not None:
+            stated["scope"] = {
+                "kind": "out_of_scope",
+                "missing": [mention.unknown],
+                "explanation": f"your data has no {mention.unknown}, so no plan can be measured or checked",
+                "what_you_can_do": "ask about a figure your data has: "
+                + ", ".join(metric.name for metric in metrics),
+            }
+        elif mention.metric is not None and mention.metric.name != STRATEGY_METRIC:
+            try:
+                stated["scope"] = await _measured_only(sql, mention.metric, stated.get("store_id"))
+            except ToolInputError as error:
+                stated["scope"] = {
+                    "kind": "no_strategy",
+                    "missing": [f"a strategy for the {mention.metric.name}"],
+                    "explanation": f"the {mention.metric.name} could not be measured ({error}); this service "
+                    f"has strategies for the {STRATEGY_METRIC} only",
+                    "what_you_can_do": f"ask for a goal on the {STRATEGY_METRIC}",
+                }
+        return stated
+
+    return stated_entities
+
+
+async def _measured_only(sql: ReadOnlySql, metric: DataMetric, store: int | None) -> dict[str, Any]:
+    """The figure measured over the newest ``FACT_DAYS`` of data: what is known without a strategy."""
+    where = " AND store_id = %(store_id)s" if store is not None and "store_id" in metric.filters else ""
+    statement = (
+        f"SELECT {metric.expression} AS value, count(*) AS observations, max({metric.time_column}) AS last "
+        f"FROM {metric.table} WHERE {metric.time_column} > "
+        f"(SELECT max({metric.time_column}) FROM {metric.table}) - interval '{FACT_DAYS} days'{where}"
+    )
+    row = (await sql.query(statement, {"store_id": store} if where else {})).rows[0]
+    scope_words = f" at Store {store}" if where else ""
+    return {
+        "kind": "no_strategy",
+        "missing": [f"a strategy for the {metric.name}"],
+        "facts": {
+            "metric": metric.name,
+            "store_id": store,
+            "value": row["value"],
+            "observations": row["observations"],
+            "window_days": FACT_DAYS,
+            "last": row["last"],
+            "sql": statement,
+        },
+        "explanation": (
+            f"the {metric.name}{scope_words} over the last {FACT_DAYS} days of your data (to "
+            f"{str(row['last'])[:10]}) was {_shown(row['value'], metric.unit)}, from {row['observations']} {metric.observation_noun};"
+            f" this service has strategies for the {STRATEGY_METRIC} only, so no plan is proposed"
+        ),
+        "what_you_can_do": f"ask for a goal on the {STRATEGY_METRIC}, or use the figure above to plan it yourself",
+    }
+
+
+def missing_information(known: dict[str, Any]) -> MissingInformation | None:
+    """A goal on the attach rate needs one of the tenant's stores: none named, or one the data does not
+    know, is asked about (with the stores it has)."""
+    if known.get("scope") or "known_stores" not in known:
+        return None
+    stores = list(known["known_stores"])
+    listed = ", ".join(str(store) for store in stores)
+    store = known.get("store_id")
+    if store is None:
+        return MissingInformation(
+            fields=["store_id"], question=f"Which store is this goal for? Your stores: {listed}."
+        )
+    if store not in stores:
+        return MissingInformation(
+            fields=["store_id"],
+            question=f"Your data has no Store {store}. Which store did you mean? ({listed})",
+        )
+    return None
+
+
+def _shown(value: Any, unit: str) -> str:
+    if value is None:
+        return "not measurable (no rows)"
+    if unit == "ratio":
+        return f"{float(value):.2%}"
+    return f"{float(value):,.2f}"

@@ -1,0 +1,112 @@
+"""The terms a request states, read against a fixed clock: windows, targets, deadlines, figures.
+
+These pin behaviour on sentences of each form; how well the readers generalise is measured by
+``make eval-truth`` on held-out cases, not here."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from master_agent.capabilities.terms import goal_deadline, goal_metric, goal_target, time_mention, time_window
+from master_agent.domains.retail import RETAIL
+from master_agent.runtime.context import extract_entities
+
+NOW = datetime(2026, 11, 25, 12, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "last"),
+    [
+        ("What was the attach rate at Store 4 in June 2026?", "2026-06-01", "2026-06-30"),
+        ("and in July?", "2026-07-01", "2026-07-31"),  # looking back: this July, not next
+        ("last month", "2026-10-01", "2026-10-31"),
+        ("last quarter", "2026-07-01", "2026-09-30"),
+        ("in Q2", "2026-04-01", "2026-06-30"),
+        ("fiscal Q3 2025", "2025-07-01", "2025-09-30"),
+        ("between 1 May and 15 June", "2026-05-01", "2026-06-15"),
+        ("the first half of August", "2026-08-01", "2026-08-15"),
+        ("the week of 7 September", "2026-09-07", "2026-09-13"),
+        ("so far this month", "2026-11-01", "2026-11-25"),  # ends now
+        ("in 2025", "2025-01-01", "2025-12-31"),
+    ],
+)
+def test_a_question_reads_the_window_it_names_against_the_clock(text: str, first: str, last: str) -> None:
+    window = time_window(text, NOW)
+    assert window is not None
+    assert (window.start.date().isoformat(), window.last_day().date().isoformat()) == (first, last)
+
+
+def test_numbers_that_are_not_times_name_no_window() -> None:
+    assert time_window("How many sales did Store 4 make?", NOW) is None
+    assert time_mention("Reduce churn in Region 3 by 15 percent") is None
+    assert time_mention("Book a call at 10am") is None  # a time of day is no span of data
+    # "June 2026" is a month, not a June numbered 2026.
+    assert extract_entities("attach rate at Store 4 in June 2026") == {"store_id": 4}
+
+
+@pytest.mark.parametrize(
+    ("text", "form", "value"),
+    [
+        ("Increase Store 5's attach rate by 20% within 60 days", "relative", 0.2),
+        ("Get Store 2's attach rate to 8% by the end of March", "absolute", 0.08),
+        ("at least 8% by the end of March", "absolute", 0.08),
+        ("lift it by 1.5 percentage points", "points", 1.5),
+        ("raise acc attach rte at store 8 by 3 pts", "points", 3.0),
+        ("double Store 5's attach rate", "multiple", 2.0),
+        ("Halve the refund rate at Store 2", "multiple", 0.5),
+        ("Cut accessory refunds at Store 6 by a third", "relative", -1 / 3),
+        ("Reduce overtime hours by 15%", "relative", -0.15),
+        ("Improve Store 1's NPS to 60", "absolute", 60.0),
+    ],
+)
+def test_a_goal_states_its_target_in_its_own_form(text: str, form: str, value: float) -> None:
+    target = goal_target(text)
+    assert target is not None and target.form == form and target.value == pytest.approx(value)
+
+
+def test_a_target_applies_to_a_baseline_as_stated() -> None:
+    baseline = 0.05
+    assert goal_target("to 8%").applied_to(baseline) == pytest.approx(0.08)  # type: ignore[union-attr]
+    assert goal_target("by 20%").applied_to(baseline) == pytest.approx(0.06)  # type: ignore[union-attr]
+    assert goal_target("by 2 points").applied_to(baseline) == pytest.approx(0.07)  # type: ignore[union-attr]
+    assert goal_target("double it").applied_to(baseline) == pytest.approx(0.10)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("within 60 days", "2027-01-24"),
+        ("by the end of March", "2027-03-31"),
+        ("by Christmas", "2026-12-25"),
+        ("by jan 31", "2027-01-31"),
+        ("in the next six months", "2027-05-25"),
+        ("before February", "2027-01-31"),
+        ("this quarter", "2026-12-31"),
+        ("in 8 weeks", "2027-01-20"),
+        ("in 60 days", "2027-01-24"),
+    ],
+)
+def test_a_deadline_counts_forward_from_today(text: str, day: str) -> None:
+    deadline = goal_deadline(f"Increase Store 5's attach rate by 2 points {text}", NOW)
+    assert deadline is not None and deadline[0].date().isoformat() == day
+
+
+@pytest.mark.parametrize(
+    ("text", "metric", "unknown"),
+    [
+        ("Increase Store 5's accessory attach rate by 20%", "attach rate", None),
+        ("raise acc attach rte at store 8 by 3 pts", "attach rate", None),
+        ("Get the south store's attach rate to 7%", "attach rate", None),
+        ("Increase warranty attach rate at Store 5 by 10%", "attach rate", "warranty attach rate"),
+        ("Reduce overtime hours at Store 2 by 15%", None, "overtime hours"),
+        ("Get Store 3's refund rate down to 2%", "refund rate", None),
+        ("Increase average device amount at Store 2 by 10%", "average device amount", None),
+    ],
+)
+def test_a_goal_names_a_figure_the_data_has_or_says_which_it_lacks(
+    text: str, metric: str | None, unknown: str | None
+) -> None:
+    found = goal_metric(text, RETAIL.data_metrics)
+    assert (found.metric.name if found.metric else None, found.unknown) == (metric, unknown)
