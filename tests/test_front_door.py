@@ -125,12 +125,12 @@ async def test_agent_override_and_a_clarification_answered_over_chat(
     live: LiveServer, keys: dict[str, str]
 ) -> None:
     async with _client(live, keys["demo-retail"]) as client:
-        direct = await chat(client, "@master_agent Increase Store 2's attach rate by 10% in 90 days")
+        direct = await chat(client, "@master_agent Increase Store 5's attach rate by 10% in 90 days")
         assert direct["values"]["routing"]["target"] == {"kind": "agent", "name": "master_agent"}
         assert direct["values"]["routing"]["reason"].startswith("@master_agent")
-        assert direct["values"]["goal"] == "Increase Store 2's attach rate by 10% in 90 days"
+        assert direct["values"]["goal"] == "Increase Store 5's attach rate by 10% in 90 days"
 
-        unknown = await chat(client, "@master_agnet Increase Store 2's attach rate by 10% in 90 days")
+        unknown = await chat(client, "@master_agnet Increase Store 5's attach rate by 10% in 90 days")
         routing = unknown["values"]["routing"]
         assert routing["target"]["kind"] == "clarification"
         assert routing["clarification"]["kind"] == "multiple_choice"
@@ -142,7 +142,7 @@ async def test_agent_override_and_a_clarification_answered_over_chat(
         assert answered["values"]["routing"]["round"] == 1
         assert answered["values"]["envelope"]["status"] == "success"
         humans = [m["content"] for m in answered["values"]["messages"] if m["type"] == "human"]
-        assert humans == ["@master_agnet Increase Store 2's attach rate by 10% in 90 days", "1"]
+        assert humans == ["@master_agnet Increase Store 5's attach rate by 10% in 90 days", "1"]
 
 
 async def test_a_pack_agent_named_with_at_gets_the_message_when_a_message_can_fill_its_arguments(
@@ -155,7 +155,8 @@ async def test_a_pack_agent_named_with_at_gets_the_message_when_a_message_can_fi
         routing = asked["values"]["routing"]
         assert routing["target"]["kind"] == "clarification"
         assert routing["clarification"]["entity"] == "store_id"
-        answered = await chat(client, "Store 3", asked["thread_id"])
+        # Store 5: a driver whose test is significant (at Stores 2 and 3 it is weak evidence: partial).
+        answered = await chat(client, "Store 5", asked["thread_id"])
         values = answered["values"]
         assert values["routing"]["target"] == {"kind": "agent", "name": "research"}
         assert values["reply"]["agent"] == "research"
@@ -254,7 +255,7 @@ async def test_a_message_cutting_an_agent_flow_short_carries_the_previous_task(
     # The agent flow is stopped where a new message would interrupt it: handed to the agent, unanswered.
     await graph.ainvoke({"messages": [HumanMessage(GOAL)]}, config, interrupt_before=["solve"])
     state = await graph.ainvoke(
-        {"messages": [HumanMessage("Increase Store 2's attach rate by 10% in 90 days")]}, config
+        {"messages": [HumanMessage("Increase Store 5's attach rate by 10% in 90 days")]}, config
     )
     assert state["routing"]["previous_task"] == GOAL
     assert state["context"]["previous_task"] == GOAL

@@ -47,6 +47,9 @@ class SubAgentEnvelope(BaseModel):
     ``question``, or a ``failure`` with what to do (``runtime.recovery``); a parent ends with it too."""
     steps: list[dict[str, Any]] = Field(default_factory=list)
     """The sub-agent's own call tree (for the solution's step tree)."""
+    verification: list[dict[str, Any]] = Field(default_factory=list)
+    """Each claim of ``data`` checked before answering: claim, evidence, verdict (``backed``, ``weak``,
+    ``unbacked``); anything not backed made a success partial (``runtime.verification``)."""
 
     @model_validator(mode="after")
     def _band_follows_confidence(self) -> SubAgentEnvelope:

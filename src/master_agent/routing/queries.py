@@ -281,6 +281,20 @@ async def data_question(request: QueryRequest) -> QueryAnswer:
             "coverage": _window_data(coverage) if coverage else None,
             "sql": statement,
             "params": {k: str(v) for k, v in params.items()},
+            "verification": [
+                {
+                    "claim": f"the {metric.name}{where} is {_format(row['value'], metric.unit)}",
+                    "evidence": f"{statement} over {row['observations']} rows",
+                    "verdict": "backed" if row["value"] is not None else "unbacked",
+                },
+                {
+                    "claim": f"over {window.describe()}",
+                    "evidence": f"the question named {asked.label!r}"
+                    if asked
+                    else "no window named: all the data",
+                    "verdict": "backed",
+                },
+            ],
         },
     )
 

@@ -94,6 +94,13 @@ from master_agent.runtime.termination import (
     decide,
     progress_score,
 )
+from master_agent.runtime.verification import (
+    WEAK_CONFIDENCE_CAP,
+    Check,
+    is_empty_answer,
+    limitations_of,
+    verify_answer,
+)
 from master_agent.storage.outages import is_outage
 
 logger = logging.getLogger(__name__)
@@ -1532,6 +1539,22 @@ class _AgentLoop:
         )
         complete = not incomplete
         limitations.extend(incomplete)
+        checks: list[Check] = []
+        no_answer: str | None = None
+        if not handoff and not failure:
+            asked = {**extract_entities(str(state.get("goal") or "")), **dict(state.get("context") or {})}
+            checks = verify_answer(data, asked)
+            if any(check.verdict == "weak" for check in checks):
+                confidence = min(confidence, WEAK_CONFIDENCE_CAP)
+                data = {**data, "confidence": confidence} if "confidence" in data else data
+            limitations.extend(limitations_of(checks))
+            # Only the model's own "done" can be no answer at all; a stop rule (iterations, budget)
+            # ending a flow early leaves a partial answer that says why.
+            if is_empty_answer(data) and decision.reason == "completed" and not escalation:
+                if state.get("completed_steps"):
+                    limitations.append("the answer is empty")
+                else:
+                    no_answer = "the model gave no answer (no tool called, no field filled)"
         status: Literal["success", "partial", "error"] = "success" if complete else "partial"
         floor = self.spec.get("ask_below_confidence")
         if floor is not None and confidence < floor and not (handoff or failure or escalation):
@@ -1542,6 +1565,9 @@ class _AgentLoop:
             status = "partial"
         if failure and not complete:
             status, error = "error", failure
+        if no_answer is not None:
+            status, error = "error", no_answer
+            limitations.append(no_answer)
         if escalation and escalation["decision"] == "reject":
             status, error = "error", "rejected by a human reviewer"
         if handoff and handoff.get("kind") == "failure":
@@ -1568,6 +1594,7 @@ class _AgentLoop:
             error_context=dict((handoff or {}).get("context") or {}),
             handoff=handoff or None,
             steps=cast(list[dict[str, Any]], list(state.get("steps") or [])),
+            verification=[check.model_dump() for check in checks],
         )
         return {
             "solution": data,

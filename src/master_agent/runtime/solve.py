@@ -114,6 +114,8 @@ class Solution(BaseModel):
     handoff: dict[str, Any] | None = None
     """What the run handed the user instead of a full answer: a ``preview`` of a high-risk action
     waiting for acceptance, a ``question``, or a ``failure`` with what to do (``runtime.recovery``)."""
+    verification: list[dict[str, Any]] = Field(default_factory=list)
+    """Each claim of the answer checked before it was given: claim, evidence, verdict."""
     calibrated_confidence: float | None = None
     """The raw confidence calibrated against observed outcomes of this problem type and intervention."""
     reused_pattern: dict[str, Any] | None = None
@@ -220,6 +222,7 @@ async def _drive(
     solution.confidence = float(values.get("confidence_score", 0.0))
     solution.confidence_band = confidence_band(solution.confidence)
     solution.handoff = envelope.get("handoff")
+    solution.verification = list(envelope.get("verification") or [])
     solution.limitations = list(envelope.get("limitations") or [])
     solution.model_failure = values.get("model_failure") or None
     solution.termination = dict(values.get("termination") or {})

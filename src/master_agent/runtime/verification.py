@@ -1,0 +1,133 @@
+"""One verification step before an agent answers: each claim the answer makes, checked.
+
+Every agent loop runs it in ``finalize`` (the deepagents harness through the same envelope), whatever
+its pack: it reads conventions of the answer, not a domain. A check is a claim, the evidence this run
+holds for it and a verdict:
+
+- ``backed``: the evidence holds (a test below its threshold, a target the expected value reaches, the
+  entity the request named);
+- ``weak``: the evidence exists but does not hold at the usual threshold (a driver with p = 0.30):
+  reported as weak, and the confidence is held below the COMPLETE band;
+- ``unbacked``: the answer claims what the evidence contradicts, or answers another entity than the
+  one asked about.
+
+Any check that is not ``backed`` makes a ``success`` a ``partial`` (the limitation says which), and the
+checks are recorded in the result (``verification``) so a user, the console and the tests see why.
+An answer with no field filled and no tool called is no answer at all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+Verdict = Literal["backed", "weak", "unbacked"]
+
+#: The significance threshold a statistical claim's test must meet.
+SIGNIFICANCE = 0.05
+#: The highest confidence an answer resting on weak evidence may report (below COMPLETE).
+WEAK_CONFIDENCE_CAP = 0.6
+_P_VALUE = re.compile(r"\bp\s*[=<]\s*(\d*\.\d+|\d+(?:e-?\d+)?)", re.I)
+
+
+class Check(BaseModel):
+    """One claim of an answer and what this run holds for it."""
+
+    claim: str
+    """Where in the answer, and what it says."""
+    evidence: str
+    """What the run produced for it (a test and its value, the measured and target values)."""
+    verdict: Verdict
+
+
+def verify_answer(answer: Mapping[str, Any], asked: Mapping[str, Any]) -> list[Check]:
+    """The checks of ``answer`` against the values the request stated (``asked``: its entities)."""
+    checks: list[Check] = []
+    for path, node in _dicts(answer, ""):
+        # A claim stands on its tests together: one significant test backs it ("r = -0.68, p = 0.02"
+        # with a marginal second test); none significant makes it weak evidence.
+        tests = [
+            (f"{path}.{key}", text, float(found.group(1)))
+            for key, value in node.items()
+            for text in _own_strings(value)
+            for found in _P_VALUE.finditer(text)
+        ]
+        if not tests:
+            continue
+        where, text, best = min(tests, key=lambda test: test[2])
+        verdict: Verdict = "backed" if best <= SIGNIFICANCE else "weak"
+        checks.append(
+            Check(
+                claim=f"{where}: {text[:160]}",
+                evidence=f"p = {best:g} {'<=' if verdict == 'backed' else '>'} {SIGNIFICANCE}"
+                + (f" (the best of {len(tests)} tests)" if len(tests) > 1 else ""),
+                verdict=verdict,
+            )
+        )
+    for path, node in _dicts(answer, ""):
+        if "meets_target" in node and node["meets_target"] is not None:
+            met = bool(node["meets_target"])
+            checks.append(
+                Check(
+                    claim=f"{path}: the target {node.get('target')} is reached",
+                    evidence=f"expected {node.get('expected')} from baseline {node.get('baseline')}",
+                    verdict="backed" if met else "unbacked",
+                )
+            )
+        for key, value in node.items():
+            if (
+                key.endswith("_id")
+                and key in asked
+                and isinstance(value, int | str)
+                and not isinstance(value, bool)
+            ):
+                same = str(value) == str(asked[key])
+                evidence = f"the request named {key} {asked[key]}"
+                if same and any(check.evidence == evidence for check in checks):
+                    continue  # one backed check per entity is enough
+                checks.append(
+                    Check(
+                        claim=f"{path}.{key} = {value}",
+                        evidence=evidence,
+                        verdict="backed" if same else "unbacked",
+                    )
+                )
+    return checks
+
+
+def limitations_of(checks: list[Check]) -> list[str]:
+    """What the failed checks mean for the answer, in a user's words."""
+    lines = []
+    for check in checks:
+        if check.verdict == "weak":
+            lines.append(f"weak evidence: {check.claim} ({check.evidence})")
+        elif check.verdict == "unbacked":
+            lines.append(f"not backed: {check.claim} ({check.evidence})")
+    return lines
+
+
+def is_empty_answer(answer: Mapping[str, Any]) -> bool:
+    """No field of the answer holds anything (the confidence aside)."""
+    return not any(value not in (None, "", [], {}) for key, value in answer.items() if key != "confidence")
+
+
+def _own_strings(value: Any) -> list[str]:
+    """The text a field holds itself (a string, or a list of strings), not its nested objects'."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [item for item in value if isinstance(item, str)]
+    return []
+
+
+def _dicts(node: Any, path: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    if isinstance(node, Mapping):
+        yield path or "answer", node
+        for key, value in node.items():
+            yield from _dicts(value, f"{path}.{key}" if path else str(key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _dicts(value, f"{path}[{index}]")
