@@ -121,8 +121,25 @@ def time_window(text: str, now: datetime, *, direction: Direction = "past") -> W
     return window
 
 
-def time_mention(text: str) -> str | None:
-    """The words of ``text`` that name a time ("in June 2026", "last quarter"), as written; None."""
+#: "within 60 days", "in the next quarter", "by March": how long a goal has, not a span of data.
+_HORIZON = re.compile(
+    r"^(?:(?:with)?in|over|during)\s+(?:the\s+)?(?:next|coming)\b|^(?:with)?in\s+(?:\d+|a|an|one|two|three|four|"
+    r"five|six|seven|eight|nine|ten|eleven|twelve)\s+(?:day|week|fortnight|month|quarter|year)s?\b|"
+    r"^(?:next|by|before|until|till)\b",
+    re.I,
+)
+
+
+def time_mention(text: str, *, horizons: bool = True) -> str | None:
+    """The words of ``text`` that name a time ("in June 2026", "last quarter"), as written; None.
+    ``horizons=False``: only spans data can be read over, not a goal's horizon ("within 60 days")."""
+    found = _time_mention(text)
+    if found is not None and not horizons and _HORIZON.search(found):
+        return None
+    return found
+
+
+def _time_mention(text: str) -> str | None:
     masked = _ENTITY.sub(lambda match: " " * len(match.group(0)), text)
     for pattern in (_QUARTER, _HALF_OF_MONTH):
         match = pattern.search(masked)
@@ -441,6 +458,11 @@ def _add(moment: datetime, count: int, unit: str) -> datetime:
     return moment.replace(year=year, month=month, day=min(moment.day, calendar.monthrange(year, month)[1]))
 
 
+#: Objects that name no figure at all ("improve things"): the goal is left open, not out of scope.
+_VAGUE_OBJECTS = frozenset(
+    "things thing stuff it them results performance numbers figures business operations situation "
+    "everything matters".split()
+)
 #: Verbs a goal opens its figure with ("increase X", "get X to 8%", "cut X by half").
 _GOAL_VERB = re.compile(
     r"\b(increase|raise|improve|boost|lift|grow|reduce|cut|lower|decrease|drop|double|triple|halve|get|"
@@ -456,17 +478,34 @@ _TOKEN = re.compile(r"[a-z][a-z0-9'-]*")
 
 
 def goal_metric(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
-    """The figure a goal sets out to move: the object of its verb matched to the data's figures by
-    their words (a misspelt or shortened word counts: "acc attach rte" is the attach rate). A figure
-    the data has no words for is named as ``unknown``; no verb object at all leaves it open."""
-    found = _GOAL_VERB.search(text)
-    if found is None:
-        return metric_mention(text, metrics)
-    phrase = _POSSESSIVE_ENTITY.sub(" ", found.group("object")).strip()
-    words = [word.removesuffix("'s") for word in _TOKEN.findall(phrase.lower())]
-    if not [word for word in words if word not in _NEUTRAL_MODIFIERS]:
-        return metric_mention(text, metrics)
+    """The figure a goal sets out to move: the object of one of its verbs matched to the data's
+    figures by their words (a misspelt or shortened word counts: "acc attach rte" is the attach
+    rate), else any figure the text names. Only when neither names one of the data's figures is the
+    first object reported as a figure the data lacks ("overtime hours"); no verb and no figure leaves
+    it open."""
+    objects = [_object_words(found.group("object")) for found in _GOAL_VERB.finditer(text)]
+    for words in objects:
+        matched = _match_words(words, metrics)
+        if matched is not None:
+            return matched
+    mentioned = metric_mention(text, metrics)
+    if mentioned.metric is not None or not objects:
+        return mentioned
+    named = [word for word in objects[0] if word not in _NEUTRAL_MODIFIERS and word not in _VAGUE_OBJECTS]
     vocabulary = _data_words(metrics)
+    if all(any(_same_word(word, known) for known in vocabulary) for word in named):
+        return MetricMention(metric=None)  # words of the data, no one figure ("sales"): left open
+    return MetricMention(metric=None, unknown=" ".join(named) or None)
+
+
+def _object_words(phrase: str) -> list[str]:
+    phrase = _POSSESSIVE_ENTITY.sub(" ", phrase).strip()
+    return [word.removesuffix("'s") for word in _TOKEN.findall(phrase.lower())]
+
+
+def _match_words(words: list[str], metrics: Sequence[DataMetric]) -> MetricMention | None:
+    """The figure whose name's every word is among ``words`` (the longest name wins), with the
+    leftover words the data has no use for as an unknown qualifier; None when no name fits."""
     best: tuple[int, DataMetric, set[int]] | None = None
     for metric in metrics:
         for alias in (metric.name, *metric.aliases):
@@ -484,8 +523,9 @@ def goal_metric(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
                 if best is None or len(alias_words) > best[0]:
                     best = (len(alias_words), metric, used)
     if best is None:
-        return MetricMention(metric=None, unknown=" ".join(w for w in words if w not in _NEUTRAL_MODIFIERS))
+        return None
     _, metric, used = best
+    vocabulary = _data_words(metrics)
     rest = [word for i, word in enumerate(words) if i not in used and word not in _NEUTRAL_MODIFIERS]
     strange = [word for word in rest if not any(_same_word(word, known) for known in vocabulary)]
     if strange:

@@ -46,7 +46,7 @@ WINDOW_MENTION = re.compile(
 def message_entities(text: str) -> dict[str, Any]:
     """The values a message names: the goal entities, plus a time window when one is said."""
     entities = extract_entities(text)
-    window = time_mention(text)
+    window = time_mention(text, horizons=False)  # "in 60 days" is a goal's horizon, not a data window
     if window:
         entities["window"] = window.lower()
     return entities
