@@ -460,8 +460,22 @@ def _add(moment: datetime, count: int, unit: str) -> datetime:
 
 #: Objects that name no figure at all ("improve things"): the goal is left open, not out of scope.
 _VAGUE_OBJECTS = frozenset(
-    "things thing stuff it them results performance numbers figures business operations situation "
-    "everything matters".split()
+    [
+        "things",
+        "thing",
+        "stuff",
+        "it",
+        "them",
+        "results",
+        "performance",
+        "numbers",
+        "figures",
+        "business",
+        "operations",
+        "situation",
+        "everything",
+        "matters",
+    ]
 )
 #: Verbs a goal opens its figure with ("increase X", "get X to 8%", "cut X by half").
 _GOAL_VERB = re.compile(
