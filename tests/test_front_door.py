@@ -321,3 +321,24 @@ async def test_a_data_question_answers_the_window_it_names_or_says_why_not(
         assert answer["observations"] == row["n"] > 0
     if outcome == "no_data":
         assert "2026-09-30" in values["reply"]["text"]  # says where the data ends
+
+
+async def test_which_store_ranks_first_and_a_period_pointed_at_is_asked_for(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    async with _client(live, keys["demo-retail"]) as client:
+        ranked = (await chat(client, "Which store had the lowest attach rate in August 2026?"))["values"]
+        answer = ranked["reply"]["data"]
+        assert answer["outcome"] == "answer" and answer["window"]["start"].startswith("2026-08-01")
+        async with live.server.config.app.state.service.resources.database.pool.connection() as conn:
+            schema = await data_schema(live)
+            row = await (
+                await conn.execute(
+                    f"SELECT store_id FROM {schema}.transactions WHERE sold_at >= '2026-08-01' AND sold_at <"
+                    " '2026-09-01' GROUP BY store_id ORDER BY avg(accessory_attached::int) LIMIT 1"
+                )
+            ).fetchone()
+        assert answer["value"] == row["store_id"]
+        pointed = (await chat(client, "And how many sales did Store 2 have that month?"))["values"]
+        assert pointed["reply"]["data"]["outcome"] == "clarify"  # no month said before in this thread
+        assert "that month" in pointed["reply"]["text"]

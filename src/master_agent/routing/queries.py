@@ -6,6 +6,7 @@ A registry by query kind (seed 003 "Query Handler System"); domain packs add kin
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -161,6 +162,80 @@ def _format(value: Any, unit: str) -> str:
     return f"{float(value):,.0f}" if float(value).is_integer() else f"{float(value):,.2f}"
 
 
+#: "that month", "the same week": a period said earlier in the conversation.
+_TIME_POINTER = re.compile(
+    r"\b(?:that|the\s+same|this\s+same|those)\s+(?:day|week|month|quarter|year|period|time|window|days|weeks|months)\b",
+    re.I,
+)
+#: "Which store had the highest ...": a ranking of an entity by the figure.
+_WHICH = re.compile(
+    r"\b(?:which|what)\s+(\w+?)s?\b(?:\s+\w+){0,6}?\s+(?:the\s+)?(highest|lowest|best|worst|most|least|top|bottom|biggest|smallest)\b",
+    re.I,
+)
+_ASCENDING = frozenset({"lowest", "worst", "least", "bottom", "smallest"})
+
+
+def _ranking(message: str, metric: DataMetric) -> tuple[str, str, bool] | None:
+    """(entity, column, ascending) when the question asks which entity ranks first by the figure."""
+    found = _WHICH.search(message)
+    if found is None:
+        return None
+    noun = found.group(1).lower()
+    for entity, column in metric.filters.items():
+        if entity.removesuffix("_id") == noun:
+            return entity, column, found.group(2).lower() in _ASCENDING
+    return None
+
+
+async def _rank(
+    sql: ReadOnlySql, metric: DataMetric, window: Window, entity: str, column: str, ascending: bool
+) -> QueryAnswer:
+    statement = (
+        f"SELECT {column} AS entity, {metric.expression} AS value, count(*) AS observations FROM {metric.table} "
+        f"WHERE {metric.time_column} >= %(start)s AND {metric.time_column} < %(end)s "
+        f"GROUP BY {column} ORDER BY value {'ASC' if ascending else 'DESC'} NULLS LAST LIMIT 10"
+    )
+    rows = (await sql.query(statement, {"start": window.start, "end": window.end})).rows
+    noun = entity.removesuffix("_id")
+    if not rows:
+        return QueryAnswer(
+            text=f"No {metric.name} by {noun} in {window.describe()}.",
+            handler="data",
+            answered=False,
+            data={"outcome": "no_data", "window": _window_data(window)},
+        )
+    first = rows[0]
+    lines = [
+        f"{i}. {noun.title()} {r['entity']}: {_format(r['value'], metric.unit)}"
+        for i, r in enumerate(rows, 1)
+    ]
+    text = (
+        f"{noun.title()} {first['entity']} had the {'lowest' if ascending else 'highest'} {metric.name} in "
+        f"{window.describe()}: {_format(first['value'], metric.unit)}.\n"
+        + "\n".join(lines)
+        + f"\nQuery: {statement}"
+    )
+    return QueryAnswer(
+        text=text,
+        handler="data",
+        data={
+            "outcome": "answer",
+            "metric": metric.name,
+            "value": first["entity"],
+            "ranking": rows,
+            "window": _window_data(window),
+            "sql": statement,
+            "verification": [
+                {
+                    "claim": f"{noun} {first['entity']} ranks first by the {metric.name}",
+                    "evidence": f"{statement} over {sum(r['observations'] for r in rows)} rows",
+                    "verdict": "backed",
+                }
+            ],
+        },
+    )
+
+
 def _window_data(window: Window) -> dict[str, str]:
     return {"label": window.label, "start": window.start.isoformat(), "end": window.end.isoformat()}
 
@@ -209,9 +284,18 @@ async def data_question(request: QueryRequest) -> QueryAnswer:
         )
     sql = ReadOnlySql(request.tool_context)
     now = request.clock.now()
+    asked = time_window(request.message, now, direction="past")
+    if asked is None and (pointer := _TIME_POINTER.search(request.message)):
+        # "that month" points at a period said before; without it, all the data would be an answer to
+        # another question.
+        return QueryAnswer(
+            text=f"Which period do you mean by {pointer.group(0)!r}? Name it (e.g. 'in August 2026').",
+            handler="data",
+            answered=False,
+            data={"outcome": "clarify", "missing": ["window"]},
+        )
     try:
         coverage = await _coverage(sql, metric)
-        asked = time_window(request.message, now, direction="past")
         window = asked or coverage or Window(start=now, end=now, label="all your data")
         if coverage is None or window.end <= coverage.start or window.start >= coverage.end:
             held = f"your data covers {coverage.describe()}" if coverage else "your data has none yet"
@@ -227,6 +311,9 @@ async def data_question(request: QueryRequest) -> QueryAnswer:
                     "missing": [f"data for {window.describe()}"],
                 },
             )
+        ranked = _ranking(request.message, metric)
+        if ranked is not None:
+            return await _rank(sql, metric, window, *ranked)
         filters = [f"{metric.time_column} >= %(start)s", f"{metric.time_column} < %(end)s"]
         params: dict[str, Any] = {"start": window.start, "end": window.end}
         scope = []
