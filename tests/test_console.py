@@ -436,7 +436,7 @@ async def test_a_goal_set_with_the_keyboard_is_solved_and_shown(
     await page.goto(f"{live.url}/console/goals")
     await accessible(page)
     await tab_to(page, "#goal")
-    await page.keyboard.type("Increase Store 3's accessory attach rate by 15% within 45 days")
+    await page.keyboard.type("Increase Store 5's accessory attach rate by 15% within 45 days")
     await page.keyboard.press("Tab")
     await page.keyboard.type("45")
     await page.keyboard.press("Tab")
@@ -455,7 +455,7 @@ async def test_a_goal_set_with_the_keyboard_is_solved_and_shown(
     await expect(solution.locator("[data-part=termination]")).to_be_visible()
     await snap(page, "goal")
     await page.goto(f"{live.url}/console/goals")
-    await expect(page.get_by_test_id("goals")).to_contain_text("Store 3")
+    await expect(page.get_by_test_id("goals")).to_contain_text("Store 5")
     await snap(page, "goals")
     await context.close()
 

@@ -22,6 +22,7 @@ from master_agent.capabilities import install_tenant
 from master_agent.evolution.scheduler import check_cron_frequency
 from master_agent.runtime import RuntimeResources
 from master_agent.service.auth import create_key
+from master_agent.service.deps import CONSOLE_COOKIE
 from master_agent.settings import Settings
 from master_agent.storage.rate_limits import sweep_counters
 from tests.conftest import create_database
@@ -248,12 +249,14 @@ async def test_failed_sign_ins_lock_out_until_the_window_ends(live: LiveServer, 
             failed = await sign_in(client, f"ma_wrong{attempt}")
             assert failed.status_code == 401
         locked = await sign_in(client, right)
-        assert locked.status_code == 429 and "ma_console_key" not in client.cookies
+        assert locked.status_code == 429 and CONSOLE_COOKIE not in client.cookies
         assert 1 <= int(locked.headers["retry-after"]) <= SIGN_IN_WINDOW_S
         assert "sign_in_failures" in locked.text and "MASTER_AGENT_SIGN_IN_FAILURES" in locked.text
         await asyncio.sleep(int(locked.headers["retry-after"]))
         signed = await sign_in(client, right)
-        assert signed.status_code == 303 and client.cookies.get("ma_console_key") == right
+        # Signed in: a session cookie (an opaque id, never the key itself).
+        session = client.cookies.get(CONSOLE_COOKIE)
+        assert signed.status_code == 303 and session and right not in session
 
     # By key prefix: guesses at one key from one address lock that key out from every address, while
     # another key still signs in from there.

@@ -21,7 +21,15 @@ SCHEMATHESIS = Path(os.environ.get("MASTER_AGENT_SCHEMATHESIS", ROOT / ".venv-sc
 def test_fuzzing_the_openapi_finds_no_server_error(pg_server_uri: str, tmp_path: Path) -> None:
     assert SCHEMATHESIS.exists(), f"{SCHEMATHESIS} is missing: run 'make install'"
     uri = create_database(pg_server_uri, "fuzz")
-    env = {**os.environ, "DATABASE_URL": uri, "MASTER_AGENT_MODEL": "offline"}
+    # Rate limits off: a refused request would leave the logic behind it unfuzzed (tested in
+    # test_rate_limits).
+    env = {
+        **os.environ,
+        "DATABASE_URL": uri,
+        "MASTER_AGENT_MODEL": "offline",
+        "MASTER_AGENT_RATE_REQUESTS": "0",
+        "MASTER_AGENT_RATE_RUNS": "0",
+    }
     key = create_key_cli(env, "demo-retail")
     server, url = start_serve(env, "-v", log=tmp_path / "server.log")
     log = tmp_path / "server.log"

@@ -159,6 +159,9 @@ async def test_commands_state_and_bad_input(live: LiveServer, keys: dict[str, st
             "interrupt_id",
         )
         assert (await http.post(url, json={"method": "run.start"})).status_code == 422  # no id
+        # A method that is no string (an object) is refused naming it, not a server error.
+        shapeless = await http.post(url, json={"id": 0, "method": {}, "params": {}})
+        assert shapeless.status_code == 422 and "method" in shapeless.text
         bad_filter = await http.post(
             f"/threads/{thread['thread_id']}/stream/events", json={"channels": ["gossip"]}
         )

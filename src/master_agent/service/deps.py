@@ -122,8 +122,10 @@ def run_starting_tenant(runs: Callable[[Any], int] | None = None) -> Callable[..
             try:
                 # FastAPI parsed a JSON body before solving dependencies: json() returns that parse.
                 started = runs(await request.json())
-            except ValueError:
-                started = 0  # no JSON body (empty, or another type): its validation refuses it next
+            except (ValueError, TypeError, AttributeError):
+                # No JSON body, or one of another shape (empty, a list, a number where an object
+                # goes): its validation refuses it next, with the field.
+                started = 0
         await count_request(service, tenant, started)
         return tenant
 

@@ -65,7 +65,8 @@ RUN_COMMANDS = frozenset({"run.start", "input.respond"})
 
 
 def _runs_started(body: Any) -> int:
-    return 1 if isinstance(body, dict) and body.get("method") in RUN_COMMANDS else 0
+    method = body.get("method") if isinstance(body, dict) else None
+    return 1 if isinstance(method, str) and method in RUN_COMMANDS else 0
 
 
 CommandTenantDep = Annotated[str, Depends(run_starting_tenant(_runs_started))]
