@@ -4,10 +4,17 @@ answers when the model fails."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from master_agent.builder.draft import AgentDrafter, agent_name, task_phrase
-from master_agent.capabilities.agents import AgentCatalogue
+from master_agent.capabilities.agents import (
+    MAX_SKILLS,
+    MAX_TENANT_SKILLS,
+    AgentCatalogue,
+    AgentDocument,
+    check_document,
+)
 from master_agent.evolution.embeddings import HashingEmbedder
 from master_agent.models.offline import OfflinePlanner
 from master_agent.settings import Settings
@@ -73,3 +80,19 @@ async def test_the_filler_names_and_matches_from_the_description() -> None:
         "Create an agent that writes poems about weather", CATALOGUE
     )
     assert unmatched.missing == ["tools"] and unmatched.options[0] == "query_tenant_data"
+
+
+def test_a_tenant_holds_at_most_its_documented_number_of_skills_across_agents() -> None:
+    """500 agents of 50 skills each would embed 25,000 skills on the tenant's next chat message (20,000
+    took 78 s): the tenant's agents together hold at most MAX_TENANT_SKILLS."""
+    skills = [f"refund question {n}" for n in range(MAX_SKILLS)]
+    held = {
+        f"refund_agent_{n}": AgentDocument(name=f"refund_agent_{n}", description="Refunds.", skills=skills)
+        for n in range(MAX_TENANT_SKILLS // MAX_SKILLS)
+    }
+    full = dataclasses.replace(CATALOGUE, tenant_agents=held)
+    one_more = AgentDocument(name="one_more", description="Refunds.", skills=["weekly refunds"])
+    assert [problem.field for problem in check_document(one_more, full)] == ["skills"]
+    # A new version of a held agent is counted once, and an agent without skills is not refused.
+    assert check_document(held["refund_agent_0"], full, replacing="refund_agent_0") == []
+    assert check_document(AgentDocument(name="no_skills", description="Refunds."), full) == []

@@ -363,3 +363,27 @@ def test_limits_are_read_from_the_environment() -> None:
     assert settings.rate_requests == 0 and settings.rate_runs == 1200 and settings.rate_runs_window_s == 10
     assert settings.sign_in_failures == 5 and settings.sign_in_window_s == 300
     assert settings.cron_min_interval_s == 60 and Settings().cron_min_interval_s == 300
+
+
+async def test_a_lower_tier_waits_longer_between_firings(
+    live: LiveServer, clients: dict[str, httpx.AsyncClient]
+) -> None:
+    pool = resources_of(live).database.pool
+    async with pool.connection() as conn:
+        row = await (await conn.execute("SELECT tier FROM tenants WHERE tenant_id = 'calm-shop'")).fetchone()
+        assert row is not None
+        await conn.execute("UPDATE tenants SET tier = 'pro' WHERE tenant_id = 'calm-shop'")
+    try:
+        client = clients["calm-shop"]
+        cron = {"assistant_id": "tally", "input": [], "schedule": "*/10 * * * *"}
+        refused = await client.post("/runs/crons", json=cron)
+        assert refused.status_code == 422 and "15 min" in refused.json()["detail"], refused.text
+        spec: dict[str, Any] = {**PLAYBOOK, "trigger": {"cron": "*/10 * * * *"}}
+        refused_playbook = await client.post("/playbooks", json={"spec": spec})
+        assert refused_playbook.status_code == 422 and "15 min" in refused_playbook.json()["detail"]
+        made = await client.post("/runs/crons", json={**cron, "schedule": "*/15 * * * *"})
+        assert made.status_code == 200, made.text
+        assert (await client.delete(f"/runs/crons/{made.json()['cron_id']}")).status_code == 204
+    finally:
+        async with pool.connection() as conn:
+            await conn.execute("UPDATE tenants SET tier = %s WHERE tenant_id = 'calm-shop'", (row["tier"],))

@@ -31,6 +31,8 @@ NAME_PATTERN = r"^[a-z][a-z0-9_]{2,63}$"
 #: Sizes of one agent document. Every skill is embedded for the front door's discovery and every tool
 #: schema goes into the agent's prompt, so each list is bounded (the README's limits table).
 MAX_SKILLS = 50
+#: Skills of all of one tenant's agents together: the front door embeds each of them.
+MAX_TENANT_SKILLS = 1_000
 MAX_TOOLS = 40
 MAX_SUB_AGENTS = 20
 MAX_QUERIES = 20
@@ -203,6 +205,15 @@ def check_document(
     problems: list[AgentProblem] = []
     others = {name: doc for name, doc in catalogue.tenant_agents.items() if name != replacing}
     other_queries = {query.name for doc in others.values() for query in doc.queries}
+    skills_held = sum(len(doc.skills) for doc in others.values())
+    if skills_held + len(document.skills) > MAX_TENANT_SKILLS:
+        problems.append(
+            AgentProblem(
+                "skills",
+                f"this tenant's agents hold {skills_held} skills; {len(document.skills)} more would pass the "
+                f"{MAX_TENANT_SKILLS} one tenant may have (each is embedded for the chat front door)",
+            )
+        )
     name = document.name
     if name in catalogue.pack_agents or name in catalogue.reserved:
         problems.append(AgentProblem("name", f"{name!r} is taken by an agent of the domain pack"))

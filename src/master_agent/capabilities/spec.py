@@ -15,6 +15,16 @@ Risk = Literal["low", "medium", "high"]
 TIERS: tuple[Tier, ...] = ("free", "pro", "enterprise")
 
 
+#: The least time between two firings of a tenant's cron or playbook schedule, by tier: the configured
+#: minimum (``MASTER_AGENT_CRON_MIN_INTERVAL_S``) raised to this floor; a configured 0 lifts both.
+TIER_CRON_FLOOR_S: dict[Tier, int] = {"free": 3600, "pro": 900, "enterprise": 300}
+
+
+def cron_min_interval(tier: Tier, configured_s: int) -> int:
+    """Seconds a tenant of ``tier`` must leave between two firings of one schedule."""
+    return 0 if configured_s == 0 else max(configured_s, TIER_CRON_FLOOR_S[tier])
+
+
 def tier_allows(tenant_tier: Tier, required: Tier) -> bool:
     """True when a tenant of ``tenant_tier`` may use something that needs ``required``."""
     return TIERS.index(tenant_tier) >= TIERS.index(required)

@@ -30,6 +30,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from master_agent.capabilities import load_tenant, tenant_capabilities
+from master_agent.capabilities.spec import cron_min_interval
 from master_agent.errors import ConflictError, InputError, NotFoundError, ScheduleTooFrequentError
 from master_agent.evolution import outbox
 from master_agent.evolution.context import EvolutionContext
@@ -273,10 +274,11 @@ async def deploy_playbook(
     solution_id: str | None = None,
 ) -> Playbook:
     """Validate, store and schedule a playbook (a new version when one of that name exists)."""
+    tenant = await load_tenant(evolution.pool, tenant_id)
     playbook = validate_playbook(
         spec,
         await _tenant_tools(evolution, tenant_id),
-        cron_min_interval_s=evolution.settings.cron_min_interval_s,
+        cron_min_interval_s=cron_min_interval(tenant.tier, evolution.settings.cron_min_interval_s),
     )
     playbook_id = uuid.uuid4()
     async with evolution.pool.connection() as conn, conn.transaction():

@@ -10,6 +10,8 @@ from typing import Any, Literal
 from fastapi import APIRouter, HTTPException, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from master_agent.capabilities import load_tenant
+from master_agent.capabilities.spec import cron_min_interval
 from master_agent.service.crons import (
     CRON_FIELDS,
     Cron,
@@ -120,12 +122,18 @@ async def _checked(
     return prepared.assistant_id
 
 
+async def _min_interval(resources: ResourcesDep, tenant: str) -> int:
+    """The least gap between two firings this tenant's tier allows."""
+    record = await load_tenant(resources.database.pool, tenant)
+    return cron_min_interval(record.tier, resources.settings.cron_min_interval_s)
+
+
 async def _create(
     body: CronCreate, tenant: str, resources: ResourcesDep, thread: Thread | None
 ) -> dict[str, Any]:
     if thread is not None and body.on_run_completed is not None:
         raise HTTPException(422, detail="on_run_completed: only for a cron without a thread")
-    check_schedule(body.schedule, body.timezone, resources.settings.cron_min_interval_s)
+    check_schedule(body.schedule, body.timezone, await _min_interval(resources, tenant))
     payload = _run_payload(body, body.assistant_id)
     assistant_id = await _checked(resources, tenant, payload, thread or new_thread_placeholder())
     cron = await store_cron(
@@ -216,7 +224,7 @@ async def patch(
     if body.schedule is not None:
         # Only a schedule sent now: an older cron firing more often can still be disabled or retimed.
         timezone = body.timezone if "timezone" in sent else cron.timezone
-        check_schedule(body.schedule, timezone, resources.settings.cron_min_interval_s)
+        check_schedule(body.schedule, timezone, await _min_interval(resources, tenant))
     changes = _run_payload(body, str(cron.assistant_id))
     payload = {**cron.payload, **changes, "assistant_id": cron.payload["assistant_id"]}
     if changes.keys() - {"assistant_id"}:
