@@ -304,12 +304,19 @@ def main() -> None:
     args = parser.parse_args()
     parts = [part for part in args.parts.split(",") if part]
     with tempfile.TemporaryDirectory() as data_dir:
-        env = {"MASTER_AGENT_NOW": NOW.isoformat()}
-        with serving(data_dir, extra_env=env, workers=1) as service:
-            from pgserver import get_server  # type: ignore[attr-defined]
+        # This process owns the embedded database (the service is given its URI) and stops it last, so
+        # the case's SQL reads the same rows and nothing is left running.
+        from pgserver import get_server  # type: ignore[attr-defined]
 
-            uri = get_server(Path(data_dir) / "pg").get_uri()
-            sys.exit(asyncio.run(main_async(service.url, service.key, uri, parts, args.verbose)))
+        database = get_server(Path(data_dir) / "pg", cleanup_mode="stop")
+        try:
+            uri = database.get_uri()
+            env = {"MASTER_AGENT_NOW": NOW.isoformat(), "DATABASE_URL": uri}
+            with serving(data_dir, extra_env=env, workers=1) as service:
+                code = asyncio.run(main_async(service.url, service.key, uri, parts, args.verbose))
+        finally:
+            database.cleanup()
+        sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -153,7 +153,7 @@ def serving(
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
-        if not os.environ.get("DATABASE_URL"):
+        if not env.get("DATABASE_URL"):
             from pgserver import get_server  # type: ignore[attr-defined]
 
             get_server(Path(data_dir) / "pg", cleanup_mode="stop").cleanup()
