@@ -31,7 +31,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar, cast
 
@@ -167,20 +167,12 @@ class IsolatedPool:
             raise IsolatedFailure(f"every {self.name} worker stayed busy for {ACQUIRE_WAIT_S:g} s")
         try:
             worker = self._take()
-            finished = False
-            try:
+            with self._lease(worker) as finished:
                 worker.conn.send((function, args))
                 if not worker.conn.poll(timeout_s):
                     raise IsolatedFailure(f"reading it took longer than {timeout_s:g} s")
                 reply = worker.conn.recv()
-                finished = True
-            except (EOFError, OSError):
-                raise IsolatedFailure(self._crash_words(worker)) from None
-            finally:
-                if finished:
-                    self._give_back(worker)
-                else:
-                    self._discard(worker)
+                finished.append(True)
         finally:
             self._slots.release()
         return cast(T, _unwrap(reply))
@@ -195,24 +187,32 @@ class IsolatedPool:
             await asyncio.sleep(0.005)
         try:
             worker = await asyncio.to_thread(self._take) if not self._idle else self._take()
-            finished = False
-            try:
+            with self._lease(worker) as finished:
                 worker.conn.send((function, args))
-                await asyncio.wait_for(_readable(worker.conn), timeout_s)
+                try:
+                    await asyncio.wait_for(_readable(worker.conn), timeout_s)
+                except TimeoutError:
+                    raise IsolatedFailure(f"reading it took longer than {timeout_s:g} s") from None
                 reply = worker.conn.recv()
-                finished = True
-            except TimeoutError:
-                raise IsolatedFailure(f"reading it took longer than {timeout_s:g} s") from None
-            except (EOFError, OSError):
-                raise IsolatedFailure(self._crash_words(worker)) from None
-            finally:
-                if finished:
-                    self._give_back(worker)
-                else:
-                    self._discard(worker)
+                finished.append(True)
         finally:
             self._slots.release()
         return cast(T, _unwrap(reply))
+
+    @contextlib.contextmanager
+    def _lease(self, worker: _Worker) -> Iterator[list[bool]]:
+        """One call on ``worker``: given back when the body marks it finished, killed otherwise (it
+        crashed, overran, or its caller was cancelled); a closed pipe is the worker's crash."""
+        finished: list[bool] = []
+        try:
+            yield finished
+        except (EOFError, OSError):
+            raise IsolatedFailure(self._crash_words(worker)) from None
+        finally:
+            if finished:
+                self._give_back(worker)
+            else:
+                self._discard(worker)
 
     def _crash_words(self, worker: _Worker) -> str:
         code = worker.exit_code()
