@@ -6,6 +6,7 @@ every event, numbered without a gap, ending with ``end``."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -62,6 +63,9 @@ class StoppableServer:
 def stoppable(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StoppableServer]:
     server = StoppableServer(tmp_path_factory.mktemp("outage-pg"))
     yield server
+    # The test started the postmaster again with pg_ctl: pgserver's own cleanup does not know that one.
+    with contextlib.suppress(Exception):
+        server.stop()
     server.server.cleanup()
 
 
