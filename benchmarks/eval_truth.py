@@ -131,6 +131,8 @@ def chat_kind(values: dict[str, Any], interrupted: bool = False) -> str:
         return "clarify"
     if kind == "query":
         data = reply.get("data") or {}
+        if data.get("outcome") == "answer" and reply.get("status") != "success":
+            return "partial"  # an answer its verification did not back
         if data.get("outcome"):
             return str(data["outcome"])
         if reply.get("status") == "success" and data.get("value") is not None:

@@ -141,7 +141,11 @@ async def test_outcome_measured_learned_and_reused(world: RuntimeResources, firs
     reused = second.solution.reused_pattern
     assert reused is not None and reused["pattern_id"] == str(pattern.pattern_id)
     tools = {step["tool"] for step in second.solution.steps}
-    assert "research" not in tools and "strategy_generator" in tools  # research skipped
+    # Only the pattern travels: this tenant's root cause is measured on its own data, not copied.
+    assert "research" in tools and "strategy_generator" in tools
+    assert second.solution.root_cause is not None and first.solution.root_cause is not None
+    assert second.solution.root_cause["driver"] == first.solution.root_cause["driver"]
+    assert second.solution.root_cause["evidence"] != first.solution.root_cause["evidence"]
     assert second.solution.strategy["intervention_id"] == first.solution.strategy["intervention_id"]  # type: ignore[index]
     assert second.solution.calibrated_confidence is not None
     assert second.solution.calibrated_confidence > second.solution.confidence  # one success observed

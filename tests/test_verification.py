@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from master_agent.runtime.verification import is_empty_answer, limitations_of, verify_answer
+from master_agent.capabilities.envelope import SubAgentEnvelope, settle
+from master_agent.runtime.verification import (
+    WEAK_CONFIDENCE_CAP,
+    is_empty_answer,
+    limitations_of,
+    verify_answer,
+    verify_before_answer,
+)
 
 
 def test_a_driver_without_a_significant_test_is_weak_evidence() -> None:
@@ -50,3 +57,48 @@ def test_a_claim_with_one_significant_test_of_two_is_backed() -> None:
     }
     [check] = verify_answer(answer, {})
     assert check.verdict == "backed" and "the best of 2 tests" in check.evidence
+
+
+def test_status_and_band_are_settled_together() -> None:
+    assert settle("success", 0.95) == ("success", "COMPLETE", None)
+    assert settle("success", 0.82) == ("success", "COMPLETE", None)  # P(target met) 0.82, answer whole
+    status, band, limitation = settle("success", 0.42)
+    assert (status, band) == ("partial", "BLOCKED") and limitation and "0.42" in limitation
+    assert settle("partial", 0.97)[:2] == ("partial", "PARTIAL")  # a partial is never COMPLETE
+    assert settle("partial", 0.3) == ("partial", "BLOCKED", None)
+    assert settle("error", 0.99)[:2] == ("error", "BLOCKED")
+
+
+def test_an_envelope_cannot_contradict_its_band() -> None:
+    envelope = SubAgentEnvelope(status="success", data={"x": 1}, confidence=0.3, confidence_band="COMPLETE")
+    assert (envelope.status, envelope.confidence_band) == ("partial", "BLOCKED")
+    assert any("more likely wrong" in line for line in envelope.limitations)
+    again = SubAgentEnvelope.model_validate(envelope.model_dump())
+    assert again.limitations == envelope.limitations  # settled once: reading it back adds nothing
+    for status in ("success", "partial", "error"):
+        for confidence in (0.0, 0.49, 0.5, 0.89, 0.9, 1.0):
+            settled = SubAgentEnvelope(status=status, confidence=confidence)
+            assert (settled.status == "success") == (settled.confidence_band == "COMPLETE")
+            assert settled.status != "error" or settled.confidence_band == "BLOCKED"
+
+
+def test_an_answer_over_another_window_than_asked_is_not_backed() -> None:
+    june = {"label": "June 2026", "start": "2026-06-01T00:00:00+00:00", "end": "2026-07-01T00:00:00+00:00"}
+    everything = {**june, "label": "all your data", "start": "2025-01-01T00:00:00+00:00"}
+    [check] = verify_answer({"value": 0.064, "window": everything}, {"window": june})
+    assert check.verdict == "unbacked" and "June 2026" in check.evidence
+    [check] = verify_answer({"value": 0.0505, "window": june}, {"window": june})
+    assert check.verdict == "backed"
+
+
+def test_no_answer_is_told_apart_from_an_empty_one() -> None:
+    nothing = {"rows": None, "answer": None}
+    verified = verify_before_answer(nothing, {}, 0.5, model_finished=True, tools_called=False)
+    assert verified.no_answer is not None and "no tool called" in verified.no_answer
+    verified = verify_before_answer(nothing, {}, 0.5, model_finished=True, tools_called=True)
+    assert verified.no_answer is None and verified.limitations == ["the answer is empty"]
+    stopped = verify_before_answer(nothing, {}, 0.5, model_finished=False, tools_called=False)
+    assert stopped.no_answer is None and stopped.limitations == []  # a stop rule's partial says why itself
+    weak = {"root_cause": {"evidence": ["r = 0.2, p = 0.4"]}, "confidence": 0.9}
+    verified = verify_before_answer(weak, {}, 0.9, model_finished=True, tools_called=True)
+    assert verified.confidence == WEAK_CONFIDENCE_CAP and verified.data["confidence"] == WEAK_CONFIDENCE_CAP

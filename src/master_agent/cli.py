@@ -10,6 +10,7 @@ import logging
 import re
 import sys
 import uuid
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, get_args
@@ -179,7 +180,13 @@ def _print_outcome(console: Console, outcome: Any, as_json: bool) -> int:
     else:
         console.rule("Solution")
         console.print_json(solution.model_dump_json(exclude={"steps"}))
-        console.print(f"status={solution.status} thread={solution.thread_id} solution={solution.solution_id}")
+        verdicts = Counter(str(check.get("verdict")) for check in solution.verification)
+        checked = " ".join(f"{verdict}={count}" for verdict, count in sorted(verdicts.items()))
+        console.print(
+            f"status={solution.status} band={solution.confidence_band} confidence={solution.confidence:.2f} "
+            f"thread={solution.thread_id} solution={solution.solution_id}"
+            + (f"\nchecked before answering: {checked}" if checked else "")
+        )
     if solution.model_failure:
         if not as_json:
             console.print(f"[bold red]The model failed:[/] {solution.model_failure}")

@@ -11,8 +11,11 @@ COMPLETE_AT = 0.9
 PARTIAL_AT = 0.5
 
 
+Status = Literal["success", "partial", "error"]
+
+
 def confidence_band(confidence: float) -> Band:
-    """COMPLETE >= 0.9, PARTIAL 0.5-0.9, BLOCKED < 0.5 (reported beside every status)."""
+    """COMPLETE >= 0.9, PARTIAL 0.5-0.9, BLOCKED < 0.5: the seed's thresholds on a confidence alone."""
     if confidence >= COMPLETE_AT:
         return "COMPLETE"
     if confidence >= PARTIAL_AT:
@@ -20,19 +23,38 @@ def confidence_band(confidence: float) -> Band:
     return "BLOCKED"
 
 
+def settle(status: Status, confidence: float) -> tuple[Status, Band, str | None]:
+    """The status and band a result reports, decided together so they never contradict (with the
+    limitation a downgrade adds, third). The band is the completion check of the answer: COMPLETE is a
+    success (whole, every claim backed), PARTIAL a partial, BLOCKED an error or an answer below
+    ``PARTIAL_AT``. ``confidence`` stays what it estimates (for a plan, P(target met)): a success the
+    confidence puts below ``PARTIAL_AT`` is more likely wrong than right, so it is a partial, BLOCKED."""
+    if status == "error":
+        return status, "BLOCKED", None
+    if confidence < PARTIAL_AT:
+        limitation = (
+            f"confidence {confidence:.2f} is below {PARTIAL_AT:.2f}: more likely wrong than right"
+            if status == "success"
+            else None
+        )
+        return "partial", "BLOCKED", limitation
+    return status, "COMPLETE" if status == "success" else "PARTIAL", None
+
+
 class SubAgentEnvelope(BaseModel):
     """A sub-agent's result as its parent's tool message."""
 
     model_config = ConfigDict(extra="forbid")
 
-    status: Literal["success", "partial", "error"]
-    """success: a valid answer; partial: usable but incomplete; error: nothing usable."""
+    status: Status
+    """success: a whole answer every check backs; partial: usable but incomplete, not wholly backed or
+    unlikely; error: nothing usable (``settle`` decides it with the band)."""
     data: dict[str, Any] = Field(default_factory=dict)
     """The answer, shaped by the sub-agent's output schema (possibly incomplete when partial)."""
     confidence: float = Field(default=0.0, ge=0.0, le=1.0)
     """The sub-agent's confidence in ``data``."""
     confidence_band: Band = "BLOCKED"
-    """``confidence`` as a band (always derived from it)."""
+    """``confidence`` as a band, never contradicting ``status`` (always derived by ``settle``)."""
     limitations: list[str] = Field(default_factory=list)
     """What the answer lacks or assumes."""
     error: str | None = None
@@ -52,8 +74,11 @@ class SubAgentEnvelope(BaseModel):
     ``unbacked``); anything not backed made a success partial (``runtime.verification``)."""
 
     @model_validator(mode="after")
-    def _band_follows_confidence(self) -> SubAgentEnvelope:
-        self.confidence_band = confidence_band(self.confidence)
+    def _status_and_band_settled(self) -> SubAgentEnvelope:
+        status, band, limitation = settle(self.status, self.confidence)
+        self.status, self.confidence_band = status, band
+        if limitation is not None and limitation not in self.limitations:
+            self.limitations.append(limitation)
         return self
 
     @classmethod

@@ -130,10 +130,13 @@ def anonymise(text: str) -> str:
 
 
 def reuse_values(solution: dict[str, Any]) -> dict[str, Any]:
-    """What a later goal may take as known instead of researching it again."""
+    """What travels to a later goal: the pattern (which driver to suspect, which intervention worked),
+    never a figure. Another store's statistics are no evidence for this one: the later goal measures
+    its own root cause on its own data."""
     values: dict[str, Any] = {}
-    if isinstance(solution.get("root_cause"), dict):
-        values["root_cause"] = solution["root_cause"]
+    root_cause = solution.get("root_cause")
+    if isinstance(root_cause, dict) and root_cause.get("driver"):
+        values["suspected_driver"] = root_cause["driver"]
     strategy = solution.get("strategy") or {}
     if strategy.get("intervention_id"):
         values["preferred_intervention"] = strategy["intervention_id"]

@@ -10,8 +10,9 @@ by default the embedder's own threshold). A qualifying pattern must also be conf
 (``MASTER_AGENT_REUSE_MIN_CONFIDENCE``, its outcome-updated confidence) and applicable: the same
 domain, every entity it needs known (from the goal, the request, or the tenant's defaults), and its
 precondition true of them, checked once by the pack (for retail: the learned driver is the strongest
-one at the goal's store, in the same direction). Its ``reuse`` values (for example the root cause and
-the intervention that worked) are then taken as known, and the loop skips research.
+one at the goal's store, in the same direction). Only the pattern travels: its ``reuse`` values (the
+driver to suspect, the intervention that worked) are taken as known; every figure (the root cause's
+statistics, the baseline, the expected outcome) is measured again on this store's and tenant's data.
 """
 
 from __future__ import annotations
@@ -108,6 +109,16 @@ def applicable(pattern: PatternMatch, domain: str | None, known: dict[str, Any])
     return all(key in known for key in applicability.get("requires") or [])
 
 
+def pattern_values(stored: dict[str, Any]) -> dict[str, Any]:
+    """A stored pattern's values without its figures: patterns learned before only the pattern
+    travelled hold the original store's whole root cause, of which the driver is the pattern."""
+    values = {key: value for key, value in stored.items() if key != "root_cause"}
+    root_cause = stored.get("root_cause")
+    if isinstance(root_cause, dict) and root_cause.get("driver"):
+        values.setdefault("suspected_driver", root_cause["driver"])
+    return values
+
+
 async def find_reusable(
     knowledge: KnowledgeStore,
     settings: Settings,
@@ -144,7 +155,7 @@ async def find_reusable(
         if pattern.confidence < settings.reuse_min_confidence or not applicable(pattern, domain, known):
             logger.debug("reuse: %s not confident or applicable for %r", pattern.pattern_name, goal)
             continue
-        values = dict((pattern.intervention or {}).get("reuse") or {})
+        values = pattern_values(dict((pattern.intervention or {}).get("reuse") or {}))
         if not values:
             continue
         if precondition is not None and not await precondition(

@@ -24,6 +24,7 @@ import hashlib
 import json
 import operator
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, NotRequired
@@ -48,6 +49,8 @@ from master_agent.capabilities import (
     TenantRecord,
     implied_entities,
 )
+from master_agent.capabilities.envelope import Status, SubAgentEnvelope
+from master_agent.capabilities.terms import time_window
 from master_agent.capabilities.tools import ToolContext
 from master_agent.evolution.context import EvolutionContext
 from master_agent.models.chat import content_text
@@ -88,6 +91,7 @@ from master_agent.runtime.loop import (
 from master_agent.runtime.proposals import HOW_TO_ANSWER, read_feedback
 from master_agent.runtime.recovery import pick_option
 from master_agent.runtime.resources import RuntimeResources
+from master_agent.runtime.verification import Check, limitations_of, verify_before_answer
 from master_agent.settings import Settings
 
 NODES = ("route", "clarify", "solve", "answer_query", "build_agent", "out_of_scope", "drop_flow")
@@ -429,16 +433,32 @@ class FrontDoor:
             metrics=self.pack.data_metrics,
         )
         answer = await handler(request)
-        status = "success" if answer.answered else "partial"
+        # The handler's own evidence (its query and rows), then the same verification step every agent
+        # loop runs: the answer's window and entities against what the message named.
+        evidence = [Check.model_validate(check) for check in answer.data.get("verification") or []]
+        verified = verify_before_answer(
+            answer.data,
+            self._asked(request.entities),
+            1.0 if answer.answered else 0.0,
+            model_finished=False,
+            tools_called=True,
+        )
+        checks = [*evidence, *verified.checks]
+        unbacked = limitations_of(evidence) + verified.limitations
+        limitations = ([] if answer.answered else [answer.text]) + unbacked
+        envelope = _envelope(
+            "success" if answer.answered else "partial", answer.data, limitations, verification=checks
+        )
+        data = {**answer.data, "verification": envelope["verification"]} if answer.data else {}
         return {
             "reply": {
                 "kind": "query",
-                "status": status,
-                "text": answer.text,
-                "data": answer.data,
+                "status": envelope["status"],
+                "text": "\n".join([answer.text, *(f"Not backed: {line}" for line in unbacked)]),
+                "data": data,
                 "handler": answer.handler,
             },
-            "envelope": _envelope(status, answer.data, [] if answer.answered else [answer.text]),
+            "envelope": envelope,
             "messages": [AIMessage(content=answer.text)],
             **self._finish(state, str(routing.get("goal") or "")),
         }
@@ -527,6 +547,20 @@ class FrontDoor:
             "messages": [AIMessage(content=text)],
             **self._finish(state, goal),
         }
+
+    def _asked(self, entities: Mapping[str, Any]) -> dict[str, Any]:
+        """What a message named, as the verification step compares it: its entities, and the window
+        its words name read on the runtime clock."""
+        asked = dict(entities)
+        said = asked.pop("window", None)
+        window = time_window(str(said), self.evolution.clock.now()) if said else None
+        if window is not None:
+            asked["window"] = {
+                "label": window.label,
+                "start": window.start.isoformat(),
+                "end": window.end.isoformat(),
+            }
+        return asked
 
     def _finish(self, state: FrontDoorState, goal: str) -> dict[str, Any]:
         routing = state.get("routing") or {}
@@ -684,15 +718,18 @@ def _paused_lines(state: FrontDoorState) -> list[str]:
     ]
 
 
-def _envelope(status: str, data: dict[str, Any], limitations: list[str]) -> dict[str, Any]:
-    return {
-        "status": status,
-        "data": data,
-        "confidence": 1.0 if status == "success" else 0.0,
-        "limitations": limitations,
-        "error": None,
-        "steps": [],
-    }
+def _envelope(
+    status: Status, data: dict[str, Any], limitations: list[str], verification: Sequence[Check] = ()
+) -> dict[str, Any]:
+    """A front-door handler's result in the envelope every agent returns (its status and band settled
+    the same way): a handler's answer is its evidence, so it is certain or it is not an answer."""
+    return SubAgentEnvelope(
+        status=status,
+        data=data,
+        confidence=1.0 if status == "success" else 0.0,
+        limitations=limitations,
+        verification=[check.model_dump() for check in verification],
+    ).model_dump(mode="json")
 
 
 def _waiting_preview(state: FrontDoorState) -> bool:
@@ -743,6 +780,18 @@ def _solution_text(
         )
         if not said:
             lines.append(f"Limitation: {limitation}")
+    checks = envelope.get("verification") or []
+    if checks:
+        counts = Counter(str(check.get("verdict")) for check in checks)
+        lines.append(
+            f"Checked {len(checks)} claims before answering: "
+            + ", ".join(
+                f"{counts[verdict]} {verdict}"
+                for verdict in ("backed", "weak", "unbacked")
+                if counts[verdict]
+            )
+            + "."
+        )
     if envelope.get("error") and not isinstance(handoff, dict):
         lines.append(f"Error: {envelope['error']}")
     if len(lines) == 1:

@@ -37,10 +37,11 @@ from master_agent.capabilities.spec import AgentSpec
 from master_agent.models.budget import estimate_tokens, message_tokens
 from master_agent.models.chat import describe_model_failure
 from master_agent.models.prompt_blocks import render_tagged_json
-from master_agent.runtime.context import new_context_box, render_context_box
+from master_agent.runtime.context import extract_entities, new_context_box, render_context_box
 from master_agent.runtime.loop import CompiledLoop, final_confidence, parse_final_answer, shape_answer
 from master_agent.runtime.state import MasterAgentState, StepRecord
 from master_agent.runtime.termination import NO_EVIDENCE_CONFIDENCE, TerminationReport, TerminationSink
+from master_agent.runtime.verification import Check, verify_before_answer
 from master_agent.storage.outages import is_outage
 
 logger = logging.getLogger(__name__)
@@ -256,12 +257,26 @@ def build_deep_agent(
         confidence = final_confidence(answer, NO_EVIDENCE_CONFIDENCE, False)
         data, incomplete = shape_answer(spec["output_schema"], answer, _findings(messages), confidence)
         limitations.extend(incomplete)
+        steps = _steps(messages, spec["name"], depth)
+        checks: list[Check] = []
+        if error is None:
+            verified = verify_before_answer(
+                data,
+                {**extract_entities(goal), **context},
+                confidence,
+                model_finished=reason == "completed",
+                tools_called=bool(steps),
+            )
+            data, confidence, checks = verified.data, verified.confidence, verified.checks
+            limitations.extend(verified.limitations)
+            if verified.no_answer is not None:
+                error = verified.no_answer
+                limitations.append(error)
         status: Status = "partial" if incomplete else "success"
         if limitations and status == "success":
             status = "partial"
         if error is not None and status != "success":
             status = "error"
-        steps = _steps(messages, spec["name"], depth)
         report = TerminationReport.in_run(
             config,
             agent=spec["name"],
@@ -280,6 +295,7 @@ def build_deep_agent(
             limitations=limitations,
             error=error,
             steps=[dict(step) for step in steps],
+            verification=[check.model_dump() for check in checks],
         )
         return {
             "messages": messages,

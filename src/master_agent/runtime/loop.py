@@ -8,8 +8,8 @@ Shape of every loop::
                                           or finalize (everywhere else: a partial, flagged answer)
 
 The master loop may start with a ``recall`` step (village knowledge): values a proven pattern or the
-tenant implies are added to its input, and when a pattern is reused its research sub-agents are not
-offered (the short path).
+tenant implies are added to its input; research sub-agents are not offered when what they would find
+is already known (the short path), which a pattern alone never settles: only the pattern travels.
 
 Each tool call is its own ``Send`` task, so LangGraph checkpoints each call's result as it lands: after
 a crash only unfinished calls run again, and one failing call never cancels its siblings. A sub-agent
@@ -94,13 +94,7 @@ from master_agent.runtime.termination import (
     decide,
     progress_score,
 )
-from master_agent.runtime.verification import (
-    WEAK_CONFIDENCE_CAP,
-    Check,
-    is_empty_answer,
-    limitations_of,
-    verify_answer,
-)
+from master_agent.runtime.verification import Check, verify_before_answer
 from master_agent.storage.outages import is_outage
 
 logger = logging.getLogger(__name__)
@@ -674,7 +668,17 @@ class _AgentLoop:
         return {"proposal": view, **args}
 
     def _short_path(self, state: MasterAgentState) -> bool:
-        return bool(state.get("reused_pattern")) and self.short_bound_model is not None
+        """Research is skipped only when what it would find is already known for this run: a reused
+        pattern brings a driver to suspect, never this store's figures, so research still runs."""
+        if not state.get("reused_pattern") or self.short_bound_model is None:
+            return False
+        findings = state.get("findings") or {}
+        return all(
+            key in findings
+            for name in self.research
+            for key in self.subs[name][0]["output_schema"].model_fields
+            if key != "confidence"
+        )
 
     # -- agent ---------------------------------------------------------------------------------
 
@@ -1543,18 +1547,16 @@ class _AgentLoop:
         no_answer: str | None = None
         if not handoff and not failure:
             asked = {**extract_entities(str(state.get("goal") or "")), **dict(state.get("context") or {})}
-            checks = verify_answer(data, asked)
-            if any(check.verdict == "weak" for check in checks):
-                confidence = min(confidence, WEAK_CONFIDENCE_CAP)
-                data = {**data, "confidence": confidence} if "confidence" in data else data
-            limitations.extend(limitations_of(checks))
-            # Only the model's own "done" can be no answer at all; a stop rule (iterations, budget)
-            # ending a flow early leaves a partial answer that says why.
-            if is_empty_answer(data) and decision.reason == "completed" and not escalation:
-                if state.get("completed_steps"):
-                    limitations.append("the answer is empty")
-                else:
-                    no_answer = "the model gave no answer (no tool called, no field filled)"
+            verified = verify_before_answer(
+                data,
+                asked,
+                confidence,
+                model_finished=decision.reason == "completed" and not escalation,
+                tools_called=bool(state.get("completed_steps")),
+            )
+            data, confidence, checks = verified.data, verified.confidence, verified.checks
+            limitations.extend(verified.limitations)
+            no_answer = verified.no_answer
         status: Literal["success", "partial", "error"] = "success" if complete else "partial"
         floor = self.spec.get("ask_below_confidence")
         if floor is not None and confidence < floor and not (handoff or failure or escalation):

@@ -220,7 +220,8 @@ async def _drive(
     )
     solution.details = {key: value for key, value in answer.items() if key not in Solution.model_fields}
     solution.confidence = float(values.get("confidence_score", 0.0))
-    solution.confidence_band = confidence_band(solution.confidence)
+    # The band comes settled with the status (``capabilities.envelope.settle``), never recomputed.
+    solution.confidence_band = envelope.get("confidence_band") or confidence_band(solution.confidence)
     solution.handoff = envelope.get("handoff")
     solution.verification = list(envelope.get("verification") or [])
     solution.limitations = list(envelope.get("limitations") or [])

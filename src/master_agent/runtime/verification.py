@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -67,6 +68,23 @@ def verify_answer(answer: Mapping[str, Any], asked: Mapping[str, Any]) -> list[C
                 verdict=verdict,
             )
         )
+    asked_window = asked.get("window")
+    if isinstance(asked_window, Mapping) and {"start", "end"} <= set(asked_window):
+        for path, node in _dicts(answer, ""):
+            window = node.get("window")
+            if isinstance(window, Mapping) and {"start", "end"} <= set(window):
+                same = (str(window["start"]), str(window["end"])) == (
+                    str(asked_window["start"]),
+                    str(asked_window["end"]),
+                )
+                checks.append(
+                    Check(
+                        claim=f"{path}.window: {window.get('label') or window['start']}",
+                        evidence=f"the request named {asked_window.get('label') or 'a window'} "
+                        f"({asked_window['start']} to {asked_window['end']})",
+                        verdict="backed" if same else "unbacked",
+                    )
+                )
     for path, node in _dicts(answer, ""):
         if "meets_target" in node and node["meets_target"] is not None:
             met = bool(node["meets_target"])
@@ -96,6 +114,48 @@ def verify_answer(answer: Mapping[str, Any], asked: Mapping[str, Any]) -> list[C
                     )
                 )
     return checks
+
+
+@dataclass(frozen=True)
+class Verified:
+    """What the verification step made of an answer before it is given."""
+
+    data: dict[str, Any]
+    """The answer, its confidence held below COMPLETE when a claim rests on weak evidence."""
+    confidence: float
+    checks: list[Check]
+    limitations: list[str]
+    """What the checks that failed mean, in a user's words (any makes a success partial)."""
+    no_answer: str | None
+    """Set when there is no answer at all: the result is an error, not a partial solution."""
+
+
+def verify_before_answer(
+    data: Mapping[str, Any],
+    asked: Mapping[str, Any],
+    confidence: float,
+    *,
+    model_finished: bool,
+    tools_called: bool,
+) -> Verified:
+    """The step every agent loop, the deepagents harness and every front-door handler runs on its
+    answer: its claims checked (``verify_answer``), weak evidence capping the confidence, and an
+    answer with nothing in it told apart from a short one. Only the model's own "done" can be no
+    answer at all: a stop rule (iterations, budget) ending a flow early leaves a partial answer."""
+    checks = verify_answer(data, asked)
+    answer = dict(data)
+    if any(check.verdict == "weak" for check in checks):
+        confidence = min(confidence, WEAK_CONFIDENCE_CAP)
+        if "confidence" in answer:
+            answer["confidence"] = confidence
+    limitations = limitations_of(checks)
+    no_answer: str | None = None
+    if model_finished and is_empty_answer(answer):
+        if tools_called:
+            limitations.append("the answer is empty")
+        else:
+            no_answer = "the model gave no answer (no tool called, no field filled)"
+    return Verified(answer, confidence, checks, limitations, no_answer)
 
 
 def limitations_of(checks: list[Check]) -> list[str]:
