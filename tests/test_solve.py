@@ -237,3 +237,30 @@ async def test_a_goal_on_a_figure_the_data_lacks_is_out_of_scope_and_one_without
     facts = (measured.solution.handoff or {})["facts"]
     assert facts["metric"] == "refund rate" and facts["store_id"] == 3 and facts["observations"] > 0
     assert measured.solution.strategy is None  # no attach-rate plan for a refund goal
+
+
+async def test_a_goal_whose_words_name_no_figure_is_placed_by_its_meaning(resources: RuntimeResources) -> None:
+    # No figure's name in the words: the nearest of the pack's problem descriptions says what it is about.
+    visits = await solve(
+        resources,
+        SolveRequest(goal="Get more people walking into Store 3 before spring", tenant_id="demo-retail"),
+    )
+    assert visits.solution is not None and visits.status != "success"
+    assert (visits.solution.handoff or {})["kind"] == "out_of_scope"
+    assert visits.solution.strategy is None
+    phones = await solve(
+        resources,
+        SolveRequest(goal="Sell more phones at Store 2 over the next two months", tenant_id="demo-retail"),
+    )
+    assert phones.solution is not None and phones.status == "partial"
+    assert (phones.solution.handoff or {})["facts"]["metric"] == "device revenue"
+    assert phones.solution.strategy is None
+    # The strategy's own figure in other words still gets its plan.
+    cases = await solve(
+        resources,
+        SolveRequest(
+            goal="Make Store 4 shoppers leave with a case or charger more often, 15% more within 60 days",
+            tenant_id="demo-retail",
+        ),
+    )
+    assert cases.solution is not None and cases.solution.strategy is not None

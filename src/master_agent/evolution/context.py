@@ -41,4 +41,5 @@ class EvolutionContext:
             data_schema=tenant.data_schema,
             settings=self.settings,
             now=lambda: self.clock.now(),
+            embedder=self.knowledge.embedder,
         )

@@ -70,12 +70,20 @@ async def metric_of(
     embedder: Embedder, problems: Sequence[tuple[str, str]], statement_vector: Sequence[float]
 ) -> str:
     """The metric whose problem description is nearest the statement (cosine: vectors are unit)."""
+    return (await nearest_problems(embedder, problems, statement_vector))[0][0]
+
+
+async def nearest_problems(
+    embedder: Embedder, problems: Sequence[tuple[str, str]], statement_vector: Sequence[float]
+) -> list[tuple[str, float]]:
+    """Every problem with its cosine similarity to the statement, nearest first."""
     key = (embedder.model_name, tuple(problems))
     cards = _PROBLEM_VECTORS.get(key)
     if cards is None:
         cards = _PROBLEM_VECTORS[key] = np.asarray(await embedder.embed([text for _, text in problems]))
-    nearest = int(np.argmax(cards @ np.asarray(statement_vector)))
-    return problems[nearest][0]
+    similarities = cards @ np.asarray(statement_vector)
+    order = np.argsort(-similarities)
+    return [(problems[int(i)][0], float(similarities[int(i)])) for i in order]
 
 
 MARK_REUSED = """

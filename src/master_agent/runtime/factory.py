@@ -364,6 +364,7 @@ def tenant_tool_context(resources: RuntimeResources, tenant: TenantRecord) -> To
         data_schema=tenant.data_schema,
         settings=resources.settings,
         now=lambda: resources.evolution.clock.now(),  # the clock current at each call
+        embedder=resources.evolution.knowledge.embedder,
     )
 
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from psycopg_pool import AsyncConnectionPool
 
 from master_agent.settings import Settings
+
+if TYPE_CHECKING:
+    from master_agent.evolution.embeddings import Embedder
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -26,3 +29,5 @@ class ToolContext:
     settings: Settings
     now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     """The clock tools read "today" from (the evolution loop's clock seam: tests and demos fix it)."""
+    embedder: Embedder | None = None
+    """What reads a text's meaning (village knowledge's embedder); None where nothing is embedded."""

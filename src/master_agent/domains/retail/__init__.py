@@ -6,7 +6,13 @@ from master_agent.capabilities.tools.sql import ReadOnlySql
 from master_agent.domains.retail.agents import MASTER, SUB_AGENTS
 from master_agent.domains.retail.data import DEMO_PROFILES, DEMO_TENANT, HIDDEN_COLUMNS, install
 from master_agent.domains.retail.goals import make_goal_reader, missing_information
-from master_agent.domains.retail.tools import PROBLEMS, build_tools, cause_holds_at, default_entities
+from master_agent.domains.retail.tools import (
+    PROBLEM_METRICS,
+    PROBLEMS,
+    build_tools,
+    cause_holds_at,
+    default_entities,
+)
 from master_agent.routing.queries import QueryAnswer, QueryRequest
 
 DATA_METRICS = (
@@ -176,7 +182,7 @@ RETAIL = DomainPack(
     routing_examples=ROUTING_EXAMPLES,
     data_metrics=DATA_METRICS,
     query_handlers={"store_ranking": rank_stores},
-    goal_entities=make_goal_reader(DATA_METRICS),
+    goal_entities=make_goal_reader(DATA_METRICS, PROBLEMS, PROBLEM_METRICS),
     missing_information=missing_information,
 )
 

@@ -11,14 +11,16 @@ does not know, is asked about rather than guessed.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
 from master_agent.capabilities import MissingInformation
 from master_agent.capabilities.spec import DataMetric
-from master_agent.capabilities.terms import goal_deadline, goal_metric, goal_target
+from master_agent.capabilities.terms import MetricMention, goal_deadline, goal_metric, goal_target
 from master_agent.capabilities.tools import ReadOnlySql, ToolContext
 from master_agent.errors import ToolInputError
+from master_agent.evolution.reuse import nearest_problems, problem_statement
 from master_agent.runtime.context import extract_entities
 
 #: The figure this pack's strategies move (a ``DataMetric`` name).
@@ -26,10 +28,38 @@ STRATEGY_METRIC = "attach rate"
 STORES = "SELECT store_id FROM stores ORDER BY store_id"
 #: Days of the newest data a figure without a strategy is measured over.
 FACT_DAYS = 90
+#: A goal whose words name no figure is placed by meaning only when its nearest problem description is
+#: this similar (cosine) and this much nearer than the next: below, it is left open.
+TOPIC_MIN_SIMILARITY = 0.22
+TOPIC_MARGIN = 0.05
 
 
-def make_goal_reader(metrics: tuple[DataMetric, ...]) -> Any:
-    """``DomainPack.goal_entities`` for the retail pack over its data metrics."""
+def make_goal_reader(
+    metrics: tuple[DataMetric, ...],
+    problems: Sequence[tuple[str, str]] = (),
+    problem_metrics: Mapping[str, str] | None = None,
+) -> Any:
+    """``DomainPack.goal_entities`` for the retail pack over its data metrics; ``problems`` (the
+    pack's problem descriptions) and ``problem_metrics`` (problem -> the data metric measuring it)
+    place a goal whose words name no figure by its meaning."""
+
+    async def topic(goal: str, context: ToolContext) -> MetricMention | None:
+        """The figure a goal is about by meaning, when its words name none: the nearest problem
+        description, if clearly nearer than the next. None: the goal is about the strategy's figure,
+        or nothing stands out (it is left open)."""
+        if context.embedder is None or not problems:
+            return None
+        [vector] = await context.embedder.embed([problem_statement(goal)])
+        (nearest, similarity), (_, runner_up) = (await nearest_problems(context.embedder, problems, vector))[
+            :2
+        ]
+        if similarity < TOPIC_MIN_SIMILARITY or similarity - runner_up < TOPIC_MARGIN:
+            return None
+        name = (problem_metrics or {}).get(nearest)
+        if name == STRATEGY_METRIC:
+            return None
+        metric = next((metric for metric in metrics if metric.name == name), None)
+        return MetricMention(metric=metric, unknown=None if metric else nearest.replace("_", " "))
 
     async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
         stated: dict[str, Any] = {}
@@ -49,6 +79,8 @@ def make_goal_reader(metrics: tuple[DataMetric, ...]) -> Any:
             stated["deadline"] = day.date().isoformat()
             stated["timeline_days"] = max(7, min(730, math.ceil((day - now) / timedelta(days=1))))
         mention = goal_metric(goal, metrics)
+        if mention.metric is None and mention.unknown is None:
+            mention = await topic(goal, context) or mention
         if mention.unknown is not None:
             stated["scope"] = {
                 "kind": "out_of_scope",

@@ -168,6 +168,12 @@ PROBLEMS: tuple[tuple[str, str], ...] = (
     ("costs", "operating costs, energy, rent and store expenses"),
     ("online", "online orders, e-commerce, website and app conversion"),
 )  # fmt: skip
+#: The data metric (``DATA_METRICS`` name) that measures a problem, where the tenant's data has one.
+PROBLEM_METRICS: dict[str, str] = {
+    "accessory_attach_rate": "attach rate",
+    "returns": "refund rate",
+    "device_sales": "device revenue",
+}
 #: Least |Pearson r| of a driver for a store to show the pattern's cause at all, and how much better
 #: another attribute may explain attach rate there before the cause counts as someone else's.
 PRECONDITION_MIN_R = 0.3
