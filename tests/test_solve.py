@@ -239,7 +239,9 @@ async def test_a_goal_on_a_figure_the_data_lacks_is_out_of_scope_and_one_without
     assert measured.solution.strategy is None  # no attach-rate plan for a refund goal
 
 
-async def test_a_goal_whose_words_name_no_figure_is_placed_by_its_meaning(resources: RuntimeResources) -> None:
+async def test_a_goal_whose_words_name_no_figure_is_placed_by_its_meaning(
+    resources: RuntimeResources,
+) -> None:
     # No figure's name in the words: the nearest of the pack's problem descriptions says what it is about.
     visits = await solve(
         resources,
