@@ -44,9 +44,9 @@ def make_goal_reader(
     place a goal whose words name no figure by its meaning."""
 
     async def topic(goal: str, context: ToolContext) -> MetricMention | None:
-        """The figure a goal is about by meaning, when its words name none: the nearest problem
-        description, if clearly nearer than the next. None: the goal is about the strategy's figure,
-        or nothing stands out (it is left open)."""
+        """The figure a goal is about by meaning, when its words name none of the data's: the
+        nearest problem description, if clearly nearer than the next (a problem the data has no
+        figure for is an unknown). None: nothing stands out."""
         if context.embedder is None or not problems:
             return None
         [vector] = await context.embedder.embed([problem_statement(goal)])
@@ -56,8 +56,6 @@ def make_goal_reader(
         if similarity < TOPIC_MIN_SIMILARITY or similarity - runner_up < TOPIC_MARGIN:
             return None
         name = (problem_metrics or {}).get(nearest)
-        if name == STRATEGY_METRIC:
-            return None
         metric = next((metric for metric in metrics if metric.name == name), None)
         return MetricMention(metric=metric, unknown=None if metric else nearest.replace("_", " "))
 
@@ -79,8 +77,12 @@ def make_goal_reader(
             stated["deadline"] = day.date().isoformat()
             stated["timeline_days"] = max(7, min(730, math.ceil((day - now) / timedelta(days=1))))
         mention = goal_metric(goal, metrics)
-        if mention.metric is None and mention.unknown is None:
-            mention = await topic(goal, context) or mention
+        if mention.metric is None:
+            # Words that name none of the data's figures ("customers spend more") may still mean one:
+            # a figure found by meaning wins; an unknown keeps the goal's own words when it has some.
+            placed = await topic(goal, context)
+            if placed is not None and (placed.metric is not None or mention.unknown is None):
+                mention = placed
         if mention.unknown is not None:
             stated["scope"] = {
                 "kind": "out_of_scope",
