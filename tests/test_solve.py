@@ -266,3 +266,14 @@ async def test_a_goal_whose_words_name_no_figure_is_placed_by_its_meaning(
         ),
     )
     assert cases.solution is not None and cases.solution.strategy is not None
+
+
+async def test_a_deadline_that_has_passed_is_asked_about(resources: RuntimeResources) -> None:
+    passed = await solve(
+        resources,
+        SolveRequest(
+            goal="Raise Store 6's attach rate by 10% by the end of September 2026", tenant_id="demo-retail"
+        ),
+    )
+    assert passed.status == "interrupted" and passed.interrupt is not None
+    assert "already passed" in passed.interrupt["question"]

@@ -117,3 +117,26 @@ def test_only_the_first_words_of_a_request_are_read_for_a_time() -> None:
     # numbers are hidden from it, and it reads the first PARSED_CHARS characters only.
     assert time_mention("0" * 3000 + " in June 2026") is None
     assert time_mention("in June 2026 " + "0" * 3000) == "in June 2026"
+
+
+@pytest.mark.parametrize(
+    ("text", "form", "value"),
+    [
+        ("Add two percentage points to Store 1's attach rate in 6 weeks", "points", 2.0),
+        ("Make Store 7's attach rate one and a half times what it is now", "multiple", 1.5),
+        ("Raise it by twelve percent before summer", "relative", 0.12),
+        ("3x the attach rate at Store 2 by June", "multiple", 3.0),
+        ("Grow Store 4's attach rate by twenty-five percent", "relative", 0.25),
+    ],
+)
+def test_a_target_in_words_reads_as_in_digits(text: str, form: str, value: float) -> None:
+    target = goal_target(text)
+    assert target is not None and (target.form, target.value) == (form, pytest.approx(value))
+
+
+def test_the_present_is_no_span_but_a_count_from_it_is() -> None:
+    deadline = goal_deadline("Make it 1.5 times what it is now by the end of March", NOW)
+    assert deadline is not None and deadline[0].date().isoformat() == "2027-03-31"
+    later = goal_deadline("Raise it 10% three months from now", NOW)
+    assert later is not None and later[0].date().isoformat() == "2027-02-25"
+    assert time_window("What is the attach rate right now at Store 4?", NOW) is None

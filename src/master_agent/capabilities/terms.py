@@ -82,9 +82,9 @@ class _Duckling:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._ready: tuple[Any, Any, Any, Any] | None = None
+        self._ready: tuple[Any, Any, Any, dict[str, Any]] | None = None
 
-    def parse(self, text: str, now: datetime) -> list[dict[str, Any]]:
+    def parse(self, text: str, now: datetime, dimension: str = "time") -> list[dict[str, Any]]:
         import duckling  # the native library loads only where time is read
 
         # Its number rules are slow on long digit runs (7 s on 3,000 zeros): no date has 7 digits, and
@@ -96,11 +96,13 @@ class _Duckling:
                 duckling.init()
                 zones = duckling.load_time_zones(str(_zoneinfo()))
                 locale = duckling.default_locale_lang(duckling.parse_lang("EN"))
-                self._ready = (duckling, zones, locale, duckling.parse_dimensions(["time"]))
+                self._ready = (duckling, zones, locale, {})
             module, zones, locale, dimensions = self._ready
+            if dimension not in dimensions:
+                dimensions[dimension] = module.parse_dimensions([dimension])
             reference = module.parse_ref_time(zones, "UTC", int(now.timestamp()))
             found: list[dict[str, Any]] = module.parse(
-                text, module.Context(reference, locale), dimensions, False
+                text, module.Context(reference, locale), dimensions[dimension], False
             )
         return found
 
@@ -117,11 +119,17 @@ def _zoneinfo() -> Path:
 _DUCKLING = _Duckling()
 
 
+#: "now", "right now" said of the present state, not counted from ("three months from now" is kept).
+_PRESENT = re.compile(r"\b(?<!from )(?:right\s+)?now\b", re.I)
+
+
 def time_window(text: str, now: datetime, *, direction: Direction = "past") -> Window | None:
     """The one window ``text`` names, relative to ``now``; None when it names none. A window that
     reaches past ``now`` in a backward-looking question ends at ``now`` ("this year" so far)."""
     now = now.astimezone(UTC)
     masked = _ENTITY.sub(lambda match: " " * len(match.group(0)), text)
+    # "what it is now" is no span, but Duckling reads "now by the end of March" as the instant now.
+    masked = _PRESENT.sub(lambda match: " " * len(match.group(0)), masked)
     window = _quarter(masked, now, direction) or _half_of_month(masked, now, direction)
     if window is None:
         window = _from_duckling(masked, now, direction)
@@ -393,9 +401,33 @@ class GoalTarget:
         return {"form": self.form, "value": self.value, "words": self.words}
 
 
+def with_digits(text: str) -> str:
+    """``text`` with its numbers in words written as digits ("two percentage points" -> "2 percentage
+    points", "twenty-five percent" -> "25 percent"), read by Duckling's number rules; "one and a
+    half" -> "1.5"."""
+    found = _DUCKLING.parse(text, datetime.now(UTC), "number")
+    out, cursor = [], 0
+    for span in sorted(found, key=lambda item: item["start"]):
+        start, end, value = span["start"], span["end"], span["value"].get("value")
+        body = text[start:end]
+        if start < cursor or not isinstance(value, int | float) or any(ch.isdigit() for ch in body):
+            continue
+        out.append(text[cursor:start])
+        out.append(f"{value:g}")
+        cursor = end
+    out.append(text[cursor:])
+    return _AND_A_HALF.sub(lambda match: f"{float(match.group(1)) + 0.5:g}", "".join(out))
+
+
+_AND_A_HALF = re.compile(r"\b(\d+)\s+and\s+a\s+half\b", re.I)
+#: "1.5 times", "3x": a multiple of the figure as it is.
+_TIMES = re.compile(rf"\b{_NUMBER}\s*(?:x|times)\b(?!\s+(?:a|per|each|every)\b)", re.I)
+
+
 def goal_target(text: str) -> GoalTarget | None:
     """The target ``text`` states, or None. Percentages of a rate after "to", "reach", "at least" are
     where the figure should end; after "by" or alone, how much it should move."""
+    text = with_digits(text)
     down = bool(_DOWN.search(text))
     sign = -1.0 if down else 1.0
     if match := _POINTS.search(text):
@@ -404,6 +436,8 @@ def goal_target(text: str) -> GoalTarget | None:
         return GoalTarget(form="absolute", value=float(match.group(1)) / 100, words=match.group(0).strip())
     if match := _MULTIPLE.search(text):
         return GoalTarget(form="multiple", value=_MULTIPLES[match.group(1).lower()], words=match.group(0))
+    if match := _TIMES.search(text):
+        return GoalTarget(form="multiple", value=float(match.group(1)), words=match.group(0))
     if match := _BY_FRACTION.search(text):
         fraction = _FRACTIONS[re.sub(r"\s+", " ", match.group(1).lower())]
         if down and fraction == 0.5:

@@ -358,7 +358,9 @@ async def data_question(request: QueryRequest) -> QueryAnswer:
     return QueryAnswer(
         text=text,
         handler="data",
-        answered=row["value"] is not None,
+        # A window the data covers in part has its figure for the covered days only: what is known,
+        # said as a partial answer, not as the window's figure.
+        answered=row["value"] is not None and not partly,
         data={
             "outcome": "answer" if row["value"] is not None else "no_data",
             "metric": metric.name,

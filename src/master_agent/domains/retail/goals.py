@@ -17,7 +17,13 @@ from typing import Any
 
 from master_agent.capabilities import MissingInformation
 from master_agent.capabilities.spec import DataMetric
-from master_agent.capabilities.terms import MetricMention, goal_deadline, goal_metric, goal_target
+from master_agent.capabilities.terms import (
+    MetricMention,
+    goal_deadline,
+    goal_metric,
+    goal_target,
+    time_window,
+)
 from master_agent.capabilities.tools import ReadOnlySql, ToolContext
 from master_agent.errors import ToolInputError
 from master_agent.evolution.reuse import nearest_problems, problem_statement
@@ -76,6 +82,8 @@ def make_goal_reader(
             day, _words = deadline
             stated["deadline"] = day.date().isoformat()
             stated["timeline_days"] = max(7, min(730, math.ceil((day - now) / timedelta(days=1))))
+        elif (named := time_window(goal, now, direction="future")) is not None and named.end <= now:
+            stated["deadline_passed"] = named.label  # asked about, never replaced by a default horizon
         mention = goal_metric(goal, metrics)
         if mention.metric is None:
             # Words that name none of the data's figures ("customers spend more") may still mean one:
@@ -143,6 +151,12 @@ def missing_information(known: dict[str, Any]) -> MissingInformation | None:
     know, is asked about (with the stores it has)."""
     if known.get("scope") or "known_stores" not in known:
         return None
+    if known.get("deadline_passed"):
+        return MissingInformation(
+            fields=["deadline"],
+            question=f"The deadline you named ({known['deadline_passed']}) has already passed. By when should "
+            "the target be met?",
+        )
     stores = list(known["known_stores"])
     listed = ", ".join(str(store) for store in stores)
     store = known.get("store_id")
