@@ -140,3 +140,17 @@ def test_the_present_is_no_span_but_a_count_from_it_is() -> None:
     later = goal_deadline("Raise it 10% three months from now", NOW)
     assert later is not None and later[0].date().isoformat() == "2027-02-25"
     assert time_window("What is the attach rate right now at Store 4?", NOW) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "last"),
+    [
+        ("How many refunds did Store 7 have over June and July?", "2026-06-01", "2026-07-31"),
+        ("the attach rate in May and June 2026", "2026-05-01", "2026-06-30"),
+        ("sales in December 2025 and January 2026", "2025-12-01", "2026-01-31"),
+    ],
+)
+def test_mentions_joined_by_and_are_one_span(text: str, first: str, last: str) -> None:
+    window = time_window(text, NOW)
+    assert window is not None
+    assert (window.start.date().isoformat(), window.last_day().date().isoformat()) == (first, last)

@@ -180,21 +180,58 @@ def _from_duckling(text: str, now: datetime, direction: Direction) -> Window | N
 
 
 def _read(text: str, now: datetime) -> tuple[Window | None, bool]:
-    found = _spans(_DUCKLING.parse(text, now), text)
+    found = sorted(_spans(_DUCKLING.parse(text, now), text), key=lambda entry: int(entry["start"]))
     if not found:
         return None, False
-    # The longest mention is the one meant ("between 1 May and 15 June", not "15 June").
-    item = max(found, key=lambda entry: len(entry.get("body", "")))
-    value, body = item["value"], str(item.get("body", ""))
-    if value.get("type") == "interval":
-        start = _instant(value.get("from")) or now
-        end = _instant(value.get("to")) or now
-    else:
-        instant = _instant(value)
-        if instant is None:
-            return None, False
-        start, end = instant, _after(instant, str(value.get("grain") or "day"))
+    # Mentions joined by "and" are one span ("over June and July"); of the rest, the longest mention
+    # is the one meant ("between 1 May and 15 June", not "15 June").
+    groups: list[list[dict[str, Any]]] = [[found[0]]]
+    for item in found[1:]:
+        between = text[int(groups[-1][-1]["end"]) : int(item["start"])]
+        if _JOINED.fullmatch(between):
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    group = max(groups, key=lambda items: int(items[-1]["end"]) - int(items[0]["start"]))
+    windows = [_window_of(item["value"], now) for item in group]
+    if any(window is None for window in windows):
+        return None, False
+    years = {
+        window[0].year
+        for item, window in zip(group, windows, strict=True)
+        if window and _YEAR.search(str(item["body"]))
+    }
+    if len(years) == 1:
+        # "May and June 2026": the year said once is every mention's.
+        [year] = years
+        windows = [_in_year(window, year) for window in windows]
+    body = text[int(group[0]["start"]) : int(group[-1]["end"])]
+    start = min(window[0] for window in windows if window is not None)
+    end = max(window[1] for window in windows if window is not None)
     return Window(start=start, end=end, label=body.strip()), bool(_YEAR.search(body))
+
+
+#: What may stand between two time mentions that together name one span.
+_JOINED = re.compile(r"\s*(?:,|&|and|plus|,\s*and)\s*", re.I)
+
+
+def _in_year(window: tuple[datetime, datetime] | None, year: int) -> tuple[datetime, datetime] | None:
+    if window is None or window[0].year == year:
+        return window
+    shift = year - window[0].year
+    try:
+        return window[0].replace(year=year), window[1].replace(year=window[1].year + shift)
+    except ValueError:  # 29 February
+        return window
+
+
+def _window_of(value: dict[str, Any], now: datetime) -> tuple[datetime, datetime] | None:
+    if value.get("type") == "interval":
+        return _instant(value.get("from")) or now, _instant(value.get("to")) or now
+    instant = _instant(value)
+    if instant is None:
+        return None
+    return instant, _after(instant, str(value.get("grain") or "day"))
 
 
 def _spans(found: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
