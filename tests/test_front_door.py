@@ -289,10 +289,13 @@ async def test_a_domain_pack_adds_its_own_query_kind(live: LiveServer, keys: dic
     [
         ("What was the attach rate at Store 4 in June 2026?", "answer", ("2026-06-01", "2026-07-01")),
         ("Store 8's attach rate from 15 July to 15 August", "answer", ("2026-07-15", "2026-08-16")),
-        ("How many transactions did store 7 do in Q2?", "answer", ("2026-04-01", "2026-07-01")),
+        ("How many transactions did store 7 do in Q3?", "answer", ("2026-07-01", "2026-10-01")),
+        ("How many refunds did Store 7 have over June and July?", "answer", ("2026-06-01", "2026-08-01")),
         # November before the clock's October: last year's, before the data starts.
         ("Attach rate at Store 2 in November?", "no_data", ("2025-11-01", "2025-12-01")),
         ("What's the warranty attach rate at Store 2 in August?", "out_of_scope", None),
+        # No figure's name: placed by meaning, data the tenant does not have.
+        ("What was foot traffic at Store 5 in August?", "out_of_scope", None),
         ("Attach rate for Store 9 in June?", "clarify", None),
     ],
 )
@@ -321,6 +324,17 @@ async def test_a_data_question_answers_the_window_it_names_or_says_why_not(
         assert answer["observations"] == row["n"] > 0
     if outcome == "no_data":
         assert "2026-09-30" in values["reply"]["text"]  # says where the data ends
+
+
+async def test_a_window_the_data_covers_in_part_is_a_partial_answer(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    async with _client(live, keys["demo-retail"]) as client:
+        values = (await chat(client, "How many transactions did store 7 do in Q2?"))["values"]
+    reply = values["reply"]
+    assert reply["data"]["outcome"] == "answer" and reply["status"] == "partial"
+    assert "only those days are counted" in reply["text"]
+    assert values["envelope"]["confidence_band"] != "COMPLETE"
 
 
 async def test_which_store_ranks_first_and_a_period_pointed_at_is_asked_for(

@@ -112,6 +112,9 @@ class DomainPack:
     """(metric, description) of each problem the pack's goals can be about. With them, a learned
     pattern is reused only for a goal whose problem statement is nearest its metric's description;
     without them, for a goal near enough to the pattern (``MASTER_AGENT_REUSE_MIN_SIMILARITY``)."""
+    problem_metrics: Mapping[str, str] = field(default_factory=dict)
+    """Problem -> the ``data_metrics`` name measuring it: a goal or question whose words name no figure
+    is placed by meaning (the nearest problem), and a problem without a figure is data it lacks."""
     check_precondition: Callable[[ToolContext, dict[str, Any], dict[str, Any]], Awaitable[bool]] | None = None
     """Whether a learned pattern's precondition (its ``applicability.precondition``) holds for a new
     goal's entities: one cheap check before research is skipped. None: patterns need no check."""

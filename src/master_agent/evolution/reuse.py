@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel
 
+from master_agent.capabilities.spec import DataMetric
+from master_agent.capabilities.terms import MetricMention
 from master_agent.evolution.embeddings import Embedder
 from master_agent.evolution.knowledge import KnowledgeStore, PatternMatch
 from master_agent.settings import Settings
@@ -84,6 +86,33 @@ async def nearest_problems(
     similarities = cards @ np.asarray(statement_vector)
     order = np.argsort(-similarities)
     return [(problems[int(i)][0], float(similarities[int(i)])) for i in order]
+
+
+#: A text whose words name no figure is placed by meaning only when its nearest problem description is
+#: this similar (cosine) and this much nearer than the next: below, it is left open.
+TOPIC_MIN_SIMILARITY = 0.22
+TOPIC_MARGIN = 0.05
+
+
+async def figure_by_meaning(
+    text: str,
+    embedder: Embedder | None,
+    problems: Sequence[tuple[str, str]],
+    problem_metrics: Mapping[str, str],
+    metrics: Sequence[DataMetric],
+) -> MetricMention | None:
+    """The figure a goal or question is about by meaning, for words that name none of the data's:
+    the nearest problem description, if clearly nearer than the next (a problem the data has no
+    figure for is an unknown, named by the problem). None: nothing stands out."""
+    if embedder is None or len(problems) < 2:
+        return None
+    [vector] = await embedder.embed([problem_statement(text)])
+    (nearest, similarity), (_, runner_up) = (await nearest_problems(embedder, problems, vector))[:2]
+    if similarity < TOPIC_MIN_SIMILARITY or similarity - runner_up < TOPIC_MARGIN:
+        return None
+    name = problem_metrics.get(nearest)
+    metric = next((metric for metric in metrics if metric.name == name), None)
+    return MetricMention(metric=metric, unknown=None if metric else nearest.replace("_", " "))
 
 
 MARK_REUSED = """

@@ -431,6 +431,8 @@ class FrontDoor:
             clock=self.evolution.clock,
             model=self.model,
             metrics=self.pack.data_metrics,
+            problems=self.pack.problems,
+            problem_metrics=self.pack.problem_metrics,
         )
         answer = await handler(request)
         # The handler's own evidence (its query and rows), then the same verification step every agent

@@ -24,6 +24,7 @@ from master_agent.capabilities.tools.sql import ReadOnlySql
 from master_agent.errors import ToolInputError
 from master_agent.evolution.clock import Clock
 from master_agent.evolution.knowledge import KnowledgeStore
+from master_agent.evolution.reuse import figure_by_meaning
 from master_agent.models.offline import OfflinePlanner
 from master_agent.routing.discovery import AgentCard
 
@@ -50,6 +51,9 @@ class QueryRequest:
     clock: Clock
     model: BaseChatModel
     metrics: Sequence[DataMetric] = field(default_factory=tuple)
+    problems: Sequence[tuple[str, str]] = ()
+    """The pack's problem descriptions (``DomainPack.problems``), to place words by meaning."""
+    problem_metrics: Mapping[str, str] = field(default_factory=dict)
 
 
 QueryHandler = Callable[[QueryRequest], Awaitable[QueryAnswer]]
@@ -266,6 +270,19 @@ async def data_question(request: QueryRequest) -> QueryAnswer:
     A window the data does not reach, a figure the data lacks or an entity it does not know is said so,
     never answered with another window's or another figure's number."""
     mention = metric_mention(request.message, request.metrics)
+    if mention.metric is None and mention.unknown is None:
+        # No figure's name in the words ("foot traffic", "takings"): what they mean may still be one,
+        # or be data the tenant does not have.
+        mention = (
+            await figure_by_meaning(
+                request.message,
+                request.knowledge.embedder,
+                request.problems,
+                request.problem_metrics,
+                request.metrics,
+            )
+            or mention
+        )
     names = ", ".join(m.name for m in request.metrics) or "none"
     if mention.unknown is not None:
         return QueryAnswer(

@@ -178,6 +178,7 @@ RETAIL = DomainPack(
     default_entities=default_entities,
     hidden_columns=HIDDEN_COLUMNS,
     problems=PROBLEMS,
+    problem_metrics=PROBLEM_METRICS,
     check_precondition=cause_holds_at,
     routing_examples=ROUTING_EXAMPLES,
     data_metrics=DATA_METRICS,

@@ -18,7 +18,6 @@ from typing import Any
 from master_agent.capabilities import MissingInformation
 from master_agent.capabilities.spec import DataMetric
 from master_agent.capabilities.terms import (
-    MetricMention,
     goal_deadline,
     goal_metric,
     goal_target,
@@ -26,7 +25,7 @@ from master_agent.capabilities.terms import (
 )
 from master_agent.capabilities.tools import ReadOnlySql, ToolContext
 from master_agent.errors import ToolInputError
-from master_agent.evolution.reuse import nearest_problems, problem_statement
+from master_agent.evolution.reuse import figure_by_meaning
 from master_agent.runtime.context import extract_entities
 
 #: The figure this pack's strategies move (a ``DataMetric`` name).
@@ -34,10 +33,6 @@ STRATEGY_METRIC = "attach rate"
 STORES = "SELECT store_id FROM stores ORDER BY store_id"
 #: Days of the newest data a figure without a strategy is measured over.
 FACT_DAYS = 90
-#: A goal whose words name no figure is placed by meaning only when its nearest problem description is
-#: this similar (cosine) and this much nearer than the next: below, it is left open.
-TOPIC_MIN_SIMILARITY = 0.22
-TOPIC_MARGIN = 0.05
 
 
 def make_goal_reader(
@@ -48,22 +43,6 @@ def make_goal_reader(
     """``DomainPack.goal_entities`` for the retail pack over its data metrics; ``problems`` (the
     pack's problem descriptions) and ``problem_metrics`` (problem -> the data metric measuring it)
     place a goal whose words name no figure by its meaning."""
-
-    async def topic(goal: str, context: ToolContext) -> MetricMention | None:
-        """The figure a goal is about by meaning, when its words name none of the data's: the
-        nearest problem description, if clearly nearer than the next (a problem the data has no
-        figure for is an unknown). None: nothing stands out."""
-        if context.embedder is None or not problems:
-            return None
-        [vector] = await context.embedder.embed([problem_statement(goal)])
-        (nearest, similarity), (_, runner_up) = (await nearest_problems(context.embedder, problems, vector))[
-            :2
-        ]
-        if similarity < TOPIC_MIN_SIMILARITY or similarity - runner_up < TOPIC_MARGIN:
-            return None
-        name = (problem_metrics or {}).get(nearest)
-        metric = next((metric for metric in metrics if metric.name == name), None)
-        return MetricMention(metric=metric, unknown=None if metric else nearest.replace("_", " "))
 
     async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
         stated: dict[str, Any] = {}
@@ -88,7 +67,7 @@ def make_goal_reader(
         if mention.metric is None:
             # Words that name none of the data's figures ("customers spend more") may still mean one:
             # a figure found by meaning wins; an unknown keeps the goal's own words when it has some.
-            placed = await topic(goal, context)
+            placed = await figure_by_meaning(goal, context.embedder, problems, problem_metrics or {}, metrics)
             if placed is not None and (placed.metric is not None or mention.unknown is None):
                 mention = placed
         if mention.unknown is not None:
