@@ -337,6 +337,26 @@ async def test_a_window_the_data_covers_in_part_is_a_partial_answer(
     assert values["envelope"]["confidence_band"] != "COMPLETE"
 
 
+async def test_a_comparison_of_two_stores_answers_each(live: LiveServer, keys: dict[str, str]) -> None:
+    async with _client(live, keys["demo-retail"]) as client:
+        values = (await chat(client, "Compare Store 1 and Store 8 on attach rate in September 2026"))[
+            "values"
+        ]
+    data = values["reply"]["data"]
+    assert data["outcome"] == "answer" and set(data["each"]) == {"1", "8"}, values["reply"]["text"]
+    async with live.server.config.app.state.service.resources.database.pool.connection() as conn:
+        schema = await data_schema(live)
+        rows = await (
+            await conn.execute(
+                f"SELECT store_id, avg(accessory_attached::int)::float AS value FROM {schema}.transactions "
+                "WHERE store_id IN (1, 8) AND sold_at >= '2026-09-01' AND sold_at < '2026-10-01' GROUP BY 1"
+            )
+        ).fetchall()
+    measured = {str(row["store_id"]): row["value"] for row in rows}
+    assert data["each"] == pytest.approx(measured)
+    assert data["value"] == pytest.approx(measured["1"] - measured["8"])
+
+
 async def test_which_store_ranks_first_and_a_period_pointed_at_is_asked_for(
     live: LiveServer, keys: dict[str, str]
 ) -> None:

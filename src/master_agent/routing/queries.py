@@ -240,6 +240,65 @@ async def _rank(
     )
 
 
+#: Every store a question names ("Store 1 and Store 8", "stores 3 and 5").
+_STORES = re.compile(
+    r"\b(?:stores?|shops?)\s*#?\s*(\d+)(?:\s*(?:,|and|&|vs\.?|versus)\s*#?\s*(?:stores?\s*)?(\d+))?", re.I
+)
+
+
+async def _compare(
+    sql: ReadOnlySql, metric: DataMetric, window: Window, column: str, stores: list[int]
+) -> QueryAnswer:
+    statement = (
+        f"SELECT {column} AS entity, {metric.expression} AS value, count(*) AS observations FROM {metric.table} "
+        f"WHERE {metric.time_column} >= %(start)s AND {metric.time_column} < %(end)s "
+        f"AND {column} = ANY(%(stores)s) GROUP BY {column}"
+    )
+    rows = {
+        int(row["entity"]): row
+        for row in (
+            await sql.query(statement, {"start": window.start, "end": window.end, "stores": stores})
+        ).rows
+    }
+    missing = [store for store in stores if store not in rows or rows[store]["value"] is None]
+    if missing:
+        return QueryAnswer(
+            text=f"No {metric.name} for Store {', '.join(map(str, missing))} in {window.describe()}.",
+            handler="data",
+            answered=False,
+            data={
+                "outcome": "no_data",
+                "window": _window_data(window),
+                "missing": [f"store {s}" for s in missing],
+            },
+        )
+    first, second = rows[stores[0]]["value"], rows[stores[1]]["value"]
+    lines = [
+        f"Store {store}: {_format(rows[store]['value'], metric.unit)} ({rows[store]['observations']} {metric.observation_noun})"
+        for store in stores
+    ]
+    return QueryAnswer(
+        text=f"The {metric.name} in {window.describe()}: " + "; ".join(lines) + f".\nQuery: {statement}",
+        handler="data",
+        data={
+            "outcome": "answer",
+            "metric": metric.name,
+            "value": float(first) - float(second),
+            "each": {str(store): rows[store]["value"] for store in stores},
+            "window": _window_data(window),
+            "sql": statement,
+            "verification": [
+                {
+                    "claim": f"the {metric.name} of store {store} is {_format(rows[store]['value'], metric.unit)}",
+                    "evidence": f"{statement} over {rows[store]['observations']} rows",
+                    "verdict": "backed",
+                }
+                for store in stores
+            ],
+        },
+    )
+
+
 def _window_data(window: Window) -> dict[str, str]:
     return {"label": window.label, "start": window.start.isoformat(), "end": window.end.isoformat()}
 
@@ -331,6 +390,12 @@ async def data_question(request: QueryRequest) -> QueryAnswer:
         ranked = _ranking(request.message, metric)
         if ranked is not None:
             return await _rank(sql, metric, window, *ranked)
+        said = [number for pair in _STORES.findall(request.message) for number in pair if number]
+        compared = [int(number) for number in dict.fromkeys(said)]
+        if len(compared) > 1 and "store_id" in metric.filters:
+            # "Compare Store 1 and Store 8": each one's figure; answering the first alone would answer
+            # another question.
+            return await _compare(sql, metric, window, metric.filters["store_id"], compared)
         filters = [f"{metric.time_column} >= %(start)s", f"{metric.time_column} < %(end)s"]
         params: dict[str, Any] = {"start": window.start, "end": window.end}
         scope = []
