@@ -68,6 +68,7 @@ def test_messages_are_read_into_the_typed_state() -> None:
         "stated.phone": "9000000001",
         "loan_details.amount": 400_000,
         "loan_details.tenure_months": 36,
+        "customer_intent": "personal_loan",  # terms asked for are a loan request, "loan" said or not
     }
     assert read_message("PAN abcpv1234k, born 12/04/1988").updates == {
         "stated.pan": "ABCPV1234K",
@@ -173,7 +174,7 @@ async def test_a_low_score_is_rejected_and_a_slip_is_asked_above_the_limit(
     assert "salary slip" in waiting["reply"]["text"]
     folder = slips_dir(resources.settings.data_dir, DEMO_TENANT, slip)
     folder.mkdir(parents=True)
-    (folder / "slip.txt").write_text("ACME Corp payslip\nNet salary: INR 70,000\n")
+    (folder / "slip.txt").write_text("ACME Corp payslip\nEmployee: Rohan Mehta\nNet salary: INR 70,000\n")
     approved = await _say(resources, slip, "I have uploaded my salary slip")
     assert approved["record"]["underwriting_result"]["rule"] == "emi_within_half_salary"
     assert approved["record"]["salary_slip"]["monthly_salary"] == 70_000

@@ -82,25 +82,33 @@ class _Duckling:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._ready: tuple[Any, Any, Any, Any] | None = None
+        self._ready: tuple[Any, Any, Any] | None = None
+        self._dimensions: dict[tuple[str, ...], Any] = {}
 
-    def parse(self, text: str, now: datetime) -> list[dict[str, Any]]:
+    def parse(
+        self, text: str, now: datetime, dimensions: tuple[str, ...] = ("time",), long_digits: int = 7
+    ) -> list[dict[str, Any]]:
+        """Duckling's mentions of ``dimensions`` in ``text`` (the lending pack reads "number",
+        "amount-of-money" and "duration" with it)."""
         import duckling  # the native library loads only where time is read
 
         # Its number rules are slow on long digit runs (7 s on 3,000 zeros): no date has 7 digits, and
         # a time is said in the first words of a request.
-        text = _LONG_NUMBER.sub(lambda match: " " * len(match.group(0)), text[:PARSED_CHARS])
+        long_number = _LONG_NUMBER if long_digits == 7 else re.compile(rf"\d{{{long_digits},}}")
+        text = long_number.sub(lambda match: " " * len(match.group(0)), text[:PARSED_CHARS])
 
         with self._lock:
             if self._ready is None:
                 duckling.init()
                 zones = duckling.load_time_zones(str(_zoneinfo()))
                 locale = duckling.default_locale_lang(duckling.parse_lang("EN"))
-                self._ready = (duckling, zones, locale, duckling.parse_dimensions(["time"]))
-            module, zones, locale, dimensions = self._ready
+                self._ready = (duckling, zones, locale)
+            module, zones, locale = self._ready
+            if dimensions not in self._dimensions:
+                self._dimensions[dimensions] = module.parse_dimensions(list(dimensions))
             reference = module.parse_ref_time(zones, "UTC", int(now.timestamp()))
             found: list[dict[str, Any]] = module.parse(
-                text, module.Context(reference, locale), dimensions, False
+                text, module.Context(reference, locale), self._dimensions[dimensions], False
             )
         return found
 
@@ -115,6 +123,11 @@ def _zoneinfo() -> Path:
 
 
 _DUCKLING = _Duckling()
+
+
+def duckling_parse(text: str, dimensions: tuple[str, ...], *, long_digits: int = 7) -> list[dict[str, Any]]:
+    """Duckling's mentions of ``dimensions`` (not time: no reference time matters) in ``text``."""
+    return _DUCKLING.parse(text, datetime(2000, 1, 1, tzinfo=UTC), dimensions, long_digits)
 
 
 def time_window(text: str, now: datetime, *, direction: Direction = "past") -> Window | None:
