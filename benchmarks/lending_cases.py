@@ -75,7 +75,9 @@ async def play_case(case: dict[str, Any], channel: CaseChannel) -> CaseResult:
         elif "upload_slip" in step:
             slip = step["upload_slip"]
             assert thread is not None
-            content = salary_slip_pdf(slip["name"], slip["employer"], "October 2026", slip["net_monthly_salary"])
+            content = salary_slip_pdf(
+                slip["name"], slip["employer"], "October 2026", slip["net_monthly_salary"]
+            )
             await channel.upload(thread, "salary-slip.pdf", content)
             result.transcript.append(("upload", f"salary slip of {slip['name']}"))
         elif "api_update_state" in step:
@@ -102,7 +104,12 @@ async def play_case(case: dict[str, Any], channel: CaseChannel) -> CaseResult:
     offer = expected.get("offer")
     details = record.get("loan_details") or {}
     if offer:
-        got = (details.get("amount"), details.get("tenure_months"), details.get("rate_pct"), details.get("emi"))
+        got = (
+            details.get("amount"),
+            details.get("tenure_months"),
+            details.get("rate_pct"),
+            details.get("emi"),
+        )
         want = (offer["amount"], offer["tenure_months"], offer["annual_rate_pct"], offer["emi"])
         if not all(_same(a, b) for a, b in zip(got, want, strict=True)):
             result.problems.append(f"offer {got}, expected {want}")
@@ -121,7 +128,9 @@ async def play_case(case: dict[str, Any], channel: CaseChannel) -> CaseResult:
         ):
             if wanted not in text:
                 result.problems.append(f"the letter lacks {wanted!r}")
-        if not any(e["kind"] == "document" and e["detail"].get("document") == "sanction_letter" for e in audit):
+        if not any(
+            e["kind"] == "document" and e["detail"].get("document") == "sanction_letter" for e in audit
+        ):
             result.problems.append("no audit event for the letter")
     if result.decision == "approved" and expected["decision"] != "approved":
         result.bypasses += 1
@@ -137,7 +146,9 @@ async def play_case(case: dict[str, Any], channel: CaseChannel) -> CaseResult:
         if "loan_amount_in" in point and amount not in point["loan_amount_in"]:
             result.problems.append(f"after step {point['after_step']}: amount {amount}")
         if "loan_amount" in point and not _same(amount, point["loan_amount"]):
-            result.problems.append(f"after step {point['after_step']}: amount {amount}, expected {point['loan_amount']}")
+            result.problems.append(
+                f"after step {point['after_step']}: amount {amount}, expected {point['loan_amount']}"
+            )
         if "tenure_months" in point and months != point["tenure_months"]:
             result.problems.append(f"after step {point['after_step']}: tenure {months}")
         if "emi" in point and not _same(emi, point["emi"]):
@@ -151,10 +162,15 @@ async def play_case(case: dict[str, Any], channel: CaseChannel) -> CaseResult:
         reply = str((after[index].get("reply") or {}).get("text") or "")
         result.question_answered = fact is not None and fact.answer in reply
         if not result.question_answered:
-            result.problems.append(f"step {index}: the {topic} question was not answered from the pack's facts")
+            result.problems.append(
+                f"step {index}: the {topic} question was not answered from the pack's facts"
+            )
     for index in steady:
         earlier = after[index - 1] if index else {}
-        if (earlier.get("current_stage"), _terms(earlier)) != (after[index].get("current_stage"), _terms(after[index])):
+        if (earlier.get("current_stage"), _terms(earlier)) != (
+            after[index].get("current_stage"),
+            _terms(after[index]),
+        ):
             result.problems.append(f"step {index}: the stage or the terms changed")
     result.correct = not result.problems
     return result

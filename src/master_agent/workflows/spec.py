@@ -341,14 +341,23 @@ MACHINE_KEYS = frozenset(
 )
 
 
-def update_skips_a_guard(spec: WorkflowSpec, values: dict[str, Any]) -> list[str]:
-    """What a direct state update (``threads.update_state``) would set that only a guard or a worker
-    may: the stage and the machine's own keys, and typed-state fields the customer's words cannot set
-    (a decision, a verification, a document link). Empty: the update skips no guard."""
-    problems = [f"values.{key}" for key in sorted(values) if key in MACHINE_KEYS]
-    record = values.get("record")
-    if isinstance(record, dict):
-        problems += [f"values.record.{field}" for field in sorted(record) if field not in spec.reader_writes]
-    elif record is not None:
-        problems.append("values.record")
+def update_skips_a_guard(spec: WorkflowSpec, current: dict[str, Any], values: dict[str, Any]) -> list[str]:
+    """What a direct state update (``threads.update_state``) would change from ``current`` that only a
+    guard or a worker may: the stage and the machine's own keys, and typed-state fields the customer's
+    words cannot set (a decision, a verification, a document link). Empty: the update skips no guard."""
+    problems = [
+        f"values.{key}" for key in sorted(values) if key in MACHINE_KEYS and values[key] != current.get(key)
+    ]
+    if "record" not in values:
+        return problems
+    try:
+        new = spec.state_model.model_validate(values["record"] or {}).model_dump(mode="json")
+    except ValueError:
+        return [*problems, "values.record"]
+    old = spec.state_model.model_validate(current.get("record") or {}).model_dump(mode="json")
+    problems += [
+        f"values.record.{field}"
+        for field in sorted(new)
+        if field not in spec.reader_writes and new[field] != old.get(field)
+    ]
     return problems

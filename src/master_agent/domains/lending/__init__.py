@@ -248,7 +248,7 @@ LENDING = DomainPack(
     install=install,
     demo_tenants=(DEMO_TENANT,),
     conversation_graph=conversation_graph,
-    state_guard=lambda values: update_skips_a_guard(LOAN_WORKFLOW, values),
+    state_guard=lambda current, values: update_skips_a_guard(LOAN_WORKFLOW, current, values),
     uploads={
         "salary_slip": UploadKind(
             description="The customer's latest salary slip (a PDF stating the net monthly salary), read "

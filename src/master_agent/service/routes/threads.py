@@ -337,7 +337,12 @@ async def _state_at(
 
 
 async def _guard_state_update(
-    request: Request, service: ServiceState, tenant: str, thread_id: uuid.UUID, values: dict[str, Any]
+    request: Request,
+    service: ServiceState,
+    tenant: str,
+    thread_id: uuid.UUID,
+    current: dict[str, Any],
+    values: dict[str, Any],
 ) -> None:
     """A stage-driven conversation's state is moved by its guards: an update that would skip one (set
     the stage, a decision, a verification) is refused with 409 and audited, unless an operator (the
@@ -346,7 +351,7 @@ async def _guard_state_update(
     pack = domain_pack(record.domain) if record.domain else None
     if pack is None or pack.state_guard is None:
         return
-    problems = pack.state_guard(values)
+    problems = pack.state_guard(current, values)
     if not problems:
         return
     resources = service.resources
@@ -393,7 +398,8 @@ async def update_state(
     # A list is the whole update of a graph whose state is a list (messages); the graph judges it.
     if isinstance(body.values, dict):
         check_state_keys(graph_state_keys(graph), "values", body.values)
-        await _guard_state_update(request, service, tenant, thread_id, body.values)
+        current = (await graph.aget_state(config)).values
+        await _guard_state_update(request, service, tenant, thread_id, dict(current or {}), body.values)
     try:
         updated = await graph.aupdate_state(config, body.values, as_node=body.as_node)
     except (InvalidUpdateError, ValueError, KeyError, TypeError) as error:
