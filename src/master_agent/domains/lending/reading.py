@@ -144,7 +144,7 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
         if any(start < stop and end > begin for begin, stop in taken):
             continue
         taken.append((start, end))
-        value = float(item["value"]["value"])
+        value = round(float(item["value"]["value"]), 2)  # "1.1 lakh" is 110000.00000000001 in floats
         if _PERCENT.match(masked, end):
             continue
         if value < MIN_SUM:
