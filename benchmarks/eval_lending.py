@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from benchmarks.lending_cases import CaseResult, play_case
 from benchmarks.service import serving
 
 from master_agent.domains.lending import DEMO_TENANT
 from master_agent.domains.lending.simulator import PERSONAS, Conversation, simulate
-from benchmarks.lending_cases import CaseResult, play_case
 
 SETS = Path(__file__).parent / "eval_lending"
 

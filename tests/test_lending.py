@@ -15,9 +15,9 @@ from master_agent.capabilities import load_tenant
 from master_agent.domains.lending import DEMO_TENANT, LOAN_WORKFLOW, conversation_graph
 from master_agent.domains.lending.data import PERSONAS
 from master_agent.domains.lending.demo import InProcessChannel
+from master_agent.domains.lending.facts import FACTS
 from master_agent.domains.lending.letters import pdf_text, slips_dir
 from master_agent.domains.lending.reading import read_message
-from master_agent.domains.lending.facts import FACTS
 from master_agent.domains.lending.records import LoanConversation, SalarySlip
 from master_agent.domains.lending.rules import Application, emi, underwrite
 from master_agent.domains.lending.simulator import PERSONAS as SIMULATED
