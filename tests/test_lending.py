@@ -328,6 +328,16 @@ SELLING = LOAN_WORKFLOW.stage("SALES_EXPLORATION").asks
         ("2 crore", SELLING, {"loan_details.amount": 20_000_000}),
         ("not 5 lakh, 3 lakh", SELLING, {"loan_details.amount": 300_000}),
         ("born 2nd May 1966", VERIFYING, {"stated.dob": "1966-05-02"}),
+        ("dob 14-Feb-1990", VERIFYING, {"stated.dob": "1990-02-14"}),
+        ("I make 60k a month", VERIFYING, {"stated.monthly_salary": 60_000}),
+        ("my mobile: +91 90000 00001", (), {"stated.phone": "9000000001"}),
+        (
+            "2.5 lakhs for 1.5 years",
+            SELLING,
+            {"loan_details.amount": 250_000, "loan_details.tenure_months": 18},
+        ),
+        ("one lakh for a year", SELLING, {"loan_details.amount": 100_000, "loan_details.tenure_months": 12}),
+        ("can I keep the EMI under 9,000 a month?", SELLING, {}),
     ],
 )
 def test_a_value_is_read_as_the_field_the_stage_asks(
@@ -467,3 +477,6 @@ async def test_a_product_question_is_answered_from_the_facts_and_the_stage_stays
     assert asked["record"]["loan_details"] == offered["record"]["loan_details"]
     data = await _say(resources, thread, "How will you use my personal data?")
     assert next(fact for fact in FACTS if fact.topic == "data_use").answer in data["reply"]["text"]
+    both = read_message("Is the rate fixed? Also, any hidden charges?", LoanConversation(), VERIFYING).reply
+    assert [fact.topic for fact in FACTS if fact.answer in (both or "")] == ["fees", "interest_rate"]
+    assert read_message("Tell me a joke", LoanConversation(), VERIFYING).reply is None

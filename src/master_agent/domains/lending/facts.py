@@ -175,6 +175,17 @@ def _stems(text: str) -> set[str]:
 _FACT_STEMS = [(fact, [_stems(phrasing) for phrasing in fact.phrasings]) for fact in FACTS]
 
 
+def answer_questions(text: str) -> list[Fact]:
+    """The documented facts the questions of ``text`` ask about, one per question sentence, in order
+    and without repeats; empty for a message that asks about nothing documented."""
+    found: list[Fact] = []
+    for sentence in re.split(r"(?<=[?.!])\s+|\s+(?:also|and also)\s+", text, flags=re.I):
+        fact = answer_question(sentence)
+        if fact is not None and fact not in found:
+            found.append(fact)
+    return found
+
+
 def answer_question(text: str) -> Fact | None:
     """The documented fact a product question asks about; None for a message that is no question or
     asks about nothing documented."""

@@ -21,14 +21,17 @@ from datetime import date
 from typing import Any
 
 from master_agent.capabilities.terms import duckling_parse
-from master_agent.domains.lending.facts import answer_question
+from master_agent.domains.lending.facts import answer_questions
 from master_agent.domains.lending.letters import rupees
 from master_agent.domains.lending.records import LoanConversation
 from master_agent.workflows import MessageReading
 
-_PHONE = re.compile(r"(?<![\d₹])(?:\+?91[\s-]?)?([6-9]\d{9})(?!\d)")
+#: A mobile number, written whole or in the groups people say it in ("90000 00001", "900-000-0001").
+_PHONE = re.compile(
+    r"(?<![\d₹.,])(?:\+?91[\s-]?)?([6-9]\d{9}|[6-9]\d{4}[\s-]\d{5}|[6-9]\d{2}[\s-]\d{3}[\s-]\d{4})(?![\d,.]\d|\d)"
+)
 _PAN = re.compile(r"\b([A-Za-z]{5}\d{4}[A-Za-z])\b")
-_ISO_DATE = re.compile(r"\b(19\d{2}|20\d{2})-(\d{1,2})-(\d{1,2})\b")
+_ISO_DATE = re.compile(r"\b(19\d{2}|20\d{2})[-/.](\d{1,2})[-/.](\d{1,2})\b")
 _DMY_DATE = re.compile(r"\b(\d{1,2})[/.-](\d{1,2})[/.-](19\d{2}|20\d{2})\b")
 #: "2,50,000" and "12,00,000" (lakh grouping) and "250,000": one number.
 _GROUPED = re.compile(r"\b\d{1,3}(?:,\d{2})*,\d{3}\b")
@@ -39,8 +42,15 @@ _MONTH_NAMES = (
     "oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
 )
 _WORDY_DATE = re.compile(
-    rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_NAMES})\.?,?\s+(19\d{{2}}|20\d{{2}})\b", re.I
+    rf"\b(\d{{1,2}})(?:st|nd|rd|th)?[\s/.-]+(?:of\s+)?({_MONTH_NAMES})\.?,?[\s/.-]+(19\d{{2}}|20\d{{2}})\b",
+    re.I,
 )
+_FRACTION_OF_YEARS = re.compile(r"\b(\d+\.\d+)\s*(?:years?|yrs?)\b", re.I)
+_AFTER_A_SUM = re.compile(
+    r"(?:\d\s*k|\d|\blakhs?|\blacs?|\bcrores?|\bcr|\bthousand|\brupees|\brs\.?|\binr)\W*$|\b(?:per|every|each)\s*$",
+    re.I,
+)
+_INSTALMENT = re.compile(r"\b(emis?|instal+ments?)\b", re.I)
 _PERCENT = re.compile(r"^\s*(?:%|percent\b|per\s*cent\b|pc\b)", re.I)
 #: Words that make a sum a monthly income rather than a principal.
 _INCOME = re.compile(
@@ -105,6 +115,9 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
     masked = _join_groups(
         _mask(text[:600], _PHONE, _PAN, _ISO_DATE, _DMY_DATE, _WORDY_DATE, re.compile(r"\d{9,}"))
     )
+    # Duckling reads "1.5 years" as "5 years": a fraction of a year is read here, in months.
+    fractions = list(_FRACTION_OF_YEARS.finditer(masked))
+    masked = _mask(masked, _FRACTION_OF_YEARS)
     found = duckling_parse(masked, _DIMENSIONS, long_digits=_LONG_DIGITS)
     tenure: int | None = None
     tenure_at = -1
@@ -118,8 +131,10 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
             continue
         body = str(item["body"]).lower()
         unit = str(item["value"].get("unit"))
-        # "a month" after a sum is a rate ("70,000 a month"), not a tenure.
-        if not re.search(r"\d|one|two|three|four|five|six|seven|eight|nine|ten|twelve", body):
+        # "a month" right after a sum is a rate ("70,000 a month"), not a tenure ("for a year" is one).
+        if not re.search(r"\d|one|two|three|four|five|six|seven|eight|nine|ten|twelve", body) and (
+            _AFTER_A_SUM.search(masked[: item["start"]])
+        ):
             continue
         months = item["value"].get("month")
         if months is None and item["value"].get("year") is not None:
@@ -132,6 +147,9 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
         if _REPLACED.search(masked[: item["start"]]) or (tenure is not None and tenure_at > item["start"]):
             continue
         tenure, tenure_at = int(months), item["start"]
+    for fraction in fractions:
+        if tenure is None or tenure_at < fraction.start():
+            tenure, tenure_at = round(float(fraction.group(1)) * 12), fraction.start()
     sums: list[Sum] = []
     counts: list[int] = []
     candidates = [
@@ -154,6 +172,8 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
         if _REPLACED.search(masked[:start]):
             continue
         clause = _clause(masked, start, end)
+        if _INSTALMENT.search(clause):
+            continue  # an EMI the customer can afford is neither the loan nor their salary
         income = bool(_INCOME.search(clause) or _PER_MONTH.match(masked, end))
         sums.append(Sum(value, start, end, income))
     # The last stated first: "6 lakh, no, 5 lakh" asks 5 lakh.
@@ -176,7 +196,7 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
     updates: dict[str, Any] = {}
     phones = _PHONE.findall(text)
     if phones:
-        updates["stated.phone"] = phones[0]
+        updates["stated.phone"] = re.sub(r"\D", "", phones[0])
     pan = _PAN.search(text)
     if pan:
         updates["stated.pan"] = pan.group(1).upper()
@@ -242,9 +262,9 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
         or ("customer_intent" in asked and _YES.search(text))
     ):
         updates["customer_intent"] = "personal_loan"
-    fact = answer_question(text)
-    if fact is not None and reply is None:
-        reply = fact.answer
+    facts = answer_questions(text)
+    if facts and reply is None:
+        reply = " ".join(fact.answer for fact in facts)
     in_scope = bool(updates) or reply is not None or _DOMAIN.search(text) is not None
     return MessageReading(in_scope=in_scope, updates=updates, reply=reply, hold=hold)
 

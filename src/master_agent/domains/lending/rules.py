@@ -69,7 +69,8 @@ def _name_words(name: str) -> list[str]:
 
 def slip_problem(customer: CustomerRecord, slip: SalarySlip) -> UnderwritingResult | None:
     """A slip that is not the customer's, or whose salary is not theirs: a manual-review decision."""
-    if slip.employee is None or _name_words(slip.employee) != _name_words(customer.name):
+    # Every word of the customer's name on the slip (a middle name or initial there is no mismatch).
+    if slip.employee is None or not set(_name_words(customer.name)) <= set(_name_words(slip.employee)):
         return UnderwritingResult(
             decision="MANUAL_REVIEW",
             rule="slip_name_mismatch",

@@ -341,7 +341,8 @@ async def _guard_state_update(
     service: ServiceState,
     tenant: str,
     thread_id: uuid.UUID,
-    current: dict[str, Any],
+    graph: CompiledLoop,
+    config: Any,
     values: dict[str, Any],
 ) -> None:
     """A stage-driven conversation's state is moved by its guards: an update that would skip one (set
@@ -351,7 +352,8 @@ async def _guard_state_update(
     pack = domain_pack(record.domain) if record.domain else None
     if pack is None or pack.state_guard is None:
         return
-    problems = pack.state_guard(current, values)
+    current = (await graph.aget_state(config)).values
+    problems = pack.state_guard(dict(current or {}), values)
     if not problems:
         return
     resources = service.resources
@@ -398,8 +400,7 @@ async def update_state(
     # A list is the whole update of a graph whose state is a list (messages); the graph judges it.
     if isinstance(body.values, dict):
         check_state_keys(graph_state_keys(graph), "values", body.values)
-        current = (await graph.aget_state(config)).values
-        await _guard_state_update(request, service, tenant, thread_id, dict(current or {}), body.values)
+        await _guard_state_update(request, service, tenant, thread_id, graph, config, body.values)
     try:
         updated = await graph.aupdate_state(config, body.values, as_node=body.as_node)
     except (InvalidUpdateError, ValueError, KeyError, TypeError) as error:
