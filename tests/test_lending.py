@@ -338,6 +338,16 @@ SELLING = LOAN_WORKFLOW.stage("SALES_EXPLORATION").asks
         ),
         ("one lakh for a year", SELLING, {"loan_details.amount": 100_000, "loan_details.tenure_months": 12}),
         ("can I keep the EMI under 9,000 a month?", SELLING, {}),
+        (
+            "What EMI would I pay on 4 lakh over 3 years?",
+            SELLING,
+            {"loan_details.amount": 400_000, "loan_details.tenure_months": 36},
+        ),
+        (
+            "I joined a year ago; 2 lakh over a couple of years",
+            SELLING,
+            {"loan_details.amount": 200_000, "loan_details.tenure_months": 24},
+        ),
     ],
 )
 def test_a_value_is_read_as_the_field_the_stage_asks(

@@ -50,7 +50,18 @@ _AFTER_A_SUM = re.compile(
     r"(?:\d\s*k|\d|\blakhs?|\blacs?|\bcrores?|\bcr|\bthousand|\brupees|\brs\.?|\binr)\W*$|\b(?:per|every|each)\s*$",
     re.I,
 )
-_INSTALMENT = re.compile(r"\b(emis?|instal+ments?)\b", re.I)
+#: A sum said to be the EMI: "EMI under 10k", "an instalment of at most Rs 9,000", "a 10k EMI" (not
+#: "what EMI would I pay on 4 lakh": there the sum is the loan).
+_EMI_BEFORE = re.compile(
+    r"\b(?:emis?|instal+ments?)\s+(?:(?:of|under|below|around|about|max(?:imum)?|up\s*to|upto|within|less|"
+    r"than|is|be|at|most|should|must|not|more|exceed(?:ing)?|only|approx\w*|roughly|near|rs\.?|inr|₹)\s*){0,4}$",
+    re.I,
+)
+_EMI_AFTER = re.compile(r"\s*(?:a\s+month\s+)?(?:emis?|instal+ments?)\b", re.I)
+#: A tenure said without a number ("for a year", "over a couple of years").
+_TENURE_WORDS = re.compile(
+    r"\b(?:for|over|tenure(?:\s+of)?|period(?:\s+of)?|repay\w*\s+(?:in|over))\s*$", re.I
+)
 _PERCENT = re.compile(r"^\s*(?:%|percent\b|per\s*cent\b|pc\b)", re.I)
 #: Words that make a sum a monthly income rather than a principal.
 _INCOME = re.compile(
@@ -133,7 +144,7 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
         unit = str(item["value"].get("unit"))
         # "a month" right after a sum is a rate ("70,000 a month"), not a tenure ("for a year" is one).
         if not re.search(r"\d|one|two|three|four|five|six|seven|eight|nine|ten|twelve", body) and (
-            _AFTER_A_SUM.search(masked[: item["start"]])
+            _AFTER_A_SUM.search(masked[: item["start"]]) or not _TENURE_WORDS.search(masked[: item["start"]])
         ):
             continue
         months = item["value"].get("month")
@@ -171,9 +182,9 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
             continue
         if _REPLACED.search(masked[:start]):
             continue
+        if _EMI_BEFORE.search(masked[:start]) or _EMI_AFTER.match(masked, end):
+            continue  # an EMI the customer can afford ("EMI under 10k") is neither the loan nor a salary
         clause = _clause(masked, start, end)
-        if _INSTALMENT.search(clause):
-            continue  # an EMI the customer can afford is neither the loan nor their salary
         income = bool(_INCOME.search(clause) or _PER_MONTH.match(masked, end))
         sums.append(Sum(value, start, end, income))
     # The last stated first: "6 lakh, no, 5 lakh" asks 5 lakh.
