@@ -339,6 +339,16 @@ SELLING = LOAN_WORKFLOW.stage("SALES_EXPLORATION").asks
         ("one lakh for a year", SELLING, {"loan_details.amount": 100_000, "loan_details.tenure_months": 12}),
         ("can I keep the EMI under 9,000 a month?", SELLING, {}),
         (
+            "loan 4 lakh 36 months",
+            SELLING,
+            {"loan_details.amount": 400_000, "loan_details.tenure_months": 36},
+        ),
+        (
+            "two lakh fifty thousand for three years",
+            SELLING,
+            {"loan_details.amount": 250_000, "loan_details.tenure_months": 36},
+        ),
+        (
             "What EMI would I pay on 4 lakh over 3 years?",
             SELLING,
             {"loan_details.amount": 400_000, "loan_details.tenure_months": 36},

@@ -45,6 +45,11 @@ _WORDY_DATE = re.compile(
     rf"\b(\d{{1,2}})(?:st|nd|rd|th)?[\s/.-]+(?:of\s+)?({_MONTH_NAMES})\.?,?[\s/.-]+(19\d{{2}}|20\d{{2}})\b",
     re.I,
 )
+_SCALE_THEN_TENURE = re.compile(
+    r"\b(lakhs?|lacs?|crores?|cr|thousand|hundred|\d+k)\s(?=(?:\d+(?:\.\d+)?|(?:[a-z]+[\s-]+){0,2})\s*"
+    r"(?:years?|yrs?|months?|mos?)\b)",
+    re.I,
+)
 _FRACTION_OF_YEARS = re.compile(r"\b(\d+\.\d+)\s*(?:years?|yrs?)\b", re.I)
 _AFTER_A_SUM = re.compile(
     r"(?:\d\s*k|\d|\blakhs?|\blacs?|\bcrores?|\bcr|\bthousand|\brupees|\brs\.?|\binr)\W*$|\b(?:per|every|each)\s*$",
@@ -94,6 +99,8 @@ _DOMAIN = re.compile(
 #: The smallest sum read as money (a loan starts at 10,000; "3" is a count, not rupees).
 MIN_SUM = 1000.0
 TERMS = ("loan_details.amount", "loan_details.tenure_months")
+#: A tenure longer than this (100 years) is a misreading, not a loan term.
+MAX_TENURE_READ = 1200
 
 
 @dataclass(frozen=True)
@@ -126,6 +133,8 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
     masked = _join_groups(
         _mask(text[:600], _PHONE, _PAN, _ISO_DATE, _DMY_DATE, _WORDY_DATE, re.compile(r"\d{9,}"))
     )
+    # Duckling adds a count to the sum before it ("4 lakh 36 months" is 400,036 months): a break.
+    masked = _SCALE_THEN_TENURE.sub(lambda match: match.group(1) + ";", masked)
     # Duckling reads "1.5 years" as "5 years": a fraction of a year is read here, in months.
     fractions = list(_FRACTION_OF_YEARS.finditer(masked))
     masked = _mask(masked, _FRACTION_OF_YEARS)
@@ -152,7 +161,7 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
             months = item["value"]["year"] * 12
         if months is None and unit in ("year", "month"):
             months = item["value"]["value"] * (12 if unit == "year" else 1)
-        if months is None:
+        if months is None or months > MAX_TENURE_READ:
             continue
         taken.append((item["start"], item["end"]))
         if _REPLACED.search(masked[: item["start"]]) or (tenure is not None and tenure_at > item["start"]):
