@@ -372,13 +372,19 @@ def test_terms_nobody_asked_for_are_confirmed_before_they_replace_the_offer() ->
     offered = LoanConversation.model_validate(
         {"loan_details": {"amount": 400_000, "tenure_months": 36, "rate_pct": 11.5, "emi": 13_190.0}}
     )
-    asked = read_message("5 lakh for 48 months", offered, VERIFYING)
+    # At documentation a bare sum could be anything: it is asked about before it is the loan.
+    documenting = LOAN_WORKFLOW.stage("DOCUMENTATION").asks
+    asked = read_message("5 lakh", offered, documenting)
     assert asked.hold and "yes or no" in (asked.reply or "")
-    assert asked.updates == {"pending_change": {"amount": 500_000, "tenure_months": 48}}
+    assert asked.updates == {"pending_change": {"amount": 500_000, "tenure_months": None}}
     pending, _, _ = apply_updates(offered, asked.updates, LOAN_WORKFLOW.reader_writes)
-    confirmed = read_message("yes please", pending, VERIFYING).updates
+    confirmed = read_message("yes please", pending, documenting).updates
     assert confirmed["loan_details.amount"] == 500_000 and confirmed["loan_details.emi"] is None
-    assert read_message("no", pending, VERIFYING).updates == {"pending_change": None}
+    assert read_message("no", pending, documenting).updates == {"pending_change": None}
+    assert read_message("PAN ABCPV1234K", pending, VERIFYING).updates["pending_change"] is None
+    # With a tenure they are plainly the loan's terms.
+    plain = read_message("2 lakh over 2 years", offered, VERIFYING).updates
+    assert (plain["loan_details.amount"], plain["loan_details.tenure_months"]) == (200_000, 24)
     # Said as a change, it needs no confirmation; "yes" where a loan is offered is the intent.
     direct = read_message("make it 4.5 lakh", offered, VERIFYING).updates
     assert direct["loan_details.amount"] == 450_000 and direct["loan_details.emi"] is None

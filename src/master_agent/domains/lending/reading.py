@@ -8,8 +8,9 @@ Indian digit grouping ("2,50,000") is joined first: Duckling reads only groups o
 A sum goes where the words put it ("my salary is 70,000 a month" is a salary, whatever the stage),
 else to the field the stage asks for (``StageSpec.asks``): a salary at verification, the
 amount at sales. Loan terms stated where none were asked, differing from the terms already offered,
-are kept aside (``pending_change``) and confirmed before they replace them, unless the customer says
-they are changing them ("make it 4.5 lakh", "change the tenure to 36 months").
+are read as the new terms when their own words say so (a tenure, the loan named, a change said: "make
+it 4.5 lakh", "2 lakh over 2 years"); a bare sum is kept aside (``pending_change``) and confirmed
+before it replaces the offered amount.
 """
 
 from __future__ import annotations
@@ -248,10 +249,17 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
     hold = False
     offered = loan.loan_details.emi is not None
     changed = {path: value for path, value in terms.items() if _known(loan, path) not in (None, value)}
+    framed = bool(
+        "loan_details.tenure_months" in terms
+        or _CHANGE.search(text)
+        or _LOAN.search(text)
+        or _WANT.search(text)
+    )
     if _decided(loan):
         terms = {}  # a decided loan's terms stay those decided
-    elif terms and offered and not (asked & set(TERMS)) and changed and not _CHANGE.search(text):
-        # Terms nobody asked for, replacing the offered ones: confirmed before they do.
+    elif terms and offered and not (asked & set(TERMS)) and changed and not framed:
+        # A bare sum nobody asked for, replacing the offered amount: confirmed before it does (a
+        # tenure, a loan named or a change said make it plainly the loan's terms).
         updates["pending_change"] = {
             "amount": terms.get("loan_details.amount"),
             "tenure_months": terms.get("loan_details.tenure_months"),
@@ -266,9 +274,11 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
         if pending.tenure_months is not None:
             terms["loan_details.tenure_months"] = pending.tenure_months
         updates["pending_change"] = None
-    elif loan.pending_change is not None and _NO.search(text):
+    elif loan.pending_change is not None:
+        # Anything but a yes leaves the offer as it was: a later "yes" must not change it unasked.
         updates["pending_change"] = None
-        reply = "All right, your loan stays as offered."
+        if _NO.search(text):
+            reply = "All right, your loan stays as offered."
     if terms:
         updates.update(terms)
         if offered and any(_known(loan, path) != value for path, value in terms.items()):
