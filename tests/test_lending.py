@@ -328,6 +328,15 @@ SELLING = LOAN_WORKFLOW.stage("SALES_EXPLORATION").asks
         ("2 crore", SELLING, {"loan_details.amount": 20_000_000}),
         ("not 5 lakh, 3 lakh", SELLING, {"loan_details.amount": 300_000}),
         ("born 2nd May 1966", VERIFYING, {"stated.dob": "1966-05-02"}),
+        (
+            "My salary is 60,000 so I need 3 lakh for 2 years",
+            SELLING,
+            {
+                "stated.monthly_salary": 60_000,
+                "loan_details.amount": 300_000,
+                "loan_details.tenure_months": 24,
+            },
+        ),
         ("dob 14-Feb-1990", VERIFYING, {"stated.dob": "1990-02-14"}),
         ("I make 60k a month", VERIFYING, {"stated.monthly_salary": 60_000}),
         ("my mobile: +91 90000 00001", (), {"stated.phone": "9000000001"}),

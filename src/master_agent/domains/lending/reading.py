@@ -70,9 +70,7 @@ _TENURE_WORDS = re.compile(
 )
 _PERCENT = re.compile(r"^\s*(?:%|percent\b|per\s*cent\b|pc\b)", re.I)
 #: Words that make a sum a monthly income rather than a principal.
-_INCOME = re.compile(
-    r"\b(salary|salaried|earn\w*|income|take[\s-]?home|in[\s-]?hand|net pay|ctc|paid)\b", re.I
-)
+_INCOME = re.compile(r"\b(salary|salaried|earn\w*|income|take[\s-]?home|in[\s-]?hand|net pay|ctc)\b", re.I)
 _PER_MONTH = re.compile(r"^\W*(?:a|per|each|every)\s+month\b|^\W*(?:monthly|pm|p\.m\.)\b|^\s*/\s*month", re.I)
 #: A loan named, or a sum asked for with a verb of wanting: a personal-loan request.
 _LOAN = re.compile(r"\b(loan|borrow\w*|financ\w*|funds?|money|credit|emi)\b", re.I)
@@ -194,19 +192,28 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
             continue
         if _EMI_BEFORE.search(masked[:start]) or _EMI_AFTER.match(masked, end):
             continue  # an EMI the customer can afford ("EMI under 10k") is neither the loan nor a salary
-        clause = _clause(masked, start, end)
-        income = bool(_INCOME.search(clause) or _PER_MONTH.match(masked, end))
-        sums.append(Sum(value, start, end, income))
+        sums.append(Sum(value, start, end, bool(_PER_MONTH.match(masked, end))))
+    # An income word belongs to the nearest sum of its clause ("my salary is 60,000 so I need 3 lakh":
+    # the salary is 60,000, the loan 3 lakh).
+    for cue in _INCOME.finditer(masked):
+        near = [
+            found_sum
+            for found_sum in sums
+            if not _BREAK.search(masked[min(cue.end(), found_sum.end) : max(cue.start(), found_sum.start)])
+        ]
+        if near:
+            nearest = min(near, key=lambda found_sum: _distance(cue, found_sum))
+            sums[sums.index(nearest)] = Sum(nearest.value, nearest.start, nearest.end, True)
     # The last stated first: "6 lakh, no, 5 lakh" asks 5 lakh.
     sums.sort(key=lambda found_sum: -found_sum.start)
     return sums, tenure, counts
 
 
-def _clause(text: str, start: int, end: int) -> str:
-    """The words around a sum up to the nearest clause break (a comma, "and", a full stop)."""
-    before = re.split(r"[,.;!?]|\band\b|\bbut\b", text[:start])[-1]
-    after = re.split(r"[,.;!?]|\band\b|\bbut\b", text[end:])[0]
-    return before + " " + after
+_BREAK = re.compile(r"[,;!?]|\.(?!\d)|\band\b|\bbut\b|\bso\b", re.I)
+
+
+def _distance(cue: re.Match[str], found: Sum) -> int:
+    return found.start - cue.end() if found.start >= cue.end() else cue.start() - found.end
 
 
 def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> MessageReading:
