@@ -340,6 +340,7 @@ SELLING = LOAN_WORKFLOW.stage("SALES_EXPLORATION").asks
         ("dob 14-Feb-1990", VERIFYING, {"stated.dob": "1990-02-14"}),
         ("I make 60k a month", VERIFYING, {"stated.monthly_salary": 60_000}),
         ("my mobile: +91 90000 00001", (), {"stated.phone": "9000000001"}),
+        ("call me on 09000000001", (), {"stated.phone": "9000000001"}),
         (
             "2.5 lakhs for 1.5 years",
             SELLING,

@@ -29,7 +29,7 @@ from master_agent.workflows import MessageReading
 
 #: A mobile number, written whole or in the groups people say it in ("90000 00001", "900-000-0001").
 _PHONE = re.compile(
-    r"(?<![\d₹.,])(?:\+?91[\s-]?)?([6-9]\d{9}|[6-9]\d{4}[\s-]\d{5}|[6-9]\d{2}[\s-]\d{3}[\s-]\d{4})(?![\d,.]\d|\d)"
+    r"(?<![\d₹.,])(?:\+?91[\s-]?|0)?([6-9]\d{9}|[6-9]\d{4}[\s-]\d{5}|[6-9]\d{2}[\s-]\d{3}[\s-]\d{4})(?![\d,.]\d|\d)"
 )
 _PAN = re.compile(r"\b([A-Za-z]{5}\d{4}[A-Za-z])\b")
 _ISO_DATE = re.compile(r"\b(19\d{2}|20\d{2})[-/.](\d{1,2})[-/.](\d{1,2})\b")
