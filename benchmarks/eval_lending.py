@@ -1,10 +1,17 @@
-"""``make eval-lending``: the customer simulator's personas through the real service.
+"""``make eval-lending``: the customer simulator's personas, then the written conversations of
+``benchmarks/eval_lending/`` (tuning and held-out, written from the customer's side by someone who never
+read the code), through the real service.
 
 ``master-agent serve`` on the embedded Postgres (offline model), a ``demo-lending`` key; each persona's
 messages go over ``POST /chat/stream`` (SSE read to its end), its salary slips over ``POST
 /threads/{id}/files``. Printed: each conversation's decision against the expected one, its turns and
 time; the service's own figures (``GET /workflows/summary``): completion rate, turns, time per stage,
-worker utilisation. Exit status 1 when any decision differs from the expected one.
+worker utilisation. For the written conversations, what the service stored is checked, never the
+replies' wording: the thread's typed state (the offer's amount, tenure, rate and EMI; the decision;
+the verification lock), the sanction letter's PDF (amount, tenure, EMI) and the audit trail (a refused
+or overridden state update). Printed for tuning and held-out apart: loan decisions and EMIs correct
+(goal 100%), guard bypasses (goal 0); the held-out set only as counts and rates. Exit status 1 when any
+persona's decision differs from the expected one, a written conversation is wrong, or a guard is bypassed.
 """
 
 from __future__ import annotations
@@ -14,13 +21,17 @@ import asyncio
 import json
 import sys
 import tempfile
+from pathlib import Path
 from typing import Any
 
 import httpx
+from benchmarks.lending_cases import CaseResult, play_case
 from benchmarks.service import serving
 
 from master_agent.domains.lending import DEMO_TENANT
 from master_agent.domains.lending.simulator import PERSONAS, Conversation, simulate
+
+SETS = Path(__file__).parent / "eval_lending"
 
 
 class ServiceChannel:
@@ -55,6 +66,21 @@ class ServiceChannel:
             raise RuntimeError(f"upload answered {answer.status_code}: {answer.text}")
         return dict(answer.json())
 
+    async def update_state(self, thread_id: str, values: dict[str, Any]) -> tuple[int, Any]:
+        """A client's ``threads.update_state``: the status and the JSON answered."""
+        answer = await self.http.post(f"/threads/{thread_id}/state", json={"values": values})
+        return answer.status_code, answer.json()
+
+    async def audit(self, thread_id: str) -> list[dict[str, Any]]:
+        answer = await self.http.get("/audit", params={"thread_id": thread_id})
+        answer.raise_for_status()
+        return list(answer.json())
+
+    async def document(self, link: str) -> bytes:
+        answer = await self.http.get(link)
+        answer.raise_for_status()
+        return answer.content
+
 
 def _print_conversation(result: Conversation, verbose: bool) -> None:
     expected = result.persona
@@ -76,9 +102,14 @@ async def evaluate(url: str, key: str, verbose: bool) -> int:
         results = [await simulate(persona, channel) for persona in PERSONAS]
         for result in results:
             _print_conversation(result, verbose)
+        written_ok = True
+        for name in ("tuning", "heldout"):
+            cases = json.loads((SETS / f"{name}.json").read_text())
+            played = [await play_case(case, channel) for case in cases]
+            written_ok &= _print_written(name, played, verbose and name == "tuning")
         summary = (await http.get("/workflows/summary")).json()
     matched = sum(result.matches for result in results)
-    print(f"\ndecisions as expected: {matched}/{len(results)}")
+    print(f"\npersonas: decisions as expected: {matched}/{len(results)}")
     for workflow in summary:
         print(
             f"\nworkflow {workflow['workflow']}: {workflow['conversations']} conversations, "
@@ -99,7 +130,28 @@ async def evaluate(url: str, key: str, verbose: bool) -> int:
                 f"completed {worker['completed']:>3}  needs input {worker['needs_input']:>3}  "
                 f"failed {worker['failed']}"
             )
-    return 0 if matched == len(results) else 1
+    return 0 if matched == len(results) and written_ok else 1
+
+
+def _print_written(name: str, played: list[CaseResult], verbose: bool) -> bool:
+    """The figures of one set; each tuning case with its problems (held-out: counts and rates only)."""
+    print(f"\n{name}: {len(played)} written conversations")
+    if name == "tuning":
+        for result in played:
+            mark = "ok  " if result.correct and not result.bypasses else "FAIL"
+            print(f"{mark} {result.case_id:<8} {result.decision:<14} " + "; ".join(result.problems))
+            if verbose or not result.correct:
+                for who, text in result.transcript:
+                    print(f"       {who:>9}: {text}")
+    correct = sum(result.correct for result in played)
+    bypasses = sum(result.bypasses for result in played)
+    answered = [result.question_answered for result in played if result.question_answered is not None]
+    print(
+        f"{name}: loan decisions and EMIs correct {correct}/{len(played)} ({correct / max(len(played), 1):.0%}, "
+        f"goal 100%); guard bypasses {bypasses} (goal 0); product questions answered "
+        f"{sum(answered)}/{len(answered)}"
+    )
+    return correct == len(played) and bypasses == 0
 
 
 def main() -> int:

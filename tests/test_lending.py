@@ -15,9 +15,10 @@ from master_agent.capabilities import load_tenant
 from master_agent.domains.lending import DEMO_TENANT, LOAN_WORKFLOW, conversation_graph
 from master_agent.domains.lending.data import PERSONAS
 from master_agent.domains.lending.demo import InProcessChannel
+from master_agent.domains.lending.facts import FACTS
 from master_agent.domains.lending.letters import pdf_text, slips_dir
 from master_agent.domains.lending.reading import read_message
-from master_agent.domains.lending.records import LoanConversation
+from master_agent.domains.lending.records import LoanConversation, SalarySlip
 from master_agent.domains.lending.rules import Application, emi, underwrite
 from master_agent.domains.lending.simulator import PERSONAS as SIMULATED
 from master_agent.domains.lending.simulator import simulate
@@ -68,6 +69,7 @@ def test_messages_are_read_into_the_typed_state() -> None:
         "stated.phone": "9000000001",
         "loan_details.amount": 400_000,
         "loan_details.tenure_months": 36,
+        "customer_intent": "personal_loan",  # terms asked for are a loan request, "loan" said or not
     }
     assert read_message("PAN abcpv1234k, born 12/04/1988").updates == {
         "stated.pan": "ABCPV1234K",
@@ -173,7 +175,7 @@ async def test_a_low_score_is_rejected_and_a_slip_is_asked_above_the_limit(
     assert "salary slip" in waiting["reply"]["text"]
     folder = slips_dir(resources.settings.data_dir, DEMO_TENANT, slip)
     folder.mkdir(parents=True)
-    (folder / "slip.txt").write_text("ACME Corp payslip\nNet salary: INR 70,000\n")
+    (folder / "slip.txt").write_text("ACME Corp payslip\nEmployee: Rohan Mehta\nNet salary: INR 70,000\n")
     approved = await _say(resources, slip, "I have uploaded my salary slip")
     assert approved["record"]["underwriting_result"]["rule"] == "emi_within_half_salary"
     assert approved["record"]["salary_slip"]["monthly_salary"] == 70_000
@@ -297,3 +299,220 @@ async def test_a_conversation_cut_mid_turn_resumes_from_its_checkpoint(
     # The conversation goes on on the same thread after the resumed turn.
     after = await _say(resources, thread, "Thanks!")
     assert after["current_stage"] == "CLOSURE" and after["turn_count"] == 3
+
+
+# Issue 40: the conversation reads what the customer means, and every rule holds where it decides and
+# again before a letter.
+
+VERIFYING = LOAN_WORKFLOW.stage("VERIFICATION").asks
+SELLING = LOAN_WORKFLOW.stage("SALES_EXPLORATION").asks
+
+
+@pytest.mark.parametrize(
+    ("text", "asks", "updates"),
+    [
+        ("My net salary is 70,000 a month", VERIFYING, {"stated.monthly_salary": 70_000}),
+        ("85000", VERIFYING, {"stated.monthly_salary": 85_000}),
+        ("85000", SELLING, {"loan_details.amount": 85_000}),
+        (
+            "₹1.5 lakh over 2 years and 6 months",
+            SELLING,
+            {"loan_details.amount": 150_000, "loan_details.tenure_months": 30},
+        ),
+        (
+            "Rs 12,00,000 for 84 months",
+            SELLING,
+            {"loan_details.amount": 1_200_000, "loan_details.tenure_months": 84},
+        ),
+        ("50k, 18", SELLING, {"loan_details.amount": 50_000, "loan_details.tenure_months": 18}),
+        ("2 crore", SELLING, {"loan_details.amount": 20_000_000}),
+        ("not 5 lakh, 3 lakh", SELLING, {"loan_details.amount": 300_000}),
+        ("born 2nd May 1966", VERIFYING, {"stated.dob": "1966-05-02"}),
+        (
+            "My salary is 60,000 so I need 3 lakh for 2 years",
+            SELLING,
+            {
+                "stated.monthly_salary": 60_000,
+                "loan_details.amount": 300_000,
+                "loan_details.tenure_months": 24,
+            },
+        ),
+        ("dob 14-Feb-1990", VERIFYING, {"stated.dob": "1990-02-14"}),
+        ("I make 60k a month", VERIFYING, {"stated.monthly_salary": 60_000}),
+        ("my mobile: +91 90000 00001", (), {"stated.phone": "9000000001"}),
+        ("call me on 09000000001", (), {"stated.phone": "9000000001"}),
+        (
+            "2.5 lakhs for 1.5 years",
+            SELLING,
+            {"loan_details.amount": 250_000, "loan_details.tenure_months": 18},
+        ),
+        ("one lakh for a year", SELLING, {"loan_details.amount": 100_000, "loan_details.tenure_months": 12}),
+        ("can I keep the EMI under 9,000 a month?", SELLING, {}),
+        (
+            "loan 4 lakh 36 months",
+            SELLING,
+            {"loan_details.amount": 400_000, "loan_details.tenure_months": 36},
+        ),
+        (
+            "two lakh fifty thousand for three years",
+            SELLING,
+            {"loan_details.amount": 250_000, "loan_details.tenure_months": 36},
+        ),
+        (
+            "What EMI would I pay on 4 lakh over 3 years?",
+            SELLING,
+            {"loan_details.amount": 400_000, "loan_details.tenure_months": 36},
+        ),
+        (
+            "I joined a year ago; 2 lakh over a couple of years",
+            SELLING,
+            {"loan_details.amount": 200_000, "loan_details.tenure_months": 24},
+        ),
+    ],
+)
+def test_a_value_is_read_as_the_field_the_stage_asks(
+    text: str, asks: tuple[str, ...], updates: dict[str, Any]
+) -> None:
+    found = read_message(text, LoanConversation(), asks).updates
+    found.pop("customer_intent", None)
+    assert found == updates
+
+
+def test_terms_nobody_asked_for_are_confirmed_before_they_replace_the_offer() -> None:
+    offered = LoanConversation.model_validate(
+        {"loan_details": {"amount": 400_000, "tenure_months": 36, "rate_pct": 11.5, "emi": 13_190.0}}
+    )
+    # At documentation a bare sum could be anything: it is asked about before it is the loan.
+    documenting = LOAN_WORKFLOW.stage("DOCUMENTATION").asks
+    asked = read_message("5 lakh", offered, documenting)
+    assert asked.hold and "yes or no" in (asked.reply or "")
+    assert asked.updates == {"pending_change": {"amount": 500_000, "tenure_months": None}}
+    pending, _, _ = apply_updates(offered, asked.updates, LOAN_WORKFLOW.reader_writes)
+    confirmed = read_message("yes please", pending, documenting).updates
+    assert confirmed["loan_details.amount"] == 500_000 and confirmed["loan_details.emi"] is None
+    assert read_message("no", pending, documenting).updates == {"pending_change": None}
+    assert read_message("PAN ABCPV1234K", pending, VERIFYING).updates["pending_change"] is None
+    # With a tenure they are plainly the loan's terms.
+    plain = read_message("2 lakh over 2 years", offered, VERIFYING).updates
+    assert (plain["loan_details.amount"], plain["loan_details.tenure_months"]) == (200_000, 24)
+    # Said as a change, it needs no confirmation; "yes" where a loan is offered is the intent.
+    direct = read_message("make it 4.5 lakh", offered, VERIFYING).updates
+    assert direct["loan_details.amount"] == 450_000 and direct["loan_details.emi"] is None
+    assert read_message("Yes", LoanConversation(), ("customer_intent",)).updates == {
+        "customer_intent": "personal_loan"
+    }
+    assert (
+        read_message("want 6 lakh over 5 years", LoanConversation(), ("customer_intent",)).updates[
+            "customer_intent"
+        ]
+        == "personal_loan"
+    )
+
+
+async def test_changed_terms_go_back_to_the_offer_and_the_letter_has_only_the_last(
+    resources: RuntimeResources,
+) -> None:
+    thread = str(uuid.uuid4())
+    await _say(resources, thread, "Hello, 9000000001, I want a personal loan")
+    first = await _say(resources, thread, "6 lakh for 60 months")
+    assert first["current_stage"] == "VERIFICATION"
+    salary = await _say(resources, thread, "My net salary is 95,000 a month")
+    assert salary["record"]["loan_details"]["amount"] == 600_000
+    assert salary["record"]["stated"]["monthly_salary"] == 95_000
+    changed = await _say(resources, thread, "Actually, make it 4.5 lakh for 36 months")
+    details = changed["record"]["loan_details"]
+    assert (details["amount"], details["tenure_months"], details["emi"]) == (
+        450_000,
+        36,
+        emi(450_000, 11.5, 36),
+    )
+    assert f"INR {emi(450_000, 11.5, 36):,.2f}" in changed["reply"]["text"]
+    assert [t["to"] for t in changed["transitions"]][-2:] == ["SALES_EXPLORATION", "VERIFICATION"]
+    done = await _say(resources, thread, "PAN ABCPV1234K, born 12 April 1988")
+    assert done["current_stage"] == "CLOSURE"
+    assert done["record"]["underwriting_result"]["terms"]["amount"] == 450_000
+    link = done["record"]["document_links"]["sanction_letter"]
+    text = pdf_text(
+        documents_dir(resources.settings.data_dir, DEMO_TENANT) / f"{link.rsplit('/', 1)[-1]}.pdf"
+    )
+    assert "INR 450,000.00" in text and "36 months" in text and f"INR {emi(450_000, 11.5, 36):,.2f}" in text
+
+
+async def test_a_slip_of_someone_else_goes_to_manual_review_without_a_letter(
+    resources: RuntimeResources,
+) -> None:
+    thread = str(uuid.uuid4())
+    await _say(resources, thread, "Loan of 4 lakh for 36 months, mobile 9000000005")
+    waiting = await _say(resources, thread, "PAN EFGPG5678P DOB 08/11/1994")
+    assert waiting["record"]["underwriting_result"]["decision"] == "NEEDS_SALARY_SLIP"
+    folder = slips_dir(resources.settings.data_dir, DEMO_TENANT, thread)
+    folder.mkdir(parents=True)
+    (folder / "slip.txt").write_text("Payslip\nEmployee: Someone Else\nNet salary: INR 300,000\n")
+    review = await _say(resources, thread, "uploaded")
+    result = review["record"]["underwriting_result"]
+    assert (result["decision"], result["rule"]) == ("MANUAL_REVIEW", "slip_name_mismatch")
+    assert review["current_stage"] == "CLOSURE" and review["record"]["document_links"] == {}
+    # Her own name but a salary far from her record's (22,000): a person reviews it too.
+    assert (
+        underwrite(
+            PERSONAS[4],
+            Application(400_000, 36, 13.0),
+            SalarySlip(document_id="s", monthly_salary=300_000, employee="Neha Gupta"),
+        ).rule
+        == "slip_salary_mismatch"
+    )
+
+
+async def test_five_wrong_pans_lock_the_application(resources: RuntimeResources) -> None:
+    thread = str(uuid.uuid4())
+    await _say(resources, thread, "2 lakh for 24 months please, 9000000006, dob 1990-02-14")
+    for wrong in ("FGHPR6780Q", "FGHPR6781Q", "FGHPR6782Q", "FGHPR6783Q"):
+        still = await _say(resources, thread, f"PAN {wrong}")
+        assert still["current_stage"] == "VERIFICATION"
+    locked = await _say(resources, thread, "PAN FGHPR6784Q")
+    assert locked["record"]["verification_status"]["locked"] is True
+    assert locked["current_stage"] == "CLOSURE"
+    right = await _say(resources, thread, "PAN FGHPR6789Q")
+    assert right["record"]["verification_status"]["verified"] is False
+    assert right["record"]["document_links"] == {}
+    events = await audit_events(resources.database.pool, DEMO_TENANT, thread_id=thread)
+    assert [e.detail["failures"] for e in events if e.detail.get("decision") == "verification_locked"] == [5]
+
+
+async def test_the_letter_generator_refuses_a_customer_the_rules_reject(resources: RuntimeResources) -> None:
+    """A state written past the guards (in process, as ``update_state`` would) says approved for a
+    score of 655: the generator checks the rules again from the records and issues nothing."""
+    thread = str(uuid.uuid4())
+    config: Any = {"configurable": {"tenant_id": DEMO_TENANT, "thread_id": thread}}
+    await _say(resources, thread, "I need a loan of 1 lakh for 24 months, my mobile is 9000000003")
+    graph = await master_graph(resources, config, checkpointer=resources.database.checkpointer)
+    state = (await graph.aget_state(config)).values
+    record = state["record"]
+    record["verification_status"] = {"verified": True}
+    record["stated"] |= {"pan": "CDEPN3456M", "dob": "1985-01-27"}
+    record["underwriting_result"] = {"decision": "APPROVED", "rule": "within_preapproved_limit"}
+    await graph.aupdate_state(config, {"record": record, "current_stage": "DOCUMENTATION"})
+    after = await _say(resources, thread, "Please send my sanction letter")
+    assert after["record"]["document_links"] == {}
+    assert after["record"]["underwriting_result"]["rule"] == "letter_refused"
+    assert after["current_stage"] == "CLOSURE"
+    events = await audit_events(resources.database.pool, DEMO_TENANT, thread_id=thread)
+    assert not [e for e in events if e.kind == "document"]
+    assert any(e.kind == "refused" and "credit_score_below_minimum" in e.detail["reason"] for e in events)
+
+
+async def test_a_product_question_is_answered_from_the_facts_and_the_stage_stays(
+    resources: RuntimeResources,
+) -> None:
+    thread = str(uuid.uuid4())
+    offered = await _say(resources, thread, "Loan of 2 lakh for 24 months, mobile 9000000001")
+    asked = await _say(resources, thread, "Is there any penalty if I prepay the loan early?")
+    prepayment = next(fact for fact in FACTS if fact.topic == "prepayment")
+    assert asked["reply"]["text"].startswith(prepayment.answer)
+    assert asked["current_stage"] == offered["current_stage"] == "VERIFICATION"
+    assert asked["record"]["loan_details"] == offered["record"]["loan_details"]
+    data = await _say(resources, thread, "How will you use my personal data?")
+    assert next(fact for fact in FACTS if fact.topic == "data_use").answer in data["reply"]["text"]
+    both = read_message("Is the rate fixed? Also, any hidden charges?", LoanConversation(), VERIFYING).reply
+    assert [fact.topic for fact in FACTS if fact.answer in (both or "")] == ["fees", "interest_rate"]
+    assert read_message("Tell me a joke", LoanConversation(), VERIFYING).reply is None

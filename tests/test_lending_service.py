@@ -128,6 +128,7 @@ async def test_a_salary_slip_is_uploaded_checked_and_read_by_underwriting(
     assert values["record"]["salary_slip"] == {
         "document_id": stored.json()["document_id"],
         "monthly_salary": 70_000,
+        "employee": "Rohan Mehta",
     }
     assert values["current_stage"] == "CLOSURE"
     audit = (await http.get("/audit", params={"thread_id": thread, "kind": "document"})).json()
@@ -248,3 +249,54 @@ async def test_the_langgraph_api_runs_the_same_conversation(clients: dict[str, h
         "SANCTION_LETTER",
     ]
     assert {task["response"]["status"] for task in done["tasks"]} <= {"COMPLETED", "NEEDS_INPUT"}
+
+
+async def test_a_state_update_that_skips_a_guard_is_refused_or_audited_as_an_override(
+    live: LiveServer, clients: dict[str, httpx.AsyncClient]
+) -> None:
+    """``threads.update_state`` setting the stage or a decision is refused with a 409 naming the
+    fields, stored nowhere; an operator's override is applied and audited with who and why."""
+    http = clients["lending"]
+    thread = (await chat(http, "I want a loan of 1 lakh for 12 months, mobile 9000000003"))["thread_id"]
+    before = (await http.get(f"/threads/{thread}/state")).json()["values"]
+    bypass = {
+        "current_stage": "DOCUMENTATION",
+        "record": {
+            "underwriting_result": {"decision": "APPROVED"},
+            "verification_status": {"verified": True},
+        },
+    }
+    refused = await http.post(f"/threads/{thread}/state", json={"values": bypass})
+    assert refused.status_code == 409, refused.text
+    detail = refused.json()["detail"]
+    assert "values.current_stage" in detail and "values.record.underwriting_result" in detail
+    after = (await http.get(f"/threads/{thread}/state")).json()["values"]
+    assert after["current_stage"] == before["current_stage"] == "VERIFICATION"
+    assert after["record"] == before["record"]
+    # What the customer's own words may set goes through (``record`` is replaced whole: no reducer).
+    record = {**before["record"], "stated": {**before["record"]["stated"], "dob": "1985-01-27"}}
+    assert (
+        await http.post(f"/threads/{thread}/state", json={"values": {"record": record}})
+    ).status_code == 200
+
+    override = {"X-Operator": "ops@bank", "X-Override-Reason": "customer verified at the branch"}
+    applied = await http.post(
+        f"/threads/{thread}/state",
+        json={"values": {"record": {**record, "verification_status": {"verified": True}}}},
+        headers=override,
+    )
+    assert applied.status_code == 200, applied.text
+    audit = (await http.get("/audit", params={"thread_id": thread})).json()
+    assert [
+        e["detail"]["by"] for e in audit if e["kind"] == "refused" and e["detail"].get("by") == "api"
+    ] == ["api"]
+    (overridden,) = [e["detail"] for e in audit if e["kind"] == "override"]
+    assert overridden == {
+        "by": "ops@bank",
+        "reason": "customer verified at the branch",
+        "fields": ["values.record.verification_status"],
+    }
+    # Even verified by hand, a score of 655 gets no letter: the rules decide again.
+    closed = await chat(http, "PAN CDEPN3456M", thread)
+    assert closed["values"]["record"]["document_links"] == {}
+    assert closed["values"]["record"]["underwriting_result"]["rule"] == "credit_score_below_minimum"

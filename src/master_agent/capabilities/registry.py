@@ -140,6 +140,10 @@ class DomainPack:
     instead of the front door; explicit goals still go to the master agent's loop."""
     uploads: Mapping[str, UploadKind] = field(default_factory=dict)
     """Files its tenants' threads take, by kind (``POST /threads/{thread_id}/files``)."""
+    state_guard: Callable[[dict[str, Any], dict[str, Any]], list[str]] | None = None
+    """(current values, update) -> what a direct state update of one of its conversations would change
+    that only its stage machine's guards may (``workflows.spec.update_skips_a_guard``): such an update is refused (409), or for an
+    operator, applied and audited as an override."""
 
 
 @dataclass(frozen=True, kw_only=True)

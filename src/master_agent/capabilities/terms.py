@@ -82,27 +82,33 @@ class _Duckling:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._ready: tuple[Any, Any, Any, dict[str, Any]] | None = None
+        self._ready: tuple[Any, Any, Any] | None = None
+        self._dimensions: dict[tuple[str, ...], Any] = {}
 
-    def parse(self, text: str, now: datetime, dimension: str = "time") -> list[dict[str, Any]]:
+    def parse(
+        self, text: str, now: datetime, dimensions: tuple[str, ...] = ("time",), long_digits: int = 7
+    ) -> list[dict[str, Any]]:
+        """Duckling's mentions of ``dimensions`` in ``text`` (the lending pack reads "number",
+        "amount-of-money" and "duration" with it)."""
         import duckling  # the native library loads only where time is read
 
         # Its number rules are slow on long digit runs (7 s on 3,000 zeros): no date has 7 digits, and
         # a time is said in the first words of a request.
-        text = _LONG_NUMBER.sub(lambda match: " " * len(match.group(0)), text[:PARSED_CHARS])
+        long_number = _LONG_NUMBER if long_digits == 7 else re.compile(rf"\d{{{long_digits},}}")
+        text = long_number.sub(lambda match: " " * len(match.group(0)), text[:PARSED_CHARS])
 
         with self._lock:
             if self._ready is None:
                 duckling.init()
                 zones = duckling.load_time_zones(str(_zoneinfo()))
                 locale = duckling.default_locale_lang(duckling.parse_lang("EN"))
-                self._ready = (duckling, zones, locale, {})
-            module, zones, locale, dimensions = self._ready
-            if dimension not in dimensions:
-                dimensions[dimension] = module.parse_dimensions([dimension])
+                self._ready = (duckling, zones, locale)
+            module, zones, locale = self._ready
+            if dimensions not in self._dimensions:
+                self._dimensions[dimensions] = module.parse_dimensions(list(dimensions))
             reference = module.parse_ref_time(zones, "UTC", int(now.timestamp()))
             found: list[dict[str, Any]] = module.parse(
-                text, module.Context(reference, locale), dimensions[dimension], False
+                text, module.Context(reference, locale), self._dimensions[dimensions], False
             )
         return found
 
@@ -117,6 +123,11 @@ def _zoneinfo() -> Path:
 
 
 _DUCKLING = _Duckling()
+
+
+def duckling_parse(text: str, dimensions: tuple[str, ...], *, long_digits: int = 7) -> list[dict[str, Any]]:
+    """Duckling's mentions of ``dimensions`` (not time: no reference time matters) in ``text``."""
+    return _DUCKLING.parse(text, datetime(2000, 1, 1, tzinfo=UTC), dimensions, long_digits)
 
 
 #: "now", "right now" said of the present state, not counted from ("three months from now" is kept).
@@ -442,7 +453,7 @@ def with_digits(text: str) -> str:
     """``text`` with its numbers in words written as digits ("two percentage points" -> "2 percentage
     points", "twenty-five percent" -> "25 percent"), read by Duckling's number rules; "one and a
     half" -> "1.5"."""
-    found = _DUCKLING.parse(text, datetime.now(UTC), "number")
+    found = duckling_parse(text, ("number",))
     out, cursor = [], 0
     for span in sorted(found, key=lambda item: item["start"]):
         start, end, value = span["start"], span["end"], span["value"].get("value")

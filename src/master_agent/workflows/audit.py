@@ -14,7 +14,9 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel
 
-AuditKind = Literal["message", "decision", "transition", "read", "tool", "document", "task", "refused"]
+AuditKind = Literal[
+    "message", "decision", "transition", "read", "tool", "document", "task", "refused", "override"
+]
 
 INSERT_EVENT = """
 INSERT INTO audit_events (tenant_id, thread_id, workflow, kind, stage, agent, detail, at)

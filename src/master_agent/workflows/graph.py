@@ -120,7 +120,7 @@ def compile_workflow(spec: WorkflowSpec, context: ToolContext, worker_resources:
             text = content_text(last.content)
             turn = {"message_id": last.id, "ran": [], "replies": [], "stop": False, "from_stage": stage}
             update["turn_count"] = state.get("turn_count", 0) + 1
-            reading = spec.read_message(text, record)
+            reading = spec.read_message(text, record, spec.stage(stage).asks)
             trail.add("message", text=text[:1000], in_scope=reading.in_scope, stated=sorted(reading.updates))
             if not reading.in_scope and not spec.stage(stage).final:
                 trail.add("decision", decision="fallback", reason="the message is out of scope")
@@ -132,12 +132,21 @@ def compile_workflow(spec: WorkflowSpec, context: ToolContext, worker_resources:
                 trail.add("decision", decision="recorded", fields=sorted(applied))
             if refused:
                 trail.add("refused", by="customer message", fields=sorted(refused))
+            if reading.reply:
+                turn["replies"] = [reading.reply]
+                if reading.hold:
+                    trail.add("decision", decision="ask_confirmation", fields=sorted(reading.updates))
+                    await trail.flush()
+                    return {**update, **end_turn(stage, record, turn, "waiting", state)}
         moved: list[dict[str, Any]] = []
         entered = state.get("stage_entered_at")
         while not turn.get("stop"):
             stage_spec = spec.stage(stage)
             worker_name = stage_spec.worker
-            if worker_name is not None and f"{stage}:{worker_name}" not in turn.get("ran", []):
+            back = spec.next_stage(stage, record, first=True)
+            if back is not None and back[0] != stage:
+                found: tuple[str, Any] | None = back
+            elif worker_name is not None and f"{stage}:{worker_name}" not in turn.get("ran", []):
                 worker = spec.workers[worker_name]
                 task = TaskAssignment(
                     agent_name=worker_name,
@@ -162,7 +171,8 @@ def compile_workflow(spec: WorkflowSpec, context: ToolContext, worker_resources:
                     "transitions": moved,
                     **({"stage_entered_at": entered} if entered else {}),
                 }
-            found = spec.next_stage(stage, record)
+            else:
+                found = spec.next_stage(stage, record)
             if found is None or found[0] == stage:
                 break
             target, transition = found

@@ -70,6 +70,9 @@ class Transition(BaseModel):
     rule: Callable[[Any], bool] | None = None
     """A guard written as code, over the typed state; it declares what it reads in ``reads``."""
     reads: tuple[str, ...] = ()
+    first: bool = False
+    """Checked before the stage's worker runs: a change that sends the conversation back (new loan
+    terms at verification go back to the offer) must not be worked on at the stage it left."""
 
     def holds(self, record: BaseModel) -> bool:
         return all(guard.holds(record) for guard in self.when) and (self.rule is None or self.rule(record))
@@ -92,6 +95,9 @@ class StageSpec(BaseModel):
     say: Callable[[Any], str] | None = None
     """What the master says when a turn ends in this stage and no worker spoke (typed state -> text)."""
     final: bool = False
+    asks: tuple[str, ...] = ()
+    """Fields of the typed state this stage asks the customer for: the reader takes a value in the
+    reply as the field asked (a bare sum is the salary at verification, the amount at sales)."""
 
 
 class TaskAssignment(BaseModel):
@@ -159,6 +165,10 @@ class MessageReading(BaseModel):
     in_scope: bool = True
     updates: dict[str, Any] = Field(default_factory=dict)
     """Fields of the typed state the message states (dotted paths allowed)."""
+    reply: str | None = None
+    """Said before the stage goes on (an answer to a product question, a confirmation asked)."""
+    hold: bool = False
+    """The turn ends with ``reply``: the stage does not go on until the customer answers it."""
 
 
 class WorkflowSpec(BaseModel):
@@ -171,8 +181,9 @@ class WorkflowSpec(BaseModel):
     stages: tuple[StageSpec, ...]
     workers: dict[str, WorkerSpec]
     initial: str
-    read_message: Callable[[str, Any], MessageReading]
-    """(customer text, typed state) -> what it states and whether it is in scope."""
+    read_message: Callable[[str, Any, tuple[str, ...]], MessageReading]
+    """(customer text, typed state, the fields the stage asks for) -> what it states and whether it is
+    in scope."""
     reader_writes: tuple[str, ...]
     """Top-level fields a customer's own words may set (the rest only workers set)."""
     fallback: Callable[[Any, str], str]
@@ -187,9 +198,13 @@ class WorkflowSpec(BaseModel):
                 return stage
         raise KeyError(name)
 
-    def next_stage(self, name: str, record: BaseModel) -> tuple[str, Transition] | None:
+    def next_stage(
+        self, name: str, record: BaseModel, *, first: bool = False
+    ) -> tuple[str, Transition] | None:
+        """The first transition out of ``name`` that holds (``first``: only those checked before the
+        stage's worker runs)."""
         for transition in self.stage(name).transitions:
-            if transition.holds(record):
+            if (transition.first or not first) and transition.holds(record):
                 return transition.to, transition
         return None
 
@@ -208,6 +223,7 @@ class WorkflowSpec(BaseModel):
                 if transition.to not in names:
                     problems.append(f"stage {stage.name}: transition to unknown stage {transition.to!r}")
                 fields = [guard.field for guard in transition.when] + list(transition.reads)
+                fields += list(stage.asks)
                 if transition.rule is not None and not transition.reads:
                     problems.append(f"stage {stage.name}: a code rule must declare the fields it reads")
                 problems += [
@@ -308,3 +324,40 @@ def apply_updates(
             target[last] = value
         applied[path] = value
     return type(record).model_validate(data), applied, refused
+
+
+#: Thread state keys only the stage machine moves: a state update through the API must not set them.
+MACHINE_KEYS = frozenset(
+    {
+        "current_stage",
+        "active_agent",
+        "pending_task",
+        "turn",
+        "tasks",
+        "transitions",
+        "stage_entered_at",
+        "reply",
+    }
+)
+
+
+def update_skips_a_guard(spec: WorkflowSpec, current: dict[str, Any], values: dict[str, Any]) -> list[str]:
+    """What a direct state update (``threads.update_state``) would change from ``current`` that only a
+    guard or a worker may: the stage and the machine's own keys, and typed-state fields the customer's
+    words cannot set (a decision, a verification, a document link). Empty: the update skips no guard."""
+    problems = [
+        f"values.{key}" for key in sorted(values) if key in MACHINE_KEYS and values[key] != current.get(key)
+    ]
+    if "record" not in values:
+        return problems
+    try:
+        new = spec.state_model.model_validate(values["record"] or {}).model_dump(mode="json")
+    except ValueError:
+        return [*problems, "values.record"]
+    old = spec.state_model.model_validate(current.get("record") or {}).model_dump(mode="json")
+    problems += [
+        f"values.record.{field}"
+        for field in sorted(new)
+        if field not in spec.reader_writes and new[field] != old.get(field)
+    ]
+    return problems

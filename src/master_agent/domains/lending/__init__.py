@@ -28,6 +28,7 @@ from master_agent.domains.lending.workers import (
 )
 from master_agent.models.offline import OfflinePlanner
 from master_agent.workflows import Guard, StageSpec, Transition, WorkerSpec, WorkflowSpec, compile_workflow
+from master_agent.workflows.spec import update_skips_a_guard
 
 
 def _greeting(_: LoanConversation) -> str:
@@ -72,6 +73,22 @@ def fallback(_: LoanConversation, stage: str) -> str:
     )
 
 
+def decided_on_the_offered_terms(record: LoanConversation) -> bool:
+    """Underwriting decided on the terms offered last (a letter is never made from older ones)."""
+    terms, details = record.underwriting_result.terms, record.loan_details
+    return terms is not None and (terms.amount, terms.tenure_months, terms.rate_pct, terms.emi) == (
+        details.amount,
+        details.tenure_months,
+        details.rate_pct,
+        details.emi,
+    )
+
+
+#: New terms (the reader clears the EMI of a changed offer): back to the offer, before any other work.
+_TERMS_CHANGED = Transition(
+    to="SALES_EXPLORATION", when=(Guard(field="loan_details.emi", op="absent"),), first=True
+)
+
 LOAN_WORKFLOW = WorkflowSpec(
     name="personal_loan",
     state_model=LoanConversation,
@@ -80,11 +97,13 @@ LOAN_WORKFLOW = WorkflowSpec(
         StageSpec(
             name="GREETING",
             say=_greeting,
+            asks=("stated.phone",),
             transitions=(Transition(to="INTENT_CAPTURE", when=(Guard(field="stated.phone"),)),),
         ),
         StageSpec(
             name="INTENT_CAPTURE",
             say=_intent,
+            asks=("customer_intent",),
             transitions=(
                 Transition(
                     to="SALES_EXPLORATION",
@@ -95,6 +114,7 @@ LOAN_WORKFLOW = WorkflowSpec(
         StageSpec(
             name="SALES_EXPLORATION",
             worker="sales_agent",
+            asks=("loan_details.amount", "loan_details.tenure_months"),
             transitions=(
                 Transition(
                     to="VERIFICATION",
@@ -110,31 +130,48 @@ LOAN_WORKFLOW = WorkflowSpec(
         StageSpec(
             name="VERIFICATION",
             worker="verification_agent",
+            asks=("stated.pan", "stated.dob", "stated.monthly_salary"),
             transitions=(
+                _TERMS_CHANGED,
+                Transition(to="CLOSURE", when=(Guard(field="verification_status.locked", op="true"),)),
                 Transition(to="UNDERWRITING", when=(Guard(field="verification_status.verified", op="true"),)),
             ),
         ),
         StageSpec(
             name="UNDERWRITING",
             worker="underwriting_agent",
+            asks=("stated.monthly_salary",),
             transitions=(
+                _TERMS_CHANGED,
                 Transition(
                     to="DOCUMENTATION",
                     when=(
                         Guard(field="verification_status.verified", op="true"),
                         Guard(field="underwriting_result.decision", op="eq", value="APPROVED"),
                     ),
+                    rule=decided_on_the_offered_terms,
+                    reads=("underwriting_result.terms", "loan_details"),
                 ),
                 Transition(
                     to="CLOSURE",
-                    when=(Guard(field="underwriting_result.decision", op="eq", value="REJECTED"),),
+                    when=(
+                        Guard(
+                            field="underwriting_result.decision", op="in", value=["REJECTED", "MANUAL_REVIEW"]
+                        ),
+                    ),
                 ),
             ),
         ),
         StageSpec(
             name="DOCUMENTATION",
             worker="sanction_letter_generator",
-            transitions=(Transition(to="CLOSURE", when=(Guard(field="document_links.sanction_letter"),)),),
+            transitions=(
+                Transition(to="CLOSURE", when=(Guard(field="document_links.sanction_letter"),)),
+                Transition(
+                    to="CLOSURE",
+                    when=(Guard(field="underwriting_result.decision", op="ne", value="APPROVED"),),
+                ),
+            ),
         ),
         StageSpec(name="CLOSURE", say=_closing, final=True),
     ),
@@ -164,12 +201,12 @@ LOAN_WORKFLOW = WorkflowSpec(
             name="sanction_letter_generator",
             task_type="SANCTION_LETTER",
             run=sanction_letter_generator,
-            writes=("document_links",),
+            writes=("document_links", "underwriting_result"),
             description="Generates the sanction letter (PDF).",
         ),
     },
     read_message=read_message,
-    reader_writes=("stated", "loan_details", "customer_intent"),
+    reader_writes=("stated", "loan_details", "customer_intent", "pending_change"),
     fallback=fallback,
 ).check()
 
@@ -211,6 +248,7 @@ LENDING = DomainPack(
     install=install,
     demo_tenants=(DEMO_TENANT,),
     conversation_graph=conversation_graph,
+    state_guard=lambda current, values: update_skips_a_guard(LOAN_WORKFLOW, current, values),
     uploads={
         "salary_slip": UploadKind(
             description="The customer's latest salary slip (a PDF stating the net monthly salary), read "

@@ -115,14 +115,29 @@ def stated_salary(text: str) -> float | None:
     return float(found.group(1).replace(",", "")) if found else None
 
 
-async def monthly_salary_of(path: Path) -> float | None:
-    """The salary a stored slip states; None when it states none or cannot be read."""
+_EMPLOYEE = re.compile(r"(?:employee(?:\s+name)?|name(?:\s+of\s+employee)?)\s*[:\-]\s*([^\n]+)", re.I)
+
+
+def stated_employee(text: str) -> str | None:
+    """The name a slip is made out to ("Employee: Asha Verma"), or None."""
+    found = _EMPLOYEE.search(text)
+    return found.group(1).strip() if found else None
+
+
+async def slip_text(path: Path) -> str | None:
+    """A stored slip's text; None when it cannot be read."""
     if path.suffix != ".pdf":
-        return stated_salary(await asyncio.to_thread(path.read_text, errors="replace"))
+        return await asyncio.to_thread(path.read_text, errors="replace")
     try:
-        return stated_salary(await read_pdf_text(await asyncio.to_thread(path.read_bytes)))
+        return await read_pdf_text(await asyncio.to_thread(path.read_bytes))
     except ValueError:
         return None
+
+
+async def monthly_salary_of(path: Path) -> float | None:
+    """The salary a stored slip states; None when it states none or cannot be read."""
+    text = await slip_text(path)
+    return stated_salary(text) if text is not None else None
 
 
 SALARY_SLIP_MAX_BYTES = 512 * 1024
@@ -137,4 +152,8 @@ async def store_salary_slip(upload: FileUpload) -> dict[str, Any]:
     folder = slips_dir(upload.data_dir, upload.tenant_id, upload.thread_id)
     folder.mkdir(parents=True, exist_ok=True)
     await asyncio.to_thread((folder / f"{document_id}.pdf").write_bytes, upload.content)
-    return {"document_id": document_id, "monthly_salary": stated_salary(text)}
+    return {
+        "document_id": document_id,
+        "monthly_salary": stated_salary(text),
+        "employee": stated_employee(text),
+    }

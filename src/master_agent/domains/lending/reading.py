@@ -1,26 +1,92 @@
-"""What a customer's message states, read by rules (amounts in lakh or thousands, tenures in months
-or years, a mobile number, a PAN, a date of birth) and whether it is about a loan at all."""
+"""What a customer's message states, read as the answer to what the stage asked.
+
+Formats are read by rules (a mobile number, a PAN, a date of birth); sums and tenures by Duckling
+(the rule-based parser ``capabilities.terms`` uses for time, here its number, money and duration
+dimensions: "4.5 lakh", "1.2 crore", "50k", "Rs 85,000", "two lakh", "2 years and 6 months").
+Indian digit grouping ("2,50,000") is joined first: Duckling reads only groups of three.
+
+A sum goes where the words put it ("my salary is 70,000 a month" is a salary, whatever the stage),
+else to the field the stage asks for (``StageSpec.asks``): a salary at verification, the
+amount at sales. Loan terms stated where none were asked, differing from the terms already offered,
+are read as the new terms when their own words say so (a tenure, the loan named, a change said: "make
+it 4.5 lakh", "2 lakh over 2 years"); a bare sum is kept aside (``pending_change``) and confirmed
+before it replaces the offered amount.
+"""
 
 from __future__ import annotations
 
+import calendar
 import re
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from master_agent.capabilities.terms import duckling_parse
+from master_agent.domains.lending.facts import answer_questions
+from master_agent.domains.lending.letters import rupees
+from master_agent.domains.lending.records import LoanConversation
 from master_agent.workflows import MessageReading
 
-_PHONE = re.compile(r"(?<![\d₹])(?:\+?91[\s-]?)?([6-9]\d{9})(?!\d)")
+#: A mobile number, written whole or in the groups people say it in ("90000 00001", "900-000-0001").
+_PHONE = re.compile(
+    r"(?<![\d₹.,])(?:\+?91[\s-]?|0)?([6-9]\d{9}|[6-9]\d{4}[\s-]\d{5}|[6-9]\d{2}[\s-]\d{3}[\s-]\d{4})(?![\d,.]\d|\d)"
+)
 _PAN = re.compile(r"\b([A-Za-z]{5}\d{4}[A-Za-z])\b")
-_ISO_DATE = re.compile(r"\b(19\d{2}|20\d{2})-(\d{1,2})-(\d{1,2})\b")
+_ISO_DATE = re.compile(r"\b(19\d{2}|20\d{2})[-/.](\d{1,2})[-/.](\d{1,2})\b")
 _DMY_DATE = re.compile(r"\b(\d{1,2})[/.-](\d{1,2})[/.-](19\d{2}|20\d{2})\b")
-_SCALED = re.compile(
-    r"(?:₹|rs\.?|inr)?\s*(\d+(?:[.,]\d+)?)\s*(lakhs?|lacs?|lakh|l|k|thousand|crores?|cr)\b", re.I
+#: "2,50,000" and "12,00,000" (lakh grouping) and "250,000": one number.
+_GROUPED = re.compile(r"\b\d{1,3}(?:,\d{2})*,\d{3}\b")
+#: "instead of 5 lakh", "not 60 months": the value being replaced, not the one asked.
+_REPLACED = re.compile(r"\b(?:instead\s+of|rather\s+than|not|from|than)\s*(?:₹|rs\.?|inr)?\s*$", re.I)
+_MONTH_NAMES = (
+    "jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
+    "oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
 )
-_PLAIN_AMOUNT = re.compile(
-    r"(?:₹|rs\.?|inr|rupees)\s*([\d,]{4,}(?:\.\d+)?)|\b(\d{1,3}(?:,\d{2,3})+|\d{5,8})\b", re.I
+_WORDY_DATE = re.compile(
+    rf"\b(\d{{1,2}})(?:st|nd|rd|th)?[\s/.-]+(?:of\s+)?({_MONTH_NAMES})\.?,?[\s/.-]+(19\d{{2}}|20\d{{2}})\b",
+    re.I,
 )
-_TENURE = re.compile(r"\b(\d{1,3})\s*(years?|yrs?|months?|mos?)\b", re.I)
-_LOAN = re.compile(r"\b(loan|borrow|finance|funds?|money|credit|emi)\b", re.I)
+_SCALE_THEN_TENURE = re.compile(
+    r"\b(lakhs?|lacs?|crores?|cr|thousand|hundred|\d+k)\s(?=(?:\d+(?:\.\d+)?|(?:[a-z]+[\s-]+){0,2})\s*"
+    r"(?:years?|yrs?|months?|mos?)\b)",
+    re.I,
+)
+_FRACTION_OF_YEARS = re.compile(r"\b(\d+\.\d+)\s*(?:years?|yrs?)\b", re.I)
+_AFTER_A_SUM = re.compile(
+    r"(?:\d\s*k|\d|\blakhs?|\blacs?|\bcrores?|\bcr|\bthousand|\brupees|\brs\.?|\binr)\W*$|\b(?:per|every|each)\s*$",
+    re.I,
+)
+#: A sum said to be the EMI: "EMI under 10k", "an instalment of at most Rs 9,000", "a 10k EMI" (not
+#: "what EMI would I pay on 4 lakh": there the sum is the loan).
+_EMI_BEFORE = re.compile(
+    r"\b(?:emis?|instal+ments?)\s+(?:(?:of|under|below|around|about|max(?:imum)?|up\s*to|upto|within|less|"
+    r"than|is|be|at|most|should|must|not|more|exceed(?:ing)?|only|approx\w*|roughly|near|rs\.?|inr|₹)\s*){0,4}$",
+    re.I,
+)
+_EMI_AFTER = re.compile(r"\s*(?:a\s+month\s+)?(?:emis?|instal+ments?)\b", re.I)
+#: A tenure said without a number ("for a year", "over a couple of years").
+_TENURE_WORDS = re.compile(
+    r"\b(?:for|over|tenure(?:\s+of)?|period(?:\s+of)?|repay\w*\s+(?:in|over))\s*$", re.I
+)
+_PERCENT = re.compile(r"^\s*(?:%|percent\b|per\s*cent\b|pc\b)", re.I)
+#: Words that make a sum a monthly income rather than a principal.
+_INCOME = re.compile(r"\b(salary|salaried|earn\w*|income|take[\s-]?home|in[\s-]?hand|net pay|ctc)\b", re.I)
+_PER_MONTH = re.compile(r"^\W*(?:a|per|each|every)\s+month\b|^\W*(?:monthly|pm|p\.m\.)\b|^\s*/\s*month", re.I)
+#: A loan named, or a sum asked for with a verb of wanting: a personal-loan request.
+_LOAN = re.compile(r"\b(loan|borrow\w*|financ\w*|funds?|money|credit|emi)\b", re.I)
+_WANT = re.compile(r"\b(want|need|like|looking|require|get|apply|take)\b", re.I)
+#: The customer says the new terms replace the ones offered.
+_CHANGE = re.compile(
+    r"\b(make it|change|changed|instead|rather|revise|increase|reduce|lower|raise|update|modify|switch|"
+    r"actually|can it be|how about|what about)\b",
+    re.I,
+)
+_YES = re.compile(
+    r"^\W*(yes|yeah|yep|yup|sure|ok|okay|please|go ahead|proceed|confirm\w*|correct|right|i do|"
+    r"i would|absolutely|definitely|of course|y)\b",
+    re.I,
+)
+_NO = re.compile(r"^\W*(no|nope|nah|not now|cancel|keep|don'?t)\b", re.I)
 #: Words of a loan conversation: a message with none of them (and stating nothing) is out of scope.
 _DOMAIN = re.compile(
     r"\b(loans?|emi|interest|rate|amount|tenure|months?|years?|pan|dob|birth|salary|slip|documents?|"
@@ -29,63 +95,238 @@ _DOMAIN = re.compile(
     r"letter|approved?|status|lakhs?|rupees|pay|repay\w*|upload\w*|attached|sent|done)\b",
     re.I,
 )
-_SCALE = {
-    "l": 1e5,
-    "lakh": 1e5,
-    "lakhs": 1e5,
-    "lac": 1e5,
-    "lacs": 1e5,
-    "k": 1e3,
-    "thousand": 1e3,
-    "cr": 1e7,
-    "crore": 1e7,
-    "crores": 1e7,
-}
+#: The smallest sum read as money (a loan starts at 10,000; "3" is a count, not rupees).
+MIN_SUM = 1000.0
+TERMS = ("loan_details.amount", "loan_details.tenure_months")
+#: A tenure longer than this (100 years) is a misreading, not a loan term.
+MAX_TENURE_READ = 1200
 
 
-def read_message(text: str, _record: Any = None) -> MessageReading:
+@dataclass(frozen=True)
+class Sum:
+    value: float
+    start: int
+    end: int
+    income: bool
+
+
+#: Digits Duckling reads in one run: a crore written out is 8 (its rules slow on long runs).
+_LONG_DIGITS = 10
+_DIMENSIONS = ("number", "amount-of-money", "duration")
+
+
+def _mask(text: str, *patterns: re.Pattern[str]) -> str:
+    for pattern in patterns:
+        text = pattern.sub(lambda match: " " * len(match.group(0)), text)
+    return text
+
+
+def _join_groups(text: str) -> str:
+    # Same length, so spans still point into the text: the commas become leading zeros' room.
+    return _GROUPED.sub(lambda match: match.group(0).replace(",", "").rjust(len(match.group(0))), text)
+
+
+def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
+    """The sums ``text`` states (each marked income or not), the tenure in months it states, and any
+    bare small counts (a tenure said without its unit: "36")."""
+    masked = _join_groups(
+        _mask(text[:600], _PHONE, _PAN, _ISO_DATE, _DMY_DATE, _WORDY_DATE, re.compile(r"\d{9,}"))
+    )
+    # Duckling adds a count to the sum before it ("4 lakh 36 months" is 400,036 months): a break.
+    masked = _SCALE_THEN_TENURE.sub(lambda match: match.group(1) + ";", masked)
+    # Duckling reads "1.5 years" as "5 years": a fraction of a year is read here, in months.
+    fractions = list(_FRACTION_OF_YEARS.finditer(masked))
+    masked = _mask(masked, _FRACTION_OF_YEARS)
+    found = duckling_parse(masked, _DIMENSIONS, long_digits=_LONG_DIGITS)
+    tenure: int | None = None
+    tenure_at = -1
+    taken: list[tuple[int, int]] = []
+    # The longest mention first (so "2 years and 6 months" is one), then the last stated wins: the
+    # customer's final word ("not five years, make it 36 months"), unless it is the value replaced.
+    for item in sorted(found, key=lambda entry: -(entry["end"] - entry["start"])):
+        if item["dim"] != "duration" or item["value"].get("type") != "value":
+            continue
+        if any(item["start"] < stop and item["end"] > begin for begin, stop in taken):
+            continue
+        body = str(item["body"]).lower()
+        unit = str(item["value"].get("unit"))
+        # "a month" right after a sum is a rate ("70,000 a month"), not a tenure ("for a year" is one).
+        if not re.search(r"\d|one|two|three|four|five|six|seven|eight|nine|ten|twelve", body) and (
+            _AFTER_A_SUM.search(masked[: item["start"]]) or not _TENURE_WORDS.search(masked[: item["start"]])
+        ):
+            continue
+        months = item["value"].get("month")
+        if months is None and item["value"].get("year") is not None:
+            months = item["value"]["year"] * 12
+        if months is None and unit in ("year", "month"):
+            months = item["value"]["value"] * (12 if unit == "year" else 1)
+        if months is None or months > MAX_TENURE_READ:
+            continue
+        taken.append((item["start"], item["end"]))
+        if _REPLACED.search(masked[: item["start"]]) or (tenure is not None and tenure_at > item["start"]):
+            continue
+        tenure, tenure_at = int(months), item["start"]
+    for fraction in fractions:
+        if tenure is None or tenure_at < fraction.start():
+            tenure, tenure_at = round(float(fraction.group(1)) * 12), fraction.start()
+    sums: list[Sum] = []
+    counts: list[int] = []
+    candidates = [
+        item
+        for item in found
+        if item["dim"] in ("number", "amount-of-money") and item["value"].get("type") == "value"
+    ]
+    for item in sorted(candidates, key=lambda entry: -(entry["end"] - entry["start"])):
+        start, end = item["start"], item["end"]
+        if any(start < stop and end > begin for begin, stop in taken):
+            continue
+        taken.append((start, end))
+        value = round(float(item["value"]["value"]), 2)  # "1.1 lakh" is 110000.00000000001 in floats
+        if _PERCENT.match(masked, end):
+            continue
+        if value < MIN_SUM:
+            if value == int(value) and item["dim"] == "number":
+                counts.append(int(value))
+            continue
+        if _REPLACED.search(masked[:start]):
+            continue
+        if _EMI_BEFORE.search(masked[:start]) or _EMI_AFTER.match(masked, end):
+            continue  # an EMI the customer can afford ("EMI under 10k") is neither the loan nor a salary
+        sums.append(Sum(value, start, end, bool(_PER_MONTH.match(masked, end))))
+    # An income word belongs to the nearest sum of its clause ("my salary is 60,000 so I need 3 lakh":
+    # the salary is 60,000, the loan 3 lakh).
+    for cue in _INCOME.finditer(masked):
+        near = [
+            found_sum
+            for found_sum in sums
+            if not _BREAK.search(masked[min(cue.end(), found_sum.end) : max(cue.start(), found_sum.start)])
+        ]
+        if near:
+            nearest = min(near, key=lambda found_sum: _distance(cue, found_sum))
+            sums[sums.index(nearest)] = Sum(nearest.value, nearest.start, nearest.end, True)
+    # The last stated first: "6 lakh, no, 5 lakh" asks 5 lakh.
+    sums.sort(key=lambda found_sum: -found_sum.start)
+    return sums, tenure, counts
+
+
+_BREAK = re.compile(r"[,;!?]|\.(?!\d)|\band\b|\bbut\b|\bso\b", re.I)
+
+
+def _distance(cue: re.Match[str], found: Sum) -> int:
+    return found.start - cue.end() if found.start >= cue.end() else cue.start() - found.end
+
+
+def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> MessageReading:
+    """What ``text`` states, as updates of the typed state, given the fields the stage asks for; a
+    reply said before the stage goes on (an answer to a product question, a confirmation asked)."""
+    loan = record if isinstance(record, LoanConversation) else LoanConversation()
+    asked = set(asks)
     updates: dict[str, Any] = {}
     phones = _PHONE.findall(text)
     if phones:
-        updates["stated.phone"] = phones[0]
+        updates["stated.phone"] = re.sub(r"\D", "", phones[0])
     pan = _PAN.search(text)
     if pan:
         updates["stated.pan"] = pan.group(1).upper()
     born = _date_of_birth(text)
     if born is not None:
         updates["stated.dob"] = born.isoformat()
-    amount = loan_amount(_without(text, phones, pan))
-    if amount is not None:
-        updates["loan_details.amount"] = amount
-    tenure = _TENURE.search(text)
-    if tenure:
-        count = int(tenure.group(1))
-        months = count * 12 if tenure.group(2).lower().startswith(("y", "yr")) else count
-        updates["loan_details.tenure_months"] = months
-    if _LOAN.search(text):
+    sums, tenure, counts = read_terms(text)
+    incomes = [found.value for found in sums if found.income]
+    principals = [found.value for found in sums if not found.income]
+    about_the_loan = tenure is not None or _CHANGE.search(text) or _LOAN.search(text)
+    if (
+        principals
+        and "loan_details.amount" not in asked
+        and "stated.monthly_salary" in asked
+        and not about_the_loan
+    ):
+        # A bare sum where a salary was asked (and no amount, no tenure, no loan named): the salary.
+        incomes, principals = incomes + principals[:1], principals[1:]
+    if incomes:
+        updates["stated.monthly_salary"] = incomes[0]
+    terms: dict[str, Any] = {}
+    if principals:
+        terms["loan_details.amount"] = principals[0]
+    if tenure is None and "loan_details.tenure_months" in asked and len(counts) == 1:
+        tenure = counts[0] * 12 if counts[0] <= 7 and re.search(r"\by(ea)?rs?\b", text, re.I) else counts[0]
+    if tenure is not None:
+        terms["loan_details.tenure_months"] = tenure
+    reply: str | None = None
+    hold = False
+    offered = loan.loan_details.emi is not None
+    changed = {path: value for path, value in terms.items() if _known(loan, path) not in (None, value)}
+    framed = bool(
+        "loan_details.tenure_months" in terms
+        or _CHANGE.search(text)
+        or _LOAN.search(text)
+        or _WANT.search(text)
+    )
+    if _decided(loan):
+        terms = {}  # a decided loan's terms stay those decided
+    elif terms and offered and not (asked & set(TERMS)) and changed and not framed:
+        # A bare sum nobody asked for, replacing the offered amount: confirmed before it does (a
+        # tenure, a loan named or a change said make it plainly the loan's terms).
+        updates["pending_change"] = {
+            "amount": terms.get("loan_details.amount"),
+            "tenure_months": terms.get("loan_details.tenure_months"),
+        }
+        reply = "Do you want to change your loan to " + _describe(loan, terms) + "? Please answer yes or no."
+        hold = True
+        terms = {}
+    elif loan.pending_change is not None and not terms and _YES.search(text):
+        pending = loan.pending_change
+        if pending.amount is not None:
+            terms["loan_details.amount"] = pending.amount
+        if pending.tenure_months is not None:
+            terms["loan_details.tenure_months"] = pending.tenure_months
+        updates["pending_change"] = None
+    elif loan.pending_change is not None:
+        # Anything but a yes leaves the offer as it was: a later "yes" must not change it unasked.
+        updates["pending_change"] = None
+        if _NO.search(text):
+            reply = "All right, your loan stays as offered."
+    if terms:
+        updates.update(terms)
+        if offered and any(_known(loan, path) != value for path, value in terms.items()):
+            # New terms: the offer is made again (sales recomputes it) before anything goes on.
+            updates["loan_details.emi"] = None
+        if loan.pending_change is not None:
+            updates["pending_change"] = None
+    if (
+        _LOAN.search(text)
+        or ("loan_details.amount" in terms and (tenure is not None or _WANT.search(text)))
+        or ("customer_intent" in asked and _YES.search(text))
+    ):
         updates["customer_intent"] = "personal_loan"
-    in_scope = bool(updates) or _DOMAIN.search(text) is not None
-    return MessageReading(in_scope=in_scope, updates=updates)
+    facts = answer_questions(text)
+    if facts and reply is None:
+        reply = " ".join(fact.answer for fact in facts)
+    in_scope = bool(updates) or reply is not None or _DOMAIN.search(text) is not None
+    return MessageReading(in_scope=in_scope, updates=updates, reply=reply, hold=hold)
 
 
-def _without(text: str, phones: list[str], pan: re.Match[str] | None) -> str:
-    for phone in phones:
-        text = text.replace(phone, " ")
-    if pan:
-        text = text.replace(pan.group(1), " ")
-    text = _ISO_DATE.sub(" ", _DMY_DATE.sub(" ", text))
-    return _TENURE.sub(" ", text)
+def _known(loan: LoanConversation, path: str) -> Any:
+    return getattr(loan.loan_details, path.split(".", 1)[1])
+
+
+def _decided(loan: LoanConversation) -> bool:
+    return bool(loan.document_links.get("sanction_letter")) or loan.underwriting_result.decision in (
+        "REJECTED",
+        "MANUAL_REVIEW",
+    )
+
+
+def _describe(loan: LoanConversation, terms: dict[str, Any]) -> str:
+    amount = terms.get("loan_details.amount", loan.loan_details.amount)
+    months = terms.get("loan_details.tenure_months", loan.loan_details.tenure_months)
+    return f"{rupees(amount or 0)} over {months} months"
 
 
 def loan_amount(text: str) -> float | None:
-    scaled = _SCALED.search(text)
-    if scaled:
-        value = float(scaled.group(1).replace(",", ""))
-        return value * _SCALE[scaled.group(2).lower()]
-    plain = _PLAIN_AMOUNT.search(text)
-    if plain:
-        return float((plain.group(1) or plain.group(2)).replace(",", ""))
-    return None
+    """The first principal ``text`` states (a sum not said to be an income)."""
+    sums, _, _ = read_terms(text)
+    return next((found.value for found in sums if not found.income), None)
 
 
 def _date_of_birth(text: str) -> date | None:
@@ -96,6 +337,14 @@ def _date_of_birth(text: str) -> date | None:
         dmy = _DMY_DATE.search(text)
         if dmy:
             return date(int(dmy.group(3)), int(dmy.group(2)), int(dmy.group(1)))
+        wordy = _WORDY_DATE.search(text)
+        if wordy:
+            month = next(
+                number
+                for number, name in enumerate(calendar.month_abbr)
+                if name and wordy.group(2).lower().startswith(name.lower())
+            )
+            return date(int(wordy.group(3)), month, int(wordy.group(1)))
     except ValueError:
         return None
     return None

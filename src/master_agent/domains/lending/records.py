@@ -15,6 +15,8 @@ class StatedDetails(BaseModel):
     pan: str | None = None
     dob: str | None = None
     """ISO date."""
+    monthly_salary: float | None = None
+    """What the customer says they earn a month (a slip, not this, proves it)."""
 
 
 class LoanDetails(BaseModel):
@@ -29,19 +31,44 @@ class VerificationStatus(BaseModel):
     checked: list[str] = Field(default_factory=list)
     mismatched: list[str] = Field(default_factory=list)
     attempts: int = 0
+    failures: int = 0
+    """Failed checks in a row: at ``rules.MAX_VERIFICATION_FAILURES`` the conversation is locked."""
+    locked: bool = False
+    checked_pan: str | None = None
+    """The PAN and date of birth that were verified (new ones are checked again)."""
+    checked_dob: str | None = None
+
+
+class LoanTerms(BaseModel):
+    """Terms a decision was made on: a letter is issued only for the terms underwriting approved."""
+
+    amount: float
+    tenure_months: int
+    rate_pct: float
+    emi: float
 
 
 class UnderwritingResult(BaseModel):
-    decision: Literal["APPROVED", "REJECTED", "NEEDS_SALARY_SLIP"] | None = None
+    decision: Literal["APPROVED", "REJECTED", "NEEDS_SALARY_SLIP", "MANUAL_REVIEW"] | None = None
     rule: str | None = None
     """The documented rule that decided (``rules.UNDERWRITING_RULES``)."""
     reasons: list[str] = Field(default_factory=list)
     model_recommendation: str | None = None
+    terms: LoanTerms | None = None
 
 
 class SalarySlip(BaseModel):
     document_id: str
     monthly_salary: float
+    employee: str | None = None
+    """The name the slip is made out to."""
+
+
+class PendingChange(BaseModel):
+    """Terms the customer stated where the stage did not ask for them: kept until they confirm."""
+
+    amount: float | None = None
+    tenure_months: int | None = None
 
 
 class LoanConversation(BaseModel):
@@ -54,6 +81,7 @@ class LoanConversation(BaseModel):
     underwriting_result: UnderwritingResult = Field(default_factory=UnderwritingResult)
     salary_slip: SalarySlip | None = None
     document_links: dict[str, str] = Field(default_factory=dict)
+    pending_change: PendingChange | None = None
 
 
 class CustomerRecord(BaseModel):

@@ -3,14 +3,21 @@ whatever a model recommends, these decide."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from master_agent.domains.lending.records import CustomerRecord, UnderwritingResult
+from master_agent.domains.lending.records import CustomerRecord, LoanTerms, SalarySlip, UnderwritingResult
 
 MIN_CREDIT_SCORE = 700
 MAX_EMI_SHARE = 0.5
 TENURE_MONTHS = (12, 84)
 AMOUNT_RANGE = (10_000.0, 5_000_000.0)
+PROCESSING_FEE_PCT = 1.5
+#: Failed identity checks in a row that lock the application (no more checks on the thread).
+MAX_VERIFICATION_FAILURES = 5
+#: How far a slip's net salary may be from the salary on the customer's record before a person reviews
+#: it (payslips vary with overtime and deductions; a slip three times the record is someone else's).
+SLIP_SALARY_TOLERANCE = 0.25
 
 #: The underwriting rules in the order they are applied (their names appear in every decision).
 UNDERWRITING_RULES: dict[str, str] = {
@@ -21,6 +28,9 @@ UNDERWRITING_RULES: dict[str, str] = {
     f"{MAX_EMI_SHARE:.0%} of the monthly salary.",
     "emi_above_half_salary": f"With the slip, an EMI above {MAX_EMI_SHARE:.0%} of the monthly salary rejects.",
     "above_twice_the_limit": "An amount above twice the pre-approved limit rejects.",
+    "slip_name_mismatch": "A salary slip made out to someone other than the customer goes to manual review.",
+    "slip_salary_mismatch": f"A slip whose net salary differs from the customer's record by more than "
+    f"{SLIP_SALARY_TOLERANCE:.0%} goes to manual review.",
 }
 
 
@@ -53,10 +63,50 @@ class Application:
         return emi(self.amount, self.rate_pct, self.tenure_months)
 
 
+def _name_words(name: str) -> list[str]:
+    return sorted(re.findall(r"[a-z]+", name.lower()))
+
+
+def slip_problem(customer: CustomerRecord, slip: SalarySlip) -> UnderwritingResult | None:
+    """A slip that is not the customer's, or whose salary is not theirs: a manual-review decision."""
+    # Every word of the customer's name on the slip (a middle name or initial there is no mismatch).
+    if slip.employee is None or not set(_name_words(customer.name)) <= set(_name_words(slip.employee)):
+        return UnderwritingResult(
+            decision="MANUAL_REVIEW",
+            rule="slip_name_mismatch",
+            reasons=[f"the salary slip is made out to {slip.employee or 'no one'!s}, not {customer.name}"],
+        )
+    known = customer.monthly_salary
+    if abs(slip.monthly_salary - known) > SLIP_SALARY_TOLERANCE * known:
+        return UnderwritingResult(
+            decision="MANUAL_REVIEW",
+            rule="slip_salary_mismatch",
+            reasons=[f"the slip states a net salary of {slip.monthly_salary:,.0f}, our records {known:,.0f}"],
+        )
+    return None
+
+
 def underwrite(
-    customer: CustomerRecord, application: Application, monthly_salary: float | None
+    customer: CustomerRecord, application: Application, slip: SalarySlip | float | None
 ) -> UnderwritingResult:
-    """The decision by the documented rules (``monthly_salary``: read from an uploaded salary slip)."""
+    """The decision by the documented rules (``slip``: the uploaded salary slip, or its salary alone
+    when its owner was checked already), with the terms it was made on."""
+    result = _decide(customer, application, slip)
+    return result.model_copy(
+        update={
+            "terms": LoanTerms(
+                amount=application.amount,
+                tenure_months=application.tenure_months,
+                rate_pct=application.rate_pct,
+                emi=application.emi,
+            )
+        }
+    )
+
+
+def _decide(
+    customer: CustomerRecord, application: Application, slip: SalarySlip | float | None
+) -> UnderwritingResult:
     limit = customer.preapproved_limit
     if customer.credit_score < MIN_CREDIT_SCORE:
         return UnderwritingResult(
@@ -76,6 +126,11 @@ def underwrite(
             rule="above_twice_the_limit",
             reasons=[f"{application.amount:,.0f} is above twice the pre-approved limit {limit:,.0f}"],
         )
+    if isinstance(slip, SalarySlip):
+        problem = slip_problem(customer, slip)
+        if problem is not None:
+            return problem
+    monthly_salary = slip.monthly_salary if isinstance(slip, SalarySlip) else slip
     if monthly_salary is None:
         return UnderwritingResult(
             decision="NEEDS_SALARY_SLIP",

@@ -15,10 +15,23 @@ from pydantic import BaseModel, Field
 
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.lending.data import customer_by_id, customer_by_phone
-from master_agent.domains.lending.letters import monthly_salary_of, rupees, sanction_letter, slips_dir
-from master_agent.domains.lending.records import CustomerRecord, LoanConversation
+from master_agent.domains.lending.letters import (
+    rupees,
+    sanction_letter,
+    slip_text,
+    slips_dir,
+    stated_employee,
+    stated_salary,
+)
+from master_agent.domains.lending.records import (
+    CustomerRecord,
+    LoanConversation,
+    SalarySlip,
+    UnderwritingResult,
+)
 from master_agent.domains.lending.rules import (
     AMOUNT_RANGE,
+    MAX_VERIFICATION_FAILURES,
     TENURE_MONTHS,
     Application,
     annual_rate_pct,
@@ -136,13 +149,36 @@ async def sales(task: TaskAssignment, worker: WorkerContext) -> TaskResponse:
         "compute_emi", {"amount": amount, "tenure_months": months, "rate_pct": rate}, application.emi
     )
     data["loan_details"]["emi"] = application.emi
+    worker.audit.add(
+        "decision",
+        decision="terms_offered",
+        amount=amount,
+        tenure_months=months,
+        rate_pct=rate,
+        emi=application.emi,
+    )
     text = f"{offer} For {rupees(amount)} over {months} months your EMI would be {rupees(application.emi)} a month."
     return _respond(task, "COMPLETED", text, data, "VERIFY")
+
+
+LOCKED_TEXT = (
+    "For your security this application is locked after {count} failed identity checks. Please visit a "
+    "branch with your PAN card to continue."
+)
 
 
 async def verification(task: TaskAssignment, worker: WorkerContext) -> TaskResponse:
     record = LoanConversation.model_validate(task.task_parameters)
     status = record.verification_status
+    if status.locked:
+        return _respond(task, "COMPLETED", LOCKED_TEXT.format(count=status.failures), {}, "CLOSE")
+    if (
+        status.verified
+        and status.checked_pan == record.stated.pan
+        and status.checked_dob == record.stated.dob
+    ):
+        # Verified already (the customer came back from changing their terms): no new check.
+        return _respond(task, "COMPLETED", "", {}, "UNDERWRITE")
     missing = [
         name
         for name, value in (("PAN", record.stated.pan), ("date of birth", record.stated.dob))
@@ -171,18 +207,32 @@ async def verification(task: TaskAssignment, worker: WorkerContext) -> TaskRespo
     worker.audit.tool("check_kyc", {"customer_id": customer.customer_id}, {"mismatched": mismatched})
     attempts = status.attempts + 1
     if mismatched:
+        failures = status.failures + 1
+        locked = failures >= MAX_VERIFICATION_FAILURES
+        checked = {
+            "verified": False,
+            "checked": ["pan", "dob"],
+            "mismatched": mismatched,
+            "attempts": attempts,
+            "failures": failures,
+            "locked": locked,
+        }
+        if locked:
+            worker.audit.add("decision", decision="verification_locked", failures=failures)
+            return _respond(
+                task,
+                "COMPLETED",
+                LOCKED_TEXT.format(count=failures),
+                {"verification_status": checked},
+                "CLOSE",
+            )
+        left = MAX_VERIFICATION_FAILURES - failures
         return _respond(
             task,
             "NEEDS_INPUT",
-            f"The {' and '.join(mismatched)} you gave do not match our records. Please check and send them again.",
-            {
-                "verification_status": {
-                    "verified": False,
-                    "checked": ["pan", "dob"],
-                    "mismatched": mismatched,
-                    "attempts": attempts,
-                }
-            },
+            f"The {' and '.join(mismatched)} you gave do not match our records. Please check and send them "
+            f"again ({left} attempt{'s' if left != 1 else ''} left).",
+            {"verification_status": checked},
             "ASK_KYC",
         )
     return _respond(
@@ -195,6 +245,9 @@ async def verification(task: TaskAssignment, worker: WorkerContext) -> TaskRespo
                 "checked": ["pan", "dob"],
                 "mismatched": [],
                 "attempts": attempts,
+                "failures": 0,
+                "checked_pan": record.stated.pan,
+                "checked_dob": record.stated.dob,
             }
         },
         "UNDERWRITE",
@@ -207,28 +260,70 @@ def latest_slip(resources: LendingResources, tenant_id: str, thread_id: str) -> 
     return files[-1] if files else None
 
 
+async def read_slip(resources: LendingResources, worker: WorkerContext) -> SalarySlip | None:
+    """The thread's newest salary slip as read (audited); None when there is none or it states no salary."""
+    path = latest_slip(resources, worker.tenant_id, worker.thread_id)
+    if path is None:
+        return None
+    text = await slip_text(path)
+    salary = stated_salary(text) if text is not None else None
+    employee = stated_employee(text) if text is not None else None
+    worker.audit.read(
+        "salary_slip",
+        ["employee", "monthly_salary"],
+        document_id=path.stem,
+        monthly_salary=salary,
+        employee=employee,
+    )
+    if salary is None:
+        return None
+    return SalarySlip(document_id=path.stem, monthly_salary=salary, employee=employee)
+
+
+async def decide(
+    record: LoanConversation, worker: WorkerContext, fields: list[str]
+) -> tuple[CustomerRecord, Application, SalarySlip | None, UnderwritingResult, bool]:
+    """The rules' decision on the thread's offered terms, from the records and the newest slip: (the
+    customer, the application, the slip read, the decision, whether a slip was uploaded at all)."""
+    resources: LendingResources = worker.resources
+    customer = await _customer(record, worker, fields)
+    assert customer is not None
+    details = record.loan_details
+    assert details.amount is not None and details.tenure_months is not None
+    # The rate is the customer's by the rules, whatever the state says.
+    application = Application(details.amount, details.tenure_months, annual_rate_pct(customer.credit_score))
+    uploaded = latest_slip(resources, worker.tenant_id, worker.thread_id) is not None
+    slip = None
+    if uploaded and application.amount > customer.preapproved_limit:
+        slip = await read_slip(resources, worker)
+    return customer, application, slip, underwrite(customer, application, slip), uploaded
+
+
 async def underwriting(task: TaskAssignment, worker: WorkerContext) -> TaskResponse:
     resources: LendingResources = worker.resources
     record = LoanConversation.model_validate(task.task_parameters)
-    customer = await _customer(record, worker, ["credit_score", "preapproved_limit"])
-    assert customer is not None
-    details = record.loan_details
-    assert details.amount is not None and details.tenure_months is not None and details.rate_pct is not None
-    application = Application(details.amount, details.tenure_months, details.rate_pct)
-    salary = None
     data: dict[str, Any] = {}
-    slip = latest_slip(resources, worker.tenant_id, worker.thread_id)
-    if slip is not None and application.amount > customer.preapproved_limit:
-        salary = await monthly_salary_of(slip)
-        worker.audit.read("salary_slip", ["monthly_salary"], document_id=slip.stem, monthly_salary=salary)
-        if salary is not None:
-            data["salary_slip"] = {"document_id": slip.stem, "monthly_salary": salary}
-    result = underwrite(customer, application, salary)
+    if not record.verification_status.verified:
+        # Only a verified customer is decided on (a state set by hand does not skip verification).
+        result = UnderwritingResult(
+            decision="MANUAL_REVIEW", rule="not_verified", reasons=["the customer's identity is not verified"]
+        )
+        worker.audit.add("refused", by="underwriting_agent", reason="not verified")
+        data["underwriting_result"] = result.model_dump(mode="json")
+        return _respond(
+            task, "COMPLETED", "I cannot decide on this loan before your identity is verified.", data, "CLOSE"
+        )
+    customer, application, slip, result, uploaded = await decide(
+        record, worker, ["credit_score", "preapproved_limit", "monthly_salary", "name"]
+    )
+    if slip is not None:
+        data["salary_slip"] = slip.model_dump(mode="json")
     worker.audit.tool(
         "underwrite",
         {"amount": application.amount, "tenure_months": application.tenure_months, "emi": application.emi},
         result.model_dump(mode="json"),
     )
+    salary = slip.monthly_salary if slip is not None else None
     if resources.model is not None:
         opinion = await model_opinion(resources.model, customer, application, salary, worker)
         if opinion is not None:
@@ -251,13 +346,23 @@ async def underwriting(task: TaskAssignment, worker: WorkerContext) -> TaskRespo
         return _respond(
             task,
             "COMPLETED",
-            f"Good news: your loan of {rupees(application.amount)} is approved ({why}).",
+            f"Good news: your loan of {rupees(application.amount)} over {application.tenure_months} months "
+            f"(EMI {rupees(application.emi)}) is approved ({why}).",
             data,
             "SANCTION_LETTER",
         )
     if result.decision == "REJECTED":
         return _respond(task, "COMPLETED", f"I am sorry, we cannot approve this loan: {why}.", data, "CLOSE")
-    unreadable = " The slip you uploaded does not state a net monthly salary." if slip is not None else ""
+    if result.decision == "MANUAL_REVIEW":
+        return _respond(
+            task,
+            "COMPLETED",
+            f"I cannot approve this loan here: {why}. A loan officer will review your application and "
+            "contact you; no sanction letter is issued until then.",
+            data,
+            "CLOSE",
+        )
+    unreadable = " The slip you uploaded does not state a net monthly salary." if uploaded else ""
     return _respond(
         task,
         "NEEDS_INPUT",
@@ -310,11 +415,52 @@ async def model_opinion(
     return opinion
 
 
+async def letter_refusal(
+    record: LoanConversation, worker: WorkerContext
+) -> tuple[str | None, CustomerRecord]:
+    """Why no letter may be issued for ``record`` (the rules checked again from the records, never
+    from what the state says was decided), or None; with the customer."""
+    customer = await _customer(
+        record, worker, ["name", "city", "pan", "dob", "credit_score", "preapproved_limit"]
+    )
+    assert customer is not None
+    status = record.verification_status
+    if not status.verified or status.locked:
+        return "the customer's identity is not verified", customer
+    if (record.stated.pan, record.stated.dob) != (customer.pan, customer.dob.isoformat()):
+        return "the verified PAN and date of birth do not match the customer's record", customer
+    details = record.loan_details
+    if details.amount is None or details.tenure_months is None:
+        return "the loan has no terms", customer
+    _, application, _, result, _ = await decide(record, worker, ["monthly_salary"])
+    if result.decision != "APPROVED":
+        return f"the rules do not approve this loan ({result.rule}: {'; '.join(result.reasons)})", customer
+    decided = record.underwriting_result.terms
+    if (
+        decided is None
+        or record.underwriting_result.decision != "APPROVED"
+        or (decided.amount, decided.tenure_months, decided.emi)
+        != (application.amount, application.tenure_months, application.emi)
+        or details.emi != application.emi
+    ):
+        return "the terms to be sanctioned are not the terms underwriting approved", customer
+    return None, customer
+
+
 async def sanction_letter_generator(task: TaskAssignment, worker: WorkerContext) -> TaskResponse:
     resources: LendingResources = worker.resources
     record = LoanConversation.model_validate(task.task_parameters)
-    customer = await _customer(record, worker, ["name", "city"])
-    assert customer is not None
+    refusal, customer = await letter_refusal(record, worker)
+    if refusal is not None:
+        worker.audit.add("refused", by="sanction_letter_generator", reason=refusal)
+        result = UnderwritingResult(decision="MANUAL_REVIEW", rule="letter_refused", reasons=[refusal])
+        return _respond(
+            task,
+            "COMPLETED",
+            f"I cannot issue a sanction letter: {refusal}. A loan officer will review your application.",
+            {"underwriting_result": result.model_dump(mode="json")},
+            "CLOSE",
+        )
     details = record.loan_details
     assert details.amount and details.tenure_months and details.rate_pct and details.emi
     document_id, _ = sanction_letter(

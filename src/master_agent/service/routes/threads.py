@@ -5,18 +5,20 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Query, Response
+from fastapi import APIRouter, HTTPException, Query, Request, Response
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import InvalidUpdateError
 from pydantic import BaseModel, ConfigDict, Field
 
+from master_agent.capabilities import domain_pack, load_tenant
 from master_agent.routing.graph import FrontDoorState
 from master_agent.runtime import MasterAgentState
 from master_agent.runtime.loop import CompiledLoop
 from master_agent.runtime.serialization import interrupts_by_task, to_jsonable
-from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
+from master_agent.service.deps import QueueDep, ResourcesDep, ServiceDep, TenantDep, operator
 from master_agent.service.graph_state import snapshot_json, thread_graph, thread_snapshot
 from master_agent.service.limits import Metadata, StrictJsonRoute, page
+from master_agent.service.state import ServiceState
 from master_agent.service.threads import (
     Thread,
     ThreadStatus,
@@ -31,6 +33,7 @@ from master_agent.service.threads import (
     search_threads,
     store_thread_values,
 )
+from master_agent.workflows.audit import AuditTrail
 
 router = APIRouter(prefix="/threads", tags=["threads"], route_class=StrictJsonRoute)
 
@@ -333,9 +336,54 @@ async def _state_at(
     return snapshot_json(snapshot)
 
 
+async def _guard_state_update(
+    request: Request,
+    service: ServiceState,
+    tenant: str,
+    thread_id: uuid.UUID,
+    graph: CompiledLoop,
+    config: Any,
+    values: dict[str, Any],
+) -> None:
+    """A stage-driven conversation's state is moved by its guards: an update that would skip one (set
+    the stage, a decision, a verification) is refused with 409 and audited, unless an operator (the
+    operator token) sends ``X-Override-Reason`` and ``X-Operator``: then it is audited as an override."""
+    record = await load_tenant(service.resources.database.pool, tenant)
+    pack = domain_pack(record.domain) if record.domain else None
+    if pack is None or pack.state_guard is None:
+        return
+    current = (await graph.aget_state(config)).values
+    problems = pack.state_guard(dict(current or {}), values)
+    if not problems:
+        return
+    resources = service.resources
+    trail = AuditTrail(
+        resources.database.pool, tenant, str(thread_id), "state_update", resources.evolution.clock.now
+    )
+    reason = request.headers.get("x-override-reason", "").strip()
+    who = request.headers.get("x-operator", "").strip()
+    if reason and who:
+        await operator(request, service)  # 403 unless the operator token (or loopback without one)
+        trail.add("override", by=who, reason=reason[:1000], fields=problems)
+        await trail.flush()
+        return
+    trail.add("refused", by="api", reason="state update would skip a guard", fields=problems)
+    await trail.flush()
+    raise HTTPException(
+        409,
+        detail=f"{', '.join(problems)}: only the conversation's guards set these (send a message instead; "
+        "an operator may override with X-Operator and X-Override-Reason)",
+    )
+
+
 @router.post("/{thread_id}/state")
 async def update_state(
-    thread_id: uuid.UUID, body: StateUpdate, tenant: TenantDep, resources: ResourcesDep
+    thread_id: uuid.UUID,
+    body: StateUpdate,
+    tenant: TenantDep,
+    resources: ResourcesDep,
+    request: Request,
+    service: ServiceDep,
 ) -> dict[str, Any]:
     thread = await existing_thread(resources, tenant, thread_id)
     if thread.status == "busy":
@@ -352,6 +400,7 @@ async def update_state(
     # A list is the whole update of a graph whose state is a list (messages); the graph judges it.
     if isinstance(body.values, dict):
         check_state_keys(graph_state_keys(graph), "values", body.values)
+        await _guard_state_update(request, service, tenant, thread_id, graph, config, body.values)
     try:
         updated = await graph.aupdate_state(config, body.values, as_node=body.as_node)
     except (InvalidUpdateError, ValueError, KeyError, TypeError) as error:
