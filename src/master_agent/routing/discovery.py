@@ -1,5 +1,10 @@
-"""Discovery: the tenant's agents that may serve a message, scored as seed 003 scores them:
-0.6 skill match + 0.2 domain + 0.1 historical success rate + 0.1 recency of the last success.
+"""Discovery: the tenant's agents that may serve a message, with seed 003's parts: skill match,
+domain, historical success rate and recency of the last success.
+
+Only what the message says decides: an agent's ``score`` is its relevance (0.75 skill + 0.25 domain,
+seed 003's 0.6 : 0.2), and success rate and recency (``usage``) order agents of equal relevance only.
+Summed in (seed 003's 0.1 + 0.1), they moved a message's routing as agents got used: a never-used
+agent topped out at 0.85 and a second pass minutes later changed six of forty decisions (issue 42).
 
 Agents come from the tenant's capabilities (its packs' agents; tenant-defined agents join the same
 registry). What is slow to get (embeddings of each agent's skills, its success history) is cached per
@@ -22,11 +27,12 @@ from master_agent.evolution.embeddings import Embedder
 from master_agent.routing.intent import message_vector, strip_entities
 from master_agent.routing.models import Candidate, IntentAnalysis
 
-SKILL_WEIGHT, DOMAIN_WEIGHT, PERFORMANCE_WEIGHT, RECENCY_WEIGHT = 0.6, 0.2, 0.1, 0.1
+SKILL_WEIGHT, DOMAIN_WEIGHT = 0.75, 0.25
 #: Cosine similarity between a message and an agent's best skill that counts as no match / full match.
 SKILL_FLOOR, SKILL_FULL = 0.45, 0.7
-#: Least score of an agent that counts as able to serve a message at all (seed 003: "no matches").
-MIN_CANDIDATE_SCORE = 0.5
+#: Least relevance of an agent that counts as able to serve a message at all (seed 003: "no matches";
+#: seed 003's 0.5 with a never-used agent's usage parts taken out).
+MIN_CANDIDATE_SCORE = 0.56
 #: A success this recent counts fully; older ones fade to nothing at ``RECENCY_HORIZON_DAYS``.
 RECENCY_FULL_DAYS, RECENCY_HORIZON_DAYS = 7.0, 90.0
 SUCCESS_REASONS = ("completed", "progress_threshold")
@@ -145,14 +151,10 @@ class Discovery:
             if skill <= 0.0:
                 continue
             domain = 1.0 if intent.domain is None or intent.domain == card.domain else 0.0
-            past = index.history.get(card.name)
-            # Laplace's rule: an agent without history is neither proven nor failed.
-            performance = (past.successes + 1) / (past.runs + 2) if past else 0.5
-            recency = 0.0
-            if past and past.last_success is not None:
-                age = (now - past.last_success).total_seconds() / 86400
-                span = RECENCY_HORIZON_DAYS - RECENCY_FULL_DAYS
-                recency = 1.0 if age <= RECENCY_FULL_DAYS else max(0.0, 1 - (age - RECENCY_FULL_DAYS) / span)
+            score = round(SKILL_WEIGHT * skill + DOMAIN_WEIGHT * domain, 3)
+            if score < MIN_CANDIDATE_SCORE:
+                continue
+            performance, recency = usage_parts(index.history.get(card.name), now)
             parts = {
                 "skill": round(skill, 3),
                 "domain": domain,
@@ -160,16 +162,21 @@ class Discovery:
                 "recency": round(recency, 3),
                 "similarity": round(similarity, 3),
             }
-            score = (
-                SKILL_WEIGHT * skill
-                + DOMAIN_WEIGHT * domain
-                + PERFORMANCE_WEIGHT * performance
-                + RECENCY_WEIGHT * recency
-            )
-            if score < MIN_CANDIDATE_SCORE:
-                continue
             candidates.append(
-                Candidate(name=card.name, score=round(score, 3), parts=parts, description=card.description)
+                Candidate(name=card.name, score=score, parts=parts, description=card.description)
             )
-        candidates.sort(key=lambda candidate: candidate.score, reverse=True)
+        # Relevance first; usage orders agents of equal relevance only (it never lifts one above another).
+        candidates.sort(key=lambda c: (c.score, c.parts["performance"] + c.parts["recency"]), reverse=True)
         return candidates
+
+
+def usage_parts(past: AgentHistory | None, now: datetime) -> tuple[float, float]:
+    """(success rate, recency of the last success) of an agent, each in [0, 1]."""
+    # Laplace's rule: an agent without history is neither proven nor failed.
+    performance = (past.successes + 1) / (past.runs + 2) if past else 0.5
+    recency = 0.0
+    if past and past.last_success is not None:
+        age = (now - past.last_success).total_seconds() / 86400
+        span = RECENCY_HORIZON_DAYS - RECENCY_FULL_DAYS
+        recency = 1.0 if age <= RECENCY_FULL_DAYS else max(0.0, 1 - (age - RECENCY_FULL_DAYS) / span)
+    return performance, recency
