@@ -56,6 +56,8 @@ class LiveServer:
             if self.task.done():
                 self.task.result()
             await asyncio.sleep(0.02)
+        # Ready as ``/ok`` says it: routing's models and indexes loaded (``routing.warm``).
+        await self.server.config.app.state.service.ready.wait()
         return self
 
     async def __aexit__(self, *exc: object) -> None:

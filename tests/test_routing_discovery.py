@@ -18,6 +18,7 @@ CARDS = [
         skills=("weekly returns summary per store", "refunded amount per store"),
         domain="retail",
         runnable=True,
+        source="tenant",
     ),
     AgentCard(
         name="refund_watch",
@@ -25,6 +26,7 @@ CARDS = [
         skills=("track the refund rate", "alert when returns spike"),
         domain="retail",
         runnable=True,
+        source="tenant",
     ),
     AgentCard(
         name="stock_keeper",
@@ -32,6 +34,7 @@ CARDS = [
         skills=("low stock alerts", "reorder products running out"),
         domain="retail",
         runnable=True,
+        source="tenant",
     ),
 ]
 MESSAGES = [
@@ -98,6 +101,7 @@ async def test_usage_orders_agents_of_equal_relevance(resources: RuntimeResource
             skills=("weekly returns summary per store",),
             domain="retail",
             runnable=True,
+            source="tenant",
         )
         for name in ("twin_a", "twin_b")
     ]
@@ -111,3 +115,17 @@ async def test_usage_orders_agents_of_equal_relevance(resources: RuntimeResource
     await _use(resources, tenant, loser, 1, succeeded=True)
     again = await discovery.discover(tenant, 1, twins, message, EXECUTE)
     assert again[0].name == loser  # the proven one of two equally relevant agents goes first
+
+
+async def test_an_agent_named_in_the_message_matches_fully_whatever_its_description(
+    resources: RuntimeResources,
+) -> None:
+    discovery = Discovery(
+        resources.database.pool, resources.evolution.knowledge.embedder, SystemClock(), ttl_s=0
+    )
+    tenant = f"disc-{uuid.uuid4().hex[:8]}"
+    for message in ("Harden stock_keeper before we put it in production", "debug the stock keeper please"):
+        found = await discovery.discover(tenant, 1, CARDS, message, EXECUTE)
+        assert found[0].name == "stock_keeper" and found[0].parts["skill"] == 1.0, message
+    unnamed = await discovery.discover(tenant, 1, CARDS, "Harden it before production", EXECUTE)
+    assert "stock_keeper" not in [candidate.name for candidate in unnamed]
