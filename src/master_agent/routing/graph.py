@@ -294,10 +294,26 @@ class FrontDoor:
             intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None})
         known = {**(await self.tenant_defaults()), **intent.entities, **entities}
         candidates = []
-        if intent.action in ("EXECUTE", "AMBIGUOUS", "CREATE", "UPDATE") or override:
+        own = any(card.source == "tenant" and card.runnable for card in self.cards)
+        if intent.action in ("EXECUTE", "AMBIGUOUS", "CREATE", "UPDATE") or override or own:
             candidates = await self.discovery.discover(
                 self.tenant.tenant_id, self.tenant.capability_version, self.cards, goal, intent
             )
+        if intent.action in ("QUERY", "AMBIGUOUS") and not override:
+            # The intent head knows no tenant's own agents: one made for exactly this request (its skill
+            # fully matched) is what the tenant wants run, not the built-in answer.
+            sources = {card.name: card.source for card in self.cards}
+            top = candidates[0] if candidates else None
+            if top is not None and sources.get(top.name) == "tenant" and top.parts["skill"] >= 1.0:
+                intent = intent.model_copy(
+                    update={
+                        "action": "EXECUTE",
+                        "query_kind": None,
+                        "confidence": max(intent.confidence, top.score),
+                    }
+                )
+            else:
+                candidates = candidates if intent.action == "AMBIGUOUS" else []
         rounds = len(clarifications)
         if chosen is not None:
             outcome = Outcome(chosen, "chosen by the user")
