@@ -12,7 +12,7 @@ from master_agent.runtime.factory import graph_cache
 from master_agent.service.state import ServiceState
 from tests.live_server import LiveServer, chat, live_server_fixture, two_tenant_keys
 
-live = live_server_fixture("warm")
+live = live_server_fixture("warm", warm_routing=True)
 keys = two_tenant_keys
 
 
