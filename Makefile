@@ -12,7 +12,7 @@ GOAL ?= Increase Store 5's accessory attach rate by 20% within 60 days
 LLM_VENV ?= .venv-llm
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: install js-deps browser serve demo demo-assistant demo-lending test lint bench api-diff eval-evolution eval-routing eval-lending eval-meta eval-truth test-local-llm clean
+.PHONY: install js-deps browser serve demo demo-assistant demo-lending test lint bench api-diff eval-evolution eval-routing train-routing eval-lending eval-meta eval-truth test-local-llm clean
 
 $(BIN)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or set PYTHON=...)"; exit 1; }
@@ -83,10 +83,16 @@ eval-truth: install
 eval-evolution: install
 	PYTHONPATH=. $(BIN)/python benchmarks/eval_evolution.py
 
-# The front door on the labelled routing set (benchmarks/routing_set.py): intent and target accuracy,
-# clarification precision, and the messages it got wrong.
+# The front door on the labelled sets of benchmarks/eval_routing/ (validation with its misses, held-out
+# as aggregates only): per-class and overall accuracy, follow-ups, a second pass after agents were used,
+# the confidence's reliability, warm and first-message latency; and the older 155-message set.
 eval-routing: install
 	PYTHONPATH=. $(BIN)/python benchmarks/routing.py
+
+# Trains the intent head (and the domain head) on benchmarks/eval_routing/train.json and the shipped
+# exemplars, picks C and the temperature on validation, writes src/master_agent/routing/intent_head.json.
+train-routing: install
+	PYTHONPATH=. $(BIN)/python benchmarks/train_routing.py
 
 # The customer simulator's personas through the real service: decisions against the expected ones,
 # completion rate, turns, time per stage, worker utilisation.

@@ -47,6 +47,9 @@ def server_settings(
             "database_url": create_database(server_uri, prefix),
             "data_dir": tmp_path_factory.mktemp(prefix),
             "model": "offline",
+            # Warming every tenant's routing before ready costs each service seconds; a test's first
+            # message loads what it needs (tests/test_warm_start.py turns it on).
+            "warm_routing": False,
             **overrides,
         }
     )

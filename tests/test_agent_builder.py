@@ -391,3 +391,31 @@ async def test_the_builder_conversation_creates_an_agent_after_a_preview(
         turn = await chat(http, "yes", turn["thread_id"])
         assert turn["values"]["reply"]["status"] == "updated"
     assert (await client.assistants.get(made["assistant_id"]))["version"] == 2
+
+
+async def test_an_agent_is_changed_by_name_words_and_a_free_request_with_the_builders_preview(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    client = sdk(live, keys["other-shop"])
+    digest = {
+        **refund_agent(name="returns_digest"),
+        "description": "A weekly digest of product returns per store.",
+        "skills": ["weekly returns digest per store"],
+    }
+    made = await client.assistants.create("master_agent", context={"agent_spec": digest})
+    async with _http(live, keys["other-shop"]) as http:
+        for message, shown in (
+            # By its name's words, not its name: "my returns digest agent".
+            ("Add search_village_knowledge to my returns digest agent", '+    "search_village_knowledge"'),
+            # Nothing the builder reads structurally: the request joins the instructions, previewed.
+            ("Update returns_digest so it also shows the refunded amount", "also shows the refunded amount"),
+            ("Rename returns_digest to returns_weekly", '"name": "returns_weekly"'),
+        ):
+            turn = await chat(http, message)
+            assert turn["values"]["routing"]["target"]["kind"] == "builder", message
+            asked = _question(turn)
+            assert asked["step"] == "preview" and shown in asked["diff"], (message, asked)
+            assert "returns_digest" in asked["question"]
+            turn = await chat(http, "no", turn["thread_id"])
+            assert turn["values"]["reply"]["status"] == "cancelled"
+    assert (await client.assistants.get(made["assistant_id"]))["version"] == 1  # nothing without a yes

@@ -376,3 +376,38 @@ async def test_which_store_ranks_first_and_a_period_pointed_at_is_asked_for(
         pointed = (await chat(client, "And how many sales did Store 2 have that month?"))["values"]
         assert pointed["reply"]["data"]["outcome"] == "clarify"  # no month said before in this thread
         assert "that month" in pointed["reply"]["text"]
+
+
+async def test_a_clarification_is_answered_by_the_next_input_over_the_langgraph_api(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    client = sdk(live, keys["demo-retail"])
+    thread = await client.threads.create()
+    asked = "@master_agnet Increase Store 5's attach rate by 10% in 90 days"
+    await client.runs.wait(
+        thread["thread_id"], "master_agent", input={"messages": [{"role": "user", "content": asked}]}
+    )
+    waiting = await client.threads.get_state(thread["thread_id"])
+    assert waiting["next"] == ["clarify"]
+    # A new input, not ``command.resume``: it answers the question the thread waits on.
+    await client.runs.wait(
+        thread["thread_id"], "master_agent", input={"messages": [{"role": "user", "content": "1"}]}
+    )
+    answered = await client.threads.get_state(thread["thread_id"])
+    values: dict[str, Any] = answered["values"]  # type: ignore[assignment]
+    assert values["routing"]["target"] == {"kind": "agent", "name": "master_agent"}
+    assert values["routing"]["round"] == 1 and values["routing"]["message"] == asked
+    assert values["envelope"]["status"] == "success"
+
+    # A message that changes direction is no answer: it is routed as a new message.
+    await client.runs.wait(
+        thread["thread_id"], "master_agent", input={"messages": [{"role": "user", "content": asked}]}
+    )
+    await client.runs.wait(
+        thread["thread_id"],
+        "master_agent",
+        input={"messages": [{"role": "user", "content": "actually, list my agents"}]},
+    )
+    redirected = await client.threads.get_state(thread["thread_id"])
+    routing = redirected["values"]["routing"]  # type: ignore[index,call-overload]
+    assert routing["target"] == {"kind": "query", "name": "list_agents"} and routing["round"] == 0

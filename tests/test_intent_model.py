@@ -1,13 +1,15 @@
 """Intent analysis by a real model: structured output at temperature 0 through the real openai client,
-against recorded OpenAI-format responses; the offline classifier answers when the model cannot."""
+against recorded OpenAI-format responses; the offline classifier answers when the model cannot. The
+offline classifier: the trained intent head with the exemplar classifier."""
 
 from __future__ import annotations
 
 import pytest
 
-from master_agent.evolution.embeddings import HashingEmbedder
+from master_agent.evolution.embeddings import HashingEmbedder, LocalMiniLMEmbedder
 from master_agent.routing.exemplars import GENERIC_EXEMPLARS
-from master_agent.routing.intent import ExemplarClassifier, ModelIntentAnalyzer
+from master_agent.routing.intent import ExemplarClassifier, ModelIntentAnalyzer, message_vector
+from master_agent.routing.intent_head import HeadClassifier, load_head, split_label
 from master_agent.settings import Settings
 from tests.model_exchanges import Script, load_recordings
 
@@ -48,3 +50,32 @@ async def test_an_unusable_or_failed_model_answer_falls_back_to_the_classifier(
     intent = await analyzer(settings, script).analyze("Create an agent that summarises complaints weekly", [])
     assert len(script.requests) == 1
     assert intent.action == "CREATE"  # the offline classifier's answer
+
+
+async def test_the_trained_head_answers_with_its_calibrated_confidence() -> None:
+    embedder = LocalMiniLMEmbedder()
+    head = load_head()
+    assert head is not None and head.embedder == embedder.model_name and head.temperature > 0
+    classifier = HeadClassifier(ExemplarClassifier(embedder, GENERIC_EXEMPLARS))
+    message = "Which of our stores sold the most last week?"
+    intent = await classifier.analyze(message, [])
+    shares = head.probabilities(await message_vector(embedder, message))
+    assert sum(shares.values()) == pytest.approx(1.0)
+    label = max(shares, key=lambda name: shares[name])
+    assert (intent.action, intent.query_kind) == split_label(label)
+    assert intent.confidence == pytest.approx(shares[label], abs=1e-3)
+    assert intent.entities == {"window": "last week"}  # entities still read from the message
+
+
+async def test_a_request_in_so_many_words_to_make_an_agent_is_create_whatever_the_head_says() -> None:
+    classifier = HeadClassifier(ExemplarClassifier(LocalMiniLMEmbedder(), GENERIC_EXEMPLARS))
+    intent = await classifier.analyze("Create an agent that lists my agents", [])
+    assert intent.action == "CREATE" and intent.confidence >= 0.9
+
+
+async def test_without_a_head_for_the_embedder_the_exemplar_classifier_answers() -> None:
+    exemplars = ExemplarClassifier(HashingEmbedder(), GENERIC_EXEMPLARS)
+    classifier = HeadClassifier(exemplars)
+    assert classifier.head is None  # the shipped head reads MiniLM vectors, not hashed ones
+    message = "Show me all my agents please"
+    assert await classifier.analyze(message, []) == await exemplars.analyze(message, [])

@@ -76,6 +76,7 @@ ENV_FIELDS: dict[str, str] = {
     "MASTER_AGENT_CONTEXT_MESSAGES": "context_messages",
     "MASTER_AGENT_CONTEXT_WINDOW_S": "context_window_s",
     "MASTER_AGENT_DISCOVERY_TTL_S": "discovery_ttl_s",
+    "MASTER_AGENT_WARM_ROUTING": "warm_routing",
     "MASTER_AGENT_RATE_REQUESTS": "rate_requests",
     "MASTER_AGENT_RATE_REQUESTS_WINDOW_S": "rate_requests_window_s",
     "MASTER_AGENT_RATE_RUNS": "rate_runs",
@@ -213,6 +214,9 @@ class Settings(BaseModel):
     """Front door: an intent less sure than this gets a clarifying question."""
     similar_score: float = Field(default=0.15, ge=0, le=1)
     """Front door: agents scoring within this of the best are offered as a choice."""
+    warm_routing: bool = True
+    """``serve`` loads what routing needs (embedder, intent head, exemplar vectors, discovery indexes,
+    every tenant's chat graph) before ``/ok`` reports ready; off, they load on first use."""
     clarify_rounds: int = Field(default=3, ge=0, le=10)
     """Front door: clarifying questions per message at most; then the best guess, flagged."""
     context_messages: int = Field(default=10, ge=0, le=100)

@@ -34,7 +34,7 @@ _YES = re.compile(
 )
 _NO = re.compile(r"^\s*(n|no|nope|cancel|stop|discard|drop it|never ?mind|forget it)\b", re.I)
 _REMOVE = re.compile(r"\b(remove|drop|without|stop using|no longer use|delete)\b", re.I)
-_RENAME = re.compile(r"\b(?:rename(?: it)? to|call it|name it)\s+[\"'`]?([A-Za-z][\w-]{2,63})", re.I)
+_RENAME = re.compile(r"\b(?:rename(?:\s+[\w-]+)?\s+to|call it|name it)\s+[\"'`]?([A-Za-z][\w-]{2,63})", re.I)
 _FIELD = re.compile(r"\b(description|instructions)\s*[:=]\s*(.+)$", re.I | re.S)
 
 
@@ -61,6 +61,16 @@ def _picked(answer: str, options: list[str]) -> list[str]:
         if 1 <= int(number) <= len(options) and options[int(number) - 1] not in chosen:
             chosen.append(options[int(number) - 1])
     return chosen
+
+
+#: Cosine similarity of a message to an agent's name and description that names it, and the lead over
+#: the next agent it needs (else the builder asks which agent).
+REFERENCE_SIMILARITY, REFERENCE_MARGIN = 0.5, 0.1
+
+
+def _stems(text: str) -> set[str]:
+    """Lower-case words, a plural's final s dropped ("refunds" names "refund")."""
+    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in re.findall(r"[a-z0-9]+", text.lower())}
 
 
 def _problems(spec: dict[str, Any], catalogue: AgentCatalogue, replacing: str | None = None) -> list[str]:
@@ -91,6 +101,11 @@ def apply_change(spec: dict[str, Any], request: str, catalogue: AgentCatalogue) 
     field = _FIELD.search(request)
     if field:
         changed[field.group(1).lower()] = field.group(2).strip()
+    if changed == spec and request.strip():
+        # Nothing the builder reads structurally ("so it also shows the refunded amount"): the request
+        # joins the agent's instructions as said, shown in the preview before anything changes.
+        instructions = str(changed.get("instructions") or "").rstrip()
+        changed["instructions"] = f"{instructions}\nAlso, as asked: {request.strip()}".strip()
     return changed
 
 
@@ -197,6 +212,34 @@ class AgentBuilder:
             draft.missing.remove("tools")
         return draft
 
+    async def _referenced(self, message: str, agents: dict[str, Any]) -> str | None:
+        """The tenant agent ``message`` names: by its name ("returns_digest"), its name's words ("my
+        returns digest agent"), or else its description, when one agent is clearly the closest."""
+        exact = [n for n in agents if re.search(rf"\b{re.escape(n)}\b", message)]
+        if len(exact) == 1:
+            return exact[0]
+        said = _stems(message)
+        by_words = [n for n in agents if (_stems(n.replace("_", " ")) - {"agent"}) <= said]
+        if len(by_words) == 1:
+            return by_words[0]
+        if by_words or exact:
+            return None  # several fit: ask which
+        names = sorted(agents)
+        texts = [f"{n.replace('_', ' ')}: {agents[n].document.description}" for n in names]
+        query, *vectors = await self.drafter.embedder.embed([message, *texts])
+        sims = sorted(
+            (
+                (sum(a * b for a, b in zip(query, v, strict=True)), n)
+                for v, n in zip(vectors, names, strict=True)
+            ),
+            reverse=True,
+        )
+        best = sims[0]
+        runner_up = sims[1][0] if len(sims) > 1 else 0.0
+        if best[0] >= REFERENCE_SIMILARITY and best[0] - runner_up >= REFERENCE_MARGIN:
+            return best[1]
+        return None
+
     async def update(self, message: str, agent_name: str | None) -> BuilderReply:
         pool = self.resources.database.pool
         tenant = await load_tenant(pool, self.tenant_id)
@@ -206,7 +249,7 @@ class AgentBuilder:
                 "not_found", "You have no agents of your own to change yet; describe one to create it.", {}
             )
         name = agent_name if agent_name in agents else None
-        name = name or next((n for n in agents if re.search(rf"\b{re.escape(n)}\b", message)), None)
+        name = name or await self._referenced(message, agents)
         rounds = 0
         while name is None and rounds < MAX_ROUNDS:
             rounds += 1

@@ -71,6 +71,7 @@ from master_agent.routing.intent import (
     ModelIntentAnalyzer,
     message_entities,
 )
+from master_agent.routing.intent_head import HeadClassifier, master_examples
 from master_agent.routing.models import (
     Clarification,
     IntentAnalysis,
@@ -89,7 +90,7 @@ from master_agent.runtime.loop import (
     task_text,
 )
 from master_agent.runtime.proposals import HOW_TO_ANSWER, read_feedback
-from master_agent.runtime.recovery import pick_option
+from master_agent.runtime.recovery import answers_question, pick_option
 from master_agent.runtime.resources import RuntimeResources
 from master_agent.runtime.verification import Check, limitations_of, verify_before_answer
 from master_agent.settings import Settings
@@ -176,10 +177,17 @@ class FrontDoor:
         update: dict[str, Any] = {"clarifying": False}
         pending = state.get("pending")
         clarifications = list(state.get("clarifications") or [])
+        waiting = _waiting_clarification(state)
+        last = next((m for m in reversed(state.get("messages") or []) if isinstance(m, HumanMessage)), None)
+        if not state.get("clarifying") and waiting is not None and last is not None:
+            # A new input on a thread waiting for a clarification (the LangGraph API's runs, not only
+            # ``command.resume``) answers it, as on ``/chat/stream``, unless it changes direction.
+            text = content_text(last.content)
+            if answers_question(waiting, text):
+                clarifications = [*clarifications, {"question": waiting, "answer": text}]
+                update["clarifications"] = clarifications
+                state = {**state, "clarifying": True}
         if not state.get("clarifying"):
-            last = next(
-                (m for m in reversed(state.get("messages") or []) if isinstance(m, HumanMessage)), None
-            )
             text = content_text(last.content) if last is not None else str(state.get("goal") or "")
             suspended = _suspend_cut_short(state, self.now())
             pending = {"id": last.id if last is not None else None, "text": text, "at": self.now()}
@@ -290,16 +298,51 @@ class FrontDoor:
             intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None})
         known = {**(await self.tenant_defaults()), **intent.entities, **entities}
         candidates = []
-        if intent.action in ("EXECUTE", "AMBIGUOUS", "CREATE", "UPDATE") or override:
+        own = any(card.source == "tenant" and card.runnable for card in self.cards)
+        if intent.action in ("EXECUTE", "AMBIGUOUS", "CREATE", "UPDATE") or override or own:
             candidates = await self.discovery.discover(
                 self.tenant.tenant_id, self.tenant.capability_version, self.cards, goal, intent
             )
+        if intent.action in ("QUERY", "AMBIGUOUS") and not override:
+            # The intent head knows no tenant's own agents: one made for exactly this request (its skill
+            # fully matched) is what the tenant wants run, not the built-in answer.
+            sources = {card.name: card.source for card in self.cards}
+            top = candidates[0] if candidates else None
+            if top is not None and sources.get(top.name) == "tenant" and top.parts["skill"] >= 1.0:
+                intent = intent.model_copy(
+                    update={
+                        "action": "EXECUTE",
+                        "query_kind": None,
+                        "confidence": max(intent.confidence, top.score),
+                    }
+                )
+            else:
+                candidates = candidates if intent.action == "AMBIGUOUS" else []
         rounds = len(clarifications)
         if chosen is not None:
             outcome = Outcome(chosen, "chosen by the user")
         else:
             outcome = decide_route(
                 intent, candidates, self.cards, self.settings, rounds=rounds, override=override, known=known
+            )
+        previous_turn = turns[-1] if turns else None
+        if (
+            previous_turn is not None
+            and not (follow_up or override or clarifications)
+            and inherits_target(message, outcome.target, previous_turn)
+        ):
+            # A short message nothing serves on its own ("now november", "call it refund_watch", "and
+            # his email?") right after a served one continues it: the same target, the previous goal
+            # with this message added, the previous entities (window included) under this message's.
+            goal, follow_up = f"{str(previous_turn['goal']).rstrip('?.! ')} ({message})", True
+            inherited = RouteTarget.model_validate(previous_turn["target"])
+            outcome = Outcome(inherited, f"continues the previous message {previous_turn['text']!r}")
+            intent = intent.model_copy(
+                update={
+                    "action": previous_turn.get("intent") or intent.action,
+                    "query_kind": inherited.name if inherited.kind == "query" else None,
+                    "entities": {**(previous_turn.get("entities") or {}), **intent.entities},
+                }
             )
         return RoutingDecision(
             message=text,
@@ -639,6 +682,36 @@ def _cut_short(state: FrontDoorState) -> dict[str, Any] | None:
     return None
 
 
+#: Most words of a message that continues the one before when nothing serves it on its own.
+FOLLOW_UP_WORDS = 8
+
+
+def inherits_target(message: str, target: RouteTarget, previous: Mapping[str, Any]) -> bool:
+    """Whether ``message``, which on its own gets ``target``, continues the previous turn instead: it
+    is short, on its own it would be asked about or refused, and the previous turn was served."""
+    served = (previous.get("target") or {}).get("kind") in ("agent", "query", "builder")
+    alone = target.kind in ("clarification", "out_of_scope")
+    return served and alone and len(message.split()) <= FOLLOW_UP_WORDS
+
+
+def _waiting_clarification(state: FrontDoorState) -> dict[str, Any] | None:
+    """The clarifying question the thread still waits on (asked about the pending message, whose turn
+    has not finished), or None."""
+    routing = state.get("routing") or {}
+    pending = state.get("pending") or {}
+    turns = state.get("chat_turns") or []
+    if routing.get("target", {}).get("kind") != "clarification" or not routing.get("clarification"):
+        return None
+    if not pending or (turns and turns[-1].get("at") == pending.get("at")):
+        return None
+    messages = state.get("messages") or []
+    last = messages[-1] if messages else None
+    if not isinstance(last, HumanMessage) or last.id == pending.get("id"):
+        return None  # no new message since the question
+    question: dict[str, Any] = routing["clarification"]
+    return question
+
+
 def _suspend_cut_short(state: FrontDoorState, now: str) -> list[dict[str, Any]]:
     """The thread's suspended flows with the one a new message cuts short added (it replaces an
     older suspension of the same goal)."""
@@ -849,6 +922,7 @@ def agent_cards(capabilities: TenantCapabilities, pack: DomainPack) -> list[Agen
                 runnable=runnable,
                 addressable=runnable or arguments is not None,
                 required_entities=required,
+                examples=master_examples(pack.name) if spec is capabilities.master else (),
                 source="tenant" if own else "pack",
             )
         )
@@ -893,7 +967,7 @@ def make_front_door(
 ) -> FrontDoor:
     """The tenant's front door with the master agent's loops behind it."""
     cards = agent_cards(capabilities, pack)
-    classifier = ExemplarClassifier(evolution.knowledge.embedder, exemplars_for(pack, cards))
+    classifier = HeadClassifier(ExemplarClassifier(evolution.knowledge.embedder, exemplars_for(pack, cards)))
     analyzer: IntentAnalyzer = (
         classifier if isinstance(model, OfflinePlanner) else ModelIntentAnalyzer(model, classifier)
     )

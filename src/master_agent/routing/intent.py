@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import numpy as np
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import ValidationError
@@ -86,6 +87,15 @@ def forget_message_vectors() -> None:
     _QUERY_VECTORS.clear()
 
 
+#: Vectors of exemplar texts, by embedder and text (see ``ExemplarClassifier._exemplar_vectors``).
+_EXEMPLAR_VECTORS: dict[tuple[str, str], list[float]] = {}
+
+
+def forget_exemplar_vectors() -> None:
+    """Drop the exemplars' vectors (the routing eval times a cold start)."""
+    _EXEMPLAR_VECTORS.clear()
+
+
 class IntentAnalyzer(Protocol):
     async def analyze(self, message: str, history: Sequence[str]) -> IntentAnalysis: ...
 
@@ -103,21 +113,31 @@ class ExemplarClassifier:
         self.embedder = embedder
         self.exemplars = list(exemplars)
         self._vectors: list[list[float]] | None = None
+        self._matrix: np.ndarray | None = None
         self._lock = asyncio.Lock()
 
     async def _exemplar_vectors(self) -> list[list[float]]:
         async with self._lock:
             if self._vectors is None:
-                self._vectors = await self.embedder.embed([strip_entities(e.text) for e in self.exemplars])
+                texts = [strip_entities(e.text) for e in self.exemplars]
+                model = self.embedder.model_name
+                # Tenants of one pack share most exemplars, and a front door is built again whenever
+                # its graph is: each text is embedded once per process (and before ready, by warm-up).
+                missing = list(dict.fromkeys(t for t in texts if (model, t) not in _EXEMPLAR_VECTORS))
+                if missing:
+                    for text, vector in zip(missing, await self.embedder.embed(missing), strict=True):
+                        _EXEMPLAR_VECTORS[(model, text)] = vector
+                self._vectors = [_EXEMPLAR_VECTORS[(model, text)] for text in texts]
         return self._vectors
 
     async def warm(self) -> None:
         await self._exemplar_vectors()
 
     async def analyze(self, message: str, history: Sequence[str] = ()) -> IntentAnalysis:
-        vectors = await self._exemplar_vectors()
+        if self._matrix is None:
+            self._matrix = np.asarray(await self._exemplar_vectors(), dtype=np.float64)
         query = await message_vector(self.embedder, message)
-        sims = [sum(a * b for a, b in zip(query, vector, strict=True)) for vector in vectors]
+        sims = [float(sim) for sim in self._matrix @ np.asarray(query, dtype=np.float64)]
         by_label: dict[_Label, list[float]] = {}
         for exemplar, sim in zip(self.exemplars, sims, strict=True):
             by_label.setdefault(_Label(exemplar.action, exemplar.query_kind), []).append(sim)

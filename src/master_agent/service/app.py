@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -24,8 +25,9 @@ from master_agent.errors import (
     UnknownThreadError,
 )
 from master_agent.evolution.jobs import use_cron_firer
+from master_agent.routing.warm import warm_routing
 from master_agent.runtime import open_resources
-from master_agent.runtime.resources import SchedulerRole
+from master_agent.runtime.resources import RuntimeResources, SchedulerRole
 from master_agent.runtime.runs import RunQueue
 from master_agent.service.console import mount_console
 from master_agent.service.crons import fire_cron
@@ -64,6 +66,17 @@ def _error_body(error: MasterAgentError) -> dict[str, Any]:
     return body
 
 
+async def _warm(resources: RuntimeResources, ready: asyncio.Event) -> None:
+    """Routing's models and indexes loaded, then ready; a failure leaves them to load on first use."""
+    try:
+        if resources.settings.warm_routing:
+            await warm_routing(resources)
+    except Exception:  # never keep a working service unready: routing loads lazily as before
+        logging.getLogger(__name__).exception("routing warm-up failed; loading on first use")
+    finally:
+        ready.set()
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The service app; its lifespan opens the database (migrated), starts the run workers."""
 
@@ -93,9 +106,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if role == "lead":
                 use_cron_firer(partial(fire_cron, resources, queue))
             await queue.start()
+            warming = asyncio.create_task(_warm(resources, app.state.service.ready))
             try:
                 yield
             finally:
+                warming.cancel()
                 use_cron_firer(None)
                 await queue.stop()
                 close_pools()

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from dataclasses import dataclass, field
 
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.runs import RunQueue
@@ -16,3 +17,5 @@ class ServiceState:
     queue: RunQueue
     metrics: ServiceMetrics
     quotas: Quotas
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once what routing needs is loaded (``routing.warm``): ``/ok`` answers 503 until then."""

@@ -17,9 +17,12 @@ HEALTH_TIMEOUT_S = 5
 router = APIRouter(tags=["health"], route_class=StrictJsonRoute)
 
 
-@router.get("/ok")
-async def ok() -> dict[str, bool]:
-    """Liveness: the process answers (no authentication)."""
+@router.get("/ok", response_model=None)
+async def ok(service: ServiceDep) -> dict[str, bool] | JSONResponse:
+    """Readiness to chat (no authentication): 503 while routing's models and indexes still load
+    (``MASTER_AGENT_WARM_ROUTING``), so the first message is as fast as the next."""
+    if not service.ready.is_set():
+        return JSONResponse({"ok": False, "status": "warming up"}, status_code=503)
     return {"ok": True}
 
 

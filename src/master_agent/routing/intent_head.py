@@ -1,0 +1,159 @@
+"""The trained intent head: a multinomial logistic regression over the local sentence embeddings of a
+message (its entity values stripped), with its confidence calibrated by temperature scaling.
+
+Trained offline by ``make train-routing`` (``benchmarks/train_routing.py``) on labelled messages
+written from the user's side; the weights ship in ``intent_head.json`` next to this module. Serving
+needs numpy only. The head is tied to the embedder it was trained with: under another embedder (the
+hashing fallback of minimal installs and some tests) there is no head and the exemplar classifier
+answers alone.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from master_agent.routing.intent import (
+    EXPLICIT_CONFIDENCE,
+    ExemplarClassifier,
+    explicit_builder_action,
+    message_vector,
+)
+from master_agent.routing.models import IntentAnalysis
+
+logger = logging.getLogger(__name__)
+
+HEAD_PATH = Path(__file__).with_name("intent_head.json")
+
+
+@dataclass(frozen=True, kw_only=True)
+class IntentHead:
+    """The weights of a trained head."""
+
+    embedder: str
+    """``model_name`` of the embedder whose vectors it reads."""
+    labels: tuple[str, ...]
+    """Its classes: an action, or ``QUERY:<query kind>``."""
+    coef: np.ndarray
+    """Weights, one row per label."""
+    intercept: np.ndarray
+    temperature: float
+    """Logits are divided by it before the softmax (fitted on the validation split)."""
+    domains: LinearHead | None
+    """Which domain pack's master agent serves an EXECUTE (or ``other``: none of the packs'), from
+    the messages each was asked in training: discovery's skill match for a pack's master agent."""
+    master_examples: dict[str, tuple[str, ...]]
+    """By domain pack: training messages its master agent was asked, which discovery reads as more
+    of that agent's skills (a pack's few skills are phrased one way; users phrase them many)."""
+
+    def probabilities(self, vector: list[float]) -> dict[str, float]:
+        logits = (self.coef @ np.asarray(vector, dtype=np.float64) + self.intercept) / self.temperature
+        weights = np.exp(logits - logits.max())
+        shares = weights / weights.sum()
+        return {label: float(share) for label, share in zip(self.labels, shares, strict=True)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class LinearHead:
+    """A softmax-linear classifier over an embedding."""
+
+    labels: tuple[str, ...]
+    coef: np.ndarray
+    intercept: np.ndarray
+
+    def probabilities(self, vector: list[float]) -> dict[str, float]:
+        logits = self.coef @ np.asarray(vector, dtype=np.float64) + self.intercept
+        weights = np.exp(logits - logits.max())
+        shares = weights / weights.sum()
+        return {label: float(share) for label, share in zip(self.labels, shares, strict=True)}
+
+
+def domain_shares(embedder_name: str, vector: list[float]) -> dict[str, float]:
+    """The domain head's probability of each domain for a message's vector (empty without a head for
+    the embedder)."""
+    head = load_head()
+    if head is None or head.domains is None or head.embedder != embedder_name:
+        return {}
+    return head.domains.probabilities(vector)
+
+
+@cache
+def load_head(path: Path = HEAD_PATH) -> IntentHead | None:
+    """The shipped head (read once), or None when there is none."""
+    if not path.exists():
+        logger.warning("no trained intent head at %s: the exemplar classifier answers alone", path)
+        return None
+    raw = json.loads(path.read_text())
+    return IntentHead(
+        embedder=str(raw["embedder"]),
+        labels=tuple(raw["labels"]),
+        coef=np.asarray(raw["coef"], dtype=np.float64),
+        intercept=np.asarray(raw["intercept"], dtype=np.float64),
+        temperature=float(raw["temperature"]),
+        domains=LinearHead(
+            labels=tuple(raw["domains"]["labels"]),
+            coef=np.asarray(raw["domains"]["coef"], dtype=np.float64),
+            intercept=np.asarray(raw["domains"]["intercept"], dtype=np.float64),
+        )
+        if raw.get("domains")
+        else None,
+        master_examples={pack: tuple(texts) for pack, texts in (raw.get("master_examples") or {}).items()},
+    )
+
+
+def master_examples(pack: str) -> tuple[str, ...]:
+    """Training messages of the pack's master agent (none without a head)."""
+    head = load_head()
+    return head.master_examples.get(pack, ()) if head is not None else ()
+
+
+def split_label(label: str) -> tuple[str, str | None]:
+    """(action, query kind) of a head label."""
+    action, _, kind = label.partition(":")
+    return action, kind or None
+
+
+class HeadClassifier:
+    """Intent by the trained head; what the head cannot know from its training comes from the exemplar
+    classifier over this tenant's exemplars (the domain, the entities, a request to make or change an
+    agent in so many words). Without a head for the embedder, the exemplar classifier answers alone."""
+
+    def __init__(self, exemplars: ExemplarClassifier, head: IntentHead | None = None) -> None:
+        self.exemplars = exemplars
+        self.head = head if head is not None else load_head()
+        if self.head is not None and self.head.embedder != exemplars.embedder.model_name:
+            self.head = None
+
+    async def warm(self) -> None:
+        await self.exemplars.warm()
+        if self.head is not None:
+            await message_vector(self.exemplars.embedder, "warm up")
+
+    async def analyze(self, message: str, history: Sequence[str] = ()) -> IntentAnalysis:
+        base = await self.exemplars.analyze(message, history)
+        if self.head is None:
+            return base
+        shares = self.head.probabilities(await message_vector(self.exemplars.embedder, message))
+        label = max(shares, key=lambda name: shares[name])
+        action, query_kind = split_label(label)
+        confidence = shares[label]
+        explicit = explicit_builder_action(message)
+        if explicit is not None:
+            action, query_kind, confidence = explicit, None, max(confidence, EXPLICIT_CONFIDENCE)
+        reason = "the message does not say what to do" if action == "AMBIGUOUS" else None
+        return base.model_copy(
+            update={
+                "action": action,
+                "query_kind": query_kind if action == "QUERY" else None,
+                "confidence": round(confidence, 3),
+                "required_skills": base.required_skills if action == "EXECUTE" else [],
+                "domain": base.domain if action == "EXECUTE" else None,
+                "ambiguity_reason": reason or base.ambiguity_reason if action == "AMBIGUOUS" else None,
+            }
+        )

@@ -1,0 +1,50 @@
+"""Conversation context at the front door (issue 42): a short message that nothing serves on its own,
+right after a served one, continues it with the previous target, goal and entities."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from master_agent.capabilities import load_tenant
+from master_agent.routing.models import RoutingDecision
+from master_agent.runtime import RuntimeResources
+from master_agent.runtime.factory import front_door
+
+
+def _turn(door: Any, decision: RoutingDecision) -> dict[str, Any]:
+    return {
+        "text": decision.message,
+        "goal": decision.goal,
+        "at": door.now(),
+        "intent": decision.intent,
+        "target": decision.target.model_dump(),
+        "entities": decision.entities,
+    }
+
+
+@pytest.mark.parametrize("follow_up", ["and broken down by weekday?", "hmm, same but per staff member"])
+async def test_a_short_message_nothing_serves_alone_continues_the_previous_turn(
+    resources: RuntimeResources, follow_up: str
+) -> None:
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    first = await door.decide("What was Store 3's attach rate last month?", [], {})
+    assert first.target.kind == "query" and first.entities["window"] == "last month"
+    alone = await door.decide(follow_up, [], {})
+    assert alone.target.kind in ("clarification", "out_of_scope")  # nothing serves it on its own
+
+    after = await door.decide(follow_up, [], {"chat_turns": [_turn(door, first)]})
+    assert after.follow_up and after.target == first.target
+    assert after.goal.startswith("What was Store 3's attach rate last month") and follow_up in after.goal
+    assert after.entities["store_id"] == 3 and after.entities["window"] == "last month"
+
+
+async def test_a_long_new_request_after_a_served_turn_is_not_taken_as_its_follow_up(
+    resources: RuntimeResources,
+) -> None:
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    first = await door.decide("What was Store 3's attach rate last month?", [], {})
+    message = "Plan a Black Friday marketing campaign for all our stores with a TikTok budget"
+    after = await door.decide(message, [], {"chat_turns": [_turn(door, first)]})
+    assert not after.follow_up and after.target.kind != "query"

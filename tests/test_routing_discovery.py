@@ -1,0 +1,131 @@
+"""Discovery: what a message says decides which agent serves it; how much agents were used orders
+agents of equal relevance only, so routing never flips because other agents got used (issue 42)."""
+
+from __future__ import annotations
+
+import uuid
+
+from master_agent.evolution.clock import SystemClock
+from master_agent.routing.discovery import AgentCard, Discovery
+from master_agent.routing.models import IntentAnalysis
+from master_agent.runtime import RuntimeResources
+from master_agent.runtime.termination import TerminationReport
+
+CARDS = [
+    AgentCard(
+        name="returns_digest",
+        description="Summarises the week's product returns and refunds per store",
+        skills=("weekly returns summary per store", "refunded amount per store"),
+        domain="retail",
+        runnable=True,
+        source="tenant",
+    ),
+    AgentCard(
+        name="refund_watch",
+        description="Watches refund rates and alerts on spikes in returns",
+        skills=("track the refund rate", "alert when returns spike"),
+        domain="retail",
+        runnable=True,
+        source="tenant",
+    ),
+    AgentCard(
+        name="stock_keeper",
+        description="Keeps an eye on inventory levels and reorders stock",
+        skills=("low stock alerts", "reorder products running out"),
+        domain="retail",
+        runnable=True,
+        source="tenant",
+    ),
+]
+MESSAGES = [
+    "Summarise this week's returns for every store",
+    "How much did we refund per store last week?",
+    "refunds report by store",
+    "Tell me when refunds suddenly go up",
+    "Which products are about to run out of stock?",
+]
+EXECUTE = IntentAnalysis(action="EXECUTE", confidence=0.9, domain="retail")
+
+
+async def _ranking(discovery: Discovery, tenant: str, message: str) -> list[tuple[str, float]]:
+    found = await discovery.discover(tenant, 1, CARDS, message, EXECUTE)
+    return [(candidate.name, candidate.score) for candidate in found]
+
+
+async def _use(resources: RuntimeResources, tenant: str, agent: str, times: int, succeeded: bool) -> None:
+    for index in range(times):
+        await resources.terminations.record(
+            TerminationReport(
+                tenant_id=tenant,
+                thread_id=f"{tenant}-{agent}-{index}",
+                scope="",
+                agent=agent,
+                depth=0,
+                reason="completed" if succeeded else "max_iterations",
+                iterations=3,
+                progress=1.0 if succeeded else 0.0,
+                confidence=0.9,
+                steps=[],
+            )
+        )
+
+
+async def test_routing_does_not_flip_when_other_agents_are_used_many_times(
+    resources: RuntimeResources,
+) -> None:
+    embedder = resources.evolution.knowledge.embedder
+    discovery = Discovery(resources.database.pool, embedder, SystemClock(), ttl_s=0)
+    runners_up = 0
+    for message in MESSAGES:
+        tenant = f"disc-{uuid.uuid4().hex[:8]}"
+        before = await _ranking(discovery, tenant, message)
+        assert before, message
+        runners_up += len(before) - 1
+        # Every other agent succeeds again and again; the first choice fails as often.
+        for card in CARDS:
+            await _use(resources, tenant, card.name, 25, succeeded=card.name != before[0][0])
+        assert await _ranking(discovery, tenant, message) == before, message
+        # The usage was read: it shows in the parts.
+        found = await discovery.discover(tenant, 1, CARDS, message, EXECUTE)
+        assert found[0].parts["performance"] < 0.1
+        assert all(candidate.parts["performance"] > 0.9 for candidate in found[1:])
+    assert runners_up >= 2  # there were agents to flip to
+
+
+async def test_usage_orders_agents_of_equal_relevance(resources: RuntimeResources) -> None:
+    tenant = f"disc-{uuid.uuid4().hex[:8]}"
+    twins = [
+        AgentCard(
+            name=name,
+            description="Summarises the week's product returns per store",
+            skills=("weekly returns summary per store",),
+            domain="retail",
+            runnable=True,
+            source="tenant",
+        )
+        for name in ("twin_a", "twin_b")
+    ]
+    discovery = Discovery(
+        resources.database.pool, resources.evolution.knowledge.embedder, SystemClock(), ttl_s=0
+    )
+    message = "Summarise the returns per store for this week"
+    first = await discovery.discover(tenant, 1, twins, message, EXECUTE)
+    assert len(first) == 2 and first[0].score == first[1].score
+    loser = first[1].name
+    await _use(resources, tenant, loser, 1, succeeded=True)
+    again = await discovery.discover(tenant, 1, twins, message, EXECUTE)
+    assert again[0].name == loser  # the proven one of two equally relevant agents goes first
+
+
+async def test_an_agent_named_in_the_message_matches_fully_whatever_its_description(
+    resources: RuntimeResources,
+) -> None:
+    discovery = Discovery(
+        resources.database.pool, resources.evolution.knowledge.embedder, SystemClock(), ttl_s=0
+    )
+    tenant = f"disc-{uuid.uuid4().hex[:8]}"
+    for message in ("Harden stock_keeper before we put it in production", "debug the stock keeper please"):
+        found = await discovery.discover(tenant, 1, CARDS, message, EXECUTE)
+        assert found[0].name == "stock_keeper" and found[0].parts["skill"] == 1.0, message
+    unnamed = await discovery.discover(tenant, 1, CARDS, "Harden it before production", EXECUTE)
+    assert "stock_keeper" not in [candidate.name for candidate in unnamed]
