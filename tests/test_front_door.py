@@ -339,7 +339,7 @@ async def test_a_window_the_data_covers_in_part_is_a_partial_answer(
 
 async def test_a_comparison_of_two_stores_answers_each(live: LiveServer, keys: dict[str, str]) -> None:
     async with _client(live, keys["demo-retail"]) as client:
-        values = (await chat(client, "Compare Store 1 and Store 8 on attach rate in September 2026"))[
+        values = (await chat(client, "What was the attach rate at Store 1 and Store 8 in September 2026?"))[
             "values"
         ]
     data = values["reply"]["data"]
