@@ -79,7 +79,8 @@ CRITERIA: dict[str, list[tuple[str, str, str]]] = {
         ("neutral", "", "I would like to know the opening hours"),
     ],
 }
-_BUILD = re.compile(
+#: A request asking for a system to be built ("Build an agent system that <clauses>").
+BUILD_REQUEST = _BUILD = re.compile(
     r"^\s*(?:please\s+)?(?:build|create|make|design|set up)\s+(?:me\s+)?(?:an?\s+)?(?:new\s+)?"
     r"(?:agent\s+|multi-agent\s+)?(?:system|agent|team|pipeline)\s+(?:that|which|to)\s+(.+?)\.?\s*$",
     re.I,

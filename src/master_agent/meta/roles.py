@@ -22,8 +22,7 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from master_agent.capabilities import load_tenant
-from master_agent.capabilities.agents import live_agents
+from master_agent.capabilities.agents import AgentDocument
 from master_agent.errors import InputError, MasterAgentError
 from master_agent.meta.artifacts import (
     ARTIFACT_MODELS,
@@ -53,8 +52,8 @@ from master_agent.meta.compiler import CompileFailed, compile_system, validate_s
 from master_agent.meta.design import design_eval, design_prompts, design_system, design_tools, repair_system
 from master_agent.meta.failures import CompileError, FailureSignals, MetricFailure, ToolError
 from master_agent.meta.playbooks import ConstraintPack, RoleBudget
-from master_agent.meta.systems import register_system
-from master_agent.runtime.factory import master_graph
+from master_agent.meta.systems import free_system_name, register_system
+from master_agent.runtime.factory import candidate_graph
 from master_agent.runtime.resources import RuntimeResources
 
 RoleStatus = Literal["done", "failed", "budget_exhausted"]
@@ -157,11 +156,19 @@ async def _adopt_or(
 
 
 async def architect_design(ctx: RoleContext) -> RoleResult:
+    renamed: list[str] = []
+
     async def draft() -> Artifact:
-        return design_system(ctx.request, ctx.system_name, ctx.runtime_target)
+        system = design_system(ctx.request, ctx.system_name, ctx.runtime_target)
+        free = await free_system_name(ctx.resources, ctx.tenant_id, system)
+        if free != system.name:
+            renamed.append(f"{system.name!r} is taken in this tenant: the system is named {free!r}")
+            system = system.model_copy(update={"name": free})
+        return system
 
     result = await _adopt_or(ctx, "architect", "SystemSpec", draft)
-    return result.model_copy(update={"task": "design"})
+    note = "; ".join([result.note, *renamed])
+    return result.model_copy(update={"task": "design", "note": note})
 
 
 # --- Prompt/Policy, Tooling -----------------------------------------------------------------------
@@ -405,14 +412,13 @@ def _matches(expected: Any, actual: Any) -> bool:
 
 
 async def _run_case(
-    ctx: RoleContext, agent_id: str, inputs: dict[str, Any], expect: dict[str, Any]
+    ctx: RoleContext, graph: Any, inputs: dict[str, Any], expect: dict[str, Any]
 ) -> tuple[dict[str, Any], list[str], float, int, int, str | None]:
-    """One case through the registered system: outputs, mismatches, ms, tokens, tool calls, error."""
-    config: Any = {"configurable": {"tenant_id": ctx.tenant_id, "agent_id": agent_id}}
+    """One case through the compiled system: outputs, mismatches, ms, tokens, tool calls, error."""
+    config: Any = {"configurable": {"tenant_id": ctx.tenant_id}}
     goal = " ".join(str(value) for value in inputs.values())
     started = time.perf_counter()
     try:
-        graph = await master_graph(ctx.resources, config)
         state = await graph.ainvoke({"goal": goal, "context": inputs}, config)
     except MasterAgentError as error:
         return {}, [f"the run failed: {error}"], 0.0, 0, 0, str(error)
@@ -427,14 +433,17 @@ async def _run_case(
     return outputs, mismatches, elapsed, tokens, int(state.get("tool_calls") or 0), None
 
 
-async def _compiled_agent(ctx: RoleContext) -> tuple[CompiledSpec, str | None]:
+async def _compiled_graph(ctx: RoleContext) -> tuple[CompiledSpec | None, Any]:
+    """The latest CompiledSpec and its system as a graph that runs unregistered (None: it has no
+    agents, or nothing was compiled)."""
+    if not await ctx.broker.exists("CompiledSpec"):
+        return None, None
     compiled = await ctx.broker.read_full("eval", "CompiledSpec")
     assert isinstance(compiled, CompiledSpec)
-    if compiled.registered_agent is None:
+    documents = [AgentDocument.model_validate(d) for d in compiled.config.get("agents") or []]
+    if not documents:
         return compiled, None
-    tenant = await load_tenant(ctx.resources.database.pool, ctx.tenant_id)
-    agents = await live_agents(ctx.resources.database.pool, ctx.tenant_id, tenant.capability_version)
-    return compiled, agents[compiled.registered_agent].assistant_id
+    return compiled, await candidate_graph(ctx.resources, ctx.tenant_id, documents)
 
 
 async def eval_run(ctx: RoleContext) -> RoleResult:
@@ -444,9 +453,13 @@ async def eval_run(ctx: RoleContext) -> RoleResult:
     spec = await ctx.broker.read_full("eval", "EvalSpec")
     system = await _system(ctx, "eval")
     assert isinstance(spec, EvalSpec)
-    compiled, agent_id = await _compiled_agent(ctx)
-    if agent_id is None:
-        why = f"the {compiled.runtime_target} system has no agents to register, so nothing can run it"
+    compiled, graph = await _compiled_graph(ctx)
+    if compiled is None:
+        return RoleResult(
+            role="eval", task="run", status="failed", note="nothing compiled to evaluate (no CompiledSpec)"
+        )
+    if graph is None:
+        why = f"the {compiled.runtime_target} system has no agents, so nothing can run it"
         return RoleResult(role="eval", task="run", status="done", note=why, left_undone=[f"eval run: {why}"])
     spawns = max(ctx.budget.max_spawns - ctx.spent.spawns, 0)
     if spawns < len(spec.cases):
@@ -467,7 +480,7 @@ async def eval_run(ctx: RoleContext) -> RoleResult:
         case = runnable[case_index]
         async with gate:
             outputs, mismatches, ms, tokens, calls, error = await _run_case(
-                ctx, agent_id, case.inputs, case.expect
+                ctx, graph, case.inputs, case.expect
             )
         return CaseResult(
             case_id=case.id,
@@ -641,17 +654,28 @@ async def compiler_compile(ctx: RoleContext) -> RoleResult:
             signals=FailureSignals(compile_errors=failed.errors),
             note=str(failed),
         )
-    if "agents" in compiled.config:
-        names = await register_system(ctx.resources, ctx.tenant_id, compiled, ctx.broker.request_id)
-        compiled = compiled.model_copy(update={"registered_agent": names[-1]})
     ref = await ctx.broker.write("compiler", compiled)
+    return RoleResult(role="compiler", task="compile", status="done", wrote=[ref], note=compiled.summary())
+
+
+async def compiler_register(ctx: RoleContext) -> RoleResult:
+    """Register the compiled system's agents for the tenant (after its gates, and the human gate's
+    approval where it is on): only now is it routable."""
+    ctx.step()
+    compiled = await ctx.broker.read_full("compiler", "CompiledSpec")
+    assert isinstance(compiled, CompiledSpec)
+    if not compiled.config.get("agents"):
+        return RoleResult(role="compiler", task="register", status="done", note="no agents to register")
+    names = await register_system(ctx.resources, ctx.tenant_id, compiled, ctx.broker.request_id)
+    registered = compiled.model_copy(update={"registered_agent": names[-1]})
+    ref = await ctx.broker.write("compiler", registered)
     return RoleResult(
         role="compiler",
-        task="compile",
+        task="register",
         status="done",
         wrote=[ref],
-        note=compiled.summary(),
-        registered_agent=compiled.registered_agent,
+        note=f"registered {', '.join(names)}",
+        registered_agent=names[-1],
     )
 
 
@@ -672,6 +696,7 @@ TASKS: dict[tuple[Role, str], Task] = {
     ("ops", "instrument"): ops_instrument,
     ("ops", "check"): ops_check,
     ("compiler", "compile"): compiler_compile,
+    ("compiler", "register"): compiler_register,
     ("optimizer", "propose"): optimizer_propose,
     **{
         (owner, "apply"): apply_task(owner)
