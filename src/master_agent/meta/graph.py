@@ -551,22 +551,37 @@ def after_phase(state: MetaState) -> str:
 async def gate_quality(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
     result = RoleResult.model_validate(state["last_result"])
     rate, threshold = result.metrics.get("pass_rate", 0.0), result.metrics.get("threshold", 0.8)
-    passed = rate >= threshold
+    # A requirement the system does not honour fails the gate, whatever the pass rate.
+    passed = rate >= threshold and not result.unmet
     review = list(state.get("review") or [])
     if AMBIGUOUS_BAND[0] <= rate <= AMBIGUOUS_BAND[1]:
         review.append(f"quality gate: pass rate {rate:.2f} is in the ambiguous band")
-    gates = {
-        **(state.get("gates") or {}),
-        "quality": {"passed": passed, "pass_rate": rate, "threshold": threshold},
-    }
+    outcome: dict[str, Any] = {"passed": passed, "pass_rate": rate, "threshold": threshold}
+    if result.unmet:
+        outcome["unmet"] = list(result.unmet)
+    gates = {**(state.get("gates") or {}), "quality": outcome}
+    extra: dict[str, Any] = {}
+    if result.unmet:
+        # Unmet requirements are not fixed by the rule-based revisions: the request ends partial,
+        # saying which, and the system is not registered.
+        extra = {
+            "status": "partial",
+            "left_undone": [*(state.get("left_undone") or []), *(f"requirement {u}" for u in result.unmet)],
+        }
     return {
+        **extra,
         "gates": gates,
         "review": review,
         "failure": None
-        if passed
+        if passed or result.unmet
         else {"signals": (result.signals or FailureSignals()).model_dump(mode="json")},
         "history": await _log(
-            state, config, "gate_quality", "pass" if passed else "fail", f"{rate:.2f} vs {threshold:.2f}"
+            state,
+            config,
+            "gate_quality",
+            "pass" if passed else "fail",
+            f"{rate:.2f} vs {threshold:.2f}"
+            + (f"; unmet: {'; '.join(result.unmet)}"[:400] if result.unmet else ""),
         ),
     }
 
@@ -646,7 +661,7 @@ async def apply_promotion(state: MetaState, config: RunnableConfig) -> dict[str,
 
 
 def after_gate(state: MetaState) -> str:
-    if state.get("status") == "failed":
+    if state.get("status") in ("failed", "partial"):
         return "finalize"
     return "classify_failure" if state.get("failure") else "decide_next_phase"
 

@@ -104,6 +104,8 @@ class RoleResult(BaseModel):
     """Promotions the Optimizer proposed (decision ids), for ``apply_promotion``."""
     promotion: Promotion | None = None
     """An owner's decision on a promotion (task ``apply``)."""
+    unmet: list[str] = Field(default_factory=list)
+    """Requirements of the SystemSpec the evaluated system does not honour, each with why."""
 
 
 @dataclass
@@ -405,14 +407,22 @@ def _tokens(resources: RuntimeResources, messages: list[BaseMessage]) -> int:
     return sum(resources.count_tokens(str(message.content)) for message in messages)
 
 
-def _matches(expected: Any, actual: Any) -> bool:
+def _matches(expected: Any, actual: Any, exact: bool = False) -> bool:
     if isinstance(expected, str) and isinstance(actual, str):
-        return expected.lower() in actual.lower()
+        want, got = expected.strip().lower(), actual.strip().lower()
+        return want == got if exact else want in got
+    if isinstance(expected, bool) or expected is None or isinstance(actual, bool):
+        return expected is actual if exact else bool(expected == actual)
+    if isinstance(expected, int | float) and isinstance(actual, int | float | str):
+        try:
+            return abs(float(actual) - float(expected)) < 1e-9
+        except ValueError:
+            return False
     return bool(expected == actual)
 
 
 async def _run_case(
-    ctx: RoleContext, graph: Any, inputs: dict[str, Any], expect: dict[str, Any]
+    ctx: RoleContext, graph: Any, inputs: dict[str, Any], expect: dict[str, Any], exact: bool = False
 ) -> tuple[dict[str, Any], list[str], float, int, int, str | None]:
     """One case through the compiled system: outputs, mismatches, ms, tokens, tool calls, error."""
     config: Any = {"configurable": {"tenant_id": ctx.tenant_id}}
@@ -427,7 +437,7 @@ async def _run_case(
     mismatches = [
         f"{key}: expected {expected!r}, got {outputs.get(key)!r}"
         for key, expected in expect.items()
-        if not _matches(expected, outputs.get(key))
+        if not _matches(expected, outputs.get(key), exact)
     ]
     tokens = _tokens(ctx.resources, list(state.get("messages") or []))
     return outputs, mismatches, elapsed, tokens, int(state.get("tool_calls") or 0), None
@@ -480,7 +490,7 @@ async def eval_run(ctx: RoleContext) -> RoleResult:
         case = runnable[case_index]
         async with gate:
             outputs, mismatches, ms, tokens, calls, error = await _run_case(
-                ctx, graph, case.inputs, case.expect
+                ctx, graph, case.inputs, case.expect, case.exact
             )
         return CaseResult(
             case_id=case.id,
@@ -512,7 +522,10 @@ async def eval_run(ctx: RoleContext) -> RoleResult:
         else [],
         tool_errors=[ToolError(tool=compiled.system_name, error_type="other") for r in results if r.error],
     )
+    requirements = requirement_verdicts(system, spec, results)
+    unmet = {rid: verdict for rid, verdict in requirements.items() if verdict != "met"}
     report = ExperimentReport(
+        requirements=requirements,
         system_version=system.version,
         runtime=compiled.runtime_target,
         results=results,
@@ -533,9 +546,31 @@ async def eval_run(ctx: RoleContext) -> RoleResult:
             "threshold": spec.pass_threshold,
             "latency_p95_ms": p95,
             "tokens_per_case": report.tokens / max(len(results), 1),
+            "requirements_unmet": float(len(unmet)),
         },
+        unmet=[f"{rid}: {verdict}" for rid, verdict in unmet.items()],
         note=report.summary(),
     )
+
+
+def requirement_verdicts(system: SystemSpec, spec: EvalSpec, results: list[CaseResult]) -> dict[str, str]:
+    """Each requirement of the system: ``met`` when every case of it passed; ``not met`` naming the
+    failing cases, or when no case tests it; ``not built`` with why, when it needs a model."""
+    passed = {r.case_id: r.passed for r in results}
+    verdicts: dict[str, str] = {}
+    for requirement in system.requirements:
+        if not requirement.buildable:
+            verdicts[requirement.id] = f"not built: {requirement.why_not}"
+            continue
+        cases = [c.id for c in spec.cases if c.requirement == requirement.id]
+        failed = [c for c in cases if not passed.get(c, False)]
+        if not cases:
+            verdicts[requirement.id] = "not met: no case tests it"
+        elif failed:
+            verdicts[requirement.id] = f"not met: {', '.join(failed)} failed"
+        else:
+            verdicts[requirement.id] = "met"
+    return verdicts
 
 
 async def eval_reproduce(ctx: RoleContext) -> RoleResult:
