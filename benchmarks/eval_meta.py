@@ -94,7 +94,8 @@ def _broken(system: dict[str, Any]) -> dict[str, Any]:
     """The system with its decision rules removed (only each field's default kept)."""
     broken = json.loads(json.dumps(system))
     for component in broken["components"]:
-        component["decision"] = [rule for rule in component.get("decision") or [] if rule.get("default")]
+        if "decision" in component:
+            component["decision"] = [rule for rule in component["decision"] if rule.get("default")]
     broken["name"] = f"{system['name']}_broken"[:60]
     return broken
 

@@ -5,7 +5,6 @@
 
 The matcher is the one the conventions in README.md describe; nothing here reads the project's code.
 """
-
 import json
 import os
 import sys
@@ -50,7 +49,7 @@ def match(expect, output):
         return False, "output is not a JSON object"
     field = expect["field"]
     present = field in output
-    actual = output.get(field)  # a missing field reads as null
+    actual = output.get(field)          # a missing field reads as null
     positive = [k for k in ("equals", "or_contains", "starts_with") if k in expect]
     ok_pos = True
     if positive:
@@ -59,11 +58,7 @@ def match(expect, output):
             ok_pos = True
         if "or_contains" in expect and _contains(actual, expect["or_contains"]):
             ok_pos = True
-        if (
-            "starts_with" in expect
-            and isinstance(actual, str)
-            and _norm(actual).startswith(_norm(expect["starts_with"]))
-        ):
+        if "starts_with" in expect and isinstance(actual, str) and _norm(actual).startswith(_norm(expect["starts_with"])):
             ok_pos = True
     ok_neg = True
     if "not_equals" in expect and (not present or _eq(actual, expect["not_equals"])):

@@ -159,7 +159,10 @@ def design_system(request: str, name_hint: str | None, runtime: RuntimeTarget) -
     """The Architect's draft SystemSpec for a build request."""
     fields, requirements = extract_requirements(request)
     # A request declaring its answer is designed from its requirements (below), not its clauses.
-    steps = (None if fields else parse_steps(request)) or [Step("handle", ("request",), None)]
+    decided = (bool(fields) and any(r.rules for r in requirements)) or any(
+        r.buildable and r.rules for r in requirements
+    )
+    steps = (None if decided else parse_steps(request)) or [Step("handle", ("request",), None)]
     subject = _key(steps[0].subject_words, "request")
     state = [StateKey(name=subject, type="string", external=True, description=f"The {subject} to handle.")]
     components: list[Component] = []
@@ -203,7 +206,7 @@ def design_system(request: str, name_hint: str | None, runtime: RuntimeTarget) -
         name = f"sys_{name}"
     edges = [Edge(source=a.id, target=b.id) for a, b in itertools.pairwise(components)]
     hybrid = _hybrid(components, edges) if runtime == "hybrid" else None
-    if fields:
+    if fields and (decided or not steps):
         # The request declares its answer: one deciding component per field its rules decide.
         steps = [
             step for step in parse_steps(_first_sentence(request)) if re.match(r"^[a-z]{3,}$", step.verb)

@@ -268,7 +268,7 @@ def _amounts(clause: str) -> list[tuple[int, int, float, str]]:
 
 
 def _comparison(clause: str, start: int, end: int, value: float, unit: str, total: bool) -> Comparison | None:
-    before, after = clause[:start].rstrip("$€£ "), clause[end:]
+    before, after = re.sub(r"(?:[$€£]|\b[A-Z]{3})\s*$", "", clause[:start].rstrip()), clause[end:]
     after = re.sub(r"^\s*(%|[a-z-]+)(?=\s+or\b|\s+and\b)", "", after, flags=re.I) if unit else after
     for pattern, op in _AFTER:
         if pattern.search(after):
@@ -338,18 +338,22 @@ def _field_for(head: str, value: RuleValue, fields: dict[str, list[str]]) -> str
     )
 
 
-def _keywords(words: str, fields: dict[str, list[str]]) -> list[str]:
+def _keywords(words: str, fields: dict[str, list[str]], subject: frozenset[str] = frozenset()) -> list[str]:
     """What a condition lists ("mentions a lawyer, legal action or a chargeback"): its items, each
     without function words; an item naming a category ("billing questions") by its modifier."""
     items = []
     for part in _LIST_SPLIT.split(words):
         tokens = []
-        for index, word in enumerate(w.lower() for w in _WORD.findall(part)):
+        for word in (w.lower() for w in _WORD.findall(part)):
             # The condition ends where the clause turns to what happens ("... is escalated").
-            if word in _COPULA or (index and word.endswith("ed") and word not in fields):
+            if word in _COPULA:
                 break
             tokens.append(word)
-        tokens = [w for w in tokens if w not in _FUNCTION and w not in fields and not w.isdigit()]
+        tokens = [
+            w
+            for w in tokens
+            if w not in _FUNCTION and w not in fields and w not in subject and not w.isdigit()
+        ]
         if tokens and 1 <= len(tokens) <= 4:
             items.append(" ".join(tokens))
     return list(dict.fromkeys(items))
@@ -361,6 +365,9 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
     fields = declared_fields(text)
     declaration = _FIELD_DECL.search(text)
     total = bool(_TOTAL.search(text))
+    # What the system handles ("purchase orders") is no condition: every input is one.
+    first = _clauses(text)[0][1] if _clauses(text) else ""
+    subject = frozenset(w.lower() for w in _WORD.findall(first.split(" that ", 1)[-1])) - _FUNCTION
     requirements: list[Requirement] = []
     for offset, clause in _clauses(text):
         if (
@@ -391,8 +398,8 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
                 is not None
             ]
             default = bool(_DEFAULT.search(segment))
-            mentions = [] if comparisons or default else _keywords(segment, fields)
-            if rules and not comparisons and not default and not mentions:
+            mentions = [] if comparisons or default else _keywords(segment, fields, subject)
+            if rules and rules[-1].field != field and not comparisons and not default and not mentions:
                 # "(decision "block", flag "secret")": assigned together, under the same condition.
                 rules.append(rules[-1].model_copy(update={"field": field, "value": value}))
                 continue
@@ -417,7 +424,7 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             if number is not None and field is not None:
                 rules.append(Rule(field=field, value=number, when=comparison))
         targets = list(dict.fromkeys([*(r.field for r in rules), *named]))
-        if not rules and not (named and (_TONE.search(clause) or _COPY.search(clause))):
+        if not rules and not ((named and _COPY.search(clause)) or _TONE.search(clause)):
             continue  # names no rule: a description, not a constraint
         previous = requirements[-1] if requirements else None
         if (
@@ -456,7 +463,52 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
                 why_not=why,
             )
         )
+    if not fields:
+        requirements = _verb_rules(text)
+        fields = {field: [] for r in requirements for field in r.fields}
     return fields, requirements
+
+
+def _verb_rules(text: str) -> list[Requirement]:
+    """A request naming no answer fields ("... escalates refunds over $500 to a manager"): each
+    clause comparing an amount decides a field named by its verb, its value the one it hands to."""
+    requirements: list[Requirement] = []
+    total = bool(_TOTAL.search(text))
+    for match in re.finditer(r"[^,;.]+(?:\.(?=\d)[^,;.]*)*", text):
+        clause = match.group(0)
+        for start, end, value, unit in _amounts(clause):
+            comparison = _comparison(
+                clause, start, end, value, unit, total and unit in ("$", "EUR", "GBP", "€", "£")
+            )
+            if comparison is None:
+                continue
+            words = [w.lower() for w in _WORD.findall(clause[:start])]
+            verbs = [w for w in words if w.endswith("s") and w not in _FUNCTION and len(w) > 3]
+            target = re.match(r"\s*to\s+(?:a\s+|an\s+|the\s+)?([a-z]+)", clause[end:], re.I)
+            said = clause[: end + target.end()] if target else clause[:end]
+            if not verbs:
+                continue
+            verb_at = re.search(rf"\b{re.escape(verbs[0])}\b", said, re.I)
+            said = said[verb_at.start() :] if verb_at else said
+            verb = verbs[0][:-2] if verbs[0].endswith("es") and verbs[0][-3] in "sxz" else verbs[0][:-1]
+            field = f"{verb}_to" if target else verb
+            value_given: RuleValue = target.group(1).lower().replace(" ", "_") if target else True
+            offset = match.start() + clause.find(said.strip())
+            requirements.append(
+                Requirement(
+                    id=f"r{len(requirements) + 1}",
+                    kind="escalation" if verb.startswith("escalat") else "threshold",
+                    text=said.strip(),
+                    start=offset,
+                    end=offset + len(said.strip()),
+                    fields=[field],
+                    rules=[
+                        Rule(field=field, value=value_given, when=comparison),
+                        Rule(field=field, value=None if target else False, default=True),
+                    ],
+                )
+            )
+    return requirements
 
 
 def _kind_of(clause: str, rules: list[Rule]) -> tuple[RequirementKind, bool, str | None]:
@@ -479,8 +531,8 @@ def _kind_of(clause: str, rules: list[Rule]) -> tuple[RequirementKind, bool, str
             "a rule on the time between dates needs a model (or a date tool) to read the dates",
         )
     conditional = [r for r in rules if not r.default]
-    if not any(r.when is not None or r.mentions for r in conditional):
-        return kind, False, "no condition could be read for its values"
+    if not conditional or not all(r.when is not None or r.mentions for r in conditional):
+        return kind, False, "no condition could be read for each of its values"
     negated = [r for r in conditional if r.when is None and _NEGATED.search(clause)]
     if negated and len(negated) == len(conditional):
         return kind, False, "a negated condition needs a model to judge"
