@@ -102,7 +102,10 @@ def _broken(system: dict[str, Any]) -> dict[str, Any]:
 
 async def _run(meta: Any, request: dict[str, Any]) -> dict[str, Any]:
     config: Any = {"configurable": {"tenant_id": TENANT, "thread_id": str(uuid.uuid4())}}
-    state = await meta.ainvoke({"request": request}, config)
+    try:
+        state = await meta.ainvoke({"request": request}, config)
+    except Exception as error:  # measured, not fatal: a crash is a request that did not finish
+        return {"status": "crashed", "error": str(error)[:200]}
     return dict(state.get("result") or {})
 
 

@@ -15,7 +15,7 @@ from master_agent.meta.design import design_eval, design_system, design_tools
 from master_agent.meta.graph import build_meta_graph
 from master_agent.meta.requirements import extract_requirements
 from master_agent.runtime import RuntimeResources
-from master_agent.runtime.factory import candidate_graph
+from master_agent.runtime.factory import candidate_graph, chat_turn
 from master_agent.runtime.resources import use_shared_resources
 
 PURCHASES = (
@@ -155,3 +155,18 @@ async def test_what_needs_a_model_is_said_and_fails_the_gate(meta: tuple[Any, st
     assert result["gates"]["quality"]["passed"] is False
     assert any("not built" in u and "model" in u for u in result["gates"]["quality"]["unmet"])
     assert any(item.startswith("requirement r3: not built") for item in result["left_undone"])
+
+
+async def test_a_system_request_in_chat_reaches_the_meta_orchestrator(
+    meta: tuple[Any, str], resources: RuntimeResources
+) -> None:
+    _, tenant = meta
+    text = "Build an agent system that routes invoices over $5,000 to the controller"
+    values = await chat_turn(resources, tenant, str(uuid.uuid4()), text)
+    reply = values["reply"]
+    assert reply["kind"] == "meta" and reply["data"]["playbook"] == "build", reply
+    assert reply["data"]["status"] == "done" and reply["data"]["registered_agent"].startswith("invoice")
+    assert "Quality gate: passed" in reply["text"]
+    # A single agent still goes to the builder.
+    single = await chat_turn(resources, tenant, str(uuid.uuid4()), "Create an agent that lists my stores")
+    assert single["reply"]["kind"] != "meta"
