@@ -507,6 +507,20 @@ def design_prompts(system: SystemSpec) -> PromptPack:
     return PromptPack(prompts=prompts)
 
 
+def with_requirements(pack: PromptPack, system: SystemSpec) -> PromptPack:
+    """``pack`` with each requirement stated as a policy of the components deciding its fields (all
+    of them, for a requirement no component decides) and of the supervisor."""
+    prompts = dict(pack.prompts)
+    for requirement in system.requirements:
+        policy = f"Requirement {requirement.id}: {requirement.text}"
+        deciders = [c.id for c in system.components if set(c.outputs) & set(requirement.fields)]
+        for cid in [*(deciders or [c.id for c in system.components]), "supervisor"]:
+            prompt = prompts.get(cid)
+            if prompt is not None and policy not in prompt.policies:
+                prompts[cid] = prompt.model_copy(update={"policies": [*prompt.policies, policy]})
+    return pack.model_copy(update={"prompts": prompts})
+
+
 def _escaped(text: str) -> str:
     return text.replace("'", "''")
 

@@ -492,6 +492,9 @@ async def _dispatch(state: MetaState, config: RunnableConfig, node: str) -> dict
     review = list(state.get("review") or [])
     if result.needs_human_review:
         review.append(f"{phase.role}: {result.note}")
+    warnings = list(state.get("warnings") or [])
+    if result.fallback:
+        warnings.append(f"{phase.role}: {result.fallback}")
     update: dict[str, Any] = {}
     if "_fix_" in phase.id and result.status == "done" and not result.wrote and request_autonomous(state):
         # The failure routed here has no fix by rule, and no human waits to give one: it ends here.
@@ -505,6 +508,7 @@ async def _dispatch(state: MetaState, config: RunnableConfig, node: str) -> dict
         "artifacts": artifacts,
         "budgets": {**budgets, "spent": {**budgets["spent"], phase.role: spent.model_dump()}},
         "review": review,
+        "warnings": warnings,
         "left_undone": left,
         "failure": None,
         "history": await _log(

@@ -26,6 +26,7 @@ from master_agent.capabilities.agents import AgentDocument
 from master_agent.errors import InputError, MasterAgentError
 from master_agent.meta.artifacts import (
     ARTIFACT_MODELS,
+    MAX_EVAL_CASES,
     Artifact,
     ArtifactType,
     BugReport,
@@ -49,7 +50,15 @@ from master_agent.meta.artifacts import (
 )
 from master_agent.meta.broker import ArtifactRef, Promotion, StateBroker
 from master_agent.meta.compiler import CompileFailed, compile_system, validate_system
-from master_agent.meta.design import design_eval, design_prompts, design_system, design_tools, repair_system
+from master_agent.meta.design import (
+    design_eval,
+    design_prompts,
+    design_system,
+    design_tools,
+    repair_system,
+    with_requirements,
+)
+from master_agent.meta.drafting import Draft, model_draft
 from master_agent.meta.failures import CompileError, FailureSignals, MetricFailure, ToolError
 from master_agent.meta.playbooks import ConstraintPack, RoleBudget
 from master_agent.meta.systems import free_system_name, register_system
@@ -104,6 +113,8 @@ class RoleResult(BaseModel):
     """Promotions the Optimizer proposed (decision ids), for ``apply_promotion``."""
     promotion: Promotion | None = None
     """An owner's decision on a promotion (task ``apply``)."""
+    fallback: str | None = None
+    """Why an artifact was drafted offline although the role drafts with the model (said, never hidden)."""
     unmet: list[str] = Field(default_factory=list)
     """Requirements of the SystemSpec the evaluated system does not honour, each with why."""
 
@@ -140,18 +151,33 @@ Task = Callable[[RoleContext], Awaitable[RoleResult]]
 
 
 async def _adopt_or(
-    ctx: RoleContext, role: Role, artifact_type: ArtifactType, make: Callable[[], Awaitable[Artifact]]
+    ctx: RoleContext, role: Role, artifact_type: ArtifactType, make: Callable[[], Awaitable[Artifact | Draft]]
 ) -> RoleResult:
     """Store the artifact given with the request (validated) or, without one, the role's own draft."""
     ctx.step()
+    fallback = None
     if artifact_type in ctx.given:
         artifact = ARTIFACT_MODELS[artifact_type].model_validate(ctx.given[artifact_type])
         note = f"adopted the given {artifact_type}"
     else:
-        artifact = await make()
-        note = f"drafted {artifact_type}"
+        made = await make()
+        if isinstance(made, Draft):
+            artifact, note = made.artifact, made.note
+            fallback = made.note if made.failed else None
+        else:
+            artifact, note = made, f"drafted {artifact_type}"
     ref = await ctx.broker.write(role, artifact)
-    return RoleResult(role=role, task="adopt", status="done", wrote=[ref], note=note)
+    return RoleResult(role=role, task="adopt", status="done", wrote=[ref], note=note, fallback=fallback)
+
+
+async def _drafted(
+    ctx: RoleContext, role: Role, artifact_type: ArtifactType, task: str, offline: Artifact
+) -> Draft:
+    """The model's draft of the artifact, started from the offline one (a model call is a step)."""
+    draft = await model_draft(ctx.resources.model, role, artifact_type, ctx.request, task, offline)
+    if draft.by_model:
+        ctx.step(tokens=ctx.resources.count_tokens(draft.artifact.model_dump_json()))
+    return draft
 
 
 # --- Architect -------------------------------------------------------------------------------------
@@ -160,13 +186,40 @@ async def _adopt_or(
 async def architect_design(ctx: RoleContext) -> RoleResult:
     renamed: list[str] = []
 
-    async def draft() -> Artifact:
-        system = design_system(ctx.request, ctx.system_name, ctx.runtime_target)
+    async def draft() -> Draft:
+        offline = design_system(ctx.request, ctx.system_name, ctx.runtime_target)
+        made = await _drafted(
+            ctx,
+            "architect",
+            "SystemSpec",
+            "Design the system's components, state and edges so that every requirement is honoured.",
+            offline,
+        )
+        system = made.artifact
+        assert isinstance(system, SystemSpec)
+        if made.by_model:
+            # The requirements are the request's words, read by rule: a model neither drops nor
+            # rewrites them, and their compiled decisions stay unless the model's spec keeps its own.
+            update: dict[str, Any] = {
+                "requirements": offline.requirements,
+                "output_values": offline.output_values,
+                "runtime_target": offline.runtime_target,
+            }
+            if any(c.decision for c in offline.components) and not any(c.decision for c in system.components):
+                update.update(
+                    components=offline.components,
+                    state_schema=offline.state_schema,
+                    edges=offline.edges,
+                    entry=offline.entry,
+                    outputs=offline.outputs,
+                    contracts=offline.contracts,
+                )
+            system = system.model_copy(update=update)
         free = await free_system_name(ctx.resources, ctx.tenant_id, system)
         if free != system.name:
             renamed.append(f"{system.name!r} is taken in this tenant: the system is named {free!r}")
             system = system.model_copy(update={"name": free})
-        return system
+        return Draft(system, made.by_model, made.note, made.failed)
 
     result = await _adopt_or(ctx, "architect", "SystemSpec", draft)
     note = "; ".join([result.note, *renamed])
@@ -183,8 +236,21 @@ async def _system(ctx: RoleContext, role: Role) -> SystemSpec:
 
 
 async def prompts_design(ctx: RoleContext) -> RoleResult:
-    async def draft() -> Artifact:
-        return design_prompts(await _system(ctx, "prompt_policy"))
+    async def draft() -> Draft:
+        system = await _system(ctx, "prompt_policy")
+        offline = design_prompts(system)
+        made = await _drafted(
+            ctx,
+            "prompt_policy",
+            "PromptPack",
+            "Write each component's system prompt and policies; every requirement of the system must be "
+            "stated in the prompts of the components that decide it.",
+            offline,
+        )
+        pack = made.artifact
+        assert isinstance(pack, PromptPack)
+        # Each requirement reaches the prompts whatever the model wrote (a model prompt is then told).
+        return Draft(with_requirements(pack, system), made.by_model, made.note, made.failed)
 
     return await _adopt_or(ctx, "prompt_policy", "PromptPack", draft)
 
@@ -396,9 +462,27 @@ async def _tools(ctx: RoleContext, reader: Role) -> ToolContract | None:
 
 
 async def eval_design(ctx: RoleContext) -> RoleResult:
-    async def draft() -> Artifact:
+    async def draft() -> Draft:
         threshold = float(ctx.constraints.eval_constraints.get("pass_threshold", 0.8))
-        return design_eval(await _system(ctx, "eval"), threshold)
+        system = await _system(ctx, "eval")
+        offline = design_eval(system, threshold)
+        made = await _drafted(
+            ctx,
+            "eval",
+            "EvalSpec",
+            "Write test cases (inputs and expected outputs) for every requirement, including each "
+            "boundary from both sides and adversarial inputs.",
+            offline,
+        )
+        spec = made.artifact
+        assert isinstance(spec, EvalSpec)
+        # The requirement cases are kept whatever the model wrote: the gate judges by them.
+        ids = {case.id for case in spec.cases}
+        kept = [case for case in offline.cases if case.requirement and case.id not in ids]
+        cases = [*kept, *spec.cases][:MAX_EVAL_CASES]
+        return Draft(
+            spec.model_copy(update={"cases": cases, "pass_threshold": threshold}), made.by_model, made.note
+        )
 
     return await _adopt_or(ctx, "eval", "EvalSpec", draft)
 
