@@ -57,6 +57,7 @@ _TONE = re.compile(
 )
 _COPY = re.compile(r"\b(repeats?|copies|copy|as written|exactly|quotes?)\b", re.I)
 _DATE_MATH = re.compile(r"\b(days? (?:before|after)|since|ago|within the last)\b", re.I)
+_MODAL = re.compile(r"\b(never|must|only|always|whatever|at all times)\b", re.I)
 _TOTAL = re.compile(r"\b(total|in total|sum|combined|altogether)\b", re.I)
 _LIST_SPLIT = re.compile(r",|\(|\)|\bor\b|\band\b|:", re.I)
 _WORD = re.compile(r"[a-z][a-z0-9/-]*", re.I)
@@ -309,6 +310,8 @@ def _clauses(text: str) -> list[tuple[int, str]]:
 def _value(match: re.Match[str]) -> RuleValue:
     if match.group("quoted") is not None:
         return match.group("quoted")
+    if "bare" in match.groupdict() and match.group("bare") is not None:
+        return match.group("bare")
     word = match.group("word")
     if word is not None:
         return {"true": True, "false": False, "null": None}[word.lower()]
@@ -352,7 +355,11 @@ def _keywords(words: str, fields: dict[str, list[str]], subject: frozenset[str] 
         tokens = [
             w
             for w in tokens
-            if w not in _FUNCTION and w not in fields and w not in subject and not w.isdigit()
+            if w not in _FUNCTION
+            and w not in subject
+            and not w.isdigit()
+            # A form of a field's own name ("escalated" for escalate) says what happens, not when.
+            and not any(w.startswith(f.split("_")[0].rstrip("e")) for f in fields)
         ]
         if tokens and 1 <= len(tokens) <= 4:
             items.append(" ".join(tokens))
@@ -380,7 +387,12 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
         amounts = _amounts(clause)
         rules: list[Rule] = []
         cursor = 0
-        for value_match in _VALUE.finditer(clause):
+        bare = sorted({v for values in fields.values() for v in values if re.search(r"[\d_]", v)}, key=len)
+        pattern = _VALUE
+        if bare:
+            alternatives = "|".join(re.escape(v) for v in reversed(bare))
+            pattern = re.compile(_VALUE.pattern + rf'|(?<!["\w])(?P<bare>{alternatives})(?!["\w])')
+        for value_match in pattern.finditer(clause):
             if any(s <= value_match.start() < e for s, e, _, _ in amounts):
                 continue
             value = _value(value_match)
@@ -425,6 +437,20 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
                 rules.append(Rule(field=field, value=number, when=comparison))
         targets = list(dict.fromkeys([*(r.field for r in rules), *named]))
         if not rules and not ((named and _COPY.search(clause)) or _TONE.search(clause)):
+            if offset > 0 and (named or _MODAL.search(clause)):
+                # It constrains the answer, yet no rule could be read from it: said, never dropped.
+                requirements.append(
+                    Requirement(
+                        id=f"r{len(requirements) + 1}",
+                        kind="forbidden" if re.search(r"\bnever\b", clause, re.I) else "output_field",
+                        text=clause,
+                        start=offset,
+                        end=offset + len(clause),
+                        fields=named,
+                        buildable=False,
+                        why_not="no rule could be read from its words: it needs a model",
+                    )
+                )
             continue  # names no rule: a description, not a constraint
         previous = requirements[-1] if requirements else None
         if (
@@ -437,7 +463,7 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             # "...over $500 go to a manager; $500 or less stay with an agent": one rule, two sides.
             text_span = text[previous.start : offset + len(clause)]
             merged_rules = [*previous.rules, *rules]
-            kind, buildable, why = _kind_of(text_span, merged_rules)
+            kind, buildable, why = _kind_of(text_span, merged_rules, fields)
             requirements[-1] = previous.model_copy(
                 update={
                     "text": text_span,
@@ -449,7 +475,7 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
                 }
             )
             continue
-        kind, buildable, why = _kind_of(clause, rules)
+        kind, buildable, why = _kind_of(clause, rules, fields)
         requirements.append(
             Requirement(
                 id=f"r{len(requirements) + 1}",
@@ -511,7 +537,9 @@ def _verb_rules(text: str) -> list[Requirement]:
     return requirements
 
 
-def _kind_of(clause: str, rules: list[Rule]) -> tuple[RequirementKind, bool, str | None]:
+def _kind_of(
+    clause: str, rules: list[Rule], fields: dict[str, list[str]] | None = None
+) -> tuple[RequirementKind, bool, str | None]:
     if _TONE.search(clause) and not rules:
         return "tone", False, "a tone or wording of free text needs a model to write it"
     if _COPY.search(clause) and not rules:
@@ -533,6 +561,13 @@ def _kind_of(clause: str, rules: list[Rule]) -> tuple[RequirementKind, bool, str
     conditional = [r for r in rules if not r.default]
     if not conditional or not all(r.when is not None or r.mentions for r in conditional):
         return kind, False, "no condition could be read for each of its values"
+    decided = {v.lower() for values in (fields or {}).values() for v in values}
+    for rule in conditional:
+        words = {w for item in rule.mentions for w in item.split()}
+        if words & decided:
+            return kind, False, "a condition on another decision of the answer needs a model"
+        if words & {"never", "not", "no", "without", "none"}:
+            return kind, False, "a negated condition needs a model to judge"
     negated = [r for r in conditional if r.when is None and _NEGATED.search(clause)]
     if negated and len(negated) == len(conditional):
         return kind, False, "a negated condition needs a model to judge"
