@@ -49,7 +49,8 @@ _AFTER = [
     (re.compile(r"^\s*(?:or less|or fewer|or below|or lower|and below|and under)\b", re.I), "<="),
 ]
 _DEFAULT = re.compile(
-    r"\b(all others?|all other|everything else|otherwise|every other|any other|other \w+s)\b", re.I
+    r"\b(all others?|others|all other|everything else|otherwise|every other|any other|other \w+s|the rest)\b",
+    re.I,
 )
 _NEGATED = re.compile(r"\b(not|no|without|other than|none)\b", re.I)
 _TONE = re.compile(
