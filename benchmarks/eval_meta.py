@@ -159,6 +159,7 @@ async def _one(resources: RuntimeResources, meta: Any, item: dict[str, Any], mat
         "gate_right": gate_passed == honoured,
         "broken_failed": broken_failed,
         "unmet": quality.get("unmet") or [],
+        "error": result.get("error"),
     }
 
 
@@ -189,6 +190,8 @@ async def evaluate(data_dir: str) -> int:
                         f"({'right' if row['gate_right'] else 'WRONG'}), broken variant gate "
                         f"{'failed (right)' if row['broken_failed'] else 'PASSED (wrong)'}"
                     )
+                    if row["error"]:
+                        print(f"         failed: {str(row['error'])[:160]}")
             captured = [c for row in rows for c in row["captured"]]
             cases = [c for row in rows for c in row["cases"]]
             constraints = [c for row in rows for c in row["constraints_ok"]]
