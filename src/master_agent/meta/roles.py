@@ -69,6 +69,8 @@ RoleStatus = Literal["done", "failed", "budget_exhausted"]
 #: Evaluation cases of one request that run at the same time: the spawn budget says how many may run,
 #: not how many at once.
 MAX_PARALLEL_CASES = 4
+#: Connections a tenant's reader role may hold at once (``CONNECTION LIMIT`` in ``tools/readers.py``).
+READER_CONNECTIONS = 8
 
 
 class Spent(BaseModel):
@@ -568,7 +570,11 @@ async def eval_run(ctx: RoleContext) -> RoleResult:
     runnable = spec.cases
     # The spawn budget says how many cases may run, not how many at once: a request never takes more
     # than a few of the process's cores from other tenants' runs.
-    gate = asyncio.Semaphore(max(min(ctx.budget.max_spawns, MAX_PARALLEL_CASES), 1))
+    # Each component of a case may hold one of the tenant reader's connections at once (its role allows
+    # READER_CONNECTIONS): cases at once times components stays within them.
+    components = max(len(compiled.config.get("agents") or []) - 1, 1)
+    at_once = min(ctx.budget.max_spawns, MAX_PARALLEL_CASES, max(READER_CONNECTIONS // components, 1))
+    gate = asyncio.Semaphore(max(at_once, 1))
 
     async def worker(case_index: int) -> CaseResult:
         case = runnable[case_index]
