@@ -1,119 +1,217 @@
-"""``make eval-meta``: the meta-orchestrator's examples through the real service, and its figures.
+"""``make eval-meta``: system requests through the meta-orchestrator, and what the built systems do.
 
-``master-agent serve`` on the embedded Postgres (offline model), a ``demo-retail`` key; each example is
-a run of the ``meta`` graph over the official langgraph-sdk (``runs.wait``): the README's build request
-compiled for LangGraph and for DeepAgents, the debug playbook on a deliberately broken SystemSpec
-(fixed through a promotion), the evaluate playbook on the same spec, and the optimize playbook on a
-sound one. Printed: each example's status, playbook, runtime, quality gate, loops, promotions and time;
-then the tenant's meta-evaluation (``GET /meta/eval``). Exit status 1 when an example ends otherwise
-than expected.
+The requests are ``benchmarks/eval_meta/tuning.json`` (10, tuned on) and ``heldout.json`` (3, never
+read while tuning: only its aggregates are printed), copied from the evaluation set a separate helper
+wrote without reading the code (its README there). Each request is built by the ``meta`` graph
+(embedded Postgres, offline model, one tenant), then:
+
+- **constraints captured**: a constraint of the set counts when requirements of the SystemSpec cover
+  at least half of its words and name every field its cases read;
+- **constraint cases passed**: each case's input is sent to the compiled system (the registered agent,
+  or the unregistered candidate when the gates kept it from registering) and its answer matched with
+  the set's own matcher (``check.match``);
+- **gate verdicts right**: the quality gate of the intact system must pass exactly when the system
+  passes every case of the set, and a broken variant (its decision rules removed: thresholds, routes,
+  escalations gone, only the defaults kept) evaluated with the same EvalSpec must fail its gate;
+- **requests left running**: meta requests whose row is still ``running`` at the end.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+import json
 import sys
 import tempfile
-import time
+import uuid
+from pathlib import Path
 from typing import Any
 
-import httpx
-from benchmarks.service import serving
-from langgraph_sdk import get_client
+from master_agent.capabilities import install_tenant, load_tenant
+from master_agent.capabilities.agents import AgentDocument, live_agents
+from master_agent.runtime import RuntimeResources, open_resources
+from master_agent.runtime.resources import use_shared_resources
+from master_agent.settings import Settings
 
-from master_agent.meta.artifacts import Change, apply_changes
-from master_agent.meta.design import design_system
-
-TRIAGE = "Build an agent system that triages incoming support tickets by urgency and drafts replies"
-
-
-def _broken() -> dict[str, Any]:
-    """A SystemSpec with an unbounded loop and a component without a budget (rule 8's failures)."""
-    system = design_system(TRIAGE, "broken_desk", "langgraph").model_dump(mode="json")
-    return apply_changes(
-        system,
-        [
-            Change(op="append", path="edges", value={"source": "draft", "target": "triage"}),
-            Change(op="set", path="components.triage.max_iterations", value=None),
-            Change(op="set", path="components.draft.max_iterations", value=None),
-            Change(op="set", path="safety_reliability.loop_breakers", value={}),
-            Change(op="set", path="components.draft.budget", value=None),
-        ],
-    )
+HERE = Path(__file__).parent / "eval_meta"
+TENANT = "meta-eval"
+SPLITS = (("tuning", "tuning.json", True), ("held-out", "heldout.json", False))
 
 
-EXAMPLES: list[tuple[str, dict[str, Any], str]] = [
-    ("build, LangGraph", {"text": TRIAGE, "name": "ticket_desk"}, "done"),
-    # A deepagents harness whose components are spawned through its task tool.
-    ("build, DeepAgents", {"text": TRIAGE, "name": "ticket_desk_deep", "runtime": "deepagent"}, "done"),
-    (
-        "debug a broken spec",
-        {"text": "Fix the broken desk system: it loops forever", "artifacts": {"SystemSpec": _broken()}},
-        "done",
-    ),
-    (
-        "evaluate a broken spec",
-        {"text": "Evaluate the desk system", "playbook": "evaluate", "artifacts": {"SystemSpec": _broken()}},
-        "done",
-    ),
-    (
-        "optimize a sound spec",
-        {
-            "text": "Optimize the desk system: make it cheaper",
-            "artifacts": {
-                "SystemSpec": design_system(TRIAGE, "lean_desk", "langgraph").model_dump(mode="json")
+def _matcher() -> Any:
+    spec = importlib.util.spec_from_file_location("meta_check", HERE / "check.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.match
+
+
+async def _artifacts(resources: RuntimeResources, request_id: str) -> dict[str, Any]:
+    async with resources.database.pool.connection() as conn:
+        rows = await (
+            await conn.execute(
+                "SELECT DISTINCT ON (artifact_type) artifact_type, payload FROM meta_artifacts "
+                "WHERE request_id = %s ORDER BY artifact_type, version DESC",
+                (uuid.UUID(request_id),),
+            )
+        ).fetchall()
+    return {row["artifact_type"]: row["payload"] for row in rows}
+
+
+async def _system_graph(resources: RuntimeResources, compiled: dict[str, Any]) -> Any:
+    """The compiled system as a graph: its registered agent, else its unregistered candidate."""
+    registered = compiled.get("registered_agent")
+    if registered:
+        from master_agent.runtime.factory import master_graph
+
+        tenant = await load_tenant(resources.database.pool, TENANT)
+        agents = await live_agents(resources.database.pool, TENANT, tenant.capability_version)
+        config: Any = {"configurable": {"tenant_id": TENANT, "agent_id": agents[registered].assistant_id}}
+        return await master_graph(resources, config)
+    documents = [AgentDocument.model_validate(d) for d in (compiled.get("config") or {}).get("agents") or []]
+    if not documents:
+        return None
+    from master_agent.runtime.factory import candidate_graph
+
+    return await candidate_graph(resources, TENANT, documents)
+
+
+def _captured(request: str, constraint: dict[str, Any], requirements: list[dict[str, Any]]) -> bool:
+    start = request.find(constraint["text"])
+    end = start + len(constraint["text"])
+    covered: set[int] = set()
+    fields: set[str] = set()
+    for requirement in requirements:
+        lo, hi = max(start, requirement["start"]), min(end, requirement["end"])
+        if lo < hi:
+            covered.update(range(lo, hi))
+            fields.update(requirement.get("fields") or [])
+    read = {case["expect"]["field"] for case in constraint["cases"]}
+    return len(covered) >= 0.5 * (end - start) and read <= fields
+
+
+def _broken(system: dict[str, Any]) -> dict[str, Any]:
+    """The system with its decision rules removed (only each field's default kept)."""
+    broken = json.loads(json.dumps(system))
+    for component in broken["components"]:
+        if "decision" in component:
+            component["decision"] = [rule for rule in component["decision"] if rule.get("default")]
+    broken["name"] = f"{system['name']}_broken"[:60]
+    return broken
+
+
+async def _run(meta: Any, request: dict[str, Any]) -> dict[str, Any]:
+    config: Any = {"configurable": {"tenant_id": TENANT, "thread_id": str(uuid.uuid4())}}
+    try:
+        state = await meta.ainvoke({"request": request}, config)
+    except Exception as error:  # measured, not fatal: a crash is a request that did not finish
+        return {"status": "crashed", "error": str(error)[:200]}
+    return dict(state.get("result") or {})
+
+
+async def _one(resources: RuntimeResources, meta: Any, item: dict[str, Any], match: Any) -> dict[str, Any]:
+    result = await _run(meta, {"text": item["request"]})
+    artifacts = await _artifacts(resources, result["request_id"]) if result.get("request_id") else {}
+    system = artifacts.get("SystemSpec") or {}
+    requirements = system.get("requirements") or []
+    captured = [_captured(item["request"], c, requirements) for c in item["constraints"]]
+    subject = next((k["name"] for k in system.get("state_schema") or [] if k.get("external")), "message")
+    graph = await _system_graph(resources, artifacts["CompiledSpec"]) if "CompiledSpec" in artifacts else None
+    passed: list[bool] = []
+    constraint_ok: list[bool] = []
+    for constraint in item["constraints"]:
+        results = []
+        for case in constraint["cases"]:
+            output: dict[str, Any] = {}
+            if graph is not None:
+                config: Any = {"configurable": {"tenant_id": TENANT}}
+                try:
+                    state = await graph.ainvoke(
+                        {"goal": case["input"], "context": {subject: case["input"]}}, config
+                    )
+                    output = dict(state.get("solution") or {})
+                except Exception as error:  # a system that crashes fails the case, the run goes on
+                    output = {"error": str(error)}
+            results.append(bool(match(case["expect"], output)[0]))
+        passed.extend(results)
+        constraint_ok.append(all(results))
+    quality = (result.get("gates") or {}).get("quality") or {}
+    gate_passed = bool(quality.get("passed"))
+    honoured = all(passed)
+    broken_failed = True
+    if system and "EvalSpec" in artifacts:
+        broken = await _run(
+            meta,
+            {
+                "text": f"Evaluate {system['name']}_broken",
+                "playbook": "evaluate",
+                "artifacts": {"SystemSpec": _broken(system), "EvalSpec": artifacts["EvalSpec"]},
             },
-        },
-        "done",
-    ),
-]
+        )
+        broken_failed = not ((broken.get("gates") or {}).get("quality") or {}).get("passed")
+    return {
+        "id": item["id"],
+        "status": result.get("status"),
+        "captured": captured,
+        "cases": passed,
+        "constraints_ok": constraint_ok,
+        "gate_passed": gate_passed,
+        "gate_right": gate_passed == honoured,
+        "broken_failed": broken_failed,
+        "unmet": quality.get("unmet") or [],
+        "error": result.get("error"),
+    }
 
 
-async def evaluate(url: str, key: str) -> int:
-    client = get_client(url=url, api_key=key)
-    failures = 0
-    print(f"{len(EXAMPLES)} meta requests through {url} (graph 'meta', tenant demo-retail)\n")
-    for label, request, expected in EXAMPLES:
-        thread = await client.threads.create()
-        started = time.perf_counter()
-        values: Any = await client.runs.wait(thread["thread_id"], "meta", input={"request": request})
-        seconds = time.perf_counter() - started
-        result = values.get("result") or {}
-        quality = (result.get("gates") or {}).get("quality") or {}
-        promotions = ", ".join(
-            f"{p['target_artifact']} {p['status']}" for p in result.get("promotions") or []
-        )
-        ok = result.get("status") == expected
-        failures += not ok
-        print(
-            f"{'ok  ' if ok else 'FAIL'} {label:<24} {result.get('status')!s:<8} playbook {result.get('playbook')!s:<9}"
-            f" runtime {result.get('runtime_target')!s:<10} pass rate {quality.get('pass_rate', '-')!s:<5}"
-            f" loops {sum((result.get('loops') or {}).values())}  promotions [{promotions}]  {seconds:6.2f} s"
-        )
-        for undone in result.get("left_undone") or []:
-            print(f"       left undone: {undone}")
-    async with httpx.AsyncClient(base_url=url, headers={"X-API-Key": key}) as http:
-        figures = (await http.get("/meta/eval")).json()
-    print(f"\nmeta-evaluation (GET /meta/eval): requests {figures['requests']}")
-    for f in figures["figures"]:
-        print(
-            f"  {f['playbook']:<9} {f['metric']:<28} n={f['requests']:<3} mean={f['mean']:<9g}"
-            f" min={f['min']:g} max={f['max']:g}"
-        )
-    rate = figures["promotion_acceptance_rate"]
-    print(
-        f"  promotions: {figures['promotions_accepted']} accepted, {figures['promotions_rejected']} rejected"
-        + (f" (acceptance {rate:.0%})" if rate is not None else "")
-    )
-    return 1 if failures else 0
+def _rate(values: list[bool]) -> str:
+    return f"{sum(values)}/{len(values)} ({sum(values) / len(values):.0%})" if values else "0/0"
+
+
+async def evaluate(data_dir: str) -> int:
+    match = _matcher()
+    settings = Settings(data_dir=Path(data_dir), model="offline")
+    async with open_resources(settings) as resources:
+        await install_tenant(resources.database.pool, settings, "retail", TENANT)
+        use_shared_resources(resources)
+        from master_agent.meta.graph import build_meta_graph
+
+        meta = build_meta_graph().compile(checkpointer=resources.database.checkpointer)
+        for label, file, show in SPLITS:
+            if "--tuning-only" in sys.argv and not show:
+                continue
+            items = json.loads((HERE / file).read_text())
+            rows = [await _one(resources, meta, item, match) for item in items]
+            print(f"\n{label}: {len(rows)} requests")
+            if show:
+                for row in rows:
+                    print(
+                        f"  {row['id']} {row['status']!s:<8} captured {_rate(row['captured']):<12} cases "
+                        f"{_rate(row['cases']):<13} gate {'pass' if row['gate_passed'] else 'fail'} "
+                        f"({'right' if row['gate_right'] else 'WRONG'}), broken variant gate "
+                        f"{'failed (right)' if row['broken_failed'] else 'PASSED (wrong)'}"
+                    )
+                    if row["error"]:
+                        print(f"         failed: {str(row['error'])[:160]}")
+            captured = [c for row in rows for c in row["captured"]]
+            cases = [c for row in rows for c in row["cases"]]
+            constraints = [c for row in rows for c in row["constraints_ok"]]
+            verdicts = [row["gate_right"] for row in rows] + [row["broken_failed"] for row in rows]
+            print(f"  constraints captured:        {_rate(captured)}")
+            print(f"  constraint cases passed:     {_rate(cases)}")
+            print(f"  constraints honoured (all cases): {_rate(constraints)}")
+            print(f"  gate verdicts right:         {_rate(verdicts)} (intact and broken variant of each)")
+        async with resources.database.pool.connection() as conn:
+            row = await (
+                await conn.execute("SELECT count(*) AS n FROM meta_requests WHERE status = 'running'")
+            ).fetchone()
+        assert row is not None
+        print(f"\nrequests left running: {row['n']}")
+    return 0
 
 
 def main() -> int:
-    with (
-        tempfile.TemporaryDirectory(prefix="ma-eval-meta-") as data_dir,
-        serving(data_dir, workers=1) as service,
-    ):
-        return asyncio.run(evaluate(service.url, service.key))
+    with tempfile.TemporaryDirectory(prefix="ma-eval-meta-") as data_dir:
+        return asyncio.run(evaluate(data_dir))
 
 
 if __name__ == "__main__":

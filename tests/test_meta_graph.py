@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from langgraph.types import Command
 
-from master_agent.capabilities import install_tenant
+from master_agent.capabilities import install_tenant, load_tenant
+from master_agent.capabilities.agents import live_agents
 from master_agent.meta.artifacts import Change, apply_changes
 from master_agent.meta.design import design_system
 from master_agent.meta.evaluation import meta_evaluation
@@ -138,7 +139,14 @@ async def test_the_optimize_playbook_promotes_an_experiment_and_measures_it_agai
     assert result["gates"]["production"]["passed"] is True
 
 
-async def test_the_human_gate_waits_for_an_answer_and_resumes(meta: Any) -> None:
+async def _live_names(resources: RuntimeResources) -> set[str]:
+    tenant = await load_tenant(resources.database.pool, TENANT)
+    return set(await live_agents(resources.database.pool, TENANT, tenant.capability_version))
+
+
+async def test_the_human_gate_waits_for_an_answer_and_nothing_is_routable_before_it(
+    meta: Any, resources: RuntimeResources
+) -> None:
     config = _config()
     request = {"text": TRIAGE, "name": "gated_desk", "autonomous": False, "human_gate": "required"}
     state = await meta.ainvoke({"request": request}, config)
@@ -146,9 +154,14 @@ async def test_the_human_gate_waits_for_an_answer_and_resumes(meta: Any) -> None
     asked = snapshot.tasks[0].interrupts[0].value
     assert asked["kind"] == "meta_review" and "SystemSpec" in asked["artifacts"]
     assert "result" not in state
+    # Evaluated (the gates ran on the unregistered system), yet nothing of it is an agent yet.
+    assert asked["gates"]["quality"]["passed"] is True
+    assert not {name for name in await _live_names(resources) if name.startswith("gated_desk")}
     state = await meta.ainvoke(Command(resume={"action": "approve"}), config)
     assert state["result"]["status"] == "done"
-    assert state["history"][-2]["decision"] == "approve"
+    assert [e["decision"] for e in state["history"][-3:]] == ["approve", "compiler.register", "done"]
+    assert state["result"]["registered_agent"] == "gated_desk"
+    assert "gated_desk" in await _live_names(resources)
 
 
 async def test_an_exhausted_budget_is_reallocated_once_then_ends_partial(meta: Any) -> None:

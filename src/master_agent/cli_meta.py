@@ -98,6 +98,8 @@ async def run_meta_command(args: argparse.Namespace, settings: Settings, console
         console.print(f"[yellow]warning:[/] {warning}")
     for item in result["left_undone"]:
         console.print(f"[yellow]left undone:[/] {item}")
+    if result.get("error"):
+        console.print(f"[red]failed:[/] {result['error']}")
     agent = result["registered_agent"]
     console.print(
         f"[bold]{result['status']}[/]"

@@ -124,6 +124,8 @@ class Component(BaseModel):
     budget: ComponentBudget | None = None
     max_iterations: int | None = Field(default=None, ge=1, le=100)
     """Its loop breaker: turns before it stops (None: unbounded unless safety_reliability names one)."""
+    decision: list[Rule] = Field(default_factory=list)
+    """Rules it decides its output by, compiled into its tool (a comparison on the parsed amount)."""
 
 
 class Edge(BaseModel):
@@ -257,6 +259,54 @@ class HybridExt(BaseModel):
     shared_state_protocol: str = "only shared_keys cross a boundary, merged by their strategy"
 
 
+RequirementKind = Literal["threshold", "route", "escalation", "output_field", "tone", "forbidden"]
+RuleValue = str | bool | int | float | None
+
+
+class Comparison(BaseModel):
+    """A comparison of a quantity read from the input ("over $500": ``> 500 $``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    op: Literal[">", ">=", "<", "<="]
+    value: float
+    unit: str = Field(default="", description="'$', 'EUR', '%', or the noun after the number ('units').")
+    total: bool = False
+    """The request says the quantity is a total: every amount of the unit in the input is summed."""
+
+
+class Rule(BaseModel):
+    """One line of a decision: when it applies, the output ``field`` gets ``value``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    field: str
+    value: RuleValue = None
+    when: Comparison | None = None
+    """Applies when the input's quantity compares so."""
+    mentions: list[str] = Field(default_factory=list)
+    """Applies when the input mentions any of these (a comparison, if any, decides instead)."""
+    default: bool = False
+    """The value when no other rule of the field applies."""
+
+
+class Requirement(BaseModel):
+    """One constraint of the request, traced to its words (``text`` is ``request[start:end]``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=r"^[a-z0-9_]{1,32}$")
+    kind: RequirementKind
+    text: str = Field(min_length=1, max_length=2000)
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    fields: list[str] = Field(default_factory=list, description="Output fields it decides.")
+    rules: list[Rule] = Field(default_factory=list)
+    buildable: bool = True
+    """Compiled into the system's tools; False: it needs a model (``why_not`` says why)."""
+    why_not: str | None = None
+
+
 class SystemSpec(Artifact):
     """The canonical architecture of an agent system."""
 
@@ -277,6 +327,10 @@ class SystemSpec(Artifact):
     langgraph_ext: LangGraphExt | None = None
     deepagent_ext: DeepAgentExt | None = None
     hybrid_ext: HybridExt | None = None
+    requirements: list[Requirement] = Field(default_factory=list)
+    """The constraints the request states, as data (``meta.requirements``)."""
+    output_values: dict[str, list[str]] = Field(default_factory=dict)
+    """Output fields the request declares -> their allowed values (empty: any)."""
 
     def component(self, component_id: str) -> Component | None:
         return next((c for c in self.components if c.id == component_id), None)
@@ -379,6 +433,10 @@ class EvalCase(BaseModel):
     )
     metric: MetricKind = "instruction_following"
     hard: bool = False
+    requirement: str | None = None
+    """The requirement it tests (its id in the SystemSpec); any failing case leaves it unmet."""
+    exact: bool = False
+    """Outputs must equal the expected values (case aside), not merely contain them."""
 
 
 class EvalSpec(Artifact):
@@ -413,6 +471,8 @@ class ExperimentReport(Artifact):
     tokens: int
     failure_signals: dict[str, Any] = Field(default_factory=dict)
     """The ``FailureSignals`` of the failing cases (``meta.failures``)."""
+    requirements: dict[str, str] = Field(default_factory=dict)
+    """Requirement id -> ``met``, ``not met: <cases>`` or ``not built: <why>``."""
 
     def summary(self) -> str:
         failed = [r.case_id for r in self.results if not r.passed]

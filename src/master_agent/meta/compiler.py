@@ -49,9 +49,25 @@ def agent_name(system: SystemSpec, component: Component) -> str:
 
 def tool_name(system: SystemSpec, component: Component, tool: str) -> str:
     """A contract tool's name as the tenant's saved query: per system, and per component when several
-    components use it (a saved query belongs to one agent)."""
+    components use it (a saved query belongs to one agent); never an agent's name of the system."""
     users = sum(1 for c in system.components if tool in c.tool_usage)
-    return f"{system.name}_{tool}" if users == 1 else f"{system.name}_{component.id}_{tool}"
+    name = f"{system.name}_{tool}" if users == 1 else f"{system.name}_{component.id}_{tool}"
+    return f"{name}_query" if name in system_agent_names(system) else name
+
+
+def system_agent_names(system: SystemSpec) -> set[str]:
+    """The agent names a system's compilation registers."""
+    names = {system.name, *(agent_name(system, c) for c in system.components)}
+    if system.runtime_target == "hybrid":
+        names.add(recursion_agent_name(system))
+    return names
+
+
+def system_names(system: SystemSpec) -> set[str]:
+    """Every tenant-wide name (agents and saved queries) a system's compilation takes."""
+    return system_agent_names(system) | {
+        tool_name(system, c, tool) for c in system.components for tool in c.tool_usage
+    }
 
 
 def validate_system(system: SystemSpec, tools: ToolContract | None) -> list[CompileError]:

@@ -9,13 +9,16 @@ gate_human, finalize).
 
 from __future__ import annotations
 
+import contextlib
 import re
 import uuid
 from typing import Annotated, Any, Literal, NotRequired, cast
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.errors import GraphBubbleUp
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
+from psycopg.types.json import Jsonb
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from typing_extensions import TypedDict
 
@@ -24,6 +27,7 @@ from master_agent.capabilities.spec import Tier
 from master_agent.errors import InputError
 from master_agent.meta.artifacts import OWNERS, ArtifactType, Role, RuntimeTarget, parse_artifact
 from master_agent.meta.broker import HistoryEntry, StateBroker, fold_history
+from master_agent.meta.design import BUILD_REQUEST
 from master_agent.meta.evaluation import record_request_metrics
 from master_agent.meta.failures import FailureSignals, classify_failure
 from master_agent.meta.playbooks import (
@@ -42,6 +46,7 @@ from master_agent.meta.playbooks import (
     RoleBudget,
 )
 from master_agent.meta.roles import CONTEXT_KEY, REVISED, ROLE_GRAPHS, RoleContext, RoleResult, Spent
+from master_agent.meta.targets import find_target, system_artifacts
 from master_agent.runtime.resources import RESOURCES_KEY, RuntimeResources, shared_resources
 from master_agent.runtime.tenant_agents import agent_catalogue
 
@@ -65,7 +70,6 @@ _INTENT_WORDS: list[tuple[Intent, str]] = [
     ("optimize", r"\b(optimi[sz]e|faster|cheaper|reduce (latency|cost)|improve)\b"),
     ("harden", r"\b(harden|secure|reliab|robust|guardrails?)\b"),
     ("evaluate", r"\b(evaluate|assess|benchmark|score|test)\b"),
-    ("build", r"\b(build|create|design|make|set up)\b"),
 ]
 
 
@@ -176,6 +180,8 @@ class MetaState(TypedDict):
     registered_agent: NotRequired[str | None]
     """The tenant agent the latest compile registered."""
     left_undone: NotRequired[list[str]]
+    error: NotRequired[str | None]
+    """Why the request failed (set with ``status`` ``failed``)."""
     result: NotRequired[dict[str, Any]]
 
 
@@ -248,17 +254,61 @@ async def intake(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
     return update
 
 
+def intent_of(text: str) -> tuple[Intent, str]:
+    """The playbook a request's words ask for: a build when it opens by asking for a system to be
+    built; otherwise the intent named first in the text (a build only when none is named)."""
+    if BUILD_REQUEST.match(text):
+        return "build", "asks for a system to be built"
+    found = [
+        (match.start(), name, pattern)
+        for name, pattern in _INTENT_WORDS
+        if (match := re.search(pattern, text, re.I)) is not None
+    ]
+    if not found:
+        return "build", "default"
+    _, intent, pattern = min(found)
+    return intent, f"matched {pattern}"
+
+
 async def classify_intent(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
     request = MetaRequest.model_validate(state["request"])
     if request.playbook is not None:
         intent, why = request.playbook, "asked for"
     else:
-        found = [(name, pattern) for name, pattern in _INTENT_WORDS if re.search(pattern, request.text, re.I)]
-        intent, why = (found[0][0], f"matched {found[0][1]}") if found else ("build", "default")
-        if intent != "build" and "SystemSpec" not in request.artifacts:
-            intent, why = "build", f"{found[0][0]} needs a SystemSpec; none given"
+        intent, why = intent_of(request.text)
     assert intent in INTENTS
-    return {"intent": intent, "routing_trace": _trace(state, "classify_intent", why, intent=intent)}
+    update: dict[str, Any] = {"intent": intent}
+    if intent != "build" and "SystemSpec" not in request.artifacts:
+        # Work on an existing system: never a build in its place.
+        resources = await _resources(config)
+        pool = resources.database.pool
+        target = await find_target(pool, _tenant(config), intent, request.text, request.name)
+        if target.system is None and target.candidates and not request.autonomous:
+            answer = interrupt(
+                {
+                    "kind": "meta_target",
+                    "request_id": state["request_id"],
+                    "questions": [target.problem],
+                    "answers": list(target.candidates),
+                }
+            )
+            chosen = str(answer.get("system") if isinstance(answer, dict) else answer)
+            target = await find_target(pool, _tenant(config), intent, request.text, chosen)
+        if target.system is None or target.request_id is None:
+            return {
+                **update,
+                "status": "failed",
+                "error": target.problem,
+                "routing_trace": _trace(state, "classify_intent", why, intent=intent, target=None),
+            }
+        artifacts = await system_artifacts(pool, _tenant(config), target.request_id)
+        request = request.model_copy(
+            update={"artifacts": {**artifacts, **request.artifacts}, "name": target.system}
+        )
+        update["request"] = request.model_dump(mode="json")
+        why = f"{why}; works on {target.system}"
+    update["routing_trace"] = _trace(state, "classify_intent", why, intent=intent)
+    return update
 
 
 async def determine_runtime_target(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
@@ -442,7 +492,14 @@ async def _dispatch(state: MetaState, config: RunnableConfig, node: str) -> dict
     review = list(state.get("review") or [])
     if result.needs_human_review:
         review.append(f"{phase.role}: {result.note}")
-    update: dict[str, Any] = {"registered_agent": result.registered_agent} if result.registered_agent else {}
+    warnings = list(state.get("warnings") or [])
+    if result.fallback:
+        warnings.append(f"{phase.role}: {result.fallback}")
+    update: dict[str, Any] = {}
+    if "_fix_" in phase.id and result.status == "done" and not result.wrote and request_autonomous(state):
+        # The failure routed here has no fix by rule, and no human waits to give one: it ends here.
+        update["status"] = "failed"
+        update["error"] = f"{phase.id}: {result.note}; the failure stays: {failure.get('feedback') or '-'}"
     if result.proposed:
         update["active_promotions"] = [*(state.get("active_promotions") or []), *result.proposed]
     return {
@@ -451,6 +508,7 @@ async def _dispatch(state: MetaState, config: RunnableConfig, node: str) -> dict
         "artifacts": artifacts,
         "budgets": {**budgets, "spent": {**budgets["spent"], phase.role: spent.model_dump()}},
         "review": review,
+        "warnings": warnings,
         "left_undone": left,
         "failure": None,
         "history": await _log(
@@ -462,6 +520,10 @@ async def _dispatch(state: MetaState, config: RunnableConfig, node: str) -> dict
     }
 
 
+def request_autonomous(state: MetaState) -> bool:
+    return bool(state["request"].get("autonomous", True))
+
+
 async def run_phase(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
     return await _dispatch(state, config, "run_phase")
 
@@ -471,6 +533,8 @@ async def compile_system(state: MetaState, config: RunnableConfig) -> dict[str, 
 
 
 def after_phase(state: MetaState) -> str:
+    if state.get("status") == "failed":
+        return "finalize"
     result = RoleResult.model_validate(state["last_result"])
     phase = Phase.model_validate(state["phases"][state["phase_index"]])
     if result.status == "failed":
@@ -491,22 +555,37 @@ def after_phase(state: MetaState) -> str:
 async def gate_quality(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
     result = RoleResult.model_validate(state["last_result"])
     rate, threshold = result.metrics.get("pass_rate", 0.0), result.metrics.get("threshold", 0.8)
-    passed = rate >= threshold
+    # A requirement the system does not honour fails the gate, whatever the pass rate.
+    passed = rate >= threshold and not result.unmet
     review = list(state.get("review") or [])
     if AMBIGUOUS_BAND[0] <= rate <= AMBIGUOUS_BAND[1]:
         review.append(f"quality gate: pass rate {rate:.2f} is in the ambiguous band")
-    gates = {
-        **(state.get("gates") or {}),
-        "quality": {"passed": passed, "pass_rate": rate, "threshold": threshold},
-    }
+    outcome: dict[str, Any] = {"passed": passed, "pass_rate": rate, "threshold": threshold}
+    if result.unmet:
+        outcome["unmet"] = list(result.unmet)
+    gates = {**(state.get("gates") or {}), "quality": outcome}
+    extra: dict[str, Any] = {}
+    if result.unmet:
+        # Unmet requirements are not fixed by the rule-based revisions: the request ends partial,
+        # saying which, and the system is not registered.
+        extra = {
+            "status": "partial",
+            "left_undone": [*(state.get("left_undone") or []), *(f"requirement {u}" for u in result.unmet)],
+        }
     return {
+        **extra,
         "gates": gates,
         "review": review,
         "failure": None
-        if passed
+        if passed or result.unmet
         else {"signals": (result.signals or FailureSignals()).model_dump(mode="json")},
         "history": await _log(
-            state, config, "gate_quality", "pass" if passed else "fail", f"{rate:.2f} vs {threshold:.2f}"
+            state,
+            config,
+            "gate_quality",
+            "pass" if passed else "fail",
+            f"{rate:.2f} vs {threshold:.2f}"
+            + (f"; unmet: {'; '.join(result.unmet)}"[:400] if result.unmet else ""),
         ),
     }
 
@@ -586,6 +665,8 @@ async def apply_promotion(state: MetaState, config: RunnableConfig) -> dict[str,
 
 
 def after_gate(state: MetaState) -> str:
+    if state.get("status") in ("failed", "partial"):
+        return "finalize"
     return "classify_failure" if state.get("failure") else "decide_next_phase"
 
 
@@ -765,7 +846,7 @@ def after_decision(state: MetaState) -> str:
     placement = request.human_gate or PLAYBOOKS[state["intent"]].human_gate  # type: ignore[index]
     if placement == "required" or (placement == "optional" and state.get("review")):
         return "gate_human"
-    return "finalize"
+    return "register"
 
 
 class HumanAnswer(BaseModel):
@@ -900,14 +981,67 @@ async def gate_human(state: MetaState, config: RunnableConfig) -> dict[str, Any]
 
 
 def after_human(state: MetaState) -> str:
-    if state.get("status") == "partial":
+    if state.get("status") in ("partial", "failed"):
         return "finalize"
     if state.get("failure"):
         return "decide_next_phase"
     phases, index = list(state.get("phases") or []), state.get("phase_index", 0)
     if state.get("last_result") is None and index < len(phases):
         return _next_phase_node(phases, index)
-    return "finalize"
+    return "register"
+
+
+#: Playbooks whose result is a system to put in place (an evaluation changes nothing).
+REGISTERING: frozenset[str] = frozenset({"build", "debug", "optimize", "harden", "incident"})
+
+
+async def register(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
+    """Make the compiled system the tenant's agents, once every gate passed (and, where the human
+    gate is on, after its approval: this node runs after it). Until here nothing is routable."""
+    failed = [name for name, gate in (state.get("gates") or {}).items() if not gate.get("passed")]
+    why = None
+    if state.get("intent") not in REGISTERING:
+        why = f"the {state.get('intent')} playbook changes no system"
+    elif failed:
+        why = f"gates not passed: {', '.join(failed)}"
+    elif "CompiledSpec" not in (state.get("artifacts") or {}):
+        why = "nothing compiled"
+    if why is not None:
+        return {"routing_trace": _trace(state, "register", f"not registered: {why}", go="finalize")}
+    result = await _lead(state, config, "compiler", "register")
+    artifacts = dict(state.get("artifacts") or {})
+    for ref in result.wrote:
+        artifacts[ref.type] = ref.model_dump()
+    return {
+        "registered_agent": result.registered_agent,
+        "artifacts": artifacts,
+        "history": await _log(state, config, "register", "compiler.register", result.note),
+        "routing_trace": _trace(state, "register", result.note, go="finalize"),
+    }
+
+
+MARK_FAILED = """
+UPDATE meta_requests SET status = 'failed', result = %s, updated_at = now()
+WHERE request_id = %s AND tenant_id = %s
+"""
+
+
+async def _finalize_or_fail(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
+    """``finalize``; when it cannot finish, the request's row still ends ``failed`` with the reason."""
+    try:
+        return await finalize(state, config)
+    except GraphBubbleUp:
+        raise
+    except Exception as error:
+        reason = f"finalize: {error}"
+        result = {"status": "failed", "request_id": state.get("request_id"), "error": reason}
+        if state.get("request_id"):
+            resources = await _resources(config)
+            async with resources.database.pool.connection() as conn:
+                await conn.execute(
+                    MARK_FAILED, (Jsonb(result), uuid.UUID(state["request_id"]), _tenant(config))
+                )
+        return {"status": "failed", "error": reason, "result": result}
 
 
 async def finalize(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
@@ -930,6 +1064,7 @@ async def finalize(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
         "gates": state.get("gates") or {},
         "warnings": state.get("warnings") or [],
         "left_undone": state.get("left_undone") or [],
+        "error": state.get("error"),
         "loops": state.get("loops") or {},
         "promotions": [p.model_dump(mode="json") for p in await broker.promotions()],
     }
@@ -939,6 +1074,41 @@ async def finalize(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
         "result": result,
         "history": await _log(state, config, "finalize", status, f"agent {registered or '-'}"),
     }
+
+
+Node = Any
+
+
+def _guarded(name: str, node: Node) -> Node:
+    """``node`` ending the request ``failed`` with the reason when it raises (an interrupt still
+    bubbles up): no error leaves a request ``running``."""
+
+    async def run(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
+        try:
+            return cast(dict[str, Any], await node(state, config))
+        except GraphBubbleUp:
+            raise
+        except Exception as error:  # every failure of a step is the request's failure, with its reason
+            reason = f"{name}: {error}" if str(error) else f"{name}: {type(error).__name__}"
+            update: dict[str, Any] = {
+                "status": "failed",
+                "error": reason,
+                "routing_trace": _trace(state, name, "failed", error=reason, go="finalize"),
+            }
+            # The history is a record; when it cannot be written the failure still ends the request.
+            with contextlib.suppress(Exception):
+                update["history"] = await _log(state, config, name, "failed", reason[:500])
+            return update
+
+    run.__name__ = name
+    return run
+
+
+def _or_finalize(target: str) -> Any:
+    def route(state: MetaState) -> str:
+        return "finalize" if state.get("status") == "failed" else target
+
+    return route
 
 
 def build_meta_graph() -> StateGraph[MetaState, Any, Any, Any]:
@@ -958,15 +1128,22 @@ def build_meta_graph() -> StateGraph[MetaState, Any, Any, Any]:
         ("gate_production", gate_production),
         ("gate_human", gate_human),
         ("decide_next_phase", decide_next_phase),
-        ("finalize", finalize),
+        ("register", register),
     ]:
-        graph.add_node(name, node)
+        # intake raises on a bad request before anything is stored (a 4xx); every later step is guarded.
+        graph.add_node(name, node if name == "intake" else _guarded(name, node))
+    graph.add_node("finalize", _finalize_or_fail)
     graph.add_edge(START, "intake")
-    graph.add_edge("intake", "classify_intent")
-    graph.add_edge("classify_intent", "determine_runtime_target")
-    graph.add_edge("determine_runtime_target", "gather_constraints")
-    graph.add_edge("gather_constraints", "select_playbook")
-    graph.add_edge("select_playbook", "allocate_budgets")
+    for source, target in [
+        ("intake", "classify_intent"),
+        ("classify_intent", "determine_runtime_target"),
+        ("determine_runtime_target", "gather_constraints"),
+        ("gather_constraints", "select_playbook"),
+        ("select_playbook", "allocate_budgets"),
+        ("apply_promotion", "decide_next_phase"),
+        ("classify_failure", "decide_next_phase"),
+    ]:
+        graph.add_conditional_edges(source, _or_finalize(target), [target, "finalize"])
     graph.add_conditional_edges(
         "allocate_budgets",
         lambda s: "finalize" if s.get("status") == "failed" else _next_phase_node(list(s["phases"]), 0),
@@ -976,18 +1153,32 @@ def build_meta_graph() -> StateGraph[MetaState, Any, Any, Any]:
         graph.add_conditional_edges(
             dispatcher,
             after_phase,
-            ["classify_failure", "apply_promotion", "gate_quality", "gate_production", "decide_next_phase"],
+            [
+                "classify_failure",
+                "apply_promotion",
+                "gate_quality",
+                "gate_production",
+                "decide_next_phase",
+                "finalize",
+            ],
         )
-    graph.add_edge("apply_promotion", "decide_next_phase")
-    graph.add_conditional_edges("gate_quality", after_gate, ["classify_failure", "decide_next_phase"])
-    graph.add_conditional_edges("gate_production", after_gate, ["classify_failure", "decide_next_phase"])
-    graph.add_edge("classify_failure", "decide_next_phase")
     graph.add_conditional_edges(
-        "decide_next_phase", after_decision, ["run_phase", "compile_system", "gate_human", "finalize"]
+        "gate_quality", after_gate, ["classify_failure", "decide_next_phase", "finalize"]
     )
     graph.add_conditional_edges(
-        "gate_human", after_human, ["run_phase", "compile_system", "decide_next_phase", "finalize"]
+        "gate_production", after_gate, ["classify_failure", "decide_next_phase", "finalize"]
     )
+    graph.add_conditional_edges(
+        "decide_next_phase",
+        after_decision,
+        ["run_phase", "compile_system", "gate_human", "register", "finalize"],
+    )
+    graph.add_conditional_edges(
+        "gate_human",
+        after_human,
+        ["run_phase", "compile_system", "decide_next_phase", "register", "finalize"],
+    )
+    graph.add_edge("register", "finalize")
     graph.add_edge("finalize", END)
     return graph
 

@@ -22,11 +22,11 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from master_agent.capabilities import load_tenant
-from master_agent.capabilities.agents import live_agents
+from master_agent.capabilities.agents import AgentDocument
 from master_agent.errors import InputError, MasterAgentError
 from master_agent.meta.artifacts import (
     ARTIFACT_MODELS,
+    MAX_EVAL_CASES,
     Artifact,
     ArtifactType,
     BugReport,
@@ -50,17 +50,27 @@ from master_agent.meta.artifacts import (
 )
 from master_agent.meta.broker import ArtifactRef, Promotion, StateBroker
 from master_agent.meta.compiler import CompileFailed, compile_system, validate_system
-from master_agent.meta.design import design_eval, design_prompts, design_system, design_tools, repair_system
+from master_agent.meta.design import (
+    design_eval,
+    design_prompts,
+    design_system,
+    design_tools,
+    repair_system,
+    with_requirements,
+)
+from master_agent.meta.drafting import Draft, model_draft
 from master_agent.meta.failures import CompileError, FailureSignals, MetricFailure, ToolError
 from master_agent.meta.playbooks import ConstraintPack, RoleBudget
-from master_agent.meta.systems import register_system
-from master_agent.runtime.factory import master_graph
+from master_agent.meta.systems import free_system_name, register_system
+from master_agent.runtime.factory import candidate_graph
 from master_agent.runtime.resources import RuntimeResources
 
 RoleStatus = Literal["done", "failed", "budget_exhausted"]
 #: Evaluation cases of one request that run at the same time: the spawn budget says how many may run,
 #: not how many at once.
 MAX_PARALLEL_CASES = 4
+#: Connections a tenant's reader role may hold at once (``CONNECTION LIMIT`` in ``tools/readers.py``).
+READER_CONNECTIONS = 8
 
 
 class Spent(BaseModel):
@@ -105,6 +115,10 @@ class RoleResult(BaseModel):
     """Promotions the Optimizer proposed (decision ids), for ``apply_promotion``."""
     promotion: Promotion | None = None
     """An owner's decision on a promotion (task ``apply``)."""
+    fallback: str | None = None
+    """Why an artifact was drafted offline although the role drafts with the model (said, never hidden)."""
+    unmet: list[str] = Field(default_factory=list)
+    """Requirements of the SystemSpec the evaluated system does not honour, each with why."""
 
 
 @dataclass
@@ -139,29 +153,79 @@ Task = Callable[[RoleContext], Awaitable[RoleResult]]
 
 
 async def _adopt_or(
-    ctx: RoleContext, role: Role, artifact_type: ArtifactType, make: Callable[[], Awaitable[Artifact]]
+    ctx: RoleContext, role: Role, artifact_type: ArtifactType, make: Callable[[], Awaitable[Artifact | Draft]]
 ) -> RoleResult:
     """Store the artifact given with the request (validated) or, without one, the role's own draft."""
     ctx.step()
+    fallback = None
     if artifact_type in ctx.given:
         artifact = ARTIFACT_MODELS[artifact_type].model_validate(ctx.given[artifact_type])
         note = f"adopted the given {artifact_type}"
     else:
-        artifact = await make()
-        note = f"drafted {artifact_type}"
+        made = await make()
+        if isinstance(made, Draft):
+            artifact, note = made.artifact, made.note
+            fallback = made.note if made.failed else None
+        else:
+            artifact, note = made, f"drafted {artifact_type}"
     ref = await ctx.broker.write(role, artifact)
-    return RoleResult(role=role, task="adopt", status="done", wrote=[ref], note=note)
+    return RoleResult(role=role, task="adopt", status="done", wrote=[ref], note=note, fallback=fallback)
+
+
+async def _drafted(
+    ctx: RoleContext, role: Role, artifact_type: ArtifactType, task: str, offline: Artifact
+) -> Draft:
+    """The model's draft of the artifact, started from the offline one (a model call is a step)."""
+    draft = await model_draft(ctx.resources.model, role, artifact_type, ctx.request, task, offline)
+    if draft.by_model:
+        ctx.step(tokens=ctx.resources.count_tokens(draft.artifact.model_dump_json()))
+    return draft
 
 
 # --- Architect -------------------------------------------------------------------------------------
 
 
 async def architect_design(ctx: RoleContext) -> RoleResult:
-    async def draft() -> Artifact:
-        return design_system(ctx.request, ctx.system_name, ctx.runtime_target)
+    renamed: list[str] = []
+
+    async def draft() -> Draft:
+        offline = design_system(ctx.request, ctx.system_name, ctx.runtime_target)
+        made = await _drafted(
+            ctx,
+            "architect",
+            "SystemSpec",
+            "Design the system's components, state and edges so that every requirement is honoured.",
+            offline,
+        )
+        system = made.artifact
+        assert isinstance(system, SystemSpec)
+        if made.by_model:
+            # The requirements are the request's words, read by rule: a model neither drops nor
+            # rewrites them, and their compiled decisions stay unless the model's spec keeps its own.
+            update: dict[str, Any] = {
+                "requirements": offline.requirements,
+                "output_values": offline.output_values,
+                "runtime_target": offline.runtime_target,
+            }
+            if any(c.decision for c in offline.components) and not any(c.decision for c in system.components):
+                update.update(
+                    components=offline.components,
+                    state_schema=offline.state_schema,
+                    edges=offline.edges,
+                    entry=offline.entry,
+                    outputs=offline.outputs,
+                    contracts=offline.contracts,
+                )
+            system = system.model_copy(update=update)
+        free = await free_system_name(ctx.resources, ctx.tenant_id, system)
+        if free != system.name:
+            renamed.append(f"{system.name!r} is taken in this tenant: the system is named {free!r}")
+            system = system.model_copy(update={"name": free})
+        return Draft(system, made.by_model, made.note, made.failed)
 
     result = await _adopt_or(ctx, "architect", "SystemSpec", draft)
-    return result.model_copy(update={"task": "design"})
+    note = "; ".join([result.note, *renamed])
+    return result.model_copy(update={"task": "design", "note": note})
 
 
 # --- Prompt/Policy, Tooling -----------------------------------------------------------------------
@@ -174,8 +238,21 @@ async def _system(ctx: RoleContext, role: Role) -> SystemSpec:
 
 
 async def prompts_design(ctx: RoleContext) -> RoleResult:
-    async def draft() -> Artifact:
-        return design_prompts(await _system(ctx, "prompt_policy"))
+    async def draft() -> Draft:
+        system = await _system(ctx, "prompt_policy")
+        offline = design_prompts(system)
+        made = await _drafted(
+            ctx,
+            "prompt_policy",
+            "PromptPack",
+            "Write each component's system prompt and policies; every requirement of the system must be "
+            "stated in the prompts of the components that decide it.",
+            offline,
+        )
+        pack = made.artifact
+        assert isinstance(pack, PromptPack)
+        # Each requirement reaches the prompts whatever the model wrote (a model prompt is then told).
+        return Draft(with_requirements(pack, system), made.by_model, made.note, made.failed)
 
     return await _adopt_or(ctx, "prompt_policy", "PromptPack", draft)
 
@@ -387,9 +464,27 @@ async def _tools(ctx: RoleContext, reader: Role) -> ToolContract | None:
 
 
 async def eval_design(ctx: RoleContext) -> RoleResult:
-    async def draft() -> Artifact:
+    async def draft() -> Draft:
         threshold = float(ctx.constraints.eval_constraints.get("pass_threshold", 0.8))
-        return design_eval(await _system(ctx, "eval"), threshold)
+        system = await _system(ctx, "eval")
+        offline = design_eval(system, threshold)
+        made = await _drafted(
+            ctx,
+            "eval",
+            "EvalSpec",
+            "Write test cases (inputs and expected outputs) for every requirement, including each "
+            "boundary from both sides and adversarial inputs.",
+            offline,
+        )
+        spec = made.artifact
+        assert isinstance(spec, EvalSpec)
+        # The requirement cases are kept whatever the model wrote: the gate judges by them.
+        ids = {case.id for case in spec.cases}
+        kept = [case for case in offline.cases if case.requirement and case.id not in ids]
+        cases = [*kept, *spec.cases][:MAX_EVAL_CASES]
+        return Draft(
+            spec.model_copy(update={"cases": cases, "pass_threshold": threshold}), made.by_model, made.note
+        )
 
     return await _adopt_or(ctx, "eval", "EvalSpec", draft)
 
@@ -398,21 +493,28 @@ def _tokens(resources: RuntimeResources, messages: list[BaseMessage]) -> int:
     return sum(resources.count_tokens(str(message.content)) for message in messages)
 
 
-def _matches(expected: Any, actual: Any) -> bool:
+def _matches(expected: Any, actual: Any, exact: bool = False) -> bool:
     if isinstance(expected, str) and isinstance(actual, str):
-        return expected.lower() in actual.lower()
+        want, got = expected.strip().lower(), actual.strip().lower()
+        return want == got if exact else want in got
+    if isinstance(expected, bool) or expected is None or isinstance(actual, bool):
+        return expected is actual if exact else bool(expected == actual)
+    if isinstance(expected, int | float) and isinstance(actual, int | float | str):
+        try:
+            return abs(float(actual) - float(expected)) < 1e-9
+        except ValueError:
+            return False
     return bool(expected == actual)
 
 
 async def _run_case(
-    ctx: RoleContext, agent_id: str, inputs: dict[str, Any], expect: dict[str, Any]
+    ctx: RoleContext, graph: Any, inputs: dict[str, Any], expect: dict[str, Any], exact: bool = False
 ) -> tuple[dict[str, Any], list[str], float, int, int, str | None]:
-    """One case through the registered system: outputs, mismatches, ms, tokens, tool calls, error."""
-    config: Any = {"configurable": {"tenant_id": ctx.tenant_id, "agent_id": agent_id}}
+    """One case through the compiled system: outputs, mismatches, ms, tokens, tool calls, error."""
+    config: Any = {"configurable": {"tenant_id": ctx.tenant_id}}
     goal = " ".join(str(value) for value in inputs.values())
     started = time.perf_counter()
     try:
-        graph = await master_graph(ctx.resources, config)
         state = await graph.ainvoke({"goal": goal, "context": inputs}, config)
     except MasterAgentError as error:
         return {}, [f"the run failed: {error}"], 0.0, 0, 0, str(error)
@@ -421,20 +523,23 @@ async def _run_case(
     mismatches = [
         f"{key}: expected {expected!r}, got {outputs.get(key)!r}"
         for key, expected in expect.items()
-        if not _matches(expected, outputs.get(key))
+        if not _matches(expected, outputs.get(key), exact)
     ]
     tokens = _tokens(ctx.resources, list(state.get("messages") or []))
     return outputs, mismatches, elapsed, tokens, int(state.get("tool_calls") or 0), None
 
 
-async def _compiled_agent(ctx: RoleContext) -> tuple[CompiledSpec, str | None]:
+async def _compiled_graph(ctx: RoleContext) -> tuple[CompiledSpec | None, Any]:
+    """The latest CompiledSpec and its system as a graph that runs unregistered (None: it has no
+    agents, or nothing was compiled)."""
+    if not await ctx.broker.exists("CompiledSpec"):
+        return None, None
     compiled = await ctx.broker.read_full("eval", "CompiledSpec")
     assert isinstance(compiled, CompiledSpec)
-    if compiled.registered_agent is None:
+    documents = [AgentDocument.model_validate(d) for d in compiled.config.get("agents") or []]
+    if not documents:
         return compiled, None
-    tenant = await load_tenant(ctx.resources.database.pool, ctx.tenant_id)
-    agents = await live_agents(ctx.resources.database.pool, ctx.tenant_id, tenant.capability_version)
-    return compiled, agents[compiled.registered_agent].assistant_id
+    return compiled, await candidate_graph(ctx.resources, ctx.tenant_id, documents)
 
 
 async def eval_run(ctx: RoleContext) -> RoleResult:
@@ -444,9 +549,13 @@ async def eval_run(ctx: RoleContext) -> RoleResult:
     spec = await ctx.broker.read_full("eval", "EvalSpec")
     system = await _system(ctx, "eval")
     assert isinstance(spec, EvalSpec)
-    compiled, agent_id = await _compiled_agent(ctx)
-    if agent_id is None:
-        why = f"the {compiled.runtime_target} system has no agents to register, so nothing can run it"
+    compiled, graph = await _compiled_graph(ctx)
+    if compiled is None:
+        return RoleResult(
+            role="eval", task="run", status="failed", note="nothing compiled to evaluate (no CompiledSpec)"
+        )
+    if graph is None:
+        why = f"the {compiled.runtime_target} system has no agents, so nothing can run it"
         return RoleResult(role="eval", task="run", status="done", note=why, left_undone=[f"eval run: {why}"])
     spawns = max(ctx.budget.max_spawns - ctx.spent.spawns, 0)
     if spawns < len(spec.cases):
@@ -461,13 +570,17 @@ async def eval_run(ctx: RoleContext) -> RoleResult:
     runnable = spec.cases
     # The spawn budget says how many cases may run, not how many at once: a request never takes more
     # than a few of the process's cores from other tenants' runs.
-    gate = asyncio.Semaphore(max(min(ctx.budget.max_spawns, MAX_PARALLEL_CASES), 1))
+    # Each component of a case may hold one of the tenant reader's connections at once (its role allows
+    # READER_CONNECTIONS): cases at once times components stays within them.
+    components = max(len(compiled.config.get("agents") or []) - 1, 1)
+    at_once = min(ctx.budget.max_spawns, MAX_PARALLEL_CASES, max(READER_CONNECTIONS // components, 1))
+    gate = asyncio.Semaphore(max(at_once, 1))
 
     async def worker(case_index: int) -> CaseResult:
         case = runnable[case_index]
         async with gate:
             outputs, mismatches, ms, tokens, calls, error = await _run_case(
-                ctx, agent_id, case.inputs, case.expect
+                ctx, graph, case.inputs, case.expect, case.exact
             )
         return CaseResult(
             case_id=case.id,
@@ -499,7 +612,10 @@ async def eval_run(ctx: RoleContext) -> RoleResult:
         else [],
         tool_errors=[ToolError(tool=compiled.system_name, error_type="other") for r in results if r.error],
     )
+    requirements = requirement_verdicts(system, spec, results)
+    unmet = {rid: verdict for rid, verdict in requirements.items() if verdict != "met"}
     report = ExperimentReport(
+        requirements=requirements,
         system_version=system.version,
         runtime=compiled.runtime_target,
         results=results,
@@ -520,9 +636,31 @@ async def eval_run(ctx: RoleContext) -> RoleResult:
             "threshold": spec.pass_threshold,
             "latency_p95_ms": p95,
             "tokens_per_case": report.tokens / max(len(results), 1),
+            "requirements_unmet": float(len(unmet)),
         },
+        unmet=[f"{rid}: {verdict}" for rid, verdict in unmet.items()],
         note=report.summary(),
     )
+
+
+def requirement_verdicts(system: SystemSpec, spec: EvalSpec, results: list[CaseResult]) -> dict[str, str]:
+    """Each requirement of the system: ``met`` when every case of it passed; ``not met`` naming the
+    failing cases, or when no case tests it; ``not built`` with why, when it needs a model."""
+    passed = {r.case_id: r.passed for r in results}
+    verdicts: dict[str, str] = {}
+    for requirement in system.requirements:
+        if not requirement.buildable:
+            verdicts[requirement.id] = f"not built: {requirement.why_not}"
+            continue
+        cases = [c.id for c in spec.cases if c.requirement == requirement.id]
+        failed = [c for c in cases if not passed.get(c, False)]
+        if not cases:
+            verdicts[requirement.id] = "not met: no case tests it"
+        elif failed:
+            verdicts[requirement.id] = f"not met: {', '.join(failed)} failed"
+        else:
+            verdicts[requirement.id] = "met"
+    return verdicts
 
 
 async def eval_reproduce(ctx: RoleContext) -> RoleResult:
@@ -641,17 +779,28 @@ async def compiler_compile(ctx: RoleContext) -> RoleResult:
             signals=FailureSignals(compile_errors=failed.errors),
             note=str(failed),
         )
-    if "agents" in compiled.config:
-        names = await register_system(ctx.resources, ctx.tenant_id, compiled, ctx.broker.request_id)
-        compiled = compiled.model_copy(update={"registered_agent": names[-1]})
     ref = await ctx.broker.write("compiler", compiled)
+    return RoleResult(role="compiler", task="compile", status="done", wrote=[ref], note=compiled.summary())
+
+
+async def compiler_register(ctx: RoleContext) -> RoleResult:
+    """Register the compiled system's agents for the tenant (after its gates, and the human gate's
+    approval where it is on): only now is it routable."""
+    ctx.step()
+    compiled = await ctx.broker.read_full("compiler", "CompiledSpec")
+    assert isinstance(compiled, CompiledSpec)
+    if not compiled.config.get("agents"):
+        return RoleResult(role="compiler", task="register", status="done", note="no agents to register")
+    names = await register_system(ctx.resources, ctx.tenant_id, compiled, ctx.broker.request_id)
+    registered = compiled.model_copy(update={"registered_agent": names[-1]})
+    ref = await ctx.broker.write("compiler", registered)
     return RoleResult(
         role="compiler",
-        task="compile",
+        task="register",
         status="done",
         wrote=[ref],
-        note=compiled.summary(),
-        registered_agent=compiled.registered_agent,
+        note=f"registered {', '.join(names)}",
+        registered_agent=names[-1],
     )
 
 
@@ -672,6 +821,7 @@ TASKS: dict[tuple[Role, str], Task] = {
     ("ops", "instrument"): ops_instrument,
     ("ops", "check"): ops_check,
     ("compiler", "compile"): compiler_compile,
+    ("compiler", "register"): compiler_register,
     ("optimizer", "propose"): optimizer_propose,
     **{
         (owner, "apply"): apply_task(owner)

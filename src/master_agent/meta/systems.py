@@ -10,10 +10,11 @@ from typing import Any
 from master_agent.capabilities import load_tenant
 from master_agent.capabilities.agents import AgentDocument, live_agents
 from master_agent.capabilities.assistants import AGENT_SPEC_KEY, GRAPH_ID, resolve_assistant
-from master_agent.meta.artifacts import CompiledSpec
+from master_agent.meta.artifacts import CompiledSpec, SystemSpec
+from master_agent.meta.compiler import system_names
 from master_agent.runtime.graphs import graph_ids
 from master_agent.runtime.resources import RuntimeResources
-from master_agent.runtime.tenant_agents import change_assistant, save_assistant
+from master_agent.runtime.tenant_agents import agent_catalogue, change_assistant, save_assistant
 
 
 async def register_system(
@@ -53,3 +54,26 @@ async def register_system(
             )
         names.append(document.name)
     return names
+
+
+async def taken_names(resources: RuntimeResources, tenant_id: str) -> set[str]:
+    """Every name in the tenant's namespace: its tools, its pack's agents, its own agents and their
+    saved queries."""
+    catalogue = await agent_catalogue(resources, await load_tenant(resources.database.pool, tenant_id))
+    names = {*catalogue.tools, *catalogue.pack_agents, *catalogue.reserved}
+    for name, document in catalogue.tenant_agents.items():
+        names.add(name)
+        names.update(query.name for query in document.queries)
+    return names
+
+
+async def free_system_name(resources: RuntimeResources, tenant_id: str, system: SystemSpec) -> str:
+    """``system``'s name, or the first ``<name>_<n>`` whose agents and queries take no name the tenant
+    uses: a new system never replaces another (a collision renames, never refuses)."""
+    taken = await taken_names(resources, tenant_id)
+    base = system.name[:36]
+    for n in range(1, 1000):
+        name = system.name if n == 1 else f"{base}_{n}"
+        if not system_names(system.model_copy(update={"name": name})) & taken:
+            return name
+    raise RuntimeError(f"no free name for {system.name!r}")  # 999 systems of one name: not reachable

@@ -3,6 +3,7 @@
     START -> route --agent--------> solve ---------> END   (the agent's loop, as a subgraph)
        |          --query--------> answer_query --> END   (a query handler)
        |          --builder------> build_agent ---> END
+       |          --(a system request)> build_system -> END   (the meta-orchestrator)
        |          --out_of_scope-> out_of_scope --> END
        |          --drop_flow----> drop_flow -----> END   ("never mind the board meeting")
        |          --clarification> clarify (interrupt) -> route
@@ -91,11 +92,20 @@ from master_agent.runtime.loop import (
 )
 from master_agent.runtime.proposals import HOW_TO_ANSWER, read_feedback
 from master_agent.runtime.recovery import answers_question, pick_option
-from master_agent.runtime.resources import RuntimeResources
+from master_agent.runtime.resources import RESOURCES_KEY, RuntimeResources
 from master_agent.runtime.verification import Check, limitations_of, verify_before_answer
 from master_agent.settings import Settings
 
-NODES = ("route", "clarify", "solve", "answer_query", "build_agent", "out_of_scope", "drop_flow")
+NODES = (
+    "route",
+    "clarify",
+    "solve",
+    "answer_query",
+    "build_agent",
+    "build_system",
+    "out_of_scope",
+    "drop_flow",
+)
 
 
 class FrontDoorState(TypedDict):
@@ -152,6 +162,8 @@ class FrontDoor:
     defaults: dict[str, Any] | None = None
     builder: AgentBuilder | None = None
     """The agent-builder conversation (None: only decisions are made, e.g. by the routing eval)."""
+    resources: RuntimeResources | None = None
+    """What the meta-orchestrator runs with when a message asks for a system (None: not here)."""
 
     # -- shared ------------------------------------------------------------------------------
 
@@ -365,6 +377,10 @@ class FrontDoor:
 
     def after_route(self, state: FrontDoorState) -> str:
         kind = (state.get("routing") or {}).get("target", {}).get("kind", "out_of_scope")
+        if kind not in ("clarification", "drop_flow") and is_system_request(
+            str((state.get("pending") or {}).get("text") or "")
+        ):
+            return "build_system"
         return {
             "agent": "solve",
             "query": "answer_query",
@@ -532,6 +548,30 @@ class FrontDoor:
             **self._finish(state, goal),
         }
 
+    async def build_system(self, state: FrontDoorState) -> dict[str, Any]:
+        """A request for an agent system goes to the meta-orchestrator (the builder keeps single
+        agents); each of its steps is streamed as a ``meta`` custom event as it happens."""
+        text = str((state.get("pending") or {}).get("text") or "")
+        if self.resources is None:
+            reply = (
+                "The meta-orchestrator is not available here: use POST /runs on the 'meta' graph or the CLI."
+            )
+            return {
+                "reply": {"kind": "meta", "status": "unavailable", "text": reply},
+                "envelope": _envelope("partial", {}, [reply]),
+                "messages": [AIMessage(content=reply)],
+                **self._finish(state, text),
+            }
+        result = await run_system_request(self.resources, self.tenant.tenant_id, text, get_stream_writer())
+        reply = system_reply(result)
+        status: Status = "success" if result.get("status") == "done" else "partial"
+        return {
+            "reply": {"kind": "meta", "status": result.get("status"), "text": reply, "data": result},
+            "envelope": _envelope(status, result, [] if status == "success" else [reply]),
+            "messages": [AIMessage(content=reply)],
+            **self._finish(state, text),
+        }
+
     async def out_of_scope(self, state: FrontDoorState) -> dict[str, Any]:
         routing = state.get("routing") or {}
         goal = str(routing.get("goal") or "")
@@ -629,16 +669,17 @@ class FrontDoor:
         graph.add_node("solve", self.solve)
         graph.add_node("answer_query", self.answer_query)
         graph.add_node("build_agent", self.build_agent)
+        graph.add_node("build_system", self.build_system)
         graph.add_node("out_of_scope", self.out_of_scope)
         graph.add_node("drop_flow", self.drop_flow)
         graph.add_conditional_edges(START, self.entry, ["route", "solve"])
         graph.add_conditional_edges(
             "route",
             self.after_route,
-            ["solve", "answer_query", "build_agent", "out_of_scope", "clarify", "drop_flow"],
+            ["solve", "answer_query", "build_agent", "build_system", "out_of_scope", "clarify", "drop_flow"],
         )
         graph.add_edge("clarify", "route")
-        for node in ("solve", "answer_query", "build_agent", "out_of_scope", "drop_flow"):
+        for node in ("solve", "answer_query", "build_agent", "build_system", "out_of_scope", "drop_flow"):
             graph.add_edge(node, END)
         compiled = graph.compile(checkpointer=checkpointer, name="master_agent")
         # What ``solve`` hands goals to: the master agent (its standard loop) and the tenant's agents.
@@ -988,7 +1029,55 @@ def make_front_door(
         builder=None
         if resources is None
         else AgentBuilder(resources, tenant, AgentDrafter(evolution.knowledge.embedder, model)),
+        resources=resources,
     )
+
+
+#: "Build an agent system that ...", "create a multi-agent pipeline to ...": a system, not one agent.
+_SYSTEM_REQUEST = re.compile(
+    r"^\s*(?:please\s+)?(?:build|create|make|design|set up)\s+(?:me\s+)?(?:an?\s+)?(?:new\s+)?"
+    r"(?:(?:agent|multi-agent|agentic)\s+(?:system|team|pipeline|workflow)|system\s+of\s+agents)\b",
+    re.I,
+)
+
+
+def is_system_request(text: str) -> bool:
+    """A chat message asking for an agent system (the meta-orchestrator's work, not the builder's)."""
+    return bool(_SYSTEM_REQUEST.match(text))
+
+
+async def run_system_request(
+    resources: RuntimeResources, tenant_id: str, text: str, emit: Any
+) -> dict[str, Any]:
+    """The meta graph on ``text`` for the tenant, each step handed to ``emit`` as it finishes."""
+    from master_agent.meta.graph import build_meta_graph  # meta stands beside the front door
+
+    graph = build_meta_graph().compile()
+    config: Any = {"configurable": {"tenant_id": tenant_id, RESOURCES_KEY: resources}}
+    result: dict[str, Any] = {}
+    async for update in graph.astream({"request": {"text": text[:5000]}}, config, stream_mode="updates"):
+        for node, values in update.items():
+            trace = (values or {}).get("routing_trace") or []
+            emit({"event": "meta", "node": node, "step": trace[-1] if trace else None})
+            if node == "finalize":
+                result = dict((values or {}).get("result") or {})
+    return result
+
+
+def system_reply(result: dict[str, Any]) -> str:
+    """What the chat answers about a meta request's result."""
+    lines = [
+        f"Meta request {result.get('request_id')}: {result.get('status')} ({result.get('playbook')} playbook)."
+    ]
+    if result.get("registered_agent"):
+        lines.append(f"Registered as the agent {result['registered_agent']!r}: ask it by name.")
+    quality = (result.get("gates") or {}).get("quality") or {}
+    if quality:
+        lines.append(f"Quality gate: {'passed' if quality.get('passed') else 'failed'}.")
+    lines += [f"Not met: {item}" for item in quality.get("unmet") or []]
+    if result.get("error"):
+        lines.append(f"Failed: {result['error']}")
+    return "\n".join(lines)
 
 
 __all__ = ["NODES", "FrontDoor", "FrontDoorState", "IntentAnalysis", "make_front_door"]

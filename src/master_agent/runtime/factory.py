@@ -34,6 +34,7 @@ from master_agent.capabilities import (
     tenant_capabilities,
 )
 from master_agent.capabilities.agents import (
+    AgentDocument,
     StoredAgent,
     agent_version,
     compile_document,
@@ -454,6 +455,23 @@ def _build_agent(
         checkpointer=checkpointer,
         proposals=ProposalBook(resources.database.pool),
     )
+
+
+async def candidate_graph(
+    resources: RuntimeResources, tenant_id: str, documents: list[AgentDocument]
+) -> CompiledLoop:
+    """The last of ``documents`` as the root of a run whose sub-agents include the others, none of
+    them stored: how a system is tried before it is registered (nothing of it is routable). Not
+    cached: a candidate runs for its evaluation only."""
+    pool = resources.database.pool
+    tenant = await load_tenant(pool, tenant_id)
+    live = await live_agents(pool, tenant.tenant_id, tenant.capability_version)
+    candidates = {d.name: StoredAgent(f"candidate:{d.name}", 0, d) for d in documents}
+    agents = {**live, **candidates}
+    options = GraphOptions(tenant_id=tenant.tenant_id)
+    graph = _build_agent(resources, tenant, options, agents, candidates[documents[-1].name])
+    graph.store = resources.tenant_store(tenant.tenant_id)
+    return graph
 
 
 def gathering_for(tenant: TenantRecord, tool_context: ToolContext) -> Gathering | None:

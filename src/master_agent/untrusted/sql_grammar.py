@@ -47,7 +47,8 @@ class SqlRefused(ValueError):
 #: Functions an agent's query may call: aggregates, window functions, arithmetic, text, dates, arrays
 #: and JSON building. Nothing that sleeps, locks, reads files or settings, touches large objects,
 #: sequences or other sessions, or builds values of unbounded size from a number (``repeat``, ``lpad``,
-#: ``generate_series``).
+#: ``generate_series``). ``regexp_matches`` returns sets, but never more rows than its text has characters:
+#: compiled meta systems read every amount of an input with it.
 ALLOWED_FUNCTIONS: frozenset[str] = frozenset(
     """
     count sum avg min max stddev stddev_pop stddev_samp variance var_pop var_samp corr covar_pop
@@ -58,7 +59,7 @@ ALLOWED_FUNCTIONS: frozenset[str] = frozenset(
     log10 power pow sign mod div width_bucket pi degrees radians scale lower upper initcap length
     char_length character_length octet_length substr substring btrim ltrim rtrim trim replace split_part
     concat concat_ws left right position strpos starts_with to_char to_number to_date to_timestamp md5
-    regexp_replace regexp_match regexp_like date_trunc date_part extract age now make_date make_time
+    regexp_replace regexp_match regexp_matches regexp_like date_trunc date_part extract age now make_date make_time
     make_interval make_timestamp make_timestamptz date_bin justify_days justify_hours justify_interval
     isfinite timezone array_length cardinality array_position array_to_string unnest array_lower
     array_upper to_json to_jsonb row_to_json json_build_object jsonb_build_object json_build_array
