@@ -73,6 +73,11 @@ def revise_args(args: dict[str, Any], text: str) -> dict[str, Any]:
     if match is None:
         return dict(args)
     old, new = match.group("old").strip(), match.group("new").strip()
+    # "change the subject to X": the words name an argument (its name, with spaces for underscores):
+    # that argument becomes X, whatever it held.
+    named = re.sub(r"^(?:the|its|my)\s+", "", old, flags=re.I).lower().replace(" ", "_")
+    if named in args and isinstance(args[named], str | None):
+        return {**args, named: new}
     pattern = re.compile(re.escape(old), re.I)
 
     def replacement(found: re.Match[str]) -> str:
