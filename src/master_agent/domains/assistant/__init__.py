@@ -46,10 +46,9 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
 def missing_information(known: dict[str, Any]) -> MissingInformation | None:
     """A meeting cannot be scheduled without its day and start time (a period like "next month" is
     not a day), nor moved without where to: ask for them rather than guess."""
-    if known.get("event_to_move") and not (known.get("new_day") or known.get("new_time")):
+    if known.get("event_words") and not known.get("cancel_request") and not known.get("move_to"):
         return MissingInformation(
-            fields=["new_day", "new_time"],
-            question=f"To which day or time should I move it ({known['event_to_move']!r})?",
+            fields=["move_to"], question=f"To which day or time should I move it ({known['event_words']!r})?"
         )
     if not known.get("summary"):
         return None
@@ -82,13 +81,14 @@ def describe_answer(solution: dict[str, Any]) -> list[str]:
     if solution.get("events") is not None and solution.get("free_slots") is None:
         lines.append(f"{len(solution['events'])} event(s):")
         lines.extend(f"- {e['day']} {e['start']}-{e['end']} {e['summary']}" for e in solution["events"][:20])
-    if solution.get("chosen"):
+    if solution.get("chosen") and solution.get("contacts"):
         lines.append(f"Contact: {solution['chosen']}.")
     elif solution.get("contacts") and not any(
         solution.get(key) for key in ("action", "proposal", "messages")
     ):
         for contact in solution["contacts"][:5]:
-            details = ", ".join([*contact.get("emails", []), *contact.get("phones", [])])
+            phones = contact.get("phones") or ["no phone number on file"]
+            details = ", ".join([*contact.get("emails", []), *phones])
             title = f" ({contact['title']})" if contact.get("title") else ""
             lines.append(f"Contact: {contact['name']}{title}: {details}.")
     if solution.get("mail_summary"):

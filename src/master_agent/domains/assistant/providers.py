@@ -375,14 +375,15 @@ class CardDavContacts(_DavCollection):
     provider: ProviderName = "carddav"
 
     async def search(self, text: str) -> list[Contact]:
-        """Contacts whose name, email or category contains ``text`` (case-insensitive, by the server)."""
+        """Contacts whose name, email, category or title contains ``text`` (case-insensitive, by the
+        server)."""
         if not text.strip():
             raise ProviderError("invalid_input", "carddav", "search", "give a name, an address or a group")
         term = text.strip().replace("&", "&amp;").replace("<", "&lt;")
         matches = "".join(
             f'<C:prop-filter name="{prop}"><C:text-match collation="i;unicode-casemap" '
             f'match-type="contains">{term}</C:text-match></C:prop-filter>'
-            for prop in ("FN", "EMAIL", "CATEGORIES")
+            for prop in ("FN", "EMAIL", "CATEGORIES", "TITLE")
         )
         return await self._query("search", f'<C:filter test="anyof">{matches}</C:filter>')
 

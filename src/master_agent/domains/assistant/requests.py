@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 from collections.abc import Sequence
 from typing import Literal
 
@@ -67,6 +68,8 @@ EXAMPLES: dict[Action, tuple[str, ...]] = {
         "What does my day look like today",
         "List my appointments this week",
         "Check my calendar first",
+        "Do I have anything on Monday?",
+        "Am I busy on Thursday afternoon",
         "Which meetings do I have on Friday",
     ),
     "schedule": (
@@ -78,6 +81,9 @@ EXAMPLES: dict[Action, tuple[str, ...]] = {
         "Arrange a review with Tom next week",
         "Schedule board meeting next month",
         "Create an event called planning on the 3rd at 11am",
+        "Get Lena and me together on Monday for an hour",
+        "Can you find time for Omar and me tomorrow afternoon? project sync",
+        "Add a 45 minute catch-up with Ben on Friday at 3",
         "Invite everyone to a celebration on Friday at 4pm",
         "Send an invite for a kickoff meeting on Monday at 9am",
         "Add a team dinner to my calendar next Thursday at 7pm",
@@ -90,6 +96,12 @@ EXAMPLES: dict[Action, tuple[str, ...]] = {
         "Postpone the product review to next week",
         "Can we move the retro to 11am",
         "Change the time of the weekly planning to 2pm",
+        "Could you move the product review an hour later?",
+        "Bring the design review forward by 30 minutes",
+        "Let's do the budget sync at 4 instead",
+        "I'm double booked on Monday, push the planning to 3",
+        "Move Monday's planning half an hour later",
+        "Can you move the standup 30 minutes earlier?",
     ),
     "cancel_event": (
         "Cancel my 1:1 with Maria on Thursday",
@@ -97,6 +109,12 @@ EXAMPLES: dict[Action, tuple[str, ...]] = {
         "Call off the sprint retro on Friday",
         "Remove the budget sync on Tuesday",
         "I can't make the product review, drop it from my calendar",
+        "Cancel this week's standup, half the team is out",
+        "Cancel my meeting on Monday",
+        "Scrap Friday's retro",
+        "Please cancel the customer call",
+        "Cancel the planning meeting this week, I'm travelling",
+        "Cancel tomorrow's sync, nobody can make it",
     ),
     "contact": (
         "What is David's email address",
@@ -105,6 +123,11 @@ EXAMPLES: dict[Action, tuple[str, ...]] = {
         "What is Maria's phone number",
         "Find the contact info for Tom",
         "How do I reach John",
+        "Who is our head of marketing and what is her email",
+        "Do I have an address for Kate",
+        "What's Tom's number",
+        "What's Lena's email?",
+        "Lena Novak's email address please",
     ),
     "read_mail": (
         "Summarise my unread mail",
@@ -115,6 +138,9 @@ EXAMPLES: dict[Action, tuple[str, ...]] = {
         "Search my inbox for messages about the contract",
         "Which emails need a decision from me",
         "Catch me up on my inbox",
+        "Anything from Priya I should look at?",
+        "What has David been writing to me about",
+        "Any news from John on the migration?",
         "Is there any mail I should answer",
         "Has Priya replied yet",
         "Show me the latest emails about the renewal",
@@ -131,6 +157,12 @@ EXAMPLES: dict[Action, tuple[str, ...]] = {
         "Let everyone know the kitchen is closed tomorrow",
         "Inform the team that the release is delayed",
         "Drop Kate a line that the contract is signed",
+        "Email Tom and tell him the demo is cancelled",
+        "Let the team know about the new expense policy",
+        "Write Priya a quick note: the launch slips a week",
+        "Draft a message to Ben asking for the test results",
+        "Email Omar and tell him the build is green",
+        "Write to Ben asking for the slides, but don't send it yet",
     ),
     "unsupported": (
         "Update Sarah's phone number",
@@ -140,10 +172,14 @@ EXAMPLES: dict[Action, tuple[str, ...]] = {
         "Book a flight to Berlin",
         "Order lunch for the team",
         "Set an alarm for 6am",
+        "Pay the supplier's invoice",
         "Turn off the lights",
         "Unsubscribe me from this newsletter",
         "Archive the messages from last year",
         "Remind me to call the bank",
+        "Pay the electricity bill",
+        "Transfer money to my landlord",
+        "Call Maria on the phone now",
         "Translate this document into French",
     ),
     # Answers to a draft or a preview waiting on the thread: the runtime applies them to it.
@@ -158,6 +194,31 @@ EXAMPLES: dict[Action, tuple[str, ...]] = {
         "Looks good, send it",
     ),
 }
+
+
+_NAME = re.compile(r"(?<=[\w,;:?!.] )[A-Z][\w'-]*(?:'s)?")
+_WHEN = re.compile(
+    r"\b(?:(?:this|next|last)\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|"
+    r"week|month|morning|afternoon)(?:'s)?\b|\b\d{1,2}(?::\d{2})?\s*(?:am|pm)?\b|\b(?:at|on|by)\s+(?=\s|$)",
+    re.I,
+)
+
+
+def masked(text: str) -> str:
+    """The request with its names, days and times left out: a sentence embedding is pulled by what a
+    request is about (a person, an event's title) as much as by what it asks to do; the action is in
+    the rest."""
+    text = _WHEN.sub(" ", _NAME.sub("someone", text))
+    return re.sub(r"\s+", " ", text).strip() or text
+
+
+#: Words of a request's opening that carry its verb ("could you move", "cancel this week's").
+OPENING_WORDS = 4
+
+
+def _opening(text: str) -> str:
+    """The request's first words: an imperative's verb is there, and weighs as much as the rest."""
+    return " ".join(text.split()[:OPENING_WORDS])
 
 
 def _cosine(left: Sequence[float], right: Sequence[float]) -> float:
@@ -178,19 +239,24 @@ class ActionReader:
         async with self._lock:
             if self._examples is None:
                 pairs = [(action, text) for action, texts in EXAMPLES.items() for text in texts]
-                vectors = await self.embedder.embed([text for _, text in pairs])
+                texts = [masked(text) for _, text in pairs]
+                vectors = await self.embedder.embed([*texts, *(_opening(text) for text in texts)])
+                whole, opening = vectors[: len(texts)], vectors[len(texts) :]
                 self._examples = [
-                    (action, vector) for (action, _), vector in zip(pairs, vectors, strict=True)
+                    (action, [*w, *o]) for (action, _), w, o in zip(pairs, whole, opening, strict=True)
                 ]
         return self._examples
 
     async def read(self, request: str) -> tuple[Action, float]:
         """The request's action and its similarity to the nearest example."""
         examples = await self._ready()
-        [vector] = await self.embedder.embed([request])
-        best: dict[Action, float] = {}
+        text = masked(request)
+        vector = [value for part in await self.embedder.embed([text, _opening(text)]) for value in part]
+        scores: dict[Action, list[float]] = {}
         for action, example in examples:
-            best[action] = max(best.get(action, -1.0), _cosine(vector, example))
+            scores.setdefault(action, []).append(_cosine(vector, example))
+        # The mean of an action's two nearest examples: one example close by accident decides less.
+        best = {action: max(values) for action, values in scores.items()}
         action = max(best, key=lambda name: best[name])
         return action, best[action]
 

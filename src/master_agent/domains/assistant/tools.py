@@ -47,10 +47,13 @@ from master_agent.domains.assistant.scheduling import (
     MONTHS,
     PERIOD_PHRASE,
     WEEKDAYS,
+    WORKDAY_END,
+    WORKDAY_START,
     Period,
     conflicts,
     free_slots,
     resolve_day,
+    resolve_hours,
     resolve_minutes,
     resolve_period,
     resolve_time,
@@ -204,18 +207,31 @@ class EventArgs(BaseModel):
     addresses: list[str] = Field(description="The attendees' email addresses ([] for none).")
 
 
-class MoveArgs(BaseModel):
-    event_to_move: str = Field(
+class FindEventArgs(BaseModel):
+    event_words: str = Field(
         min_length=1, description="Words naming the event: its title or people ('my 1:1 with Maria')."
     )
-    new_day: str | None = Field(default=None, description="The day it moves to ('Friday'); None: same day.")
-    new_time: str | None = Field(default=None, description="The time it moves to ('3pm'); None: same time.")
-    on_day: str | None = Field(default=None, description="The day it is on now, when the user said it.")
+    on_day: str | None = Field(default=None, description="The day it is on, when the user said it.")
+
+
+class EventRef(BaseModel):
+    """One occurrence of an event, as find_event names it."""
+
+    uid: str
+    start: str = Field(description="The occurrence's start (ISO, UTC).")
+
+
+class MoveArgs(BaseModel):
+    event_ref: EventRef = Field(description="The occurrence to move (from find_event).")
+    move_to: str = Field(
+        min_length=1,
+        description="Where to, as the user said it: 'Friday at 3pm', '4pm', 'next Monday', 'an hour earlier'.",
+    )
 
 
 class CancelArgs(BaseModel):
-    event_to_cancel: str = Field(min_length=1, description="Words naming the event to cancel.")
-    on_day: str | None = Field(default=None, description="The day it is on, when the user said it.")
+    event_ref: EventRef = Field(description="The occurrence to cancel (from find_event).")
+    cancel_request: str = Field(min_length=1, description="The user's words asking for the cancellation.")
 
 
 class SendArgs(BaseModel):
@@ -265,6 +281,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
     async def find_free_slots(within: str, duration_minutes: int = 60) -> dict[str, Any]:
         mine = await accounts()
         span = span_of(within, mine.zone, "within")
+        hours = resolve_hours(within) or (WORKDAY_START, WORKDAY_END)
         days = [span.first + timedelta(days=n) for n in range((span.last - span.first).days + 1)]
         if len(days) > 1:
             # A span's free time is its working days'; a single day asked for is searched as asked.
@@ -280,12 +297,13 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
                 "minutes": s.minutes,
             }
             for day in days
-            for s in free_slots([(e.start, e.end) for e in events], day, duration_minutes, mine.zone)
+            for s in free_slots([(e.start, e.end) for e in events], day, duration_minutes, mine.zone, hours)
         ]
         return {
             "day": days[0].isoformat() if len(days) == 1 else None,
             "window": {"first": days[0].isoformat(), "last": days[-1].isoformat()},
             "duration_minutes": duration_minutes,
+            "hours": [hours[0].strftime("%H:%M"), hours[1].strftime("%H:%M")],
             "free_slots": slots,
             "busy": [_event_view(e, mine.zone) for e in events],
             "conflicts": [list(pair) for pair in conflicts((e.summary, e.start, e.end) for e in events)],
@@ -306,13 +324,36 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "confidence": 1.0,
         }
 
-    async def find_contacts(name: str) -> dict[str, Any]:
+    async def lookup(name: str) -> dict[str, Any]:
         found = await (await accounts()).contacts.search(name)
         if not found:
             raise ProviderError("not_found", "carddav", "search", f"no contact matches {name!r}")
         wanted = name.strip().lower()
         group = [c for c in found if any(wanted in category.lower() for category in c.categories)]
         return people_found(name, found, group)
+
+    async def find_contacts(name: str) -> dict[str, Any]:
+        names = [part for part in re.split(r"\s*(?:,|\band\b|&)\s*", name.strip()) if part]
+        if len(names) < 2:
+            return await lookup(name)
+        # Several people ("Priya and Tom"): each looked up; one who is ambiguous is asked about, with
+        # the others' addresses kept in every option.
+        results = [await lookup(part) for part in names]
+        settled = [a for r in results if "addresses" in r for a in r["addresses"]]
+        open_ = next((r for r in results if "choices" in r), None)
+        merged: dict[str, Any] = {
+            "query": name,
+            "contacts": [c for r in results for c in r["contacts"]],
+            "matches": sum(r["matches"] for r in results),
+            "confidence": 1.0 if open_ is None else 0.5,
+        }
+        if open_ is None:
+            merged["addresses"] = settled
+            return merged
+        choices = dict(open_["choices"])
+        choices["options"] = [{**o, "value": [*settled, *o["value"]]} for o in choices["options"]]
+        merged["choices"] = choices
+        return merged
 
     async def find_correspondents(name: str) -> dict[str, Any]:
         messages = await (await accounts()).mailbox.search(sender=name, limit=50)
@@ -439,38 +480,87 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             ],
         }
 
-    async def find_event(mine: AssistantProviders, words: str, on_day: str | None) -> CalendarEvent:
-        """The event the words name: on the day given, else the next one within four weeks whose title
-        and attendees share the most words with them."""
+    async def find_event(event_words: str, on_day: str | None = None) -> dict[str, Any]:
+        """The event the words name: on the day given, else within four weeks from now, the one whose
+        title and attendees share the most words with them (the earliest of its occurrences). Several
+        equally good, or none named on the day given: the user is asked which."""
+        mine = await accounts()
         first = day_of(on_day, mine.zone) if on_day else today(mine.zone)
         last = first + timedelta(days=0 if on_day else 27)
-        start = max(midnight(first, mine.zone), context.now()) if not on_day else midnight(first, mine.zone)
+        start = midnight(first, mine.zone) if on_day else context.now()
         events = await mine.calendar.events(start, midnight(last, mine.zone) + timedelta(days=1))
-        best = best_event(words, events)
-        if best is None:
+        ranked = rank_events(event_words, events)
+        top = [e for score, e in ranked if score == ranked[0][0]] if ranked else []
+        distinct = list({e.uid: e for e in top}.values())
+        if len(distinct) == 1:
+            found = min((e for e in top if e.uid == distinct[0].uid), key=lambda e: e.start)
+            return {
+                "event_ref": {"uid": found.uid, "start": _utc(found.start).isoformat()},
+                "event": _event_view(found, mine.zone),
+                "confidence": 1.0,
+            }
+        options = distinct or (events if on_day else [])
+        if len(options) == 1:
+            return {
+                "event_ref": {"uid": options[0].uid, "start": _utc(options[0].start).isoformat()},
+                "event": _event_view(options[0], mine.zone),
+                "confidence": 1.0,
+            }
+        if not options:
             where = f"on {first.isoformat()}" if on_day else f"from {first.isoformat()} to {last.isoformat()}"
-            raise ProviderError("not_found", "caldav", "find_event", f"no event {where} matches {words!r}")
-        return best
+            raise ProviderError(
+                "not_found", "caldav", "find_event", f"no event {where} matches {event_words!r}"
+            )
+        return {
+            "events": [_event_view(e, mine.zone) for e in options],
+            "confidence": 0.5,
+            "choices": {
+                "field": "event_ref",
+                "question": "Which event do you mean?",
+                "options": [
+                    {
+                        # "the product review" picks "the Product review on ...": the label starts as said.
+                        "label": f"the {view['summary']} on {view['day']} at {view['start']}",
+                        "value": {"uid": e.uid, "start": _utc(e.start).isoformat()},
+                    }
+                    for e, view in ((e, _event_view(e, mine.zone)) for e in options[:6])
+                ],
+            },
+        }
+
+    async def occurrence(mine: AssistantProviders, ref: EventRef) -> CalendarEvent:
+        start = datetime.fromisoformat(ref.start)
+        found = [
+            e for e in await mine.calendar.events(start, start + timedelta(minutes=1)) if e.uid == ref.uid
+        ]
+        if not found:
+            raise ProviderError("not_found", "caldav", "find_event", f"no event {ref.uid} at {ref.start}")
+        return found[0]
 
     async def planned_move(
-        event_to_move: str, new_day: str | None, new_time: str | None, on_day: str | None
+        event_ref: EventRef | dict[str, Any], move_to: str
     ) -> tuple[AssistantProviders, CalendarEvent, datetime, datetime]:
-        if not new_day and not new_time:
-            raise ToolInputError("new_day, new_time: say when it should move to ('Friday', '3pm')")
+        ref = EventRef.model_validate(event_ref)
         mine = await accounts()
-        event = await find_event(mine, event_to_move, on_day)
+        event = await occurrence(mine, ref)
         local = event.start.astimezone(mine.zone)
-        day = day_of(new_day, mine.zone) if new_day else local.date()
-        at = resolve_time(new_time) if new_time else local.timetz().replace(tzinfo=None)
-        if at is None:
-            raise ToolInputError(f"new_time: {new_time!r} is not a time (say '3pm' or '15:00')")
-        start = datetime.combine(day, at, tzinfo=mine.zone)
+        shift = resolve_shift(move_to)
+        if shift is not None:
+            start = event.start + shift
+        else:
+            day = resolve_day(move_to, today(mine.zone))
+            at = resolve_time(move_to)
+            if day is None and at is None:
+                raise ToolInputError(
+                    f"move_to: {move_to!r} names no day or time ('Friday', '3pm', 'an hour later')"
+                )
+            start = datetime.combine(
+                day or local.date(), at or local.timetz().replace(tzinfo=None), tzinfo=mine.zone
+            )
         return mine, event, start, start + (event.end - event.start)
 
-    async def reschedule_event(
-        event_to_move: str, new_day: str | None = None, new_time: str | None = None, on_day: str | None = None
-    ) -> dict[str, Any]:
-        mine, event, start, end = await planned_move(event_to_move, new_day, new_time, on_day)
+    async def reschedule_event(event_ref: EventRef | dict[str, Any], move_to: str) -> dict[str, Any]:
+        mine, event, start, end = await planned_move(event_ref, move_to)
         moved = await mine.calendar.move_occurrence(event, start, end)
         wanted = NewEvent(**{**event.model_dump(exclude={"uid"}), "start": start, "end": end})
         action = event_done(
@@ -493,21 +583,20 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
 
     async def move_preview(args: dict[str, Any]) -> dict[str, Any]:
         checked = MoveArgs.model_validate(args)
-        mine, event, start, end = await planned_move(
-            checked.event_to_move, checked.new_day, checked.new_time, checked.on_day
-        )
+        mine, event, start, end = await planned_move(checked.event_ref, checked.move_to)
         view = _event_view(event, mine.zone)
         return {
             "event": view["summary"],
             "from": f"{view['day']} {view['start']}-{view['end']}",
-            "to": f"{start.date().isoformat()} {start.strftime('%H:%M')}-{end.strftime('%H:%M')}",
+            "to": f"{start.astimezone(mine.zone).date().isoformat()} {start.astimezone(mine.zone).strftime('%H:%M')}-"
+            f"{end.astimezone(mine.zone).strftime('%H:%M')}",
             "attendees": event.attendees,
             "uid": event.uid,
         }
 
-    async def cancel_event(event_to_cancel: str, on_day: str | None = None) -> dict[str, Any]:
+    async def cancel_event(event_ref: EventRef | dict[str, Any], cancel_request: str) -> dict[str, Any]:
         mine = await accounts()
-        event = await find_event(mine, event_to_cancel, on_day)
+        event = await occurrence(mine, EventRef.model_validate(event_ref))
         await mine.calendar.cancel_occurrence(event)
         still = [
             e
@@ -535,7 +624,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
     async def cancel_preview(args: dict[str, Any]) -> dict[str, Any]:
         checked = CancelArgs.model_validate(args)
         mine = await accounts()
-        event = await find_event(mine, checked.event_to_cancel, checked.on_day)
+        event = await occurrence(mine, checked.event_ref)
         view = _event_view(event, mine.zone)
         return {
             "cancel": view["summary"],
@@ -629,6 +718,13 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "low",
             "Emails in the inbox by sender, words, age and unread, newest first, with a summary that "
             "puts the mail asking for a decision first.",
+        ),
+        tool(
+            find_event,
+            FindEventArgs,
+            "low",
+            "The calendar event some words name (title, people), on a day or in the next four weeks; "
+            "when several match, the user is asked which.",
         ),
         tool(
             draft_email,
@@ -725,21 +821,38 @@ def _words(text: str) -> set[str]:
     return {word for word in _WORD.findall(text.lower()) if len(word) > 1}
 
 
-def best_event(words: str, events: list[CalendarEvent]) -> CalendarEvent | None:
-    """The event whose title and attendees share the most words with ``words``, each word weighted by
-    how few of the events have it (so "with" counts little, "maria" much); the earliest of equals;
-    None when no event shares a word."""
+def rank_events(words: str, events: list[CalendarEvent]) -> list[tuple[float, CalendarEvent]]:
+    """Events sharing words with ``words`` (title, attendees' names), best first: each shared word
+    weighs by how few of the events have it (so "with" counts little, "maria" much)."""
     wanted = _words(words)
     texts = [
         _words(e.summary) | {part for a in e.attendees for part in _words(a.split("@")[0].replace(".", " "))}
         for e in events
     ]
     scored = []
-    for index, (event, text) in enumerate(zip(events, texts, strict=True)):
-        score = sum(1 / sum(word in other for other in texts) for word in wanted & text)
+    for event, text in zip(events, texts, strict=True):
+        score = round(sum(1 / sum(word in other for other in texts) for word in wanted & text), 6)
         if score > 0:
-            scored.append((-score, event.start, index))
-    return events[min(scored)[2]] if scored else None
+            scored.append((score, event))
+    return sorted(scored, key=lambda pair: (-pair[0], pair[1].start))
+
+
+_SHIFT = re.compile(
+    r"\b(an?|one|two|three|\d+(?:\.\d+)?)\s*(hours?|hrs?|minutes?|mins?)\s+(earlier|later|sooner|back|forward)\b",
+    re.I,
+)
+_COUNTS = {"a": 1.0, "an": 1.0, "one": 1.0, "two": 2.0, "three": 3.0}
+
+
+def resolve_shift(text: str) -> timedelta | None:
+    """ "an hour earlier", "30 minutes later": how far an event moves, or None."""
+    found = _SHIFT.search(text)
+    if found is None:
+        return None
+    amount = _COUNTS.get(found.group(1).lower()) or float(found.group(1))
+    minutes = amount * (60 if found.group(2).lower().startswith("h") else 1)
+    sign = -1 if found.group(3).lower() in ("earlier", "sooner", "forward") else 1
+    return timedelta(minutes=sign * minutes)
 
 
 def compose(message: str, about: str | None, recipients: int, signature: str) -> tuple[str, str]:
@@ -795,7 +908,14 @@ def summarise_mail(
     return "\n".join(lines)
 
 
-_SENDER = re.compile(r"\b(?i:from)\s+([A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)?|[\w.+-]+@[\w.-]+)")
+_SENDER = re.compile(
+    r"\b(?i:from)\s+(?!(?i:the|my|our|next|this|last|today|tomorrow|yesterday|monday|tuesday|wednesday|"
+    r"thursday|friday|saturday|sunday)\b)([A-Za-z][\w.'-]*(?:\s+[A-Z][\w.'-]*)?|[\w.+-]+@[\w.-]+)"
+)
+#: "on atlas", "regarding the contract": a topic when what follows is not a day.
+_TOPIC_ON = re.compile(
+    r"\b(?:on|regarding|concerning|re)\s+(?:the\s+)?([\w-]+(?:\s+[\w-]+){0,2}?)(?=[?.!,]|$)", re.I
+)
 _ABOUT = re.compile(
     r"\babout\s+(?:the\s+|my\s+|our\s+)?(.+?)(?=\s+(?:and|then|to|from|with|on|at|for|next|this|tomorrow|today)\b|[?.!,]|$)",
     re.I,
@@ -821,10 +941,11 @@ _GROUP = re.compile(
 )
 #: What an email should say: the words after "saying", "that", "to say", "know", "asking", or a colon.
 _SAYING = re.compile(
-    r"(?:\b(?:saying|to\s+say|telling\s+(?:them|him|her)|that|know)\b|:)\s*(?P<said>.+)$|"
+    r"(?:\b(?:saying|to\s+say|tell(?:ing)?\s+(?:them|him|her|everyone|everybody)(?:\s+that)?|that|know)\b|:)\s*(?P<said>.+)$|"
     r"\basking\s+(?:them\s+|him\s+|her\s+)?(?P<asked>.+)$",
     re.I,
 )
+_NOT_YET = re.compile(r",?\s*(?:but\s+)?(?:don'?t|do not)\s+send(?:\s+it)?(?:\s+yet)?\b.*$", re.I)
 _UNREAD = re.compile(r"\b(?:unread|new|unseen|not\s+read)\b", re.I)
 #: The last "to <day or time>" of a request to move an event: what follows is the new time.
 _MOVE_TO = re.compile(r"\s+(?:to|until|till|for)\s+(?!(?:the\s+)?(?:whole\s+)?team\b)", re.I)
@@ -842,9 +963,26 @@ _NOT_NAMES = frozenset(
 _CAPITALISED = re.compile(r"\b([A-Z][a-z][\w'-]*(?:\s+[A-Z][a-z][\w'-]*)?)")
 
 
+_AND_MORE = re.compile(r"\s*(?:,|\band\b|&)\s*([A-Z][\w'-]*(?:\s+[A-Z][a-z][\w'-]*)?)")
+
+
 def _people(goal: str) -> str | None:
-    """The person or group a request names: a title (the CFO), a group (the team), else a name
-    written with a capital that is not the request's first word, a day or a month."""
+    """Whom a request names: a title (the CFO), a group (the team), else a name written with a
+    capital that is not the request's first word, a day or a month, with the names joined to it by
+    "and" or commas ("Priya and Tom")."""
+    first = _person(goal)
+    if first is None or first in ("team",) or first.isupper():
+        return first
+    at = goal.find(first)
+    names = [first]
+    cursor = at + len(first)
+    while (more := _AND_MORE.match(goal, cursor)) is not None and more.group(1) not in _NOT_NAMES:
+        names.append(more.group(1))
+        cursor = more.end()
+    return " and ".join(names)
+
+
+def _person(goal: str) -> str | None:
     title = _TITLE.search(goal)
     if title is not None:
         return title.group(1)
@@ -924,8 +1062,39 @@ def goal_entities(goal: str, today: date, action: Action | None = None) -> dict[
     return found
 
 
-def _meeting(goal: str, found: dict[str, Any]) -> None:
+_PURPOSE = re.compile(
+    r"\b(?:to\s+(?:go\s+over|discuss|talk\s+about|review|plan|sync\s+on)|about|regarding)\s+"
+    r"(?:the\s+|our\s+|my\s+)?(.+?)(?=[?.!,;]|\s+(?:on|at|next|this|tomorrow|today|with)\b|$)",
+    re.I,
+)
+
+
+def _topic(goal: str, today: date) -> str | None:
+    """What a meeting is about: "to go over the roadmap", or a last short clause naming no day, time,
+    length or person ("..., 45 mins, hiring plan"; "...? budget stuff")."""
+    purpose = _PURPOSE.search(goal)
+    if purpose is not None:
+        return purpose.group(1).strip()
+    for clause in reversed(re.split(r"[,?;]", goal)[1:]):
+        clause = clause.strip()
+        if (
+            clause
+            and len(clause.split()) <= 5
+            and resolve_day(clause, today) is None
+            and resolve_time(clause) is None
+            and resolve_minutes(clause) is None
+        ):
+            return clause
+    return None
+
+
+def _meeting(goal: str, found: dict[str, Any], topic: str | None = None) -> None:
     meeting = _MEETING.search(goal) or _INVITED_TO.search(goal)
+    if topic:
+        found["summary"] = topic[:1].upper() + topic[1:]
+        if "name" not in found:
+            found["addresses"] = []
+        return
     if meeting is None:
         return
     what = re.sub(r"\s+(?:with|for|on|at)\b.*$", "", meeting.group(1)).strip()
@@ -974,25 +1143,26 @@ def _entities_for(action: Action, goal: str, today: date) -> dict[str, Any]:
         who = _people(goal)
         if who is not None:
             found["name"] = who
-        _meeting(goal, found)
+        _meeting(goal, found, _topic(goal, today))
         found.setdefault("summary", f"Meeting with {who}" if who else "Meeting")
         if who is None:
             found["addresses"] = []
     elif action == "reschedule":
+        # "Move <event> [on <day>] to <new day and time>": the words after the last "to" are where.
         parts = _MOVE_TO.split(goal)
         head, tail = (" to ".join(parts[:-1]), parts[-1]) if len(parts) > 1 else (goal, "")
-        found["event_to_move"] = head
-        new_day = resolve_day(tail, today) if tail else None
-        new_time = resolve_time(tail) if tail else None
-        if new_day is not None:
-            found["new_day"] = new_day.isoformat()
-        if new_time is not None:
-            found["new_time"] = new_time.strftime("%H:%M")
+        shift = _SHIFT.search(goal)
+        if shift is not None:
+            head, tail = goal[: shift.start()], shift.group(0)
+        found["event_words"] = head
+        if tail and (resolve_day(tail, today) or resolve_time(tail) or shift is not None):
+            found["move_to"] = tail
         on_day = resolve_day(head, today)
         if on_day is not None:
             found["on_day"] = on_day.isoformat()
     elif action == "cancel_event":
-        found["event_to_cancel"] = goal
+        found["event_words"] = goal
+        found["cancel_request"] = goal
         on_day = resolve_day(goal, today)
         if on_day is not None:
             found["on_day"] = on_day.isoformat()
@@ -1004,8 +1174,11 @@ def _entities_for(action: Action, goal: str, today: date) -> dict[str, Any]:
         sender = _SENDER.search(goal)
         found["sender"] = sender.group(1) if sender else ""
         about = _ABOUT.search(goal)
+        topic = _TOPIC_ON.search(goal)
         if about is not None:
             found["about"] = about.group(1).strip()
+        elif topic is not None and resolve_day(topic.group(1), today) is None:
+            found["about"] = topic.group(1).strip()
         if _UNREAD.search(goal):
             found["unread"] = True
     elif action == "send_mail":
@@ -1013,7 +1186,8 @@ def _entities_for(action: Action, goal: str, today: date) -> dict[str, Any]:
         if who is not None:
             found["name"] = who
         about = _ABOUT.search(goal)
-        said = _SAYING.search(goal)
+        # "..., don't send yet" is about the sending, not part of the message.
+        said = _SAYING.search(_NOT_YET.sub("", goal))
         if said is not None and said.group("said"):
             found["message"] = said.group("said").strip()
         elif said is not None and said.group("asked"):
