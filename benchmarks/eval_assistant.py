@@ -233,15 +233,42 @@ def judge(
     outcome.passed = not failures
 
 
+MAKE_TENANTS = """
+import asyncio, json, sys
+from master_agent.capabilities import bump_capability_version, install_tenant
+from master_agent.runtime import open_resources
+from master_agent.service.auth import create_key
+from master_agent.settings import Settings
+
+async def main(names):
+    keys = {}
+    settings = Settings.from_env()
+    async with open_resources(settings) as resources:
+        pool = resources.database.pool
+        for name in names:
+            await install_tenant(pool, settings, "assistant", name)
+            await bump_capability_version(pool, name, tier="pro")
+            keys[name] = (await create_key(pool, name, "eval-assistant")).key
+    print(json.dumps(keys))
+
+asyncio.run(main(sys.argv[1:]))
+"""
+
+
 class Service:
     def __init__(self, url: str, env: dict[str, str]) -> None:
         self.url = url
         self.env = env
 
-    def new_tenant(self, name: str) -> str:
-        cli = [sys.executable, "-m", "master_agent.cli", "tenants", "create", name, "--domain", "assistant"]
-        made = subprocess.run(cli, env=self.env, capture_output=True, text=True, check=True)
-        return str(json.loads(made.stdout.strip().splitlines()[-1])["api_key"])
+    def new_tenants(self, names: list[str]) -> dict[str, str]:
+        """Assistant tenants with a key each, made in one process (a CLI call per case is slow)."""
+        made = subprocess.run(
+            [sys.executable, "-c", MAKE_TENANTS, *names], env=self.env, capture_output=True, text=True
+        )
+        if made.returncode != 0:
+            raise RuntimeError(f"making tenants failed: {made.stderr[-2000:]}")
+        keys: dict[str, str] = json.loads(made.stdout.strip().splitlines()[-1])
+        return keys
 
     async def say(self, http: httpx.AsyncClient, thread: str | None, text: str) -> tuple[str, Turn]:
         body: dict[str, Any] = {"message": text, **({"thread_id": thread} if thread else {})}
@@ -277,9 +304,7 @@ class Service:
         return thread, Turn(text, None if waiting else reply.get("status"), text_out, waiting, target)
 
 
-async def run_case(service: Service, data_dir: Path, case: dict[str, Any], index: int, part: str) -> Outcome:
-    tenant = f"eval-{part[0]}{index:02d}"
-    key = service.new_tenant(tenant)
+async def run_case(service: Service, data_dir: Path, case: dict[str, Any], tenant: str, key: str) -> Outcome:
     outcome = Outcome(case)
     async with httpx.AsyncClient(base_url=service.url, headers={"X-API-Key": key}, timeout=300) as http:
         # Seeded now (as the service would on its first tool call), at the cases' "now".
@@ -345,8 +370,19 @@ async def evaluate(service: Service, data_dir: Path, parts: list[str], only: str
         if only:
             cases = [c for c in cases if c["id"] == only]
         outcomes = []
-        for index, case in enumerate(cases, 1):
-            outcomes.append(await run_case(service, data_dir, case, index, part))
+        tenants = [f"eval-{part[0]}{index:02d}" for index in range(1, len(cases) + 1)]
+        keys = service.new_tenants(tenants)
+        for tenant, case in zip(tenants, cases, strict=True):
+            try:
+                outcome = await run_case(service, data_dir, case, tenant, keys[tenant])
+            except Exception as error:  # one broken case is a failed case, not a lost run
+                outcome = Outcome(
+                    case, turns=[Turn("", "error", "", [], {})], failures=[f"error: {error!r}"[:500]]
+                )
+            outcomes.append(outcome)
+            # Progress as it goes (a held-out case by its number only, never its text or id).
+            label = case["id"] if part == "tuning" else f"heldout #{len(outcomes)}"
+            print(f"  {label} {'ok' if outcome.passed else 'FAIL'}", file=sys.stderr, flush=True)
         results[part] = report(part, outcomes, show_cases=(part == "tuning"))
     return 0 if all(r["claimed_not_done"] == 0 for r in results.values()) else 1
 
@@ -356,7 +392,7 @@ def main() -> int:
     parser.add_argument("--part", choices=["tuning", "heldout", "both"], default="both")
     parser.add_argument("--case", help="only this tuning case id")
     args = parser.parse_args()
-    parts = ["tuning", "heldout"] if args.part == "both" else [args.part]
+    parts = ["heldout", "tuning"] if args.part == "both" else [args.part]
     with (
         tempfile.TemporaryDirectory(prefix="ma-eval-assistant-") as directory,
         serving(

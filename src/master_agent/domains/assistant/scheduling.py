@@ -36,7 +36,7 @@ _WEEKDAY = re.compile(r"\b(?:(next|this|on)\s+)?(" + "|".join(WEEKDAYS) + r")\b"
 PERIOD_PHRASE = re.compile(r"\b(this|next)\s+(week|month)\b", re.I)
 _TIME = re.compile(
     r"\b(\d{1,2})(?::(\d{2}))?\s*(am|pm)\b|\b([01]?\d|2[0-3]):([0-5]\d)\b|\b(noon|midday)\b"
-    r"|\b(?:at|by|from|until|till)\s+(\d{1,2})\b(?!\s*(?:%|minutes?|mins?|hours?|hrs?|people|of\b|st\b|nd\b|rd\b|th\b))",
+    r"|\b(?:at|by|from|until|till)\s+(\d{1,2})\b(?!\s*(?:%|:\d|\.\d|[ap]\.?m\b|minutes?|mins?|hours?|hrs?|people|of\b|st\b|nd\b|rd\b|th\b))",
     re.I,
 )
 #: Parts of a working day a request may name instead of hours.

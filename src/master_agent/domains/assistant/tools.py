@@ -372,7 +372,11 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
     ) -> dict[str, Any]:
         mine = await accounts()
         since = today(mine.zone) - timedelta(days=days) if days else None
-        messages = await mine.mailbox.search(sender=sender or None, text=about, since=since, unseen=unread)
+        found = await mine.mailbox.search(sender=sender or None, text=about, since=since, unseen=unread)
+        # Newest first by the date written, not by the order the mailbox holds them in.
+        messages = sorted(
+            found, key=lambda m: m.date or datetime.min.replace(tzinfo=ZoneInfo("UTC")), reverse=True
+        )
         return {
             "messages": [
                 {
