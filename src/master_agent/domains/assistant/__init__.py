@@ -37,10 +37,18 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
     runtime applies it to what waits."""
     configured = configured_accounts(context.tenant_id)
     zone = ZoneInfo(configured.timezone if configured else "UTC")
+    today = context.now().astimezone(zone).date()
     action, _ = await action_reader(context.settings).read(goal)
+    # The day, time and length a message states are kept whatever its action: a message may be the
+    # answer to "which day and time?" ("Thursday at 10"), and no tool but create_event takes them.
+    said = {
+        key: value
+        for key, value in goal_entities(goal, today).items()
+        if key in ("day", "start_time", "duration_minutes")
+    }
     if action == "feedback":
-        return {}
-    return goal_entities(goal, context.now().astimezone(zone).date(), action)
+        return said
+    return {**said, **goal_entities(goal, today, action)}
 
 
 def missing_information(known: dict[str, Any]) -> MissingInformation | None:

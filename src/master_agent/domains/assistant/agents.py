@@ -69,6 +69,7 @@ MASTER = AgentSpec(
         "find_correspondents",
         "search_email",
         "draft_email",
+        "find_event",
         "create_event",
         "reschedule_event",
         "cancel_event",
