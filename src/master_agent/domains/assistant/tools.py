@@ -892,7 +892,7 @@ def summarise_mail(
     if not messages:
         who = f" from {sender}" if sender else ""
         topic = f" about {about}" if about else ""
-        return f"No {kind}{who}{topic}."
+        return f"No {'unread emails' if unread else 'emails'}{who}{topic}."
     people = sorted({m.sender_name or m.sender for m in messages})
     lines = [f"{len(messages)} {kind} from {', '.join(people)}" + (f" about {about}" if about else "") + ":"]
     newest = sorted(
