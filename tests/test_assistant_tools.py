@@ -52,8 +52,11 @@ def test_each_tool_declares_its_risk(data_dir: Path) -> None:
         "find_contacts": "low",
         "find_correspondents": "low",
         "search_email": "low",
+        "find_event": "low",
         "draft_email": "low",
         "create_event": "medium",
+        "reschedule_event": "medium",
+        "cancel_event": "medium",
         "send_email": "medium",
     }
     # More than ten people affected raises a write to high (the runtime's rule reads the tool's own).
@@ -65,15 +68,17 @@ def test_each_tool_declares_its_risk(data_dir: Path) -> None:
 
 
 async def test_free_slots_next_tuesday_come_from_the_calendar(data_dir: Path) -> None:
-    found = await _tools(data_dir)["find_free_slots"].ainvoke({"day": "next Tuesday", "duration_minutes": 60})
+    found = await _tools(data_dir)["find_free_slots"].ainvoke(
+        {"within": "next Tuesday", "duration_minutes": 60}
+    )
     assert found["day"] == resolve_day("next tuesday", datetime.now(ZoneInfo("UTC")).date()).isoformat()  # type: ignore[union-attr]
     assert found["free_slots"] == [
-        {"start": "11:00", "end": "13:00", "minutes": 120},
-        {"start": "15:00", "end": "17:00", "minutes": 120},
+        {"day": found["day"], "start": "11:00", "end": "13:00", "minutes": 120},
+        {"day": found["day"], "start": "15:00", "end": "17:00", "minutes": 120},
     ]
     assert found["conflicts"] == [["Customer call: Northwind", "Budget sync"]]
     with pytest.raises(ToolInputError, match="names no day"):
-        await _tools(data_dir)["find_free_slots"].ainvoke({"day": "sometime", "duration_minutes": 60})
+        await _tools(data_dir)["find_free_slots"].ainvoke({"within": "sometime", "duration_minutes": 60})
 
 
 async def test_contacts_mail_and_the_calendar_are_read(data_dir: Path) -> None:
@@ -147,7 +152,7 @@ async def test_a_configured_tenant_uses_its_accounts_file(
     monkeypatch.setenv("TEST_ASSISTANT_SECRET", endpoints.caldav.password.get_secret_value())
     tools = _tools(data_dir, "acme-exec")
     assert (await tools["find_contacts"].ainvoke({"name": "David"}))["matches"] == 2
-    slots = await tools["find_free_slots"].ainvoke({"day": "next Tuesday", "duration_minutes": 60})
+    slots = await tools["find_free_slots"].ainvoke({"within": "next Tuesday", "duration_minutes": 60})
     assert slots["timezone"] == "Europe/Berlin"
     # The demo week is in UTC; the working day is Berlin's (UTC+1 in winter), so the meetings sit an hour
     # later in it.

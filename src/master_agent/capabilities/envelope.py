@@ -72,6 +72,8 @@ class SubAgentEnvelope(BaseModel):
     verification: list[dict[str, Any]] = Field(default_factory=list)
     """Each claim of ``data`` checked before answering: claim, evidence, verdict (``backed``, ``weak``,
     ``unbacked``); anything not backed made a success partial (``runtime.verification``)."""
+    context_box: dict[str, Any] | None = None
+    """The flow's context box as it ended (goal, entities, constraints, progress, blockers, next)."""
 
     @model_validator(mode="after")
     def _status_and_band_settled(self) -> SubAgentEnvelope:

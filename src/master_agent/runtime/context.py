@@ -129,3 +129,47 @@ def compact_context_box(box: ContextBox) -> ContextBox:
 def render_context_box(box: ContextBox) -> str:
     """The box as a tagged JSON block (models read it; the offline planner parses it)."""
     return render_tagged_json("context_box", box)
+
+
+def closing_context_box(
+    box: ContextBox | None,
+    goal: str,
+    context: dict[str, Any],
+    *,
+    steps: list[str],
+    blockers: list[str],
+    notes: list[str],
+    handoff: dict[str, Any] | None,
+    limitations: list[str],
+    outcome: Any = None,
+) -> ContextBox:
+    """The box as a flow ends it (seed 002's GOAL / ENTITIES / CONSTRAINTS / PROGRESS / NEXT), for
+    the thread's state: the entities the request stated in its pack's terms as well as the generic
+    ones, what ran and the outcome of the action asked for (``outcome``: done, or why not), and what
+    the user is to do next (answer a question, accept a preview), if anything."""
+    start = box or new_context_box(goal, context, {})
+    stated = {
+        key: value for key, value in context.items() if key not in ("proposal", "previous_task", "action")
+    }
+    if handoff and handoff.get("kind") == "question":
+        upcoming = [f"answer: {handoff.get('question')}"]
+    elif handoff and handoff.get("kind") == "preview":
+        upcoming = ["accept, revise or cancel the preview"]
+    elif handoff:
+        upcoming = [str(handoff.get("what_you_can_do") or handoff.get("explanation") or "")]
+    else:
+        upcoming = [f"resolve: {item}" for item in limitations[:3]]
+    return ContextBox(
+        goal=goal or start["goal"],
+        entities={**start["entities"], **stated},
+        constraints=dict(start["constraints"]),
+        data={**start["data"], "context": {}},
+        progress={
+            **start["progress"],
+            "completed_steps": steps,
+            **({"action": outcome} if outcome is not None else {}),
+        },
+        blockers=list(blockers),
+        next=upcoming,
+        notes=list(notes)[-5:],
+    )

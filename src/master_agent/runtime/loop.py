@@ -60,6 +60,7 @@ from master_agent.models.chat import describe_model_failure
 from master_agent.models.offline import PLAN_TOOL_NAME, fill_arguments
 from master_agent.models.prompt_blocks import render_tagged_json
 from master_agent.runtime.context import (
+    closing_context_box,
     compact_context_box,
     extract_entities,
     new_context_box,
@@ -1117,7 +1118,7 @@ class _AgentLoop:
             envelope = await self.call_sub_agent(name, args)
             outcome = _CallOutcome(
                 status=envelope.status,
-                content=envelope.model_dump_json(exclude={"steps"}),
+                content=envelope.model_dump_json(exclude={"steps", "context_box"}),
                 children=cast(list[StepRecord], envelope.steps),
                 blockers=[f"{name}: {item}" for item in envelope.limitations],
                 handoff=envelope.handoff,
@@ -1133,7 +1134,7 @@ class _AgentLoop:
             if name in self.spec["tools"] and self.depth >= self.limits.max_depth:
                 content = SubAgentEnvelope.failure(
                     f"sub-agent {name!r} refused: depth cap {self.limits.max_depth} reached"
-                ).model_dump_json(exclude={"steps"})
+                ).model_dump_json(exclude={"steps", "context_box"})
             else:
                 valid = sorted([*self.plain, *self.subs])
                 content = f"error: {name!r} is not a valid tool; use one of {valid}"
@@ -1597,6 +1598,19 @@ class _AgentLoop:
             handoff=handoff or None,
             steps=cast(list[dict[str, Any]], list(state.get("steps") or [])),
             verification=[check.model_dump() for check in checks],
+            context_box=dict(
+                closing_context_box(
+                    state.get("context_box"),
+                    str(state.get("goal") or ""),
+                    dict(state.get("context") or {}),
+                    steps=list(state.get("completed_steps") or []),
+                    blockers=list(state.get("blockers") or []),
+                    notes=list(state.get("notes") or []),
+                    handoff=handoff or None,
+                    limitations=limitations,
+                    outcome=data.get("action"),
+                )
+            ),
         )
         return {
             "solution": data,

@@ -41,12 +41,20 @@ HOW_TO_ANSWER = (
 
 _ACCEPT = re.compile(
     r"^\s*(?:ok(?:ay)?[,.!]?\s*|yes[,.!]?\s*|please\s+)*"
-    r"(?:execute|go ahead|proceed|approve[ds]?|accept(?:ed)?|confirm(?:ed)?|send it|do it|run it|yes|ok(?:ay)?|"
-    r"looks good|lgtm)\b",
+    r"(?:execute|go ahead|proceed|approve[ds]?|accept(?:ed)?|confirm(?:ed)?|send|book it|do it|run it|yes|"
+    r"ok(?:ay)?|sure|looks (?:good|right|fine|great)|sounds good|lgtm)\b",
     re.I,
 )
 _CANCEL = re.compile(
-    r"^\s*(?:no[,.!]?\s*|please\s+)*(?:cancel|abort|stop|never\s*mind|don'?t|do not|reject(?:ed)?|no)\b", re.I
+    r"^\s*(?:no[,.!]?\s*|please\s+|actually[,.!]?\s*|oh\s+)*"
+    r"(?:cancel|abort|stop|never\s*mind|forget|scrap|discard|drop|don'?t|do not|reject(?:ed)?|no)\b",
+    re.I,
+)
+#: "the subject should be 'X' instead", "subject: X": one argument set to a new value.
+_SET = re.compile(
+    r"^\s*(?:(?:make|let)\s+)?(?:the\s+)?(?P<old>[a-z][a-z ]{1,30}?)\s+(?:should\s+be|to\s+be|:)\s+"
+    r"['\"]?(?P<new>.+?)['\"]?(?:\s+instead)?\s*[.!]?\s*$",
+    re.I,
 )
 _CHANGE = re.compile(
     r"\b(?:change|replace|make)\s+['\"]?(?P<old>.+?)['\"]?\s+(?:to|with|into)\s+['\"]?(?P<new>.+?)['\"]?"
@@ -57,7 +65,7 @@ _CHANGE = re.compile(
 
 def read_feedback(text: str) -> Feedback | None:
     """What a message says about a proposal or a draft: accept, cancel, revise (a change), or None."""
-    if _CHANGE.search(text):
+    if _CHANGE.search(text) or _SET.search(text):
         return "revise"
     if _CANCEL.match(text):
         return "cancel"
@@ -69,10 +77,15 @@ def read_feedback(text: str) -> Feedback | None:
 def revise_args(args: dict[str, Any], text: str) -> dict[str, Any]:
     """``args`` with "change X to Y" of ``text`` applied to every string in them (case-insensitive,
     keeping a leading capital); unchanged when the text names no change or nothing in them matches."""
-    match = _CHANGE.search(text)
+    match = _CHANGE.search(text) or _SET.search(text)
     if match is None:
         return dict(args)
     old, new = match.group("old").strip(), match.group("new").strip()
+    # "change the subject to X": the words name an argument (its name, with spaces for underscores):
+    # that argument becomes X, whatever it held.
+    named = re.sub(r"^(?:the|its|my)\s+", "", old, flags=re.I).lower().replace(" ", "_")
+    if named in args and isinstance(args[named], str | None):
+        return {**args, named: new}
     pattern = re.compile(re.escape(old), re.I)
 
     def replacement(found: re.Match[str]) -> str:

@@ -9,7 +9,8 @@ holds for it and a verdict:
 - ``weak``: the evidence exists but does not hold at the usual threshold (a driver with p = 0.30):
   reported as weak, and the confidence is held below the COMPLETE band;
 - ``unbacked``: the answer claims what the evidence contradicts, or answers another entity than the
-  one asked about.
+  one asked about, or an action it was asked for (``{"requested", "done": false}``) is not confirmed
+  done by its provider.
 
 Any check that is not ``backed`` makes a ``success`` a ``partial`` (the limitation says which), and the
 checks are recorded in the result (``verification``) so a user, the console and the tests see why.
@@ -86,6 +87,17 @@ def verify_answer(answer: Mapping[str, Any], asked: Mapping[str, Any]) -> list[C
                     )
                 )
     for path, node in _dicts(answer, ""):
+        if "requested" in node and isinstance(node.get("done"), bool):
+            # An action the user asked for is done only when its provider confirmed it (read back).
+            checks.append(
+                Check(
+                    claim=f"{path}: {node['requested']} done",
+                    evidence=str(node.get("confirmed_by") or "")
+                    if node["done"]
+                    else f"not done: {node.get('why') or 'no confirmation'}",
+                    verdict="backed" if node["done"] else "unbacked",
+                )
+            )
         if "meets_target" in node and node["meets_target"] is not None:
             met = bool(node["meets_target"])
             checks.append(

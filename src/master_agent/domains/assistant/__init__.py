@@ -12,6 +12,7 @@ from master_agent.capabilities import DomainPack, MissingInformation
 from master_agent.capabilities.spec import routing_examples
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.assistant.agents import MASTER
+from master_agent.domains.assistant.requests import action_reader
 from master_agent.domains.assistant.tools import build_tools, configured_accounts, goal_entities
 
 DEMO_TENANT = "demo-assistant"
@@ -31,15 +32,32 @@ async def install(pool: AsyncConnectionPool[Any], tenant_id: str = DEMO_TENANT) 
 
 
 async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
-    """The goal's days, times, people and topics, read in the tenant's time zone."""
+    """What the request asks (its action, read by meaning) and the values that action's tools take,
+    read in the tenant's time zone. An answer to a draft or a preview states nothing of its own: the
+    runtime applies it to what waits."""
     configured = configured_accounts(context.tenant_id)
     zone = ZoneInfo(configured.timezone if configured else "UTC")
-    return goal_entities(goal, context.now().astimezone(zone).date())
+    today = context.now().astimezone(zone).date()
+    action, _ = await action_reader(context.settings).read(goal)
+    # The day, time and length a message states are kept whatever its action: a message may be the
+    # answer to "which day and time?" ("Thursday at 10"), and no tool but create_event takes them.
+    said = {
+        key: value
+        for key, value in goal_entities(goal, today).items()
+        if key in ("day", "start_time", "duration_minutes")
+    }
+    if action == "feedback":
+        return said
+    return {**said, **goal_entities(goal, today, action)}
 
 
 def missing_information(known: dict[str, Any]) -> MissingInformation | None:
     """A meeting cannot be scheduled without its day and start time (a period like "next month" is
-    not a day): ask for them rather than guess."""
+    not a day), nor moved without where to: ask for them rather than guess."""
+    if known.get("event_words") and not known.get("cancel_request") and not known.get("move_to"):
+        return MissingInformation(
+            fields=["move_to"], question=f"To which day or time should I move it ({known['event_words']!r})?"
+        )
     if not known.get("summary"):
         return None
     fields = [name for name in ("day", "start_time") if not known.get(name)]
@@ -58,27 +76,68 @@ def describe_answer(solution: dict[str, Any]) -> list[str]:
     if solution.get("answer"):
         lines.append(str(solution["answer"]))
     if solution.get("free_slots") is not None:
-        slots = ", ".join(f"{s['start']}-{s['end']}" for s in solution["free_slots"]) or "none"
-        lines.append(f"Free on {solution.get('day') or 'that day'}: {slots}.")
+        days: dict[str, list[str]] = {}
+        for slot in solution["free_slots"]:
+            day = slot.get("day") or solution.get("day") or "that day"
+            days.setdefault(day, []).append(f"{slot['start']}-{slot['end']}")
+        if not days:
+            lines.append("No free slot of that length in working hours.")
+        for day, slots in days.items():
+            lines.append(f"Free on {day}: {', '.join(slots)}.")
     for pair in dict.fromkeys(tuple(pair) for pair in solution.get("conflicts") or []):
         lines.append(f"Conflict: {' overlaps '.join(pair)}.")
     if solution.get("events") is not None and solution.get("free_slots") is None:
         lines.append(f"{len(solution['events'])} event(s):")
         lines.extend(f"- {e['day']} {e['start']}-{e['end']} {e['summary']}" for e in solution["events"][:20])
-    if solution.get("chosen"):
+    if solution.get("chosen") and solution.get("contacts"):
         lines.append(f"Contact: {solution['chosen']}.")
+    elif solution.get("contacts") and not any(
+        solution.get(key) for key in ("action", "proposal", "messages")
+    ):
+        for contact in solution["contacts"][:5]:
+            phones = contact.get("phones") or ["no phone number on file"]
+            details = ", ".join([*contact.get("emails", []), *phones])
+            title = f" ({contact['title']})" if contact.get("title") else ""
+            lines.append(f"Contact: {contact['name']}{title}: {details}.")
     if solution.get("mail_summary"):
         lines.append(str(solution["mail_summary"]))
-    event = solution.get("event")
-    if isinstance(event, dict):
-        who = ", ".join(event.get("attendees") or []) or "no attendees"
-        lines.append(
-            f"Created: {event['summary']} on {event['day']} {event['start']}-{event['end']} ({who})."
-        )
-    sent = solution.get("sent")
-    if isinstance(sent, dict):
-        lines.append(f"Sent {sent.get('subject')!r} to {len(sent.get('recipients') or [])} recipient(s).")
+    lines.extend(_action_lines(solution))
+    proposal = solution.get("proposal")
+    if isinstance(proposal, dict) and proposal.get("status") == "cancelled":
+        lines.append(f"Cancelled: the preview of {proposal.get('tool')} was not run; nothing was changed.")
     return lines
+
+
+def _action_lines(solution: dict[str, Any]) -> list[str]:
+    """What was done, with the server's identifiers, or what was not done and why."""
+    action = solution.get("action")
+    if not isinstance(action, dict):
+        return []
+    if not action.get("done"):
+        return [f"Not done ({action.get('requested')}): {action.get('why')}."]
+    event = action.get("event") or {}
+    who = ", ".join(event.get("attendees") or []) or "no attendees"
+    when = f"{event.get('day')} {event.get('start')}-{event.get('end')}"
+    requested = action.get("requested")
+    if requested == "send an email":
+        sent = solution.get("sent") or {}
+        return [
+            f"Sent {sent.get('subject')!r} to {', '.join(action.get('accepted') or [])} "
+            f"(message id {action.get('message_id')}, accepted by the mail server)."
+        ]
+    if requested == "move an event":
+        before = action.get("from") or {}
+        return [
+            f"Moved: {event.get('summary')} from {before.get('day')} {before.get('start')} to {when} "
+            f"({who}; uid {action.get('uid')}, read back from the calendar)."
+        ]
+    if requested == "cancel an event":
+        return [
+            f"Cancelled: {event.get('summary')} on {when} (uid {action.get('uid')}, gone from the calendar)."
+        ]
+    return [
+        f"Created: {event.get('summary')} on {when} ({who}; uid {action.get('uid')}, read back from the calendar)."
+    ]
 
 
 ROUTING_EXAMPLES = tuple(
@@ -102,6 +161,12 @@ ROUTING_EXAMPLES = tuple(
         Search my inbox for messages about the contract
         What is David's email address
         Look up the contact details of the CFO
+        Move my 1:1 with Maria to Friday at 3pm
+        Reschedule the design review to Thursday
+        Cancel the sprint retro on Friday
+        Summarise my unread mail
+        Send a note to the team saying the offsite moves to Friday
+        Invite the whole team to a farewell party on Friday at 5pm
         Please execute the proposed plan
         Change Friday to Monday in the proposal
         Cancel the proposal

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from master_agent.capabilities import AgentSpec
+from master_agent.domains.assistant.requests import EXAMPLES
 
 
 class AssistantRequest(BaseModel):
@@ -33,22 +34,31 @@ class AssistantAnswer(BaseModel):
     mail_summary: str | None = Field(default=None, description="A summary of the emails found.")
     event: dict[str, Any] | None = Field(default=None, description="The event created.")
     sent: dict[str, Any] | None = Field(default=None, description="The email sent.")
+    cancelled: dict[str, Any] | None = Field(default=None, description="The event cancelled.")
+    action: dict[str, Any] | None = Field(
+        default=None,
+        description="The change the user asked for: requested, done (only when read back from the "
+        "server) and the server's identifiers, or why it was not done.",
+    )
     proposal: dict[str, Any] | None = Field(default=None, description="The preview waiting, or answered.")
     confidence: float = Field(ge=0, le=1)
 
 
 MASTER = AgentSpec(
     name="personal_assistant",
-    description="Reads and sends the user's email, schedules meetings and looks up contacts.",
+    description="Reads, summarises and sends the user's email, schedules, moves and cancels meetings, "
+    "finds free time and looks up contacts.",
     system_prompt=(
         "You are the user's personal assistant. Use the tools for the user's own calendar, contacts "
         "and mailbox; never invent an event, an address or an email. Resolve people to addresses with "
-        "find_contacts before inviting or emailing them. Check free slots before scheduling. To write "
+        "find_contacts before inviting or emailing them. Check free slots before scheduling. Move or "
+        "cancel an event with reschedule_event or cancel_event. To write "
         "an email, draft it (draft_email) or write subject and body yourself, then send_email. Writing "
         "tools are guarded by the runtime: a meeting or an email is shown to the user as a draft to "
         "approve, a mass email (more than ten recipients) becomes a preview the user accepts later. "
         "When the input carries a 'proposal' the user accepted, call its tool with exactly its "
-        "arguments; when it was revised, call it again with the change. Reply with a short 'answer'."
+        "arguments; when it was revised, call it again with the change. Never say a change was made "
+        "unless its tool's 'action' says done; say what was not done and why. Reply with a short 'answer'."
     ),
     input_schema=AssistantRequest,
     output_schema=AssistantAnswer,
@@ -59,7 +69,10 @@ MASTER = AgentSpec(
         "find_correspondents",
         "search_email",
         "draft_email",
+        "find_event",
         "create_event",
+        "reschedule_event",
+        "cancel_event",
         "send_email",
     ],
     progress_keys=[],
@@ -77,5 +90,18 @@ MASTER = AgentSpec(
         "find emails from someone and summarise them",
         "look up a contact's email address",
         "who is someone in my contacts",
+        "move or reschedule a meeting to another day or time",
+        "cancel a meeting in my calendar",
+        "summarise my unread email",
+        "tell the team something by email",
+        "invite people to an event",
+        # The everyday ways of asking for each action the assistant has a tool for (``requests``), so
+        # the front door matches a request worded as users word it.
+        *(
+            text
+            for action, texts in EXAMPLES.items()
+            if action not in ("unsupported", "feedback")
+            for text in texts
+        ),
     ],
 )

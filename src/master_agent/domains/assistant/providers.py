@@ -270,6 +270,75 @@ class CalDavCalendar(_DavCollection):
         )
         return CalendarEvent(uid=uid, **event.model_dump())
 
+    async def _resource(self, operation: str, uid: str) -> tuple[str, str | None, icalendar.Calendar]:
+        """The href, ETag and calendar of the resource holding the event ``uid`` (unexpanded)."""
+        term = uid.replace("&", "&amp;").replace("<", "&lt;")
+        body = f"""<?xml version="1.0" encoding="utf-8"?>
+<C:calendar-query xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav">
+  <D:prop><D:getetag/><C:calendar-data/></D:prop>
+  <C:filter><C:comp-filter name="VCALENDAR"><C:comp-filter name="VEVENT">
+    <C:prop-filter name="UID"><C:text-match collation="i;octet" match-type="equals">{term}</C:text-match></C:prop-filter>
+  </C:comp-filter></C:comp-filter></C:filter>
+</C:calendar-query>"""
+        response = await self._request(
+            operation,
+            "REPORT",
+            self.url,
+            body,
+            {"Depth": "1", "Content-Type": "application/xml; charset=utf-8"},
+        )
+        try:
+            root: Element = ElementTree.fromstring(response.content)
+        except ElementTree.ParseError as error:
+            raise ProviderError("api_down", "caldav", operation, f"unreadable answer: {error}") from error
+        for item in root.iter(f"{DAV}response"):
+            href = item.findtext(f"{DAV}href")
+            data = next((node.text for node in item.iter(f"{CALDAV}calendar-data") if node.text), None)
+            if href and data:
+                etag = next((node.text for node in item.iter(f"{DAV}getetag") if node.text), None)
+                absolute = str(httpx.URL(self.url).join(href))
+                return absolute, etag, icalendar.Calendar.from_ical(data)
+        raise ProviderError("not_found", "caldav", operation, f"no event with uid {uid!r}")
+
+    async def _put(self, operation: str, href: str, etag: str | None, calendar: icalendar.Calendar) -> None:
+        # If-Match: a change made meanwhile by another client is a conflict, never overwritten.
+        headers = {"Content-Type": "text/calendar; charset=utf-8", **({"If-Match": etag} if etag else {})}
+        await self._request(operation, "PUT", href, calendar.to_ical().decode(), headers)
+
+    async def move_occurrence(self, event: CalendarEvent, start: datetime, end: datetime) -> CalendarEvent:
+        """Move one occurrence of ``event`` (as ``events`` returned it) to [start, end). A single event
+        is changed in place; one occurrence of a recurring event is excluded from its series (EXDATE)
+        and made an event of its own at the new time, with the same summary and attendees."""
+        if end <= start:
+            raise ProviderError("invalid_input", "caldav", "move_event", "the event must end after it starts")
+        href, etag, calendar = await self._resource("move_event", event.uid)
+        master = next(iter(calendar.walk("VEVENT")))
+        if "rrule" not in master:
+            for key in ("dtstart", "dtend", "duration"):
+                master.pop(key, None)
+            master.add("dtstart", _as_utc(start))
+            master.add("dtend", _as_utc(end))
+            sequence = int(master.get("sequence", 0)) + 1
+            master.pop("sequence", None)
+            master.add("sequence", sequence)
+            await self._put("move_event", href, etag, calendar)
+            return CalendarEvent(**{**event.model_dump(), "start": _as_utc(start), "end": _as_utc(end)})
+        master.add("exdate", _as_utc(event.start))
+        await self._put("move_event", href, etag, calendar)
+        moved = NewEvent(**{**event.model_dump(exclude={"uid"}), "start": start, "end": end})
+        return await self.create_event(moved)
+
+    async def cancel_occurrence(self, event: CalendarEvent) -> None:
+        """Remove ``event`` (as ``events`` returned it): a single event is deleted, one occurrence of a
+        recurring event is excluded from its series (EXDATE)."""
+        href, etag, calendar = await self._resource("cancel_event", event.uid)
+        master = next(iter(calendar.walk("VEVENT")))
+        if "rrule" in master:
+            master.add("exdate", _as_utc(event.start))
+            await self._put("cancel_event", href, etag, calendar)
+            return
+        await self._request("cancel_event", "DELETE", href, None, {"If-Match": etag} if etag else None)
+
 
 def _parse_events(data: str) -> list[CalendarEvent]:
     events = []
@@ -306,14 +375,15 @@ class CardDavContacts(_DavCollection):
     provider: ProviderName = "carddav"
 
     async def search(self, text: str) -> list[Contact]:
-        """Contacts whose name, email or category contains ``text`` (case-insensitive, by the server)."""
+        """Contacts whose name, email, category or title contains ``text`` (case-insensitive, by the
+        server)."""
         if not text.strip():
             raise ProviderError("invalid_input", "carddav", "search", "give a name, an address or a group")
         term = text.strip().replace("&", "&amp;").replace("<", "&lt;")
         matches = "".join(
             f'<C:prop-filter name="{prop}"><C:text-match collation="i;unicode-casemap" '
             f'match-type="contains">{term}</C:text-match></C:prop-filter>'
-            for prop in ("FN", "EMAIL", "CATEGORIES")
+            for prop in ("FN", "EMAIL", "CATEGORIES", "TITLE")
         )
         return await self._query("search", f'<C:filter test="anyof">{matches}</C:filter>')
 
@@ -374,9 +444,11 @@ class ImapMailbox:
         text: str | None = None,
         since: date | None = None,
         limit: int = 20,
+        unseen: bool = False,
     ) -> list[MailMessage]:
-        """Messages matching every given criterion, newest first (at most ``limit``)."""
-        criteria: list[str] = []
+        """Messages matching every given criterion (``unseen``: only those not read yet), newest
+        first (at most ``limit``)."""
+        criteria: list[str] = ["UNSEEN"] if unseen else []
         for key, value in (("FROM", sender), ("TEXT", text)):
             if value is not None:
                 if not value.strip() or '"' in value or "\\" in value or "\r" in value or "\n" in value:

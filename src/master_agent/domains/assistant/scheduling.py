@@ -35,7 +35,16 @@ _NTH = re.compile(r"\b(?:the\s+)(\d{1,2})(?:st|nd|rd|th)\b", re.I)
 _WEEKDAY = re.compile(r"\b(?:(next|this|on)\s+)?(" + "|".join(WEEKDAYS) + r")\b", re.I)
 PERIOD_PHRASE = re.compile(r"\b(this|next)\s+(week|month)\b", re.I)
 _TIME = re.compile(
-    r"\b(\d{1,2})(?::(\d{2}))?\s*(am|pm)\b|\b([01]?\d|2[0-3]):([0-5]\d)\b|\b(noon|midday)\b", re.I
+    r"\b(\d{1,2})(?::(\d{2}))?\s*(am|pm)\b|\b([01]?\d|2[0-3]):([0-5]\d)\b|\b(noon|midday)\b"
+    r"|\b(?:at|by|from|until|till)\s+(\d{1,2})\b(?!\s*(?:%|:\d|\.\d|[ap]\.?m\b|minutes?|mins?|hours?|hrs?|people|of\b|st\b|nd\b|rd\b|th\b))",
+    re.I,
+)
+#: Parts of a working day a request may name instead of hours.
+DAY_PARTS = {"morning": (time(9, 0), time(12, 0)), "afternoon": (time(12, 0), time(17, 0))}
+_DAY_PART = re.compile(r"\b(morning|afternoon)\b", re.I)
+_BETWEEN = re.compile(
+    r"\b(?:between|from)\s+(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)\s+(?:and|to|-|until|till)\s+(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)",
+    re.I,
 )
 _DURATION = re.compile(
     r"\b(?:(\d+(?:\.\d+)?)\s*(minutes?|mins?|hours?|hrs?|h)\b|(half an hour)|(an hour|one hour))", re.I
@@ -121,6 +130,11 @@ def resolve_period(text: str, today: date) -> Period | None:
     return Period(first=first, last=(first + timedelta(days=32)).replace(day=1) - timedelta(days=1))
 
 
+def _working_hour(hour: int) -> int:
+    """An hour said without am or pm, read in working hours: "at 3" and "3:30" are afternoon times."""
+    return hour + 12 if 1 <= hour <= 7 else hour
+
+
 def resolve_time(text: str) -> time | None:
     found = _TIME.search(text)
     if found is None:
@@ -130,7 +144,21 @@ def resolve_time(text: str) -> time | None:
     if found.group(3):
         hour = int(found.group(1)) % 12 + (12 if found.group(3).lower() == "pm" else 0)
         return time(hour, int(found.group(2) or 0)) if hour < 24 else None
-    return time(int(found.group(4)), int(found.group(5)))
+    if found.group(7):
+        hour = _working_hour(int(found.group(7)))
+        return time(hour, 0) if hour < 24 else None
+    return time(_working_hour(int(found.group(4))), int(found.group(5)))
+
+
+def resolve_hours(text: str) -> tuple[time, time] | None:
+    """The hours of a day a request limits itself to: "between 1 and 6pm", "from 10 to 4", "morning"."""
+    between = _BETWEEN.search(text)
+    if between is not None:
+        first, last = (resolve_time(part) or resolve_time(f"at {part}") for part in between.groups())
+        if first is not None and last is not None and first < last:
+            return first, last
+    part = _DAY_PART.search(text)
+    return DAY_PARTS[part.group(1).lower()] if part is not None else None
 
 
 def resolve_minutes(text: str) -> int | None:

@@ -25,11 +25,13 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field, SecretStr, ValidationError
 
 from master_agent.capabilities.spec import Risk
+from master_agent.capabilities.terms import time_window
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.assistant.demo_data import start_demo_servers
 from master_agent.domains.assistant.local_servers import LocalEndpoints
 from master_agent.domains.assistant.providers import (
     CalDavCalendar,
+    CalendarEvent,
     CardDavContacts,
     Contact,
     Endpoint,
@@ -40,11 +42,18 @@ from master_agent.domains.assistant.providers import (
     ProviderError,
     SmtpSender,
 )
+from master_agent.domains.assistant.requests import ACTION_NAMES, WRITES, Action
 from master_agent.domains.assistant.scheduling import (
+    MONTHS,
     PERIOD_PHRASE,
+    WEEKDAYS,
+    WORKDAY_END,
+    WORKDAY_START,
+    Period,
     conflicts,
     free_slots,
     resolve_day,
+    resolve_hours,
     resolve_minutes,
     resolve_period,
     resolve_time,
@@ -162,7 +171,10 @@ async def providers_for(context: ToolContext) -> AssistantProviders:
 
 
 class FreeSlotsArgs(BaseModel):
-    day: str = Field(description="The day, as the user said it: 'next Tuesday', 'tomorrow', '2026-12-01'.")
+    within: str = Field(
+        description="The day or span to search, as the user said it: 'next Tuesday', 'next week', "
+        "'tomorrow', '2026-12-01'."
+    )
     duration_minutes: int = Field(default=60, ge=5, le=600)
 
 
@@ -178,11 +190,13 @@ class MailSearchArgs(BaseModel):
     sender: str = Field(description="Part of the sender's name or address ('' for any sender).")
     about: str | None = Field(default=None, description="Words the message contains.")
     days: int | None = Field(default=None, ge=1, le=3650, description="Only the last this many days.")
+    unread: bool = Field(default=False, description="Only messages not read yet.")
 
 
 class DraftArgs(BaseModel):
-    about: str = Field(min_length=1, description="What the email is about, e.g. 'the budget freeze'.")
+    message: str = Field(min_length=1, description="What the email should say, in the user's words.")
     addresses: list[str] = Field(min_length=1, description="The recipients' email addresses.")
+    about: str | None = Field(default=None, description="Its topic, for the subject ('the budget freeze').")
 
 
 class EventArgs(BaseModel):
@@ -191,6 +205,33 @@ class EventArgs(BaseModel):
     start_time: str = Field(description="'2pm', '14:00'.")
     duration_minutes: int = Field(default=60, ge=5, le=600)
     addresses: list[str] = Field(description="The attendees' email addresses ([] for none).")
+
+
+class FindEventArgs(BaseModel):
+    event_words: str = Field(
+        min_length=1, description="Words naming the event: its title or people ('my 1:1 with Maria')."
+    )
+    on_day: str | None = Field(default=None, description="The day it is on, when the user said it.")
+
+
+class EventRef(BaseModel):
+    """One occurrence of an event, as find_event names it."""
+
+    uid: str
+    start: str = Field(description="The occurrence's start (ISO, UTC).")
+
+
+class MoveArgs(BaseModel):
+    event_ref: EventRef = Field(description="The occurrence to move (from find_event).")
+    move_to: str = Field(
+        min_length=1,
+        description="Where to, as the user said it: 'Friday at 3pm', '4pm', 'next Monday', 'an hour earlier'.",
+    )
+
+
+class CancelArgs(BaseModel):
+    event_ref: EventRef = Field(description="The occurrence to cancel (from find_event).")
+    cancel_request: str = Field(min_length=1, description="The user's words asking for the cancellation.")
 
 
 class SendArgs(BaseModel):
@@ -222,19 +263,48 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             raise ToolInputError(f"day: {text!r} names no day (say 'tomorrow', 'next Tuesday' or a date)")
         return day
 
-    async def find_free_slots(day: str, duration_minutes: int = 60) -> dict[str, Any]:
+    def span_of(text: str, zone: ZoneInfo, field: str) -> Period:
+        span = resolve_period(text, today(zone))
+        if span is None:
+            # What the phrases above do not cover ("the next three days", "the week of the 7th"): Duckling.
+            window = time_window(text, context.now(), direction="future")
+            if window is not None:
+                last = window.last_day().astimezone(zone).date()
+                span = Period(first=max(window.start.astimezone(zone).date(), today(zone)), last=last)
+        if span is None:
+            raise ToolInputError(f"{field}: {text!r} names no day or period (say 'next week', 'tomorrow')")
+        return span
+
+    def midnight(day: date, zone: ZoneInfo) -> datetime:
+        return datetime.combine(day, datetime.min.time(), tzinfo=zone)
+
+    async def find_free_slots(within: str, duration_minutes: int = 60) -> dict[str, Any]:
         mine = await accounts()
-        when = day_of(day, mine.zone)
-        start = datetime.combine(when, datetime.min.time(), tzinfo=mine.zone)
-        events = await mine.calendar.events(start, start + timedelta(days=1))
-        slots = free_slots([(e.start, e.end) for e in events], when, duration_minutes, mine.zone)
+        span = span_of(within, mine.zone, "within")
+        hours = resolve_hours(within) or (WORKDAY_START, WORKDAY_END)
+        days = [span.first + timedelta(days=n) for n in range((span.last - span.first).days + 1)]
+        if len(days) > 1:
+            # A span's free time is its working days'; a single day asked for is searched as asked.
+            days = [day for day in days if day.weekday() < 5] or days
+        events = await mine.calendar.events(
+            midnight(days[0], mine.zone), midnight(days[-1], mine.zone) + timedelta(days=1)
+        )
+        slots = [
+            {
+                "day": day.isoformat(),
+                "start": s.start.strftime("%H:%M"),
+                "end": s.end.strftime("%H:%M"),
+                "minutes": s.minutes,
+            }
+            for day in days
+            for s in free_slots([(e.start, e.end) for e in events], day, duration_minutes, mine.zone, hours)
+        ]
         return {
-            "day": when.isoformat(),
+            "day": days[0].isoformat() if len(days) == 1 else None,
+            "window": {"first": days[0].isoformat(), "last": days[-1].isoformat()},
             "duration_minutes": duration_minutes,
-            "free_slots": [
-                {"start": s.start.strftime("%H:%M"), "end": s.end.strftime("%H:%M"), "minutes": s.minutes}
-                for s in slots
-            ],
+            "hours": [hours[0].strftime("%H:%M"), hours[1].strftime("%H:%M")],
+            "free_slots": slots,
             "busy": [_event_view(e, mine.zone) for e in events],
             "conflicts": [list(pair) for pair in conflicts((e.summary, e.start, e.end) for e in events)],
             "timezone": str(mine.zone),
@@ -243,12 +313,10 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
 
     async def calendar_events(period: str) -> dict[str, Any]:
         mine = await accounts()
-        span = resolve_period(period, today(mine.zone))
-        if span is None:
-            raise ToolInputError(f"period: {period!r} names no day or period (say 'next week', 'tomorrow')")
-        start = datetime.combine(span.first, datetime.min.time(), tzinfo=mine.zone)
-        end = datetime.combine(span.last + timedelta(days=1), datetime.min.time(), tzinfo=mine.zone)
-        events = await mine.calendar.events(start, end)
+        span = span_of(period, mine.zone, "period")
+        events = await mine.calendar.events(
+            midnight(span.first, mine.zone), midnight(span.last + timedelta(days=1), mine.zone)
+        )
         return {
             "period": {"first": span.first.isoformat(), "last": span.last.isoformat()},
             "events": [_event_view(e, mine.zone) for e in events],
@@ -256,13 +324,36 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "confidence": 1.0,
         }
 
-    async def find_contacts(name: str) -> dict[str, Any]:
+    async def lookup(name: str) -> dict[str, Any]:
         found = await (await accounts()).contacts.search(name)
         if not found:
             raise ProviderError("not_found", "carddav", "search", f"no contact matches {name!r}")
         wanted = name.strip().lower()
         group = [c for c in found if any(wanted in category.lower() for category in c.categories)]
         return people_found(name, found, group)
+
+    async def find_contacts(name: str) -> dict[str, Any]:
+        names = [part for part in re.split(r"\s*(?:,|\band\b|&)\s*", name.strip()) if part]
+        if len(names) < 2:
+            return await lookup(name)
+        # Several people ("Priya and Tom"): each looked up; one who is ambiguous is asked about, with
+        # the others' addresses kept in every option.
+        results = [await lookup(part) for part in names]
+        settled = [a for r in results if "addresses" in r for a in r["addresses"]]
+        open_ = next((r for r in results if "choices" in r), None)
+        merged: dict[str, Any] = {
+            "query": name,
+            "contacts": [c for r in results for c in r["contacts"]],
+            "matches": sum(r["matches"] for r in results),
+            "confidence": 1.0 if open_ is None else 0.5,
+        }
+        if open_ is None:
+            merged["addresses"] = settled
+            return merged
+        choices = dict(open_["choices"])
+        choices["options"] = [{**o, "value": [*settled, *o["value"]]} for o in choices["options"]]
+        merged["choices"] = choices
+        return merged
 
     async def find_correspondents(name: str) -> dict[str, Any]:
         messages = await (await accounts()).mailbox.search(sender=name, limit=50)
@@ -276,10 +367,16 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             raise ProviderError("not_found", "imap", "search", f"no mail from anyone matching {name!r}")
         return {**people_found(name, list(people.values()), []), "source": "mailbox"}
 
-    async def search_email(sender: str, about: str | None = None, days: int | None = None) -> dict[str, Any]:
+    async def search_email(
+        sender: str, about: str | None = None, days: int | None = None, unread: bool = False
+    ) -> dict[str, Any]:
         mine = await accounts()
         since = today(mine.zone) - timedelta(days=days) if days else None
-        messages = await mine.mailbox.search(sender=sender or None, text=about, since=since)
+        found = await mine.mailbox.search(sender=sender or None, text=about, since=since, unseen=unread)
+        # Newest first by the date written, not by the order the mailbox holds them in.
+        messages = sorted(
+            found, key=lambda m: m.date or datetime.min.replace(tzinfo=ZoneInfo("UTC")), reverse=True
+        )
         return {
             "messages": [
                 {
@@ -287,25 +384,20 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
                     "address": m.sender,
                     "subject": m.subject,
                     "date": m.date.isoformat() if m.date else None,
+                    "asks_for_decision": asks_for_decision(m.body),
                     "body": m.body[:2000],
                 }
                 for m in messages
             ],
             "matches": len(messages),
-            "mail_summary": summarise_mail(messages, sender, about),
+            "mail_summary": summarise_mail(messages, sender, about, unread=unread),
             # Nothing found may be the wrong name or topic as much as no such email.
             "confidence": 1.0 if messages else 0.4,
         }
 
-    async def draft_email(about: str, addresses: list[str]) -> dict[str, Any]:
+    async def draft_email(message: str, addresses: list[str], about: str | None = None) -> dict[str, Any]:
         mine = await accounts()
-        topic = about.strip().rstrip(".")
-        subject = topic[:1].upper() + topic[1:]
-        greeting = "Hi all," if len(addresses) > 1 else "Hi,"
-        body = (
-            f"{greeting}\n\nI am writing about {topic}. Please read this and let me know if you have "
-            f"questions.\n\nBest regards,\n{mine.address}"
-        )
+        subject, body = compose(message, about, len(addresses), mine.address)
         return {"subject": subject, "body": body, "addresses": addresses, "confidence": 0.9}
 
     async def new_event(
@@ -326,12 +418,50 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         )
         return mine, event
 
+    async def read_back(
+        mine: AssistantProviders, uid: str, start: datetime, end: datetime
+    ) -> CalendarEvent | None:
+        """The event as the server now has it in [start, end), or None."""
+        return next(
+            (e for e in await mine.calendar.events(start, end) if e.uid == uid and e.start == start), None
+        )
+
+    def event_done(
+        action: str, saved: CalendarEvent | None, wanted: NewEvent, zone: ZoneInfo
+    ) -> dict[str, Any]:
+        """Done only as the server shows it: there at the time, with every attendee."""
+        if saved is None:
+            why = "the calendar server does not show the event at the new time after saving it"
+        elif sorted(a.lower() for a in saved.attendees) != sorted(a.lower() for a in wanted.attendees):
+            why = f"the server lists attendees {saved.attendees}, not {wanted.attendees}"
+        else:
+            view = _event_view(saved, zone)
+            return {
+                "requested": action,
+                "done": True,
+                "confirmed_by": "caldav read-back",
+                "uid": saved.uid,
+                "event": view,
+            }
+        return {"requested": action, "done": False, "why": why}
+
     async def create_event(
         summary: str, day: str, start_time: str, addresses: list[str], duration_minutes: int = 60
     ) -> dict[str, Any]:
         mine, event = await new_event(summary, day, start_time, duration_minutes, addresses)
         created = await mine.calendar.create_event(event)
-        return {"event": _event_view(created, mine.zone), "created": True, "confidence": 1.0}
+        action = event_done(
+            "create an event",
+            await read_back(mine, created.uid, _utc(event.start), _utc(event.end)),
+            event,
+            mine.zone,
+        )
+        return {
+            "event": action.get("event") or _event_view(created, mine.zone),
+            "created": action["done"],
+            "action": action,
+            "confidence": 1.0 if action["done"] else 0.3,
+        }
 
     async def event_preview(args: dict[str, Any]) -> dict[str, Any]:
         checked = EventArgs.model_validate(args)
@@ -354,15 +484,181 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             ],
         }
 
+    async def find_event(event_words: str, on_day: str | None = None) -> dict[str, Any]:
+        """The event the words name: on the day given, else within four weeks from now, the one whose
+        title and attendees share the most words with them (the earliest of its occurrences). Several
+        equally good, or none named on the day given: the user is asked which."""
+        mine = await accounts()
+        first = day_of(on_day, mine.zone) if on_day else today(mine.zone)
+        last = first + timedelta(days=0 if on_day else 27)
+        start = midnight(first, mine.zone) if on_day else context.now()
+        events = await mine.calendar.events(start, midnight(last, mine.zone) + timedelta(days=1))
+        ranked = rank_events(event_words, events)
+        top = [e for score, e in ranked if score == ranked[0][0]] if ranked else []
+        distinct = list({e.uid: e for e in top}.values())
+        if len(distinct) == 1:
+            found = min((e for e in top if e.uid == distinct[0].uid), key=lambda e: e.start)
+            return {
+                "event_ref": {"uid": found.uid, "start": _utc(found.start).isoformat()},
+                "event": _event_view(found, mine.zone),
+                "confidence": 1.0,
+            }
+        options = distinct or (events if on_day else [])
+        if len(options) == 1:
+            return {
+                "event_ref": {"uid": options[0].uid, "start": _utc(options[0].start).isoformat()},
+                "event": _event_view(options[0], mine.zone),
+                "confidence": 1.0,
+            }
+        if not options:
+            where = f"on {first.isoformat()}" if on_day else f"from {first.isoformat()} to {last.isoformat()}"
+            raise ProviderError(
+                "not_found", "caldav", "find_event", f"no event {where} matches {event_words!r}"
+            )
+        return {
+            "events": [_event_view(e, mine.zone) for e in options],
+            "confidence": 0.5,
+            "choices": {
+                "field": "event_ref",
+                "question": "Which event do you mean?",
+                "options": [
+                    {
+                        # "the product review" picks "the Product review on ...": the label starts as said.
+                        "label": f"the {view['summary']} on {view['day']} at {view['start']}",
+                        "value": {"uid": e.uid, "start": _utc(e.start).isoformat()},
+                    }
+                    for e, view in ((e, _event_view(e, mine.zone)) for e in options[:6])
+                ],
+            },
+        }
+
+    async def occurrence(mine: AssistantProviders, ref: EventRef) -> CalendarEvent:
+        start = datetime.fromisoformat(ref.start)
+        found = [
+            e for e in await mine.calendar.events(start, start + timedelta(minutes=1)) if e.uid == ref.uid
+        ]
+        if not found:
+            raise ProviderError("not_found", "caldav", "find_event", f"no event {ref.uid} at {ref.start}")
+        return found[0]
+
+    async def planned_move(
+        event_ref: EventRef | dict[str, Any], move_to: str
+    ) -> tuple[AssistantProviders, CalendarEvent, datetime, datetime]:
+        ref = EventRef.model_validate(event_ref)
+        mine = await accounts()
+        event = await occurrence(mine, ref)
+        local = event.start.astimezone(mine.zone)
+        shift = resolve_shift(move_to)
+        if shift is not None:
+            start = event.start + shift
+        else:
+            day = resolve_day(move_to, today(mine.zone))
+            at = resolve_time(move_to)
+            if day is None and at is None:
+                raise ToolInputError(
+                    f"move_to: {move_to!r} names no day or time ('Friday', '3pm', 'an hour later')"
+                )
+            start = datetime.combine(
+                day or local.date(), at or local.timetz().replace(tzinfo=None), tzinfo=mine.zone
+            )
+        return mine, event, start, start + (event.end - event.start)
+
+    async def reschedule_event(event_ref: EventRef | dict[str, Any], move_to: str) -> dict[str, Any]:
+        mine, event, start, end = await planned_move(event_ref, move_to)
+        moved = await mine.calendar.move_occurrence(event, start, end)
+        wanted = NewEvent(**{**event.model_dump(exclude={"uid"}), "start": start, "end": end})
+        action = event_done(
+            "move an event", await read_back(mine, moved.uid, _utc(start), _utc(end)), wanted, mine.zone
+        )
+        gone = await mine.calendar.events(event.start, event.end)
+        if action["done"] and any(e.uid == event.uid and e.start == event.start for e in gone):
+            action = {
+                "requested": "move an event",
+                "done": False,
+                "why": "the event is still at its old time",
+            }
+        action["from"] = _event_view(event, mine.zone)
+        return {
+            "event": action.get("event"),
+            "moved": action["done"],
+            "action": action,
+            "confidence": 1.0 if action["done"] else 0.3,
+        }
+
+    async def move_preview(args: dict[str, Any]) -> dict[str, Any]:
+        checked = MoveArgs.model_validate(args)
+        mine, event, start, end = await planned_move(checked.event_ref, checked.move_to)
+        view = _event_view(event, mine.zone)
+        return {
+            "event": view["summary"],
+            "from": f"{view['day']} {view['start']}-{view['end']}",
+            "to": f"{start.astimezone(mine.zone).date().isoformat()} {start.astimezone(mine.zone).strftime('%H:%M')}-"
+            f"{end.astimezone(mine.zone).strftime('%H:%M')}",
+            "attendees": event.attendees,
+            "uid": event.uid,
+        }
+
+    async def cancel_event(event_ref: EventRef | dict[str, Any], cancel_request: str) -> dict[str, Any]:
+        mine = await accounts()
+        event = await occurrence(mine, EventRef.model_validate(event_ref))
+        await mine.calendar.cancel_occurrence(event)
+        still = [
+            e
+            for e in await mine.calendar.events(event.start, event.end)
+            if e.uid == event.uid and e.start == event.start
+        ]
+        view = _event_view(event, mine.zone)
+        action: dict[str, Any] = (
+            {
+                "requested": "cancel an event",
+                "done": True,
+                "confirmed_by": "caldav read-back",
+                "uid": event.uid,
+                "event": view,
+            }
+            if not still
+            else {"requested": "cancel an event", "done": False, "why": "the server still shows the event"}
+        )
+        return {
+            "cancelled": view if not still else None,
+            "action": action,
+            "confidence": 1.0 if not still else 0.3,
+        }
+
+    async def cancel_preview(args: dict[str, Any]) -> dict[str, Any]:
+        checked = CancelArgs.model_validate(args)
+        mine = await accounts()
+        event = await occurrence(mine, checked.event_ref)
+        view = _event_view(event, mine.zone)
+        return {
+            "cancel": view["summary"],
+            "when": f"{view['day']} {view['start']}-{view['end']}",
+            "attendees": event.attendees,
+            "uid": event.uid,
+        }
+
     async def send_email(addresses: list[str], subject: str, body: str) -> dict[str, Any]:
         mine = await accounts()
         sent = await mine.sender.send(
             OutgoingMail(sender=mine.address, to=addresses, subject=subject, body=body)
         )
+        # The server's acceptance (250 to the message, per recipient) is the confirmation SMTP gives.
+        action: dict[str, Any] = {
+            "requested": "send an email",
+            "done": bool(sent.recipients) and not sent.refused,
+            "confirmed_by": "smtp acceptance",
+            "message_id": sent.message_id,
+            "accepted": sent.recipients,
+        }
+        if sent.refused:
+            action["why"] = "the server refused " + ", ".join(
+                f"{a} ({why})" for a, why in sent.refused.items()
+            )
         return {
             "sent": {**sent.model_dump(), "subject": subject},
             "recipients": len(sent.recipients),
-            "confidence": 1.0,
+            "action": action,
+            "confidence": 1.0 if action["done"] else 0.3,
         }
 
     async def mail_preview(args: dict[str, Any]) -> dict[str, Any]:
@@ -396,7 +692,8 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             find_free_slots,
             FreeSlotsArgs,
             "low",
-            "Free slots of at least the given length on one day, in working hours.",
+            "Free slots of at least the given length in working hours, on a day or each working day of a "
+            "span ('next week').",
         ),
         tool(
             calendar_events,
@@ -423,29 +720,53 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             search_email,
             MailSearchArgs,
             "low",
-            "Emails in the inbox by sender, words and age, newest first, with a summary.",
+            "Emails in the inbox by sender, words, age and unread, newest first, with a summary that "
+            "puts the mail asking for a decision first.",
+        ),
+        tool(
+            find_event,
+            FindEventArgs,
+            "low",
+            "The calendar event some words name (title, people), on a day or in the next four weeks; "
+            "when several match, the user is asked which.",
         ),
         tool(
             draft_email,
             DraftArgs,
             "low",
-            "A plain first draft (subject and body) of an email about a topic, to send or edit.",
+            "A draft (subject and body) saying what the user asked to say, to send or edit.",
         ),
         tool(
             create_event,
             EventArgs,
             "medium",
             "Put an event in the user's calendar and invite its attendees (shown as a draft to approve; "
-            "more than ten attendees needs an accepted preview).",
+            "more than ten attendees needs an accepted preview); done when read back from the server.",
             risk_of=_mass_when_many,
             preview_of=event_preview,
+        ),
+        tool(
+            reschedule_event,
+            MoveArgs,
+            "medium",
+            "Move one of the user's events (one occurrence of a repeating one) to a new day or time, "
+            "keeping its attendees (shown as a draft to approve); done when read back from the server.",
+            preview_of=move_preview,
+        ),
+        tool(
+            cancel_event,
+            CancelArgs,
+            "medium",
+            "Cancel one of the user's events (one occurrence of a repeating one) (shown as a draft to "
+            "approve); done when the server no longer shows it.",
+            preview_of=cancel_preview,
         ),
         tool(
             send_email,
             SendArgs,
             "medium",
             "Send an email from the user's address (shown as a draft to approve; more than ten "
-            "recipients is a mass email and needs an accepted preview).",
+            "recipients is a mass email and needs an accepted preview); done when the server accepts it.",
             risk_of=_mass_when_many,
             preview_of=mail_preview,
         ),
@@ -493,44 +814,224 @@ def _event_view(event: Any, zone: ZoneInfo) -> dict[str, Any]:
     }
 
 
-def summarise_mail(messages: list[MailMessage], sender: str, about: str | None) -> str:
-    """An extractive summary: how many messages, from whom, and each one's subject and first sentence,
-    oldest first (the order a thread is read in)."""
+def _utc(moment: datetime) -> datetime:
+    return moment.astimezone(ZoneInfo("UTC"))
+
+
+_WORD = re.compile(r"[a-z0-9:]+")
+
+
+def _words(text: str) -> set[str]:
+    return {word for word in _WORD.findall(text.lower()) if len(word) > 1}
+
+
+def rank_events(words: str, events: list[CalendarEvent]) -> list[tuple[float, CalendarEvent]]:
+    """Events sharing words with ``words`` (title, attendees' names), best first: each shared word
+    weighs by how few of the events have it (so "with" counts little, "maria" much)."""
+    wanted = _words(words)
+    texts = [
+        _words(e.summary) | {part for a in e.attendees for part in _words(a.split("@")[0].replace(".", " "))}
+        for e in events
+    ]
+    scored = []
+    for event, text in zip(events, texts, strict=True):
+        score = round(sum(1 / sum(word in other for other in texts) for word in wanted & text), 6)
+        if score > 0:
+            scored.append((score, event))
+    return sorted(scored, key=lambda pair: (-pair[0], pair[1].start))
+
+
+_SHIFT = re.compile(
+    r"\b(an?|one|two|three|\d+(?:\.\d+)?)\s*(hours?|hrs?|minutes?|mins?)\s+(earlier|later|sooner|back|forward)\b",
+    re.I,
+)
+_COUNTS = {"a": 1.0, "an": 1.0, "one": 1.0, "two": 2.0, "three": 3.0}
+
+
+def resolve_shift(text: str) -> timedelta | None:
+    """ "an hour earlier", "30 minutes later": how far an event moves, or None."""
+    found = _SHIFT.search(text)
+    if found is None:
+        return None
+    amount = _COUNTS.get(found.group(1).lower()) or float(found.group(1))
+    minutes = amount * (60 if found.group(2).lower().startswith("h") else 1)
+    sign = -1 if found.group(3).lower() in ("earlier", "sooner", "forward") else 1
+    return timedelta(minutes=sign * minutes)
+
+
+def compose(message: str, about: str | None, recipients: int, signature: str) -> tuple[str, str]:
+    """Subject and body of an email that says ``message`` (the user's words): the subject is the topic
+    when one was named, else the message's first words."""
+    said = " ".join(message.split()).strip().rstrip(".!")
+    sentence = said[:1].upper() + said[1:] + ("" if said.endswith("?") else ".")
+    topic = (about or "").strip().rstrip(".")
+    if not topic:
+        words = said.split()
+        topic = " ".join(words[:8]) + ("..." if len(words) > 8 else "")
+    subject = topic[:1].upper() + topic[1:]
+    greeting = "Hi all," if recipients > 1 else "Hi,"
+    return subject, f"{greeting}\n\n{sentence}\n\nBest regards,\n{signature}"
+
+
+#: A sentence that asks the reader for something: a question, or a request for a decision or approval.
+_ASKS = re.compile(
+    r"\?\s*$|\b(?:decision|decide|approve|approval|sign[- ]off|confirm|let me know|need (?:your|an?) )", re.I
+)
+
+
+def asks_for_decision(body: str) -> bool:
+    return any(_ASKS.search(sentence) for sentence in re.split(r"(?<=[.!?])\s+", " ".join(body.split())))
+
+
+def summarise_mail(
+    messages: list[MailMessage], sender: str, about: str | None, *, unread: bool = False
+) -> str:
+    """An extractive summary, newest first: how many messages, from whom, the ones asking for a
+    decision or an answer first, then each one's subject and first sentence."""
+    kind = "unread email(s)" if unread else "email(s)"
     if not messages:
         who = f" from {sender}" if sender else ""
         topic = f" about {about}" if about else ""
-        return f"No emails{who}{topic}."
+        return f"No {'unread emails' if unread else 'emails'}{who}{topic}."
     people = sorted({m.sender_name or m.sender for m in messages})
-    lines = [
-        f"{len(messages)} email(s) from {', '.join(people)}" + (f" about {about}" if about else "") + ":"
-    ]
-    for m in sorted(messages, key=lambda m: m.date or datetime.min.replace(tzinfo=ZoneInfo("UTC"))):
+    lines = [f"{len(messages)} {kind} from {', '.join(people)}" + (f" about {about}" if about else "") + ":"]
+    newest = sorted(
+        messages, key=lambda m: m.date or datetime.min.replace(tzinfo=ZoneInfo("UTC")), reverse=True
+    )
+    asking = [m for m in newest if asks_for_decision(m.body)]
+    if asking:
+        lines.append("Waiting for your decision or answer:")
+        for m in asking:
+            wanted = next(s for s in re.split(r"(?<=[.!?])\s+", " ".join(m.body.split())) if _ASKS.search(s))
+            lines.append(f"- {m.subject} ({m.sender_name or m.sender}): {wanted[:200]}")
+        lines.append("All, newest first:")
+    for m in newest:
         first = re.split(r"(?<=[.!?])\s", " ".join(m.body.split()), maxsplit=1)[0][:200]
         when = m.date.date().isoformat() if m.date else "undated"
-        lines.append(f"- {when} {m.subject}: {first}")
+        lines.append(f"- {when} {m.sender_name or m.sender}: {m.subject}: {first}")
     return "\n".join(lines)
 
 
-_SENDER = re.compile(r"\b(?i:from)\s+([A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)?|[\w.+-]+@[\w.-]+)")
+_SENDER = re.compile(
+    r"\b(?i:from)\s+(?!(?i:the|my|our|next|this|last|today|tomorrow|yesterday|monday|tuesday|wednesday|"
+    r"thursday|friday|saturday|sunday)\b)([A-Za-z][\w.'-]*(?:\s+[A-Z][\w.'-]*)?|[\w.+-]+@[\w.-]+)"
+)
+#: "on atlas", "regarding the contract": a topic when what follows is not a day.
+_TOPIC_ON = re.compile(
+    r"\b(?:on|regarding|concerning|re)\s+(?:the\s+)?([\w-]+(?:\s+[\w-]+){0,2}?)(?=[?.!,]|$)", re.I
+)
 _ABOUT = re.compile(
     r"\babout\s+(?:the\s+|my\s+|our\s+)?(.+?)(?=\s+(?:and|then|to|from|with|on|at|for|next|this|tomorrow|today)\b|[?.!,]|$)",
     re.I,
 )
 _PERSON = re.compile(
-    r"\b(?i:with|email|e-mail|mail|message|invite|to)\s+(?i:the\s+)?((?i:whole\s+team|team|everyone)|[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)?|[\w.+-]+@[\w.-]+)"
+    r"\b(?i:with|email|e-mail|mail|message|invite|to|tell|ask|remind|inform|let)\s+(?i:the\s+)?((?i:whole\s+team|team|everyone|everybody)|[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)?|[\w.+-]+@[\w.-]+)"
 )
-_TITLE = re.compile(r"\b(?:with|email|invite|to)\s+(?:the|our|my)\s+(CFO|CEO|CTO|COO|[a-z]+ manager)\b", re.I)
+_TITLE = re.compile(
+    r"\b(?:with|email|invite|to|of|for)\s+(?:the|our|my)\s+(CFO|CEO|CTO|COO|[a-z]+ manager)\b", re.I
+)
 _MEETING = re.compile(
     r"\b(?:schedule|book|set up|arrange|plan)\s+(?:an?\s+|the\s+)?(.*?\b(?:meeting|call|sync|review|lunch|1:1))\b",
     re.I,
 )
+#: "... to a farewell party on Friday": the event an invitation is to.
+_INVITED_TO = re.compile(
+    r"\bto\s+(?:a|an|the|our|my)\s+(.+?)(?=\s+(?:on|at|next|this|tomorrow|today|for|with|from)\b|[?.!,]|$)",
+    re.I,
+)
 _CALENDAR = re.compile(r"\b(calendar|agenda|schedule)\b", re.I)
+_GROUP = re.compile(
+    r"\b(?:whole\s+team|the\s+team|my\s+team|our\s+team|everyone|everybody|all\s+of\s+us)\b", re.I
+)
+#: What an email should say: the words after "saying", "that", "to say", "know", "asking", or a colon.
+_SAYING = re.compile(
+    r"(?:\b(?:saying|to\s+say|tell(?:ing)?\s+(?:them|him|her|everyone|everybody)(?:\s+that)?|that|know)\b|:)\s*(?P<said>.+)$|"
+    r"\basking\s+(?:them\s+|him\s+|her\s+)?(?P<asked>.+)$",
+    re.I,
+)
+_NOT_YET = re.compile(r",?\s*(?:but\s+)?(?:don'?t|do not)\s+send(?:\s+it)?(?:\s+yet)?\b.*$", re.I)
+_UNREAD = re.compile(r"\b(?:unread|new|unseen|not\s+read)\b", re.I)
+#: The last "to <day or time>" of a request to move an event: what follows is the new time.
+_MOVE_TO = re.compile(r"\s+(?:to|until|till|for)\s+(?!(?:the\s+)?(?:whole\s+)?team\b)", re.I)
+_NOT_NAMES = frozenset(
+    {
+        *(day.capitalize() for day in WEEKDAYS),
+        *(month.capitalize() for month in MONTHS),
+        "I",
+        "Q1",
+        "Q2",
+        "Q3",
+        "Q4",
+    }
+)
+_CAPITALISED = re.compile(r"\b([A-Z][a-z][\w'-]*(?:\s+[A-Z][a-z][\w'-]*)?)")
 
 
-def goal_entities(goal: str, today: date) -> dict[str, Any]:
-    """What a message states that the tools take by name: the day (ISO) or the period it names, a time
-    (``HH:MM``), a length in minutes, a person or group to look up (``name``), a sender, a topic
-    (``about``) and a meeting's ``summary``; a meeting with nobody named has no attendees."""
+_AND_MORE = re.compile(r"\s*(?:,|\band\b|&)\s*([A-Z][\w'-]*(?:\s+[A-Z][a-z][\w'-]*)?)")
+
+
+def _people(goal: str) -> str | None:
+    """Whom a request names: a title (the CFO), a group (the team), else a name written with a
+    capital that is not the request's first word, a day or a month, with the names joined to it by
+    "and" or commas ("Priya and Tom")."""
+    first = _person(goal)
+    if first is None or first in ("team",) or first.isupper():
+        return first
+    at = goal.find(first)
+    names = [first]
+    cursor = at + len(first)
+    while (more := _AND_MORE.match(goal, cursor)) is not None and more.group(1) not in _NOT_NAMES:
+        names.append(more.group(1))
+        cursor = more.end()
+    return " and ".join(names)
+
+
+def _person(goal: str) -> str | None:
+    title = _TITLE.search(goal)
+    if title is not None:
+        return title.group(1)
+    if _GROUP.search(goal):
+        return "team"
+    person = _PERSON.search(goal)
+    if person is not None and person.group(1).lower() not in ("me", "i", "us"):
+        name = person.group(1)
+        return "team" if name.lower() in ("whole team", "team", "everyone", "everybody") else name
+    for found in _CAPITALISED.finditer(goal):
+        if found.start() == len(goal) - len(goal.lstrip()):
+            continue
+        words = [w for w in found.group(1).removesuffix("'s").split() if w not in _NOT_NAMES]
+        if words:
+            return " ".join(words).removesuffix("'s")
+    return None
+
+
+def _action(action: Action, done: bool = False) -> dict[str, Any]:
+    if action == "unsupported":
+        why = (
+            "I have no tool for this: I can find free time, list, create, move and cancel events, look "
+            "up contacts, read and summarise email, and send email"
+        )
+    else:
+        why = "it has not been done: no tool confirmed it"
+    return {"requested": ACTION_NAMES[action], "done": done, "why": why}
+
+
+def goal_entities(goal: str, today: date, action: Action | None = None) -> dict[str, Any]:
+    """What a message states that the tools take by name. With the request's ``action`` (see
+    ``requests``), only that action's values, so only its tools run, plus an ``action`` record that
+    its write tool replaces once the server confirms it:
+
+    - free_slots: ``within`` (the request itself: the tool reads its day or span) and a length;
+    - agenda: the ``period``; schedule: ``summary``, ``day``, ``start_time``, a length and the
+      ``name`` of whom to invite (no one: ``addresses`` []);
+    - reschedule: ``event_to_move`` (the words before the new time), ``new_day``, ``new_time``,
+      ``on_day``; cancel_event: ``event_to_cancel``, ``on_day``;
+    - contact: ``name``; read_mail: ``sender`` ('' for anyone), ``about``, ``unread``;
+    - send_mail: ``name`` of the recipients, ``message`` (what to say) and ``about``.
+
+    Without an action: every value the message states (the days, times, people and topics)."""
+    if action is not None:
+        return _entities_for(action, goal, today)
     found: dict[str, Any] = {}
     day = resolve_day(goal, today)
     if day is not None:
@@ -561,13 +1062,147 @@ def goal_entities(goal: str, today: date) -> dict[str, Any]:
     elif person is not None and person.group(1).lower() not in ("me", "i"):
         name = person.group(1)
         found["name"] = "team" if name.lower() in ("whole team", "team", "everyone") else name
-    meeting = _MEETING.search(goal)
-    if meeting is not None:
-        what = re.sub(r"\s+(?:with|for|on|at)\b.*$", "", meeting.group(1)).strip()
-        summary = what[:1].upper() + what[1:] if what else "Meeting"
-        if "name" in found and summary.lower() in ("meeting", "call"):
-            summary = f"{summary} with {found['name']}"
-        found["summary"] = summary
+    _meeting(goal, found)
+    return found
+
+
+_PURPOSE = re.compile(
+    r"\b(?:to\s+(?:go\s+over|discuss|talk\s+about|review|plan|sync\s+on)|about|regarding)\s+"
+    r"(?:the\s+|our\s+|my\s+)?(.+?)(?=[?.!,;]|\s+(?:on|at|next|this|tomorrow|today|with)\b|$)",
+    re.I,
+)
+
+
+def _topic(goal: str, today: date) -> str | None:
+    """What a meeting is about: "to go over the roadmap", or a last short clause naming no day, time,
+    length or person ("..., 45 mins, hiring plan"; "...? budget stuff")."""
+    purpose = _PURPOSE.search(goal)
+    if purpose is not None:
+        return purpose.group(1).strip()
+    for clause in reversed(re.split(r"[,?;]", goal)[1:]):
+        clause = clause.strip()
+        if (
+            clause
+            and len(clause.split()) <= 5
+            and resolve_day(clause, today) is None
+            and resolve_time(clause) is None
+            and resolve_minutes(clause) is None
+        ):
+            return clause
+    return None
+
+
+def _meeting(goal: str, found: dict[str, Any], topic: str | None = None) -> None:
+    meeting = _MEETING.search(goal) or _INVITED_TO.search(goal)
+    if topic:
+        found["summary"] = topic[:1].upper() + topic[1:]
         if "name" not in found:
             found["addresses"] = []
+        return
+    if meeting is None:
+        return
+    what = re.sub(r"\s+(?:with|for|on|at)\b.*$", "", meeting.group(1)).strip()
+    summary = what[:1].upper() + what[1:] if what else "Meeting"
+    if "name" in found and summary.lower() in ("meeting", "call"):
+        summary = f"{summary} with {found['name']}"
+    found["summary"] = summary
+    if "name" not in found:
+        found["addresses"] = []
+
+
+def _entities_for(action: Action, goal: str, today: date) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    if action in WRITES or action == "unsupported":
+        found["action"] = _action(action)
+    minutes = resolve_minutes(goal)
+    if action == "free_slots":
+        found["within"] = goal
+        if minutes is not None:
+            found["duration_minutes"] = minutes
+    elif action == "agenda":
+        day = resolve_day(goal, today)
+        period = PERIOD_PHRASE.search(goal)
+        found["period"] = (
+            period.group(0).lower()
+            if period
+            else day.isoformat()
+            if day
+            else goal
+            if time_window(goal, datetime.now(ZoneInfo("UTC")), direction="future")
+            else "this week"
+        )
+    elif action == "schedule":
+        day = resolve_day(goal, today)
+        if day is not None:
+            found["day"] = day.isoformat()
+        else:
+            period = PERIOD_PHRASE.search(goal)
+            if period is not None:
+                found["period"] = period.group(0).lower()
+        at = resolve_time(goal)
+        if at is not None:
+            found["start_time"] = at.strftime("%H:%M")
+        if minutes is not None:
+            found["duration_minutes"] = minutes
+        who = _people(goal)
+        if who is not None:
+            found["name"] = who
+        _meeting(goal, found, _topic(goal, today))
+        found.setdefault("summary", f"Meeting with {who}" if who else "Meeting")
+        if who is None:
+            found["addresses"] = []
+    elif action == "reschedule":
+        # "Move <event> [on <day>] to <new day and time>": the words after the last "to" are where.
+        parts = _MOVE_TO.split(goal)
+        head, tail = (" to ".join(parts[:-1]), parts[-1]) if len(parts) > 1 else (goal, "")
+        shift = _SHIFT.search(goal)
+        if shift is not None:
+            head, tail = goal[: shift.start()], shift.group(0)
+        found["event_words"] = head
+        if tail and (resolve_day(tail, today) or resolve_time(tail) or shift is not None):
+            found["move_to"] = tail
+        on_day = resolve_day(head, today)
+        if on_day is not None:
+            found["on_day"] = on_day.isoformat()
+    elif action == "cancel_event":
+        found["event_words"] = goal
+        found["cancel_request"] = goal
+        on_day = resolve_day(goal, today)
+        if on_day is not None:
+            found["on_day"] = on_day.isoformat()
+    elif action == "contact":
+        who = _people(goal)
+        if who is not None:
+            found["name"] = who
+    elif action == "read_mail":
+        sender = _SENDER.search(goal)
+        found["sender"] = sender.group(1) if sender else ""
+        about = _ABOUT.search(goal)
+        topic = _TOPIC_ON.search(goal)
+        if about is not None:
+            found["about"] = about.group(1).strip()
+        elif topic is not None and resolve_day(topic.group(1), today) is None:
+            found["about"] = topic.group(1).strip()
+        if _UNREAD.search(goal):
+            found["unread"] = True
+    elif action == "send_mail":
+        who = _people(goal)
+        if who is not None:
+            found["name"] = who
+        about = _ABOUT.search(goal)
+        # "..., don't send yet" is about the sending, not part of the message.
+        said = _SAYING.search(_NOT_YET.sub("", goal))
+        if said is not None and said.group("said"):
+            found["message"] = said.group("said").strip()
+        elif said is not None and said.group("asked"):
+            asked = said.group("asked").strip()
+            found["message"] = (
+                f"could you send me {asked[4:]}?"
+                if asked.lower().startswith("for ")
+                else f"could you {asked}?"
+            )
+        elif about is not None:
+            found["message"] = f"a note about {about.group(1).strip()}"
+        if about is not None:
+            found["about"] = about.group(1).strip()
     return found

@@ -1,0 +1,272 @@
+"""What a request to the assistant asks it to do: one action of the pack's, or one it has no tool for.
+
+The action is read by meaning, not by keywords: the request is embedded with the service's embedder
+(``MASTER_AGENT_EMBEDDINGS``: the local MiniLM where installed) and takes the action of its nearest
+example request below. The examples are everyday ways of asking for each verb; an action the pack has
+no tool for (updating a contact, deleting mail, booking travel) has examples too, so such a request is
+answered "I cannot do that", never with whatever tool its words happen to fill.
+
+The action decides which values the request states for the tools (``tools.goal_entities``): a request
+to move an event names the event and its new time, not a day to list free slots on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from collections.abc import Sequence
+from typing import Literal
+
+from master_agent.evolution.embeddings import Embedder, make_embedder
+from master_agent.settings import Settings
+
+Action = Literal[
+    "free_slots",
+    "agenda",
+    "schedule",
+    "reschedule",
+    "cancel_event",
+    "contact",
+    "read_mail",
+    "send_mail",
+    "unsupported",
+    "feedback",
+]
+
+#: What each action does, in the user's words (the answer says which one was understood).
+ACTION_NAMES: dict[Action, str] = {
+    "free_slots": "find free time",
+    "agenda": "list calendar events",
+    "schedule": "create an event",
+    "reschedule": "move an event",
+    "cancel_event": "cancel an event",
+    "contact": "look up a contact",
+    "read_mail": "read and summarise email",
+    "send_mail": "send an email",
+    "unsupported": "something the assistant has no tool for",
+    "feedback": "answer a draft or a preview",
+}
+
+#: Actions that change something on a server: done only when read back from it.
+WRITES: frozenset[Action] = frozenset({"schedule", "reschedule", "cancel_event", "send_mail"})
+
+EXAMPLES: dict[Action, tuple[str, ...]] = {
+    "free_slots": (
+        "What times am I free next Tuesday for 60 minutes",
+        "When am I free tomorrow for half an hour",
+        "Find me a free hour on Friday",
+        "Do I have any availability next week",
+        "Find an open slot in my calendar on Thursday afternoon",
+        "When could I fit in a 30 minute call this week",
+        "Which slots are still open on Monday",
+    ),
+    "agenda": (
+        "What is on my calendar next week",
+        "Show me my meetings tomorrow",
+        "Do I have conflicts on Tuesday",
+        "What does my day look like today",
+        "List my appointments this week",
+        "Check my calendar first",
+        "Do I have anything on Monday?",
+        "Am I busy on Thursday afternoon",
+        "Which meetings do I have on Friday",
+    ),
+    "schedule": (
+        "Schedule a meeting with David tomorrow at 2pm",
+        "Book a call with Maria on Thursday at 10am",
+        "Set up a 30 minute sync with the team next Monday at 9am",
+        "Invite Priya to a lunch on Wednesday at noon",
+        "Put a dentist appointment in my calendar on Friday at 8am",
+        "Arrange a review with Tom next week",
+        "Schedule board meeting next month",
+        "Create an event called planning on the 3rd at 11am",
+        "Get Lena and me together on Monday for an hour",
+        "Can you find time for Omar and me tomorrow afternoon? project sync",
+        "Add a 45 minute catch-up with Ben on Friday at 3",
+        "Invite everyone to a celebration on Friday at 4pm",
+        "Send an invite for a kickoff meeting on Monday at 9am",
+        "Add a team dinner to my calendar next Thursday at 7pm",
+    ),
+    "reschedule": (
+        "Move my 1:1 with Maria to Friday at 3pm",
+        "Reschedule the design review to Thursday at 2pm",
+        "Push the standup to 10am",
+        "Shift the budget sync to next Monday",
+        "Postpone the product review to next week",
+        "Can we move the retro to 11am",
+        "Change the time of the weekly planning to 2pm",
+        "Could you move the product review an hour later?",
+        "Bring the design review forward by 30 minutes",
+        "Let's do the budget sync at 4 instead",
+        "I'm double booked on Monday, push the planning to 3",
+        "Move Monday's planning half an hour later",
+        "Can you move the standup 30 minutes earlier?",
+    ),
+    "cancel_event": (
+        "Cancel my 1:1 with Maria on Thursday",
+        "Delete the design review from my calendar",
+        "Call off the sprint retro on Friday",
+        "Remove the budget sync on Tuesday",
+        "I can't make the product review, drop it from my calendar",
+        "Cancel this week's standup, half the team is out",
+        "Cancel my meeting on Monday",
+        "Scrap Friday's retro",
+        "Please cancel the customer call",
+        "Cancel the planning meeting this week, I'm travelling",
+        "Cancel tomorrow's sync, nobody can make it",
+    ),
+    "contact": (
+        "What is David's email address",
+        "Look up the contact details of the CFO",
+        "Who is Priya in my contacts",
+        "What is Maria's phone number",
+        "Find the contact info for Tom",
+        "How do I reach John",
+        "Who is our head of marketing and what is her email",
+        "Do I have an address for Kate",
+        "What's Tom's number",
+        "What's Lena's email?",
+        "Lena Novak's email address please",
+    ),
+    "read_mail": (
+        "Summarise my unread mail",
+        "Find emails from John about the project and summarise them",
+        "Did Maria email me about the budget",
+        "What did John write about Atlas",
+        "Any new messages from David",
+        "Search my inbox for messages about the contract",
+        "Which emails need a decision from me",
+        "Catch me up on my inbox",
+        "Anything from Priya I should look at?",
+        "What has David been writing to me about",
+        "Any news from John on the migration?",
+        "Is there any mail I should answer",
+        "Has Priya replied yet",
+        "Show me the latest emails about the renewal",
+    ),
+    "send_mail": (
+        "Email the whole team about the budget freeze",
+        "Send a note to the team saying the offsite moves to Friday",
+        "Tell David that the report will be late",
+        "Write to Maria asking for the third quarter numbers",
+        "Let the team know the office is closed on Monday",
+        "Send an email to David about the offsite",
+        "Message Priya that the demo went well",
+        "Reply to John that we keep the date",
+        "Let everyone know the kitchen is closed tomorrow",
+        "Inform the team that the release is delayed",
+        "Drop Kate a line that the contract is signed",
+        "Email Tom and tell him the demo is cancelled",
+        "Let the team know about the new expense policy",
+        "Write Priya a quick note: the launch slips a week",
+        "Draft a message to Ben asking for the test results",
+        "Email Omar and tell him the build is green",
+        "Write to Ben asking for the slides, but don't send it yet",
+    ),
+    "unsupported": (
+        "Update Sarah's phone number",
+        "Add a new contact for Anna",
+        "Delete all emails from the newsletter",
+        "Mark every email as read",
+        "Book a flight to Berlin",
+        "Order lunch for the team",
+        "Set an alarm for 6am",
+        "Pay the supplier's invoice",
+        "Turn off the lights",
+        "Unsubscribe me from this newsletter",
+        "Archive the messages from last year",
+        "Remind me to call the bank",
+        "Pay the electricity bill",
+        "Transfer money to my landlord",
+        "Call Maria on the phone now",
+        "Translate this document into French",
+    ),
+    # Answers to a draft or a preview waiting on the thread: the runtime applies them to it.
+    "feedback": (
+        "approve",
+        "Please execute the proposed plan",
+        "cancel",
+        "Yes, go ahead",
+        "No, don't",
+        "Change Friday to Monday in the proposal",
+        "Change the subject to quarterly update",
+        "Looks good, send it",
+    ),
+}
+
+
+_NAME = re.compile(r"(?<=[\w,;:?!.] )[A-Z][\w'-]*(?:'s)?")
+_WHEN = re.compile(
+    r"\b(?:(?:this|next|last)\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|"
+    r"week|month|morning|afternoon)(?:'s)?\b|\b\d{1,2}(?::\d{2})?\s*(?:am|pm)?\b|\b(?:at|on|by)\s+(?=\s|$)",
+    re.I,
+)
+
+
+def masked(text: str) -> str:
+    """The request with its names, days and times left out: a sentence embedding is pulled by what a
+    request is about (a person, an event's title) as much as by what it asks to do; the action is in
+    the rest."""
+    text = _WHEN.sub(" ", _NAME.sub("someone", text))
+    return re.sub(r"\s+", " ", text).strip() or text
+
+
+#: Words of a request's opening that carry its verb ("could you move", "cancel this week's").
+OPENING_WORDS = 4
+
+
+def _opening(text: str) -> str:
+    """The request's first words: an imperative's verb is there, and weighs as much as the rest."""
+    return " ".join(text.split()[:OPENING_WORDS])
+
+
+def _cosine(left: Sequence[float], right: Sequence[float]) -> float:
+    dot = sum(a * b for a, b in zip(left, right, strict=True))
+    norm = math.sqrt(sum(a * a for a in left)) * math.sqrt(sum(b * b for b in right))
+    return dot / norm if norm else 0.0
+
+
+class ActionReader:
+    """Nearest-example reading of a request's action with one embedder (examples embedded once)."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self._examples: list[tuple[Action, list[float]]] | None = None
+        self._lock = asyncio.Lock()
+
+    async def _ready(self) -> list[tuple[Action, list[float]]]:
+        async with self._lock:
+            if self._examples is None:
+                pairs = [(action, text) for action, texts in EXAMPLES.items() for text in texts]
+                texts = [masked(text) for _, text in pairs]
+                vectors = await self.embedder.embed([*texts, *(_opening(text) for text in texts)])
+                whole, opening = vectors[: len(texts)], vectors[len(texts) :]
+                self._examples = [
+                    (action, [*w, *o]) for (action, _), w, o in zip(pairs, whole, opening, strict=True)
+                ]
+        return self._examples
+
+    async def read(self, request: str) -> tuple[Action, float]:
+        """The request's action and its similarity to the nearest example."""
+        examples = await self._ready()
+        text = masked(request)
+        vector = [value for part in await self.embedder.embed([text, _opening(text)]) for value in part]
+        scores: dict[Action, list[float]] = {}
+        for action, example in examples:
+            scores.setdefault(action, []).append(_cosine(vector, example))
+        # The mean of an action's two nearest examples: one example close by accident decides less.
+        best = {action: max(values) for action, values in scores.items()}
+        action = max(best, key=lambda name: best[name])
+        return action, best[action]
+
+
+_READERS: dict[str, ActionReader] = {}
+
+
+def action_reader(settings: Settings) -> ActionReader:
+    """One reader per embedder choice and process (loading a model is slow, reading is not)."""
+    choice = settings.embeddings
+    if choice not in _READERS:
+        _READERS[choice] = ActionReader(make_embedder(choice, settings))
+    return _READERS[choice]

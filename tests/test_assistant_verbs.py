@@ -1,0 +1,304 @@
+"""The assistant's new verbs and its truthfulness, against the real local servers: an event moved or
+cancelled (one occurrence of a weekly one), free slots over a span and within hours, unread mail
+newest first with the decision asked for surfaced, several people invited, drafts that say what was
+asked; and a change is reported done only when the server shows it (a send the SMTP server does not
+take is reported not done)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.tools import BaseTool
+from langgraph.types import Command
+
+from master_agent.capabilities import install_tenant
+from master_agent.capabilities.tools.context import ToolContext
+from master_agent.domains.assistant import describe_answer
+from master_agent.domains.assistant.demo import sent_envelopes
+from master_agent.domains.assistant.demo_data import start_demo_servers
+from master_agent.domains.assistant.local_servers import LocalServers
+from master_agent.domains.assistant.providers import CalDavCalendar, ProviderError
+from master_agent.domains.assistant.requests import action_reader
+from master_agent.domains.assistant.tools import (
+    ACCOUNTS_ENV,
+    AccountsFile,
+    accounts_on,
+    build_tools,
+    goal_entities,
+)
+from master_agent.runtime import RuntimeResources
+from master_agent.runtime.factory import chat_turn
+from master_agent.runtime.proposals import read_feedback, revise_args
+from master_agent.runtime.verification import verify_answer
+from master_agent.settings import Settings
+
+#: A Monday 09:00 UTC: the demo week is written relative to it.
+NOW = datetime(2026, 12, 7, 9, 0, tzinfo=UTC)
+MONDAY = NOW.date()
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    directory = tmp_path_factory.mktemp("assistant-verbs")
+    yield directory
+    LocalServers(directory).stop()
+
+
+def _tools(data_dir: Path, tenant: str) -> dict[str, BaseTool]:
+    # Each test its own tenant: its own freshly seeded account on the local servers.
+    context = ToolContext(
+        pool=None,  # type: ignore[arg-type]
+        database_uri="",
+        tenant_id=tenant,
+        data_schema=None,
+        settings=Settings(data_dir=data_dir),
+        now=lambda: NOW,
+    )
+    return build_tools(context)
+
+
+async def _calendar(tools: dict[str, BaseTool], data_dir: Path, tenant: str) -> CalDavCalendar:
+    await tools["calendar_events"].ainvoke({"period": "this week"})  # seeds the account
+    endpoints, _ = LocalServers(data_dir).ensure_running(tenant)
+    return CalDavCalendar(endpoints.caldav)
+
+
+def _at(day: date, hour: int, minute: int = 0) -> datetime:
+    return datetime(day.year, day.month, day.day, hour, minute, tzinfo=UTC)
+
+
+async def test_one_occurrence_of_a_weekly_event_is_moved_and_read_back(data_dir: Path) -> None:
+    tools = _tools(data_dir, "verbs-move")
+    calendar = await _calendar(tools, data_dir, "verbs-move")
+    thursday, friday = MONDAY + timedelta(days=3), MONDAY + timedelta(days=4)
+    found = await tools["find_event"].ainvoke({"event_words": "my 1:1 with Maria", "on_day": "2026-12-10"})
+    assert found["event"]["summary"] == "1:1 with Maria"
+    moved = await tools["reschedule_event"].ainvoke(
+        {"event_ref": found["event_ref"], "move_to": "Friday at 4pm"}
+    )
+    action = moved["action"]
+    assert action["done"] is True and action["confirmed_by"] == "caldav read-back"
+    # What the server holds now: the occurrence at the new time with its attendee, none at the old.
+    there = await calendar.events(_at(friday, 16), _at(friday, 17))
+    assert [(e.uid, e.attendees) for e in there if e.summary == "1:1 with Maria"] == [
+        (action["uid"], ["maria.lopez@acme.example"])
+    ]
+    assert not [
+        e for e in await calendar.events(_at(thursday, 15), _at(thursday, 16)) if "Maria" in e.summary
+    ]
+    # Next week's occurrence stays where it was.
+    later = thursday + timedelta(days=7)
+    assert [e.summary for e in await calendar.events(_at(later, 15), _at(later, 16))] == ["1:1 with Maria"]
+    assert describe_answer(moved)[-1].startswith(
+        "Moved: 1:1 with Maria from 2026-12-10 15:00 to 2026-12-11 16:00"
+    )
+
+
+async def test_an_event_moves_an_hour_earlier_and_one_occurrence_is_cancelled(data_dir: Path) -> None:
+    tools = _tools(data_dir, "verbs-cancel")
+    calendar = await _calendar(tools, data_dir, "verbs-cancel")
+    friday, wednesday = MONDAY + timedelta(days=4), MONDAY + timedelta(days=2)
+    retro = await tools["find_event"].ainvoke(
+        {"event_words": "the sprint retro", "on_day": friday.isoformat()}
+    )
+    preview = await tools["reschedule_event"].metadata["preview_of"](  # type: ignore[index]
+        {"event_ref": retro["event_ref"], "move_to": "an hour earlier"}
+    )
+    assert preview["to"] == f"{friday.isoformat()} 15:00-16:00"
+    review = await tools["find_event"].ainvoke({"event_words": "design review, Tom is off sick"})
+    assert review["event"]["day"] == wednesday.isoformat()
+    cancelled = await tools["cancel_event"].ainvoke(
+        {"event_ref": review["event_ref"], "cancel_request": "cancel the design review"}
+    )
+    assert cancelled["action"]["done"] is True
+    assert not await calendar.events(_at(wednesday, 11), _at(wednesday, 12))
+    later = wednesday + timedelta(days=7)
+    assert [e.summary for e in await calendar.events(_at(later, 11), _at(later, 12))] == ["Design review"]
+
+
+async def test_an_event_named_by_nothing_on_its_day_is_asked_about(data_dir: Path) -> None:
+    tools = _tools(data_dir, "verbs-which")
+    found = await tools["find_event"].ainvoke({"event_words": "cancel my meeting", "on_day": "2026-12-08"})
+    assert "event_ref" not in found
+    labels = [o["label"] for o in found["choices"]["options"]]
+    assert "the Product review on 2026-12-08 at 10:00" in labels and len(labels) == 4
+    with pytest.raises(ProviderError, match="not_found"):
+        await tools["find_event"].ainvoke({"event_words": "the zebra parade"})
+
+
+async def test_free_slots_of_a_span_and_within_hours_are_free_time_not_events(data_dir: Path) -> None:
+    tools = _tools(data_dir, "verbs-free")
+    week = await tools["find_free_slots"].ainvoke({"within": "next week", "duration_minutes": 60})
+    assert {slot["day"] for slot in week["free_slots"]} == {
+        (MONDAY + timedelta(days=7 + n)).isoformat() for n in range(5)
+    }
+    assert week["window"] == {"first": "2026-12-14", "last": "2026-12-18"}
+    thursday = await tools["find_free_slots"].ainvoke(
+        {"within": "any free hour thursday between 1 and 6pm?", "duration_minutes": 60}
+    )
+    assert [(s["start"], s["end"]) for s in thursday["free_slots"]] == [
+        ("13:00", "15:00"),
+        ("16:00", "18:00"),
+    ]
+    morning = await tools["find_free_slots"].ainvoke({"within": "Wednesday morning", "duration_minutes": 60})
+    assert [(s["start"], s["end"]) for s in morning["free_slots"]] == [("09:45", "11:00")]
+
+
+async def test_unread_mail_is_summarised_newest_first_with_the_decisions_surfaced(data_dir: Path) -> None:
+    tools = _tools(data_dir, "verbs-mail")
+    mail = await tools["search_email"].ainvoke({"sender": "", "unread": True})
+    assert mail["matches"] == 6
+    dates = [m["date"] for m in mail["messages"]]
+    assert dates == sorted(dates, reverse=True)
+    summary = mail["mail_summary"].splitlines()
+    assert summary[0].startswith("6 unread email(s)")
+    assert summary[1] == "Waiting for your decision or answer:"
+    asking = summary[2 : summary.index("All, newest first:")]
+    assert any("I need a decision by Friday" in line for line in asking)
+    assert not any("This week in tech" in line for line in asking)
+    listed = summary[summary.index("All, newest first:") + 1 :]
+    assert "Budget freeze from next month" in listed[0]
+
+
+async def test_several_people_are_invited_and_drafts_say_what_was_asked(data_dir: Path) -> None:
+    tools = _tools(data_dir, "verbs-people")
+    both = await tools["find_contacts"].ainvoke({"name": "Priya and Tom"})
+    assert both["addresses"] == ["priya.shah@acme.example", "tom.becker@acme.example"]
+    with_david = await tools["find_contacts"].ainvoke({"name": "Priya and David"})
+    assert [o["value"] for o in with_david["choices"]["options"]] == [
+        ["priya.shah@acme.example", "david.chen@acme.example"],
+        ["priya.shah@acme.example", "david.okafor@acme.example"],
+    ]
+    entities = goal_entities(
+        "Send a note to the team saying the offsite moves to Friday", MONDAY, "send_mail"
+    )
+    draft = await tools["draft_email"].ainvoke({**entities, "addresses": both["addresses"]})
+    assert "The offsite moves to Friday." in draft["body"]
+    assert "I am writing about" not in draft["body"]
+    assert entities["name"] == "team"
+
+
+async def test_an_event_is_done_only_as_read_back(data_dir: Path) -> None:
+    tools = _tools(data_dir, "verbs-create")
+    calendar = await _calendar(tools, data_dir, "verbs-create")
+    made = await tools["create_event"].ainvoke(
+        {
+            "summary": "Roadmap",
+            "day": "Thursday",
+            "start_time": "10:00",
+            "duration_minutes": 30,
+            "addresses": ["priya.shah@acme.example", "tom.becker@acme.example"],
+        }
+    )
+    assert made["action"]["done"] is True
+    [event] = [
+        e
+        for e in await calendar.events(
+            _at(MONDAY + timedelta(days=3), 10), _at(MONDAY + timedelta(days=3), 11)
+        )
+        if e.summary == "Roadmap"
+    ]
+    assert event.uid == made["action"]["uid"]
+    assert event.end - event.start == timedelta(minutes=30)
+
+
+async def test_a_send_the_smtp_server_does_not_take_is_not_done(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stopped = LocalServers(tmp_path / "gone")
+    gone, _ = stopped.ensure_running("verbs-smtp")
+    stopped.stop()
+    live, _ = LocalServers(data_dir).ensure_running("verbs-smtp")
+    accounts = accounts_on(
+        live, username="verbs-smtp", password_env="VERBS_SMTP_SECRET", address=live.address
+    )
+    accounts.smtp.url = gone.smtp.url
+    path = tmp_path / "accounts.json"
+    path.write_text(AccountsFile(tenants={"verbs-smtp": accounts}).model_dump_json())
+    monkeypatch.setenv(ACCOUNTS_ENV, str(path))
+    monkeypatch.setenv("VERBS_SMTP_SECRET", live.smtp.password.get_secret_value())
+    with pytest.raises(ProviderError) as failed:
+        await _tools(data_dir, "verbs-smtp")["send_email"].ainvoke(
+            {"addresses": ["priya.shah@acme.example"], "subject": "s", "body": "b"}
+        )
+    assert failed.value.error_type == "api_down"
+
+
+def test_an_action_not_confirmed_is_not_backed_and_changes_name_arguments() -> None:
+    [check] = verify_answer({"action": {"requested": "send an email", "done": False, "why": "no tool"}}, {})
+    assert check.verdict == "unbacked"
+    [done] = verify_answer({"action": {"requested": "move an event", "done": True, "confirmed_by": "x"}}, {})
+    assert done.verdict == "backed"
+    draft = {"addresses": ["a@b.example"], "subject": "The report is late", "body": "Hi"}
+    assert revise_args(draft, "change the subject to Report delay")["subject"] == "Report delay"
+    assert revise_args(draft, "Subject should be 'Churn numbers' instead")["subject"] == "Churn numbers"
+    assert read_feedback("actually scrap that, don't send anything") == "cancel"
+    assert read_feedback("looks right, send to everyone") == "accept"
+
+
+async def test_requests_are_read_as_their_action() -> None:
+    reader = action_reader(Settings())
+    said = {
+        "Move my 1:1 with Maria to Friday at 4pm": "reschedule",
+        "Cancel the sprint retro this week": "cancel_event",
+        "Summarise my unread mail": "read_mail",
+        "Send a note to the team saying the offsite moves to Friday": "send_mail",
+        "Invite the whole team to a farewell party on Friday at 5pm": "schedule",
+        "Book me a train to Paris": "unsupported",
+        "approve": "feedback",
+    }
+    assert {text: (await reader.read(text))[0] for text in said} == said
+
+
+@pytest.fixture
+async def assistant(resources: RuntimeResources) -> RuntimeResources:
+    return resources
+
+
+async def _chat(
+    resources: RuntimeResources, tenant: str, thread: str, message: str | Command[Any]
+) -> dict[str, Any]:
+    return await chat_turn(resources, tenant, thread, message)
+
+
+async def test_a_failed_send_is_reported_not_done_and_an_unsupported_request_is_never_success(
+    assistant: RuntimeResources, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data_dir = assistant.settings.data_dir
+    tenant = "verbs-outage"
+    stopped = LocalServers(tmp_path / "gone")
+    gone, _ = stopped.ensure_running(tenant)
+    stopped.stop()
+    live, _ = LocalServers(data_dir).ensure_running(tenant)
+    accounts = accounts_on(live, username=tenant, password_env="VERBS_OUTAGE_SECRET", address=live.address)
+    accounts.smtp.url = gone.smtp.url
+    path = tmp_path / "accounts.json"
+    path.write_text(AccountsFile(tenants={tenant: accounts}).model_dump_json())
+    monkeypatch.setenv(ACCOUNTS_ENV, str(path))
+    monkeypatch.setenv("VERBS_OUTAGE_SECRET", live.smtp.password.get_secret_value())
+    await install_tenant(assistant.database.pool, assistant.settings, "assistant", tenant)
+    await start_demo_servers(data_dir, tenant, NOW)
+    before = len(sent_envelopes(data_dir))
+    thread = str(uuid.uuid4())
+    asked = await _chat(assistant, tenant, thread, "Email Priya saying the launch slips a week")
+    [approval] = asked["interrupts"]
+    assert approval["draft"]["body"].splitlines()[2] == "The launch slips a week."
+    done = await _chat(assistant, tenant, thread, Command(resume="approve"))
+    reply = done["reply"]
+    assert reply["status"] == "error", reply
+    assert "Sent" not in reply["text"]
+    assert len(sent_envelopes(data_dir)) == before
+    box = done["envelope"]["context_box"]
+    assert box["goal"] == "Email Priya saying the launch slips a week"
+    assert box["entities"]["name"] == "Priya" and box["next"]
+
+    flight = await _chat(
+        assistant, tenant, str(uuid.uuid4()), "Book me a flight to Berlin on Thursday morning"
+    )
+    assert flight["reply"]["status"] != "success"
+    assert "no tool" in flight["reply"]["text"] or "None of your agents" in flight["reply"]["text"]
