@@ -154,3 +154,10 @@ def test_mentions_joined_by_and_are_one_span(text: str, first: str, last: str) -
     window = time_window(text, NOW)
     assert window is not None
     assert (window.start.date().isoformat(), window.last_day().date().isoformat()) == (first, last)
+
+
+def test_words_saying_how_far_to_move_a_figure_do_not_qualify_it() -> None:
+    mention = goal_metric(
+        "Get Store 5 three points higher on attach rate by Valentine's Day", RETAIL.data_metrics
+    )
+    assert mention.metric is not None and mention.metric.name == "attach rate" and mention.unknown is None

@@ -631,11 +631,19 @@ def _match_words(words: list[str], metrics: Sequence[DataMetric]) -> MetricMenti
         return None
     _, metric, used = best
     vocabulary = _data_words(metrics)
-    rest = [word for i, word in enumerate(words) if i not in used and word not in _NEUTRAL_MODIFIERS]
+    # Only the words right before the name qualify it ("warranty attach rate"); "three points higher
+    # on attach rate" says how far to move it.
+    first = min(used)
+    before = words[max(0, first - 2) : first]
+    rest = [word for word in before if word not in _NEUTRAL_MODIFIERS and word not in _MOVES]
     strange = [word for word in rest if not any(_same_word(word, known) for known in vocabulary)]
     if strange:
         return MetricMention(metric=metric, unknown=" ".join([*strange, metric.name]))
     return MetricMention(metric=metric)
+
+
+#: Words that say how a figure moves, never which figure it is.
+_MOVES = frozenset("on in of for by to up down higher lower more less points point pts percent".split())  # noqa: SIM905
 
 
 def _same_word(said: str, known: str) -> bool:
