@@ -291,6 +291,8 @@ async def test_a_domain_pack_adds_its_own_query_kind(live: LiveServer, keys: dic
         ("Store 8's attach rate from 15 July to 15 August", "answer", ("2026-07-15", "2026-08-16")),
         ("How many transactions did store 7 do in Q3?", "answer", ("2026-07-01", "2026-10-01")),
         ("How many refunds did Store 7 have over June and July?", "answer", ("2026-06-01", "2026-08-01")),
+        # A slip of the store's noun is still the store, not a question about every store.
+        ("What was the attach rate at stroe 2 in August 2026?", "answer", ("2026-08-01", "2026-09-01")),
         # November before the clock's October: last year's, before the data starts.
         ("Attach rate at Store 2 in November?", "no_data", ("2025-11-01", "2025-12-01")),
         ("What's the warranty attach rate at Store 2 in August?", "out_of_scope", None),

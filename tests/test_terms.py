@@ -161,3 +161,9 @@ def test_words_saying_how_far_to_move_a_figure_do_not_qualify_it() -> None:
         "Get Store 5 three points higher on attach rate by Valentine's Day", RETAIL.data_metrics
     )
     assert mention.metric is not None and mention.metric.name == "attach rate" and mention.unknown is None
+
+
+def test_a_slip_of_an_entity_noun_hides_its_number_from_dates() -> None:
+    window = time_window("What was the attach rate at stroe 2 in August 2026?", NOW)
+    assert window is not None and window.start.date().isoformat() == "2026-08-01"
+    assert window.last_day().date().isoformat() == "2026-08-31"

@@ -16,6 +16,7 @@ deadline looks forward.
 from __future__ import annotations
 
 import calendar
+import difflib
 import re
 import threading
 from collections.abc import Sequence
@@ -29,9 +30,21 @@ from master_agent.capabilities.spec import DataMetric
 Direction = Literal["past", "future"]
 
 #: "Store 4", "branch #12": a noun and its number, which Duckling would read as a day or an hour.
-_ENTITY = re.compile(
-    r"\b(store|shop|branch|outlet|location|region|staff|employee|team|id)\s*#?\s*\d+\b", re.I
-)
+_ENTITY_NOUNS = ("store", "shop", "branch", "outlet", "location", "region", "staff", "employee", "team", "id")
+_NOUN_AND_NUMBER = re.compile(r"\b([a-z]+)\s*#?\s*\d+\b", re.I)
+
+
+def _mask_entities(text: str) -> str:
+    """``text`` with each entity noun and its number blanked, a slip of the noun too ("stroe 2")."""
+
+    def blank(match: re.Match[str]) -> str:
+        word = match.group(1).lower()
+        slip = len(word) >= 4 and difflib.get_close_matches(word, _ENTITY_NOUNS, n=1, cutoff=0.75)
+        return " " * len(match.group(0)) if word in _ENTITY_NOUNS or slip else match.group(0)
+
+    return _NOUN_AND_NUMBER.sub(blank, text)
+
+
 _QUARTER = re.compile(
     r"\b(?:(?:fiscal|fy|calendar)\s+)?(?:q([1-4])|(first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter)"
     r"(?:\s+(?:of\s+)?(?:fy\s*)?'?(\d{4}|\d{2}))?\b",
@@ -138,7 +151,7 @@ def time_window(text: str, now: datetime, *, direction: Direction = "past") -> W
     """The one window ``text`` names, relative to ``now``; None when it names none. A window that
     reaches past ``now`` in a backward-looking question ends at ``now`` ("this year" so far)."""
     now = now.astimezone(UTC)
-    masked = _ENTITY.sub(lambda match: " " * len(match.group(0)), text)
+    masked = _mask_entities(text)
     # "what it is now" is no span, but Duckling reads "now by the end of March" as the instant now.
     masked = _PRESENT.sub(lambda match: " " * len(match.group(0)), masked)
     window = _quarter(masked, now, direction) or _half_of_month(masked, now, direction)
@@ -168,7 +181,7 @@ def time_mention(text: str, *, horizons: bool = True) -> str | None:
 
 
 def _time_mention(text: str) -> str | None:
-    masked = _ENTITY.sub(lambda match: " " * len(match.group(0)), text)
+    masked = _mask_entities(text)
     for pattern in (_QUARTER, _HALF_OF_MONTH):
         match = pattern.search(masked)
         if match:

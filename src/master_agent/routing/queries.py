@@ -6,9 +6,10 @@ A registry by query kind (seed 003 "Query Handler System"); domain packs add kin
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -299,6 +300,20 @@ async def _compare(
     )
 
 
+def _spelled_as_filters(entities: Mapping[str, Any], metric: DataMetric) -> dict[str, Any]:
+    """The question's entities, a slip of a filter's noun read as that noun ("stroe 5" is store 5):
+    left as written, the figure would be answered for every store."""
+    nouns = [entity.removesuffix("_id") for entity in metric.filters]
+    read = dict(entities)
+    for key, value in entities.items():
+        if not key.endswith("_id") or key in metric.filters:
+            continue
+        close = difflib.get_close_matches(key.removesuffix("_id"), nouns, n=1, cutoff=0.75)
+        if close and f"{close[0]}_id" not in read:
+            read[f"{close[0]}_id"] = value
+    return read
+
+
 def _window_data(window: Window) -> dict[str, str]:
     return {"label": window.label, "start": window.start.isoformat(), "end": window.end.isoformat()}
 
@@ -358,6 +373,7 @@ async def data_question(request: QueryRequest) -> QueryAnswer:
             answered=False,
             data={"outcome": "clarify", "missing": ["metric"]},
         )
+    request = replace(request, entities=_spelled_as_filters(request.entities, metric))
     sql = ReadOnlySql(request.tool_context)
     now = request.clock.now()
     asked = time_window(request.message, now, direction="past")
