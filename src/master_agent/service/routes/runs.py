@@ -722,6 +722,11 @@ async def _events(
                     break
                 if item.event == STORED_ELSEWHERE:
                     break
+                if item.seq > seen + 1:
+                    # An event went by before this stream listened (a run executing here starts before
+                    # its stream subscribes) and was not stored yet when the backlog was read: the
+                    # database has it next, in order, with this one.
+                    break
                 if item.seq > seen:
                     yield _sse(item)
                     seen, ended = item.seq, item.event == "end"
