@@ -195,8 +195,8 @@ class _DavCollection:
             raise _status_error(self.provider, operation, response)
         return response
 
-    async def _report(self, operation: str, body: str, data_tag: str) -> list[str]:
-        """The data (calendar-data or address-data) of every item a REPORT answers with."""
+    async def _report_root(self, operation: str, body: str) -> Element:
+        """The parsed answer of a REPORT on this collection."""
         response = await self._request(
             operation,
             "REPORT",
@@ -205,11 +205,15 @@ class _DavCollection:
             {"Depth": "1", "Content-Type": "application/xml; charset=utf-8"},
         )
         try:
-            root: Element = ElementTree.fromstring(response.content)
+            return ElementTree.fromstring(response.content)
         except ElementTree.ParseError as error:
             raise ProviderError(
                 "api_down", self.provider, operation, f"unreadable answer: {error}"
             ) from error
+
+    async def _report(self, operation: str, body: str, data_tag: str) -> list[str]:
+        """The data (calendar-data or address-data) of every item a REPORT answers with."""
+        root = await self._report_root(operation, body)
         return [node.text for node in root.iter(data_tag) if node.text]
 
 
@@ -280,17 +284,7 @@ class CalDavCalendar(_DavCollection):
     <C:prop-filter name="UID"><C:text-match collation="i;octet" match-type="equals">{term}</C:text-match></C:prop-filter>
   </C:comp-filter></C:comp-filter></C:filter>
 </C:calendar-query>"""
-        response = await self._request(
-            operation,
-            "REPORT",
-            self.url,
-            body,
-            {"Depth": "1", "Content-Type": "application/xml; charset=utf-8"},
-        )
-        try:
-            root: Element = ElementTree.fromstring(response.content)
-        except ElementTree.ParseError as error:
-            raise ProviderError("api_down", "caldav", operation, f"unreadable answer: {error}") from error
+        root = await self._report_root(operation, body)
         for item in root.iter(f"{DAV}response"):
             href = item.findtext(f"{DAV}href")
             data = next((node.text for node in item.iter(f"{CALDAV}calendar-data") if node.text), None)
