@@ -205,11 +205,12 @@ class _DavCollection:
             {"Depth": "1", "Content-Type": "application/xml; charset=utf-8"},
         )
         try:
-            return ElementTree.fromstring(response.content)
+            root: Element = ElementTree.fromstring(response.content)
         except ElementTree.ParseError as error:
             raise ProviderError(
                 "api_down", self.provider, operation, f"unreadable answer: {error}"
             ) from error
+        return root
 
     async def _report(self, operation: str, body: str, data_tag: str) -> list[str]:
         """The data (calendar-data or address-data) of every item a REPORT answers with."""
