@@ -140,7 +140,9 @@ def serving(
     server = subprocess.Popen([*cli, "serve", "--port", str(port), "--workers", str(workers)], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
+        # Warm start loads the routing models before /ok says 200: on a loaded 2-core machine that can
+        # take minutes, not seconds.
+        deadline = time.monotonic() + 240
         while True:
             try:
                 if httpx.get(f"{url}/ok", timeout=1).status_code == 200:

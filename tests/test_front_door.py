@@ -279,9 +279,12 @@ async def test_a_domain_pack_adds_its_own_query_kind(live: LiveServer, keys: dic
         ranked = await chat(client, "Which of our stores attaches accessories most often?")
     values = ranked["values"]
     assert values["routing"]["target"] == {"kind": "query", "name": "store_ranking"}
-    rates = [store["attach_rate"] for store in values["reply"]["data"]["stores"]]
+    # The pack's kind ranks by the attach rate (no figure named) over the window asked: here all the data.
+    data = values["reply"]["data"]
+    rates = [store["value"] for store in data["ranking"]]
     assert rates == sorted(rates, reverse=True) and len(rates) >= 2
-    assert values["reply"]["text"].startswith("Stores by accessory attach rate")
+    assert data["metric"] == "attach rate" and data["value"] == rates[0]
+    assert data["window"]["label"] == "all your data"
 
 
 @pytest.mark.parametrize(
@@ -370,11 +373,13 @@ async def test_which_store_ranks_first_and_a_period_pointed_at_is_asked_for(
             schema = await data_schema(live)
             row = await (
                 await conn.execute(
-                    f"SELECT store_id FROM {schema}.transactions WHERE sold_at >= '2026-08-01' AND sold_at <"
-                    " '2026-09-01' GROUP BY store_id ORDER BY avg(accessory_attached::int) LIMIT 1"
+                    f"SELECT store_id, avg(accessory_attached::int)::float AS rate FROM {schema}.transactions "
+                    "WHERE sold_at >= '2026-08-01' AND sold_at < '2026-09-01' GROUP BY store_id ORDER BY rate LIMIT 1"
                 )
             ).fetchone()
-        assert answer["value"] == row["store_id"]
+        # The answer's value is the figure; who ranks first is said beside it.
+        assert answer["leader"] == {"store": row["store_id"]}
+        assert answer["value"] == pytest.approx(row["rate"])
         pointed = (await chat(client, "And how many sales did Store 2 have that month?"))["values"]
         assert pointed["reply"]["data"]["outcome"] == "clarify"  # no month said before in this thread
         assert "that month" in pointed["reply"]["text"]

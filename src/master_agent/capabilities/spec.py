@@ -117,12 +117,18 @@ class DataMetric:
     table: str
     expression: str
     """SQL aggregate over ``table`` giving the figure."""
-    time_column: str
+    time_column: str | None
+    """None: a snapshot (the table keeps no history), answered as it is now, for any window."""
     unit: Literal["ratio", "count", "currency", "number"] = "number"
     aliases: tuple[str, ...] = ()
     filters: dict[str, str] = field(default_factory=dict)
     """Entity name -> column: a question naming the entity (``store_id``) is narrowed to it."""
     observation_noun: str = "rows"
+    lower_is_better: bool = False
+    """The best entity is the one with the lowest figure (a refund rate)."""
+    groups: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Group name -> (entity, SQL with columns ``value`` and ``member``): a question naming a group's
+    value ("our east stores") is narrowed to its members; the values are read from the data."""
 
 
 class MissingInformation(BaseModel):

@@ -31,18 +31,39 @@ Direction = Literal["past", "future"]
 
 #: "Store 4", "branch #12": a noun and its number, which Duckling would read as a day or an hour.
 _ENTITY_NOUNS = ("store", "shop", "branch", "outlet", "location", "region", "staff", "employee", "team", "id")
-_NOUN_AND_NUMBER = re.compile(r"\b([a-z]+)\s*#?\s*\d+\b", re.I)
+#: A noun and its number or numbers ("stores 2 and 5", "store 1, 3 & 7", "store5").
+_NOUN_AND_NUMBER = re.compile(r"\b([a-z]+)\s*#?\s*\d+(?:\s*(?:,|&|and|or|vs\.?|versus)\s*#?\s*\d+)*\b", re.I)
+
+
+def number_words_as_digits(text: str) -> str:
+    """``text`` with each number said in words written as its digits padded to the words' length
+    ("store six" -> "store 6  "), so offsets into it are offsets into ``text``."""
+    chars = list(text)
+    for span in duckling_parse(text, ("number",)):
+        value = span["value"].get("value")
+        start, end = int(span["start"]), int(span["end"])
+        if not isinstance(value, int) or any(ch.isdigit() for ch in text[start:end]):
+            continue
+        digits = str(value)
+        if len(digits) <= end - start:
+            chars[start:end] = list(digits.ljust(end - start))
+    return "".join(chars)
 
 
 def _mask_entities(text: str) -> str:
-    """``text`` with each entity noun and its number blanked, a slip of the noun too ("stroe 2")."""
-
-    def blank(match: re.Match[str]) -> str:
+    """``text`` with each entity noun and its numbers blanked ("store six", "stores 2 and 5"), a slip
+    of the noun too ("stroe 2"): Duckling would read "six in July" as 6 July."""
+    digits = number_words_as_digits(text)
+    chars = list(text)
+    for match in _NOUN_AND_NUMBER.finditer(digits):
         word = match.group(1).lower()
         slip = len(word) >= 4 and difflib.get_close_matches(word, _ENTITY_NOUNS, n=1, cutoff=0.75)
-        return " " * len(match.group(0)) if word in _ENTITY_NOUNS or slip else match.group(0)
-
-    return _NOUN_AND_NUMBER.sub(blank, text)
+        if word in _ENTITY_NOUNS or slip:
+            end = match.end()
+            while end < len(text) and text[end].isalpha():
+                end += 1  # the rest of a number said in words ("six" is "6  " in ``digits``)
+            chars[match.start() : end] = " " * (end - match.start())
+    return "".join(chars)
 
 
 _QUARTER = re.compile(
@@ -154,7 +175,9 @@ def time_window(text: str, now: datetime, *, direction: Direction = "past") -> W
     masked = _mask_entities(text)
     # "what it is now" is no span, but Duckling reads "now by the end of March" as the instant now.
     masked = _PRESENT.sub(lambda match: " " * len(match.group(0)), masked)
-    window = _quarter(masked, now, direction) or _half_of_month(masked, now, direction)
+    window = (
+        _to_date(masked, now) or _quarter(masked, now, direction) or _half_of_month(masked, now, direction)
+    )
     if window is None:
         window = _from_duckling(masked, now, direction)
     if window is not None and direction == "past" and window.end > now and window.start < now:
@@ -182,7 +205,7 @@ def time_mention(text: str, *, horizons: bool = True) -> str | None:
 
 def _time_mention(text: str) -> str | None:
     masked = _mask_entities(text)
-    for pattern in (_QUARTER, _HALF_OF_MONTH):
+    for pattern in (_TO_DATE, _QUARTER, _HALF_OF_MONTH):
         match = pattern.search(masked)
         if match:
             return match.group(0).strip()
@@ -319,6 +342,26 @@ def _quarter(text: str, now: datetime, direction: Direction) -> Window | None:
     return Window(start=start, end=_after(start, "quarter"), label=match.group(0).strip())
 
 
+#: "year to date", "YTD", "month-to-date": from the start of the period that is running to now.
+_TO_DATE = re.compile(r"\b(?:(year|month|quarter|week)[-\s]+to[-\s]+date|(y|m|q|w)td)\b", re.I)
+_TO_DATE_GRAIN = {"y": "year", "m": "month", "q": "quarter", "w": "week"}
+
+
+def _to_date(text: str, now: datetime) -> Window | None:
+    match = _TO_DATE.search(text)
+    if match is None:
+        return None
+    grain = (match.group(1) or _TO_DATE_GRAIN[match.group(2).lower()]).lower()
+    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    start = {
+        "year": day.replace(month=1, day=1),
+        "quarter": day.replace(month=(now.month - 1) // 3 * 3 + 1, day=1),
+        "month": day.replace(day=1),
+        "week": day - timedelta(days=day.weekday()),
+    }[grain]
+    return Window(start=start, end=now, label=match.group(0))
+
+
 def _half_of_month(text: str, now: datetime, direction: Direction) -> Window | None:
     match = _HALF_OF_MONTH.search(text)
     if match is None:
@@ -350,6 +393,7 @@ _NEUTRAL_MODIFIERS = frozenset(
     and or but so then also just only still even please tell show give get know see find
     highest lowest best worst top bottom biggest smallest largest most least better worse
     did does do had has have will would could can should it its it's there here when where why
+    much many
     """.split()  # noqa: SIM905
 )
 
@@ -377,7 +421,8 @@ def metric_mention(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
         return MetricMention(metric=None)
     _, start, metric = best
     vocabulary = _data_words(metrics)
-    before = re.findall(r"[a-z][a-z'-]*", lowered[:start])[-2:]
+    # Who and when are no qualifiers: "Store six's attach rate", "the third quarter's revenue".
+    before = re.findall(r"[a-z][a-z'-]*", _who_and_when_blanked(text).lower()[:start])[-2:]
     unknown = [
         word
         for word in before
@@ -390,10 +435,25 @@ def metric_mention(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
     return MetricMention(metric=metric)
 
 
+def _who_and_when_blanked(text: str) -> str:
+    """``text`` with its entities and the time it names blanked, offsets kept."""
+    masked = _mask_entities(text)
+    said = _time_mention(text)
+    if said and (at := masked.find(said)) >= 0:
+        masked = masked[:at] + " " * len(said) + masked[at + len(said) :]
+    return masked
+
+
 def _data_words(metrics: Sequence[DataMetric]) -> frozenset[str]:
     words: set[str] = set()
     for metric in metrics:
-        for text in (metric.name, *metric.aliases, metric.table, metric.time_column, metric.observation_noun):
+        for text in (
+            metric.name,
+            *metric.aliases,
+            metric.table,
+            metric.time_column or "",
+            metric.observation_noun,
+        ):
             words.update(re.findall(r"[a-z]+", text.lower().replace("_", " ")))
         words.update(re.findall(r"[a-z]+", metric.expression.lower().replace("_", " ")))
         for column in metric.filters.values():

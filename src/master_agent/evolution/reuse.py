@@ -102,16 +102,31 @@ async def figure_by_meaning(
     metrics: Sequence[DataMetric],
 ) -> MetricMention | None:
     """The figure a goal or question is about by meaning, for words that name none of the data's:
-    the nearest problem description, if clearly nearer than the next (a problem the data has no
-    figure for is an unknown, named by the problem). None: nothing stands out."""
+    the nearest of the pack's problem descriptions and the data's figures (by their names and
+    aliases), if clearly nearer than the nearest that means something else (a problem the data has
+    no figure for is an unknown, named by the problem). None: nothing stands out."""
     if embedder is None or len(problems) < 2:
         return None
+    by_name = {metric.name: metric for metric in metrics}
+    candidates = [
+        *problems,
+        *((f"figure:{m.name}", f"{m.name}: {', '.join(m.aliases)}") for m in metrics),
+    ]
+
+    def meaning(key: str) -> str:
+        """What a candidate resolves to: a figure of the data, or a problem it has no figure for."""
+        if key.startswith("figure:"):
+            return key.removeprefix("figure:")
+        return problem_metrics.get(key) or f"problem:{key}"
+
     [vector] = await embedder.embed([problem_statement(text)])
-    (nearest, similarity), (_, runner_up) = (await nearest_problems(embedder, problems, vector))[:2]
-    if similarity < TOPIC_MIN_SIMILARITY or similarity - runner_up < TOPIC_MARGIN:
+    ranked = await nearest_problems(embedder, candidates, vector)
+    nearest, similarity = ranked[0]
+    rival = next((score for key, score in ranked[1:] if meaning(key) != meaning(nearest)), 0.0)
+    if similarity < TOPIC_MIN_SIMILARITY or similarity - rival < TOPIC_MARGIN:
         return None
-    name = problem_metrics.get(nearest)
-    metric = next((metric for metric in metrics if metric.name == name), None)
+    resolved = meaning(nearest)
+    metric = by_name.get(resolved)
     return MetricMention(metric=metric, unknown=None if metric else nearest.replace("_", " "))
 
 

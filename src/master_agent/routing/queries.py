@@ -19,7 +19,7 @@ from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel, Field
 
 from master_agent.capabilities.spec import DataMetric
-from master_agent.capabilities.terms import Window, metric_mention, time_window
+from master_agent.capabilities.terms import Window, metric_mention, number_words_as_digits, time_window
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.capabilities.tools.sql import ReadOnlySql
 from master_agent.errors import ToolInputError
@@ -172,39 +172,77 @@ _TIME_POINTER = re.compile(
     r"\b(?:that|the\s+same|this\s+same|those)\s+(?:day|week|month|quarter|year|period|time|window|days|weeks|months)\b",
     re.I,
 )
-#: "Which store had the highest ...": a ranking of an entity by the figure.
-_WHICH = re.compile(
-    r"\b(?:which|what)\s+(\w+?)s?\b(?:\s+\w+){0,6}?\s+(?:the\s+)?(highest|lowest|best|worst|most|least|top|bottom|biggest|smallest)\b",
+#: Words that ask for an order of entities by a figure ("which store had the highest", "who was the
+#: best seller", "rank our stores", "the bottom three").
+_ORDER_WORDS = re.compile(
+    r"\b(highest|lowest|best|worst|most|least|top|bottom|biggest|smallest|largest|weakest|strongest|"
+    r"poorest|greatest|fewest|rank|ranked|ranking|order)\b",
     re.I,
 )
-_ASCENDING = frozenset({"lowest", "worst", "least", "bottom", "smallest"})
+#: Literal directions; "best" and "worst" depend on whether the figure is better low (a refund rate).
+_LOW_WORDS = frozenset({"lowest", "least", "bottom", "smallest", "fewest"})
+_BETTER_WORDS = frozenset({"best", "strongest"})
+_WORSE_WORDS = frozenset({"worst", "weakest", "poorest"})
+#: The nouns each entity goes by; a person's words mean the staff.
+ENTITY_WORDS: Mapping[str, tuple[str, ...]] = {
+    "staff_id": ("staff", "employee", "employees", "seller", "sellers", "salesperson", "person", "people",
+                 "rep", "reps", "associate", "associates", "who", "whom"),
+    "store_id": ("store", "stores", "shop", "shops", "branch", "branches", "location", "locations",
+                 "outlet", "outlets", "site", "sites"),
+}  # fmt: skip
 
 
 def _ranking(message: str, metric: DataMetric) -> tuple[str, str, bool] | None:
-    """(entity, column, ascending) when the question asks which entity ranks first by the figure."""
-    found = _WHICH.search(message)
+    """(entity, column, ascending) when the question asks for entities ordered by the figure: an
+    order word, and the entity the words name (a person's word ranks staff, else stores)."""
+    found = _ORDER_WORDS.search(message)
     if found is None:
         return None
-    noun = found.group(1).lower()
-    for entity, column in metric.filters.items():
-        if entity.removesuffix("_id") == noun:
-            return entity, column, found.group(2).lower() in _ASCENDING
+    words = set(re.findall(r"[a-z]+", message.lower()))
+    for entity, nouns in ENTITY_WORDS.items():
+        if entity in metric.filters and words & set(nouns):
+            word = found.group(1).lower()
+            if word in _BETTER_WORDS:
+                ascending = metric.lower_is_better
+            elif word in _WORSE_WORDS:
+                ascending = not metric.lower_is_better
+            else:
+                ascending = word in _LOW_WORDS
+            return entity, metric.filters[entity], ascending
     return None
 
 
+def _time_filters(metric: DataMetric) -> list[str]:
+    if metric.time_column is None:
+        return []  # a snapshot has no history to narrow
+    return [f"{metric.time_column} >= %(start)s", f"{metric.time_column} < %(end)s"]
+
+
+def _where(conditions: Sequence[str]) -> str:
+    return f" WHERE {' AND '.join(conditions)}" if conditions else ""
+
+
 async def _rank(
-    sql: ReadOnlySql, metric: DataMetric, window: Window, entity: str, column: str, ascending: bool
+    sql: ReadOnlySql,
+    metric: DataMetric,
+    window: Window,
+    ranked: tuple[str, str, bool],
+    narrowed: tuple[list[str], dict[str, Any], list[str]],
 ) -> QueryAnswer:
+    entity, column, ascending = ranked
+    conditions, params, scope = narrowed
     statement = (
-        f"SELECT {column} AS entity, {metric.expression} AS value, count(*) AS observations FROM {metric.table} "
-        f"WHERE {metric.time_column} >= %(start)s AND {metric.time_column} < %(end)s "
+        f"SELECT {column} AS entity, {metric.expression} AS value, count(*) AS observations FROM {metric.table}"
+        f"{_where([*_time_filters(metric), *conditions])} "
         f"GROUP BY {column} ORDER BY value {'ASC' if ascending else 'DESC'} NULLS LAST LIMIT 10"
     )
-    rows = (await sql.query(statement, {"start": window.start, "end": window.end})).rows
+    rows = (await sql.query(statement, {"start": window.start, "end": window.end, **params})).rows
     noun = entity.removesuffix("_id")
-    if not rows:
+    where = f" at {', '.join(scope)}" if scope else ""
+    period = window.describe() if metric.time_column else "now"
+    if not rows or rows[0]["value"] is None:
         return QueryAnswer(
-            text=f"No {metric.name} by {noun} in {window.describe()}.",
+            text=f"No {metric.name} by {noun}{where} in {period}.",
             handler="data",
             answered=False,
             data={"outcome": "no_data", "window": _window_data(window)},
@@ -215,8 +253,8 @@ async def _rank(
         for i, r in enumerate(rows, 1)
     ]
     text = (
-        f"{noun.title()} {first['entity']} had the {'lowest' if ascending else 'highest'} {metric.name} in "
-        f"{window.describe()}: {_format(first['value'], metric.unit)}.\n"
+        f"{noun.title()} {first['entity']}{where} had the {'lowest' if ascending else 'highest'} "
+        f"{metric.name} in {period}: {_format(first['value'], metric.unit)}.\n"
         + "\n".join(lines)
         + f"\nQuery: {statement}"
     )
@@ -226,13 +264,15 @@ async def _rank(
         data={
             "outcome": "answer",
             "metric": metric.name,
-            "value": first["entity"],
+            "value": first["value"],
+            "leader": {noun: first["entity"]},
             "ranking": rows,
-            "window": _window_data(window),
+            "window": _window_data(window) if metric.time_column else None,
             "sql": statement,
             "verification": [
                 {
-                    "claim": f"{noun} {first['entity']} ranks first by the {metric.name}",
+                    "claim": f"{noun} {first['entity']} ranks first by the {metric.name} "
+                    f"({'lowest' if ascending else 'highest'} first)",
                     "evidence": f"{statement} over {sum(r['observations'] for r in rows)} rows",
                     "verdict": "backed",
                 }
@@ -251,9 +291,8 @@ async def _compare(
     sql: ReadOnlySql, metric: DataMetric, window: Window, column: str, stores: list[int]
 ) -> QueryAnswer:
     statement = (
-        f"SELECT {column} AS entity, {metric.expression} AS value, count(*) AS observations FROM {metric.table} "
-        f"WHERE {metric.time_column} >= %(start)s AND {metric.time_column} < %(end)s "
-        f"AND {column} = ANY(%(stores)s) GROUP BY {column}"
+        f"SELECT {column} AS entity, {metric.expression} AS value, count(*) AS observations FROM {metric.table}"
+        f"{_where([*_time_filters(metric), f'{column} = ANY(%(stores)s)'])} GROUP BY {column}"
     )
     rows = {
         int(row["entity"]): row
@@ -263,6 +302,16 @@ async def _compare(
     }
     missing = [store for store in stores if store not in rows or rows[store]["value"] is None]
     if missing:
+        known = await _known_values(sql, metric, column)
+        unknown = [store for store in missing if store not in known]
+        if unknown:
+            return QueryAnswer(
+                text=f"Your data has no store {', '.join(map(str, unknown))}; which store do you mean? "
+                f"({', '.join(str(value) for value in known)})",
+                handler="data",
+                answered=False,
+                data={"outcome": "clarify", "missing": ["store"], "known": {"store": known}},
+            )
         return QueryAnswer(
             text=f"No {metric.name} for Store {', '.join(map(str, missing))} in {window.describe()}.",
             handler="data",
@@ -286,7 +335,7 @@ async def _compare(
             "metric": metric.name,
             "value": float(first) - float(second),
             "each": {str(store): rows[store]["value"] for store in stores},
-            "window": _window_data(window),
+            "window": _window_data(window) if metric.time_column else None,
             "sql": statement,
             "verification": [
                 {
@@ -298,6 +347,31 @@ async def _compare(
             ],
         },
     )
+
+
+async def _group(
+    sql: ReadOnlySql, metric: DataMetric, message: str
+) -> tuple[str, str, str, list[Any], bool] | None:
+    """(group, value, entity, members, one_meant) for a group value the message names ("our east
+    stores", "the northern branches"): values are read from the data, so a new region needs no code.
+    ``one_meant``: the words name one entity of the group ("our east store")."""
+    words = re.findall(r"[a-z]+", message.lower())
+    for group, (entity, query) in metric.groups.items():
+        rows = (await sql.query(query)).rows
+        by_value: dict[str, list[Any]] = {}
+        for row in rows:
+            by_value.setdefault(str(row["value"]).lower(), []).append(row["member"])
+        for index, word in enumerate(words):
+            # "east", "eastern": the value, or the value with an adjective's ending.
+            value = next(
+                (v for v in by_value if word == v or (word.startswith(v) and len(word) - len(v) <= 3)), None
+            )
+            if value is None or len(value) < 3:
+                continue
+            after = words[index + 1] if index + 1 < len(words) else ""
+            one_meant = after in ENTITY_WORDS.get(entity, ()) and not after.endswith("s")
+            return group, value, entity, sorted(by_value[value]), one_meant
+    return None
 
 
 def _spelled_as_filters(entities: Mapping[str, Any], metric: DataMetric) -> dict[str, Any]:
@@ -319,7 +393,9 @@ def _window_data(window: Window) -> dict[str, str]:
 
 
 async def _coverage(sql: ReadOnlySql, metric: DataMetric) -> Window | None:
-    """The days the metric's table has rows for (None: no rows at all)."""
+    """The days the metric's table has rows for (None: no rows at all, or a snapshot)."""
+    if metric.time_column is None:
+        return None
     span = await sql.query(
         f"SELECT min({metric.time_column}) AS first, max({metric.time_column}) AS last FROM {metric.table}"
     )
@@ -338,7 +414,7 @@ async def _known_values(sql: ReadOnlySql, metric: DataMetric, column: str) -> li
     return [row["value"] for row in found.rows]
 
 
-async def data_question(request: QueryRequest) -> QueryAnswer:
+async def data_question(request: QueryRequest, *, default_metric: str | None = None) -> QueryAnswer:
     """One read-only SQL query through the SQL tool: the number over the window the question names
     (read against the runtime clock, never the data's last row), the query and the rows' coverage.
     A window the data does not reach, a figure the data lacks or an entity it does not know is said so,
@@ -365,7 +441,7 @@ async def data_question(request: QueryRequest) -> QueryAnswer:
             answered=False,
             data={"outcome": "out_of_scope", "missing": [mention.unknown]},
         )
-    metric = mention.metric
+    metric = mention.metric or next((m for m in request.metrics if m.name == default_metric), None)
     if metric is None:
         return QueryAnswer(
             text=f"I can answer questions about these figures of your data: {names}. Which one do you mean?",
@@ -377,7 +453,7 @@ async def data_question(request: QueryRequest) -> QueryAnswer:
     sql = ReadOnlySql(request.tool_context)
     now = request.clock.now()
     asked = time_window(request.message, now, direction="past")
-    if asked is None and (pointer := _TIME_POINTER.search(request.message)):
+    if asked is None and metric.time_column and (pointer := _TIME_POINTER.search(request.message)):
         # "that month" points at a period said before; without it, all the data would be an answer to
         # another question.
         return QueryAnswer(
@@ -389,7 +465,9 @@ async def data_question(request: QueryRequest) -> QueryAnswer:
     try:
         coverage = await _coverage(sql, metric)
         window = asked or coverage or Window(start=now, end=now, label="all your data")
-        if coverage is None or window.end <= coverage.start or window.start >= coverage.end:
+        if metric.time_column and (
+            coverage is None or window.end <= coverage.start or window.start >= coverage.end
+        ):
             held = f"your data covers {coverage.describe()}" if coverage else "your data has none yet"
             return QueryAnswer(
                 text=f"There is no {metric.name} data for {window.describe()}: {held}.",
@@ -403,26 +481,46 @@ async def data_question(request: QueryRequest) -> QueryAnswer:
                     "missing": [f"data for {window.describe()}"],
                 },
             )
-        ranked = _ranking(request.message, metric)
-        if ranked is not None:
-            return await _rank(sql, metric, window, *ranked)
-        said = [number for pair in _STORES.findall(request.message) for number in pair if number]
+        said = [
+            number
+            for pair in _STORES.findall(number_words_as_digits(request.message))
+            for number in pair
+            if number
+        ]
         compared = [int(number) for number in dict.fromkeys(said)]
         if len(compared) > 1 and "store_id" in metric.filters:
             # "Compare Store 1 and Store 8": each one's figure; answering the first alone would answer
             # another question.
             return await _compare(sql, metric, window, metric.filters["store_id"], compared)
-        filters = [f"{metric.time_column} >= %(start)s", f"{metric.time_column} < %(end)s"]
+        conditions: list[str] = []
         params: dict[str, Any] = {"start": window.start, "end": window.end}
         scope = []
         for entity, column in metric.filters.items():
             if entity in request.entities:
-                filters.append(f"{column} = %({entity})s")
+                conditions.append(f"{column} = %({entity})s")
                 params[entity] = request.entities[entity]
                 scope.append(f"{entity.removesuffix('_id')} {request.entities[entity]}")
+        grouped = await _group(sql, metric, request.message)
+        if grouped is not None and grouped[2] not in request.entities:
+            group, value, entity, members, one_meant = grouped
+            noun = entity.removesuffix("_id")
+            if one_meant and len(members) > 1:
+                listed = " or ".join(f"{noun.title()} {member}" for member in members)
+                return QueryAnswer(
+                    text=f"You have {len(members)} {noun}s in the {value} {group}: which one, {listed}?",
+                    handler="data",
+                    answered=False,
+                    data={"outcome": "clarify", "missing": [noun], "known": {noun: members}},
+                )
+            conditions.append(f"{metric.filters[entity]} = ANY(%(members)s)")
+            params["members"] = members
+            scope.append(f"the {value} {group} ({noun}s {', '.join(map(str, members))})")
+        ranked = _ranking(request.message, metric)
+        if ranked is not None and ranked[0] not in request.entities:
+            return await _rank(sql, metric, window, ranked, (conditions, params, scope))
         statement = (
-            f"SELECT {metric.expression} AS value, count(*) AS observations FROM {metric.table} "
-            f"WHERE {' AND '.join(filters)}"
+            f"SELECT {metric.expression} AS value, count(*) AS observations FROM {metric.table}"
+            f"{_where([*_time_filters(metric), *conditions])}"
         )
         result = await sql.query(statement, params)
         row = result.rows[0] if result.rows else {"value": None, "observations": 0}
@@ -446,10 +544,14 @@ async def data_question(request: QueryRequest) -> QueryAnswer:
         )
     where = f" for {', '.join(scope)}" if scope else ""
     partly = ""
-    if coverage is not None and (window.start < coverage.start or window.end > coverage.end):
-        partly = f" Your data covers {coverage.describe()}, so only those days are counted."
+    if metric.time_column is None:
+        period = "now (this table keeps no history" + (f", so not {asked.label}" if asked else "") + ")"
+    else:
+        period = f"in {window.describe()}"
+        if coverage is not None and (window.start < coverage.start or window.end > coverage.end):
+            partly = f" Your data covers {coverage.describe()}, so only those days are counted."
     text = (
-        f"The {metric.name}{where} in {window.describe()} was {_format(row['value'], metric.unit)}, from "
+        f"The {metric.name}{where} {period} was {_format(row['value'], metric.unit)}, from "
         f"{row['observations']} {metric.observation_noun}.{partly}\n"
         f"Query: {statement}\nParameters: { ({k: str(v) for k, v in params.items()}) }"
     )
@@ -464,7 +566,7 @@ async def data_question(request: QueryRequest) -> QueryAnswer:
             "metric": metric.name,
             "value": row["value"],
             "observations": row["observations"],
-            "window": _window_data(window),
+            "window": _window_data(window) if metric.time_column else None,
             "coverage": _window_data(coverage) if coverage else None,
             "sql": statement,
             "params": {k: str(v) for k, v in params.items()},
@@ -475,10 +577,10 @@ async def data_question(request: QueryRequest) -> QueryAnswer:
                     "verdict": "backed" if row["value"] is not None else "unbacked",
                 },
                 {
-                    "claim": f"over {window.describe()}",
+                    "claim": f"over {window.describe()}" if metric.time_column else "as it is now",
                     "evidence": f"the question named {asked.label!r}"
                     if asked
-                    else "no window named: all the data",
+                    else ("no window named: all the data" if metric.time_column else "a snapshot table"),
                     "verdict": "backed",
                 },
             ],

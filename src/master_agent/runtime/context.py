@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any
 
-from master_agent.capabilities.terms import time_mention
+from master_agent.capabilities.terms import number_words_as_digits, time_mention
 from master_agent.models.prompt_blocks import render_tagged_json
 from master_agent.runtime.state import ContextBox
 
@@ -57,7 +57,7 @@ _NOT_ENTITY_WORDS = frozenset(
     ]
 )
 _NOUN_NUMBER = re.compile(
-    r"\b([A-Za-z][A-Za-z]+)\s+#?(\d+)\b(?!\s*(?:%|percent|days?|weeks?|months?|years?|[.,]\d))"
+    r"\b([A-Za-z][A-Za-z]+)\s*#?(\d+)\b(?!\s*(?:%|percent|days?|weeks?|months?|years?|[.,]\d))"
 )
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*(?:%|percent\b)", re.I)
 _DURATION = re.compile(r"\b(\d+)\s*(day|week|month|year)s?\b", re.I)
@@ -69,8 +69,9 @@ def extract_entities(text: str) -> dict[str, Any]:
     """Structured values a goal states, keyed by the argument names tools use for them."""
     entities: dict[str, Any] = {}
     window = time_mention(text)
-    # "June 2026" is a time, not a June numbered 2026.
-    named = text.replace(window, " ") if window else text
+    # "June 2026" is a time, not a June numbered 2026; "store six" is store 6.
+    digits = number_words_as_digits(text)
+    named = digits.replace(window, " ") if window else digits
     for word, number in _NOUN_NUMBER.findall(named):
         key = f"{word.lower()}_id"
         if word.lower() not in _NOT_ENTITY_WORDS and key not in entities:
@@ -78,7 +79,7 @@ def extract_entities(text: str) -> dict[str, Any]:
     percent = _PERCENT.search(text)
     if percent:
         entities["target_percent"] = float(percent.group(1))
-    duration = _DURATION.search(text)
+    duration = _DURATION.search(digits)
     if duration:
         entities["timeline_days"] = int(duration.group(1)) * _DAYS_PER[duration.group(2).lower()]
     money = _MONEY.search(text)

@@ -41,6 +41,7 @@ from master_agent.capabilities.agents import (
     live_agents,
     query_tools,
 )
+from master_agent.capabilities.terms import goal_target
 from master_agent.capabilities.tools import ToolContext
 from master_agent.errors import InputError
 from master_agent.evolution.reuse import find_reusable
@@ -66,20 +67,17 @@ DEFAULT_TENANT = "demo-retail"
 CACHE_MAX_ENTRIES = 256
 SIMPLE_MAX_ITERATIONS = 4
 
-_STRATEGIC = re.compile(
-    r"\b(increase|reduce|grow|improve|raise|cut|decrease|lower|boost|double)\b.*"
-    r"(\d+\s*%|\d+\s*percent|\bby\b)",
-    re.I | re.S,
-)
-_SIMPLE = re.compile(r"^\s*(what|which|who|when|show|list|how many|how much|get)\b", re.I)
+#: A lookup: a question about a figure or a list, not a change to make.
+_LOOKUP = re.compile(r"^\s*(what|which|who|when|how many|how much|show|list)\b", re.I)
 
 
 def classify_complexity(goal: str) -> Complexity:
-    """``strategic`` for a change of a metric by an amount (usually with a deadline), ``simple`` for a
-    lookup question, ``standard`` otherwise."""
-    if _STRATEGIC.search(goal):
+    """``strategic`` for a goal that states a target for a figure (read as ``goal_target`` reads it:
+    "to 8%", "three points higher", "double", "by a third"), ``simple`` for a lookup that states none,
+    ``standard`` otherwise. The target, not the verb, decides: "Get Store 2 to 8%" is a goal."""
+    if goal_target(goal) is not None:
         return "strategic"
-    if _SIMPLE.match(goal) and len(goal) < 200:
+    if _LOOKUP.match(goal) and len(goal) < 200:
         return "simple"
     return "standard"
 

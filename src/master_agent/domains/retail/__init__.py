@@ -1,8 +1,9 @@
 """Retail customer-success domain pack: demo tenant, tools and the seed's sub-agent tree."""
 
+from typing import Literal
+
 from master_agent.capabilities import DataMetric, DomainPack
 from master_agent.capabilities.spec import routing_examples
-from master_agent.capabilities.tools.sql import ReadOnlySql
 from master_agent.domains.retail.agents import MASTER, SUB_AGENTS
 from master_agent.domains.retail.data import DEMO_PROFILES, DEMO_TENANT, HIDDEN_COLUMNS, install
 from master_agent.domains.retail.goals import make_goal_reader, missing_information
@@ -13,113 +14,84 @@ from master_agent.domains.retail.tools import (
     cause_holds_at,
     default_entities,
 )
-from master_agent.routing.queries import QueryAnswer, QueryRequest
+from master_agent.routing.queries import QueryAnswer, QueryRequest, data_question
+
+Unit = Literal["ratio", "count", "currency", "number"]
+
+#: Stores by region, read from the data: "our east stores" is every store the data puts in the east.
+REGIONS = {"region": ("store_id", "SELECT region AS value, store_id AS member FROM stores")}
+SALES = {"store_id": "store_id", "staff_id": "staff_id"}
+
+
+def _sales(
+    name: str, expression: str, unit: Unit, aliases: tuple[str, ...], lower_is_better: bool = False
+) -> DataMetric:
+    """A figure of the transactions, by store, staff member or region, over any window."""
+    return DataMetric(
+        name=name,
+        aliases=aliases,
+        table="transactions",
+        expression=expression,
+        time_column="sold_at",
+        unit=unit,
+        filters=SALES,
+        observation_noun="device sales",
+        lower_is_better=lower_is_better,
+        groups=REGIONS,
+    )
+
+
+def _staff(name: str, expression: str, unit: Unit, aliases: tuple[str, ...]) -> DataMetric:
+    """A figure of the staff list: a snapshot (the list keeps no history), by store or region."""
+    return DataMetric(
+        name=name,
+        aliases=aliases,
+        table="staff",
+        expression=expression,
+        time_column=None,
+        unit=unit,
+        filters={"store_id": "store_id"},
+        observation_noun="staff members",
+        groups=REGIONS,
+    )
+
 
 DATA_METRICS = (
-    DataMetric(
-        name="attach rate",
-        aliases=("accessory attach rate", "attach-rate", "attachment rate"),
-        table="transactions",
-        expression="avg(accessory_attached::int)::float",
-        time_column="sold_at",
-        unit="ratio",
-        filters={"store_id": "store_id", "staff_id": "staff_id"},
-        observation_noun="device sales",
-    ),
-    DataMetric(
-        name="transactions",
-        aliases=("sales count", "number of sales", "device sales", "how many sales"),
-        table="transactions",
-        expression="count(*)",
-        time_column="sold_at",
-        unit="count",
-        filters={"store_id": "store_id", "staff_id": "staff_id"},
-        observation_noun="device sales",
-    ),
-    DataMetric(
-        name="average accessory amount",
-        aliases=("accessory spend", "average accessory sale", "accessory revenue per sale"),
-        table="transactions",
-        expression="avg(accessory_amount) FILTER (WHERE accessory_attached)::float",
-        time_column="sold_at",
-        unit="currency",
-        filters={"store_id": "store_id", "staff_id": "staff_id"},
-        observation_noun="device sales",
-    ),
-    DataMetric(
-        name="accessory revenue",
-        aliases=("accessory sales revenue", "total accessory sales"),
-        table="transactions",
-        expression="coalesce(sum(accessory_amount), 0)::float",
-        time_column="sold_at",
-        unit="currency",
-        filters={"store_id": "store_id", "staff_id": "staff_id"},
-        observation_noun="device sales",
-    ),
-    DataMetric(
-        name="refund rate",
-        aliases=("share of sales refunded", "refund percentage", "return rate"),
-        table="transactions",
-        expression="avg(refunded::int)::float",
-        time_column="sold_at",
-        unit="ratio",
-        filters={"store_id": "store_id", "staff_id": "staff_id"},
-        observation_noun="device sales",
-    ),
-    DataMetric(
-        name="refunds",
-        aliases=("number of refunds", "refund count", "refunded sales", "returns"),
-        table="transactions",
-        expression="count(*) FILTER (WHERE refunded)",
-        time_column="sold_at",
-        unit="count",
-        filters={"store_id": "store_id", "staff_id": "staff_id"},
-        observation_noun="device sales",
-    ),
-    DataMetric(
-        name="average device amount",
-        aliases=("average device sale", "average device price", "average sale amount", "average ticket"),
-        table="transactions",
-        expression="avg(device_amount)::float",
-        time_column="sold_at",
-        unit="currency",
-        filters={"store_id": "store_id", "staff_id": "staff_id"},
-        observation_noun="device sales",
-    ),
-    DataMetric(
-        name="device revenue",
-        aliases=("device sales revenue", "total device sales", "device sales amount"),
-        table="transactions",
-        expression="coalesce(sum(device_amount), 0)::float",
-        time_column="sold_at",
-        unit="currency",
-        filters={"store_id": "store_id", "staff_id": "staff_id"},
-        observation_noun="device sales",
-    ),
-)
-
-
-STORE_RANKING = """
-SELECT store_id, avg(accessory_attached::int)::float AS attach_rate, count(*) AS device_sales
-FROM transactions GROUP BY store_id ORDER BY attach_rate DESC
-"""
+    _sales("attach rate", "avg(accessory_attached::int)::float", "ratio",
+           ("accessory attach rate", "attach-rate", "attachment rate")),
+    _sales("transactions", "count(*)", "count", ("sales count", "number of sales", "device sales", "how many sales")),
+    _sales("average accessory amount", "avg(accessory_amount) FILTER (WHERE accessory_attached)::float", "currency",
+           ("accessory spend", "average accessory sale", "accessory revenue per sale")),
+    _sales("accessory revenue", "coalesce(sum(accessory_amount), 0)::float", "currency",
+           ("accessory sales revenue", "total accessory sales")),
+    _sales("refund rate", "avg(refunded::int)::float", "ratio",
+           ("share of sales refunded", "refund percentage", "return rate"), lower_is_better=True),
+    _sales("refunds", "count(*) FILTER (WHERE refunded)", "count",
+           ("number of refunds", "refund count", "refunded sales", "returns"), lower_is_better=True),
+    _sales("average device amount", "avg(device_amount)::float", "currency",
+           ("average device sale", "average device price", "average sale amount", "average ticket")),
+    _sales("device revenue", "coalesce(sum(device_amount), 0)::float", "currency",
+           ("device sales revenue", "total device sales", "device sales amount", "device takings")),
+    # Gross: a refund is a flag on the sale, nothing is netted out.
+    _sales("total revenue", "coalesce(sum(device_amount + coalesce(accessory_amount, 0)), 0)::float", "currency",
+           ("revenue", "takings", "total takings", "total sales", "turnover", "gross sales")),
+    _sales("average basket", "avg(device_amount + coalesce(accessory_amount, 0))::float", "currency",
+           ("average basket value", "basket size", "average transaction value", "average spend per sale")),
+    _staff("staff count", "count(*)", "count", ("headcount", "number of staff", "staff members", "employees")),
+    _staff("trained staff", "count(*) FILTER (WHERE training_completed)", "count",
+           ("staff who completed training", "staff who have completed their training", "trained employees",
+            "completed training")),
+    _staff("trained staff share", "avg(training_completed::int)::float", "ratio",
+           ("share of staff trained", "training completion rate", "share of trained staff")),
+    _staff("average tenure", "avg(tenure_months)::float", "number", ("average tenure months", "tenure")),
+    _staff("average training hours", "avg(training_hours)::float", "number", ("training hours",)),
+)  # fmt: skip
 
 
 async def rank_stores(request: QueryRequest) -> QueryAnswer:
-    """The pack's own query kind: stores ranked by attach rate over their whole history (one query)."""
-    rows = (await ReadOnlySql(request.tool_context).query(STORE_RANKING)).rows
-    lines = [
-        f"{i}. Store {r['store_id']}: {r['attach_rate']:.1%} ({r['device_sales']} device sales)"
-        for i, r in enumerate(rows, 1)
-    ]
-    text = (
-        "Stores by accessory attach rate, whole history:\n"
-        + "\n".join(lines)
-        + f"\nQuery: {' '.join(STORE_RANKING.split())}"
-    )
-    return QueryAnswer(
-        text=text, handler="store_ranking", data={"stores": rows, "sql": " ".join(STORE_RANKING.split())}
-    )
+    """The pack's own query kind: stores in order of a figure (the attach rate when the question names
+    none) over the window the question names, by the data handler's one ranking."""
+    return await data_question(request, default_metric="attach rate")
 
 
 ROUTING_EXAMPLES = tuple(

@@ -97,10 +97,15 @@ def make_goal_reader(
 async def _measured_only(sql: ReadOnlySql, metric: DataMetric, store: int | None) -> dict[str, Any]:
     """The figure measured over the newest ``FACT_DAYS`` of data: what is known without a strategy."""
     where = " AND store_id = %(store_id)s" if store is not None and "store_id" in metric.filters else ""
+    recent = (
+        f"{metric.time_column} > (SELECT max({metric.time_column}) FROM {metric.table}) - interval '{FACT_DAYS} days'"
+        if metric.time_column
+        else "true"  # a snapshot is all there is
+    )
+    last = f"max({metric.time_column})" if metric.time_column else "now()"
     statement = (
-        f"SELECT {metric.expression} AS value, count(*) AS observations, max({metric.time_column}) AS last "
-        f"FROM {metric.table} WHERE {metric.time_column} > "
-        f"(SELECT max({metric.time_column}) FROM {metric.table}) - interval '{FACT_DAYS} days'{where}"
+        f"SELECT {metric.expression} AS value, count(*) AS observations, {last} AS last "
+        f"FROM {metric.table} WHERE {recent}{where}"
     )
     row = (await sql.query(statement, {"store_id": store} if where else {})).rows[0]
     scope_words = f" at Store {store}" if where else ""

@@ -173,6 +173,7 @@ PROBLEM_METRICS: dict[str, str] = {
     "accessory_attach_rate": "attach rate",
     "returns": "refund rate",
     "device_sales": "device revenue",
+    "basket_value": "average basket",
 }
 #: Least |Pearson r| of a driver for a store to show the pattern's cause at all, and how much better
 #: another attribute may explain attach rate there before the cause counts as someone else's.
