@@ -331,6 +331,74 @@ async def test_a_data_question_answers_the_window_it_names_or_says_why_not(
         assert "2026-09-30" in values["reply"]["text"]  # says where the data ends
 
 
+REGION_OF = "(SELECT store_id FROM {schema}.stores WHERE region = '{region}')"
+
+
+@pytest.mark.parametrize(
+    ("message", "truth"),
+    [
+        # Numbers in words and a store run together are the store; "six in July" is no 6 July.
+        (
+            "attach rate at store six in July 2026",
+            "SELECT avg(accessory_attached::int)::float AS v FROM {schema}.transactions WHERE store_id = 6 "
+            "AND sold_at >= '2026-07-01' AND sold_at < '2026-08-01'",
+        ),
+        (
+            "refnd rate store5 july 2026?",
+            "SELECT avg(refunded::int)::float AS v FROM {schema}.transactions WHERE store_id = 5 "
+            "AND sold_at >= '2026-07-01' AND sold_at < '2026-08-01'",
+        ),
+        # A region is its stores, read from the data.
+        (
+            "What was the refund rate across our northern stores in August 2026?",
+            "SELECT avg(refunded::int)::float AS v FROM {schema}.transactions WHERE store_id IN "
+            + REGION_OF.replace("{region}", "north")
+            + " AND sold_at >= '2026-08-01' AND sold_at < '2026-09-01'",
+        ),
+        # The staff list is a snapshot.
+        (
+            "How many staff at Store 5 have completed their training?",
+            "SELECT count(*) AS v FROM {schema}.staff WHERE store_id = 5 AND training_completed",
+        ),
+        # Best is lowest for a refund rate; the value is the figure of the store that ranks first.
+        (
+            "Which store had the best refund rate in August 2026?",
+            "SELECT min(r) AS v FROM (SELECT avg(refunded::int)::float AS r FROM {schema}.transactions "
+            "WHERE sold_at >= '2026-08-01' AND sold_at < '2026-09-01' GROUP BY store_id) AS rates",
+        ),
+        (
+            "Total takings at Store 3 in July 2026, devices plus accessories",
+            "SELECT sum(device_amount + coalesce(accessory_amount, 0))::float AS v FROM {schema}.transactions "
+            "WHERE store_id = 3 AND sold_at >= '2026-07-01' AND sold_at < '2026-08-01'",
+        ),
+    ],
+)
+async def test_a_data_question_reads_who_and_when_as_users_say_them(
+    live: LiveServer, keys: dict[str, str], message: str, truth: str
+) -> None:
+    async with _client(live, keys["demo-retail"]) as client:
+        values = (await chat(client, message))["values"]
+    answer = values["reply"]["data"]
+    assert answer["outcome"] == "answer" and values["reply"]["status"] == "success", values["reply"]["text"]
+    async with live.server.config.app.state.service.resources.database.pool.connection() as conn:
+        schema = await data_schema(live)
+        row = await (await conn.execute(truth.replace("{schema}", schema))).fetchone()
+    assert answer["value"] == pytest.approx(row["v"])
+
+
+async def test_one_store_of_a_region_is_asked_about_and_year_to_date_is_partial(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    async with _client(live, keys["demo-retail"]) as client:
+        one = (await chat(client, "What was the attach rate at our east store in July 2026?"))["values"]
+        ytd = (await chat(client, "Store 6 refund rate YTD"))["values"]
+    assert one["reply"]["data"]["outcome"] == "clarify"
+    assert one["reply"]["data"]["known"] == {"store": [2, 6]}  # the data's east stores
+    # Year to date reaches before the data's first day: what is known, said as partial.
+    assert ytd["reply"]["data"]["window"]["start"].startswith("2026-01-01")
+    assert ytd["reply"]["status"] == "partial" and "only those days are counted" in ytd["reply"]["text"]
+
+
 async def test_a_window_the_data_covers_in_part_is_a_partial_answer(
     live: LiveServer, keys: dict[str, str]
 ) -> None:

@@ -12,6 +12,7 @@ import pytest
 from master_agent.capabilities.terms import goal_deadline, goal_metric, goal_target, time_mention, time_window
 from master_agent.domains.retail import RETAIL
 from master_agent.runtime.context import extract_entities
+from master_agent.runtime.factory import classify_complexity
 
 NOW = datetime(2026, 11, 25, 12, tzinfo=UTC)
 
@@ -167,3 +168,19 @@ def test_a_slip_of_an_entity_noun_hides_its_number_from_dates() -> None:
     window = time_window("What was the attach rate at stroe 2 in August 2026?", NOW)
     assert window is not None and window.start.date().isoformat() == "2026-08-01"
     assert window.last_day().date().isoformat() == "2026-08-31"
+
+
+@pytest.mark.parametrize(
+    ("goal", "complexity"),
+    [
+        # The target, not the verb, makes a goal strategic.
+        ("Get Store 2's attach rate to 8% by the end of March", "strategic"),
+        ("Get Store 5 three points higher on attach rate by Valentine's Day", "strategic"),
+        ("Store 3 - accessory attach up 25% by Christmas pls", "strategic"),
+        ("Increase Store 5's accessory attach rate by 20% within 60 days", "strategic"),
+        ("What is the attach rate of Store 5?", "simple"),
+        ("Why is Store 4 selling so few accessories?", "standard"),
+    ],
+)
+def test_a_goal_is_strategic_when_its_words_state_a_target(goal: str, complexity: str) -> None:
+    assert classify_complexity(goal) == complexity
