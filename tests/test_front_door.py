@@ -302,6 +302,8 @@ async def test_a_domain_pack_adds_its_own_query_kind(live: LiveServer, keys: dic
         # No figure's name: placed by meaning, data the tenant does not have.
         ("What was foot traffic at Store 5 in August?", "out_of_scope", None),
         ("Attach rate for Store 9 in June?", "clarify", None),
+        # Which months a fiscal quarter is depends on the business: asked, not guessed.
+        ("How many sales did Store 4 make in fiscal Q1?", "clarify", None),
     ],
 )
 async def test_a_data_question_answers_the_window_it_names_or_says_why_not(

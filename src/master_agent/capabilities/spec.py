@@ -124,6 +124,8 @@ class DataMetric:
     filters: dict[str, str] = field(default_factory=dict)
     """Entity name -> column: a question naming the entity (``store_id``) is narrowed to it."""
     observation_noun: str = "rows"
+    description: str = ""
+    """What the figure means in a user's words, to place a question that names none by meaning."""
     lower_is_better: bool = False
     """The best entity is the one with the lowest figure (a refund rate)."""
     groups: dict[str, tuple[str, str]] = field(default_factory=dict)

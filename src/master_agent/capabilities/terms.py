@@ -435,6 +435,12 @@ def metric_mention(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
     return MetricMention(metric=metric)
 
 
+def metric_by_words(text: str, metrics: Sequence[DataMetric]) -> MetricMention | None:
+    """The figure whose name's every word the text says, in any order, misspelt or shortened ("refnd
+    rate", "staff who completed their training"); None when no name fits."""
+    return _match_words(_TOKEN.findall(_who_and_when_blanked(text).lower()), metrics)
+
+
 def _who_and_when_blanked(text: str) -> str:
     """``text`` with its entities and the time it names blanked, offsets kept."""
     masked = _mask_entities(text)

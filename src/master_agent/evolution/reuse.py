@@ -110,7 +110,7 @@ async def figure_by_meaning(
     by_name = {metric.name: metric for metric in metrics}
     candidates = [
         *problems,
-        *((f"figure:{m.name}", f"{m.name}: {', '.join(m.aliases)}") for m in metrics),
+        *((f"figure:{m.name}", f"{m.name}: {m.description or ', '.join(m.aliases)}") for m in metrics),
     ]
 
     def meaning(key: str) -> str:

@@ -19,7 +19,13 @@ from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel, Field
 
 from master_agent.capabilities.spec import DataMetric
-from master_agent.capabilities.terms import Window, metric_mention, number_words_as_digits, time_window
+from master_agent.capabilities.terms import (
+    Window,
+    metric_by_words,
+    metric_mention,
+    number_words_as_digits,
+    time_window,
+)
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.capabilities.tools.sql import ReadOnlySql
 from master_agent.errors import ToolInputError
@@ -167,6 +173,8 @@ def _format(value: Any, unit: str) -> str:
     return f"{float(value):,.0f}" if float(value).is_integer() else f"{float(value):,.2f}"
 
 
+#: A financial year's period ("fiscal Q1", "FY Q2", "the financial year").
+_FISCAL = re.compile(r"\b(?:fiscal|financial|fy)\b", re.I)
 #: "that month", "the same week": a period said earlier in the conversation.
 _TIME_POINTER = re.compile(
     r"\b(?:that|the\s+same|this\s+same|those)\s+(?:day|week|month|quarter|year|period|time|window|days|weeks|months)\b",
@@ -421,6 +429,9 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     never answered with another window's or another figure's number."""
     mention = metric_mention(request.message, request.metrics)
     if mention.metric is None and mention.unknown is None:
+        mention = metric_by_words(request.message, request.metrics) or mention
+    named = mention.metric is not None
+    if mention.metric is None and mention.unknown is None:
         # No figure's name in the words ("foot traffic", "takings"): what they mean may still be one,
         # or be data the tenant does not have.
         mention = (
@@ -461,6 +472,16 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             handler="data",
             answered=False,
             data={"outcome": "clarify", "missing": ["window"]},
+        )
+    if asked is not None and _FISCAL.search(asked.label):
+        # Financial years start in January, April, July or October depending on the business: one
+        # fact from the user settles which quarter is meant, a guess moves it by months.
+        return QueryAnswer(
+            text=f"When does your financial year start? Then I can read {asked.label!r} (calendar quarters "
+            "are read as said: 'Q3 2026', 'July to September').",
+            handler="data",
+            answered=False,
+            data={"outcome": "clarify", "missing": ["financial year start"]},
         )
     try:
         coverage = await _coverage(sql, metric)
@@ -543,13 +564,18 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             text=f"I could not read that from your data: {error}", handler="data", answered=False
         )
     where = f" for {', '.join(scope)}" if scope else ""
-    partly = ""
+    # A figure read by meaning, not named, may be the wrong one: said as a reading, not an answer.
+    partly = (
+        ""
+        if named or default_metric
+        else f" (No figure was named: I read the question as the {metric.name}; name another to change it.)"
+    )
     if metric.time_column is None:
         period = "now (this table keeps no history" + (f", so not {asked.label}" if asked else "") + ")"
     else:
         period = f"in {window.describe()}"
         if coverage is not None and (window.start < coverage.start or window.end > coverage.end):
-            partly = f" Your data covers {coverage.describe()}, so only those days are counted."
+            partly += f" Your data covers {coverage.describe()}, so only those days are counted."
     text = (
         f"The {metric.name}{where} {period} was {_format(row['value'], metric.unit)}, from "
         f"{row['observations']} {metric.observation_noun}.{partly}\n"

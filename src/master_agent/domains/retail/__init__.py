@@ -24,11 +24,17 @@ SALES = {"store_id": "store_id", "staff_id": "staff_id"}
 
 
 def _sales(
-    name: str, expression: str, unit: Unit, aliases: tuple[str, ...], lower_is_better: bool = False
+    name: str,
+    expression: str,
+    unit: Unit,
+    aliases: tuple[str, ...],
+    means: str,
+    lower_is_better: bool = False,
 ) -> DataMetric:
     """A figure of the transactions, by store, staff member or region, over any window."""
     return DataMetric(
         name=name,
+        description=means,
         aliases=aliases,
         table="transactions",
         expression=expression,
@@ -41,10 +47,11 @@ def _sales(
     )
 
 
-def _staff(name: str, expression: str, unit: Unit, aliases: tuple[str, ...]) -> DataMetric:
+def _staff(name: str, expression: str, unit: Unit, aliases: tuple[str, ...], means: str) -> DataMetric:
     """A figure of the staff list: a snapshot (the list keeps no history), by store or region."""
     return DataMetric(
         name=name,
+        description=means,
         aliases=aliases,
         table="staff",
         expression=expression,
@@ -58,33 +65,46 @@ def _staff(name: str, expression: str, unit: Unit, aliases: tuple[str, ...]) -> 
 
 DATA_METRICS = (
     _sales("attach rate", "avg(accessory_attached::int)::float", "ratio",
-           ("accessory attach rate", "attach-rate", "attachment rate")),
-    _sales("transactions", "count(*)", "count", ("sales count", "number of sales", "device sales", "how many sales")),
+           ("accessory attach rate", "attach-rate", "attachment rate"),
+           "share of device sales where the customer also bought an accessory such as a case or charger"),
+    _sales("transactions", "count(*)", "count", ("sales count", "number of sales", "device sales", "how many sales"),
+           "how many device sales were made, the number of sales"),
     _sales("average accessory amount", "avg(accessory_amount) FILTER (WHERE accessory_attached)::float", "currency",
-           ("accessory spend", "average accessory sale", "accessory revenue per sale")),
+           ("accessory spend", "average accessory sale", "accessory revenue per sale"),
+           "how much customers spend on an accessory on average when they buy one"),
     _sales("accessory revenue", "coalesce(sum(accessory_amount), 0)::float", "currency",
-           ("accessory sales revenue", "total accessory sales")),
+           ("accessory sales revenue", "total accessory sales"), "total money taken from accessory sales"),
     _sales("refund rate", "avg(refunded::int)::float", "ratio",
-           ("share of sales refunded", "refund percentage", "return rate"), lower_is_better=True),
+           ("share of sales refunded", "refund percentage", "return rate"),
+           "share of sales that were refunded or returned", lower_is_better=True),
     _sales("refunds", "count(*) FILTER (WHERE refunded)", "count",
-           ("number of refunds", "refund count", "refunded sales", "returns"), lower_is_better=True),
+           ("number of refunds", "refund count", "refunded sales", "returns"),
+           "how many sales were refunded or returned", lower_is_better=True),
     _sales("average device amount", "avg(device_amount)::float", "currency",
-           ("average device sale", "average device price", "average sale amount", "average ticket")),
+           ("average device sale", "average device price", "average sale amount", "average ticket"),
+           "the average price paid for a phone or device"),
     _sales("device revenue", "coalesce(sum(device_amount), 0)::float", "currency",
-           ("device sales revenue", "total device sales", "device sales amount", "device takings")),
+           ("device sales revenue", "total device sales", "device sales amount", "device takings"),
+           "total money taken from phone and device sales"),
     # Gross: a refund is a flag on the sale, nothing is netted out.
     _sales("total revenue", "coalesce(sum(device_amount + coalesce(accessory_amount, 0)), 0)::float", "currency",
-           ("revenue", "takings", "total takings", "total sales", "turnover", "gross sales")),
+           ("revenue", "takings", "total takings", "total sales", "turnover", "gross sales"),
+           "all the money taken, devices and accessories together"),
     _sales("average basket", "avg(device_amount + coalesce(accessory_amount, 0))::float", "currency",
-           ("average basket value", "basket size", "average transaction value", "average spend per sale")),
-    _staff("staff count", "count(*)", "count", ("headcount", "number of staff", "staff members", "employees")),
+           ("average basket value", "basket size", "average transaction value", "average spend per sale"),
+           "how much a customer spends per sale on average, device and accessory together"),
+    _staff("staff count", "count(*)", "count", ("headcount", "number of staff", "staff members", "employees"),
+           "how many people work at a store"),
     _staff("trained staff", "count(*) FILTER (WHERE training_completed)", "count",
            ("staff who completed training", "staff who have completed their training", "trained employees",
-            "completed training")),
+            "completed training"), "how many staff members have completed their training"),
     _staff("trained staff share", "avg(training_completed::int)::float", "ratio",
-           ("share of staff trained", "training completion rate", "share of trained staff")),
-    _staff("average tenure", "avg(tenure_months)::float", "number", ("average tenure months", "tenure")),
-    _staff("average training hours", "avg(training_hours)::float", "number", ("training hours",)),
+           ("share of staff trained", "training completion rate", "share of trained staff"),
+           "the share of staff who have completed their training"),
+    _staff("average tenure", "avg(tenure_months)::float", "number", ("average tenure months", "tenure"),
+           "how many months staff have worked at the store on average"),
+    _staff("average training hours", "avg(training_hours)::float", "number", ("training hours",),
+           "how many hours of training staff have had on average"),
 )  # fmt: skip
 
 

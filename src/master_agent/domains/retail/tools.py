@@ -157,7 +157,7 @@ PROBLEMS: tuple[tuple[str, str], ...] = (
     ("accessory_attach_rate", "accessory attach rate: sell more accessories such as cases, chargers and "
      "screen protectors with each phone, handset or device sold"),
     ("warranty_attach_rate", "extended warranty, insurance or protection plan attach rate on device sales"),
-    ("accessory_margin", "accessory margin, profit, discounts or pricing of accessories"),
+    ("accessory_margin", "accessory or device margin, gross margin, profit, markup, discounts or pricing"),
     ("returns", "product returns, refunds or exchanges"),
     ("device_sales", "phone, handset or device unit sales, volume and revenue"),
     ("basket_value", "average basket value, transaction size or revenue per customer"),
