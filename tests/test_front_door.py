@@ -313,7 +313,7 @@ async def test_a_data_question_answers_the_window_it_names_or_says_why_not(
         values = (await chat(client, message))["values"]
     answer = values["reply"]["data"]
     assert answer["outcome"] == outcome, values["reply"]["text"]
-    assert (values["reply"]["status"] == "success") is (outcome == "answer")
+    assert (values["reply"]["status"] == "success") is (outcome == "answer"), values["reply"]["text"]
     if window is not None:
         assert (answer["window"]["start"][:10], answer["window"]["end"][:10]) == window
     if outcome == "answer":

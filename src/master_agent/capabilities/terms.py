@@ -32,7 +32,10 @@ Direction = Literal["past", "future"]
 #: "Store 4", "branch #12": a noun and its number, which Duckling would read as a day or an hour.
 _ENTITY_NOUNS = ("store", "shop", "branch", "outlet", "location", "region", "staff", "employee", "team", "id")
 #: A noun and its number or numbers ("stores 2 and 5", "store 1, 3 & 7", "store5").
-_NOUN_AND_NUMBER = re.compile(r"\b([a-z]+)\s*#?\s*\d+(?:\s*(?:,|&|and|or|vs\.?|versus)\s*#?\s*\d+)*\b", re.I)
+_NOUN_AND_NUMBER = re.compile(
+    r"\b([a-z]+)\s*(?:#|\s(?:number|no\.?|num)\s)?\s*\d+(?:\s*(?:,|&|and|or|vs\.?|versus)\s*#?\s*\d+)*\b",
+    re.I,
+)
 
 
 def number_words_as_digits(text: str) -> str:
@@ -481,7 +484,7 @@ _POINTS = re.compile(
     re.I,
 )
 _ABSOLUTE = re.compile(
-    rf"\b(?:to|reach(?:es|ing)?|hit|at\s+least|at\s+most|above|below|under|over|of)\s+(?:at\s+least\s+)?{_NUMBER}\s*(?:%|percent\b)",
+    rf"\b(?:to|reach(?:es|ing)?|hit|at\s+least|at\s+most|above|below|under|over|of|be\s+at)\s+(?:an?\s+)?(?:at\s+least\s+)?{_NUMBER}\s*(?:%|percent\b)",
     re.I,
 )
 #: "NPS to 60": a level without a percent sign (a score, a count); never a time ("to 5 pm").
@@ -713,9 +716,15 @@ def _match_words(words: list[str], metrics: Sequence[DataMetric]) -> MetricMenti
     # Only the words right before the name qualify it ("warranty attach rate"); "three points higher
     # on attach rate" says how far to move it.
     first = min(used)
-    before = words[max(0, first - 2) : first]
-    rest = [word for word in before if word not in _NEUTRAL_MODIFIERS and word not in _MOVES]
-    strange = [word for word in rest if not any(_same_word(word, known) for known in vocabulary)]
+    strange: list[str] = []
+    for word in reversed(words[max(0, first - 2) : first]):
+        if (
+            word in _NEUTRAL_MODIFIERS
+            or word in _MOVES
+            or any(_same_word(word, known) for known in vocabulary)
+        ):
+            break  # "doing on attach": a preposition ends what can qualify the name
+        strange.insert(0, word)
     if strange:
         return MetricMention(metric=metric, unknown=" ".join([*strange, metric.name]))
     return MetricMention(metric=metric)

@@ -200,6 +200,9 @@ ENTITY_WORDS: Mapping[str, tuple[str, ...]] = {
 }  # fmt: skip
 
 
+_ASKING_WORDS = frozenset({"who", "whom"})
+
+
 def _ranking(message: str, metric: DataMetric) -> tuple[str, str, bool] | None:
     """(entity, column, ascending) when the question asks for entities ordered by the figure: an
     order word, and the entity the words name (a person's word ranks staff, else stores)."""
@@ -207,8 +210,11 @@ def _ranking(message: str, metric: DataMetric) -> tuple[str, str, bool] | None:
     if found is None:
         return None
     words = set(re.findall(r"[a-z]+", message.lower()))
-    for entity, nouns in ENTITY_WORDS.items():
-        if entity in metric.filters and words & set(nouns):
+    named = [entity for entity, nouns in ENTITY_WORDS.items() if words & (set(nouns) - _ASKING_WORDS)]
+    asked = [entity for entity, nouns in ENTITY_WORDS.items() if words & set(nouns) & _ASKING_WORDS]
+    # "who's at the bottom" of a ranking of stores asks for a store; "who" alone asks for a person.
+    for entity in named or asked:
+        if entity in metric.filters:
             word = found.group(1).lower()
             if word in _BETTER_WORDS:
                 ascending = metric.lower_is_better
@@ -310,16 +316,6 @@ async def _compare(
     }
     missing = [store for store in stores if store not in rows or rows[store]["value"] is None]
     if missing:
-        known = await _known_values(sql, metric, column)
-        unknown = [store for store in missing if store not in known]
-        if unknown:
-            return QueryAnswer(
-                text=f"Your data has no store {', '.join(map(str, unknown))}; which store do you mean? "
-                f"({', '.join(str(value) for value in known)})",
-                handler="data",
-                answered=False,
-                data={"outcome": "clarify", "missing": ["store"], "known": {"store": known}},
-            )
         return QueryAnswer(
             text=f"No {metric.name} for Store {', '.join(map(str, missing))} in {window.describe()}.",
             handler="data",
@@ -417,6 +413,19 @@ async def _coverage(sql: ReadOnlySql, metric: DataMetric) -> Window | None:
     return Window(start=day, end=end, label="all your data")
 
 
+async def _unknown_values(sql: ReadOnlySql, metric: DataMetric, column: str, values: list[Any]) -> list[Any]:
+    """Those of ``values`` no row of the metric's table has in ``column``."""
+    if not values:
+        return []
+    found = await sql.query(
+        f"SELECT asked AS value FROM unnest(%(values)s::text[]) AS asked WHERE NOT EXISTS "
+        f"(SELECT 1 FROM {metric.table} WHERE {column}::text = asked)",
+        {"values": [str(value) for value in values]},
+    )
+    unknown = {str(row["value"]) for row in found.rows}
+    return [value for value in values if str(value) in unknown]
+
+
 async def _known_values(sql: ReadOnlySql, metric: DataMetric, column: str) -> list[Any]:
     found = await sql.query(f"SELECT DISTINCT {column} AS value FROM {metric.table} ORDER BY 1 LIMIT 50")
     return [row["value"] for row in found.rows]
@@ -430,7 +439,7 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     mention = metric_mention(request.message, request.metrics)
     if mention.metric is None and mention.unknown is None:
         mention = metric_by_words(request.message, request.metrics) or mention
-    named = mention.metric is not None
+    said_by_name = mention.metric is not None
     if mention.metric is None and mention.unknown is None:
         # No figure's name in the words ("foot traffic", "takings"): what they mean may still be one,
         # or be data the tenant does not have.
@@ -483,7 +492,29 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             answered=False,
             data={"outcome": "clarify", "missing": ["financial year start"]},
         )
+    said = [
+        number
+        for pair in _STORES.findall(number_words_as_digits(request.message))
+        for number in pair
+        if number
+    ]
+    compared = [int(number) for number in dict.fromkeys(said)]
     try:
+        # An entity the data does not know is asked about before anything is read over any window.
+        for entity, column in metric.filters.items():
+            values = compared if entity == "store_id" and len(compared) > 1 else []
+            if not values and entity in request.entities:
+                values = [request.entities[entity]]
+            if unknown := await _unknown_values(sql, metric, column, values):
+                noun = entity.removesuffix("_id")
+                known = await _known_values(sql, metric, column)
+                return QueryAnswer(
+                    text=f"Your data has no {noun} {', '.join(map(str, unknown))}; which {noun} do you mean? "
+                    f"({', '.join(str(value) for value in known)})",
+                    handler="data",
+                    answered=False,
+                    data={"outcome": "clarify", "missing": [noun], "known": {noun: known}},
+                )
         coverage = await _coverage(sql, metric)
         window = asked or coverage or Window(start=now, end=now, label="all your data")
         if metric.time_column and (
@@ -502,13 +533,6 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
                     "missing": [f"data for {window.describe()}"],
                 },
             )
-        said = [
-            number
-            for pair in _STORES.findall(number_words_as_digits(request.message))
-            for number in pair
-            if number
-        ]
-        compared = [int(number) for number in dict.fromkeys(said)]
         if len(compared) > 1 and "store_id" in metric.filters:
             # "Compare Store 1 and Store 8": each one's figure; answering the first alone would answer
             # another question.
@@ -545,20 +569,6 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
         )
         result = await sql.query(statement, params)
         row = result.rows[0] if result.rows else {"value": None, "observations": 0}
-        if not row["observations"]:
-            for entity, column in metric.filters.items():
-                if entity not in request.entities:
-                    continue
-                known = await _known_values(sql, metric, column)
-                if request.entities[entity] not in known:
-                    noun = entity.removesuffix("_id")
-                    return QueryAnswer(
-                        text=f"Your data has no {noun} {request.entities[entity]}; which {noun} do you mean? "
-                        f"({', '.join(str(value) for value in known)})",
-                        handler="data",
-                        answered=False,
-                        data={"outcome": "clarify", "missing": [noun], "known": {noun: known}},
-                    )
     except ToolInputError as error:
         return QueryAnswer(
             text=f"I could not read that from your data: {error}", handler="data", answered=False
@@ -567,7 +577,7 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     # A figure read by meaning, not named, may be the wrong one: said as a reading, not an answer.
     partly = (
         ""
-        if named or default_metric
+        if said_by_name or default_metric
         else f" (No figure was named: I read the question as the {metric.name}; name another to change it.)"
     )
     if metric.time_column is None:

@@ -57,7 +57,7 @@ _NOT_ENTITY_WORDS = frozenset(
     ]
 )
 _NOUN_NUMBER = re.compile(
-    r"\b([A-Za-z][A-Za-z]+)\s*#?(\d+)\b(?!\s*(?:%|percent|days?|weeks?|months?|years?|[.,]\d))"
+    r"\b([A-Za-z][A-Za-z]+)\s*(?:#|\s(?:number|no\.?|num)\s)?\s*(\d+)\b(?!\s*(?:%|percent|days?|weeks?|months?|years?|[.,]\d))"
 )
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*(?:%|percent\b)", re.I)
 _DURATION = re.compile(r"\b(\d+)\s*(day|week|month|year)s?\b", re.I)

@@ -11,6 +11,7 @@ does not know, is asked about rather than guessed.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
@@ -63,6 +64,9 @@ def make_goal_reader(
             stated["timeline_days"] = max(7, min(730, math.ceil((day - now) / timedelta(days=1))))
         elif (named := time_window(goal, now, direction="future")) is not None and named.end <= now:
             stated["deadline_passed"] = named.label  # asked about, never replaced by a default horizon
+        elif fiscal := _FISCAL_YEAR.search(goal):
+            # When a financial year ends depends on the business: asked, never a default horizon.
+            stated["deadline_unread"] = fiscal.group(0)
         mention = goal_metric(goal, metrics)
         if mention.metric is None:
             # Words that name none of the data's figures ("customers spend more") may still mean one:
@@ -130,11 +134,21 @@ async def _measured_only(sql: ReadOnlySql, metric: DataMetric, store: int | None
     }
 
 
+#: "the financial year", "FY end", "fiscal year": a period whose end is the business's own.
+_FISCAL_YEAR = re.compile(r"\b(?:the\s+)?(?:financial|fiscal)\s+year\b|\bFY\b", re.I)
+
+
 def missing_information(known: dict[str, Any]) -> MissingInformation | None:
     """A goal on the attach rate needs one of the tenant's stores: none named, or one the data does not
     know, is asked about (with the stores it has)."""
     if known.get("scope") or "known_stores" not in known:
         return None
+    if known.get("deadline_unread"):
+        return MissingInformation(
+            fields=["deadline"],
+            question=f"When does {known['deadline_unread']} end for you (e.g. 31 March)? Then the target has "
+            "a date to be met by.",
+        )
     if known.get("deadline_passed"):
         return MissingInformation(
             fields=["deadline"],
