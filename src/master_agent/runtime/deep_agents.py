@@ -37,6 +37,7 @@ from master_agent.capabilities.spec import AgentSpec
 from master_agent.models.budget import estimate_tokens, message_tokens
 from master_agent.models.chat import describe_model_failure
 from master_agent.models.prompt_blocks import render_tagged_json
+from master_agent.models.schemas import compact_schema
 from master_agent.runtime.context import extract_entities, new_context_box, render_context_box
 from master_agent.runtime.loop import CompiledLoop, final_confidence, parse_final_answer, shape_answer
 from master_agent.runtime.state import MasterAgentState, StepRecord
@@ -100,7 +101,7 @@ def _tools(names: list[str], capabilities: TenantCapabilities) -> list[BaseTool]
 
 
 def _schema_prompt(spec: AgentSpec) -> str:
-    return render_tagged_json("output_schema", spec["output_schema"].model_json_schema())
+    return render_tagged_json("output_schema", compact_schema(spec["output_schema"].model_json_schema()))
 
 
 def delegation_block(sub_agents: list[AgentSpec]) -> str:
