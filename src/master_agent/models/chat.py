@@ -9,7 +9,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from master_agent.errors import ConfigError
+from master_agent.errors import ConfigError, PromptBudgetError
 from master_agent.models.offline import OfflinePlanner
 from master_agent.settings import Settings
 
@@ -75,6 +75,8 @@ def describe_model_failure(error: BaseException) -> str:
     """One line saying why a model call failed, for limitations, the termination report and run errors."""
     import openai
 
+    if isinstance(error, PromptBudgetError):
+        return str(error)
     if isinstance(error, openai.APITimeoutError):
         return (
             "the model did not answer in time (request timed out after the client's retries; "

@@ -252,7 +252,7 @@ class _LoopBuilder:
             return self.built[key]
         if spec.get("runtime") == "deepagents":
             # Imported here: the deep-agent runtime wraps a harness in this module's contract.
-            from master_agent.runtime.deep_agents import build_deep_agent
+            from master_agent.runtime.deep_agents import PromptBudgetMiddleware, build_deep_agent
 
             deep = build_deep_agent(
                 spec,
@@ -264,6 +264,7 @@ class _LoopBuilder:
                 may_spawn=depth < self.limits.max_depth,
                 depth=depth,
                 checkpointer=checkpointer,
+                prompt_budget=PromptBudgetMiddleware(self.limits.prompt_tokens, self.limits.count_tokens),
             )
             if checkpointer is None:
                 self.built[key] = deep
