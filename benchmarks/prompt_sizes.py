@@ -1,6 +1,6 @@
 """``make prompt-sizes``: the size of every agent's prompt as it is sent to an OpenAI-compatible server.
 
-The retail goal runs end to end on the demo tenant through the real openai client (``httpx2`` under
+The retail goal, then a chat message, run end to end on the demo tenant through the real openai client (``httpx2`` under
 langchain-openai). The server is faked at the HTTP edge: each chat-completion request is captured and
 answered by the offline planner's policy (the same decisions the offline model takes), so every agent
 of the run, at every depth, sends its real prompt. Printed per agent: the largest request's
@@ -19,6 +19,7 @@ import asyncio
 import json
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,9 +32,11 @@ from master_agent.models import make_chat_model
 from master_agent.models.budget import estimate_tokens
 from master_agent.models.offline import plan_turn
 from master_agent.runtime import SolveRequest, open_resources, solve
+from master_agent.runtime.factory import chat_turn
 from master_agent.settings import Settings
 
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
+CHAT = "Which store had the best accessory attach rate last month?"
 BASE_URL = "http://llm.capture/v1"
 
 
@@ -134,6 +137,8 @@ async def capture(settings: Settings) -> tuple[str, list[dict[str, Any]]]:
     )
     async with open_resources(settings, model=model) as resources:
         outcome = await solve(resources, SolveRequest.parse(tenant_id="demo-retail", goal=GOAL))
+        # A chat message: the front door's intent analysis (structured output) is a prompt too.
+        await chat_turn(resources, "demo-retail", str(uuid.uuid4()), CHAT)
     return outcome.status, server.requests
 
 
