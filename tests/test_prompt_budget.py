@@ -101,8 +101,13 @@ def test_a_json_result_gives_way_as_json_keeping_its_keys_and_types() -> None:
     envelope = {
         "status": "success",
         "data": {"statement": "s" * 2000, "risks": [{"risk": "r" * 500, "likelihood": 0.3}] * 3, "n": 4},
+        "note": "配件附加率",
     }
-    history = [HumanMessage(content="goal"), *turn(1, json.dumps(envelope)), *turn(2, "latest")]
+    history = [
+        HumanMessage(content="goal"),
+        *turn(1, json.dumps(envelope, ensure_ascii=False)),
+        *turn(2, "latest"),
+    ]
     full = tokens(["system"], history)
     fitted = fit_prompt(["system"], history, budget=full - 500, count=estimate_tokens)
     shrunk = json.loads(str(fitted.messages[3].content))
@@ -110,3 +115,4 @@ def test_a_json_result_gives_way_as_json_keeping_its_keys_and_types() -> None:
     assert [set(risk) for risk in shrunk["data"]["risks"]] == [{"risk", "likelihood"}] * 3
     assert shrunk["data"]["statement"].endswith("…") and len(shrunk["data"]["statement"]) < 2000
     assert "_trimmed" in shrunk and fitted.tokens <= full - 500
+    assert "配件附加率" in str(fitted.messages[3].content)  # not escaped into six characters each

@@ -229,7 +229,7 @@ def _shrunk_json(text: str, cap: int) -> str | None:
     for max_string in JSON_STRING_CAPS:
         shrunk = _shrink(value, max_string)
         shrunk[TRIM_KEY] = "long strings shortened to fit the prompt budget"
-        rendered = json.dumps(shrunk, separators=(",", ":"), default=str)
+        rendered = json.dumps(shrunk, separators=(",", ":"), ensure_ascii=False, default=str)
         if len(rendered) <= cap:
             return rendered
     return None
