@@ -106,7 +106,7 @@ eval-meta: install
 	PYTHONPATH=. $(BIN)/python benchmarks/eval_meta.py
 
 prompt-sizes: install
-	PYTHONPATH=. $(BIN)/python benchmarks/prompt_sizes.py
+	PYTHONPATH=. $(BIN)/python benchmarks/prompt_sizes.py $(ARGS)
 
 $(LLM_VENV)/bin/.installed:
 	command -v g++ >/dev/null 2>&1 || { apt-get update && apt-get install -y g++ cmake; }

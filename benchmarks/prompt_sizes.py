@@ -10,12 +10,14 @@ Tokens are counted with tiktoken's ``o200k_base`` when tiktoken can load it (it 
 reads it from ``TIKTOKEN_CACHE_DIR``), else with the project's estimate (3 bytes a token, an
 over-count for every mainstream tokenizer; see ``models.budget.estimate_tokens``).
 ``MASTER_AGENT_PROMPT_TOKENS``, ``MASTER_AGENT_TOKENIZER`` and ``MASTER_AGENT_SCHEMA_MODE`` apply as in
-the service.
+the service. With ``--each``, every sub-agent is then driven alone under the budget with the arguments
+its parent gave it (a model with that context driving one sub-agent): status, requests, largest one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import sys
 import time
@@ -28,11 +30,14 @@ import httpx2
 from langchain_core.messages import BaseMessage
 from langchain_openai.chat_models.base import _convert_dict_to_message
 
+from master_agent.capabilities import load_tenant
+from master_agent.capabilities.agents import live_agents
 from master_agent.models import make_chat_model
 from master_agent.models.budget import estimate_tokens
 from master_agent.models.offline import plan_turn
-from master_agent.runtime import SolveRequest, open_resources, solve
-from master_agent.runtime.factory import chat_turn
+from master_agent.runtime import RuntimeResources, SolveRequest, open_resources, solve
+from master_agent.runtime.factory import GraphOptions, _capabilities, chat_turn, tenant_tool_context
+from master_agent.runtime.loop import LoopLimits, build_agent_loop, task_text
 from master_agent.settings import Settings
 
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
@@ -139,7 +144,72 @@ async def capture(settings: Settings) -> tuple[str, list[dict[str, Any]]]:
         outcome = await solve(resources, SolveRequest.parse(tenant_id="demo-retail", goal=GOAL))
         # A chat message: the front door's intent analysis (structured output) is a prompt too.
         await chat_turn(resources, "demo-retail", str(uuid.uuid4()), CHAT)
-    return outcome.status, server.requests
+        alone = await each_sub_agent_alone(resources) if "--each" in sys.argv else {}
+    return outcome.status, server.requests, alone
+
+
+def delegated_args(requests: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The arguments each agent was first called with in the run (from its parent's tool calls)."""
+    found: dict[str, dict[str, Any]] = {}
+    for body in requests:
+        for message in body["messages"]:
+            for call in message.get("tool_calls") or []:
+                found.setdefault(call["function"]["name"], json.loads(call["function"]["arguments"]))
+    return found
+
+
+async def each_sub_agent_alone(resources: RuntimeResources) -> dict[str, tuple[str, int, int]]:
+    """Each sub-agent of the demo tenant driven alone, as its parent calls it (the arguments it got in
+    the run), under the settings' budget: its status, model requests and largest request (budget
+    tokens). Shows whether a model with that context can drive it."""
+    tenant = await load_tenant(resources.database.pool, "demo-retail")
+    agents = await live_agents(resources.database.pool, tenant.tenant_id, tenant.capability_version)
+    options = GraphOptions.from_config({"configurable": {"tenant_id": tenant.tenant_id}})
+    capabilities = _capabilities(resources, tenant, options, agents, tenant_tool_context(resources, tenant))
+    # The arguments each sub-agent is called with, from a run under no budget (under a small one the
+    # master may stop before it calls them all).
+    unbounded = PlannerServer()
+    free = dataclasses.replace(
+        resources,
+        settings=resources.settings.with_overrides(prompt_tokens=2_000_000),
+        model=make_chat_model(
+            resources.settings,
+            http_async_client=httpx2.AsyncClient(transport=httpx2.MockTransport(unbounded)),
+        ),
+    )
+    await solve(free, SolveRequest.parse(tenant_id=tenant.tenant_id, goal=GOAL))
+    args = delegated_args(unbounded.requests)
+    results: dict[str, tuple[str, int, int]] = {}
+    for name, spec in capabilities.sub_agents.items():
+        if name not in args:
+            continue
+        server = PlannerServer()
+        model = make_chat_model(
+            resources.settings, http_async_client=httpx2.AsyncClient(transport=httpx2.MockTransport(server))
+        )
+        graph = build_agent_loop(
+            spec,
+            capabilities=capabilities,
+            model=model,
+            limits=LoopLimits(
+                max_depth=resources.settings.max_depth,
+                max_iterations=resources.settings.max_iterations,
+                subagent_timeout_s=resources.settings.subagent_timeout_s,
+                prompt_tokens=resources.settings.prompt_tokens,
+                count_tokens=resources.count_tokens,
+            ),
+            sink=resources.terminations,
+            depth=1,
+        )
+        final = await graph.ainvoke({"goal": task_text(spec, args[name]), "context": args[name]})
+        sent = [body for body in server.requests if agent_of(body) == name]
+        largest = max((_request_tokens(body, resources.count_tokens) for body in sent), default=0)
+        results[name] = (final["envelope"]["status"], len(sent), largest)
+    return results
+
+
+def _request_tokens(body: dict[str, Any], count: Callable[[str], int]) -> int:
+    return sizes(body, count)["total"]
 
 
 def main() -> None:
@@ -149,7 +219,7 @@ def main() -> None:
         openai_base_url=BASE_URL,
         openai_max_retries=0,
     )
-    status, requests = asyncio.run(capture(settings))
+    status, requests, alone = asyncio.run(capture(settings))
     name, count = tiktoken_counter()
     largest: dict[str, dict[str, int]] = {}
     for body in requests:
@@ -168,6 +238,11 @@ def main() -> None:
             f"{agent:32} {measured['system']:7} {measured['tools']:7} {measured['n_tools']:6} "
             f"{measured['total']:16}"
         )
+    if alone:
+        print(f"each sub-agent alone, within MASTER_AGENT_PROMPT_TOKENS={settings.prompt_tokens}:")
+        print(f"{'agent':32} {'status':>8} {'requests':>8} {'largest (budget tokens)':>24}")
+        for agent, (outcome, calls, tokens) in alone.items():
+            print(f"{agent:32} {outcome:>8} {calls:8} {tokens:24}")
     if "--dump" in sys.argv:
         target = Path(sys.argv[sys.argv.index("--dump") + 1])
         target.write_text(json.dumps(requests, indent=1))
