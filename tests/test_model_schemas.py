@@ -23,6 +23,7 @@ from master_agent.models.schemas import (
     lean_schema,
     portable_schema,
 )
+from master_agent.runtime.loop import shape_answer
 from master_agent.settings import Settings
 from tests.model_exchanges import Script, load_recordings
 
@@ -135,3 +136,24 @@ def test_schema_mode_follows_the_endpoint_unless_set() -> None:
     assert Settings.from_env({"MASTER_AGENT_SCHEMA_MODE": "portable"}).model_schema_mode() == "portable"
     with pytest.raises(Exception, match="MASTER_AGENT_SCHEMA_MODE"):
         Settings.from_env({"MASTER_AGENT_SCHEMA_MODE": "loose"})
+
+
+class Risk(BaseModel):
+    risk: str
+    likelihood: float = Field(ge=0, le=1)
+
+
+class Plan(BaseModel):
+    summary: str = Field(max_length=40)
+    risks: list[Risk]
+    confidence: float = 0.0
+
+
+def test_a_final_answer_breaking_the_full_schema_is_never_handed_on_unchecked() -> None:
+    answer = {"summary": "s" * 100, "risks": ["staff turnover"]}  # past maxLength; a string, not a Risk
+    found = {"risks": [{"risk": "staff turnover", "likelihood": 0.3}]}
+    data, limitations = shape_answer(Plan, answer, found, 0.7)
+    assert "summary" not in data and data["risks"] == found["risks"]  # the calls' value replaces it
+    assert limitations == ["incomplete answer: risks, summary missing or invalid"]
+    data, limitations = shape_answer(Plan, {**answer, "summary": "ok"}, found, 0.7)
+    assert data == {"summary": "ok", "risks": found["risks"], "confidence": 0.7} and limitations == []

@@ -431,8 +431,19 @@ def shape_answer(
     try:
         return schema.model_validate(output).model_dump(mode="json"), []
     except ValidationError as invalid:
-        missing = sorted({str(item["loc"][0]) for item in invalid.errors() if item["loc"]})
-        return output, [f"incomplete answer: {', '.join(missing)} missing or invalid"]
+        bad = {str(item["loc"][0]) for item in invalid.errors() if item["loc"]}
+    # A value failing the schema (a model may break a limit its portable schema did not carry) is never
+    # handed on as if checked: what the calls found takes its place, else it is left out.
+    repaired = {key: value for key, value in output.items() if key not in bad}
+    repaired.update(
+        {key: findings[key] for key in bad if key in findings and findings[key] != output.get(key)}
+    )
+    try:
+        return schema.model_validate(repaired).model_dump(mode="json"), []
+    except ValidationError as still:
+        failing = {str(item["loc"][0]) for item in still.errors() if item["loc"]}
+    kept = {key: value for key, value in repaired.items() if key not in failing}
+    return kept, [f"incomplete answer: {', '.join(sorted(bad | failing))} missing or invalid"]
 
 
 def _jsonable(value: Any) -> Any:
