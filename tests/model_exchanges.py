@@ -40,14 +40,15 @@ class Script:
     def __init__(
         self,
         steps: Sequence[Step],
-        refuse: Callable[[dict[str, Any]], str | None] | None = None,
+        refuse: Callable[[dict[str, Any]], Step | None] | None = None,
         recorded: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         self.recorded = RECORDED if recorded is None else recorded
         self.steps = list(steps)
         self.requests: list[dict[str, Any]] = []
         self.refuse = refuse
-        """Checks each request as a stricter server would: the name of the recorded refusal, or None."""
+        """Checks each request as a stricter server would: the name of the recorded refusal (or the
+        exception of a server that dies on it), or None."""
 
     def next_response(self, body: dict[str, Any]) -> tuple[int, dict[str, str], dict[str, Any]] | Exception:
         self.requests.append(body)

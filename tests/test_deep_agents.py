@@ -225,3 +225,30 @@ async def test_a_deep_agent_on_an_openai_compatible_model_spawns_its_sub_agent(
     # The sub-agent's answer went back to the harness as the task's tool result.
     tool_reply = next(m for m in replayer.requests[4]["messages"] if m["role"] == "tool")
     assert json.loads(tool_reply["content"])["measurement"]["queue_minutes"] == 12.5
+
+
+async def test_a_deep_agent_whose_prompt_is_over_budget_is_not_called_and_says_why(
+    resources: RuntimeResources, settings: Settings
+) -> None:
+    recording = json.loads((Path(__file__).parent / "recordings" / "openai_deep_agent_run.json").read_text())
+    replayer = Replayer(recording)
+    surveyor = toy.spec("surveyor", ["measure"])
+    master = {**toy.spec("master", ["surveyor"]), "runtime": "deepagents"}
+    model = make_chat_model(
+        settings.with_overrides(
+            model="openai:gpt-4o-mini", openai_api_key="sk-test", openai_base_url=BASE_URL
+        ),
+        http_async_client=httpx2.AsyncClient(transport=httpx2.MockTransport(replayer)),
+    )
+    graph = build_agent_loop(
+        master,
+        capabilities=toy.capabilities(master, [surveyor]),
+        model=model,
+        # deepagents' own instructions (planning, files, the task tool) alone are over this.
+        limits=LoopLimits(max_depth=3, max_iterations=6, subagent_timeout_s=30, prompt_tokens=1000),
+        sink=resources.terminations,
+    )
+    result = await graph.ainvoke({"goal": "How long are queues in City 4?", "context": {"city_id": 4}})
+    assert replayer.requests == []  # refused before the call, never sent cut
+    assert result["envelope"]["status"] == "error"
+    assert "MASTER_AGENT_PROMPT_TOKENS=1000" in result["envelope"]["error"]

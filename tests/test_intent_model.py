@@ -79,3 +79,30 @@ async def test_without_a_head_for_the_embedder_the_exemplar_classifier_answers()
     assert classifier.head is None  # the shipped head reads MiniLM vectors, not hashed ones
     message = "Show me all my agents please"
     assert await classifier.analyze(message, []) == await exemplars.analyze(message, [])
+
+
+MISREAD = "Build me an agent that reports the weekly refund rate per store"
+
+
+async def test_a_confident_local_classifier_overrules_a_model_that_disagrees(settings: Settings) -> None:
+    classifier = ExemplarClassifier(HashingEmbedder(), GENERIC_EXEMPLARS)
+    local = await classifier.analyze(MISREAD, [])
+    assert local.action == "CREATE"
+    script = Script(["intent_misread_create"], recorded=RECORDED)
+    judged = ModelIntentAnalyzer(script.chat_model(settings), classifier, overrule_at=local.confidence)
+    intent = await judged.analyze(MISREAD, [])
+    assert len(script.requests) == 1
+    assert intent.action == "CREATE" and intent.confidence == local.confidence
+    assert intent.entities["metric"] == "refund rate"  # what the model found is kept
+    assert intent.ambiguity_reason is not None and "EXECUTE (0.90)" in intent.ambiguity_reason
+
+
+async def test_an_unsure_classifier_leaves_the_models_action_with_its_doubt(settings: Settings) -> None:
+    classifier = ExemplarClassifier(HashingEmbedder(), GENERIC_EXEMPLARS)
+    local = await classifier.analyze(MISREAD, [])
+    script = Script(["intent_misread_create"], recorded=RECORDED)
+    judged = ModelIntentAnalyzer(script.chat_model(settings), classifier, overrule_at=local.confidence + 0.01)
+    intent = await judged.analyze(MISREAD, [])
+    assert intent.action == "EXECUTE"
+    assert intent.confidence == pytest.approx(min(0.9, 1 - local.confidence))
+    assert intent.ambiguity_reason is not None and "local classifier CREATE" in intent.ambiguity_reason

@@ -20,6 +20,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 from langchain_openai import ChatOpenAI
+from pydantic import BaseModel, Field
 
 from master_agent.models import make_chat_model
 from master_agent.runtime import LoopLimits, RuntimeResources, build_agent_loop
@@ -276,6 +277,49 @@ async def test_a_prompt_over_budget_is_trimmed_before_the_call_and_kept_whole_in
     assert tool["content"].startswith("queue reading 12.5 minutes;")
     kept = [m for m in result["messages"] if isinstance(m, ToolMessage)]
     assert len(str(kept[0].content)) == len("queue reading 12.5 minutes; ") * 3000
+
+
+async def test_an_agent_whose_smallest_prompt_is_over_budget_is_not_called_and_says_why(
+    resources: RuntimeResources, openai_settings: Settings
+) -> None:
+    script = Script(["final_answer"])
+    result = await solve(loop(resources, openai_settings, script, prompt_tokens=120))
+
+    assert script.requests == []  # refused before the call: never sent with its instructions cut
+    assert "agent 'master'" in result["model_failure"]
+    assert "MASTER_AGENT_PROMPT_TOKENS=120" in result["model_failure"]
+    assert result["envelope"]["status"] == "error"
+
+
+class LongDocArgs(BaseModel):
+    city_id: int = Field(description="The city to read. " + "Cities are numbered from 1 upwards. " * 80)
+
+
+async def test_tool_parameter_descriptions_give_way_last_when_nothing_else_fits(
+    resources: RuntimeResources, openai_settings: Settings
+) -> None:
+    async def survey_log(city_id: int) -> str:
+        return f"queue reading city {city_id}"
+
+    documented = StructuredTool.from_function(
+        coroutine=survey_log, name="survey_log", description="raw survey log", args_schema=LongDocArgs
+    )
+    script = Script(["measure_city_4", "final_answer"])
+    graph = loop(
+        resources,
+        openai_settings,
+        script,
+        master_tools=("measure", "survey_log"),
+        extra_tools=(documented,),
+        prompt_tokens=1000,
+    )
+    result = await solve(graph)
+
+    assert result["envelope"]["status"] == "success"
+    tools = {tool["function"]["name"]: tool["function"] for tool in script.requests[0]["tools"]}
+    assert tools["survey_log"]["parameters"]["properties"]["city_id"] == {"type": "integer"}
+    assert tools["survey_log"]["description"] == "raw survey log"  # the tool's own description stays
+    assert (len(json.dumps(script.requests[0]).encode()) + 2) // 3 < 1000
 
 
 def test_solve_json_prints_the_solution_and_exits_4_when_the_model_fails(

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
-from master_agent.errors import ConfigError
+from master_agent.errors import ConfigError, PromptBudgetError
 from master_agent.models.budget import MIN_TOOL_CHARS, estimate_tokens, fit_prompt, make_token_counter
 from master_agent.runtime.context import compact_context_box, new_context_box, render_context_box
 from master_agent.settings import Settings
@@ -60,10 +61,12 @@ def test_then_the_context_box_then_the_oldest_turns() -> None:
     assert answered(fitted.messages[1:]) and fitted.tokens <= small + 50
 
 
-def test_over_budget_at_its_smallest_the_smallest_form_is_sent() -> None:
+def test_over_budget_at_its_smallest_the_prompt_is_refused_naming_the_budget() -> None:
     history = [HumanMessage(content="g" * 30_000)]
-    fitted = fit_prompt(["system"], history, budget=1000, count=estimate_tokens)
-    assert fitted.tokens > 1000 and fitted.messages[1] == history[0]
+    with pytest.raises(PromptBudgetError, match="MASTER_AGENT_PROMPT_TOKENS=1000") as refused:
+        fit_prompt(["system", "sys"], history, budget=1000, count=estimate_tokens, fixed_tokens=200)
+    assert refused.value.parts == {"system prompt": 5, "tool schemas": 200, "goal and latest turn": 10004}
+    assert refused.value.tokens == sum(refused.value.parts.values())
 
 
 def test_compact_box_keeps_keys_and_cuts_long_values() -> None:
@@ -92,3 +95,24 @@ def test_model_timeouts_and_retries_suit_the_server() -> None:
     assert (chosen.model_timeout_s(), chosen.model_max_retries()) == (20.0, 0)
     with pytest.raises(ConfigError, match="MASTER_AGENT_MAX_TOKENS"):
         Settings.from_env({"MASTER_AGENT_MAX_TOKENS": "0"})
+
+
+def test_a_json_result_gives_way_as_json_keeping_its_keys_and_types() -> None:
+    envelope = {
+        "status": "success",
+        "data": {"statement": "s" * 2000, "risks": [{"risk": "r" * 500, "likelihood": 0.3}] * 3, "n": 4},
+        "note": "配件附加率",
+    }
+    history = [
+        HumanMessage(content="goal"),
+        *turn(1, json.dumps(envelope, ensure_ascii=False)),
+        *turn(2, "latest"),
+    ]
+    full = tokens(["system"], history)
+    fitted = fit_prompt(["system"], history, budget=full - 500, count=estimate_tokens)
+    shrunk = json.loads(str(fitted.messages[3].content))
+    assert shrunk["status"] == "success" and shrunk["data"]["n"] == 4
+    assert [set(risk) for risk in shrunk["data"]["risks"]] == [{"risk", "likelihood"}] * 3
+    assert shrunk["data"]["statement"].endswith("…") and len(shrunk["data"]["statement"]) < 2000
+    assert "_trimmed" in shrunk and fitted.tokens <= full - 500
+    assert "配件附加率" in str(fitted.messages[3].content)  # not escaped into six characters each

@@ -4,6 +4,7 @@ Hierarchy::
 
     MasterAgentError                 base of everything below; carries a message fit for a user
     ├── ConfigError                  an environment setting is invalid (names the variable)
+    │   └── PromptBudgetError        an agent's smallest prompt is over MASTER_AGENT_PROMPT_TOKENS
     ├── InputError                   a request is invalid (names the field); never stores anything
     │   ├── UnknownTenantError       no such tenant
     │   ├── UnknownThreadError       no such thread (or not this tenant's)
@@ -35,6 +36,21 @@ class MasterAgentError(Exception):
 
 class ConfigError(MasterAgentError):
     """An environment variable holds an invalid value."""
+
+
+class PromptBudgetError(ConfigError):
+    """An agent's prompt at its smallest (system prompt, tool schemas, goal, latest turn) is over the
+    token budget: it is refused before the call, never sent with its instructions cut."""
+
+    def __init__(self, budget: int, tokens: int, parts: dict[str, int]) -> None:
+        self.budget = budget
+        self.tokens = tokens
+        self.parts = parts
+        detail = ", ".join(f"{name} {count}" for name, count in parts.items())
+        super().__init__(
+            f"the prompt needs {tokens} tokens at its smallest ({detail}), over "
+            f"MASTER_AGENT_PROMPT_TOKENS={budget}: raise the budget, or give the agent fewer tools"
+        )
 
 
 class InputError(MasterAgentError):

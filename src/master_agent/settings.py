@@ -30,6 +30,7 @@ ENV_FIELDS: dict[str, str] = {
     "MASTER_AGENT_MAX_TOKENS_FIELD": "max_tokens_field",
     "MASTER_AGENT_PROMPT_TOKENS": "prompt_tokens",
     "MASTER_AGENT_TOKENIZER": "tokenizer",
+    "MASTER_AGENT_SCHEMA_MODE": "schema_mode",
     "MAX_DEPTH": "max_depth",
     "MAX_ITERATIONS": "max_iterations",
     "SUBAGENT_TIMEOUT_S": "subagent_timeout_s",
@@ -105,8 +106,10 @@ class Settings(BaseModel):
     openai_base_url: str | None = None
     """Base URL of any OpenAI-compatible server (vLLM, Ollama, Azure proxy, ...)."""
     openai_timeout_s: float | None = Field(default=None, gt=0)
-    """Timeout of one chat-completion request; unset: 60 s for a hosted endpoint, 300 s for a server on
-    this machine (one slot, read on a CPU: a long first prompt takes a minute)."""
+    """The one timeout of every model client (chat, streaming, embeddings): connect, read, write and
+    pool wait of one request, and the longest silence between two chunks of a streamed answer; unset:
+    60 s for a hosted endpoint, 300 s for a server on this machine (one slot, read on a CPU: a long
+    first prompt takes a minute)."""
     openai_max_retries: int | None = Field(default=None, ge=0, le=10)
     """Retries of a failed chat-completion request (timeouts, 408/409/429 honouring ``Retry-After``,
     5xx; with the client's backoff); unset: 3 for a hosted endpoint, 1 for a server on this machine
@@ -123,6 +126,12 @@ class Settings(BaseModel):
     """How prompt tokens are counted: ``auto`` (tiktoken's encoding of the model for OpenAI itself, else
     the estimate), ``estimate`` (3 bytes per token, an over-count for every mainstream tokenizer),
     ``tiktoken:<encoding>``, or ``file:<path>`` (a Hugging Face ``tokenizer.json``)."""
+    schema_mode: Literal["auto", "strict", "portable"] = "auto"
+    """JSON schemas sent to the model server (tool parameters, structured output): ``strict`` as pydantic
+    writes them; ``portable`` without what grammar-constrained servers choke on (length, pattern,
+    format, item-count and range keywords, enums over 64 values, titles), each dropped constraint
+    noted in the field's description and still checked on our side; ``auto``: strict for OpenAI
+    itself, portable for any ``OPENAI_BASE_URL``."""
     max_depth: int = Field(default=5, ge=1, le=20)
     """Deepest sub-agent level; at the cap sub-agent tools are not offered."""
     max_iterations: int = Field(default=10, ge=1, le=100)
@@ -318,6 +327,11 @@ class Settings(BaseModel):
         if self.openai_timeout_s is not None:
             return self.openai_timeout_s
         return 300.0 if self.local_model_server else 60.0
+
+    def model_schema_mode(self) -> Literal["strict", "portable"]:
+        if self.schema_mode != "auto":
+            return self.schema_mode
+        return "portable" if self.openai_base_url else "strict"
 
     def model_max_retries(self) -> int:
         if self.openai_max_retries is not None:

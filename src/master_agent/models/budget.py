@@ -1,9 +1,14 @@
 """The prompt budget: a model call's prompt is fitted to ``MASTER_AGENT_PROMPT_TOKENS`` before it is sent.
 
-What gives way, in order: older tool results (the largest first, never below a short head), then the
-context box (its compact form), then the oldest turns (an assistant turn with its tool results, so
-every tool call sent is still answered). The goal and the latest turn always stay. The thread keeps
-everything: only what is sent is trimmed.
+Each agent's prompt carries only that agent's tools and output schema (the loop binds them per agent),
+schemas in their compact form (``models.schemas``). What gives way, in order: older tool results (the
+largest first; a JSON object keeps its keys with long values shortened, other text a head of at least
+300 characters), then the context box (its compact form), then the output schema's descriptions, then
+the latest turn's results, then the oldest turns (an assistant turn with its tool results, so every
+tool call sent is still answered), then (``runtime.loop``) the descriptions of the tools' parameters. The instructions, the tool schemas, the
+goal and the latest turn always stay: a prompt still over budget then raises ``PromptBudgetError``
+naming the budget, rather than being sent cut. The thread keeps everything: only what is sent is
+trimmed.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
 
-from master_agent.errors import ConfigError
+from master_agent.errors import ConfigError, PromptBudgetError
 from master_agent.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -29,6 +34,8 @@ MESSAGE_OVERHEAD = 4
 #: Characters of a tool result always kept when it is trimmed.
 MIN_TOOL_CHARS = 300
 TRIM_MARK = "… [trimmed {n} characters to fit the prompt budget]"
+#: What each smaller form of the system prompt gave up (the loop passes them in this order).
+SYSTEM_STAGES = ("context box compacted", "output schema descriptions left out")
 
 
 def estimate_tokens(text: str) -> int:
@@ -101,7 +108,7 @@ def fit_prompt(
 ) -> FittedPrompt:
     """The prompt to send: ``systems`` are the system prompt from fullest to most compact, ``history``
     the conversation; ``fixed_tokens`` what is sent besides (tool schemas). Over budget even at its
-    smallest, the smallest form is returned (the server decides)."""
+    smallest, ``PromptBudgetError`` says how large that smallest form is."""
     messages = list(history)
     sizes = [message_tokens(message, count) for message in messages]
     system_index = 0
@@ -114,14 +121,16 @@ def fit_prompt(
     latest = _latest_turn_start(messages)
     results = [i for i, message in enumerate(messages) if isinstance(message, ToolMessage)]
     shortened: set[int] = set()
-    for candidates in ([i for i in results if i < latest], results):
-        if total() > budget:
-            shortened.update(_trim_tool_results(messages, sizes, candidates, total() - budget, count))
-    if shortened:
-        trimmed.append(f"{len(shortened)} tool results shortened")
+    if total() > budget:
+        older = [i for i in results if i < latest]
+        shortened.update(_trim_tool_results(messages, sizes, older, total() - budget, count))
     while total() > budget and system_index < len(systems) - 1:
         system_index += 1
-        trimmed.append("context box compacted")
+        trimmed.append(SYSTEM_STAGES[min(system_index, len(SYSTEM_STAGES)) - 1])
+    if total() > budget:
+        shortened.update(_trim_tool_results(messages, sizes, results, total() - budget, count))
+    if shortened:
+        trimmed.insert(0, f"{len(shortened)} tool results shortened")
     dropped = 0
     while total() > budget:
         span = _oldest_turn(messages)
@@ -133,6 +142,13 @@ def fit_prompt(
     if dropped:
         trimmed.append(f"{dropped} oldest turns left out")
     sent = total()
+    if sent > budget:
+        system = count(systems[system_index]) + MESSAGE_OVERHEAD
+        raise PromptBudgetError(
+            budget,
+            sent,
+            {"system prompt": system, "tool schemas": fixed_tokens, "goal and latest turn": sum(sizes)},
+        )
     if trimmed:
         logger.info("prompt fitted to %d of %d tokens: %s", sent, budget, "; ".join(trimmed))
     return FittedPrompt(
@@ -179,8 +195,54 @@ def _worth_cutting(text: str, cap: int) -> bool:
     return len(text) - cap > 2 * len(TRIM_MARK)
 
 
+#: Longest strings a JSON tool result's strings are shortened to, in turn, before its text is cut.
+JSON_STRING_CAPS = (400, 160, 60, 24)
+TRIM_KEY = "_trimmed"
+
+
 def _shortened(message: AnyMessage, text: str, cap: int) -> AnyMessage:
+    """``message`` with its content within about ``cap`` characters: a JSON object stays JSON (its
+    long strings and lists shortened, so its keys and status still read), anything else is cut."""
+    shrunk = _shrunk_json(text, cap)
+    if shrunk is not None:
+        return message.model_copy(update={"content": shrunk})
     return message.model_copy(update={"content": text[:cap] + TRIM_MARK.format(n=len(text) - cap)})
+
+
+@lru_cache(maxsize=256)
+def _parsed_object(text: str) -> dict[str, Any] | None:
+    if not text.startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _shrunk_json(text: str, cap: int) -> str | None:
+    """Only strings are shortened: every list, number and key keeps its type and place, so an answer
+    built from the result still fits its schema."""
+    value = _parsed_object(text)
+    if value is None:
+        return None
+    for max_string in JSON_STRING_CAPS:
+        shrunk = _shrink(value, max_string)
+        shrunk[TRIM_KEY] = "long strings shortened to fit the prompt budget"
+        rendered = json.dumps(shrunk, separators=(",", ":"), ensure_ascii=False, default=str)
+        if len(rendered) <= cap:
+            return rendered
+    return None
+
+
+def _shrink(value: Any, max_string: int) -> Any:
+    if isinstance(value, str) and len(value) > max_string:
+        return value[:max_string] + "…"
+    if isinstance(value, list):
+        return [_shrink(item, max_string) for item in value]
+    if isinstance(value, dict):
+        return {key: _shrink(item, max_string) for key, item in value.items()}
+    return value
 
 
 def _size_at(message: AnyMessage, text: str, cap: int, count: TokenCounter) -> int:

@@ -9,7 +9,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from master_agent.errors import ConfigError
+from master_agent.errors import ConfigError, PromptBudgetError
 from master_agent.models.offline import OfflinePlanner
 from master_agent.settings import Settings
 
@@ -53,14 +53,19 @@ def make_chat_model(settings: Settings, *, http_async_client: Any = None) -> Bas
     field = settings.max_tokens_field
     if field == "auto":
         field = "max_tokens" if settings.openai_base_url else "max_completion_tokens"
+    timeout = settings.model_timeout_s()
     return CompatibleChatOpenAI(
         model=name,
         api_key=key if key is not None else "not-needed",
         base_url=settings.openai_base_url,
-        timeout=settings.model_timeout_s(),
+        timeout=timeout,
+        # langchain-openai bounds the silence between streamed chunks on its own (120 s, or its
+        # LANGCHAIN_OPENAI_STREAM_CHUNK_TIMEOUT_S): the one documented timeout governs it too.
+        stream_chunk_timeout=timeout,
         max_retries=settings.model_max_retries(),
         max_tokens=settings.max_tokens,
         max_tokens_field=field,
+        schema_mode=settings.model_schema_mode(),
         temperature=0,
         http_async_client=http_async_client,
     )
@@ -70,8 +75,13 @@ def describe_model_failure(error: BaseException) -> str:
     """One line saying why a model call failed, for limitations, the termination report and run errors."""
     import openai
 
+    if isinstance(error, PromptBudgetError):
+        return str(error)
     if isinstance(error, openai.APITimeoutError):
-        return "the model did not answer in time (request timed out after the client's retries)"
+        return (
+            "the model did not answer in time (request timed out after the client's retries; "
+            "the limit is OPENAI_TIMEOUT_S)"
+        )
     if isinstance(error, openai.APIConnectionError):
         return f"the model server could not be reached: {error}"
     if isinstance(error, openai.APIStatusError):
@@ -82,5 +92,6 @@ def describe_model_failure(error: BaseException) -> str:
             detail = str(inner.get("message", detail)) if isinstance(inner, dict) else str(inner)
         return f"the model server answered HTTP {error.status_code}: {detail}"
     if isinstance(error, TimeoutError):
-        return "the model did not answer in time"
+        # langchain-openai's stream guard names its own knob; ours is the one to turn.
+        return "the model did not answer in time (a streamed answer stalled; the limit is OPENAI_TIMEOUT_S)"
     return f"the model call failed: {type(error).__name__}: {error}"

@@ -1010,7 +1010,9 @@ def make_front_door(
     cards = agent_cards(capabilities, pack)
     classifier = HeadClassifier(ExemplarClassifier(evolution.knowledge.embedder, exemplars_for(pack, cards)))
     analyzer: IntentAnalyzer = (
-        classifier if isinstance(model, OfflinePlanner) else ModelIntentAnalyzer(model, classifier)
+        classifier
+        if isinstance(model, OfflinePlanner)
+        else ModelIntentAnalyzer(model, classifier, overrule_at=settings.route_confidence)
     )
     return FrontDoor(
         tenant=tenant,

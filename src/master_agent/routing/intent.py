@@ -214,14 +214,37 @@ store_id, target_percent, timeline_days, window), the skills an agent would need
 conversation are context only."""
 
 
-class ModelIntentAnalyzer:
-    """Structured output of a real chat model at temperature 0; the offline classifier when it fails."""
+def judge_disagreement(model: IntentAnalysis, local: IntentAnalysis, overrule_at: float) -> IntentAnalysis:
+    """The model's analysis, judged by the local classifier's. Agreeing, the model's stands. Disagreeing
+    on the action, the classifier overrules the model when its calibrated confidence reaches
+    ``overrule_at`` (the model's entities are kept); otherwise the model's action stands with its
+    confidence capped by the classifier's doubt (``1 - local``), so a contested reading is asked about
+    rather than routed at once. Either way the disagreement is recorded in ``ambiguity_reason``."""
+    if model.action == local.action:
+        return model
+    reason = (
+        f"the model read {model.action} ({model.confidence:.2f}), the local classifier "
+        f"{local.action} ({local.confidence:.2f})"
+    )
+    if local.confidence >= overrule_at:
+        return local.model_copy(
+            update={"entities": {**model.entities, **local.entities}, "ambiguity_reason": reason}
+        )
+    capped = min(model.confidence, 1.0 - local.confidence)
+    return model.model_copy(update={"confidence": capped, "ambiguity_reason": reason})
 
-    def __init__(self, model: BaseChatModel, fallback: IntentAnalyzer) -> None:
+
+class ModelIntentAnalyzer:
+    """Structured output of a real chat model at temperature 0 with the local classifier as the fallback
+    when the model fails and the judge when they disagree (``judge_disagreement``)."""
+
+    def __init__(self, model: BaseChatModel, fallback: IntentAnalyzer, *, overrule_at: float = 0.85) -> None:
         if "temperature" in type(model).model_fields:
             model = model.model_copy(update={"temperature": 0.0})
         self.runnable = model.with_structured_output(IntentAnalysis, method="function_calling")
         self.fallback = fallback
+        self.overrule_at = overrule_at
+        """The classifier's confidence from which it overrules the model (``MASTER_AGENT_ROUTE_CONFIDENCE``)."""
 
     async def analyze(self, message: str, history: Sequence[str] = ()) -> IntentAnalysis:
         context = "\n".join(f"- {turn}" for turn in history)
@@ -241,4 +264,5 @@ class ModelIntentAnalyzer:
             logger.warning("intent analysis by the model failed: %s", describe_model_failure(error))
             return await self.fallback.analyze(message, history)
         # The model's entities are kept; the values the message states literally win.
-        return intent.model_copy(update={"entities": {**intent.entities, **message_entities(message)}})
+        intent = intent.model_copy(update={"entities": {**intent.entities, **message_entities(message)}})
+        return judge_disagreement(intent, await self.fallback.analyze(message, history), self.overrule_at)

@@ -27,6 +27,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.errors import GraphRecursionError
 from langgraph.graph import END, START, StateGraph
@@ -34,9 +35,16 @@ from langgraph.graph import END, START, StateGraph
 from master_agent.capabilities.envelope import SubAgentEnvelope
 from master_agent.capabilities.registry import TenantCapabilities
 from master_agent.capabilities.spec import AgentSpec
-from master_agent.models.budget import estimate_tokens, message_tokens
-from master_agent.models.chat import describe_model_failure
+from master_agent.models.budget import (
+    TokenCounter,
+    estimate_tokens,
+    fit_prompt,
+    message_tokens,
+    schema_tokens,
+)
+from master_agent.models.chat import content_text, describe_model_failure
 from master_agent.models.prompt_blocks import render_tagged_json
+from master_agent.models.schemas import compact_schema
 from master_agent.runtime.context import extract_entities, new_context_box, render_context_box
 from master_agent.runtime.loop import CompiledLoop, final_confidence, parse_final_answer, shape_answer
 from master_agent.runtime.state import MasterAgentState, StepRecord
@@ -100,7 +108,7 @@ def _tools(names: list[str], capabilities: TenantCapabilities) -> list[BaseTool]
 
 
 def _schema_prompt(spec: AgentSpec) -> str:
-    return render_tagged_json("output_schema", spec["output_schema"].model_json_schema())
+    return render_tagged_json("output_schema", compact_schema(spec["output_schema"].model_json_schema()))
 
 
 def delegation_block(sub_agents: list[AgentSpec]) -> str:
@@ -123,7 +131,37 @@ def delegation_block(sub_agents: list[AgentSpec]) -> str:
     )
 
 
-def _sub_agent(spec: AgentSpec, capabilities: TenantCapabilities) -> SubAgent:
+class PromptBudgetMiddleware(AgentMiddleware):
+    """Fits each model call of the harness to the prompt budget (``models.budget``: the same order of
+    what gives way as the agent loop), or refuses it with ``PromptBudgetError`` naming the budget."""
+
+    def __init__(self, budget: int, count: TokenCounter) -> None:
+        super().__init__()
+        self.budget = budget
+        self.count = count
+
+    def _fit(self, request: Any) -> Any:
+        system = content_text(request.system_message.content) if request.system_message else ""
+        tools = [tool if isinstance(tool, dict) else convert_to_openai_tool(tool) for tool in request.tools]
+        fitted = fit_prompt(
+            [system],
+            list(request.messages),
+            budget=self.budget,
+            count=self.count,
+            fixed_tokens=schema_tokens(tools, self.count),
+        )
+        return request.override(messages=fitted.messages[1:])
+
+    def wrap_model_call(self, request: Any, handler: Any) -> Any:
+        return handler(self._fit(request))
+
+    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+        return await handler(self._fit(request))
+
+
+def _sub_agent(
+    spec: AgentSpec, capabilities: TenantCapabilities, budget: PromptBudgetMiddleware | None
+) -> SubAgent:
     return SubAgent(
         name=spec["name"],
         description=spec["description"],
@@ -134,6 +172,7 @@ def _sub_agent(spec: AgentSpec, capabilities: TenantCapabilities) -> SubAgent:
             f"built only from what your tools returned.\n{_schema_prompt(spec)}"
         ),
         tools=_tools(spec["tools"], capabilities),
+        middleware=[budget] if budget is not None else [],
     )
 
 
@@ -185,9 +224,11 @@ def build_deep_agent(
     may_spawn: bool = True,
     depth: int = 0,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
+    prompt_budget: PromptBudgetMiddleware | None = None,
 ) -> CompiledLoop:
     """``spec`` as a deepagents harness behind the loop's input and output contract (its sub-agents
-    only when ``may_spawn``: the depth cap is below it)."""
+    only when ``may_spawn``: the depth cap is below it). ``prompt_budget`` fits every model call of
+    the harness and of its sub-agents to ``MASTER_AGENT_PROMPT_TOKENS``."""
     limits = spec.get("limits", {})
     subs = [
         capabilities.sub_agents[name]
@@ -204,6 +245,8 @@ def build_deep_agent(
     token_budget = TokenBudgetMiddleware(budgets["max_tokens"]) if "max_tokens" in budgets else None
     if token_budget is not None:
         middleware.append(token_budget)
+    if prompt_budget is not None:
+        middleware.append(prompt_budget)
     prompt = (
         f"{spec['system_prompt']}\n\nYou are agent '{spec['name']}'. The user's message carries the goal "
         "and its values in a context box. Delegate to your sub-agents with the task tool, passing each "
@@ -216,7 +259,7 @@ def build_deep_agent(
         model=model,
         tools=own_tools,
         system_prompt=prompt,
-        subagents=[_sub_agent(sub, capabilities) for sub in subs],
+        subagents=[_sub_agent(sub, capabilities, prompt_budget) for sub in subs],
         middleware=middleware,
         name=spec["name"],
     )

@@ -48,7 +48,7 @@ from master_agent.capabilities import (
     SubAgentEnvelope,
     TenantCapabilities,
 )
-from master_agent.errors import ToolFailure, ToolInputError
+from master_agent.errors import PromptBudgetError, ToolFailure, ToolInputError
 from master_agent.models.budget import (
     TokenCounter,
     estimate_tokens,
@@ -59,6 +59,7 @@ from master_agent.models.budget import (
 from master_agent.models.chat import describe_model_failure
 from master_agent.models.offline import PLAN_TOOL_NAME, fill_arguments
 from master_agent.models.prompt_blocks import render_tagged_json
+from master_agent.models.schemas import compact_schema, compact_tool, lean_schema, lean_tool
 from master_agent.runtime.context import (
     closing_context_box,
     compact_context_box,
@@ -251,7 +252,7 @@ class _LoopBuilder:
             return self.built[key]
         if spec.get("runtime") == "deepagents":
             # Imported here: the deep-agent runtime wraps a harness in this module's contract.
-            from master_agent.runtime.deep_agents import build_deep_agent
+            from master_agent.runtime.deep_agents import PromptBudgetMiddleware, build_deep_agent
 
             deep = build_deep_agent(
                 spec,
@@ -263,6 +264,7 @@ class _LoopBuilder:
                 may_spawn=depth < self.limits.max_depth,
                 depth=depth,
                 checkpointer=checkpointer,
+                prompt_budget=PromptBudgetMiddleware(self.limits.prompt_tokens, self.limits.count_tokens),
             )
             if checkpointer is None:
                 self.built[key] = deep
@@ -273,7 +275,7 @@ class _LoopBuilder:
         for name in spec["tools"]:
             if name in self.capabilities.tools:
                 plain[name] = self.capabilities.tools[name]
-                schemas.append(convert_to_openai_tool(plain[name]))
+                schemas.append(compact_tool(convert_to_openai_tool(plain[name])))
             elif name in self.capabilities.sub_agents and depth < self.limits.max_depth:
                 sub_spec = self.capabilities.sub_agents[name]
                 subs[name] = (sub_spec, self.build(sub_spec, depth + 1))
@@ -308,6 +310,11 @@ class _LoopBuilder:
             research=frozenset(researchers),
             short_bound_model=self.model.bind_tools(short) if recall and researchers and short else None,
             tool_tokens=schema_tokens(schemas, self.limits.count_tokens),
+            lean_tools=(
+                (self.model.bind_tools(lean), schema_tokens(lean, self.limits.count_tokens))
+                if (lean := [lean_tool(schema) for schema in schemas])
+                else None
+            ),
             proposals=self.proposals,
             tenant_id=self.capabilities.tenant.tenant_id,
         )
@@ -359,7 +366,7 @@ def sub_agent_tool_schema(spec: AgentSpec) -> dict[str, Any]:
         "function": {
             "name": spec["name"],
             "description": spec["description"],
-            "parameters": spec["input_schema"].model_json_schema(),
+            "parameters": compact_schema(spec["input_schema"].model_json_schema()),
         },
     }
 
@@ -424,8 +431,19 @@ def shape_answer(
     try:
         return schema.model_validate(output).model_dump(mode="json"), []
     except ValidationError as invalid:
-        missing = sorted({str(item["loc"][0]) for item in invalid.errors() if item["loc"]})
-        return output, [f"incomplete answer: {', '.join(missing)} missing or invalid"]
+        bad = {str(item["loc"][0]) for item in invalid.errors() if item["loc"]}
+    # A value failing the schema (a model may break a limit its portable schema did not carry) is never
+    # handed on as if checked: what the calls found takes its place, else it is left out.
+    repaired = {key: value for key, value in output.items() if key not in bad}
+    repaired.update(
+        {key: findings[key] for key in bad if key in findings and findings[key] != output.get(key)}
+    )
+    try:
+        return schema.model_validate(repaired).model_dump(mode="json"), []
+    except ValidationError as still:
+        failing = {str(item["loc"][0]) for item in still.errors() if item["loc"]}
+    kept = {key: value for key, value in repaired.items() if key not in failing}
+    return kept, [f"incomplete answer: {', '.join(sorted(bad | failing))} missing or invalid"]
 
 
 def _jsonable(value: Any) -> Any:
@@ -476,6 +494,9 @@ class _AgentLoop:
     """The model bound without research sub-agents, for the short path."""
     tool_tokens: int = 0
     """Prompt tokens of the tool schemas sent with each call."""
+    lean_tools: tuple[Runnable[Any, Any], int] | None = None
+    """The model bound to the tools without their parameters' descriptions, and their tokens: the
+    last resort of a prompt over budget."""
     proposals: ProposalBook | None = None
     """Where previews of high-risk calls wait for the user (None: such calls never run)."""
     tenant_id: str = ""
@@ -687,12 +708,19 @@ class _AgentLoop:
         return self.spec.get("limits", {}).get("max_iterations", self.limits.max_iterations)
 
     def system_prompts(self, state: MasterAgentState, box: Any) -> list[str]:
-        """The system prompt, then its compact form (for a prompt over budget)."""
-        return [self.system_prompt(state, box), self.system_prompt(state, compact_context_box(box))]
+        """The system prompt, then its smaller forms for a prompt over budget: the compact context
+        box, then also the output schema without descriptions."""
+        compact = compact_context_box(box)
+        return [
+            self.system_prompt(state, box),
+            self.system_prompt(state, compact),
+            self.system_prompt(state, compact, lean=True),
+        ]
 
-    def system_prompt(self, state: MasterAgentState, box: Any) -> str:
+    def system_prompt(self, state: MasterAgentState, box: Any, *, lean: bool = False) -> str:
         iteration = state.get("iteration_count", 0) + 1
-        schema = self.spec["output_schema"].model_json_schema()
+        full = self.spec["output_schema"].model_json_schema()
+        schema = lean_schema(full) if lean else compact_schema(full)
         return (
             f"{self.spec['system_prompt']}\n\n"
             f"You are agent '{self.name}' at depth {self.depth}. Iteration {iteration} of "
@@ -786,17 +814,26 @@ class _AgentLoop:
         config: RunnableConfig,
         *,
         tool_tokens: int,
+        lean_tools: tuple[Runnable[Any, Any], int] | None = None,
     ) -> tuple[AIMessage | str, int]:
         """One model call on a prompt fitted to the budget: the reply, or why the call failed (after
         the client's own retries), and the tokens it used (the server's count when it gives one). A
         failing model never raises out of a loop."""
-        fitted = fit_prompt(
-            systems,
-            history,
-            budget=self.limits.prompt_tokens,
-            count=self.limits.count_tokens,
-            fixed_tokens=tool_tokens,
-        )
+        try:
+            fitted = fit_prompt(
+                systems,
+                history,
+                budget=self.limits.prompt_tokens,
+                count=self.limits.count_tokens,
+                fixed_tokens=tool_tokens,
+            )
+        except PromptBudgetError as error:
+            if lean_tools is None:
+                logger.warning("agent %s (depth %d) not called: %s", self.name, self.depth, error)
+                return f"agent '{self.name}': {error}", 0
+            # The last resort: the tools' parameters without their descriptions.
+            model, tool_tokens = lean_tools
+            return await self.call_model(model, systems, history, config, tool_tokens=tool_tokens)
         try:
             reply = await model.ainvoke(fitted.messages, config)
         except GraphBubbleUp:
@@ -850,7 +887,12 @@ class _AgentLoop:
             model = self.short_bound_model if self._short_path(state) else self.bound_model
             assert model is not None
             reply, tokens = await self.call_model(
-                model, self.system_prompts(prompt_state, box), history, config, tool_tokens=self.tool_tokens
+                model,
+                self.system_prompts(prompt_state, box),
+                history,
+                config,
+                tool_tokens=self.tool_tokens,
+                lean_tools=None if model is self.short_bound_model else self.lean_tools,
             )
             model_calls = 1
             update["tokens_used"] = tokens

@@ -1,0 +1,163 @@
+"""JSON schemas as model servers read them: compact for prompts, portable for grammar-constrained servers.
+
+pydantic writes schemas for validators: a ``title`` on every node, ``anyOf [X, null]`` for an optional
+field, ``default: null``. A model needs none of that, and a server that turns a schema into a sampling
+grammar (llama.cpp, llama-cpp-python, Outlines-based servers) may choke on the rest: llama-cpp-python's
+grammar converter expands ``maxLength: 2000`` into two thousand optional rules and crashed. So:
+
+- ``compact_schema`` removes what does not constrain (titles, null defaults) and writes an optional
+  scalar as ``type: [T, "null"]``; it accepts exactly the values the original accepts.
+- ``portable_schema`` also drops ``PORTABLE_DROPPED`` keywords and enums over ``MAX_PORTABLE_ENUM``
+  values, each noted in the field's description so the model still reads the limit. It accepts more
+  than the original, so whatever a server answers through it is validated afterwards against the full
+  pydantic model on our side (structured output parsers and tool argument schemas do).
+- ``lean_schema`` is ``compact_schema`` without descriptions: the last form of an output schema in a
+  prompt over budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+#: Keywords a grammar-constrained server may fail on (or expand into huge grammars).
+PORTABLE_DROPPED = (
+    "maxLength",
+    "minLength",
+    "pattern",
+    "format",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+)
+#: Enums with more values than this lose the enum (kept as their type) in the portable form.
+MAX_PORTABLE_ENUM = 64
+
+_SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
+_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SCHEMA_VALUES = ("items", "additionalProperties", "not", "contains", "if", "then", "else")
+
+Node = dict[str, Any]
+
+
+def _walk(schema: Any, rewrite: Callable[[Node], Node]) -> Any:
+    """``rewrite`` applied to every schema node, children first; returns new dicts (never mutates)."""
+    if not isinstance(schema, dict):
+        return schema
+    node: Node = {}
+    for key, value in schema.items():
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            # A map of names to schemas: a property may be *named* "title" and must survive.
+            node[key] = {name: _walk(child, rewrite) for name, child in value.items()}
+        elif key in _SCHEMA_LISTS and isinstance(value, list):
+            node[key] = [_walk(child, rewrite) for child in value]
+        elif key in _SCHEMA_VALUES:
+            node[key] = (
+                [_walk(child, rewrite) for child in value]
+                if isinstance(value, list)
+                else _walk(value, rewrite)
+            )
+        else:
+            node[key] = value
+    return rewrite(node)
+
+
+def _compact_node(node: Node) -> Node:
+    node.pop("title", None)
+    if "default" in node and node["default"] is None:
+        del node["default"]
+    options = node.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
+        other = options[0] if options[1] == {"type": "null"} else options[1]
+        # Only a plain scalar folds into a type list: an enum or const would then refuse null.
+        if isinstance(other.get("type"), str) and not {"enum", "const", "$ref"} & other.keys():
+            del node["anyOf"]
+            node.update({**other, "type": [other["type"], "null"]})
+    return node
+
+
+def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` without titles and null defaults, optional scalars as type lists (same values accepted)."""
+    compacted: dict[str, Any] = _walk(schema, _compact_node)
+    return compacted
+
+
+def _portable_node(node: Node) -> Node:
+    node = _compact_node(node)
+    dropped = [f"{key} {node.pop(key)}" for key in PORTABLE_DROPPED if key in node]
+    enum = node.get("enum")
+    if isinstance(enum, list) and len(enum) > MAX_PORTABLE_ENUM:
+        del node["enum"]
+        dropped.append(f"one of {len(enum)} values, e.g. {', '.join(map(str, enum[:5]))}")
+    if dropped:
+        note = f"({'; '.join(dropped)})"
+        node["description"] = f"{node['description']} {note}" if node.get("description") else note
+    return node
+
+
+def portable_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` in a form every mainstream OpenAI-compatible server's grammar accepts (see module doc)."""
+    portable: dict[str, Any] = _walk(schema, _portable_node)
+    return portable
+
+
+def _lean_node(node: Node) -> Node:
+    node = _compact_node(node)
+    node.pop("description", None)
+    return node
+
+
+def lean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``compact_schema`` without descriptions (an output schema's last form in a prompt over budget)."""
+    lean: dict[str, Any] = _walk(schema, _lean_node)
+    return lean
+
+
+def portable_payload(payload: dict[str, Any]) -> dict[str, Any]:
+    """A chat-completion request body whose tool parameters and response format schema are portable
+    (a new body: the bound tools the caller keeps are not changed)."""
+    tools = payload.get("tools")
+    if isinstance(tools, list):
+        payload = {**payload, "tools": [_portable_tool(tool) for tool in tools]}
+    response_format = payload.get("response_format")
+    if isinstance(response_format, dict) and isinstance(response_format.get("json_schema"), dict):
+        json_schema = response_format["json_schema"]
+        if isinstance(json_schema.get("schema"), dict):
+            payload = {
+                **payload,
+                "response_format": {
+                    **response_format,
+                    "json_schema": {**json_schema, "schema": portable_schema(json_schema["schema"])},
+                },
+            }
+    return payload
+
+
+def compact_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI-format tool whose parameters are in their compact form."""
+    function = tool.get("function")
+    if not isinstance(function, dict) or not isinstance(function.get("parameters"), dict):
+        return tool
+    return {**tool, "function": {**function, "parameters": compact_schema(function["parameters"])}}
+
+
+def lean_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI-format tool whose parameters are in their lean form (its own description stays)."""
+    function = tool.get("function")
+    if not isinstance(function, dict) or not isinstance(function.get("parameters"), dict):
+        return tool
+    return {**tool, "function": {**function, "parameters": lean_schema(function["parameters"])}}
+
+
+def _portable_tool(tool: Any) -> Any:
+    function = tool.get("function") if isinstance(tool, dict) else None
+    if not isinstance(function, dict) or not isinstance(function.get("parameters"), dict):
+        return tool
+    return {**tool, "function": {**function, "parameters": portable_schema(function["parameters"])}}
