@@ -368,6 +368,12 @@ REGION_OF = "(SELECT store_id FROM {schema}.stores WHERE region = '{region}')"
             "SELECT min(r) AS v FROM (SELECT avg(refunded::int)::float AS r FROM {schema}.transactions "
             "WHERE sold_at >= '2026-08-01' AND sold_at < '2026-09-01' GROUP BY store_id) AS rates",
         ),
+        # The word that names an end decides the order, not "rank".
+        (
+            "Rank our stores by attch rate for August 2026 - who's at the bottom?",
+            "SELECT min(r) AS v FROM (SELECT avg(accessory_attached::int)::float AS r FROM {schema}.transactions "
+            "WHERE sold_at >= '2026-08-01' AND sold_at < '2026-09-01' GROUP BY store_id) AS rates",
+        ),
         (
             "Total takings at Store 3 in July 2026, devices plus accessories",
             "SELECT sum(device_amount + coalesce(accessory_amount, 0))::float AS v FROM {schema}.transactions "

@@ -201,21 +201,23 @@ ENTITY_WORDS: Mapping[str, tuple[str, ...]] = {
 
 
 _ASKING_WORDS = frozenset({"who", "whom"})
+_UNDIRECTED_WORDS = frozenset({"rank", "ranked", "ranking", "order"})
 
 
 def _ranking(message: str, metric: DataMetric) -> tuple[str, str, bool] | None:
     """(entity, column, ascending) when the question asks for entities ordered by the figure: an
     order word, and the entity the words name (a person's word ranks staff, else stores)."""
-    found = _ORDER_WORDS.search(message)
-    if found is None:
+    said = [match.group(1).lower() for match in _ORDER_WORDS.finditer(message)]
+    if not said:
         return None
+    # "Rank our stores ... who's at the bottom?": the word that says which end is wanted decides.
+    word = next((w for w in said if w not in _UNDIRECTED_WORDS), said[0])
     words = set(re.findall(r"[a-z]+", message.lower()))
     named = [entity for entity, nouns in ENTITY_WORDS.items() if words & (set(nouns) - _ASKING_WORDS)]
     asked = [entity for entity, nouns in ENTITY_WORDS.items() if words & set(nouns) & _ASKING_WORDS]
     # "who's at the bottom" of a ranking of stores asks for a store; "who" alone asks for a person.
     for entity in named or asked:
         if entity in metric.filters:
-            word = found.group(1).lower()
             if word in _BETTER_WORDS:
                 ascending = metric.lower_is_better
             elif word in _WORSE_WORDS:
