@@ -64,7 +64,8 @@ _CUE = re.compile(
 )
 #: "overtime_hours is the week's total hours above 40 ...": a field defined by arithmetic.
 _EXPRESSION = re.compile(
-    r"^\s*[a-z][a-z0-9_]*\s+is\s+the\b[^;]*\b(?:minus|plus|times|sum|total|difference|above|number of)\b",
+    r"^\s*[a-z][a-z0-9_]*\s+is\s+the\b[^;]*\b(?:minus|plus|times|sum|total|difference|above|number of)\b"
+    r"|\b[a-z][a-z0-9_]*\s+is\s+(?:the\s+)?[\w-]+(?:\s+[\w-]+){0,4}?\s+(?:minus|plus|times|divided by)\b",
     re.I,
 )
 _ARITHMETIC = "a value computed from the input's numbers needs arithmetic no rule here states"
@@ -636,6 +637,8 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
                 s <= value_match.start() < e and _comparison(clause, s, e, v, u, False) is not None
                 for s, e, v, u in amounts
             )  # a compared quantity ("over 400 lines") is not a value given
+            # "gets "needs_approval" instead of "reorder"": the value it does not get.
+            and not re.search(r"\b(?:instead of|rather than)\s*$", clause[: value_match.start()], re.I)
             and (field := _field_for(clause[: value_match.start()], _given(value_match, inflected), fields))
         ]
         for index, (value_match, field) in enumerate(given):
@@ -690,6 +693,17 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
                     Rule(
                         field=field, value=value, mentions=mentions, absent=absent, default=default
                     ).model_copy(update=alternative)
+                )
+        for field in named:
+            said = re.search(
+                rf"\b{re.escape(field)}\s+(?:says|states|explains|reads)\s+(?:that\s+)?(?P<text>[^,;()]+)",
+                clause,
+            )
+            if said is not None and rules and not any(r.field == field for r in rules):
+                # "(decision "hold"), and its reason says that the receipt is missing": that text,
+                # under the condition of the value it goes with.
+                rules.append(
+                    rules[-1].model_copy(update={"field": field, "value": said.group("text").strip()})
                 )
         copied = re.search(r"\b([a-z]+)\s+(?:number|id|code|reference|no\.?)\b", clause, re.I)
         if named and _COPY.search(clause) and copied is not None and copied.group(1).lower() not in named:
