@@ -71,7 +71,9 @@ _EXPRESSION = re.compile(
 _ARITHMETIC = "a value computed from the input's numbers needs arithmetic no rule here states"
 _NOT_YET = re.compile(r"\bnot yet (?:past|after|beyond) (?:its|the|their) (\w+)", re.I)
 #: Words after a value that start its condition: "risk is "high" when the change ...".
-_POSTPOSED = re.compile(r"^\W*(?:when|if|whenever|where|unless|except|provided)\b", re.I)
+_POSTPOSED = re.compile(
+    r"^\W*(?:when|if|whenever|where|unless|except|provided|(?:on|for) (?:a|an|any|each|every))\b", re.I
+)
 #: A cue after what must be absent: "whose rollback plan is missing or says none".
 _POST_CUE = re.compile(r"\b(?:is|are)\s+(?:missing|absent|empty|blank)\b", re.I)
 #: Verbs that lead to what the input must mention: the words before them are its subject.
@@ -91,6 +93,7 @@ _AFTER = [
 ]
 _DEFAULT = re.compile(
     r"\b(all others?|others|all other|everything else|otherwise|every other|any other|other \w+s|the rest"
+    r"|everyone else|everybody else|anyone else|anything else"
     r"|none of (?:these|those|the above|them)|no (?:other )?rules? (?:catch|appl|match)\w*)\b",
     re.I,
 )
@@ -166,6 +169,10 @@ _FUNCTION = frozenset(
         "touch",
         "modifies",
         "modify",
+        "touching",
+        "other",
+        "carries",
+        "carry",
         "changes",
         "under",
         "named",
@@ -521,28 +528,35 @@ def _negation(
     part = next((p for p in reversed(segment.split(":")) if _CUE.search(p)), None)
     if part is None:
         return None
-    cue = _CUE.search(part)
-    assert cue is not None
-    head, tail = part[: cue.start()], part[cue.end() :]
-    listed = re.search(r"\(([^)]*)\)", tail)
-    names = re.findall(r"\b[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)+", tail)
-    if listed is not None:
-        absent = _keywords(listed.group(1), fields, subject)
-    elif names:
-        absent = [" ".join(w.lower() for w in _WORD.findall(name)) for name in names]
-    elif re.match(r"unless|except", cue.group(0), re.I):
-        # "unless the customer is on the enterprise plan": what is said of it, not who.
-        predicates = [re.split(r"\b(?:is|are|was|were|has|have)\b", p)[-1] for p in _LIST_SPLIT.split(tail)]
-        absent = _keywords(",".join(predicates), fields, subject)
-    else:
-        absent = _keywords(tail, fields, subject)  # "no receipt attached is put on hold"
+    cues = list(_CUE.finditer(part))
+    head = part[: cues[0].start()]
+    absent: list[str] = []
+    naming: set[str] = set()
+    # "modifies files under src/ without touching tests/, unless its author is dependabot": each
+    # cue's words are absent too.
+    for index, cue in enumerate(cues):
+        tail = part[cue.end() : cues[index + 1].start() if index + 1 < len(cues) else len(part)]
+        listed = re.search(r"\(([^)]*)\)", tail)
+        names = re.findall(r"\b[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)+", tail)
+        if listed is not None:
+            absent += _keywords(listed.group(1), fields, subject)
+            naming |= {_stem(w.lower()) for w in _WORD.findall(tail[: listed.start()])}
+        elif names:
+            absent += [" ".join(w.lower() for w in _WORD.findall(name)) for name in names]
+        elif re.match(r"unless|except", cue.group(0), re.I):
+            # "unless the customer is on the enterprise plan": what is said of it, not who.
+            predicates = [
+                re.split(r"\b(?:is|are|was|were|has|have)\b", p)[-1] for p in _LIST_SPLIT.split(tail)
+            ]
+            absent += _keywords(",".join(predicates), fields, subject)
+        else:
+            absent += _keywords(tail, fields, subject)  # "no receipt attached is put on hold"
     if not absent:
         return None
     # "X other than Y": X is Y's category; "<rule> unless Y": the words before are the rule itself.
-    category = re.match(r"other than|except|unless", cue.group(0), re.I) is not None
+    category = re.match(r"other than|except|unless", cues[0].group(0), re.I) is not None
     mentions = [] if category else said(head)
-    naming = {_stem(w.lower()) for w in _WORD.findall(tail[: listed.start()])} if listed else set()
-    return mentions, absent, naming - _FUNCTION
+    return mentions, list(dict.fromkeys(absent)), naming - _FUNCTION
 
 
 def _alternatives(
@@ -672,7 +686,8 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             if segment is after and _CUE.search(after):
                 negation = _negation(after, fields, subject)
                 if negation is not None:
-                    absent = negation[1]
+                    mentions, absent, listed_as = negation
+                    lists.append((field, absent, listed_as))
                 default = False
             elif not compared and not default:
                 negation = _negation(segment, fields, subject)
@@ -788,11 +803,15 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
         # "... not on the approved vendor list (A, B); invoices from listed vendors ...": the other
         # side of a negated list names it back, and means its items.
         for position, requirement in enumerate(requirements):
+            # "...; those customers are cancelled at once": a value with no condition of its own there.
             rules = [
                 rule.model_copy(update={"mentions": listed})
                 if rule.field == field
                 and not rule.absent
-                and {_stem(w) for item in rule.mentions for w in item.split()} & words
+                and (
+                    {_stem(w) for item in rule.mentions for w in item.split()} & words
+                    or not (rule.mentions or rule.when or rule.default or rule.copy_of)
+                )
                 else rule
                 for rule in requirement.rules
             ]
