@@ -214,3 +214,18 @@ async def test_days_since_a_date_read_the_runtime_clock_and_a_negated_mention_co
     resources.evolution.clock = FixedClock(datetime(2024, 9, 1, tzinfo=UTC))
     late = await _answer(system, tenant, "Claim submitted 2024-06-25. Taxi $40. Receipt attached: taxi.pdf.")
     assert late["decision"] == "reject"  # the same claim, read later by the clock seam
+
+
+def test_an_alternative_after_a_date_and_a_value_said_twice_keep_their_conditions() -> None:
+    text = (
+        "Build an agent system that triages maintenance requests. It returns a JSON object with priority "
+        "(urgent or normal) and decision (approve or escalate). Requests opened more than 7 days before the "
+        'report date, or that mention a gas leak, are urgent (priority "urgent"); all others are priority '
+        '"normal". Bookings over $2,000 are escalated (decision "escalate") unless the traveller is on the '
+        'Executive Board; all others get decision "approve".'
+    )
+    rules = _rules(text)
+    assert [r.get("mentions") for r in rules["priority"]] == [None, ["gas leak"], None]
+    assert rules["priority"][0]["when"]["since"] == "opened"
+    assert rules["decision"][0]["absent"] == ["executive board"]
+    assert rules["decision"][0]["when"]["value"] == 2000.0 and len(rules["decision"]) == 2

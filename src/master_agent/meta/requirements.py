@@ -358,7 +358,7 @@ def _comparison(
         since, until = _dates(before, clause[end:], text or clause)
         if since is not None:
             return Comparison(op=op, value=value * days, unit="days", since=since, until=until)
-    return Comparison(op=op, value=value, unit=unit, total=total)  # type: ignore[arg-type]
+    return Comparison(op=op, value=value, unit=unit, total=total)
 
 
 def singular_unit(unit: str) -> str:
@@ -522,20 +522,20 @@ def _negation(
     for part in reversed(segment.split(":")):
         post = _POST_CUE.search(part)
         if post is not None and (
-            absent := said(re.split(r"\b(?:whose|with|that|which)\b", part[: post.start()])[-1])
+            missing := said(re.split(r"\b(?:whose|with|that|which)\b", part[: post.start()])[-1])
         ):
-            return [], absent, set()
-    part = next((p for p in reversed(segment.split(":")) if _CUE.search(p)), None)
-    if part is None:
+            return [], missing, set()
+    negated = next((p for p in reversed(segment.split(":")) if _CUE.search(p)), None)
+    if negated is None:
         return None
-    cues = list(_CUE.finditer(part))
-    head = part[: cues[0].start()]
+    cues = list(_CUE.finditer(negated))
+    head = negated[: cues[0].start()]
     absent: list[str] = []
     naming: set[str] = set()
     # "modifies files under src/ without touching tests/, unless its author is dependabot": each
     # cue's words are absent too.
     for index, cue in enumerate(cues):
-        tail = part[cue.end() : cues[index + 1].start() if index + 1 < len(cues) else len(part)]
+        tail = negated[cue.end() : cues[index + 1].start() if index + 1 < len(cues) else len(negated)]
         listed = re.search(r"\(([^)]*)\)", tail)
         names = re.findall(r"\b[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)+", tail)
         if listed is not None:
@@ -595,7 +595,9 @@ def _alternatives(
         clause[compared[-1][1] : end],
         flags=re.I,
     )
-    tail = re.match(r"\s*(?:[a-z%]+\s+)?,?\s*\b(and|or)\b(.*)", rest, re.I | re.S)
+    # "more than 7 days before the report date, or that mention a gas leak": a few words may finish
+    # the comparison before the join.
+    tail = re.match(r"\s*(?:[\w%-]+,?\s+){0,5}?,?\s*\b(and|or)\b(.*)", rest, re.I | re.S)
     if tail is not None:
         said = _keywords(tail.group(2), fields, subject)
         if said and tail.group(1).lower() == "and":
@@ -659,7 +661,7 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             value = _given(value_match, inflected)
             if value_match.start() < cursor:
                 continue
-            segment = clause[cursor : value_match.start()]
+            segment = before = clause[cursor : value_match.start()]
             seg_start, seg_end = cursor, value_match.start()
             cursor = value_match.end()
             after_end = given[index + 1][0].start() if index + 1 < len(given) else len(clause)
@@ -696,6 +698,24 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
                     lists.append((field, absent, listed_as))
                 else:
                     mentions = _keywords(segment, fields, subject)
+            if (
+                rules
+                and rules[-1].field == field
+                and rules[-1].value == value
+                and segment is after
+                and not compared
+                and not _keywords(before, fields, subject)
+            ):
+                # "are escalated (decision "escalate") unless ...": the value said again, and the
+                # condition after it holds with the first saying's.
+                previous = rules[-1]
+                rules[-1] = previous.model_copy(
+                    update={
+                        "mentions": [*previous.mentions, *mentions],
+                        "absent": [*previous.absent, *absent],
+                    }
+                )
+                continue
             if rules and not compared and not default and not mentions and not absent:
                 if rules[-1].field == field and rules[-1].value == value:
                     continue  # "is blocked (decision "block")": the same value said twice
