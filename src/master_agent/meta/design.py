@@ -684,7 +684,9 @@ def design_eval(system: SystemSpec, threshold: float = 0.8) -> EvalSpec:
     cases: list[EvalCase] = []
     for c in system.components:
         output = c.outputs[0]
-        for label, _, example in CRITERIA.get(output, []):
+        # A field the request's rules decide is tested by them, not by the keyword classes of its name
+        # ("priority" high/normal where the request says urgent/normal).
+        for label, _, example in [] if c.decision else CRITERIA.get(output, []):
             later = [
                 o for other in system.components[system.components.index(c) + 1 :] for o in other.outputs
             ]
