@@ -708,11 +708,11 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             ):
                 # "are escalated (decision "escalate") unless ...": the value said again, and the
                 # condition after it holds with the first saying's.
-                previous = rules[-1]
-                rules[-1] = previous.model_copy(
+                first_said = rules[-1]
+                rules[-1] = first_said.model_copy(
                     update={
-                        "mentions": [*previous.mentions, *mentions],
-                        "absent": [*previous.absent, *absent],
+                        "mentions": [*first_said.mentions, *mentions],
+                        "absent": [*first_said.absent, *absent],
                     }
                 )
                 continue
