@@ -119,7 +119,12 @@ async def test_a_broken_spec_is_classified_by_the_table_and_repaired_by_its_owne
 
 async def test_the_optimize_playbook_promotes_an_experiment_and_measures_it_again(meta: Any) -> None:
     system = design_system(TRIAGE, "lean_desk", "langgraph")
-    request = {"text": "Optimize the lean desk system: make it cheaper", "artifacts": {"SystemSpec": system}}
+    # Eval's spawns held to 5: the second swarm needs spawns reallocated from the other roles.
+    request = {
+        "text": "Optimize the lean desk system: make it cheaper",
+        "artifacts": {"SystemSpec": system},
+        "budgets": {"eval": {"max_spawns": 5}},
+    }
     state = await meta.ainvoke(
         {"request": {**request, "artifacts": {"SystemSpec": system.model_dump()}}}, _config()
     )

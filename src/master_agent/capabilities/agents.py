@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from jsonschema import Draft202012Validator
@@ -59,6 +60,10 @@ _JSON_TYPES: dict[str, Any] = {
     "array": list[Any],
     "object": dict[str, Any],
 }
+
+
+#: The placeholder a saved query reads the runtime clock by (bound at each call, never a tool argument).
+CLOCK_PARAMETER = "%(now)s"
 
 
 class SavedQuery(BaseModel):
@@ -250,7 +255,7 @@ def check_document(
                 query.sql,
                 tables=catalogue.tables,
                 schema=catalogue.data_schema,
-                with_params=bool(query.parameters),
+                with_params=bool(query.parameters) or CLOCK_PARAMETER in query.sql,
             )
         except ToolInputError as error:
             problems.append(AgentProblem(f"{where}.sql", str(error)))
@@ -409,7 +414,7 @@ def query_tools(document: AgentDocument, context: ToolContext) -> dict[str, Base
     reader = ReadOnlySql(context)
     tools: dict[str, BaseTool] = {}
     for query in document.queries:
-        run = _query_runner(reader, query.sql, bound=bool(query.parameters))
+        run = _query_runner(reader, query.sql, bound=bool(query.parameters), now=context.now)
         args = create_model(
             f"{query.name}_args",
             **{key: (_JSON_TYPES[kind], ...) for key, kind in query.parameters.items()},  # type: ignore[call-overload]
@@ -420,9 +425,17 @@ def query_tools(document: AgentDocument, context: ToolContext) -> dict[str, Base
     return tools
 
 
-def _query_runner(reader: ReadOnlySql, sql: str, *, bound: bool) -> Callable[..., Awaitable[dict[str, Any]]]:
+def _query_runner(
+    reader: ReadOnlySql, sql: str, *, bound: bool, now: Callable[[], datetime]
+) -> Callable[..., Awaitable[dict[str, Any]]]:
+    # ``%(now)s`` reads the runtime clock (``MASTER_AGENT_NOW`` moves it), bound at each call: a rule
+    # on "the last 90 days" must not read the database server's clock, nor take "now" from the model.
+    clocked = CLOCK_PARAMETER in sql
+
     async def run(**parameters: Any) -> dict[str, Any]:
-        return (await reader.query(sql, parameters if bound else None)).model_dump()
+        if clocked:
+            parameters = {**parameters, "now": now()}
+        return (await reader.query(sql, parameters if bound or clocked else None)).model_dump()
 
     return run
 

@@ -273,10 +273,16 @@ class Comparison(BaseModel):
     unit: str = Field(default="", description="'$', 'EUR', '%', or the noun after the number ('units').")
     total: bool = False
     """The request says the quantity is a total: every amount of the unit in the input is summed."""
+    since: str | None = None
+    """A time between dates: the quantity is the days from the input's date written after these
+    words ("delivered") to the later date (``until``)."""
+    until: str | None = None
+    """The later date's label in the input ("ticket date"); none: the runtime clock."""
 
 
 class Rule(BaseModel):
-    """One line of a decision: when it applies, the output ``field`` gets ``value``."""
+    """One line of a decision: when it applies, the output ``field`` gets ``value``. Its conditions
+    (``when``, ``also``, ``mentions``, ``absent``) must all hold; alternatives are separate rules."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -284,8 +290,15 @@ class Rule(BaseModel):
     value: RuleValue = None
     when: Comparison | None = None
     """Applies when the input's quantity compares so."""
+    also: list[Comparison] = Field(default_factory=list)
+    """Further comparisons that must all hold too ("between $100 and $500", "over $5,000 and ...")."""
     mentions: list[str] = Field(default_factory=list)
-    """Applies when the input mentions any of these (a comparison, if any, decides instead)."""
+    """Applies when the input mentions (not negated: "no receipt") any of these."""
+    absent: list[str] = Field(default_factory=list)
+    """Applies when the input mentions none of these ("a vendor not on the list (A, B, C)")."""
+    copy_of: str | None = None
+    """The value is the identifier the input writes after this label ("order": "Order #A-20931" gives
+    "A-20931"); null when it writes none."""
     default: bool = False
     """The value when no other rule of the field applies."""
 

@@ -15,6 +15,7 @@ agent across the boundary contracts.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -43,16 +44,25 @@ class CompileFailed(Exception):
         self.errors = errors
 
 
+def fitted(name: str) -> str:
+    """``name`` within ``MAX_NAME`` characters: a longer one keeps its start and ends with a digest of
+    the whole, so two long names that share a start stay apart (shortened, never refused)."""
+    if len(name) <= MAX_NAME:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[: MAX_NAME - 9].rstrip('_')}_{digest}"
+
+
 def agent_name(system: SystemSpec, component: Component) -> str:
-    return f"{system.name}_{component.id}"
+    return fitted(f"{system.name}_{component.id}")
 
 
 def tool_name(system: SystemSpec, component: Component, tool: str) -> str:
     """A contract tool's name as the tenant's saved query: per system, and per component when several
     components use it (a saved query belongs to one agent); never an agent's name of the system."""
     users = sum(1 for c in system.components if tool in c.tool_usage)
-    name = f"{system.name}_{tool}" if users == 1 else f"{system.name}_{component.id}_{tool}"
-    return f"{name}_query" if name in system_agent_names(system) else name
+    name = fitted(f"{system.name}_{tool}" if users == 1 else f"{system.name}_{component.id}_{tool}")
+    return fitted(f"{name}_query") if name in system_agent_names(system) else name
 
 
 def system_agent_names(system: SystemSpec) -> set[str]:
@@ -107,12 +117,6 @@ def validate_system(system: SystemSpec, tools: ToolContract | None) -> list[Comp
                 )
         if c.budget is None:
             problem("missing_budget", f"{where}.budget", "no budget (max_steps, max_tool_calls) set")
-        if len(agent_name(system, c)) > MAX_NAME:
-            problem(
-                "schema_inconsistency",
-                f"{where}.id",
-                f"{agent_name(system, c)!r} is over {MAX_NAME} characters",
-            )
     for key in system.outputs:
         if key not in written:
             problem(
@@ -129,12 +133,6 @@ def validate_system(system: SystemSpec, tools: ToolContract | None) -> list[Comp
     errors.extend(_tool_errors(system, tools))
     if system.runtime_target == "hybrid":
         errors.extend(_boundary_errors(system, components))
-        if len(recursion_agent_name(system)) > MAX_NAME:
-            problem(
-                "schema_inconsistency",
-                "name",
-                f"{recursion_agent_name(system)!r} is over {MAX_NAME} characters",
-            )
     return errors
 
 
@@ -442,7 +440,7 @@ def hybrid_zone(system: SystemSpec, ordered: list[Component]) -> list[Component]
 
 def recursion_agent_name(system: SystemSpec) -> str:
     """The deep agent a hybrid system's recursion zone runs in."""
-    return f"{system.name}_recursion"
+    return fitted(f"{system.name}_recursion")
 
 
 def _recursion_document(

@@ -73,6 +73,13 @@ _INTENT_WORDS: list[tuple[Intent, str]] = [
 ]
 
 
+_WANTS_SYSTEM = re.compile(
+    r"\b(?:want|need|would like|put together|build|create|make|design|set up)\b.*"
+    r"\b(?:agents?|system|team|pipeline|workflow)\b",
+    re.I,
+)
+
+
 class MetaRequest(BaseModel):
     """What a caller asks the meta-orchestrator for (the graph's ``request`` input)."""
 
@@ -259,6 +266,14 @@ def intent_of(text: str) -> tuple[Intent, str]:
     built; otherwise the intent named first in the text (a build only when none is named)."""
     if BUILD_REQUEST.match(text):
         return "build", "asks for a system to be built"
+    # The first sentence says what is asked; the rest describes the system ("... names a linked outage
+    # ticket" in a build request is no incident).
+    first = re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0]
+    named = [(m.start(), name) for name, pattern in _INTENT_WORDS if (m := re.search(pattern, first, re.I))]
+    if named:
+        return min(named)[1], "named in its first sentence"
+    if _WANTS_SYSTEM.search(first):
+        return "build", "its first sentence asks for a system"
     found = [
         (match.start(), name, pattern)
         for name, pattern in _INTENT_WORDS
@@ -541,8 +556,10 @@ def after_phase(state: MetaState) -> str:
         return "classify_failure"
     if state.get("active_promotions"):
         return "apply_promotion"
-    if result.status == "budget_exhausted":
+    if result.status == "budget_exhausted" and not (phase.gate == "quality" and result.metrics):
         return "decide_next_phase"
+    # An evaluation that went over its budget after measuring is still judged by its gate: its
+    # partial report never lets a system through ungated.
     if not result.metrics:  # nothing measured (e.g. a runtime not runnable yet): no gate to pass
         return "decide_next_phase"
     if phase.gate == "quality":

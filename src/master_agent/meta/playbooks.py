@@ -137,9 +137,9 @@ PLAYBOOKS: dict[Intent, Playbook] = {
 #: tenant's tier: twice, five times and ten times the standard build profile's global budget. Above
 #: its tier's ceiling a request is refused, not clamped.
 TIER_BUDGET_CEILINGS: dict[Tier, dict[BudgetDimension, int]] = {
-    "free": {"max_steps": 200, "max_tokens": 1_000_000, "max_tool_calls": 400, "max_spawns": 60},
-    "pro": {"max_steps": 500, "max_tokens": 2_500_000, "max_tool_calls": 1_000, "max_spawns": 150},
-    "enterprise": {"max_steps": 1_000, "max_tokens": 5_000_000, "max_tool_calls": 2_000, "max_spawns": 300},
+    "free": {"max_steps": 200, "max_tokens": 1_000_000, "max_tool_calls": 800, "max_spawns": 120},
+    "pro": {"max_steps": 500, "max_tokens": 2_500_000, "max_tool_calls": 2_000, "max_spawns": 300},
+    "enterprise": {"max_steps": 1_000, "max_tokens": 5_000_000, "max_tool_calls": 4_000, "max_spawns": 600},
 }
 #: The highest ceiling of any tier: what a request is checked against before its tenant is known.
 BUDGET_CEILINGS: dict[BudgetDimension, int] = TIER_BUDGET_CEILINGS["enterprise"]
@@ -159,12 +159,14 @@ def _budget(steps: int, tokens: int, tool_calls: int, spawns: int) -> RoleBudget
 
 
 #: The standard build profile (section 14.1).
-STANDARD_GLOBAL = _budget(100, 500_000, 200, 30)
+#: Spawns and tool calls: the eval role runs each EvalSpec case as one worker (a tool call per
+#: component), and a spec holds up to ``MAX_EVAL_CASES``: a request's cases are all run.
+STANDARD_GLOBAL = _budget(100, 500_000, 400, 60)
 STANDARD_ROLES: dict[str, RoleBudget] = {
     "architect": _budget(15, 80_000, 30, 5),
     "prompt_policy": _budget(10, 60_000, 20, 4),
     "tooling": _budget(10, 40_000, 30, 3),
-    "eval": _budget(20, 100_000, 50, 5),
+    "eval": _budget(20, 100_000, 300, 50),
     "optimizer": _budget(15, 80_000, 30, 5),
     "ops": _budget(8, 30_000, 15, 2),
     "compiler": _budget(10, 60_000, 15, 3),

@@ -20,6 +20,8 @@ What is read, and how:
 
 from __future__ import annotations
 
+import itertools
+import json
 import re
 import threading
 import time
@@ -39,17 +41,60 @@ _VALUE = re.compile(
     r'"(?P<quoted>[^"]{1,60})"|\b(?P<word>true|false|null)\b|(?<![\w$.,])(?P<num>\d+)(?![\w%$.,])'
 )
 _BEFORE = [
+    (re.compile(r"(?:at least|no less than|not less than|minimum of|from)\s*$", re.I), ">="),
+    (re.compile(r"(?:at most|no more than|not more than|up to|maximum of)\s*$", re.I), "<="),
     (re.compile(r"(?:more than|greater than|over|above|exceeding|exceeds?|higher than)\s*$", re.I), ">"),
-    (re.compile(r"(?:at least|no less than|minimum of)\s*$", re.I), ">="),
     (re.compile(r"(?:less than|fewer than|below|under|lower than)\s*$", re.I), "<"),
-    (re.compile(r"(?:at most|no more than|up to|maximum of)\s*$", re.I), "<="),
+    # "within the last 90 days": a time up to the number.
+    (re.compile(r"(?:within|in)(?: the (?:last|past|first))?\s*$", re.I), "<="),
 ]
+#: A range: "between $100 and $500" (inclusive unless "strictly"); its upper end's words before it.
+_BETWEEN_LOW = re.compile(r"\b(strictly\s+)?between\s*$", re.I)
+#: "1 to 30 days": a range written by its ends, the lower one's words after it.
+_RANGE_TO = re.compile(r"^\s*(?:[a-z%]+\s+)?(?:to|through|-)\s*[$€£]?\s*\d", re.I)
+_BETWEEN_HIGH = re.compile(
+    r"\b(strictly\s+)?between\s+[$€£]?\s*\d[\d,.]*\s*(?:[a-z%]+\s+)?(?:and|to)\s*$", re.I
+)
+#: Words that make what follows them a condition that must be absent ("a vendor not on the list (A,
+#: B)", "unless it mentions X", "any currency other than US dollars"); "never" is the rule's modal.
+_CUE = re.compile(
+    # "not yet past due" negates a time, "are not decided" a verb: neither says something is absent.
+    r"\b(?:not(?! yet\b)(?!\s+\w+ed\b)|no|without|other than|unless|except(?: for)?|none of)\b",
+    re.I,
+)
+#: "overtime_hours is the week's total hours above 40 ...": a field defined by arithmetic.
+_EXPRESSION = re.compile(
+    r"^\s*[a-z][a-z0-9_]*\s+is\s+the\b[^;]*\b(?:minus|plus|times|sum|total|difference|above|number of)\b"
+    r"|\b[a-z][a-z0-9_]*\s+is\s+(?:the\s+)?[\w-]+(?:\s+[\w-]+){0,4}?\s+(?:minus|plus|times|divided by)\b",
+    re.I,
+)
+_ARITHMETIC = "a value computed from the input's numbers needs arithmetic no rule here states"
+_NOT_YET = re.compile(r"\bnot yet (?:past|after|beyond) (?:its|the|their) (\w+)", re.I)
+#: Words after a value that start its condition: "risk is "high" when the change ...".
+_POSTPOSED = re.compile(
+    r"^\W*(?:when|if|whenever|where|unless|except|provided|(?:on|for) (?:a|an|any|each|every))\b", re.I
+)
+#: A cue after what must be absent: "whose rollback plan is missing or says none".
+_POST_CUE = re.compile(r"\b(?:is|are)\s+(?:missing|absent|empty|blank)\b", re.I)
+#: Verbs that lead to what the input must mention: the words before them are its subject.
+_MENTION_VERB = re.compile(
+    r"\b(?:mentions?|mentioning|reports?|reporting|contains?|containing|includes?|including|says?|names?)\b",
+    re.I,
+)
+#: "The reply never uses the words "unfortunately" or "policy"": words a free text avoids or uses.
+_WORDING = re.compile(
+    r"\b(?:uses?|contains?|says?|include|includes)\s+(?:the\s+)?(?:words?|phrases?|terms?)\b", re.I
+)
+#: Time units a comparison of days between two dates is written in, in days.
+_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
 _AFTER = [
     (re.compile(r"^\s*(?:or more|or above|or higher|and above|and over|or greater)\b", re.I), ">="),
     (re.compile(r"^\s*(?:or less|or fewer|or below|or lower|and below|and under)\b", re.I), "<="),
 ]
 _DEFAULT = re.compile(
-    r"\b(all others?|others|all other|everything else|otherwise|every other|any other|other \w+s|the rest)\b",
+    r"\b(all others?|others|all other|everything else|otherwise|every other|any other|other \w+s|the rest"
+    r"|everyone else|everybody else|anyone else|anything else"
+    r"|none of (?:these|those|the above|them)|no (?:other )?rules? (?:catch|appl|match)\w*)\b",
     re.I,
 )
 _NEGATED = re.compile(r"\b(not|no|without|other than|none)\b", re.I)
@@ -61,7 +106,7 @@ _DATE_MATH = re.compile(r"\b(days? (?:before|after)|since|ago|within the last)\b
 _MODAL = re.compile(r"\b(never|must|only|always|whatever|at all times)\b", re.I)
 _TOTAL = re.compile(r"\b(total|in total|sum|combined|altogether)\b", re.I)
 _LIST_SPLIT = re.compile(r",|\(|\)|\bor\b|\band\b|:", re.I)
-_WORD = re.compile(r"[a-z][a-z0-9/-]*", re.I)
+_WORD = re.compile(r"[a-z][a-z0-9/_-]*", re.I)
 #: Words that never name a condition: function words and the verbs that lead to one.
 _FUNCTION = frozenset(
     [
@@ -122,6 +167,18 @@ _FUNCTION = frozenset(
         "carrying",
         "touches",
         "touch",
+        "modifies",
+        "modify",
+        "touching",
+        "other",
+        "carries",
+        "carry",
+        "changes",
+        "under",
+        "named",
+        "called",
+        "file",
+        "files",
         "adds",
         "add",
         "about",
@@ -241,44 +298,102 @@ _NUMBERS = _Numbers()
 
 
 def _amounts(clause: str) -> list[tuple[int, int, float, str]]:
-    """(start, end, value, unit) of each number or amount in ``clause``, the longest reading of a span."""
+    """(start, end, value, unit) of each number or amount in ``clause``, the longest reading of a span
+    (both ends of a range Duckling reads as one: "between $200 and $1,000")."""
     out: list[tuple[int, int, float, str]] = []
     for found in _NUMBERS.parse(clause):
         value = found["value"]
+        ends = [value]
         if value.get("type") == "interval":
-            value = value.get("from") or value.get("to") or {}
-        number = value.get("value")
-        if not isinstance(number, int | float):
-            continue
-        start, end = int(found["start"]), int(found["end"])
-        # Duckling's interval span includes the comparison words: keep the number's own span.
-        digits = re.search(r"[$€£]?\s*\d[\d,]*(?:\.\d+)?", clause[start:end])
-        if digits is not None:
-            start, end = start + digits.start(), start + digits.end()
-        elif found["dim"] == "number":
-            continue  # a number word ("two") is a value, not a quantity compared
-        unit = str(value.get("unit") or "") if found["dim"] == "amount-of-money" else ""
-        if unit == "unknown":
-            unit = ""
-        if not unit:
-            after = re.match(r"\s*(%|[a-z][a-z-]*)", clause[end:], re.I)
-            unit = after.group(1).lower() if after else ""
-        if any(s <= start < e for s, e, _, _ in out):
-            continue
-        out.append((start, end, float(number), unit))
+            ends = [end for end in (value.get("from"), value.get("to")) if end]
+        span_start, span_end = int(found["start"]), int(found["end"])
+        # Duckling's interval span includes the comparison words: keep each number's own span.
+        written = list(re.finditer(r"[$€£]?\s*\d[\d,]*(?:\.\d+)?", clause[span_start:span_end]))
+        for index, end_value in enumerate(ends):
+            number = end_value.get("value")
+            if not isinstance(number, int | float):
+                continue
+            start, end = span_start, span_end
+            if index < len(written):
+                start, end = span_start + written[index].start(), span_start + written[index].end()
+            elif found["dim"] == "number" or index:
+                continue  # a number word ("two") is a value, not a quantity compared
+            unit = str(end_value.get("unit") or "") if found["dim"] == "amount-of-money" else ""
+            if unit == "unknown":
+                unit = ""
+            if not unit:
+                # The noun after the number ("20 units", "60 total hours": its noun, not "total").
+                after = re.match(r"\s*(?:(?:total|in|more)\s+)?(%|[a-z][a-z-]*)", clause[end:], re.I)
+                unit = after.group(1).lower() if after and after.group(1).lower() not in _FUNCTION else ""
+            if any(s <= start < e for s, e, _, _ in out):
+                continue
+            out.append((start, end, float(number), unit))
     return sorted(out)
 
 
-def _comparison(clause: str, start: int, end: int, value: float, unit: str, total: bool) -> Comparison | None:
+def _comparison(
+    clause: str, start: int, end: int, value: float, unit: str, total: bool, text: str = ""
+) -> Comparison | None:
     before, after = re.sub(r"(?:[$€£]|\b[A-Z]{3})\s*$", "", clause[:start].rstrip()), clause[end:]
     after = re.sub(r"^\s*(%|[a-z-]+)(?=\s+or\b|\s+and\b)", "", after, flags=re.I) if unit else after
-    for pattern, op in _AFTER:
-        if pattern.search(after):
-            return Comparison(op=op, value=value, unit=unit, total=total)
-    for pattern, op in _BEFORE:
-        if pattern.search(before):
-            return Comparison(op=op, value=value, unit=unit, total=total)
-    return None
+    op: str | None = None
+    if (low := _BETWEEN_LOW.search(before)) is not None:
+        op = ">" if low.group(1) else ">="
+    elif (high := _BETWEEN_HIGH.search(before)) is not None:
+        op = "<" if high.group(1) else "<="
+    elif _RANGE_TO.match(after):
+        op = ">="
+    elif re.search(r"\d[\d,.]*\s*(?:[a-z%]+\s+)?(?:to|through)\s*[$€£]?\s*$", before, re.I):
+        op = "<="
+    for pattern, candidate in _AFTER:
+        if op is None and pattern.search(after):
+            op = candidate
+    for pattern, candidate in _BEFORE:
+        if op is None and pattern.search(before):
+            op = candidate
+    if op is None:
+        return None
+    days = _DAYS.get(singular_unit(unit))
+    if days is not None:
+        since, until = _dates(before, clause[end:], text or clause)
+        if since is not None:
+            return Comparison(op=op, value=value * days, unit="days", since=since, until=until)
+    return Comparison(op=op, value=value, unit=unit, total=total)
+
+
+def singular_unit(unit: str) -> str:
+    return unit.lower()[:-1] if unit.lower().endswith("s") else unit.lower()
+
+
+def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
+    """For a time between dates, the labels of its earlier and later date in the input. The event is
+    the participle before the comparison ("delivered more than 90 days"; "a message dated": its
+    noun), the reference the date named after it ("before the ticket date", "after the subscription
+    start date"; else one the request names elsewhere; else none: the runtime clock, as "within the
+    last 90 days" says). "before" makes the event the earlier date, "after" the later one."""
+    past = re.match(r"\s*(?:[a-z]+\s+)?past\s+(?:its\s+|the\s+|their\s+)?(\w+)", after, re.I)
+    if past is not None:
+        return past.group(1).lower(), None  # "30 days past due": from the due date to today
+    words = _WORD.findall(before)
+    at = next(
+        (i for i in range(len(words) - 1, -1, -1) if words[i].lower().endswith("ed") and len(words[i]) > 4),
+        None,
+    )
+    if at is None:
+        return None, None
+    event = words[at].lower()
+    if event == "dated" and at > 0:
+        event = words[at - 1].lower()  # "a message dated ...": the message's date
+    named = r"(before|after|prior to|since|from)\s+(?:the\s+)?((?:\w+\s+){0,2}?date)\b"
+    reference = re.match(r"\s*(?:[a-z]+\s+)?" + named, after, re.I) or re.search(r"\b" + named, text, re.I)
+    if reference is None:
+        if re.match(r"\s*(?:[a-z]+\s+)?(?:before|after|prior to|since|from)\b", after, re.I):
+            return None, None  # "after the last day of its week": a date the input does not write
+        return event, None
+    label = re.sub(r"^(?:its|their|his|her)\s+", "", reference.group(2).lower())
+    if reference.group(1).lower() == "after":
+        return label, event
+    return event, label
 
 
 def declared_fields(text: str) -> dict[str, list[str]]:
@@ -293,14 +408,16 @@ def declared_fields(text: str) -> dict[str, list[str]]:
         if name in {"and", "or", "the", "with", "fields", "field", "a", "an"}:
             continue
         values = [v.strip().strip('"') for v in re.split(r",|\bor\b", allowed or "") if v.strip()]
-        fields[name] = values
+        # "(a number)", "(the text sent to the customer)": a description, not values to choose from.
+        fields[name] = values if all(re.fullmatch(r"[\w.+/-]+", v) for v in values) else []
     return fields
 
 
 def _clauses(text: str) -> list[tuple[int, str]]:
-    """Sentences and ;-separated clauses, with their offsets (a decimal point splits nothing)."""
+    """Sentences and ;-separated clauses, with their offsets (a point inside a word splits nothing:
+    "$1.50", ".github/workflows/")."""
     out = []
-    for match in re.finditer(r"[^.;]+(?:\.(?=\d)[^.;]*)*[.;]?", text):
+    for match in re.finditer(r"[^.;]+(?:\.(?=\S)[^.;]*)*[.;]?", text):
         clause = match.group(0)
         stripped = clause.strip()
         if stripped:
@@ -328,15 +445,16 @@ def _field_for(head: str, value: RuleValue, fields: dict[str, list[str]]) -> str
             rf"\b{re.escape(name)}|\b{re.escape(name.rstrip('e'))}(?:e[sd]|ing)\b", head, re.I
         ):
             named.append((match.start(), name))
+    said = json.dumps(value) if value is None or isinstance(value, bool) else str(value)
     for _, name in sorted(named, reverse=True):
         allowed = fields[name]
-        if not allowed or (isinstance(value, str) and value.lower() in {a.lower() for a in allowed}):
+        if not allowed or said.lower() in {a.lower() for a in allowed}:
             return name
     return next(
         (
             f
             for f, allowed in fields.items()
-            if isinstance(value, str) and value.lower() in {a.lower() for a in allowed}
+            if isinstance(value, str) and said.lower() in {a.lower() for a in allowed}
         ),
         None,
     )
@@ -346,6 +464,9 @@ def _keywords(words: str, fields: dict[str, list[str]], subject: frozenset[str] 
     """What a condition lists ("mentions a lawyer, legal action or a chargeback"): its items, each
     without function words; an item naming a category ("billing questions") by its modifier."""
     items = []
+    verb = list(_MENTION_VERB.finditer(words))
+    if verb:
+        words = words[verb[0].end() :]  # "any parcel whose contents mention X": X, not the parcel
     for part in _LIST_SPLIT.split(words):
         tokens = []
         for word in (w.lower() for w in _WORD.findall(part)):
@@ -367,6 +488,125 @@ def _keywords(words: str, fields: dict[str, list[str]], subject: frozenset[str] 
     return list(dict.fromkeys(items))
 
 
+def _given(match: re.Match[str], inflected: dict[str, str]) -> RuleValue:
+    said = match.groupdict().get("inflected")
+    return inflected[said.lower()] if said else _value(match)
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ations", "ation", "ing", "ies", "es", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word.lower()
+
+
+def _negation(
+    segment: str, fields: dict[str, list[str]], subject: frozenset[str]
+) -> tuple[list[str], list[str], set[str]] | None:
+    """A condition with a negation ("a claim with no receipt attached", "a vendor that is not on the
+    approved vendor list (A, B, C)", "tests without adding any", "whose rollback plan is missing"):
+    what must be mentioned (the words before the cue; none for "X other than Y", where X is Y's
+    category), what must not be (the listed items in parentheses, else the names written in
+    capitals, else the words after the cue), and the stems of the words naming the list (for a later
+    rule that names it back: "listed vendors")."""
+    # The rule's own verb ("never approve a diff that deletes tests") is no condition.
+    verbs = {v.lower() for values in fields.values() for v in values} | {"never", "always", "only"}
+
+    def said(text: str) -> list[str]:
+        return _keywords(
+            re.sub(r"[a-z_]+", lambda w: "" if w.group(0).lower() in verbs else w.group(0), text, flags=re.I),
+            fields,
+            subject,
+        )
+
+    for part in reversed(segment.split(":")):
+        post = _POST_CUE.search(part)
+        if post is not None and (
+            missing := said(re.split(r"\b(?:whose|with|that|which)\b", part[: post.start()])[-1])
+        ):
+            return [], missing, set()
+    negated = next((p for p in reversed(segment.split(":")) if _CUE.search(p)), None)
+    if negated is None:
+        return None
+    cues = list(_CUE.finditer(negated))
+    head = negated[: cues[0].start()]
+    absent: list[str] = []
+    naming: set[str] = set()
+    # "modifies files under src/ without touching tests/, unless its author is dependabot": each
+    # cue's words are absent too.
+    for index, cue in enumerate(cues):
+        tail = negated[cue.end() : cues[index + 1].start() if index + 1 < len(cues) else len(negated)]
+        listed = re.search(r"\(([^)]*)\)", tail)
+        names = re.findall(r"\b[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)+", tail)
+        if listed is not None:
+            absent += _keywords(listed.group(1), fields, subject)
+            naming |= {_stem(w.lower()) for w in _WORD.findall(tail[: listed.start()])}
+        elif names:
+            absent += [" ".join(w.lower() for w in _WORD.findall(name)) for name in names]
+        elif re.match(r"unless|except", cue.group(0), re.I):
+            # "unless the customer is on the enterprise plan": what is said of it, not who.
+            predicates = [
+                re.split(r"\b(?:is|are|was|were|has|have)\b", p)[-1] for p in _LIST_SPLIT.split(tail)
+            ]
+            absent += _keywords(",".join(predicates), fields, subject)
+        else:
+            absent += _keywords(tail, fields, subject)  # "no receipt attached is put on hold"
+    if not absent:
+        return None
+    # "X other than Y": X is Y's category; "<rule> unless Y": the words before are the rule itself.
+    category = re.match(r"other than|except|unless", cues[0].group(0), re.I) is not None
+    mentions = [] if category else said(head)
+    return mentions, list(dict.fromkeys(absent)), naming - _FUNCTION
+
+
+def _alternatives(
+    clause: str,
+    compared: list[tuple[int, int, Comparison]],
+    end: int,
+    fields: dict[str, list[str]],
+    subject: frozenset[str],
+) -> list[dict[str, Any]]:
+    """The conditions comparisons write, each alternative one rule: comparisons joined by "and" (or
+    a range's two ends) hold together, "or" starts another alternative; a condition on what the input
+    mentions joined after the last comparison ("over $5,000 and from a new vendor") holds with it
+    ("and") or instead of it ("or"). Comparisons not joined to the next: the last one decides."""
+    if not compared:
+        return []
+    groups: list[list[Comparison]] = [[compared[0][2]]]
+    for (_, previous_end, _), (start, _, comparison) in itertools.pairwise(compared):
+        joint = clause[previous_end:start]
+        if len(_WORD.findall(joint)) > 10 or re.search(r"[;:]", joint):
+            groups = [[comparison]]  # far apart: the last one decides
+        elif re.search(r"\bor\b", joint, re.I):
+            groups.append([comparison])
+        else:
+            groups[-1].append(comparison)
+    for group in groups:
+        # "1 to 30 days past due": the lower end is in the unit (and dates) of the upper one.
+        for position, comparison in enumerate(group[:-1]):
+            if not comparison.unit and group[-1].unit:
+                update = group[-1].model_dump(include={"unit", "since", "until", "total"})
+                group[position] = comparison.model_copy(update=update)
+    alternatives: list[dict[str, Any]] = [{"when": g[0], "also": g[1:]} for g in groups]
+    rest = re.sub(
+        r"^\s*(?:[a-z%]+\s+)?(?:(?:or|and) (?:more|less|fewer|above|below|higher|lower|greater|over|under)"
+        r"|inclusive|exclusive|both included)\b",
+        "",
+        clause[compared[-1][1] : end],
+        flags=re.I,
+    )
+    # "more than 7 days before the report date, or that mention a gas leak": a few words may finish
+    # the comparison before the join.
+    tail = re.match(r"\s*(?:[\w%-]+,?\s+){0,5}?,?\s*\b(and|or)\b(.*)", rest, re.I | re.S)
+    if tail is not None:
+        said = _keywords(tail.group(2), fields, subject)
+        if said and tail.group(1).lower() == "and":
+            alternatives = [{**a, "mentions": said} for a in alternatives]
+        elif said:
+            alternatives.append({"mentions": said})
+    return alternatives
+
+
 def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
     """The output fields a request declares and the requirements it states."""
     text = text[:MAX_CHARS]
@@ -376,7 +616,14 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
     # What the system handles ("purchase orders") is no condition: every input is one.
     first = _clauses(text)[0][1] if _clauses(text) else ""
     subject = frozenset(w.lower() for w in _WORD.findall(first.split(" that ", 1)[-1])) - _FUNCTION
+    inflected = {
+        (v[:-1] if v.endswith("e") else v) + "ed": v
+        for values in fields.values()
+        for v in values
+        if re.fullmatch(r"[a-z]{3,}", v)
+    }
     requirements: list[Requirement] = []
+    lists: list[tuple[str, list[str], set[str]]] = []
     for offset, clause in _clauses(text):
         if (
             declaration is not None
@@ -392,39 +639,115 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
         pattern = _VALUE
         if bare:
             alternatives = "|".join(re.escape(v) for v in reversed(bare))
-            pattern = re.compile(_VALUE.pattern + rf'|(?<!["\w])(?P<bare>{alternatives})(?!["\w])')
-        for value_match in pattern.finditer(clause):
-            if any(s <= value_match.start() < e for s, e, _, _ in amounts):
-                continue
-            value = _value(value_match)
-            field = _field_for(clause[: value_match.start()], value, fields)
-            if field is None:
-                continue
-            segment = clause[cursor : value_match.start()]
-            seg_start = cursor
-            cursor = value_match.end()
-            comparisons = [
-                c
+            pattern = re.compile(pattern.pattern + rf'|(?<!["\w])(?P<bare>{alternatives})(?!["\w])')
+        if inflected:
+            # "... are approved": an allowed value said by its participle after a copula.
+            forms = "|".join(re.escape(form) for form in sorted(inflected, key=len, reverse=True))
+            pattern = re.compile(
+                pattern.pattern + rf"|\b(?:is|are|be|gets?)\s+(?P<inflected>{forms})\b", re.I
+            )
+        given = [
+            (value_match, field)
+            for value_match in ([] if _WORDING.search(clause) else pattern.finditer(clause))
+            if not any(
+                s <= value_match.start() < e and _comparison(clause, s, e, v, u, False) is not None
                 for s, e, v, u in amounts
-                if seg_start <= s < value_match.start()
-                and (c := _comparison(clause, s, e, v, u, total and u in ("$", "EUR", "GBP", "€", "£")))
+            )  # a compared quantity ("over 400 lines") is not a value given
+            # "gets "needs_approval" instead of "reorder"": the value it does not get.
+            and not re.search(r"\b(?:instead of|rather than)\s*$", clause[: value_match.start()], re.I)
+            and (field := _field_for(clause[: value_match.start()], _given(value_match, inflected), fields))
+        ]
+        for index, (value_match, field) in enumerate(given):
+            value = _given(value_match, inflected)
+            if value_match.start() < cursor:
+                continue
+            segment = before = clause[cursor : value_match.start()]
+            seg_start, seg_end = cursor, value_match.start()
+            cursor = value_match.end()
+            after_end = given[index + 1][0].start() if index + 1 < len(given) else len(clause)
+            after = clause[value_match.end() : after_end]
+            default = bool(_DEFAULT.search(segment))
+            if _POSTPOSED.match(after):
+                # "risk is "high" when the change includes ...": the condition follows the value.
+                segment, seg_end, cursor = after, after_end, after_end
+            elif index == len(given) - 1 and _DEFAULT.match(re.sub(r"^\W+", "", after)):
+                default = True  # "... and "standard" otherwise"
+            compared = [
+                (s, e, c)
+                for s, e, v, u in amounts
+                if (seg_start <= s < seg_end or (segment is after and value_match.end() <= s < after_end))
+                and (c := _comparison(clause, s, e, v, u, total and u in ("$", "EUR", "GBP", "€", "£"), text))
                 is not None
             ]
-            default = bool(_DEFAULT.search(segment))
-            mentions = [] if comparisons or default else _keywords(segment, fields, subject)
-            if rules and rules[-1].field != field and not comparisons and not default and not mentions:
-                # "(decision "block", flag "secret")": assigned together, under the same condition.
-                rules.append(rules[-1].model_copy(update={"field": field, "value": value}))
-                continue
-            rules.append(
-                Rule(
-                    field=field,
-                    value=value,
-                    when=comparisons[-1] if comparisons else None,
-                    mentions=mentions,
-                    default=default,
+            if not compared and (due := _NOT_YET.search(segment)) is not None:
+                # "not yet past its due date": no day past it yet.
+                since = due.group(1).lower()
+                compared = [(seg_start, seg_end, Comparison(op="<=", value=0, unit="days", since=since))]
+            mentions: list[str] = []
+            absent: list[str] = []
+            if segment is after and _CUE.search(after):
+                negation = _negation(after, fields, subject)
+                if negation is not None:
+                    mentions, absent, listed_as = negation
+                    lists.append((field, absent, listed_as))
+                default = False
+            elif not compared and not default:
+                negation = _negation(segment, fields, subject)
+                if negation is not None:
+                    mentions, absent, listed_as = negation
+                    lists.append((field, absent, listed_as))
+                else:
+                    mentions = _keywords(segment, fields, subject)
+            if (
+                rules
+                and rules[-1].field == field
+                and rules[-1].value == value
+                and segment is after
+                and not compared
+                and not _keywords(before, fields, subject)
+            ):
+                # "are escalated (decision "escalate") unless ...": the value said again, and the
+                # condition after it holds with the first saying's.
+                first_said = rules[-1]
+                rules[-1] = first_said.model_copy(
+                    update={
+                        "mentions": [*first_said.mentions, *mentions],
+                        "absent": [*first_said.absent, *absent],
+                    }
                 )
+                continue
+            if rules and not compared and not default and not mentions and not absent:
+                if rules[-1].field == field and rules[-1].value == value:
+                    continue  # "is blocked (decision "block")": the same value said twice
+                if rules[-1].field != field:
+                    # "(decision "block", flag "secret")": assigned together, under the same condition.
+                    rules.append(rules[-1].model_copy(update={"field": field, "value": value}))
+                    continue
+            for alternative in _alternatives(clause, compared, seg_end, fields, subject) or [{}]:
+                rules.append(
+                    Rule(
+                        field=field, value=value, mentions=mentions, absent=absent, default=default
+                    ).model_copy(update=alternative)
+                )
+        for field in named:
+            said = re.search(
+                rf"\b{re.escape(field)}\s+(?:says|states|explains|reads)\s+(?:that\s+)?(?P<text>[^,;()]+)",
+                clause,
             )
+            if said is not None and rules and not any(r.field == field for r in rules):
+                # "(decision "hold"), and its reason says that the receipt is missing": that text,
+                # under the condition of the value it goes with.
+                rules.append(
+                    rules[-1].model_copy(update={"field": field, "value": said.group("text").strip()})
+                )
+        copied = re.search(r"\b([a-z]+)\s+(?:number|id|code|reference|no\.?)\b", clause, re.I)
+        if named and _COPY.search(clause) and copied is not None and copied.group(1).lower() not in named:
+            # "order_id repeats the order number written in the ticket, or is null": the identifier
+            # written after the label's word, else null.
+            rules = [
+                Rule(field=named[0], copy_of=copied.group(1).lower()),
+                Rule(field=named[0], default=True),
+            ]
         # A clause that compares but assigns through its own words ("below $10,000 they need one").
         for s, e, v, u in amounts:
             comparison = _comparison(clause, s, e, v, u, total and u in ("$", "EUR", "GBP", "€", "£"))
@@ -437,7 +760,9 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             if number is not None and field is not None:
                 rules.append(Rule(field=field, value=number, when=comparison))
         targets = list(dict.fromkeys([*(r.field for r in rules), *named]))
-        if not rules and not ((named and _COPY.search(clause)) or _TONE.search(clause)):
+        if not rules and not (
+            (named and _COPY.search(clause)) or _TONE.search(clause) or _WORDING.search(clause)
+        ):
             if offset > 0 and (named or _MODAL.search(clause)):
                 # It constrains the answer, yet no rule could be read from it: said, never dropped.
                 requirements.append(
@@ -449,7 +774,11 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
                         end=offset + len(clause),
                         fields=named,
                         buildable=False,
-                        why_not="no rule could be read from its words: it needs a model",
+                        why_not=(
+                            _ARITHMETIC
+                            if _EXPRESSION.search(clause)
+                            else "no rule could be read from its words: it needs a model"
+                        ),
                     )
                 )
             continue  # names no rule: a description, not a constraint
@@ -490,6 +819,27 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
                 why_not=why,
             )
         )
+    for field, listed, words in lists:
+        # "... not on the approved vendor list (A, B); invoices from listed vendors ...": the other
+        # side of a negated list names it back, and means its items.
+        for position, requirement in enumerate(requirements):
+            # "...; those customers are cancelled at once": a value with no condition of its own there.
+            rules = [
+                rule.model_copy(update={"mentions": listed})
+                if rule.field == field
+                and not rule.absent
+                and (
+                    {_stem(w) for item in rule.mentions for w in item.split()} & words
+                    or not (rule.mentions or rule.when or rule.default or rule.copy_of)
+                )
+                else rule
+                for rule in requirement.rules
+            ]
+            if rules != requirement.rules:
+                kind, buildable, why = _kind_of(requirement.text, rules, fields)
+                requirements[position] = requirement.model_copy(
+                    update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why}
+                )
     if not fields:
         requirements = _verb_rules(text)
         fields = {field: [] for r in requirements for field in r.fields}
@@ -541,7 +891,7 @@ def _verb_rules(text: str) -> list[Requirement]:
 def _kind_of(
     clause: str, rules: list[Rule], fields: dict[str, list[str]] | None = None
 ) -> tuple[RequirementKind, bool, str | None]:
-    if _TONE.search(clause) and not rules:
+    if (_TONE.search(clause) or _WORDING.search(clause)) and not rules:
         return "tone", False, "a tone or wording of free text needs a model to write it"
     if _COPY.search(clause) and not rules:
         return "output_field", False, "copying a value out of free text needs a model to read it"
@@ -553,14 +903,21 @@ def _kind_of(
     )
     if re.search(r"\bescalat", clause, re.I) and not compared:
         kind = "escalation"
-    if _DATE_MATH.search(clause):
+    dated = any(c.since for r in rules for c in [*([r.when] if r.when else []), *r.also])
+    if _DATE_MATH.search(clause) and not dated:
         return (
             kind,
             False,
             "a rule on the time between dates needs a model (or a date tool) to read the dates",
         )
+    if _EXPRESSION.search(clause):
+        return kind, False, _ARITHMETIC
     conditional = [r for r in rules if not r.default]
-    if not conditional or not all(r.when is not None or r.mentions for r in conditional):
+    if not conditional and rules:
+        return kind, True, None  # "a diff with none of these problems is approved": a default
+    if not conditional or not all(
+        r.when is not None or r.mentions or r.absent or r.copy_of for r in conditional
+    ):
         return kind, False, "no condition could be read for each of its values"
     decided = {v.lower() for values in (fields or {}).values() for v in values}
     for rule in conditional:
@@ -569,7 +926,9 @@ def _kind_of(
             return kind, False, "a condition on another decision of the answer needs a model"
         if words & {"never", "not", "no", "without", "none"}:
             return kind, False, "a negated condition needs a model to judge"
-    negated = [r for r in conditional if r.when is None and _NEGATED.search(clause)]
+    negated = [
+        r for r in conditional if r.when is None and not r.absent and not r.copy_of and _CUE.search(clause)
+    ]
     if negated and len(negated) == len(conditional):
         return kind, False, "a negated condition needs a model to judge"
     return kind, True, None

@@ -1,0 +1,231 @@
+"""Constraint kinds compiled offline into a built system's tools: ranges and qualified thresholds,
+conditions joined by "and"/"or", negated lists and "unless", days between dates (the input's own, or
+the runtime clock), identifiers copied out of the input, and what the input mentions read with its
+negations ("Receipt: none"). What needs a model (wording) stays unbuilt and fails the gate. Long
+names are shortened, never refused."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from master_agent.capabilities import install_tenant
+from master_agent.capabilities.agents import NAME_PATTERN, AgentDocument
+from master_agent.evolution.clock import FixedClock
+from master_agent.meta.compiler import MAX_NAME, agent_name, fitted, validate_system
+from master_agent.meta.design import design_eval, design_system, design_tools, mentioned
+from master_agent.meta.graph import build_meta_graph
+from master_agent.meta.requirements import extract_requirements
+from master_agent.runtime import RuntimeResources
+from master_agent.runtime.factory import candidate_graph
+from master_agent.runtime.resources import use_shared_resources
+
+PAYMENTS = (
+    "Build an agent system that screens payment requests. It returns a JSON object with release (yes or no), "
+    "tier (none, standard or enhanced), route and payee_id. A payment of strictly more than $5,000 to a vendor "
+    'added fewer than 60 days before the request date is held (release "no"). Every other payment is released '
+    '(release "yes"). Payments between $200 and $1,000 inclusive get tier "standard", payments above $1,000 get '
+    '"enhanced" and payments below $200 get "none". Payments to a payee that is not on the trusted list (Acme '
+    'Supplies, Northwind Traders) go to route "treasury"; payments to listed payees go to route "ops". '
+    "payee_id repeats the payee number written in the request exactly, or is null when there is none."
+)
+
+
+def _rules(text: str) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for requirement in extract_requirements(text)[1]:
+        assert requirement.buildable, requirement
+        for rule in requirement.rules:
+            out.setdefault(rule.field, []).append(rule.model_dump(exclude_defaults=True, exclude={"field"}))
+    return out
+
+
+def test_combined_conditions_ranges_negated_lists_and_copies_are_read_as_rules() -> None:
+    rules = _rules(PAYMENTS)
+    held = rules["release"][0]
+    assert held["when"] == {"op": ">", "value": 5000.0, "unit": "$"}
+    assert held["also"] == [
+        {"op": "<", "value": 60.0, "unit": "days", "since": "added", "until": "request date"}
+    ]
+    assert rules["release"][1] == {"value": "yes", "default": True}
+    standard = rules["tier"][0]
+    assert (standard["when"]["op"], standard["when"]["value"]) == (">=", 200.0)
+    assert [(c["op"], c["value"]) for c in standard["also"]] == [("<=", 1000.0)]
+    assert rules["route"] == [
+        {"value": "treasury", "absent": ["acme supplies", "northwind traders"]},
+        {"value": "ops", "mentions": ["acme supplies", "northwind traders"]},
+    ]
+    assert rules["payee_id"] == [{"copy_of": "payee"}, {"default": True}]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ('Orders of no more than 10 units get flag "small".', [[("<=", 10.0)]]),
+        ('Orders strictly between 10 and 20 units get flag "mid".', [[(">", 10.0), ("<", 20.0)]]),
+        ('Orders of 1 to 5 units get flag "few".', [[(">=", 1.0), ("<=", 5.0)]]),
+        (
+            'Orders of at least 3 units, or more than $900, get flag "big".',
+            [[(">=", 3.0)], [(">", 900.0)]],
+        ),
+    ],
+)
+def test_qualifiers_ranges_and_alternatives(sentence: str, expected: list[list[tuple[str, float]]]) -> None:
+    text = f"Build an agent system that checks orders. It returns a JSON object with flag. {sentence}"
+    (requirement,) = extract_requirements(text)[1]
+    read = [[(c.op, c.value) for c in [r.when, *r.also] if c] for r in requirement.rules]
+    assert read == expected
+
+
+def test_a_postposed_unless_and_a_trailing_otherwise_are_conditions_of_their_values() -> None:
+    text = (
+        "Build an agent system that books parcels. It returns a JSON object with signature (true or false) and "
+        "risk (high or standard). Shipments with a declared value over $2,500 require a signature (signature "
+        "true) unless the recipient is one of the businesses Contoso Retail or Fabrikam Stores; all others have "
+        'signature false. risk is "high" when the parcel contains lithium batteries, and "standard" otherwise.'
+    )
+    rules = _rules(text)
+    assert rules["signature"][0]["absent"] == ["contoso retail", "fabrikam stores"]
+    assert rules["signature"][0]["when"]["value"] == 2500.0
+    assert rules["risk"] == [
+        {"value": "high", "mentions": ["lithium batteries"]},
+        {"value": "standard", "default": True},
+    ]
+
+
+def test_words_the_input_negates_are_not_mentioned() -> None:
+    assert mentioned("receipt attached", "Receipt attached: taxi.pdf")
+    assert not mentioned("receipt attached", "Receipt: not attached")
+    assert not mentioned("receipt", "Receipt: none")
+    assert not mentioned("alcohol", "Client dinner (no alcohol), $80")
+    assert mentioned("alcohol", "Wine and alcohol for the party")
+
+
+def test_wording_of_free_text_is_not_built_and_arithmetic_is_not_guessed() -> None:
+    text = (
+        "Build an agent system that answers tickets. It returns a JSON object with reply and total. "
+        'The reply never uses the words "unfortunately" or "policy". '
+        "total is the sum of the amounts minus the discount."
+    )
+    wording, arithmetic = extract_requirements(text)[1]
+    assert (wording.kind, wording.buildable, wording.rules) == ("tone", False, [])
+    assert arithmetic.buildable is False and "arithmetic" in (arithmetic.why_not or "")
+
+
+def test_the_eval_spec_tests_dates_ranges_negations_and_copies() -> None:
+    system = design_system(PAYMENTS, "payment_screen", "langgraph")
+    cases = design_eval(system).cases
+    expected = {case.id: case.expect for case in cases}
+    dated = [case for case in cases if "Request date" in str(case.inputs)]
+    assert {str(case.expect["release"]) for case in dated} == {"yes", "no"}
+    assert {v["tier"] for v in expected.values() if "tier" in v} == {"none", "standard", "enhanced"}
+    assert any(v == {"route": "treasury"} for v in expected.values())
+    assert any(v == {"route": "ops"} for v in expected.values())
+    assert any(v == {"payee_id": None} for v in expected.values())
+    assert any(isinstance(v.get("payee_id"), str) for v in expected.values())
+    sql = " ".join(tool.implementation.sql for tool in design_tools(system).tools)
+    assert "::date" in sql and "!~*" in sql and "substring(" in sql
+
+
+def test_long_names_are_shortened_unique_and_valid() -> None:
+    system = design_system(PAYMENTS, "a" * 60, "langgraph")
+    assert not [e for e in validate_system(system, design_tools(system)) if "characters" in e.message]
+    names = [agent_name(system, c) for c in system.components]
+    assert len(set(names)) == len(names)
+    assert all(len(n) <= MAX_NAME and __import__("re").match(NAME_PATTERN, n) for n in names)
+    assert fitted("b" * 70) != fitted("b" * 71) and fitted("short_name") == "short_name"
+
+
+@pytest.fixture
+async def built(resources: RuntimeResources) -> tuple[Any, str]:
+    tenant = f"meta-{uuid.uuid4().hex[:8]}"
+    await install_tenant(resources.database.pool, resources.settings, "retail", tenant)
+    use_shared_resources(resources)
+    graph = build_meta_graph().compile(checkpointer=resources.database.checkpointer)
+    return graph, tenant
+
+
+async def _system(resources: RuntimeResources, graph: Any, tenant: str, text: str, name: str) -> Any:
+    config: Any = {"configurable": {"tenant_id": tenant, "thread_id": str(uuid.uuid4())}}
+    result = (await graph.ainvoke({"request": {"text": text, "name": name}}, config))["result"]
+    async with resources.database.pool.connection() as conn:
+        row = await (
+            await conn.execute(
+                "SELECT payload FROM meta_artifacts WHERE request_id = %s AND artifact_type = 'CompiledSpec' "
+                "ORDER BY version DESC LIMIT 1",
+                (uuid.UUID(result["request_id"]),),
+            )
+        ).fetchone()
+    assert row is not None, result
+    documents = [AgentDocument.model_validate(d) for d in row["payload"]["config"]["agents"]]
+    return result, await candidate_graph(resources, tenant, documents)
+
+
+async def _answer(system: Any, tenant: str, text: str) -> dict[str, Any]:
+    out = await system.ainvoke(
+        {"goal": text, "context": {"request": text, "claim": text}}, {"configurable": {"tenant_id": tenant}}
+    )
+    return dict(out["solution"])
+
+
+async def test_the_built_system_decides_by_dates_ranges_lists_and_copies(
+    built: tuple[Any, str], resources: RuntimeResources
+) -> None:
+    graph, tenant = built
+    result, system = await _system(resources, graph, tenant, PAYMENTS, "payment_screen")
+    assert result["gates"]["quality"]["passed"] is True, result["gates"]
+    base = "Request date: 2024-06-10. Payee Acme Supplies, payee #P-7781. Vendor added: {added}. Amount: {amount}."
+    for added, amount, release, tier in [
+        ("2024-05-01", "$5,000.01", "no", "enhanced"),  # new vendor, strictly more than $5,000
+        ("2024-05-01", "$5,000.00", "yes", "enhanced"),  # new vendor, not more than $5,000
+        ("2024-04-11", "$9,000.00", "yes", "enhanced"),  # 60 days before: not fewer than 60
+        ("2024-04-12", "$9,000.00", "no", "enhanced"),  # 59 days before
+        ("2017-01-01", "$200.00", "yes", "standard"),  # the range's bounds are inclusive
+        ("2017-01-01", "$199.99", "yes", "none"),
+    ]:
+        answer = await _answer(system, tenant, base.format(added=added, amount=amount))
+        assert (answer["release"], answer["tier"], answer["payee_id"]) == (release, tier, "P-7781"), answer
+    listed = await _answer(system, tenant, "Request date: 2024-06-10. Payee Globex Corporation. Amount: $50.")
+    assert (listed["route"], listed["payee_id"]) == ("treasury", None)
+    assert (await _answer(system, tenant, "Payee: Northwind Traders. Amount: $50."))["route"] == "ops"
+
+
+async def test_days_since_a_date_read_the_runtime_clock_and_a_negated_mention_counts_as_absent(
+    built: tuple[Any, str], resources: RuntimeResources
+) -> None:
+    graph, tenant = built
+    text = (
+        "Build an agent system that reviews expense claims. It returns a JSON object with decision (approve, "
+        'hold or reject). Claims submitted more than 30 days ago are rejected (decision "reject"). A claim with '
+        'no receipt attached is put on hold (decision "hold"). Other claims are approved (decision "approve").'
+    )
+    resources.evolution.clock = FixedClock(datetime(2024, 7, 1, 12, tzinfo=UTC))
+    _, system = await _system(resources, graph, tenant, text, "claims_clock")
+    for claim, decision in [
+        ("Claim submitted 2024-05-01. Taxi $40. Receipt attached: taxi.pdf.", "reject"),
+        ("Claim submitted 2024-06-25. Taxi $40. Receipt attached: taxi.pdf.", "approve"),
+        ("Claim submitted 2024-06-25. Taxi $40. Receipt: none.", "hold"),
+        ("Claim submitted 2024-06-25. Taxi $40. Receipt: not attached, my manager said it is fine.", "hold"),
+    ]:
+        assert (await _answer(system, tenant, claim))["decision"] == decision, claim
+    resources.evolution.clock = FixedClock(datetime(2024, 9, 1, tzinfo=UTC))
+    late = await _answer(system, tenant, "Claim submitted 2024-06-25. Taxi $40. Receipt attached: taxi.pdf.")
+    assert late["decision"] == "reject"  # the same claim, read later by the clock seam
+
+
+def test_an_alternative_after_a_date_and_a_value_said_twice_keep_their_conditions() -> None:
+    text = (
+        "Build an agent system that triages maintenance requests. It returns a JSON object with priority "
+        "(urgent or normal) and decision (approve or escalate). Requests opened more than 7 days before the "
+        'report date, or that mention a gas leak, are urgent (priority "urgent"); all others are priority '
+        '"normal". Bookings over $2,000 are escalated (decision "escalate") unless the traveller is on the '
+        'Executive Board; all others get decision "approve".'
+    )
+    rules = _rules(text)
+    assert [r.get("mentions") for r in rules["priority"]] == [None, ["gas leak"], None]
+    assert rules["priority"][0]["when"]["since"] == "opened"
+    assert rules["decision"][0]["absent"] == ["executive board"]
+    assert rules["decision"][0]["when"]["value"] == 2000.0 and len(rules["decision"]) == 2
