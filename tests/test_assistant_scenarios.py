@@ -396,3 +396,26 @@ async def test_an_answer_below_seventy_percent_confidence_asks_the_user(assistan
     assert "40%" in solution.handoff["question"]
     assert solution.details["mail_summary"] == "No emails from Zed about project."
     assert solution.termination["reason"] == "ask_user"
+
+
+@pytest.mark.parametrize("answer_as", ["resume", "message"])
+async def test_to_which_day_answered_next_completes_the_move(
+    assistant: RuntimeResources, answer_as: str
+) -> None:
+    """A move without where to asks "to which day or time?"; the answer, as the interrupt's resume or
+    as the next chat message, completes that move (previewed, then read back from the calendar)."""
+    thread = str(uuid.uuid4())
+    asked = await _chat(assistant, thread, "Move the design review")
+    [question] = asked["interrupts"]
+    assert question["fields"] == ["move_to"], question
+    answer = "Thursday at 2pm"
+    answered = await _chat(assistant, thread, Command(resume=answer) if answer_as == "resume" else answer)
+    [approval] = answered["interrupts"]
+    assert approval["kind"] == "approval" and approval["tool"] == "reschedule_event", approval
+    done = await _chat(assistant, thread, Command(resume="approve"))
+    assert done["reply"]["status"] == "success", done["reply"]
+    assert "Moved: Design review" in done["reply"]["text"]
+    thursday = resolve_day("Thursday", datetime.now(UTC).date())
+    assert thursday is not None
+    moved = await _events_on(assistant, thursday, "Design review")
+    assert [event.start.astimezone(UTC).hour for event in moved] == [14]
