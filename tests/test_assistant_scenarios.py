@@ -25,6 +25,7 @@ from master_agent.evolution.clock import FixedClock
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.factory import chat_turn
 from master_agent.runtime.proposals import ProposalBook
+from master_agent.runtime.recovery import answers_question
 from master_agent.runtime.solve import SolveRequest, solve
 
 
@@ -398,18 +399,17 @@ async def test_an_answer_below_seventy_percent_confidence_asks_the_user(assistan
     assert solution.termination["reason"] == "ask_user"
 
 
-@pytest.mark.parametrize("answer_as", ["resume", "message"])
-async def test_to_which_day_answered_next_completes_the_move(
-    assistant: RuntimeResources, answer_as: str
-) -> None:
-    """A move without where to asks "to which day or time?"; the answer, as the interrupt's resume or
-    as the next chat message, completes that move (previewed, then read back from the calendar)."""
+async def test_to_which_day_answered_next_completes_the_move(assistant: RuntimeResources) -> None:
+    """A move without where to asks "to which day or time?"; the answer (the next chat message, which
+    ``/chat/stream`` sends as the interrupt's resume) completes that move: previewed, then read back
+    from the calendar, on the event asked about (the answer's day is where to, not which event)."""
     thread = str(uuid.uuid4())
     asked = await _chat(assistant, thread, "Move the design review")
     [question] = asked["interrupts"]
     assert question["fields"] == ["move_to"], question
-    answer = "Thursday at 2pm"
-    answered = await _chat(assistant, thread, Command(resume=answer) if answer_as == "resume" else answer)
+    answer = "to Thursday 2pm please"
+    assert answers_question(question, answer)
+    answered = await _chat(assistant, thread, Command(resume=answer))
     [approval] = answered["interrupts"]
     assert approval["kind"] == "approval" and approval["tool"] == "reschedule_event", approval
     done = await _chat(assistant, thread, Command(resume="approve"))

@@ -61,6 +61,7 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
         # is also where a pending move goes: the answer to "to which day or time?". Only an event
         # ``find_event`` found is moved, so elsewhere it moves nothing.
         said["move_to"] = goal
+        return said  # it names no event or person of its own: nothing else is read from it
     if action == "feedback":
         return said
     return {**said, **goal_entities(goal, today, action)}
