@@ -357,6 +357,13 @@ def report(part: str, outcomes: list[Outcome], show_cases: bool) -> dict[str, An
         f"in-domain requests routed to the assistant: {routed}/{len(in_domain)} ({routed / max(1, len(in_domain)):.0%}, goal >= 95%)"
     )
     print(f"cases passed: {passed}/{len(outcomes)} ({passed / max(1, len(outcomes)):.0%})")
+    # The assistant's own handling apart from the front door's routing (another component): of the
+    # in-domain cases the front door gave the assistant, how many it then got right.
+    given = [o for o in in_domain if o.routed]
+    good = sum(o.passed for o in given)
+    print(
+        f"in-domain cases passed when routed to the assistant: {good}/{len(given)} ({good / max(1, len(given)):.0%})"
+    )
     for category, items in sorted(by_category.items()):
         good = sum(o.passed for o in items)
         print(f"  {category:<16} {good}/{len(items)}")
@@ -381,18 +388,20 @@ async def evaluate(service: Service, data_dir: Path, parts: list[str], only: str
                 )
             outcomes.append(outcome)
             # Progress as it goes (a held-out case by its number only, never its text or id).
-            label = case["id"] if part == "tuning" else f"heldout #{len(outcomes)}"
+            label = case["id"] if part != "heldout" else f"heldout #{len(outcomes)}"
             print(f"  {label} {'ok' if outcome.passed else 'FAIL'}", file=sys.stderr, flush=True)
-        results[part] = report(part, outcomes, show_cases=(part == "tuning"))
+        results[part] = report(part, outcomes, show_cases=(part != "heldout"))
     return 0 if all(r["claimed_not_done"] == 0 for r in results.values()) else 1
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--part", choices=["tuning", "heldout", "both"], default="both")
+    parser.add_argument("--part", choices=["tuning", "probes", "heldout", "both"], default="both")
     parser.add_argument("--case", help="only this tuning case id")
     args = parser.parse_args()
-    parts = ["heldout", "tuning"] if args.part == "both" else [args.part]
+    # probes.json: inputs written after the first figures (clarification answers, hours said without
+    # am/pm), tuned on like tuning.json.
+    parts = ["heldout", "tuning", "probes"] if args.part == "both" else [args.part]
     with (
         tempfile.TemporaryDirectory(prefix="ma-eval-assistant-") as directory,
         serving(
