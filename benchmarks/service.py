@@ -140,7 +140,7 @@ def serving(
     server = subprocess.Popen([*cli, "serve", "--port", str(port), "--workers", str(workers)], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 180  # a loaded machine starts the server slowly
+        deadline = time.monotonic() + 600  # a loaded machine starts the server slowly
         while True:
             try:
                 if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
