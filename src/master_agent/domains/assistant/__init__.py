@@ -137,9 +137,13 @@ def _action_lines(solution: dict[str, Any]) -> list[str]:
     requested = action.get("requested")
     if requested == "send an email":
         sent = solution.get("sent") or {}
+        kept = action.get("sent_folder")
+        where = (
+            f", kept in Sent as uid {kept['uid']}" if isinstance(kept, dict) else f"; {kept}" if kept else ""
+        )
         return [
             f"Sent {sent.get('subject')!r} to {', '.join(action.get('accepted') or [])} "
-            f"(message id {action.get('message_id')}, accepted by the mail server)."
+            f"(message id {action.get('message_id')}, accepted by the mail server{where})."
         ]
     if requested == "move an event":
         before = action.get("from") or {}
