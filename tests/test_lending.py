@@ -435,6 +435,9 @@ def test_a_sum_not_said_as_income_is_asked_about_before_it_is_the_salary() -> No
     assert pending.loan_details == verifying.loan_details
     assert read_message("no", pending, VERIFYING).updates == {"pending_change": None}
     assert read_message("yes", pending, VERIFYING).updates["stated.monthly_salary"] == 2_000
+    # A loan word in another clause does not make the sum a loan term: the offer stays, it is asked.
+    rent = read_message("my rent alone is 15000 so money is tight", verifying, VERIFYING)
+    assert not any(key.startswith("loan_details") for key in rent.updates) and rent.hold
     # A short answer to the question asked is the salary.
     assert read_message("about 60,000", verifying, VERIFYING).updates == {"stated.monthly_salary": 60_000}
 

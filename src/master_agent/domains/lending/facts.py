@@ -4,9 +4,11 @@ customers phrase the question; a question is answered by the fact of its nearest
 (the service's embedder, ``MASTER_AGENT_EMBEDDINGS``: the local MiniLM where installed) when that
 phrasing is at least ``MIN_SIMILARITY`` close, never by a model's invention.
 
-The floor was measured with the local MiniLM on questions written apart from the phrasings: the
-paraphrased product questions were at 0.47-0.90 from their fact, off-topic questions ("did India win
-the match?", "what time is it", "So is it approved? Please send the sanction letter.") at most 0.37."""
+The floor was measured with the local MiniLM on questions written apart from the phrasings: eleven
+paraphrased product questions were at 0.47-0.90 from their nearest phrasing (ten of them that of the
+right fact; "will I be charged anything extra if I settle the whole thing ahead of schedule?" is
+nearest the fees), eleven off-topic questions ("did India win the match?", "what time is it", "So is
+it approved? Please send the sanction letter.") at most 0.37."""
 
 from __future__ import annotations
 
@@ -43,7 +45,6 @@ FACTS: tuple[Fact, ...] = (
             "can I prepay or foreclose the loan early",
             "part payment charges for closing the loan before the tenure ends",
             "repay early close the loan foreclosure charges",
-            "charges for settling the loan early",
         ),
         answer="You can prepay part of the loan or close it early at any time after the first EMI; "
         "there is no prepayment or foreclosure charge on this personal loan.",
@@ -54,6 +55,7 @@ FACTS: tuple[Fact, ...] = (
             "what are the processing fees and charges",
             "are there any hidden charges or fees",
             "how much is the processing fee",
+            "what happens if I pay an EMI late or miss a payment",
         ),
         answer=f"The processing fee is {PROCESSING_FEE_PCT:g}% of the loan amount, deducted at disbursal; "
         "there are no other charges. A late EMI costs 2% a month on the overdue amount.",

@@ -261,6 +261,18 @@ _WORDS = re.compile(r"[A-Za-z]+")
 _BREAK = re.compile(r"[,;!?]|\.(?!\d)|\band\b|\bbut\b|\bso\b", re.I)
 
 
+def _said_with(words: re.Pattern[str], text: str, sums: list[Sum]) -> bool:
+    """Whether ``words`` occur in the clause of one of the sums ``text`` states (no clause break
+    between them); with no sum, anywhere in it."""
+    if not sums:
+        return words.search(text) is not None
+    return any(
+        not _BREAK.search(text[min(cue.end(), item.end) : max(cue.start(), item.start)])
+        for cue in words.finditer(text)
+        for item in sums
+    )
+
+
 def _distance(cue: re.Match[str], found: Sum) -> int:
     return found.start - cue.end() if found.start >= cue.end() else cue.start() - found.end
 
@@ -283,7 +295,11 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
     sums, tenure, counts = read_terms(text)
     incomes = [found.value for found in sums if found.income]
     principals = [found.value for found in sums if not found.income]
-    about_the_loan = tenure is not None or _CHANGE.search(text) or _LOAN.search(text)
+    # A loan word counts for a sum in its own clause ("I need 3 lakh as a loan"), not in another ("my
+    # rent alone is 15000 so money is tight": the rent is no loan term).
+    stated_sums = [found for found in sums if not found.income]
+    loan_named = _said_with(_LOAN, text, stated_sums)
+    about_the_loan = tenure is not None or _CHANGE.search(text) or loan_named
     unsure_salary: float | None = None
     if (
         principals
@@ -317,8 +333,8 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
     framed = bool(
         "loan_details.tenure_months" in terms
         or _CHANGE.search(text)
-        or _LOAN.search(text)
-        or _WANT.search(text)
+        or loan_named
+        or _said_with(_WANT, text, stated_sums)
     )
     if _closed(loan):
         if terms:
