@@ -42,6 +42,8 @@ NOW = datetime(2026, 12, 7, 9, 0, tzinfo=UTC)
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 AGENT = "personal_assistant"
 #: Reply lines that claim a change was made.
+#: ``--verbose``: the turns of a failed tuning or probe case are printed.
+VERBOSE = False
 _CLAIM = re.compile(r"^(?:Sent|Created|Moved|Cancelled):", re.M)
 
 
@@ -352,6 +354,9 @@ def report(part: str, outcomes: list[Outcome], show_cases: bool) -> dict[str, An
             print(f"{mark} {outcome.case['id']:<7} {outcome.case['category']:<15}{flag}{route}")
             for failure in outcome.failures:
                 print(f"       - {failure}")
+            if VERBOSE and not outcome.passed:
+                for turn in outcome.turns:
+                    print(f"         user: {turn.text}\n         reply: {turn.reply[:600]!r}")
     print(f"actions claimed but not done: {claimed} (goal 0)")
     print(
         f"in-domain requests routed to the assistant: {routed}/{len(in_domain)} ({routed / max(1, len(in_domain)):.0%}, goal >= 95%)"
@@ -398,7 +403,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--part", choices=["tuning", "probes", "heldout", "both"], default="both")
     parser.add_argument("--case", help="only this tuning case id")
+    parser.add_argument(
+        "--verbose", action="store_true", help="print the turns of a failed case (not held-out)"
+    )
     args = parser.parse_args()
+    global VERBOSE
+    VERBOSE = args.verbose
     # probes.json: inputs written after the first figures (clarification answers, hours said without
     # am/pm), tuned on like tuning.json.
     parts = ["heldout", "tuning", "probes"] if args.part == "both" else [args.part]
