@@ -103,10 +103,12 @@ async def evaluate(url: str, key: str, verbose: bool) -> int:
         for result in results:
             _print_conversation(result, verbose)
         written_ok = True
-        for name in ("tuning", "heldout"):
+        # probes.json: inputs written after the first figures (spoken amounts, sums that are no income,
+        # messages after the decision, paraphrased product questions): tuned on like tuning.json.
+        for name in ("tuning", "probes", "heldout"):
             cases = json.loads((SETS / f"{name}.json").read_text())
             played = [await play_case(case, channel) for case in cases]
-            written_ok &= _print_written(name, played, verbose and name == "tuning")
+            written_ok &= _print_written(name, played, verbose and name != "heldout")
         summary = (await http.get("/workflows/summary")).json()
     matched = sum(result.matches for result in results)
     print(f"\npersonas: decisions as expected: {matched}/{len(results)}")
@@ -136,7 +138,7 @@ async def evaluate(url: str, key: str, verbose: bool) -> int:
 def _print_written(name: str, played: list[CaseResult], verbose: bool) -> bool:
     """The figures of one set; each tuning case with its problems (held-out: counts and rates only)."""
     print(f"\n{name}: {len(played)} written conversations")
-    if name == "tuning":
+    if name != "heldout":
         for result in played:
             mark = "ok  " if result.correct and not result.bypasses else "FAIL"
             print(f"{mark} {result.case_id:<8} {result.decision:<14} " + "; ".join(result.problems))

@@ -153,6 +153,20 @@ async def play_case(case: dict[str, Any], channel: CaseChannel) -> CaseResult:
             result.problems.append(f"after step {point['after_step']}: tenure {months}")
         if "emi" in point and not _same(emi, point["emi"]):
             result.problems.append(f"after step {point['after_step']}: EMI {emi}, expected {point['emi']}")
+        salary = (((after[point["after_step"]].get("record") or {}).get("stated")) or {}).get(
+            "monthly_salary"
+        )
+        if "stated_salary" in point and not _same(salary, point["stated_salary"]):
+            result.problems.append(f"after step {point['after_step']}: stated salary {salary}")
+        if "stated_salary_not" in point and salary is not None and _same(salary, point["stated_salary_not"]):
+            result.problems.append(
+                f"after step {point['after_step']}: stated salary {salary}, a sum not said as income"
+            )
+    # A message after the decision gets an answer about it (the decision stands, or a new application).
+    for wanted in expected.get("reply_mentions_any") or []:
+        reply = str((after[wanted["step"]].get("reply") or {}).get("text") or "").lower()
+        if not any(part.lower() in reply for part in wanted["any"]):
+            result.problems.append(f"step {wanted['step']}: the reply says nothing of the decision")
     steady = list(expected.get("off_topic_steps") or [])
     topic = expected.get("must_answer_question")
     if topic:

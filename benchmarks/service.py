@@ -142,7 +142,7 @@ def serving(
         url = f"http://127.0.0.1:{port}"
         # Warm start loads the routing models before /ok says 200: on a loaded 2-core machine that can
         # take minutes, not seconds.
-        deadline = time.monotonic() + 240
+        deadline = time.monotonic() + 600
         while True:
             try:
                 if httpx.get(f"{url}/ok", timeout=1).status_code == 200:

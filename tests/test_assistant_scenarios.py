@@ -25,6 +25,7 @@ from master_agent.evolution.clock import FixedClock
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.factory import chat_turn
 from master_agent.runtime.proposals import ProposalBook
+from master_agent.runtime.recovery import answers_question
 from master_agent.runtime.solve import SolveRequest, solve
 
 
@@ -396,3 +397,25 @@ async def test_an_answer_below_seventy_percent_confidence_asks_the_user(assistan
     assert "40%" in solution.handoff["question"]
     assert solution.details["mail_summary"] == "No emails from Zed about project."
     assert solution.termination["reason"] == "ask_user"
+
+
+async def test_to_which_day_answered_next_completes_the_move(assistant: RuntimeResources) -> None:
+    """A move without where to asks "to which day or time?"; the answer (the next chat message, which
+    ``/chat/stream`` sends as the interrupt's resume) completes that move: previewed, then read back
+    from the calendar, on the event asked about (the answer's day is where to, not which event)."""
+    thread = str(uuid.uuid4())
+    asked = await _chat(assistant, thread, "Move the design review")
+    [question] = asked["interrupts"]
+    assert question["fields"] == ["move_to"], question
+    answer = "to Thursday 2pm please"
+    assert answers_question(question, answer)
+    answered = await _chat(assistant, thread, Command(resume=answer))
+    [approval] = answered["interrupts"]
+    assert approval["kind"] == "approval" and approval["tool"] == "reschedule_event", approval
+    done = await _chat(assistant, thread, Command(resume="approve"))
+    assert done["reply"]["status"] == "success", done["reply"]
+    assert "Moved: Design review" in done["reply"]["text"]
+    thursday = resolve_day("Thursday", datetime.now(UTC).date())
+    assert thursday is not None
+    moved = await _events_on(assistant, thursday, "Design review")
+    assert [event.start.astimezone(UTC).hour for event in moved] == [14]

@@ -77,6 +77,22 @@ def test_periods() -> None:
         ("at 09:15", time(9, 15)),
         ("at noon", time(12)),
         ("in the afternoon", None),
+        # Without am or pm, the reading nearest the working day (09:00-17:00; a tie is the evening).
+        ("tomorrow at 3", time(15)),
+        ("at 9", time(9)),
+        ("at 8", time(8)),
+        ("at 7", time(19)),
+        ("at 12", time(12)),
+        ("half past 3", time(15, 30)),
+        ("quarter to 4", time(15, 45)),
+        ("push the budget sync to 3:30", time(15, 30)),
+        ("Move my 1:1 with Maria this Thursday to 4pm", time(16)),
+        ("at 8am", time(8)),
+        ("at 7 pm", time(19)),
+        # No clock time: a count, a time counted from now, a title.
+        ("sandwiches for 3", None),
+        ("in 2 hours", None),
+        ("my 1:1 with Maria", None),
     ],
 )
 def test_times(text: str, expected: time | None) -> None:

@@ -22,7 +22,7 @@ from master_agent.domains.assistant import describe_answer
 from master_agent.domains.assistant.demo import sent_envelopes
 from master_agent.domains.assistant.demo_data import start_demo_servers
 from master_agent.domains.assistant.local_servers import LocalServers
-from master_agent.domains.assistant.providers import CalDavCalendar, ProviderError
+from master_agent.domains.assistant.providers import CalDavCalendar, ImapMailbox, ProviderError
 from master_agent.domains.assistant.requests import action_reader
 from master_agent.domains.assistant.tools import (
     ACCOUNTS_ENV,
@@ -302,3 +302,28 @@ async def test_a_failed_send_is_reported_not_done_and_an_unsupported_request_is_
     )
     assert flight["reply"]["status"] != "success"
     assert "no tool" in flight["reply"]["text"] or "None of your agents" in flight["reply"]["text"]
+
+
+async def test_a_sent_mail_is_kept_in_the_sent_folder_and_read_back(data_dir: Path) -> None:
+    """A mail the SMTP server took is also appended to the account's Sent folder on the IMAP server
+    and found there again by its Message-ID; the reply names where it was kept."""
+    tools = _tools(data_dir, "verbs-sent")
+    await tools["calendar_events"].ainvoke({"period": "this week"})  # seeds the account
+    sent = await tools["send_email"].ainvoke(
+        {"addresses": ["priya.shah@acme.example"], "subject": "Roadmap", "body": "It moves to Friday."}
+    )
+    action = sent["action"]
+    assert action["done"] is True and action["sent_folder"]["folder"] == "Sent", action
+    assert "Sent folder" in action["confirmed_by"]
+    endpoints, _ = LocalServers(data_dir).ensure_running("verbs-sent")
+    kept = await ImapMailbox(endpoints.imap, mailbox="Sent").search()
+    assert [(m.subject, m.uid) for m in kept] == [("Roadmap", action["sent_folder"]["uid"])]
+    assert "It moves to Friday." in kept[0].body
+    assert "raw" not in sent["sent"]  # the message's bytes stay out of the answer
+    assert f"kept in Sent as uid {action['sent_folder']['uid']}" in " ".join(describe_answer(sent))
+    # A second mail lands in the same folder (made once).
+    again = await tools["send_email"].ainvoke(
+        {"addresses": ["tom.becker@acme.example"], "subject": "Slides", "body": "Please send them."}
+    )
+    assert again["action"]["sent_folder"]["uid"] != action["sent_folder"]["uid"]
+    assert len(await ImapMailbox(endpoints.imap, mailbox="Sent").search()) == 2

@@ -15,7 +15,7 @@ from master_agent.capabilities import load_tenant
 from master_agent.domains.lending import DEMO_TENANT, LOAN_WORKFLOW, conversation_graph
 from master_agent.domains.lending.data import PERSONAS
 from master_agent.domains.lending.demo import InProcessChannel
-from master_agent.domains.lending.facts import FACTS
+from master_agent.domains.lending.facts import FACTS, answer_questions
 from master_agent.domains.lending.letters import pdf_text, slips_dir
 from master_agent.domains.lending.reading import read_message
 from master_agent.domains.lending.records import LoanConversation, SalarySlip
@@ -409,6 +409,65 @@ def test_terms_nobody_asked_for_are_confirmed_before_they_replace_the_offer() ->
     )
 
 
+@pytest.mark.parametrize(
+    ("text", "amount"),
+    [
+        ("I need a lakh and a half for 2 years", 150_000),
+        ("one and a half lakh, 12 months", 150_000),
+        ("two and a half lakhs over 3 years", 250_000),
+        ("looking for 2.5L over 3 years", 250_000),
+        ("fifteen thousand rupees for a year", 15_000),
+        ("1 and a quarter crore for 5 years", 12_500_000),
+    ],
+)
+def test_spoken_amounts_are_read_whole(text: str, amount: float) -> None:
+    assert read_message(text, LoanConversation(), SELLING).updates["loan_details.amount"] == amount
+
+
+def test_a_sum_not_said_as_income_is_asked_about_before_it_is_the_salary() -> None:
+    verifying = LoanConversation.model_validate(
+        {"loan_details": {"amount": 350_000, "tenure_months": 36, "rate_pct": 11.5, "emi": 11_541.6}}
+    )
+    dinner = read_message("I paid 2000 for dinner yesterday, lol", verifying, VERIFYING)
+    assert "stated.monthly_salary" not in dinner.updates and dinner.hold
+    assert "2,000" in (dinner.reply or "") and "salary" in (dinner.reply or "")
+    pending, _, _ = apply_updates(verifying, dinner.updates, LOAN_WORKFLOW.reader_writes)
+    assert pending.loan_details == verifying.loan_details
+    assert read_message("no", pending, VERIFYING).updates == {"pending_change": None}
+    assert read_message("yes", pending, VERIFYING).updates["stated.monthly_salary"] == 2_000
+    # A loan word in another clause does not make the sum a loan term: the offer stays, it is asked.
+    rent = read_message("my rent alone is 15000 so money is tight", verifying, VERIFYING)
+    assert not any(key.startswith("loan_details") for key in rent.updates) and rent.hold
+    # A short answer to the question asked is the salary.
+    assert read_message("about 60,000", verifying, VERIFYING).updates == {"stated.monthly_salary": 60_000}
+
+
+@pytest.mark.parametrize(
+    ("decided", "said"),
+    [
+        (
+            {"underwriting_result": {"decision": "APPROVED"}, "document_links": {"sanction_letter": "/d/1"}},
+            "sanctioned",
+        ),
+        ({"underwriting_result": {"decision": "REJECTED"}}, "declined"),
+        ({"verification_status": {"locked": True}}, "locked"),
+    ],
+)
+def test_new_terms_after_the_decision_get_an_answer_and_change_nothing(
+    decided: dict[str, Any], said: str
+) -> None:
+    closed = LoanConversation.model_validate(
+        {
+            "loan_details": {"amount": 300_000, "tenure_months": 36, "rate_pct": 13.0, "emi": 10_108.19},
+            **decided,
+        }
+    )
+    reading = read_message("What if I take just 1 lakh instead?", closed, ())
+    assert not any(key.startswith("loan_details") for key in reading.updates)
+    assert reading.reply is not None and said in reading.reply and "new application" in reading.reply
+    assert read_message("thanks, bye", closed, ()).reply is None
+
+
 async def test_changed_terms_go_back_to_the_offer_and_the_letter_has_only_the_last(
     resources: RuntimeResources,
 ) -> None:
@@ -513,6 +572,12 @@ async def test_a_product_question_is_answered_from_the_facts_and_the_stage_stays
     assert asked["record"]["loan_details"] == offered["record"]["loan_details"]
     data = await _say(resources, thread, "How will you use my personal data?")
     assert next(fact for fact in FACTS if fact.topic == "data_use").answer in data["reply"]["text"]
-    both = read_message("Is the rate fixed? Also, any hidden charges?", LoanConversation(), VERIFYING).reply
+    both = await answer_questions("Is the rate fixed? Also, any hidden charges?", resources.settings)
     assert [fact.topic for fact in FACTS if fact.answer in (both or "")] == ["fees", "interest_rate"]
-    assert read_message("Tell me a joke", LoanConversation(), VERIFYING).reply is None
+    assert await answer_questions("Tell me a joke", resources.settings) is None
+    # Read by meaning: a question sharing no word with a fact's phrasings is still answered by it, and
+    # an off-topic question is not answered at all (it gets the fallback, the stage stays).
+    sold = await _say(resources, thread, "Do you sell my information to marketing companies?")
+    assert next(fact for fact in FACTS if fact.topic == "data_use").answer in sold["reply"]["text"]
+    match = await _say(resources, thread, "By the way, did India win the match yesterday?")
+    assert match["reply"]["status"] == "out_of_scope" and match["current_stage"] == "VERIFICATION"

@@ -273,11 +273,19 @@ async def test_a_state_update_that_skips_a_guard_is_refused_or_audited_as_an_ove
     after = (await http.get(f"/threads/{thread}/state")).json()["values"]
     assert after["current_stage"] == before["current_stage"] == "VERIFICATION"
     assert after["record"] == before["record"]
-    # What the customer's own words may set goes through (``record`` is replaced whole: no reducer).
-    record = {**before["record"], "stated": {**before["record"]["stated"], "dob": "1985-01-27"}}
-    assert (
-        await http.post(f"/threads/{thread}/state", json={"values": {"record": record}})
-    ).status_code == 200
+    # What the customer's own words may set goes through, as a patch: the fields not named are kept.
+    patched = await http.post(
+        f"/threads/{thread}/state", json={"values": {"record": {"stated": {"dob": "1985-01-27"}}}}
+    )
+    assert patched.status_code == 200, patched.text
+    record = (await http.get(f"/threads/{thread}/state")).json()["values"]["record"]
+    assert record["stated"] == {**before["record"]["stated"], "dob": "1985-01-27"}
+    assert record["loan_details"] == before["record"]["loan_details"]
+    assert record["customer_profile"] == before["record"]["customer_profile"] != {}
+    # A patch that names a guarded field is refused like a whole record would be.
+    sneaky = {"record": {"stated": {"pan": "CDEPN3456M"}, "verification_status": {"verified": True}}}
+    assert (await http.post(f"/threads/{thread}/state", json={"values": sneaky})).status_code == 409
+    assert (await http.get(f"/threads/{thread}/state")).json()["values"]["record"] == record
 
     override = {"X-Operator": "ops@bank", "X-Override-Reason": "customer verified at the branch"}
     applied = await http.post(
@@ -289,7 +297,7 @@ async def test_a_state_update_that_skips_a_guard_is_refused_or_audited_as_an_ove
     audit = (await http.get("/audit", params={"thread_id": thread})).json()
     assert [
         e["detail"]["by"] for e in audit if e["kind"] == "refused" and e["detail"].get("by") == "api"
-    ] == ["api"]
+    ] == ["api", "api"]
     (overridden,) = [e["detail"] for e in audit if e["kind"] == "override"]
     assert overridden == {
         "by": "ops@bank",

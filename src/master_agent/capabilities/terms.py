@@ -167,6 +167,12 @@ def duckling_parse(text: str, dimensions: tuple[str, ...], *, long_digits: int =
     return _DUCKLING.parse(text, datetime(2000, 1, 1, tzinfo=UTC), dimensions, long_digits)
 
 
+def duckling_parse_time(text: str) -> list[dict[str, Any]]:
+    """Duckling's time mentions in ``text`` read against a midnight (2000-01-01, UTC): a clock time's
+    value is then the hour as said ("at 3" is 03:00), for the caller to place in its day."""
+    return _DUCKLING.parse(text, datetime(2000, 1, 1, tzinfo=UTC), ("time",))
+
+
 #: "now", "right now" said of the present state, not counted from ("three months from now" is kept).
 _PRESENT = re.compile(r"\b(?<!from )(?:right\s+)?now\b", re.I)
 

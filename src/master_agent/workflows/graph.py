@@ -121,6 +121,10 @@ def compile_workflow(spec: WorkflowSpec, context: ToolContext, worker_resources:
             turn = {"message_id": last.id, "ran": [], "replies": [], "stop": False, "from_stage": stage}
             update["turn_count"] = state.get("turn_count", 0) + 1
             reading = spec.read_message(text, record, spec.stage(stage).asks)
+            if reading.reply is None and spec.answer_questions is not None:
+                answer = await spec.answer_questions(text, context.settings)
+                if answer:
+                    reading = reading.model_copy(update={"reply": answer, "in_scope": True})
             trail.add("message", text=text[:1000], in_scope=reading.in_scope, stated=sorted(reading.updates))
             if not reading.in_scope and not spec.stage(stage).final:
                 trail.add("decision", decision="fallback", reason="the message is out of scope")

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from master_agent.errors import ConfigError
+from master_agent.settings import Settings
 
 GuardOp = Literal["present", "absent", "true", "false", "eq", "ne", "lt", "le", "gt", "ge", "in"]
 
@@ -186,6 +187,10 @@ class WorkflowSpec(BaseModel):
     in scope."""
     reader_writes: tuple[str, ...]
     """Top-level fields a customer's own words may set (the rest only workers set)."""
+    answer_questions: Callable[[str, Settings], Awaitable[str | None]] | None = None
+    """(customer text, the service's settings) -> the answer to the product questions it asks, from
+    documented facts, or None; asked when ``read_message`` has no reply of its own (the message is in
+    scope when it answers)."""
     fallback: Callable[[Any, str], str]
     """(typed state, stage) -> the answer to a message out of scope (seed 001 section 8.2)."""
     failure_text: str = "Sorry, something went wrong on our side. Please try again in a moment."
@@ -339,6 +344,21 @@ MACHINE_KEYS = frozenset(
         "reply",
     }
 )
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """``patch`` applied to ``target`` as an RFC 7396 JSON merge patch: an object's keys are merged
+    field by field (``null`` removes one, here: sets the typed field back to its default), anything
+    else replaces. A client updating the record through the API states only what it changes."""
+    if not isinstance(patch, dict):
+        return patch
+    merged = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = merge_patch(merged.get(key), value)
+    return merged
 
 
 def update_skips_a_guard(spec: WorkflowSpec, current: dict[str, Any], values: dict[str, Any]) -> list[str]:

@@ -3,6 +3,7 @@ CalDAV and CardDAV, on the tenant's own servers or the embedded local ones."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -12,10 +13,19 @@ from master_agent.capabilities import DomainPack, MissingInformation
 from master_agent.capabilities.spec import routing_examples
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.assistant.agents import MASTER
-from master_agent.domains.assistant.requests import action_reader
-from master_agent.domains.assistant.tools import build_tools, configured_accounts, goal_entities
+from master_agent.domains.assistant.requests import WHEN, action_reader
+from master_agent.domains.assistant.tools import (
+    build_tools,
+    configured_accounts,
+    goal_entities,
+    resolve_shift,
+)
 
 DEMO_TENANT = "demo-assistant"
+#: Words besides its day and time that a bare answer to "which day or time?" has at most ("works for
+#: me", "how about", "ok then").
+ANSWER_WORDS = 3
+_WORD = re.compile(r"[A-Za-z]+")
 INSERT_TENANT = """
 INSERT INTO tenants (tenant_id, name, tier, data_schema, domain)
 VALUES (%s, %s, 'pro', NULL, 'assistant')
@@ -46,6 +56,12 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
         for key, value in goal_entities(goal, today).items()
         if key in ("day", "start_time", "duration_minutes")
     }
+    if (said or resolve_shift(goal)) and len(_WORD.findall(WHEN.sub(" ", goal))) <= ANSWER_WORDS:
+        # A message that says little but a day or a time ("Thursday at 2pm", "an hour later works")
+        # is also where a pending move goes: the answer to "to which day or time?". Only an event
+        # ``find_event`` found is moved, so elsewhere it moves nothing.
+        said["move_to"] = goal
+        return said  # it names no event or person of its own: nothing else is read from it
     if action == "feedback":
         return said
     return {**said, **goal_entities(goal, today, action)}
@@ -121,9 +137,13 @@ def _action_lines(solution: dict[str, Any]) -> list[str]:
     requested = action.get("requested")
     if requested == "send an email":
         sent = solution.get("sent") or {}
+        kept = action.get("sent_folder")
+        where = (
+            f", kept in Sent as uid {kept['uid']}" if isinstance(kept, dict) else f"; {kept}" if kept else ""
+        )
         return [
             f"Sent {sent.get('subject')!r} to {', '.join(action.get('accepted') or [])} "
-            f"(message id {action.get('message_id')}, accepted by the mail server)."
+            f"(message id {action.get('message_id')}, accepted by the mail server{where})."
         ]
     if requested == "move an event":
         before = action.get("from") or {}

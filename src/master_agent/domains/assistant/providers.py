@@ -116,6 +116,8 @@ class SentMail(BaseModel):
     """Every address the server accepted."""
     refused: dict[str, str] = Field(default_factory=dict)
     """Addresses the server refused, with its answer."""
+    raw: bytes = Field(default=b"", exclude=True, repr=False)
+    """The message as sent (for the Sent folder; never in a tool's answer)."""
 
 
 def _as_utc(value: date | datetime) -> datetime:
@@ -484,6 +486,51 @@ class ImapMailbox:
                 "api_down", "imap", "search", f"the server closed the connection ({error})"
             ) from error
 
+    async def keep_sent(self, raw: bytes, message_id: str, folder: str = "Sent") -> int:
+        """``raw`` stored in ``folder`` (IMAP APPEND, made with CREATE when missing, flagged seen) and
+        read back by its Message-ID: the UID it has there. SMTP has no sent folder; this is the
+        mailbox's record that the message went out, as mail clients keep it."""
+        if not re.fullmatch(r"<[^<>\s\"\\]+>", message_id):
+            raise ProviderError("invalid_input", "imap", "append", f"message id: {message_id!r}")
+        host, port, secure = host_port("imap", self.endpoint.url)
+        client: aioimaplib.IMAP4 = (
+            aioimaplib.IMAP4_SSL(host=host, port=port, timeout=self.endpoint.timeout_s)
+            if secure
+            else aioimaplib.IMAP4(host=host, port=port, timeout=self.endpoint.timeout_s)
+        )
+        try:
+            try:
+                await client.wait_hello_from_server()
+            except (OSError, TimeoutError) as error:
+                raise self._connect_error(error) from error
+            login = await client.login(self.endpoint.username, self.endpoint.password.get_secret_value())
+            if login.result != "OK":
+                raise ProviderError("permission", "imap", "login", _imap_text(login.lines))
+            if (await client.select(folder)).result != "OK":
+                made = await client.create(folder)
+                if made.result != "OK":
+                    raise ProviderError(
+                        "invalid_input", "imap", "create", f"{folder}: {_imap_text(made.lines)}"
+                    )
+            appended = await client.append(raw, mailbox=folder, flags="(\\Seen)")
+            if appended.result != "OK":
+                raise ProviderError("invalid_input", "imap", "append", _imap_text(appended.lines))
+            selected = await client.select(folder)
+            if selected.result != "OK":
+                raise ProviderError("not_found", "imap", "select", f"{folder}: {_imap_text(selected.lines)}")
+            found = await client.uid_search(f'HEADER Message-ID "{message_id}"')
+            uids = found.lines[0].split() if found.result == "OK" and found.lines else []
+            await client.logout()
+            if not uids:
+                raise ProviderError("not_found", "imap", "search", f"{message_id} is not in {folder}")
+            return int(uids[-1])
+        except TimeoutError as error:
+            raise ProviderError("timeout", "imap", "append", "no answer in time") from error
+        except aioimaplib.Abort as error:
+            raise ProviderError(
+                "api_down", "imap", "append", f"the server closed the connection ({error})"
+            ) from error
+
     def _connect_error(self, error: BaseException) -> ProviderError:
         if isinstance(error, TimeoutError):
             return ProviderError("timeout", "imap", "connect", "no greeting in time")
@@ -583,4 +630,5 @@ class SmtpSender:
             message_id=message_id,
             recipients=[a for a in everyone if a not in refused_text],
             refused=refused_text,
+            raw=message.as_bytes(policy=email.policy.SMTP),
         )

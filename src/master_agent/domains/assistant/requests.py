@@ -197,7 +197,7 @@ EXAMPLES: dict[Action, tuple[str, ...]] = {
 
 
 _NAME = re.compile(r"(?<=[\w,;:?!.] )[A-Z][\w'-]*(?:'s)?")
-_WHEN = re.compile(
+WHEN = re.compile(
     r"\b(?:(?:this|next|last)\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|"
     r"week|month|morning|afternoon)(?:'s)?\b|\b\d{1,2}(?::\d{2})?\s*(?:am|pm)?\b|\b(?:at|on|by)\s+(?=\s|$)",
     re.I,
@@ -208,7 +208,7 @@ def masked(text: str) -> str:
     """The request with its names, days and times left out: a sentence embedding is pulled by what a
     request is about (a person, an event's title) as much as by what it asks to do; the action is in
     the rest."""
-    text = _WHEN.sub(" ", _NAME.sub("someone", text))
+    text = WHEN.sub(" ", _NAME.sub("someone", text))
     return re.sub(r"\s+", " ", text).strip() or text
 
 

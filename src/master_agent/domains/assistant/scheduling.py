@@ -6,7 +6,8 @@ Phrases are read against a reference day (the tool's clock), in the user's time 
   ``next tuesday`` (the Tuesday of next week, Monday to Sunday), an ISO date (``2026-12-01``), a day of
   a month (``December 15``, ``15 Dec``, ``the 15th``: the next such day from today on);
 - periods: ``this week``, ``next week``, ``this month``, ``next month``;
-- times: ``2pm``, ``2:30 pm``, ``14:00``, ``noon``; durations: ``60 minutes``, ``1 hour``, ``90 min``,
+- times (Duckling's time dimension, see ``resolve_time``): ``2pm``, ``2:30 pm``, ``14:00``, ``noon``,
+  ``half past 3``, ``at 3`` (15:00: read in working hours); durations: ``60 minutes``, ``1 hour``, ``90 min``,
   ``an hour``, ``half an hour``, ``1.5 hours``.
 """
 
@@ -18,6 +19,8 @@ from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel
+
+from master_agent.capabilities.terms import duckling_parse_time
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 WORKDAY_START = time(9, 0)
@@ -34,11 +37,14 @@ _MONTH_DAY = re.compile(rf"\b{_MONTH}\s+{_ORDINAL}\b|\b{_ORDINAL}(?:\s+of)?\s+{_
 _NTH = re.compile(r"\b(?:the\s+)(\d{1,2})(?:st|nd|rd|th)\b", re.I)
 _WEEKDAY = re.compile(r"\b(?:(next|this|on)\s+)?(" + "|".join(WEEKDAYS) + r")\b", re.I)
 PERIOD_PHRASE = re.compile(r"\b(this|next)\s+(week|month)\b", re.I)
-_TIME = re.compile(
-    r"\b(\d{1,2})(?::(\d{2}))?\s*(am|pm)\b|\b([01]?\d|2[0-3]):([0-5]\d)\b|\b(noon|midday)\b"
-    r"|\b(?:at|by|from|until|till)\s+(\d{1,2})\b(?!\s*(?:%|:\d|\.\d|[ap]\.?m\b|minutes?|mins?|hours?|hrs?|people|of\b|st\b|nd\b|rd\b|th\b))",
+#: A clock time said with its half of the day (or on the 24-hour clock): read as said.
+_MERIDIEM = re.compile(
+    r"\b(?:[ap]\.?m\b\.?|noon|midday|midnight|morning|afternoon|evening|night|tonight)|\d\s*[ap]\.?m\b|\b0\d?:\d{2}\b",
     re.I,
 )
+_SPAN_PARTS = re.compile(r"\s+(?:to|until|till|and|through)\s+|\s*-\s*", re.I)
+#: A time counted from now ("in 2 hours"), not a clock time.
+_COUNTED = re.compile(r"\b(?:hours?|hrs?|minutes?|mins?|seconds?|secs?)\b", re.I)
 #: Parts of a working day a request may name instead of hours.
 DAY_PARTS = {"morning": (time(9, 0), time(12, 0)), "afternoon": (time(12, 0), time(17, 0))}
 _DAY_PART = re.compile(r"\b(morning|afternoon)\b", re.I)
@@ -130,24 +136,48 @@ def resolve_period(text: str, today: date) -> Period | None:
     return Period(first=first, last=(first + timedelta(days=32)).replace(day=1) - timedelta(days=1))
 
 
-def _working_hour(hour: int) -> int:
-    """An hour said without am or pm, read in working hours: "at 3" and "3:30" are afternoon times."""
-    return hour + 12 if 1 <= hour <= 7 else hour
+def _in_working_hours(said: time) -> time:
+    """An hour said on the 12-hour clock without its half of the day ("at 3", "quarter to 4", "8:30"):
+    of its two readings, the one nearest the working day (``WORKDAY_START`` to ``WORKDAY_END``; a tie
+    goes to the evening). "at 3" is 15:00, "at 9" 09:00, "at 8" 08:00, "at 6" 18:00, "at 12" noon."""
+
+    def distance(hour: int) -> int:
+        minutes = hour * 60 + said.minute
+        start = WORKDAY_START.hour * 60 + WORKDAY_START.minute
+        end = WORKDAY_END.hour * 60 + WORKDAY_END.minute
+        return max(start - minutes, minutes - end, 0)
+
+    morning = said.hour % 12
+    best = min((morning + 12, morning), key=distance)  # min keeps the first of a tie: the evening
+    return said.replace(hour=best)
 
 
 def resolve_time(text: str) -> time | None:
-    found = _TIME.search(text)
-    if found is None:
-        return None
-    if found.group(6):
-        return time(12, 0)
-    if found.group(3):
-        hour = int(found.group(1)) % 12 + (12 if found.group(3).lower() == "pm" else 0)
-        return time(hour, int(found.group(2) or 0)) if hour < 24 else None
-    if found.group(7):
-        hour = _working_hour(int(found.group(7)))
-        return time(hour, 0) if hour < 24 else None
-    return time(_working_hour(int(found.group(4))), int(found.group(5)))
+    """The clock time ``text`` states, or None. Duckling's time dimension finds it ("2pm", "14:00",
+    "tomorrow at 3", "half past 3", "quarter to 4", "noon"), read against a midnight so that its value
+    is the hour as said; an hour said without am or pm and not on the 24-hour clock is then read in
+    working hours (``_in_working_hours``). A time counted from now ("in 2 hours") or one Duckling only
+    guesses (a bare number, ``latent``) is none."""
+    found = duckling_parse_time(text)
+    for item in sorted(found, key=lambda entry: entry["start"]):
+        value = item["value"]
+        if value.get("type") == "interval":
+            # "this Thursday to 4pm" is one span to Duckling: its parts are read one by one.
+            for part in _SPAN_PARTS.split(str(item["body"])):
+                said_in_part = resolve_time(part) if part.strip() != str(item["body"]).strip() else None
+                if said_in_part is not None:
+                    return said_in_part
+            continue
+        if item.get("latent") or value.get("type") != "value" or value.get("grain") not in ("hour", "minute"):
+            continue
+        body = str(item["body"])
+        if _COUNTED.search(body):
+            continue
+        said = datetime.fromisoformat(str(value["value"])).time().replace(tzinfo=None)
+        if _MERIDIEM.search(body) or said.hour > 12:
+            return said
+        return _in_working_hours(said)
+    return None
 
 
 def resolve_hours(text: str) -> tuple[time, time] | None:

@@ -642,7 +642,8 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         sent = await mine.sender.send(
             OutgoingMail(sender=mine.address, to=addresses, subject=subject, body=body)
         )
-        # The server's acceptance (250 to the message, per recipient) is the confirmation SMTP gives.
+        # The server's acceptance (250 to the message, per recipient) is the confirmation SMTP gives;
+        # the copy kept in the Sent folder and read back from it is the mailbox's.
         action: dict[str, Any] = {
             "requested": "send an email",
             "done": bool(sent.recipients) and not sent.refused,
@@ -654,6 +655,15 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             action["why"] = "the server refused " + ", ".join(
                 f"{a} ({why})" for a, why in sent.refused.items()
             )
+        if sent.recipients:
+            try:
+                uid = await mine.mailbox.keep_sent(sent.raw, sent.message_id)
+            except ProviderError as error:
+                # Sent all the same (the SMTP server took it): said, not hidden, and not retried.
+                action["sent_folder"] = f"not kept in the Sent folder: {error}"
+            else:
+                action["sent_folder"] = {"folder": "Sent", "uid": uid}
+                action["confirmed_by"] = "smtp acceptance and the Sent folder (read back)"
         return {
             "sent": {**sent.model_dump(), "subject": subject},
             "recipients": len(sent.recipients),

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from master_agent.capabilities import AgentSpec, DomainPack, UploadKind
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.lending.data import DEMO_TENANT, install
+from master_agent.domains.lending.facts import answer_questions
 from master_agent.domains.lending.letters import SALARY_SLIP_MAX_BYTES, rupees, store_salary_slip
 from master_agent.domains.lending.reading import read_message
 from master_agent.domains.lending.records import LoanConversation
@@ -207,6 +208,7 @@ LOAN_WORKFLOW = WorkflowSpec(
     },
     read_message=read_message,
     reader_writes=("stated", "loan_details", "customer_intent", "pending_change"),
+    answer_questions=answer_questions,
     fallback=fallback,
 ).check()
 

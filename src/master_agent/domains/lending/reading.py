@@ -22,7 +22,6 @@ from datetime import date
 from typing import Any
 
 from master_agent.capabilities.terms import duckling_parse
-from master_agent.domains.lending.facts import answer_questions
 from master_agent.domains.lending.letters import rupees
 from master_agent.domains.lending.records import LoanConversation
 from master_agent.workflows import MessageReading
@@ -68,6 +67,19 @@ _EMI_AFTER = re.compile(r"\s*(?:a\s+month\s+)?(?:emis?|instal+ments?)\b", re.I)
 _TENURE_WORDS = re.compile(
     r"\b(?:for|over|tenure(?:\s+of)?|period(?:\s+of)?|repay\w*\s+(?:in|over))\s*$", re.I
 )
+#: A sum said with a fraction of its scale, which Duckling reads as the scale alone ("a lakh and a half"
+#: is 1,00,000 to it, "two and a half lakh" a count and a lakh): the whole, the fraction and the scale.
+_SPOKEN_FRACTION = re.compile(
+    r"\b(?:(?P<whole>an?|\d+(?:\.\d+)?|[a-z]+)\s+and\s+an?\s+(?P<fraction>half|quarter)\s+(?P<scale>lakhs?|lacs?|crores?|thousand)"
+    r"|(?P<one>an?|one)\s+(?P<scale_first>lakhs?|lacs?|crores?|thousand)\s+and\s+an?\s+(?P<fraction_last>half|quarter))\b",
+    re.I,
+)
+_SCALES = {"lakh": 1e5, "lac": 1e5, "crore": 1e7, "thousand": 1e3}
+_FRACTIONS = {"half": 0.5, "quarter": 0.25}
+#: Words besides the sum that a short answer to "what is your salary?" has at most ("about 60,000",
+#: "around 45k I think"); a longer message stating a bare sum tells of something else ("I paid 2000
+#: for dinner yesterday"), so the sum is confirmed before it is taken as the salary.
+ANSWER_WORDS = 3
 _PERCENT = re.compile(r"^\s*(?:%|percent\b|per\s*cent\b|pc\b)", re.I)
 #: Words that make a sum a monthly income rather than a principal.
 _INCOME = re.compile(r"\b(salary|salaried|earn\w*|income|take[\s-]?home|in[\s-]?hand|net pay|ctc)\b", re.I)
@@ -126,6 +138,34 @@ def _join_groups(text: str) -> str:
     return _GROUPED.sub(lambda match: match.group(0).replace(",", "").rjust(len(match.group(0))), text)
 
 
+def _spoken_fractions(text: str) -> list[dict[str, Any]]:
+    """ "A lakh and a half", "two and a half lakh", "1 and a quarter crore", as Duckling's items."""
+    found = []
+    for match in _SPOKEN_FRACTION.finditer(text):
+        scale = (match.group("scale") or match.group("scale_first")).lower().rstrip("s")
+        fraction = _FRACTIONS[(match.group("fraction") or match.group("fraction_last")).lower()]
+        whole_text = (match.group("whole") or match.group("one")).lower()
+        if whole_text in ("a", "an", "one"):
+            whole = 1.0
+        elif re.fullmatch(r"\d+(?:\.\d+)?", whole_text):
+            whole = float(whole_text)
+        else:
+            numbers = [item for item in duckling_parse(whole_text, ("number",)) if item["body"] == whole_text]
+            if not numbers:
+                continue
+            whole = float(numbers[0]["value"]["value"])
+        found.append(
+            {
+                "dim": "number",
+                "body": match.group(0),
+                "start": match.start(),
+                "end": match.end(),
+                "value": {"type": "value", "value": (whole + fraction) * _SCALES[scale]},
+            }
+        )
+    return found
+
+
 def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
     """The sums ``text`` states (each marked income or not), the tenure in months it states, and any
     bare small counts (a tenure said without its unit: "36")."""
@@ -137,7 +177,15 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
     # Duckling reads "1.5 years" as "5 years": a fraction of a year is read here, in months.
     fractions = list(_FRACTION_OF_YEARS.finditer(masked))
     masked = _mask(masked, _FRACTION_OF_YEARS)
-    found = duckling_parse(masked, _DIMENSIONS, long_digits=_LONG_DIGITS)
+    spoken = _spoken_fractions(masked)
+    masked_spoken = masked
+    for item in spoken:
+        masked_spoken = (
+            masked_spoken[: item["start"]]
+            + " " * (item["end"] - item["start"])
+            + masked_spoken[item["end"] :]
+        )
+    found = [*duckling_parse(masked_spoken, _DIMENSIONS, long_digits=_LONG_DIGITS), *spoken]
     tenure: int | None = None
     tenure_at = -1
     taken: list[tuple[int, int]] = []
@@ -209,7 +257,20 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
     return sums, tenure, counts
 
 
+_WORDS = re.compile(r"[A-Za-z]+")
 _BREAK = re.compile(r"[,;!?]|\.(?!\d)|\band\b|\bbut\b|\bso\b", re.I)
+
+
+def _said_with(words: re.Pattern[str], text: str, sums: list[Sum]) -> bool:
+    """Whether ``words`` occur in the clause of one of the sums ``text`` states (no clause break
+    between them); with no sum, anywhere in it."""
+    if not sums:
+        return words.search(text) is not None
+    return any(
+        not _BREAK.search(text[min(cue.end(), item.end) : max(cue.start(), item.start)])
+        for cue in words.finditer(text)
+        for item in sums
+    )
 
 
 def _distance(cue: re.Match[str], found: Sum) -> int:
@@ -234,15 +295,28 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
     sums, tenure, counts = read_terms(text)
     incomes = [found.value for found in sums if found.income]
     principals = [found.value for found in sums if not found.income]
-    about_the_loan = tenure is not None or _CHANGE.search(text) or _LOAN.search(text)
+    # A loan word counts for a sum in its own clause ("I need 3 lakh as a loan"), not in another ("my
+    # rent alone is 15000 so money is tight": the rent is no loan term).
+    stated_sums = [found for found in sums if not found.income]
+    loan_named = _said_with(_LOAN, text, stated_sums)
+    about_the_loan = tenure is not None or _CHANGE.search(text) or loan_named
+    unsure_salary: float | None = None
     if (
         principals
         and "loan_details.amount" not in asked
         and "stated.monthly_salary" in asked
         and not about_the_loan
     ):
-        # A bare sum where a salary was asked (and no amount, no tenure, no loan named): the salary.
-        incomes, principals = incomes + principals[:1], principals[1:]
+        # A bare sum where a salary was asked (and no amount, no tenure, no loan named): the salary when
+        # the message is a short answer; said among other words, it is asked about first.
+        bare = next(found for found in sums if not found.income)
+        after = text[bare.end :]
+        rate = _PER_MONTH.match(after)  # "60k a month": the month is part of the sum said
+        rest = _WORDS.findall(text[: bare.start] + " " + after[rate.end() if rate else 0 :])
+        if len(rest) <= ANSWER_WORDS:
+            incomes, principals = incomes + principals[:1], principals[1:]
+        else:
+            unsure_salary, principals = principals[0], principals[1:]
     if incomes:
         updates["stated.monthly_salary"] = incomes[0]
     terms: dict[str, Any] = {}
@@ -259,11 +333,18 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
     framed = bool(
         "loan_details.tenure_months" in terms
         or _CHANGE.search(text)
-        or _LOAN.search(text)
-        or _WANT.search(text)
+        or loan_named
+        or _said_with(_WANT, text, stated_sums)
     )
-    if _decided(loan):
-        terms = {}  # a decided loan's terms stay those decided
+    if _closed(loan):
+        if terms:
+            # A decided (or locked) application's terms stay those decided: said so, never ignored.
+            reply = _decision_stands(loan)
+        terms = {}
+    elif unsure_salary is not None and not terms and loan.pending_change is None:
+        updates["pending_change"] = {"monthly_salary": unsure_salary}
+        reply = f"Is {rupees(unsure_salary)} your net monthly salary? Please answer yes or no."
+        hold = True
     elif terms and offered and not (asked & set(TERMS)) and changed and not framed:
         # A bare sum nobody asked for, replacing the offered amount: confirmed before it does (a
         # tenure, a loan named or a change said make it plainly the loan's terms).
@@ -276,6 +357,8 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
         terms = {}
     elif loan.pending_change is not None and not terms and _YES.search(text):
         pending = loan.pending_change
+        if pending.monthly_salary is not None:
+            updates["stated.monthly_salary"] = pending.monthly_salary
         if pending.amount is not None:
             terms["loan_details.amount"] = pending.amount
         if pending.tenure_months is not None:
@@ -285,7 +368,11 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
         # Anything but a yes leaves the offer as it was: a later "yes" must not change it unasked.
         updates["pending_change"] = None
         if _NO.search(text):
-            reply = "All right, your loan stays as offered."
+            reply = (
+                "All right, I have not taken it as your salary."
+                if loan.pending_change.monthly_salary is not None
+                else "All right, your loan stays as offered."
+            )
     if terms:
         updates.update(terms)
         if offered and any(_known(loan, path) != value for path, value in terms.items()):
@@ -299,15 +386,32 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
         or ("customer_intent" in asked and _YES.search(text))
     ):
         updates["customer_intent"] = "personal_loan"
-    facts = answer_questions(text)
-    if facts and reply is None:
-        reply = " ".join(fact.answer for fact in facts)
     in_scope = bool(updates) or reply is not None or _DOMAIN.search(text) is not None
     return MessageReading(in_scope=in_scope, updates=updates, reply=reply, hold=hold)
 
 
 def _known(loan: LoanConversation, path: str) -> Any:
     return getattr(loan.loan_details, path.split(".", 1)[1])
+
+
+def _closed(loan: LoanConversation) -> bool:
+    return _decided(loan) or loan.verification_status.locked
+
+
+def _decision_stands(loan: LoanConversation) -> str:
+    decision = loan.underwriting_result.decision
+    if loan.verification_status.locked:
+        what = "Your application is locked after failed identity checks"
+    elif decision == "APPROVED":
+        what = f"Your loan of {rupees(loan.loan_details.amount or 0)} is already sanctioned"
+    elif decision == "REJECTED":
+        what = "Your application was declined"
+    else:
+        what = "Your application is with our team for a manual review"
+    return (
+        f"{what}, and that decision stands: I cannot change its terms now. For a loan on new terms, please "
+        "start a new application in a new conversation."
+    )
 
 
 def _decided(loan: LoanConversation) -> bool:

@@ -65,10 +65,12 @@ class SalarySlip(BaseModel):
 
 
 class PendingChange(BaseModel):
-    """Terms the customer stated where the stage did not ask for them: kept until they confirm."""
+    """Terms the customer stated where the stage did not ask for them, or a sum not said to be an income
+    where the salary was asked: kept until they confirm."""
 
     amount: float | None = None
     tenure_months: int | None = None
+    monthly_salary: float | None = None
 
 
 class LoanConversation(BaseModel):

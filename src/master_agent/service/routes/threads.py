@@ -34,6 +34,7 @@ from master_agent.service.threads import (
     store_thread_values,
 )
 from master_agent.workflows.audit import AuditTrail
+from master_agent.workflows.spec import merge_patch
 
 router = APIRouter(prefix="/threads", tags=["threads"], route_class=StrictJsonRoute)
 
@@ -344,18 +345,21 @@ async def _guard_state_update(
     graph: CompiledLoop,
     config: Any,
     values: dict[str, Any],
-) -> None:
+) -> dict[str, Any]:
     """A stage-driven conversation's state is moved by its guards: an update that would skip one (set
     the stage, a decision, a verification) is refused with 409 and audited, unless an operator (the
-    operator token) sends ``X-Override-Reason`` and ``X-Operator``: then it is audited as an override."""
+    operator token) sends ``X-Override-Reason`` and ``X-Operator``: then it is audited as an override.
+    Its ``record`` is patched, not replaced (``workflows.spec.merge_patch``): the values to apply."""
     record = await load_tenant(service.resources.database.pool, tenant)
     pack = domain_pack(record.domain) if record.domain else None
     if pack is None or pack.state_guard is None:
-        return
+        return values
     current = (await graph.aget_state(config)).values
+    if isinstance(values.get("record"), dict):
+        values = {**values, "record": merge_patch((current or {}).get("record") or {}, values["record"])}
     problems = pack.state_guard(dict(current or {}), values)
     if not problems:
-        return
+        return values
     resources = service.resources
     trail = AuditTrail(
         resources.database.pool, tenant, str(thread_id), "state_update", resources.evolution.clock.now
@@ -366,7 +370,7 @@ async def _guard_state_update(
         await operator(request, service)  # 403 unless the operator token (or loopback without one)
         trail.add("override", by=who, reason=reason[:1000], fields=problems)
         await trail.flush()
-        return
+        return values
     trail.add("refused", by="api", reason="state update would skip a guard", fields=problems)
     await trail.flush()
     raise HTTPException(
@@ -400,9 +404,13 @@ async def update_state(
     # A list is the whole update of a graph whose state is a list (messages); the graph judges it.
     if isinstance(body.values, dict):
         check_state_keys(graph_state_keys(graph), "values", body.values)
-        await _guard_state_update(request, service, tenant, thread_id, graph, config, body.values)
+        values: Any = await _guard_state_update(
+            request, service, tenant, thread_id, graph, config, body.values
+        )
+    else:
+        values = body.values
     try:
-        updated = await graph.aupdate_state(config, body.values, as_node=body.as_node)
+        updated = await graph.aupdate_state(config, values, as_node=body.as_node)
     except (InvalidUpdateError, ValueError, KeyError, TypeError) as error:
         field = "as_node" if body.as_node and "Node" in str(error) else "values"
         raise HTTPException(422, detail=f"{field}: {error}") from None
