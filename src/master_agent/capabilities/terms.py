@@ -480,6 +480,35 @@ def with_digits(text: str) -> str:
     return _AND_A_HALF.sub(lambda match: f"{float(match.group(1)) + 0.5:g}", "".join(out))
 
 
+#: An entity noun, then the numbers named so far, just before a number in words ("store ", "stores 4 and ").
+_ENTITY_BEFORE = re.compile(
+    r"\b(?:stores?|shops?|branch(?:es)?|outlets?)\s*#?\s*(?:\d+\s*(?:,|and|&|or|vs\.?|versus)\s*)*$", re.I
+)
+_ENTITY_WORD = re.compile(r"\b(?:stores?|shops?|branch(?:es)?|outlets?)\s*#?\s*[a-z]", re.I)
+
+
+def entity_numbers_as_digits(text: str) -> str:
+    """``text`` with the numbers in words that number an entity as digits ("store six" -> "store 6",
+    "stores four and nine" -> "stores 4 and 9"), read by Duckling's number rules. Other numbers in
+    words stay as written: they may be a target or a count ("a fifth", "top three")."""
+    if not _ENTITY_WORD.search(text):
+        return text
+    out, cursor = [], 0
+    for span in sorted(duckling_parse(text, ("number",)), key=lambda item: item["start"]):
+        start, end, value = span["start"], span["end"], span["value"].get("value")
+        if start < cursor or not isinstance(value, int | float) or value != int(value) or value < 1:
+            continue
+        if any(ch.isdigit() for ch in text[start:end]):
+            continue
+        if not _ENTITY_BEFORE.search("".join(out) + text[cursor:start]):
+            continue
+        out.append(text[cursor:start])
+        out.append(str(int(value)))
+        cursor = end
+    out.append(text[cursor:])
+    return "".join(out)
+
+
 _AND_A_HALF = re.compile(r"\b(\d+)\s+and\s+a\s+half\b", re.I)
 #: "1.5 times", "3x": a multiple of the figure as it is.
 _TIMES = re.compile(rf"\b{_NUMBER}\s*(?:x|times)\b(?!\s+(?:a|per|each|every)\b)", re.I)

@@ -157,7 +157,7 @@ class Discovery:
         index = await self.index(tenant_id, capability_version, cards)
         query = await message_vector(self.embedder, message)
         query_array = np.asarray(query, dtype=np.float64)
-        shares = domain_shares(self.embedder.model_name, query)
+        shares = domain_shares(self.embedder.model_name, query, message)
         now = self.clock.now()
         candidates: list[Candidate] = []
         for card in index.cards:

@@ -21,7 +21,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import ValidationError
 
-from master_agent.capabilities.terms import time_mention
+from master_agent.capabilities.terms import entity_numbers_as_digits, time_mention
 from master_agent.evolution.embeddings import Embedder
 from master_agent.models.chat import describe_model_failure
 from master_agent.routing.exemplars import Exemplar
@@ -46,6 +46,7 @@ WINDOW_MENTION = re.compile(
 
 def message_entities(text: str) -> dict[str, Any]:
     """The values a message names: the goal entities, plus a time window when one is said."""
+    text = entity_numbers_as_digits(text)
     entities = extract_entities(text)
     window = time_mention(text, horizons=False)  # "in 60 days" is a goal's horizon, not a data window
     if window:
@@ -55,7 +56,7 @@ def message_entities(text: str) -> dict[str, Any]:
 
 def strip_entities(text: str) -> str:
     """The message without its entity values (stores, amounts, windows): what it is about."""
-    text = STORE_MENTION.sub("store", text)
+    text = STORE_MENTION.sub("store", entity_numbers_as_digits(text))
     window = time_mention(text)
     if window:
         text = text.replace(window, " ")

@@ -19,7 +19,7 @@ from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel, Field
 
 from master_agent.capabilities.spec import DataMetric
-from master_agent.capabilities.terms import Window, metric_mention, time_window
+from master_agent.capabilities.terms import Window, entity_numbers_as_digits, metric_mention, time_window
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.capabilities.tools.sql import ReadOnlySql
 from master_agent.errors import ToolInputError
@@ -406,7 +406,12 @@ async def data_question(request: QueryRequest) -> QueryAnswer:
         ranked = _ranking(request.message, metric)
         if ranked is not None:
             return await _rank(sql, metric, window, *ranked)
-        said = [number for pair in _STORES.findall(request.message) for number in pair if number]
+        said = [
+            number
+            for pair in _STORES.findall(entity_numbers_as_digits(request.message))
+            for number in pair
+            if number
+        ]
         compared = [int(number) for number in dict.fromkeys(said)]
         if len(compared) > 1 and "store_id" in metric.filters:
             # "Compare Store 1 and Store 8": each one's figure; answering the first alone would answer

@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any
 
-from master_agent.capabilities.terms import time_mention
+from master_agent.capabilities.terms import entity_numbers_as_digits, time_mention
 from master_agent.models.prompt_blocks import render_tagged_json
 from master_agent.runtime.state import ContextBox
 
@@ -68,6 +68,7 @@ _DAYS_PER = {"day": 1, "week": 7, "month": 30, "year": 365}
 def extract_entities(text: str) -> dict[str, Any]:
     """Structured values a goal states, keyed by the argument names tools use for them."""
     entities: dict[str, Any] = {}
+    text = entity_numbers_as_digits(text)  # "store six" is Store 6
     window = time_mention(text)
     # "June 2026" is a time, not a June numbered 2026.
     named = text.replace(window, " ") if window else text
