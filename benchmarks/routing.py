@@ -385,7 +385,11 @@ async def first_message(settings: Settings) -> None:
         await warm_routing(resources)
         warmed = time.perf_counter()
         spent = []
-        for message in ("Increase Store 2's attach rate by 10% in 60 days", "list my agents please"):
+        # Two messages of one kind (a goal), so the second differs from the first only by being second.
+        for message in (
+            "Increase Store 2's attach rate by 10% in 60 days",
+            "Raise Store 7's attach rate by 5% within 30 days",
+        ):
             start = time.perf_counter()
             await route_once(resources, message, None)
             spent.append(time.perf_counter() - start)

@@ -9,6 +9,7 @@ temperature 0, with the offline classifier as the fallback when the model's answ
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import math
 import re
@@ -62,6 +63,14 @@ def strip_entities(text: str) -> str:
         text = text.replace(window, " ")
     text = re.sub(r"[$€£]?\d[\d,.]*\s*(%|percent|k|m|days?|weeks?|months?|years?)?", " ", text, flags=re.I)
     return re.sub(r"\s+", " ", text).strip()
+
+
+@functools.lru_cache(maxsize=8192)
+def stripped_known_text(text: str) -> str:
+    """``strip_entities`` of an exemplar's or an agent's skill text, once per process: each is a
+    Duckling parse, and a front door built anew (a new graph config, a capability change) would parse
+    every exemplar again on its first message (0.8 s of it after warm-up, issue 42)."""
+    return strip_entities(text)
 
 
 #: Vectors of the latest messages, by embedder and text: intent analysis and discovery of one message
@@ -120,7 +129,7 @@ class ExemplarClassifier:
     async def _exemplar_vectors(self) -> list[list[float]]:
         async with self._lock:
             if self._vectors is None:
-                texts = [strip_entities(e.text) for e in self.exemplars]
+                texts = [stripped_known_text(e.text) for e in self.exemplars]
                 model = self.embedder.model_name
                 # Tenants of one pack share most exemplars, and a front door is built again whenever
                 # its graph is: each text is embedded once per process (and before ready, by warm-up).
