@@ -370,7 +370,7 @@ def metric_mention(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
     best: tuple[int, int, DataMetric] | None = None
     for metric in metrics:
         for alias in (metric.name, *metric.aliases):
-            found = re.search(rf"\b{re.escape(alias.lower())}\b", lowered)
+            found = re.search(rf"\b{re.escape(alias.lower())}s?\b", lowered)  # "attach rates" too
             if found and (best is None or len(alias) > best[0]):
                 best = (len(alias), found.start(), metric)
     if best is None:
@@ -493,7 +493,8 @@ def entity_numbers_as_digits(text: str) -> str:
     words stay as written: they may be a target or a count ("a fifth", "top three")."""
     if not _ENTITY_WORD.search(text):
         return text
-    out, cursor = [], 0
+    out: list[str] = []
+    cursor = 0
     for span in sorted(duckling_parse(text, ("number",)), key=lambda item: item["start"]):
         start, end, value = span["start"], span["end"], span["value"].get("value")
         if start < cursor or not isinstance(value, int | float) or value != int(value) or value < 1:

@@ -343,6 +343,8 @@ async def data_question(request: QueryRequest) -> QueryAnswer:
     (read against the runtime clock, never the data's last row), the query and the rows' coverage.
     A window the data does not reach, a figure the data lacks or an entity it does not know is said so,
     never answered with another window's or another figure's number."""
+    # "store eight" is Store 8 for every reading below (a number word is no qualifier of the figure).
+    request = replace(request, message=entity_numbers_as_digits(request.message))
     mention = metric_mention(request.message, request.metrics)
     if mention.metric is None and mention.unknown is None:
         # No figure's name in the words ("foot traffic", "takings"): what they mean may still be one,
@@ -406,12 +408,7 @@ async def data_question(request: QueryRequest) -> QueryAnswer:
         ranked = _ranking(request.message, metric)
         if ranked is not None:
             return await _rank(sql, metric, window, *ranked)
-        said = [
-            number
-            for pair in _STORES.findall(entity_numbers_as_digits(request.message))
-            for number in pair
-            if number
-        ]
+        said = [number for pair in _STORES.findall(request.message) for number in pair if number]
         compared = [int(number) for number in dict.fromkeys(said)]
         if len(compared) > 1 and "store_id" in metric.filters:
             # "Compare Store 1 and Store 8": each one's figure; answering the first alone would answer
