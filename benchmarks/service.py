@@ -140,7 +140,8 @@ def serving(
     server = subprocess.Popen([*cli, "serve", "--port", str(port), "--workers", str(workers)], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
+        # Ready only once routing is warm for every tenant: seconds alone, minutes on a loaded machine.
+        deadline = time.monotonic() + 600
         while True:
             try:
                 if httpx.get(f"{url}/ok", timeout=1).status_code == 200:

@@ -26,7 +26,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from master_agent.evolution.clock import Clock
 from master_agent.evolution.embeddings import Embedder
-from master_agent.routing.intent import message_vector, stripped_known_text
+from master_agent.routing.intent import message_vector, strip_entities
 from master_agent.routing.intent_head import domain_shares
 from master_agent.routing.models import Candidate, IntentAnalysis
 
@@ -127,7 +127,7 @@ class Discovery:
             if not card.runnable:
                 continue
             for text in (card.description, *card.skills, *card.examples):
-                texts.append(stripped_known_text(text))
+                texts.append(strip_entities(text))
                 owners.append(card.name)
         vectors: dict[str, list[list[float]]] = {}
         for owner, vector in zip(owners, await self.embedder.embed(texts) if texts else [], strict=True):

@@ -55,22 +55,18 @@ def message_entities(text: str) -> dict[str, Any]:
     return entities
 
 
+@functools.lru_cache(maxsize=4096)
 def strip_entities(text: str) -> str:
-    """The message without its entity values (stores, amounts, windows): what it is about."""
+    """The message without its entity values (stores, amounts, windows): what it is about. Kept per
+    text: each is a Duckling parse or two, read by the intent head, the domain head and discovery for
+    one message, and by every front door built anew for each exemplar and skill (0.8 s of the first
+    message after warm-up, issue 42)."""
     text = STORE_MENTION.sub("store", entity_numbers_as_digits(text))
     window = time_mention(text)
     if window:
         text = text.replace(window, " ")
     text = re.sub(r"[$€£]?\d[\d,.]*\s*(%|percent|k|m|days?|weeks?|months?|years?)?", " ", text, flags=re.I)
     return re.sub(r"\s+", " ", text).strip()
-
-
-@functools.lru_cache(maxsize=8192)
-def stripped_known_text(text: str) -> str:
-    """``strip_entities`` of an exemplar's or an agent's skill text, once per process: each is a
-    Duckling parse, and a front door built anew (a new graph config, a capability change) would parse
-    every exemplar again on its first message (0.8 s of it after warm-up, issue 42)."""
-    return strip_entities(text)
 
 
 #: Vectors of the latest messages, by embedder and text: intent analysis and discovery of one message
@@ -129,7 +125,7 @@ class ExemplarClassifier:
     async def _exemplar_vectors(self) -> list[list[float]]:
         async with self._lock:
             if self._vectors is None:
-                texts = [stripped_known_text(e.text) for e in self.exemplars]
+                texts = [strip_entities(e.text) for e in self.exemplars]
                 model = self.embedder.model_name
                 # Tenants of one pack share most exemplars, and a front door is built again whenever
                 # its graph is: each text is embedded once per process (and before ready, by warm-up).

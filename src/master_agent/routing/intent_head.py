@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -121,7 +122,7 @@ def domain_shares(embedder_name: str, vector: list[float], text: str) -> dict[st
     return head.domains.probabilities(vector, text)
 
 
-def _features(raw: dict[str, object] | None) -> Features:
+def _features(raw: dict[str, Any] | None) -> Features:
     if not raw:
         return Features()
     return Features(lexical_dim=int(raw["lexical_dim"]), lexical_weight=float(raw["lexical_weight"]))
