@@ -140,8 +140,7 @@ def serving(
     server = subprocess.Popen([*cli, "serve", "--port", str(port), "--workers", str(workers)], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
         url = f"http://127.0.0.1:{port}"
-        # Warm start loads the routing models before /ok says 200: on a loaded 2-core machine that can
-        # take minutes, not seconds.
+        # Ready only once routing is warm for every tenant: seconds alone, minutes on a loaded machine.
         deadline = time.monotonic() + 600
         while True:
             try:

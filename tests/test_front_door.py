@@ -418,11 +418,19 @@ async def test_a_window_the_data_covers_in_part_is_a_partial_answer(
     assert values["envelope"]["confidence_band"] != "COMPLETE"
 
 
-async def test_a_comparison_of_two_stores_answers_each(live: LiveServer, keys: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    "message",
+    [
+        "What was the attach rate at Store 1 and Store 8 in September 2026?",
+        # A bare comparison, its stores in words, is a data question too (issue 42).
+        "compare store one and store eight attach rates for september 2026",
+    ],
+)
+async def test_a_comparison_of_two_stores_answers_each(
+    live: LiveServer, keys: dict[str, str], message: str
+) -> None:
     async with _client(live, keys["demo-retail"]) as client:
-        values = (await chat(client, "What was the attach rate at Store 1 and Store 8 in September 2026?"))[
-            "values"
-        ]
+        values = (await chat(client, message))["values"]
     data = values["reply"]["data"]
     assert data["outcome"] == "answer" and set(data["each"]) == {"1", "8"}, values["reply"]["text"]
     async with live.server.config.app.state.service.resources.database.pool.connection() as conn:

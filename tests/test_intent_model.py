@@ -59,7 +59,7 @@ async def test_the_trained_head_answers_with_its_calibrated_confidence() -> None
     classifier = HeadClassifier(ExemplarClassifier(embedder, GENERIC_EXEMPLARS))
     message = "Which of our stores sold the most last week?"
     intent = await classifier.analyze(message, [])
-    shares = head.probabilities(await message_vector(embedder, message))
+    shares = head.probabilities(await message_vector(embedder, message), message)
     assert sum(shares.values()) == pytest.approx(1.0)
     label = max(shares, key=lambda name: shares[name])
     assert (intent.action, intent.query_kind) == split_label(label)

@@ -38,7 +38,7 @@ _NOUN_AND_NUMBER = re.compile(
 )
 
 
-def number_words_as_digits(text: str) -> str:
+def _digits_in_place(text: str) -> str:
     """``text`` with each number said in words written as its digits padded to the words' length
     ("store six" -> "store 6  "), so offsets into it are offsets into ``text``."""
     chars = list(text)
@@ -56,7 +56,7 @@ def number_words_as_digits(text: str) -> str:
 def _mask_entities(text: str) -> str:
     """``text`` with each entity noun and its numbers blanked ("store six", "stores 2 and 5"), a slip
     of the noun too ("stroe 2"): Duckling would read "six in July" as 6 July."""
-    digits = number_words_as_digits(text)
+    digits = _digits_in_place(text)
     chars = list(text)
     for match in _NOUN_AND_NUMBER.finditer(digits):
         word = match.group(1).lower()
@@ -423,7 +423,7 @@ def metric_mention(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
     best: tuple[int, int, DataMetric] | None = None
     for metric in metrics:
         for alias in (metric.name, *metric.aliases):
-            found = re.search(rf"\b{re.escape(alias.lower())}\b", lowered)
+            found = re.search(rf"\b{re.escape(alias.lower())}s?\b", lowered)  # "attach rates" too
             if found and (best is None or len(alias) > best[0]):
                 best = (len(alias), found.start(), metric)
     if best is None:
@@ -553,6 +553,36 @@ def with_digits(text: str) -> str:
         cursor = end
     out.append(text[cursor:])
     return _AND_A_HALF.sub(lambda match: f"{float(match.group(1)) + 0.5:g}", "".join(out))
+
+
+#: An entity noun, then the numbers named so far, just before a number in words ("store ", "stores 4 and ").
+_ENTITY_BEFORE = re.compile(
+    r"\b(?:stores?|shops?|branch(?:es)?|outlets?)\s*#?\s*(?:\d+\s*(?:,|and|&|or|vs\.?|versus)\s*)*$", re.I
+)
+_ENTITY_WORD = re.compile(r"\b(?:stores?|shops?|branch(?:es)?|outlets?)\s*#?\s*[a-z]", re.I)
+
+
+def entity_numbers_as_digits(text: str) -> str:
+    """``text`` with the numbers in words that number an entity as digits ("store six" -> "store 6",
+    "stores four and nine" -> "stores 4 and 9"), read by Duckling's number rules. Other numbers in
+    words stay as written: they may be a target or a count ("a fifth", "top three")."""
+    if not _ENTITY_WORD.search(text):
+        return text
+    out: list[str] = []
+    cursor = 0
+    for span in sorted(duckling_parse(text, ("number",)), key=lambda item: item["start"]):
+        start, end, value = span["start"], span["end"], span["value"].get("value")
+        if start < cursor or not isinstance(value, int | float) or value != int(value) or value < 1:
+            continue
+        if any(ch.isdigit() for ch in text[start:end]):
+            continue
+        if not _ENTITY_BEFORE.search("".join(out) + text[cursor:start]):
+            continue
+        out.append(text[cursor:start])
+        out.append(str(int(value)))
+        cursor = end
+    out.append(text[cursor:])
+    return "".join(out)
 
 
 _AND_A_HALF = re.compile(r"\b(\d+)\s+and\s+a\s+half\b", re.I)

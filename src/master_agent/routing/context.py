@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from master_agent.capabilities.terms import number_words_as_digits, time_mention
+from master_agent.capabilities.terms import entity_numbers_as_digits, time_mention
 from master_agent.routing.intent import STORE_MENTION, message_entities, strip_entities
 
 #: Words a follow-up may consist of besides the values it changes ("and for Store 7?").
@@ -66,7 +66,7 @@ def complete_follow_up(text: str, previous: dict[str, Any]) -> str | None:
     if not is_follow_up(text):
         return None
     # "store six" in the turn before is the store a follow-up's "and for store 2?" replaces.
-    goal = number_words_as_digits(str(previous.get("goal") or ""))
+    goal = entity_numbers_as_digits(str(previous.get("goal") or ""))
     if not goal:
         return None
     changed = message_entities(text)

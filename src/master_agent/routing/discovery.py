@@ -157,7 +157,8 @@ class Discovery:
         index = await self.index(tenant_id, capability_version, cards)
         query = await message_vector(self.embedder, message)
         query_array = np.asarray(query, dtype=np.float64)
-        shares = domain_shares(self.embedder.model_name, query)
+        shares = domain_shares(self.embedder.model_name, query, message)
+        likeliest = max(shares, key=lambda name: shares[name]) if shares else None
         now = self.clock.now()
         candidates: list[Candidate] = []
         for card in index.cards:
@@ -168,14 +169,19 @@ class Discovery:
             skill = min(1.0, max(0.0, (similarity - SKILL_FLOOR) / (SKILL_FULL - SKILL_FLOOR)))
             if names_agent(message, card.name):
                 skill = 1.0  # "Debug lead_qualifier: ...", "run the staff leaderboard for store 2"
-            elif card.source == "pack" and shares:
+            elif card.source == "pack" and likeliest is not None:
                 # A pack's master agent does whatever its domain asks: the trained domain head knows
-                # the many phrasings its few skills miss. Discounted, so a tenant's own agent whose
-                # description matches the message outranks the generalist.
-                skill = max(skill, DOMAIN_SKILL * shares.get(card.domain, 0.0))
+                # the many phrasings its few skills miss. Relative to the likeliest domain (``other``:
+                # none of the packs'), so a message the head gives to this pack is its work however
+                # the probability spreads; discounted, so a tenant's own agent whose description
+                # matches the message outranks the generalist.
+                skill = max(skill, DOMAIN_SKILL * shares.get(card.domain, 0.0) / shares[likeliest])
             if skill <= 0.0:
                 continue
-            domain = 1.0 if intent.domain is None or intent.domain == card.domain else 0.0
+            # The domain head's verdict counts as the intent's for a pack's agent: the intent's domain
+            # is its nearest exemplar's, which a new wording easily misses.
+            said = intent.domain is None or intent.domain == card.domain
+            domain = 1.0 if said or (card.source == "pack" and likeliest == card.domain) else 0.0
             score = round(SKILL_WEIGHT * skill + DOMAIN_WEIGHT * domain, 3)
             if score < MIN_CANDIDATE_SCORE:
                 continue

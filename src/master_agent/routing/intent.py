@@ -9,6 +9,7 @@ temperature 0, with the offline classifier as the fallback when the model's answ
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import math
 import re
@@ -21,7 +22,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import ValidationError
 
-from master_agent.capabilities.terms import time_mention
+from master_agent.capabilities.terms import entity_numbers_as_digits, time_mention
 from master_agent.evolution.embeddings import Embedder
 from master_agent.models.chat import describe_model_failure
 from master_agent.routing.exemplars import Exemplar
@@ -46,6 +47,7 @@ WINDOW_MENTION = re.compile(
 
 def message_entities(text: str) -> dict[str, Any]:
     """The values a message names: the goal entities, plus a time window when one is said."""
+    text = entity_numbers_as_digits(text)
     entities = extract_entities(text)
     window = time_mention(text, horizons=False)  # "in 60 days" is a goal's horizon, not a data window
     if window:
@@ -53,9 +55,13 @@ def message_entities(text: str) -> dict[str, Any]:
     return entities
 
 
+@functools.lru_cache(maxsize=4096)
 def strip_entities(text: str) -> str:
-    """The message without its entity values (stores, amounts, windows): what it is about."""
-    text = STORE_MENTION.sub("store", text)
+    """The message without its entity values (stores, amounts, windows): what it is about. Kept per
+    text: each is a Duckling parse or two, read by the intent head, the domain head and discovery for
+    one message, and by every front door built anew for each exemplar and skill (0.8 s of the first
+    message after warm-up, issue 42)."""
+    text = STORE_MENTION.sub("store", entity_numbers_as_digits(text))
     window = time_mention(text)
     if window:
         text = text.replace(window, " ")

@@ -1,5 +1,6 @@
-"""The trained intent head: a multinomial logistic regression over the local sentence embeddings of a
-message (its entity values stripped), with its confidence calibrated by temperature scaling.
+"""The trained intent head: a multinomial logistic regression over the local sentence embedding of a
+message (its entity values stripped) beside hashed counts of its words and word pairs, with its
+confidence calibrated by temperature scaling.
 
 Trained offline by ``make train-routing`` (``benchmarks/train_routing.py``) on labelled messages
 written from the user's side; the weights ship in ``intent_head.json`` next to this module. Serving
@@ -10,12 +11,16 @@ answers alone.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
+import re
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -24,12 +29,43 @@ from master_agent.routing.intent import (
     ExemplarClassifier,
     explicit_builder_action,
     message_vector,
+    strip_entities,
 )
 from master_agent.routing.models import IntentAnalysis
 
 logger = logging.getLogger(__name__)
 
 HEAD_PATH = Path(__file__).with_name("intent_head.json")
+
+_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?|[@?]")
+
+
+def lexical_features(text: str, dim: int) -> np.ndarray:
+    """Hashed counts (log-scaled, L2-normalised) of the words and adjacent word pairs of what a
+    message is about (entity values stripped). A sentence embedding blurs the few words that decide
+    an intent ("rename", "vs", "whip up a bot"); a linear model over them learns those it sees in
+    training. CRC32 so that training and serving hash alike in any process."""
+    words = _WORD.findall((strip_entities(text) or text).lower())
+    counts = np.zeros(dim, dtype=np.float64)
+    for token in (*words, *(f"{a} {b}" for a, b in itertools.pairwise(words))):
+        counts[zlib.crc32(token.encode()) % dim] += 1.0
+    counts = np.log1p(counts)
+    norm = float(np.linalg.norm(counts))
+    return counts / norm if norm else counts
+
+
+@dataclass(frozen=True, kw_only=True)
+class Features:
+    """What a head reads: the embedding, and the lexical counts at ``lexical_weight`` (0: none)."""
+
+    lexical_dim: int = 0
+    lexical_weight: float = 0.0
+
+    def of(self, vector: Sequence[float], text: str) -> np.ndarray:
+        embedded = np.asarray(vector, dtype=np.float64)
+        if not self.lexical_dim:
+            return embedded
+        return np.concatenate([embedded, self.lexical_weight * lexical_features(text, self.lexical_dim)])
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,6 +81,7 @@ class IntentHead:
     intercept: np.ndarray
     temperature: float
     """Logits are divided by it before the softmax (fitted on the validation split)."""
+    features: Features
     domains: LinearHead | None
     """Which domain pack's master agent serves an EXECUTE (or ``other``: none of the packs'), from
     the messages each was asked in training: discovery's skill match for a pack's master agent."""
@@ -52,8 +89,9 @@ class IntentHead:
     """By domain pack: training messages its master agent was asked, which discovery reads as more
     of that agent's skills (a pack's few skills are phrased one way; users phrase them many)."""
 
-    def probabilities(self, vector: list[float]) -> dict[str, float]:
-        logits = (self.coef @ np.asarray(vector, dtype=np.float64) + self.intercept) / self.temperature
+    def probabilities(self, vector: list[float], text: str) -> dict[str, float]:
+        """By label, the probability for a message (``text``) whose embedding is ``vector``."""
+        logits = (self.coef @ self.features.of(vector, text) + self.intercept) / self.temperature
         weights = np.exp(logits - logits.max())
         shares = weights / weights.sum()
         return {label: float(share) for label, share in zip(self.labels, shares, strict=True)}
@@ -66,21 +104,28 @@ class LinearHead:
     labels: tuple[str, ...]
     coef: np.ndarray
     intercept: np.ndarray
+    features: Features
 
-    def probabilities(self, vector: list[float]) -> dict[str, float]:
-        logits = self.coef @ np.asarray(vector, dtype=np.float64) + self.intercept
+    def probabilities(self, vector: list[float], text: str) -> dict[str, float]:
+        logits = self.coef @ self.features.of(vector, text) + self.intercept
         weights = np.exp(logits - logits.max())
         shares = weights / weights.sum()
         return {label: float(share) for label, share in zip(self.labels, shares, strict=True)}
 
 
-def domain_shares(embedder_name: str, vector: list[float]) -> dict[str, float]:
-    """The domain head's probability of each domain for a message's vector (empty without a head for
-    the embedder)."""
+def domain_shares(embedder_name: str, vector: list[float], text: str) -> dict[str, float]:
+    """The domain head's probability of each domain for a message (``text``, embedded as ``vector``);
+    empty without a head for the embedder."""
     head = load_head()
     if head is None or head.domains is None or head.embedder != embedder_name:
         return {}
-    return head.domains.probabilities(vector)
+    return head.domains.probabilities(vector, text)
+
+
+def _features(raw: dict[str, Any] | None) -> Features:
+    if not raw:
+        return Features()
+    return Features(lexical_dim=int(raw["lexical_dim"]), lexical_weight=float(raw["lexical_weight"]))
 
 
 @cache
@@ -96,10 +141,12 @@ def load_head(path: Path = HEAD_PATH) -> IntentHead | None:
         coef=np.asarray(raw["coef"], dtype=np.float64),
         intercept=np.asarray(raw["intercept"], dtype=np.float64),
         temperature=float(raw["temperature"]),
+        features=_features(raw.get("features")),
         domains=LinearHead(
             labels=tuple(raw["domains"]["labels"]),
             coef=np.asarray(raw["domains"]["coef"], dtype=np.float64),
             intercept=np.asarray(raw["domains"]["intercept"], dtype=np.float64),
+            features=_features(raw["domains"].get("features")),
         )
         if raw.get("domains")
         else None,
@@ -139,7 +186,7 @@ class HeadClassifier:
         base = await self.exemplars.analyze(message, history)
         if self.head is None:
             return base
-        shares = self.head.probabilities(await message_vector(self.exemplars.embedder, message))
+        shares = self.head.probabilities(await message_vector(self.exemplars.embedder, message), message)
         label = max(shares, key=lambda name: shares[name])
         action, query_kind = split_label(label)
         confidence = shares[label]

@@ -21,9 +21,9 @@ from pydantic import BaseModel, Field
 from master_agent.capabilities.spec import DataMetric
 from master_agent.capabilities.terms import (
     Window,
+    entity_numbers_as_digits,
     metric_by_words,
     metric_mention,
-    number_words_as_digits,
     time_window,
 )
 from master_agent.capabilities.tools.context import ToolContext
@@ -438,6 +438,8 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     (read against the runtime clock, never the data's last row), the query and the rows' coverage.
     A window the data does not reach, a figure the data lacks or an entity it does not know is said so,
     never answered with another window's or another figure's number."""
+    # "store eight" is Store 8 for every reading below (a number word is no qualifier of the figure).
+    request = replace(request, message=entity_numbers_as_digits(request.message))
     mention = metric_mention(request.message, request.metrics)
     if mention.metric is None and mention.unknown is None:
         mention = metric_by_words(request.message, request.metrics) or mention
@@ -494,12 +496,7 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             answered=False,
             data={"outcome": "clarify", "missing": ["financial year start"]},
         )
-    said = [
-        number
-        for pair in _STORES.findall(number_words_as_digits(request.message))
-        for number in pair
-        if number
-    ]
+    said = [number for pair in _STORES.findall(request.message) for number in pair if number]
     compared = [int(number) for number in dict.fromkeys(said)]
     try:
         # An entity the data does not know is asked about before anything is read over any window.

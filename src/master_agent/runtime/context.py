@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any
 
-from master_agent.capabilities.terms import number_words_as_digits, time_mention
+from master_agent.capabilities.terms import entity_numbers_as_digits, time_mention, with_digits
 from master_agent.models.prompt_blocks import render_tagged_json
 from master_agent.runtime.state import ContextBox
 
@@ -68,10 +68,10 @@ _DAYS_PER = {"day": 1, "week": 7, "month": 30, "year": 365}
 def extract_entities(text: str) -> dict[str, Any]:
     """Structured values a goal states, keyed by the argument names tools use for them."""
     entities: dict[str, Any] = {}
+    text = entity_numbers_as_digits(text)  # "store six" is Store 6
     window = time_mention(text)
-    # "June 2026" is a time, not a June numbered 2026; "store six" is store 6.
-    digits = number_words_as_digits(text)
-    named = digits.replace(window, " ") if window else digits
+    # "June 2026" is a time, not a June numbered 2026.
+    named = text.replace(window, " ") if window else text
     for word, number in _NOUN_NUMBER.findall(named):
         key = f"{word.lower()}_id"
         if word.lower() not in _NOT_ENTITY_WORDS and key not in entities:
@@ -79,7 +79,7 @@ def extract_entities(text: str) -> dict[str, Any]:
     percent = _PERCENT.search(text)
     if percent:
         entities["target_percent"] = float(percent.group(1))
-    duration = _DURATION.search(digits)
+    duration = _DURATION.search(with_digits(text))  # "in two months"
     if duration:
         entities["timeline_days"] = int(duration.group(1)) * _DAYS_PER[duration.group(2).lower()]
     money = _MONEY.search(text)

@@ -1,0 +1,68 @@
+"""Wording the front door reads by meaning (issue 42): numbers in words name a store, a bare comparison
+of two stores is a data question, a casual request for a bot is a new agent, and an assistant
+tenant's question about the user's day is the assistant's."""
+
+from __future__ import annotations
+
+import pytest
+
+from master_agent.capabilities import load_tenant
+from master_agent.routing.intent import message_entities, strip_entities
+from master_agent.runtime import RuntimeResources
+from master_agent.runtime.factory import front_door
+
+
+@pytest.mark.parametrize(
+    ("text", "stores"),
+    [
+        ("Boost accessory attach at store six", {"store_id": 6}),
+        ("how did Store Twelve do last week", {"store_id": 12}),
+        ("raise store 2 by a fifth", {"store_id": 2}),
+    ],
+)
+def test_a_store_numbered_in_words_is_that_store(text: str, stores: dict[str, int]) -> None:
+    entities = message_entities(text)
+    assert {key: entities[key] for key in stores if key in entities} == stores
+    assert "six" not in strip_entities(text) and "welve" not in strip_entities(text)
+
+
+def test_numbers_in_words_that_number_no_store_stay_words() -> None:
+    assert strip_entities("show the top three stores") == "show the top three stores"
+    assert "store_id" not in message_entities("one store is lagging")
+
+
+async def test_a_goal_naming_its_store_in_words_is_not_asked_which_store(resources: RuntimeResources) -> None:
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    decision = await door.decide("Boost accessory attach at store six by 10% within 60 days", [], {})
+    assert decision.entities["store_id"] == 6
+    assert decision.target.kind == "agent" and decision.clarification is None, decision.reason
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["compare store 4 and store 9 attach rates for august", "store four vs store nine revenue last month?"],
+)
+async def test_a_bare_comparison_of_two_stores_is_a_data_question(
+    resources: RuntimeResources, message: str
+) -> None:
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    decision = await door.decide(message, [], {})
+    assert (decision.target.kind, decision.target.name) == ("query", "data"), decision.reason
+
+
+async def test_a_casual_request_for_a_bot_goes_to_the_builder(resources: RuntimeResources) -> None:
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    message = "could u pls whip up a bot that pings me whenever a store's refunds spike"
+    decision = await door.decide(message, [], {})
+    assert decision.intent == "CREATE" and decision.target.kind == "builder", decision.reason
+
+
+@pytest.mark.parametrize(
+    "message", ["what's on my plate thursday afternoon?", "am I free for lunch with Maria tomorrow?"]
+)
+async def test_the_assistant_tenant_s_day_questions_go_to_the_assistant(
+    resources: RuntimeResources, message: str
+) -> None:
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-assistant"))
+    decision = await door.decide(message, [], {})
+    assert (decision.target.kind, decision.target.name) == ("agent", "personal_assistant"), decision.reason
