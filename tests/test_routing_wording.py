@@ -66,3 +66,19 @@ async def test_the_assistant_tenant_s_day_questions_go_to_the_assistant(
     door = front_door(resources, await load_tenant(resources.database.pool, "demo-assistant"))
     decision = await door.decide(message, [], {})
     assert (decision.target.kind, decision.target.name) == ("agent", "personal_assistant"), decision.reason
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Cut store 4's refund rate by a fifth by the end of Q1",
+        "Hi, could you help us get store one's attach rate up by a third over the next two months? Thanks",
+        "Can we get store 3's attach rate to 8 percent by the end of February?",
+    ],
+)
+async def test_a_target_with_a_date_ahead_is_a_goal_not_a_data_question(
+    resources: RuntimeResources, message: str
+) -> None:
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    decision = await door.decide(message, [], {})
+    assert (decision.target.kind, decision.target.name) == ("agent", "master_agent"), decision.reason

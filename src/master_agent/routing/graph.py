@@ -51,7 +51,7 @@ from master_agent.capabilities import (
     implied_entities,
 )
 from master_agent.capabilities.envelope import Status, SubAgentEnvelope
-from master_agent.capabilities.terms import time_window
+from master_agent.capabilities.terms import goal_deadline, goal_target, time_window
 from master_agent.capabilities.tools import ToolContext
 from master_agent.evolution.context import EvolutionContext
 from master_agent.models.chat import content_text
@@ -308,6 +308,12 @@ class FrontDoor:
         if override:
             # Naming an agent asks it to do the message, whatever the message reads like.
             intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None})
+        if intent.action == "QUERY" and intent.query_kind == "data" and not override:
+            now = self.evolution.clock.now()
+            if goal_target(goal) is not None and goal_deadline(goal, now) is not None:
+                # "Get store one up by a third over the next two months": a target and a date ahead ask
+                # for the figure to move, not for its value; a figure would answer another question.
+                intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None})
         known = {**(await self.tenant_defaults()), **intent.entities, **entities}
         candidates = []
         own = any(card.source == "tenant" and card.runnable for card in self.cards)
