@@ -311,6 +311,7 @@ async def test_a_data_question_answers_the_window_it_names_or_says_why_not(
 ) -> None:
     async with _client(live, keys["demo-retail"]) as client:
         values = (await chat(client, message))["values"]
+    assert values["reply"]["kind"] == "query", (values["routing"], values["reply"])
     answer = values["reply"]["data"]
     assert answer["outcome"] == outcome, values["reply"]["text"]
     assert (values["reply"]["status"] == "success") is (outcome == "answer"), values["reply"]["text"]
@@ -367,6 +368,14 @@ REGION_OF = "(SELECT store_id FROM {schema}.stores WHERE region = '{region}')"
             "Which store had the best refund rate in August 2026?",
             "SELECT min(r) AS v FROM (SELECT avg(refunded::int)::float AS r FROM {schema}.transactions "
             "WHERE sold_at >= '2026-08-01' AND sold_at < '2026-09-01' GROUP BY store_id) AS rates",
+        ),
+        # A region's stores ranked: fewest is the lowest count.
+        (
+            "which of our western shops had the fewest refunds in august 2026?",
+            "SELECT min(r) AS v FROM (SELECT count(*) FILTER (WHERE refunded) AS r FROM {schema}.transactions "
+            "WHERE sold_at >= '2026-08-01' AND sold_at < '2026-09-01' AND store_id IN "
+            + REGION_OF.replace("{region}", "west")
+            + " GROUP BY store_id) AS counts",
         ),
         # The word that names an end decides the order, not "rank".
         (

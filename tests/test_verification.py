@@ -89,6 +89,16 @@ def test_an_answer_over_another_window_than_asked_is_not_backed() -> None:
     assert check.verdict == "unbacked" and "June 2026" in check.evidence
     [check] = verify_answer({"value": 0.0505, "window": june}, {"window": june})
     assert check.verdict == "backed"
+    # "This quarter so far" read twice on a running clock, seconds apart, is the same window.
+    so_far = {
+        "label": "this quarter",
+        "start": "2026-10-01T00:00:00+00:00",
+        "end": "2026-11-25T12:00:00+00:00",
+    }
+    [check] = verify_answer({"window": {**so_far, "end": "2026-11-25T12:00:40+00:00"}}, {"window": so_far})
+    assert check.verdict == "backed"
+    [check] = verify_answer({"window": {**so_far, "end": "2026-11-24T12:00:00+00:00"}}, {"window": so_far})
+    assert check.verdict == "unbacked"
 
 
 def test_no_answer_is_told_apart_from_an_empty_one() -> None:

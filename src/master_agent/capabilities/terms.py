@@ -400,7 +400,8 @@ _NEUTRAL_MODIFIERS = frozenset(
     company companywide company-wide network global all every each across current actual real
     daily weekly monthly quarterly yearly annual store stores shop shops branch branches s
     and or but so then also just only still even please tell show give get know see find
-    highest lowest best worst top bottom biggest smallest largest most least better worse
+    highest lowest best worst top bottom biggest smallest largest most least better worse fewest
+    weakest strongest poorest greatest
     did does do had has have will would could can should it its it's there here when where why
     much many
     """.split()  # noqa: SIM905
@@ -594,6 +595,15 @@ def goal_target(text: str) -> GoalTarget | None:
     """The target ``text`` states, or None. Percentages of a rate after "to", "reach", "at least" are
     where the figure should end; after "by" or alone, how much it should move."""
     text = with_digits(text)
+    # A number inside a time is no target ("from 15 July to 15 August", "by 31 March").
+    said = _time_mention(text)
+    # ... but Duckling also reads "by 1" of "by 1.5 points" as one o'clock: only a mention with words
+    # of its own (a month, "week", "end") is a time.
+    worded = said and re.search(
+        r"[a-z]{3,}", re.sub(r"\b(?:by|to|at|in|on|from|until|till)\b", "", said.lower())
+    )
+    if said and worded and "%" not in said and said in text:
+        text = text.replace(said, " " * len(said), 1)
     down = bool(_DOWN.search(text))
     sign = -1.0 if down else 1.0
     if match := _POINTS.search(text):
