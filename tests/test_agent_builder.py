@@ -103,7 +103,7 @@ async def test_the_front_door_discovers_a_new_agent(live: LiveServer, keys: dict
     await client.assistants.create("master_agent", context={"agent_spec": refund_agent(name="refund_watch")})
     async with _http(live, keys["demo-retail"]) as http:
         values = (await chat(http, "Show the weekly refund rate per store"))["values"]
-    assert values["routing"]["target"]["kind"] == "agent"
+    assert values["routing"]["target"]["kind"] == "agent", values["routing"]
     assert values["routing"]["target"]["name"] in ("refund_watch", "refunds_now")
     assert values["reply"]["status"] == "success"
     assert values["solution"]["rows"][0]["refund_rate"] >= 0

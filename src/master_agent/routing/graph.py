@@ -70,6 +70,7 @@ from master_agent.routing.intent import (
     ExemplarClassifier,
     IntentAnalyzer,
     ModelIntentAnalyzer,
+    explicit_builder_action,
     message_entities,
 )
 from master_agent.routing.intent_head import HeadClassifier, master_examples
@@ -321,9 +322,15 @@ class FrontDoor:
             candidates = await self.discovery.discover(
                 self.tenant.tenant_id, self.tenant.capability_version, self.cards, goal, intent
             )
-        if intent.action in ("QUERY", "AMBIGUOUS") and not override:
+        unsure_builder = (
+            intent.action in ("CREATE", "UPDATE")
+            and intent.confidence < self.settings.clarify_below
+            and explicit_builder_action(goal) is None
+        )
+        if (intent.action in ("QUERY", "AMBIGUOUS") or unsure_builder) and not override:
             # The intent head knows no tenant's own agents: one made for exactly this request (its skill
-            # fully matched) is what the tenant wants run, not the built-in answer.
+            # fully matched) is what the tenant wants run, not the built-in answer, nor a change to an
+            # agent the words only resemble ("Show the weekly refund rate per store").
             sources = {card.name: card.source for card in self.cards}
             top = candidates[0] if candidates else None
             if top is not None and sources.get(top.name) == "tenant" and top.parts["skill"] >= 1.0:
@@ -334,7 +341,7 @@ class FrontDoor:
                         "confidence": max(intent.confidence, top.score),
                     }
                 )
-            else:
+            elif not unsure_builder:
                 candidates = candidates if intent.action == "AMBIGUOUS" else []
         rounds = len(clarifications)
         if chosen is not None:
