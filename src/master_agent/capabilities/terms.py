@@ -106,7 +106,9 @@ class Window:
         return self.end - timedelta(microseconds=1)
 
     def describe(self) -> str:
-        return f"{self.label} ({self.start:%Y-%m-%d} to {self.last_day():%Y-%m-%d})"
+        # Said after "in": the label's own preposition ("in August", "over June and July") would repeat it.
+        label = re.sub(r"^(?:in|over|during|for|from)\s+", "", self.label, flags=re.I)
+        return f"{label} ({self.start:%Y-%m-%d} to {self.last_day():%Y-%m-%d})"
 
 
 #: Characters of a request Duckling reads.
