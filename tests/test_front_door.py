@@ -511,3 +511,34 @@ async def test_a_clarification_is_answered_by_the_next_input_over_the_langgraph_
     redirected = await client.threads.get_state(thread["thread_id"])
     routing = redirected["values"]["routing"]  # type: ignore[index,call-overload]
     assert routing["target"] == {"kind": "query", "name": "list_agents"} and routing["round"] == 0
+
+
+async def test_a_data_follow_up_takes_the_period_figure_and_store_it_points_back_at(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    async with _client(live, keys["demo-retail"]) as client:
+        first = await chat(client, "What was the refund rate at Store 7 in August 2026?")
+        thread = first["thread_id"]
+        sales = (await chat(client, "And how many sales did it have that month?", thread))["values"]
+        east = (await chat(client, "same for the east stores", thread))["values"]
+    async with live.server.config.app.state.service.resources.database.pool.connection() as conn:
+        schema = await data_schema(live)
+        august = "sold_at >= '2026-08-01' AND sold_at < '2026-09-01'"
+        row = await (
+            await conn.execute(
+                f"SELECT count(*) AS n FROM {schema}.transactions WHERE store_id = 7 AND {august}"
+            )
+        ).fetchone()
+        region = await (
+            await conn.execute(
+                f"SELECT count(*) AS n FROM {schema}.transactions WHERE {august} AND store_id IN "
+                f"(SELECT store_id FROM {schema}.stores WHERE region = 'east')"
+            )
+        ).fetchone()
+    data = sales["reply"]["data"]
+    assert data.get("outcome") == "answer", (sales["routing"], sales["reply"]["text"])
+    assert (data["metric"], data["value"]) == ("transactions", row["n"]), sales["reply"]["text"]
+    assert data["window"]["start"].startswith("2026-08-01")
+    data = east["reply"]["data"]
+    assert data.get("outcome") == "answer", (east["routing"], east["reply"]["text"])
+    assert (data["metric"], data["value"]) == ("transactions", region["n"]), east["reply"]["text"]

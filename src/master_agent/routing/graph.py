@@ -81,7 +81,7 @@ from master_agent.routing.models import (
     RoutingDecision,
     SuspendedFlow,
 )
-from master_agent.routing.queries import BUILT_IN_HANDLERS, QueryRequest
+from master_agent.routing.queries import BUILT_IN_HANDLERS, QueryRequest, carried_over
 from master_agent.runtime.loop import (
     TASK_FIELDS,
     CompiledLoop,
@@ -492,10 +492,21 @@ class FrontDoor:
         kind = routing.get("target", {}).get("name") or "other"
         handlers = {**BUILT_IN_HANDLERS, **self.pack.query_handlers}
         handler = handlers.get(kind, BUILT_IN_HANDLERS["other"])
+        message, entities = str(routing.get("goal") or ""), dict(routing.get("entities") or {})
+        turns = recent_turns(
+            state.get("chat_turns") or [],
+            self.evolution.clock.now(),
+            self.settings.context_messages,
+            self.settings.context_window_s,
+        )
+        if kind == "data" and turns and (turns[-1].get("target") or {}).get("name") == "data":
+            message, entities = carried_over(
+                message, entities, turns[-1], self.pack.data_metrics, self.evolution.clock.now()
+            )
         request = QueryRequest(
             tenant_id=self.tenant.tenant_id,
-            message=str(routing.get("goal") or ""),
-            entities=dict(routing.get("entities") or {}),
+            message=message,
+            entities=entities,
             cards=self.cards,
             pool=self.tool_context.pool,
             tool_context=self.tool_context,
@@ -534,7 +545,8 @@ class FrontDoor:
             },
             "envelope": envelope,
             "messages": [AIMessage(content=answer.text)],
-            **self._finish(state, str(routing.get("goal") or "")),
+            # The question as answered (its period and figure carried over): what a next one continues.
+            **self._finish(state, message),
         }
 
     async def build_agent(self, state: FrontDoorState) -> dict[str, Any]:

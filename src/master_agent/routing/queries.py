@@ -20,10 +20,12 @@ from pydantic import BaseModel, Field
 
 from master_agent.capabilities.spec import DataMetric
 from master_agent.capabilities.terms import (
+    MetricMention,
     Window,
     entity_numbers_as_digits,
     metric_by_words,
     metric_mention,
+    time_mention,
     time_window,
 )
 from master_agent.capabilities.tools.context import ToolContext
@@ -378,6 +380,49 @@ async def _group(
             one_meant = after in ENTITY_WORDS.get(entity, ()) and not after.endswith("s")
             return group, value, entity, sorted(by_value[value]), one_meant
     return None
+
+
+#: Words that point back at what the turn before was about ("did it have", "same for").
+_POINTING_BACK = re.compile(r"\b(?:it|its|it's|they|their|there|that store|the same|same)\b", re.I)
+
+
+def carried_over(
+    message: str,
+    entities: Mapping[str, Any],
+    previous: Mapping[str, Any],
+    metrics: Sequence[DataMetric],
+    now: datetime,
+) -> tuple[str, dict[str, Any]]:
+    """A data question's words and entities completed from the data question just before it: the
+    period when it points at it ("that month") or names none, the figure when it names none ("same
+    for the east stores"), the store when it points back at it ("how many sales did it have").
+    Everything the message says itself stays as it said it."""
+    before = str(previous.get("goal") or "")
+    carried = dict(entities)
+    if not before:
+        return message, carried
+    said_before = time_mention(before, horizons=False)
+    if said_before and time_window(message, now, direction="past") is None:
+        pointer = _TIME_POINTER.search(message)
+        message = (
+            message[: pointer.start()] + said_before + message[pointer.end() :]
+            if pointer
+            else f"{message.rstrip('?.! ')} ({said_before})"
+        )
+    named = (
+        metric_mention(message, metrics).metric
+        or (metric_by_words(message, metrics) or MetricMention(metric=None)).metric
+    )
+    figure = (
+        metric_mention(before, metrics).metric
+        or (metric_by_words(before, metrics) or MetricMention(metric=None)).metric
+    )
+    if named is None and figure is not None and metric_mention(message, metrics).unknown is None:
+        message = f"{message.rstrip('?.! ')} ({figure.name})"
+    store = (previous.get("entities") or {}).get("store_id")
+    if store is not None and "store_id" not in carried and _POINTING_BACK.search(message):
+        carried["store_id"] = store
+    return message, carried
 
 
 def _spelled_as_filters(entities: Mapping[str, Any], metric: DataMetric) -> dict[str, Any]:
