@@ -521,6 +521,7 @@ async def test_a_data_follow_up_takes_the_period_figure_and_store_it_points_back
         thread = first["thread_id"]
         sales = (await chat(client, "And how many sales did it have that month?", thread))["values"]
         east = (await chat(client, "same for the east stores", thread))["values"]
+        other = (await chat(client, "and for store 2?", thread))["values"]
     async with live.server.config.app.state.service.resources.database.pool.connection() as conn:
         schema = await data_schema(live)
         august = "sold_at >= '2026-08-01' AND sold_at < '2026-09-01'"
@@ -542,3 +543,7 @@ async def test_a_data_follow_up_takes_the_period_figure_and_store_it_points_back
     data = east["reply"]["data"]
     assert data.get("outcome") == "answer", (east["routing"], east["reply"]["text"])
     assert (data["metric"], data["value"]) == ("transactions", region["n"]), east["reply"]["text"]
+    data = other["reply"]["data"]
+    assert data.get("outcome") == "answer", (other["routing"], other["reply"]["text"])
+    assert (data["metric"], data["params"]["store_id"]) == ("transactions", "2"), other["reply"]["text"]
+    assert data["window"]["start"].startswith("2026-08-01")

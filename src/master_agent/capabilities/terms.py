@@ -403,7 +403,7 @@ _NEUTRAL_MODIFIERS = frozenset(
     daily weekly monthly quarterly yearly annual store stores shop shops branch branches s
     and or but so then also just only still even please tell show give get know see find
     highest lowest best worst top bottom biggest smallest largest most least better worse fewest
-    weakest strongest poorest greatest
+    weakest strongest poorest greatest for on in at of to by with from about over during per into
     did does do had has have will would could can should it its it's there here when where why
     much many
     """.split()  # noqa: SIM905
@@ -560,7 +560,9 @@ def with_digits(text: str) -> str:
 
 #: An entity noun, then the numbers named so far, just before a number in words ("store ", "stores 4 and ").
 _ENTITY_BEFORE = re.compile(
-    r"\b(?:stores?|shops?|branch(?:es)?|outlets?)\s*#?\s*(?:\d+\s*(?:,|and|&|or|vs\.?|versus)\s*)*$", re.I
+    r"\b(?:stores?|shops?|branch(?:es)?|outlets?)\s*(?:#|\s(?:number|no\.?|num)\s)?\s*"
+    r"(?:\d+\s*(?:,|and|&|or|vs\.?|versus)\s*)*$",
+    re.I,
 )
 _ENTITY_WORD = re.compile(r"\b(?:stores?|shops?|branch(?:es)?|outlets?)\s*#?\s*[a-z]", re.I)
 

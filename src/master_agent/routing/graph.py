@@ -500,6 +500,12 @@ class FrontDoor:
             self.settings.context_window_s,
         )
         if kind == "data" and turns and (turns[-1].get("target") or {}).get("name") == "data":
+            if not state.get("clarifications"):
+                # The user's own words, completed from the question before: a follow-up read as the
+                # previous question with the message appended keeps a store the message replaces
+                # ("same for the east stores" after a question about Store 6).
+                message = str(routing.get("message") or message)
+                entities = message_entities(message)
             message, entities = carried_over(
                 message, entities, turns[-1], self.pack.data_metrics, self.evolution.clock.now()
             )

@@ -383,7 +383,7 @@ async def _group(
 
 
 #: Words that point back at what the turn before was about ("did it have", "same for").
-_POINTING_BACK = re.compile(r"\b(?:it|its|it's|they|their|there|that store|the same|same)\b", re.I)
+_POINTING_BACK = re.compile(r"\b(?:it|its|it's|they|their|there|that store)\b", re.I)
 
 
 def carried_over(
