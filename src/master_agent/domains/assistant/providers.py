@@ -453,20 +453,9 @@ class ImapMailbox:
                 criteria.append(f'{key} "{value.strip()}"')
         if since is not None:
             criteria.append(f"SINCE {since.strftime('%d-%b-%Y')}")
-        host, port, secure = host_port("imap", self.endpoint.url)
-        client: aioimaplib.IMAP4 = (
-            aioimaplib.IMAP4_SSL(host=host, port=port, timeout=self.endpoint.timeout_s)
-            if secure
-            else aioimaplib.IMAP4(host=host, port=port, timeout=self.endpoint.timeout_s)
-        )
+        client = self._client()
         try:
-            try:
-                await client.wait_hello_from_server()
-            except (OSError, TimeoutError) as error:
-                raise self._connect_error(error) from error
-            login = await client.login(self.endpoint.username, self.endpoint.password.get_secret_value())
-            if login.result != "OK":
-                raise ProviderError("permission", "imap", "login", _imap_text(login.lines))
+            await self._log_in(client)
             selected = await client.select(self.mailbox)
             if selected.result != "OK":
                 raise ProviderError(
@@ -486,26 +475,31 @@ class ImapMailbox:
                 "api_down", "imap", "search", f"the server closed the connection ({error})"
             ) from error
 
+    def _client(self) -> aioimaplib.IMAP4:
+        host, port, secure = host_port("imap", self.endpoint.url)
+        if secure:
+            return aioimaplib.IMAP4_SSL(host=host, port=port, timeout=self.endpoint.timeout_s)
+        return aioimaplib.IMAP4(host=host, port=port, timeout=self.endpoint.timeout_s)
+
+    async def _log_in(self, client: aioimaplib.IMAP4) -> None:
+        """The server's greeting, then the account's login (a refused one is a permission error)."""
+        try:
+            await client.wait_hello_from_server()
+        except (OSError, TimeoutError) as error:
+            raise self._connect_error(error) from error
+        login = await client.login(self.endpoint.username, self.endpoint.password.get_secret_value())
+        if login.result != "OK":
+            raise ProviderError("permission", "imap", "login", _imap_text(login.lines))
+
     async def keep_sent(self, raw: bytes, message_id: str, folder: str = "Sent") -> int:
         """``raw`` stored in ``folder`` (IMAP APPEND, made with CREATE when missing, flagged seen) and
         read back by its Message-ID: the UID it has there. SMTP has no sent folder; this is the
         mailbox's record that the message went out, as mail clients keep it."""
         if not re.fullmatch(r"<[^<>\s\"\\]+>", message_id):
             raise ProviderError("invalid_input", "imap", "append", f"message id: {message_id!r}")
-        host, port, secure = host_port("imap", self.endpoint.url)
-        client: aioimaplib.IMAP4 = (
-            aioimaplib.IMAP4_SSL(host=host, port=port, timeout=self.endpoint.timeout_s)
-            if secure
-            else aioimaplib.IMAP4(host=host, port=port, timeout=self.endpoint.timeout_s)
-        )
+        client = self._client()
         try:
-            try:
-                await client.wait_hello_from_server()
-            except (OSError, TimeoutError) as error:
-                raise self._connect_error(error) from error
-            login = await client.login(self.endpoint.username, self.endpoint.password.get_secret_value())
-            if login.result != "OK":
-                raise ProviderError("permission", "imap", "login", _imap_text(login.lines))
+            await self._log_in(client)
             if (await client.select(folder)).result != "OK":
                 made = await client.create(folder)
                 if made.result != "OK":
