@@ -7,7 +7,7 @@ take is reported not done)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -256,8 +256,10 @@ async def test_requests_are_read_as_their_action() -> None:
 
 
 @pytest.fixture
-async def assistant(resources: RuntimeResources) -> RuntimeResources:
-    return resources
+async def assistant(resources: RuntimeResources) -> AsyncIterator[RuntimeResources]:
+    yield resources
+    # The mail and calendar servers a test started in the shared data directory stop with it.
+    LocalServers(resources.settings.data_dir).stop()
 
 
 async def _chat(
