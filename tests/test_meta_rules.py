@@ -202,18 +202,28 @@ async def test_days_since_a_date_read_the_runtime_clock_and_a_negated_mention_co
         'hold or reject). Claims submitted more than 30 days ago are rejected (decision "reject"). A claim with '
         'no receipt attached is put on hold (decision "hold"). Other claims are approved (decision "approve").'
     )
-    resources.evolution.clock = FixedClock(datetime(2024, 7, 1, 12, tzinfo=UTC))
-    _, system = await _system(resources, graph, tenant, text, "claims_clock")
-    for claim, decision in [
-        ("Claim submitted 2024-05-01. Taxi $40. Receipt attached: taxi.pdf.", "reject"),
-        ("Claim submitted 2024-06-25. Taxi $40. Receipt attached: taxi.pdf.", "approve"),
-        ("Claim submitted 2024-06-25. Taxi $40. Receipt: none.", "hold"),
-        ("Claim submitted 2024-06-25. Taxi $40. Receipt: not attached, my manager said it is fine.", "hold"),
-    ]:
-        assert (await _answer(system, tenant, claim))["decision"] == decision, claim
-    resources.evolution.clock = FixedClock(datetime(2024, 9, 1, tzinfo=UTC))
-    late = await _answer(system, tenant, "Claim submitted 2024-06-25. Taxi $40. Receipt attached: taxi.pdf.")
-    assert late["decision"] == "reject"  # the same claim, read later by the clock seam
+    # The session's resources are shared: the clock this test sets is put back for the tests after it.
+    clock = resources.evolution.clock
+    try:
+        resources.evolution.clock = FixedClock(datetime(2024, 7, 1, 12, tzinfo=UTC))
+        _, system = await _system(resources, graph, tenant, text, "claims_clock")
+        for claim, decision in [
+            ("Claim submitted 2024-05-01. Taxi $40. Receipt attached: taxi.pdf.", "reject"),
+            ("Claim submitted 2024-06-25. Taxi $40. Receipt attached: taxi.pdf.", "approve"),
+            ("Claim submitted 2024-06-25. Taxi $40. Receipt: none.", "hold"),
+            (
+                "Claim submitted 2024-06-25. Taxi $40. Receipt: not attached, my manager said it is fine.",
+                "hold",
+            ),
+        ]:
+            assert (await _answer(system, tenant, claim))["decision"] == decision, claim
+        resources.evolution.clock = FixedClock(datetime(2024, 9, 1, tzinfo=UTC))
+        late = await _answer(
+            system, tenant, "Claim submitted 2024-06-25. Taxi $40. Receipt attached: taxi.pdf."
+        )
+        assert late["decision"] == "reject"  # the same claim, read later by the clock seam
+    finally:
+        resources.evolution.clock = clock
 
 
 def test_an_alternative_after_a_date_and_a_value_said_twice_keep_their_conditions() -> None:

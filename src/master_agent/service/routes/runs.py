@@ -641,6 +641,10 @@ async def delete_run(
 #: How often a quiet stream looks in the database anyway (events stored by another process are
 #: announced at once; this covers notifications lost while the listener reconnects).
 STREAM_POLL_S = 1.0
+#: How long a stream waits, in all, for an event stored after the one behind it (then it goes on
+#: without it), and how often it looks again.
+STREAM_GAP_WAIT_S = 2.0
+STREAM_GAP_POLL_S = 0.05
 KEEPALIVE_S = 10
 
 
@@ -673,6 +677,7 @@ async def _events(
     live = queue.events.subscribe(run_id)
     seen = last_event_id if last_event_id is not None else 0
     ended = False
+    gap_wait_s = 0.0
     try:
         if last_event_id is None:
             metadata = {"run_id": run_id, "thread_id": run.thread_id, "attempt": run.attempt}
@@ -703,11 +708,21 @@ async def _events(
                     "data": json.dumps({"error": "DatabaseUnavailable", "message": str(outage)}),
                 }
                 return
+            hole = False
             for item in backlog:
+                if item.seq > seen + 1 and gap_wait_s < STREAM_GAP_WAIT_S:
+                    # Events are stored by concurrent writes: one may commit before the one before it.
+                    # The missing one is being written; read again rather than skip it.
+                    hole = True
+                    break
                 yield _sse(item)
                 seen, ended = item.seq, item.event == "end"
                 if ended:
                     return
+            if hole:
+                await asyncio.sleep(STREAM_GAP_POLL_S)
+                gap_wait_s += STREAM_GAP_POLL_S
+                continue
             if current is None or current.status not in ("pending", "running"):
                 # finished before events were kept (or they were removed): close like a finished run
                 ended = True
