@@ -409,20 +409,25 @@ def carried_over(
             if pointer
             else f"{message.rstrip('?.! ')} ({said_before})"
         )
-    named = (
-        metric_mention(message, metrics).metric
-        or (metric_by_words(message, metrics) or MetricMention(metric=None)).metric
-    )
-    figure = (
-        metric_mention(before, metrics).metric
-        or (metric_by_words(before, metrics) or MetricMention(metric=None)).metric
-    )
-    if named is None and figure is not None and metric_mention(message, metrics).unknown is None:
+    figure = _figure_named(before, metrics)
+    if (
+        _figure_named(message, metrics) is None
+        and figure is not None
+        and not metric_mention(message, metrics).unknown
+    ):
         message = f"{message.rstrip('?.! ')} ({figure.name})"
     store = (previous.get("entities") or {}).get("store_id")
     if store is not None and "store_id" not in carried and _POINTING_BACK.search(message):
         carried["store_id"] = store
     return message, carried
+
+
+def _figure_named(text: str, metrics: Sequence[DataMetric]) -> DataMetric | None:
+    """The figure ``text`` names by its name or alias, else by its words in any order or spelling."""
+    return (
+        metric_mention(text, metrics).metric
+        or (metric_by_words(text, metrics) or MetricMention(metric=None)).metric
+    )
 
 
 def _spelled_as_filters(entities: Mapping[str, Any], metric: DataMetric) -> dict[str, Any]:
