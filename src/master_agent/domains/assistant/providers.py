@@ -35,6 +35,13 @@ from master_agent.errors import ToolErrorType, ToolFailure
 ProviderName = Literal["imap", "smtp", "caldav", "carddav"]
 
 
+def _imap_failure(operation: str, error: BaseException) -> ProviderError:
+    """An IMAP session that stopped answering (timeout) or was closed by the server (abort)."""
+    if isinstance(error, TimeoutError):
+        return ProviderError("timeout", "imap", operation, "no answer in time")
+    return ProviderError("api_down", "imap", operation, f"the server closed the connection ({error})")
+
+
 class ProviderError(ToolFailure):
     """A provider's failure, typed for the master agent's decision matrix."""
 
@@ -468,12 +475,8 @@ class ImapMailbox:
             messages = [await self._fetch(client, uid) for uid in uids]
             await client.logout()
             return [m for m in messages if m is not None]
-        except TimeoutError as error:
-            raise ProviderError("timeout", "imap", "search", "no answer in time") from error
-        except aioimaplib.Abort as error:
-            raise ProviderError(
-                "api_down", "imap", "search", f"the server closed the connection ({error})"
-            ) from error
+        except (TimeoutError, aioimaplib.Abort) as error:
+            raise _imap_failure("search", error) from error
 
     def _client(self) -> aioimaplib.IMAP4:
         host, port, secure = host_port("imap", self.endpoint.url)
@@ -518,12 +521,8 @@ class ImapMailbox:
             if not uids:
                 raise ProviderError("not_found", "imap", "search", f"{message_id} is not in {folder}")
             return int(uids[-1])
-        except TimeoutError as error:
-            raise ProviderError("timeout", "imap", "append", "no answer in time") from error
-        except aioimaplib.Abort as error:
-            raise ProviderError(
-                "api_down", "imap", "append", f"the server closed the connection ({error})"
-            ) from error
+        except (TimeoutError, aioimaplib.Abort) as error:
+            raise _imap_failure("append", error) from error
 
     def _connect_error(self, error: BaseException) -> ProviderError:
         if isinstance(error, TimeoutError):
