@@ -3,7 +3,7 @@
 Labelled cases (``benchmarks/eval_truth/``: ``tuning.json`` and ``heldout.json``, written from the user's
 side by someone who had not read the code; the held-out part is never used for tuning) go to a real
 ``master-agent serve`` on the embedded Postgres, offline model, the service's clock at
-``MASTER_AGENT_NOW`` (2026-11-25): goals over ``POST /api/cs/strategic-goals``, chat over
+``MASTER_AGENT_NOW`` (2026-11-25; 2026-11-26 for batch 4, a service of its own): goals over ``POST /api/cs/strategic-goals``, chat over
 ``POST /chat/stream`` (a follow-up in the thread of the case it follows). Each answer is read back
 from the API and judged against the case:
 
@@ -34,11 +34,12 @@ from benchmarks.service import serving
 from psycopg.rows import dict_row
 
 CASES_DIR = Path(__file__).with_name("eval_truth")
-PARTS = ("tuning", "heldout", "tuning3", "heldout3")
+PARTS = ("tuning", "heldout", "tuning3", "heldout3", "tuning4", "heldout4")
 #: Parts nobody tunes on: reported as totals only.
-HELD_OUT = frozenset({"heldout", "heldout3"})
-#: The service's clock during the evaluation (the cases' "today").
+HELD_OUT = frozenset({"heldout", "heldout3", "heldout4"})
+#: The service's clock during the evaluation (the cases' "today"); batch 4 was written a day later.
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
+CLOCKS = {"tuning4": datetime(2026, 11, 26, 12, 0, tzinfo=UTC), "heldout4": datetime(2026, 11, 26, 12, 0, tzinfo=UTC)}
 DATA_SCHEMA = "tenant_demo_retail"
 #: Kinds that claim the question was answered.
 CLAIMS = {"answer", "success"}
@@ -203,7 +204,7 @@ def check_goal(verdict: Verdict, solution: dict[str, Any] | None) -> None:
     deadline = target.get("deadline")
     days = outcome.get("timeline_days")
     if deadline and isinstance(days, int | float):
-        due = (NOW + timedelta(days=float(days))).date()
+        due = (CLOCKS.get(verdict.part, NOW) + timedelta(days=float(days))).date()
         if abs((due - date.fromisoformat(deadline)).days) > 1:
             verdict.problems.append(f"deadline {due}, asked {deadline}")
 
@@ -240,7 +241,10 @@ async def evaluate_part(
             data = reply.get("data") or {}
             if reply.get("kind") == "query":
                 check_window(verdict, data.get("window"))
-                check_value(verdict, data.get("value"), await truth_of(conn, expect.get("value_sql")))
+                # Batch 1 labels "which store ..." by the winner's id, later batches by its figure.
+                asks_who = str(expect.get("value_sql") or "").startswith("SELECT store_id AS value")
+                said = (data.get("leader") or {}).get("store") if asks_who else data.get("value")
+                check_value(verdict, said, await truth_of(conn, expect.get("value_sql")))
                 for each in expect.get("each") or []:
                     # A comparison answers each store's own figure, not only their difference.
                     mine = (data.get("each") or {}).get(str(each["store_id"]))
@@ -322,9 +326,14 @@ def main() -> None:
         database = get_server(Path(data_dir) / "pg", cleanup_mode="stop")
         try:
             uri = database.get_uri()
-            env = {"MASTER_AGENT_NOW": NOW.isoformat(), "DATABASE_URL": uri}
-            with serving(data_dir, extra_env=env, workers=1) as service:
-                code = asyncio.run(main_async(service.url, service.key, uri, parts, args.verbose))
+            code = 0
+            clocks: dict[datetime, list[str]] = defaultdict(list)
+            for part in parts:
+                clocks[CLOCKS.get(part, NOW)].append(part)
+            for clock, clocked in clocks.items():
+                env = {"MASTER_AGENT_NOW": clock.isoformat(), "DATABASE_URL": uri}
+                with serving(data_dir, extra_env=env, workers=1) as service:
+                    code |= asyncio.run(main_async(service.url, service.key, uri, clocked, args.verbose))
         finally:
             database.cleanup()
         sys.exit(code)

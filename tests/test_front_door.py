@@ -547,3 +547,43 @@ async def test_a_data_follow_up_takes_the_period_figure_and_store_it_points_back
     assert data.get("outcome") == "answer", (other["routing"], other["reply"]["text"])
     assert (data["metric"], data["params"]["store_id"]) == ("transactions", "2"), other["reply"]["text"]
     assert data["window"]["start"].startswith("2026-08-01")
+
+
+async def test_a_follow_up_that_names_nobody_keeps_whom_the_question_before_was_about(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    async with _client(live, keys["demo-retail"]) as client:
+        thread = (await chat(client, "What was the attach rate at Store 4 in June 2026?"))["thread_id"]
+        july = (await chat(client, "and in July?", thread))["values"]
+        chain = (await chat(client, "and across every store together?", thread))["values"]
+        ranked = await chat(client, "Which store took the most accessory revenue in Q3?")
+        least = (await chat(client, "and the least?", ranked["thread_id"]))["values"]
+    async with live.server.config.app.state.service.resources.database.pool.connection() as conn:
+        schema = await data_schema(live)
+        july_rows = "sold_at >= '2026-07-01' AND sold_at < '2026-08-01'"
+        store4, everyone = [
+            (
+                await (
+                    await conn.execute(
+                        f"SELECT avg(accessory_attached::int)::float AS v FROM {schema}.transactions "
+                        f"WHERE {july_rows}{scope}"
+                    )
+                ).fetchone()
+            )["v"]
+            for scope in (" AND store_id = 4", "")
+        ]
+        lowest = await (
+            await conn.execute(
+                f"SELECT store_id FROM {schema}.transactions WHERE sold_at >= '2026-07-01' AND "
+                "sold_at < '2026-10-01' GROUP BY store_id ORDER BY coalesce(sum(accessory_amount), 0) LIMIT 1"
+            )
+        ).fetchone()
+    data = july["reply"]["data"]
+    assert data.get("outcome") == "answer", july["reply"]["text"]
+    assert abs(data["value"] - store4) < 1e-9 and data["window"]["start"].startswith("2026-07-01")
+    data = chain["reply"]["data"]
+    assert data.get("outcome") == "answer", chain["reply"]["text"]
+    assert abs(data["value"] - everyone) < 1e-9, chain["reply"]["text"]
+    data = least["reply"]["data"]
+    assert data.get("outcome") == "answer", least["reply"]["text"]
+    assert data["leader"] == {"store": lowest["store_id"]}, least["reply"]["text"]

@@ -9,7 +9,17 @@ from datetime import UTC, datetime
 
 import pytest
 
-from master_agent.capabilities.terms import goal_deadline, goal_metric, goal_target, time_mention, time_window
+from master_agent.capabilities.terms import (
+    ambiguous_date,
+    goal_deadline,
+    goal_metric,
+    goal_target,
+    metric_mention,
+    time_mention,
+    time_window,
+    unread_time,
+    written_out,
+)
 from master_agent.domains.retail import RETAIL
 from master_agent.runtime.context import extract_entities
 from master_agent.runtime.factory import classify_complexity
@@ -31,6 +41,26 @@ NOW = datetime(2026, 11, 25, 12, tzinfo=UTC)
         ("the week of 7 September", "2026-09-07", "2026-09-13"),
         ("so far this month", "2026-11-01", "2026-11-25"),  # ends now
         ("in 2025", "2025-01-01", "2025-12-31"),
+        # Shapes Duckling misreads alone, written so it reads them or read around it.
+        ("avg device price at store 2 between the 3rd and 17th of Sept?", "2026-09-03", "2026-09-17"),
+        ("between 3 and 17 September", "2026-09-03", "2026-09-17"),
+        ("Store 4 txns w/c 14 Sept", "2026-09-14", "2026-09-20"),
+        ("week commencing 7 September", "2026-09-07", "2026-09-13"),
+        ("the fortnight ending 13 September", "2026-08-31", "2026-09-13"),
+        ("the 10 days before 1 August", "2026-07-22", "2026-07-31"),
+        ("the week after the week of 14 Sept", "2026-09-21", "2026-09-27"),
+        ("the fortnight before last", "2026-10-26", "2026-11-08"),  # calendar weeks from Monday 23 Nov
+        ("the month before last", "2026-09-01", "2026-09-30"),
+        ("over the summer", "2026-06-01", "2026-08-31"),  # meteorological, as retail reports it
+        ("last winter", "2025-12-01", "2026-02-28"),
+        ("refunds in H1", "2026-01-01", "2026-06-30"),
+        ("the second half of 2025", "2025-07-01", "2025-12-31"),
+        ("first half of Sept", "2026-09-01", "2026-09-15"),
+        ("since July", "2026-07-01", "2026-11-25"),  # runs to today, also read a year back
+        ("since the start of October", "2026-10-01", "2026-11-25"),
+        ("device revenue at store 1 from 1st June till date", "2026-06-01", "2026-11-25"),
+        ("sales at store 5 02/07/2026 to 16/07/2026", "2026-07-02", "2026-07-16"),  # 16 settles day-first
+        ("sales at store 5 on 7/16", "2026-07-16", "2026-07-16"),  # 16 settles month-first
     ],
 )
 def test_a_question_reads_the_window_it_names_against_the_clock(text: str, first: str, last: str) -> None:
@@ -184,3 +214,16 @@ def test_a_slip_of_an_entity_noun_hides_its_number_from_dates() -> None:
 )
 def test_a_goal_is_strategic_when_its_words_state_a_target(goal: str, complexity: str) -> None:
     assert classify_complexity(goal) == complexity
+
+
+def test_a_digit_date_either_way_round_is_asked_about_and_an_unread_period_is_said() -> None:
+    assert ambiguous_date("how many sales did store 2 do on 8/7?") == ("8 July", "7 August")
+    assert ambiguous_date("sales on 16/7") is None and ambiguous_date("sales on 7/7") is None
+    assert unread_time("sales at store 6 in the week of the big storm") == "week"
+    assert unread_time("How many sales did Store 4 make?") is None
+
+
+def test_shorthand_is_written_out_before_a_figure_is_named() -> None:
+    assert written_out("avg acc rev at store 2") == "average accessory revenue at store 2"
+    assert metric_mention("Store 4 txns w/c 14 Sept", RETAIL.data_metrics).metric.name == "transactions"  # type: ignore[union-attr]
+    assert metric_mention("store 3 vs store 7 total rev in Jul", RETAIL.data_metrics).unknown is None

@@ -65,7 +65,9 @@ def _mask_entities(text: str) -> str:
             end = match.end()
             while end < len(text) and text[end].isalpha():
                 end += 1  # the rest of a number said in words ("six" is "6  " in ``digits``)
-            chars[match.start() : end] = " " * (end - match.start())
+            # Not blanks: Duckling would read "at store 5 2 July" as "at 2" o'clock, across the gap.
+            width = end - match.start()
+            chars[match.start() : end] = " " + ";" * (width - 2) + " " if width > 2 else " " * width
     return "".join(chars)
 
 
@@ -75,13 +77,16 @@ _QUARTER = re.compile(
     re.I,
 )
 _ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
-_HALF_OF_MONTH = re.compile(
-    r"\b(first|second|1st|2nd|last)\s+half\s+of\s+("
-    + "|".join(calendar.month_name[1:])
-    + r")(?:\s+(\d{4}))?\b",
-    re.I,
+#: A month's name or its usual shortening ("Sept", "Aug").
+_MONTH_WORD = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|"
+    r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 )
-_MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name) if name}
+_HALF_OF_MONTH = re.compile(
+    rf"\b(first|second|1st|2nd|last)\s+half\s+of\s+({_MONTH_WORD})\.?(?:\s+(\d{{4}}))?\b", re.I
+)
+#: A month by the first three letters of its name.
+_MONTHS = {name.lower()[:3]: number for number, name in enumerate(calendar.month_name) if name}
 _YEAR = re.compile(r"\b(19|20)\d{2}\b")
 _GRAIN_DAYS = {"second": 0, "minute": 0, "hour": 0, "day": 1, "week": 7}
 #: Times of day ("at 10am", "about 2"): not a span of data or a deadline, and often a number misread.
@@ -183,17 +188,235 @@ def time_window(text: str, now: datetime, *, direction: Direction = "past") -> W
     """The one window ``text`` names, relative to ``now``; None when it names none. A window that
     reaches past ``now`` in a backward-looking question ends at ``now`` ("this year" so far)."""
     now = now.astimezone(UTC)
-    masked = _mask_entities(text)
+    masked = spelled_for_duckling(_mask_entities(text))
+    open_ended = direction == "past" and _TO_NOW.search(masked) is not None
     # "what it is now" is no span, but Duckling reads "now by the end of March" as the instant now.
     masked = _PRESENT.sub(lambda match: " " * len(match.group(0)), masked)
     window = (
-        _to_date(masked, now) or _quarter(masked, now, direction) or _half_of_month(masked, now, direction)
+        _to_date(masked, now)
+        or _quarter(masked, now, direction)
+        or _half_of_month(masked, now, direction)
+        or _half_of_year(masked, now, direction)
+        or _season(masked, now, direction)
+        or _unit_before_last(masked, now)
     )
+    if window is None and direction == "past":
+        window = _anchored_span(masked, now)
     if window is None:
         window = _from_duckling(masked, now, direction)
+    if window is not None and open_ended and window.start < now:
+        # "since the start of October", "from 1st June till date": from the day said to today.
+        window = Window(start=window.start, end=now, label=window.label)
     if window is not None and direction == "past" and window.end > now and window.start < now:
         window = Window(start=window.start, end=now, label=window.label)
     return window
+
+
+#: Words that name a period ("in Sept", "the fortnight before last", "H1"), read or not.
+_PERIOD_WORDS = re.compile(
+    rf"\b(?:{_MONTH_WORD}|days?|weeks?|fortnights?|months?|quarters?|years?|h[12]|q[1-4]|spring|summer|autumn|"
+    r"winter|holidays?|christmas|easter|weekends?|yesterday|today|tonight)\b",
+    re.I,
+)
+
+
+def unread_time(text: str) -> str | None:
+    """The words of ``text`` that name a period when :func:`time_window` reads none from them (the
+    question is about some time the reader cannot place); None when it names no period."""
+    match = _PERIOD_WORDS.search(_mask_entities(text))
+    return match.group(0) if match else None
+
+
+# -- times spelled so Duckling reads them ---------------------------------------------------------------
+
+#: "w/c 14 Sept", "week commencing 14 Sept": the week that starts that day.
+_WEEK_COMMENCING = re.compile(r"\bw/c\b\.?|\bweek\s+(?:commencing|beginning|starting)(?:\s+on)?\b", re.I)
+#: "between the 3rd and 17th of Sept", "3 and 17 September": two days that share the month said once.
+_SHARED_MONTH = re.compile(
+    r"\b(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)?\s*(and|to|until|till|through|thru|-|–)\s*(?:the\s+)?"
+    rf"(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_WORD})\b\.?",
+    re.I,
+)
+#: "8/7", "02/07/2026": a date in digits, day and month in an order only the writer knows.
+_SLASH_DATE = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?(?![\d/])")
+#: Words that run a span on to today ("since July", "from 1 June till date", "so far").
+_TO_NOW = re.compile(
+    r"\bsince\b|\b(?:till|til|until|up\s+to|to)\s+(?:date|now|today)\b|\bso\s+far\b|\bonwards?\b", re.I
+)
+
+
+def _slash_order(text: str) -> Literal["day", "month"] | None:
+    """Whether the digit dates of ``text`` are day-first or month-first: one part over 12 settles it
+    for them all; None when it stays open (or there are none)."""
+    pairs = [(int(match.group(1)), int(match.group(2))) for match in _SLASH_DATE.finditer(text)]
+    if any(first > 12 >= second for first, second in pairs):
+        return "day"
+    if any(second > 12 >= first for first, second in pairs):
+        return "month"
+    return None
+
+
+def ambiguous_date(text: str) -> tuple[str, str] | None:
+    """The two days a digit date may be ("8/7": 8 July or 7 August) when nothing in ``text`` settles
+    which part is the day; None when it is settled or there is none."""
+    if _slash_order(text) is not None:
+        return None
+    for match in _SLASH_DATE.finditer(_mask_entities(text)):
+        first, second = int(match.group(1)), int(match.group(2))
+        if first != second and 1 <= first <= 12 and 1 <= second <= 12:
+            names = calendar.month_name
+            return f"{first} {names[second]}", f"{second} {names[first]}"
+    return None
+
+
+def spelled_for_duckling(text: str) -> str:
+    """``text`` with the time shapes Duckling misreads written the way it reads them: a week
+    commencing, two days sharing one month, digit dates in the order the text settles."""
+    text = _WEEK_COMMENCING.sub("the week of", text)
+    text = _SHARED_MONTH.sub(
+        lambda m: (
+            f"{m.group(1)} {m.group(4)} {'and' if m.group(2) == 'and' else 'to'} {m.group(3)} {m.group(4)}"
+        ),
+        text,
+    )
+    order = _slash_order(text)
+
+    def spelled(match: re.Match[str]) -> str:
+        first, second = int(match.group(1)), int(match.group(2))
+        day, month = (first, second) if order == "day" else (second, first)
+        if not (1 <= month <= 12 and 1 <= day <= 31):
+            return match.group(0)
+        year = f" {match.group(3)}" if match.group(3) else ""
+        return f"{day} {calendar.month_name[month]}{year}"
+
+    return _SLASH_DATE.sub(spelled, text)
+
+
+#: "H1", "the first half of the year", "second half of 2026".
+_HALF_OF_YEAR = re.compile(
+    r"\b(?:h([12])|(first|second|1st|2nd)\s+half\s+of\s+(?:the\s+)?(?:year|(\d{4})))(?:\s+(?:of\s+)?(\d{4}))?\b",
+    re.I,
+)
+#: A season said as a period ("over the summer", "last winter", "summer 2026"); "fall" only so.
+_SEASON = re.compile(
+    r"\b(?:(?:the|this|last|in|over|during)\s+)(spring|summer|autumn|fall|winter)\b(?:\s+(?:of\s+)?(\d{4}))?"
+    r"|\b(spring|summer|autumn|winter)\s+(\d{4})\b",
+    re.I,
+)
+#: Meteorological seasons, as retail reports them: the first month of each.
+_SEASON_START = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+#: "the fortnight before last", "the month before last".
+_BEFORE_LAST = re.compile(r"\b(?:the\s+)?(week|fortnight|month|quarter|year)\s+before\s+last\b", re.I)
+_COUNT = r"(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+#: "the fortnight ending 13 September", "14 days to 13 Sept", "the week after the week of 14 Sept".
+_ANCHORED = re.compile(
+    rf"\b(?:(?:the|a|last)\s+)?(?:{_COUNT}\s+)?(days?|weeks?|fortnights?|months?)\s+"
+    r"(ending|ended|up\s+to|until|till|through|to|leading\s+up\s+to|before|starting|from|beginning|after|following)"
+    r"\s+(?:on\s+)?(.+)$",
+    re.I,
+)
+_SPAN_DAYS = {"day": 1, "week": 7, "fortnight": 14}
+
+
+def _latest(start_of: Any, year: int | None, now: datetime, direction: Direction) -> Window | None:
+    """The period ``start_of(year)`` builds, in the year said or else the latest one that has
+    started (past) or not yet ended (future)."""
+    if year is not None:
+        window: Window = start_of(year)
+        return window
+    window = start_of(now.year)
+    if direction == "past" and window.start > now:
+        window = start_of(now.year - 1)
+    elif direction == "future" and window.end <= now:
+        window = start_of(now.year + 1)
+    return window
+
+
+def _half_of_year(text: str, now: datetime, direction: Direction) -> Window | None:
+    match = _HALF_OF_YEAR.search(text)
+    if match is None:
+        return None
+    first = (match.group(1) or "") == "1" or (match.group(2) or "").lower() in ("first", "1st")
+    said = match.group(3) or match.group(4)
+
+    def half(year: int) -> Window:
+        start = datetime(year, 1 if first else 7, 1, tzinfo=UTC)
+        return Window(start=start, end=_add(start, 6, "month"), label=match.group(0).strip())
+
+    return _latest(half, int(said) if said else None, now, direction)
+
+
+def _season(text: str, now: datetime, direction: Direction) -> Window | None:
+    match = _SEASON.search(text)
+    if match is None:
+        return None
+    name = (match.group(1) or match.group(3)).lower()
+    said = match.group(2) or match.group(4)
+
+    def season(year: int) -> Window:
+        # Winter runs December to February: the winter of a year starts in the December before it.
+        start = datetime(year - 1 if name == "winter" else year, _SEASON_START[name], 1, tzinfo=UTC)
+        return Window(start=start, end=_add(start, 3, "month"), label=match.group(0).strip())
+
+    return _latest(season, int(said) if said else None, now, direction)
+
+
+def _unit_start(now: datetime, unit: str) -> datetime:
+    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    if unit in ("week", "fortnight"):
+        return day - timedelta(days=day.weekday())
+    if unit == "month":
+        return day.replace(day=1)
+    if unit == "quarter":
+        return day.replace(month=(day.month - 1) // 3 * 3 + 1, day=1)
+    return day.replace(month=1, day=1)
+
+
+def _unit_before_last(text: str, now: datetime) -> Window | None:
+    """Calendar periods: this week starts on Monday, the last fortnight is the two weeks before it."""
+    match = _BEFORE_LAST.search(text)
+    if match is None:
+        return None
+    unit = match.group(1).lower()
+    current = _unit_start(now, unit)
+    if unit in _SPAN_DAYS:
+        length = timedelta(days=_SPAN_DAYS[unit])
+        return Window(start=current - 2 * length, end=current - length, label=match.group(0).strip())
+    months = {"month": 1, "quarter": 3, "year": 12}[unit]
+    return Window(
+        start=_add(current, -2 * months, "month"),
+        end=_add(current, -months, "month"),
+        label=match.group(0).strip(),
+    )
+
+
+def _anchored_span(text: str, now: datetime) -> Window | None:
+    """A span counted from a day the text names: ending on it, before it, from it or after it."""
+    match = _ANCHORED.search(text)
+    if match is None:
+        return None
+    anchor = time_window(match.group(4), now)
+    if anchor is None:
+        return None
+    said = (match.group(1) or "a").lower()
+    count = int(said) if said.isdigit() else _COUNT_WORDS.get(said, 1)
+    unit = match.group(2).lower().rstrip("s")
+    relation = match.group(3).lower()
+
+    def shifted(moment: datetime, sign: int) -> datetime:
+        if unit in _SPAN_DAYS:
+            return moment + sign * count * timedelta(days=_SPAN_DAYS[unit])
+        return _add(moment, sign * count, "month")
+
+    label = match.group(0).strip()
+    if relation in ("starting", "from", "beginning"):
+        return Window(start=anchor.start, end=shifted(anchor.start, 1), label=label)
+    if relation in ("after", "following"):
+        return Window(start=anchor.end, end=shifted(anchor.end, 1), label=label)
+    if relation == "before":
+        return Window(start=shifted(anchor.start, -1), end=anchor.start, label=label)
+    # Ending on the day named: that day is the span's last.
+    return Window(start=shifted(anchor.end, -1), end=anchor.end, label=label)
 
 
 #: "within 60 days", "in the next quarter", "by March": how long a goal has, not a span of data.
@@ -215,8 +438,8 @@ def time_mention(text: str, *, horizons: bool = True) -> str | None:
 
 
 def _time_mention(text: str) -> str | None:
-    masked = _mask_entities(text)
-    for pattern in (_TO_DATE, _QUARTER, _HALF_OF_MONTH):
+    masked = spelled_for_duckling(_mask_entities(text))
+    for pattern in (_TO_DATE, _QUARTER, _HALF_OF_MONTH, _HALF_OF_YEAR, _SEASON, _BEFORE_LAST):
         match = pattern.search(masked)
         if match:
             return match.group(0).strip()
@@ -227,17 +450,19 @@ def _time_mention(text: str) -> str | None:
 
 
 def _from_duckling(text: str, now: datetime, direction: Direction) -> Window | None:
-    window, explicit_year = _read(text, now)
+    window, explicit_year = _read(text, now, now)
     if window is not None and direction == "past" and window.start > now and not explicit_year:
         # Scheduling reads "in July" as the next July; a question about data means the last one:
         # read it again as if asked a year earlier (weeks then fall on that year's weekdays).
-        earlier, _ = _read(text, _year_earlier(now))
+        earlier, _ = _read(text, _year_earlier(now), now)
         if earlier is not None and earlier.start <= now:
             window = earlier
     return window
 
 
-def _read(text: str, now: datetime) -> tuple[Window | None, bool]:
+def _read(text: str, now: datetime, present: datetime) -> tuple[Window | None, bool]:
+    """The span Duckling reads in ``text`` asked at ``now``; a span open at its end ("from 1 June")
+    runs to ``present`` (the real present also when ``now`` is a year earlier, for a second reading)."""
     found = sorted(_spans(_DUCKLING.parse(text, now), text), key=lambda entry: int(entry["start"]))
     if not found:
         return None, False
@@ -251,7 +476,7 @@ def _read(text: str, now: datetime) -> tuple[Window | None, bool]:
         else:
             groups.append([item])
     group = max(groups, key=lambda items: int(items[-1]["end"]) - int(items[0]["start"]))
-    windows = [_window_of(item["value"], now) for item in group]
+    windows = [_window_of(item["value"], present) for item in group]
     if any(window is None for window in windows):
         return None, False
     years = {
@@ -301,11 +526,17 @@ def _spans(found: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
         if item.get("dim") == "time"
         and not _AMOUNT_AFTER.match(text, int(item.get("end", 0)))
         and (
-            item["value"].get("type") == "interval"
+            (item["value"].get("type") == "interval" and not _clock_interval(item["value"]))
             or item["value"].get("grain") not in _CLOCK_GRAINS
             or _SPAN_UNIT.search(str(item.get("body", "")))
         )
     ]
+
+
+def _clock_interval(value: dict[str, Any]) -> bool:
+    """ "from 1 to 3": hours of a day, not days of data."""
+    ends = [value.get(side) or {} for side in ("from", "to")]
+    return all(end.get("grain") in _CLOCK_GRAINS for end in ends if end) and any(ends)
 
 
 def _instant(value: dict[str, Any] | None) -> datetime | None:
@@ -377,7 +608,7 @@ def _half_of_month(text: str, now: datetime, direction: Direction) -> Window | N
     match = _HALF_OF_MONTH.search(text)
     if match is None:
         return None
-    month = _MONTHS[match.group(2).lower()]
+    month = _MONTHS[match.group(2).lower()[:3]]
     year = _year_of(match.group(3), now) or now.year
     start = datetime(year, month, 1, tzinfo=UTC)
     if match.group(3) is None and direction == "past" and start > now:
@@ -399,13 +630,13 @@ _NEUTRAL_MODIFIERS = frozenset(
     """
     a an the our my your their its this that these those what whats which how is was were be been
     overall total average mean median whole entire combined aggregate chain chainwide chain-wide
-    company companywide company-wide network global all every each across current actual real
+    company companywide company-wide network global all every each across together altogether current actual real
     daily weekly monthly quarterly yearly annual store stores shop shops branch branches s
     and or but so then also just only still even please tell show give get know see find
     highest lowest best worst top bottom biggest smallest largest most least better worse fewest
     weakest strongest poorest greatest for on in at of to by with from about over during per into
     did does do had has have will would could can should it its it's there here when where why
-    much many
+    much many vs versus compared against than
     """.split()  # noqa: SIM905
 )
 
@@ -419,9 +650,25 @@ class MetricMention:
     """A qualifier of the figure the tenant's data has no words for ("warranty" attach rate)."""
 
 
+#: Business shorthand, written out before a figure's name is looked for ("avg acc rev", "txns").
+_SHORTHAND = {
+    "avg": "average", "avg.": "average", "rev": "revenue", "revs": "revenue", "txn": "transaction",
+    "txns": "transactions", "trans": "transactions", "acc": "accessory", "accy": "accessory",
+    "hrs": "hours", "hr": "hours", "amt": "amount", "qty": "quantity", "no.": "number", "num": "number",
+    "tot": "total", "mgr": "manager", "dept": "department", "yr": "year", "mth": "month", "wk": "week",
+}  # fmt: skip
+_SHORT_WORD = re.compile(r"\b(" + "|".join(re.escape(word) for word in _SHORTHAND) + r")(?=\W|$)", re.I)
+
+
+def written_out(text: str) -> str:
+    """``text`` with business shorthand written out ("avg acc rev" -> "average accessory revenue")."""
+    return _SHORT_WORD.sub(lambda match: _SHORTHAND[match.group(1).lower()], text)
+
+
 def metric_mention(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
     """The longest figure name or alias in ``text``; a word just before it that no figure, table or
     column of the data uses makes it a figure the data does not have."""
+    text = written_out(text)
     lowered = text.lower()
     best: tuple[int, int, DataMetric] | None = None
     for metric in metrics:
@@ -450,7 +697,7 @@ def metric_mention(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
 def metric_by_words(text: str, metrics: Sequence[DataMetric]) -> MetricMention | None:
     """The figure whose name's every word the text says, in any order, misspelt or shortened ("refnd
     rate", "staff who completed their training"); None when no name fits."""
-    return _match_words(_TOKEN.findall(_who_and_when_blanked(text).lower()), metrics)
+    return _match_words(_TOKEN.findall(_who_and_when_blanked(written_out(text)).lower()), metrics)
 
 
 def _who_and_when_blanked(text: str) -> str:

@@ -22,11 +22,13 @@ from master_agent.capabilities.spec import DataMetric
 from master_agent.capabilities.terms import (
     MetricMention,
     Window,
+    ambiguous_date,
     entity_numbers_as_digits,
     metric_by_words,
     metric_mention,
     time_mention,
     time_window,
+    unread_time,
 )
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.capabilities.tools.sql import ReadOnlySql
@@ -181,6 +183,10 @@ _FISCAL = re.compile(r"\b(?:fiscal|financial|fy)\b", re.I)
 _TIME_POINTER = re.compile(
     r"\b(?:that|the\s+same|this\s+same|those)\s+(?:day|week|month|quarter|year|period|time|window|days|weeks|months)\b",
     re.I,
+)
+#: "the week after", "the month before that": a period counted from the one said before.
+_TIME_SHIFT = re.compile(
+    r"\b(?:the\s+)?(day|week|fortnight|month|quarter|year)\s+(after|before)(?!\s+last\b)(?:\s+that)?\b", re.I
 )
 #: Words that ask for an order of entities by a figure ("which store had the highest", "who was the
 #: best seller", "rank our stores", "the bottom three").
@@ -382,8 +388,38 @@ async def _group(
     return None
 
 
-#: Words that point back at what the turn before was about ("did it have", "same for").
-_POINTING_BACK = re.compile(r"\b(?:it|its|it's|they|their|there|that store)\b", re.I)
+#: Quantifiers that widen a question to every entity ("across every store", "all the shops together").
+_EVERY = re.compile(r"\b(?:all|every|each|across|together|combined|overall|chain|company|whole)\b", re.I)
+
+
+_NOUNS = frozenset(noun for words in ENTITY_WORDS.values() for noun in words) - _ASKING_WORDS
+
+
+def _entity_nouns(text: str) -> list[str]:
+    """The entity nouns ``text`` says (store, branches, seller...), in order."""
+    return [word for word in re.findall(r"[a-z]+", text.lower()) if word in _NOUNS]
+
+
+def _scope_said(message: str, entities: Mapping[str, Any]) -> bool:
+    """Whether a message says whom it is about: a store of its own, several, a group ("the east
+    stores") or everyone ("across every store")."""
+    plural = any(noun.endswith("s") and noun != "staff" for noun in _entity_nouns(message))
+    return bool(
+        entities.get("store_id") is not None or _STORES.search(message) or plural or _EVERY.search(message)
+    )
+
+
+def _scope_before(before: str) -> str | None:
+    """The words a question used for whom it was about, when it named more than one store: the
+    stores it compared ("store 3 vs store 7") or the group it pooled ("the northern branches")."""
+    stores = _STORES.search(before)
+    if stores and stores.group(2):
+        return stores.group(0)
+    words = re.findall(r"[a-z]+", before.lower())
+    for index, word in enumerate(words[1:], 1):
+        if word in _NOUNS and word.endswith("s") and word != "staff":
+            return f"{words[index - 1]} {word}"
+    return None
 
 
 def carried_over(
@@ -402,7 +438,13 @@ def carried_over(
     if not before:
         return message, carried
     said_before = time_mention(before, horizons=False)
-    if said_before and time_window(message, now, direction="past") is None:
+    shift = _TIME_SHIFT.search(message)
+    if shift and time_window(message[shift.end() :], now, direction="past") is not None:
+        shift = None  # "the week after the week of 14 Sept" says its own anchor
+    if said_before and shift:
+        # "and the week after?": the week after the one asked about before.
+        message = f"{message[: shift.start()]}the {shift.group(1)} {shift.group(2)} {said_before}{message[shift.end() :]}"
+    elif said_before and time_window(message, now, direction="past") is None:
         pointer = _TIME_POINTER.search(message)
         message = (
             message[: pointer.start()] + said_before + message[pointer.end() :]
@@ -415,10 +457,19 @@ def carried_over(
         and figure is not None
         and not metric_mention(message, metrics).unknown
     ):
-        message = f"{message.rstrip('?.! ')} ({figure.name})"
-    store = (previous.get("entities") or {}).get("store_id")
-    if store is not None and "store_id" not in carried and _POINTING_BACK.search(message):
-        carried["store_id"] = store
+        message = f"{message.rstrip('?.! ')} (the {figure.name})"
+    # A follow-up that says nobody ("and in July?", "and the least?") is about whom the question before
+    # was about; one that names its own scope ("and across every store together?") is not.
+    if not _scope_said(message, carried):
+        store = (previous.get("entities") or {}).get("store_id")
+        scope = _scope_before(before)
+        if scope is not None:
+            message = f"{message.rstrip('?.! ')} ({scope})"
+        elif store is not None:
+            carried["store_id"] = store
+    # "and the least?" after "which store took the most ...": the order is still of stores.
+    if _ORDER_WORDS.search(message) and not _entity_nouns(message) and _entity_nouns(before):
+        message = f"{message.rstrip('?.! ')} (by {_entity_nouns(before)[0]})"
     return message, carried
 
 
@@ -532,6 +583,23 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
         # another question.
         return QueryAnswer(
             text=f"Which period do you mean by {pointer.group(0)!r}? Name it (e.g. 'in August 2026').",
+            handler="data",
+            answered=False,
+            data={"outcome": "clarify", "missing": ["window"]},
+        )
+    if metric.time_column and (readings := ambiguous_date(request.message)):
+        # "8/7" is 8 July in London and 7 August in New York: the figures differ, so ask.
+        return QueryAnswer(
+            text=f"Do you mean {readings[0]} or {readings[1]}?",
+            handler="data",
+            answered=False,
+            data={"outcome": "clarify", "missing": ["date"], "readings": list(readings)},
+        )
+    if asked is None and metric.time_column and (unread := unread_time(request.message)):
+        # A period the words name but the reader cannot place: all the data would answer another question.
+        return QueryAnswer(
+            text=f"I could not read which days you mean by {unread!r}. Name them as dates or a month "
+            "(e.g. '1 to 14 September 2026', 'in August').",
             handler="data",
             answered=False,
             data={"outcome": "clarify", "missing": ["window"]},

@@ -67,7 +67,7 @@ DATA_METRICS = (
     _sales("attach rate", "avg(accessory_attached::int)::float", "ratio",
            ("accessory attach rate", "attach-rate", "attachment rate"),
            "share of device sales where the customer also bought an accessory such as a case or charger"),
-    _sales("transactions", "count(*)", "count", ("sales count", "number of sales", "device sales", "how many sales"),
+    _sales("transactions", "count(*)", "count", ("sales count", "number of sales", "device sales", "how many sales", "sales", "devices sold"),
            "how many device sales were made, the number of sales"),
     _sales("average accessory amount", "avg(accessory_amount) FILTER (WHERE accessory_attached)::float", "currency",
            ("accessory spend", "average accessory sale", "accessory revenue per sale"),
