@@ -11,12 +11,15 @@ import pytest
 
 from master_agent.capabilities.terms import (
     ambiguous_date,
+    counted_unknown,
     goal_deadline,
     goal_metric,
     goal_target,
     metric_mention,
+    restated,
     time_mention,
     time_window,
+    unread_deadline,
     unread_time,
     written_out,
 )
@@ -227,3 +230,33 @@ def test_shorthand_is_written_out_before_a_figure_is_named() -> None:
     assert written_out("avg acc rev at store 2") == "average accessory revenue at store 2"
     assert metric_mention("Store 4 txns w/c 14 Sept", RETAIL.data_metrics).metric.name == "transactions"  # type: ignore[union-attr]
     assert metric_mention("store 3 vs store 7 total rev in Jul", RETAIL.data_metrics).unknown is None
+
+
+def test_a_goal_tied_to_an_event_asks_its_date_and_a_later_message_restates_its_terms() -> None:
+    now = datetime(2026, 11, 26, 12, tzinfo=UTC)
+    assert unread_deadline("lift store 5's attach by 1.5 points by the time the new manager starts", now) == (
+        "by the time the new manager starts"
+    )
+    assert unread_deadline("Raise attach at store 2 to 8% before Christmas", now) is None
+    assert unread_deadline("Raise the attach rate at store 2 by coaching staff", now) is None
+    # The target's words are no date: "by a third by the end of March" ends in March.
+    deadline = goal_deadline("store 5 - can we get attach up by a third by the end of march?", now)
+    assert deadline is not None and deadline[0].date().isoformat() == "2027-03-31"
+    changed = restated(
+        "could we add 1.5 points to store seven's attach by the end of march?", "actually make it 10 points"
+    )
+    target = goal_target(changed)
+    assert target is not None and (target.form, target.value) == ("points", 10.0)
+    later = restated(
+        "Can you triple store one's attach rate within a week?", "what if we gave it till the end of March?"
+    )
+    deadline = goal_deadline(later, now)
+    assert deadline is not None and deadline[0].date().isoformat() == "2027-03-31"
+
+
+def test_a_count_of_a_thing_the_data_has_no_word_for_is_named_as_missing() -> None:
+    assert counted_unknown("how many iPhones did store 1 sell in august", RETAIL.data_metrics) == "iphones"
+    assert counted_unknown("how many sales did store 2 make", RETAIL.data_metrics) is None
+    assert counted_unknown("how many people work at store 2", RETAIL.data_metrics) is None
+    mention = goal_metric("Can you triple store one's attach rate within a week?", RETAIL.data_metrics)
+    assert mention.metric is not None and mention.unknown is None  # "one" is the store's number

@@ -33,7 +33,7 @@ Direction = Literal["past", "future"]
 _ENTITY_NOUNS = ("store", "shop", "branch", "outlet", "location", "region", "staff", "employee", "team", "id")
 #: A noun and its number or numbers ("stores 2 and 5", "store 1, 3 & 7", "store5").
 _NOUN_AND_NUMBER = re.compile(
-    r"\b([a-z]+)\s*(?:#|\s(?:number|no\.?|num)\s)?\s*\d+(?:\s*(?:,|&|and|or|vs\.?|versus)\s*#?\s*\d+)*\b",
+    r"\b([a-z]+)\s*(?:#|\s(?:number|no\.?|num)\s)?\s*\d+(?:\s*(?:,|&|and|or|vs\.?|versus)\s*#?\s*\d+(?![\d/:.]))*\b",
     re.I,
 )
 
@@ -726,6 +726,31 @@ def _data_words(metrics: Sequence[DataMetric]) -> frozenset[str]:
     return frozenset(words)
 
 
+#: "how many iPhones", "the number of trade-ins": the thing a question counts.
+_COUNTED = re.compile(r"\b(?:how\s+many|number\s+of|count\s+of|no\.?\s+of)\s+([a-z][a-z'-]*)", re.I)
+
+
+_PERSON_WORDS = frozenset({"people", "persons", "person", "workers", "employees", "staffers", "colleagues"})
+
+
+def counted_unknown(text: str, metrics: Sequence[DataMetric]) -> str | None:
+    """The thing a question counts when no figure, table or column of the data has a word for it
+    ("how many iPhones did store 1 sell"): data the tenant does not have. None otherwise."""
+    found = _COUNTED.search(written_out(text))
+    if found is None:
+        return None
+    thing = found.group(1).lower()
+    vocabulary = _data_words(metrics)
+    # People are the staff a table lists, whatever they are called.
+    if (
+        thing in _NEUTRAL_MODIFIERS
+        or thing in _PERSON_WORDS
+        or any(_same_word(thing, known) for known in vocabulary)
+    ):
+        return None
+    return thing
+
+
 # -- what a goal asks for ------------------------------------------------------------------------
 
 TargetForm = Literal["absolute", "relative", "points", "multiple"]
@@ -890,12 +915,20 @@ _ROLLING = re.compile(
 )
 
 
+def _target_blanked(text: str) -> str:
+    """``text`` without its target's words: "by a third by the end of March" is no date "a third"."""
+    target = goal_target(text)
+    if target is None or not target.words or target.words not in text:
+        return text
+    return text.replace(target.words, " " * len(target.words), 1)
+
+
 def goal_deadline(text: str, now: datetime) -> tuple[datetime, str] | None:
     """The day a goal should be met by, looking forward from ``now``, and the words it was read from:
     "within 60 days" and "in the next six months" count from today; "by Christmas" and "by jan 31"
     are that day; "by the end of March", "before February" and "this quarter" end the day before the
     span they name ends."""
-    window = time_window(text, now, direction="future")
+    window = time_window(_target_blanked(text), now, direction="future")
     if window is None:
         return None
     label = window.label.lower()
@@ -913,6 +946,36 @@ def goal_deadline(text: str, now: datetime) -> tuple[datetime, str] | None:
     if last <= now:
         return None
     return last.replace(hour=0, minute=0, second=0, microsecond=0), window.label
+
+
+#: Words that tie a goal to an event rather than a date ("by the time the new manager starts",
+#: "before the next stocktake", "in time for the relaunch").
+_EVENT_DEADLINE = re.compile(
+    r"\b(?:by\s+the\s+time|by\s+(?:the\s+)?next|before|until|till|ahead\s+of|in\s+time\s+for)\s+"
+    r"(?!\d)[a-z][a-z' ]{2,60}",
+    re.I,
+)
+
+
+def unread_deadline(text: str, now: datetime) -> str | None:
+    """The words of a goal that tie it to a moment no date was read from ("by the time the new
+    manager starts"); None when there are none or a deadline was read."""
+    if goal_deadline(text, now) is not None:
+        return None
+    found = _EVENT_DEADLINE.search(_target_blanked(text))
+    return found.group(0).strip(" ?.!") if found else None
+
+
+def restated(goal: str, change: str) -> str:
+    """``goal`` with the target and the deadline a later message states in place of its own
+    ("actually make it 10 points", "what if we gave it till the end of March?")."""
+    said, was = goal_target(change), goal_target(goal)
+    if said is not None and was is not None and said.words and was.words and was.words in goal:
+        goal = goal.replace(was.words, said.words, 1)
+    new_time, old_time = time_mention(_target_blanked(change)), time_mention(_target_blanked(goal))
+    if new_time and old_time and old_time in goal:
+        goal = goal.replace(old_time, new_time, 1)
+    return goal
 
 
 def _midnight(moment: datetime) -> bool:
@@ -967,6 +1030,8 @@ def goal_metric(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
     rate), else any figure the text names. Only when neither names one of the data's figures is the
     first object reported as a figure the data lacks ("overtime hours"); no verb and no figure leaves
     it open."""
+    # "store one's attach rate": a number in words is the store's, no qualifier of the figure.
+    text = written_out(entity_numbers_as_digits(text))
     objects = [_object_words(found.group("object")) for found in _GOAL_VERB.finditer(text)]
     for words in objects:
         matched = _match_words(words, metrics)

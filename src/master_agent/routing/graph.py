@@ -51,7 +51,7 @@ from master_agent.capabilities import (
     implied_entities,
 )
 from master_agent.capabilities.envelope import Status, SubAgentEnvelope
-from master_agent.capabilities.terms import goal_deadline, goal_target, time_window
+from master_agent.capabilities.terms import goal_deadline, goal_target, restated, time_window
 from master_agent.capabilities.tools import ToolContext
 from master_agent.evolution.context import EvolutionContext
 from master_agent.models.chat import content_text
@@ -359,7 +359,8 @@ class FrontDoor:
             # A short message nothing serves on its own ("now november", "call it refund_watch", "and
             # his email?") right after a served one continues it: the same target, the previous goal
             # with this message added, the previous entities (window included) under this message's.
-            goal, follow_up = f"{str(previous_turn['goal']).rstrip('?.! ')} ({message})", True
+            said_before = restated(str(previous_turn["goal"]), message)
+            goal, follow_up = f"{said_before.rstrip('?.! ')} ({message})", True
             inherited = RouteTarget.model_validate(previous_turn["target"])
             outcome = Outcome(inherited, f"continues the previous message {previous_turn['text']!r}")
             intent = intent.model_copy(

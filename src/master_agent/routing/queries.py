@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -23,6 +23,7 @@ from master_agent.capabilities.terms import (
     MetricMention,
     Window,
     ambiguous_date,
+    counted_unknown,
     entity_numbers_as_digits,
     metric_by_words,
     metric_mention,
@@ -212,9 +213,10 @@ _ASKING_WORDS = frozenset({"who", "whom"})
 _UNDIRECTED_WORDS = frozenset({"rank", "ranked", "ranking", "order"})
 
 
-def _ranking(message: str, metric: DataMetric) -> tuple[str, str, bool] | None:
+def _ranking(message: str, metric: DataMetric, fixed: Collection[str] = ()) -> tuple[str, str, bool] | None:
     """(entity, column, ascending) when the question asks for entities ordered by the figure: an
-    order word, and the entity the words name (a person's word ranks staff, else stores)."""
+    order word, and the entity the words name (a person's word ranks staff, else stores). An entity
+    the question fixes ("who at store 2 ...") is a filter, not what is ranked."""
     said = [match.group(1).lower() for match in _ORDER_WORDS.finditer(message)]
     if not said:
         return None
@@ -224,8 +226,8 @@ def _ranking(message: str, metric: DataMetric) -> tuple[str, str, bool] | None:
     named = [entity for entity, nouns in ENTITY_WORDS.items() if words & (set(nouns) - _ASKING_WORDS)]
     asked = [entity for entity, nouns in ENTITY_WORDS.items() if words & set(nouns) & _ASKING_WORDS]
     # "who's at the bottom" of a ranking of stores asks for a store; "who" alone asks for a person.
-    for entity in named or asked:
-        if entity in metric.filters:
+    for entity in [e for e in named if e not in fixed] or asked:
+        if entity in metric.filters and entity not in fixed:
             if word in _BETTER_WORDS:
                 ascending = metric.lower_is_better
             elif word in _WORSE_WORDS:
@@ -307,7 +309,8 @@ async def _rank(
 
 #: Every store a question names ("Store 1 and Store 8", "stores 3 and 5").
 _STORES = re.compile(
-    r"\b(?:stores?|shops?)\s*#?\s*(\d+)(?:\s*(?:,|and|&|vs\.?|versus)\s*#?\s*(?:stores?\s*)?(\d+))?", re.I
+    r"\b(?:stores?|shops?)\s*#?\s*(\d+)(?:\s*(?:,|and|&|vs\.?|versus)\s*#?\s*(?:stores?\s*)?(\d+)(?![\d/:.]))?",
+    re.I,
 )
 
 
@@ -404,9 +407,19 @@ def _scope_said(message: str, entities: Mapping[str, Any]) -> bool:
     """Whether a message says whom it is about: a store of its own, several, a group ("the east
     stores") or everyone ("across every store")."""
     plural = any(noun.endswith("s") and noun != "staff" for noun in _entity_nouns(message))
+    # "which store was highest?" asks across them all; "that store", "the same shop" point back.
+    asked_across = _entity_nouns(_POINTING_BACK.sub(" ", message))
     return bool(
-        entities.get("store_id") is not None or _STORES.search(message) or plural or _EVERY.search(message)
+        entities.get("store_id") is not None
+        or _STORES.search(message)
+        or plural
+        or asked_across
+        or _EVERY.search(message)
     )
+
+
+#: An entity the turn before was about, pointed back at ("that store", "the same branch").
+_POINTING_BACK = re.compile(r"\b(?:that|this|the\s+same|same|its|their)\s+(?:[a-z]+\s+)?[a-z]+", re.I)
 
 
 def _scope_before(before: str) -> str | None:
@@ -567,6 +580,13 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             data={"outcome": "out_of_scope", "missing": [mention.unknown]},
         )
     metric = mention.metric or next((m for m in request.metrics if m.name == default_metric), None)
+    if metric is None and (thing := counted_unknown(request.message, request.metrics)):
+        return QueryAnswer(
+            text=f"Your data has nothing on {thing}: I can answer questions about {names}.",
+            handler="data",
+            answered=False,
+            data={"outcome": "out_of_scope", "missing": [f"{thing} data"]},
+        )
     if metric is None:
         return QueryAnswer(
             text=f"I can answer questions about these figures of your data: {names}. Which one do you mean?",
@@ -677,8 +697,8 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             conditions.append(f"{metric.filters[entity]} = ANY(%(members)s)")
             params["members"] = members
             scope.append(f"the {value} {group} ({noun}s {', '.join(map(str, members))})")
-        ranked = _ranking(request.message, metric)
-        if ranked is not None and ranked[0] not in request.entities:
+        ranked = _ranking(request.message, metric, fixed=request.entities.keys())
+        if ranked is not None:
             return await _rank(sql, metric, window, ranked, (conditions, params, scope))
         statement = (
             f"SELECT {metric.expression} AS value, count(*) AS observations FROM {metric.table}"

@@ -23,6 +23,7 @@ from master_agent.capabilities.terms import (
     goal_metric,
     goal_target,
     time_window,
+    unread_deadline,
 )
 from master_agent.capabilities.tools import ReadOnlySql, ToolContext
 from master_agent.errors import ToolInputError
@@ -67,6 +68,8 @@ def make_goal_reader(
         elif fiscal := _FISCAL_YEAR.search(goal):
             # When a financial year ends depends on the business: asked, never a default horizon.
             stated["deadline_unread"] = fiscal.group(0)
+        elif event := unread_deadline(goal, now):
+            stated["deadline_unread"] = event
         mention = goal_metric(goal, metrics)
         if mention.metric is None:
             # Words that name none of the data's figures ("customers spend more") may still mean one:
@@ -146,8 +149,8 @@ def missing_information(known: dict[str, Any]) -> MissingInformation | None:
     if known.get("deadline_unread"):
         return MissingInformation(
             fields=["deadline"],
-            question=f"When does {known['deadline_unread']} end for you (e.g. 31 March)? Then the target has "
-            "a date to be met by.",
+            question=f"Which date is {known['deadline_unread']!r} for you (e.g. 31 March)? Then the target "
+            "has a date to be met by.",
         )
     if known.get("deadline_passed"):
         return MissingInformation(
