@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from master_agent.domains.retail.data import generate
+from master_agent.domains.retail.goals import missing_information
 
 
 def test_store_5_resembles_the_walkthrough() -> None:
@@ -28,3 +29,20 @@ def test_generation_is_deterministic() -> None:
     a, b = generate(), generate()
     assert a["transactions"][:50] == b["transactions"][:50]
     assert len(a["transactions"]) == len(b["transactions"])
+
+
+def test_a_goal_tied_to_an_event_is_asked_its_date_until_an_answer_gives_one() -> None:
+    known = {
+        "known_stores": [1, 2, 5],
+        "store_id": 5,
+        "deadline_unread": "by the time the new manager starts",
+    }
+    asked = missing_information(known)
+    assert asked is not None and asked.fields == ["deadline"]
+    assert "by the time the new manager starts" in asked.question
+    # The answer ("She starts on 1 February.") is read as a deadline: nothing is left to ask.
+    assert missing_information({**known, "deadline": "2027-02-01", "timeline_days": 67}) is None
+    assert (
+        missing_information({**known, "deadline_unread": None, "deadline_passed": "by 20 November"})
+        is not None
+    )

@@ -12,6 +12,8 @@ import pytest
 from master_agent.capabilities.terms import (
     ambiguous_date,
     counted_unknown,
+    fiscal_quarter,
+    fiscal_year_start,
     goal_deadline,
     goal_metric,
     goal_target,
@@ -260,3 +262,21 @@ def test_a_count_of_a_thing_the_data_has_no_word_for_is_named_as_missing() -> No
     assert counted_unknown("how many people work at store 2", RETAIL.data_metrics) is None
     mention = goal_metric("Can you triple store one's attach rate within a week?", RETAIL.data_metrics)
     assert mention.metric is not None and mention.unknown is None  # "one" is the store's number
+
+
+@pytest.mark.parametrize(
+    ("said", "quarter", "first", "last"),
+    [
+        ("Our fiscal year starts on 1 May.", "fiscal Q1", "2026-05-01", "2026-07-31"),
+        ("Our FY runs April to March.", "fiscal Q2 of this year", "2026-07-01", "2026-09-30"),
+        ("Our financial year ends on 31 March.", "FY Q4", "2026-01-01", "2026-03-31"),
+    ],
+)
+def test_a_financial_quarter_is_read_once_the_year_start_is_said(
+    said: str, quarter: str, first: str, last: str
+) -> None:
+    start = fiscal_year_start(said)
+    assert start is not None
+    window = fiscal_quarter(quarter, NOW, start)
+    assert window is not None
+    assert (window.start.date().isoformat(), window.last_day().date().isoformat()) == (first, last)

@@ -292,6 +292,40 @@ def spelled_for_duckling(text: str) -> str:
     return _SLASH_DATE.sub(spelled, text)
 
 
+#: "our fiscal year starts on 1 May", "our FY runs April to March", "the financial year ends 31 March".
+_FISCAL_START = re.compile(
+    r"\b(?:fiscal|financial|fy|year)\b[^.?!]{0,40}?\b(?:(starts?|begins?|starting|beginning|runs?(?:\s+from)?|from)"
+    r"|(ends?|ending|closes?|finishes?))\s+(?:on\s+|in\s+)?(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?)?"
+    rf"({_MONTH_WORD})\b",
+    re.I,
+)
+
+
+def fiscal_year_start(text: str) -> int | None:
+    """The month a business's financial year starts in, when ``text`` says it (or says when it ends)."""
+    match = _FISCAL_START.search(text)
+    if match is None:
+        return None
+    month = _MONTHS[match.group(3).lower()[:3]]
+    return month if match.group(1) else month % 12 + 1
+
+
+def fiscal_quarter(text: str, now: datetime, start_month: int) -> Window | None:
+    """The financial quarter ``text`` names ("fiscal Q1") in a year starting in ``start_month``: the
+    latest such quarter that has started."""
+    match = _QUARTER.search(text)
+    if match is None:
+        return None
+    number = int(match.group(1)) if match.group(1) else _ORDINAL[match.group(2).lower()]
+    first = datetime(now.year, start_month, 1, tzinfo=UTC)
+    start = _add(first, 3 * (number - 1), "month")
+    while start > now:
+        start = _add(start, -12, "month")
+    while _add(start, 12, "month") <= now:
+        start = _add(start, 12, "month")
+    return Window(start=start, end=_add(start, 3, "month"), label=match.group(0).strip())
+
+
 #: "H1", "the first half of the year", "second half of 2026".
 _HALF_OF_YEAR = re.compile(
     r"\b(?:h([12])|(first|second|1st|2nd)\s+half\s+of\s+(?:the\s+)?(?:year|(\d{4})))(?:\s+(?:of\s+)?(\d{4}))?\b",

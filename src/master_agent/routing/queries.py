@@ -25,6 +25,8 @@ from master_agent.capabilities.terms import (
     ambiguous_date,
     counted_unknown,
     entity_numbers_as_digits,
+    fiscal_quarter,
+    fiscal_year_start,
     metric_by_words,
     metric_mention,
     time_mention,
@@ -184,6 +186,10 @@ _FISCAL = re.compile(r"\b(?:fiscal|financial|fy)\b", re.I)
 _TIME_POINTER = re.compile(
     r"\b(?:that|the\s+same|this\s+same|those)\s+(?:day|week|month|quarter|year|period|time|window|days|weeks|months)\b",
     re.I,
+)
+#: Words that ask for a share of something, which no count answers.
+_PROPORTION = re.compile(
+    r"\b(?:share|percentage|proportion|fraction|percent)\s+of\b|\bwhat\s*%|%\s+of\b", re.I
 )
 #: "the week after", "the month before that": a period counted from the one said before.
 _TIME_SHIFT = re.compile(
@@ -557,6 +563,9 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     mention = metric_mention(request.message, request.metrics)
     if mention.metric is None and mention.unknown is None:
         mention = metric_by_words(request.message, request.metrics) or mention
+    if mention.metric is not None and mention.metric.unit == "count" and _PROPORTION.search(request.message):
+        # "what share of Store 3's sales had an accessory": the sales are what a share is taken of.
+        mention = MetricMention(metric=None)
     said_by_name = mention.metric is not None
     if mention.metric is None and mention.unknown is None:
         # No figure's name in the words ("foot traffic", "takings"): what they mean may still be one,
@@ -624,7 +633,10 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             answered=False,
             data={"outcome": "clarify", "missing": ["window"]},
         )
-    if asked is not None and _FISCAL.search(asked.label):
+    if asked is not None and _FISCAL.search(asked.label) and (starts := fiscal_year_start(request.message)):
+        # "fiscal Q1 (our fiscal year starts on 1 May)": the user said what a guess would move by months.
+        asked = fiscal_quarter(request.message, now, starts) or asked
+    if asked is not None and _FISCAL.search(asked.label) and not fiscal_year_start(request.message):
         # Financial years start in January, April, July or October depending on the business: one
         # fact from the user settles which quarter is meant, a guess moves it by months.
         return QueryAnswer(

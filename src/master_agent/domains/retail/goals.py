@@ -146,13 +146,14 @@ def missing_information(known: dict[str, Any]) -> MissingInformation | None:
     know, is asked about (with the stores it has)."""
     if known.get("scope") or "known_stores" not in known:
         return None
-    if known.get("deadline_unread"):
+    # A date given later (the answer to the question below) settles what the goal's words did not.
+    if known.get("deadline_unread") and not known.get("deadline"):
         return MissingInformation(
             fields=["deadline"],
             question=f"Which date is {known['deadline_unread']!r} for you (e.g. 31 March)? Then the target "
             "has a date to be met by.",
         )
-    if known.get("deadline_passed"):
+    if known.get("deadline_passed") and not known.get("deadline"):
         return MissingInformation(
             fields=["deadline"],
             question=f"The deadline you named ({known['deadline_passed']}) has already passed. By when should "
