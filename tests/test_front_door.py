@@ -587,3 +587,16 @@ async def test_a_follow_up_that_names_nobody_keeps_whom_the_question_before_was_
     data = least["reply"]["data"]
     assert data.get("outcome") == "answer", least["reply"]["text"]
     assert data["leader"] == {"store": lowest["store_id"]}, least["reply"]["text"]
+
+
+async def test_a_financial_quarter_is_asked_about_then_read_from_the_year_start_the_user_gives(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    async with _client(live, keys["demo-retail"]) as client:
+        asked = await chat(client, "How many sales did Store 4 make in fiscal Q1?")
+        answered = (await chat(client, "Our fiscal year starts on 1 May.", asked["thread_id"]))["values"]
+    assert asked["values"]["reply"]["data"]["outcome"] == "clarify", asked["values"]["reply"]["text"]
+    data = answered["reply"]["data"]
+    assert data.get("outcome") == "answer", answered["reply"]["text"]
+    assert data["window"]["start"].startswith("2026-05-01") and data["window"]["end"].startswith("2026-08-01")
+    assert data["params"]["store_id"] == "4"

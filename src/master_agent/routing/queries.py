@@ -460,7 +460,10 @@ def carried_over(
     shift = _TIME_SHIFT.search(message)
     if shift and time_window(message[shift.end() :], now, direction="past") is not None:
         shift = None  # "the week after the week of 14 Sept" says its own anchor
-    if said_before and shift:
+    if said_before and _FISCAL.search(said_before) and fiscal_year_start(message):
+        # "Our fiscal year starts on 1 May" answers which "fiscal Q1" was meant: the day is no period.
+        message = f"{said_before} ({message.rstrip('?.! ')})"
+    elif said_before and shift:
         # "and the week after?": the week after the one asked about before.
         message = f"{message[: shift.start()]}the {shift.group(1)} {shift.group(2)} {said_before}{message[shift.end() :]}"
     elif said_before and time_window(message, now, direction="past") is None:
