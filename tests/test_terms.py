@@ -66,6 +66,8 @@ NOW = datetime(2026, 11, 25, 12, tzinfo=UTC)
         ("device revenue at store 1 from 1st June till date", "2026-06-01", "2026-11-25"),
         ("sales at store 5 02/07/2026 to 16/07/2026", "2026-07-02", "2026-07-16"),  # 16 settles day-first
         ("sales at store 5 on 7/16", "2026-07-16", "2026-07-16"),  # 16 settles month-first
+        ("the refund rate at store seven over the last two weeks of August", "2026-08-18", "2026-08-31"),
+        ("the first 10 days of Q3", "2026-07-01", "2026-07-10"),
     ],
 )
 def test_a_question_reads_the_window_it_names_against_the_clock(text: str, first: str, last: str) -> None:

@@ -193,7 +193,8 @@ def time_window(text: str, now: datetime, *, direction: Direction = "past") -> W
     # "what it is now" is no span, but Duckling reads "now by the end of March" as the instant now.
     masked = _PRESENT.sub(lambda match: " " * len(match.group(0)), masked)
     window = (
-        _to_date(masked, now)
+        (_part_of_period(masked, now) if direction == "past" else None)
+        or _to_date(masked, now)
         or _quarter(masked, now, direction)
         or _half_of_month(masked, now, direction)
         or _half_of_year(masked, now, direction)
@@ -350,6 +351,11 @@ _ANCHORED = re.compile(
     re.I,
 )
 _SPAN_DAYS = {"day": 1, "week": 7, "fortnight": 14}
+#: "the last two weeks of August", "the first 10 days of Q3": the start or the end of a named period.
+_PART_OF = re.compile(
+    rf"\b(?:the\s+)?(first|last|final|opening|closing)\s+(?:{_COUNT}\s+)?(days?|weeks?|fortnights?)\s+of\s+(.+)$",
+    re.I,
+)
 
 
 def _latest(start_of: Any, year: int | None, now: datetime, direction: Direction) -> Window | None:
@@ -424,6 +430,23 @@ def _unit_before_last(text: str, now: datetime) -> Window | None:
     )
 
 
+def _part_of_period(text: str, now: datetime) -> Window | None:
+    """The first or last days of a period the text names, counted within it."""
+    match = _PART_OF.search(text)
+    if match is None:
+        return None
+    period = time_window(match.group(4), now)
+    if period is None:
+        return None
+    said = (match.group(2) or "a").lower()
+    count = int(said) if said.isdigit() else _COUNT_WORDS.get(said, 1)
+    span = count * timedelta(days=_SPAN_DAYS[match.group(3).lower().rstrip("s")])
+    label = match.group(0).strip(" ?.!")
+    if match.group(1).lower() in ("first", "opening"):
+        return Window(start=period.start, end=min(period.start + span, period.end), label=label)
+    return Window(start=max(period.end - span, period.start), end=period.end, label=label)
+
+
 def _anchored_span(text: str, now: datetime) -> Window | None:
     """A span counted from a day the text names: ending on it, before it, from it or after it."""
     match = _ANCHORED.search(text)
@@ -442,7 +465,7 @@ def _anchored_span(text: str, now: datetime) -> Window | None:
             return moment + sign * count * timedelta(days=_SPAN_DAYS[unit])
         return _add(moment, sign * count, "month")
 
-    label = match.group(0).strip()
+    label = match.group(0).strip(" ?.!")
     if relation in ("starting", "from", "beginning"):
         return Window(start=anchor.start, end=shifted(anchor.start, 1), label=label)
     if relation in ("after", "following"):
