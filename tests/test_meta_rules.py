@@ -16,7 +16,7 @@ from master_agent.capabilities import install_tenant
 from master_agent.capabilities.agents import NAME_PATTERN, AgentDocument
 from master_agent.evolution.clock import FixedClock
 from master_agent.meta.compiler import MAX_NAME, agent_name, fitted, validate_system
-from master_agent.meta.design import design_eval, design_system, design_tools, mentioned
+from master_agent.meta.design import design_eval, design_system, design_tools, expected_value, mentioned
 from master_agent.meta.graph import build_meta_graph
 from master_agent.meta.requirements import extract_requirements
 from master_agent.runtime import RuntimeResources
@@ -46,7 +46,7 @@ def _rules(text: str) -> dict[str, list[dict[str, Any]]]:
 def test_combined_conditions_ranges_negated_lists_and_copies_are_read_as_rules() -> None:
     rules = _rules(PAYMENTS)
     held = rules["release"][0]
-    assert held["when"] == {"op": ">", "value": 5000.0, "unit": "$"}
+    assert held["when"] == {"op": ">", "value": 5000.0, "unit": "$", "label": "payment"}
     assert held["also"] == [
         {"op": "<", "value": 60.0, "unit": "days", "since": "added", "until": "request date"}
     ]
@@ -166,7 +166,8 @@ async def _system(resources: RuntimeResources, graph: Any, tenant: str, text: st
 
 async def _answer(system: Any, tenant: str, text: str) -> dict[str, Any]:
     out = await system.ainvoke(
-        {"goal": text, "context": {"request": text, "claim": text}}, {"configurable": {"tenant_id": tenant}}
+        {"goal": text, "context": {"request": text, "claim": text, "job": text}},
+        {"configurable": {"tenant_id": tenant}},
     )
     return dict(out["solution"])
 
@@ -239,3 +240,88 @@ def test_an_alternative_after_a_date_and_a_value_said_twice_keep_their_condition
     assert rules["priority"][0]["when"]["since"] == "opened"
     assert rules["decision"][0]["absent"] == ["executive board"]
     assert rules["decision"][0]["when"]["value"] == 2000.0 and len(rules["decision"]) == 2
+
+
+DISPATCH = (
+    "Build an agent system that dispatches field-service jobs. It returns a JSON object with priority (p1 or "
+    "p2), page (true or false), crew and reviewers. Jobs that have waited more than 2 hours are p1 (priority "
+    '"p1"); jobs that have waited 2 hours or less are p2 (priority "p2"). Every p1 pages the duty manager '
+    '(page true). A job that covers at least 4 regions needs crew "regional"; every other job needs crew '
+    '"local". A job with any single leg of more than 8 hours needs reviewers 2; every other job needs 1.'
+)
+
+
+def test_a_decision_on_another_field_a_yes_no_complement_and_a_carried_field_are_read() -> None:
+    rules = _rules(DISPATCH)
+    # "Every p1 pages ...": the value of another field is the condition, not a second assignment.
+    assert rules["page"] == [{"value": True, "given": {"priority": "p1"}}, {"value": False, "default": True}]
+    assert "priority" not in [r.get("field") for r in rules["page"]]
+    # "...; every other job needs 1": the previous clause's field goes on being decided.
+    assert rules["reviewers"][1] == {"value": 1, "default": True}
+    assert rules["reviewers"][0]["when"]["each"] is True  # "any single leg"
+    assert rules["priority"][0]["when"]["label"] == "waited"
+
+
+def test_a_yes_no_field_set_one_way_is_the_other_way_when_no_rule_applies() -> None:
+    text = (
+        "Build an agent system that watches deliveries. It returns a JSON object with notify and route. "
+        "Deliveries late by more than 3 days trigger a notification (notify true); shorter delays do not."
+    )
+    assert _rules(text)["notify"][-1] == {"value": False, "default": True}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Job J-1 | waited: 2h 05m | Regions: north, south, east and west | Legs (hours): 3, 9, 2",
+            ("p1", True, "regional", 2),
+        ),
+        ("Job J-2 | waited: 1h 59m | Regions: north | Legs (hours): 3, 4", ("p2", False, "local", 1)),
+        # The first amount of hours written ("over 5h") is not the one the request names ("waited").
+        (
+            "Job J-3 | storm over 5h | waited: 0h 30m | Regions: a, b, c | Legs (hours): 8",
+            ("p2", False, "local", 1),
+        ),
+    ],
+)
+def test_quantities_are_read_after_their_label_counted_timed_and_picked(
+    text: str, expected: tuple[Any, ...]
+) -> None:
+    system = design_system(DISPATCH, "dispatch", "langgraph")
+    rules = {c.outputs[0]: c.decision for c in system.components}
+    answer = tuple(expected_value(rules[f], text, rules) for f in ("priority", "page", "crew", "reviewers"))
+    assert answer == expected
+
+
+def test_a_word_starts_inside_an_identifier() -> None:
+    assert mentioned("token", 'SLACK_TOKEN = "xoxb-1"')
+    assert mentioned("password", "DB_PASSWORD = 'hunter2'")
+    assert not mentioned("token", "detokenize the input")  # inside a word, not at its start
+    assert not mentioned("password", "no password in this diff")
+
+
+async def test_the_built_system_reads_labels_lists_durations_and_other_decisions_in_sql(
+    built: tuple[Any, str], resources: RuntimeResources
+) -> None:
+    graph, tenant = built
+    result, system = await _system(resources, graph, tenant, DISPATCH, "dispatch_desk")
+    assert result["gates"]["quality"]["passed"] is True, result["gates"]
+    for text, (priority, page, crew, reviewers) in [
+        (
+            "Job J-1 | waited: 2h 05m | Regions: north, south, east and west | Legs (hours): 3, 9, 2",
+            ("p1", True, "regional", 2),
+        ),
+        (
+            "Job J-3 | storm over 5h | waited: 0h 30m | Regions: a, b, c | Legs (hours): 8",
+            ("p2", False, "local", 1),
+        ),
+        ("Job J-4 | waited: 2h 00m | Regions: a, b, c, d | Legs (hours): 8.5", ("p2", False, "regional", 2)),
+    ]:
+        answer = await _answer(system, tenant, text)
+        assert (answer["priority"], answer["page"], answer["crew"], answer["reviewers"]) == (
+            priority,
+            page,
+            crew,
+            reviewers,
+        ), text

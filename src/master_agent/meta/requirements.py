@@ -358,7 +358,34 @@ def _comparison(
         since, until = _dates(before, clause[end:], text or clause)
         if since is not None:
             return Comparison(op=op, value=value * days, unit="days", since=since, until=until)
-    return Comparison(op=op, value=value, unit=unit, total=total)
+    label, each = _named_by(before)
+    if unit and unit not in _MONEY and _PARTS.search(clause):
+        total = True  # "at least 60 total hours", "counting added plus deleted lines"
+    return Comparison(op=op, value=value, unit=unit, total=total and not each, label=label, each=each)
+
+
+#: Currencies as Duckling writes them (a total of these sums amounts of money).
+_MONEY = ("$", "EUR", "GBP", "€", "£")
+#: A quantity the request counts as the sum of its parts.
+_PARTS = re.compile(r"\b(?:total|sum|combined|altogether|plus)\b", re.I)
+
+
+def _named_by(before: str) -> tuple[str | None, bool]:
+    """The words naming the compared quantity: the content words right before its comparison
+    ("on-hand stock is below 20": "on-hand stock"; "an error rate of 5%": "error rate"), and whether
+    "any" picks one of several ("any single day of more than 12 hours")."""
+    cues = [
+        m.start() for p in (*(p for p, _ in _BEFORE), _BETWEEN_LOW, _BETWEEN_HIGH) if (m := p.search(before))
+    ]
+    # Within its own phrase: not across a quoted value, a parenthesis or a comma before it.
+    phrase = re.split(r"[\"(),;:]", before[: min(cues, default=len(before))])[-1]
+    words = [w.lower() for w in _WORD.findall(phrase)]
+    while words and (words[-1] in _FUNCTION or words[-1] == "strictly"):
+        words.pop()
+    named: list[str] = []
+    while words and words[-1] not in _FUNCTION and len(named) < 3:
+        named.insert(0, words.pop())
+    return (" ".join(named) or None), bool(named) and bool(words) and words[-1] == "any"
 
 
 def singular_unit(unit: str) -> str:
@@ -436,9 +463,13 @@ def _value(match: re.Match[str]) -> RuleValue:
     return int(match.group("num"))
 
 
-def _field_for(head: str, value: RuleValue, fields: dict[str, list[str]]) -> str | None:
+def _field_for(
+    head: str, value: RuleValue, fields: dict[str, list[str]], carried: list[str] | None = None
+) -> str | None:
     """The output field a value is given to: the one named nearest before it that may hold it (a
-    verb of the field's name counts: "routed to"), else the one whose allowed values hold it."""
+    verb of the field's name counts: "routed to"), else the field the sentence's previous clause
+    decided (``carried``: "...; every other diff needs 1", "...; all others get false"), else the
+    one whose allowed values hold it."""
     named: list[tuple[int, str]] = []
     for name in fields:
         for match in re.finditer(
@@ -448,6 +479,10 @@ def _field_for(head: str, value: RuleValue, fields: dict[str, list[str]]) -> str
     said = json.dumps(value) if value is None or isinstance(value, bool) else str(value)
     for _, name in sorted(named, reverse=True):
         allowed = fields[name]
+        if not allowed or said.lower() in {a.lower() for a in allowed}:
+            return name
+    for name in reversed(carried or []):
+        allowed = fields.get(name, [])
         if not allowed or said.lower() in {a.lower() for a in allowed}:
             return name
     return next(
@@ -470,8 +505,9 @@ def _keywords(words: str, fields: dict[str, list[str]], subject: frozenset[str] 
     for part in _LIST_SPLIT.split(words):
         tokens = []
         for word in (w.lower() for w in _WORD.findall(part)):
-            # The condition ends where the clause turns to what happens ("... is escalated").
-            if word in _COPULA:
+            # The condition ends where the clause turns to what happens ("... is escalated", "...
+            # pages the on-call engineer": a form of a field's own name).
+            if word in _COPULA or any(_stem(word) == _stem(f.split("_")[0]) for f in fields):
                 break
             tokens.append(word)
         tokens = [
@@ -632,6 +668,12 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
         ):
             continue
         named = [f for f in fields if re.search(rf"\b{re.escape(f)}\b", clause)]
+        # A clause after ";" naming no field goes on deciding the previous clause's fields.
+        carried = (
+            requirements[-1].fields
+            if not named and requirements and text[:offset].rstrip().endswith(";")
+            else []
+        )
         amounts = _amounts(clause)
         rules: list[Rule] = []
         cursor = 0
@@ -655,7 +697,11 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             )  # a compared quantity ("over 400 lines") is not a value given
             # "gets "needs_approval" instead of "reorder"": the value it does not get.
             and not re.search(r"\b(?:instead of|rather than)\s*$", clause[: value_match.start()], re.I)
-            and (field := _field_for(clause[: value_match.start()], _given(value_match, inflected), fields))
+            and (
+                field := _field_for(
+                    clause[: value_match.start()], _given(value_match, inflected), fields, carried
+                )
+            )
         ]
         for index, (value_match, field) in enumerate(given):
             value = _given(value_match, inflected)
@@ -843,7 +889,122 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
     if not fields:
         requirements = _verb_rules(text)
         fields = {field: [] for r in requirements for field in r.fields}
-    return fields, requirements
+    chained = _chained(requirements, fields)
+    return fields, _loosened(text, _complemented(_same_quantities(chained)))
+
+
+def _chained(requirements: list[Requirement], fields: dict[str, list[str]]) -> list[Requirement]:
+    """A value of one field said with no condition of its own, before another field's value in the
+    same requirement, is that value's condition ("Every sev1 pages the on-call engineer (page
+    true)": page true given severity "sev1"), decided by its own field's rules."""
+    out = []
+    for requirement in requirements:
+        rules: list[Rule] = []
+        given: dict[str, RuleValue] = {}
+        conditioned: set[str] = set()
+        conditions_on: set[str] = set()
+        for position, rule in enumerate(requirement.rules):
+            bare = not (
+                rule.when or rule.also or rule.mentions or rule.absent or rule.default or rule.copy_of
+            )
+            later = [r for r in requirement.rules[position + 1 :] if r.field != rule.field and not r.default]
+            if bare and not rule.given and later and rule.value in fields.get(rule.field, []):
+                given[rule.field] = rule.value
+                conditions_on.add(rule.field)
+                continue
+            if given and rule.field in conditioned:
+                given = {}  # the field decided again: another clause ("...; internal-only ... page false")
+            if given and rule.field not in given and not rule.default:
+                rule = rule.model_copy(update={"given": {**rule.given, **given}})
+                conditioned.add(rule.field)
+            rules.append(rule)
+        if not conditions_on:
+            out.append(requirement)
+            continue
+        kind, buildable, why = _kind_of(requirement.text, rules, fields)
+        fields_of = [f for f in requirement.fields if f not in conditions_on] or requirement.fields
+        out.append(
+            requirement.model_copy(
+                update={
+                    "rules": rules,
+                    "kind": kind,
+                    "buildable": buildable,
+                    "why_not": why,
+                    "fields": fields_of,
+                }
+            )
+        )
+    return out
+
+
+def _same_quantities(requirements: list[Requirement]) -> list[Requirement]:
+    """Comparisons in the same unit speak of the same quantity ("below 20 units ...; at 20 units or
+    more"): one that names it gives its label to those that do not, and one counted as a total
+    makes them all totals."""
+    compared = [
+        c for r in requirements for rule in r.rules for c in [rule.when, *rule.also] if c and not c.since
+    ]
+    labels = {c.unit: c.label for c in compared if c.label and c.unit}
+    totals = {c.unit for c in compared if c.total and c.unit}
+
+    def same(c: Comparison | None) -> Comparison | None:
+        if c is None or c.since or not c.unit:
+            return c
+        return c.model_copy(
+            update={
+                "label": c.label or labels.get(c.unit),
+                "total": (c.total or c.unit in totals) and not c.each,
+            }
+        )
+
+    return [
+        r.model_copy(
+            update={
+                "rules": [
+                    x.model_copy(update={"when": same(x.when), "also": [same(a) for a in x.also]})
+                    for x in r.rules
+                ]
+            }
+        )
+        for r in requirements
+    ]
+
+
+def _loosened(text: str, requirements: list[Requirement]) -> list[Requirement]:
+    """Each built requirement with the conditions whose words are not one run of words of the
+    request (a phrase read with its own words left out between them: "dependency licensed gpl" from
+    "a dependency licensed under GPL"), kept in ``loose``."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    runs = {" ".join(words[i : i + n]) for n in range(1, 7) for i in range(len(words) - n + 1)}
+    out = []
+    for requirement in requirements:
+        items = [item for rule in requirement.rules for item in [*rule.mentions, *rule.absent]]
+        loose = [item for item in dict.fromkeys(items) if " ".join(_WORD.findall(item.lower())) not in runs]
+        out.append(requirement.model_copy(update={"loose": loose}) if loose else requirement)
+    return out
+
+
+def _complemented(requirements: list[Requirement]) -> list[Requirement]:
+    """A yes/no field the rules only ever set one way ("trigger a customer notification
+    (notify_customer true); delays of 48 hours or less do not") is the other way when none applies:
+    its default, added to the requirement that sets it last."""
+    values: dict[str, set[RuleValue]] = {}
+    defaulted: set[str] = set()
+    last: dict[str, int] = {}
+    for position, requirement in enumerate(requirements):
+        for rule in requirement.rules:
+            values.setdefault(rule.field, set()).add(rule.value)
+            last[rule.field] = position
+            if rule.default or rule.copy_of:
+                defaulted.add(rule.field)
+    out = list(requirements)
+    for field, said in values.items():
+        if field in defaulted or len(said) != 1 or not isinstance(value := next(iter(said)), bool):
+            continue
+        requirement = out[last[field]]
+        complement = Rule(field=field, value=not value, default=True)
+        out[last[field]] = requirement.model_copy(update={"rules": [*requirement.rules, complement]})
+    return out
 
 
 def _verb_rules(text: str) -> list[Requirement]:
@@ -916,7 +1077,7 @@ def _kind_of(
     if not conditional and rules:
         return kind, True, None  # "a diff with none of these problems is approved": a default
     if not conditional or not all(
-        r.when is not None or r.mentions or r.absent or r.copy_of for r in conditional
+        r.when is not None or r.mentions or r.absent or r.copy_of or r.given for r in conditional
     ):
         return kind, False, "no condition could be read for each of its values"
     decided = {v.lower() for values in (fields or {}).values() for v in values}
