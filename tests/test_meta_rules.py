@@ -244,10 +244,11 @@ def test_an_alternative_after_a_date_and_a_value_said_twice_keep_their_condition
 
 DISPATCH = (
     "Build an agent system that dispatches field-service jobs. It returns a JSON object with priority (p1 or "
-    "p2), page (true or false), crew and reviewers. Jobs that have waited more than 2 hours are p1 (priority "
-    '"p1"); jobs that have waited 2 hours or less are p2 (priority "p2"). Every p1 pages the duty manager '
-    '(page true). A job that covers at least 4 regions needs crew "regional"; every other job needs crew '
-    '"local". A job with any single leg of more than 8 hours needs reviewers 2; every other job needs 1.'
+    "p2), page (true or false), crew, reviewers and balance (a number). Jobs that have waited more than 2 hours "
+    'are p1 (priority "p1"); jobs that have waited 2 hours or less are p2 (priority "p2"). Every p1 pages the '
+    'duty manager (page true). A job that covers at least 4 regions needs crew "regional"; every other job '
+    'needs crew "local". A job with any single leg of more than 8 hours needs reviewers 2; every other job '
+    "needs 1. balance is the budget minus the expenses listed."
 )
 
 
@@ -260,6 +261,13 @@ def test_a_decision_on_another_field_a_yes_no_complement_and_a_carried_field_are
     assert rules["reviewers"][1] == {"value": 1, "default": True}
     assert rules["reviewers"][0]["when"]["each"] is True  # "any single leg"
     assert rules["priority"][0]["when"]["label"] == "waited"
+    # "balance is the budget minus the expenses listed": computed from the numbers after the labels.
+    (balance,) = rules["balance"]
+    assert balance["computed"] == {
+        "op": "-",
+        "left": {"label": "budget"},
+        "right": {"label": "expenses listed", "total": True},
+    }
 
 
 def test_a_yes_no_field_set_one_way_is_the_other_way_when_no_rule_applies() -> None:
@@ -325,3 +333,9 @@ async def test_the_built_system_reads_labels_lists_durations_and_other_decisions
             crew,
             reviewers,
         ), text
+    for text, balance in [
+        ("Job J-5 | Budget: $900.00 | Expenses: $120.00 on 2024-05-02; $80.50 on 2024-05-09", 699.5),
+        ("Job J-6 | Budget: $500 | Expenses: none", 500.0),
+        ("Job J-7 | no figures given", None),
+    ]:
+        assert (await _answer(system, tenant, text))["balance"] == balance, text

@@ -286,6 +286,30 @@ class Comparison(BaseModel):
     """"any single day of more than 12 hours": one of the listed values compares so."""
 
 
+class Operand(BaseModel):
+    """A number of a computed value: written in the request, or read from the input after a label."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    number: float | None = None
+    label: str | None = None
+    """The words naming it ("current balance"): the input's number after them (0 when it writes the
+    label with no number: "Payments: none"; unknown when it writes no such label)."""
+    total: bool = False
+    """Every number listed after the label, summed ("the payments listed", "total hours")."""
+
+
+class Computation(BaseModel):
+    """A value computed from the input's numbers: ``left - right``, ``left + right``, or
+    ``left`` above ``right`` (the part over it, never below 0: "total hours above 40")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    op: Literal["-", "+", "above"]
+    left: Operand
+    right: Operand
+
+
 class Rule(BaseModel):
     """One line of a decision: when it applies, the output ``field`` gets ``value``. Its conditions
     (``when``, ``also``, ``mentions``, ``absent``) must all hold; alternatives are separate rules."""
@@ -302,6 +326,8 @@ class Rule(BaseModel):
     """Applies when the input mentions (not negated: "no receipt") any of these."""
     absent: list[str] = Field(default_factory=list)
     """Applies when the input mentions none of these ("a vendor not on the list (A, B, C)")."""
+    computed: Computation | None = None
+    """The value is computed from the input's numbers (``value`` is then unused)."""
     given: dict[str, RuleValue] = Field(default_factory=dict)
     """Applies when the answer's other fields have these values, as their own rules decide them
     ("every sev1 pages the on-call engineer": page true given severity "sev1")."""

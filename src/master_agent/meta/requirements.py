@@ -27,7 +27,15 @@ import threading
 import time
 from typing import Any
 
-from master_agent.meta.artifacts import Comparison, Requirement, RequirementKind, Rule, RuleValue
+from master_agent.meta.artifacts import (
+    Comparison,
+    Computation,
+    Operand,
+    Requirement,
+    RequirementKind,
+    Rule,
+    RuleValue,
+)
 
 #: Characters of a request read (the request's own limit).
 MAX_CHARS = 5000
@@ -667,6 +675,19 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             and declaration.start() < offset + len(clause)
         ):
             continue
+        if (computed := _computed(clause, fields, subject)) is not None:
+            requirements.append(
+                Requirement(
+                    id=f"r{len(requirements) + 1}",
+                    kind="output_field",
+                    text=clause,
+                    start=offset,
+                    end=offset + len(clause),
+                    fields=[computed[0].field],
+                    rules=computed,
+                )
+            )
+            continue
         named = [f for f in fields if re.search(rf"\b{re.escape(f)}\b", clause)]
         # A clause after ";" naming no field goes on deciding the previous clause's fields.
         carried = (
@@ -968,6 +989,64 @@ def _same_quantities(requirements: list[Requirement]) -> list[Requirement]:
         )
         for r in requirements
     ]
+
+
+#: "F is [the] A minus B", "F is [the] A above 40 for X, and 0 for Y": a value computed from numbers.
+_COMPUTED = re.compile(r"^\s*(?P<field>[a-z][a-z0-9_]*)\s+is\s+(?P<expr>.+)$", re.I | re.S)
+_OPERATION = re.compile(r"^(?P<left>.+?)\s+(?P<op>minus|plus|above)\s+(?P<right>.+)$", re.I | re.S)
+_TARGET = re.compile(r"^(?P<what>.+?)\s+for\s+(?P<who>.+)$", re.I | re.S)
+
+
+def _operand(words: str) -> Operand | None:
+    """A number written ("40", "100"), or the words naming one in the input: its content words up to
+    where a participle phrase starts ("the payments listed on the Payments line": "payments")."""
+    found = re.fullmatch(r"\s*(?:the\s+)?(\d[\d,]*(?:\.\d+)?)\s*", words)
+    if found is not None:
+        return Operand(number=float(found.group(1).replace(",", "")))
+    named: list[str] = []
+    for word in (w.lower() for w in _WORD.findall(words)):
+        if len(word) < 2:
+            continue  # the "s" of "week's"
+        if word in _FUNCTION:
+            if named:
+                break
+            continue
+        named.append(word)
+    # "the payments listed", "the week's total hours": every number listed, summed.
+    total = any(w == "total" or (w.endswith("s") and not w.endswith("ss")) for w in named)
+    named = [w for w in named if w != "total"]
+    return Operand(label=" ".join(named), total=total) if named else None
+
+
+def _computed(clause: str, fields: dict[str, list[str]], subject: frozenset[str]) -> list[Rule] | None:
+    """The rules of a field the clause defines by arithmetic: each alternative ("..., and 0 for
+    salaried employees") a value or a computation, for the inputs its "for ..." names."""
+    found = _COMPUTED.match(clause)
+    if found is None or found.group("field") not in fields or fields[found.group("field")]:
+        return None
+    field = found.group("field")
+    rules: list[Rule] = []
+    for part in re.split(r",\s*(?:and\s+|or\s+)?", found.group("expr")):
+        target = _TARGET.match(part)
+        what, who = (target.group("what"), target.group("who")) if target else (part, "")
+        # "for hourly employees": the kind of input, by its first word.
+        mentions = [item.split()[0] for item in _keywords(who, fields, subject)[:1]] if who else []
+        operation = _OPERATION.match(what)
+        if operation is not None:
+            left, right = _operand(operation.group("left")), _operand(operation.group("right"))
+            if left is None or right is None:
+                return None
+            op = {"minus": "-", "plus": "+", "above": "above"}[operation.group("op").lower()]
+            computation = Computation(op=op, left=left, right=right)
+            rules.append(Rule(field=field, computed=computation, mentions=mentions, default=not mentions))
+        elif (number := _operand(what)) is not None and number.number is not None and mentions:
+            value = int(number.number) if number.number.is_integer() else number.number
+            rules.append(Rule(field=field, value=value, mentions=mentions))
+    computed = [r for r in rules if r.computed]
+    if not computed:
+        return None
+    # The computation for the inputs it names first, the plain values after; one with no "for" last.
+    return sorted(rules, key=lambda r: (r.default, r.computed is None))
 
 
 def _loosened(text: str, requirements: list[Requirement]) -> list[Requirement]:
