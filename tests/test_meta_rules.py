@@ -339,3 +339,28 @@ async def test_the_built_system_reads_labels_lists_durations_and_other_decisions
         ("Job J-7 | no figures given", None),
     ]:
         assert (await _answer(system, tenant, text))["balance"] == balance, text
+
+
+def test_a_named_date_counted_from_another_and_an_in_which_case_alternative() -> None:
+    text = (
+        "Build an agent system that plans repairs. It returns a JSON object with lane (standard or rush). "
+        'Repairs go to the standard lane (lane "standard") unless the repair deadline is fewer than 5 days '
+        'after the intake date, in which case they go to the rush lane (lane "rush").'
+    )
+    rules = _rules(text)
+    assert rules["lane"][0]["value"] == "rush" and rules["lane"][1] == {"value": "standard", "default": True}
+    assert rules["lane"][0]["when"] == {
+        "op": "<",
+        "value": 5.0,
+        "unit": "days",
+        "since": "intake date",
+        "until": "repair deadline",
+    }
+    system = design_system(text, "repairs", "langgraph")
+    decided = {c.outputs[0]: c.decision for c in system.components}
+    for intake, promised, lane in [
+        ("2024-02-26", "2024-03-01", "rush"),  # 4 days, over a leap-year February
+        ("2024-02-26", "2024-03-02", "standard"),  # 5 days is not fewer than 5
+    ]:
+        repair = f"Repair R-1. Intake date: {intake}. Repair deadline: {promised}."
+        assert expected_value(decided["lane"], repair, decided) == lane

@@ -414,12 +414,19 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
         (i for i in range(len(words) - 1, -1, -1) if words[i].lower().endswith("ed") and len(words[i]) > 4),
         None,
     )
+    named = r"(before|after|prior to|since|from)\s+(?:the\s+)?((?:\w+\s+){0,2}?date)\b"
     if at is None:
-        return None, None
-    event = words[at].lower()
+        # "the delivery deadline is fewer than 3 days after the ship date": the quantity's own name
+        # is the event, when the words after the comparison name the date it counts from.
+        label, _ = _named_by(before)
+        if label is None or not re.match(r"\s*(?:[a-z]+\s+)?" + named, after, re.I):
+            return None, None
+        words, at = label.split(), len(label.split()) - 1
+        event = label
+    else:
+        event = words[at].lower()
     if event == "dated" and at > 0:
         event = words[at - 1].lower()  # "a message dated ...": the message's date
-    named = r"(before|after|prior to|since|from)\s+(?:the\s+)?((?:\w+\s+){0,2}?date)\b"
     reference = re.match(r"\s*(?:[a-z]+\s+)?" + named, after, re.I) or re.search(r"\b" + named, text, re.I)
     if reference is None:
         if re.match(r"\s*(?:[a-z]+\s+)?(?:before|after|prior to|since|from)\b", after, re.I):
@@ -910,8 +917,30 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
     if not fields:
         requirements = _verb_rules(text)
         fields = {field: [] for r in requirements for field in r.fields}
-    chained = _chained(requirements, fields)
+    chained = _chained([_in_which_case(r, fields) for r in requirements], fields)
     return fields, _loosened(text, _complemented(_same_quantities(chained)))
+
+
+def _in_which_case(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
+    """ "X unless <comparison>, in which case Y": the comparison is Y's condition, and X what the
+    field is when it does not hold."""
+    if not re.search(r"\bunless\b.*\bin which case\b", requirement.text, re.I | re.S):
+        return requirement
+    rules = list(requirement.rules)
+    for index, (first, then) in enumerate(itertools.pairwise(rules)):
+        if first.field == then.field and first.when is not None and then.when is None and not then.default:
+            rules[index] = first.model_copy(
+                update={"when": None, "also": [], "absent": [], "mentions": [], "default": True}
+            )
+            rules[index + 1] = then.model_copy(
+                update={"when": first.when, "also": first.also, "mentions": [], "absent": []}
+            )
+            rules.append(rules.pop(index))  # the default last
+            kind, buildable, why = _kind_of(requirement.text, rules, fields)
+            return requirement.model_copy(
+                update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why}
+            )
+    return requirement
 
 
 def _chained(requirements: list[Requirement], fields: dict[str, list[str]]) -> list[Requirement]:
