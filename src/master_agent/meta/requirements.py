@@ -522,7 +522,7 @@ def _keywords(words: str, fields: dict[str, list[str]], subject: frozenset[str] 
         for word in (w.lower() for w in _WORD.findall(part)):
             # The condition ends where the clause turns to what happens ("... is escalated", "...
             # pages the on-call engineer": a form of a field's own name).
-            if word in _COPULA or any(_stem(word) == _stem(f.split("_")[0]) for f in fields):
+            if word in _COPULA or (tokens and any(_stem(word) == _stem(f.split("_")[0]) for f in fields)):
                 break
             tokens.append(word)
         tokens = [
@@ -994,7 +994,10 @@ def _same_quantities(requirements: list[Requirement]) -> list[Requirement]:
     compared = [
         c for r in requirements for rule in r.rules for c in [rule.when, *rule.also] if c and not c.since
     ]
-    labels = {c.unit: c.label for c in compared if c.label and c.unit}
+    labels: dict[str, str] = {}
+    for c in compared:
+        if c.label and c.unit:
+            labels.setdefault(c.unit, c.label)  # the first naming: later ones may name the action
     totals = {c.unit for c in compared if c.total and c.unit}
 
     def same(c: Comparison | None) -> Comparison | None:
