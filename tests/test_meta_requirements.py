@@ -51,6 +51,7 @@ def test_each_constraint_is_read_with_its_words() -> None:
         ("$1,000 or more", ">=", 1000.0, "$"),
         ("more than 48 hours", ">", 48.0, "hours"),
         ("up to 250 dollars", "<=", 250.0, "$"),
+        ("with a score of 580 or more", ">=", 580.0, ""),  # "or" is no unit
     ],
 )
 def test_comparisons_are_read_around_the_parsed_number(words: str, op: str, value: float, unit: str) -> None:

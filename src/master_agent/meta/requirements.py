@@ -332,7 +332,8 @@ def _amounts(clause: str) -> list[tuple[int, int, float, str]]:
             if not unit:
                 # The noun after the number ("20 units", "60 total hours": its noun, not "total").
                 after = re.match(r"\s*(?:(?:total|in|more)\s+)?(%|[a-z][a-z-]*)", clause[end:], re.I)
-                unit = after.group(1).lower() if after and after.group(1).lower() not in _FUNCTION else ""
+                noun = after.group(1).lower() if after else ""
+                unit = noun if noun not in _FUNCTION and noun not in ("or", "and", "nor") else ""
             if any(s <= start < e for s, e, _, _ in out):
                 continue
             out.append((start, end, float(number), unit))
