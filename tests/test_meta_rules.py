@@ -106,13 +106,20 @@ def test_words_the_input_negates_are_not_mentioned() -> None:
 
 def test_wording_of_free_text_is_not_built_and_arithmetic_is_not_guessed() -> None:
     text = (
-        "Build an agent system that answers tickets. It returns a JSON object with reply and total. "
+        "Build an agent system that answers tickets. It returns a JSON object with reply, total and fee. "
         'The reply never uses the words "unfortunately" or "policy". '
-        "total is the sum of the amounts minus the discount."
+        "total is the sum of the amounts minus the discount. fee is the total times the exchange rate."
     )
-    wording, arithmetic = extract_requirements(text)[1]
+    wording, difference, product = extract_requirements(text)[1]
     assert (wording.kind, wording.buildable, wording.rules) == ("tone", False, [])
-    assert arithmetic.buildable is False and "arithmetic" in (arithmetic.why_not or "")
+    (rule,) = difference.rules
+    assert rule.computed is not None and difference.buildable
+    assert rule.computed.model_dump(exclude_defaults=True) == {
+        "op": "-",
+        "left": {"label": "amounts", "total": True},
+        "right": {"label": "discount"},
+    }
+    assert product.buildable is False and "arithmetic" in (product.why_not or "")
 
 
 def test_the_eval_spec_tests_dates_ranges_negations_and_copies() -> None:

@@ -520,10 +520,14 @@ def _keywords(words: str, fields: dict[str, list[str]], subject: frozenset[str] 
         words = words[verb[0].end() :]  # "any parcel whose contents mention X": X, not the parcel
     for part in _LIST_SPLIT.split(words):
         tokens = []
-        for word in (w.lower() for w in _WORD.findall(part)):
+        for position, said in enumerate(_WORD.findall(part)):
+            word = said.lower()
             # The condition ends where the clause turns to what happens ("... is escalated", "...
-            # pages the on-call engineer": a form of a field's own name).
-            if word in _COPULA or (tokens and any(_stem(word) == _stem(f.split("_")[0]) for f in fields)):
+            # pages the on-call engineer": a form of a field's own name, unless it opens the
+            # sentence as its verb: "Route billing questions ... to").
+            if word in _COPULA or (
+                (position or said.islower()) and any(_stem(word) == _stem(f.split("_")[0]) for f in fields)
+            ):
                 break
             tokens.append(word)
         tokens = [
@@ -1037,6 +1041,9 @@ def _operand(words: str) -> Operand | None:
     if found is not None:
         return Operand(number=float(found.group(1).replace(",", "")))
     named: list[str] = []
+    # "the sum of the amounts", "the total of the lines": the numbers after that label, summed.
+    summed = re.match(r"\s*(?:the\s+)?(?:sum|total)\s+of\s+(?P<rest>.+)$", words, re.I | re.S)
+    words = summed.group("rest") if summed else words
     for word in (w.lower() for w in _WORD.findall(words)):
         if len(word) < 2:
             continue  # the "s" of "week's"
@@ -1046,7 +1053,7 @@ def _operand(words: str) -> Operand | None:
             continue
         named.append(word)
     # "the payments listed", "the week's total hours": every number listed, summed.
-    total = any(w == "total" or (w.endswith("s") and not w.endswith("ss")) for w in named)
+    total = bool(summed) or any(w == "total" or (w.endswith("s") and not w.endswith("ss")) for w in named)
     named = [w for w in named if w != "total"]
     return Operand(label=" ".join(named), total=total) if named else None
 
