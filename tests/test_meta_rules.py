@@ -171,6 +171,13 @@ async def _system(resources: RuntimeResources, graph: Any, tenant: str, text: st
     return result, await candidate_graph(resources, tenant, documents)
 
 
+async def _passing(resources: RuntimeResources, graph: Any, tenant: str, text: str, name: str) -> Any:
+    """The built system of a request whose quality gate passed."""
+    result, system = await _system(resources, graph, tenant, text, name)
+    assert result["gates"]["quality"]["passed"] is True, result["gates"]
+    return system
+
+
 async def _answer(system: Any, tenant: str, text: str) -> dict[str, Any]:
     out = await system.ainvoke(
         {"goal": text, "context": {"request": text, "claim": text, "job": text}},
@@ -183,8 +190,7 @@ async def test_the_built_system_decides_by_dates_ranges_lists_and_copies(
     built: tuple[Any, str], resources: RuntimeResources
 ) -> None:
     graph, tenant = built
-    result, system = await _system(resources, graph, tenant, PAYMENTS, "payment_screen")
-    assert result["gates"]["quality"]["passed"] is True, result["gates"]
+    system = await _passing(resources, graph, tenant, PAYMENTS, "payment_screen")
     base = "Request date: 2024-06-10. Payee Acme Supplies, payee #P-7781. Vendor added: {added}. Amount: {amount}."
     for added, amount, release, tier in [
         ("2024-05-01", "$5,000.01", "no", "enhanced"),  # new vendor, strictly more than $5,000
@@ -320,8 +326,7 @@ async def test_the_built_system_reads_labels_lists_durations_and_other_decisions
     built: tuple[Any, str], resources: RuntimeResources
 ) -> None:
     graph, tenant = built
-    result, system = await _system(resources, graph, tenant, DISPATCH, "dispatch_desk")
-    assert result["gates"]["quality"]["passed"] is True, result["gates"]
+    system = await _passing(resources, graph, tenant, DISPATCH, "dispatch_desk")
     for text, (priority, page, crew, reviewers) in [
         (
             "Job J-1 | waited: 2h 05m | Regions: north, south, east and west | Legs (hours): 3, 9, 2",
