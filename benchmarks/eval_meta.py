@@ -4,7 +4,8 @@ The requests are ``benchmarks/eval_meta/tuning.json`` (10) and ``tuning2.json`` 
 ``heldout.json`` (3) and ``heldout2.json`` (4), never read while tuning: only their aggregates are
 printed. Each file is reported apart. They were copied from the evaluation sets separate helpers wrote
 without reading the code (their READMEs there: ``README.md``, ``README2.md``). ``--only tuning2``
-(repeatable) runs only the named splits; ``--tuning-only`` only the tuning files. Each request is built by the ``meta`` graph
+(repeatable) runs only the named splits; ``--tuning-only`` only the tuning files; ``--request m-t-05``
+(repeatable) only those tuning requests. Each request is built by the ``meta`` graph
 (embedded Postgres, offline model, one tenant), then:
 
 - **constraints captured**: a constraint of the set counts when requirements of the SystemSpec cover
@@ -191,6 +192,12 @@ async def evaluate(data_dir: str) -> int:
             if only and label not in only:
                 continue
             items = json.loads((HERE / file).read_text())
+            # "--request m-t-05" (repeatable): only those tuning requests (held-out ones are never picked).
+            picked = [sys.argv[i + 1] for i, arg in enumerate(sys.argv[:-1]) if arg == "--request"]
+            if picked:
+                items = [item for item in items if show and item["id"] in picked]
+                if not items:
+                    continue
             rows = [await _one(resources, meta, item, match) for item in items]
             print(f"\n{label}: {len(rows)} requests")
             if show:

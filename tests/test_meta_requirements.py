@@ -11,9 +11,11 @@ import pytest
 
 from master_agent.capabilities import install_tenant
 from master_agent.capabilities.agents import AgentDocument
+from master_agent.meta.artifacts import CaseResult
 from master_agent.meta.design import design_eval, design_system, design_tools
 from master_agent.meta.graph import build_meta_graph
 from master_agent.meta.requirements import extract_requirements
+from master_agent.meta.roles import requirement_verdicts
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.factory import candidate_graph, chat_turn
 from master_agent.runtime.resources import use_shared_resources
@@ -49,6 +51,7 @@ def test_each_constraint_is_read_with_its_words() -> None:
         ("$1,000 or more", ">=", 1000.0, "$"),
         ("more than 48 hours", ">", 48.0, "hours"),
         ("up to 250 dollars", "<=", 250.0, "$"),
+        ("with a score of 580 or more", ">=", 580.0, ""),  # "or" is no unit
     ],
 )
 def test_comparisons_are_read_around_the_parsed_number(words: str, op: str, value: float, unit: str) -> None:
@@ -171,3 +174,34 @@ async def test_a_system_request_in_chat_reaches_the_meta_orchestrator(
     single = await chat_turn(resources, tenant, str(uuid.uuid4()), "Create an agent that lists my stores")
     assert (single.get("reply") or {}).get("kind") != "meta"
     assert (single.get("routing") or {}).get("target", {}).get("kind") in ("builder", "clarification")
+
+
+def _verdicts(text: str) -> dict[str, str]:
+    """The gate's verdicts on a system whose every own case passed."""
+    system = design_system(text, "desk", "langgraph")
+    spec = design_eval(system)
+    results = [CaseResult(case_id=case.id, passed=True, metric=case.metric) for case in spec.cases]
+    return requirement_verdicts(system, spec, results)
+
+
+def test_a_condition_read_as_words_apart_fails_the_gate_though_its_own_cases_pass() -> None:
+    text = (
+        "Build an agent system that routes parcels. It returns a JSON object with route (broker or desk) and "
+        'fragile (true or false). Overseas parcels stuck in customs go to the broker (route "broker"); all '
+        'others go to route "desk". Parcels that mention glassware are fragile (fragile true).'
+    )
+    (routed, fragile) = extract_requirements(text)[1]
+    assert routed.loose == ["overseas stuck customs"] and fragile.loose == []
+    verdicts = _verdicts(text)
+    assert verdicts["r1"].startswith("not met: its condition 'overseas stuck customs'")
+    assert verdicts["r2"] == "met"
+
+
+def test_declared_values_no_rule_gives_fail_the_gate() -> None:
+    text = (
+        "Build an agent system that grades incidents. It returns a JSON object with level (critical, major or "
+        'minor). Incidents affecting more than 1,000 users are critical (level "critical"); all others are '
+        'major (level "major").'
+    )
+    assert _verdicts(text) == {"r1": "not met: level never answers 'minor': no rule read says when"}
+    assert _verdicts(text.replace(" or minor", "")) == {"r1": "met"}

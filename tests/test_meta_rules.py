@@ -16,7 +16,7 @@ from master_agent.capabilities import install_tenant
 from master_agent.capabilities.agents import NAME_PATTERN, AgentDocument
 from master_agent.evolution.clock import FixedClock
 from master_agent.meta.compiler import MAX_NAME, agent_name, fitted, validate_system
-from master_agent.meta.design import design_eval, design_system, design_tools, mentioned
+from master_agent.meta.design import design_eval, design_system, design_tools, expected_value, mentioned
 from master_agent.meta.graph import build_meta_graph
 from master_agent.meta.requirements import extract_requirements
 from master_agent.runtime import RuntimeResources
@@ -46,7 +46,7 @@ def _rules(text: str) -> dict[str, list[dict[str, Any]]]:
 def test_combined_conditions_ranges_negated_lists_and_copies_are_read_as_rules() -> None:
     rules = _rules(PAYMENTS)
     held = rules["release"][0]
-    assert held["when"] == {"op": ">", "value": 5000.0, "unit": "$"}
+    assert held["when"] == {"op": ">", "value": 5000.0, "unit": "$", "label": "payment"}
     assert held["also"] == [
         {"op": "<", "value": 60.0, "unit": "days", "since": "added", "until": "request date"}
     ]
@@ -106,13 +106,20 @@ def test_words_the_input_negates_are_not_mentioned() -> None:
 
 def test_wording_of_free_text_is_not_built_and_arithmetic_is_not_guessed() -> None:
     text = (
-        "Build an agent system that answers tickets. It returns a JSON object with reply and total. "
+        "Build an agent system that answers tickets. It returns a JSON object with reply, total and fee. "
         'The reply never uses the words "unfortunately" or "policy". '
-        "total is the sum of the amounts minus the discount."
+        "total is the sum of the amounts minus the discount. fee is the total times the exchange rate."
     )
-    wording, arithmetic = extract_requirements(text)[1]
+    wording, difference, product = extract_requirements(text)[1]
     assert (wording.kind, wording.buildable, wording.rules) == ("tone", False, [])
-    assert arithmetic.buildable is False and "arithmetic" in (arithmetic.why_not or "")
+    (rule,) = difference.rules
+    assert rule.computed is not None and difference.buildable
+    assert rule.computed.model_dump(exclude_defaults=True) == {
+        "op": "-",
+        "left": {"label": "amounts", "total": True},
+        "right": {"label": "discount"},
+    }
+    assert product.buildable is False and "arithmetic" in (product.why_not or "")
 
 
 def test_the_eval_spec_tests_dates_ranges_negations_and_copies() -> None:
@@ -164,9 +171,17 @@ async def _system(resources: RuntimeResources, graph: Any, tenant: str, text: st
     return result, await candidate_graph(resources, tenant, documents)
 
 
+async def _passing(resources: RuntimeResources, graph: Any, tenant: str, text: str, name: str) -> Any:
+    """The built system of a request whose quality gate passed."""
+    result, system = await _system(resources, graph, tenant, text, name)
+    assert result["gates"]["quality"]["passed"] is True, result["gates"]
+    return system
+
+
 async def _answer(system: Any, tenant: str, text: str) -> dict[str, Any]:
     out = await system.ainvoke(
-        {"goal": text, "context": {"request": text, "claim": text}}, {"configurable": {"tenant_id": tenant}}
+        {"goal": text, "context": {"request": text, "claim": text, "job": text}},
+        {"configurable": {"tenant_id": tenant}},
     )
     return dict(out["solution"])
 
@@ -175,8 +190,7 @@ async def test_the_built_system_decides_by_dates_ranges_lists_and_copies(
     built: tuple[Any, str], resources: RuntimeResources
 ) -> None:
     graph, tenant = built
-    result, system = await _system(resources, graph, tenant, PAYMENTS, "payment_screen")
-    assert result["gates"]["quality"]["passed"] is True, result["gates"]
+    system = await _passing(resources, graph, tenant, PAYMENTS, "payment_screen")
     base = "Request date: 2024-06-10. Payee Acme Supplies, payee #P-7781. Vendor added: {added}. Amount: {amount}."
     for added, amount, release, tier in [
         ("2024-05-01", "$5,000.01", "no", "enhanced"),  # new vendor, strictly more than $5,000
@@ -239,3 +253,126 @@ def test_an_alternative_after_a_date_and_a_value_said_twice_keep_their_condition
     assert rules["priority"][0]["when"]["since"] == "opened"
     assert rules["decision"][0]["absent"] == ["executive board"]
     assert rules["decision"][0]["when"]["value"] == 2000.0 and len(rules["decision"]) == 2
+
+
+DISPATCH = (
+    "Build an agent system that dispatches field-service jobs. It returns a JSON object with priority (p1 or "
+    "p2), page (true or false), crew, reviewers and balance (a number). Jobs that have waited more than 2 hours "
+    'are p1 (priority "p1"); jobs that have waited 2 hours or less are p2 (priority "p2"). Every p1 pages the '
+    'duty manager (page true). A job that covers at least 4 regions needs crew "regional"; every other job '
+    'needs crew "local". A job with any single leg of more than 8 hours needs reviewers 2; every other job '
+    "needs 1. balance is the budget minus the expenses listed."
+)
+
+
+def test_a_decision_on_another_field_a_yes_no_complement_and_a_carried_field_are_read() -> None:
+    rules = _rules(DISPATCH)
+    # "Every p1 pages ...": the value of another field is the condition, not a second assignment.
+    assert rules["page"] == [{"value": True, "given": {"priority": "p1"}}, {"value": False, "default": True}]
+    assert "priority" not in [r.get("field") for r in rules["page"]]
+    # "...; every other job needs 1": the previous clause's field goes on being decided.
+    assert rules["reviewers"][1] == {"value": 1, "default": True}
+    assert rules["reviewers"][0]["when"]["each"] is True  # "any single leg"
+    assert rules["priority"][0]["when"]["label"] == "waited"
+    # "balance is the budget minus the expenses listed": computed from the numbers after the labels.
+    (balance,) = rules["balance"]
+    assert balance["computed"] == {
+        "op": "-",
+        "left": {"label": "budget"},
+        "right": {"label": "expenses listed", "total": True},
+    }
+
+
+def test_a_yes_no_field_set_one_way_is_the_other_way_when_no_rule_applies() -> None:
+    text = (
+        "Build an agent system that watches deliveries. It returns a JSON object with notify and route. "
+        "Deliveries late by more than 3 days trigger a notification (notify true); shorter delays do not."
+    )
+    assert _rules(text)["notify"][-1] == {"value": False, "default": True}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Job J-1 | waited: 2h 05m | Regions: north, south, east and west | Legs (hours): 3, 9, 2",
+            ("p1", True, "regional", 2),
+        ),
+        ("Job J-2 | waited: 1h 59m | Regions: north | Legs (hours): 3, 4", ("p2", False, "local", 1)),
+        # The first amount of hours written ("over 5h") is not the one the request names ("waited").
+        (
+            "Job J-3 | storm over 5h | waited: 0h 30m | Regions: a, b, c | Legs (hours): 8",
+            ("p2", False, "local", 1),
+        ),
+    ],
+)
+def test_quantities_are_read_after_their_label_counted_timed_and_picked(
+    text: str, expected: tuple[Any, ...]
+) -> None:
+    system = design_system(DISPATCH, "dispatch", "langgraph")
+    rules = {c.outputs[0]: c.decision for c in system.components}
+    answer = tuple(expected_value(rules[f], text, rules) for f in ("priority", "page", "crew", "reviewers"))
+    assert answer == expected
+
+
+def test_a_word_starts_inside_an_identifier() -> None:
+    assert mentioned("token", 'SLACK_TOKEN = "xoxb-1"')
+    assert mentioned("password", "DB_PASSWORD = 'hunter2'")
+    assert not mentioned("token", "detokenize the input")  # inside a word, not at its start
+    assert not mentioned("password", "no password in this diff")
+
+
+async def test_the_built_system_reads_labels_lists_durations_and_other_decisions_in_sql(
+    built: tuple[Any, str], resources: RuntimeResources
+) -> None:
+    graph, tenant = built
+    system = await _passing(resources, graph, tenant, DISPATCH, "dispatch_desk")
+    for text, (priority, page, crew, reviewers) in [
+        (
+            "Job J-1 | waited: 2h 05m | Regions: north, south, east and west | Legs (hours): 3, 9, 2",
+            ("p1", True, "regional", 2),
+        ),
+        (
+            "Job J-3 | storm over 5h | waited: 0h 30m | Regions: a, b, c | Legs (hours): 8",
+            ("p2", False, "local", 1),
+        ),
+        ("Job J-4 | waited: 2h 00m | Regions: a, b, c, d | Legs (hours): 8.5", ("p2", False, "regional", 2)),
+    ]:
+        answer = await _answer(system, tenant, text)
+        assert (answer["priority"], answer["page"], answer["crew"], answer["reviewers"]) == (
+            priority,
+            page,
+            crew,
+            reviewers,
+        ), text
+    for text, balance in [
+        ("Job J-5 | Budget: $900.00 | Expenses: $120.00 on 2024-05-02; $80.50 on 2024-05-09", 699.5),
+        ("Job J-6 | Budget: $500 | Expenses: none", 500.0),
+        ("Job J-7 | no figures given", None),
+    ]:
+        assert (await _answer(system, tenant, text))["balance"] == balance, text
+
+
+def test_a_named_date_counted_from_another_and_an_in_which_case_alternative() -> None:
+    text = (
+        "Build an agent system that plans repairs. It returns a JSON object with lane (standard or rush). "
+        'Repairs go to the standard lane (lane "standard") unless the repair deadline is fewer than 5 days '
+        'after the intake date, in which case they go to the rush lane (lane "rush").'
+    )
+    rules = _rules(text)
+    assert rules["lane"][0]["value"] == "rush" and rules["lane"][1] == {"value": "standard", "default": True}
+    assert rules["lane"][0]["when"] == {
+        "op": "<",
+        "value": 5.0,
+        "unit": "days",
+        "since": "intake date",
+        "until": "repair deadline",
+    }
+    system = design_system(text, "repairs", "langgraph")
+    decided = {c.outputs[0]: c.decision for c in system.components}
+    for intake, promised, lane in [
+        ("2024-02-26", "2024-03-01", "rush"),  # 4 days, over a leap-year February
+        ("2024-02-26", "2024-03-02", "standard"),  # 5 days is not fewer than 5
+    ]:
+        repair = f"Repair R-1. Intake date: {intake}. Repair deadline: {promised}."
+        assert expected_value(decided["lane"], repair, decided) == lane

@@ -278,6 +278,36 @@ class Comparison(BaseModel):
     words ("delivered") to the later date (``until``)."""
     until: str | None = None
     """The later date's label in the input ("ticket date"); none: the runtime clock."""
+    label: str | None = None
+    """The words the request names the quantity by ("on-hand stock", "expected downtime"): where the
+    input writes no amount of the unit, the quantity is what it writes after its label (or after the
+    unit's own noun: "Services: a, b, c" is 3 services, "Hours Mon-Sun: 8, 9" lists hours)."""
+    each: bool = False
+    """"any single day of more than 12 hours": one of the listed values compares so."""
+
+
+class Operand(BaseModel):
+    """A number of a computed value: written in the request, or read from the input after a label."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    number: float | None = None
+    label: str | None = None
+    """The words naming it ("current balance"): the input's number after them (0 when it writes the
+    label with no number: "Payments: none"; unknown when it writes no such label)."""
+    total: bool = False
+    """Every number listed after the label, summed ("the payments listed", "total hours")."""
+
+
+class Computation(BaseModel):
+    """A value computed from the input's numbers: ``left - right``, ``left + right``, or
+    ``left`` above ``right`` (the part over it, never below 0: "total hours above 40")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    op: Literal["-", "+", "above"]
+    left: Operand
+    right: Operand
 
 
 class Rule(BaseModel):
@@ -296,6 +326,11 @@ class Rule(BaseModel):
     """Applies when the input mentions (not negated: "no receipt") any of these."""
     absent: list[str] = Field(default_factory=list)
     """Applies when the input mentions none of these ("a vendor not on the list (A, B, C)")."""
+    computed: Computation | None = None
+    """The value is computed from the input's numbers (``value`` is then unused)."""
+    given: dict[str, RuleValue] = Field(default_factory=dict)
+    """Applies when the answer's other fields have these values, as their own rules decide them
+    ("every sev1 pages the on-call engineer": page true given severity "sev1")."""
     copy_of: str | None = None
     """The value is the identifier the input writes after this label ("order": "Order #A-20931" gives
     "A-20931"); null when it writes none."""
@@ -318,6 +353,10 @@ class Requirement(BaseModel):
     buildable: bool = True
     """Compiled into the system's tools; False: it needs a model (``why_not`` says why)."""
     why_not: str | None = None
+    loose: list[str] = Field(default_factory=list)
+    """Conditions read as words that stand apart in the request ("international held customs" from
+    "International shipments held at customs"): built as "all these words", which is no phrase an
+    input writes, so the gate reports the requirement as not met (judging it needs a model)."""
 
 
 class SystemSpec(Artifact):

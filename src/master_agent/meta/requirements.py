@@ -27,7 +27,15 @@ import threading
 import time
 from typing import Any
 
-from master_agent.meta.artifacts import Comparison, Requirement, RequirementKind, Rule, RuleValue
+from master_agent.meta.artifacts import (
+    Comparison,
+    Computation,
+    Operand,
+    Requirement,
+    RequirementKind,
+    Rule,
+    RuleValue,
+)
 
 #: Characters of a request read (the request's own limit).
 MAX_CHARS = 5000
@@ -324,7 +332,8 @@ def _amounts(clause: str) -> list[tuple[int, int, float, str]]:
             if not unit:
                 # The noun after the number ("20 units", "60 total hours": its noun, not "total").
                 after = re.match(r"\s*(?:(?:total|in|more)\s+)?(%|[a-z][a-z-]*)", clause[end:], re.I)
-                unit = after.group(1).lower() if after and after.group(1).lower() not in _FUNCTION else ""
+                noun = after.group(1).lower() if after else ""
+                unit = noun if noun not in _FUNCTION and noun not in ("or", "and", "nor") else ""
             if any(s <= start < e for s, e, _, _ in out):
                 continue
             out.append((start, end, float(number), unit))
@@ -358,7 +367,34 @@ def _comparison(
         since, until = _dates(before, clause[end:], text or clause)
         if since is not None:
             return Comparison(op=op, value=value * days, unit="days", since=since, until=until)
-    return Comparison(op=op, value=value, unit=unit, total=total)
+    label, each = _named_by(before)
+    if unit and unit not in _MONEY and _PARTS.search(clause):
+        total = True  # "at least 60 total hours", "counting added plus deleted lines"
+    return Comparison(op=op, value=value, unit=unit, total=total and not each, label=label, each=each)
+
+
+#: Currencies as Duckling writes them (a total of these sums amounts of money).
+_MONEY = ("$", "EUR", "GBP", "€", "£")
+#: A quantity the request counts as the sum of its parts.
+_PARTS = re.compile(r"\b(?:total|sum|combined|altogether|plus)\b", re.I)
+
+
+def _named_by(before: str) -> tuple[str | None, bool]:
+    """The words naming the compared quantity: the content words right before its comparison
+    ("on-hand stock is below 20": "on-hand stock"; "an error rate of 5%": "error rate"), and whether
+    "any" picks one of several ("any single day of more than 12 hours")."""
+    cues = [
+        m.start() for p in (*(p for p, _ in _BEFORE), _BETWEEN_LOW, _BETWEEN_HIGH) if (m := p.search(before))
+    ]
+    # Within its own phrase: not across a quoted value, a parenthesis or a comma before it.
+    phrase = re.split(r"[\"(),;:]", before[: min(cues, default=len(before))])[-1]
+    words = [w.lower() for w in _WORD.findall(phrase)]
+    while words and (words[-1] in _FUNCTION or words[-1] == "strictly"):
+        words.pop()
+    named: list[str] = []
+    while words and words[-1] not in _FUNCTION and len(named) < 3:
+        named.insert(0, words.pop())
+    return (" ".join(named) or None), bool(named) and bool(words) and words[-1] == "any"
 
 
 def singular_unit(unit: str) -> str:
@@ -379,12 +415,19 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
         (i for i in range(len(words) - 1, -1, -1) if words[i].lower().endswith("ed") and len(words[i]) > 4),
         None,
     )
+    named = r"(before|after|prior to|since|from)\s+(?:the\s+)?((?:\w+\s+){0,2}?date)\b"
     if at is None:
-        return None, None
-    event = words[at].lower()
+        # "the delivery deadline is fewer than 3 days after the ship date": the quantity's own name
+        # is the event, when the words after the comparison name the date it counts from.
+        label, _ = _named_by(before)
+        if label is None or not re.match(r"\s*(?:[a-z]+\s+)?" + named, after, re.I):
+            return None, None
+        words, at = label.split(), len(label.split()) - 1
+        event = label
+    else:
+        event = words[at].lower()
     if event == "dated" and at > 0:
         event = words[at - 1].lower()  # "a message dated ...": the message's date
-    named = r"(before|after|prior to|since|from)\s+(?:the\s+)?((?:\w+\s+){0,2}?date)\b"
     reference = re.match(r"\s*(?:[a-z]+\s+)?" + named, after, re.I) or re.search(r"\b" + named, text, re.I)
     if reference is None:
         if re.match(r"\s*(?:[a-z]+\s+)?(?:before|after|prior to|since|from)\b", after, re.I):
@@ -436,9 +479,13 @@ def _value(match: re.Match[str]) -> RuleValue:
     return int(match.group("num"))
 
 
-def _field_for(head: str, value: RuleValue, fields: dict[str, list[str]]) -> str | None:
+def _field_for(
+    head: str, value: RuleValue, fields: dict[str, list[str]], carried: list[str] | None = None
+) -> str | None:
     """The output field a value is given to: the one named nearest before it that may hold it (a
-    verb of the field's name counts: "routed to"), else the one whose allowed values hold it."""
+    verb of the field's name counts: "routed to"), else the field the sentence's previous clause
+    decided (``carried``: "...; every other diff needs 1", "...; all others get false"), else the
+    one whose allowed values hold it."""
     named: list[tuple[int, str]] = []
     for name in fields:
         for match in re.finditer(
@@ -448,6 +495,10 @@ def _field_for(head: str, value: RuleValue, fields: dict[str, list[str]]) -> str
     said = json.dumps(value) if value is None or isinstance(value, bool) else str(value)
     for _, name in sorted(named, reverse=True):
         allowed = fields[name]
+        if not allowed or said.lower() in {a.lower() for a in allowed}:
+            return name
+    for name in reversed(carried or []):
+        allowed = fields.get(name, [])
         if not allowed or said.lower() in {a.lower() for a in allowed}:
             return name
     return next(
@@ -469,9 +520,14 @@ def _keywords(words: str, fields: dict[str, list[str]], subject: frozenset[str] 
         words = words[verb[0].end() :]  # "any parcel whose contents mention X": X, not the parcel
     for part in _LIST_SPLIT.split(words):
         tokens = []
-        for word in (w.lower() for w in _WORD.findall(part)):
-            # The condition ends where the clause turns to what happens ("... is escalated").
-            if word in _COPULA:
+        for position, said in enumerate(_WORD.findall(part)):
+            word = said.lower()
+            # The condition ends where the clause turns to what happens ("... is escalated", "...
+            # pages the on-call engineer": a form of a field's own name, unless it opens the
+            # sentence as its verb: "Route billing questions ... to").
+            if word in _COPULA or (
+                (position or said.islower()) and any(_stem(word) == _stem(f.split("_")[0]) for f in fields)
+            ):
                 break
             tokens.append(word)
         tokens = [
@@ -631,7 +687,26 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             and declaration.start() < offset + len(clause)
         ):
             continue
+        if (computed := _computed(clause, fields, subject)) is not None:
+            requirements.append(
+                Requirement(
+                    id=f"r{len(requirements) + 1}",
+                    kind="output_field",
+                    text=clause,
+                    start=offset,
+                    end=offset + len(clause),
+                    fields=[computed[0].field],
+                    rules=computed,
+                )
+            )
+            continue
         named = [f for f in fields if re.search(rf"\b{re.escape(f)}\b", clause)]
+        # A clause after ";" naming no field goes on deciding the previous clause's fields.
+        carried = (
+            requirements[-1].fields
+            if not named and requirements and text[:offset].rstrip().endswith(";")
+            else []
+        )
         amounts = _amounts(clause)
         rules: list[Rule] = []
         cursor = 0
@@ -655,7 +730,11 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             )  # a compared quantity ("over 400 lines") is not a value given
             # "gets "needs_approval" instead of "reorder"": the value it does not get.
             and not re.search(r"\b(?:instead of|rather than)\s*$", clause[: value_match.start()], re.I)
-            and (field := _field_for(clause[: value_match.start()], _given(value_match, inflected), fields))
+            and (
+                field := _field_for(
+                    clause[: value_match.start()], _given(value_match, inflected), fields, carried
+                )
+            )
         ]
         for index, (value_match, field) in enumerate(given):
             value = _given(value_match, inflected)
@@ -843,7 +922,208 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
     if not fields:
         requirements = _verb_rules(text)
         fields = {field: [] for r in requirements for field in r.fields}
-    return fields, requirements
+    chained = _chained([_in_which_case(r, fields) for r in requirements], fields)
+    return fields, _loosened(text, _complemented(_same_quantities(chained)))
+
+
+def _in_which_case(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
+    """ "X unless <comparison>, in which case Y": the comparison is Y's condition, and X what the
+    field is when it does not hold."""
+    if not re.search(r"\bunless\b.*\bin which case\b", requirement.text, re.I | re.S):
+        return requirement
+    rules = list(requirement.rules)
+    for index, (first, then) in enumerate(itertools.pairwise(rules)):
+        if first.field == then.field and first.when is not None and then.when is None and not then.default:
+            rules[index] = first.model_copy(
+                update={"when": None, "also": [], "absent": [], "mentions": [], "default": True}
+            )
+            rules[index + 1] = then.model_copy(
+                update={"when": first.when, "also": first.also, "mentions": [], "absent": []}
+            )
+            rules.append(rules.pop(index))  # the default last
+            kind, buildable, why = _kind_of(requirement.text, rules, fields)
+            return requirement.model_copy(
+                update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why}
+            )
+    return requirement
+
+
+def _chained(requirements: list[Requirement], fields: dict[str, list[str]]) -> list[Requirement]:
+    """A value of one field said with no condition of its own, before another field's value in the
+    same requirement, is that value's condition ("Every sev1 pages the on-call engineer (page
+    true)": page true given severity "sev1"), decided by its own field's rules."""
+    out = []
+    for requirement in requirements:
+        rules: list[Rule] = []
+        given: dict[str, RuleValue] = {}
+        conditioned: set[str] = set()
+        conditions_on: set[str] = set()
+        for position, rule in enumerate(requirement.rules):
+            bare = not (
+                rule.when or rule.also or rule.mentions or rule.absent or rule.default or rule.copy_of
+            )
+            later = [r for r in requirement.rules[position + 1 :] if r.field != rule.field and not r.default]
+            if bare and not rule.given and later and rule.value in fields.get(rule.field, []):
+                given[rule.field] = rule.value
+                conditions_on.add(rule.field)
+                continue
+            if given and rule.field in conditioned:
+                given = {}  # the field decided again: another clause ("...; internal-only ... page false")
+            if given and rule.field not in given and not rule.default:
+                rule = rule.model_copy(update={"given": {**rule.given, **given}})
+                conditioned.add(rule.field)
+            rules.append(rule)
+        if not conditions_on:
+            out.append(requirement)
+            continue
+        kind, buildable, why = _kind_of(requirement.text, rules, fields)
+        fields_of = [f for f in requirement.fields if f not in conditions_on] or requirement.fields
+        out.append(
+            requirement.model_copy(
+                update={
+                    "rules": rules,
+                    "kind": kind,
+                    "buildable": buildable,
+                    "why_not": why,
+                    "fields": fields_of,
+                }
+            )
+        )
+    return out
+
+
+def _same_quantities(requirements: list[Requirement]) -> list[Requirement]:
+    """Comparisons in the same unit speak of the same quantity ("below 20 units ...; at 20 units or
+    more"): one that names it gives its label to those that do not, and one counted as a total
+    makes them all totals."""
+    compared = [
+        c for r in requirements for rule in r.rules for c in [rule.when, *rule.also] if c and not c.since
+    ]
+    labels: dict[str, str] = {}
+    for c in compared:
+        if c.label and c.unit:
+            labels.setdefault(c.unit, c.label)  # the first naming: later ones may name the action
+    totals = {c.unit for c in compared if c.total and c.unit}
+
+    def same(c: Comparison | None) -> Comparison | None:
+        if c is None or c.since or not c.unit:
+            return c
+        return c.model_copy(
+            update={
+                "label": c.label or labels.get(c.unit),
+                "total": (c.total or c.unit in totals) and not c.each,
+            }
+        )
+
+    return [
+        r.model_copy(
+            update={
+                "rules": [
+                    x.model_copy(update={"when": same(x.when), "also": [same(a) for a in x.also]})
+                    for x in r.rules
+                ]
+            }
+        )
+        for r in requirements
+    ]
+
+
+#: "F is [the] A minus B", "F is [the] A above 40 for X, and 0 for Y": a value computed from numbers.
+_COMPUTED = re.compile(r"^\s*(?P<field>[a-z][a-z0-9_]*)\s+is\s+(?P<expr>.+)$", re.I | re.S)
+_OPERATION = re.compile(r"^(?P<left>.+?)\s+(?P<op>minus|plus|above)\s+(?P<right>.+)$", re.I | re.S)
+_TARGET = re.compile(r"^(?P<what>.+?)\s+for\s+(?P<who>.+)$", re.I | re.S)
+
+
+def _operand(words: str) -> Operand | None:
+    """A number written ("40", "100"), or the words naming one in the input: its content words up to
+    where a participle phrase starts ("the payments listed on the Payments line": "payments")."""
+    found = re.fullmatch(r"\s*(?:the\s+)?(\d[\d,]*(?:\.\d+)?)\s*", words)
+    if found is not None:
+        return Operand(number=float(found.group(1).replace(",", "")))
+    named: list[str] = []
+    # "the sum of the amounts", "the total of the lines": the numbers after that label, summed.
+    summed = re.match(r"\s*(?:the\s+)?(?:sum|total)\s+of\s+(?P<rest>.+)$", words, re.I | re.S)
+    words = summed.group("rest") if summed else words
+    for word in (w.lower() for w in _WORD.findall(words)):
+        if len(word) < 2:
+            continue  # the "s" of "week's"
+        if word in _FUNCTION:
+            if named:
+                break
+            continue
+        named.append(word)
+    # "the payments listed", "the week's total hours": every number listed, summed.
+    total = bool(summed) or any(w == "total" or (w.endswith("s") and not w.endswith("ss")) for w in named)
+    named = [w for w in named if w != "total"]
+    return Operand(label=" ".join(named), total=total) if named else None
+
+
+def _computed(clause: str, fields: dict[str, list[str]], subject: frozenset[str]) -> list[Rule] | None:
+    """The rules of a field the clause defines by arithmetic: each alternative ("..., and 0 for
+    salaried employees") a value or a computation, for the inputs its "for ..." names."""
+    found = _COMPUTED.match(clause)
+    if found is None or found.group("field") not in fields or fields[found.group("field")]:
+        return None
+    field = found.group("field")
+    rules: list[Rule] = []
+    for part in re.split(r",\s*(?:and\s+|or\s+)?", found.group("expr")):
+        target = _TARGET.match(part)
+        what, who = (target.group("what"), target.group("who")) if target else (part, "")
+        # "for hourly employees": the kind of input, by its first word.
+        mentions = [item.split()[0] for item in _keywords(who, fields, subject)[:1]] if who else []
+        operation = _OPERATION.match(what)
+        if operation is not None:
+            left, right = _operand(operation.group("left")), _operand(operation.group("right"))
+            if left is None or right is None:
+                return None
+            op = {"minus": "-", "plus": "+", "above": "above"}[operation.group("op").lower()]
+            computation = Computation(op=op, left=left, right=right)
+            rules.append(Rule(field=field, computed=computation, mentions=mentions, default=not mentions))
+        elif (number := _operand(what)) is not None and number.number is not None and mentions:
+            value = int(number.number) if number.number.is_integer() else number.number
+            rules.append(Rule(field=field, value=value, mentions=mentions))
+    computed = [r for r in rules if r.computed]
+    if not computed:
+        return None
+    # The computation for the inputs it names first, the plain values after; one with no "for" last.
+    return sorted(rules, key=lambda r: (r.default, r.computed is None))
+
+
+def _loosened(text: str, requirements: list[Requirement]) -> list[Requirement]:
+    """Each built requirement with the conditions whose words are not one run of words of the
+    request (a phrase read with its own words left out between them: "dependency licensed gpl" from
+    "a dependency licensed under GPL"), kept in ``loose``."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    runs = {" ".join(words[i : i + n]) for n in range(1, 7) for i in range(len(words) - n + 1)}
+    out = []
+    for requirement in requirements:
+        items = [item for rule in requirement.rules for item in [*rule.mentions, *rule.absent]]
+        loose = [item for item in dict.fromkeys(items) if " ".join(_WORD.findall(item.lower())) not in runs]
+        out.append(requirement.model_copy(update={"loose": loose}) if loose else requirement)
+    return out
+
+
+def _complemented(requirements: list[Requirement]) -> list[Requirement]:
+    """A yes/no field the rules only ever set one way ("trigger a customer notification
+    (notify_customer true); delays of 48 hours or less do not") is the other way when none applies:
+    its default, added to the requirement that sets it last."""
+    values: dict[str, set[RuleValue]] = {}
+    defaulted: set[str] = set()
+    last: dict[str, int] = {}
+    for position, requirement in enumerate(requirements):
+        for rule in requirement.rules:
+            values.setdefault(rule.field, set()).add(rule.value)
+            last[rule.field] = position
+            if rule.default or rule.copy_of:
+                defaulted.add(rule.field)
+    out = list(requirements)
+    for field, said in values.items():
+        if field in defaulted or len(said) != 1 or not isinstance(value := next(iter(said)), bool):
+            continue
+        requirement = out[last[field]]
+        complement = Rule(field=field, value=not value, default=True)
+        out[last[field]] = requirement.model_copy(update={"rules": [*requirement.rules, complement]})
+    return out
 
 
 def _verb_rules(text: str) -> list[Requirement]:
@@ -916,7 +1196,7 @@ def _kind_of(
     if not conditional and rules:
         return kind, True, None  # "a diff with none of these problems is approved": a default
     if not conditional or not all(
-        r.when is not None or r.mentions or r.absent or r.copy_of for r in conditional
+        r.when is not None or r.mentions or r.absent or r.copy_of or r.given for r in conditional
     ):
         return kind, False, "no condition could be read for each of its values"
     decided = {v.lower() for values in (fields or {}).values() for v in values}

@@ -51,6 +51,7 @@ from master_agent.meta.artifacts import (
 from master_agent.meta.broker import ArtifactRef, Promotion, StateBroker
 from master_agent.meta.compiler import CompileFailed, compile_system, validate_system
 from master_agent.meta.design import (
+    answer_gaps,
     design_eval,
     design_prompts,
     design_system,
@@ -658,8 +659,18 @@ def requirement_verdicts(system: SystemSpec, spec: EvalSpec, results: list[CaseR
             verdicts[requirement.id] = "not met: no case tests it"
         elif failed:
             verdicts[requirement.id] = f"not met: {', '.join(failed)} failed"
+        elif requirement.loose:
+            # Its cases were written from the same loose reading, so passing them proves nothing.
+            said = "; ".join(f"'{item}'" for item in requirement.loose)
+            verdicts[requirement.id] = (
+                f"not met: its condition {said} joins words that stand apart in the request; "
+                "judging it needs a model"
+            )
         else:
             verdicts[requirement.id] = "met"
+    for key, gap in answer_gaps(system).items():
+        if verdicts.get(key, "met") == "met":
+            verdicts[key] = f"not met: {gap}"
     return verdicts
 
 
