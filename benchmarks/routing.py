@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.routing_set import ROUTING_SET
-from benchmarks.train_routing import QUERY_KINDS, SETS, eval_label
+from benchmarks.train_routing import QUERY_KINDS, SETS, TENANT_AGENTS, eval_label
 from langchain_core.messages import HumanMessage
 
 from master_agent.capabilities import load_tenant
@@ -30,6 +30,7 @@ from master_agent.capabilities.agents import live_agents
 from master_agent.routing.intent import forget_exemplar_vectors, forget_message_vectors
 from master_agent.runtime import RuntimeResources, master_graph, open_resources
 from master_agent.runtime.factory import front_door
+from master_agent.runtime.recovery import answers_question
 from master_agent.runtime.tenant_agents import save_assistant
 from master_agent.runtime.termination import TerminationReport
 from master_agent.settings import Settings
@@ -160,48 +161,6 @@ def _hit(routing: Any, kind: str, name: str | None) -> bool:
     return routing.target.kind == kind and (name is None or routing.target.name == name)
 
 
-#: Agents the retail tenant created for itself, which the labelled sets' retail, builder and queries
-#: messages name (described here from their names, not from the sets' messages).
-TENANT_AGENTS = (
-    {
-        "name": "staff_leaderboard",
-        "description": "Ranks a store's sales staff in a leaderboard by accessory attach rate",
-        "skills": ["rank salespeople by attach rate", "show the staff leaderboard"],
-    },
-    {
-        "name": "returns_digest",
-        "description": "A weekly digest of product returns per store",
-        "skills": ["summarise last week's returns per store", "returns digest"],
-    },
-    {
-        "name": "weekly_sales_summary",
-        "description": "Summarises each week's sales per store",
-        "skills": ["weekly sales summary per store"],
-    },
-    {
-        "name": "refund_rate_reporter",
-        "description": "Reports the refund rate of each store",
-        "skills": ["report the refund rate per store"],
-    },
-    # The agent systems the meta tenant's messages operate (built by the meta-orchestrator).
-    {
-        "name": "support_ticket_triage",
-        "description": "A system of agents that triages support tickets by urgency and drafts replies",
-        "skills": ["triage support tickets", "evaluate or debug the ticket triage system"],
-    },
-    {
-        "name": "invoice_intake",
-        "description": "A system of agents that reads incoming invoices and extracts their fields",
-        "skills": ["process incoming invoices", "evaluate or debug the invoice intake system"],
-    },
-    {
-        "name": "lead_qualifier",
-        "description": "A system of agents that enriches and scores sales leads",
-        "skills": ["qualify sales leads", "evaluate or debug the lead qualifier system"],
-    },
-)
-
-
 async def _create_tenant_agents(resources: RuntimeResources) -> None:
     for document in TENANT_AGENTS:
         await save_assistant(
@@ -230,6 +189,10 @@ async def _decide(door: Any, message: str, previous: str | None = None) -> Any:
     state: dict[str, Any] = {}
     if previous is not None:
         before = await door.decide(previous, [], {})
+        question = before.clarification.model_dump(mode="json") if before.clarification else None
+        if question is not None and answers_question(question, message):
+            # The thread waits on the question: the message answers it (as the chat graph's route does).
+            return await door.decide(previous, [{"question": question, "answer": message}], {})
         turn = {
             "text": previous,
             "goal": before.goal,

@@ -32,6 +32,7 @@ from master_agent.routing.intent import (
     strip_entities,
 )
 from master_agent.routing.models import IntentAnalysis
+from master_agent.routing.relevance import RelevanceHead
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +89,9 @@ class IntentHead:
     master_examples: dict[str, tuple[str, ...]]
     """By domain pack: training messages its master agent was asked, which discovery reads as more
     of that agent's skills (a pack's few skills are phrased one way; users phrase them many)."""
+    relevance: RelevanceHead | None = None
+    """Which of a tenant's agents a message asks for (``routing.relevance``); None: discovery's
+    formula."""
 
     def probabilities(self, vector: list[float], text: str) -> dict[str, float]:
         """By label, the probability for a message (``text``) whose embedding is ``vector``."""
@@ -122,6 +126,14 @@ def domain_shares(embedder_name: str, vector: list[float], text: str) -> dict[st
     return head.domains.probabilities(vector, text)
 
 
+def relevance_head(embedder_name: str) -> RelevanceHead | None:
+    """The trained relevance head for the embedder, or None."""
+    head = load_head()
+    if head is None or head.embedder != embedder_name:
+        return None
+    return head.relevance
+
+
 def _features(raw: dict[str, Any] | None) -> Features:
     if not raw:
         return Features()
@@ -151,6 +163,7 @@ def load_head(path: Path = HEAD_PATH) -> IntentHead | None:
         if raw.get("domains")
         else None,
         master_examples={pack: tuple(texts) for pack, texts in (raw.get("master_examples") or {}).items()},
+        relevance=RelevanceHead.from_json(raw["relevance"]) if raw.get("relevance") else None,
     )
 
 
