@@ -1,6 +1,6 @@
 """The front door, measured offline (printed, never asserted).
 
-``make eval-routing`` scores the labelled sets of ``benchmarks/eval_routing/`` (two batches, each written
+``make eval-routing`` scores the labelled sets of ``benchmarks/eval_routing/`` (three batches, each written
 from the user's side by a separate helper): validation (the splits the intent head's hyper-parameters
 and temperature were picked on) with its misses, and held-out as aggregates only (never its texts). For each: intent
 accuracy per class and overall, target accuracy, follow-up accuracy, a second pass after every agent
@@ -37,13 +37,15 @@ from master_agent.settings import Settings
 
 TENANT = "demo-retail"
 #: (messages, their follow-ups, whether they are tuning splits whose misses may be listed): the first
-#: labelled batch and the second (written later by another helper; its held-out part seen by no one
-#: tuning).
+#: labelled batch, the second and the third (each written later by another helper; their held-out
+#: parts seen by no one tuning).
 SPLITS = (
     ("validation.json", "followups_tuning.json", True),
     ("validation2.json", "followups_train2.json", True),
     ("heldout.json", "followups_heldout.json", False),
     ("heldout2.json", "followups_heldout2.json", False),
+    ("validation3.json", "followups_train3.json", True),
+    ("heldout3.json", "followups_heldout3.json", False),
 )
 HANDLERS = ["solve", "answer_query", "build_agent", "out_of_scope"]
 

@@ -3,10 +3,15 @@ the local sentence embedding of labelled messages and hashed counts of their wor
 features' mix, C and class weighting picked on the validation splits, its confidence calibrated there
 (temperature scaling); the domain head likewise. Written to ``master_agent/routing/intent_head.json``.
 
-Training data: ``benchmarks/eval_routing/train.json`` and ``train2.json`` (two batches of messages
-written from the user's side by separate helpers, never from the code) and the shipped exemplars
-(generic and every pack's); ``validation.json`` and ``validation2.json`` choose. The held-out splits
-are never read here. Needs scikit-learn (the ``dev`` extra); serving needs only numpy.
+The relevance head (``master_agent.routing.relevance``), which of a tenant's agents a message asks
+for, is trained on (message, agent) pairs of the same messages against the agents the runner gives
+each tenant (a pack's master agent with its training messages, the retail tenant's ``TENANT_AGENTS``);
+the domain head's verdicts on training messages come from heads fitted without them (five folds).
+
+Training data: ``benchmarks/eval_routing/train.json``, ``train2.json`` and ``train3.json`` (three batches
+of messages written from the user's side by separate helpers, never from the code) and the shipped
+exemplars (generic and every pack's); ``validation.json``, ``validation2.json`` and ``validation3.json``
+choose. The held-out splits are never read here. Needs scikit-learn (the ``dev`` extra); serving needs only numpy.
 """
 
 from __future__ import annotations
@@ -32,9 +37,9 @@ from master_agent.routing.intent_head import HEAD_PATH, Features
 from master_agent.routing.relevance import FEATURES, pair_features, stem_weights, stems
 
 SETS = Path(__file__).parent / "eval_routing"
-#: The labelled batches, where present (the second arrived later).
-TRAIN_FILES = ("train.json", "train2.json")
-VALIDATION_FILES = ("validation.json", "validation2.json")
+#: The labelled batches, where present (the second and the third arrived later).
+TRAIN_FILES = ("train.json", "train2.json", "train3.json")
+VALIDATION_FILES = ("validation.json", "validation2.json", "validation3.json")
 #: The query kinds the service answers itself; a question about anything else goes to an agent.
 QUERY_KINDS = ("data", "knowledge", "outcome", "list_agents")
 
@@ -362,10 +367,11 @@ def cross_fitted_domains(
     return found
 
 
-def fit_relevance(train: Pairs, validation: Pairs) -> dict[str, Any]:
-    """The relevance head best on validation (C and the floor), its ``made_for`` probability: the
-    least from which a tenant's own agent, the likeliest of a validation message's, is right more
-    often than wrong (over every message: a data question it takes from the built-in answer is wrong)."""
+def fit_relevance(
+    train: Pairs, validation: Pairs, readings: dict[int, tuple[bool, bool]]
+) -> dict[str, Any]:
+    """The relevance head best on validation (C and the floor) and its ``made_for`` probability.
+    ``readings``: by validation row, (the intent head read a built-in query or AMBIGUOUS, it was right)."""
     x_train, y_train, _ = teaching(train)
     x_val, _, groups = teaching(validation)
     best: tuple[float, float, float] | None = None
@@ -384,14 +390,23 @@ def fit_relevance(train: Pairs, validation: Pairs) -> dict[str, Any]:
     own = {agent["name"] for agent in TENANT_AGENTS}
     tops: dict[int, tuple[float, str, str | None | bool]] = {}
     for probability, (index, name, wanted) in zip(probabilities, validation[2], strict=True):
-        if name in own and (index not in tops or probability > tops[index][0]):
+        if index not in tops or probability > tops[index][0]:
             tops[index] = (float(probability), name, wanted)
-    made_for = 1.0
-    for threshold in sorted({round(p, 2) for p, _, _ in tops.values()}, reverse=True):
-        chosen = [(name == wanted) for p, name, wanted in tops.values() if p >= threshold]
-        if chosen and sum(chosen) * 2 <= len(chosen):
-            break
-        made_for = threshold
+    # Where the intent head reads a built-in query or nothing clear, the likeliest agent, one of the
+    # tenant's own, takes the message from ``made_for`` on: right when it is the agent asked for, wrong
+    # when the head's reading was right. The threshold that gains most (the highest of equals).
+    outcomes = [
+        (p, name == wanted, right)
+        for index, (p, name, wanted) in tops.items()
+        if name in own and index in readings and readings[index][0]
+        for right in [readings[index][1]]
+    ]
+    made_for, gained = 1.0, 0
+    for threshold in sorted({round(p, 2) for p, _, _ in outcomes}, reverse=True):
+        taken = [(hit, right) for p, hit, right in outcomes if p >= threshold]
+        gain = sum(hit for hit, _ in taken) - sum(right and not hit for hit, right in taken)
+        if gain > gained:
+            made_for, gained = threshold, gain
     print(f"relevance head chosen: C={c}, floor {floor}, made_for {made_for}; validation accuracy {accuracy:.1%}")
     return {
         "features": list(FEATURES),
@@ -452,9 +467,15 @@ async def main(write: bool) -> dict[str, Any]:
             featured(await embed(embedder, val_messages), val_messages, domain_features)
         )
     ]
+    read = _softmax(logits / temperature).argmax(axis=1)
+    readings = {
+        index: (labels[read[position]].startswith(("QUERY", "AMBIGUOUS")), labels[read[position]] == y_val[index])
+        for position, index in enumerate(known)
+    }
     relevance = fit_relevance(
         await relevance_pairs(embedder, train_rows, train_shares, leave_out_self=True),
         await relevance_pairs(embedder, val_rows, val_shares, leave_out_self=False),
+        readings,
     )
     head = {
         "embedder": embedder.model_name,

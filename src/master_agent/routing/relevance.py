@@ -51,7 +51,6 @@ FEATURES = (
     "own_margin",
     "spec_margin",
     "own_spec_margin",
-    "own_spec_similarity",
 )
 
 
@@ -138,7 +137,6 @@ def pair_features(
                 own * margin,
                 spec_margin,
                 own * spec_margin,
-                own * spec_best,
             ]
         )
     return np.asarray(rows, dtype=np.float64).reshape(len(agents), len(FEATURES))
