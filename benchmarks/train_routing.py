@@ -26,13 +26,12 @@ from typing import Any
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import StratifiedKFold
 
 from master_agent.capabilities import registered_domain_packs
 from master_agent.evolution.embeddings import LocalMiniLMEmbedder
+from master_agent.routing.discovery import AgentCard, agent_texts, names_agent
 from master_agent.routing.exemplars import GENERIC_EXEMPLARS
 from master_agent.routing.intent import strip_entities
-from master_agent.routing.discovery import AgentCard, agent_texts, names_agent
 from master_agent.routing.intent_head import HEAD_PATH, Features
 from master_agent.routing.relevance import FEATURES, pair_features, stem_weights, stems
 
@@ -263,7 +262,7 @@ def agents_of(kind: str, examples: dict[str, list[str]]) -> list[AgentCard]:
     return cards
 
 
-def wanted_agent(row: dict[str, Any], cards: list[AgentCard]) -> str | None | bool:
+def wanted_agent(row: dict[str, Any], cards: list[AgentCard]) -> str | bool | None:
     """The agent a labelled message asks for among ``cards``: its name, None (none: out of scope), or
     False when the row teaches no choice of agent (a built-in query, a create, an agent not named)."""
     intent, target = row["intent"], row.get("target")
@@ -284,7 +283,7 @@ async def relevance_pairs(
     rows: list[dict[str, Any]],
     domain_probabilities: list[dict[str, float]],
     leave_out_self: bool,
-) -> tuple[np.ndarray, np.ndarray, list[tuple[int, str, str | None | bool]]]:
+) -> tuple[np.ndarray, np.ndarray, list[tuple[int, str, str | bool | None]]]:
     """Features and labels of every (message, agent) pair, each pair's (row, agent, ``wanted_agent``);
     with ``leave_out_self``, a message is not among its master agent's examples (training rows)."""
     examples = master_rows()
@@ -325,7 +324,7 @@ async def relevance_pairs(
     return np.asarray(features), np.asarray(labels), groups
 
 
-Pairs = tuple[np.ndarray, np.ndarray, list[tuple[int, str, str | None | bool]]]
+Pairs = tuple[np.ndarray, np.ndarray, list[tuple[int, str, str | bool | None]]]
 
 
 def teaching(pairs: Pairs) -> Pairs:
@@ -336,10 +335,10 @@ def teaching(pairs: Pairs) -> Pairs:
 
 
 def relevance_accuracy(
-    probabilities: np.ndarray, groups: list[tuple[int, str, str | None | bool]], floor: float
+    probabilities: np.ndarray, groups: list[tuple[int, str, str | bool | None]], floor: float
 ) -> float:
     """Share of messages whose likeliest agent (or none below ``floor``) is the one asked for."""
-    best: dict[int, tuple[float, str, str | None | bool]] = {}
+    best: dict[int, tuple[float, str, str | bool | None]] = {}
     for probability, (index, name, wanted) in zip(probabilities, groups, strict=True):
         if index not in best or probability > best[index][0]:
             best[index] = (float(probability), name, wanted)
@@ -348,8 +347,13 @@ def relevance_accuracy(
 
 
 def cross_fitted_domains(
-    texts: list[str], domains: list[tuple[str, str]], features: Features, c: float, weighting: str | None,
-    vectors: np.ndarray, domain_vectors: np.ndarray,
+    texts: list[str],
+    domains: list[tuple[str, str]],
+    features: Features,
+    c: float,
+    weighting: str | None,
+    vectors: np.ndarray,
+    domain_vectors: np.ndarray,
 ) -> list[dict[str, float]]:
     """The domain head's probabilities for training messages from heads fitted without them (five
     folds), so the relevance head learns how far the domain head is trusted on new messages."""
@@ -363,13 +367,17 @@ def cross_fitted_domains(
         model = LogisticRegression(C=c, max_iter=4000, class_weight=weighting)
         model.fit(x_domains[keep], [domains[i][1] for i in keep])
         for i in np.flatnonzero(folds == fold):
-            found[i] = dict(zip(map(str, model.classes_), map(float, model.predict_proba(x_texts[i : i + 1])[0]), strict=True))
+            found[i] = dict(
+                zip(
+                    map(str, model.classes_),
+                    map(float, model.predict_proba(x_texts[i : i + 1])[0]),
+                    strict=True,
+                )
+            )
     return found
 
 
-def fit_relevance(
-    train: Pairs, validation: Pairs, readings: dict[int, tuple[bool, bool]]
-) -> dict[str, Any]:
+def fit_relevance(train: Pairs, validation: Pairs, readings: dict[int, tuple[bool, bool]]) -> dict[str, Any]:
     """The relevance head best on validation (C and the floor) and its ``made_for`` probability.
     ``readings``: by validation row, (the intent head read a built-in query or AMBIGUOUS, it was right)."""
     x_train, y_train, _ = teaching(train)
@@ -382,13 +390,15 @@ def fit_relevance(
             accuracy = relevance_accuracy(probabilities, groups, floor)
             if best is None or accuracy > best[0]:
                 best = (accuracy, c, floor)
-        print(f"  relevance head: C={c:<4g} validation accuracy {max(relevance_accuracy(probabilities, groups, f) for f in RELEVANCE_FLOORS):.1%}")
+        print(
+            f"  relevance head: C={c:<4g} validation accuracy {max(relevance_accuracy(probabilities, groups, f) for f in RELEVANCE_FLOORS):.1%}"
+        )
     assert best is not None
     accuracy, c, floor = best
     model = LogisticRegression(C=c, max_iter=5000).fit(x_train, y_train)
     probabilities = model.predict_proba(validation[0])[:, 1]
     own = {agent["name"] for agent in TENANT_AGENTS}
-    tops: dict[int, tuple[float, str, str | None | bool]] = {}
+    tops: dict[int, tuple[float, str, str | bool | None]] = {}
     for probability, (index, name, wanted) in zip(probabilities, validation[2], strict=True):
         if index not in tops or probability > tops[index][0]:
             tops[index] = (float(probability), name, wanted)
@@ -407,7 +417,9 @@ def fit_relevance(
         gain = sum(hit for hit, _ in taken) - sum(right and not hit for hit, right in taken)
         if gain > gained:
             made_for, gained = threshold, gain
-    print(f"relevance head chosen: C={c}, floor {floor}, made_for {made_for}; validation accuracy {accuracy:.1%}")
+    print(
+        f"relevance head chosen: C={c}, floor {floor}, made_for {made_for}; validation accuracy {accuracy:.1%}"
+    )
     return {
         "features": list(FEATURES),
         "coef": [round(float(v), 5) for v in model.coef_[0]],
@@ -469,7 +481,10 @@ async def main(write: bool) -> dict[str, Any]:
     ]
     read = _softmax(logits / temperature).argmax(axis=1)
     readings = {
-        index: (labels[read[position]].startswith(("QUERY", "AMBIGUOUS")), labels[read[position]] == y_val[index])
+        index: (
+            labels[read[position]].startswith(("QUERY", "AMBIGUOUS")),
+            labels[read[position]] == y_val[index],
+        )
         for position, index in enumerate(known)
     }
     relevance = fit_relevance(

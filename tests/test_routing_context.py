@@ -50,18 +50,6 @@ async def test_a_long_new_request_after_a_served_turn_is_not_taken_as_its_follow
     assert not after.follow_up and after.target.kind != "query"
 
 
-async def test_a_follow_up_asking_why_is_a_goal_about_the_figure_before(resources: RuntimeResources) -> None:
-    """Read with the question before it, "how come it's that weak?" asks for the figure to be explained
-    and fixed (the master agent), not for the figure again; the store comes from the question."""
-    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
-    first = await door.decide("What was Store 6's attach rate in March?", [], {})
-    assert first.target.kind == "query"
-    after = await door.decide("how come it's that weak?", [], {"chat_turns": [_turn(door, first)]})
-    assert after.follow_up and after.intent == "EXECUTE"
-    assert after.target.kind == "agent" and after.target.name == "master_agent"
-    assert after.entities["store_id"] == 6
-
-
 async def test_a_goal_after_a_question_takes_the_store_it_named(resources: RuntimeResources) -> None:
     """A goal that leaves out the store the conversation just named is not asked which store."""
     door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))

@@ -110,7 +110,12 @@ def decide_route(
             f"no agent named {override!r}",
         )
     if intent.action in ("CREATE", "UPDATE"):
-        if intent.confidence < settings.clarify_below and top is not None:
+        # Unsure, and an agent is likely enough to be asked for: which of the two is meant.
+        if (
+            intent.confidence < settings.clarify_below
+            and top is not None
+            and top.score >= settings.route_score
+        ):
             return ask(
                 Clarification(
                     kind="create_or_execute",

@@ -101,7 +101,9 @@ class _TenantIndex:
         """The runnable agents as the relevance head reads them, and their stems' weights."""
         if self._texts is None:
             agents = [
-                agent_texts(card, self.matrix(card.name)) for card in self.cards if self.vectors.get(card.name)
+                agent_texts(card, self.matrix(card.name))
+                for card in self.cards
+                if self.vectors.get(card.name)
             ]
             self._texts = agents, stem_weights([agent.stems for agent in agents])
         return self._texts
@@ -240,7 +242,9 @@ class Discovery:
         if not agents:
             return []
         named = [names_agent(message, agent.name) for agent in agents]
-        features = pair_features(query, stems(strip_entities(message) or message), agents, shares, weights, named)
+        features = pair_features(
+            query, stems(strip_entities(message) or message), agents, shares, weights, named
+        )
         now = self.clock.now()
         candidates = []
         descriptions = {card.name: card.description for card in index.cards}
@@ -269,7 +273,9 @@ class Discovery:
 
 def by_relevance(candidates: list[Candidate]) -> list[Candidate]:
     """Relevance first; usage orders agents of equal relevance only (it never lifts one above another)."""
-    return sorted(candidates, key=lambda c: (c.score, c.parts["performance"] + c.parts["recency"]), reverse=True)
+    return sorted(
+        candidates, key=lambda c: (c.score, c.parts["performance"] + c.parts["recency"]), reverse=True
+    )
 
 
 def made_for(candidate: Candidate) -> bool:

@@ -317,12 +317,18 @@ class FrontDoor:
                 # for the figure to move, not for its value; a figure would answer another question.
                 intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None})
         previous_turn = turns[-1] if turns else None
-        # What the conversation named and this message does not (the store of the question before
-        # "ok make a plan to bring it down to 3% by january") fills what an agent needs.
+        # What the conversation named and a sure request does not (the store of the question before
+        # "ok make a plan to bring it down to 3% by january") fills what its agent needs; an unsure
+        # or a short one may rather continue the turn before (below).
+        sure = (
+            intent.confidence >= self.settings.route_confidence
+            and len(message.split()) > FOLLOW_UP_WORDS
+            and not clarifications
+        )
         said_before = {
             key: value
             for key, value in ((previous_turn or {}).get("entities") or {}).items()
-            if key not in intent.entities and key not in entities and not clarifications
+            if sure and key not in intent.entities and key not in entities
         }
         known = {**(await self.tenant_defaults()), **said_before, **intent.entities, **entities}
         candidates = []

@@ -26,10 +26,11 @@ from typing import Any
 import numpy as np
 
 #: Words too common to tell one agent from another.
-_STOP = frozenset(
-    "a an the to of for in on at and or my our me i we you it is are be do does with by from this that "
-    "what how why when which who can could would please about all any per".split()
-)
+_STOP = frozenset((
+    "a", "an", "the", "to", "of", "for", "in", "on", "at", "and", "or", "my", "our", "me", "i", "we", "you",
+    "it", "is", "are", "be", "do", "does", "with", "by", "from", "this", "that", "what", "how", "why", "when",
+    "which", "who", "can", "could", "would", "please", "about", "all", "any", "per",
+))  # fmt: skip
 _WORD = re.compile(r"[a-z]+")
 #: Letters of a word kept as its stem ("returned", "returns" -> "retur"; "summary", "summarise" -> "summa").
 STEM_LETTERS = 5
