@@ -99,8 +99,8 @@ async def test_a_goal_is_routed_to_the_agent_and_a_follow_up_reads_the_conversat
         assert values["routing"]["target"] == {"kind": "agent", "name": "master_agent"}
         assert values["routing"]["confidence"] >= 0.85 and values["routing"]["candidates"][0]["score"] >= 0.85
         assert set(values["routing"]["candidates"][0]["parts"]) >= {
-            "skill",
-            "domain",
+            "relevance",
+            "similarity",
             "performance",
             "recency",
         }

@@ -317,20 +317,6 @@ class FrontDoor:
                 # for the figure to move, not for its value; a figure would answer another question.
                 intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None})
         previous_turn = turns[-1] if turns else None
-        # What the conversation named and a sure request does not (the store of the question before
-        # "ok make a plan to bring it down to 3% by january") fills what its agent needs; an unsure
-        # or a short one may rather continue the turn before (below).
-        sure = (
-            intent.confidence >= self.settings.route_confidence
-            and len(message.split()) > FOLLOW_UP_WORDS
-            and not clarifications
-        )
-        said_before = {
-            key: value
-            for key, value in ((previous_turn or {}).get("entities") or {}).items()
-            if sure and key not in intent.entities and key not in entities
-        }
-        known = {**(await self.tenant_defaults()), **said_before, **intent.entities, **entities}
         candidates = []
         own = any(card.source == "tenant" and card.runnable for card in self.cards)
         if intent.action in ("EXECUTE", "AMBIGUOUS", "CREATE", "UPDATE") or override or own:
@@ -358,6 +344,22 @@ class FrontDoor:
                 )
             elif not unsure_builder:
                 candidates = candidates if intent.action == "AMBIGUOUS" else []
+        # What the conversation named and a sure request does not (the store of the question before
+        # "ok make a plan to bring it down to 3% by january") fills what its agent needs when that
+        # agent is likely (as sure as an intent that is not asked about); otherwise the message may
+        # rather continue the turn before (below).
+        top = candidates[0] if candidates else None
+        sure = intent.confidence >= self.settings.route_confidence and not clarifications
+        said_before = {
+            key: value
+            for key, value in ((previous_turn or {}).get("entities") or {}).items()
+            if sure
+            and top is not None
+            and top.score >= self.settings.clarify_below
+            and key not in intent.entities
+            and key not in entities
+        }
+        known = {**(await self.tenant_defaults()), **said_before, **intent.entities, **entities}
         rounds = len(clarifications)
         if chosen is not None:
             outcome = Outcome(chosen, "chosen by the user")
