@@ -1,8 +1,10 @@
 """Discovery: the tenant's agents that may serve a message, with seed 003's parts: skill match,
 domain, historical success rate and recency of the last success.
 
-Only what the message says decides: an agent's ``score`` is its relevance (0.75 skill + 0.25 domain,
-seed 003's 0.6 : 0.2), and success rate and recency (``usage``) order agents of equal relevance only.
+Only what the message says decides: an agent's ``score`` is its relevance, the trained relevance
+head's probability that it is the agent asked for (``routing.relevance``), or without the head (another
+embedder) 0.75 skill + 0.25 domain (seed 003's 0.6 : 0.2); success rate and recency (``usage``) order
+agents of equal relevance only.
 Summed in (seed 003's 0.1 + 0.1), they moved a message's routing as agents got used: a never-used
 agent topped out at 0.85 and a second pass minutes later changed six of forty decisions (issue 42).
 
