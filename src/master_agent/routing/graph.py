@@ -329,12 +329,19 @@ class FrontDoor:
             and explicit_builder_action(goal) is None
         )
         if (intent.action in ("QUERY", "AMBIGUOUS") or unsure_builder) and not override:
-            # The intent head knows no tenant's own agents: one made for exactly this request (its skill
-            # fully matched) is what the tenant wants run, not the built-in answer, nor a change to an
-            # agent the words only resemble ("Show the weekly refund rate per store").
+            # The intent head knows no tenant's own agents: one made for exactly this request (the
+            # relevance head sure of it, or likely while the intent is unsure) is what the tenant wants
+            # run, not the built-in answer, nor a change to an agent the words only resemble ("Show the
+            # weekly refund rate per store").
             sources = {card.name: card.source for card in self.cards}
             top = candidates[0] if candidates else None
-            if top is not None and sources.get(top.name) == "tenant" and made_for(top):
+            likely = top is not None and top.score >= self.settings.route_score
+            unsure = intent.confidence < self.settings.route_confidence
+            if (
+                top is not None
+                and sources.get(top.name) == "tenant"
+                and (made_for(top) or (likely and unsure))
+            ):
                 intent = intent.model_copy(
                     update={
                         "action": "EXECUTE",
