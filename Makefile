@@ -89,8 +89,9 @@ eval-evolution: install
 eval-routing: install
 	PYTHONPATH=. $(BIN)/python benchmarks/routing.py
 
-# Trains the intent head (and the domain head) on benchmarks/eval_routing/train.json and the shipped
-# exemplars, picks C and the temperature on validation, writes src/master_agent/routing/intent_head.json.
+# Trains the intent head, the domain head and the relevance head on benchmarks/eval_routing/train*.json
+# and the shipped exemplars, picks C, the temperature and thresholds on validation*.json, writes
+# src/master_agent/routing/intent_head.json.
 train-routing: install
 	PYTHONPATH=. $(BIN)/python benchmarks/train_routing.py
 

@@ -3,10 +3,15 @@ the local sentence embedding of labelled messages and hashed counts of their wor
 features' mix, C and class weighting picked on the validation splits, its confidence calibrated there
 (temperature scaling); the domain head likewise. Written to ``master_agent/routing/intent_head.json``.
 
-Training data: ``benchmarks/eval_routing/train.json`` and ``train2.json`` (two batches of messages
-written from the user's side by separate helpers, never from the code) and the shipped exemplars
-(generic and every pack's); ``validation.json`` and ``validation2.json`` choose. The held-out splits
-are never read here. Needs scikit-learn (the ``dev`` extra); serving needs only numpy.
+The relevance head (``master_agent.routing.relevance``), which of a tenant's agents a message asks
+for, is trained on (message, agent) pairs of the same messages against the agents the runner gives
+each tenant (a pack's master agent with its training messages, the retail tenant's ``TENANT_AGENTS``);
+the domain head's verdicts on training messages come from heads fitted without them (five folds).
+
+Training data: ``benchmarks/eval_routing/train.json``, ``train2.json`` and ``train3.json`` (three batches
+of messages written from the user's side by separate helpers, never from the code) and the shipped
+exemplars (generic and every pack's); ``validation.json``, ``validation2.json`` and ``validation3.json``
+choose. The held-out splits are never read here. Needs scikit-learn (the ``dev`` extra); serving needs only numpy.
 """
 
 from __future__ import annotations
@@ -24,14 +29,16 @@ from sklearn.linear_model import LogisticRegression
 
 from master_agent.capabilities import registered_domain_packs
 from master_agent.evolution.embeddings import LocalMiniLMEmbedder
+from master_agent.routing.discovery import AgentCard, agent_texts, names_agent
 from master_agent.routing.exemplars import GENERIC_EXEMPLARS
 from master_agent.routing.intent import strip_entities
 from master_agent.routing.intent_head import HEAD_PATH, Features
+from master_agent.routing.relevance import FEATURES, pair_features, stem_weights, stems
 
 SETS = Path(__file__).parent / "eval_routing"
-#: The labelled batches, where present (the second arrived later).
-TRAIN_FILES = ("train.json", "train2.json")
-VALIDATION_FILES = ("validation.json", "validation2.json")
+#: The labelled batches, where present (the second and the third arrived later).
+TRAIN_FILES = ("train.json", "train2.json", "train3.json")
+VALIDATION_FILES = ("validation.json", "validation2.json", "validation3.json")
 #: The query kinds the service answers itself; a question about anything else goes to an agent.
 QUERY_KINDS = ("data", "knowledge", "outcome", "list_agents")
 
@@ -67,6 +74,47 @@ MASTER_TARGETS = {
     "lending": ("loan",),
 }
 PACK_OF_KIND = {"queries": "retail"}
+
+#: Agents the retail tenant created for itself, which the labelled sets' retail, builder and queries
+#: messages name (described here from their names, not from the sets' messages).
+TENANT_AGENTS = (
+    {
+        "name": "staff_leaderboard",
+        "description": "Ranks a store's sales staff in a leaderboard by accessory attach rate",
+        "skills": ["rank salespeople by attach rate", "show the staff leaderboard"],
+    },
+    {
+        "name": "returns_digest",
+        "description": "A weekly digest of product returns per store",
+        "skills": ["summarise last week's returns per store", "returns digest"],
+    },
+    {
+        "name": "weekly_sales_summary",
+        "description": "Summarises each week's sales per store",
+        "skills": ["weekly sales summary per store"],
+    },
+    {
+        "name": "refund_rate_reporter",
+        "description": "Reports the refund rate of each store",
+        "skills": ["report the refund rate per store"],
+    },
+    # The agent systems the meta tenant's messages operate (built by the meta-orchestrator).
+    {
+        "name": "support_ticket_triage",
+        "description": "A system of agents that triages support tickets by urgency and drafts replies",
+        "skills": ["triage support tickets", "evaluate or debug the ticket triage system"],
+    },
+    {
+        "name": "invoice_intake",
+        "description": "A system of agents that reads incoming invoices and extracts their fields",
+        "skills": ["process incoming invoices", "evaluate or debug the invoice intake system"],
+    },
+    {
+        "name": "lead_qualifier",
+        "description": "A system of agents that enriches and scores sales leads",
+        "skills": ["qualify sales leads", "evaluate or debug the lead qualifier system"],
+    },
+)
 
 
 def rows_of(files: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -175,6 +223,213 @@ def _features_json(features: Features) -> dict[str, Any]:
     return {"lexical_dim": features.lexical_dim, "lexical_weight": features.lexical_weight}
 
 
+#: The pack whose tenant each kind of labelled message is sent to (the others go to the retail tenant,
+#: which has ``TENANT_AGENTS`` besides its master agent).
+PACK_TENANT_KINDS = ("assistant", "lending")
+RELEVANCE_C = (0.1, 0.3, 1.0, 3.0)
+RELEVANCE_FLOORS = tuple(round(0.2 + 0.05 * step, 2) for step in range(10))
+CROSS_FOLDS = 5
+
+
+def agents_of(kind: str, examples: dict[str, list[str]]) -> list[AgentCard]:
+    """The runnable agents of the tenant a labelled message of ``kind`` goes to, as discovery sees
+    them; ``examples``: the training messages of each pack's master agent."""
+    packs = registered_domain_packs()
+    pack = packs[kind if kind in PACK_TENANT_KINDS else "retail"]
+    master = pack.master
+    cards = [
+        AgentCard(
+            name=master["name"],
+            description=master["description"],
+            skills=tuple(master.get("skills") or ()),
+            domain=master.get("domain") or pack.name,
+            runnable=True,
+            examples=tuple(examples.get(pack.name, ())),
+        )
+    ]
+    if kind not in PACK_TENANT_KINDS:
+        cards += [
+            AgentCard(
+                name=agent["name"],
+                description=agent["description"],
+                skills=tuple(agent["skills"]),
+                domain=pack.name,
+                runnable=True,
+                source="tenant",
+            )
+            for agent in TENANT_AGENTS
+        ]
+    return cards
+
+
+def wanted_agent(row: dict[str, Any], cards: list[AgentCard]) -> str | bool | None:
+    """The agent a labelled message asks for among ``cards``: its name, None (none: out of scope), or
+    False when the row teaches no choice of agent (a built-in query, a create, an agent not named)."""
+    intent, target = row["intent"], row.get("target")
+    if intent == "OUT_OF_SCOPE":
+        return None
+    if eval_label(intent, target) != "EXECUTE":
+        return False
+    names = [card.name for card in cards]
+    if target in names:
+        return str(target)
+    if target in MASTER_TARGETS.get(row["tenant_kind"], ()) or len(cards) == 1:
+        return names[0]
+    return False
+
+
+async def relevance_pairs(
+    embedder: LocalMiniLMEmbedder,
+    rows: list[dict[str, Any]],
+    domain_probabilities: list[dict[str, float]],
+    leave_out_self: bool,
+) -> tuple[np.ndarray, np.ndarray, list[tuple[int, str, str | bool | None]]]:
+    """Features and labels of every (message, agent) pair, each pair's (row, agent, ``wanted_agent``);
+    with ``leave_out_self``, a message is not among its master agent's examples (training rows)."""
+    examples = master_rows()
+    vectors = await embed(embedder, [row["message"] for row in rows])
+    cached: dict[str, tuple[list[AgentCard], list[Any], dict[str, float]]] = {}
+    features, labels, groups = [], [], []
+    for index, (row, shares) in enumerate(zip(rows, domain_probabilities, strict=True)):
+        kind = row["tenant_kind"] if row["tenant_kind"] in PACK_TENANT_KINDS else "retail"
+        if kind not in cached:
+            cards = agents_of(kind, examples)
+            matrices = [
+                await embed(embedder, [card.description, *card.skills, *card.examples]) for card in cards
+            ]
+            agents = [agent_texts(card, matrix) for card, matrix in zip(cards, matrices, strict=True)]
+            cached[kind] = (cards, agents, stem_weights([agent.stems for agent in agents]))
+        cards, agents, weights = cached[kind]
+        wanted = wanted_agent(row, cards)
+        message = row["message"]
+        skip = [
+            np.array([text == message for text in card.examples], dtype=bool)
+            if leave_out_self and card.examples
+            else None
+            for card in cards
+        ]
+        found = pair_features(
+            vectors[index],
+            stems(strip_entities(message) or message),
+            agents,
+            shares,
+            weights,
+            [names_agent(message, card.name) for card in cards],
+            skip_examples=skip,
+        )
+        for card, pair in zip(cards, found, strict=True):
+            features.append(pair)
+            labels.append(int(card.name == wanted))
+            groups.append((index, card.name, wanted))
+    return np.asarray(features), np.asarray(labels), groups
+
+
+Pairs = tuple[np.ndarray, np.ndarray, list[tuple[int, str, str | bool | None]]]
+
+
+def teaching(pairs: Pairs) -> Pairs:
+    """The pairs of messages that teach a choice of agent (or none)."""
+    features, labels, groups = pairs
+    keep = [i for i, (_, _, wanted) in enumerate(groups) if wanted is not False]
+    return features[keep], labels[keep], [groups[i] for i in keep]
+
+
+def relevance_accuracy(
+    probabilities: np.ndarray, groups: list[tuple[int, str, str | bool | None]], floor: float
+) -> float:
+    """Share of messages whose likeliest agent (or none below ``floor``) is the one asked for."""
+    best: dict[int, tuple[float, str, str | bool | None]] = {}
+    for probability, (index, name, wanted) in zip(probabilities, groups, strict=True):
+        if index not in best or probability > best[index][0]:
+            best[index] = (float(probability), name, wanted)
+    hits = [(name if p >= floor else None) == wanted for p, name, wanted in best.values()]
+    return sum(hits) / len(hits)
+
+
+def cross_fitted_domains(
+    texts: list[str],
+    domains: list[tuple[str, str]],
+    features: Features,
+    c: float,
+    weighting: str | None,
+    vectors: np.ndarray,
+    domain_vectors: np.ndarray,
+) -> list[dict[str, float]]:
+    """The domain head's probabilities for training messages from heads fitted without them (five
+    folds), so the relevance head learns how far the domain head is trusted on new messages."""
+    found: list[dict[str, float]] = [{} for _ in texts]
+    x_texts = featured(vectors, texts, features)
+    x_domains = featured(domain_vectors, [t for t, _ in domains], features)
+    folds = np.arange(len(texts)) % CROSS_FOLDS
+    for fold in range(CROSS_FOLDS):
+        held = {texts[i] for i in np.flatnonzero(folds == fold)}
+        keep = [i for i, (text, _) in enumerate(domains) if text not in held]
+        model = LogisticRegression(C=c, max_iter=4000, class_weight=weighting)
+        model.fit(x_domains[keep], [domains[i][1] for i in keep])
+        for i in np.flatnonzero(folds == fold):
+            found[i] = dict(
+                zip(
+                    map(str, model.classes_),
+                    map(float, model.predict_proba(x_texts[i : i + 1])[0]),
+                    strict=True,
+                )
+            )
+    return found
+
+
+def fit_relevance(train: Pairs, validation: Pairs, readings: dict[int, tuple[bool, bool]]) -> dict[str, Any]:
+    """The relevance head best on validation (C and the floor) and its ``made_for`` probability.
+    ``readings``: by validation row, (the intent head read a built-in query or AMBIGUOUS, it was right)."""
+    x_train, y_train, _ = teaching(train)
+    x_val, _, groups = teaching(validation)
+    best: tuple[float, float, float] | None = None
+    for c in RELEVANCE_C:
+        model = LogisticRegression(C=c, max_iter=5000).fit(x_train, y_train)
+        probabilities = model.predict_proba(x_val)[:, 1]
+        for floor in RELEVANCE_FLOORS:
+            accuracy = relevance_accuracy(probabilities, groups, floor)
+            if best is None or accuracy > best[0]:
+                best = (accuracy, c, floor)
+        print(
+            f"  relevance head: C={c:<4g} validation accuracy {max(relevance_accuracy(probabilities, groups, f) for f in RELEVANCE_FLOORS):.1%}"
+        )
+    assert best is not None
+    accuracy, c, floor = best
+    model = LogisticRegression(C=c, max_iter=5000).fit(x_train, y_train)
+    probabilities = model.predict_proba(validation[0])[:, 1]
+    own = {agent["name"] for agent in TENANT_AGENTS}
+    tops: dict[int, tuple[float, str, str | bool | None]] = {}
+    for probability, (index, name, wanted) in zip(probabilities, validation[2], strict=True):
+        if index not in tops or probability > tops[index][0]:
+            tops[index] = (float(probability), name, wanted)
+    # Where the intent head reads a built-in query or nothing clear, the likeliest agent, one of the
+    # tenant's own, takes the message from ``made_for`` on: right when it is the agent asked for, wrong
+    # when the head's reading was right. The threshold that gains most (the highest of equals).
+    outcomes = [
+        (p, name == wanted, right)
+        for index, (p, name, wanted) in tops.items()
+        if name in own and index in readings and readings[index][0]
+        for right in [readings[index][1]]
+    ]
+    made_for, gained = 1.0, 0
+    for threshold in sorted({round(p, 2) for p, _, _ in outcomes}, reverse=True):
+        taken = [(hit, right) for p, hit, right in outcomes if p >= threshold]
+        gain = sum(hit for hit, _ in taken) - sum(right and not hit for hit, right in taken)
+        if gain > gained:
+            made_for, gained = threshold, gain
+    print(
+        f"relevance head chosen: C={c}, floor {floor}, made_for {made_for}; validation accuracy {accuracy:.1%}"
+    )
+    return {
+        "features": list(FEATURES),
+        "coef": [round(float(v), 5) for v in model.coef_[0]],
+        "intercept": round(float(model.intercept_[0]), 5),
+        "floor": floor,
+        "made_for": max(made_for, floor),
+        "trained_on": {"pairs": len(y_train), "C": c, "validation_accuracy": round(accuracy, 4)},
+    }
+
+
 async def main(write: bool) -> dict[str, Any]:
     embedder = LocalMiniLMEmbedder()
     train = labelled(TRAIN_FILES) + exemplar_rows()
@@ -206,6 +461,37 @@ async def main(write: bool) -> dict[str, Any]:
         (await embed(embedder, domain_val_texts), domain_val_texts, [label for _, label in domains_val]),
     )
     print(f"domain head: {len(domains)} messages ({Counter(label for _, label in domains)})")
+    train_rows, val_rows = rows_of(TRAIN_FILES), rows_of(VALIDATION_FILES)
+    weighting = None if domain_chosen["class_weight"] == "None" else domain_chosen["class_weight"]
+    train_shares = cross_fitted_domains(
+        [row["message"] for row in train_rows],
+        domains,
+        domain_features,
+        float(domain_chosen["C"]),
+        weighting,
+        await embed(embedder, [row["message"] for row in train_rows]),
+        await embed(embedder, domain_texts),
+    )
+    val_messages = [row["message"] for row in val_rows]
+    val_shares = [
+        dict(zip(map(str, domain_model.classes_), map(float, probabilities), strict=True))
+        for probabilities in domain_model.predict_proba(
+            featured(await embed(embedder, val_messages), val_messages, domain_features)
+        )
+    ]
+    read = _softmax(logits / temperature).argmax(axis=1)
+    readings = {
+        index: (
+            labels[read[position]].startswith(("QUERY", "AMBIGUOUS")),
+            labels[read[position]] == y_val[index],
+        )
+        for position, index in enumerate(known)
+    }
+    relevance = fit_relevance(
+        await relevance_pairs(embedder, train_rows, train_shares, leave_out_self=True),
+        await relevance_pairs(embedder, val_rows, val_shares, leave_out_self=False),
+        readings,
+    )
     head = {
         "embedder": embedder.model_name,
         "labels": labels,
@@ -221,6 +507,7 @@ async def main(write: bool) -> dict[str, Any]:
             "features": _features_json(domain_features),
             "trained_on": {"messages": len(domains), **domain_chosen},
         },
+        "relevance": relevance,
         "trained_on": {
             "messages": len(train),
             "files": [f for f in TRAIN_FILES if (SETS / f).exists()],

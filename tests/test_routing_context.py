@@ -48,3 +48,15 @@ async def test_a_long_new_request_after_a_served_turn_is_not_taken_as_its_follow
     message = "Plan a Black Friday marketing campaign for all our stores with a TikTok budget"
     after = await door.decide(message, [], {"chat_turns": [_turn(door, first)]})
     assert not after.follow_up and after.target.kind != "query"
+
+
+async def test_a_goal_after_a_question_takes_the_store_it_named(resources: RuntimeResources) -> None:
+    """A goal that leaves out the store the conversation just named is not asked which store."""
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    message = "alright, draw up a plan to lift it by 8% within 45 days, whatever it takes to get there"
+    alone = await door.decide(message, [], {})
+    assert alone.target.kind == "clarification"  # which store?
+    first = await door.decide("What was Store 2's attach rate last week?", [], {})
+    after = await door.decide(message, [], {"chat_turns": [_turn(door, first)]})
+    assert after.target.kind == "agent" and after.target.name == "master_agent"
+    assert after.entities["store_id"] == 2

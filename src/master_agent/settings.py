@@ -216,9 +216,12 @@ class Settings(BaseModel):
     webhook_timeout_s: float = Field(default=10.0, gt=0, le=300)
     """How long one webhook delivery may take."""
     route_confidence: float = Field(default=0.85, ge=0, le=1)
-    """Front door: least intent confidence that routes at once (with ``route_score``)."""
+    """Front door: least intent confidence from which a follow-up read with the goal before it asks
+    for another thing than that goal ("why so low?" after a figure); with a model configured, the local
+    classifier's confidence from which it overrules the model."""
     route_score: float = Field(default=0.85, ge=0, le=1)
-    """Front door: least score of the best agent that routes at once."""
+    """Front door: least score of the best agent (the relevance head's probability) that routes an
+    EXECUTE at once, also one whose intent is less sure than ``clarify_below``."""
     clarify_below: float = Field(default=0.60, ge=0, le=1)
     """Front door: an intent less sure than this gets a clarifying question."""
     similar_score: float = Field(default=0.15, ge=0, le=1)

@@ -57,7 +57,7 @@ def recent_turns(
 
 def is_follow_up(text: str) -> bool:
     """A message that only changes values of the one before ("and for Store 7?", "what about last week")."""
-    words = re.findall(r"[a-z]+", strip_entities(text).lower())
+    words = re.findall(r"[a-z]+", re.sub(r"'s\b", "", strip_entities(text).lower()))  # "and store 8's?"
     return bool(message_entities(text)) and all(word in _FOLLOW_UP_WORDS for word in words)
 
 

@@ -110,7 +110,12 @@ def decide_route(
             f"no agent named {override!r}",
         )
     if intent.action in ("CREATE", "UPDATE"):
-        if intent.confidence < settings.clarify_below and top is not None:
+        # Unsure, and an agent is likely enough to be asked for: which of the two is meant.
+        if (
+            intent.confidence < settings.clarify_below
+            and top is not None
+            and top.score >= settings.route_score
+        ):
             return ask(
                 Clarification(
                     kind="create_or_execute",
@@ -130,7 +135,10 @@ def decide_route(
     if intent.action == "EXECUTE" and top is None:
         # However sure the intent, nothing here can do it: say so rather than ask.
         return Outcome(RouteTarget(kind="out_of_scope"), "no agent of this tenant has the skills for it")
-    if intent.action == "AMBIGUOUS" or intent.confidence < settings.clarify_below:
+    # An unsure EXECUTE whose agent discovery is sure of is that agent's work ("staff leaderboard,
+    # store 4, october"): asking is for a message neither the intent nor the agent is clear of.
+    sure_agent = intent.action == "EXECUTE" and top is not None and top.score >= settings.route_score
+    if intent.action == "AMBIGUOUS" or (intent.confidence < settings.clarify_below and not sure_agent):
         options = [candidate.name for candidate in candidates[:3]]
         question = "What would you like me to do? Say the goal, the agent (@name) or the question."
         if options:
@@ -147,8 +155,8 @@ def decide_route(
         )
     if top is None:
         return Outcome(RouteTarget(kind="out_of_scope"), "no agent of this tenant serves it")
-    if intent.confidence >= settings.route_confidence and top.score >= settings.route_score:
-        return to_agent(top.name, f"high confidence ({intent.confidence:.2f}) and score ({top.score:.2f})")
+    if top.score >= settings.route_score:
+        return to_agent(top.name, f"score {top.score:.2f} at confidence {intent.confidence:.2f}")
     similar = [c for c in candidates if top.score - c.score <= settings.similar_score]
     if len(similar) > 1:
         return ask(

@@ -1,8 +1,10 @@
 """Discovery: the tenant's agents that may serve a message, with seed 003's parts: skill match,
 domain, historical success rate and recency of the last success.
 
-Only what the message says decides: an agent's ``score`` is its relevance (0.75 skill + 0.25 domain,
-seed 003's 0.6 : 0.2), and success rate and recency (``usage``) order agents of equal relevance only.
+Only what the message says decides: an agent's ``score`` is its relevance, the trained relevance
+head's probability that it is the agent asked for (``routing.relevance``), or without the head (another
+embedder) 0.75 skill + 0.25 domain (seed 003's 0.6 : 0.2); success rate and recency (``usage``) order
+agents of equal relevance only.
 Summed in (seed 003's 0.1 + 0.1), they moved a message's routing as agents got used: a never-used
 agent topped out at 0.85 and a second pass minutes later changed six of forty decisions (issue 42).
 
@@ -27,8 +29,9 @@ from psycopg_pool import AsyncConnectionPool
 from master_agent.evolution.clock import Clock
 from master_agent.evolution.embeddings import Embedder
 from master_agent.routing.intent import message_vector, strip_entities
-from master_agent.routing.intent_head import domain_shares
+from master_agent.routing.intent_head import domain_shares, relevance_head
 from master_agent.routing.models import Candidate, IntentAnalysis
+from master_agent.routing.relevance import AgentTexts, RelevanceHead, pair_features, stem_weights, stems
 
 SKILL_WEIGHT, DOMAIN_WEIGHT = 0.75, 0.25
 #: Cosine similarity between a message and an agent's best skill that counts as no match / full match.
@@ -88,12 +91,38 @@ class _TenantIndex:
     vectors: dict[str, list[list[float]]]
     history: dict[str, AgentHistory]
     _matrices: dict[str, np.ndarray] = field(default_factory=dict)
+    _texts: tuple[list[AgentTexts], dict[str, float]] | None = None
 
     def matrix(self, name: str) -> np.ndarray:
         found = self._matrices.get(name)
         if found is None:
             found = self._matrices[name] = np.asarray(self.vectors[name], dtype=np.float64)
         return found
+
+    def agent_texts(self) -> tuple[list[AgentTexts], dict[str, float]]:
+        """The runnable agents as the relevance head reads them, and their stems' weights."""
+        if self._texts is None:
+            agents = [
+                agent_texts(card, self.matrix(card.name))
+                for card in self.cards
+                if self.vectors.get(card.name)
+            ]
+            self._texts = agents, stem_weights([agent.stems for agent in agents])
+        return self._texts
+
+
+def agent_texts(card: AgentCard, vectors: np.ndarray) -> AgentTexts:
+    """``card`` for the relevance head; ``vectors``: its description's, skills' and examples' embeddings
+    in that order (as discovery's index keeps them)."""
+    spec = 1 + len(card.skills)
+    return AgentTexts(
+        name=card.name,
+        pack=card.source == "pack",
+        domain=card.domain,
+        spec=vectors[:spec],
+        examples=vectors[spec:],
+        stems=stems(" ".join((card.name, card.description, *card.skills))),
+    )
 
 
 class Discovery:
@@ -158,6 +187,9 @@ class Discovery:
         query = await message_vector(self.embedder, message)
         query_array = np.asarray(query, dtype=np.float64)
         shares = domain_shares(self.embedder.model_name, query, message)
+        head = relevance_head(self.embedder.model_name)
+        if head is not None:
+            return self._relevant(index, head, message, query_array, shares)
         likeliest = max(shares, key=lambda name: shares[name]) if shares else None
         now = self.clock.now()
         candidates: list[Candidate] = []
@@ -196,9 +228,64 @@ class Discovery:
             candidates.append(
                 Candidate(name=card.name, score=score, parts=parts, description=card.description)
             )
-        # Relevance first; usage orders agents of equal relevance only (it never lifts one above another).
-        candidates.sort(key=lambda c: (c.score, c.parts["performance"] + c.parts["recency"]), reverse=True)
-        return candidates
+        return by_relevance(candidates)
+
+    def _relevant(
+        self,
+        index: _TenantIndex,
+        head: RelevanceHead,
+        message: str,
+        query: np.ndarray,
+        shares: dict[str, float],
+    ) -> list[Candidate]:
+        """Discovery by the trained relevance head: each agent's probability of being the one asked
+        for is its score; those below the head's floor cannot serve the message."""
+        agents, weights = index.agent_texts()
+        if not agents:
+            return []
+        named = [names_agent(message, agent.name) for agent in agents]
+        features = pair_features(
+            query, stems(strip_entities(message) or message), agents, shares, weights, named
+        )
+        now = self.clock.now()
+        candidates = []
+        descriptions = {card.name: card.description for card in index.cards}
+        for agent, row, probability in zip(agents, features, head.probabilities(features), strict=True):
+            if probability < head.floor:
+                continue
+            performance, recency = usage_parts(index.history.get(agent.name), now)
+            parts = {
+                "relevance": round(float(probability), 3),
+                "made_for": float(not agent.pack and probability >= head.made_for),
+                "performance": round(performance, 3),
+                "recency": round(recency, 3),
+                "similarity": round(float(row[0]), 3),
+                "lexical": round(float(row[3]), 3),
+            }
+            candidates.append(
+                Candidate(
+                    name=agent.name,
+                    score=round(float(probability), 3),
+                    parts=parts,
+                    description=descriptions[agent.name],
+                )
+            )
+        return by_relevance(candidates)
+
+
+def by_relevance(candidates: list[Candidate]) -> list[Candidate]:
+    """Relevance first; usage orders agents of equal relevance only (it never lifts one above another)."""
+    return sorted(
+        candidates, key=lambda c: (c.score, c.parts["performance"] + c.parts["recency"]), reverse=True
+    )
+
+
+def made_for(candidate: Candidate) -> bool:
+    """Whether a tenant's own agent is the one made for exactly this request: the relevance head is
+    sure of it, or (without the head) its skill matched fully."""
+    if "made_for" in candidate.parts:
+        return candidate.parts["made_for"] >= 1.0
+    return candidate.parts.get("skill", 0.0) >= 1.0
 
 
 def names_agent(message: str, name: str) -> bool:

@@ -64,7 +64,7 @@ from master_agent.routing.decision import (
     override_name,
     without_override,
 )
-from master_agent.routing.discovery import AgentCard, Discovery
+from master_agent.routing.discovery import AgentCard, Discovery, made_for
 from master_agent.routing.exemplars import GENERIC_EXEMPLARS, Exemplar
 from master_agent.routing.intent import (
     ExemplarClassifier,
@@ -75,6 +75,7 @@ from master_agent.routing.intent import (
 )
 from master_agent.routing.intent_head import HeadClassifier, master_examples
 from master_agent.routing.models import (
+    Candidate,
     Clarification,
     IntentAnalysis,
     RouteTarget,
@@ -315,7 +316,7 @@ class FrontDoor:
                 # "Get store one up by a third over the next two months": a target and a date ahead ask
                 # for the figure to move, not for its value; a figure would answer another question.
                 intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None})
-        known = {**(await self.tenant_defaults()), **intent.entities, **entities}
+        previous_turn = turns[-1] if turns else None
         candidates = []
         own = any(card.source == "tenant" and card.runnable for card in self.cards)
         if intent.action in ("EXECUTE", "AMBIGUOUS", "CREATE", "UPDATE") or override or own:
@@ -328,12 +329,19 @@ class FrontDoor:
             and explicit_builder_action(goal) is None
         )
         if (intent.action in ("QUERY", "AMBIGUOUS") or unsure_builder) and not override:
-            # The intent head knows no tenant's own agents: one made for exactly this request (its skill
-            # fully matched) is what the tenant wants run, not the built-in answer, nor a change to an
-            # agent the words only resemble ("Show the weekly refund rate per store").
+            # The intent head knows no tenant's own agents: one made for exactly this request (the
+            # relevance head sure of it, or likely while the intent is unsure) is what the tenant wants
+            # run, not the built-in answer, nor a change to an agent the words only resemble ("Show the
+            # weekly refund rate per store").
             sources = {card.name: card.source for card in self.cards}
             top = candidates[0] if candidates else None
-            if top is not None and sources.get(top.name) == "tenant" and top.parts["skill"] >= 1.0:
+            likely = top is not None and top.score >= self.settings.route_score
+            unsure = intent.confidence < self.settings.route_confidence
+            if (
+                top is not None
+                and sources.get(top.name) == "tenant"
+                and (made_for(top) or (likely and unsure))
+            ):
                 intent = intent.model_copy(
                     update={
                         "action": "EXECUTE",
@@ -343,6 +351,22 @@ class FrontDoor:
                 )
             elif not unsure_builder:
                 candidates = candidates if intent.action == "AMBIGUOUS" else []
+        # What the conversation named and a sure request does not (the store of the question before
+        # "ok make a plan to bring it down to 3% by january") fills what its agent needs when that
+        # agent is likely (as sure as an intent that is not asked about); otherwise the message may
+        # rather continue the turn before (below).
+        top = candidates[0] if candidates else None
+        sure = intent.confidence >= self.settings.route_confidence and not clarifications
+        said_before = {
+            key: value
+            for key, value in ((previous_turn or {}).get("entities") or {}).items()
+            if sure
+            and top is not None
+            and top.score >= self.settings.clarify_below
+            and key not in intent.entities
+            and key not in entities
+        }
+        known = {**(await self.tenant_defaults()), **said_before, **intent.entities, **entities}
         rounds = len(clarifications)
         if chosen is not None:
             outcome = Outcome(chosen, "chosen by the user")
@@ -350,25 +374,35 @@ class FrontDoor:
             outcome = decide_route(
                 intent, candidates, self.cards, self.settings, rounds=rounds, override=override, known=known
             )
-        previous_turn = turns[-1] if turns else None
+        if outcome.target.kind == "agent":
+            entities = {**said_before, **entities}
         if (
             previous_turn is not None
             and not (follow_up or override or clarifications)
             and inherits_target(message, outcome.target, previous_turn)
         ):
             # A short message nothing serves on its own ("now november", "call it refund_watch", "and
-            # his email?") right after a served one continues it: the same target, the previous goal
-            # with this message added, the previous entities (window included) under this message's.
-            said_before = restated(str(previous_turn["goal"]), message)
-            goal, follow_up = f"{said_before.rstrip('?.! ')} ({message})", True
-            inherited = RouteTarget.model_validate(previous_turn["target"])
-            outcome = Outcome(inherited, f"continues the previous message {previous_turn['text']!r}")
+            # his email?", "why so low?") right after a served one continues it: read with the
+            # previous goal, the previous entities (window included) under this message's. Read so,
+            # it may ask for something else than the message before ("why so low?" after a figure:
+            # a goal); otherwise it goes where the message before went.
+            # A target or deadline the message states replaces the goal's own ("make it 10 points").
+            restated_goal = restated(str(previous_turn["goal"]), message)
+            goal, follow_up = f"{restated_goal.rstrip('?.! ')} ({message})", True
+            continued = await self._reread(goal, previous_turn, rounds, known)
+            if continued is not None:
+                intent, candidates, outcome = continued
+            else:
+                inherited = RouteTarget.model_validate(previous_turn["target"])
+                outcome = Outcome(inherited, f"continues the previous message {previous_turn['text']!r}")
+                intent = intent.model_copy(
+                    update={
+                        "action": previous_turn.get("intent") or intent.action,
+                        "query_kind": inherited.name if inherited.kind == "query" else None,
+                    }
+                )
             intent = intent.model_copy(
-                update={
-                    "action": previous_turn.get("intent") or intent.action,
-                    "query_kind": inherited.name if inherited.kind == "query" else None,
-                    "entities": {**(previous_turn.get("entities") or {}), **intent.entities},
-                }
+                update={"entities": {**(previous_turn.get("entities") or {}), **intent.entities}}
             )
         return RoutingDecision(
             message=text,
@@ -388,6 +422,28 @@ class FrontDoor:
             previous_task=previous,
             at=self.now(),
         )
+
+    async def _reread(
+        self, goal: str, previous: Mapping[str, Any], rounds: int, known: dict[str, Any]
+    ) -> tuple[IntentAnalysis, list[Candidate], Outcome] | None:
+        """A follow-up read with the goal before it (``goal``), when so read it is sure of another
+        intent than the turn before and is served; None: it continues where the turn before went."""
+        intent = await self.analyzer.analyze(goal, [])
+        before = previous.get("target") or {}
+        same = intent.action == previous.get("intent") and (
+            intent.action != "QUERY" or intent.query_kind == before.get("name")
+        )
+        if same or intent.action == "AMBIGUOUS" or intent.confidence < self.settings.route_confidence:
+            return None
+        candidates = await self.discovery.discover(
+            self.tenant.tenant_id, self.tenant.capability_version, self.cards, goal, intent
+        )
+        outcome = decide_route(
+            intent, candidates, self.cards, self.settings, rounds=rounds, override=None, known=known
+        )
+        if outcome.target.kind in ("clarification", "out_of_scope"):
+            return None
+        return intent, candidates, outcome
 
     def after_route(self, state: FrontDoorState) -> str:
         kind = (state.get("routing") or {}).get("target", {}).get("kind", "out_of_scope")
