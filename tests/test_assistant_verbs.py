@@ -7,8 +7,8 @@ take is reported not done)."""
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any

@@ -12,7 +12,6 @@ from psycopg_pool import AsyncConnectionPool
 from master_agent.capabilities import DomainPack, MissingInformation
 from master_agent.capabilities.spec import routing_examples
 from master_agent.capabilities.tools.context import ToolContext
-from master_agent.runtime.proposals import read_feedback
 from master_agent.domains.assistant.agents import MASTER
 from master_agent.domains.assistant.requests import ACTION_NAMES, WHEN, WRITES, action_reader
 from master_agent.domains.assistant.tools import (
@@ -21,6 +20,7 @@ from master_agent.domains.assistant.tools import (
     goal_entities,
     resolve_shift,
 )
+from master_agent.runtime.proposals import read_feedback
 
 DEMO_TENANT = "demo-assistant"
 #: Words besides its day and time that a bare answer to "which day or time?" has at most ("works for

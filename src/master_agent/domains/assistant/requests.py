@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Literal, cast
+from typing import Literal
 
 import numpy as np
 
@@ -67,6 +67,10 @@ EXAMPLES: dict[Action, tuple[str, ...]] = {
         "Find an open slot in my calendar on Thursday afternoon",
         "When could I fit in a 30 minute call this week",
         "Which slots are still open on Monday",
+        "Any gaps in my diary on Wednesday",
+        "Where is there room for a one hour meeting this week",
+        "Is there an opening on Friday morning",
+        "Have I got a spare half hour tomorrow",
     ),
     "agenda": (
         "What is on my calendar next week",
@@ -109,6 +113,9 @@ EXAMPLES: dict[Action, tuple[str, ...]] = {
         "I'm double booked on Monday, push the planning to 3",
         "Move Monday's planning half an hour later",
         "Can you move the standup 30 minutes earlier?",
+        "Could you push my dentist appointment to Friday?",
+        "Put the team lunch back to 1pm",
+        "The design review needs to happen on Thursday instead",
     ),
     "cancel_event": (
         "Cancel my 1:1 with Maria on Thursday",
@@ -347,7 +354,7 @@ class ActionReader:
 def _as_action(label: str) -> Action:
     if label not in ACTION_NAMES:
         raise ValueError(f"the verb head's label {label!r} is no action of {sorted(ACTION_NAMES)}")
-    return cast(Action, label)
+    return label
 
 
 _READERS: dict[str, ActionReader] = {}

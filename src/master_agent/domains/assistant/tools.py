@@ -1133,7 +1133,7 @@ def event_kind(goal: str) -> str | None:
     end = _KIND_END.search(rest)
     kind = rest[: end.start() if end else len(rest)].strip()
     words = kind.split()
-    if not words or len(words) > 4 or words[0][:1].isupper() and words[0].lower() not in _KIND_WORDS:
+    if not words or len(words) > 4 or (words[0][:1].isupper() and words[0].lower() not in _KIND_WORDS):
         return None
     if words[0].lower() in ("me", "us", "time", "something", "anything", "it", "everyone", "everybody"):
         return None
