@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from benchmarks.train_routing import TEMPERATURES, _softmax, nll
 from sklearn.linear_model import LogisticRegression
 
 from master_agent.domains.assistant.requests import (
@@ -57,7 +58,6 @@ LEXICAL_DIM = 2048
 LEXICAL_WEIGHTS = (0.0, 0.5, 1.0)
 #: A write done on a wrong reading costs as much as this many questions asked of the user.
 WRONG_WRITE_COST = 3
-TEMPERATURES = tuple(round(0.3 + 0.05 * step, 2) for step in range(55))
 
 
 def _case_verb(case: dict[str, Any]) -> str | None:
@@ -95,16 +95,6 @@ async def vectors(embedder: LocalMiniLMEmbedder, texts: list[str]) -> np.ndarray
 def featured(x: np.ndarray, texts: list[str], features: Features) -> np.ndarray:
     masked = request_texts(texts)
     return np.asarray([features.of(list(row), text) for row, text in zip(x, masked, strict=True)])
-
-
-def _softmax(logits: np.ndarray) -> np.ndarray:
-    shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
-    return np.asarray(shifted / shifted.sum(axis=1, keepdims=True))
-
-
-def nll(logits: np.ndarray, truth: np.ndarray, temperature: float) -> float:
-    probs = _softmax(logits / temperature)
-    return float(-np.mean(np.log(probs[np.arange(len(truth)), truth] + 1e-12)))
 
 
 async def main(write: bool) -> dict[str, Any]:
