@@ -177,6 +177,9 @@ EXAMPLES: dict[Action, tuple[str, ...]] = {
         "Draft a message to Ben asking for the test results",
         "Email Omar and tell him the build is green",
         "Write to Ben asking for the slides, but don't send it yet",
+        "Ask Lena whether she can join the review",
+        "Ask David if he has the contract ready",
+        "Check with Omar by email if Friday still works",
     ),
     "unsupported": (
         "Update Sarah's phone number",

@@ -1004,9 +1004,11 @@ def _person(goal: str) -> str | None:
     if person is not None and person.group(1).lower() not in ("me", "i", "us"):
         name = person.group(1)
         return "team" if name.lower() in ("whole team", "team", "everyone", "everybody") else name
-    for found in _CAPITALISED.finditer(goal):
-        if found.start() == len(goal) - len(goal.lstrip()):
-            continue
+    # The request's first word is capitalised as any first word is; a name may follow it ("What's
+    # Omar Haddad's number"): it is read in lower case.
+    first = re.match(r"\s*\S+", goal)
+    unopened = goal if first is None else first.group(0).lower() + goal[first.end() :]
+    for found in _CAPITALISED.finditer(unopened):
         words = [w for w in found.group(1).removesuffix("'s").split() if w not in _NOT_NAMES]
         if words:
             return " ".join(words).removesuffix("'s")
@@ -1239,7 +1241,11 @@ def _entities_for(action: Action, goal: str, today: date) -> dict[str, Any]:
             found["name"] = who
     elif action == "read_mail":
         sender = _SENDER.search(goal)
-        found["sender"] = sender.group(1) if sender else ""
+        # "What did David Okafor say about ...", "Did Kate send anything": the person named is the sender.
+        named = _people(goal) if sender is None else None
+        found["sender"] = (
+            sender.group(1) if sender else named if named and named != "team" and " and " not in named else ""
+        )
         about = _ABOUT.search(goal)
         topic = _TOPIC_ON.search(goal)
         if about is not None:
@@ -1266,6 +1272,19 @@ def _entities_for(action: Action, goal: str, today: date) -> dict[str, Any]:
             )
         elif about is not None:
             found["message"] = f"a note about {about.group(1).strip()}"
+        elif who is not None and who in goal:
+            # "Draft a mail to Mia thanking her for the slides": what follows the name is the message.
+            rest = _NOT_YET.sub("", goal[goal.index(who) + len(who) :])
+            rest = re.sub(r"^[\s,;:-]*(?:and\s+)?", "", rest).strip()
+            if rest:
+                found["message"] = _THANKING.sub("thank you for", rest)
+        if found.get("message") and _POLITE_QUESTION.match(goal):
+            # "Can you tell Lena that ...?": the question mark is the request's, not the message's.
+            found["message"] = found["message"].rstrip("?").rstrip()
         if about is not None:
             found["about"] = about.group(1).strip()
     return found
+
+
+_THANKING = re.compile(r"^thank(?:ing|s)?\s+(?:her|him|them)\s+for\b", re.I)
+_POLITE_QUESTION = re.compile(r"^\s*(?:can|could|would|will)\s+(?:you|u)\b", re.I)
