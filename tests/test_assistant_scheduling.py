@@ -146,3 +146,11 @@ def test_free_slots_are_in_the_users_zone() -> None:
         ("10:00", "13:00"),
         ("14:00", "17:00"),
     ]
+
+
+def test_a_day_misspelt_by_a_letter_is_read_and_other_words_are_not() -> None:
+    monday = date(2026, 12, 7)
+    assert resolve_day("thursdy morning", monday) == date(2026, 12, 10)
+    assert resolve_day("wensday at 2", monday) == date(2026, 12, 9)
+    assert resolve_day("tomorow", monday) == date(2026, 12, 8)
+    assert resolve_day("the money is late", monday) is None

@@ -193,3 +193,19 @@ def test_goal_entities_are_what_the_tools_take() -> None:
         "about": "project",
     }
     assert goal_entities("Book a call with the CFO on Friday at 10am", monday)["name"] == "CFO"
+
+
+def test_people_senders_and_messages_are_read_from_the_requests_words() -> None:
+    """A name right after the request's first word is read whole; a person a mail question names
+    without "from" is its sender; with no "saying" or "that", what follows the recipient is the
+    message; a polite question's question mark is not the message's."""
+    monday = date(2026, 12, 7)
+    assert goal_entities("What's Omar Haddad's phone number?", monday, "contact") == {"name": "Omar Haddad"}
+    assert goal_entities("What did David Okafor say about Northwind?", monday, "read_mail") == {
+        "sender": "David Okafor",
+        "about": "Northwind",
+    }
+    drafted = goal_entities("Draft a mail to Mia Rossi thanking her for the slides", monday, "send_mail")
+    assert (drafted["name"], drafted["message"]) == ("Mia Rossi", "thank you for the slides")
+    told = goal_entities("Can you tell Lena Novak that the offsite is postponed?", monday, "send_mail")
+    assert told["message"] == "the offsite is postponed"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from master_agent.domains.assistant.demo import sent_envelopes
 from master_agent.domains.assistant.demo_data import start_demo_servers
 from master_agent.domains.assistant.local_servers import LocalServers
 from master_agent.domains.assistant.providers import CalDavCalendar, ImapMailbox, ProviderError
-from master_agent.domains.assistant.requests import action_reader
+from master_agent.domains.assistant.requests import _READERS, ActionReader, action_reader
 from master_agent.domains.assistant.tools import (
     ACCOUNTS_ENV,
     AccountsFile,
@@ -329,3 +330,54 @@ async def test_a_sent_mail_is_kept_in_the_sent_folder_and_read_back(data_dir: Pa
     )
     assert again["action"]["sent_folder"]["uid"] != action["sent_folder"]["uid"]
     assert len(await ImapMailbox(endpoints.imap, mailbox="Sent").search()) == 2
+
+
+def test_an_event_is_titled_in_the_requests_own_words() -> None:
+    """The kind of event a request names, whom it is with and what it is about make its title;
+    a request that names no kind is a meeting."""
+    said = {
+        "Grab coffee with Omar Haddad tomorrow at 4pm": "Coffee with Omar Haddad",
+        "Book a planning session with Mia Rossi on Friday at 2pm": "Planning session with Mia Rossi",
+        "create an event 'dentist' 9 am thursday": "Dentist",
+        "Schedule 30 minutes with David on Wednesday at 2pm": "Meeting with David",
+        "Put a 45 min call w/ Hana tomorrow at 3, hiring plan": "Call with Hana: hiring plan",
+        "Invite the whole team to a farewell party on Friday at 5pm": "Farewell party",
+    }
+    titles = {text: goal_entities(text, MONDAY, "schedule")["summary"] for text in said}
+    assert titles == said
+
+
+async def test_a_change_read_with_little_confidence_is_confirmed_before_anything_is_drafted(
+    assistant: RuntimeResources, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Below the verb head's asking threshold a write is not drafted: the user is asked whether it is
+    what they want; "no" leaves the calendar as it was, "yes" goes on to the draft."""
+    reader = action_reader(assistant.settings)
+    if reader.head is None:
+        pytest.skip("no trained verb head for this embedder (the local MiniLM is not installed)")
+    # Every reading below the threshold: the question is asked whatever the head's confidence.
+    unsure = ActionReader(reader.embedder, replace(reader.head, ask_below=1.01))
+    monkeypatch.setitem(_READERS, assistant.settings.embeddings, unsure)
+    tenant = "verbs-unsure"
+    await install_tenant(assistant.database.pool, assistant.settings, "assistant", tenant)
+    endpoints = await start_demo_servers(assistant.settings.data_dir, tenant, NOW)
+    calendar = CalDavCalendar(endpoints.caldav)
+    before = await calendar.events(_at(MONDAY, 0), _at(MONDAY + timedelta(days=7), 0))
+    request = "Book a planning session with Mia Rossi on Friday at 2pm"
+
+    thread = str(uuid.uuid4())
+    asked = await _chat(assistant, tenant, thread, request)
+    [question] = asked["interrupts"]
+    assert question["kind"] == "clarification" and "create an event" in question["question"]
+    declined = await _chat(assistant, tenant, thread, Command(resume="no"))
+    [again] = declined["interrupts"]
+    assert "not done anything" in again["question"]
+    after = await calendar.events(_at(MONDAY, 0), _at(MONDAY + timedelta(days=7), 0))
+    assert {e.uid for e in after} == {e.uid for e in before}
+
+    thread = str(uuid.uuid4())
+    await _chat(assistant, tenant, thread, request)
+    confirmed = await _chat(assistant, tenant, thread, Command(resume="yes"))
+    [draft] = confirmed["interrupts"]
+    assert draft["draft"]["summary"] == "Planning session with Mia Rossi"
+    assert "14:00" in str(draft["draft"])

@@ -1343,16 +1343,18 @@ class _AgentLoop:
                 f"declined: the user cancelled this {name} ({text!r}); it did not run. Do not call it again."
             )
             note = f"{name}: medium risk, the user cancelled the draft"
+            blocker = f"{name}: cancelled by the user, not run ({text or 'no answer'})"
         else:
             reason = (
                 f"declined: the user asked for a change the draft could not take ({text!r}); it did not "
                 "run. Call it again with the change."
             )
             note = f"{name}: medium risk, the user asked for a change: {text!r}"
+            blocker = f"{name}: not run ({text})"
         return draft, _CallOutcome(
             status="error",
             content=reason,
-            blockers=[f"{name}: not run ({text or 'no answer'})"],
+            blockers=[blocker],
             notes=[note],
         )
 

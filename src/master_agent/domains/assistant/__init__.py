@@ -13,13 +13,14 @@ from master_agent.capabilities import DomainPack, MissingInformation
 from master_agent.capabilities.spec import routing_examples
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.assistant.agents import MASTER
-from master_agent.domains.assistant.requests import WHEN, action_reader
+from master_agent.domains.assistant.requests import ACTION_NAMES, WHEN, WRITES, action_reader
 from master_agent.domains.assistant.tools import (
     build_tools,
     configured_accounts,
     goal_entities,
     resolve_shift,
 )
+from master_agent.runtime.proposals import read_feedback
 
 DEMO_TENANT = "demo-assistant"
 #: Words besides its day and time that a bare answer to "which day or time?" has at most ("works for
@@ -48,7 +49,8 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
     configured = configured_accounts(context.tenant_id)
     zone = ZoneInfo(configured.timezone if configured else "UTC")
     today = context.now().astimezone(zone).date()
-    action, _ = await action_reader(context.settings).read(goal)
+    reading = await action_reader(context.settings).reading(goal)
+    action = reading.action
     # The day, time and length a message states are kept whatever its action: a message may be the
     # answer to "which day and time?" ("Thursday at 10"), and no tool but create_event takes them.
     said = {
@@ -63,13 +65,39 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
         said["move_to"] = goal
         return said  # it names no event or person of its own: nothing else is read from it
     if action == "feedback":
-        return said
-    return {**said, **goal_entities(goal, today, action)}
+        # An answer to "did I read you right?" (below), or to a draft or a preview.
+        answer = read_feedback(goal)
+        return {**said, **({"verb_confirmed": answer == "accept"} if answer in ("accept", "cancel") else {})}
+    found = {**said, **goal_entities(goal, today, action)}
+    if not reading.sure and action in WRITES:
+        # A change read with little confidence is confirmed before anything is drafted.
+        found["verb_check"] = {
+            "understood": ACTION_NAMES[action],
+            "or": ACTION_NAMES[reading.runner_up] if reading.runner_up else None,
+            "confidence": reading.confidence,
+        }
+    return found
 
 
 def missing_information(known: dict[str, Any]) -> MissingInformation | None:
     """A meeting cannot be scheduled without its day and start time (a period like "next month" is
-    not a day), nor moved without where to: ask for them rather than guess."""
+    not a day), nor moved without where to: ask for them rather than guess. A change whose verb was
+    read with little confidence is confirmed first; declined, nothing is done and the user is asked to
+    say it again."""
+    check = known.get("verb_check")
+    if isinstance(check, dict):
+        confirmed = known.get("verb_confirmed")
+        if confirmed is None:
+            other = f" (or did you mean: {check['or']}?)" if check.get("or") else ""
+            return MissingInformation(
+                fields=["verb_confirmed"],
+                question=f"Do you want me to {check['understood']}{other} Say yes, or no.",
+            )
+        if confirmed is False:
+            return MissingInformation(
+                fields=["request"],
+                question="Then I have not done anything. What should I do? Say it in other words.",
+            )
     if known.get("event_words") and not known.get("cancel_request") and not known.get("move_to"):
         return MissingInformation(
             fields=["move_to"], question=f"To which day or time should I move it ({known['event_words']!r})?"

@@ -13,6 +13,7 @@ Phrases are read against a reference day (the tool's clock), in the user's time 
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable
 from datetime import date, datetime, time, timedelta
@@ -73,9 +74,28 @@ class Slot(BaseModel):
         return int((self.end - self.start).total_seconds() // 60)
 
 
+#: Day words a misspelling is read as ("thursdy", "tomorow"), at this similarity or more (difflib's ratio).
+DAY_WORDS = (*WEEKDAYS, "tomorrow", "today")
+SPELLING_CUTOFF = 0.85
+_LETTERS = re.compile(r"[a-z]{5,}")
+
+
+def respelled_days(text: str) -> str:
+    """``text`` (lower case) with each word close to a day word written as that word."""
+
+    def nearest(found: re.Match[str]) -> str:
+        word = found.group(0)
+        if word in DAY_WORDS:
+            return word
+        close = difflib.get_close_matches(word, DAY_WORDS, n=1, cutoff=SPELLING_CUTOFF)
+        return close[0] if close else word
+
+    return _LETTERS.sub(nearest, text)
+
+
 def resolve_day(text: str, today: date) -> date | None:
-    """The one day ``text`` names, or None."""
-    lowered = text.lower()
+    """The one day ``text`` names (a day word misspelt by a letter or so too), or None."""
+    lowered = respelled_days(text.lower())
     iso = _ISO_DATE.search(lowered)
     if iso:
         return date(int(iso.group(1)), int(iso.group(2)), int(iso.group(3)))

@@ -924,7 +924,7 @@ def summarise_mail(
 
 _SENDER = re.compile(
     r"\b(?i:from)\s+(?!(?i:the|my|our|next|this|last|today|tomorrow|yesterday|monday|tuesday|wednesday|"
-    r"thursday|friday|saturday|sunday)\b)([A-Za-z][\w.'-]*(?:\s+[A-Z][\w.'-]*)?|[\w.+-]+@[\w.-]+)"
+    r"thursday|friday|saturday|sunday)\b)([A-Za-z][\w.'-]*(?:\s+(?!I\b)[A-Z][\w.'-]*)?|[\w.+-]+@[\w.-]+)"
 )
 #: "on atlas", "regarding the contract": a topic when what follows is not a day.
 _TOPIC_ON = re.compile(
@@ -937,9 +937,7 @@ _ABOUT = re.compile(
 _PERSON = re.compile(
     r"\b(?i:with|email|e-mail|mail|message|invite|to|tell|ask|remind|inform|let)\s+(?i:the\s+)?((?i:whole\s+team|team|everyone|everybody)|[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)?|[\w.+-]+@[\w.-]+)"
 )
-_TITLE = re.compile(
-    r"\b(?:with|email|invite|to|of|for)\s+(?:the|our|my)\s+(CFO|CEO|CTO|COO|[a-z]+ manager)\b", re.I
-)
+_TITLE = re.compile(r"\b(?:the|our|my)\s+(CFO|CEO|CTO|COO|[a-z]+ manager)\b", re.I)
 _MEETING = re.compile(
     r"\b(?:schedule|book|set up|arrange|plan)\s+(?:an?\s+|the\s+)?(.*?\b(?:meeting|call|sync|review|lunch|1:1))\b",
     re.I,
@@ -1006,9 +1004,11 @@ def _person(goal: str) -> str | None:
     if person is not None and person.group(1).lower() not in ("me", "i", "us"):
         name = person.group(1)
         return "team" if name.lower() in ("whole team", "team", "everyone", "everybody") else name
-    for found in _CAPITALISED.finditer(goal):
-        if found.start() == len(goal) - len(goal.lstrip()):
-            continue
+    # The request's first word is capitalised as any first word is; a name may follow it ("What's
+    # Omar Haddad's number"): it is read in lower case.
+    first = re.match(r"\s*\S+", goal)
+    unopened = goal if first is None else first.group(0).lower() + goal[first.end() :]
+    for found in _CAPITALISED.finditer(unopened):
         words = [w for w in found.group(1).removesuffix("'s").split() if w not in _NOT_NAMES]
         if words:
             return " ".join(words).removesuffix("'s")
@@ -1102,6 +1102,62 @@ def _topic(goal: str, today: date) -> str | None:
     return None
 
 
+#: The opening of a request to create an event, up to what it names: "could you please set up a 30 min",
+#: "Put a", "Add the". What follows, up to a name, a day, a time or a preposition, is the event's kind.
+_OPENING = re.compile(
+    r"^\s*(?:(?:can|could|would|will)\s+(?:you|u)\s+|please\s+|pls\s+|kindly\s+|hey,?\s+|hi,?\s+)*"
+    r"[A-Za-z]+(?:\s+(?:up|in|on|together|down))?\s+(?:me\s+|us\s+)?"
+    r"(?:(?:a|an|the|my|our|some|one)\s+)?"
+    r"(?:(?:\d+(?:\.\d+)?|half\s+an?|an?|one|two)[\s-]*(?:minutes?|mins?|hours?|hrs?|h)\s+(?:long\s+)?)?",
+    re.I,
+)
+_KIND_END = re.compile(
+    r"\bw/|\b(?:with|on|at|for|next|this|tomorrow|today|tonight|to|about|regarding|re|in|between|from|and|"
+    r"every|by|before|after)\b|[,.;:?!(]|\d|\s[A-Z]|$",
+)
+_QUOTED = re.compile(r"[\"'‘“]([^\"'’”]{2,60})[\"'’”]")
+
+
+def event_kind(goal: str) -> str | None:
+    """What kind of event a request to create one names, in its own words ("sync", "lunch", "dentist
+    appointment", "quarterly review"): a quoted title, else the words after its opening verb up to a
+    name, a day, a time or a preposition. None when it names none ("Schedule 30 minutes with David")."""
+    quoted = _QUOTED.search(goal)
+    if quoted is not None:
+        return quoted.group(1).strip()
+    invited = _INVITED_TO.search(goal)
+    if invited is not None and re.match(r"\s*(?:please\s+)?invite\b", goal, re.I):
+        return invited.group(1).strip()
+    opening = _OPENING.match(goal)
+    if opening is None:
+        return None
+    rest = goal[opening.end() :]
+    end = _KIND_END.search(rest)
+    kind = rest[: end.start() if end else len(rest)].strip()
+    words = kind.split()
+    if not words or len(words) > 4 or (words[0][:1].isupper() and words[0].lower() not in _KIND_WORDS):
+        return None
+    if words[0].lower() in ("me", "us", "time", "something", "anything", "it", "everyone", "everybody"):
+        return None
+    return kind
+
+
+#: Capitalised event kinds at a request's opening that are not names ("Put Lunch with ...").
+_KIND_WORDS = frozenset({"lunch", "meeting", "call", "sync", "review", "dinner", "coffee", "standup"})
+
+
+def event_summary(goal: str, who: str | None, topic: str | None) -> str:
+    """An event's title from the request's own words: its kind (or "Meeting"), whom it is with, and
+    what it is about ("Sync with Lena Novak", "Meeting with Priya and Tom: roadmap")."""
+    kind = event_kind(goal) or "Meeting"
+    title = kind[:1].upper() + kind[1:]
+    if who and who != "team" and " with " not in f" {title.lower()} ":
+        title += f" with {who}"
+    if topic and topic.lower() not in title.lower():
+        title += f": {topic}"
+    return title
+
+
 def _meeting(goal: str, found: dict[str, Any], topic: str | None = None) -> None:
     meeting = _MEETING.search(goal) or _INVITED_TO.search(goal)
     if topic:
@@ -1157,8 +1213,7 @@ def _entities_for(action: Action, goal: str, today: date) -> dict[str, Any]:
         who = _people(goal)
         if who is not None:
             found["name"] = who
-        _meeting(goal, found, _topic(goal, today))
-        found.setdefault("summary", f"Meeting with {who}" if who else "Meeting")
+        found["summary"] = event_summary(goal, who, _topic(goal, today))
         if who is None:
             found["addresses"] = []
     elif action == "reschedule":
@@ -1186,7 +1241,11 @@ def _entities_for(action: Action, goal: str, today: date) -> dict[str, Any]:
             found["name"] = who
     elif action == "read_mail":
         sender = _SENDER.search(goal)
-        found["sender"] = sender.group(1) if sender else ""
+        # "What did David Okafor say about ...", "Did Kate send anything": the person named is the sender.
+        named = _people(goal) if sender is None else None
+        found["sender"] = (
+            sender.group(1) if sender else named if named and named != "team" and " and " not in named else ""
+        )
         about = _ABOUT.search(goal)
         topic = _TOPIC_ON.search(goal)
         if about is not None:
@@ -1213,6 +1272,19 @@ def _entities_for(action: Action, goal: str, today: date) -> dict[str, Any]:
             )
         elif about is not None:
             found["message"] = f"a note about {about.group(1).strip()}"
+        elif who is not None and who in goal:
+            # "Draft a mail to Mia thanking her for the slides": what follows the name is the message.
+            rest = _NOT_YET.sub("", goal[goal.index(who) + len(who) :])
+            rest = re.sub(r"^[\s,;:-]*(?:and\s+)?", "", rest).strip()
+            if rest:
+                found["message"] = _THANKING.sub("thank you for", rest)
+        if found.get("message") and _POLITE_QUESTION.match(goal):
+            # "Can you tell Lena that ...?": the question mark is the request's, not the message's.
+            found["message"] = found["message"].rstrip("?").rstrip()
         if about is not None:
             found["about"] = about.group(1).strip()
     return found
+
+
+_THANKING = re.compile(r"^thank(?:ing|s)?\s+(?:her|him|them)\s+for\b", re.I)
+_POLITE_QUESTION = re.compile(r"^\s*(?:can|could|would|will)\s+(?:you|u)\b", re.I)

@@ -1,0 +1,168 @@
+"""Trains the assistant's verb head (``make train-verbs``): which of its actions a request asks for, as a
+multinomial logistic regression over the local sentence embedding of the request (names, days and
+times masked: ``requests.masked``) and of its first words, beside hashed counts of its words and word
+pairs. The mix of features, C and class weighting are picked on the validation rows, the confidence
+calibrated there (temperature scaling), and the confidence below which the assistant asks rather than
+acts is the lowest at which every validation reading above it is right. Written to
+``master_agent/domains/assistant/verb_head.json``.
+
+Training rows: the pack's own example requests (``requests.EXAMPLES``) and ``eval_assistant/verbs.json``
+"train" (assistant messages of the routing sets ``eval_routing/train*.json``, written from the user's
+side, with the verb each asks for labelled by hand). Validation: its "validation" rows (from
+``eval_routing/validation*.json``) and the first turns of ``eval_assistant/tuning.json`` and
+``probes.json``, their verb taken from the case's category. The held-out sets are never read.
+Needs scikit-learn (the ``dev`` extra); serving needs only numpy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from benchmarks.train_routing import TEMPERATURES, _softmax, nll
+from sklearn.linear_model import LogisticRegression
+
+from master_agent.domains.assistant.requests import (
+    EXAMPLES,
+    VERB_HEAD_PATH,
+    WRITES,
+    opening,
+    request_texts,
+)
+from master_agent.evolution.embeddings import LocalMiniLMEmbedder
+from master_agent.routing.intent_head import Features
+
+SETS = Path(__file__).parent / "eval_assistant"
+#: A tuning case's verb by its category (a clarification or an ambiguity case: by its first words).
+CATEGORY_VERBS = {
+    "create_event": "schedule",
+    "hour_rule": "schedule",
+    "reschedule": "reschedule",
+    "cancel_event": "cancel_event",
+    "free_slots": "free_slots",
+    "summarise_mail": "read_mail",
+    "send_mail": "send_mail",
+    "draft_edit": "send_mail",
+    "contact_lookup": "contact",
+    "list_events": "agenda",
+    "unsupported": "unsupported",
+}
+C_GRID = (1.0, 4.0, 16.0, 64.0)
+LEXICAL_DIM = 2048
+LEXICAL_WEIGHTS = (0.0, 0.5, 1.0)
+#: A write done on a wrong reading costs as much as this many questions asked of the user.
+WRONG_WRITE_COST = 3
+
+
+def _case_verb(case: dict[str, Any]) -> str | None:
+    verb = CATEGORY_VERBS.get(case["category"])
+    if verb is not None:
+        return verb
+    first = case["turns"][0].lower()
+    if case["category"] == "clarification_answer":
+        return "reschedule" if any(w in first for w in ("move", "reschedule")) else "schedule"
+    if case["category"] == "ambiguous":
+        return "schedule" if first.startswith(("schedule", "book", "set up")) else "send_mail"
+    return None
+
+
+def rows() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    labelled = json.loads((SETS / "verbs.json").read_text())
+    train = [(text, verb) for verb, texts in EXAMPLES.items() for text in texts]
+    train += [(row["message"], row["verb"]) for row in labelled["train"]]
+    validation = [(row["message"], row["verb"]) for row in labelled["validation"]]
+    for part in ("tuning", "probes"):
+        for case in json.loads((SETS / f"{part}.json").read_text()):
+            verb = _case_verb(case)
+            if verb is not None:
+                validation.append((case["turns"][0], verb))
+    return train, validation
+
+
+async def vectors(embedder: LocalMiniLMEmbedder, texts: list[str]) -> np.ndarray:
+    masked = request_texts(texts)
+    whole = await embedder.embed(masked)
+    first = await embedder.embed([opening(text) for text in masked])
+    return np.asarray([[*w, *f] for w, f in zip(whole, first, strict=True)], dtype=np.float64)
+
+
+def featured(x: np.ndarray, texts: list[str], features: Features) -> np.ndarray:
+    masked = request_texts(texts)
+    return np.asarray([features.of(list(row), text) for row, text in zip(x, masked, strict=True)])
+
+
+async def main(write: bool) -> dict[str, Any]:
+    train, validation = rows()
+    embedder = LocalMiniLMEmbedder()
+    train_texts, val_texts = [t for t, _ in train], [t for t, _ in validation]
+    x_train, x_val = await vectors(embedder, train_texts), await vectors(embedder, val_texts)
+    y_train, y_val = [v for _, v in train], [v for _, v in validation]
+    print(f"train {len(train)} rows {dict(Counter(y_train))}; validation {len(validation)} rows")
+    best: tuple[float, Any] | None = None
+    for weight in LEXICAL_WEIGHTS:
+        features = Features(lexical_dim=LEXICAL_DIM if weight else 0, lexical_weight=weight)
+        f_train, f_val = featured(x_train, train_texts, features), featured(x_val, val_texts, features)
+        for c in C_GRID:
+            for weighting in (None, "balanced"):
+                model = LogisticRegression(C=c, max_iter=4000, class_weight=weighting)
+                model.fit(f_train, y_train)
+                right = float(np.mean(model.predict(f_val) == np.asarray(y_val)))
+                print(f"  lexical {weight} C {c} {weighting}: validation {right:.1%}")
+                if best is None or right > best[0]:
+                    best = (right, (features, c, weighting, model, f_val))
+    assert best is not None
+    right, (features, c, weighting, model, f_val) = best
+    labels = [str(label) for label in model.classes_]
+    truth = np.asarray([labels.index(v) for v in y_val])
+    logits = f_val @ model.coef_.T + model.intercept_
+    temperature = min(TEMPERATURES, key=lambda t: nll(logits, truth, t))
+    probs = _softmax(logits / temperature)
+    top, guess = probs.max(axis=1), probs.argmax(axis=1)
+    # Asking matters where acting on a wrong reading changes something: a reading of a write (an event
+    # or an email) below ``ask_below`` is confirmed with the user first. The threshold is the one that
+    # costs least on validation, a write done on a wrong reading costing WRONG_WRITE_COST questions.
+    writes = np.asarray([labels[g] in WRITES for g in guess])
+    candidates = [0.0, *(round(float(p) + 0.01, 3) for p in top[writes])]
+
+    def cost(threshold: float) -> float:
+        asked = writes & (top < threshold)
+        wrong_done = writes & (top >= threshold) & (guess != truth)
+        return WRONG_WRITE_COST * float(wrong_done.sum()) + float(asked.sum())
+
+    ask_below = min(candidates, key=lambda t: (cost(t), t))
+    acted = ~writes | (top >= ask_below)
+    print(
+        f"chosen: lexical {features.lexical_weight} C {c} {weighting}: validation {right:.1%}; "
+        f"temperature {temperature}; ask below {ask_below}: acts without asking on {acted.mean():.0%} of validation, "
+        f"right on {float(np.mean(guess[acted] == truth[acted])) if acted.any() else math.nan:.1%} of those"
+    )
+    for text, verb, g, p in zip(val_texts, y_val, guess, top, strict=True):
+        if labels[g] != verb or (labels[g] in WRITES and p < ask_below):
+            mark = "wrong" if labels[g] != verb else "asked"
+            print(f"    {mark}: {text!r}: {verb} read as {labels[g]} ({p:.2f})")
+    head = {
+        "embedder": embedder.model_name,
+        "labels": labels,
+        "coef": [[round(float(v), 5) for v in row] for row in model.coef_],
+        "intercept": [round(float(v), 5) for v in model.intercept_],
+        "temperature": temperature,
+        "ask_below": ask_below,
+        "features": {"lexical_dim": features.lexical_dim, "lexical_weight": features.lexical_weight},
+        "validation_accuracy": round(right, 4),
+    }
+    if write:
+        VERB_HEAD_PATH.write_text(json.dumps(head, separators=(",", ":")) + "\n")
+        print(f"wrote {VERB_HEAD_PATH}")
+    return head
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--dry-run", action="store_true", help="report, do not write the head")
+    asyncio.run(main(write=not parser.parse_args().dry_run))
