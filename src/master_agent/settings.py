@@ -175,8 +175,10 @@ class Settings(BaseModel):
     """Idle time after which a thread is swept (langgraph-api's ``default_ttl``); 7 days."""
     checkpoint_sweep_minutes: float = Field(default=60.0, gt=0)
     """How often the scheduler leader sweeps (langgraph-api's ``sweep_interval_minutes``)."""
-    tenant_slots: int = Field(default=2, ge=1, le=256)
-    """Most of a process's run slots one tenant may hold; other tenants' runs are claimed first."""
+    tenant_slots: int | None = Field(default=None, ge=1, le=256)
+    """Most of a process's run slots one tenant may hold (a hard cap, isolating a hostile tenant at the
+    cost of slots left idle); unset: none, any tenant may use every free slot. Either way the queued run
+    of the tenant holding the fewest slots is claimed first."""
     embeddings: str = Field(default="auto", pattern=r"^(auto|local|hashing|openai:[A-Za-z0-9._-]+)$")
     """Embedding provider of village knowledge: the best installed (``auto``), ``local``, ``hashing`` or
     ``openai:<model>``."""

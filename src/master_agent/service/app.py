@@ -32,7 +32,7 @@ from master_agent.runtime.runs import RunQueue
 from master_agent.service.console import mount_console
 from master_agent.service.crons import fire_cron
 from master_agent.service.limits import BodySizeLimit, DatabaseGate, database_unavailable
-from master_agent.service.metrics import ServiceMetrics
+from master_agent.service.metrics import RequestClock, ServiceMetrics
 from master_agent.service.routes import (
     assistants,
     chat,
@@ -86,7 +86,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         role: SchedulerRole = "lead" if opened.scheduler == "enabled" else "add"
         async with open_resources(opened, scheduler=role) as resources:
             metrics = ServiceMetrics()
-            queue = RunQueue(resources, on_finished=metrics.observe_run)
+            queue = RunQueue(
+                resources,
+                on_finished=metrics.observe_run,
+                on_stage=metrics.observe_stage,
+                on_claim=metrics.count_claim,
+            )
+            resources.database.pool.on_wait = metrics.observe_pool_wait
             app.state.service = ServiceState(
                 resources=resources,
                 queue=queue,
@@ -124,6 +130,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     limit = (settings or Settings.from_env()).max_body_bytes
     app.add_middleware(BodySizeLimit, limit=limit)
     app.add_middleware(DatabaseGate)
+    app.add_middleware(RequestClock)
 
     @app.exception_handler(MasterAgentError)
     async def master_agent_error(_request: Request, error: MasterAgentError) -> JSONResponse:

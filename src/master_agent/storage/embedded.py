@@ -65,7 +65,7 @@ def stop_embedded_server(data_dir: Path, *, within_s: float = 30.0) -> bool:
     a handle lets go, and the service's processes keep theirs open on purpose (``cleanup_mode=None``),
     so a caller that started the service for a while (a benchmark, an evaluation) stops it here.
     False when no server was running there."""
-    import psutil
+    import psutil  # type: ignore[import-untyped]
 
     pid_file = (data_dir / "pg" / "postmaster.pid").resolve()
     try:
