@@ -59,6 +59,9 @@ CancelAction = Literal["interrupt", "rollback"]
 #: The claim loop's fallback poll, and how often a waiter re-reads a run executing elsewhere (both are
 #: woken by notifications first).
 POLL_S = 0.5
+#: A waiter for a run is woken by the run's end (here, or notified from elsewhere); it re-reads the run
+#: after POLL_S, then less and less often (up to this), in case the notification was lost.
+WAIT_POLL_MAX_S = 8.0
 
 INSERT_RUN = """
 INSERT INTO runs (run_id, tenant_id, thread_id, kind, solution_id, status)
@@ -130,8 +133,7 @@ WHERE run_id = %(run_id)s AND lease_owner = %(owner)s
 WAKE_IF_QUEUED = f"""
 SELECT pg_notify('{CHANNEL}', '') FROM runs WHERE thread_id = %(thread_id)s AND status = 'pending' LIMIT 1
 """
-#: A run's end in one statement: its last events (and those of other runs not written yet), its
-#: status, its thread's status (``thread_key`` null for a thread with no row), and the wake-ups of
+#: A run's end in one statement: its last events (those not written yet), its status, its thread's status (``thread_key`` null for a thread with no row), and the wake-ups of
 #: waiters elsewhere, of streams elsewhere, and of runs queued behind it on its thread.
 END_RUN = f"""
 WITH {INSERT_EVENTS},
@@ -368,6 +370,11 @@ class RunQueue:
             await self._announce_done(run_id, "interrupted")
         return True
 
+    def _wake_all(self) -> None:
+        self._wake.set()
+        for run_id in list(self._waiters):
+            self._wake_waiters(run_id, "unknown")
+
     def _wake_waiters(self, run_id: str, status: str) -> None:
         for future in self._waiters.pop(run_id, []):
             if not future.done():
@@ -442,6 +449,7 @@ class RunQueue:
     async def wait(self, run_id: str, within_s: float | None = None) -> Run | None:
         """Until the run is finished (in any process) or ``within_s`` passes; the run as it is then."""
         deadline = None if within_s is None else time.monotonic() + within_s
+        poll_s = POLL_S
         while True:
             # Registered before reading the run, so a finish in between still wakes this waiter.
             future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
@@ -453,8 +461,10 @@ class RunQueue:
             if remaining is not None and remaining <= 0:
                 return run
             with contextlib.suppress(TimeoutError):
-                # Woken at once when this process finishes it; polled when another process runs it.
-                await asyncio.wait_for(future, POLL_S if remaining is None else min(POLL_S, remaining))
+                # Woken at once when it finishes here or elsewhere (DONE_CHANNEL); the re-read is a
+                # fallback, backing off so many waiters cost little while runs queue.
+                await asyncio.wait_for(future, poll_s if remaining is None else min(poll_s, remaining))
+            poll_s = min(poll_s * 2, WAIT_POLL_MAX_S)
 
     async def counts(self) -> dict[str, int]:
         async with self.resources.database.pool.connection() as conn:
@@ -480,6 +490,8 @@ class RunQueue:
     async def _claim_loop(self) -> None:
         trigger: ClaimTrigger = "wake"
         while True:
+            if self._slots.locked():
+                trigger = "wake"  # a run ending here frees the slot: an in-process wake-up
             await self._slots.acquire()
             # Cleared before the claim: a run enqueued while it is in flight wakes the next one.
             self._wake.clear()
@@ -629,7 +641,7 @@ class RunQueue:
         async def store_end() -> None:
             nonlocal webhook_id
             async with (
-                self.events.storing() as batch,
+                self.events.storing(run_id) as batch,
                 self.resources.database.pool.connection() as conn,
                 conn.transaction() if webhook else contextlib.nullcontext(),
             ):
@@ -741,7 +753,7 @@ class RunQueue:
             nonlocal webhook_id
             # The run's last events are stored with its status, as at any run's end.
             async with (
-                self.events.storing() as batch,
+                self.events.storing(run_id) as batch,
                 self.resources.database.pool.connection() as conn,
                 conn.transaction(),
             ):
@@ -814,6 +826,8 @@ class RunQueue:
                     await conn.execute(f"LISTEN {CANCEL_CHANNEL}")
                     await conn.execute(f"LISTEN {DONE_CHANNEL}")
                     await conn.execute(f"LISTEN {EVENTS_CHANNEL}")
+                    # Ends and enqueues while not listening were missed: everyone reads again.
+                    self._wake_all()
                     async for notice in conn.notifies():
                         if notice.channel == CANCEL_CHANNEL:
                             await self._cancel_requested(notice.payload)
