@@ -56,8 +56,8 @@ CANCEL_CHANNEL = "master_agent_cancel"
 #: Tells every process a run has finished, so waiters elsewhere answer at once instead of polling.
 DONE_CHANNEL = "master_agent_run_done"
 CancelAction = Literal["interrupt", "rollback"]
-#: The claim loop's fallback poll, and how often a waiter re-reads a run executing elsewhere (both are
-#: woken by notifications first).
+#: How often a waiter first re-reads a run executing elsewhere (it is woken by notifications first),
+#: and how long the listener waits before reconnecting.
 POLL_S = 0.5
 #: A waiter for a run is woken by the run's end (here, or notified from elsewhere); it re-reads the run
 #: after POLL_S, then less and less often (up to this), in case the notification was lost.
@@ -218,7 +218,7 @@ class RunQueue:
         self.concurrency = resources.settings.run_concurrency
         self.outage_wait_s = resources.settings.outage_wait_s
         #: The claim loop's fallback poll (notifications wake it first).
-        self.poll_s = POLL_S
+        self.poll_s = resources.settings.run_poll_s
         self._slots = asyncio.Semaphore(self.concurrency)
         self._wake = asyncio.Event()
         self._running: dict[str, asyncio.Task[None]] = {}
