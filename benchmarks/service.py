@@ -168,8 +168,9 @@ async def scale_sweep(
     print(f"{'clients':>7} {'runs/s':>8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'p99/p50':>7} "
           f"{'server CPU ms/run':>17} {'PG CPU ms/run':>13} {'RSS MiB per process':>20}")  # fmt: skip
     for clients in levels:
+        # No warm-up round: a client idle while the others finish theirs could find its connection
+        # closed by the server's keep-alive timeout. Each client opens its connection in its first run.
         sdk_clients = [get_client(url=service.url, api_key=service.key) for _ in range(clients)]
-        await asyncio.gather(*(_new_thread_wait(client, case) for client in sdk_clients))  # connections open
         per_client = max(2, -(-SWEEP_RUNS // clients))
         latencies: list[float] = []
         server = _tree(service.pid)

@@ -133,8 +133,9 @@ WHERE run_id = %(run_id)s AND lease_owner = %(owner)s
 WAKE_IF_QUEUED = f"""
 SELECT pg_notify('{CHANNEL}', '') FROM runs WHERE thread_id = %(thread_id)s AND status = 'pending' LIMIT 1
 """
-#: A run's end in one statement: its last events (those not written yet), its status, its thread's status (``thread_key`` null for a thread with no row), and the wake-ups of
-#: waiters elsewhere, of streams elsewhere, and of runs queued behind it on its thread.
+#: A run's end in one statement: its last events (those not written yet), its status, its thread's
+#: status (``thread_key`` null for a thread with no row), and the wake-ups of waiters elsewhere, of
+#: streams elsewhere, and of runs queued behind it on its thread.
 END_RUN = f"""
 WITH {INSERT_EVENTS},
 finished AS ({FINISH_RUN}),
@@ -286,9 +287,13 @@ class RunQueue:
                 conn.transaction(),
             ):
                 await conn.execute(LOCK_THREAD, (thread_id,))
-                active = await (await conn.execute(ACTIVE_ON_THREAD, (thread_id,))).fetchone()
-                held = self._held().get(tenant_id, 0)
-                others = held and await (await conn.execute(OTHERS_QUEUED, (tenant_id,))).fetchone()
+                looked = await conn.execute(ACTIVE_ON_THREAD, (thread_id,))
+                # A tenant already running here lets a queued run of another tenant go first.
+                queued = (
+                    await conn.execute(OTHERS_QUEUED, (tenant_id,)) if tenant_id in self._held() else None
+                )
+                active = await looked.fetchone()
+                others = queued is not None and await queued.fetchone() is not None
                 if active and multitask_strategy in ("interrupt", "rollback"):
                     to_stop = await self._active_runs(conn, thread_id)
                 if multitask_strategy == "reject" and active:
