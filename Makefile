@@ -68,8 +68,9 @@ lint: install
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy
 
+# make bench PARTS=service,routing runs only the parts named (benchmarks/run.py PARTS lists them).
 bench: install
-	PYTHONPATH=. $(BIN)/python benchmarks/run.py
+	PYTHONPATH=. PARTS="$(PARTS)" $(BIN)/python benchmarks/run.py
 
 # langgraph-api's operations (its shipped OpenAPI document) this service does not serve, and why.
 api-diff: install

@@ -7,14 +7,20 @@
 5. Checkpoint storage after 5,000 runs with and without retention (``benchmarks/retention.py``).
 6. The chat front door: intent analysis, discovery and the routing decision (``benchmarks/routing.py``).
 7. Tenant agents: create to first run, and the rebuild a create costs (``benchmarks/agents.py``).
-8. The HTTP service through the official SDK (``benchmarks/service.py``), then its store at 100k items,
-   cron firing delay and webhook delivery delay (``benchmarks/platform_api.py``).
+8. The HTTP service through the official SDK (``benchmarks/service.py``): per-request figures
+   (``service``) and the 1/10/50/100-client scale sweep (``sweep``); then its store at 100k items, cron
+   firing delay and webhook delivery delay (``benchmarks/platform_api.py``, ``platform``).
+
+``make bench PARTS=service,routing`` (or ``python benchmarks/run.py sweep``) runs only the parts named
+(see ``PARTS``). Every server a part starts (embedded Postgres, the service) is stopped when it ends.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
+import sys
 import tempfile
 import time
 import uuid
@@ -26,6 +32,7 @@ from benchmarks import agents, evolution, retention, routing
 from master_agent.runtime import RuntimeResources, SolveRequest, master_graph, open_resources, solve
 from master_agent.runtime.factory import graph_cache
 from master_agent.settings import Settings
+from master_agent.storage.embedded import stop_embedded_server
 
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
 
@@ -95,37 +102,69 @@ async def bench_factory(resources: RuntimeResources, runs: int) -> None:
           f"(fresh/hit {ratio:.1f}x)")  # fmt: skip
 
 
-async def main() -> None:
+#: The parts of ``make bench`` in the order they run; ``PARTS=a,b`` (``make bench PARTS=service,routing``)
+#: runs only those.
+CORE_PARTS = ("solve", "checkpoints", "factory", "routing", "agents", "evolution", "retention")
+SERVICE_PARTS = ("service", "sweep", "platform")
+PARTS = (*CORE_PARTS, *SERVICE_PARTS)
+
+
+def chosen_parts(text: str) -> list[str]:
+    """The parts named in ``text`` (comma-separated; empty: all), in run order."""
+    names = {name.strip() for name in text.split(",") if name.strip()}
+    unknown = sorted(names - set(PARTS))
+    if unknown:
+        raise SystemExit(f"unknown bench part(s) {', '.join(unknown)}: choose from {', '.join(PARTS)}")
+    return [name for name in PARTS if name in names or not names]
+
+
+async def core(parts: list[str]) -> None:
     with tempfile.TemporaryDirectory(prefix="ma-bench-") as data_dir:
         base = Settings.from_env()
+        embedded = base.database_url is None
         settings = base.with_overrides(
-            model="offline", data_dir=Path(data_dir) if base.database_url is None else base.data_dir
+            model="offline", data_dir=Path(data_dir) if embedded else base.data_dir
         )
-        async with open_resources(settings) as resources:
-            await bench_solve(resources, runs=20)
-            await bench_checkpoints(resources, runs=15)
-            await bench_factory(resources, runs=30)
-            await routing.bench_routing(resources)
-            await agents.bench_agents(resources)
-            server_uri = resources.database.uri
-        # The reuse benchmark needs a database where nothing was learned yet: a scratch one.
-        with evolution.scratch_database(server_uri) as scratch_uri:
-            scratch = settings.with_overrides(database_url=scratch_uri)
-            async with open_resources(scratch, model=evolution.CountingPlanner()) as resources:
-                await evolution.bench_reuse(resources)
-                await evolution.bench_knowledge_search(resources)
-        with evolution.scratch_database(server_uri) as scratch_uri:
-            async with open_resources(settings.with_overrides(database_url=scratch_uri)) as resources:
-                await retention.bench_retention(resources)
-        if base.database_url is None:
-            from pgserver import get_server  # type: ignore[attr-defined]
+        try:
+            async with open_resources(settings) as resources:
+                if "solve" in parts:
+                    await bench_solve(resources, runs=20)
+                if "checkpoints" in parts:
+                    await bench_checkpoints(resources, runs=15)
+                if "factory" in parts:
+                    await bench_factory(resources, runs=30)
+                if "routing" in parts:
+                    await routing.bench_routing(resources)
+                if "agents" in parts:
+                    await agents.bench_agents(resources)
+                server_uri = resources.database.uri
+            if "evolution" in parts:
+                # The reuse benchmark needs a database where nothing was learned yet: a scratch one.
+                with evolution.scratch_database(server_uri) as scratch_uri:
+                    scratch = settings.with_overrides(database_url=scratch_uri)
+                    async with open_resources(scratch, model=evolution.CountingPlanner()) as resources:
+                        await evolution.bench_reuse(resources)
+                        await evolution.bench_knowledge_search(resources)
+            if "retention" in parts:
+                with evolution.scratch_database(server_uri) as scratch_uri:
+                    async with open_resources(settings.with_overrides(database_url=scratch_uri)) as resources:
+                        await retention.bench_retention(resources)
+        finally:
+            if embedded:
+                stop_embedded_server(Path(data_dir))
 
-            get_server(Path(data_dir) / "pg", cleanup_mode="stop").cleanup()
+
+def main(argv: list[str]) -> None:
+    parts = chosen_parts(",".join(argv) or os.environ.get("PARTS", ""))
+    if any(part in CORE_PARTS for part in parts):
+        asyncio.run(core(parts))
+    from benchmarks import platform_api, service  # the HTTP service, in its own server process
+
+    if "service" in parts or "sweep" in parts:
+        service.main(measure_requests="service" in parts, sweep="sweep" in parts)
+    if "platform" in parts:
+        platform_api.main()
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
-    from benchmarks import platform_api, service  # the HTTP service, in its own server process
-
-    service.main()
-    platform_api.main()
+    main(sys.argv[1:])

@@ -58,6 +58,7 @@ ENV_FIELDS: dict[str, str] = {
     "MASTER_AGENT_OPERATOR_TOKEN": "operator_token",
     "MASTER_AGENT_RUN_LEASE_S": "run_lease_s",
     "MASTER_AGENT_RUN_CONCURRENCY": "run_concurrency",
+    "MASTER_AGENT_RUN_POLL_S": "run_poll_s",
     "MASTER_AGENT_OUTAGE_WAIT_S": "outage_wait_s",
     "MASTER_AGENT_CHECKPOINT_TTL": "checkpoint_ttl",
     "MASTER_AGENT_CHECKPOINT_TTL_MINUTES": "checkpoint_ttl_minutes",
@@ -166,6 +167,9 @@ class Settings(BaseModel):
     """How long a worker owns a running run without a heartbeat; past it another worker takes over."""
     run_concurrency: int = Field(default=4, ge=1, le=256)
     """Runs one service process executes at once."""
+    run_poll_s: float = Field(default=0.5, gt=0, le=3600)
+    """How often an idle run worker looks for claimable runs without being told: a fallback only (new
+    runs and freed slots wake it at once; the poll finds runs whose worker died and missed notices)."""
     outage_wait_s: float = Field(default=300.0, gt=0)
     """How long a run (and a stream) waits for an unreachable database to come back before failing;
     it then continues from its last checkpoint."""
@@ -175,8 +179,10 @@ class Settings(BaseModel):
     """Idle time after which a thread is swept (langgraph-api's ``default_ttl``); 7 days."""
     checkpoint_sweep_minutes: float = Field(default=60.0, gt=0)
     """How often the scheduler leader sweeps (langgraph-api's ``sweep_interval_minutes``)."""
-    tenant_slots: int = Field(default=2, ge=1, le=256)
-    """Most of a process's run slots one tenant may hold; other tenants' runs are claimed first."""
+    tenant_slots: int | None = Field(default=None, ge=1, le=256)
+    """Most of a process's run slots one tenant may hold (a hard cap, isolating a hostile tenant at the
+    cost of slots left idle); unset: none, any tenant may use every free slot. Either way the queued run
+    of the tenant holding the fewest slots is claimed first."""
     embeddings: str = Field(default="auto", pattern=r"^(auto|local|hashing|openai:[A-Za-z0-9._-]+)$")
     """Embedding provider of village knowledge: the best installed (``auto``), ``local``, ``hashing`` or
     ``openai:<model>``."""

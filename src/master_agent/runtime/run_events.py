@@ -60,7 +60,11 @@ class RunEventLog:
         self._pending: list[tuple[str, RunEvent]] = []
         self._unflushed: dict[str, list[RunEvent]] = defaultdict(list)
         self._flusher: asyncio.Task[None] | None = None
+        #: One flush at a time; a run's end never waits for it unless the batch in flight holds
+        #: events of that run (``_in_flight``), so ends of different runs never queue behind each other.
         self._write_lock = asyncio.Lock()
+        self._in_flight: frozenset[str] = frozenset()
+        self._batch_written = asyncio.Event()
 
     async def open_run(self, run_id: str, *, first_attempt: bool = False) -> None:
         """Before a worker publishes: continue numbering after any events an earlier attempt stored
@@ -94,19 +98,21 @@ class RunEventLog:
         self._next_seq.pop(run_id, None)
 
     @contextlib.asynccontextmanager
-    async def storing(self) -> AsyncIterator[list[tuple[str, RunEvent]]]:
-        """Every event not written yet, for a caller that writes them in its own statement
-        (``event_params``). A batch the flusher is writing is stored first, so a run's end never
-        commits before its earlier events; the events count as written only if the block succeeds
-        (else they wait for the next flush)."""
-        async with self._write_lock:
-            batch, self._pending = self._pending, []
-            try:
-                yield batch
-            except BaseException:
-                self._pending[:0] = batch
-                raise
-            self.written(batch)
+    async def storing(self, run_id: str) -> AsyncIterator[list[tuple[str, RunEvent]]]:
+        """The events of ``run_id`` not written yet, for a caller that writes them in its own
+        statement (``event_params``). A batch the flusher is writing that holds events of the run is
+        stored first, so a run's end never commits before its earlier events; the events count as
+        written only if the block succeeds (else they wait for the next flush)."""
+        while run_id in self._in_flight:
+            await self._batch_written.wait()
+        batch = [entry for entry in self._pending if entry[0] == run_id]
+        self._pending = [entry for entry in self._pending if entry[0] != run_id]
+        try:
+            yield batch
+        except BaseException:
+            self._pending[:0] = batch
+            raise
+        self.written(batch)
 
     async def _flush_soon(self, delay_s: float = FLUSH_EVERY_S) -> None:
         await asyncio.sleep(delay_s)
@@ -116,6 +122,8 @@ class RunEventLog:
         async with self._write_lock:
             while self._pending:
                 batch, self._pending = self._pending[:FLUSH_BATCH], self._pending[FLUSH_BATCH:]
+                self._in_flight = frozenset(run_id for run_id, _ in batch)
+                self._batch_written.clear()
                 try:
                     async with self._pool.connection() as conn:
                         await conn.execute(STORE_EVENTS, event_params(batch))
@@ -124,6 +132,9 @@ class RunEventLog:
                     self._pending[:0] = batch
                     self._flusher = asyncio.create_task(self._flush_soon(FLUSH_RETRY_S))
                     return
+                finally:
+                    self._in_flight = frozenset()
+                    self._batch_written.set()
                 self.written(batch)
 
     def written(self, batch: list[tuple[str, RunEvent]]) -> None:

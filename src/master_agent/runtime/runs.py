@@ -2,8 +2,10 @@
 
 A run is claimed with ``FOR UPDATE SKIP LOCKED`` and held by a lease its worker renews with a
 heartbeat. A run whose worker died (lease expired) is claimed again by any worker and continues from
-its last checkpoint, so no finished step runs again. New runs wake workers through ``NOTIFY`` (and a
-short poll as a fallback).
+its last checkpoint, so no finished step runs again. New runs wake workers through ``NOTIFY``: a run
+that can start starts at once; the poll is only a fallback (a lost notification, an expired lease).
+Tenants share a process's slots fairly: the queued run of the tenant holding the fewest slots here
+goes first, and one tenant alone may take every slot (unless ``tenant_slots`` caps it on purpose).
 """
 
 from __future__ import annotations
@@ -33,9 +35,11 @@ from master_agent.runtime.run_events import (
     EVENTS_CHANNEL,
     INSERT_EVENTS,
     STORE_EVENTS,
+    RunEvent,
     RunEventLog,
     event_params,
 )
+from master_agent.runtime.run_stages import ClaimTrigger, RunStage, StageObserver, since_request
 from master_agent.runtime.serialization import error_output
 from master_agent.runtime.solve import SolveOutcome, record_failure, run_solution
 from master_agent.storage.outages import is_outage, through_outages
@@ -52,21 +56,27 @@ CANCEL_CHANNEL = "master_agent_cancel"
 #: Tells every process a run has finished, so waiters elsewhere answer at once instead of polling.
 DONE_CHANNEL = "master_agent_run_done"
 CancelAction = Literal["interrupt", "rollback"]
+#: How often a waiter first re-reads a run executing elsewhere (it is woken by notifications first),
+#: and how long the listener waits before reconnecting.
 POLL_S = 0.5
+#: A waiter for a run is woken by the run's end (here, or notified from elsewhere); it re-reads the run
+#: after POLL_S, then less and less often (up to this), in case the notification was lost.
+WAIT_POLL_MAX_S = 8.0
 
 INSERT_RUN = """
 INSERT INTO runs (run_id, tenant_id, thread_id, kind, solution_id, status)
 VALUES (%s, %s, %s, %s, %s, 'pending')
 """
-#: The oldest claimable run whose thread has no other live or earlier run: runs on one thread go one
-#: at a time, in order (the enqueue strategy). Tenants holding their share of this process's slots
-#: (``full_tenants``) wait, so other tenants' runs are claimed first.
+#: The claimable run whose thread has no other live or earlier run (runs on one thread go one at a
+#: time, in order: the enqueue strategy) of the tenant holding the fewest of this process's slots
+#: (``held``: tenant -> slots), oldest first. Tenants at their cap (``full_tenants``) wait.
+#: ``queued_s``: how long the run waited since it was due.
 CLAIM_RUN = """
 UPDATE runs SET status = 'running', lease_owner = %(owner)s,
        lease_expires_at = now() + make_interval(secs => %(lease)s),
        started_at = coalesce(started_at, now()), attempts = attempts + 1, updated_at = now()
-WHERE run_id = (
-    SELECT r.run_id FROM runs r
+FROM (
+    SELECT r.run_id, extract(epoch FROM clock_timestamp() - r.created_at) AS queued_s FROM runs r
     WHERE ((r.status = 'pending' AND r.created_at <= now())
            OR (r.status = 'running' AND r.lease_expires_at < now()))
       AND r.tenant_id <> ALL(%(full_tenants)s::text[])
@@ -76,11 +86,13 @@ WHERE run_id = (
           WHERE o.thread_id = r.thread_id AND o.run_id <> r.run_id
             AND ((o.status = 'running' AND o.lease_expires_at >= now())
                  OR (o.status IN ('pending', 'running') AND o.created_at < r.created_at)))
-    ORDER BY r.created_at
-    FOR UPDATE SKIP LOCKED
+    ORDER BY coalesce((%(held)s::jsonb ->> r.tenant_id)::int, 0), r.created_at
+    FOR UPDATE OF r SKIP LOCKED
     LIMIT 1
-)
-RETURNING run_id, tenant_id, thread_id, kind, solution_id, attempts, kwargs
+) AS chosen
+WHERE runs.run_id = chosen.run_id
+RETURNING runs.run_id, runs.tenant_id, runs.thread_id, runs.kind, runs.solution_id, runs.attempts, runs.kwargs,
+          chosen.queued_s
 """
 #: A graph run, queued ('pending'), or already claimed by ``owner`` when this process executes it at once.
 #: A delayed run (``after_seconds``) is created in the future, as langgraph-api does: no worker claims it
@@ -98,6 +110,13 @@ VALUES (%(run_id)s, %(tenant_id)s, %(thread_id)s, 'graph',
 RETURNING *
 """
 LOCK_THREAD = "SELECT thread_id FROM threads WHERE thread_id = %s FOR UPDATE"
+#: A due run of another tenant is queued: a tenant already running here lets it go first.
+OTHERS_QUEUED = """
+SELECT 1 FROM runs WHERE status = 'pending' AND created_at <= now() AND tenant_id <> %s LIMIT 1
+"""
+#: Wakes the claim loops of every process; the payload is the delay of a delayed run (seconds), when
+#: it falls due.
+WAKE_WORKERS = f"SELECT pg_notify('{CHANNEL}', %s)"
 ACTIVE_ON_THREAD = "SELECT 1 FROM runs WHERE thread_id = %s AND status IN ('pending', 'running') LIMIT 1"
 #: A thread taking a run: busy, and the graph shape its runs use (kept when ``config`` is null).
 BUSY_THREAD = """
@@ -114,9 +133,9 @@ WHERE run_id = %(run_id)s AND lease_owner = %(owner)s
 WAKE_IF_QUEUED = f"""
 SELECT pg_notify('{CHANNEL}', '') FROM runs WHERE thread_id = %(thread_id)s AND status = 'pending' LIMIT 1
 """
-#: A run's end in one statement: its last events (and those of other runs not written yet), its
-#: status, its thread's status (``thread_key`` null for a thread with no row), and the wake-ups of
-#: waiters elsewhere, of streams elsewhere, and of runs queued behind it on its thread.
+#: A run's end in one statement: its last events (those not written yet), its status, its thread's
+#: status (``thread_key`` null for a thread with no row), and the wake-ups of waiters elsewhere, of
+#: streams elsewhere, and of runs queued behind it on its thread.
 END_RUN = f"""
 WITH {INSERT_EVENTS},
 finished AS ({FINISH_RUN}),
@@ -187,22 +206,33 @@ class RunQueue:
     """Enqueue runs, and execute claimed ones in this process (up to ``concurrency`` at once)."""
 
     def __init__(
-        self, resources: RuntimeResources, *, on_finished: Callable[[str, float], None] | None = None
+        self,
+        resources: RuntimeResources,
+        *,
+        on_finished: Callable[[str, float], None] | None = None,
+        on_stage: StageObserver | None = None,
+        on_claim: Callable[[ClaimTrigger], None] | None = None,
     ) -> None:
         self.resources = resources
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.lease_s = resources.settings.run_lease_s
         self.concurrency = resources.settings.run_concurrency
         self.outage_wait_s = resources.settings.outage_wait_s
+        #: The claim loop's fallback poll (notifications wake it first).
+        self.poll_s = resources.settings.run_poll_s
         self._slots = asyncio.Semaphore(self.concurrency)
         self._wake = asyncio.Event()
         self._running: dict[str, asyncio.Task[None]] = {}
         self.tenant_slots = resources.settings.tenant_slots
-        #: The tenant of each run executing here: no tenant holds more than ``tenant_slots`` slots.
+        #: The tenant of each run executing here: the fewest held go first; none holds over ``tenant_slots``.
         self._running_tenant: dict[str, str] = {}
         self._waiters: dict[str, list[asyncio.Future[str]]] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._on_finished = on_finished
+        self._on_stage = on_stage
+        self._on_claim = on_claim
+        #: ``perf_counter()`` when each run executing here was claimed (or stored already claimed).
+        self._claimed_at: dict[str, float] = {}
         self._cancelling: dict[str, CancelAction] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._webhooks: set[asyncio.Task[None]] = set()
@@ -218,7 +248,7 @@ class RunQueue:
         run_id = str(uuid.uuid4())
         async with self.resources.database.pool.connection() as conn:
             await conn.execute(INSERT_RUN, (run_id, tenant_id, thread_id, "strategic_goal", solution_id))
-            await conn.execute(f"NOTIFY {CHANNEL}")
+            await conn.execute(WAKE_WORKERS, ("",))
         self._wake.set()
         return run_id
 
@@ -247,6 +277,7 @@ class RunQueue:
         run_id = run_id or str(uuid.uuid4())
         to_stop: list[str] = []
         slot = False
+        began = time.perf_counter()
         try:
             # Two round trips: the lock and the look (a fresh snapshot, taken under the lock), then
             # the writes with the commit; the NOTIFY goes out when the transaction commits.
@@ -256,7 +287,13 @@ class RunQueue:
                 conn.transaction(),
             ):
                 await conn.execute(LOCK_THREAD, (thread_id,))
-                active = await (await conn.execute(ACTIVE_ON_THREAD, (thread_id,))).fetchone()
+                looked = await conn.execute(ACTIVE_ON_THREAD, (thread_id,))
+                # A tenant already running here lets a queued run of another tenant go first.
+                queued = (
+                    await conn.execute(OTHERS_QUEUED, (tenant_id,)) if tenant_id in self._held() else None
+                )
+                active = await looked.fetchone()
+                others = queued is not None and await queued.fetchone() is not None
                 if active and multitask_strategy in ("interrupt", "rollback"):
                     to_stop = await self._active_runs(conn, thread_id)
                 if multitask_strategy == "reject" and active:
@@ -269,6 +306,7 @@ class RunQueue:
                     and not after_seconds
                     and not active
                     and not self._slots.locked()
+                    and not others
                     and tenant_id not in self._full_tenants()
                 ):
                     await self._slots.acquire()  # free, so taken without waiting
@@ -291,14 +329,18 @@ class RunQueue:
                 config = None if thread_config is None else json.dumps(thread_config)
                 await conn.execute(BUSY_THREAD, (config, thread_id))
                 if not slot:
-                    await conn.execute(f"NOTIFY {CHANNEL}")
+                    await conn.execute(WAKE_WORKERS, (str(after_seconds) if after_seconds else "",))
             row = await inserted.fetchone()
         except BaseException:
             if slot:
                 self._slots.release()
             raise
         assert row is not None  # INSERT ... RETURNING
+        self._observe("enqueue", time.perf_counter() - began)
+        if (accepted := since_request()) is not None:
+            self._observe("accept", accepted)
         if slot:
+            self._observe("queue_wait", 0.0)
             self._start(row)
         else:
             self._wake.set()
@@ -332,6 +374,11 @@ class RunQueue:
         else:
             await self._announce_done(run_id, "interrupted")
         return True
+
+    def _wake_all(self) -> None:
+        self._wake.set()
+        for run_id in list(self._waiters):
+            self._wake_waiters(run_id, "unknown")
 
     def _wake_waiters(self, run_id: str, status: str) -> None:
         for future in self._waiters.pop(run_id, []):
@@ -407,6 +454,7 @@ class RunQueue:
     async def wait(self, run_id: str, within_s: float | None = None) -> Run | None:
         """Until the run is finished (in any process) or ``within_s`` passes; the run as it is then."""
         deadline = None if within_s is None else time.monotonic() + within_s
+        poll_s = POLL_S
         while True:
             # Registered before reading the run, so a finish in between still wakes this waiter.
             future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
@@ -418,8 +466,10 @@ class RunQueue:
             if remaining is not None and remaining <= 0:
                 return run
             with contextlib.suppress(TimeoutError):
-                # Woken at once when this process finishes it; polled when another process runs it.
-                await asyncio.wait_for(future, POLL_S if remaining is None else min(POLL_S, remaining))
+                # Woken at once when it finishes here or elsewhere (DONE_CHANNEL); the re-read is a
+                # fallback, backing off so many waiters cost little while runs queue.
+                await asyncio.wait_for(future, poll_s if remaining is None else min(poll_s, remaining))
+            poll_s = min(poll_s * 2, WAIT_POLL_MAX_S)
 
     async def counts(self) -> dict[str, int]:
         async with self.resources.database.pool.connection() as conn:
@@ -443,8 +493,13 @@ class RunQueue:
         await self.events.aclose()
 
     async def _claim_loop(self) -> None:
+        trigger: ClaimTrigger = "wake"
         while True:
+            if self._slots.locked():
+                trigger = "wake"  # a run ending here frees the slot: an in-process wake-up
             await self._slots.acquire()
+            # Cleared before the claim: a run enqueued while it is in flight wakes the next one.
+            self._wake.clear()
             try:
                 claimed = await self._claim()
             except Exception:
@@ -452,23 +507,41 @@ class RunQueue:
                 claimed = None
             if claimed is None:
                 self._slots.release()
-                self._wake.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), POLL_S)
+                try:
+                    await asyncio.wait_for(self._wake.wait(), self.poll_s)
+                    trigger = "wake"
+                except TimeoutError:
+                    trigger = "poll"
                 continue
+            if self._on_claim is not None:
+                self._on_claim(trigger)
             self._start(claimed)
 
-    def _full_tenants(self) -> list[str]:
-        """Tenants that hold their share of this process's run slots."""
+    def _wake_claims(self, delay: str) -> None:
+        """Wake the claim loop now, and again when a delayed run (``delay`` seconds) falls due."""
+        self._wake.set()
+        with contextlib.suppress(ValueError):
+            if float(delay) > 0:
+                asyncio.get_running_loop().call_later(float(delay), self._wake.set)
+
+    def _held(self) -> dict[str, int]:
+        """Run slots of this process each tenant holds."""
         held: dict[str, int] = {}
         for tenant in self._running_tenant.values():
             held[tenant] = held.get(tenant, 0) + 1
-        return [tenant for tenant, count in held.items() if count >= self.tenant_slots]
+        return held
+
+    def _full_tenants(self) -> list[str]:
+        """Tenants at their cap of this process's run slots (none without ``tenant_slots``)."""
+        if self.tenant_slots is None:
+            return []
+        return [tenant for tenant, count in self._held().items() if count >= self.tenant_slots]
 
     def _release(self, run_id: str) -> None:
         """A run executing here stopped: its slot is free again."""
         self._running.pop(run_id, None)
         self._running_tenant.pop(run_id, None)
+        self._claimed_at.pop(run_id, None)
         self._slots.release()
 
     def _leave(self, run_id: str) -> None:
@@ -480,23 +553,51 @@ class RunQueue:
     def _start(self, claimed: dict[str, Any]) -> None:
         """Execute a run claimed by this process (its slot already taken)."""
         run_id = str(claimed["run_id"])
+        self._claimed_at[run_id] = time.perf_counter()
         self._running_tenant[run_id] = str(claimed["tenant_id"])
         self._outputs[run_id] = asyncio.get_running_loop().create_future()
         self._running[run_id] = asyncio.create_task(self._execute(claimed), name=f"run-{run_id}")
 
     async def _claim(self) -> dict[str, Any] | None:
         async with self.resources.database.pool.connection() as conn:
+            began = time.perf_counter()
             row: dict[str, Any] | None = await (
                 await conn.execute(
                     CLAIM_RUN,
-                    {"owner": self.owner, "lease": self.lease_s, "full_tenants": self._full_tenants()},
+                    {
+                        "owner": self.owner,
+                        "lease": self.lease_s,
+                        "full_tenants": self._full_tenants(),
+                        "held": json.dumps(self._held()),
+                    },
                 )
             ).fetchone()
+        if row is not None:
+            self._observe("claim", time.perf_counter() - began)
+            self._observe("queue_wait", max(0.0, float(row.pop("queued_s"))))
         return row
+
+    def _observe(self, stage: RunStage, seconds: float) -> None:
+        if self._on_stage is not None:
+            self._on_stage(stage, seconds)
+
+    def _publisher(self, run_id: str) -> Callable[[str, Any], RunEvent]:
+        """Publishes the run's events; the first one's time since the claim is observed."""
+        first = True
+
+        def publish(event: str, data: Any) -> RunEvent:
+            nonlocal first
+            if first:
+                first = False
+                if (claimed_at := self._claimed_at.get(run_id)) is not None:
+                    self._observe("first_event", time.perf_counter() - claimed_at)
+            return self.events.publish(run_id, event, data)
+
+        return publish
 
     async def _execute(self, claimed: dict[str, Any]) -> None:
         run_id = str(claimed["run_id"])
-        started = time.perf_counter()
+        started = self._claimed_at.get(run_id, time.perf_counter())
         status, error = "error", None
         output: Any = None
         unfinished: BaseException | None = None  # what ended a strategic goal's run before its end
@@ -534,6 +635,7 @@ class RunQueue:
             self.events.publish(run_id, "error", {"error": type(failure).__name__, "message": str(failure)})
         # Streams see the end once the run's status is stored, so a client reading the run then
         # finds it finished.
+        ending = time.perf_counter()
         last = self.events.publish(run_id, "end", None, live=False)
         thread_id = str(claimed["thread_id"])
         stored = False
@@ -544,7 +646,7 @@ class RunQueue:
         async def store_end() -> None:
             nonlocal webhook_id
             async with (
-                self.events.storing() as batch,
+                self.events.storing(run_id) as batch,
                 self.resources.database.pool.connection() as conn,
                 conn.transaction() if webhook else contextlib.nullcontext(),
             ):
@@ -572,6 +674,9 @@ class RunQueue:
         try:
             await through_outages(self.resources.database.health, store_end, within_s=self.outage_wait_s)
             stored = True
+            finished = time.perf_counter()
+            self._observe("end", finished - ending)
+            self._observe("run", finished - started)
             if webhook_id is not None:
                 self._deliver_webhook(webhook_id)
             if graph_run and (claimed.get("kwargs") or {}).get("on_completion") == "delete":
@@ -618,22 +723,17 @@ class RunQueue:
         """How the run ended: its status, its output (None: read from the thread) and, when the master
         agent's model failed, why (the run then ends ``error``; the thread keeps the agent's answer)."""
         run_id = str(claimed["run_id"])
+        if not resumed and (claimed_at := self._claimed_at.get(run_id)) is not None:
+            self._observe("start", time.perf_counter() - claimed_at)
+        publish = self._publisher(run_id)
         if claimed["kind"] == "graph":
-            end = await execute_graph_run(
-                self.resources,
-                claimed,
-                lambda event, data: self.events.publish(run_id, event, data),
-                resumed=resumed,
-            )
-            return end
+            return await execute_graph_run(self.resources, claimed, publish, resumed=resumed)
         # A strategic goal streams its call tree as custom events, then the solution as values; it
         # continues from its last checkpoint by itself.
         outcome: SolveOutcome = await run_solution(
-            self.resources,
-            str(claimed["solution_id"]),
-            on_event=lambda event: self.events.publish(run_id, "custom", event),
+            self.resources, str(claimed["solution_id"]), on_event=lambda event: publish("custom", event)
         )
-        self.events.publish(run_id, "values", outcome.model_dump(mode="json"))
+        publish("values", outcome.model_dump(mode="json"))
         failure = outcome.solution.model_failure if outcome.solution else None
         if failure:
             return GraphRunEnd(status="error", output=None, error=failure)
@@ -658,7 +758,7 @@ class RunQueue:
             nonlocal webhook_id
             # The run's last events are stored with its status, as at any run's end.
             async with (
-                self.events.storing() as batch,
+                self.events.storing(run_id) as batch,
                 self.resources.database.pool.connection() as conn,
                 conn.transaction(),
             ):
@@ -731,6 +831,8 @@ class RunQueue:
                     await conn.execute(f"LISTEN {CANCEL_CHANNEL}")
                     await conn.execute(f"LISTEN {DONE_CHANNEL}")
                     await conn.execute(f"LISTEN {EVENTS_CHANNEL}")
+                    # Ends and enqueues while not listening were missed: everyone reads again.
+                    self._wake_all()
                     async for notice in conn.notifies():
                         if notice.channel == CANCEL_CHANNEL:
                             await self._cancel_requested(notice.payload)
@@ -740,7 +842,7 @@ class RunQueue:
                         elif notice.channel == EVENTS_CHANNEL:
                             self.events.stored_elsewhere(notice.payload)
                         else:
-                            self._wake.set()
+                            self._wake_claims(notice.payload)
             except asyncio.CancelledError:
                 raise
             except Exception as error:

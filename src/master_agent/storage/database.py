@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +20,19 @@ from master_agent.storage.embedded import embedded_server_uri
 from master_agent.storage.migrations import apply_migrations
 from master_agent.storage.outages import DatabaseHealth
 
-Pool = AsyncConnectionPool[AsyncConnection[DictRow]]
+
+class Pool(AsyncConnectionPool[AsyncConnection[DictRow]]):
+    """The shared pool; it reports how long each checkout waited (the service exports it)."""
+
+    #: Called with the seconds each ``getconn`` (and so each ``connection()``) took.
+    on_wait: Callable[[float], None] | None = None
+
+    async def getconn(self, timeout: float | None = None) -> AsyncConnection[DictRow]:  # noqa: ASYNC109 (the base signature)
+        began = time.perf_counter()
+        conn = await super().getconn(timeout)
+        if self.on_wait is not None:
+            self.on_wait(time.perf_counter() - began)
+        return conn
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,7 +69,7 @@ async def _note_return(conn: AsyncConnection[Any]) -> None:
 async def open_database(settings: Settings, *, migrate: bool = True) -> AsyncIterator[Database]:
     """Resolve the server, open the pool, apply migrations, yield the handles, close the pool."""
     uri = settings.database_url or await embedded_server_uri(settings.data_dir)
-    pool: Pool = AsyncConnectionPool(
+    pool = Pool(
         uri,
         min_size=1,
         max_size=settings.pool_max_size,

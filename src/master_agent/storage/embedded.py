@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 import warnings
 from pathlib import Path
 from typing import Any
@@ -56,3 +57,25 @@ def _start(pgdata: Path) -> str:
 async def embedded_server_uri(data_dir: Path) -> str:
     """Start (or reuse) the embedded server under ``data_dir/pg`` and return its URI."""
     return await asyncio.to_thread(_start, (data_dir / "pg").resolve())
+
+
+def stop_embedded_server(data_dir: Path, *, within_s: float = 30.0) -> bool:
+    """Stop the embedded server under ``data_dir/pg``, whoever started it (a fast shutdown: sessions
+    are ended, what was committed is kept). pgserver stops a server only when the last process holding
+    a handle lets go, and the service's processes keep theirs open on purpose (``cleanup_mode=None``),
+    so a caller that started the service for a while (a benchmark, an evaluation) stops it here.
+    False when no server was running there."""
+    import psutil  # type: ignore[import-untyped]
+
+    pid_file = (data_dir / "pg" / "postmaster.pid").resolve()
+    try:
+        pid = int(pid_file.read_text().split()[0])
+        postmaster = psutil.Process(pid)
+    except (FileNotFoundError, IndexError, ValueError, psutil.NoSuchProcess):
+        return False
+    postmaster.send_signal(signal.SIGINT)  # PostgreSQL's fast shutdown
+    try:
+        postmaster.wait(within_s)
+    except psutil.TimeoutExpired:
+        postmaster.kill()
+    return True
