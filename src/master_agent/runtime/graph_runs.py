@@ -70,6 +70,19 @@ def thread_graph_config(tenant_id: str, thread_id: str, configurable: dict[str, 
     return {"configurable": {**shape, "tenant_id": tenant_id, "thread_id": thread_id}}
 
 
+def run_context(graph: Any, context: dict[str, Any] | None, configurable: dict[str, Any]) -> dict[str, Any]:
+    """The run-time context a run's graph gets, as langgraph-api gives it: the request's ``context``
+    (the assistant's under it), else the request's ``configurable``; kept to the keys the graph's context
+    schema declares when it declares any; ``{}`` when nothing is left, so the schema's defaults apply
+    (never None: a graph reading ``runtime.context.x`` would fail)."""
+    given = dict(context or configurable)
+    schema = graph.get_context_jsonschema() if getattr(graph, "context_schema", None) is not None else None
+    declared = (schema or {}).get("properties")
+    if declared:
+        return {key: value for key, value in given.items() if key in declared}
+    return given if context else {}
+
+
 def _command(payload: dict[str, Any]) -> Command[Any]:
     return Command(resume=payload.get("resume"), update=payload.get("update"), goto=payload.get("goto") or ())
 
@@ -129,7 +142,7 @@ async def execute_graph_run(
         "stream_mode": graph_modes,
         "subgraphs": True,
         "durability": durability,
-        "context": kwargs.get("context"),
+        "context": run_context(graph, kwargs.get("context"), configurable),
         "interrupt_before": kwargs.get("interrupt_before"),
         "interrupt_after": kwargs.get("interrupt_after"),
     }

@@ -296,8 +296,7 @@ async def prepare_run(
         "context": {
             **{key: value for key, value in assistant.context.items() if key != AGENT_SPEC_KEY},
             **(body.context or {}),
-        }
-        or None,
+        },
     }
     metadata = {
         **(body.metadata or {}),
