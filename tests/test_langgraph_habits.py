@@ -6,7 +6,15 @@ from __future__ import annotations
 
 import uuid
 
+import httpx
+import pytest
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.pregel.remote import RemoteGraph
 from langgraph_sdk.client import LangGraphClient
+from langgraph_sdk.errors import UnprocessableEntityError
+from typing_extensions import TypedDict
 
 from tests.live_server import LiveServer, live_server_fixture, sdk, two_tenant_keys
 
@@ -46,3 +54,107 @@ async def test_a_run_without_context_gets_the_context_schema_defaults(
     assistant = await client.assistants.create("habits", context={"greeting": "Hi"}, name=uuid.uuid4().hex)
     mine = await client.runs.wait(None, assistant["assistant_id"], input={"name": "Ana"})
     assert mine["greeting"] == "Hi, Ana!"
+
+
+async def test_fields_the_service_does_not_know_are_ignored(live: LiveServer, keys: dict[str, str]) -> None:
+    headers = {"X-API-Key": keys["demo-retail"]}
+    async with httpx.AsyncClient(base_url=live.url, headers=headers, timeout=60) as http:
+        thread = await http.post("/threads", json={"metadata": {"k": 1}, "from_a_newer_sdk": True})
+        assert thread.status_code == 200, thread.text
+        thread_id = thread.json()["thread_id"]
+        run = {"assistant_id": "habits", "input": {"name": "Ana"}, "some_future_option": {"x": 1}}
+        waited = await http.post(f"/threads/{thread_id}/runs/wait", json=run)
+        assert waited.status_code == 200 and waited.json()["greeting"] == "Hello, Ana!", waited.text
+        found = await http.post("/assistants/search", json={"graph_id": "habits", "newer": 1})
+        assert found.status_code == 200 and found.json()
+        # A field it knows is still checked, and named.
+        bad = await http.post("/threads/search", json={"limit": 0, "newer": 1})
+        assert bad.status_code == 422 and "limit" in bad.text
+
+
+async def test_a_thread_created_with_supersteps_holds_their_state(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    client = _client(live, keys)
+    thread = await client.threads.create(
+        graph_id="habits",
+        supersteps=[
+            {"updates": [{"values": {"name": "Ana"}, "as_node": "__start__"}]},
+            {"updates": [{"values": {"greeting": "Hey, Ana"}, "as_node": "greet"}]},
+        ],
+    )
+    assert thread["values"] == {"name": "Ana", "greeting": "Hey, Ana"}
+    state = await client.threads.get_state(thread["thread_id"])
+    assert state["values"] == {"name": "Ana", "greeting": "Hey, Ana"} and state["next"] == ["checker"]
+    # The thread goes on from there: the next node runs.
+    resumed = await client.runs.wait(thread["thread_id"], "habits", input=None)
+    assert resumed["checked"] is True and resumed["greeting"] == "Hey, Ana"
+    with pytest.raises(UnprocessableEntityError, match="supersteps"):
+        await client.threads.create(
+            graph_id="habits",
+            supersteps=[{"updates": [{"values": {"name": "x"}, "as_node": "no_such_node"}]}],
+        )
+    with pytest.raises(UnprocessableEntityError, match="graph_id"):
+        await client.threads.create(supersteps=[{"updates": [{"values": {}, "as_node": "greet"}]}])
+
+
+async def test_thread_search_extracts_values_by_path(live: LiveServer, keys: dict[str, str]) -> None:
+    client = _client(live, keys)
+    tag = uuid.uuid4().hex
+    thread = await client.threads.create(metadata={"tag": tag, "owner": {"name": "ana"}})
+    await client.runs.wait(thread["thread_id"], "tally", input=[])
+    await client.runs.wait(thread["thread_id"], "tally", input=[])
+    found = await client.threads.search(
+        metadata={"tag": tag},
+        select=["thread_id"],
+        extract={"last": "values[-1]", "owner": "metadata.owner.name", "nothing": "values[9]"},
+    )
+    assert found == [
+        {"thread_id": thread["thread_id"], "extracted": {"last": "run 2", "owner": "ana", "nothing": None}}
+    ]
+    with pytest.raises(UnprocessableEntityError) as refused:
+        await client.threads.search(extract={"bad": "secrets.key"})
+    assert "extract" in refused.value.response.text
+
+
+async def test_crons_are_found_by_graph_name(live: LiveServer, keys: dict[str, str]) -> None:
+    client = _client(live, keys)
+    thread = await client.threads.create()
+    cron = await client.crons.create_for_thread(thread["thread_id"], "tally", schedule="0 3 * * *", input=[])
+    try:
+        by_name = await client.crons.search(assistant_id="tally", thread_id=thread["thread_id"])
+        assert [c["cron_id"] for c in by_name] == [cron["cron_id"]]
+        assert await client.crons.search(assistant_id="habits", thread_id=thread["thread_id"]) == []
+        assert await client.crons.count(assistant_id="tally", thread_id=thread["thread_id"]) == 1
+    finally:
+        await client.crons.delete(cron["cron_id"])
+
+
+async def test_remote_graph_as_a_node_ignores_the_parents_other_keys(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    class Parent(TypedDict, total=False):
+        name: str
+        goal: str
+        greeting: str
+        audit: list[str]
+
+    builder = StateGraph(Parent)
+    builder.add_node("remote", RemoteGraph("habits", url=live.url, api_key=keys["demo-retail"]))
+    builder.add_edge(START, "remote")
+    builder.add_edge("remote", END)
+    parent = builder.compile(checkpointer=InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": str(uuid.uuid4())}}
+    result = await parent.ainvoke({"name": "Ana", "audit": ["started"]}, config)
+    assert result["greeting"] == "Hello, Ana!" and result["audit"] == ["started"]
+    # The master graph too: its parent's state carries keys it does not have.
+    builder = StateGraph(Parent)
+    builder.add_node("remote", RemoteGraph("master_agent", url=live.url, api_key=keys["demo-retail"]))
+    builder.add_edge(START, "remote")
+    builder.add_edge("remote", END)
+    master = builder.compile(checkpointer=InMemorySaver())
+    goal = "Increase Store 5's accessory attach rate by 20% within 60 days"
+    solved = await master.ainvoke(
+        {"goal": goal, "audit": ["started"]}, {"configurable": {"thread_id": str(uuid.uuid4())}}
+    )
+    assert solved["goal"] == goal and solved["audit"] == ["started"]

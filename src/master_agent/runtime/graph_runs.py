@@ -83,7 +83,8 @@ def run_context(graph: Any, context: dict[str, Any] | None, configurable: dict[s
     return given if context else {}
 
 
-def _command(payload: dict[str, Any]) -> Command[Any]:
+def command_of(payload: dict[str, Any]) -> Command[Any]:
+    """A run's ``command`` as LangGraph takes it (``resume``, ``update``, ``goto``)."""
     return Command(resume=payload.get("resume"), update=payload.get("update"), goto=payload.get("goto") or ())
 
 
@@ -114,7 +115,7 @@ async def execute_graph_run(
     if started and _run_has_pending_steps(await graph.aget_state(config), str(run["run_id"])):
         graph_input = None  # taken over after a crash, or after an outage: continue from the last checkpoint
     else:
-        graph_input = _command(kwargs["command"]) if kwargs.get("command") else kwargs.get("input")
+        graph_input = command_of(kwargs["command"]) if kwargs.get("command") else kwargs.get("input")
         # Only a run's first start forks from the checkpoint it names; one taken over continues.
         start = kwargs.get("checkpoint") or {}
     protocol = kwargs.get("stream_protocol") == PROTOCOL_V2

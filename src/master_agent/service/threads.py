@@ -9,9 +9,9 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from psycopg_pool import AsyncConnectionPool
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from master_agent.service.limits import order_by
+from master_agent.service.limits import LangGraphBody, order_by
 from master_agent.storage.documents import StoredMetadata
 from master_agent.storage.retention import KEEP_LATEST, delete_thread_rows
 
@@ -77,7 +77,8 @@ FROM threads AS source WHERE copy.thread_id = %(new)s AND source.thread_id = %(o
 RETURNING copy.*
 """
 STORE_VALUES = """
-UPDATE threads SET "values" = %(values)s::jsonb, interrupts = %(interrupts)s::jsonb, updated_at = now()
+UPDATE threads SET "values" = %(values)s::jsonb, interrupts = %(interrupts)s::jsonb, updated_at = now(),
+  status = COALESCE(%(status)s::text, status)
 WHERE thread_id = %(thread_id)s
 """
 PRUNABLE = """
@@ -88,11 +89,9 @@ WHERE tenant_id = %(tenant)s AND thread_id = ANY(%(ids)s::uuid[])
 OWN_THREAD = "SELECT thread_id FROM threads WHERE tenant_id = %s AND thread_id = %s FOR UPDATE"
 
 
-class ThreadTTL(BaseModel):
+class ThreadTTL(LangGraphBody):
     """A thread's own time to live, as langgraph-api takes it: swept ``ttl`` minutes after its last
     activity, by deleting it or by keeping only its latest checkpoint."""
-
-    model_config = ConfigDict(extra="forbid")
 
     strategy: Literal["delete", "keep_latest"] = "delete"
     ttl: float = Field(gt=0, le=100 * 366 * 24 * 60, description="Minutes (at most 100 years).")
@@ -253,14 +252,17 @@ async def copy_thread(pool: AsyncConnectionPool[Any], tenant_id: str, source: Th
 
 
 async def store_thread_values(
-    pool: AsyncConnectionPool[Any], thread_id: uuid.UUID, values: Any, interrupts: dict[str, Any]
+    pool: AsyncConnectionPool[Any],
+    thread_id: uuid.UUID,
+    values: Any,
+    interrupts: dict[str, Any],
+    status: ThreadStatus | None = None,
 ) -> None:
-    """The thread row's copy of its current values and pending interrupts (after a state update)."""
+    """The thread row's copy of its current values and pending interrupts (after a state update), and
+    its ``status`` when given (None: left as it is)."""
+    params = {"values": json.dumps(values), "interrupts": json.dumps(interrupts), "status": status}
     async with pool.connection() as conn:
-        await conn.execute(
-            STORE_VALUES,
-            {"thread_id": thread_id, "values": json.dumps(values), "interrupts": json.dumps(interrupts)},
-        )
+        await conn.execute(STORE_VALUES, {"thread_id": thread_id, **params})
 
 
 async def prune_threads(

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Response
 from langchain_core.runnables import RunnableConfig
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from master_agent.capabilities.agents import agent_document_schema
 from master_agent.capabilities.assistants import (
@@ -34,14 +34,12 @@ from master_agent.runtime.tenant_agents import (
     save_assistant,
 )
 from master_agent.service.deps import ResourcesDep, TenantDep
-from master_agent.service.limits import Metadata, StrictJsonRoute
+from master_agent.service.limits import LangGraphBody, Metadata, StrictJsonRoute
 
 router = APIRouter(prefix="/assistants", tags=["assistants"], route_class=StrictJsonRoute)
 
 
-class AssistantCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class AssistantCreate(LangGraphBody):
     graph_id: str
     assistant_id: uuid.UUID | None = None
     config: dict[str, Any] = Field(default_factory=dict)
@@ -52,9 +50,7 @@ class AssistantCreate(BaseModel):
     description: str | None = Field(default=None, max_length=2000)
 
 
-class AssistantPatch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class AssistantPatch(LangGraphBody):
     graph_id: str | None = None
     config: dict[str, Any] | None = None
     context: dict[str, Any] | None = None
@@ -63,9 +59,7 @@ class AssistantPatch(BaseModel):
     description: str | None = Field(default=None, max_length=2000)
 
 
-class AssistantSearch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class AssistantSearch(LangGraphBody):
     metadata: Metadata = Field(default_factory=dict)
     graph_id: str | None = None
     name: str | None = None
@@ -76,25 +70,19 @@ class AssistantSearch(BaseModel):
     select: list[str] | None = None
 
 
-class AssistantCount(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class AssistantCount(LangGraphBody):
     metadata: Metadata = Field(default_factory=dict)
     graph_id: str | None = None
     name: str | None = None
 
 
-class VersionSearch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class VersionSearch(LangGraphBody):
     metadata: Metadata = Field(default_factory=dict)
     limit: int = Field(default=10, ge=1, le=1000)
     offset: int = Field(default=0, ge=0)
 
 
-class VersionChange(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class VersionChange(LangGraphBody):
     version: int = Field(ge=1)
 
 

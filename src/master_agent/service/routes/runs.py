@@ -17,7 +17,7 @@ from fastapi import APIRouter, Body, Depends, Header, HTTPException, Query, Requ
 from fastapi.responses import JSONResponse, StreamingResponse
 from langchain_core.runnables import RunnableConfig
 from prometheus_client import Gauge
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 from sse_starlette import EventSourceResponse
 
 from master_agent.capabilities import load_tenant
@@ -33,7 +33,7 @@ from master_agent.runtime.runs import Run, RunQueue
 from master_agent.runtime.solve import MAX_GOAL_CHARS
 from master_agent.service.deps import QueueDep, ResourcesDep, RunTenantDep, TenantDep, run_starting_tenant
 from master_agent.service.graph_state import run_json, run_output, snapshot_json, thread_snapshot
-from master_agent.service.limits import Metadata, StrictJsonRoute
+from master_agent.service.limits import LangGraphBody, Metadata, StrictJsonRoute
 from master_agent.service.routes.threads import (
     MASTER_STATE_KEYS,
     check_checkpoint,
@@ -52,10 +52,8 @@ StreamMode = Literal[
 WAIT_LIMIT_S = 600.0
 
 
-class RunCreate(BaseModel):
+class RunCreate(LangGraphBody):
     """The run request the langgraph-sdk client sends (fields it may send; others are refused)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     assistant_id: str
     input: dict[str, Any] | list[Any] | str | int | float | bool | None = None
@@ -138,9 +136,11 @@ async def check_run_request(
         return
     if not isinstance(body.input, dict):
         raise HTTPException(422, detail="input: send one object with a goal (or messages)")
-    if not body.input or any(value is None for value in body.input.values()):
+    # Keys the graph's state lacks are ignored, as LangGraph ignores them (a parent graph calling this
+    # one through RemoteGraph sends its whole state).
+    known = {key: value for key, value in body.input.items() if key in MASTER_STATE_KEYS}
+    if not known or any(value is None for value in known.values()):
         raise HTTPException(422, detail="input: send at least a goal, and no null values")
-    check_state_keys(MASTER_STATE_KEYS, "input", body.input)
     goal = body.input.get("goal")
     if goal is not None and (not isinstance(goal, str) or not goal.strip() or len(goal) > MAX_GOAL_CHARS):
         raise HTTPException(
@@ -458,9 +458,7 @@ async def start_stateless_run(body: RunCreate, tenant: str, resources: Resources
     return await prepared.enqueue(queue, tenant, str(thread.thread_id), execute_here=False)
 
 
-class RunsCancel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class RunsCancel(LangGraphBody):
     thread_id: uuid.UUID | None = None
     run_ids: list[uuid.UUID] | None = Field(default=None, max_length=1000)
     status: Literal["pending", "running", "all"] | None = None

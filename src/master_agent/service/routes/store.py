@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Response
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from master_agent.service.deps import ResourcesDep, TenantDep
-from master_agent.service.limits import StrictJsonRoute
+from master_agent.service.limits import LangGraphBody, StrictJsonRoute
 
 #: The longest TTL an item may have: beyond this, expiry times leave the calendar.
 MAX_TTL_MINUTES = 100 * 366 * 24 * 60
@@ -40,9 +40,7 @@ class StoreSearchItem(StoreItem):
     score: float | None = None
 
 
-class StorePut(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class StorePut(LangGraphBody):
     namespace: list[str] = Field(min_length=1)
     key: str = Field(min_length=1, max_length=1024)
     value: dict[str, Any]
@@ -61,18 +59,14 @@ class StorePut(BaseModel):
     _namespace = field_validator("namespace")(_check_namespace)
 
 
-class StoreDelete(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class StoreDelete(LangGraphBody):
     namespace: list[str] = Field(min_length=1)
     key: str = Field(min_length=1, max_length=1024)
 
     _namespace = field_validator("namespace")(_check_namespace)
 
 
-class StoreSearch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class StoreSearch(LangGraphBody):
     namespace_prefix: list[str] = Field(default_factory=list)
     filter: dict[str, Any] | None = None
     limit: int = Field(default=10, ge=1, le=1000)
@@ -83,9 +77,7 @@ class StoreSearch(BaseModel):
     _namespace = field_validator("namespace_prefix")(_check_namespace)
 
 
-class StoreListNamespaces(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class StoreListNamespaces(LangGraphBody):
     prefix: list[str] | None = None
     suffix: list[str] | None = None
     max_depth: int | None = Field(default=None, ge=1)
