@@ -4,7 +4,9 @@ the SDK sends acted on, thread metadata stamped by runs, native subgraphs listed
 
 from __future__ import annotations
 
+import asyncio
 import uuid
+from typing import Any
 
 import httpx
 import pytest
@@ -13,7 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.pregel.remote import RemoteGraph
 from langgraph_sdk.client import LangGraphClient
-from langgraph_sdk.errors import UnprocessableEntityError
+from langgraph_sdk.errors import NotFoundError, UnprocessableEntityError
 from typing_extensions import TypedDict
 
 from tests.live_server import LiveServer, live_server_fixture, sdk, two_tenant_keys
@@ -158,3 +160,147 @@ async def test_remote_graph_as_a_node_ignores_the_parents_other_keys(
         {"goal": goal, "audit": ["started"]}, {"configurable": {"thread_id": str(uuid.uuid4())}}
     )
     assert solved["goal"] == goal and solved["audit"] == ["started"]
+
+
+async def _until_finished(client: LangGraphClient, thread_id: str, run_id: str) -> dict[str, Any]:
+    for _ in range(200):
+        run = await client.runs.get(thread_id, run_id)
+        if run["status"] not in ("pending", "running"):
+            return dict(run)
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"run {run_id} still {run['status']}")
+
+
+async def _until_running(client: LangGraphClient, thread_id: str, run_id: str) -> None:
+    for _ in range(200):
+        if (await client.runs.get(thread_id, run_id))["status"] == "running":
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"run {run_id} never ran")
+
+
+async def test_selected_fields_of_assistants_and_runs(live: LiveServer, keys: dict[str, str]) -> None:
+    client = _client(live, keys)
+    found = await client.assistants.search(graph_id="habits", select=["assistant_id", "graph_id"])
+    assert found and all(set(a) == {"assistant_id", "graph_id"} for a in found)
+    thread = await client.threads.create()
+    await client.runs.wait(thread["thread_id"], "tally", input=[])
+    runs = await client.runs.list(thread["thread_id"], select=["run_id", "status"])
+    assert [set(r) for r in runs] == [{"run_id", "status"}] and runs[0]["status"] == "success"
+
+
+async def test_runs_stamp_their_graph_and_assistant_on_the_thread(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    client = _client(live, keys)
+    tag = uuid.uuid4().hex
+    thread = await client.threads.create(metadata={"tag": tag})
+    await client.runs.wait(thread["thread_id"], "habits", input={"name": "Ana"})
+    stamped = await client.threads.get(thread["thread_id"])
+    habits = (await client.assistants.search(graph_id="habits", metadata={"created_by": "system"}))[0]
+    assert stamped["metadata"] == {"tag": tag, "graph_id": "habits", "assistant_id": habits["assistant_id"]}
+    by_graph = await client.threads.search(metadata={"graph_id": "habits", "tag": tag})
+    assert [t["thread_id"] for t in by_graph] == [thread["thread_id"]]
+    # A minimal update answers nothing and still updates.
+    assert (
+        await client.threads.update(thread["thread_id"], metadata={"owner": "ana"}, return_minimal=True)
+        is None
+    )
+    assert (await client.threads.get(thread["thread_id"]))["metadata"]["owner"] == "ana"
+
+
+async def test_native_subgraphs_are_listed(live: LiveServer, keys: dict[str, str]) -> None:
+    client = _client(live, keys)
+    subgraphs = await client.assistants.get_subgraphs("habits")
+    assert list(subgraphs) == ["checker"]
+    assert "checked" in subgraphs["checker"]["state_schema"]["properties"]
+    assert await client.assistants.get_subgraphs("habits", namespace="nowhere") == {}
+
+
+async def test_deleting_an_assistant_cancels_its_runs_and_can_take_its_threads(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    client = _client(live, keys)
+    kept = await client.assistants.create("sleepy", name=uuid.uuid4().hex)
+    thread = await client.threads.create()
+    run = await client.runs.create(thread["thread_id"], kept["assistant_id"], input={"seconds": 60})
+    await _until_running(client, thread["thread_id"], run["run_id"])
+    await client.assistants.delete(kept["assistant_id"])
+    assert (await _until_finished(client, thread["thread_id"], run["run_id"]))["status"] != "success"
+    assert (await client.threads.get(thread["thread_id"]))["thread_id"] == thread["thread_id"]
+
+    taken = await client.assistants.create("sleepy", name=uuid.uuid4().hex)
+    busy = await client.threads.create()
+    done = await client.threads.create()
+    await client.runs.wait(done["thread_id"], taken["assistant_id"], input={"seconds": 0})
+    running = await client.runs.create(busy["thread_id"], taken["assistant_id"], input={"seconds": 60})
+    await _until_running(client, busy["thread_id"], running["run_id"])
+    other = await client.threads.create(metadata={"assistant_id": str(uuid.uuid4())})
+    await client.assistants.delete(taken["assistant_id"], delete_threads=True)
+    for gone in (busy, done):
+        with pytest.raises(NotFoundError):
+            await client.threads.get(gone["thread_id"])
+    assert (await client.threads.get(other["thread_id"]))["thread_id"] == other["thread_id"]
+    with pytest.raises(NotFoundError):
+        await client.assistants.get(taken["assistant_id"])
+
+
+async def test_a_joined_stream_keeps_to_its_modes_and_a_reconnect_gets_no_second_metadata(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    client = _client(live, keys)
+    thread = await client.threads.create()
+    run = await client.runs.create(
+        thread["thread_id"], "habits", input={"name": "Ana"}, stream_mode=["values", "updates"]
+    )
+    await _until_finished(client, thread["thread_id"], run["run_id"])
+    everything = [part async for part in client.runs.join_stream(thread["thread_id"], run["run_id"])]
+    assert everything[0].event == "metadata" and {"values", "updates"} <= {p.event for p in everything}
+    updates = [
+        part.event
+        async for part in client.runs.join_stream(thread["thread_id"], run["run_id"], stream_mode="updates")
+    ]
+    assert updates and set(updates) <= {"updates", "end"}
+    both = {
+        part.event
+        async for part in client.runs.join_stream(
+            thread["thread_id"], run["run_id"], stream_mode=["updates", "values"]
+        )
+    }
+    assert {"updates", "values"} <= both and "metadata" not in both
+    for last_event_id in ("0", "someone-else's-id"):
+        again = [
+            part.event
+            async for part in client.runs.join_stream(
+                thread["thread_id"], run["run_id"], last_event_id=last_event_id
+            )
+        ]
+        assert again and "metadata" not in again
+    headers = {"X-API-Key": keys["demo-retail"]}
+    async with httpx.AsyncClient(base_url=live.url, headers=headers, timeout=30) as http:
+        bad = await http.get(
+            f"/threads/{thread['thread_id']}/runs/{run['run_id']}/stream", params={"stream_mode": "telepathy"}
+        )
+        assert bad.status_code == 422 and "stream_mode" in bad.text
+
+
+async def test_a_join_that_asks_to_cancels_the_run_when_its_client_leaves(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    client = _client(live, keys)
+    thread = await client.threads.create()
+    run = await client.runs.create(thread["thread_id"], "sleepy", input={"seconds": 60})
+    await _until_running(client, thread["thread_id"], run["run_id"])
+    headers = {"X-API-Key": keys["demo-retail"]}
+    path = f"/threads/{thread['thread_id']}/runs/{run['run_id']}/join"
+    async with httpx.AsyncClient(base_url=live.url, headers=headers, timeout=1) as http:
+        with pytest.raises(httpx.ReadTimeout):
+            await http.get(path, params={"cancel_on_disconnect": "true"})
+    assert (await _until_finished(client, thread["thread_id"], run["run_id"]))["status"] != "success"
+    # Without it, a client that leaves leaves the run alone.
+    second = await client.runs.create(thread["thread_id"], "sleepy", input={"seconds": 2})
+    await _until_running(client, thread["thread_id"], second["run_id"])
+    async with httpx.AsyncClient(base_url=live.url, headers=headers, timeout=0.5) as http:
+        with pytest.raises(httpx.ReadTimeout):
+            await http.get(f"/threads/{thread['thread_id']}/runs/{second['run_id']}/join")
+    assert (await _until_finished(client, thread["thread_id"], second["run_id"]))["status"] == "success"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Header, HTTPException, Query, Request, Response
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import InvalidUpdateError
 from langgraph.types import StateUpdate as GraphStateUpdate
@@ -314,14 +314,23 @@ async def prune(body: ThreadPrune, tenant: TenantDep, resources: ResourcesDep) -
     return {"pruned_count": pruned}
 
 
-@router.patch("/{thread_id}", response_model=Thread)
+@router.patch(
+    "/{thread_id}", response_model=Thread, responses={204: {"description": "Prefer: return=minimal"}}
+)
 async def patch(
-    thread_id: uuid.UUID, body: ThreadPatch, tenant: TenantDep, resources: ResourcesDep
-) -> Thread:
-    """Merge ``metadata`` into the thread's."""
+    thread_id: uuid.UUID,
+    body: ThreadPatch,
+    tenant: TenantDep,
+    resources: ResourcesDep,
+    prefer: Annotated[str | None, Header()] = None,
+) -> Thread | Response:
+    """Merge ``metadata`` into the thread's; with ``Prefer: return=minimal`` (the SDK's
+    ``return_minimal``), 204 and no body."""
     patched = await patch_thread(resources.database.pool, tenant, thread_id, body.metadata, body.ttl)
     if patched is None:
         raise HTTPException(404, detail=f"Thread with ID {thread_id} not found")
+    if prefer is not None and prefer.replace(" ", "").lower() == "return=minimal":
+        return Response(status_code=204)
     return patched
 
 
@@ -337,13 +346,18 @@ async def delete(
     thread_id: uuid.UUID, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
 ) -> Response:
     await existing_thread(resources, tenant, thread_id)
-    # Its active runs stop first (in whichever process executes them), then it goes in one transaction.
+    if not await remove_thread(resources, queue, tenant, thread_id):
+        raise HTTPException(404, detail=f"Thread with ID {thread_id} not found")
+    return Response(status_code=204)
+
+
+async def remove_thread(resources: ResourcesDep, queue: QueueDep, tenant: str, thread_id: uuid.UUID) -> bool:
+    """Its active runs stop first (in whichever process executes them), then it goes in one
+    transaction; False: it was not there."""
     for run in await queue.list_for_thread(str(thread_id), limit=100, offset=0, status=None):
         if run.status in ("pending", "running") and await queue.cancel(str(run.run_id)):
             await queue.wait(str(run.run_id), within_s=resources.settings.run_lease_s)
-    if not await delete_thread(resources.database.pool, tenant, thread_id):
-        raise HTTPException(404, detail=f"Thread with ID {thread_id} not found")
-    return Response(status_code=204)
+    return await delete_thread(resources.database.pool, tenant, thread_id)
 
 
 @router.get("/{thread_id}/state")
