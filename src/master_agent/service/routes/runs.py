@@ -722,12 +722,9 @@ async def _events(
     run: StreamedRun,
     last_event_id: int | None,
     cancel_on_disconnect: bool,
-    *,
-    reconnected: bool = False,
 ) -> AsyncIterator[dict[str, str]]:
     """The run's events strictly after ``last_event_id`` (None: from the start, the ``metadata``
-    event 0 first, out at once before the graph's first step, unless the client ``reconnected``), then
-    live ones, until ``end``."""
+    event 0 first, out at once before the graph's first step), then live ones, until ``end``."""
     run_id = run.run_id
     # Subscribed before the stored events are read: every later event arrives live, none is missed.
     live = queue.events.subscribe(run_id)
@@ -735,7 +732,7 @@ async def _events(
     ended = False
     gap_wait_s = 0.0
     try:
-        if last_event_id is None and not reconnected:
+        if last_event_id is None:
             metadata = {"run_id": run_id, "thread_id": run.thread_id, "attempt": run.attempt}
             yield {"event": "metadata", "data": json.dumps(metadata), "id": "0"}
         if run.stored is not None:
@@ -888,8 +885,7 @@ def stream_response(
     after = event_seq(last_event_id)
     streamed = run if isinstance(run, StreamedRun) else StreamedRun.of(run)
     location = f"/threads/{run.thread_id}/runs/{run.run_id}/stream"
-    # A Last-Event-ID that is not ours still says the client saw the start: no second ``metadata``.
-    events = _events(queue, streamed, after, cancel_on_disconnect, reconnected=last_event_id is not None)
+    events = _events(queue, streamed, after, cancel_on_disconnect)
     return EventSourceResponse(
         counted(gauge, _of_modes(events, modes) if modes else events),
         ping=KEEPALIVE_S,
