@@ -302,3 +302,14 @@ async def test_a_join_that_asks_to_cancels_the_run_when_its_client_leaves(
         with pytest.raises(httpx.ReadTimeout):
             await http.get(f"/threads/{thread['thread_id']}/runs/{second['run_id']}/join")
     assert (await _until_finished(client, thread["thread_id"], second["run_id"]))["status"] == "success"
+
+
+async def test_no_browser_origin_is_allowed_by_default(live: LiveServer) -> None:
+    async with httpx.AsyncClient(base_url=live.url, timeout=30) as http:
+        preflight = await http.options(
+            "/threads/search",
+            headers={"Origin": "https://smith.langchain.com", "Access-Control-Request-Method": "POST"},
+        )
+        assert preflight.status_code >= 400 and "access-control-allow-origin" not in preflight.headers
+        info = await http.get("/info", headers={"Origin": "https://smith.langchain.com"})
+        assert "access-control-allow-origin" not in info.headers

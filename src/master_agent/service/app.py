@@ -11,6 +11,7 @@ from typing import Any
 
 import psycopg
 from fastapi import FastAPI, Request
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 
 from master_agent.errors import (
@@ -31,6 +32,7 @@ from master_agent.runtime.resources import RuntimeResources, SchedulerRole
 from master_agent.runtime.runs import RunQueue
 from master_agent.service.console import mount_console
 from master_agent.service.crons import fire_cron
+from master_agent.service.http_config import cors_options, custom_app, http_section
 from master_agent.service.limits import BodySizeLimit, DatabaseGate, database_unavailable
 from master_agent.service.metrics import ServiceMetrics
 from master_agent.service.routes import (
@@ -79,10 +81,13 @@ async def _warm(resources: RuntimeResources, ready: asyncio.Event) -> None:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The service app; its lifespan opens the database (migrated), starts the run workers."""
+    configured = settings or Settings.from_env()
+    http = http_section(configured)
+    extra = custom_app(configured, http)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        opened = settings or Settings.from_env()
+        opened = configured
         role: SchedulerRole = "lead" if opened.scheduler == "enabled" else "add"
         async with open_resources(opened, scheduler=role) as resources:
             metrics = ServiceMetrics()
@@ -108,7 +113,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await queue.start()
             warming = asyncio.create_task(_warm(resources, app.state.service.ready))
             try:
-                yield
+                if extra is None:
+                    yield
+                else:
+                    async with extra.router.lifespan_context(extra):
+                        yield
             finally:
                 warming.cancel()
                 use_cron_firer(None)
@@ -121,9 +130,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description="Goal-driven agents on LangGraph: strategic goals, chat and a LangGraph-compatible API.",
         lifespan=lifespan,
     )
-    limit = (settings or Settings.from_env()).max_body_bytes
-    app.add_middleware(BodySizeLimit, limit=limit)
+    app.add_middleware(BodySizeLimit, limit=configured.max_body_bytes)
     app.add_middleware(DatabaseGate)
+    cors = cors_options(configured, http)
+    if cors is not None:
+        # Outermost: a preflight is answered before any other layer (none of them knows OPTIONS).
+        app.add_middleware(CORSMiddleware, **cors)
 
     @app.exception_handler(MasterAgentError)
     async def master_agent_error(_request: Request, error: MasterAgentError) -> JSONResponse:
@@ -176,4 +188,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(meta.router)
     # The console's scripts use the chat, run and thread routes under /console/api with its cookie.
     mount_console(app, api_routers=[chat.router, runs.router, threads.router])
+    if extra is not None:
+        # Before the service's own, as langgraph-api mounts them (a custom route may shadow one).
+        app.router.routes[0:0] = extra.routes
     return app

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from fastapi import APIRouter, HTTPException, Query, Response
 from langchain_core.runnables import RunnableConfig
@@ -345,7 +345,7 @@ async def subgraphs(
     if not nested_agents(graph):
         # A graph with compiled graphs as nodes: LangGraph's own subgraphs, as langgraph-api lists them.
         return {
-            name: graph_schemas(nested, name)
+            name: graph_schemas(cast(CompiledLoop, nested), name)
             async for name, nested in graph.aget_subgraphs(namespace=namespace or None, recurse=recurse)
         }
     prefix = [part for part in (namespace or "").split("|") if part]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from fastapi import APIRouter, Header, HTTPException, Query, Request, Response
 from langchain_core.runnables import RunnableConfig
@@ -212,7 +212,7 @@ async def create(body: ThreadCreate, tenant: TenantDep, resources: ResourcesDep)
             detail=f"metadata.graph_id: supersteps need the graph whose state they write, one of "
             f"{graph_ids(resources)} (got {graph_id!r})",
         )
-    config = shape_of({}, graph_id) if body.supersteps else None
+    config = shape_of({}, str(graph_id)) if body.supersteps else None
     created = await create_thread(
         resources.database.pool, tenant, body.metadata, body.thread_id, config, ttl=body.ttl
     )
@@ -236,9 +236,12 @@ async def _write_supersteps(
 ) -> None:
     """The supersteps written into a new thread in one go; a step the graph refuses leaves no thread."""
     graph, config = await thread_graph(resources, tenant, thread)
+    # LangGraph applies a Command or a list-state's list as an update too (its type says dict only).
     steps = [
         [
-            GraphStateUpdate(command_of(update.command) if update.command else update.values, update.as_node)
+            GraphStateUpdate(
+                cast(Any, command_of(update.command) if update.command else update.values), update.as_node
+            )
             for update in superstep.updates
         ]
         for superstep in supersteps
