@@ -313,3 +313,27 @@ async def test_no_browser_origin_is_allowed_by_default(live: LiveServer) -> None
         assert preflight.status_code >= 400 and "access-control-allow-origin" not in preflight.headers
         info = await http.get("/info", headers={"Origin": "https://smith.langchain.com"})
         assert "access-control-allow-origin" not in info.headers
+
+
+async def test_a_threads_storage_is_counted_as_stored(live: LiveServer, keys: dict[str, str]) -> None:
+    client = _client(live, keys)
+    thread = await client.threads.create()
+    headers = {"X-API-Key": keys["demo-retail"]}
+    async with httpx.AsyncClient(base_url=live.url, headers=headers, timeout=30) as http:
+        empty = (await http.get(f"/threads/{thread['thread_id']}/storage")).json()
+        assert empty["total_bytes"] == 0 and empty["checkpoints"]["count"] == 0
+        await client.runs.wait(thread["thread_id"], "tally", input=[])
+        one = (await http.get(f"/threads/{thread['thread_id']}/storage")).json()
+        await client.runs.wait(thread["thread_id"], "tally", input=[])
+        two = (await http.get(f"/threads/{thread['thread_id']}/storage")).json()
+        assert 0 < one["checkpoints"]["count"] < two["checkpoints"]["count"]
+        assert one["total_bytes"] < two["total_bytes"]
+        parts = two["checkpoints"]["bytes"] + two["channel_values"]["bytes"] + two["pending_writes"]["bytes"]
+        assert two["total_bytes"] == parts
+        assert two["channel_values"]["count"] == sum(
+            c["versions"] for c in two["channel_values"]["by_channel"].values()
+        )
+        other = await http.get(
+            f"/threads/{thread['thread_id']}/storage", headers={"X-API-Key": keys["other-shop"]}
+        )
+        assert other.status_code == 404

@@ -19,10 +19,6 @@ LEFT_OUT: dict[tuple[str, str], str] = {
     ("POST", "/mcp/"): "MCP server endpoint (Model Context Protocol), out of scope",
     ("DELETE", "/mcp/"): "MCP server endpoint (Model Context Protocol), out of scope",
     ("POST", "/a2a/{}"): "Agent-to-agent protocol endpoint, out of scope",
-    (
-        "GET",
-        "/threads/{}/storage",
-    ): "checkpoint byte counts of langgraph-api's own checkpointer; no SDK method",
     ("GET", "/docs"): "served (Swagger UI) but, as FastAPI does, not listed in the OpenAPI document",
 }
 

@@ -297,3 +297,43 @@ async def delete_thread(pool: AsyncConnectionPool[Any], tenant_id: str, thread_i
             return False
         await delete_thread_rows(conn, [str(thread_id)])
     return True
+
+
+#: Bytes a thread's checkpoints occupy, as stored: checkpoint rows (the checkpoint and its metadata),
+#: channel values by channel (one row per version), and pending writes.
+STORAGE_CHECKPOINTS = """
+SELECT count(*) AS count,
+       coalesce(sum(pg_column_size(checkpoint) + pg_column_size(metadata)), 0)::bigint AS bytes
+FROM checkpoints WHERE thread_id = %(thread)s
+"""
+STORAGE_BLOBS = """
+SELECT channel, count(*) AS versions, coalesce(sum(octet_length(blob)), 0)::bigint AS bytes
+FROM checkpoint_blobs WHERE thread_id = %(thread)s GROUP BY channel ORDER BY channel
+"""
+STORAGE_WRITES = """
+SELECT count(*) AS count, coalesce(sum(octet_length(blob)), 0)::bigint AS bytes
+FROM checkpoint_writes WHERE thread_id = %(thread)s
+"""
+
+
+async def thread_storage(pool: AsyncConnectionPool[Any], thread_id: uuid.UUID) -> dict[str, Any]:
+    """langgraph-api's ``ThreadStorage`` of a thread (the caller checked it is the tenant's)."""
+    params = {"thread": str(thread_id)}
+    async with pool.connection() as conn:
+        checkpoints = await (await conn.execute(STORAGE_CHECKPOINTS, params)).fetchone()
+        blobs = await (await conn.execute(STORAGE_BLOBS, params)).fetchall()
+        writes = await (await conn.execute(STORAGE_WRITES, params)).fetchone()
+    assert checkpoints is not None and writes is not None  # aggregates always answer one row
+    by_channel = {row["channel"]: {"versions": row["versions"], "bytes": row["bytes"]} for row in blobs}
+    channel_values = {
+        "count": sum(item["versions"] for item in by_channel.values()),
+        "bytes": sum(item["bytes"] for item in by_channel.values()),
+        "by_channel": by_channel,
+    }
+    return {
+        "thread_id": str(thread_id),
+        "total_bytes": checkpoints["bytes"] + channel_values["bytes"] + writes["bytes"],
+        "checkpoints": {"count": checkpoints["count"], "bytes": checkpoints["bytes"]},
+        "channel_values": channel_values,
+        "pending_writes": {"count": writes["count"], "bytes": writes["bytes"]},
+    }

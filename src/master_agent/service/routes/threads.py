@@ -36,6 +36,7 @@ from master_agent.service.threads import (
     prune_threads,
     search_threads,
     store_thread_values,
+    thread_storage,
 )
 from master_agent.workflows.audit import AuditTrail
 from master_agent.workflows.spec import merge_patch
@@ -361,6 +362,14 @@ async def remove_thread(resources: ResourcesDep, queue: QueueDep, tenant: str, t
         if run.status in ("pending", "running") and await queue.cancel(str(run.run_id)):
             await queue.wait(str(run.run_id), within_s=resources.settings.run_lease_s)
     return await delete_thread(resources.database.pool, tenant, thread_id)
+
+
+@router.get("/{thread_id}/storage")
+async def storage(thread_id: uuid.UUID, tenant: TenantDep, resources: ResourcesDep) -> dict[str, Any]:
+    """Bytes the thread's checkpoints occupy, as stored: checkpoints, channel values (per channel) and
+    pending writes (langgraph-api's ``ThreadStorage``)."""
+    await existing_thread(resources, tenant, thread_id)
+    return await thread_storage(resources.database.pool, thread_id)
 
 
 @router.get("/{thread_id}/state")
