@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -43,6 +44,7 @@ from master_agent.service.routes import (
     goals,
     health,
     knowledge,
+    mcp,
     meta,
     outcomes,
     playbooks,
@@ -57,6 +59,8 @@ from master_agent.settings import Settings
 from master_agent.storage.outages import is_outage
 from master_agent.storage.rate_limits import Quotas
 from master_agent.untrusted import close_pools
+
+VERSION = "0.1.0"
 
 
 def _error_body(error: MasterAgentError) -> dict[str, Any]:
@@ -84,6 +88,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     configured = settings or Settings.from_env()
     http = http_section(configured)
     extra = custom_app(configured, http)
+    mcp_endpoint = mcp.McpEndpoint(version=VERSION)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -113,11 +118,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await queue.start()
             warming = asyncio.create_task(_warm(resources, app.state.service.ready))
             try:
-                if extra is None:
+                async with contextlib.AsyncExitStack() as stack:
+                    await stack.enter_async_context(mcp_endpoint.running())
+                    if extra is not None:
+                        await stack.enter_async_context(extra.router.lifespan_context(extra))
                     yield
-                else:
-                    async with extra.router.lifespan_context(extra):
-                        yield
             finally:
                 warming.cancel()
                 use_cron_firer(None)
@@ -126,7 +131,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(
         title="Master Agent",
-        version="0.1.0",
+        version=VERSION,
         description="Goal-driven agents on LangGraph: strategic goals, chat and a LangGraph-compatible API.",
         lifespan=lifespan,
     )
@@ -186,6 +191,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(documents.router)
     app.include_router(store.router)
     app.include_router(meta.router)
+    app.include_router(mcp.router)
+    app.state.mcp = mcp_endpoint
     # The console's scripts use the chat, run and thread routes under /console/api with its cookie.
     mount_console(app, api_routers=[chat.router, runs.router, threads.router])
     if extra is not None:

@@ -541,6 +541,15 @@ async def cancel_active_runs(
 async def wait_stateless_run(
     body: RunCreate, tenant: RunTenantDep, resources: ResourcesDep, queue: QueueDep
 ) -> StreamingResponse:
+    run, output = await start_stateless_wait(body, tenant, resources, queue)
+    return _waited(run, output, headers=_location(run))
+
+
+async def start_stateless_wait(
+    body: RunCreate, tenant: str, resources: ResourcesDep, queue: QueueDep
+) -> tuple[Run, Coroutine[Any, Any, Any]]:
+    """A run on a thread of its own, stored (refused as a run is); and its output to await, after
+    which the thread is deleted (unless ``on_completion="keep"``)."""
     thread = await create_thread(resources.database.pool, tenant, {"stateless": True})
     assert thread is not None
     try:
@@ -556,7 +565,7 @@ async def wait_stateless_run(
             if body.on_completion != "keep":
                 await delete_thread(resources.database.pool, tenant, thread.thread_id)
 
-    return _waited(run, output_then_forget(), headers=_location(run))
+    return run, output_then_forget()
 
 
 def _waited(
