@@ -15,7 +15,6 @@ from typing import Any
 
 #: Operations of langgraph-api left out on purpose; no method of the Python or JS SDK calls them.
 LEFT_OUT: dict[tuple[str, str], str] = {
-    ("POST", "/a2a/{}"): "Agent-to-agent protocol endpoint, out of scope",
     ("GET", "/docs"): "served (Swagger UI) but, as FastAPI does, not listed in the OpenAPI document",
 }
 

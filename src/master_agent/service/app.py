@@ -37,6 +37,7 @@ from master_agent.service.http_config import cors_options, custom_app, http_sect
 from master_agent.service.limits import BodySizeLimit, DatabaseGate, database_unavailable
 from master_agent.service.metrics import ServiceMetrics
 from master_agent.service.routes import (
+    a2a,
     assistants,
     chat,
     crons,
@@ -89,6 +90,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     http = http_section(configured)
     extra = custom_app(configured, http)
     mcp_endpoint = mcp.McpEndpoint(version=VERSION)
+    a2a_endpoint = a2a.A2AEndpoint(version=VERSION)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -193,6 +195,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(meta.router)
     app.include_router(mcp.router)
     app.state.mcp = mcp_endpoint
+    app.include_router(a2a.router)
+    app.state.a2a = a2a_endpoint
     # The console's scripts use the chat, run and thread routes under /console/api with its cookie.
     mount_console(app, api_routers=[chat.router, runs.router, threads.router])
     if extra is not None:
