@@ -54,6 +54,23 @@ def _caller(ctx: ServerRequestContext[Any, Any]) -> tuple[ServiceState, str]:
     return state.service, state.tenant
 
 
+async def _assistants(
+    service: ServiceState, tenant: str, limit: int, offset: int
+) -> tuple[list[Assistant], int]:
+    """A page of the tenant's assistants (its graphs' own first) and how many it has."""
+    resources = service.resources
+    return await search_assistants(
+        resources.database.pool,
+        tenant,
+        graph_ids(resources),
+        graph_id=None,
+        name=None,
+        metadata={},
+        limit=limit,
+        offset=offset,
+    )
+
+
 async def _tool(service: ServiceState, tenant: str, assistant: Assistant) -> types.Tool | None:
     resources = service.resources
     try:
@@ -80,17 +97,7 @@ async def _list_tools(
     service, tenant = _caller(ctx)
     cursor = params.cursor if params is not None and params.cursor else "0"
     offset = int(cursor) if cursor.isdigit() else 0
-    resources = service.resources
-    found, total = await search_assistants(
-        resources.database.pool,
-        tenant,
-        graph_ids(resources),
-        graph_id=None,
-        name=None,
-        metadata={},
-        limit=PAGE_SIZE,
-        offset=offset,
-    )
+    found, total = await _assistants(service, tenant, PAGE_SIZE, offset)
     tools: dict[str, types.Tool] = {}
     for assistant in found:
         name = tool_name(assistant.name)
@@ -107,16 +114,7 @@ async def _call_tool(
 ) -> types.CallToolResult:
     service, tenant = _caller(ctx)
     resources = service.resources
-    found, _ = await search_assistants(
-        resources.database.pool,
-        tenant,
-        graph_ids(resources),
-        graph_id=None,
-        name=None,
-        metadata={},
-        limit=MAX_ASSISTANTS,
-        offset=0,
-    )
+    found, _ = await _assistants(service, tenant, MAX_ASSISTANTS, 0)
     matching = [assistant for assistant in found if tool_name(assistant.name) == params.name]
     if len(matching) != 1:
         problem = "Multiple tools found with the same name" if matching else f"Unknown tool: {params.name}"
