@@ -26,7 +26,9 @@ from google.protobuf.json_format import ParseDict
 
 from tests.live_server import LiveServer, live_server_fixture, sdk, two_tenant_keys
 
-live = live_server_fixture("a2a", graphs=("chat=tests.chat_model_graph:make_graph",))
+live = live_server_fixture(
+    "a2a", graphs=("chat=tests.chat_model_graph:make_graph", "habits=tests.habits_graph:make_graph")
+)
 keys = two_tenant_keys
 
 
@@ -91,3 +93,12 @@ async def test_a2a_needs_an_api_key(live: LiveServer) -> None:
         assert (await http.post("/a2a/chat", json=body)).status_code == 401
         card = await http.get("/.well-known/agent-card.json", params={"assistant_id": "chat"})
         assert card.status_code == 401
+
+
+async def test_a_graph_without_messages_is_refused_as_an_agent(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    async with _agent(live, keys["demo-retail"], "habits") as (client, _):
+        task = await _send(client, "hello?", str(uuid.uuid4()))
+    assert task.status.state == TaskState.TASK_STATE_REJECTED
+    assert "takes no messages" in task.status.message.parts[0].text

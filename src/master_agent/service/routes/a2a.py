@@ -43,9 +43,10 @@ from psycopg.types.json import Jsonb
 from starlette.requests import Request as StarletteRequest
 
 from master_agent.capabilities.assistants import Assistant, resolve_assistant
-from master_agent.runtime.graphs import graph_ids
+from master_agent.runtime.graphs import graph_for, graph_ids
 from master_agent.service.deps import ServiceDep, TenantDep
 from master_agent.service.graph_state import run_output
+from master_agent.service.routes.assistants import assistant_graph_config, graph_schemas
 from master_agent.service.routes.runs import WAIT_LIMIT_S, RunCreate, run_on_thread
 from master_agent.service.state import ServiceState
 from master_agent.storage.rate_limits import Hit, count_hits
@@ -135,6 +136,15 @@ def _reply(values: Any) -> str:
     return json.dumps(values, default=str)
 
 
+async def _input_keys(service: ServiceState, tenant: str, assistant_id: str) -> set[str]:
+    """The keys of the assistant's graph's input."""
+    resources = service.resources
+    assistant = await _assistant(service, tenant, assistant_id)
+    graph = await graph_for(resources, assistant.graph_id, assistant_graph_config(tenant, assistant))
+    schema = graph_schemas(graph, assistant.graph_id)["input_schema"] or {}
+    return set(schema.get("properties") or {})
+
+
 class AssistantExecutor(AgentExecutor):
     """Runs the assistant the request names on the context's thread, one run per message."""
 
@@ -149,6 +159,13 @@ class AssistantExecutor(AgentExecutor):
                 new_task(task_id, context_id, TaskState.TASK_STATE_SUBMITTED, history=history)
             )
         await updater.start_work()
+        takes = await _input_keys(service, tenant, context.call_context.state["assistant_id"])
+        if takes and "messages" not in takes:
+            # As langgraph-api: an A2A message becomes a user message, which such a graph has no place for
+            # (a graph whose input schema cannot be read is given the message).
+            why = f"the assistant's graph takes no messages (its input: {sorted(takes)})"
+            await updater.reject(updater.new_agent_message([Part(text=why)]))
+            return
         body = RunCreate(
             assistant_id=context.call_context.state["assistant_id"],
             input={"messages": [{"role": "user", "content": context.get_user_input()}]},
