@@ -66,6 +66,10 @@ class StoreDelete(LangGraphBody):
     _namespace = field_validator("namespace")(_check_namespace)
 
 
+#: The comparisons a store search's ``filter`` may make on a field.
+FILTER_OPERATORS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"})
+
+
 class StoreSearch(LangGraphBody):
     namespace_prefix: list[str] = Field(default_factory=list)
     filter: dict[str, Any] | None = None
@@ -75,6 +79,18 @@ class StoreSearch(LangGraphBody):
     refresh_ttl: bool | None = None
 
     _namespace = field_validator("namespace_prefix")(_check_namespace)
+
+    @field_validator("filter")
+    @classmethod
+    def _known_operators(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        # A value that is an object is a comparison: LangGraph's store knows only these operators
+        # (anything else failed inside it).
+        for key, condition in (value or {}).items():
+            if isinstance(condition, dict):
+                unknown = sorted(set(condition) - FILTER_OPERATORS)
+                if unknown:
+                    raise ValueError(f"{key!r}: unknown operators {unknown}; use {sorted(FILTER_OPERATORS)}")
+        return value
 
 
 class StoreListNamespaces(LangGraphBody):
