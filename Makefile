@@ -12,7 +12,7 @@ GOAL ?= Increase Store 5's accessory attach rate by 20% within 60 days
 LLM_VENV ?= .venv-llm
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: install js-deps browser serve demo demo-assistant demo-lending test lint bench api-diff eval-evolution eval-routing train-routing train-verbs eval-lending eval-assistant eval-meta eval-truth prompt-sizes test-local-llm clean
+.PHONY: install js-deps browser serve deploy-check demo demo-assistant demo-lending test lint bench api-diff eval-evolution eval-routing train-routing train-verbs eval-lending eval-assistant eval-meta eval-truth prompt-sizes test-local-llm clean
 
 $(BIN)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or set PYTHON=...)"; exit 1; }
@@ -51,6 +51,11 @@ demo: install
 	$(BIN)/master-agent solve "$(GOAL)" --tenant demo-retail
 	$(BIN)/master-agent demo loop
 	$(BIN)/master-agent console --tenant demo-retail
+
+# docker-compose.yml against the Compose Specification (and `docker compose config` where the plugin is
+# installed), the Kubernetes manifests against Kubernetes' schemas; validators from pip (dev extras).
+deploy-check: install
+	$(BIN)/python -m pytest -q tests/test_deployment.py
 
 # The personal assistant's six scenarios (seed 002) on the embedded local mail, calendar and contacts servers.
 demo-assistant: install

@@ -1,5 +1,5 @@
 """Every operation of langgraph-api's OpenAPI document is served here, except those left out on
-purpose (MCP, A2A, checkpoint storage bytes), each with its reason."""
+purpose (only Swagger UI's page, served but never listed by FastAPI), each with its reason."""
 
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ def test_nothing_of_langgraph_api_is_missing_unless_left_out_on_purpose() -> Non
 
 def test_the_diff_names_what_is_not_served() -> None:
     ours = {"paths": {"/threads/{thread_id}": {"get": {}}}}
-    theirs = {"paths": {"/threads/{id}": {"get": {}, "delete": {}}, "/mcp/": {"get": {}}}}
+    theirs = {"paths": {"/threads/{id}": {"get": {}, "delete": {}}, "/docs": {"get": {}}}}
     assert missing_operations(ours, theirs) == {
         ("DELETE", "/threads/{}"): None,
-        ("GET", "/mcp/"): LEFT_OUT[("GET", "/mcp/")],
+        ("GET", "/docs"): LEFT_OUT[("GET", "/docs")],
     }

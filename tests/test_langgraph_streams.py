@@ -73,9 +73,11 @@ async def test_stream_modes_and_subgraph_namespaces(live: LiveServer, keys: dict
     metadata = events[0][1]
     assert metadata["attempt"] == 1
     thread = await client.threads.get(metadata["thread_id"])
-    assert thread["metadata"] == {"stateless": True}
     run = await client.runs.get(metadata["thread_id"], metadata["run_id"])
     assert run["status"] == "success"
+    # Stamped by its run with the graph and assistant, as langgraph-api stamps them.
+    stamp = {"graph_id": "master_agent", "assistant_id": run["assistant_id"]}
+    assert thread["metadata"] == {"stateless": True, **stamp}
     assert (await client.threads.get_state(metadata["thread_id"]))["values"] == final
 
 

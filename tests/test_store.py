@@ -122,3 +122,16 @@ async def test_bad_store_input_is_a_4xx_naming_the_field(live: LiveServer, keys:
         listed = await http.post("/store/namespaces", json={})
         assert listed.status_code == 200
         assert ["a"] not in listed.json()["namespaces"]  # nothing was stored by the refused calls
+
+
+async def test_a_filter_with_an_unknown_operator_is_refused_naming_it(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    async with httpx.AsyncClient(
+        base_url=live.url, headers={"X-API-Key": keys["demo-retail"]}, timeout=30
+    ) as http:
+        body = {"namespace_prefix": ["prefs"], "filter": {"kind": {"$like": "fo%"}}}
+        refused = await http.post("/store/items/search", json=body)
+        assert refused.status_code == 422 and "$like" in refused.text and "filter" in refused.text
+        body["filter"] = {"kind": {"$ne": "drink"}}
+        assert (await http.post("/store/items/search", json=body)).status_code == 200

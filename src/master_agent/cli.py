@@ -54,8 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("migrate", help="apply database migrations and install the demo tenant")
 
     serve = commands.add_parser("serve", help="run the HTTP service (uvicorn)")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--host", help="default MASTER_AGENT_HOST (127.0.0.1)")
+    serve.add_argument("--port", type=int, help="default MASTER_AGENT_PORT (8000)")
     serve.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
 
     console_ = commands.add_parser(
@@ -505,6 +505,8 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from master_agent.service.deps import is_loopback
     from master_agent.service.limits import uvicorn_options
 
+    args.host = args.host or settings.host
+    args.port = args.port if args.port is not None else settings.port
     if settings.auth == "disabled" and not is_loopback(args.host):
         raise InputError(
             "host", f"MASTER_AGENT_AUTH=disabled is allowed only on a loopback address, not {args.host!r}"

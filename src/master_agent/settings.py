@@ -87,6 +87,10 @@ ENV_FIELDS: dict[str, str] = {
     "MASTER_AGENT_SIGN_IN_WINDOW_S": "sign_in_window_s",
     "MASTER_AGENT_CRON_MIN_INTERVAL_S": "cron_min_interval_s",
     "MASTER_AGENT_NOW": "now",
+    "MASTER_AGENT_HOST": "host",
+    "MASTER_AGENT_PORT": "port",
+    "MASTER_AGENT_CORS_ALLOW_ORIGINS": "cors_allow_origins",
+    "MASTER_AGENT_LANGGRAPH_JSON": "langgraph_json",
 }
 _FIELD_ENV = {field: env for env, field in ENV_FIELDS.items()}
 
@@ -261,6 +265,18 @@ class Settings(BaseModel):
     cron_min_interval_s: int = Field(default=300, ge=0, le=86_400)
     """Least time between two firings of a cron or playbook schedule (refused 422 when shorter); below
     60 a seconds field (six-field cron) is accepted too; 0: no minimum."""
+    host: str = "127.0.0.1"
+    """Where ``serve`` listens (``0.0.0.0`` in a container); ``--host`` overrides it."""
+    port: int = Field(default=8000, gt=0, lt=65536)
+    """The port ``serve`` listens on; ``--port`` overrides it."""
+    cors_allow_origins: tuple[str, ...] = ()
+    """Browser origins allowed to call the API (CORS, preflights answered); comma-separated, ``*`` for
+    any. Unset: none (no CORS headers; a preflight is refused). LangGraph Studio:
+    ``https://smith.langchain.com`` (``https://eu.smith.langchain.com`` in the EU region)."""
+    langgraph_json: Path | None = None
+    """A ``langgraph.json`` whose ``http`` section is honoured as langgraph-api honours it: ``http.app``
+    (``./path.py:app`` or ``module:app``, a Starlette/FastAPI app whose routes are mounted before the
+    service's, its lifespan run with it) and ``http.cors`` (when ``cors_allow_origins`` is unset)."""
     now: datetime | None = None
     """The runtime clock's reading at start (it runs on from there): "last month" and "today" in requests
     and every scheduled check count from it. Unset: the system clock. For evaluations and demos."""
@@ -281,7 +297,12 @@ class Settings(BaseModel):
         return value
 
     @field_validator(
-        "domain_packs", "graphs", "store_index_fields", "webhook_allowed_networks", mode="before"
+        "domain_packs",
+        "graphs",
+        "store_index_fields",
+        "webhook_allowed_networks",
+        "cors_allow_origins",
+        mode="before",
     )
     @classmethod
     def _split_modules(cls, value: object) -> object:

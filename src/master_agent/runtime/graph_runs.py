@@ -70,7 +70,21 @@ def thread_graph_config(tenant_id: str, thread_id: str, configurable: dict[str, 
     return {"configurable": {**shape, "tenant_id": tenant_id, "thread_id": thread_id}}
 
 
-def _command(payload: dict[str, Any]) -> Command[Any]:
+def run_context(graph: Any, context: dict[str, Any] | None, configurable: dict[str, Any]) -> dict[str, Any]:
+    """The run-time context a run's graph gets, as langgraph-api gives it: the request's ``context``
+    (the assistant's under it), else the request's ``configurable``; kept to the keys the graph's context
+    schema declares when it declares any; ``{}`` when nothing is left, so the schema's defaults apply
+    (never None: a graph reading ``runtime.context.x`` would fail)."""
+    given = dict(context or configurable)
+    schema = graph.get_context_jsonschema() if getattr(graph, "context_schema", None) is not None else None
+    declared = (schema or {}).get("properties")
+    if declared:
+        return {key: value for key, value in given.items() if key in declared}
+    return given if context else {}
+
+
+def command_of(payload: dict[str, Any]) -> Command[Any]:
+    """A run's ``command`` as LangGraph takes it (``resume``, ``update``, ``goto``)."""
     return Command(resume=payload.get("resume"), update=payload.get("update"), goto=payload.get("goto") or ())
 
 
@@ -101,7 +115,7 @@ async def execute_graph_run(
     if started and _run_has_pending_steps(await graph.aget_state(config), str(run["run_id"])):
         graph_input = None  # taken over after a crash, or after an outage: continue from the last checkpoint
     else:
-        graph_input = _command(kwargs["command"]) if kwargs.get("command") else kwargs.get("input")
+        graph_input = command_of(kwargs["command"]) if kwargs.get("command") else kwargs.get("input")
         # Only a run's first start forks from the checkpoint it names; one taken over continues.
         start = kwargs.get("checkpoint") or {}
     protocol = kwargs.get("stream_protocol") == PROTOCOL_V2
@@ -129,7 +143,7 @@ async def execute_graph_run(
         "stream_mode": graph_modes,
         "subgraphs": True,
         "durability": durability,
-        "context": kwargs.get("context"),
+        "context": run_context(graph, kwargs.get("context"), configurable),
         "interrupt_before": kwargs.get("interrupt_before"),
         "interrupt_after": kwargs.get("interrupt_after"),
     }

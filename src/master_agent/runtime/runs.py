@@ -118,9 +118,12 @@ SELECT 1 FROM runs WHERE status = 'pending' AND created_at <= now() AND tenant_i
 #: it falls due.
 WAKE_WORKERS = f"SELECT pg_notify('{CHANNEL}', %s)"
 ACTIVE_ON_THREAD = "SELECT 1 FROM runs WHERE thread_id = %s AND status IN ('pending', 'running') LIMIT 1"
-#: A thread taking a run: busy, and the graph shape its runs use (kept when ``config`` is null).
+#: A thread taking a run: busy, and the graph shape its runs use (kept when ``config`` is null); its
+#: metadata stamped with the run's graph and assistant, as langgraph-api stamps them (so
+#: ``threads.search(metadata={"graph_id": ...})`` finds it).
 BUSY_THREAD = """
-UPDATE threads SET status = 'busy', config = coalesce(%s::jsonb, config), updated_at = now()
+UPDATE threads SET status = 'busy', config = coalesce(%s::jsonb, config), updated_at = now(),
+  metadata = metadata || jsonb_build_object('graph_id', %s::text, 'assistant_id', %s::text)
 WHERE thread_id = %s
 """
 MARK_THREAD = "UPDATE threads SET status = %s, updated_at = now() WHERE thread_id = %s"
@@ -327,7 +330,8 @@ class RunQueue:
                     },
                 )
                 config = None if thread_config is None else json.dumps(thread_config)
-                await conn.execute(BUSY_THREAD, (config, thread_id))
+                graph_id = kwargs.get("graph_id")
+                await conn.execute(BUSY_THREAD, (config, graph_id, str(assistant_id), thread_id))
                 if not slot:
                     await conn.execute(WAKE_WORKERS, (str(after_seconds) if after_seconds else "",))
             row = await inserted.fetchone()

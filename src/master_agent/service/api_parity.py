@@ -15,14 +15,6 @@ from typing import Any
 
 #: Operations of langgraph-api left out on purpose; no method of the Python or JS SDK calls them.
 LEFT_OUT: dict[tuple[str, str], str] = {
-    ("GET", "/mcp/"): "MCP server endpoint (Model Context Protocol), out of scope",
-    ("POST", "/mcp/"): "MCP server endpoint (Model Context Protocol), out of scope",
-    ("DELETE", "/mcp/"): "MCP server endpoint (Model Context Protocol), out of scope",
-    ("POST", "/a2a/{}"): "Agent-to-agent protocol endpoint, out of scope",
-    (
-        "GET",
-        "/threads/{}/storage",
-    ): "checkpoint byte counts of langgraph-api's own checkpointer; no SDK method",
     ("GET", "/docs"): "served (Swagger UI) but, as FastAPI does, not listed in the OpenAPI document",
 }
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 from collections.abc import AsyncIterator
@@ -12,6 +13,7 @@ from typing import Any
 
 import psycopg
 from fastapi import FastAPI, Request
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 
 from master_agent.errors import (
@@ -32,9 +34,11 @@ from master_agent.runtime.resources import RuntimeResources, SchedulerRole
 from master_agent.runtime.runs import RunQueue
 from master_agent.service.console import mount_console
 from master_agent.service.crons import fire_cron
+from master_agent.service.http_config import cors_options, custom_app, http_section
 from master_agent.service.limits import BodySizeLimit, DatabaseGate, database_unavailable
 from master_agent.service.metrics import RequestClock, ServiceMetrics
 from master_agent.service.routes import (
+    a2a,
     assistants,
     chat,
     crons,
@@ -42,6 +46,7 @@ from master_agent.service.routes import (
     goals,
     health,
     knowledge,
+    mcp,
     meta,
     outcomes,
     playbooks,
@@ -56,6 +61,8 @@ from master_agent.settings import Settings
 from master_agent.storage.outages import is_outage
 from master_agent.storage.rate_limits import Quotas
 from master_agent.untrusted import close_pools
+
+VERSION = "0.1.0"
 
 
 def _error_body(error: MasterAgentError) -> dict[str, Any]:
@@ -85,10 +92,15 @@ async def _warm(resources: RuntimeResources, ready: asyncio.Event) -> None:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The service app; its lifespan opens the database (migrated), starts the run workers."""
+    configured = settings or Settings.from_env()
+    http = http_section(configured)
+    extra = custom_app(configured, http)
+    mcp_endpoint = mcp.McpEndpoint(version=VERSION)
+    a2a_endpoint = a2a.A2AEndpoint(version=VERSION)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        opened = settings or Settings.from_env()
+        opened = configured
         role: SchedulerRole = "lead" if opened.scheduler == "enabled" else "add"
         async with open_resources(opened, scheduler=role) as resources:
             metrics = ServiceMetrics()
@@ -120,7 +132,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await queue.start()
             warming = asyncio.create_task(_warm(resources, app.state.service.ready))
             try:
-                yield
+                async with contextlib.AsyncExitStack() as stack:
+                    await stack.enter_async_context(mcp_endpoint.running())
+                    if extra is not None:
+                        await stack.enter_async_context(extra.router.lifespan_context(extra))
+                    yield
             finally:
                 warming.cancel()
                 use_cron_firer(None)
@@ -130,14 +146,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(
         title="Master Agent",
-        version="0.1.0",
+        version=VERSION,
         description="Goal-driven agents on LangGraph: strategic goals, chat and a LangGraph-compatible API.",
         lifespan=lifespan,
     )
-    limit = (settings or Settings.from_env()).max_body_bytes
-    app.add_middleware(BodySizeLimit, limit=limit)
+    app.add_middleware(BodySizeLimit, limit=configured.max_body_bytes)
     app.add_middleware(DatabaseGate)
     app.add_middleware(RequestClock)
+    cors = cors_options(configured, http)
+    if cors is not None:
+        # Outermost: a preflight is answered before any other layer (none of them knows OPTIONS).
+        app.add_middleware(CORSMiddleware, **cors)
 
     @app.exception_handler(MasterAgentError)
     async def master_agent_error(_request: Request, error: MasterAgentError) -> JSONResponse:
@@ -188,6 +207,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(documents.router)
     app.include_router(store.router)
     app.include_router(meta.router)
+    app.include_router(mcp.router)
+    app.state.mcp = mcp_endpoint
+    app.include_router(a2a.router)
+    app.state.a2a = a2a_endpoint
     # The console's scripts use the chat, run and thread routes under /console/api with its cookie.
     mount_console(app, api_routers=[chat.router, runs.router, threads.router])
+    if extra is not None:
+        # Before the service's own, as langgraph-api mounts them (a custom route may shadow one).
+        app.router.routes[0:0] = extra.routes
     return app

@@ -24,7 +24,7 @@ from typing import Annotated, Any
 from fastapi import HTTPException, Request, Response
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
-from pydantic import AfterValidator, BaseModel
+from pydantic import AfterValidator, BaseModel, ConfigDict
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -153,6 +153,16 @@ def _check_metadata(value: dict[str, Any]) -> dict[str, Any]:
 
 
 Metadata = Annotated[dict[str, Any], AfterValidator(_check_metadata)]
+
+
+class LangGraphBody(BaseModel):
+    """A request body of the LangGraph-compatible API. langgraph-api checks bodies against the schemas of
+    its OpenAPI document, none of which forbids other fields: a field it does not know is ignored (an SDK
+    newer than the server keeps working), so here too. Every field known is still checked."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
 """A metadata document (threads, runs, assistants) as a request sends it: bounded in depth and size."""
 
 

@@ -13,7 +13,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
+
+from master_agent.service.limits import LangGraphBody
 
 #: The channels a stream may ask for (and ``custom:<name>``).
 CHANNELS = frozenset(
@@ -25,10 +27,8 @@ TERMINAL = {"success": "completed", "error": "failed", "interrupted": "interrupt
 Namespace = list[str]
 
 
-class EventStreamRequest(BaseModel):
+class EventStreamRequest(LangGraphBody):
     """The body of ``POST /threads/{id}/stream/events``: which events, and from where."""
-
-    model_config = ConfigDict(extra="forbid")
 
     channels: list[str] = Field(min_length=1)
     namespaces: list[Namespace] | None = None
@@ -247,10 +247,8 @@ def _interrupts_of(data: Any) -> list[dict[str, Any]]:
     return [item for item in found if isinstance(item, dict)] if isinstance(found, list) else []
 
 
-class ProtocolCommand(BaseModel):
+class ProtocolCommand(LangGraphBody):
     """A command of ``POST /threads/{id}/commands``."""
-
-    model_config = ConfigDict(extra="forbid")
 
     id: int
     method: str

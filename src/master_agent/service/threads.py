@@ -9,9 +9,9 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from psycopg_pool import AsyncConnectionPool
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from master_agent.service.limits import order_by
+from master_agent.service.limits import LangGraphBody, order_by
 from master_agent.storage.documents import StoredMetadata
 from master_agent.storage.retention import KEEP_LATEST, delete_thread_rows
 
@@ -77,7 +77,8 @@ FROM threads AS source WHERE copy.thread_id = %(new)s AND source.thread_id = %(o
 RETURNING copy.*
 """
 STORE_VALUES = """
-UPDATE threads SET "values" = %(values)s::jsonb, interrupts = %(interrupts)s::jsonb, updated_at = now()
+UPDATE threads SET "values" = %(values)s::jsonb, interrupts = %(interrupts)s::jsonb, updated_at = now(),
+  status = COALESCE(%(status)s::text, status)
 WHERE thread_id = %(thread_id)s
 """
 PRUNABLE = """
@@ -88,11 +89,9 @@ WHERE tenant_id = %(tenant)s AND thread_id = ANY(%(ids)s::uuid[])
 OWN_THREAD = "SELECT thread_id FROM threads WHERE tenant_id = %s AND thread_id = %s FOR UPDATE"
 
 
-class ThreadTTL(BaseModel):
+class ThreadTTL(LangGraphBody):
     """A thread's own time to live, as langgraph-api takes it: swept ``ttl`` minutes after its last
     activity, by deleting it or by keeping only its latest checkpoint."""
-
-    model_config = ConfigDict(extra="forbid")
 
     strategy: Literal["delete", "keep_latest"] = "delete"
     ttl: float = Field(gt=0, le=100 * 366 * 24 * 60, description="Minutes (at most 100 years).")
@@ -253,14 +252,17 @@ async def copy_thread(pool: AsyncConnectionPool[Any], tenant_id: str, source: Th
 
 
 async def store_thread_values(
-    pool: AsyncConnectionPool[Any], thread_id: uuid.UUID, values: Any, interrupts: dict[str, Any]
+    pool: AsyncConnectionPool[Any],
+    thread_id: uuid.UUID,
+    values: Any,
+    interrupts: dict[str, Any],
+    status: ThreadStatus | None = None,
 ) -> None:
-    """The thread row's copy of its current values and pending interrupts (after a state update)."""
+    """The thread row's copy of its current values and pending interrupts (after a state update), and
+    its ``status`` when given (None: left as it is)."""
+    params = {"values": json.dumps(values), "interrupts": json.dumps(interrupts), "status": status}
     async with pool.connection() as conn:
-        await conn.execute(
-            STORE_VALUES,
-            {"thread_id": thread_id, "values": json.dumps(values), "interrupts": json.dumps(interrupts)},
-        )
+        await conn.execute(STORE_VALUES, {"thread_id": thread_id, **params})
 
 
 async def prune_threads(
@@ -295,3 +297,43 @@ async def delete_thread(pool: AsyncConnectionPool[Any], tenant_id: str, thread_i
             return False
         await delete_thread_rows(conn, [str(thread_id)])
     return True
+
+
+#: Bytes a thread's checkpoints occupy, as stored: checkpoint rows (the checkpoint and its metadata),
+#: channel values by channel (one row per version), and pending writes.
+STORAGE_CHECKPOINTS = """
+SELECT count(*) AS count,
+       coalesce(sum(pg_column_size(checkpoint) + pg_column_size(metadata)), 0)::bigint AS bytes
+FROM checkpoints WHERE thread_id = %(thread)s
+"""
+STORAGE_BLOBS = """
+SELECT channel, count(*) AS versions, coalesce(sum(octet_length(blob)), 0)::bigint AS bytes
+FROM checkpoint_blobs WHERE thread_id = %(thread)s GROUP BY channel ORDER BY channel
+"""
+STORAGE_WRITES = """
+SELECT count(*) AS count, coalesce(sum(octet_length(blob)), 0)::bigint AS bytes
+FROM checkpoint_writes WHERE thread_id = %(thread)s
+"""
+
+
+async def thread_storage(pool: AsyncConnectionPool[Any], thread_id: uuid.UUID) -> dict[str, Any]:
+    """langgraph-api's ``ThreadStorage`` of a thread (the caller checked it is the tenant's)."""
+    params = {"thread": str(thread_id)}
+    async with pool.connection() as conn:
+        checkpoints = await (await conn.execute(STORAGE_CHECKPOINTS, params)).fetchone()
+        blobs = await (await conn.execute(STORAGE_BLOBS, params)).fetchall()
+        writes = await (await conn.execute(STORAGE_WRITES, params)).fetchone()
+    assert checkpoints is not None and writes is not None  # aggregates always answer one row
+    by_channel = {row["channel"]: {"versions": row["versions"], "bytes": row["bytes"]} for row in blobs}
+    channel_values = {
+        "count": sum(item["versions"] for item in by_channel.values()),
+        "bytes": sum(item["bytes"] for item in by_channel.values()),
+        "by_channel": by_channel,
+    }
+    return {
+        "thread_id": str(thread_id),
+        "total_bytes": checkpoints["bytes"] + channel_values["bytes"] + writes["bytes"],
+        "checkpoints": {"count": checkpoints["count"], "bytes": checkpoints["bytes"]},
+        "channel_values": channel_values,
+        "pending_writes": {"count": writes["count"], "bytes": writes["bytes"]},
+    }

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from fastapi import APIRouter, HTTPException, Query, Response
 from langchain_core.runnables import RunnableConfig
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from master_agent.capabilities.agents import agent_document_schema
 from master_agent.capabilities.assistants import (
@@ -33,15 +33,16 @@ from master_agent.runtime.tenant_agents import (
     remove_assistant,
     save_assistant,
 )
-from master_agent.service.deps import ResourcesDep, TenantDep
-from master_agent.service.limits import Metadata, StrictJsonRoute
+from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
+from master_agent.service.limits import LangGraphBody, Metadata, StrictJsonRoute, page
+from master_agent.service.routes.runs import cancel_active_runs
+from master_agent.service.routes.threads import remove_thread
+from master_agent.service.threads import search_threads
 
 router = APIRouter(prefix="/assistants", tags=["assistants"], route_class=StrictJsonRoute)
 
 
-class AssistantCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class AssistantCreate(LangGraphBody):
     graph_id: str
     assistant_id: uuid.UUID | None = None
     config: dict[str, Any] = Field(default_factory=dict)
@@ -52,9 +53,7 @@ class AssistantCreate(BaseModel):
     description: str | None = Field(default=None, max_length=2000)
 
 
-class AssistantPatch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class AssistantPatch(LangGraphBody):
     graph_id: str | None = None
     config: dict[str, Any] | None = None
     context: dict[str, Any] | None = None
@@ -63,9 +62,21 @@ class AssistantPatch(BaseModel):
     description: str | None = Field(default=None, max_length=2000)
 
 
-class AssistantSearch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+AssistantField = Literal[
+    "assistant_id",
+    "graph_id",
+    "name",
+    "description",
+    "config",
+    "context",
+    "created_at",
+    "updated_at",
+    "metadata",
+    "version",
+]
 
+
+class AssistantSearch(LangGraphBody):
     metadata: Metadata = Field(default_factory=dict)
     graph_id: str | None = None
     name: str | None = None
@@ -73,28 +84,22 @@ class AssistantSearch(BaseModel):
     offset: int = Field(default=0, ge=0)
     sort_by: SortBy | None = None
     sort_order: Literal["asc", "desc"] | None = None
-    select: list[str] | None = None
+    select: list[AssistantField] | None = None
 
 
-class AssistantCount(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class AssistantCount(LangGraphBody):
     metadata: Metadata = Field(default_factory=dict)
     graph_id: str | None = None
     name: str | None = None
 
 
-class VersionSearch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class VersionSearch(LangGraphBody):
     metadata: Metadata = Field(default_factory=dict)
     limit: int = Field(default=10, ge=1, le=1000)
     offset: int = Field(default=0, ge=0)
 
 
-class VersionChange(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class VersionChange(LangGraphBody):
     version: int = Field(ge=1)
 
 
@@ -114,10 +119,11 @@ async def create(body: AssistantCreate, tenant: TenantDep, resources: ResourcesD
     )
 
 
-@router.post("/search", response_model=list[Assistant])
+@router.post("/search", response_model=list[dict[str, Any]])
 async def search(
     body: AssistantSearch, tenant: TenantDep, resources: ResourcesDep, response: Response
-) -> list[Assistant]:
+) -> list[dict[str, Any]]:
+    """The tenant's assistants (its graphs' own first); ``select`` keeps only those fields."""
     found, total = await search_assistants(
         resources.database.pool,
         tenant,
@@ -130,8 +136,7 @@ async def search(
         sort_by=body.sort_by,
         sort_order=body.sort_order,
     )
-    response.headers["X-Pagination-Total"] = str(total)
-    return found
+    return page(response, found, body.offset, total, body.select)
 
 
 @router.post("/count", response_model=int)
@@ -183,8 +188,34 @@ async def patch(
 
 
 @router.delete("/{assistant_id}", status_code=204)
-async def delete(assistant_id: str, tenant: TenantDep, resources: ResourcesDep) -> Response:
-    await remove_assistant(resources, tenant, await _assistant(resources, tenant, assistant_id))
+async def delete(
+    assistant_id: str,
+    tenant: TenantDep,
+    resources: ResourcesDep,
+    queue: QueueDep,
+    delete_threads: bool = Query(
+        default=False, description="Also delete the threads whose metadata.assistant_id is this assistant."
+    ),
+) -> Response:
+    """The assistant goes, with its versions; its active runs are cancelled first, as langgraph-api
+    cancels them (with ``delete_threads``, its threads are deleted before that)."""
+    current = await _assistant(resources, tenant, assistant_id)
+    if delete_threads:
+        removed = True
+        while removed:  # a page at a time, until a page removes nothing
+            found, _ = await search_threads(
+                resources.database.pool,
+                tenant,
+                metadata={"assistant_id": str(current.assistant_id)},
+                status=None,
+                limit=100,
+                offset=0,
+            )
+            removed = False
+            for thread in found:
+                removed |= await remove_thread(resources, queue, tenant, thread.thread_id)
+    await cancel_active_runs(queue, tenant, assistant_id=current.assistant_id)
+    await remove_assistant(resources, tenant, current)
     return Response(status_code=204)
 
 
@@ -311,6 +342,12 @@ async def subgraphs(
     tenant agents, the sub-agents each agent may call, each with its own argument and answer schemas."""
     assistant = await _assistant(resources, tenant, assistant_id)
     graph = await _graph(resources, tenant, assistant)
+    if not nested_agents(graph):
+        # A graph with compiled graphs as nodes: LangGraph's own subgraphs, as langgraph-api lists them.
+        return {
+            name: graph_schemas(cast(CompiledLoop, nested), name)
+            async for name, nested in graph.aget_subgraphs(namespace=namespace or None, recurse=recurse)
+        }
     prefix = [part for part in (namespace or "").split("|") if part]
     for part in prefix:
         nested = nested_agents(graph).get(part)

@@ -8,10 +8,12 @@ from datetime import datetime
 from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from master_agent.capabilities import load_tenant
+from master_agent.capabilities.assistants import system_assistant_id
 from master_agent.capabilities.spec import cron_min_interval
+from master_agent.runtime.graphs import graph_ids
 from master_agent.service.crons import (
     CRON_FIELDS,
     Cron,
@@ -24,7 +26,7 @@ from master_agent.service.crons import (
     update_cron,
 )
 from master_agent.service.deps import ResourcesDep, TenantDep
-from master_agent.service.limits import Metadata, StrictJsonRoute, page
+from master_agent.service.limits import LangGraphBody, Metadata, StrictJsonRoute, page
 from master_agent.service.routes.runs import RunCreate, StreamMode, new_thread_placeholder, prepare_run
 from master_agent.service.routes.threads import existing_thread
 from master_agent.service.threads import Thread
@@ -49,9 +51,7 @@ RUN_FIELDS = (
 )
 
 
-class CronRunFields(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class CronRunFields(LangGraphBody):
     input: dict[str, Any] | list[Any] | str | int | float | bool | None = None
     config: dict[str, Any] | None = None
     context: dict[str, Any] | None = None
@@ -80,10 +80,8 @@ class CronPatch(CronRunFields):
     schedule: str | None = Field(default=None, min_length=1, max_length=200)
 
 
-class CronSearch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    assistant_id: uuid.UUID | None = None
+class CronSearch(LangGraphBody):
+    assistant_id: str | None = Field(default=None, description="An assistant id or a graph's name.")
     thread_id: uuid.UUID | None = None
     enabled: bool | None = None
     metadata: Metadata = Field(default_factory=dict)
@@ -99,12 +97,26 @@ class CronSearch(BaseModel):
     select: list[Literal[CRON_FIELDS]] | None = None  # type: ignore[valid-type]
 
 
-class CronCount(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    assistant_id: uuid.UUID | None = None
+class CronCount(LangGraphBody):
+    assistant_id: str | None = Field(default=None, description="An assistant id or a graph's name.")
     thread_id: uuid.UUID | None = None
     metadata: Metadata = Field(default_factory=dict)
+
+
+def _assistant_filter(resources: ResourcesDep, tenant: str, ref: str | None) -> uuid.UUID | None:
+    """The assistant a cron search filters by: its id, or a graph's name for that graph's own assistant
+    (as langgraph-api reads it)."""
+    if ref is None:
+        return None
+    known = graph_ids(resources)
+    if ref in known:
+        return system_assistant_id(tenant, ref)
+    try:
+        return uuid.UUID(ref)
+    except ValueError:
+        raise HTTPException(
+            422, detail=f"assistant_id: {ref!r} is neither an assistant id nor a graph name ({known})"
+        ) from None
 
 
 def _run_payload(body: CronRunFields, assistant_id: str) -> dict[str, Any]:
@@ -176,7 +188,7 @@ async def search(
         resources,
         tenant,
         metadata=body.metadata,
-        assistant_id=body.assistant_id,
+        assistant_id=_assistant_filter(resources, tenant, body.assistant_id),
         thread_id=body.thread_id,
         enabled=body.enabled,
         limit=body.limit,
@@ -190,7 +202,11 @@ async def search(
 @router.post("/runs/crons/count", response_model=int)
 async def count(body: CronCount, tenant: TenantDep, resources: ResourcesDep) -> int:
     return await count_crons(
-        resources, tenant, metadata=body.metadata, assistant_id=body.assistant_id, thread_id=body.thread_id
+        resources,
+        tenant,
+        metadata=body.metadata,
+        assistant_id=_assistant_filter(resources, tenant, body.assistant_id),
+        thread_id=body.thread_id,
     )
 
 

@@ -7,17 +7,17 @@ import contextlib
 import json
 import re
 import uuid
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal, cast, get_args
 
 from fastapi import APIRouter, Body, Depends, Header, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 from langchain_core.runnables import RunnableConfig
 from prometheus_client import Gauge
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 from sse_starlette import EventSourceResponse
 
 from master_agent.capabilities import load_tenant
@@ -33,7 +33,7 @@ from master_agent.runtime.runs import Run, RunQueue
 from master_agent.runtime.solve import MAX_GOAL_CHARS
 from master_agent.service.deps import QueueDep, ResourcesDep, RunTenantDep, TenantDep, run_starting_tenant
 from master_agent.service.graph_state import run_json, run_output, snapshot_json, thread_snapshot
-from master_agent.service.limits import Metadata, StrictJsonRoute
+from master_agent.service.limits import LangGraphBody, Metadata, StrictJsonRoute
 from master_agent.service.routes.threads import (
     MASTER_STATE_KEYS,
     check_checkpoint,
@@ -45,6 +45,17 @@ from master_agent.storage.outages import OutageTooLong, through_outages
 
 router = APIRouter(tags=["runs"], route_class=StrictJsonRoute)
 
+RunField = Literal[
+    "run_id",
+    "thread_id",
+    "assistant_id",
+    "created_at",
+    "updated_at",
+    "status",
+    "metadata",
+    "kwargs",
+    "multitask_strategy",
+]
 StreamMode = Literal[
     "values", "updates", "messages", "messages-tuple", "custom", "debug", "tasks", "checkpoints", "events"
 ]
@@ -52,10 +63,8 @@ StreamMode = Literal[
 WAIT_LIMIT_S = 600.0
 
 
-class RunCreate(BaseModel):
+class RunCreate(LangGraphBody):
     """The run request the langgraph-sdk client sends (fields it may send; others are refused)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     assistant_id: str
     input: dict[str, Any] | list[Any] | str | int | float | bool | None = None
@@ -138,9 +147,11 @@ async def check_run_request(
         return
     if not isinstance(body.input, dict):
         raise HTTPException(422, detail="input: send one object with a goal (or messages)")
-    if not body.input or any(value is None for value in body.input.values()):
+    # Keys the graph's state lacks are ignored, as LangGraph ignores them (a parent graph calling this
+    # one through RemoteGraph sends its whole state).
+    known = {key: value for key, value in body.input.items() if key in MASTER_STATE_KEYS}
+    if not known or any(value is None for value in known.values()):
         raise HTTPException(422, detail="input: send at least a goal, and no null values")
-    check_state_keys(MASTER_STATE_KEYS, "input", body.input)
     goal = body.input.get("goal")
     if goal is not None and (not isinstance(goal, str) or not goal.strip() or len(goal) > MAX_GOAL_CHARS):
         raise HTTPException(
@@ -296,8 +307,7 @@ async def prepare_run(
         "context": {
             **{key: value for key, value in assistant.context.items() if key != AGENT_SPEC_KEY},
             **(body.context or {}),
-        }
-        or None,
+        },
     }
     metadata = {
         **(body.metadata or {}),
@@ -459,9 +469,7 @@ async def start_stateless_run(body: RunCreate, tenant: str, resources: Resources
     return await prepared.enqueue(queue, tenant, str(thread.thread_id), execute_here=False)
 
 
-class RunsCancel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class RunsCancel(LangGraphBody):
     thread_id: uuid.UUID | None = None
     run_ids: list[uuid.UUID] | None = Field(default=None, max_length=1000)
     status: Literal["pending", "running", "all"] | None = None
@@ -484,21 +492,14 @@ async def cancel_runs(
     action: Literal["interrupt", "rollback"] = "interrupt",
 ) -> Response:
     """Cancel the tenant's active runs: of a thread, by id, or all pending / running ones."""
-    statuses = ["pending", "running"] if body.status in (None, "all") else [body.status]
-    async with resources.database.pool.connection() as conn:
-        rows = await (
-            await conn.execute(
-                ACTIVE_RUNS,
-                {
-                    "tenant": tenant,
-                    "statuses": statuses,
-                    "thread": str(body.thread_id) if body.thread_id else None,
-                    "runs": [str(run_id) for run_id in body.run_ids] if body.run_ids else None,
-                },
-            )
-        ).fetchall()
-    for row in rows:
-        await queue.cancel(str(row["run_id"]), action=action)
+    await cancel_active_runs(
+        queue,
+        tenant,
+        statuses=["pending", "running"] if body.status in (None, "all") else [body.status],
+        thread_id=body.thread_id,
+        run_ids=body.run_ids,
+        action=action,
+    )
     return Response(status_code=204)
 
 
@@ -507,13 +508,48 @@ SELECT run_id FROM runs
 WHERE tenant_id = %(tenant)s AND kind = 'graph' AND status = ANY(%(statuses)s)
   AND (%(thread)s::text IS NULL OR thread_id = %(thread)s)
   AND (%(runs)s::uuid[] IS NULL OR run_id = ANY(%(runs)s::uuid[]))
+  AND (%(assistant)s::uuid IS NULL OR assistant_id = %(assistant)s::uuid)
 """
+
+
+async def cancel_active_runs(
+    queue: RunQueue,
+    tenant: str,
+    *,
+    statuses: list[str] | None = None,
+    thread_id: uuid.UUID | None = None,
+    run_ids: list[uuid.UUID] | None = None,
+    assistant_id: uuid.UUID | None = None,
+    action: Literal["interrupt", "rollback"] = "interrupt",
+) -> None:
+    """Cancel the tenant's runs with ``statuses`` (default: the active ones) of a thread, by id, or of
+    an assistant."""
+    params = {
+        "tenant": tenant,
+        "statuses": statuses or ["pending", "running"],
+        "thread": str(thread_id) if thread_id else None,
+        "runs": [str(run_id) for run_id in run_ids] if run_ids else None,
+        "assistant": assistant_id,
+    }
+    async with queue.resources.database.pool.connection() as conn:
+        rows = await (await conn.execute(ACTIVE_RUNS, params)).fetchall()
+    for row in rows:
+        await queue.cancel(str(row["run_id"]), action=action)
 
 
 @router.post("/runs/wait")
 async def wait_stateless_run(
     body: RunCreate, tenant: RunTenantDep, resources: ResourcesDep, queue: QueueDep
 ) -> StreamingResponse:
+    run, output = await start_stateless_wait(body, tenant, resources, queue)
+    return _waited(run, output, headers=_location(run))
+
+
+async def start_stateless_wait(
+    body: RunCreate, tenant: str, resources: ResourcesDep, queue: QueueDep
+) -> tuple[Run, Coroutine[Any, Any, Any]]:
+    """A run on a thread of its own, stored (refused as a run is); and its output to await, after
+    which the thread is deleted (unless ``on_completion="keep"``)."""
     thread = await create_thread(resources.database.pool, tenant, {"stateless": True})
     assert thread is not None
     try:
@@ -529,23 +565,33 @@ async def wait_stateless_run(
             if body.on_completion != "keep":
                 await delete_thread(resources.database.pool, tenant, thread.thread_id)
 
-    return _waited(run, output_then_forget(), headers=_location(run))
+    return run, output_then_forget()
 
 
-def _waited(run: Run, output: Coroutine[Any, Any, Any], headers: dict[str, str]) -> StreamingResponse:
+def _waited(
+    run: Run,
+    output: Coroutine[Any, Any, Any],
+    headers: dict[str, str],
+    on_leave: Callable[[], object] | None = None,
+) -> StreamingResponse:
     """The answer of a wait: a newline every ``KEEPALIVE_S`` while the run goes on (so proxies and
     clients do not drop a quiet connection; JSON allows leading whitespace), then the output. A failure
-    after the first byte is the body: ``{"error", "message"}``."""
+    after the first byte is the body: ``{"error", "message"}``. ``on_leave``: called when the client
+    leaves before the output."""
 
     async def body() -> AsyncIterator[bytes]:
         # A task of its own: a client that leaves stops the waiting, not what comes after it (a
         # stateless run's thread is still deleted).
         task = asyncio.ensure_future(output)
         task.add_done_callback(lambda done: done.cancelled() or done.exception())
-        while not task.done():
-            done, _ = await asyncio.wait({task}, timeout=KEEPALIVE_S)
-            if not done:
-                yield b"\n"
+        try:
+            while not task.done():
+                done, _ = await asyncio.wait({task}, timeout=KEEPALIVE_S)
+                if not done:
+                    yield b"\n"
+        finally:
+            if on_leave is not None and not task.done():
+                on_leave()
         try:
             value = task.result()
         except HTTPException as error:
@@ -567,11 +613,21 @@ async def _thread_run(
 
 @router.get("/threads/{thread_id}/runs/{run_id}/join")
 async def join_run(
-    thread_id: uuid.UUID, run_id: uuid.UUID, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
-) -> JSONResponse:
+    thread_id: uuid.UUID,
+    run_id: uuid.UUID,
+    tenant: TenantDep,
+    resources: ResourcesDep,
+    queue: QueueDep,
+    cancel_on_disconnect: bool = False,
+) -> Response:
+    """The run's output once it has finished; ``cancel_on_disconnect``: a client that leaves before
+    cancels the run."""
     thread, run = await _thread_run(thread_id, run_id, tenant, resources, queue)
-    output = await _output(queue, resources, tenant, thread, run)
-    return JSONResponse(output, headers=_location(run))
+    if cancel_on_disconnect:
+        output = _output(queue, resources, tenant, thread, run)
+        cancel = partial(queue.spawn, _cancel_when_stored(queue, StreamedRun.of(run)))
+        return _waited(run, output, headers=_location(run), on_leave=cancel)
+    return JSONResponse(await _output(queue, resources, tenant, thread, run), headers=_location(run))
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}")
@@ -592,10 +648,13 @@ async def list_runs(
     limit: int = Query(default=10, ge=1, le=1000),
     offset: int = Query(default=0, ge=0),
     status: Literal["pending", "running", "success", "error", "interrupted"] | None = None,
+    select: Annotated[list[RunField] | None, Query()] = None,
 ) -> list[dict[str, Any]]:
+    """The thread's runs, newest first; ``select`` keeps only those fields."""
     await existing_thread(resources, tenant, thread_id)
     runs = await queue.list_for_thread(str(thread_id), limit=limit, offset=offset, status=status)
-    return [run_json(run) for run in runs]
+    found = [run_json(run) for run in runs]
+    return [{key: run[key] for key in select if key in run} for run in found] if select else found
 
 
 @router.post("/threads/{thread_id}/runs/{run_id}/cancel")
@@ -668,7 +727,10 @@ class StreamedRun:
 
 
 async def _events(
-    queue: RunQueue, run: StreamedRun, last_event_id: int | None, cancel_on_disconnect: bool
+    queue: RunQueue,
+    run: StreamedRun,
+    last_event_id: int | None,
+    cancel_on_disconnect: bool,
 ) -> AsyncIterator[dict[str, str]]:
     """The run's events strictly after ``last_event_id`` (None: from the start, the ``metadata``
     event 0 first, out at once before the graph's first step), then live ones, until ``end``."""
@@ -788,19 +850,53 @@ def event_seq(last_event_id: str | None) -> int | None:
     return int(last_event_id)
 
 
+def _of_modes(events: AsyncIterator[dict[str, str]], modes: set[str]) -> AsyncIterator[dict[str, str]]:
+    """Only the events of ``modes`` (a subgraph's too; ``messages`` and ``messages-tuple`` both mean
+    every ``messages...`` event), as langgraph-api filters a joined stream; ``error`` and ``end`` always."""
+    if "messages-tuple" in modes:
+        modes = modes | {"messages"}
+    return (
+        item
+        async for item in events
+        if item["event"] in ("error", "end") or item["event"].partition("|")[0].partition("/")[0] in modes
+    )
+
+
+def stream_modes_asked(values: list[str] | None) -> set[str]:
+    """The modes of a ``stream_mode`` query (repeated, comma-separated or a JSON array, as the SDKs
+    send it); empty: every event."""
+    known = set(get_args(StreamMode))
+    modes: set[str] = set()
+    for value in values or []:
+        parsed: Any = None
+        if value.startswith("["):
+            with contextlib.suppress(ValueError):
+                parsed = json.loads(value)
+        if isinstance(parsed, list):
+            modes |= {str(mode) for mode in parsed}
+        else:
+            modes |= {mode.strip() for mode in value.split(",") if mode.strip()}
+    unknown = sorted(modes - known)
+    if unknown:
+        raise HTTPException(422, detail=f"stream_mode: unknown {unknown}; use {sorted(known)}")
+    return modes
+
+
 def stream_response(
     queue: RunQueue,
     run: Run | StreamedRun,
     request: Request,
     last_event_id: str | None,
     cancel_on_disconnect: bool,
+    modes: set[str] | None = None,
 ) -> EventSourceResponse:
     gauge = request.app.state.service.metrics.active_streams
     after = event_seq(last_event_id)
     streamed = run if isinstance(run, StreamedRun) else StreamedRun.of(run)
     location = f"/threads/{run.thread_id}/runs/{run.run_id}/stream"
+    events = _events(queue, streamed, after, cancel_on_disconnect)
     return EventSourceResponse(
-        counted(gauge, _events(queue, streamed, after, cancel_on_disconnect)),
+        counted(gauge, _of_modes(events, modes) if modes else events),
         ping=KEEPALIVE_S,
         headers={"Location": location, "Content-Location": f"/threads/{run.thread_id}/runs/{run.run_id}"},
     )
@@ -866,10 +962,13 @@ async def join_stream(
     resources: ResourcesDep,
     queue: QueueDep,
     cancel_on_disconnect: bool = False,
+    stream_mode: Annotated[list[str] | None, Query()] = None,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> EventSourceResponse:
+    """The run's events (after ``Last-Event-ID``), only those of ``stream_mode`` when given."""
     _, run = await _thread_run(thread_id, run_id, tenant, resources, queue)
-    return stream_response(queue, run, request, last_event_id, cancel_on_disconnect)
+    modes = stream_modes_asked(stream_mode)
+    return stream_response(queue, run, request, last_event_id, cancel_on_disconnect, modes)
 
 
 ThreadStreamMode = Literal["run_modes", "lifecycle", "state_update"]

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Response
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from master_agent.service.deps import ResourcesDep, TenantDep
-from master_agent.service.limits import StrictJsonRoute
+from master_agent.service.limits import LangGraphBody, StrictJsonRoute
 
 #: The longest TTL an item may have: beyond this, expiry times leave the calendar.
 MAX_TTL_MINUTES = 100 * 366 * 24 * 60
@@ -40,9 +40,7 @@ class StoreSearchItem(StoreItem):
     score: float | None = None
 
 
-class StorePut(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class StorePut(LangGraphBody):
     namespace: list[str] = Field(min_length=1)
     key: str = Field(min_length=1, max_length=1024)
     value: dict[str, Any]
@@ -61,18 +59,18 @@ class StorePut(BaseModel):
     _namespace = field_validator("namespace")(_check_namespace)
 
 
-class StoreDelete(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class StoreDelete(LangGraphBody):
     namespace: list[str] = Field(min_length=1)
     key: str = Field(min_length=1, max_length=1024)
 
     _namespace = field_validator("namespace")(_check_namespace)
 
 
-class StoreSearch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+#: The comparisons a store search's ``filter`` may make on a field.
+FILTER_OPERATORS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"})
 
+
+class StoreSearch(LangGraphBody):
     namespace_prefix: list[str] = Field(default_factory=list)
     filter: dict[str, Any] | None = None
     limit: int = Field(default=10, ge=1, le=1000)
@@ -82,10 +80,20 @@ class StoreSearch(BaseModel):
 
     _namespace = field_validator("namespace_prefix")(_check_namespace)
 
+    @field_validator("filter")
+    @classmethod
+    def _known_operators(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        # A value that is an object is a comparison: LangGraph's store knows only these operators
+        # (anything else failed inside it).
+        for key, condition in (value or {}).items():
+            if isinstance(condition, dict):
+                unknown = sorted(set(condition) - FILTER_OPERATORS)
+                if unknown:
+                    raise ValueError(f"{key!r}: unknown operators {unknown}; use {sorted(FILTER_OPERATORS)}")
+        return value
 
-class StoreListNamespaces(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
+class StoreListNamespaces(LangGraphBody):
     prefix: list[str] | None = None
     suffix: list[str] | None = None
     max_depth: int | None = Field(default=None, ge=1)

@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
-from fastapi import APIRouter, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Header, HTTPException, Query, Request, Response
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import InvalidUpdateError
-from pydantic import BaseModel, ConfigDict, Field
+from langgraph.types import StateUpdate as GraphStateUpdate
+from pydantic import Field
 
 from master_agent.capabilities import domain_pack, load_tenant
 from master_agent.routing.graph import FrontDoorState
 from master_agent.runtime import MasterAgentState
+from master_agent.runtime.graph_runs import command_of, shape_of
+from master_agent.runtime.graphs import graph_ids
 from master_agent.runtime.loop import CompiledLoop
 from master_agent.runtime.serialization import interrupts_by_task, to_jsonable
 from master_agent.service.deps import QueueDep, ResourcesDep, ServiceDep, TenantDep, operator
 from master_agent.service.graph_state import snapshot_json, thread_graph, thread_snapshot
-from master_agent.service.limits import Metadata, StrictJsonRoute, page
+from master_agent.service.limits import LangGraphBody, Metadata, StrictJsonRoute, page
 from master_agent.service.state import ServiceState
+from master_agent.service.thread_extract import Extract, extracted
 from master_agent.service.threads import (
     Thread,
     ThreadStatus,
@@ -32,6 +36,7 @@ from master_agent.service.threads import (
     prune_threads,
     search_threads,
     store_thread_values,
+    thread_storage,
 )
 from master_agent.workflows.audit import AuditTrail
 from master_agent.workflows.spec import merge_patch
@@ -39,19 +44,34 @@ from master_agent.workflows.spec import merge_patch
 router = APIRouter(prefix="/threads", tags=["threads"], route_class=StrictJsonRoute)
 
 
-class ThreadCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class SuperstepUpdate(LangGraphBody):
+    """One update of a superstep: values (or a command) written as if ``as_node`` had just run."""
 
+    values: dict[str, Any] | list[Any] | None = None
+    command: dict[str, Any] | None = None
+    as_node: str
+
+
+class Superstep(LangGraphBody):
+    """Updates applied together, as one step of the graph."""
+
+    updates: list[SuperstepUpdate] = Field(min_length=1)
+
+
+class ThreadCreate(LangGraphBody):
     metadata: Metadata = Field(default_factory=dict)
     thread_id: uuid.UUID | None = None
     if_exists: Literal["raise", "do_nothing"] = "raise"
     graph_id: str | None = None
     ttl: ThreadTTL | None = None
+    supersteps: list[Superstep] | None = Field(
+        default=None,
+        description="State written into the new thread, step by step (a copied or imported conversation); "
+        "the graph is metadata.graph_id.",
+    )
 
 
-class ThreadSearch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ThreadSearch(LangGraphBody):
     metadata: Metadata = Field(default_factory=dict)
     values: dict[str, Any] | None = Field(
         default=None, description="Only threads whose current values contain these (JSON containment)."
@@ -77,49 +97,40 @@ class ThreadSearch(BaseModel):
         ]
         | None
     ) = None
+    extract: Extract | None = Field(
+        default=None, description="alias -> path (e.g. values.messages[-1].content): answered in extracted."
+    )
 
 
-class ThreadCount(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ThreadCount(LangGraphBody):
     metadata: Metadata = Field(default_factory=dict)
     values: dict[str, Any] | None = None
     status: ThreadStatus | None = None
 
 
-class ThreadPatch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ThreadPatch(LangGraphBody):
     metadata: Metadata = Field(default_factory=dict)
     ttl: ThreadTTL | None = None
 
 
-class ThreadPrune(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ThreadPrune(LangGraphBody):
     thread_ids: list[uuid.UUID] = Field(max_length=1000)
     strategy: Literal["delete", "keep_latest"] = "delete"
 
 
-class StateAtCheckpoint(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class StateAtCheckpoint(LangGraphBody):
     checkpoint: dict[str, Any]
     subgraphs: bool = False
 
 
-class StateUpdate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class StateUpdate(LangGraphBody):
     values: dict[str, Any] | list[Any] | None = None
     as_node: str | None = None
     checkpoint: dict[str, Any] | None = None
     checkpoint_id: str | None = None
 
 
-class HistoryRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class HistoryRequest(LangGraphBody):
     limit: int = Field(default=10, ge=1, le=1000)
     before: str | dict[str, Any] | None = None
     metadata: Metadata | None = None
@@ -195,10 +206,21 @@ async def check_checkpoint(
 
 @router.post("", response_model=Thread)
 async def create(body: ThreadCreate, tenant: TenantDep, resources: ResourcesDep) -> Thread:
+    graph_id = body.metadata.get("graph_id") or body.graph_id
+    if body.supersteps and graph_id not in graph_ids(resources):
+        raise HTTPException(
+            422,
+            detail=f"metadata.graph_id: supersteps need the graph whose state they write, one of "
+            f"{graph_ids(resources)} (got {graph_id!r})",
+        )
+    config = shape_of({}, str(graph_id)) if body.supersteps else None
     created = await create_thread(
-        resources.database.pool, tenant, body.metadata, body.thread_id, ttl=body.ttl
+        resources.database.pool, tenant, body.metadata, body.thread_id, config, ttl=body.ttl
     )
     if created is not None:
+        if body.supersteps:
+            await _write_supersteps(resources, tenant, created, body.supersteps)
+            return await existing_thread(resources, tenant, created.thread_id)
         return created
     assert body.thread_id is not None
     existing = await get_thread(resources.database.pool, tenant, body.thread_id)
@@ -208,6 +230,37 @@ async def create(body: ThreadCreate, tenant: TenantDep, resources: ResourcesDep)
             detail=f"Thread with ID {body.thread_id} already exists or was used before; use a new thread_id",
         )
     return existing
+
+
+async def _write_supersteps(
+    resources: ResourcesDep, tenant: str, thread: Thread, supersteps: list[Superstep]
+) -> None:
+    """The supersteps written into a new thread in one go; a step the graph refuses leaves no thread."""
+    graph, config = await thread_graph(resources, tenant, thread)
+    # LangGraph applies a Command or a list-state's list as an update too (its type says dict only).
+    steps = [
+        [
+            GraphStateUpdate(
+                cast(Any, command_of(update.command) if update.command else update.values), update.as_node
+            )
+            for update in superstep.updates
+        ]
+        for superstep in supersteps
+    ]
+    try:
+        await graph.abulk_update_state(config, steps)
+    except (InvalidUpdateError, ValueError, KeyError, TypeError) as error:
+        await delete_thread(resources.database.pool, tenant, thread.thread_id)
+        raise HTTPException(422, detail=f"supersteps: {error}") from None
+    snapshot = await graph.aget_state(config)
+    # Steps left to run: the thread waits as at a breakpoint (a run without input goes on), as there.
+    await store_thread_values(
+        resources.database.pool,
+        thread.thread_id,
+        to_jsonable(snapshot.values),
+        interrupts_by_task(snapshot),
+        "interrupted" if snapshot.next else "idle",
+    )
 
 
 @router.get("/{thread_id}")
@@ -243,7 +296,11 @@ async def search(
         sort_by=body.sort_by,
         sort_order=body.sort_order,
     )
-    return page(response, found, body.offset, total, body.select)
+    rows = page(response, found, body.offset, total, body.select)
+    if body.extract:
+        for row, thread in zip(rows, found, strict=True):
+            row["extracted"] = extracted(thread.model_dump(mode="json"), body.extract)
+    return rows
 
 
 @router.post("/count", response_model=int)
@@ -261,14 +318,23 @@ async def prune(body: ThreadPrune, tenant: TenantDep, resources: ResourcesDep) -
     return {"pruned_count": pruned}
 
 
-@router.patch("/{thread_id}", response_model=Thread)
+@router.patch(
+    "/{thread_id}", response_model=Thread, responses={204: {"description": "Prefer: return=minimal"}}
+)
 async def patch(
-    thread_id: uuid.UUID, body: ThreadPatch, tenant: TenantDep, resources: ResourcesDep
-) -> Thread:
-    """Merge ``metadata`` into the thread's."""
+    thread_id: uuid.UUID,
+    body: ThreadPatch,
+    tenant: TenantDep,
+    resources: ResourcesDep,
+    prefer: Annotated[str | None, Header()] = None,
+) -> Thread | Response:
+    """Merge ``metadata`` into the thread's; with ``Prefer: return=minimal`` (the SDK's
+    ``return_minimal``), 204 and no body."""
     patched = await patch_thread(resources.database.pool, tenant, thread_id, body.metadata, body.ttl)
     if patched is None:
         raise HTTPException(404, detail=f"Thread with ID {thread_id} not found")
+    if prefer is not None and prefer.replace(" ", "").lower() == "return=minimal":
+        return Response(status_code=204)
     return patched
 
 
@@ -284,13 +350,26 @@ async def delete(
     thread_id: uuid.UUID, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
 ) -> Response:
     await existing_thread(resources, tenant, thread_id)
-    # Its active runs stop first (in whichever process executes them), then it goes in one transaction.
+    if not await remove_thread(resources, queue, tenant, thread_id):
+        raise HTTPException(404, detail=f"Thread with ID {thread_id} not found")
+    return Response(status_code=204)
+
+
+async def remove_thread(resources: ResourcesDep, queue: QueueDep, tenant: str, thread_id: uuid.UUID) -> bool:
+    """Its active runs stop first (in whichever process executes them), then it goes in one
+    transaction; False: it was not there."""
     for run in await queue.list_for_thread(str(thread_id), limit=100, offset=0, status=None):
         if run.status in ("pending", "running") and await queue.cancel(str(run.run_id)):
             await queue.wait(str(run.run_id), within_s=resources.settings.run_lease_s)
-    if not await delete_thread(resources.database.pool, tenant, thread_id):
-        raise HTTPException(404, detail=f"Thread with ID {thread_id} not found")
-    return Response(status_code=204)
+    return await delete_thread(resources.database.pool, tenant, thread_id)
+
+
+@router.get("/{thread_id}/storage")
+async def storage(thread_id: uuid.UUID, tenant: TenantDep, resources: ResourcesDep) -> dict[str, Any]:
+    """Bytes the thread's checkpoints occupy, as stored: checkpoints, channel values (per channel) and
+    pending writes (langgraph-api's ``ThreadStorage``)."""
+    await existing_thread(resources, tenant, thread_id)
+    return await thread_storage(resources.database.pool, thread_id)
 
 
 @router.get("/{thread_id}/state")

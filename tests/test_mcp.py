@@ -1,0 +1,63 @@
+"""MCP at /mcp through the official MCP Python SDK's client against the real service: the tenant's
+assistants listed as tools with their graphs' input schemas, a call runs one and answers its output, an
+unknown tool or bad arguments answered as MCP errors, and another tenant sees only its own tools."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client, MCPError
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.live_server import LiveServer, live_server_fixture, sdk, two_tenant_keys
+
+live = live_server_fixture("mcp", graphs=("habits=tests.habits_graph:make_graph",))
+keys = two_tenant_keys
+
+
+@asynccontextmanager
+async def _client(live: LiveServer, key: str) -> AsyncIterator[Client]:
+    async with (
+        httpx2.AsyncClient(headers={"X-API-Key": key}, timeout=120) as http,
+        Client(streamable_http_client(f"{live.url}/mcp", http_client=http)) as client,
+    ):
+        yield client
+
+
+async def test_assistants_are_tools_and_a_call_runs_one(live: LiveServer, keys: dict[str, str]) -> None:
+    name = f"Greeter {uuid.uuid4().hex[:8]}"
+    await sdk(live, keys["demo-retail"]).assistants.create(
+        "habits", name=name, context={"greeting": "Hi"}, description="Greets someone by name."
+    )
+    async with _client(live, keys["demo-retail"]) as client:
+        listed = await client.list_tools()
+        tools = {tool.name: tool for tool in listed.tools}
+        greeter = tools[name.replace(" ", "_")]
+        assert greeter.title == name and greeter.description == "Greets someone by name."
+        assert "name" in greeter.input_schema["properties"]
+        assert "master_agent" in tools and "habits" in tools
+        answered = await client.call_tool(greeter.name, {"name": "Ana"})
+        assert isinstance(answered, types.CallToolResult) and not answered.is_error
+        assert answered.structured_content is not None
+        assert answered.structured_content["greeting"] == "Hi, Ana!"
+        assert '"Hi, Ana!"' in answered.content[0].text  # type: ignore[union-attr]
+        with pytest.raises(MCPError, match="Unknown tool"):
+            await client.call_tool("no_such_tool", {})
+        refused = await client.call_tool("master_agent", {"goal": ""})
+        assert isinstance(refused, types.CallToolResult) and refused.is_error
+        assert "input.goal" in refused.content[0].text  # type: ignore[union-attr]
+    async with _client(live, keys["other-shop"]) as other:
+        assert name.replace(" ", "_") not in {tool.name for tool in (await other.list_tools()).tools}
+
+
+async def test_mcp_needs_an_api_key(live: LiveServer) -> None:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Accept": "application/json, text/event-stream"}
+    async with httpx.AsyncClient(base_url=live.url, timeout=30) as http:
+        assert (await http.post("/mcp", json=body, headers=headers)).status_code == 401
