@@ -39,7 +39,10 @@ PARTS = ("tuning", "heldout", "tuning3", "heldout3", "tuning4", "heldout4")
 HELD_OUT = frozenset({"heldout", "heldout3", "heldout4"})
 #: The service's clock during the evaluation (the cases' "today"); batch 4 was written a day later.
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
-CLOCKS = {"tuning4": datetime(2026, 11, 26, 12, 0, tzinfo=UTC), "heldout4": datetime(2026, 11, 26, 12, 0, tzinfo=UTC)}
+CLOCKS = {
+    "tuning4": datetime(2026, 11, 26, 12, 0, tzinfo=UTC),
+    "heldout4": datetime(2026, 11, 26, 12, 0, tzinfo=UTC),
+}
 DATA_SCHEMA = "tenant_demo_retail"
 #: Kinds that claim the question was answered.
 CLAIMS = {"answer", "success"}
