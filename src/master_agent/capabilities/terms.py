@@ -430,6 +430,12 @@ def _unit_before_last(text: str, now: datetime) -> Window | None:
     )
 
 
+def _count(said: str | None) -> int:
+    """How many units "10", "two" or no number ("the fortnight") say."""
+    word = (said or "a").lower()
+    return int(word) if word.isdigit() else _COUNT_WORDS.get(word, 1)
+
+
 def _part_of_period(text: str, now: datetime) -> Window | None:
     """The first or last days of a period the text names, counted within it."""
     match = _PART_OF.search(text)
@@ -438,9 +444,7 @@ def _part_of_period(text: str, now: datetime) -> Window | None:
     period = time_window(match.group(4), now)
     if period is None:
         return None
-    said = (match.group(2) or "a").lower()
-    count = int(said) if said.isdigit() else _COUNT_WORDS.get(said, 1)
-    span = count * timedelta(days=_SPAN_DAYS[match.group(3).lower().rstrip("s")])
+    span = _count(match.group(2)) * timedelta(days=_SPAN_DAYS[match.group(3).lower().rstrip("s")])
     label = match.group(0).strip(" ?.!")
     if match.group(1).lower() in ("first", "opening"):
         return Window(start=period.start, end=min(period.start + span, period.end), label=label)
@@ -455,8 +459,7 @@ def _anchored_span(text: str, now: datetime) -> Window | None:
     anchor = time_window(match.group(4), now)
     if anchor is None:
         return None
-    said = (match.group(1) or "a").lower()
-    count = int(said) if said.isdigit() else _COUNT_WORDS.get(said, 1)
+    count = _count(match.group(1))
     unit = match.group(2).lower().rstrip("s")
     relation = match.group(3).lower()
 
