@@ -22,7 +22,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import ValidationError
 
-from master_agent.capabilities.terms import entity_numbers_as_digits, time_mention, written_out
+from master_agent.capabilities.terms import entity_numbers_as_digits, time_mention
 from master_agent.evolution.embeddings import Embedder
 from master_agent.models.chat import describe_model_failure
 from master_agent.routing.exemplars import Exemplar
@@ -61,8 +61,7 @@ def strip_entities(text: str) -> str:
     text: each is a Duckling parse or two, read by the intent head, the domain head and discovery for
     one message, and by every front door built anew for each exemplar and skill (0.8 s of the first
     message after warm-up, issue 42)."""
-    # Shorthand written out ("avg basket", "txns"): the heads learnt the words, not every shortening.
-    text = STORE_MENTION.sub("store", written_out(entity_numbers_as_digits(text)))
+    text = STORE_MENTION.sub("store", entity_numbers_as_digits(text))
     window = time_mention(text)
     if window:
         text = text.replace(window, " ")
