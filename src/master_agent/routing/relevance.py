@@ -83,6 +83,17 @@ class AgentTexts:
     """``stems`` of its name, description and skills."""
 
 
+#: Texts this alike (cosine of embeddings) are the same text.
+SAME_TEXT = 0.97
+
+
+def _twins(first: AgentTexts, second: AgentTexts) -> bool:
+    """Two agents whose description and skills read alike, text for text (one spec built twice)."""
+    if not len(first.spec) or len(first.spec) != len(second.spec):
+        return False
+    return bool(np.all((first.spec @ second.spec.T).max(axis=1) >= SAME_TEXT))
+
+
 def pair_features(
     query: np.ndarray,
     message_stems: frozenset[str],
@@ -114,7 +125,12 @@ def pair_features(
     rows = []
     for index, agent in enumerate(agents):
         best, spec_best, top3, lexical = measured[index]
-        others = [found for other, found in enumerate(measured) if other != index]
+        # A copy of this agent's spec under another name is no rival: either serves the message.
+        others = [
+            found
+            for other, found in enumerate(measured)
+            if other != index and not _twins(agent, agents[other])
+        ]
         margin = best - max((found[0] for found in others), default=0.3)
         spec_margin = spec_best - max((found[1] for found in others), default=0.3)
         lexical_margin = lexical - max((found[3] for found in others), default=0.0)
