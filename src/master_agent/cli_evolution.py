@@ -73,7 +73,12 @@ def add_evolution_commands(commands: Any) -> None:
     ).add_subparsers(dest="action", required=True)
     simulate = demo.add_parser("simulate-outcome", help="write the post-intervention sales of a solution")
     simulate.add_argument("--solution", required=True)
-    simulate.add_argument("--seed", type=int, default=0)
+    simulate.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="same seed, same simulated sales (default: from the solution id)",
+    )
     demo.add_parser("loop", help="the whole loop: solve, deploy, simulate, measure, learn, reuse")
     demo.add_parser("assistant", help="the personal assistant's six scenarios on the local servers")
     demo.add_parser("lending", help="a loan conversation end to end, stage by stage (demo-lending)")

@@ -63,9 +63,13 @@ class SimulatedOutcome(BaseModel):
 
 
 async def simulate_outcome(
-    pool: AsyncConnectionPool[Any], solution_id: str, *, seed: int = 0
+    pool: AsyncConnectionPool[Any], solution_id: str, *, seed: int | None = None
 ) -> SimulatedOutcome:
-    """Write the post-intervention transactions of a delivered solution (once)."""
+    """Write the post-intervention transactions of a delivered solution (once).
+
+    With a ``seed`` the draws depend on it alone (a test or a replayed demo gets the same world
+    whatever id its solution was given); without one, on the solution id, so two solutions of one
+    demo do not share their noise."""
     try:
         solution_uuid = uuid.UUID(solution_id)
     except ValueError:
@@ -101,7 +105,7 @@ async def simulate_outcome(
         first_tx = (await (await conn.execute(q(NEXT_TX))).fetchone() or {"next": 1})["next"]
         if not staff or span is None or span["first"] is None:
             raise InputError("solution_id", f"store {store_id} has no sales history to continue")
-        rng = np.random.default_rng([seed, solution_uuid.int % 2**32])
+        rng = np.random.default_rng(seed if seed is not None else solution_uuid.int % 2**32)
         history_days = max((span["last"] - span["first"]).days, 1)
         total_sales = sum(member["sales"] for member in staff)
         count = round(total_sales / history_days * timeline)
