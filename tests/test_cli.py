@@ -14,8 +14,10 @@ import pytest
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
 
 
-def run(database_uri: str, *args: str, data_dir: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DATABASE_URL": database_uri, "MASTER_AGENT_MODEL": "offline"}
+def run(
+    database_uri: str, *args: str, data_dir: Path | None = None, env_extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DATABASE_URL": database_uri, "MASTER_AGENT_MODEL": "offline", **(env_extra or {})}
     env.pop("OPENAI_API_KEY", None)
     if data_dir is not None:
         env["MASTER_AGENT_DATA_DIR"] = str(data_dir)
@@ -188,11 +190,21 @@ def test_tenants_and_keys(cli_database: str) -> None:
         shown = run(cli_database, "console", "--tenant", "acme-phones", "--port", "8123")
         assert shown.returncode == 0, shown.stderr
         assert "http://127.0.0.1:8123/console" in shown.stdout
+    # Without --host and --port: where `master-agent serve` listens, as configured.
+    configured = run(
+        cli_database,
+        "console",
+        "--tenant",
+        "acme-phones",
+        env_extra={"MASTER_AGENT_HOST": "127.0.0.2", "MASTER_AGENT_PORT": "8765"},
+    )
+    assert "http://127.0.0.2:8765/console" in configured.stdout, configured.stderr
+    shown = run(cli_database, "console", "--tenant", "acme-phones", "--port", "8123")
     [sign_in_key] = re.findall(r"\bma_[\w-]{20,}", shown.stdout)
     listed = json.loads(run(cli_database, "keys", "list", "--tenant", "acme-phones").stdout)
     console_keys = [k for k in listed if k["name"].startswith("console sign-in")]
-    assert [k["revoked_at"] is None for k in console_keys] == [False, True]
-    assert sign_in_key.startswith(console_keys[1]["prefix"])
+    assert [k["revoked_at"] is None for k in console_keys] == [False, False, False, True]
+    assert sign_in_key.startswith(console_keys[-1]["prefix"])
 
 
 def test_evolution_commands_report_bad_input_with_exit_2(cli_database: str, tmp_path: Path) -> None:

@@ -62,8 +62,8 @@ def _parser() -> argparse.ArgumentParser:
         "console", help="print the web console's address and a new sign-in key of a tenant"
     )
     console_.add_argument("--tenant", default="demo-retail")
-    console_.add_argument("--host", default="127.0.0.1", help="where `master-agent serve` listens")
-    console_.add_argument("--port", type=int, default=8000)
+    console_.add_argument("--host", help="where `master-agent serve` listens: default MASTER_AGENT_HOST (127.0.0.1)")
+    console_.add_argument("--port", type=int, help="default MASTER_AGENT_PORT (8000), as `serve` uses")
 
     tenants = commands.add_parser("tenants", help="manage tenants").add_subparsers(
         dest="action", required=True
@@ -490,8 +490,11 @@ async def _console(args: argparse.Namespace, settings: Settings, console: Consol
             if old.name == CONSOLE_KEY_NAME and old.revoked_at is None:
                 await revoke_key(pool, str(old.key_id))
         key = await create_key(pool, args.tenant, CONSOLE_KEY_NAME)
+    host = args.host or settings.host
+    port = args.port if args.port is not None else settings.port
+    shown_host = f"[{host}]" if ":" in host else host  # an IPv6 address is bracketed in a URL
     console.print(
-        f"Web console: http://{args.host}:{args.port}/console (start the service with `make serve` or "
+        f"Web console: http://{shown_host}:{port}/console (start the service with `make serve` or "
         "`master-agent serve`)",
         soft_wrap=True,
     )
