@@ -80,3 +80,47 @@ async def unlabelled_controls(page: Page) -> list[str]:
     """Visible form controls without an accessible name (a label, aria-label or a button's text)."""
     found: list[str] = await page.evaluate(UNLABELLED_CONTROLS)
     return found
+
+
+#: What a page must not show at any width: a page wider than the viewport (a long table scrolls inside its
+#: own box instead), text broken one or a few characters per line, raw JSON or a query shown before anyone
+#: asks for it (it belongs in a closed ``<details>``).
+LAYOUT_PROBLEMS = r"""
+() => {
+  const problems = [];
+  const doc = document.documentElement;
+  const width = doc.clientWidth;
+  if (doc.scrollWidth > width + 1) {
+    const wide = [...document.body.querySelectorAll('*')]
+      .filter((el) => el.getBoundingClientRect().right > width + 1 && !el.closest('.scroll'))
+      .filter((el) => ![...el.children].some((child) => child.getBoundingClientRect().right > width + 1))
+      .slice(0, 3).map((el) => `<${el.tagName.toLowerCase()} class="${el.className}">`);
+    problems.push(`overflow: ${doc.scrollWidth}px wide in a ${width}px viewport (${wide.join(', ')})`);
+  }
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const node = walker.currentNode;
+    const letters = node.textContent.replace(/\s+/g, '').length;
+    if (letters < 4 || node.parentElement.getBoundingClientRect().width <= 1) continue;  // visually hidden
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    const lines = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top))).size;
+    if (lines >= 3 && letters / lines <= 3) {
+      problems.push(`wrapped ${letters} characters on ${lines} lines: ${node.textContent.trim().slice(0, 40)}`);
+    }
+  }
+  const shown = document.body.innerText;
+  const json = shown.match(/[{\[]\s*"[^"\n]{1,80}"\s*:/);
+  if (json) problems.push(`raw JSON shown: ...${shown.slice(Math.max(0, json.index - 40), json.index + 60)}...`);
+  const query = shown.match(/\bSELECT\b[^]{0,400}?\bFROM\b/);
+  if (query) problems.push(`a raw query shown: ${query[0].slice(0, 80)}`);
+  if (shown.includes('\\n')) problems.push('an escaped newline (\\n) shown');
+  return problems;
+}
+"""
+
+
+async def layout_problems(page: Page) -> list[str]:
+    """What is wrong with the page's layout at its viewport (see ``LAYOUT_PROBLEMS``)."""
+    found: list[str] = await page.evaluate(LAYOUT_PROBLEMS)
+    return found

@@ -28,9 +28,9 @@ from master_agent.evolution.outcomes import OutcomeCheck
 from master_agent.runtime import RuntimeResources
 from master_agent.service.auth import create_key, revoke_key
 from master_agent.service.console.charts import outcome_chart
-from master_agent.service.console.pages import readable_number
+from master_agent.service.console.present import figure
 from master_agent.service.solutions import list_solutions
-from tests.browser import launch, snap, unlabelled_controls
+from tests.browser import launch, layout_problems, snap, unlabelled_controls
 from tests.conftest import server_settings
 from tests.live_server import LiveServer, chat, two_tenant_keys
 
@@ -471,6 +471,7 @@ async def test_the_outcome_chart_shows_each_measured_checkpoint(
     chart = await page.evaluate(
         "Object.fromEntries(window.consoleCharts['outcome-chart'].data.datasets.map((d) => [d.label, d.data]))"
     )
+    metric = await page.evaluate("window.consoleCharts['outcome-chart'].options.scales.y.title.text")
     measured = chart["Measured"]
     assert len(measured) == demo_world["checks"] >= 3
     rows = page.get_by_test_id("checkpoints").locator("tbody tr[data-status=measured]")
@@ -478,7 +479,7 @@ async def test_the_outcome_chart_shows_each_measured_checkpoint(
     # The chart's points are the table's numbers.
     for point, row in zip(measured, await rows.all(), strict=True):
         cells = await row.locator("td").all_text_contents()
-        assert int(cells[0]) == point["x"] and cells[4] == readable_number(point["y"])
+        assert int(cells[0]) == point["x"] and cells[4].strip() == figure(point["y"], metric)
     assert len(chart["Expected trajectory"]) == demo_world["checks"] + 1 and len(chart["Target"]) == 2
     await expect(page.get_by_test_id("learning")).to_contain_text("target met")
     await accessible(page)
@@ -627,3 +628,94 @@ def test_reliability_bins_compare_predicted_with_observed() -> None:
     assert bins[0].mean_predicted == 0.125 and bins[0].observed == 0.5
     assert bins[1].observed == pytest.approx(0.6667, abs=1e-4)
     assert reliability_bins([]) == []
+
+
+#: The widths every page must fit: a laptop and a phone.
+VIEWPORTS = {"1280": {"width": 1280, "height": 900}, "390": {"width": 390, "height": 844}}
+
+
+@pytest.fixture(scope="module")
+async def chat_threads(live: LiveServer, keys: dict[str, str]) -> dict[str, str]:
+    """Conversations of the demo tenant as a new user starts them: a figure, a ranking and a goal."""
+    async with httpx.AsyncClient(
+        base_url=live.url, headers={"X-API-Key": keys["demo-retail"]}, timeout=RUN_TIMEOUT_MS / 1000
+    ) as client:
+        figure = await chat(client, "What was the attach rate at Store 4 in June 2026?")
+        ranking = await chat(client, "Which of our stores attaches accessories most often?")
+        solved = await chat(client, GOAL)
+    assert figure["values"]["reply"]["data"]["outcome"] == "answer"
+    assert solved["values"]["solution"]
+    return {"figure": figure["thread_id"], "ranking": ranking["thread_id"], "solved": solved["thread_id"]}
+
+
+async def test_every_page_fits_a_laptop_and_a_phone_and_reads_for_people(
+    live: LiveServer,
+    keys: dict[str, str],
+    browser: Browser,
+    demo_world: dict[str, Any],
+    chat_threads: dict[str, str],
+) -> None:
+    """Every page on the demo data at 1,280 and 390 px: nothing wider than the screen, no text broken a
+    character per line, no raw JSON before a click, no script error; a screenshot of each."""
+    pages = {
+        "chat": "/console/chat",
+        "chat-figure": f"/console/chat?thread={chat_threads['figure']}",
+        "chat-ranking": f"/console/chat?thread={chat_threads['ranking']}",
+        "chat-goal": f"/console/chat?thread={chat_threads['solved']}",
+        "goals": "/console/goals",
+        "goal": f"/console/goals/{demo_world['solution_id']}",
+        "outcomes": "/console/outcomes",
+        "outcome": f"/console/outcomes/{demo_world['solution_id']}",
+        "playbooks": "/console/playbooks",
+        "playbook": f"/console/playbooks/{demo_world['playbook_id']}",
+        "knowledge": "/console/knowledge",
+        "threads": "/console/threads",
+        "thread-goal": f"/console/threads/{demo_world['thread_id']}",
+        "thread-figure": f"/console/threads/{chat_threads['figure']}",
+        "thread-chat-goal": f"/console/threads/{chat_threads['solved']}",
+    }
+    failures: dict[str, list[str]] = {}
+    for width, viewport in VIEWPORTS.items():
+        context = await browser.new_context(viewport=viewport)  # type: ignore[arg-type]
+        page = watch_errors(await context.new_page())
+        await page.goto(f"{live.url}/console/sign-in")
+        found = await layout_problems(page) + page_errors(page)
+        await snap(page, f"layout-sign-in-{width}")
+        await page.get_by_label("API key").fill(keys["demo-retail"])
+        await page.get_by_role("button", name="Sign in").click()
+        await page.wait_for_url(re.compile(r"/console/chat"))
+        for name, path in pages.items():
+            response = await page.goto(f"{live.url}{path}", wait_until="networkidle")
+            assert response is not None and response.status == 200, path
+            if name.startswith("chat"):  # its conversation is read by the page's script
+                await expect(page.locator("[data-chat]")).to_have_attribute("data-loaded", "yes")
+            found += await layout_problems(page) + page_errors(page)
+            page_errors(page).clear()
+            await snap(page, f"layout-{name}-{width}")
+            if found:
+                failures[f"{name} at {width} px"] = found
+            found = []
+        await context.close()
+    assert failures == {}
+
+
+async def test_answers_read_as_sentences_with_the_raw_answer_one_click_away(
+    live: LiveServer, keys: dict[str, str], browser: Browser, chat_threads: dict[str, str]
+) -> None:
+    context, page = await sign_in(browser, live, keys["demo-retail"])
+    await page.goto(f"{live.url}/console/chat?thread={chat_threads['figure']}")
+    answer = page.locator("[data-messages] li.ai").last
+    await expect(answer.locator(".sentence")).to_contain_text(re.compile(r"attach rate .* was \d+(\.\d+)?%"))
+    raw = answer.locator("details.raw")
+    await expect(raw.locator("pre")).to_be_hidden()
+    await raw.locator("summary").click()
+    await expect(raw.locator("pre")).to_contain_text('"sql"')
+    await page.goto(f"{live.url}/console/chat?thread={chat_threads['ranking']}")
+    table = page.locator("[data-messages] li.ai").last.locator("details.figures")
+    await table.locator("summary").click()
+    assert await table.locator("tbody tr").count() >= 2
+    await page.goto(f"{live.url}/console/chat?thread={chat_threads['solved']}")
+    solved = page.locator("[data-messages] li.ai").last
+    for part in ("Root cause", "Strategy", "Plan", "Expected outcome"):
+        await expect(solved.get_by_role("heading", name=part)).to_be_visible()
+    await context.close()

@@ -89,6 +89,7 @@ ENV_FIELDS: dict[str, str] = {
     "MASTER_AGENT_NOW": "now",
     "MASTER_AGENT_HOST": "host",
     "MASTER_AGENT_PORT": "port",
+    "MASTER_AGENT_CURRENCY": "currency",
     "MASTER_AGENT_CORS_ALLOW_ORIGINS": "cors_allow_origins",
     "MASTER_AGENT_LANGGRAPH_JSON": "langgraph_json",
 }
@@ -269,6 +270,8 @@ class Settings(BaseModel):
     """Where ``serve`` listens (``0.0.0.0`` in a container); ``--host`` overrides it."""
     port: int = Field(default=8000, gt=0, lt=65536)
     """The port ``serve`` listens on; ``--port`` overrides it."""
+    currency: str = Field(default="USD", pattern=r"^[A-Z]{3}$")
+    """The ISO 4217 code the console writes money in (costs, budgets, revenue): ``$9,000`` for USD."""
     cors_allow_origins: tuple[str, ...] = ()
     """Browser origins allowed to call the API (CORS, preflights answered); comma-separated, ``*`` for
     any. Unset: none (no CORS headers; a preflight is refused). LangGraph Studio:

@@ -350,7 +350,12 @@ async def list_playbooks(
 ) -> list[Playbook]:
     async with evolution.pool.connection() as conn:
         cursor = await conn.execute(LIST_PLAYBOOKS, (tenant_id, status, status, limit, offset))
-        return [Playbook.model_validate(row) for row in await cursor.fetchall()]
+        found = [Playbook.model_validate(row) for row in await cursor.fetchall()]
+    if evolution.scheduler is not None:  # the next run as ``get_playbook`` gives it: a list and a detail agree
+        for playbook in found:
+            if playbook.status == "active":
+                playbook.next_run_at = evolution.scheduler.next_run(playbook_job_id(playbook.playbook_id))
+    return found
 
 
 async def playbook_history(

@@ -15,6 +15,11 @@ SELECT_ONE = """
 SELECT solution_id, thread_id, goal, status, solution, error, created_at, updated_at
 FROM solutions WHERE tenant_id = %s AND solution_id = %s
 """
+SELECT_BY_THREADS = """
+SELECT solution_id, thread_id, goal, status, solution, error, created_at, updated_at
+FROM solutions WHERE tenant_id = %s AND thread_id::text = ANY(%s::text[])
+ORDER BY created_at
+"""
 SELECT_PAGE = """
 SELECT solution_id, thread_id, goal, status, solution, error, created_at, updated_at,
        count(*) OVER () AS total
@@ -72,6 +77,17 @@ async def get_solution(
     async with pool.connection() as conn:
         row = await (await conn.execute(SELECT_ONE, (tenant_id, solution_id))).fetchone()
     return StrategicGoalPublic.model_validate(row) if row else None
+
+
+async def goals_of_threads(
+    pool: AsyncConnectionPool[Any], tenant_id: str, thread_ids: list[str]
+) -> dict[str, StrategicGoalPublic]:
+    """The goal each of ``thread_ids`` was started for (its latest), by thread id; threads of no goal left out."""
+    if not thread_ids:
+        return {}
+    async with pool.connection() as conn:
+        rows = await (await conn.execute(SELECT_BY_THREADS, (tenant_id, thread_ids))).fetchall()
+    return {str(row["thread_id"]): StrategicGoalPublic.model_validate(row) for row in rows}
 
 
 async def list_solutions(

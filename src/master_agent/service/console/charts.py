@@ -118,15 +118,19 @@ def reliability_chart(reliability: Reliability) -> dict[str, Any]:
                     "backgroundColor": MEASURED_COLOUR,
                     "pointRadius": radii(reliability.raw),
                     "showLine": True,
+                    "clip": False,  # a point at 1.0 is drawn whole, not cut at the top edge
                 },
                 {
                     "label": "Calibrated confidence",
                     "data": points(reliability.calibrated),
                     "borderColor": CALIBRATED_COLOUR,
-                    "backgroundColor": CALIBRATED_COLOUR,
-                    "pointRadius": radii(reliability.calibrated),
+                    # Hollow and drawn over the raw points: a calibrated point where a raw one lies shows both.
+                    "backgroundColor": "rgba(0, 0, 0, 0)",
+                    "pointBorderWidth": 3,
+                    "pointRadius": [r + 4 for r in radii(reliability.calibrated)],
                     "pointStyle": "rectRot",
                     "showLine": True,
+                    "clip": False,
                 },
                 _line(
                     "Perfect calibration",

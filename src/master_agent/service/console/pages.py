@@ -19,6 +19,7 @@ from master_agent.evolution import playbooks
 from master_agent.evolution.calibration import load_reliability
 from master_agent.evolution.learning import list_learnings
 from master_agent.evolution.outcomes import list_checks
+from master_agent.service.console import present
 from master_agent.service.console.charts import outcome_chart, reliability_chart
 from master_agent.service.console.session import (
     CONSOLE_PATH,
@@ -31,7 +32,13 @@ from master_agent.service.console.session import (
 from master_agent.service.console_sessions import end_session, start_session
 from master_agent.service.deps import CONSOLE_COOKIE, QueueDep, ResourcesDep, ServiceDep, count_request
 from master_agent.service.routes.goals import StrategicGoalCreate, start_goal
-from master_agent.service.solutions import get_solution, list_solutions, outcome_summaries
+from master_agent.service.solutions import (
+    StrategicGoalPublic,
+    get_solution,
+    goals_of_threads,
+    list_solutions,
+    outcome_summaries,
+)
 from master_agent.service.state import ServiceState
 from master_agent.service.threads import get_thread, search_threads
 from master_agent.storage.rate_limits import Hit, check_not_exceeded, count_hits
@@ -40,16 +47,7 @@ HERE = Path(__file__).resolve().parent
 templates = Jinja2Templates(directory=HERE / "templates")
 
 
-def readable_number(value: float) -> str:
-    """Rates keep their digits (0.0326), money and counts read as amounts (16,856.35)."""
-    if value != value or value in (float("inf"), float("-inf")):
-        return str(value)
-    if abs(value) >= 1000:
-        return f"{value:,.2f}".rstrip("0").rstrip(".")
-    return f"{value:.4g}"
-
-
-templates.env.filters["num"] = readable_number
+templates.env.filters.update(present.FILTERS)
 router = APIRouter(prefix=CONSOLE_PATH, include_in_schema=False)
 
 #: Rows on a list page.
@@ -72,8 +70,13 @@ PAGE_HEADERS = {
 def page(
     request: Request, session: ConsoleSession | None, name: str, status_code: int = 200, **context: Any
 ) -> HTMLResponse:
+    currency = request.app.state.service.resources.settings.currency
     return templates.TemplateResponse(
-        request, name, {"session": session, **context}, status_code=status_code, headers=PAGE_HEADERS
+        request,
+        name,
+        {"session": session, "currency": currency, **context},
+        status_code=status_code,
+        headers=PAGE_HEADERS,
     )
 
 
@@ -402,7 +405,18 @@ async def threads_page(
         sort_by="updated_at",
         sort_order="desc",
     )
-    return page(request, session, "threads.html", title="Runs and threads", threads=threads, total=total)
+    goals = await goals_of_threads(
+        resources.database.pool, session.tenant_id, [str(thread.thread_id) for thread in threads]
+    )
+    rows = [
+        {
+            "thread": thread,
+            "title": thread_title(thread, goals.get(str(thread.thread_id))),
+            "kind": thread_kind(thread, goals.get(str(thread.thread_id))),
+        }
+        for thread in threads
+    ]
+    return page(request, session, "threads.html", title="Runs and threads", threads=rows, total=total)
 
 
 @router.get("/threads/{thread_id}")
@@ -414,16 +428,111 @@ async def thread_page(
         return not_found(request, session, f"thread {thread_id}")
     runs = await queue.list_for_thread(str(thread_id), limit=PAGE_ROWS, offset=0, status=None)
     values = thread.values if isinstance(thread.values, dict) else {}
+    goal = (await goals_of_threads(resources.database.pool, session.tenant_id, [str(thread_id)])).get(
+        str(thread_id)
+    )
+    solution = _thread_solution(values)
+    if solution is None and goal is not None and goal.solution is not None:
+        solution = goal.solution.model_dump()  # a goal solved outside the chat keeps its answer on the goal
     return page(
         request,
         session,
         "thread.html",
         title="Thread",
+        title_text=thread_title(thread, goal),
+        kind=thread_kind(thread, goal),
         thread=thread,
+        goal=goal,
         runs=runs,
-        solution=_thread_solution(values),
+        values=values,
+        solution=solution,
         interrupts=_questions(thread.interrupts),
     )
+
+
+#: What a thread's last reply was, in words (the front door's reply kinds).
+REPLY_KINDS = {
+    "query": "data question",
+    "agent": "goal",
+    "builder": "agent builder",
+    "meta": "agent system",
+    "out_of_scope": "out of scope",
+}
+#: Longest thread title shown.
+TITLE_CHARS = 90
+
+
+def thread_title(thread: Any, goal: StrategicGoalPublic | None = None) -> str:
+    """What a thread is about: its goal, else its first message, else its short id."""
+    values = thread.values if isinstance(thread.values, dict) else {}
+    said = goal.goal if goal is not None else values.get("goal")
+    if not isinstance(said, str) or not said.strip():
+        said = next(
+            (
+                message.get("content")
+                for message in values.get("messages") or []
+                if isinstance(message, dict)
+                and message.get("type") == "human"
+                and isinstance(message.get("content"), str)
+            ),
+            None,
+        )
+    if isinstance(said, str) and said.strip():
+        text = " ".join(said.split())
+        return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
+    return f"Thread {present.short_id(thread.thread_id)}"
+
+
+def thread_kind(thread: Any, goal: StrategicGoalPublic | None = None) -> str:
+    """How the thread came in (chat, a goal, a graph) and what its last reply was."""
+    values = thread.values if isinstance(thread.values, dict) else {}
+    metadata = thread.metadata if isinstance(thread.metadata, dict) else {}
+    reply = values.get("reply") if isinstance(values.get("reply"), dict) else {}
+    parts = [str(metadata.get("channel") or "")]
+    if reply.get("kind"):
+        parts.append(REPLY_KINDS.get(str(reply["kind"]), str(reply["kind"]).replace("_", " ")))
+    elif goal is not None or isinstance(values.get("solution"), dict) or values.get("goal"):
+        parts.append("goal")
+    elif metadata.get("graph_id"):
+        parts.append(str(metadata["graph_id"]).replace("_", " "))
+    return " · ".join(part for part in parts if part) or "—"
+
+
+@router.get("/threads/{thread_id}/transcript")
+async def thread_transcript(
+    thread_id: uuid.UUID, request: Request, session: SessionDep, resources: ResourcesDep
+) -> HTMLResponse:
+    """The conversation's messages as HTML list items, for the chat page's script to put in place."""
+    thread = await get_thread(resources.database.pool, session.tenant_id, thread_id)
+    if thread is None:
+        return not_found(request, session, f"thread {thread_id}")
+    values = thread.values if isinstance(thread.values, dict) else {}
+    return page(request, session, "transcript.html", values=values, messages=transcript(values))
+
+
+def transcript(values: dict[str, Any]) -> list[dict[str, Any]]:
+    """The human and AI messages of a thread (tool calls left out); the one that gave the thread's last
+    answer is marked ``rich``: the page renders that answer from its data instead of its text."""
+    shown = [
+        {"type": message["type"], "content": message["content"], "rich": False}
+        for message in values.get("messages") or []
+        if isinstance(message, dict)
+        and message.get("type") in ("human", "ai")
+        and isinstance(message.get("content"), str)
+        and message["content"]
+        and not message.get("tool_calls")
+    ]
+    reply = values.get("reply") if isinstance(values.get("reply"), dict) else {}
+    answered = [item for item in shown if item["type"] == "ai"]
+    if (
+        answered
+        and reply.get("text")
+        and (isinstance(values.get("solution"), dict) or reply.get("kind") == "query")
+    ):
+        last = answered[-1]
+        first_line = str(reply["text"]).splitlines()[0]
+        last["rich"] = bool(last["content"].splitlines()) and last["content"].splitlines()[0] == first_line
+    return shown
 
 
 @router.post("/threads/{thread_id}/runs/{run_id}/cancel")

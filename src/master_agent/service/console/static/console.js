@@ -217,6 +217,7 @@ class Chat {
       this.input.focus();
     });
     if (this.thread) this.showState();
+    else root.dataset.loaded = "yes";
   }
 
   add(kind, text) {
@@ -289,15 +290,7 @@ class Chat {
     }
     const state = await response.json();
     const values = state.values || {};
-    const messages = (values.messages || []).filter((m) => (m.type === "human" || m.type === "ai")
-      && typeof m.content === "string" && m.content && !(m.tool_calls || []).length);
-    if (lastOnly) {
-      const last = messages[messages.length - 1];
-      if (last && last.type === "ai") this.add("ai", last.content);
-    } else {
-      this.messages.replaceChildren();
-      for (const message of messages) this.add(message.type, message.content);
-    }
+    await this.showMessages(lastOnly);
     this.waiting.replaceChildren();
     const questions = (state.tasks || []).flatMap((task) => task.interrupts || []).map((i) => i.value)
       .filter((value) => value && typeof value === "object");
@@ -311,6 +304,29 @@ class Chat {
     }
     const first = this.waiting.querySelector("button");
     if (first) first.focus();
+    this.root.dataset.loaded = "yes";
+  }
+
+  // The messages as the server renders them (the last answer in sections, raw data behind a click):
+  // all of them, or only the newest answer after a message was sent.
+  async showMessages(lastOnly) {
+    const response = await fetch(`/console/threads/${this.thread}/transcript`, { credentials: "same-origin" });
+    if (!response.ok) {
+      this.add("note", `The messages cannot be read (${response.status}).`);
+      return;
+    }
+    const holder = document.createElement("template");
+    holder.innerHTML = await response.text();
+    const items = [...holder.content.children].filter((item) => item.tagName === "LI");
+    if (lastOnly) {
+      const last = items[items.length - 1];
+      if (last && last.classList.contains("ai")) {
+        this.messages.appendChild(last);
+        last.scrollIntoView({ block: "nearest" });
+      }
+    } else {
+      this.messages.replaceChildren(...items);
+    }
   }
 
   showQuestion(question) {
