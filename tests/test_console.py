@@ -450,7 +450,7 @@ async def test_a_goal_set_with_the_keyboard_is_solved_and_shown(
     await expect(page.get_by_test_id("solution")).to_be_visible(timeout=RUN_TIMEOUT_MS)
     await expect(page.get_by_test_id("goal-status")).to_have_text("success")
     solution = page.get_by_test_id("solution")
-    await expect(solution.locator("[data-part=root_cause]")).to_contain_text("evidence")
+    await expect(solution.locator("[data-part=root_cause]")).to_contain_text("Evidence")
     await expect(solution.locator("[data-part=deployed_playbook]")).to_be_visible()
     await expect(solution.locator("[data-part=termination]")).to_be_visible()
     await snap(page, "goal")

@@ -62,7 +62,9 @@ def _parser() -> argparse.ArgumentParser:
         "console", help="print the web console's address and a new sign-in key of a tenant"
     )
     console_.add_argument("--tenant", default="demo-retail")
-    console_.add_argument("--host", help="where `master-agent serve` listens: default MASTER_AGENT_HOST (127.0.0.1)")
+    console_.add_argument(
+        "--host", help="where `master-agent serve` listens: default MASTER_AGENT_HOST (127.0.0.1)"
+    )
     console_.add_argument("--port", type=int, help="default MASTER_AGENT_PORT (8000), as `serve` uses")
 
     tenants = commands.add_parser("tenants", help="manage tenants").add_subparsers(

@@ -351,7 +351,9 @@ async def list_playbooks(
     async with evolution.pool.connection() as conn:
         cursor = await conn.execute(LIST_PLAYBOOKS, (tenant_id, status, status, limit, offset))
         found = [Playbook.model_validate(row) for row in await cursor.fetchall()]
-    if evolution.scheduler is not None:  # the next run as ``get_playbook`` gives it: a list and a detail agree
+    if (
+        evolution.scheduler is not None
+    ):  # the next run as ``get_playbook`` gives it: a list and a detail agree
         for playbook in found:
             if playbook.status == "active":
                 playbook.next_run_at = evolution.scheduler.next_run(playbook_job_id(playbook.playbook_id))

@@ -462,6 +462,10 @@ REPLY_KINDS = {
 TITLE_CHARS = 90
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def thread_title(thread: Any, goal: StrategicGoalPublic | None = None) -> str:
     """What a thread is about: its goal, else its first message, else its short id."""
     values = thread.values if isinstance(thread.values, dict) else {}
@@ -487,7 +491,7 @@ def thread_kind(thread: Any, goal: StrategicGoalPublic | None = None) -> str:
     """How the thread came in (chat, a goal, a graph) and what its last reply was."""
     values = thread.values if isinstance(thread.values, dict) else {}
     metadata = thread.metadata if isinstance(thread.metadata, dict) else {}
-    reply = values.get("reply") if isinstance(values.get("reply"), dict) else {}
+    reply = _mapping(values.get("reply"))
     parts = [str(metadata.get("channel") or "")]
     if reply.get("kind"):
         parts.append(REPLY_KINDS.get(str(reply["kind"]), str(reply["kind"]).replace("_", " ")))
@@ -522,7 +526,7 @@ def transcript(values: dict[str, Any]) -> list[dict[str, Any]]:
         and message["content"]
         and not message.get("tool_calls")
     ]
-    reply = values.get("reply") if isinstance(values.get("reply"), dict) else {}
+    reply = _mapping(values.get("reply"))
     answered = [item for item in shown if item["type"] == "ai"]
     if (
         answered
