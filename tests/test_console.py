@@ -696,7 +696,9 @@ async def test_every_page_fits_a_laptop_and_a_phone_and_reads_for_people(
                 failures[f"{name} at {width} px"] = found
             found = []
         await context.close()
-    assert failures == {}
+    assert not failures, "\n".join(
+        f"{where}: {problem}" for where, found in failures.items() for problem in found
+    )
 
 
 async def test_answers_read_as_sentences_with_the_raw_answer_one_click_away(
