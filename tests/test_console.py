@@ -642,10 +642,16 @@ async def chat_threads(live: LiveServer, keys: dict[str, str]) -> dict[str, str]
     ) as client:
         figure = await chat(client, "What was the attach rate at Store 4 in June 2026?")
         ranking = await chat(client, "Which of our stores attaches accessories most often?")
+        money = await chat(client, "How much accessory revenue did store 2 make in August 2026?")
         solved = await chat(client, GOAL)
     assert figure["values"]["reply"]["data"]["outcome"] == "answer"
     assert solved["values"]["solution"]
-    return {"figure": figure["thread_id"], "ranking": ranking["thread_id"], "solved": solved["thread_id"]}
+    return {
+        "figure": figure["thread_id"],
+        "ranking": ranking["thread_id"],
+        "money": money["thread_id"],
+        "solved": solved["thread_id"],
+    }
 
 
 async def test_every_page_fits_a_laptop_and_a_phone_and_reads_for_people(
@@ -661,6 +667,7 @@ async def test_every_page_fits_a_laptop_and_a_phone_and_reads_for_people(
         "chat": "/console/chat",
         "chat-figure": f"/console/chat?thread={chat_threads['figure']}",
         "chat-ranking": f"/console/chat?thread={chat_threads['ranking']}",
+        "chat-money": f"/console/chat?thread={chat_threads['money']}",
         "chat-goal": f"/console/chat?thread={chat_threads['solved']}",
         "goals": "/console/goals",
         "goal": f"/console/goals/{demo_world['solution_id']}",
@@ -712,6 +719,10 @@ async def test_answers_read_as_sentences_with_the_raw_answer_one_click_away(
     await expect(raw.locator("pre")).to_be_hidden()
     await raw.locator("summary").click()
     await expect(raw.locator("pre")).to_contain_text('"sql"')
+    await page.goto(f"{live.url}/console/chat?thread={chat_threads['money']}")
+    money = page.locator("[data-messages] li.ai").last.locator("details.figures")
+    await money.locator("summary").click()
+    await expect(money.locator("tbody td").first).to_have_text(re.compile(r"^\$\d{1,3}(,\d{3})*(\.\d\d)?$"))
     await page.goto(f"{live.url}/console/chat?thread={chat_threads['ranking']}")
     table = page.locator("[data-messages] li.ai").last.locator("details.figures")
     await table.locator("summary").click()
@@ -720,4 +731,36 @@ async def test_answers_read_as_sentences_with_the_raw_answer_one_click_away(
     solved = page.locator("[data-messages] li.ai").last
     for part in ("Root cause", "Strategy", "Plan", "Expected outcome"):
         await expect(solved.get_by_role("heading", name=part)).to_be_visible()
+    await context.close()
+
+
+async def test_threads_have_titles_and_a_goal_thread_shows_its_solution(
+    live: LiveServer, keys: dict[str, str], browser: Browser, demo_world: dict[str, Any]
+) -> None:
+    context, page = await sign_in(browser, live, keys["demo-retail"])
+    await page.goto(f"{live.url}/console/threads")
+    row = (
+        page.get_by_test_id("threads")
+        .locator("tr")
+        .filter(has=page.locator(f"a[href='/console/threads/{demo_world['thread_id']}']"))
+    )
+    await expect(row.locator("td").first).to_have_text(FIRST_GOAL)  # its goal, not its UUID
+    await expect(row.locator("td").nth(1)).to_contain_text("goal")
+    await row.get_by_role("link").click()
+    await expect(page.get_by_role("heading", level=1)).to_have_text(FIRST_GOAL)
+    # Solved by the demo (no queued run): the thread says so and shows the goal's solution.
+    await expect(page.locator("main")).to_contain_text("solved directly")
+    await expect(page.get_by_test_id("solution").locator("[data-part=expected_outcome]")).to_contain_text("%")
+    # The playbook list and its page give the same next run, in words.
+    await page.goto(f"{live.url}/console/playbooks")
+    listed = page.locator("tr").filter(
+        has=page.locator(f"a[href='/console/playbooks/{demo_world['playbook_id']}']")
+    )
+    next_run = await listed.get_by_test_id("next-run").inner_text()
+    schedule = await listed.locator("td").nth(3).inner_text()
+    await listed.get_by_role("link").click()
+    if await page.get_by_test_id("playbook-status").inner_text() == "active":
+        assert re.match(r"^\w{3} \d{1,2} \w{3} \d{4}, \d\d:\d\d UTC$", next_run), next_run
+    await expect(page.get_by_test_id("next-run")).to_have_text(next_run)
+    assert not re.search(r"\d+ \d+ [*\d]", schedule), schedule  # a cron schedule in words
     await context.close()

@@ -511,7 +511,14 @@ async def thread_transcript(
     if thread is None:
         return not_found(request, session, f"thread {thread_id}")
     values = thread.values if isinstance(thread.values, dict) else {}
-    return page(request, session, "transcript.html", values=values, messages=transcript(values))
+    return page(
+        request,
+        session,
+        "transcript.html",
+        values=values,
+        solution=_thread_solution(values),
+        messages=transcript(values),
+    )
 
 
 def transcript(values: dict[str, Any]) -> list[dict[str, Any]]:
@@ -572,6 +579,11 @@ def _thread_solution(values: dict[str, Any]) -> dict[str, Any] | None:
     if not isinstance(solution, dict):
         return None
     shaped = dict(solution)
+    envelope = _mapping(values.get("envelope"))
+    # The answer's own status, confidence and checks live on the envelope the front door returned.
+    for key in ("status", "confidence", "confidence_band", "verification", "handoff", "limitations"):
+        if shaped.get(key) is None and envelope.get(key) is not None:
+            shaped[key] = envelope[key]
     shaped.setdefault("steps", values.get("steps") or [])
     shaped.setdefault("termination", values.get("termination") or {})
     if values.get("reused_pattern"):
