@@ -663,6 +663,12 @@ async def test_every_page_fits_a_laptop_and_a_phone_and_reads_for_people(
 ) -> None:
     """Every page on the demo data at 1,280 and 390 px: nothing wider than the screen, no text broken a
     character per line, no raw JSON before a click, no script error; a screenshot of each."""
+    async with httpx.AsyncClient(base_url=live.url, headers={"X-API-Key": keys["demo-retail"]}) as client:
+        agents = (await client.post("/assistants/search", json={})).json()
+    agent_id = agents[0]["assistant_id"]
+    async with httpx.AsyncClient(base_url=live.url) as client:  # another tenant's agent is not found
+        await console_sign_in(client, keys["other-shop"])
+        assert (await client.get(f"/console/agents/{agent_id}")).status_code == 404
     pages = {
         "chat": "/console/chat",
         "chat-figure": f"/console/chat?thread={chat_threads['figure']}",
@@ -676,6 +682,8 @@ async def test_every_page_fits_a_laptop_and_a_phone_and_reads_for_people(
         "playbooks": "/console/playbooks",
         "playbook": f"/console/playbooks/{demo_world['playbook_id']}",
         "knowledge": "/console/knowledge",
+        "agents": "/console/agents",
+        "agent": f"/console/agents/{agent_id}",
         "threads": "/console/threads",
         "thread-goal": f"/console/threads/{demo_world['thread_id']}",
         "thread-figure": f"/console/threads/{chat_threads['figure']}",
