@@ -15,10 +15,13 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Literal
 
+from master_agent.capabilities.tools.senses import sensed, sensed_sql
+from master_agent.evolution.embeddings import Embedder
 from master_agent.meta.artifacts import (
     MAX_EVAL_CASES,
     BoundaryContract,
@@ -620,11 +623,13 @@ def _negated(word: str) -> str:
 
 
 def _item_sql(item: str, subject: str) -> str:
-    """The input mentions every word of the item, at a word start, in any order, none negated."""
+    """The input mentions every word of the item, at a word start, in any order, none negated; or
+    it mentions the item by meaning in other words (``sensed_sql``: "wine and beer" for "alcohol")."""
     words = item.split()
     said = [f"%({subject})s::text ~* {_sql_text(_pg(_word(w)))}" for w in words]
     denied = "|".join(_negated(w) for w in words)
-    return "(" + " AND ".join([*said, f"%({subject})s::text !~* {_sql_text(_pg(denied))}"]) + ")"
+    worded = " AND ".join([*said, f"%({subject})s::text !~* {_sql_text(_pg(denied))}"])
+    return f"(({worded}) OR {sensed_sql(item)})"
 
 
 def _mentions_sql(mentions: list[str], subject: str) -> str:
@@ -632,8 +637,15 @@ def _mentions_sql(mentions: list[str], subject: str) -> str:
     return " OR ".join(_item_sql(item, subject) for item in mentions if item.split()) or "false"
 
 
-def mentioned(item: str, text: str) -> bool:
-    """``_item_sql``'s meaning in Python (the EvalSpec's expected values)."""
+#: What each input text mentions by meaning (text -> items), as ``sensed`` found it for the EvalSpec.
+Senses = Mapping[str, Collection[str]]
+
+
+def mentioned(item: str, text: str, senses: Senses | None = None) -> bool:
+    """``_item_sql``'s meaning in Python (the EvalSpec's expected values): worded, or sensed (``senses``
+    holds what the embedder found in ``text``; none given, the words alone)."""
+    if item in (senses or {}).get(text, ()):
+        return True
     words = item.split()
     if not words or not all(re.search(_word(w), text, re.I) for w in words):
         return False
@@ -712,26 +724,32 @@ def _days(comparison: Comparison, text: str, now: date | None) -> float | None:
 
 
 def applies(
-    rule: Rule, text: str, now: date | None = None, rules_of: dict[str, list[Rule]] | None = None
+    rule: Rule,
+    text: str,
+    now: date | None = None,
+    rules_of: dict[str, list[Rule]] | None = None,
+    senses: Senses | None = None,
 ) -> bool:
     """Whether every condition of ``rule`` holds for an input (``rules_of`` decides the other fields
-    a rule's ``given`` names)."""
+    a rule's ``given`` names; ``senses``: what the input mentions by meaning)."""
     for comparison in [*([rule.when] if rule.when else []), *rule.also]:
         found = quantity(comparison, text, now)
         if found is None or not _compare(found, comparison.op, comparison.value):
             return False
-    if rule.mentions and not any(mentioned(item, text) for item in rule.mentions):
+    if rule.mentions and not any(mentioned(item, text, senses) for item in rule.mentions):
         return False
-    if rule.absent and any(mentioned(item, text) for item in rule.absent):
+    if rule.absent and any(mentioned(item, text, senses) for item in rule.absent):
         return False
     for field, value in rule.given.items():
         others = {k: v for k, v in (rules_of or {}).items() if k != field}  # no field decides itself
-        if expected_value((rules_of or {}).get(field, []), text, others) != value:
+        if expected_value((rules_of or {}).get(field, []), text, others, senses) != value:
             return False
     return bool(rule.when or rule.also or rule.mentions or rule.absent or rule.given)
 
 
-def expected_value(rules: list[Rule], text: str, rules_of: dict[str, list[Rule]] | None = None) -> RuleValue:
+def expected_value(
+    rules: list[Rule], text: str, rules_of: dict[str, list[Rule]] | None = None, senses: Senses | None = None
+) -> RuleValue:
     """What the rules give an input (the spec's meaning, for the EvalSpec)."""
     default: RuleValue = None
     for rule in rules:
@@ -740,7 +758,7 @@ def expected_value(rules: list[Rule], text: str, rules_of: dict[str, list[Rule]]
         elif rule.copy_of:
             if (found := copied(rule.copy_of, text)) is not None:
                 return found
-        elif applies(rule, text, rules_of=rules_of):
+        elif applies(rule, text, rules_of=rules_of, senses=senses):
             return computed(rule.computed, text) if rule.computed else rule.value
     return default
 
@@ -891,9 +909,10 @@ def design_tools(system: SystemSpec) -> ToolContract:
     return ToolContract(tools=entries)
 
 
-def design_eval(system: SystemSpec, threshold: float = 0.8) -> EvalSpec:
+def design_eval(system: SystemSpec, threshold: float = 0.8, senses: Senses | None = None) -> EvalSpec:
     """The Eval lead's draft: for each known criterion, one case per class (its example message must
-    get that class, and later outputs must mention it); otherwise one case that needs every output."""
+    get that class, and later outputs must mention it); otherwise one case that needs every output.
+    ``senses``: what each case input mentions by meaning (``sensed_eval`` finds them)."""
     subject = next(key.name for key in system.state_schema if key.external)
     cases: list[EvalCase] = []
     for c in system.components:
@@ -913,7 +932,7 @@ def design_eval(system: SystemSpec, threshold: float = 0.8) -> EvalSpec:
                     hard=label == CRITERIA[output][0][0],
                 )
             )
-    cases.extend(requirement_cases(system))
+    cases.extend(requirement_cases(system, senses))
     if not cases:
         cases.append(
             EvalCase(
@@ -924,6 +943,18 @@ def design_eval(system: SystemSpec, threshold: float = 0.8) -> EvalSpec:
             )
         )
     return EvalSpec(cases=cases[:MAX_EVAL_CASES], pass_threshold=threshold)
+
+
+async def sensed_eval(system: SystemSpec, threshold: float, embedder: Embedder | None) -> EvalSpec:
+    """``design_eval`` with its expected values read as the built system reads its inputs: the
+    categories each case input mentions by meaning counted (a case "about us dollars" mentions "usd")."""
+    spec = design_eval(system, threshold)
+    items = sorted(
+        {i for r in system.requirements for rule in r.rules for i in [*rule.mentions, *rule.absent]}
+    )
+    texts = {str(v) for case in spec.cases for v in case.inputs.values()}
+    senses = {text: found for text in texts if (found := await sensed(embedder, text, items))}
+    return design_eval(system, threshold, senses) if senses else spec
 
 
 def repair_system(system: SystemSpec, errors: list[CompileError]) -> SystemSpec:
@@ -1000,7 +1031,7 @@ def _written(comparison: Comparison, value: float) -> str:
     return f"{amount_text(value, comparison.unit)}."
 
 
-def requirement_cases(system: SystemSpec) -> list[EvalCase]:
+def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[EvalCase]:
     """At least one case per requirement that could be built: for a comparison, the boundary and a
     step on each side of it, and an adversarial input (the amount split across lines where it is a
     total, an instruction to break the rule); for a condition on what the input mentions, an input
@@ -1012,7 +1043,7 @@ def requirement_cases(system: SystemSpec) -> list[EvalCase]:
     cases: list[EvalCase] = []
 
     def case(requirement: Requirement, field: str, suffix: str, text: str) -> None:
-        expected = expected_value(rules_of[field], text, rules_of)
+        expected = expected_value(rules_of[field], text, rules_of, senses)
         cases.append(
             EvalCase(
                 id=f"{requirement.id}_{field}_{suffix}"[:64].lower(),
@@ -1044,7 +1075,7 @@ def requirement_cases(system: SystemSpec) -> list[EvalCase]:
                 [
                     c.inputs[subject]
                     for c in cases
-                    if g in c.expect and expected_value(rules_of[g], c.inputs[subject], rules_of) == v
+                    if g in c.expect and expected_value(rules_of[g], c.inputs[subject], rules_of, senses) == v
                 ]
                 for g, v in rule.given.items()
                 if g in rules_of
