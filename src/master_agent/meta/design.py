@@ -622,31 +622,64 @@ def _negated(word: str) -> str:
     return "(?:" + _NEG_BEFORE + _word(word) + "|" + _word(word) + _NEG_AFTER + ")"
 
 
-def _item_sql(item: str, subject: str) -> str:
-    """The input mentions every word of the item, at a word start, in any order, none negated; or
-    it mentions the item by meaning in other words (``sensed_sql``: "wine and beer" for "alcohol")."""
-    words = item.split()
-    said = [f"%({subject})s::text ~* {_sql_text(_pg(_word(w)))}" for w in words]
+def _field_segment(label: str) -> str:
+    """What an input writes after a label ("Plan: pro. Subscription start: ..." gives "pro"), up to
+    a bar, a line end, or a point before the next label."""
+    return (
+        r"(?i)(?<![a-z])" + re.escape(_stem(label.lower())) + r"\w*\s*[:=]\s*"
+        r"((?:[^|\n.]|\.(?!\s+[a-z][a-z /-]{0,30}:))*)"
+    )
+
+
+def _within_words(item: str, label: str) -> list[str]:
+    """The words of an item read after its label: the label's own word dropped ("enterprise plan")."""
+    return [w for w in item.split() if not w.startswith(_stem(label.lower()))] or item.split()
+
+
+def _worded_sql(words: list[str], text: str) -> str:
+    said = [f"{text} ~* {_sql_text(_pg(_word(w)))}" for w in words]
     denied = "|".join(_negated(w) for w in words)
-    worded = " AND ".join([*said, f"%({subject})s::text !~* {_sql_text(_pg(denied))}"])
-    return f"(({worded}) OR {sensed_sql(item)})"
+    return " AND ".join([*said, f"{text} !~* {_sql_text(_pg(denied))}"])
 
 
-def _mentions_sql(mentions: list[str], subject: str) -> str:
-    """The input mentions one of the items."""
-    return " OR ".join(_item_sql(item, subject) for item in mentions if item.split()) or "false"
+def _item_sql(item: str, subject: str, label: str | None = None) -> str:
+    """The input mentions every word of the item, at a word start, in any order, none negated; or
+    it mentions the item by meaning in other words (``sensed_sql``: "wine and beer" for "alcohol").
+    With a ``label``, the words are read after it where the input writes it (no sense then: the
+    field's value is the word), else in the whole input."""
+    whole = f"%({subject})s::text"
+    if label:
+        segment = f"substring({whole} from {_sql_text(_pg(_field_segment(label)))})"
+        words = _within_words(item, label)
+        return f"COALESCE(({_worded_sql(words, segment)}), ({_worded_sql(item.split(), whole)}))"
+    return f"(({_worded_sql(item.split(), whole)}) OR {sensed_sql(item)})"
+
+
+def _mentions_sql(mentions: list[str], subject: str, within: Mapping[str, str] | None = None) -> str:
+    """The input mentions one of the items (each after its label, where ``within`` names one)."""
+    items = [item for item in mentions if item.split()]
+    return " OR ".join(_item_sql(item, subject, (within or {}).get(item)) for item in items) or "false"
 
 
 #: What each input text mentions by meaning (text -> items), as ``sensed`` found it for the EvalSpec.
 Senses = Mapping[str, Collection[str]]
 
 
-def mentioned(item: str, text: str, senses: Senses | None = None) -> bool:
+def mentioned(item: str, text: str, senses: Senses | None = None, label: str | None = None) -> bool:
     """``_item_sql``'s meaning in Python (the EvalSpec's expected values): worded, or sensed (``senses``
-    holds what the embedder found in ``text``; none given, the words alone)."""
+    holds what the embedder found in ``text``; none given, the words alone); after ``label`` where
+    the input writes it."""
+    if label:
+        segment = re.search(_field_segment(label), text)
+        if segment is not None:
+            return _worded(_within_words(item, label), segment.group(1))
+        return _worded(item.split(), text)
     if item in (senses or {}).get(text, ()):
         return True
-    words = item.split()
+    return _worded(item.split(), text)
+
+
+def _worded(words: list[str], text: str) -> bool:
     if not words or not all(re.search(_word(w), text, re.I) for w in words):
         return False
     return not re.search("|".join(_negated(w) for w in words), text, re.I)
@@ -693,9 +726,9 @@ def _case_sql(rules: list[Rule], subject: str, rules_of: dict[str, list[Rule]]) 
             continue
         conditions = [_compared_sql(c, subject) for c in [*([rule.when] if rule.when else []), *rule.also]]
         if rule.mentions:
-            conditions.append(f"({_mentions_sql(rule.mentions, subject)})")
+            conditions.append(f"({_mentions_sql(rule.mentions, subject, rule.within)})")
         if rule.absent:
-            conditions.append(f"NOT ({_mentions_sql(rule.absent, subject)})")
+            conditions.append(f"NOT ({_mentions_sql(rule.absent, subject, rule.within)})")
         for field, value in rule.given.items():
             others = {k: v for k, v in rules_of.items() if k != field}
             decided = _case_sql(rules_of.get(field, []), subject, others)
@@ -736,9 +769,10 @@ def applies(
         found = quantity(comparison, text, now)
         if found is None or not _compare(found, comparison.op, comparison.value):
             return False
-    if rule.mentions and not any(mentioned(item, text, senses) for item in rule.mentions):
+    within = rule.within
+    if rule.mentions and not any(mentioned(item, text, senses, within.get(item)) for item in rule.mentions):
         return False
-    if rule.absent and any(mentioned(item, text, senses) for item in rule.absent):
+    if rule.absent and any(mentioned(item, text, senses, within.get(item)) for item in rule.absent):
         return False
     for field, value in rule.given.items():
         others = {k: v for k, v in (rules_of or {}).items() if k != field}  # no field decides itself
