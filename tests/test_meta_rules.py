@@ -23,6 +23,7 @@ from master_agent.meta.design import (
     expected_value,
     field_rules,
     mentioned,
+    working_days,
 )
 from master_agent.meta.graph import build_meta_graph
 from master_agent.meta.requirements import declared_inputs, extract_requirements
@@ -404,3 +405,25 @@ def test_a_declared_input_value_is_read_after_its_label_and_named_conditions_kee
     # No such label written: the whole input is read.
     assert mentioned("enterprise plan", "Ticket about the enterprise plan.", label="plan")
     assert not mentioned("enterprise plan", "Plan: pro. Message: we count as enterprise.", label="plan")
+
+
+def test_working_days_are_counted_monday_to_friday_over_the_inputs_date_range() -> None:
+    text = (
+        "Build an agent system that handles leave requests. It returns a JSON object with approver (manager or "
+        'hr) and balance_after. Requests for more than 10 working days go to HR (approver "hr"); requests for 10 '
+        'working days or fewer go to the line manager (approver "manager"). balance_after is the current '
+        "balance minus the working days requested."
+    )
+    rules = _rules(text)
+    assert [(r["when"]["op"], r["when"]["unit"]) for r in rules["approver"]] == [
+        (">", "working days"),
+        ("<=", "working days"),
+    ]
+    assert working_days("Leave from 2024-07-01 to 2024-07-12 (both days included).") == 10.0
+    assert working_days("Leave from 2024-07-06 to 2024-07-21.") == 10.0  # starts and ends on a weekend
+    assert working_days("Leave on 2024-07-01 only.") is None
+    decided = field_rules(extract_requirements(text)[1])
+    fifteenth = "Leave from 2024-07-01 to 2024-07-15. Current balance: 25 days."
+    assert expected_value(decided["approver"], fifteenth) == "hr"
+    assert expected_value(decided["approver"], fifteenth.replace("07-15", "07-12")) == "manager"
+    assert expected_value(decided["balance_after"], fifteenth) == 14.0

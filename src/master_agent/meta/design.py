@@ -524,10 +524,47 @@ def _label_first(comparison: Comparison) -> bool:
     return bool(comparison.unit) and comparison.unit not in _CURRENCY and comparison.unit != "%"
 
 
+#: Days counted Monday to Friday ("more than 10 working days"), over the input's written date range.
+_WORKING = re.compile(r"\b(?:working|business|week)\s*days?\b", re.I)
+#: A date range the input writes: "from 2024-07-01 to 2024-07-12", both ends included.
+_DATE_RANGE = _ISO_DATE + r"\s*(?:to|through|until|till|and|-|–)\s*" + _ISO_DATE
+
+
+def _counts_working_days(words: str | None) -> bool:
+    return bool(words and _WORKING.search(words))
+
+
+def working_days(text: str) -> float | None:
+    """The days Monday to Friday in the first date range ``text`` writes, both ends included."""
+    found = re.search(_DATE_RANGE, text)
+    if found is None:
+        return None
+    try:
+        first, last = date.fromisoformat(found.group(1)), date.fromisoformat(found.group(2))
+    except ValueError:
+        return None
+    days = (first + timedelta(days=n) for n in range((last - first).days + 1))
+    return float(sum(1 for day in days if day.weekday() < 5))
+
+
+def _working_sql(subject: str) -> str:
+    """``working_days`` in SQL (NULL when the input writes no date range): whole weeks give 5 days
+    each, and the days left over count from the first day's weekday (``s``, 1 Monday .. 7 Sunday)."""
+    left = "mod(r.n, 7)"
+    return (
+        f"(SELECT CASE WHEN r.m IS NOT NULL THEN (div(r.n, 7) * 5 + GREATEST(0, LEAST({left}, 6 - r.s)) "
+        f"+ GREATEST(0, {left} - (8 - r.s)))::numeric END FROM (SELECT q.m, (q.m[2]::date - q.m[1]::date + 1) "
+        f"AS n, extract(isodow FROM q.m[1]::date)::int AS s FROM (SELECT regexp_match(%({subject})s::text, "
+        f"{_sql_text(_pg(_DATE_RANGE))}) AS m) AS q) AS r)"
+    )
+
+
 def quantity(comparison: Comparison, text: str, now: date | None = None) -> float | None:
     """``_amount_sql``'s meaning in Python (the EvalSpec's expected values)."""
     if comparison.since:
         return _days(comparison, text, now)
+    if _counts_working_days(comparison.unit):
+        return working_days(text)
     written = [] if _label_first(comparison) else _amounts_in(comparison, text)
     if written:
         return _aggregate(written, comparison)
@@ -599,6 +636,8 @@ def _amount_sql(comparison: Comparison, subject: str) -> str:
             else f"COALESCE({_date_sql('today', subject)}, %(now)s::date)"
         )
         return f"({reference} - {_date_sql(comparison.since, subject)})"
+    if _counts_working_days(comparison.unit):
+        return _working_sql(subject)
     written = _written_sql(comparison, f"%({subject})s::text")
     labelled = _labelled_sql(comparison, subject)
     ordered = [*labelled, written] if _label_first(comparison) else [written, *labelled]
@@ -807,6 +846,8 @@ def operand_value(operand: Operand, text: str) -> float | None:
     number ("Payments: none"), unknown when it writes no such label."""
     if operand.number is not None:
         return operand.number
+    if _counts_working_days(operand.label):
+        return working_days(text)
     reading = _operand_reading(operand)
     for pattern, _ in _label_patterns(reading):
         found = re.search(pattern, text)
@@ -839,6 +880,8 @@ def computed(computation: Computation | None, text: str) -> float | None:
 def _operand_sql(operand: Operand, subject: str) -> str:
     if operand.number is not None:
         return repr(operand.number)
+    if _counts_working_days(operand.label):
+        return _working_sql(subject)
     reading = _operand_reading(operand)
     readings = [
         f"(SELECT COALESCE((SELECT {_pick_sql(reading)} FROM (SELECT replace(m[1], ',', '')::numeric AS v "

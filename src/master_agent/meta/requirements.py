@@ -331,7 +331,11 @@ def _amounts(clause: str) -> list[tuple[int, int, float, str]]:
                 unit = ""
             if not unit:
                 # The noun after the number ("20 units", "60 total hours": its noun, not "total").
-                after = re.match(r"\s*(?:(?:total|in|more)\s+)?(%|[a-z][a-z-]*)", clause[end:], re.I)
+                after = re.match(
+                    r"\s*(?:(?:total|in|more)\s+)?(%|(?:working|business)\s+days?|[a-z][a-z-]*)",
+                    clause[end:],
+                    re.I,
+                )
                 noun = after.group(1).lower() if after else ""
                 unit = noun if noun not in _FUNCTION and noun not in ("or", "and", "nor") else ""
             if any(s <= start < e for s, e, _, _ in out):
@@ -344,7 +348,11 @@ def _comparison(
     clause: str, start: int, end: int, value: float, unit: str, total: bool, text: str = ""
 ) -> Comparison | None:
     before, after = re.sub(r"(?:[$€£]|\b[A-Z]{3})\s*$", "", clause[:start].rstrip()), clause[end:]
-    after = re.sub(r"^\s*(%|[a-z-]+)(?=\s+or\b|\s+and\b)", "", after, flags=re.I) if unit else after
+    after = (
+        re.sub(r"^\s*(%|(?:working|business)\s+days?|[a-z-]+)(?=\s+or\b|\s+and\b)", "", after, flags=re.I)
+        if unit
+        else after
+    )
     op: str | None = None
     if (low := _BETWEEN_LOW.search(before)) is not None:
         op = ">" if low.group(1) else ">="
@@ -478,7 +486,9 @@ def declared_inputs(text: str) -> dict[str, list[str]]:
     return out
 
 
-def _within_labels(text: str, fields: dict[str, list[str]], requirements: list[Requirement]) -> list[Requirement]:
+def _within_labels(
+    text: str, fields: dict[str, list[str]], requirements: list[Requirement]
+) -> list[Requirement]:
     """Mentions of an input field's declared value are read after that field's label: "the enterprise
     plan" in "Plan: pro ... we count as an enterprise customer" is no enterprise plan. A value the
     conditions of a requirement name ("Enterprise tickets that have waited more than 4 hours are P1")
@@ -510,7 +520,9 @@ def _within_labels(text: str, fields: dict[str, list[str]], requirements: list[R
                 if word in value_of
             }
             rules.append(rule.model_copy(update={"mentions": mentions, "within": within}) if within else rule)
-        out.append(requirement.model_copy(update={"rules": rules}) if rules != requirement.rules else requirement)
+        out.append(
+            requirement.model_copy(update={"rules": rules}) if rules != requirement.rules else requirement
+        )
     return out
 
 
@@ -703,7 +715,7 @@ def _alternatives(
                 group[position] = comparison.model_copy(update=update)
     alternatives: list[dict[str, Any]] = [{"when": g[0], "also": g[1:]} for g in groups]
     rest = re.sub(
-        r"^\s*(?:[a-z%]+\s+)?(?:(?:or|and) (?:more|less|fewer|above|below|higher|lower|greater|over|under)"
+        r"^\s*(?:(?:working|business)\s+days?\s+|[a-z%]+\s+)?(?:(?:or|and) (?:more|less|fewer|above|below|higher|lower|greater|over|under)"
         r"|inclusive|exclusive|both included)\b",
         "",
         clause[compared[-1][1] : end],
