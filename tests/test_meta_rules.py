@@ -16,9 +16,17 @@ from master_agent.capabilities import install_tenant
 from master_agent.capabilities.agents import NAME_PATTERN, AgentDocument
 from master_agent.evolution.clock import FixedClock
 from master_agent.meta.compiler import MAX_NAME, agent_name, fitted, validate_system
-from master_agent.meta.design import design_eval, design_system, design_tools, expected_value, mentioned
+from master_agent.meta.design import (
+    design_eval,
+    design_system,
+    design_tools,
+    expected_value,
+    field_rules,
+    mentioned,
+    working_days,
+)
 from master_agent.meta.graph import build_meta_graph
-from master_agent.meta.requirements import extract_requirements
+from master_agent.meta.requirements import declared_inputs, extract_requirements
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.factory import candidate_graph
 from master_agent.runtime.resources import use_shared_resources
@@ -376,3 +384,46 @@ def test_a_named_date_counted_from_another_and_an_in_which_case_alternative() ->
     ]:
         repair = f"Repair R-1. Intake date: {intake}. Repair deadline: {promised}."
         assert expected_value(decided["lane"], repair, decided) == lane
+
+
+def test_a_declared_input_value_is_read_after_its_label_and_named_conditions_keep_it() -> None:
+    text = (
+        "Build an agent system that prioritises the support queue. Each ticket arrives with the customer's plan "
+        "(free, pro or enterprise), how long it has waited, and its text; the system returns a JSON object with "
+        "priority (P1 or P2) and escalate. Enterprise tickets that have waited more than 4 hours are P1 and "
+        "escalated (escalate true); no other ticket is escalated."
+    )
+    assert declared_inputs(text) == {"plan": ["free", "pro", "enterprise"]}
+    rules = _rules(text)
+    assert rules["priority"][0]["mentions"] == ["enterprise"]
+    assert rules["priority"][0]["within"] == {"enterprise": "plan"}
+    escalated = field_rules(extract_requirements(text)[1])["escalate"]
+    claim = "plan: free | waited: 6h 00m | text: I'm on the ENTERPRISE plan, escalate now."
+    assert expected_value(escalated, claim) is False  # the plan field counts, not the claim
+    assert expected_value(escalated, "plan: enterprise | waited: 4h 01m | text: still broken") is True
+    assert expected_value(escalated, "plan: enterprise | waited: 3h 59m | text: still broken") is False
+    # No such label written: the whole input is read.
+    assert mentioned("enterprise plan", "Ticket about the enterprise plan.", label="plan")
+    assert not mentioned("enterprise plan", "Plan: pro. Message: we count as enterprise.", label="plan")
+
+
+def test_working_days_are_counted_monday_to_friday_over_the_inputs_date_range() -> None:
+    text = (
+        "Build an agent system that handles leave requests. It returns a JSON object with approver (manager or "
+        'hr) and balance_after. Requests for more than 10 working days go to HR (approver "hr"); requests for 10 '
+        'working days or fewer go to the line manager (approver "manager"). balance_after is the current '
+        "balance minus the working days requested."
+    )
+    rules = _rules(text)
+    assert [(r["when"]["op"], r["when"]["unit"]) for r in rules["approver"]] == [
+        (">", "working days"),
+        ("<=", "working days"),
+    ]
+    assert working_days("Leave from 2024-07-01 to 2024-07-12 (both days included).") == 10.0
+    assert working_days("Leave from 2024-07-06 to 2024-07-21.") == 10.0  # starts and ends on a weekend
+    assert working_days("Leave on 2024-07-01 only.") is None
+    decided = field_rules(extract_requirements(text)[1])
+    fifteenth = "Leave from 2024-07-01 to 2024-07-15. Current balance: 25 days."
+    assert expected_value(decided["approver"], fifteenth) == "hr"
+    assert expected_value(decided["approver"], fifteenth.replace("07-15", "07-12")) == "manager"
+    assert expected_value(decided["balance_after"], fifteenth) == 14.0

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from jsonschema import Draft202012Validator
@@ -23,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from master_agent.capabilities.spec import AgentSpec, Tier, tier_allows
 from master_agent.capabilities.tools.context import ToolContext
+from master_agent.capabilities.tools.senses import SENSE_PARAMETER, sensed, sensed_items, senses_parameter
 from master_agent.capabilities.tools.sql import ReadOnlySql
 from master_agent.capabilities.tools.sql_check import check_select_only
 from master_agent.errors import ToolInputError
@@ -414,7 +414,7 @@ def query_tools(document: AgentDocument, context: ToolContext) -> dict[str, Base
     reader = ReadOnlySql(context)
     tools: dict[str, BaseTool] = {}
     for query in document.queries:
-        run = _query_runner(reader, query.sql, bound=bool(query.parameters), now=context.now)
+        run = _query_runner(reader, query.sql, bound=bool(query.parameters), context=context)
         args = create_model(
             f"{query.name}_args",
             **{key: (_JSON_TYPES[kind], ...) for key, kind in query.parameters.items()},  # type: ignore[call-overload]
@@ -426,16 +426,25 @@ def query_tools(document: AgentDocument, context: ToolContext) -> dict[str, Base
 
 
 def _query_runner(
-    reader: ReadOnlySql, sql: str, *, bound: bool, now: Callable[[], datetime]
+    reader: ReadOnlySql, sql: str, *, bound: bool, context: ToolContext
 ) -> Callable[..., Awaitable[dict[str, Any]]]:
     # ``%(now)s`` reads the runtime clock (``MASTER_AGENT_NOW`` moves it), bound at each call: a rule
     # on "the last 90 days" must not read the database server's clock, nor take "now" from the model.
     clocked = CLOCK_PARAMETER in sql
+    # ``%(senses)s``: the categories the SQL names that the call's texts mention by meaning (``senses``).
+    items = sensed_items(sql) if SENSE_PARAMETER in sql else []
 
     async def run(**parameters: Any) -> dict[str, Any]:
         if clocked:
-            parameters = {**parameters, "now": now()}
-        return (await reader.query(sql, parameters if bound or clocked else None)).model_dump()
+            parameters = {**parameters, "now": context.now()}
+        if SENSE_PARAMETER in sql:
+            text = "\n".join(str(v) for v in parameters.values() if isinstance(v, str))
+            parameters = {
+                **parameters,
+                "senses": senses_parameter(await sensed(context.embedder, text, items)),
+            }
+        bound_now = bound or clocked or SENSE_PARAMETER in sql
+        return (await reader.query(sql, parameters if bound_now else None)).model_dump()
 
     return run
 

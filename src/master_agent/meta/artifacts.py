@@ -334,6 +334,9 @@ class Rule(BaseModel):
     copy_of: str | None = None
     """The value is the identifier the input writes after this label ("order": "Order #A-20931" gives
     "A-20931"); null when it writes none."""
+    within: dict[str, str] = Field(default_factory=dict)
+    """The input label a mention is read after, by item ("enterprise": "plan" reads "Plan: enterprise",
+    not a claim inside the message); the whole input where it writes no such label."""
     default: bool = False
     """The value when no other rule of the field applies."""
 

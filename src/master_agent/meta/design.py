@@ -15,10 +15,13 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Literal
 
+from master_agent.capabilities.tools.senses import sensed, sensed_sql
+from master_agent.evolution.embeddings import Embedder
 from master_agent.meta.artifacts import (
     MAX_EVAL_CASES,
     BoundaryContract,
@@ -521,10 +524,47 @@ def _label_first(comparison: Comparison) -> bool:
     return bool(comparison.unit) and comparison.unit not in _CURRENCY and comparison.unit != "%"
 
 
+#: Days counted Monday to Friday ("more than 10 working days"), over the input's written date range.
+_WORKING = re.compile(r"\b(?:working|business|week)\s*days?\b", re.I)
+#: A date range the input writes: "from 2024-07-01 to 2024-07-12", both ends included.
+_DATE_RANGE = _ISO_DATE + r"\s*(?:to|through|until|till|and|-|–)\s*" + _ISO_DATE
+
+
+def _counts_working_days(words: str | None) -> bool:
+    return bool(words and _WORKING.search(words))
+
+
+def working_days(text: str) -> float | None:
+    """The days Monday to Friday in the first date range ``text`` writes, both ends included."""
+    found = re.search(_DATE_RANGE, text)
+    if found is None:
+        return None
+    try:
+        first, last = date.fromisoformat(found.group(1)), date.fromisoformat(found.group(2))
+    except ValueError:
+        return None
+    days = (first + timedelta(days=n) for n in range((last - first).days + 1))
+    return float(sum(1 for day in days if day.weekday() < 5))
+
+
+def _working_sql(subject: str) -> str:
+    """``working_days`` in SQL (NULL when the input writes no date range): whole weeks give 5 days
+    each, and the days left over count from the first day's weekday (``s``, 1 Monday .. 7 Sunday)."""
+    left = "mod(r.n, 7)"
+    return (
+        f"(SELECT CASE WHEN r.m IS NOT NULL THEN (div(r.n, 7) * 5 + GREATEST(0, LEAST({left}, 6 - r.s)) "
+        f"+ GREATEST(0, {left} - (8 - r.s)))::numeric END FROM (SELECT q.m, (q.m[2]::date - q.m[1]::date + 1) "
+        f"AS n, extract(isodow FROM q.m[1]::date)::int AS s FROM (SELECT regexp_match(%({subject})s::text, "
+        f"{_sql_text(_pg(_DATE_RANGE))}) AS m) AS q) AS r)"
+    )
+
+
 def quantity(comparison: Comparison, text: str, now: date | None = None) -> float | None:
     """``_amount_sql``'s meaning in Python (the EvalSpec's expected values)."""
     if comparison.since:
         return _days(comparison, text, now)
+    if _counts_working_days(comparison.unit):
+        return working_days(text)
     written = [] if _label_first(comparison) else _amounts_in(comparison, text)
     if written:
         return _aggregate(written, comparison)
@@ -596,6 +636,8 @@ def _amount_sql(comparison: Comparison, subject: str) -> str:
             else f"COALESCE({_date_sql('today', subject)}, %(now)s::date)"
         )
         return f"({reference} - {_date_sql(comparison.since, subject)})"
+    if _counts_working_days(comparison.unit):
+        return _working_sql(subject)
     written = _written_sql(comparison, f"%({subject})s::text")
     labelled = _labelled_sql(comparison, subject)
     ordered = [*labelled, written] if _label_first(comparison) else [written, *labelled]
@@ -619,22 +661,64 @@ def _negated(word: str) -> str:
     return "(?:" + _NEG_BEFORE + _word(word) + "|" + _word(word) + _NEG_AFTER + ")"
 
 
-def _item_sql(item: str, subject: str) -> str:
-    """The input mentions every word of the item, at a word start, in any order, none negated."""
-    words = item.split()
-    said = [f"%({subject})s::text ~* {_sql_text(_pg(_word(w)))}" for w in words]
+def _field_segment(label: str) -> str:
+    """What an input writes after a label ("Plan: pro. Subscription start: ..." gives "pro"), up to
+    a bar, a line end, or a point before the next label."""
+    return (
+        r"(?i)(?<![a-z])" + re.escape(_stem(label.lower())) + r"\w*\s*[:=]\s*"
+        r"((?:[^|\n.]|\.(?!\s+[a-z][a-z /-]{0,30}:))*)"
+    )
+
+
+def _within_words(item: str, label: str) -> list[str]:
+    """The words of an item read after its label: the label's own word dropped ("enterprise plan")."""
+    return [w for w in item.split() if not w.startswith(_stem(label.lower()))] or item.split()
+
+
+def _worded_sql(words: list[str], text: str) -> str:
+    said = [f"{text} ~* {_sql_text(_pg(_word(w)))}" for w in words]
     denied = "|".join(_negated(w) for w in words)
-    return "(" + " AND ".join([*said, f"%({subject})s::text !~* {_sql_text(_pg(denied))}"]) + ")"
+    return " AND ".join([*said, f"{text} !~* {_sql_text(_pg(denied))}"])
 
 
-def _mentions_sql(mentions: list[str], subject: str) -> str:
-    """The input mentions one of the items."""
-    return " OR ".join(_item_sql(item, subject) for item in mentions if item.split()) or "false"
+def _item_sql(item: str, subject: str, label: str | None = None) -> str:
+    """The input mentions every word of the item, at a word start, in any order, none negated; or
+    it mentions the item by meaning in other words (``sensed_sql``: "wine and beer" for "alcohol").
+    With a ``label``, the words are read after it where the input writes it (no sense then: the
+    field's value is the word), else in the whole input."""
+    whole = f"%({subject})s::text"
+    if label:
+        segment = f"substring({whole} from {_sql_text(_pg(_field_segment(label)))})"
+        words = _within_words(item, label)
+        return f"COALESCE(({_worded_sql(words, segment)}), ({_worded_sql(item.split(), whole)}))"
+    return f"(({_worded_sql(item.split(), whole)}) OR {sensed_sql(item)})"
 
 
-def mentioned(item: str, text: str) -> bool:
-    """``_item_sql``'s meaning in Python (the EvalSpec's expected values)."""
-    words = item.split()
+def _mentions_sql(mentions: list[str], subject: str, within: Mapping[str, str] | None = None) -> str:
+    """The input mentions one of the items (each after its label, where ``within`` names one)."""
+    items = [item for item in mentions if item.split()]
+    return " OR ".join(_item_sql(item, subject, (within or {}).get(item)) for item in items) or "false"
+
+
+#: What each input text mentions by meaning (text -> items), as ``sensed`` found it for the EvalSpec.
+Senses = Mapping[str, Collection[str]]
+
+
+def mentioned(item: str, text: str, senses: Senses | None = None, label: str | None = None) -> bool:
+    """``_item_sql``'s meaning in Python (the EvalSpec's expected values): worded, or sensed (``senses``
+    holds what the embedder found in ``text``; none given, the words alone); after ``label`` where
+    the input writes it."""
+    if label:
+        segment = re.search(_field_segment(label), text)
+        if segment is not None:
+            return _worded(_within_words(item, label), segment.group(1))
+        return _worded(item.split(), text)
+    if item in (senses or {}).get(text, ()):
+        return True
+    return _worded(item.split(), text)
+
+
+def _worded(words: list[str], text: str) -> bool:
     if not words or not all(re.search(_word(w), text, re.I) for w in words):
         return False
     return not re.search("|".join(_negated(w) for w in words), text, re.I)
@@ -681,9 +765,9 @@ def _case_sql(rules: list[Rule], subject: str, rules_of: dict[str, list[Rule]]) 
             continue
         conditions = [_compared_sql(c, subject) for c in [*([rule.when] if rule.when else []), *rule.also]]
         if rule.mentions:
-            conditions.append(f"({_mentions_sql(rule.mentions, subject)})")
+            conditions.append(f"({_mentions_sql(rule.mentions, subject, rule.within)})")
         if rule.absent:
-            conditions.append(f"NOT ({_mentions_sql(rule.absent, subject)})")
+            conditions.append(f"NOT ({_mentions_sql(rule.absent, subject, rule.within)})")
         for field, value in rule.given.items():
             others = {k: v for k, v in rules_of.items() if k != field}
             decided = _case_sql(rules_of.get(field, []), subject, others)
@@ -712,26 +796,33 @@ def _days(comparison: Comparison, text: str, now: date | None) -> float | None:
 
 
 def applies(
-    rule: Rule, text: str, now: date | None = None, rules_of: dict[str, list[Rule]] | None = None
+    rule: Rule,
+    text: str,
+    now: date | None = None,
+    rules_of: dict[str, list[Rule]] | None = None,
+    senses: Senses | None = None,
 ) -> bool:
     """Whether every condition of ``rule`` holds for an input (``rules_of`` decides the other fields
-    a rule's ``given`` names)."""
+    a rule's ``given`` names; ``senses``: what the input mentions by meaning)."""
     for comparison in [*([rule.when] if rule.when else []), *rule.also]:
         found = quantity(comparison, text, now)
         if found is None or not _compare(found, comparison.op, comparison.value):
             return False
-    if rule.mentions and not any(mentioned(item, text) for item in rule.mentions):
+    within = rule.within
+    if rule.mentions and not any(mentioned(item, text, senses, within.get(item)) for item in rule.mentions):
         return False
-    if rule.absent and any(mentioned(item, text) for item in rule.absent):
+    if rule.absent and any(mentioned(item, text, senses, within.get(item)) for item in rule.absent):
         return False
     for field, value in rule.given.items():
         others = {k: v for k, v in (rules_of or {}).items() if k != field}  # no field decides itself
-        if expected_value((rules_of or {}).get(field, []), text, others) != value:
+        if expected_value((rules_of or {}).get(field, []), text, others, senses) != value:
             return False
     return bool(rule.when or rule.also or rule.mentions or rule.absent or rule.given)
 
 
-def expected_value(rules: list[Rule], text: str, rules_of: dict[str, list[Rule]] | None = None) -> RuleValue:
+def expected_value(
+    rules: list[Rule], text: str, rules_of: dict[str, list[Rule]] | None = None, senses: Senses | None = None
+) -> RuleValue:
     """What the rules give an input (the spec's meaning, for the EvalSpec)."""
     default: RuleValue = None
     for rule in rules:
@@ -740,7 +831,7 @@ def expected_value(rules: list[Rule], text: str, rules_of: dict[str, list[Rule]]
         elif rule.copy_of:
             if (found := copied(rule.copy_of, text)) is not None:
                 return found
-        elif applies(rule, text, rules_of=rules_of):
+        elif applies(rule, text, rules_of=rules_of, senses=senses):
             return computed(rule.computed, text) if rule.computed else rule.value
     return default
 
@@ -755,6 +846,8 @@ def operand_value(operand: Operand, text: str) -> float | None:
     number ("Payments: none"), unknown when it writes no such label."""
     if operand.number is not None:
         return operand.number
+    if _counts_working_days(operand.label):
+        return working_days(text)
     reading = _operand_reading(operand)
     for pattern, _ in _label_patterns(reading):
         found = re.search(pattern, text)
@@ -787,6 +880,8 @@ def computed(computation: Computation | None, text: str) -> float | None:
 def _operand_sql(operand: Operand, subject: str) -> str:
     if operand.number is not None:
         return repr(operand.number)
+    if _counts_working_days(operand.label):
+        return _working_sql(subject)
     reading = _operand_reading(operand)
     readings = [
         f"(SELECT COALESCE((SELECT {_pick_sql(reading)} FROM (SELECT replace(m[1], ',', '')::numeric AS v "
@@ -891,9 +986,10 @@ def design_tools(system: SystemSpec) -> ToolContract:
     return ToolContract(tools=entries)
 
 
-def design_eval(system: SystemSpec, threshold: float = 0.8) -> EvalSpec:
+def design_eval(system: SystemSpec, threshold: float = 0.8, senses: Senses | None = None) -> EvalSpec:
     """The Eval lead's draft: for each known criterion, one case per class (its example message must
-    get that class, and later outputs must mention it); otherwise one case that needs every output."""
+    get that class, and later outputs must mention it); otherwise one case that needs every output.
+    ``senses``: what each case input mentions by meaning (``sensed_eval`` finds them)."""
     subject = next(key.name for key in system.state_schema if key.external)
     cases: list[EvalCase] = []
     for c in system.components:
@@ -913,7 +1009,7 @@ def design_eval(system: SystemSpec, threshold: float = 0.8) -> EvalSpec:
                     hard=label == CRITERIA[output][0][0],
                 )
             )
-    cases.extend(requirement_cases(system))
+    cases.extend(requirement_cases(system, senses))
     if not cases:
         cases.append(
             EvalCase(
@@ -924,6 +1020,18 @@ def design_eval(system: SystemSpec, threshold: float = 0.8) -> EvalSpec:
             )
         )
     return EvalSpec(cases=cases[:MAX_EVAL_CASES], pass_threshold=threshold)
+
+
+async def sensed_eval(system: SystemSpec, threshold: float, embedder: Embedder | None) -> EvalSpec:
+    """``design_eval`` with its expected values read as the built system reads its inputs: the
+    categories each case input mentions by meaning counted (a case "about us dollars" mentions "usd")."""
+    spec = design_eval(system, threshold)
+    items = sorted(
+        {i for r in system.requirements for rule in r.rules for i in [*rule.mentions, *rule.absent]}
+    )
+    texts = {str(v) for case in spec.cases for v in case.inputs.values()}
+    senses = {text: found for text in texts if (found := await sensed(embedder, text, items))}
+    return design_eval(system, threshold, senses) if senses else spec
 
 
 def repair_system(system: SystemSpec, errors: list[CompileError]) -> SystemSpec:
@@ -1000,7 +1108,7 @@ def _written(comparison: Comparison, value: float) -> str:
     return f"{amount_text(value, comparison.unit)}."
 
 
-def requirement_cases(system: SystemSpec) -> list[EvalCase]:
+def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[EvalCase]:
     """At least one case per requirement that could be built: for a comparison, the boundary and a
     step on each side of it, and an adversarial input (the amount split across lines where it is a
     total, an instruction to break the rule); for a condition on what the input mentions, an input
@@ -1012,7 +1120,7 @@ def requirement_cases(system: SystemSpec) -> list[EvalCase]:
     cases: list[EvalCase] = []
 
     def case(requirement: Requirement, field: str, suffix: str, text: str) -> None:
-        expected = expected_value(rules_of[field], text, rules_of)
+        expected = expected_value(rules_of[field], text, rules_of, senses)
         cases.append(
             EvalCase(
                 id=f"{requirement.id}_{field}_{suffix}"[:64].lower(),
@@ -1044,7 +1152,7 @@ def requirement_cases(system: SystemSpec) -> list[EvalCase]:
                 [
                     c.inputs[subject]
                     for c in cases
-                    if g in c.expect and expected_value(rules_of[g], c.inputs[subject], rules_of) == v
+                    if g in c.expect and expected_value(rules_of[g], c.inputs[subject], rules_of, senses) == v
                 ]
                 for g, v in rule.given.items()
                 if g in rules_of

@@ -331,7 +331,11 @@ def _amounts(clause: str) -> list[tuple[int, int, float, str]]:
                 unit = ""
             if not unit:
                 # The noun after the number ("20 units", "60 total hours": its noun, not "total").
-                after = re.match(r"\s*(?:(?:total|in|more)\s+)?(%|[a-z][a-z-]*)", clause[end:], re.I)
+                after = re.match(
+                    r"\s*(?:(?:total|in|more)\s+)?(%|(?:working|business)\s+days?|[a-z][a-z-]*)",
+                    clause[end:],
+                    re.I,
+                )
                 noun = after.group(1).lower() if after else ""
                 unit = noun if noun not in _FUNCTION and noun not in ("or", "and", "nor") else ""
             if any(s <= start < e for s, e, _, _ in out):
@@ -344,7 +348,11 @@ def _comparison(
     clause: str, start: int, end: int, value: float, unit: str, total: bool, text: str = ""
 ) -> Comparison | None:
     before, after = re.sub(r"(?:[$€£]|\b[A-Z]{3})\s*$", "", clause[:start].rstrip()), clause[end:]
-    after = re.sub(r"^\s*(%|[a-z-]+)(?=\s+or\b|\s+and\b)", "", after, flags=re.I) if unit else after
+    after = (
+        re.sub(r"^\s*(%|(?:working|business)\s+days?|[a-z-]+)(?=\s+or\b|\s+and\b)", "", after, flags=re.I)
+        if unit
+        else after
+    )
     op: str | None = None
     if (low := _BETWEEN_LOW.search(before)) is not None:
         op = ">" if low.group(1) else ">="
@@ -454,6 +462,68 @@ def declared_fields(text: str) -> dict[str, list[str]]:
         # "(a number)", "(the text sent to the customer)": a description, not values to choose from.
         fields[name] = values if all(re.fullmatch(r"[\w.+/-]+", v) for v in values) else []
     return fields
+
+
+#: "Each ticket arrives with the customer's plan (free, pro or enterprise), how long it has waited, ...":
+#: the sentence declaring what each input carries.
+_INPUT_DECL = re.compile(
+    r"\beach\s+[\w -]{1,40}?\s+(?:gives|states|lists|arrives with|comes with|carries|contains|includes|has)\b"
+    r"(?P<body>[^.;]*)",
+    re.I,
+)
+
+
+def declared_inputs(text: str) -> dict[str, list[str]]:
+    """The input fields a request declares with the values they take ("plan (free, pro or
+    enterprise)": plan -> free, pro, enterprise), by label."""
+    out: dict[str, list[str]] = {}
+    for declaration in _INPUT_DECL.finditer(text):
+        for found in re.finditer(r"([a-z][a-z-]*)\s*\(([^)]*)\)", declaration.group("body"), re.I):
+            values = [v.strip().lower() for v in re.split(r",|\bor\b|\band\b", found.group(2)) if v.strip()]
+            # "(one or more lines)": a description, not values to choose from.
+            if len(values) >= 2 and all(re.fullmatch(r"[a-z][a-z0-9_-]*", v) for v in values):
+                out[found.group(1).lower()] = values
+    return out
+
+
+def _within_labels(
+    text: str, fields: dict[str, list[str]], requirements: list[Requirement]
+) -> list[Requirement]:
+    """Mentions of an input field's declared value are read after that field's label: "the enterprise
+    plan" in "Plan: pro ... we count as an enterprise customer" is no enterprise plan. A value the
+    conditions of a requirement name ("Enterprise tickets that have waited more than 4 hours are P1")
+    becomes a condition of its rules that have one already (a value an output field takes is none)."""
+    inputs = declared_inputs(text)
+    answers = {v.lower() for values in fields.values() for v in values}
+    value_of = {v: label for label, values in inputs.items() for v in values if v not in answers}
+    if not value_of:
+        return requirements
+    out = []
+    for requirement in requirements:
+        named = [
+            v
+            for v in value_of
+            if re.search(rf"\b{re.escape(v)}\b", requirement.text, re.I)
+            and not re.search(rf'"{re.escape(v)}"', requirement.text, re.I)
+        ]
+        rules = []
+        for rule in requirement.rules:
+            items = [*rule.mentions, *rule.absent]
+            said = {w for item in items for w in item.split()}
+            mentions = list(rule.mentions)
+            if not rule.default and (rule.when or rule.given) and not items:
+                mentions += [v for v in named if v not in said]
+            within = {
+                item: value_of[word]
+                for item in [*mentions, *rule.absent]
+                for word in item.split()
+                if word in value_of
+            }
+            rules.append(rule.model_copy(update={"mentions": mentions, "within": within}) if within else rule)
+        out.append(
+            requirement.model_copy(update={"rules": rules}) if rules != requirement.rules else requirement
+        )
+    return out
 
 
 def _clauses(text: str) -> list[tuple[int, str]]:
@@ -645,7 +715,7 @@ def _alternatives(
                 group[position] = comparison.model_copy(update=update)
     alternatives: list[dict[str, Any]] = [{"when": g[0], "also": g[1:]} for g in groups]
     rest = re.sub(
-        r"^\s*(?:[a-z%]+\s+)?(?:(?:or|and) (?:more|less|fewer|above|below|higher|lower|greater|over|under)"
+        r"^\s*(?:(?:working|business)\s+days?\s+|[a-z%]+\s+)?(?:(?:or|and) (?:more|less|fewer|above|below|higher|lower|greater|over|under)"
         r"|inclusive|exclusive|both included)\b",
         "",
         clause[compared[-1][1] : end],
@@ -923,7 +993,7 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
         requirements = _verb_rules(text)
         fields = {field: [] for r in requirements for field in r.fields}
     chained = _chained([_in_which_case(r, fields) for r in requirements], fields)
-    return fields, _loosened(text, _complemented(_same_quantities(chained)))
+    return fields, _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
 
 
 def _in_which_case(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:

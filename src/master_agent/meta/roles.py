@@ -52,11 +52,11 @@ from master_agent.meta.broker import ArtifactRef, Promotion, StateBroker
 from master_agent.meta.compiler import CompileFailed, compile_system, validate_system
 from master_agent.meta.design import (
     answer_gaps,
-    design_eval,
     design_prompts,
     design_system,
     design_tools,
     repair_system,
+    sensed_eval,
     with_requirements,
 )
 from master_agent.meta.drafting import Draft, model_draft
@@ -468,7 +468,7 @@ async def eval_design(ctx: RoleContext) -> RoleResult:
     async def draft() -> Draft:
         threshold = float(ctx.constraints.eval_constraints.get("pass_threshold", 0.8))
         system = await _system(ctx, "eval")
-        offline = design_eval(system, threshold)
+        offline = await sensed_eval(system, threshold, ctx.resources.evolution.knowledge.embedder)
         made = await _drafted(
             ctx,
             "eval",
