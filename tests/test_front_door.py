@@ -612,3 +612,40 @@ async def test_a_financial_quarter_is_asked_about_then_read_from_the_year_start_
     assert data.get("outcome") == "answer", answered["reply"]["text"]
     assert data["window"]["start"].startswith("2026-05-01") and data["window"]["end"].startswith("2026-08-01")
     assert data["params"]["store_id"] == "4"
+
+
+async def test_a_store_named_by_a_property_is_the_store_the_data_says_and_in_dollars_is_its_money(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    """"Our newest store" is read from the stores' opening dates, never answered for every store; "the
+    biggest shop" names two stores (by staff and by sales), so it is asked; "in dollars" after a count
+    of sales asks their money."""
+    async with _client(live, keys["demo-retail"]) as client:
+        newest = await chat(client, "How many sales did our newest store make in August 2026?")
+        dollars = (await chat(client, "sorry, I meant in dollars", newest["thread_id"]))["values"]
+        biggest = (await chat(client, "What was the attach rate at our biggest shop in July 2026?"))["values"]
+    async with live.server.config.app.state.service.resources.database.pool.connection() as conn:
+        schema = await data_schema(live)
+        store = (
+            await (
+                await conn.execute(f"SELECT store_id FROM {schema}.stores ORDER BY opened_on DESC LIMIT 1")
+            ).fetchone()
+        )["store_id"]
+        row = await (
+            await conn.execute(
+                f"SELECT count(*) AS n, sum(device_amount + coalesce(accessory_amount, 0))::float AS money "
+                f"FROM {schema}.transactions WHERE store_id = %s AND sold_at >= '2026-08-01' "
+                "AND sold_at < '2026-09-01'",
+                (store,),
+            )
+        ).fetchone()
+    data = newest["values"]["reply"]["data"]
+    assert data.get("outcome") == "answer", newest["values"]["reply"]["text"]
+    assert (data["params"]["store_id"], data["value"]) == (str(store), row["n"])
+    assert data["named"]["store_id"] == store and data["verification"][0]["verdict"] == "backed"
+    data = dollars["reply"]["data"]
+    assert data.get("outcome") == "answer", dollars["reply"]["text"]
+    assert data["metric"] == "total revenue" and data["params"]["store_id"] == str(store)
+    assert data["value"] == pytest.approx(row["money"])
+    assert biggest["reply"]["data"]["outcome"] == "clarify", biggest["reply"]["text"]
+    assert "staff count" in biggest["reply"]["text"] and "number of sales" in biggest["reply"]["text"]
