@@ -617,7 +617,7 @@ async def test_a_financial_quarter_is_asked_about_then_read_from_the_year_start_
 async def test_a_store_named_by_a_property_is_the_store_the_data_says_and_in_dollars_is_its_money(
     live: LiveServer, keys: dict[str, str]
 ) -> None:
-    """"Our newest store" is read from the stores' opening dates, never answered for every store; "the
+    """A store named "our newest" is read from the stores' opening dates, never answered for every store; "the
     biggest shop" names two stores (by staff and by sales), so it is asked; "in dollars" after a count
     of sales asks their money."""
     async with _client(live, keys["demo-retail"]) as client:

@@ -293,7 +293,9 @@ def test_a_financial_quarter_is_read_once_the_year_start_is_said(
         ("ahead of the autumn launch at store 2, get attach to 9%", "ahead of the autumn launch"),
     ],
 )
-def test_a_deadline_named_by_an_event_called_after_a_season_or_holiday_is_asked(text: str, event: str) -> None:
+def test_a_deadline_named_by_an_event_called_after_a_season_or_holiday_is_asked(
+    text: str, event: str
+) -> None:
     """A season or holiday that names an event ("the spring sale") is not that season: the event's
     date is the business's own, so it is asked, like "before the next stocktake"."""
     now = datetime(2026, 11, 26, 12, tzinfo=UTC)
