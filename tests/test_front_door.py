@@ -11,6 +11,8 @@ import httpx
 import pytest
 
 from master_agent.capabilities import bump_capability_version
+from master_agent.routing.graph import inherits_target
+from master_agent.routing.models import RouteTarget
 from master_agent.runtime import RuntimeResources
 from tests.live_server import LiveServer, chat, data_schema, live_server_fixture, sdk, two_tenant_keys
 
@@ -649,3 +651,19 @@ async def test_a_store_named_by_a_property_is_the_store_the_data_says_and_in_dol
     assert data["value"] == pytest.approx(row["money"])
     assert biggest["reply"]["data"]["outcome"] == "clarify", biggest["reply"]["text"]
     assert "staff count" in biggest["reply"]["text"] and "number of sales" in biggest["reply"]["text"]
+
+
+@pytest.mark.parametrize(
+    ("message", "continues"),
+    [
+        ("what if we gave it till the end of March?", True),  # nine words, five of them its own
+        ("and could we make that 10 percentage points by the end of March instead?", True),
+        ("please write me a short poem about the sea and the sky at night", False),
+    ],
+)
+def test_a_message_that_restates_a_deadline_or_target_is_short_by_its_own_words(
+    message: str, continues: bool
+) -> None:
+    previous = {"target": {"kind": "agent", "name": "master_agent"}}
+    refused = RouteTarget(kind="out_of_scope", name="out_of_scope")
+    assert inherits_target(message, refused, previous) is continues

@@ -762,12 +762,12 @@ def metric_mention(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
 #: with no figure after them ("what's store 4 taken since October", "how much did it make in July").
 _MONEY = re.compile(
     r"[$£€₹]|\b(?:dollars?|bucks|pounds?|quid|sterling|euros?|rupees?|rs\.?|inr|usd|gbp|eur|money|monetary|"
-    r"cash|currency|value|revenue|turnover|takings|receipts|earnings|income)\b",
+    r"cash|currency|value|revenue|turnover|takings|receipts)\b",
     re.I,
 )
 _MONEY_COMING_IN = re.compile(
-    r"\b(?:take|takes|taken|took|taking|make|makes|made|making|earn|earns|earned|earnt|bring|brings|"
-    r"brought|bringing)(?:\s+in)?\b(?=\s*(?:$|[?.!,]|\b(?:in|since|during|over|last|this|between|from|"
+    r"\b(?:(?:take|takes|taken|took|taking|make|makes|made|making|bring|brings|brought|bringing)(?:\s+in)?|"
+    r"turn(?:s|ed)?\s+over)\b(?=\s*(?:$|[?.!,]|\b(?:in|since|during|over|last|this|between|from|"
     r"on|for|so|to|till|until|up|through|across|yesterday|today|all|altogether|overall|total|most|least|"
     r"more|less|the\s+most|the\s+least|"
     r"in\s+total)\b))",
@@ -778,12 +778,17 @@ _MONEY_COMING_IN = re.compile(
 def asks_money(text: str) -> bool:
     """Whether ``text`` asks for an amount of money ("sorry, I meant in dollars", "what's store 4
     taken since October"), which no count answers."""
+    if _NOT_TAKINGS.search(text):
+        return False  # what is left after costs is no money taken, and the data has no costs
     if _MONEY.search(text):
         return True
     # "how many sales did store 5 make in August" asks a count, whatever the verb.
     return bool(_MONEY_COMING_IN.search(text)) and not _COUNT_ASKED.search(text)
 
 
+_NOT_TAKINGS = re.compile(
+    r"\b(?:profits?|margins?|net|costs?|expenses?|earn\w*|income|wages?|salar\w+)\b", re.I
+)
 _COUNT_ASKED = re.compile(r"\b(?:how\s+many|number\s+of|count\s+of|no\.?\s+of|count)\b", re.I)
 
 
