@@ -19,6 +19,7 @@ from master_agent.capabilities.terms import (
     goal_metric,
     goal_target,
     metric_mention,
+    possessed_unknown,
     restated,
     time_mention,
     time_window,
@@ -333,3 +334,17 @@ def test_a_season_or_holiday_followed_by_no_noun_is_still_the_deadline(text: str
 )
 def test_a_question_asking_for_money_is_told_from_one_asking_a_count(text: str, money: bool) -> None:
     assert asks_money(text) is money
+
+
+@pytest.mark.parametrize(
+    ("text", "thing"),
+    [
+        ("What's the average age of store 4's customers?", "customers"),
+        ("What share of Store 2's customers came back for a second purchase in Q3?", "customers"),
+        ("What share of Store 3's sales in the first week of June had an accessory?", None),
+        ("How many of store four's staff have finished their training?", None),
+        ("how big is store 2's team", None),
+    ],
+)
+def test_a_figure_of_something_the_data_has_no_rows_for_is_named(text: str, thing: str | None) -> None:
+    assert possessed_unknown(text, RETAIL.data_metrics) == thing

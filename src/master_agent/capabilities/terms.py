@@ -849,6 +849,27 @@ def counted_unknown(text: str, metrics: Sequence[DataMetric]) -> str | None:
     return thing
 
 
+#: "Store 2's customers", "store four's shoppers": whose figure a question asks, by its owner.
+_POSSESSED = re.compile(r"\b(?:[a-z]+\s*#?\s*\d+|[a-z]+)'s\s+([a-z][a-z-]*)", re.I)
+
+
+def possessed_unknown(text: str, metrics: Sequence[DataMetric]) -> str | None:
+    """The thing a question asks a figure of, said as someone's ("the average age of store 4's
+    customers"), when no figure, table or column of the data has a word for it: data the tenant does
+    not have. None otherwise ("Store 3's sales", "store 4's staff")."""
+    vocabulary = _data_words(metrics)
+    for found in _POSSESSED.finditer(written_out(entity_numbers_as_digits(text))):
+        thing = found.group(1).lower()
+        if thing in _NEUTRAL_MODIFIERS or len(thing) < 3:
+            continue
+        if thing in _PERSON_WORDS or thing in ("team", "teams", "crew", "workforce"):
+            continue  # people are the staff a table lists
+        if any(_same_word(thing, known) for known in vocabulary):
+            continue
+        return thing
+    return None
+
+
 # -- what a goal asks for ------------------------------------------------------------------------
 
 TargetForm = Literal["absolute", "relative", "points", "multiple"]

@@ -30,6 +30,7 @@ from master_agent.capabilities.terms import (
     fiscal_year_start,
     metric_by_words,
     metric_mention,
+    possessed_unknown,
     time_mention,
     time_window,
     unread_time,
@@ -678,6 +679,14 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             )
             or mention
         )
+    if (
+        not said_by_name
+        and mention.metric is not None
+        and (thing := possessed_unknown(request.message, request.metrics))
+    ):
+        # "the average age of store 4's customers": a figure read by meaning is of a thing the data
+        # has no rows for, so no figure of the data answers it.
+        mention = MetricMention(metric=None, unknown=f"{thing} data")
     names = ", ".join(m.name for m in request.metrics) or "none"
     if mention.unknown is not None:
         return QueryAnswer(
