@@ -669,13 +669,18 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     if mention.metric is None and mention.unknown is None:
         # No figure's name in the words ("foot traffic", "takings"): what they mean may still be one,
         # or be data the tenant does not have.
+        metrics, problems = request.metrics, request.problems
+        if _PROPORTION.search(request.message):
+            # "what share of Store 3's sales had an accessory": a share is a rate, never a sum or a
+            # count; problems the data has no figure for stay, to be named as missing.
+            metrics = [m for m in metrics if m.unit == "ratio"]
+            rates = {m.name for m in metrics}
+            problems = [
+                (key, text) for key, text in problems if request.problem_metrics.get(key, "") in rates | {""}
+            ]
         mention = (
             await figure_by_meaning(
-                request.message,
-                request.knowledge.embedder,
-                request.problems,
-                request.problem_metrics,
-                request.metrics,
+                request.message, request.knowledge.embedder, problems, request.problem_metrics, metrics
             )
             or mention
         )
