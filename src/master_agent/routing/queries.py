@@ -427,7 +427,8 @@ class NamedByProperty:
 
 
 def _order_pattern(order: EntityOrder, word: str) -> re.Pattern[str]:
-    nouns = [noun for noun in ENTITY_WORDS.get(order.entity, ()) if not noun.endswith("s")]
+    # "and the quietest one?": "one" stands for the entity the question is about.
+    nouns = [noun for noun in ENTITY_WORDS.get(order.entity, ()) if not noun.endswith("s")] + ["one"]
     flexible = r"[\s-]+".join(re.escape(part) for part in re.split(r"[\s-]+", word))
     return re.compile(rf"\b(?:(?:our|the|my|your)\s+)?{flexible}\s+(?:{'|'.join(nouns)})\b(?![-']?s\b)", re.I)
 
@@ -562,9 +563,10 @@ def carried_over(
         message = f"{message.rstrip('?.! ')} (the {figure.name})"
     # A follow-up that says nobody ("and in July?", "and the least?") is about whom the question before
     # was about; one that names its own scope ("and across every store together?") is not.
-    if not _scope_said(message, carried):
+    orders = next((m.orders for m in metrics if m.orders), ())
+    if not _scope_said(message, carried) and not property_words(message, orders):
         store = (previous.get("entities") or {}).get("store_id")
-        scope = _scope_before(before, next((m.orders for m in metrics if m.orders), ()))
+        scope = _scope_before(before, orders)
         if scope is not None:
             message = f"{message.rstrip('?.! ')} ({scope})"
         elif store is not None:
