@@ -11,8 +11,10 @@ import httpx
 import pytest
 
 from master_agent.capabilities import bump_capability_version
+from master_agent.domains.retail import RETAIL
 from master_agent.routing.graph import inherits_target
 from master_agent.routing.models import RouteTarget
+from master_agent.routing.queries import carried_over
 from master_agent.runtime import RuntimeResources
 from tests.live_server import LiveServer, chat, data_schema, live_server_fixture, sdk, two_tenant_keys
 
@@ -667,3 +669,12 @@ def test_a_message_that_restates_a_deadline_or_target_is_short_by_its_own_words(
     previous = {"target": {"kind": "agent", "name": "master_agent"}}
     refused = RouteTarget(kind="out_of_scope", name="out_of_scope")
     assert inherits_target(message, refused, previous) is continues
+
+
+def test_a_follow_up_naming_a_store_by_a_property_keeps_it_and_one_naming_none_keeps_the_one_before() -> None:
+    before = {"goal": "What did our longest-established shop turn over in July?", "entities": {}}
+    metrics = RETAIL.data_metrics
+    other, _ = carried_over("and the quietest one?", {}, before, metrics, NOW)
+    assert "quietest one" in other and "longest-established" not in other
+    same, _ = carried_over("and in August?", {}, before, metrics, NOW)
+    assert "our longest-established shop" in same and "August" in same
