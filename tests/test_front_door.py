@@ -11,6 +11,10 @@ import httpx
 import pytest
 
 from master_agent.capabilities import bump_capability_version
+from master_agent.domains.retail import RETAIL
+from master_agent.routing.graph import inherits_target
+from master_agent.routing.models import RouteTarget
+from master_agent.routing.queries import carried_over
 from master_agent.runtime import RuntimeResources
 from tests.live_server import LiveServer, chat, data_schema, live_server_fixture, sdk, two_tenant_keys
 
@@ -612,3 +616,65 @@ async def test_a_financial_quarter_is_asked_about_then_read_from_the_year_start_
     assert data.get("outcome") == "answer", answered["reply"]["text"]
     assert data["window"]["start"].startswith("2026-05-01") and data["window"]["end"].startswith("2026-08-01")
     assert data["params"]["store_id"] == "4"
+
+
+async def test_a_store_named_by_a_property_is_the_store_the_data_says_and_in_dollars_is_its_money(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    """A store named "our newest" is read from the stores' opening dates, never answered for every store; "the
+    biggest shop" names two stores (by staff and by sales), so it is asked; "in dollars" after a count
+    of sales asks their money."""
+    async with _client(live, keys["demo-retail"]) as client:
+        newest = await chat(client, "How many sales did our newest store make in August 2026?")
+        dollars = (await chat(client, "sorry, I meant in dollars", newest["thread_id"]))["values"]
+        biggest = (await chat(client, "What was the attach rate at our biggest shop in July 2026?"))["values"]
+    async with live.server.config.app.state.service.resources.database.pool.connection() as conn:
+        schema = await data_schema(live)
+        store = (
+            await (
+                await conn.execute(f"SELECT store_id FROM {schema}.stores ORDER BY opened_on DESC LIMIT 1")
+            ).fetchone()
+        )["store_id"]
+        row = await (
+            await conn.execute(
+                f"SELECT count(*) AS n, sum(device_amount + coalesce(accessory_amount, 0))::float AS money "
+                f"FROM {schema}.transactions WHERE store_id = %s AND sold_at >= '2026-08-01' "
+                "AND sold_at < '2026-09-01'",
+                (store,),
+            )
+        ).fetchone()
+    data = newest["values"]["reply"]["data"]
+    assert data.get("outcome") == "answer", newest["values"]["reply"]["text"]
+    assert (data["params"]["store_id"], data["value"]) == (str(store), row["n"])
+    assert data["named"]["store_id"] == store and data["verification"][0]["verdict"] == "backed"
+    data = dollars["reply"]["data"]
+    assert data.get("outcome") == "answer", dollars["reply"]["text"]
+    assert data["metric"] == "total revenue" and data["params"]["store_id"] == str(store)
+    assert data["value"] == pytest.approx(row["money"])
+    assert biggest["reply"]["data"]["outcome"] == "clarify", biggest["reply"]["text"]
+    assert "staff count" in biggest["reply"]["text"] and "number of sales" in biggest["reply"]["text"]
+
+
+@pytest.mark.parametrize(
+    ("message", "continues"),
+    [
+        ("what if we gave it till the end of March?", True),  # nine words, five of them its own
+        ("and could we make that 10 percentage points by the end of March instead?", True),
+        ("please write me a short poem about the sea and the sky at night", False),
+    ],
+)
+def test_a_message_that_restates_a_deadline_or_target_is_short_by_its_own_words(
+    message: str, continues: bool
+) -> None:
+    previous = {"target": {"kind": "agent", "name": "master_agent"}}
+    refused = RouteTarget(kind="out_of_scope", name="out_of_scope")
+    assert inherits_target(message, refused, previous) is continues
+
+
+def test_a_follow_up_naming_a_store_by_a_property_keeps_it_and_one_naming_none_keeps_the_one_before() -> None:
+    before = {"goal": "What did our longest-established shop turn over in July?", "entities": {}}
+    metrics = RETAIL.data_metrics
+    other, _ = carried_over("and the quietest one?", {}, before, metrics, NOW)
+    assert "quietest one" in other and "longest-established" not in other
+    same, _ = carried_over("and in August?", {}, before, metrics, NOW)
+    assert "our longest-established shop" in same and "August" in same

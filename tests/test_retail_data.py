@@ -46,3 +46,21 @@ def test_a_goal_tied_to_an_event_is_asked_its_date_until_an_answer_gives_one() -
         missing_information({**known, "deadline_unread": None, "deadline_passed": "by 20 November"})
         is not None
     )
+
+
+def test_a_goal_for_a_store_named_by_a_property_the_data_does_not_settle_asks_which() -> None:
+    known = {
+        "known_stores": [1, 2, 7, 8],
+        "store_unsettled": {
+            "words": "our biggest store",
+            "readings": [
+                {"measure": "staff count", "store_id": None},
+                {"measure": "number of sales", "store_id": 2},
+            ],
+        },
+    }
+    asked = missing_information(known)
+    assert asked is not None and asked.fields == ["store_id"]
+    assert "'our biggest store'" in asked.question and "by number of sales, Store 2" in asked.question
+    assert "by staff count, a tie" in asked.question
+    assert missing_information({**known, "store_id": 7}) is None

@@ -11,6 +11,7 @@ import pytest
 
 from master_agent.capabilities.terms import (
     ambiguous_date,
+    asks_money,
     counted_unknown,
     fiscal_quarter,
     fiscal_year_start,
@@ -18,6 +19,7 @@ from master_agent.capabilities.terms import (
     goal_metric,
     goal_target,
     metric_mention,
+    possessed_unknown,
     restated,
     time_mention,
     time_window,
@@ -282,3 +284,67 @@ def test_a_financial_quarter_is_read_once_the_year_start_is_said(
     window = fiscal_quarter(quarter, NOW, start)
     assert window is not None
     assert (window.start.date().isoformat(), window.last_day().date().isoformat()) == (first, last)
+
+
+@pytest.mark.parametrize(
+    ("text", "event"),
+    [
+        ("Lift attach rate at Store 5 to 8% before the spring sale", "before the spring sale"),
+        ("get store 1's attach to 7% by the Christmas party", "by the Christmas party"),
+        ("ahead of the autumn launch at store 2, get attach to 9%", "ahead of the autumn launch"),
+    ],
+)
+def test_a_deadline_named_by_an_event_called_after_a_season_or_holiday_is_asked(
+    text: str, event: str
+) -> None:
+    """A season or holiday that names an event ("the spring sale") is not that season: the event's
+    date is the business's own, so it is asked, like "before the next stocktake"."""
+    now = datetime(2026, 11, 26, 12, tzinfo=UTC)
+    assert goal_deadline(text, now) is None
+    assert unread_deadline(text, now) == event
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("raise store 5 attach rate to 6% before spring at last", "2027-03-19"),
+        ("store 5 attach to 7% by Christmas, please", "2026-12-25"),
+        ("by the end of March at store 6 raise attach by 1 point", "2027-03-31"),
+    ],
+)
+def test_a_season_or_holiday_followed_by_no_noun_is_still_the_deadline(text: str, day: str) -> None:
+    now = datetime(2026, 11, 26, 12, tzinfo=UTC)
+    deadline = goal_deadline(text, now)
+    assert deadline is not None and deadline[0].date().isoformat() == day
+    assert unread_deadline(text, now) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "money"),
+    [
+        ("sorry, I meant in dollars", True),
+        ("What's store 4 taken since the start of October?", True),
+        ("how much did store 3 bring in during August", True),
+        ("store 2's sales in money terms, August", True),
+        ("what did store 1 make last month?", True),
+        ("How many transactions did store 5 make in August?", False),
+        ("What were store 4's sales in August?", False),
+        ("Which store has the fewest staff who've taken the training?", False),
+    ],
+)
+def test_a_question_asking_for_money_is_told_from_one_asking_a_count(text: str, money: bool) -> None:
+    assert asks_money(text) is money
+
+
+@pytest.mark.parametrize(
+    ("text", "thing"),
+    [
+        ("What's the average age of store 4's customers?", "customers"),
+        ("What share of Store 2's customers came back for a second purchase in Q3?", "customers"),
+        ("What share of Store 3's sales in the first week of June had an accessory?", None),
+        ("How many of store four's staff have finished their training?", None),
+        ("how big is store 2's team", None),
+    ],
+)
+def test_a_figure_of_something_the_data_has_no_rows_for_is_named(text: str, thing: str | None) -> None:
+    assert possessed_unknown(text, RETAIL.data_metrics) == thing

@@ -109,6 +109,24 @@ def routing_examples(
 
 
 @dataclass(frozen=True, kw_only=True)
+class EntityOrder:
+    """An order of an entity's members the tenant's data settles, so that words naming one of them by
+    a property ("our newest store", "the longest-running shop") name that member: read by a query,
+    never guessed."""
+
+    entity: str
+    """The entity it orders (``store_id``)."""
+    query: str
+    """SQL with columns ``member`` and ``value`` (one row per member)."""
+    measure: str
+    """What ``value`` is, in the user's words ("opening date", "staff count"), for the answer's claim."""
+    high: tuple[str, ...] = ()
+    """Words naming the member with the highest value ("newest" for an opening date)."""
+    low: tuple[str, ...] = ()
+    """Words naming the member with the lowest value ("oldest")."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class DataMetric:
     """A figure of a tenant's data the front door answers questions about with one SQL query."""
 
@@ -131,6 +149,11 @@ class DataMetric:
     groups: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Group name -> (entity, SQL with columns ``value`` and ``member``): a question naming a group's
     value ("our east stores") is narrowed to its members; the values are read from the data."""
+    money: str | None = None
+    """The figure that is this count in money (the sales count's is the total revenue): a question
+    asking the count "in dollars" or "in money terms" is asked of that figure."""
+    orders: tuple[EntityOrder, ...] = ()
+    """Orders of the entities the figure filters by, to read "our newest store" as the store it is."""
 
 
 class MissingInformation(BaseModel):

@@ -757,6 +757,41 @@ def metric_mention(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
     return MetricMention(metric=metric)
 
 
+#: Words that ask for an amount of money rather than a count: a currency ("in dollars", "$", "quid"),
+#: money itself ("in money terms", "cash value", "in revenue terms"), or the verbs of money coming in
+#: with no figure after them ("what's store 4 taken since October", "how much did it make in July").
+_MONEY = re.compile(
+    r"[$£€₹]|\b(?:dollars?|bucks|pounds?|quid|sterling|euros?|rupees?|rs\.?|inr|usd|gbp|eur|money|monetary|"
+    r"cash|currency|value|revenue|turnover|takings|receipts)\b",
+    re.I,
+)
+_MONEY_COMING_IN = re.compile(
+    r"\b(?:(?:take|takes|taken|took|taking|make|makes|made|making|bring|brings|brought|bringing)(?:\s+in)?|"
+    r"turn(?:s|ed)?\s+over)\b(?=\s*(?:$|[?.!,]|\b(?:in|since|during|over|last|this|between|from|"
+    r"on|for|so|to|till|until|up|through|across|yesterday|today|all|altogether|overall|total|most|least|"
+    r"more|less|the\s+most|the\s+least|"
+    r"in\s+total)\b))",
+    re.I,
+)
+
+
+def asks_money(text: str) -> bool:
+    """Whether ``text`` asks for an amount of money ("sorry, I meant in dollars", "what's store 4
+    taken since October"), which no count answers."""
+    if _NOT_TAKINGS.search(text):
+        return False  # what is left after costs is no money taken, and the data has no costs
+    if _MONEY.search(text):
+        return True
+    # "how many sales did store 5 make in August" asks a count, whatever the verb.
+    return bool(_MONEY_COMING_IN.search(text)) and not _COUNT_ASKED.search(text)
+
+
+_NOT_TAKINGS = re.compile(
+    r"\b(?:profits?|margins?|net|costs?|expenses?|earn\w*|income|wages?|salar\w+)\b", re.I
+)
+_COUNT_ASKED = re.compile(r"\b(?:how\s+many|number\s+of|count\s+of|no\.?\s+of|count)\b", re.I)
+
+
 def metric_by_words(text: str, metrics: Sequence[DataMetric]) -> MetricMention | None:
     """The figure whose name's every word the text says, in any order, misspelt or shortened ("refnd
     rate", "staff who completed their training"); None when no name fits."""
@@ -812,6 +847,27 @@ def counted_unknown(text: str, metrics: Sequence[DataMetric]) -> str | None:
     ):
         return None
     return thing
+
+
+#: "Store 2's customers", "store four's shoppers": whose figure a question asks, by its owner.
+_POSSESSED = re.compile(r"\b(?:[a-z]+\s*#?\s*\d+|[a-z]+)'s\s+([a-z][a-z-]*)", re.I)
+
+
+def possessed_unknown(text: str, metrics: Sequence[DataMetric]) -> str | None:
+    """The thing a question asks a figure of, said as someone's ("the average age of store 4's
+    customers"), when no figure, table or column of the data has a word for it: data the tenant does
+    not have. None otherwise ("Store 3's sales", "store 4's staff")."""
+    vocabulary = _data_words(metrics)
+    for found in _POSSESSED.finditer(written_out(entity_numbers_as_digits(text))):
+        thing = found.group(1).lower()
+        if thing in _NEUTRAL_MODIFIERS or len(thing) < 3:
+            continue
+        if thing in _PERSON_WORDS or thing in ("team", "teams", "crew", "workforce"):
+            continue  # people are the staff a table lists
+        if any(_same_word(thing, known) for known in vocabulary):
+            continue
+        return thing
+    return None
 
 
 # -- what a goal asks for ------------------------------------------------------------------------
@@ -991,8 +1047,9 @@ def goal_deadline(text: str, now: datetime) -> tuple[datetime, str] | None:
     "within 60 days" and "in the next six months" count from today; "by Christmas" and "by jan 31"
     are that day; "by the end of March", "before February" and "this quarter" end the day before the
     span they name ends."""
-    window = time_window(_target_blanked(text), now, direction="future")
-    if window is None:
+    blanked = _target_blanked(text)
+    window = time_window(blanked, now, direction="future")
+    if window is None or _event_named_by(blanked, window.label):
         return None
     label = window.label.lower()
     day = timedelta(days=1)
@@ -1020,12 +1077,53 @@ _EVENT_DEADLINE = re.compile(
 )
 
 
+#: Closed-class words (and time words) that may follow a period's name without making it the name of
+#: something else: "before spring at Store 5", "by March 2027 please" still mean the period.
+_NOT_A_HEAD = frozenset(
+    """a an the this that these those my our your their its his her and or but nor so yet if then than
+    at in on of for to from by with without within into onto over under after before during until till
+    about across per via as is are was were be been being will would should could can may might must
+    shall do does did have has had we us i you they he she it me them please pls thanks latest earliest
+    tops max at least most end start beginning middle mid year years month months week weeks day days
+    quarter quarters time latest next last coming following ahead onwards starting from now today""".split()  # noqa: SIM905
+)
+#: A word directly after a period's name, only spaces between.
+_NEXT_WORD = re.compile(r"\s+([A-Za-z][A-Za-z'-]*)")
+
+
+def _event_named_by(text: str, label: str) -> bool:
+    """Whether the period ``label`` only qualifies the noun after it, the name of an event ("before
+    the spring sale", "ahead of the autumn launch", "by the Christmas party"): the event's date is
+    the business's own, not the season's or the holiday's."""
+    at = text.lower().find(label.lower())
+    if at < 0 or not label:
+        return False
+    following = _NEXT_WORD.match(text, at + len(label))
+    return following is not None and following.group(1).lower() not in _NOT_A_HEAD
+
+
+def _event_words(text: str, label: str) -> str:
+    """The event's words, from the period's name to the end of the noun after it."""
+    at = text.lower().find(label.lower())
+    following = _NEXT_WORD.match(text, at + len(label))
+    end = following.end() if following else at + len(label)
+    before = re.search(
+        r"(?:\b(?:by|before|until|till|ahead\s+of|in\s+time\s+for)\s+(?:the\s+)?)?$", text[:at], re.I
+    )
+    start = before.start() if before and before.group(0) else at
+    return text[start:end].strip()
+
+
 def unread_deadline(text: str, now: datetime) -> str | None:
     """The words of a goal that tie it to a moment no date was read from ("by the time the new
-    manager starts"); None when there are none or a deadline was read."""
+    manager starts", "before the spring sale"); None when there are none or a deadline was read."""
     if goal_deadline(text, now) is not None:
         return None
-    found = _EVENT_DEADLINE.search(_target_blanked(text))
+    blanked = _target_blanked(text)
+    window = time_window(blanked, now, direction="future")
+    if window is not None and _event_named_by(blanked, window.label):
+        return _event_words(blanked, window.label)
+    found = _EVENT_DEADLINE.search(blanked)
     return found.group(0).strip(" ?.!") if found else None
 
 

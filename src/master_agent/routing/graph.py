@@ -51,7 +51,7 @@ from master_agent.capabilities import (
     implied_entities,
 )
 from master_agent.capabilities.envelope import Status, SubAgentEnvelope
-from master_agent.capabilities.terms import goal_deadline, goal_target, restated, time_window
+from master_agent.capabilities.terms import goal_deadline, goal_target, restated, time_mention, time_window
 from master_agent.capabilities.tools import ToolContext
 from master_agent.evolution.context import EvolutionContext
 from master_agent.models.chat import content_text
@@ -820,7 +820,18 @@ def inherits_target(message: str, target: RouteTarget, previous: Mapping[str, An
     is short, on its own it would be asked about or refused, and the previous turn was served."""
     served = (previous.get("target") or {}).get("kind") in ("agent", "query", "builder")
     alone = target.kind in ("clarification", "out_of_scope")
-    return served and alone and len(message.split()) <= FOLLOW_UP_WORDS
+    return served and alone and len(re.findall(r"[A-Za-z0-9']+", _own_words(message))) <= FOLLOW_UP_WORDS
+
+
+def _own_words(message: str) -> str:
+    """``message`` without the time and the target it states: "what if we gave it till the end of
+    March?" is as short as "what if we gave it later?"."""
+    own = message
+    if (said := time_mention(own)) and said in own:
+        own = own.replace(said, " ", 1)
+    if (target := goal_target(own)) is not None and target.words and target.words in own:
+        own = own.replace(target.words, " ", 1)
+    return own
 
 
 def _waiting_clarification(state: FrontDoorState) -> dict[str, Any] | None:

@@ -18,17 +18,19 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel, Field
 
-from master_agent.capabilities.spec import DataMetric
+from master_agent.capabilities.spec import DataMetric, EntityOrder
 from master_agent.capabilities.terms import (
     MetricMention,
     Window,
     ambiguous_date,
+    asks_money,
     counted_unknown,
     entity_numbers_as_digits,
     fiscal_quarter,
     fiscal_year_start,
     metric_by_words,
     metric_mention,
+    possessed_unknown,
     time_mention,
     time_window,
     unread_time,
@@ -392,9 +394,85 @@ async def _group(
             if value is None or len(value) < 3:
                 continue
             after = words[index + 1] if index + 1 < len(words) else ""
-            one_meant = after in ENTITY_WORDS.get(entity, ()) and not after.endswith("s")
+            # "our east store", "the shop in the north": one of the group, by a singular noun alone
+            # ("which store in the north ..." asks across them).
+            nouns = [w for w in words if w in ENTITY_WORDS.get(entity, ())]
+            one_meant = (after in nouns and not after.endswith("s")) or (
+                bool(nouns) and not any(n.endswith("s") for n in nouns) and not _ORDER_WORDS.search(message)
+            )
             return group, value, entity, sorted(by_value[value]), one_meant
     return None
+
+
+@dataclass(frozen=True)
+class NamedByProperty:
+    """An entity member the words name by a property ("our newest store"), read from the data: the
+    member when every order the words fit agrees on one, else the readings to ask between."""
+
+    words: str
+    entity: str
+    member: Any | None
+    readings: tuple[tuple[str, Any], ...]
+    """(measure, member) for each order the words fit: "biggest" by staff count and by sales."""
+
+    @property
+    def claim(self) -> dict[str, str]:
+        measure, member = self.readings[0]
+        noun = self.entity.removesuffix("_id")
+        return {
+            "claim": f"{self.words!r} is {noun.title()} {member}",
+            "evidence": f"the {noun}s in order of their {measure}, read from your data",
+            "verdict": "backed",
+        }
+
+
+def _order_pattern(order: EntityOrder, word: str) -> re.Pattern[str]:
+    # "and the quietest one?": "one" stands for the entity the question is about.
+    nouns = [noun for noun in ENTITY_WORDS.get(order.entity, ()) if not noun.endswith("s")] + ["one"]
+    flexible = r"[\s-]+".join(re.escape(part) for part in re.split(r"[\s-]+", word))
+    return re.compile(rf"\b(?:(?:our|the|my|your)\s+)?{flexible}\s+(?:{'|'.join(nouns)})\b(?![-']?s\b)", re.I)
+
+
+def property_words(message: str, orders: Sequence[EntityOrder]) -> list[tuple[str, EntityOrder, bool]]:
+    """(words, order, highest) for each order whose words name one member in ``message`` ("our
+    newest store": the opening date's highest), the first words said only."""
+    found: list[tuple[int, str, EntityOrder, bool]] = []
+    for order in orders:
+        for highest, words in ((True, order.high), (False, order.low)):
+            for word in words:
+                if match := _order_pattern(order, word).search(message):
+                    found.append((match.start(), match.group(0), order, highest))
+    if not found:
+        return []
+    first = min(start for start, *_ in found)
+    return [(words, order, highest) for start, words, order, highest in found if start == first]
+
+
+async def named_by_property(
+    sql: ReadOnlySql, orders: Sequence[EntityOrder], message: str
+) -> NamedByProperty | None:
+    """The member ``message`` names by a property the data orders ("our newest store" = the store
+    opened last, "the biggest shop" = by staff count or by sales, asked when they differ)."""
+    said = property_words(message, orders)
+    if not said:
+        return None
+    readings: list[tuple[str, Any]] = []
+    for _words, order, highest in said:
+        rows = (
+            await sql.query(
+                f"SELECT member, value FROM ({order.query}) AS ordered WHERE value IS NOT NULL "
+                f"ORDER BY value {'DESC' if highest else 'ASC'} LIMIT 2"
+            )
+        ).rows
+        if not rows or (len(rows) > 1 and rows[0]["value"] == rows[1]["value"]):
+            readings.append((order.measure, None))  # a tie names no one member
+        else:
+            readings.append((order.measure, rows[0]["member"]))
+    members = {member for _measure, member in readings}
+    member = next(iter(members)) if len(members) == 1 else None
+    return NamedByProperty(
+        words=said[0][0], entity=said[0][1].entity, member=member, readings=tuple(readings)
+    )
 
 
 #: Quantifiers that widen a question to every entity ("across every store", "all the shops together").
@@ -428,9 +506,12 @@ def _scope_said(message: str, entities: Mapping[str, Any]) -> bool:
 _POINTING_BACK = re.compile(r"\b(?:that|this|the\s+same|same|its|their)\s+(?:[a-z]+\s+)?[a-z]+", re.I)
 
 
-def _scope_before(before: str) -> str | None:
-    """The words a question used for whom it was about, when it named more than one store: the
-    stores it compared ("store 3 vs store 7") or the group it pooled ("the northern branches")."""
+def _scope_before(before: str, orders: Sequence[EntityOrder] = ()) -> str | None:
+    """The words a question used for whom it was about, when it named more than one store or one by
+    a property: the stores it compared ("store 3 vs store 7"), the group it pooled ("the northern
+    branches") or the store its property names ("our newest store")."""
+    if said := property_words(before, orders):
+        return said[0][0]
     stores = _STORES.search(before)
     if stores and stores.group(2):
         return stores.group(0)
@@ -482,9 +563,10 @@ def carried_over(
         message = f"{message.rstrip('?.! ')} (the {figure.name})"
     # A follow-up that says nobody ("and in July?", "and the least?") is about whom the question before
     # was about; one that names its own scope ("and across every store together?") is not.
-    if not _scope_said(message, carried):
+    orders = next((m.orders for m in metrics if m.orders), ())
+    if not _scope_said(message, carried) and not property_words(message, orders):
         store = (previous.get("entities") or {}).get("store_id")
-        scope = _scope_before(before)
+        scope = _scope_before(before, orders)
         if scope is not None:
             message = f"{message.rstrip('?.! ')} ({scope})"
         elif store is not None:
@@ -515,6 +597,13 @@ def _spelled_as_filters(entities: Mapping[str, Any], metric: DataMetric) -> dict
         if close and f"{close[0]}_id" not in read:
             read[f"{close[0]}_id"] = value
     return read
+
+
+def _in_money(metric: DataMetric, request: QueryRequest) -> DataMetric | None:
+    """The figure that is ``metric`` in money, when the question asks a count in money."""
+    if metric.money is None or not asks_money(request.message):
+        return None
+    return next((m for m in request.metrics if m.name == metric.money), None)
 
 
 def _window_data(window: Window) -> dict[str, str]:
@@ -569,20 +658,42 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     if mention.metric is not None and mention.metric.unit == "count" and _PROPORTION.search(request.message):
         # "what share of Store 3's sales had an accessory": the sales are what a share is taken of.
         mention = MetricMention(metric=None)
+    if mention.metric is not None and (money := _in_money(mention.metric, request)) is not None:
+        # "store 4's sales in dollars", "sorry, I meant in dollars": the money of what was counted.
+        mention = MetricMention(metric=money)
     said_by_name = mention.metric is not None
+    if mention.metric is None and mention.unknown is None and asks_money(request.message):
+        # "What's store 4 taken since October?": money coming in, with no figure named, is the money
+        # figure of the sales (the first count with one).
+        counted = next((m for m in request.metrics if m.money), None)
+        money = next((m for m in request.metrics if counted and m.name == counted.money), None)
+        mention, said_by_name = MetricMention(metric=money), money is not None
     if mention.metric is None and mention.unknown is None:
         # No figure's name in the words ("foot traffic", "takings"): what they mean may still be one,
         # or be data the tenant does not have.
+        metrics, problems = request.metrics, request.problems
+        if _PROPORTION.search(request.message):
+            # "what share of Store 3's sales had an accessory": a share is a rate, never a sum or a
+            # count; problems the data has no figure for stay, to be named as missing.
+            metrics = [m for m in metrics if m.unit == "ratio"]
+            rates = {m.name for m in metrics}
+            problems = [
+                (key, text) for key, text in problems if request.problem_metrics.get(key, "") in rates | {""}
+            ]
         mention = (
             await figure_by_meaning(
-                request.message,
-                request.knowledge.embedder,
-                request.problems,
-                request.problem_metrics,
-                request.metrics,
+                request.message, request.knowledge.embedder, problems, request.problem_metrics, metrics
             )
             or mention
         )
+    if (
+        not said_by_name
+        and mention.metric is not None
+        and (thing := possessed_unknown(request.message, request.metrics))
+    ):
+        # "the average age of store 4's customers": a figure read by meaning is of a thing the data
+        # has no rows for, so no figure of the data answers it.
+        mention = MetricMention(metric=None, unknown=f"{thing} data")
     names = ", ".join(m.name for m in request.metrics) or "none"
     if mention.unknown is not None:
         return QueryAnswer(
@@ -608,6 +719,14 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
         )
     request = replace(request, entities=_spelled_as_filters(request.entities, metric))
     sql = ReadOnlySql(request.tool_context)
+    named = None
+    if not any(order.entity in request.entities for order in metric.orders):
+        try:
+            named = await named_by_property(sql, metric.orders, request.message)
+        except ToolInputError:
+            named = None
+    if named is not None:
+        return await _answer_named(request, named, default_metric)
     now = request.clock.now()
     asked = time_window(request.message, now, direction="past")
     if asked is None and metric.time_column and (pointer := _TIME_POINTER.search(request.message)):
@@ -774,6 +893,42 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             ],
         },
     )
+
+
+async def _answer_named(
+    request: QueryRequest, named: NamedByProperty, default_metric: str | None
+) -> QueryAnswer:
+    """A question about a member named by a property: asked when the data does not settle one member,
+    else answered as the question naming that member, with the reading among its evidence."""
+    noun = named.entity.removesuffix("_id")
+    if named.member is None:
+        readings = "; ".join(
+            f"by {measure}, {noun.title()} {member}" if member is not None else f"by {measure}, a tie"
+            for measure, member in named.readings
+        )
+        return QueryAnswer(
+            text=f"Which {noun} do you mean by {named.words!r}? {readings[0].upper()}{readings[1:]}.",
+            handler="data",
+            answered=False,
+            data={
+                "outcome": "clarify",
+                "missing": [noun],
+                "readings": [{"measure": m, noun: member} for m, member in named.readings],
+            },
+        )
+    said = f"{noun.title()} {named.member}"
+    answer = await data_question(
+        replace(
+            request,
+            message=request.message.replace(named.words, said, 1),
+            entities={**request.entities, named.entity: named.member},
+        ),
+        default_metric=default_metric,
+    )
+    answer.data["named"] = {"words": named.words, named.entity: named.member}
+    answer.data["verification"] = [named.claim, *(answer.data.get("verification") or [])]
+    answer.text = f"({named.words[0].upper()}{named.words[1:]} is {said}.) {answer.text}"
+    return answer
 
 
 OTHER_PROMPT = """You answer a business user's question about their account in a few sentences. You know

@@ -3,7 +3,7 @@
 from typing import Literal
 
 from master_agent.capabilities import DataMetric, DomainPack
-from master_agent.capabilities.spec import routing_examples
+from master_agent.capabilities.spec import EntityOrder, routing_examples
 from master_agent.domains.retail.agents import MASTER, SUB_AGENTS
 from master_agent.domains.retail.data import DEMO_PROFILES, DEMO_TENANT, HIDDEN_COLUMNS, install
 from master_agent.domains.retail.goals import make_goal_reader, missing_information
@@ -21,6 +21,32 @@ Unit = Literal["ratio", "count", "currency", "number"]
 #: Stores by region, read from the data: "our east stores" is every store the data puts in the east.
 REGIONS = {"region": ("store_id", "SELECT region AS value, store_id AS member FROM stores")}
 SALES = {"store_id": "store_id", "staff_id": "staff_id"}
+#: Stores named by a property the data settles: "our newest store" is the one opened last; "the
+#: biggest shop" is asked about when its staff count and its sales name different stores.
+STORE_ORDERS = (
+    EntityOrder(
+        entity="store_id",
+        query="SELECT store_id AS member, opened_on AS value FROM stores",
+        measure="opening date",
+        high=("newest", "latest", "youngest", "most recent", "most recently opened", "last opened"),
+        low=("oldest", "longest-running", "longest-established", "longest-standing", "first", "original",
+             "earliest", "first opened"),
+    ),
+    EntityOrder(
+        entity="store_id",
+        query="SELECT store_id AS member, count(*) AS value FROM staff GROUP BY store_id",
+        measure="staff count",
+        high=("biggest", "largest", "best-staffed"),
+        low=("smallest", "least-staffed"),
+    ),
+    EntityOrder(
+        entity="store_id",
+        query="SELECT store_id AS member, count(*) AS value FROM transactions GROUP BY store_id",
+        measure="number of sales",
+        high=("biggest", "largest", "busiest"),
+        low=("smallest", "quietest"),
+    ),
+)  # fmt: skip
 
 
 def _sales(
@@ -30,6 +56,7 @@ def _sales(
     aliases: tuple[str, ...],
     means: str,
     lower_is_better: bool = False,
+    money: str | None = None,
 ) -> DataMetric:
     """A figure of the transactions, by store, staff member or region, over any window."""
     return DataMetric(
@@ -43,7 +70,9 @@ def _sales(
         filters=SALES,
         observation_noun="device sales",
         lower_is_better=lower_is_better,
+        money=money,
         groups=REGIONS,
+        orders=STORE_ORDERS,
     )
 
 
@@ -60,6 +89,7 @@ def _staff(name: str, expression: str, unit: Unit, aliases: tuple[str, ...], mea
         filters={"store_id": "store_id"},
         observation_noun="staff members",
         groups=REGIONS,
+        orders=STORE_ORDERS,
     )
 
 
@@ -68,7 +98,7 @@ DATA_METRICS = (
            ("accessory attach rate", "attach-rate", "attachment rate"),
            "share of device sales where the customer also bought an accessory such as a case or charger"),
     _sales("transactions", "count(*)", "count", ("sales count", "number of sales", "device sales", "how many sales", "sales", "devices sold"),
-           "how many device sales were made, the number of sales"),
+           "how many device sales were made, the number of sales", money="total revenue"),
     _sales("average accessory amount", "avg(accessory_amount) FILTER (WHERE accessory_attached)::float", "currency",
            ("accessory spend", "average accessory sale", "accessory revenue per sale"),
            "how much customers spend on an accessory on average when they buy one"),

@@ -17,7 +17,7 @@ from datetime import timedelta
 from typing import Any
 
 from master_agent.capabilities import MissingInformation
-from master_agent.capabilities.spec import DataMetric
+from master_agent.capabilities.spec import DataMetric, EntityOrder
 from master_agent.capabilities.terms import (
     goal_deadline,
     goal_metric,
@@ -28,6 +28,7 @@ from master_agent.capabilities.terms import (
 from master_agent.capabilities.tools import ReadOnlySql, ToolContext
 from master_agent.errors import ToolInputError
 from master_agent.evolution.reuse import figure_by_meaning
+from master_agent.routing.queries import named_by_property
 from master_agent.runtime.context import extract_entities
 
 #: The figure this pack's strategies move (a ``DataMetric`` name).
@@ -55,8 +56,22 @@ def make_goal_reader(
         sql = ReadOnlySql(context)
         try:
             stated["known_stores"] = [row["store_id"] for row in (await sql.query(STORES)).rows]
+            # "our newest store": the store the data says it is, or asked when the data names two.
+            by_property = (
+                None if store is not None else await named_by_property(sql, _store_orders(metrics), goal)
+            )
         except ToolInputError:
             return stated
+        if by_property is not None and by_property.member is not None:
+            stated["store_id"] = by_property.member
+            stated["store_named"] = {"words": by_property.words, **by_property.claim}
+        elif by_property is not None:
+            stated["store_unsettled"] = {
+                "words": by_property.words,
+                "readings": [
+                    {"measure": measure, "store_id": member} for measure, member in by_property.readings
+                ],
+            }
         if target := goal_target(goal):
             stated["target"] = target.as_dict()
         if deadline := goal_deadline(goal, now):
@@ -137,6 +152,12 @@ async def _measured_only(sql: ReadOnlySql, metric: DataMetric, store: int | None
     }
 
 
+def _store_orders(metrics: Sequence[DataMetric]) -> tuple[EntityOrder, ...]:
+    return tuple(
+        order for order in next((m.orders for m in metrics if m.orders), ()) if order.entity == "store_id"
+    )
+
+
 #: "the financial year", "FY end", "fiscal year": a period whose end is the business's own.
 _FISCAL_YEAR = re.compile(r"\b(?:the\s+)?(?:financial|fiscal)\s+year\b|\bFY\b", re.I)
 
@@ -162,6 +183,17 @@ def missing_information(known: dict[str, Any]) -> MissingInformation | None:
     stores = list(known["known_stores"])
     listed = ", ".join(str(store) for store in stores)
     store = known.get("store_id")
+    if store is None and (unsettled := known.get("store_unsettled")):
+        readings = "; ".join(
+            f"by {r['measure']}, Store {r['store_id']}"
+            if r["store_id"] is not None
+            else f"by {r['measure']}, a tie"
+            for r in unsettled["readings"]
+        )
+        return MissingInformation(
+            fields=["store_id"],
+            question=f"Which store do you mean by {unsettled['words']!r} ({readings})? Your stores: {listed}.",
+        )
     if store is None:
         return MissingInformation(
             fields=["store_id"], question=f"Which store is this goal for? Your stores: {listed}."
