@@ -64,7 +64,7 @@ def shorthand_written_out(text: str) -> str:
     """``text`` with business shorthand written out ("avg basket", "txns", "rev"), as the heads were
     trained on it: messages, exemplars and agents' texts alike pass here (``strip_entities``)."""
     parts = _KEPT_AS_SAID.split(text)
-    return "".join(part if odd else written_out(part) for odd, part in zip([0, 1] * len(parts), parts))
+    return "".join(part if index % 2 else written_out(part) for index, part in enumerate(parts))
 
 
 @functools.lru_cache(maxsize=4096)
