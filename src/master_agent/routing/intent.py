@@ -60,9 +60,16 @@ def message_entities(text: str) -> dict[str, Any]:
 _KEPT_AS_SAID = re.compile(r"((?-i:\bHR\b)|\bno\.(?!\s*of\b))", re.I)
 
 
+#: Chat shorthand for the words the heads know ("could u pls whip up a bot").
+_TEXT_SPEAK = {"u": "you", "ur": "your", "pls": "please", "plz": "please", "thx": "thanks", "msg": "message"}
+_TEXT_SPEAK_WORD = re.compile(r"(?<![\w.'])(" + "|".join(_TEXT_SPEAK) + r")(?![\w.'])", re.I)
+
+
 def shorthand_written_out(text: str) -> str:
-    """``text`` with business shorthand written out ("avg basket", "txns", "rev"), as the heads were
-    trained on it: messages, exemplars and agents' texts alike pass here (``strip_entities``)."""
+    """``text`` with business and chat shorthand written out ("avg basket", "txns", "rev", "u",
+    "pls"), as the heads were trained on it: messages, exemplars and agents' texts alike pass here
+    (``strip_entities``)."""
+    text = _TEXT_SPEAK_WORD.sub(lambda match: _TEXT_SPEAK[match.group(1).lower()], text)
     parts = _KEPT_AS_SAID.split(text)
     return "".join(part if index % 2 else written_out(part) for index, part in enumerate(parts))
 
