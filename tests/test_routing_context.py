@@ -60,3 +60,38 @@ async def test_a_goal_after_a_question_takes_the_store_it_named(resources: Runti
     after = await door.decide(message, [], {"chat_turns": [_turn(door, first)]})
     assert after.target.kind == "agent" and after.target.name == "master_agent"
     assert after.entities["store_id"] == 2
+
+
+async def test_a_goal_about_the_figure_just_given_keeps_its_store(resources: RuntimeResources) -> None:
+    """A plan for the figure the question before gave ("halve it by March") is a goal with that
+    question's store; its deadline is not read as the question's window."""
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    first = await door.decide("What's Store 5's refund rate this month?", [], {})
+    assert first.target.kind == "query"
+    after = await door.decide(
+        "then draw me up a plan to cut it in half by March", [], {"chat_turns": [_turn(door, first)]}
+    )
+    assert (after.target.kind, after.target.name) == ("agent", "master_agent"), after.reason
+    assert after.entities["store_id"] == 5
+    assert "this month" in after.goal
+
+
+async def test_a_longer_message_pointing_back_continues_the_previous_turn(
+    resources: RuntimeResources,
+) -> None:
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    first = await door.decide("What was Store 3's attach rate last month?", [], {})
+    message = "hmm and could you split that up by each of the weekdays instead"
+    assert 8 < len(message.split()) <= 14
+    after = await door.decide(message, [], {"chat_turns": [_turn(door, first)]})
+    assert after.follow_up and after.target == first.target, after.reason
+
+
+async def test_a_value_changed_after_naming_an_agent_goes_to_that_agent(resources: RuntimeResources) -> None:
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    first = await door.decide("@master_agent store 4 attach rate review, October", [], {})
+    assert (first.target.kind, first.target.name) == ("agent", "master_agent")
+    after = await door.decide("same for November", [], {"chat_turns": [_turn(door, first)]})
+    assert after.follow_up and (after.target.kind, after.target.name) == ("agent", "master_agent"), (
+        after.reason
+    )

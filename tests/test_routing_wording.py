@@ -82,3 +82,31 @@ async def test_a_target_with_a_date_ahead_is_a_goal_not_a_data_question(
     door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
     decision = await door.decide(message, [], {})
     assert (decision.target.kind, decision.target.name) == ("agent", "master_agent"), decision.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("avg basket at store 2", "average basket at store"),
+        ("no. of txns per hr", "number of transactions per hours"),
+        ("acc rev last wk", "accessory revenue"),
+    ],
+)
+def test_business_shorthand_is_read_written_out(text: str, written: str) -> None:
+    assert strip_entities(text).startswith(written)
+
+
+def test_what_only_looks_like_shorthand_is_kept_as_said() -> None:
+    assert strip_entities("an HR agent for leave requests") == "an HR agent for leave requests"
+    assert strip_entities("No. Store 5 instead").startswith("No.")
+
+
+@pytest.mark.parametrize(
+    "message", ["avg txn value at store 3 last month?", "store 7 acc rev for october pls"]
+)
+async def test_a_data_question_in_shorthand_is_a_data_question(
+    resources: RuntimeResources, message: str
+) -> None:
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    decision = await door.decide(message, [], {})
+    assert (decision.target.kind, decision.target.name) == ("query", "data"), decision.reason

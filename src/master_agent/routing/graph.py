@@ -45,13 +45,22 @@ from master_agent.builder.conversation import AgentBuilder
 from master_agent.builder.draft import AgentDrafter
 from master_agent.capabilities import (
     AgentSpec,
+    DataMetric,
     DomainPack,
     TenantCapabilities,
     TenantRecord,
     implied_entities,
 )
 from master_agent.capabilities.envelope import Status, SubAgentEnvelope
-from master_agent.capabilities.terms import goal_deadline, goal_target, restated, time_mention, time_window
+from master_agent.capabilities.terms import (
+    goal_deadline,
+    goal_target,
+    metric_by_words,
+    metric_mention,
+    restated,
+    time_mention,
+    time_window,
+)
 from master_agent.capabilities.tools import ToolContext
 from master_agent.evolution.context import EvolutionContext
 from master_agent.models.chat import content_text
@@ -279,6 +288,10 @@ class FrontDoor:
             completed = complete_follow_up(message, turns[-1])
             if completed is not None:
                 goal, follow_up = completed, True
+                # "same for November" after "@refund_rate_reporter October": the agent named before.
+                named_before = override_name(str(turns[-1].get("text") or ""))
+                if override is None and named_before == (turns[-1].get("target") or {}).get("name"):
+                    override = named_before
         entities: dict[str, Any] = {}
         chosen: RouteTarget | None = None
         for asked in clarifications:
@@ -387,9 +400,14 @@ class FrontDoor:
             # it may ask for something else than the message before ("why so low?" after a figure:
             # a goal); otherwise it goes where the message before went.
             # A target or deadline the message states replaces the goal's own ("make it 10 points").
-            restated_goal = restated(str(previous_turn["goal"]), message)
+            # A deadline is no question's window: "halve it by February" after "store 6's refund rate
+            # this month?" keeps the month the figure was of ("and for last quarter?" replaces it).
+            restated_goal = str(previous_turn["goal"])
+            if previous_turn.get("intent") == "EXECUTE" or time_mention(message, horizons=False):
+                restated_goal = restated(restated_goal, message)
             goal, follow_up = f"{restated_goal.rstrip('?.! ')} ({message})", True
-            continued = await self._reread(goal, previous_turn, rounds, known)
+            said = {**(previous_turn.get("entities") or {}), **known}
+            continued = await self._reread(message, goal, previous_turn, rounds, said)
             if continued is not None:
                 intent, candidates, outcome = continued
             else:
@@ -404,6 +422,12 @@ class FrontDoor:
             intent = intent.model_copy(
                 update={"entities": {**(previous_turn.get("entities") or {}), **intent.entities}}
             )
+        out = outcome.target.kind == "out_of_scope" and not override
+        if out and (figure := names_a_figure(goal, self.pack.data_metrics)) is not None:
+            # No agent takes it on, and it names a figure the tenant's data has ("avg training hrs per
+            # person", "Store 4 txns w/c 14 Sept"): a question about that figure, not foreign work.
+            outcome = Outcome(RouteTarget(kind="query", name="data"), f"asks for the {figure} of the data")
+            intent = intent.model_copy(update={"action": "QUERY", "query_kind": "data"})
         return RoutingDecision(
             message=text,
             goal=goal,
@@ -424,12 +448,24 @@ class FrontDoor:
         )
 
     async def _reread(
-        self, goal: str, previous: Mapping[str, Any], rounds: int, known: dict[str, Any]
+        self, message: str, goal: str, previous: Mapping[str, Any], rounds: int, known: dict[str, Any]
     ) -> tuple[IntentAnalysis, list[Candidate], Outcome] | None:
-        """A follow-up read with the goal before it (``goal``), when so read it is sure of another
-        intent than the turn before and is served; None: it continues where the turn before went."""
+        """A follow-up ``message`` read with the goal before it (``goal``), when so read it is sure of
+        another intent than the turn before and is served; None: it continues where the turn before
+        went. After a figure, asking why or to move it is a goal. ``known`` holds the entities said
+        before ("it" is the store the question before named)."""
         intent = await self.analyzer.analyze(goal, [])
         before = previous.get("target") or {}
+        figure = before.get("kind") == "query" and before.get("name") == "data"
+        if figure and asks_about_the_figure(message):
+            # "why so low?", "give me a plan to halve it by February" after a figure: work on it.
+            intent = intent.model_copy(
+                update={
+                    "action": "EXECUTE",
+                    "query_kind": None,
+                    "confidence": max(intent.confidence, self.settings.route_confidence),
+                }
+            )
         same = intent.action == previous.get("intent") and (
             intent.action != "QUERY" or intent.query_kind == before.get("name")
         )
@@ -811,16 +847,48 @@ def _cut_short(state: FrontDoorState) -> dict[str, Any] | None:
     return None
 
 
-#: Most words of a message that continues the one before when nothing serves it on its own.
+def names_a_figure(text: str, metrics: Sequence[DataMetric]) -> str | None:
+    """The name of the figure of the tenant's data ``text`` names (by name, alias or its words, in
+    shorthand too), when it sets that figure no target; None otherwise (or for a figure the data
+    has not: "warranty attach rate")."""
+    if goal_target(text) is not None:
+        return None
+    mention = metric_mention(text, metrics)
+    if mention.unknown:
+        return None
+    metric = mention.metric or (metric_by_words(text, metrics) or mention).metric
+    return metric.name if metric is not None else None
+
+
+#: A question after a figure that asks what caused it ("why so low?", "how come it dropped").
+_WHY = re.compile(r"\b(why|how come|what caused|what's causing|reasons?)\b", re.I)
+
+
+def asks_about_the_figure(message: str) -> bool:
+    """Whether a follow-up to a data question asks for work on the figure: what caused it, or moving
+    it (a target or a deadline ahead)."""
+    deadline = time_mention(message) is not None and time_mention(message, horizons=False) is None
+    return bool(_WHY.search(message)) or goal_target(message) is not None or deadline
+
+
+#: Most words of a message that continues the one before when nothing serves it on its own; of one
+#: that points back to it ("stretch it back to the start of the month", "just change the original").
 FOLLOW_UP_WORDS = 8
+POINTING_BACK_WORDS = 14
+#: Words that point back to what the conversation said before ("it", "that one", "the original",
+#: "instead", "actually ...").
+_POINTS_BACK = re.compile(r"\b(it|its|that|them|those|same|instead|actually|original|again|then)\b", re.I)
 
 
 def inherits_target(message: str, target: RouteTarget, previous: Mapping[str, Any]) -> bool:
     """Whether ``message``, which on its own gets ``target``, continues the previous turn instead: it
-    is short, on its own it would be asked about or refused, and the previous turn was served."""
+    is short (or, pointing back to the turn before, not long), on its own it would be asked about or
+    refused, and the previous turn was served."""
     served = (previous.get("target") or {}).get("kind") in ("agent", "query", "builder")
     alone = target.kind in ("clarification", "out_of_scope")
-    return served and alone and len(re.findall(r"[A-Za-z0-9']+", _own_words(message))) <= FOLLOW_UP_WORDS
+    words = len(re.findall(r"[A-Za-z0-9']+", _own_words(message)))
+    short = words <= FOLLOW_UP_WORDS or (words <= POINTING_BACK_WORDS and _POINTS_BACK.search(message))
+    return served and alone and bool(short)
 
 
 def _own_words(message: str) -> str:

@@ -22,7 +22,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import ValidationError
 
-from master_agent.capabilities.terms import entity_numbers_as_digits, time_mention
+from master_agent.capabilities.terms import entity_numbers_as_digits, time_mention, written_out
 from master_agent.evolution.embeddings import Embedder
 from master_agent.models.chat import describe_model_failure
 from master_agent.routing.exemplars import Exemplar
@@ -55,13 +55,32 @@ def message_entities(text: str) -> dict[str, Any]:
     return entities
 
 
+#: Words ``written_out`` would misread at the front door: "HR" is human resources, not hours, and a
+#: "No." that is no "no. of ..." answers a question.
+_KEPT_AS_SAID = re.compile(r"((?-i:\bHR\b)|\bno\.(?!\s*of\b))", re.I)
+
+
+#: Chat shorthand for the words the heads know ("could u pls whip up a bot").
+_TEXT_SPEAK = {"u": "you", "ur": "your", "pls": "please", "plz": "please", "thx": "thanks", "msg": "message"}
+_TEXT_SPEAK_WORD = re.compile(r"(?<![\w.'])(" + "|".join(_TEXT_SPEAK) + r")(?![\w.'])", re.I)
+
+
+def shorthand_written_out(text: str) -> str:
+    """``text`` with business and chat shorthand written out ("avg basket", "txns", "rev", "u",
+    "pls"), as the heads were trained on it: messages, exemplars and agents' texts alike pass here
+    (``strip_entities``)."""
+    text = _TEXT_SPEAK_WORD.sub(lambda match: _TEXT_SPEAK[match.group(1).lower()], text)
+    parts = _KEPT_AS_SAID.split(text)
+    return "".join(part if index % 2 else written_out(part) for index, part in enumerate(parts))
+
+
 @functools.lru_cache(maxsize=4096)
 def strip_entities(text: str) -> str:
     """The message without its entity values (stores, amounts, windows): what it is about. Kept per
     text: each is a Duckling parse or two, read by the intent head, the domain head and discovery for
     one message, and by every front door built anew for each exemplar and skill (0.8 s of the first
     message after warm-up, issue 42)."""
-    text = STORE_MENTION.sub("store", entity_numbers_as_digits(text))
+    text = STORE_MENTION.sub("store", shorthand_written_out(entity_numbers_as_digits(text)))
     window = time_mention(text)
     if window:
         text = text.replace(window, " ")
