@@ -1,57 +1,29 @@
-"""``master-agent`` as a user runs it, on a real database: its entry point ``main`` called with the
-command line (the whole command, in this process: imports and models are paid once, not once per
-command), and as a real subprocess where the process itself is what is tested."""
+"""``master-agent`` as a user runs it, on a real database: its entry point called with the command line
+(``tests/cli_call.py``), and as a real subprocess where the process itself is what is tested."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import re
 import subprocess
 import sys
-import threading
-import traceback
 from pathlib import Path
-from unittest import mock
 
 import pytest
 
-from master_agent.cli import main
+from tests.cli_call import run_cli
 
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
 
 
 def run(database_uri: str, *args: str, data_dir: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """``master-agent *args`` with the environment a user sets: its exit code, stdout and stderr."""
+    """``master-agent *args`` on ``database_uri`` with the offline model: its exit code, stdout and stderr."""
     env = {**os.environ, "DATABASE_URL": database_uri, "MASTER_AGENT_MODEL": "offline"}
     env.pop("OPENAI_API_KEY", None)
     if data_dir is not None:
         env["MASTER_AGENT_DATA_DIR"] = str(data_dir)
-    stdout, stderr = io.StringIO(), io.StringIO()
-    codes: list[int] = []
-
-    def command() -> None:
-        # Its own thread, so that ``asyncio.run`` in ``main`` owns that thread's event loop, as in a process.
-        try:
-            codes.append(main(list(args)))
-        except SystemExit as exit_:  # argparse's usage errors
-            codes.append(exit_.code if isinstance(exit_.code, int) else 1)
-        except Exception:  # what the interpreter does with an uncaught error
-            traceback.print_exc()
-            codes.append(1)
-
-    with (
-        mock.patch.dict(os.environ, env, clear=True),
-        contextlib.redirect_stdout(stdout),
-        contextlib.redirect_stderr(stderr),
-    ):
-        thread = threading.Thread(target=command)
-        thread.start()
-        thread.join(timeout=240)
-    assert not thread.is_alive(), f"master-agent {' '.join(args)} did not finish"
-    return subprocess.CompletedProcess(["master-agent", *args], codes[0], stdout.getvalue(), stderr.getvalue())
+    return run_cli(env, *args)
 
 
 @pytest.fixture(scope="module")
