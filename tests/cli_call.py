@@ -16,11 +16,22 @@ import traceback
 from collections.abc import Mapping
 from unittest import mock
 
+from master_agent.capabilities import agents
 from master_agent.cli import main
+from master_agent.service import auth
+
+
+def _forget_what_a_new_process_would_not_know() -> None:
+    """Empty this process's caches of what a database holds: they are keyed by tenant, not by database,
+    and other tests' databases have tenants of the same names (a process of its own starts without them)."""
+    agents._live.clear()
+    agents._versions.clear()
+    auth._key_cache.clear()
 
 
 def run_cli(env: Mapping[str, str], *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
     """``master-agent *args`` with exactly ``env`` as its environment."""
+    _forget_what_a_new_process_would_not_know()
     stdout, stderr = io.StringIO(), io.StringIO()
     codes: list[int] = []
 
