@@ -27,6 +27,7 @@ from master_agent.service.app import create_app
 from master_agent.service.auth import create_key
 from master_agent.service.limits import uvicorn_options
 from master_agent.settings import Settings
+from tests.cli_call import run_cli
 
 
 def free_port() -> int:
@@ -102,13 +103,7 @@ def start_serve(
 
 def create_key_cli(env: dict[str, str], tenant: str) -> str:
     """A new API key for ``tenant`` through ``master-agent keys create``, as an operator makes one."""
-    created = subprocess.run(
-        [sys.executable, "-m", "master_agent.cli", "keys", "create", "--tenant", tenant],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    created = run_cli(env, "keys", "create", "--tenant", tenant, timeout=120)
     assert created.returncode == 0, created.stderr
     key: str = json.loads(created.stdout)["api_key"]
     return key

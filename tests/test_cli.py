@@ -1,4 +1,5 @@
-"""``master-agent`` as a user runs it: a real subprocess on a real database."""
+"""``master-agent`` as a user runs it, on a real database: its entry point called with the command line
+(``tests/cli_call.py``), and as a real subprocess where the process itself is what is tested."""
 
 from __future__ import annotations
 
@@ -11,23 +12,20 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_call import run_cli
+
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
 
 
 def run(
     database_uri: str, *args: str, data_dir: Path | None = None, env_extra: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """``master-agent *args`` on ``database_uri`` with the offline model: its exit code, stdout and stderr."""
     env = {**os.environ, "DATABASE_URL": database_uri, "MASTER_AGENT_MODEL": "offline", **(env_extra or {})}
     env.pop("OPENAI_API_KEY", None)
     if data_dir is not None:
         env["MASTER_AGENT_DATA_DIR"] = str(data_dir)
-    return subprocess.run(
-        [sys.executable, "-m", "master_agent.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=240,
-    )
+    return run_cli(env, *args)
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
+from tests.cli_call import run_cli
 from tests.conftest import create_database
 from tests.durability_pack import SLOW_SECONDS, SLOW_TOOL, TENANT
 
@@ -108,13 +109,8 @@ def test_sigkill_inside_a_sub_agent_then_resume(crash_database: str) -> None:
     assert (SLOW_TOOL, "completed") not in before  # killed while the slow tool ran
     assert before[("attach_rate_metrics", "completed")] == 1  # a sibling had finished
 
-    resumed = subprocess.run(
-        _cli("resume", "--thread", str(thread["thread_id"]), "--json"),
-        env=crash_env(uri),
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    # The resume and the uninterrupted run are the same command in a new process: ``main`` called here.
+    resumed = run_cli(crash_env(uri), "resume", "--thread", str(thread["thread_id"]), "--json")
     assert resumed.returncode == 0, resumed.stderr
     solution = json.loads(resumed.stdout)
     assert solution["status"] == "success"
@@ -124,13 +120,7 @@ def test_sigkill_inside_a_sub_agent_then_resume(crash_database: str) -> None:
     assert completed[SLOW_TOOL] == 1
 
     # the same solution as an uninterrupted run of the same goal on the same tenant
-    fresh = subprocess.run(
-        _cli("solve", GOAL, "--tenant", TENANT, "--json"),
-        env=crash_env(uri),
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    fresh = run_cli(crash_env(uri), "solve", GOAL, "--tenant", TENANT, "--json")
     assert fresh.returncode == 0, fresh.stderr
     uninterrupted = json.loads(fresh.stdout)
     ignore = {"solution_id", "thread_id", "termination", "outcome_checks"}  # ids differ per solution

@@ -7,8 +7,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -28,8 +26,9 @@ from master_agent.runtime.loop import CompiledLoop
 from master_agent.service.auth import create_key
 from master_agent.settings import Settings
 from tests import toy_domain as toy
+from tests.cli_call import run_cli
 from tests.conftest import server_settings
-from tests.live_server import ROOT, LiveServer, sse_events
+from tests.live_server import LiveServer, sse_events
 from tests.model_exchanges import LoopbackModelServer, Script, refuses_non_string_content
 
 BASE_URL = "http://llm.test/v1"
@@ -334,14 +333,7 @@ def test_solve_json_prints_the_solution_and_exits_4_when_the_model_fails(
             "OPENAI_BASE_URL": model_server.url,
             "OPENAI_MAX_RETRIES": "1",
         }
-        done = subprocess.run(
-            [sys.executable, "-m", "master_agent.cli", "solve", QUESTION_RETAIL, "--json"],
-            env=env,
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        done = run_cli(env, "solve", QUESTION_RETAIL, "--json", timeout=300)
         requests = len(model_server.script.requests)
     assert done.returncode == 4, done.stderr
     solution = json.loads(done.stdout)

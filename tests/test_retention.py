@@ -6,8 +6,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,6 +20,7 @@ from master_agent.runtime import RuntimeResources, SolveRequest, open_resources,
 from master_agent.runtime.factory import master_graph
 from master_agent.settings import Settings
 from master_agent.storage.retention import RetentionPolicy, sweep_checkpoints
+from tests.cli_call import run_cli
 
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
 
@@ -131,21 +130,11 @@ async def test_the_leader_sweeps_on_its_interval(fresh: RuntimeResources) -> Non
 
 def test_threads_prune_cli(fresh_database_uri: str, tmp_path: Path) -> None:
     env = {**os.environ, "DATABASE_URL": fresh_database_uri, "MASTER_AGENT_DATA_DIR": str(tmp_path)}
-    cli = [sys.executable, "-m", "master_agent.cli"]
-    solved = subprocess.run(
-        [*cli, "solve", GOAL, "--complexity", "standard", "--json"], env=env, capture_output=True, text=True
-    )
+    solved = run_cli(env, "solve", GOAL, "--complexity", "standard", "--json")
     assert solved.returncode == 0, solved.stderr
-    pruned = subprocess.run(
-        [*cli, "threads", "prune", "--strategy", "keep_latest", "--idle-minutes", "0"],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    pruned = run_cli(env, "threads", "prune", "--strategy", "keep_latest", "--idle-minutes", "0")
     assert pruned.returncode == 0, pruned.stderr
     result = json.loads(pruned.stdout)
     assert result["strategy"] == "keep_latest" and result["threads"] == 1 and result["checkpoints"] > 0
-    refused = subprocess.run(
-        [*cli, "threads", "prune", "--idle-minutes", "-5"], env=env, capture_output=True, text=True
-    )
+    refused = run_cli(env, "threads", "prune", "--idle-minutes", "-5")
     assert refused.returncode != 0 and "idle-minutes" in refused.stderr
