@@ -20,7 +20,7 @@ from master_agent.domains.retail import RETAIL
 
 TENANT = "crash-shop"
 SLOW_TOOL = "staff_attach_correlations"  # runs in data_analysis, under research: depth 2
-SLOW_SECONDS = 1.5
+SLOW_SECONDS = 4.0
 #: Tools that fail once, as a dropped database connection fails them (the outage test adds names).
 LOSE_CONNECTION_ONCE: set[str] = set()
 

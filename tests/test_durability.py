@@ -94,9 +94,13 @@ def test_sigkill_inside_a_sub_agent_then_resume(crash_database: str) -> None:
     )
     try:
         wait_for_row(uri, f"SELECT 1 FROM crash_tool_runs WHERE tool = '{SLOW_TOOL}' AND phase = 'started'")
-        # Checkpoint writes are saved in the background (durability "async"): give the siblings that
-        # already finished a moment to become durable, then kill well inside the slow tool's sleep.
-        time.sleep(SLOW_SECONDS / 3)
+        # A sibling has finished (on a loaded machine that can take a while: wait for it, not a guess);
+        # its checkpoint write is saved in the background (durability "async"), so give it a moment,
+        # then kill well inside the slow tool's sleep.
+        wait_for_row(
+            uri, "SELECT 1 FROM crash_tool_runs WHERE tool = 'attach_rate_metrics' AND phase = 'completed'"
+        )
+        time.sleep(SLOW_SECONDS / 4)
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=30)
     finally:
