@@ -1405,13 +1405,13 @@ def _named_end(goal: str, who: str, contacts: Sequence[Contact] | None = None) -
             if n.said in wanted or any(c.name in wanted for c in n.contacts)
         ]
         if mentions:
-            end = mentions[0].end
+            joined = mentions[0].end
             for mention in mentions[1:]:
-                if not re.fullmatch(r"\s*(?:,|\band\b|&)\s*", goal[end : mention.start]):
+                if not re.fullmatch(r"\s*(?:,|\band\b|&)\s*", goal[joined : mention.start]):
                     break
-                end = mention.end
-            return end
-    end = None
+                joined = mention.end
+            return joined
+    end: int | None = None
     for part in who.split(" and "):
         for word in part.split():
             found = re.search(rf"\b{re.escape(word)}\b(?:['’]s)?", goal, re.I)
