@@ -216,7 +216,8 @@ async def test_a_stopped_contacts_server_is_worked_around_through_the_mailbox(
     assert steps[-1] == ("create_event", "success")
     assert envelope["confidence_band"] == "COMPLETE" and envelope["handoff"] is None
     assert [item for item in envelope["limitations"] if "api_down" in item] == [
-        "find_contacts: carddav search: api_down: cannot reach the server (All connection attempts failed)"
+        # The address book is read whole (names, misspellings and roles are matched against it).
+        "find_contacts: carddav everyone: api_down: cannot reach the server (All connection attempts failed)"
     ]
     calendar = CalDavCalendar(live.caldav)
     day = datetime(2031, 3, 4, tzinfo=UTC)
@@ -257,11 +258,10 @@ async def test_wrong_contacts_credentials_end_in_permission_and_an_unknown_name_
     unknown = await solve(
         assistant, SolveRequest(tenant_id=DEMO_TENANT, goal="Schedule a meeting with Zebedee tomorrow at 2pm")
     )
-    assert unknown.status == "partial"
-    assert unknown.solution is not None and unknown.solution.handoff is not None
-    assert unknown.solution.handoff["kind"] == "question"
-    assert "Zebedee" in unknown.solution.handoff["question"]
-    assert unknown.solution.termination["reason"] == "ask_user"
+    # A name in a person's place that no contact fits is asked about before anything is drafted.
+    assert unknown.status == "interrupted", unknown
+    assert unknown.interrupt is not None and unknown.interrupt["reason"] == "missing_information"
+    assert "No one named 'Zebedee' is in your contacts" in unknown.interrupt["question"]
 
 
 async def test_a_preview_is_revised_then_cancelled_and_nothing_is_sent(assistant: RuntimeResources) -> None:
