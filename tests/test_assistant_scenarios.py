@@ -216,7 +216,8 @@ async def test_a_stopped_contacts_server_is_worked_around_through_the_mailbox(
     assert steps[-1] == ("create_event", "success")
     assert envelope["confidence_band"] == "COMPLETE" and envelope["handoff"] is None
     assert [item for item in envelope["limitations"] if "api_down" in item] == [
-        "find_contacts: carddav search: api_down: cannot reach the server (All connection attempts failed)"
+        # The address book is read whole (names, misspellings and roles are matched against it).
+        "find_contacts: carddav everyone: api_down: cannot reach the server (All connection attempts failed)"
     ]
     calendar = CalDavCalendar(live.caldav)
     day = datetime(2031, 3, 4, tzinfo=UTC)
@@ -257,11 +258,10 @@ async def test_wrong_contacts_credentials_end_in_permission_and_an_unknown_name_
     unknown = await solve(
         assistant, SolveRequest(tenant_id=DEMO_TENANT, goal="Schedule a meeting with Zebedee tomorrow at 2pm")
     )
-    assert unknown.status == "partial"
-    assert unknown.solution is not None and unknown.solution.handoff is not None
-    assert unknown.solution.handoff["kind"] == "question"
-    assert "Zebedee" in unknown.solution.handoff["question"]
-    assert unknown.solution.termination["reason"] == "ask_user"
+    # A name in a person's place that no contact fits is asked about before anything is drafted.
+    assert unknown.status == "interrupted", unknown
+    assert unknown.interrupt is not None and unknown.interrupt["reason"] == "missing_information"
+    assert "No one named 'Zebedee' is in your contacts" in unknown.interrupt["question"]
 
 
 async def test_a_preview_is_revised_then_cancelled_and_nothing_is_sent(assistant: RuntimeResources) -> None:
@@ -419,3 +419,58 @@ async def test_to_which_day_answered_next_completes_the_move(assistant: RuntimeR
     assert thursday is not None
     moved = await _events_on(assistant, thursday, "Design review")
     assert [event.start.astimezone(UTC).hour for event in moved] == [14]
+
+
+async def test_a_time_answered_with_go_ahead_books_the_meeting_without_a_second_draft(
+    assistant: RuntimeResources,
+) -> None:
+    """The time asked for, answered with "go ahead": the answer completes the event and approves it;
+    the event is read back from the calendar with the contact the lower-case name meant."""
+    thread = str(uuid.uuid4())
+    asked = await _chat(assistant, thread, "can u set up a sync with lena novak on Thursday? hiring plan")
+    [question] = asked["interrupts"]
+    assert question["fields"] == ["start_time"], question
+    done = await _chat(assistant, thread, Command(resume="9:30 works, go ahead"))
+    assert done["interrupts"] == [], done["interrupts"]
+    assert done["reply"]["status"] == "success", done["reply"]
+    assert "Created: Sync with Lena Novak" in done["reply"]["text"]
+    thursday = resolve_day("Thursday", datetime.now(UTC).date())
+    assert thursday is not None
+    [event] = await _events_on(assistant, thursday, "Sync with Lena Novak: hiring plan")
+    assert event.attendees == ["lena.novak@acme.example"]
+    assert event.start.astimezone(UTC).strftime("%H:%M") == "09:30"
+
+
+async def test_a_recipient_nobody_in_the_contacts_is_asked_about_then_the_answer_is_used(
+    assistant: RuntimeResources,
+) -> None:
+    data_dir = assistant.settings.data_dir
+    before = len(sent_envelopes(data_dir))
+    thread = str(uuid.uuid4())
+    asked = await _chat(assistant, thread, "Email Zebulon saying the demo moves to Friday")
+    [question] = asked["interrupts"]
+    assert question["fields"] == ["name", "people_checked"], question
+    assert "No one named 'Zebulon' is in your contacts" in question["question"]
+    answered = await _chat(assistant, thread, Command(resume="I meant the QA engineer"))
+    [draft] = answered["interrupts"]
+    assert draft["kind"] == "approval" and draft["draft"]["addresses"] == ["lucas.silva@acme.example"]
+    assert "The demo moves to Friday." in draft["draft"]["body"]
+    cancelled = await _chat(assistant, thread, Command(resume="cancel"))
+    assert "Sent" not in cancelled["reply"]["text"]
+    assert len(sent_envelopes(data_dir)) == before
+
+
+async def test_a_reservation_is_said_to_have_no_tool_and_nothing_is_booked(
+    assistant: RuntimeResources,
+) -> None:
+    friday = resolve_day("Friday", datetime.now(UTC).date())
+    assert friday is not None
+    start = datetime.combine(friday, datetime.min.time(), tzinfo=UTC)
+    endpoints, _ = LocalServers(assistant.settings.data_dir).ensure_running(DEMO_TENANT)
+    calendar = CalDavCalendar(endpoints.caldav)
+    before = {e.uid for e in await calendar.events(start, start + timedelta(days=1))}
+    table = await _chat(assistant, str(uuid.uuid4()), "book a table for 4 at Nonna's on Friday at 8pm")
+    assert table["interrupts"] == []
+    assert table["reply"]["status"] != "success", table["reply"]
+    assert "no tool" in table["reply"]["text"]
+    assert {e.uid for e in await calendar.events(start, start + timedelta(days=1))} == before

@@ -298,7 +298,7 @@ async def test_a_failed_send_is_reported_not_done_and_an_unsupported_request_is_
     assert len(sent_envelopes(data_dir)) == before
     box = done["envelope"]["context_box"]
     assert box["goal"] == "Email Priya saying the launch slips a week"
-    assert box["entities"]["name"] == "Priya" and box["next"]
+    assert box["entities"]["name"] == "Priya Shah" and box["next"]
 
     flight = await _chat(
         assistant, tenant, str(uuid.uuid4()), "Book me a flight to Berlin on Thursday morning"

@@ -15,7 +15,7 @@ from master_agent.capabilities import load_tenant
 from master_agent.domains.lending import DEMO_TENANT, LOAN_WORKFLOW, conversation_graph
 from master_agent.domains.lending.data import PERSONAS
 from master_agent.domains.lending.demo import InProcessChannel
-from master_agent.domains.lending.facts import FACTS, answer_questions
+from master_agent.domains.lending.facts import FACTS, answer_questions, fact_reader
 from master_agent.domains.lending.letters import pdf_text, slips_dir
 from master_agent.domains.lending.reading import read_message
 from master_agent.domains.lending.records import LoanConversation, SalarySlip
@@ -581,3 +581,24 @@ async def test_a_product_question_is_answered_from_the_facts_and_the_stage_stays
     assert next(fact for fact in FACTS if fact.topic == "data_use").answer in sold["reply"]["text"]
     match = await _say(resources, thread, "By the way, did India win the match yesterday?")
     assert match["reply"]["status"] == "out_of_scope" and match["current_stage"] == "VERIFICATION"
+
+
+async def test_the_fact_head_reads_what_a_question_asks_not_the_words_it_shares(
+    resources: RuntimeResources,
+) -> None:
+    """Early settlement asked about as a charge is the prepayment fact, not the fees; a change of
+    terms phrased as a question is no product question (the stage handles it)."""
+    reader = fact_reader(resources.settings)
+    if reader.head is None:
+        pytest.skip("no trained fact head for this embedder (the local MiniLM is not installed)")
+
+    async def topics(text: str) -> list[str]:
+        return [fact.topic for fact in await reader.answer(text)]
+
+    assert await topics("Would there be an extra charge if I clear the loan off before the term ends?") == [
+        "prepayment"
+    ]
+    assert await topics("Is anything deducted from the amount when it is paid out?") == ["fees"]
+    assert await topics("Will you share my salary details with my employer?") == ["data_use"]
+    assert await topics("Can I make it 8 lakh now?") == []
+    assert await topics("Who won the election?") == []

@@ -72,6 +72,7 @@ from master_agent.runtime.proposals import (
     HOW_TO_ANSWER,
     Proposal,
     ProposalBook,
+    approves,
     call_risk,
     read_feedback,
     revise_args,
@@ -644,6 +645,9 @@ class _AgentLoop:
                 for key, value in stated.items()
                 if value not in (None, "", []) and (key in missing.fields or key not in context)
             }
+            if approves(answer):
+                # "10:30 works, go ahead": the change is approved with its last missing value.
+                given["draft_approved"] = True
             context.update(given)
             notes.append(
                 f"asked the user for {', '.join(missing.fields)}: {answer!r} gave "
@@ -932,8 +936,9 @@ class _AgentLoop:
                 {**call, "args": {}, "raw_args": call.get("args") or "", "malformed": call.get("error") or ""}
                 for call in last.invalid_tool_calls
             ]
+            approved = bool((state.get("context") or {}).get("draft_approved"))
             return [
-                Send("tools", ToolTask(call=call, depth=self.depth))
+                Send("tools", ToolTask(call=call, depth=self.depth, approved=approved))
                 for call in self.within_budget(state, calls)
             ]
         if decision.route == "escalate_to_human" and self.human_review:
@@ -1127,7 +1132,11 @@ class _AgentLoop:
                 refusal=(refusal, why),
             )
         return await self.execute_call(
-            call["name"], dict(call.get("args") or {}), call.get("id") or "", config
+            call["name"],
+            dict(call.get("args") or {}),
+            call.get("id") or "",
+            config,
+            approved=bool(task.get("approved")),
         )
 
     async def execute_call(
@@ -1138,6 +1147,7 @@ class _AgentLoop:
         config: RunnableConfig,
         *,
         refusal: tuple[str, str] | None = None,
+        approved: bool = False,
     ) -> dict[str, Any]:
         """Run one tool or sub-agent call; never raises for the call's own failure. With ``refusal``
         (the result, the blocker) the call does not run: that error is its result."""
@@ -1171,7 +1181,7 @@ class _AgentLoop:
             elif envelope.error_type and envelope.handoff is None:
                 outcome.notes = [self.failure_note(name, envelope.error_type)]
         elif name in self.plain:
-            outcome = await self.plain_call(name, args, call_id, config)
+            outcome = await self.plain_call(name, args, call_id, config, approved=approved)
         else:
             if name in self.spec["tools"] and self.depth >= self.limits.max_depth:
                 content = SubAgentEnvelope.failure(
@@ -1223,7 +1233,7 @@ class _AgentLoop:
         return update
 
     async def plain_call(
-        self, name: str, args: dict[str, Any], call_id: str, config: RunnableConfig
+        self, name: str, args: dict[str, Any], call_id: str, config: RunnableConfig, *, approved: bool = False
     ) -> _CallOutcome:
         """One plain tool call under its risk tier (``runtime.proposals``) and the failure matrix
         (``runtime.recovery``)."""
@@ -1231,7 +1241,9 @@ class _AgentLoop:
         risk = call_risk(tool, args, (self.spec.get("tool_risks") or {}).get(name))
         notes: list[str] = []
         claimed: Proposal | None = None
-        if risk == "medium":
+        if risk == "medium" and approved:
+            notes.append(f"{name}: medium risk, approved by the user with the answer that completed it")
+        elif risk == "medium":
             args, declined = await self.approve_draft(name, args)
             if declined is not None:
                 return declined

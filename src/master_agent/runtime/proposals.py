@@ -74,6 +74,23 @@ def read_feedback(text: str) -> Feedback | None:
     return None
 
 
+#: Words that approve a change outright, wherever they stand in an answer ("10:30 works, go ahead");
+#: "ok" or "sure" before a value only acknowledge the question.
+_GO = re.compile(
+    r"\b(?:go\s+ahead|go\s+for\s+it|book\s+it|send\s+it|do\s+it|proceed|approved?|confirm(?:ed)?|"
+    r"lock\s+it\s+in|put\s+it\s+in)\b",
+    re.I,
+)
+
+
+def approves(text: str) -> bool:
+    """Whether an answer to a question also approves the change it completes: one of its clauses says
+    "go ahead" (or the like), and none cancels or changes anything."""
+    clauses = [part for part in re.split(r"[,;.!]+\s*|\s+(?:and|then|so)\s+", text) if part.strip()]
+    said = [read_feedback(part) for part in clauses]
+    return any(_GO.search(part) for part in clauses) and "cancel" not in said and "revise" not in said
+
+
 def revise_args(args: dict[str, Any], text: str) -> dict[str, Any]:
     """``args`` with "change X to Y" of ``text`` applied to every string in them (case-insensitive,
     keeping a leading capital); unchanged when the text names no change or nothing in them matches."""

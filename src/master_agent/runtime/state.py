@@ -143,3 +143,6 @@ class ToolTask(TypedDict):
     call: dict[str, Any]
     """The tool call: ``name``, ``args``, ``id``."""
     depth: int
+    approved: NotRequired[bool]
+    """The user approved the flow's change already, in answering a question it asked ("10:30 works, go
+    ahead"): a medium-risk call runs without its draft being shown again."""

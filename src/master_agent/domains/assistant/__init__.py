@@ -13,11 +13,15 @@ from master_agent.capabilities import DomainPack, MissingInformation
 from master_agent.capabilities.spec import routing_examples
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.assistant.agents import MASTER
+from master_agent.domains.assistant.people import people_named
+from master_agent.domains.assistant.providers import Contact, ProviderError
 from master_agent.domains.assistant.requests import ACTION_NAMES, WHEN, WRITES, action_reader
 from master_agent.domains.assistant.tools import (
     build_tools,
     configured_accounts,
     goal_entities,
+    people_of,
+    providers_for,
     resolve_shift,
 )
 from master_agent.runtime.proposals import read_feedback
@@ -27,6 +31,9 @@ DEMO_TENANT = "demo-assistant"
 #: me", "how about", "ok then").
 ANSWER_WORDS = 3
 _WORD = re.compile(r"[A-Za-z]+")
+_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+#: Actions whose requests name people the contacts settle.
+PEOPLE_ACTIONS = frozenset({"schedule", "send_mail", "contact", "read_mail"})
 INSERT_TENANT = """
 INSERT INTO tenants (tenant_id, name, tier, data_schema, domain)
 VALUES (%s, %s, 'pro', NULL, 'assistant')
@@ -42,10 +49,35 @@ async def install(pool: AsyncConnectionPool[Any], tenant_id: str = DEMO_TENANT) 
         await conn.execute(INSERT_TENANT, (tenant_id, f"Personal assistant ({tenant_id})"))
 
 
+async def address_book(context: ToolContext) -> list[Contact] | None:
+    """The tenant's contacts, or None when the address book is out of reach (names are then read from
+    the request's wording alone)."""
+    try:
+        return await (await providers_for(context)).contacts.everyone()
+    except ProviderError:
+        return None
+
+
+def named_answer(text: str, contacts: list[Contact]) -> str | None:
+    """Whom a short answer names ("Sara Kim", "I meant the analyst", "zed@example.com"), or None for a
+    message that says more than that."""
+    named = people_named(text, contacts)
+    addresses = _ADDRESS.findall(text)
+    if not named and not addresses:
+        return None
+    rest = text
+    for part in [*(n.said for n in named), *addresses]:
+        rest = rest.replace(part, " ")
+    if len(_WORD.findall(rest)) > ANSWER_WORDS:
+        return None
+    who, _ = people_of(text, contacts, owners=True)
+    return who
+
+
 async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
     """What the request asks (its action, read by meaning) and the values that action's tools take,
-    read in the tenant's time zone. An answer to a draft or a preview states nothing of its own: the
-    runtime applies it to what waits."""
+    read in the tenant's time zone, its people read against the tenant's contacts. An answer to a
+    draft or a preview states nothing of its own: the runtime applies it to what waits."""
     configured = configured_accounts(context.tenant_id)
     zone = ZoneInfo(configured.timezone if configured else "UTC")
     today = context.now().astimezone(zone).date()
@@ -68,7 +100,16 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
         # An answer to "did I read you right?" (below), or to a draft or a preview.
         answer = read_feedback(goal)
         return {**said, **({"verb_confirmed": answer == "accept"} if answer in ("accept", "cancel") else {})}
-    found = {**said, **goal_entities(goal, today, action)}
+    contacts = await address_book(context) if action in PEOPLE_ACTIONS or len(goal.split()) <= 6 else None
+    if (
+        contacts is not None
+        and not said
+        and action not in WRITES
+        and (who := named_answer(goal, contacts)) is not None
+    ):
+        # The answer to "whom do you mean?": the people it names, nothing else.
+        return {"name": who, "people_checked": True}
+    found = {**said, **goal_entities(goal, today, action, contacts if action in PEOPLE_ACTIONS else None)}
     if not reading.sure and action in WRITES:
         # A change read with little confidence is confirmed before anything is drafted.
         found["verb_check"] = {
@@ -98,6 +139,15 @@ def missing_information(known: dict[str, Any]) -> MissingInformation | None:
                 fields=["request"],
                 question="Then I have not done anything. What should I do? Say it in other words.",
             )
+    unknown = known.get("unknown_people")
+    if unknown and not known.get("people_checked"):
+        names = " or ".join(repr(name) for name in unknown)
+        also = f" (I found {known['name']})" if known.get("name") else ""
+        return MissingInformation(
+            fields=["name", "people_checked"],
+            question=f"No one named {names} is in your contacts{also}. Whom do you mean? Give a name from "
+            "your contacts or an email address (and everyone else it should include).",
+        )
     if known.get("event_words") and not known.get("cancel_request") and not known.get("move_to"):
         return MissingInformation(
             fields=["move_to"], question=f"To which day or time should I move it ({known['event_words']!r})?"

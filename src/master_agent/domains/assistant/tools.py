@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -29,6 +29,7 @@ from master_agent.capabilities.terms import time_window
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.assistant.demo_data import start_demo_servers
 from master_agent.domains.assistant.local_servers import LocalEndpoints
+from master_agent.domains.assistant.people import covers, people_named
 from master_agent.domains.assistant.providers import (
     CalDavCalendar,
     CalendarEvent,
@@ -325,7 +326,22 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         }
 
     async def lookup(name: str) -> dict[str, Any]:
-        found = await (await accounts()).contacts.search(name)
+        book = (await accounts()).contacts
+        # A name, a misspelt name or a role ("the CFO") as the contacts hold it; else the server's search
+        # (a group, an address, part of a title).
+        named = people_named(name, await book.everyone())
+        if len(named) == 1:
+            return people_found(name, list(named[0].contacts), [])
+        found = await book.search(name)
+        if not found and re.fullmatch(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", name.strip()):
+            # An address the user gave that no contact holds is used as given.
+            return {
+                "query": name,
+                "contacts": [],
+                "matches": 0,
+                "addresses": [name.strip()],
+                "confidence": 1.0,
+            }
         if not found:
             raise ProviderError("not_found", "carddav", "search", f"no contact matches {name!r}")
         wanted = name.strip().lower()
@@ -493,7 +509,15 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         last = first + timedelta(days=0 if on_day else 27)
         start = midnight(first, mine.zone) if on_day else context.now()
         events = await mine.calendar.events(start, midnight(last, mine.zone) + timedelta(days=1))
-        ranked = rank_events(event_words, events)
+        try:
+            named = people_named(event_words, await mine.contacts.everyone())
+        except ProviderError:
+            named = []  # the address book out of reach: the words alone
+        # "my meeting with the CFO", "the call with mraia": the people they name, as attendees are.
+        attendees = [
+            c.emails[0].split("@")[0].replace(".", " ") for n in named for c in n.contacts if c.emails
+        ]
+        ranked = rank_events(" ".join([event_words, *attendees]), events)
         top = [e for score, e in ranked if score == ranked[0][0]] if ranked else []
         distinct = list({e.uid: e for e in top}.values())
         if len(distinct) == 1:
@@ -1026,7 +1050,9 @@ def _action(action: Action, done: bool = False) -> dict[str, Any]:
     return {"requested": ACTION_NAMES[action], "done": done, "why": why}
 
 
-def goal_entities(goal: str, today: date, action: Action | None = None) -> dict[str, Any]:
+def goal_entities(
+    goal: str, today: date, action: Action | None = None, contacts: Sequence[Contact] | None = None
+) -> dict[str, Any]:
     """What a message states that the tools take by name. With the request's ``action`` (see
     ``requests``), only that action's values, so only its tools run, plus an ``action`` record that
     its write tool replaces once the server confirms it:
@@ -1039,9 +1065,12 @@ def goal_entities(goal: str, today: date, action: Action | None = None) -> dict[
     - contact: ``name``; read_mail: ``sender`` ('' for anyone), ``about``, ``unread``;
     - send_mail: ``name`` of the recipients, ``message`` (what to say) and ``about``.
 
+    With the tenant's ``contacts``, the people are read against them (``people``): a name that fits
+    several is asked about, one in a person's place that fits nobody is ``unknown_people``.
+
     Without an action: every value the message states (the days, times, people and topics)."""
     if action is not None:
-        return _entities_for(action, goal, today)
+        return _entities_for(action, goal, today, contacts)
     found: dict[str, Any] = {}
     day = resolve_day(goal, today)
     if day is not None:
@@ -1176,8 +1205,20 @@ def _meeting(goal: str, found: dict[str, Any], topic: str | None = None) -> None
         found["addresses"] = []
 
 
-def _entities_for(action: Action, goal: str, today: date) -> dict[str, Any]:
+def _entities_for(
+    action: Action, goal: str, today: date, contacts: Sequence[Contact] | None = None
+) -> dict[str, Any]:
     found: dict[str, Any] = {}
+
+    def whom(text: str, *, owners: bool) -> str | None:
+        """``name`` for find_contacts; names fitting no contact go to ``unknown_people``."""
+        if contacts is None:
+            return _people(text)
+        who, unknown = people_of(text, contacts, owners=owners)
+        if unknown:
+            found["unknown_people"] = unknown
+        return who
+
     if action in WRITES or action == "unsupported":
         found["action"] = _action(action)
     minutes = resolve_minutes(goal)
@@ -1210,11 +1251,11 @@ def _entities_for(action: Action, goal: str, today: date) -> dict[str, Any]:
             found["start_time"] = at.strftime("%H:%M")
         if minutes is not None:
             found["duration_minutes"] = minutes
-        who = _people(goal)
+        who = whom(goal, owners=False)
         if who is not None:
             found["name"] = who
         found["summary"] = event_summary(goal, who, _topic(goal, today))
-        if who is None:
+        if who is None and "unknown_people" not in found:
             found["addresses"] = []
     elif action == "reschedule":
         # "Move <event> [on <day>] to <new day and time>": the words after the last "to" are where.
@@ -1236,7 +1277,7 @@ def _entities_for(action: Action, goal: str, today: date) -> dict[str, Any]:
         if on_day is not None:
             found["on_day"] = on_day.isoformat()
     elif action == "contact":
-        who = _people(goal)
+        who = whom(goal, owners=True)
         if who is not None:
             found["name"] = who
     elif action == "read_mail":
@@ -1246,6 +1287,15 @@ def _entities_for(action: Action, goal: str, today: date) -> dict[str, Any]:
         found["sender"] = (
             sender.group(1) if sender else named if named and named != "team" and " and " not in named else ""
         )
+        if contacts is not None:
+            # The one contact the request names is searched by address ("john" is John Miller's).
+            writers = [
+                n for n in people_named(goal, contacts) if len(n.contacts) == 1 and n.contacts[0].emails
+            ]
+            if len({n.contacts[0].uid for n in writers}) == 1 and (
+                not found["sender"] or covers(writers, found["sender"])
+            ):
+                found["sender"] = writers[0].contacts[0].emails[0]
         about = _ABOUT.search(goal)
         topic = _TOPIC_ON.search(goal)
         if about is not None:
@@ -1255,12 +1305,13 @@ def _entities_for(action: Action, goal: str, today: date) -> dict[str, Any]:
         if _UNREAD.search(goal):
             found["unread"] = True
     elif action == "send_mail":
-        who = _people(goal)
+        # "..., don't send yet" is about the sending, not part of the message.
+        said = _SAYING.search(_NOT_YET.sub("", goal))
+        # Whom it goes to is named before what it says ("tell David that Maria approved").
+        who = whom(goal[: said.start()] if said is not None and said.start() else goal, owners=False)
         if who is not None:
             found["name"] = who
         about = _ABOUT.search(goal)
-        # "..., don't send yet" is about the sending, not part of the message.
-        said = _SAYING.search(_NOT_YET.sub("", goal))
         if said is not None and said.group("said"):
             found["message"] = said.group("said").strip()
         elif said is not None and said.group("asked"):
@@ -1272,11 +1323,14 @@ def _entities_for(action: Action, goal: str, today: date) -> dict[str, Any]:
             )
         elif about is not None:
             found["message"] = f"a note about {about.group(1).strip()}"
-        elif who is not None and who in goal:
+        elif who is not None and (named_at := _named_end(goal, who, contacts)) is not None:
             # "Draft a mail to Mia thanking her for the slides": what follows the name is the message.
-            rest = _NOT_YET.sub("", goal[goal.index(who) + len(who) :])
+            rest = _NOT_YET.sub("", goal[named_at:])
             rest = re.sub(r"^[\s,;:-]*(?:and\s+)?", "", rest).strip()
-            if rest:
+            if rest and _ASK.match(goal) and rest.lower().startswith("to "):
+                # "Ask Sara to send the numbers": the message asks it.
+                found["message"] = f"could you {rest[3:].rstrip('?.!')}?"
+            elif rest:
                 found["message"] = _THANKING.sub("thank you for", rest)
         if found.get("message") and _POLITE_QUESTION.match(goal):
             # "Can you tell Lena that ...?": the question mark is the request's, not the message's.
@@ -1288,3 +1342,79 @@ def _entities_for(action: Action, goal: str, today: date) -> dict[str, Any]:
 
 _THANKING = re.compile(r"^thank(?:ing|s)?\s+(?:her|him|them)\s+for\b", re.I)
 _POLITE_QUESTION = re.compile(r"^\s*(?:can|could|would|will)\s+(?:you|u)\b", re.I)
+
+
+#: Words that name the user's group rather than a person.
+_GROUP_WORDS = frozenset({"team", "whole team", "everyone", "everybody"})
+
+
+def _placed_names(goal: str) -> list[str]:
+    """Capitalised names the request's grammar puts in a person's place ("with Zed", "email Sarah",
+    "tell Priya and Tom"), whatever the contacts hold."""
+    names: list[str] = []
+    for found in _PERSON.finditer(goal):
+        name = found.group(1)
+        if "@" in name or name.lower() in _GROUP_WORDS or name in _NOT_NAMES:
+            continue
+        names.append(name.removesuffix("'s"))
+        cursor = found.end()
+        while (more := _AND_MORE.match(goal, cursor)) is not None and more.group(1) not in _NOT_NAMES:
+            names.append(more.group(1))
+            cursor = more.end()
+    return names
+
+
+def people_of(goal: str, contacts: Sequence[Contact], *, owners: bool) -> tuple[str | None, list[str]]:
+    """Whom a request names, read against the contacts: the ``name`` find_contacts takes (each
+    person's full name where one contact fits, the words said where several do, "team" for the
+    group, addresses as written), and the names in a person's place that fit no contact. Without
+    ``owners``, "Maria's" in "the team about Maria's freeze" names what is hers, not a person."""
+    named = [n for n in people_named(goal, contacts) if owners or not re.search(r"['’]s?$", n.said.strip())]
+    parts: list[str] = []
+    if _GROUP.search(goal):
+        parts.append("team")
+    for mention in named:
+        parts.append(mention.contacts[0].name if len(mention.contacts) == 1 else mention.said)
+    parts.extend(re.findall(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", goal))
+    placed = _placed_names(goal)
+    for mention in named:
+        # "with priya and Zed": the names joined to a contact's are in a person's place too.
+        cursor = mention.end
+        while (more := _AND_MORE.match(goal, cursor)) is not None and more.group(1) not in _NOT_NAMES:
+            placed.append(more.group(1))
+            cursor = more.end()
+    unknown = [name for name in placed if not covers(named, name) and name.lower() not in _GROUP_WORDS]
+    if not named and not unknown and not parts:
+        # No contact named and no one in a person's place: a title the address book may still hold.
+        return _people(goal), []
+    return (" and ".join(dict.fromkeys(parts)) or None), list(dict.fromkeys(unknown))
+
+
+_ASK = re.compile(r"^\s*(?:(?:can|could|would|will)\s+(?:you|u)\s+|please\s+)*ask\b", re.I)
+
+
+def _named_end(goal: str, who: str, contacts: Sequence[Contact] | None = None) -> int | None:
+    """Where the recipients ``who`` lists are named in ``goal``: the end of the first one's mention
+    and of those joined to it ("Priya and Tom", "the designer"); without contacts, of the last word of
+    their names found."""
+    if contacts is not None:
+        wanted = set(who.split(" and "))
+        mentions = [
+            n
+            for n in people_named(goal, contacts)
+            if n.said in wanted or any(c.name in wanted for c in n.contacts)
+        ]
+        if mentions:
+            joined = mentions[0].end
+            for mention in mentions[1:]:
+                if not re.fullmatch(r"\s*(?:,|\band\b|&)\s*", goal[joined : mention.start]):
+                    break
+                joined = mention.end
+            return joined
+    end: int | None = None
+    for part in who.split(" and "):
+        for word in part.split():
+            found = re.search(rf"\b{re.escape(word)}\b(?:['’]s)?", goal, re.I)
+            if found is not None:
+                end = max(end or 0, found.end())
+    return end

@@ -1,8 +1,12 @@
 """The lending pack's documented product facts, as data: what the conversation answers when a customer
 asks about the product inside the flow (prepayment, fees, data use...). Each fact carries the ways
 customers phrase the question; a question is answered by the fact of its nearest phrasing in meaning
-(the service's embedder, ``MASTER_AGENT_EMBEDDINGS``: the local MiniLM where installed) when that
-phrasing is at least ``MIN_SIMILARITY`` close, never by a model's invention.
+(the service's embedder, ``MASTER_AGENT_EMBEDDINGS``: the local MiniLM where installed), never by a
+model's invention. Which fact a question asks about is read by the trained fact head
+(``make train-facts``: ``benchmarks/train_facts.py``, a logistic regression over the embedding with a
+``none`` class for chatter and changes of terms, answering only above the confidence at which no
+validation question got a wrong fact); without a head for the embedder, by the nearest phrasing when
+it is at least ``MIN_SIMILARITY`` close.
 
 The floor was measured with the local MiniLM on questions written apart from the phrasings: eleven
 paraphrased product questions were at 0.47-0.90 from their nearest phrasing (ten of them that of the
@@ -13,10 +17,15 @@ it approved? Please send the sanction letter.") at most 0.37."""
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
 
 from master_agent.domains.lending.rules import (
     AMOUNT_RANGE,
@@ -27,7 +36,13 @@ from master_agent.domains.lending.rules import (
     TENURE_MONTHS,
 )
 from master_agent.evolution.embeddings import Embedder, make_embedder
+from master_agent.routing.intent_head import Features, LinearHead
 from master_agent.settings import Settings
+
+#: The trained fact head (``make train-facts``).
+FACT_HEAD_PATH = Path(__file__).with_name("fact_head.json")
+#: The head's label for a message that asks about no documented fact.
+NONE = "none"
 
 
 @dataclass(frozen=True)
@@ -128,13 +143,51 @@ def _cosine(left: Sequence[float], right: Sequence[float]) -> float:
     return dot / norm if norm else 0.0
 
 
-class FactReader:
-    """Nearest-phrasing answers with one embedder (the phrasings embedded once)."""
+@dataclass(frozen=True, kw_only=True)
+class FactHead:
+    embedder: str
+    """``model_name`` of the embedder whose vectors it reads."""
+    head: LinearHead
+    answer_above: float
+    """The least confidence at which a fact answers a question."""
 
-    def __init__(self, embedder: Embedder) -> None:
+
+@cache
+def load_fact_head(path: Path = FACT_HEAD_PATH) -> FactHead | None:
+    if not path.exists():
+        return None
+    raw = json.loads(path.read_text())
+    temperature = float(raw["temperature"])
+    return FactHead(
+        embedder=str(raw["embedder"]),
+        head=LinearHead(
+            labels=tuple(raw["labels"]),
+            coef=np.asarray(raw["coef"], dtype=np.float64) / temperature,
+            intercept=np.asarray(raw["intercept"], dtype=np.float64) / temperature,
+            features=Features(),
+        ),
+        answer_above=float(raw["answer_above"]),
+    )
+
+
+class FactReader:
+    """Answers with one embedder: the trained head for it, else the nearest phrasing (the phrasings
+    embedded once)."""
+
+    def __init__(self, embedder: Embedder, head: FactHead | None = None) -> None:
         self.embedder = embedder
+        found = head if head is not None else load_fact_head()
+        self.head = found if found is not None and found.embedder == embedder.model_name else None
         self._phrasings: list[tuple[Fact, list[float]]] | None = None
         self._lock = asyncio.Lock()
+
+    def _by_head(self, vector: list[float], text: str) -> Fact | None:
+        assert self.head is not None
+        shares = self.head.head.probabilities(vector, text)
+        topic = max(shares, key=lambda label: shares[label])
+        if topic == NONE or shares[topic] < self.head.answer_above:
+            return None
+        return next((fact for fact in FACTS if fact.topic == topic), None)
 
     async def _ready(self) -> list[tuple[Fact, list[float]]]:
         async with self._lock:
@@ -150,14 +203,21 @@ class FactReader:
         asked = questions(text)
         if not asked:
             return []
-        phrasings = await self._ready()
         found: list[Fact] = []
-        for vector in await self.embedder.embed(asked):
-            similarity, fact = max(
+        vectors = await self.embedder.embed(asked)
+        if self.head is not None:
+            for vector, question in zip(vectors, asked, strict=True):
+                fact = self._by_head(vector, question)
+                if fact is not None and fact not in found:
+                    found.append(fact)
+            return found
+        phrasings = await self._ready()
+        for vector in vectors:
+            similarity, nearest = max(
                 ((_cosine(vector, known), fact) for fact, known in phrasings), key=lambda pair: pair[0]
             )
-            if similarity >= MIN_SIMILARITY and fact not in found:
-                found.append(fact)
+            if similarity >= MIN_SIMILARITY and nearest not in found:
+                found.append(nearest)
         return found
 
 

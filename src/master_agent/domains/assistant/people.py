@@ -1,0 +1,176 @@
+"""Who a request names, read against the tenant's own contacts rather than guessed from capital letters.
+
+A person is named by a full name ("Maria Lopez"), a first or last name ("maria", "Okafor"), possibly
+misspelt by a letter ("Mraia", "Priay"), or by a role ("the CFO", "our head of marketing", "the
+recruiter"). Each mention is matched against every contact of the address book:
+
+- one contact fits: that person;
+- several fit ("David", "the engineer"): the user is asked which, never one picked;
+- none fits a word in a person's place ("email Sarah", "with Zed"): the user is told no such contact
+  exists and asked whom they mean.
+
+A misspelling counts only in words of five letters or more whose first letter is right (a four-letter
+word one letter off is too often another word: "late" is not Kate)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from master_agent.domains.assistant.providers import Contact
+
+_TOKEN = re.compile(r"[^\W\d_][\w'’.-]*", re.UNICODE)
+#: Words before a role ("the CFO", "our recruiter", "my designer").
+_DETERMINERS = frozenset({"the", "our", "my", "your", "their"})
+#: Titles written out ("chief financial officer" is the CFO).
+_ACRONYMS = {
+    "ceo": "chief executive officer",
+    "cfo": "chief financial officer",
+    "cto": "chief technology officer",
+    "coo": "chief operating officer",
+    "cmo": "chief marketing officer",
+}
+#: Words that say a title leads its field ("Marketing Lead" is the head of marketing).
+_LEADS = frozenset({"lead", "head", "director", "manager", "chief"})
+#: Shortest misspelt word read as a name.
+FUZZY_MIN_LETTERS = 5
+
+
+@dataclass(frozen=True)
+class Named:
+    """One mention of a person in a request and the contacts it may mean."""
+
+    said: str
+    """The request's words ("maria", "the CFO")."""
+    contacts: tuple[Contact, ...]
+    """Everyone it may mean: one is a match, several a question."""
+    start: int
+    end: int
+
+
+def _plain(word: str) -> str:
+    word = word.lower().replace("’", "'")
+    for suffix in ("'s", "'"):
+        if word.endswith(suffix):
+            word = word[: -len(suffix)]
+    return word.strip(".-")
+
+
+def _one_edit(left: str, right: str) -> bool:
+    """At most one insertion, deletion, substitution or swap of neighbours between the two."""
+    if abs(len(left) - len(right)) > 1:
+        return False
+    if len(left) == len(right):
+        diff = [i for i, (a, b) in enumerate(zip(left, right, strict=True)) if a != b]
+        if len(diff) <= 1:
+            return True
+        return (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and left[diff[0]] == right[diff[1]]
+            and left[diff[1]] == right[diff[0]]
+        )
+    short, long_ = sorted((left, right), key=len)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+
+
+def same_name(word: str, name: str) -> bool:
+    """``word`` (as written in a request) is ``name``, or ``name`` misspelt by one letter."""
+    word, name = _plain(word), name.lower()
+    if word == name:
+        return True
+    return (
+        len(word) >= FUZZY_MIN_LETTERS
+        and len(name) >= FUZZY_MIN_LETTERS
+        and word[0] == name[0]
+        and _one_edit(word, name)
+    )
+
+
+def _name_parts(contact: Contact) -> list[str]:
+    return [part for part in re.split(r"\s+", contact.name.strip()) if part]
+
+
+def _role_words(title: str) -> list[list[str]]:
+    """The ways a title may be said: as written, written out ("chief financial officer"), and for a
+    title that leads a field, "head of <field>"."""
+    words = [_plain(w) for w in title.split()]
+    forms = [words]
+    if len(words) == 1 and words[0] in _ACRONYMS:
+        forms.append(_ACRONYMS[words[0]].split())
+    if len(words) >= 2 and words[-1] in _LEADS:
+        forms.append(["head", "of", *words[:-1]])
+    return forms
+
+
+def people_named(text: str, contacts: Sequence[Contact]) -> list[Named]:
+    """Every mention in ``text`` of a person in ``contacts``, in the order written."""
+    tokens = [(m.group(0), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    plain = [_plain(word) for word, _, _ in tokens]
+    found: list[Named] = []
+    taken: set[int] = set()
+
+    def add(first: int, last: int, people: Sequence[Contact]) -> None:
+        unique = tuple({c.uid: c for c in people}.values())
+        found.append(
+            Named(
+                said=text[tokens[first][1] : tokens[last][2]],
+                contacts=unique,
+                start=tokens[first][1],
+                end=tokens[last][2],
+            )
+        )
+        taken.update(range(first, last + 1))
+
+    # Roles: "the CFO", "our head of marketing" (a determiner before the title's words).
+    for index, word in enumerate(plain):
+        if word not in _DETERMINERS or index + 1 in taken:
+            continue
+        best: tuple[int, list[Contact]] = (0, [])
+        for contact in contacts:
+            for form in _role_words(contact.title or ""):
+                size = len(form)
+                if size and plain[index + 1 : index + 1 + size] == form:
+                    if size > best[0]:
+                        best = (size, [contact])
+                    elif size == best[0]:
+                        best[1].append(contact)
+        if best[0]:
+            add(index, index + best[0], best[1])
+    # Names: a full name first ("David Okafor"), else a first name, else a last name.
+    index = 0
+    while index < len(tokens):
+        if index in taken:
+            index += 1
+            continue
+        word = tokens[index][0]
+        following = tokens[index + 1][0] if index + 1 < len(tokens) and index + 1 not in taken else None
+        full = [
+            c
+            for c in contacts
+            if following is not None
+            and len(parts := _name_parts(c)) >= 2
+            and same_name(word, parts[0])
+            and same_name(following, parts[-1])
+        ]
+        if full:
+            add(index, index + 1, full)
+            index += 2
+            continue
+        first = [c for c in contacts if (parts := _name_parts(c)) and same_name(word, parts[0])]
+        if first:
+            add(index, index, first)
+        elif word[:1].isupper():
+            # A last name alone counts where it is written as a name ("Okafor", not "silva" in a sentence).
+            last = [c for c in contacts if len(parts := _name_parts(c)) >= 2 and same_name(word, parts[-1])]
+            if last:
+                add(index, index, last)
+        index += 1
+    return sorted(found, key=lambda named: named.start)
+
+
+def covers(named: Sequence[Named], words: str) -> bool:
+    """Some mention fits ``words`` (a name the request's grammar puts in a person's place)."""
+    wanted = {_plain(w) for w in _TOKEN.findall(words)}
+    return any(wanted & {_plain(w) for w in _TOKEN.findall(n.said)} for n in named)

@@ -1,0 +1,117 @@
+"""People a request names, read against the tenant's contacts on the real local CardDAV server: full
+and first names in any case, a letter misspelt, roles; several people asked about, nobody said so."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import pytest
+
+from master_agent.capabilities.tools.context import ToolContext
+from master_agent.domains.assistant import missing_information, named_answer
+from master_agent.domains.assistant.demo_data import start_demo_servers
+from master_agent.domains.assistant.local_servers import LocalServers
+from master_agent.domains.assistant.people import people_named, same_name
+from master_agent.domains.assistant.providers import CardDavContacts, Contact
+from master_agent.domains.assistant.tools import build_tools, goal_entities
+from master_agent.runtime.proposals import approves
+from master_agent.settings import Settings
+
+TENANT = "demo-assistant"
+MONDAY = date(2026, 12, 7)
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    directory = tmp_path_factory.mktemp("assistant-people")
+    yield directory
+    LocalServers(directory).stop()
+
+
+@pytest.fixture
+async def contacts(data_dir: Path) -> list[Contact]:
+    local = await start_demo_servers(data_dir, TENANT, datetime(2026, 12, 7, 9, tzinfo=UTC))
+    return await CardDavContacts(local.carddav).everyone()
+
+
+def _who(text: str, contacts: list[Contact]) -> list[tuple[str, list[str]]]:
+    return [(n.said, sorted(c.name for c in n.contacts)) for n in people_named(text, contacts)]
+
+
+async def test_names_roles_and_misspellings_are_read_against_the_contacts(contacts: list[Contact]) -> None:
+    assert _who("can u get maria and me together thursday", contacts) == [("maria", ["Maria Lopez"])]
+    assert _who("what's david okafor's emial?", contacts) == [("david okafor's", ["David Okafor"])]
+    assert _who("Book a call with Mraia on Thursday", contacts) == [("Mraia", ["Maria Lopez"])]
+    assert _who("Who's our CFO and what's her number", contacts) == [("our CFO", ["Maria Lopez"])]
+    assert _who("who is the head of marketing", contacts) == [("the head of marketing", ["Mia Rossi"])]
+    assert _who("ask the chief financial officer", contacts) == [
+        ("the chief financial officer", ["Maria Lopez"])
+    ]
+    # Several people fit: all of them, for the user to choose from.
+    assert _who("email david about it", contacts) == [("david", ["David Chen", "David Okafor"])]
+    assert _who("invite the engineer", contacts)[0][1] == [
+        "Ben Adler",
+        "Emma Dubois",
+        "Lena Novak",
+        "Omar Haddad",
+    ]
+    # A four-letter word a letter off a name is that word ("late" is not Kate); a last name alone
+    # counts where it is written as a name.
+    assert _who("I'll be 10 minutes late", contacts) == []
+    assert _who("tell Okafor", contacts) == [("Okafor", ["David Okafor"])]
+    assert _who("the silva lining", contacts) == []
+    assert same_name("Priay", "Priya") and not same_name("Tim", "Tom")
+
+
+async def test_a_request_names_its_recipients_and_nobody_is_guessed(contacts: list[Contact]) -> None:
+    mailed = goal_entities("email priya and tell her the review moves", MONDAY, "send_mail", contacts)
+    assert (mailed["name"], mailed["message"]) == ("Priya Shah", "the review moves")
+    # A person named in what the mail says is not a recipient.
+    team = goal_entities("let the team know about Maria's spending freeze", MONDAY, "send_mail", contacts)
+    assert team["name"] == "team"
+    told = goal_entities("tell David that Maria approved the budget", MONDAY, "send_mail", contacts)
+    assert told["name"] == "David"
+    assert "unknown_people" not in told
+    # Nobody by that name: said, and asked about before anything is drafted.
+    unknown = goal_entities("Set up a call with priya and Zed on Friday at 2", MONDAY, "schedule", contacts)
+    assert unknown["unknown_people"] == ["Zed"]
+    assert "addresses" not in unknown
+    question = missing_information(unknown)
+    assert question is not None and question.fields == ["name", "people_checked"]
+    assert "No one named 'Zed' is in your contacts" in question.question
+    assert "Priya Shah" in question.question
+    # The answer names someone (or gives an address): the request goes on.
+    assert named_answer("I meant Lena", contacts) == "Lena Novak"
+    assert named_answer("zed@example.org", contacts) == "zed@example.org"
+    assert named_answer("Lena is on the design review on Wednesday with Tom", contacts) is None
+    assert missing_information({**unknown, "name": "Lena Novak", "people_checked": True}) is None
+    # A sender named in lower case is searched by the contact's address.
+    latest = goal_entities("whats the latest from john on atlas?", MONDAY, "read_mail", contacts)
+    assert latest == {"sender": "john.miller@acme.example", "about": "atlas"}
+
+
+async def test_find_contacts_reads_roles_and_misspellings_and_takes_a_new_address(data_dir: Path) -> None:
+    context = ToolContext(
+        pool=None, database_uri="", tenant_id=TENANT, data_schema=None, settings=Settings(data_dir=data_dir)
+    )  # type: ignore[arg-type]
+    tools = build_tools(context)
+    cfo = await tools["find_contacts"].ainvoke({"name": "our CFO"})
+    assert cfo["addresses"] == ["maria.lopez@acme.example"]
+    misspelt = await tools["find_contacts"].ainvoke({"name": "Priay"})
+    assert misspelt["addresses"] == ["priya.shah@acme.example"]
+    both = await tools["find_contacts"].ainvoke({"name": "the head of marketing and Tom"})
+    assert both["addresses"] == ["mia.rossi@acme.example", "tom.becker@acme.example"]
+    davids = await tools["find_contacts"].ainvoke({"name": "david"})
+    assert "addresses" not in davids and len(davids["choices"]["options"]) == 2
+    new = await tools["find_contacts"].ainvoke({"name": "zed@example.org"})
+    assert new["addresses"] == ["zed@example.org"]
+
+
+def test_an_answer_approves_the_change_it_completes_only_in_so_many_words() -> None:
+    assert approves("10:30 works, go ahead")
+    assert approves("Friday at 11, book it")
+    assert not approves("sure, 10:30")
+    assert not approves("at 9")
+    assert not approves("go ahead but change the title to Planning")
