@@ -18,6 +18,7 @@ from master_agent.capabilities.terms import (
     goal_deadline,
     goal_metric,
     goal_target,
+    metric_by_words,
     metric_mention,
     possessed_unknown,
     restated,
@@ -348,3 +349,34 @@ def test_a_question_asking_for_money_is_told_from_one_asking_a_count(text: str, 
 )
 def test_a_figure_of_something_the_data_has_no_rows_for_is_named(text: str, thing: str | None) -> None:
     assert possessed_unknown(text, RETAIL.data_metrics) == thing
+
+
+@pytest.mark.parametrize(
+    ("text", "figure", "unknown"),
+    [
+        ("mean device revenue at store 2 in July", "average device amount", None),
+        ("the average total revenue at store 1 last month", "average basket", None),
+        ("avg acc rev at stores 3 and 7 last qtr", "accessory revenue", "average accessory revenue"),
+        ("what were the typical refunds at store 2 in August", "refunds", "typical refunds"),
+        ("average refunds at store 2 in August", "refunds", "average refunds"),
+        ("mean tenure at store 3", "average tenure", None),
+        ("the average refund rate at store 4", "refund rate", None),
+        ("total revenue at store 4 in July", "total revenue", None),
+    ],
+)
+def test_an_average_asked_of_a_total_is_its_per_sale_figure_or_none(
+    text: str, figure: str, unknown: str | None
+) -> None:
+    # An average is never answered with the total it averages: the per-sale figure where the data
+    # defines one, else a figure the data does not have (per sale, per accessory or per week?).
+    mention = metric_mention(text, RETAIL.data_metrics)
+    assert mention.metric is not None and mention.metric.name == figure
+    assert mention.unknown == unknown
+
+
+def test_an_average_of_a_misspelt_total_is_read_the_same_way() -> None:
+    by_words = metric_by_words("mean devce revnue at store 2 in July", RETAIL.data_metrics)
+    assert by_words is not None and by_words.metric is not None
+    assert by_words.metric.name == "average device amount" and by_words.unknown is None
+    by_words = metric_by_words("avrage refnds at store 2", RETAIL.data_metrics)
+    assert by_words is not None and by_words.unknown == "average refunds"

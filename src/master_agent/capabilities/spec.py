@@ -152,6 +152,10 @@ class DataMetric:
     money: str | None = None
     """The figure that is this count in money (the sales count's is the total revenue): a question
     asking the count "in dollars" or "in money terms" is asked of that figure."""
+    average: str | None = None
+    """The figure that is this total per observation (the device revenue's is the average device
+    amount): "the average device revenue" is asked of it; an average of a total without one is a
+    figure the data does not have, never answered with the total."""
     orders: tuple[EntityOrder, ...] = ()
     """Orders of the entities the figure filters by, to read "our newest store" as the store it is."""
 

@@ -754,7 +754,24 @@ def metric_mention(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
     # attach rate"); "at Store 2" or a verb further away does not.
     if unknown and unknown[-1] == before[-1]:
         return MetricMention(metric=metric, unknown=f"{unknown[-1]} {metric.name}")
-    return MetricMention(metric=metric)
+    return _averaged(before, metric, metrics)
+
+
+#: Words that ask for a figure per observation rather than its total.
+_AVERAGING = frozenset({"average", "mean", "typical"})
+
+
+def _averaged(before: Sequence[str], metric: DataMetric, metrics: Sequence[DataMetric]) -> MetricMention:
+    """``metric``, or what an average asked of it is: "average device revenue" is the average device
+    amount; "average accessory revenue" (per sale or per accessory?) and "mean refunds" are figures
+    the data does not have, never answered with the total."""
+    asked = any(_same_word(word, averaging) for word in before for averaging in _AVERAGING)
+    if not asked or metric.expression.lstrip().startswith("avg("):
+        return MetricMention(metric=metric)
+    counterpart = next((m for m in metrics if m.name == metric.average), None)
+    if counterpart is not None:
+        return MetricMention(metric=counterpart)
+    return MetricMention(metric=metric, unknown=f"average {metric.name}")
 
 
 #: Words that ask for an amount of money rather than a count: a currency ("in dollars", "$", "quid"),
@@ -1250,7 +1267,7 @@ def _match_words(words: list[str], metrics: Sequence[DataMetric]) -> MetricMenti
         strange.insert(0, word)
     if strange:
         return MetricMention(metric=metric, unknown=" ".join([*strange, metric.name]))
-    return MetricMention(metric=metric)
+    return _averaged(words[max(0, first - 2) : first], metric, metrics)
 
 
 #: Words that say how a figure moves, never which figure it is.

@@ -57,6 +57,7 @@ def _sales(
     means: str,
     lower_is_better: bool = False,
     money: str | None = None,
+    average: str | None = None,
 ) -> DataMetric:
     """A figure of the transactions, by store, staff member or region, over any window."""
     return DataMetric(
@@ -71,6 +72,7 @@ def _sales(
         observation_noun="device sales",
         lower_is_better=lower_is_better,
         money=money,
+        average=average,
         groups=REGIONS,
         orders=STORE_ORDERS,
     )
@@ -115,11 +117,11 @@ DATA_METRICS = (
            "the average price paid for a phone or device"),
     _sales("device revenue", "coalesce(sum(device_amount), 0)::float", "currency",
            ("device sales revenue", "total device sales", "device sales amount", "device takings"),
-           "total money taken from phone and device sales"),
+           "total money taken from phone and device sales", average="average device amount"),
     # Gross: a refund is a flag on the sale, nothing is netted out.
     _sales("total revenue", "coalesce(sum(device_amount + coalesce(accessory_amount, 0)), 0)::float", "currency",
            ("revenue", "takings", "total takings", "total sales", "turnover", "gross sales"),
-           "all the money taken, devices and accessories together"),
+           "all the money taken, devices and accessories together", average="average basket"),
     _sales("average basket", "avg(device_amount + coalesce(accessory_amount, 0))::float", "currency",
            ("average basket value", "basket size", "average transaction value", "average spend per sale"),
            "how much a customer spends per sale on average, device and accessory together"),
