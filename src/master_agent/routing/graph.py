@@ -426,7 +426,12 @@ class FrontDoor:
         if out and (figure := names_a_figure(goal, self.pack.data_metrics)) is not None:
             # No agent takes it on, and it names a figure the tenant's data has ("avg training hrs per
             # person", "Store 4 txns w/c 14 Sept"): a question about that figure, not foreign work.
-            outcome = Outcome(RouteTarget(kind="query", name="data"), f"asks for the {figure} of the data")
+            # A guess all the same: its answer is never more than partial (see answer_query).
+            outcome = Outcome(
+                RouteTarget(kind="query", name="data"),
+                f"no agent takes it on; read as asking for the {figure} of the data",
+                best_guess=True,
+            )
             intent = intent.model_copy(update={"action": "QUERY", "query_kind": "data"})
         return RoutingDecision(
             message=text,
@@ -627,11 +632,22 @@ class FrontDoor:
             model_finished=False,
             tools_called=True,
         )
+        if routing.get("best_guess"):
+            # The route itself was a guess (nothing served the message; after the last clarification
+            # round): the number may be right, but that it answers the question is not checked.
+            evidence.append(
+                Check(
+                    claim="the question is a data question",
+                    evidence=str(routing.get("reason")),
+                    verdict="weak",
+                )
+            )
         checks = [*evidence, *verified.checks]
         unbacked = limitations_of(evidence) + verified.limitations
         limitations = ([] if answer.answered else [answer.text]) + unbacked
+        answered = answer.answered and not routing.get("best_guess")
         envelope = _envelope(
-            "success" if answer.answered else "partial", answer.data, limitations, verification=checks
+            "success" if answered else "partial", answer.data, limitations, verification=checks
         )
         data = {**answer.data, "verification": envelope["verification"]} if answer.data else {}
         return {
