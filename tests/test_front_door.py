@@ -205,6 +205,22 @@ async def test_a_data_question_without_a_known_figure_says_what_can_be_asked(
         assert "attach rate" in values["reply"]["text"]
 
 
+async def test_a_data_question_read_only_by_its_figure_is_a_guess_and_never_a_success(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    # Nothing serves "avg training hrs per person at store 7?" on its own; it names a figure the data
+    # has, so it is answered, but as a guessed route: the right number, partial, with the guess shown.
+    async with _client(live, keys["demo-retail"]) as client:
+        answered = await chat(client, "avg training hrs per person at store 7?")
+        values = answered["values"]
+        assert values["routing"]["target"] == {"kind": "query", "name": "data"}, values["routing"]["reason"]
+        assert values["routing"]["best_guess"] is True
+        assert values["reply"]["data"]["outcome"] == "answer" and values["reply"]["data"]["value"] is not None
+        assert values["reply"]["status"] == values["envelope"]["status"] == "partial"
+        weak = [check for check in values["envelope"]["verification"] if check["verdict"] == "weak"]
+        assert any("data question" in check["claim"] for check in weak), weak
+
+
 async def test_sdk_chat_input_is_routed_and_a_goal_input_goes_straight_to_the_solver(
     live: LiveServer, keys: dict[str, str]
 ) -> None:
