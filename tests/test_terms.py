@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from master_agent.capabilities.terms import (
+    Window,
     ambiguous_date,
     asks_money,
     counted_unknown,
@@ -380,3 +381,19 @@ def test_an_average_of_a_misspelt_total_is_read_the_same_way() -> None:
     assert by_words.metric.name == "average device amount" and by_words.unknown is None
     by_words = metric_by_words("avrage refnds at store 2", RETAIL.data_metrics)
     assert by_words is not None and by_words.unknown == "average refunds"
+
+
+@pytest.mark.parametrize(
+    ("label", "said"),
+    [
+        ("in during october", "october"),
+        ("in August", "August"),
+        ("over June and July", "June and July"),
+        ("last month", "last month"),
+    ],
+)
+def test_a_window_is_described_without_the_prepositions_its_label_carries(label: str, said: str) -> None:
+    window = Window(
+        start=datetime(2026, 10, 1, tzinfo=UTC), end=datetime(2026, 11, 1, tzinfo=UTC), label=label
+    )
+    assert window.describe() == f"{said} (2026-10-01 to 2026-10-31)"

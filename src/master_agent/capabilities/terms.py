@@ -115,7 +115,8 @@ class Window:
 
     def describe(self) -> str:
         # Said after "in": the label's own preposition ("in August", "over June and July") would repeat it.
-        label = re.sub(r"^(?:in|over|during|for|from)\s+", "", self.label, flags=re.I)
+        # "in during October" (a preposition the question put before its own) loses both.
+        label = re.sub(r"^(?:(?:in|over|during|for|from)\s+)+", "", self.label, flags=re.I)
         return f"{label} ({self.start:%Y-%m-%d} to {self.last_day():%Y-%m-%d})"
 
 

@@ -791,7 +791,11 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
         if metric.time_column and (
             coverage is None or window.end <= coverage.start or window.start >= coverage.end
         ):
-            held = f"your data covers {coverage.describe()}" if coverage else "your data has none yet"
+            held = (
+                f"your data covers {coverage.start:%Y-%m-%d} to {coverage.last_day():%Y-%m-%d}"
+                if coverage
+                else "your data has none yet"
+            )
             return QueryAnswer(
                 text=f"There is no {metric.name} data for {window.describe()}: {held}.",
                 handler="data",
