@@ -10,9 +10,16 @@ Rooms from the top down; a room may import its own modules and the rooms below i
     domains               -> packs: import the engine, the engine never imports them (only the CLI's demos do)
     routing, builder, meta
     runtime, workflows
+    evolution             -> knowledge, learnings, playbooks: built on the tenant's capabilities
     capabilities
-    models, evolution, storage
+    models, storage       -> chat models and embedders; the database
     settings, errors, untrusted
+
+DESIGN.md drew ``capabilities -> models, evolution, storage``; the code has evolution built on capabilities
+(playbooks check their tools against the tenant's registry, reuse reads metrics in the pack's terms, outcomes
+query through the read-only SQL tool) while capabilities needed only the embedders from evolution, which DESIGN.md
+places in ``models/`` anyway. So the embedders moved to ``models/`` and evolution stands above capabilities, as
+the issue's order ``runtime -> capabilities/evolution -> storage/models`` allows.
 """
 
 from __future__ import annotations
@@ -33,19 +40,19 @@ RANKS: dict[str, int] = {
     "errors": 0,
     "untrusted": 0,
     "models": 1,
-    "evolution": 1,
     "storage": 1,
     "capabilities": 2,
-    "runtime": 3,
-    "workflows": 3,
-    "routing": 4,
-    "builder": 4,
-    "meta": 4,
-    "domains": 5,
-    "service": 6,
-    "cli": 6,
-    "cli_evolution": 6,
-    "cli_meta": 6,
+    "evolution": 3,
+    "runtime": 4,
+    "workflows": 4,
+    "routing": 5,
+    "builder": 5,
+    "meta": 5,
+    "domains": 6,
+    "service": 7,
+    "cli": 7,
+    "cli_evolution": 7,
+    "cli_meta": 7,
 }
 # The only rooms outside ``domains`` that may name a pack: the CLI's demo commands pick one.
 PACK_IMPORTERS = frozenset({"cli", "cli_evolution", "cli_meta"})
