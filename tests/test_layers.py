@@ -294,3 +294,34 @@ def test_the_walk_sees_deferred_imports_and_draws_the_circle() -> None:
             ],
         )
     ]
+
+
+def _names_graph_id(node: ast.expr) -> bool:
+    return (isinstance(node, ast.Name) and node.id == "graph_id") or (
+        isinstance(node, ast.Attribute) and node.attr == "graph_id"
+    )
+
+
+def _picks_a_graph(node: ast.Compare) -> bool:
+    """A graph id compared for equality, or for membership in a list written out (membership in the
+    registry's ids, ``graph_id in graph_ids(resources)``, is the generic check)."""
+    operands = [node.left, *node.comparators]
+    equality = any(isinstance(op, ast.Eq | ast.NotEq) for op in node.ops)
+    listed = any(isinstance(operand, ast.Tuple | ast.List | ast.Set) for operand in node.comparators)
+    return (equality or listed) and any(_names_graph_id(operand) for operand in operands)
+
+
+def test_the_api_layer_names_no_particular_graph() -> None:
+    """``service/`` neither imports a graph's id nor compares a graph id with anything: what differs
+    between graphs comes with their registration (``runtime.graphs.GraphRegistration``)."""
+    found = []
+    for path in sorted((SOURCE / "service").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and any(
+                alias.name.endswith("_GRAPH_ID") for alias in node.names
+            ):
+                found.append(f"{path.name}:{node.lineno} imports {[alias.name for alias in node.names]}")
+            if isinstance(node, ast.Compare) and _picks_a_graph(node):
+                found.append(f"{path.name}:{node.lineno} compares a graph id: {ast.unparse(node)}")
+    assert not found, "the API layer names particular graphs:\n  " + "\n  ".join(found)

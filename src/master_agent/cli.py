@@ -542,6 +542,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Settings.from_env()
         if args.command == "serve":
             return _serve(args, settings)
+        from master_agent.service.graphs import register_graphs  # the graphs the commands run
+
+        register_graphs()
         return asyncio.run(_run(args, settings, console))
     except MasterAgentError as error:
         error_console.print(f"[bold red]error:[/] {error}")

@@ -15,31 +15,21 @@ from typing import Annotated, Any, Literal, cast, get_args
 
 from fastapi import APIRouter, Body, Depends, Header, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
-from langchain_core.runnables import RunnableConfig
 from prometheus_client import Gauge
 from pydantic import Field, model_validator
 from sse_starlette import EventSourceResponse
 
-from master_agent.capabilities import load_tenant
 from master_agent.capabilities.assistants import AGENT_SPEC_KEY, resolve_assistant
 from master_agent.errors import InputError
 from master_agent.evolution.webhooks import WebhookRefused, check_webhook_url
-from master_agent.meta.graph import check_meta_input, check_tier_budgets, parse_human_answer
-from master_agent.runtime.factory import classify_complexity, master_graph
 from master_agent.runtime.graph_runs import shape_of
-from master_agent.runtime.graphs import MASTER_GRAPH_ID, META_GRAPH_ID, graph_ids
+from master_agent.runtime.graphs import GraphRegistration, graph_ids, graph_registration
 from master_agent.runtime.run_events import STORED_ELSEWHERE, RunEvent
 from master_agent.runtime.runs import Run, RunQueue
-from master_agent.runtime.solve import MAX_GOAL_CHARS
 from master_agent.service.deps import QueueDep, ResourcesDep, RunTenantDep, TenantDep, run_starting_tenant
 from master_agent.service.graph_state import run_json, run_output, snapshot_json, thread_snapshot
 from master_agent.service.limits import LangGraphBody, Metadata, StrictJsonRoute
-from master_agent.service.routes.threads import (
-    MASTER_STATE_KEYS,
-    check_checkpoint,
-    check_state_keys,
-    existing_thread,
-)
+from master_agent.service.routes.threads import check_checkpoint, existing_thread
 from master_agent.service.threads import Thread, create_thread, delete_thread, get_thread
 from master_agent.storage.outages import OutageTooLong, through_outages
 
@@ -93,10 +83,10 @@ class RunCreate(LangGraphBody):
 
 
 async def check_run_request(
-    body: RunCreate, thread: Thread, resources: ResourcesDep, graph_id: str, tenant_id: str
+    body: RunCreate, thread: Thread, resources: ResourcesDep, graph: GraphRegistration, tenant_id: str
 ) -> None:
-    """Refuse, before anything is stored, what the graph would fail on (the master graph's state is
-    known here; other graphs get only the generic checks)."""
+    """Refuse, before anything is stored, what the graph would fail on: the generic checks here, the
+    graph's own input and command checks from its registration."""
     # Refused rather than run without them (a caller relying on them would never learn).
     if body.webhook is not None:
         try:
@@ -117,83 +107,37 @@ async def check_run_request(
         if thread.status != "interrupted":
             raise HTTPException(422, detail="input: required unless the thread is stopped at a breakpoint")
         return
-    if body.command is not None:
-        unknown = sorted(set(body.command) - {"resume", "update"})
-        if unknown:
-            raise HTTPException(422, detail=f"command: unsupported keys {unknown}; use resume and/or update")
-        if "resume" in body.command and thread.status != "interrupted":
-            raise HTTPException(409, detail="command.resume: the thread is not waiting for a decision")
-        if "resume" in body.command and graph_id == META_GRAPH_ID:
-            try:
-                parse_human_answer(body.command["resume"])
-            except InputError as error:
-                raise HTTPException(422, detail=str(error.under("command"))) from None
-        if "update" in body.command and graph_id == MASTER_GRAPH_ID:
-            if not isinstance(body.command["update"], dict):
-                raise HTTPException(422, detail="command.update: send one object of state keys")
-            check_state_keys(MASTER_STATE_KEYS, "command.update", body.command["update"])
-        return
-    assert body.input is not None
-    if graph_id == META_GRAPH_ID:
-        try:
-            request = check_meta_input(body.input)
-            if request.budgets:
-                record = await load_tenant(resources.database.pool, tenant_id)
-                check_tier_budgets(request, record.tier, "input.request")
-        except InputError as error:
-            raise HTTPException(422, detail=str(error)) from None
-        return
-    if graph_id != MASTER_GRAPH_ID:
-        return
-    if not isinstance(body.input, dict):
-        raise HTTPException(422, detail="input: send one object with a goal (or messages)")
-    # Keys the graph's state lacks are ignored, as LangGraph ignores them (a parent graph calling this
-    # one through RemoteGraph sends its whole state).
-    known = {key: value for key, value in body.input.items() if key in MASTER_STATE_KEYS}
-    if not known or any(value is None for value in known.values()):
-        raise HTTPException(422, detail="input: send at least a goal, and no null values")
-    goal = body.input.get("goal")
-    if goal is not None and (not isinstance(goal, str) or not goal.strip() or len(goal) > MAX_GOAL_CHARS):
-        raise HTTPException(
-            422, detail=f"input.goal: a non-empty string of at most {MAX_GOAL_CHARS} characters"
-        )
-    messages = body.input.get("messages")
-    if messages is not None and (not isinstance(messages, list) or not messages):
-        raise HTTPException(422, detail="input.messages: a non-empty list of messages")
-    if goal is None and messages is None:
-        async with resources.database.pool.connection() as conn:
-            started = await (
-                await conn.execute(
-                    "SELECT 1 FROM checkpoints WHERE thread_id = %s LIMIT 1", (str(thread.thread_id),)
+    try:
+        if body.command is not None:
+            unknown = sorted(set(body.command) - {"resume", "update"})
+            if unknown:
+                raise HTTPException(
+                    422, detail=f"command: unsupported keys {unknown}; use resume and/or update"
                 )
-            ).fetchone()
-        if started is None:
-            raise HTTPException(
-                422,
-                detail="input.goal: required for the first run of a thread (or input.messages: a chat message)",
-            )
+            if "resume" in body.command and thread.status != "interrupted":
+                raise HTTPException(409, detail="command.resume: the thread is not waiting for a decision")
+            if graph.check_command is not None:
+                graph.check_command(body.command)
+        elif graph.check_input is not None:
+            await graph.check_input(resources, tenant_id, str(thread.thread_id), body.input)
+    except InputError as error:
+        raise HTTPException(422, detail=str(error)) from None
 
 
 async def check_run_config(
-    resources: ResourcesDep, tenant: str, config: dict[str, Any], graph_id: str
+    resources: ResourcesDep, tenant: str, config: dict[str, Any], graph: GraphRegistration
 ) -> None:
     """Refuse a config the run could not start with (422 naming the field), before it is stored or
-    kept on the thread: the master graph is built for it (cached), which checks every option against
-    the tenant's catalogue."""
-    limit = config.get("recursion_limit")
-    if graph_id != MASTER_GRAPH_ID:
+    kept on the thread: the graph's own check, else ``recursion_limit`` a positive integer."""
+    if graph.check_config is None:
+        limit = config.get("recursion_limit")
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise HTTPException(422, detail="config.recursion_limit: a positive integer")
         return
-    graph_config: dict[str, Any] = {"configurable": {**config["configurable"], "tenant_id": tenant}}
-    if limit is not None:
-        graph_config["recursion_limit"] = limit
     try:
-        await master_graph(resources, cast(RunnableConfig, graph_config))
+        await graph.check_config(resources, tenant, config)
     except InputError as error:
-        field = error.field if error.field.startswith(("configurable", "recursion_limit")) else None
-        detail = f"config.{error}" if field else f"config.configurable: {error}"
-        raise HTTPException(422, detail=detail) from None
+        raise HTTPException(422, detail=str(error)) from None
 
 
 def _location(run: Run, then: str = "") -> dict[str, str]:
@@ -255,7 +199,8 @@ async def prepare_run(
     )
     if assistant is None:
         raise HTTPException(404, detail=f"Assistant {body.assistant_id} not found")
-    await check_run_request(body, thread, resources, assistant.graph_id, tenant)
+    graph = graph_registration(resources, assistant.graph_id)
+    await check_run_request(body, thread, resources, graph, tenant)
     config = dict(body.config or {})
     if not isinstance(config.get("configurable") or {}, dict):
         raise HTTPException(422, detail="config.configurable: send one object")
@@ -280,17 +225,11 @@ async def prepare_run(
         if "complexity" not in configurable and kept.get("complexity"):
             configurable["complexity"] = kept["complexity"]  # a resume needs the graph it stopped in
         graph_input = _agent_input(body.input)
-    elif "complexity" not in configurable and assistant.graph_id == MASTER_GRAPH_ID:
+    elif graph.pin_configurable is not None:
         # Fixed per thread: later runs (a resume, a follow-up) build the same graph as the first one.
-        known = (thread.config.get("configurable") or {}).get("complexity")
-        goal = body.input.get("goal") if isinstance(body.input, dict) else None
-        if known:
-            configurable["complexity"] = known
-        elif isinstance(goal, str) and goal.strip() and not thread.config.get("graph_id"):
-            # Only a thread's first run: a chat thread keeps its front door for a later goal.
-            configurable["complexity"] = classify_complexity(goal)
+        configurable = graph.pin_configurable(configurable, thread.config, body.input)
     config["configurable"] = configurable
-    await check_run_config(resources, tenant, config, assistant.graph_id)
+    await check_run_config(resources, tenant, config, graph)
     kwargs = {
         "input": graph_input,
         "command": body.command,
