@@ -33,6 +33,7 @@ from master_agent.runtime.factory import front_door
 from master_agent.runtime.recovery import answers_question
 from master_agent.runtime.tenant_agents import save_assistant
 from master_agent.runtime.termination import TerminationReport
+from master_agent.service.graphs import register_graphs
 from master_agent.settings import Settings
 
 TENANT = "demo-retail"
@@ -366,6 +367,7 @@ async def first_message(settings: Settings) -> None:
 
 
 async def main(verbose: bool) -> None:
+    register_graphs()
     with tempfile.TemporaryDirectory(prefix="ma-routing-") as data_dir:
         base = Settings.from_env()
         settings = base.with_overrides(

@@ -33,6 +33,7 @@ from benchmarks import agents, evolution, retention, routing
 
 from master_agent.runtime import RuntimeResources, SolveRequest, master_graph, open_resources, solve
 from master_agent.runtime.factory import graph_cache
+from master_agent.service.graphs import register_graphs
 from master_agent.settings import Settings
 from master_agent.storage.embedded import stop_embedded_server
 
@@ -157,6 +158,7 @@ async def core(parts: list[str]) -> None:
 
 
 def main(argv: list[str]) -> None:
+    register_graphs()
     parts = chosen_parts(",".join(argv) or os.environ.get("PARTS", ""))
     if any(part in CORE_PARTS for part in parts):
         asyncio.run(core(parts))

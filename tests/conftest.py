@@ -14,8 +14,15 @@ import pytest
 from pgserver import get_server  # type: ignore[attr-defined]
 
 from master_agent.runtime import RuntimeResources, open_resources
+from master_agent.service.graphs import register_graphs
 from master_agent.settings import Settings
 from master_agent.storage.embedded import require_passwords
+
+
+@pytest.fixture(scope="session", autouse=True)
+def served_graphs() -> None:
+    """The front door and the graphs, registered as the service and the CLI register them at start."""
+    register_graphs()
 
 
 @pytest.fixture(scope="session")

@@ -9,8 +9,8 @@ import pytest
 from master_agent.capabilities import provision_tenant_readers
 from master_agent.domains.retail.data import DemoProfile, install
 from master_agent.domains.retail.tools import PROBLEMS, cause_holds_at
-from master_agent.evolution.embeddings import LocalMiniLMEmbedder
 from master_agent.evolution.reuse import metric_of, problem_statement
+from master_agent.models.embeddings import LocalMiniLMEmbedder
 from master_agent.runtime import RuntimeResources
 
 TENURE_LOWERS_ATTACH = {"root_cause": {"driver": "tenure_months", "direction": "lower"}}
