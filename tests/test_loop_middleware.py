@@ -3,7 +3,9 @@ a hook asks the user (``interrupt()``) or writes a stream event, inside a one-no
 
 from __future__ import annotations
 
+import ast
 import uuid
+from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
@@ -15,6 +17,7 @@ from langgraph.types import Command
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
+import master_agent.runtime
 from master_agent.capabilities import AgentSpec, MissingInformation
 from master_agent.runtime.middleware import (
     BudgetsMiddleware,
@@ -389,3 +392,15 @@ async def test_layers_run_outermost_first() -> None:
 
     await chain_tool_calls([Layer("a"), Layer("b")], inner)(_request())
     assert order == ["a", "b", "call"]
+
+
+def test_the_middleware_and_the_deep_agent_runtime_import_neither_the_core_nor_the_builder() -> None:
+    runtime = Path(master_agent.runtime.__file__).parent
+    modules = [runtime / "deep_agents.py", *sorted((runtime / "middleware").glob("*.py"))]
+    for path in modules:
+        imported = {
+            node.module
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.ImportFrom) and node.module
+        }
+        assert not imported & {"master_agent.runtime.loop", "master_agent.runtime.core"}, path.name

@@ -6,7 +6,8 @@ middleware (``runtime.middleware``) this module composes per agent spec, in one 
 scope, planner first, human review, termination. The master loop (depth 0) gets the flow-start
 middleware (proposal feedback, recall, gathering, scope) and, per ``LoopLimits``, human review and the
 ``planner_first`` or ``parallel_research`` variant; sub-agents get the rest. An agent whose spec says
-``"runtime": "deepagents"`` is a langchain ``create_agent`` harness instead (``runtime.deep_agents``).
+``"runtime": "deepagents"`` is a langchain ``create_agent`` harness instead (``runtime.deep_agents``,
+which imports nothing of this module).
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from master_agent.models.budget import TokenCounter, estimate_tokens, schema_tok
 from master_agent.models.schemas import compact_tool, lean_tool
 from master_agent.runtime.answers import final_confidence, parse_final_answer, progress_keys, shape_answer
 from master_agent.runtime.core import _AgentLoop
-from master_agent.runtime.deep_agents import DEEP_RUNTIME, PromptBudgetMiddleware, build_deep_agent
 from master_agent.runtime.middleware import (
     BudgetsMiddleware,
     ChoicesMiddleware,
@@ -151,7 +151,7 @@ class _LoopBuilder:
         key = (spec["name"], depth)
         if key in self.built and checkpointer is None:
             return self.built[key]
-        compiled = self._deep(spec, depth, checkpointer) if spec.get("runtime") == DEEP_RUNTIME else None
+        compiled = self._deep(spec, depth, checkpointer) if spec.get("runtime") == "deepagents" else None
         if compiled is None:
             compiled = self._loop(spec, depth, checkpointer)
         if checkpointer is None:
@@ -161,6 +161,9 @@ class _LoopBuilder:
     def _deep(
         self, spec: AgentSpec, depth: int, checkpointer: BaseCheckpointSaver[Any] | None
     ) -> CompiledLoop:
+        # Imported here: deepagents takes about a second to import, paid only by graphs that use it.
+        from master_agent.runtime.deep_agents import PromptBudgetMiddleware, build_deep_agent
+
         return build_deep_agent(
             spec,
             capabilities=self.capabilities,
