@@ -15,6 +15,7 @@ agent/tools pair is replaced by ``plan -> run_plan``.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from master_agent.capabilities import AgentSpec, SubAgentEnvelope
 from master_agent.runtime.answers import progress_keys
 from master_agent.runtime.context import new_context_box
 from master_agent.runtime.middleware import (
+    CallKind,
     CallOutcome,
     HumanReviewMiddleware,
     LoopMiddleware,
@@ -206,18 +208,10 @@ class _AgentLoop:
         update.update(confidence_score=confidence, progress_score=progress)
         return update, box, new_messages, prompt_state
 
-    async def call_model(
-        self,
-        model: Runnable[Any, Any],
-        systems: list[str],
-        history: list[AnyMessage],
-        config: RunnableConfig,
-        *,
-        tool_tokens: int,
-        lean_tools: tuple[Runnable[Any, Any], int] | None = None,
-    ) -> tuple[AIMessage | str, int]:
-        caller = ModelCaller(agent=self.name, depth=self.depth, limits=self.limits)
-        return await caller(model, systems, history, config, tool_tokens=tool_tokens, lean_tools=lean_tools)
+    @functools.cached_property
+    def call_model(self) -> ModelCaller:
+        """Calls the model for this agent (``runtime.model_call``)."""
+        return ModelCaller(agent=self.name, depth=self.depth, limits=self.limits)
 
     async def agent(self, state: MasterAgentState, config: RunnableConfig) -> dict[str, Any]:
         if state.get("handoff"):
@@ -324,7 +318,7 @@ class _AgentLoop:
         """Run one tool or sub-agent call through the middleware; never raises for the call's own
         failure. With ``refusal`` (the result, the blocker) the call does not run: that error is its
         result."""
-        kind = "sub_agent" if name in self.subs else "tool" if name in self.plain else "unknown"
+        kind: CallKind = "sub_agent" if name in self.subs else "tool" if name in self.plain else "unknown"
         event_kind = "sub_agent" if kind == "sub_agent" else "tool"
         writer = get_stream_writer()
         writer(

@@ -9,6 +9,7 @@ scope; a tool call passes budgets, then choices, then risk, then recovery; a mod
 """
 
 from master_agent.runtime.middleware.base import (
+    CallKind,
     CallOutcome,
     LoopMiddleware,
     ModelRequest,
@@ -32,6 +33,7 @@ from master_agent.runtime.middleware.termination import TerminationMiddleware
 
 __all__ = [
     "BudgetsMiddleware",
+    "CallKind",
     "CallOutcome",
     "ChoicesMiddleware",
     "Gathering",

@@ -37,6 +37,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from master_agent.runtime.state import ContextBox, MasterAgentState, StepRecord
 
 CallStatus = Literal["success", "partial", "error"]
+CallKind = Literal["tool", "sub_agent", "unknown"]
 
 
 @dataclass(kw_only=True)
@@ -77,7 +78,7 @@ class ToolCallRequest:
     """The model's id of the call."""
     config: RunnableConfig
     """The task's config (``thread_id`` for proposals)."""
-    kind: Literal["tool", "sub_agent", "unknown"] = "tool"
+    kind: CallKind = "tool"
     """A plain tool, a sub-agent, or a name this agent does not have."""
     approved: bool = False
     """The user approved a medium-risk change with the answer that completed it."""

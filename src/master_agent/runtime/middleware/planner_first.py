@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.messages import AnyMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ValidationError
@@ -21,6 +21,7 @@ from master_agent.models.offline import PLAN_TOOL_NAME, fill_arguments
 from master_agent.models.prompt_blocks import render_tagged_json
 from master_agent.runtime.context import render_context_box
 from master_agent.runtime.middleware.base import LoopMiddleware
+from master_agent.runtime.model_call import ModelCaller
 from master_agent.runtime.planning import ExecutionPlan, PlanStep, build_plan_graph
 from master_agent.runtime.state import CompiledLoop, ContextBox, MasterAgentState, StepRecord
 
@@ -28,11 +29,20 @@ from master_agent.runtime.state import CompiledLoop, ContextBox, MasterAgentStat
 class PlanHost(Protocol):
     """What the planner needs of the loop it runs in."""
 
-    spec: AgentSpec
-    depth: int
-    plain: dict[str, BaseTool]
-    subs: dict[str, tuple[AgentSpec, CompiledLoop]]
-    model: BaseChatModel | None
+    @property
+    def spec(self) -> AgentSpec: ...
+
+    @property
+    def depth(self) -> int: ...
+
+    @property
+    def plain(self) -> dict[str, BaseTool]: ...
+
+    @property
+    def subs(self) -> dict[str, tuple[AgentSpec, CompiledLoop]]: ...
+
+    @property
+    def model(self) -> BaseChatModel | None: ...
 
     @property
     def name(self) -> str: ...
@@ -48,19 +58,19 @@ class PlanHost(Protocol):
         self, state: MasterAgentState
     ) -> tuple[dict[str, Any], ContextBox, list[AnyMessage], MasterAgentState]: ...
 
-    async def call_model(
-        self,
-        model: Runnable[Any, Any],
-        systems: list[str],
-        history: list[AnyMessage],
-        config: RunnableConfig,
-        *,
-        tool_tokens: int,
-        lean_tools: tuple[Runnable[Any, Any], int] | None = None,
-    ) -> tuple[AIMessage | str, int]: ...
+    @property
+    def call_model(self) -> ModelCaller: ...
 
     async def execute_call(
-        self, name: str, args: dict[str, Any], call_id: str, config: RunnableConfig, **options: Any
+        self,
+        name: str,
+        args: dict[str, Any],
+        call_id: str,
+        config: RunnableConfig,
+        *,
+        refusal: tuple[str, str] | None = None,
+        approved: bool = False,
+        over_budget: str | None = None,
     ) -> dict[str, Any]: ...
 
 

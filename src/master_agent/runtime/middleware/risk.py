@@ -15,13 +15,13 @@ from langchain_core.tools import BaseTool
 from langgraph.types import interrupt
 from pydantic import ValidationError
 
+from master_agent.capabilities.spec import Risk
 from master_agent.errors import ToolFailure, ToolInputError
 from master_agent.runtime.middleware.base import CallOutcome, LoopMiddleware, ToolCallRequest, ToolHandler
 from master_agent.runtime.proposals import (
     HOW_TO_ANSWER,
     Proposal,
     ProposalBook,
-    Risk,
     call_risk,
     read_feedback,
     revise_args,
