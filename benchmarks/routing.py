@@ -37,7 +37,7 @@ from master_agent.settings import Settings
 
 TENANT = "demo-retail"
 #: (messages, their follow-ups, whether they are tuning splits whose misses may be listed): the first
-#: labelled batch, the second and the third (each written later by another helper; their held-out
+#: labelled batch, the second, the third and the fourth (held-out only; each written later by another helper; their held-out
 #: parts seen by no one tuning).
 SPLITS = (
     ("validation.json", "followups_tuning.json", True),
@@ -46,6 +46,7 @@ SPLITS = (
     ("heldout2.json", "followups_heldout2.json", False),
     ("validation3.json", "followups_train3.json", True),
     ("heldout3.json", "followups_heldout3.json", False),
+    ("heldout4.json", "followups_heldout4.json", False),
 )
 HANDLERS = ["solve", "answer_query", "build_agent", "out_of_scope"]
 
