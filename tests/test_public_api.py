@@ -27,6 +27,7 @@ PACKAGES = [
     "master_agent.evolution",
     "master_agent.models",
     "master_agent.runtime",
+    "master_agent.runtime.middleware",
     "master_agent.storage",
 ]
 SNAPSHOTS = Path(__file__).parent / "snapshots"
