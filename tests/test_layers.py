@@ -57,13 +57,9 @@ RANKS: dict[str, int] = {
 # The only rooms outside ``domains`` that may name a pack: the CLI's demo commands pick one.
 PACK_IMPORTERS = frozenset({"cli", "cli_evolution", "cli_meta"})
 
-# Circles known today and owned by a change in flight; each entry is the set of modules of one circle. Drop an
-# entry when its circle is gone (the test fails on an entry that no longer matches a circle, so it cannot go stale).
-ALLOWED_CIRCLES: list[frozenset[str]] = [
-    # runtime/loop <-> runtime/deep_agents: the loop builds sub-agents as deep agents, which run the loop. Another
-    # change of issue 43 (the loop as middleware) splits it; remove this entry with it.
-    frozenset({"master_agent.runtime.loop", "master_agent.runtime.deep_agents"}),
-]
+# Circles known and owned by a change in flight; each entry is the set of modules of one circle. Drop an entry
+# when its circle is gone (the test fails on an entry that no longer matches a circle, so it cannot go stale).
+ALLOWED_CIRCLES: list[frozenset[str]] = []
 
 
 @dataclass(frozen=True)
