@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel
 
-from master_agent.capabilities.terms import duckling_parse_time
+from master_agent.capabilities.terms import duckling_parse, duckling_parse_time
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 WORKDAY_START = time(9, 0)
@@ -54,7 +54,8 @@ _BETWEEN = re.compile(
     re.I,
 )
 _DURATION = re.compile(
-    r"\b(?:(\d+(?:\.\d+)?)\s*(minutes?|mins?|hours?|hrs?|h)\b|(half an hour)|(an hour|one hour))", re.I
+    r"\b(?:(\d+(?:\.\d+)?)\s*(?:[a-z]+\s+)?(minutes?|mins?|hours?|hrs?|h)\b|(half an hour)|(an hour|one hour))",
+    re.I,
 )
 
 
@@ -211,7 +212,19 @@ def resolve_hours(text: str) -> tuple[time, time] | None:
     return DAY_PARTS[part.group(1).lower()] if part is not None else None
 
 
+#: The longest length an event or a free slot is read as (a "three days" said of a span is no length).
+LONGEST_MINUTES = 12 * 60
+
+
 def resolve_minutes(text: str) -> int | None:
+    """The length ``text`` states, in minutes: Duckling's duration dimension ("45 minute", "two hour",
+    "an hour and a half", "a quarter of an hour"), in minutes or hours and up to ``LONGEST_MINUTES``;
+    else a number and its unit with one word between them ("90 free minutes", "a 2 hr block")."""
+    for item in sorted(duckling_parse(text, ("duration",)), key=lambda entry: entry["start"]):
+        value = item["value"]
+        seconds = (value.get("normalized") or {}).get("value")
+        if value.get("unit") in ("minute", "hour") and seconds and 0 < seconds <= LONGEST_MINUTES * 60:
+            return round(seconds / 60)
     found = _DURATION.search(text)
     if found is None:
         return None
@@ -220,7 +233,8 @@ def resolve_minutes(text: str) -> int | None:
     if found.group(4):
         return 60
     amount = float(found.group(1))
-    return round(amount * 60) if found.group(2).lower().startswith("h") else round(amount)
+    minutes = round(amount * 60) if found.group(2).lower().startswith("h") else round(amount)
+    return minutes if 0 < minutes <= LONGEST_MINUTES else None
 
 
 def free_slots(
