@@ -415,9 +415,7 @@ def main() -> int:
     args = parser.parse_args()
     global VERBOSE
     VERBOSE = args.verbose
-    parts = (
-        [part for part in PARTS if (HERE / f"{part}.json").exists()] if "both" in args.part else args.part
-    )
+    parts = [part for part in PARTS if (HERE / f"{part}.json").exists()] if "both" in args.part else args.part
     with (
         tempfile.TemporaryDirectory(prefix="ma-eval-assistant-") as directory,
         serving(

@@ -121,7 +121,9 @@ async def play_case(case: dict[str, Any], channel: CaseChannel) -> CaseResult:
             if not (400 <= status < 500 or (status == 201 and answer.get("monthly_salary") is None)):
                 result.problems.append(f"{document['filename']}: upload answered {status} {answer}")
             if "expect_http" in document and status != document["expect_http"] and status == 201:
-                result.problems.append(f"{document['filename']}: accepted, expected {document['expect_http']}")
+                result.problems.append(
+                    f"{document['filename']}: accepted, expected {document['expect_http']}"
+                )
             result.transcript.append(("upload", f"{document['filename']}: {status}"))
         elif "api_update_state" in step:
             assert thread is not None

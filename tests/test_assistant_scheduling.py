@@ -109,6 +109,12 @@ def test_times(text: str, expected: time | None) -> None:
         ("an hour", 60),
         ("half an hour", 30),
         ("a quick chat", None),
+        # Duckling's durations, and a word between a number and its unit.
+        ("an hour and a half", 90),
+        ("a quarter of an hour", 15),
+        ("a two hour block", 120),
+        ("90 free minutes", 90),
+        ("over the next three days", None),
     ],
 )
 def test_durations(text: str, expected: int | None) -> None:

@@ -40,7 +40,8 @@ HOW_TO_ANSWER = (
 )
 
 _ACCEPT = re.compile(
-    r"^\s*(?:ok(?:ay)?[,.!]?\s*|yes[,.!]?\s*|please\s+)*"
+    r"^\s*(?:(?:ok(?:ay)?|yes|yep|yeah|great|perfect|good|fine|nice|cool|excellent|lovely|thanks|"
+    r"thank\s+you|alright|all\s+right|right)[,.!]?\s*|please\s+)*"
     r"(?:execute|go ahead|proceed|approve[ds]?|accept(?:ed)?|confirm(?:ed)?|send|book it|do it|run it|yes|"
     r"ok(?:ay)?|sure|looks (?:good|right|fine|great)|sounds good|lgtm)\b",
     re.I,

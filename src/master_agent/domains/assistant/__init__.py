@@ -10,12 +10,12 @@ from zoneinfo import ZoneInfo
 from psycopg_pool import AsyncConnectionPool
 
 from master_agent.capabilities import DomainPack, MissingInformation
-from master_agent.capabilities.spec import routing_examples
+from master_agent.capabilities.spec import RoutingExample, routing_examples
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.assistant.agents import MASTER
 from master_agent.domains.assistant.people import people_named
 from master_agent.domains.assistant.providers import Contact, ProviderError
-from master_agent.domains.assistant.requests import ACTION_NAMES, WHEN, WRITES, action_reader
+from master_agent.domains.assistant.requests import ACTION_NAMES, EXAMPLES, WHEN, WRITES, action_reader
 from master_agent.domains.assistant.tools import (
     build_tools,
     configured_accounts,
@@ -198,7 +198,8 @@ def describe_answer(solution: dict[str, Any]) -> list[str]:
     lines.extend(_action_lines(solution))
     proposal = solution.get("proposal")
     if isinstance(proposal, dict) and proposal.get("status") == "cancelled":
-        lines.append(f"Cancelled: the preview of {proposal.get('tool')} was not run; nothing was changed.")
+        # Not "Cancelled: ...": that opening says an event was cancelled on the server.
+        lines.append(f"Not run: the preview of {proposal.get('tool')} was cancelled; nothing was changed.")
     return lines
 
 
@@ -271,6 +272,16 @@ ROUTING_EXAMPLES = tuple(
         """,
         domain="assistant",
     )
+)
+# The verb examples of every action the assistant has a tool for are its requests too: the front door
+# learns the same everyday wordings ("push the retro back by an hour", "what does Thursday look like")
+# as the verb head, not a second list kept apart.
+ROUTING_EXAMPLES += tuple(
+    RoutingExample(text, "EXECUTE", None, "assistant")
+    for action, texts in EXAMPLES.items()
+    if action not in ("unsupported", "feedback")
+    for text in texts
+    if text not in {example.text for example in ROUTING_EXAMPLES}
 )
 
 ASSISTANT = DomainPack(

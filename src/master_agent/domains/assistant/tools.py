@@ -1301,7 +1301,8 @@ def _entities_for(
         if on_day is not None:
             found["on_day"] = on_day.isoformat()
     elif action == "cancel_event":
-        found["event_words"] = goal
+        # "drop Friday's retro, half the team is out": the reason after the event names no event.
+        found["event_words"] = _REASON.split(goal, maxsplit=1)[0] or goal
         found["cancel_request"] = goal
         on_day = resolve_day(goal, today)
         if on_day is not None:
@@ -1359,7 +1360,10 @@ def _entities_for(
             rest = re.sub(r"^[\s,;:-]*(?:and\s+)?", "", rest).strip()
             # "write Ben a (quick) note thanking him ...": what the note says follows it.
             rest = re.sub(
-                r"^(?:a|an)\s+(?:quick\s+|short\s+)?(?:note|line|mail|email|e-mail|message)\b\s*", "", rest, flags=re.I
+                r"^(?:a|an)\s+(?:quick\s+|short\s+)?(?:note|line|mail|email|e-mail|message)\b\s*",
+                "",
+                rest,
+                flags=re.I,
             )
             if rest and _ASK.match(goal) and rest.lower().startswith("to "):
                 # "Ask Sara to send the numbers": the message asks it.
@@ -1374,6 +1378,8 @@ def _entities_for(
     return found
 
 
+#: Where a request's reason begins ("..., Tom is off sick", "... because nobody can make it").
+_REASON = re.compile(r"\s*[,;]\s+|\s+[-–—]\s+|\s+(?:because|since|as|cause)\s+", re.I)
 #: Where a new time may be said without "to": "happen at 11:30 instead", "on Wednesday instead".
 _NEW_AT = re.compile(r"\b(?:on|at|for|around|from)\s+(?=\S)", re.I)
 _INSTEAD = re.compile(r"\b(?:instead|rather)\b", re.I)
