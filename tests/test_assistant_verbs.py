@@ -19,7 +19,7 @@ from langgraph.types import Command
 
 from master_agent.capabilities import install_tenant
 from master_agent.capabilities.tools.context import ToolContext
-from master_agent.domains.assistant import describe_answer
+from master_agent.domains.assistant import describe_answer, opens_as_request
 from master_agent.domains.assistant.demo import sent_envelopes
 from master_agent.domains.assistant.demo_data import start_demo_servers
 from master_agent.domains.assistant.local_servers import LocalServers
@@ -507,3 +507,13 @@ async def test_a_drafts_subject_named_in_the_users_words_is_what_is_sent(assista
     assert [e["rcpt_tos"] for e in mine] == [["ben.adler@acme.example"]]
     kept = await ImapMailbox(endpoints.imap, mailbox="Sent").search()
     assert [m.subject for m in kept] == ["Load test results"]
+
+
+def test_a_short_request_that_opens_with_its_verb_is_a_request_not_a_bare_answer() -> None:
+    """ "Cancel my 10am tomorrow" has as few words besides its day and time as the answer "Thursday at
+    2pm", but opens as cancel requests do: it is read as a request of its own."""
+    assert opens_as_request("Cancel my 10am tomorrow", "cancel_event")
+    assert opens_as_request("push the retro to 3", "reschedule")
+    assert not opens_as_request("Thursday at 2pm", "schedule")
+    assert not opens_as_request("an hour later works", "reschedule")
+    assert not opens_as_request("Cancel my 10am tomorrow", "agenda")
