@@ -222,8 +222,8 @@ def resolve_minutes(text: str) -> int | None:
     else a number and its unit with one word between them ("90 free minutes", "a 2 hr block")."""
     for item in sorted(duckling_parse(text, ("duration",)), key=lambda entry: entry["start"]):
         value = item["value"]
-        seconds = (value.get("normalized") or {}).get("value")
-        if value.get("unit") in ("minute", "hour") and seconds and 0 < seconds <= LONGEST_MINUTES * 60:
+        seconds = float((value.get("normalized") or {}).get("value") or 0)
+        if value.get("unit") in ("minute", "hour") and 0 < seconds <= LONGEST_MINUTES * 60:
             return round(seconds / 60)
     found = _DURATION.search(text)
     if found is None:
