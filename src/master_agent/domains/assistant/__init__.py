@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 from psycopg_pool import AsyncConnectionPool
 
 from master_agent.capabilities import DomainPack, MissingInformation
-from master_agent.capabilities.spec import RoutingExample, routing_examples
+from master_agent.capabilities.spec import routing_examples
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.assistant.agents import MASTER
 from master_agent.domains.assistant.people import people_named
@@ -294,16 +294,6 @@ ROUTING_EXAMPLES = tuple(
         """,
         domain="assistant",
     )
-)
-# The verb examples of every action the assistant has a tool for are its requests too: the front door
-# learns the same everyday wordings ("push the retro back by an hour", "what does Thursday look like")
-# as the verb head, not a second list kept apart.
-ROUTING_EXAMPLES += tuple(
-    RoutingExample(text, "EXECUTE", None, "assistant")
-    for action, texts in EXAMPLES.items()
-    if action not in ("unsupported", "feedback")
-    for text in texts
-    if text not in {example.text for example in ROUTING_EXAMPLES}
 )
 
 ASSISTANT = DomainPack(
