@@ -48,7 +48,11 @@ _SPAN_PARTS = re.compile(r"\s+(?:to|until|till|and|through)\s+|\s*-\s*", re.I)
 _COUNTED = re.compile(r"\b(?:hours?|hrs?|minutes?|mins?|seconds?|secs?)\b", re.I)
 #: Parts of a working day a request may name instead of hours.
 DAY_PARTS = {"morning": (time(9, 0), time(12, 0)), "afternoon": (time(12, 0), time(17, 0))}
-_DAY_PART = re.compile(r"\b(morning|afternoon)\b", re.I)
+_DAY_PART = re.compile(r"\b(morning|afternoon)s?\b", re.I)
+#: Two days a span runs between ("between Wednesday and Friday", "from Tuesday to Thursday").
+_DAY_SPAN = re.compile(
+    r"\b(?:between|from)\s+(\S+(?:\s+\S+)?)\s+(?:and|to|until|till|through|-)\s+(\S+(?:\s+\S+)?)", re.I
+)
 _BETWEEN = re.compile(
     r"\b(?:between|from)\s+(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)\s+(?:and|to|-|until|till)\s+(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)",
     re.I,
@@ -144,6 +148,12 @@ def _next_date(today: date, day: int, month: int | None) -> date | None:
 def resolve_period(text: str, today: date) -> Period | None:
     """The week or month ``text`` names, or the one day it names, or None."""
     found = PERIOD_PHRASE.search(text.lower())
+    span = _DAY_SPAN.search(text)
+    if found is None and span is not None:
+        # "between Wednesday and Friday", "from Tuesday to Thursday": both days and those between.
+        first, last = resolve_day(span.group(1), today), resolve_day(span.group(2), today)
+        if first is not None and last is not None and first <= last:
+            return Period(first=first, last=last)
     if found is None:
         day = resolve_day(text, today)
         return Period(first=day, last=day) if day else None
