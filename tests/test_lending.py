@@ -82,6 +82,16 @@ def test_messages_are_read_into_the_typed_state() -> None:
     assert not read_message("Who won the cricket match yesterday?").in_scope
 
 
+def test_a_tenure_said_as_when_the_loan_is_paid_off_is_read_and_a_later_month_is_not() -> None:
+    said = read_message("I need 3.8 lakh and want it paid off in a year").updates
+    assert (said["loan_details.amount"], said["loan_details.tenure_months"]) == (380_000, 12)
+    assert (
+        read_message("2 lakh, and I can pay it back within a year").updates["loan_details.tenure_months"]
+        == 12
+    )
+    assert "loan_details.tenure_months" not in read_message("I need 2 lakh, I will apply in a month").updates
+
+
 class _Facts(BaseModel):
     ready: bool = False
 

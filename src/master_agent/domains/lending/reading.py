@@ -63,9 +63,11 @@ _EMI_BEFORE = re.compile(
     re.I,
 )
 _EMI_AFTER = re.compile(r"\s*(?:a\s+month\s+)?(?:emis?|instal+ments?)\b", re.I)
-#: A tenure said without a number ("for a year", "over a couple of years").
+#: A tenure said without a number ("for a year", "over a couple of years", "paid off in a year").
 _TENURE_WORDS = re.compile(
-    r"\b(?:for|over|tenure(?:\s+of)?|period(?:\s+of)?|repay\w*\s+(?:in|over))\s*$", re.I
+    r"\b(?:for|over|within|tenure(?:\s+of)?|period(?:\s+of)?|repay\w*\s+(?:in|over)|"
+    r"(?:pa(?:y|id)|clear(?:ed)?|clos(?:e|ed))\s+(?:it\s+)?(?:off\s+|back\s+)?(?:in|within|over))\s*$",
+    re.I,
 )
 #: A sum said with a fraction of its scale, which Duckling reads as the scale alone ("a lakh and a half"
 #: is 1,00,000 to it, "two and a half lakh" a count and a lakh): the whole, the fraction and the scale.
