@@ -45,6 +45,11 @@ AGENT = "personal_assistant"
 #: ``--verbose``: the turns of a failed tuning or probe case are printed.
 VERBOSE = False
 _CLAIM = re.compile(r"^(?:Sent|Created|Moved|Cancelled):", re.M)
+#: The case files, in the order ``both`` runs them. probes.json: inputs written after the first figures
+#: (clarification answers, hours said without am/pm); probes2.json: cancelling, contact look-ups, draft
+#: edits, free time over a span and moves in new wordings (session 6); tuning2.json: a second batch
+#: written from the user's side by another author. All but the held-out files are tuned on.
+PARTS = ("heldout", "tuning", "probes", "probes2", "tuning2")
 
 
 @dataclass
@@ -382,7 +387,8 @@ async def evaluate(service: Service, data_dir: Path, parts: list[str], only: str
         if only:
             cases = [c for c in cases if c["id"] == only]
         outcomes = []
-        tenants = [f"eval-{part[0]}{index:02d}" for index in range(1, len(cases) + 1)]
+        # A tenant per case, named for its part (tuning and tuning2 share a first letter).
+        tenants = [f"eval-{part}-{index:02d}" for index in range(1, len(cases) + 1)]
         keys = service.new_tenants(tenants)
         for tenant, case in zip(tenants, cases, strict=True):
             try:
@@ -393,15 +399,15 @@ async def evaluate(service: Service, data_dir: Path, parts: list[str], only: str
                 )
             outcomes.append(outcome)
             # Progress as it goes (a held-out case by its number only, never its text or id).
-            label = case["id"] if part != "heldout" else f"heldout #{len(outcomes)}"
+            label = case["id"] if "heldout" not in part else f"{part} #{len(outcomes)}"
             print(f"  {label} {'ok' if outcome.passed else 'FAIL'}", file=sys.stderr, flush=True)
-        results[part] = report(part, outcomes, show_cases=(part != "heldout"))
+        results[part] = report(part, outcomes, show_cases=("heldout" not in part))
     return 0 if all(r["claimed_not_done"] == 0 for r in results.values()) else 1
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--part", choices=["tuning", "probes", "heldout", "both"], default="both")
+    parser.add_argument("--part", choices=[*PARTS, "both"], nargs="+", default=["both"])
     parser.add_argument("--case", help="only this tuning case id")
     parser.add_argument(
         "--verbose", action="store_true", help="print the turns of a failed case (not held-out)"
@@ -409,9 +415,7 @@ def main() -> int:
     args = parser.parse_args()
     global VERBOSE
     VERBOSE = args.verbose
-    # probes.json: inputs written after the first figures (clarification answers, hours said without
-    # am/pm), tuned on like tuning.json.
-    parts = ["heldout", "tuning", "probes"] if args.part == "both" else [args.part]
+    parts = [part for part in PARTS if (HERE / f"{part}.json").exists()] if "both" in args.part else args.part
     with (
         tempfile.TemporaryDirectory(prefix="ma-eval-assistant-") as directory,
         serving(

@@ -20,7 +20,9 @@ except ImportError:  # a version without documented facts (the figures before th
 
 class CaseChannel(Protocol):
     async def say(self, thread_id: str | None, text: str) -> tuple[str, dict[str, Any]]: ...
-    async def upload(self, thread_id: str, filename: str, content: bytes) -> dict[str, Any]: ...
+    async def send_file(
+        self, thread_id: str, filename: str, content: bytes, media_type: str = "application/pdf"
+    ) -> tuple[int, dict[str, Any]]: ...
     async def update_state(self, thread_id: str, values: dict[str, Any]) -> tuple[int, Any]: ...
     async def audit(self, thread_id: str) -> list[dict[str, Any]]: ...
     async def document(self, link: str) -> bytes: ...
@@ -35,6 +37,32 @@ class CaseResult:
     question_answered: bool | None = None
     problems: list[str] = field(default_factory=list)
     transcript: list[tuple[str, str]] = field(default_factory=list)
+
+
+#: A small real JPEG (1x1 pixel): a photo of a payslip, no PDF.
+_JPEG = bytes.fromhex(
+    "ffd8ffe000104a46494600010100000100010000ffdb004300080606070605080707070909080a0c140d0c0b0b0c1912"
+    "130f141d1a1f1e1d1a1c1c20242e2720222c231c1c2837292c30313434341f27393d38323c2e333432ffc0000b080001"
+    "000101011100ffc4001f0000010501010101010100000000000000000102030405060708090a0bffc400b5100002010303"
+    "020403050504040000017d01020300041105122131410613516107227114328191a1082342b1c11552d1f02433627282"
+    "090a161718191a25262728292a3435363738393a434445464748494a535455565758595a636465666768696a73747576"
+    "7778797a838485868788898a92939495969798999aa2a3a4a5a6a7a8a9aab2b3b4b5b6b7b8b9bac2c3c4c5c6c7c8c9ca"
+    "d2d3d4d5d6d7d8d9dae1e2e3e4e5e6e7e8e9eaf1f2f3f4f5f6f7f8f9faffda0008010100003f00fbd3ffd9"
+)
+
+
+def _document(document: dict[str, Any]) -> bytes:
+    """An ``upload_file`` step's bytes: a JPEG photo, or a PDF of exactly the lines given."""
+    if document.get("content") == "jpeg_photo":
+        return _JPEG
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    for line in document.get("pdf_lines") or []:
+        pdf.cell(0, 8, str(line), new_x="LMARGIN", new_y="NEXT")
+    return bytes(pdf.output())
 
 
 def outcome(values: dict[str, Any]) -> str:
@@ -78,8 +106,25 @@ async def play_case(case: dict[str, Any], channel: CaseChannel) -> CaseResult:
             content = salary_slip_pdf(
                 slip["name"], slip["employer"], "October 2026", slip["net_monthly_salary"]
             )
-            await channel.upload(thread, "salary-slip.pdf", content)
+            status, _ = await channel.send_file(thread, "salary-slip.pdf", content)
+            if status != 201:
+                result.problems.append(f"the salary slip's upload answered {status}")
             result.transcript.append(("upload", f"salary slip of {slip['name']}"))
+        elif "upload_file" in step:
+            # A document that is no readable slip (a photo, a PDF without a net salary): refused (4xx)
+            # or stored without a salary, never read as one.
+            document = step["upload_file"]
+            assert thread is not None
+            status, answer = await channel.send_file(
+                thread, document["filename"], _document(document), document["media_type"]
+            )
+            if not (400 <= status < 500 or (status == 201 and answer.get("monthly_salary") is None)):
+                result.problems.append(f"{document['filename']}: upload answered {status} {answer}")
+            if "expect_http" in document and status != document["expect_http"] and status == 201:
+                result.problems.append(
+                    f"{document['filename']}: accepted, expected {document['expect_http']}"
+                )
+            result.transcript.append(("upload", f"{document['filename']}: {status}"))
         elif "api_update_state" in step:
             assert thread is not None
             status, _ = await channel.update_state(thread, step["api_update_state"]["values"])

@@ -9,8 +9,9 @@ acts is the lowest at which every validation reading above it is right. Written 
 Training rows: the pack's own example requests (``requests.EXAMPLES``) and ``eval_assistant/verbs.json``
 "train" (assistant messages of the routing sets ``eval_routing/train*.json``, written from the user's
 side, with the verb each asks for labelled by hand). Validation: its "validation" rows (from
-``eval_routing/validation*.json``) and the first turns of ``eval_assistant/tuning.json`` and
-``probes.json``, their verb taken from the case's category. The held-out sets are never read.
+``eval_routing/validation*.json``) and the first turns of ``eval_assistant/tuning.json``,
+``probes.json``, ``probes2.json`` and ``tuning2.json``, their verb taken from the case's category (a case of
+two verbs, ``multi_step``, is left out). The held-out sets are never read.
 Needs scikit-learn (the ``dev`` extra); serving needs only numpy.
 """
 
@@ -67,8 +68,11 @@ def _case_verb(case: dict[str, Any]) -> str | None:
     first = case["turns"][0].lower()
     if case["category"] == "clarification_answer":
         return "reschedule" if any(w in first for w in ("move", "reschedule")) else "schedule"
-    if case["category"] == "ambiguous":
-        return "schedule" if first.startswith(("schedule", "book", "set up")) else "send_mail"
+    if case["category"] in ("ambiguous", "unknown_person", "preview_decision"):
+        if first.startswith(("schedule", "book", "set up", "invite")):
+            return "schedule"
+        if first.startswith(("email", "write", "tell", "send", "draft", "let", "message")):
+            return "send_mail"
     return None
 
 
@@ -77,7 +81,9 @@ def rows() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     train = [(text, verb) for verb, texts in EXAMPLES.items() for text in texts]
     train += [(row["message"], row["verb"]) for row in labelled["train"]]
     validation = [(row["message"], row["verb"]) for row in labelled["validation"]]
-    for part in ("tuning", "probes"):
+    for part in ("tuning", "probes", "probes2", "tuning2"):
+        if not (SETS / f"{part}.json").exists():
+            continue
         for case in json.loads((SETS / f"{part}.json").read_text()):
             verb = _case_verb(case)
             if verb is not None:

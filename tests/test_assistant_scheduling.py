@@ -11,6 +11,7 @@ from master_agent.domains.assistant.scheduling import (
     conflicts,
     free_slots,
     resolve_day,
+    resolve_hours,
     resolve_minutes,
     resolve_period,
     resolve_time,
@@ -109,6 +110,12 @@ def test_times(text: str, expected: time | None) -> None:
         ("an hour", 60),
         ("half an hour", 30),
         ("a quick chat", None),
+        # Duckling's durations, and a word between a number and its unit.
+        ("an hour and a half", 90),
+        ("a quarter of an hour", 15),
+        ("a two hour block", 120),
+        ("90 free minutes", 90),
+        ("over the next three days", None),
     ],
 )
 def test_durations(text: str, expected: int | None) -> None:
@@ -154,3 +161,13 @@ def test_a_day_misspelt_by_a_letter_is_read_and_other_words_are_not() -> None:
     assert resolve_day("wensday at 2", monday) == date(2026, 12, 9)
     assert resolve_day("tomorow", monday) == date(2026, 12, 8)
     assert resolve_day("the money is late", monday) is None
+
+
+def test_a_span_between_two_days_is_every_day_of_it_and_plural_day_parts_are_hours() -> None:
+    monday = date(2026, 12, 7)
+    span = resolve_period("Are there any free afternoons between Wednesday and Friday?", monday)
+    assert span is not None and (span.first, span.last) == (date(2026, 12, 9), date(2026, 12, 11))
+    assert resolve_hours("any free afternoons this week") == (time(12, 0), time(17, 0))
+    # Hours between two times are no span of days.
+    one = resolve_period("When am I free on Tuesday between 10 and 4?", monday)
+    assert one is not None and one.first == one.last == date(2026, 12, 8)

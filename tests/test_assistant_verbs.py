@@ -19,7 +19,7 @@ from langgraph.types import Command
 
 from master_agent.capabilities import install_tenant
 from master_agent.capabilities.tools.context import ToolContext
-from master_agent.domains.assistant import describe_answer
+from master_agent.domains.assistant import describe_answer, opens_as_request
 from master_agent.domains.assistant.demo import sent_envelopes
 from master_agent.domains.assistant.demo_data import start_demo_servers
 from master_agent.domains.assistant.local_servers import LocalServers
@@ -381,3 +381,139 @@ async def test_a_change_read_with_little_confidence_is_confirmed_before_anything
     [draft] = confirmed["interrupts"]
     assert draft["draft"]["summary"] == "Planning session with Mia Rossi"
     assert "14:00" in str(draft["draft"])
+
+
+async def test_an_event_named_by_its_start_is_found_and_a_shift_said_before_its_length_moves_it(
+    data_dir: Path,
+) -> None:
+    """ "my 3pm on thursday" and "my 10am tomorrow" are the events starting then; "push ... back half an
+    hour" moves one thirty minutes later, read back from the calendar server."""
+    tools = _tools(data_dir, "verbs-timed")
+    calendar = await _calendar(tools, data_dir, "verbs-timed")
+    said = goal_entities("move my 3pm on thursday to 4:30", MONDAY, "reschedule")
+    three = await tools["find_event"].ainvoke({"event_words": said["event_words"], "on_day": said["on_day"]})
+    assert three["event"]["summary"] == "1:1 with Maria" and said["move_to"] == "4:30"
+    ten = await tools["find_event"].ainvoke(
+        {"event_words": "Cancel my 10am tomorrow", "on_day": "2026-12-08"}
+    )
+    assert ten["event"]["summary"] == "Product review"
+    push = goal_entities("Push today's weekly planning back half an hour", MONDAY, "reschedule")
+    assert push["move_to"] == "30 minutes later" and push["on_day"] == MONDAY.isoformat()
+    planning = await tools["find_event"].ainvoke(
+        {"event_words": push["event_words"], "on_day": push["on_day"]}
+    )
+    moved = await tools["reschedule_event"].ainvoke(
+        {"event_ref": planning["event_ref"], "move_to": push["move_to"]}
+    )
+    assert moved["action"]["done"] is True
+    there = await calendar.events(_at(MONDAY, 10, 30), _at(MONDAY, 11, 30))
+    assert [(e.summary, e.start) for e in there if "planning" in e.summary.lower()] == [
+        ("Weekly planning", _at(MONDAY, 10, 30))
+    ]
+
+
+def test_a_moves_new_time_said_without_to_is_read_apart_from_the_event() -> None:
+    """Where an event goes may be said with "instead", "at", "by" or its way ("back", "earlier"),
+    not only after "to"; a day said of the event ("Friday's retro") stays the event's."""
+    read = {
+        text: {k: v for k, v in goal_entities(text, MONDAY, "reschedule").items() if k != "action"}
+        for text in (
+            "Can the product review happen at 11:30 instead?",
+            "Let's have the budget sync on Wednesday instead",
+            "Push back the weekly planning by two hours",
+            "Bring the design review forward by 30 minutes",
+            "Reschedule Friday's retro for Thursday at 4pm",
+            "Move the design review",
+        )
+    }
+    assert read == {
+        "Can the product review happen at 11:30 instead?": {
+            "event_words": "Can the product review happen",
+            "move_to": "at 11:30 instead?",
+        },
+        "Let's have the budget sync on Wednesday instead": {
+            "event_words": "Let's have the budget sync",
+            "move_to": "on Wednesday instead",
+        },
+        "Push back the weekly planning by two hours": {
+            "event_words": "Push back the weekly planning by ",
+            "move_to": "120 minutes later",
+        },
+        "Bring the design review forward by 30 minutes": {
+            "event_words": "Bring the design review forward by ",
+            "move_to": "30 minutes earlier",
+        },
+        "Reschedule Friday's retro for Thursday at 4pm": {
+            "event_words": "Reschedule Friday's retro",
+            "move_to": "Thursday at 4pm",
+            "on_day": "2026-12-11",
+        },
+        "Move the design review": {"event_words": "Move the design review"},
+    }
+
+
+def test_draft_fields_are_named_as_users_name_them_and_holding_off_cancels() -> None:
+    draft = {"addresses": ["a@b.example"], "subject": "Could you send me", "body": "Hi"}
+    for said, subject in {
+        "make the subject 'Load test results'": "Load test results",
+        "retitle it to Review moved": "Review moved",
+        "use the subject line Build status": "Build status",
+        "subject: Q3 plan": "Q3 plan",
+        "change the title to Launch": "Launch",
+    }.items():
+        assert read_feedback(said) == "revise", said
+        assert revise_args(draft, said) == {**draft, "subject": subject}, said
+    assert revise_args(draft, "the body should be: see you then")["body"] == "see you then"
+    # A new request that starts with a field's word is no change to the draft.
+    assert read_feedback("Message Priya that the demo went well") is None
+    assert read_feedback("hold off, I'll talk to her in person instead") == "cancel"
+
+
+def test_what_a_mail_says_is_the_users_words_whoever_it_goes_to() -> None:
+    said = {
+        "shoot Omar a quick email - the vendor demo is pushed to the 15th": "the vendor demo is pushed to the 15th",
+        "Draft an email to Lena asking her to review the hiring plan": "could you review the hiring plan?",
+        "write Ben a note thanking him for covering the rota": "thank you for covering the rota",
+    }
+    assert {text: goal_entities(text, MONDAY, "send_mail")["message"] for text in said} == said
+    assert (
+        goal_entities("Anything in my inbox that needs a decision from me?", MONDAY, "read_mail")["sender"]
+        == ""
+    )
+    invited = goal_entities(
+        "Invite the whole team to farewell drinks for Ben on Friday at 5pm", MONDAY, "schedule"
+    )
+    assert invited["summary"] == "Farewell drinks" and invited["name"] == "team"
+
+
+async def test_a_drafts_subject_named_in_the_users_words_is_what_is_sent(assistant: RuntimeResources) -> None:
+    """ "make the subject '...'" on a draft changes its subject; the mail the SMTP server takes has it."""
+    data_dir = assistant.settings.data_dir
+    tenant = "verbs-subject"
+    await install_tenant(assistant.database.pool, assistant.settings, "assistant", tenant)
+    endpoints = await start_demo_servers(data_dir, tenant, NOW)
+    thread = str(uuid.uuid4())
+    asked = await _chat(
+        assistant, tenant, thread, "Draft a mail to Ben Adler asking for the load test results"
+    )
+    [approval] = asked["interrupts"]
+    assert "load test results" in approval["draft"]["body"]
+    revised = await _chat(assistant, tenant, thread, Command(resume="make the subject 'Load test results'"))
+    [again] = revised["interrupts"]
+    assert again["draft"]["subject"] == "Load test results"
+    done = await _chat(assistant, tenant, thread, Command(resume="send it"))
+    assert done["reply"]["status"] == "success", done["reply"]
+    mine = [e for e in sent_envelopes(data_dir) if e.get("mail_from") == endpoints.address]
+    assert [e["rcpt_tos"] for e in mine] == [["ben.adler@acme.example"]]
+    kept = await ImapMailbox(endpoints.imap, mailbox="Sent").search()
+    assert [m.subject for m in kept] == ["Load test results"]
+
+
+def test_a_short_request_that_opens_with_its_verb_is_a_request_not_a_bare_answer() -> None:
+    """ "Cancel my 10am tomorrow" has as few words besides its day and time as the answer "Thursday at
+    2pm", but opens as cancel requests do: it is read as a request of its own."""
+    assert opens_as_request("Cancel my 10am tomorrow", "cancel_event")
+    assert opens_as_request("push the retro to 3", "reschedule")
+    assert not opens_as_request("Thursday at 2pm", "schedule")
+    assert not opens_as_request("an hour later works", "reschedule")
+    assert not opens_as_request("Cancel my 10am tomorrow", "agenda")

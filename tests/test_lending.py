@@ -82,6 +82,16 @@ def test_messages_are_read_into_the_typed_state() -> None:
     assert not read_message("Who won the cricket match yesterday?").in_scope
 
 
+def test_a_tenure_said_as_when_the_loan_is_paid_off_is_read_and_a_later_month_is_not() -> None:
+    said = read_message("I need 3.8 lakh and want it paid off in a year").updates
+    assert (said["loan_details.amount"], said["loan_details.tenure_months"]) == (380_000, 12)
+    assert (
+        read_message("2 lakh, and I can pay it back within a year").updates["loan_details.tenure_months"]
+        == 12
+    )
+    assert "loan_details.tenure_months" not in read_message("I need 2 lakh, I will apply in a month").updates
+
+
 class _Facts(BaseModel):
     ready: bool = False
 
@@ -602,3 +612,13 @@ async def test_the_fact_head_reads_what_a_question_asks_not_the_words_it_shares(
     assert await topics("Will you share my salary details with my employer?") == ["data_use"]
     assert await topics("Can I make it 8 lakh now?") == []
     assert await topics("Who won the election?") == []
+
+
+def test_a_length_said_of_the_past_is_no_tenure() -> None:
+    """ "I've banked with you for ten years" says how long something has lasted: the loan's tenure
+    stays what the customer asked for."""
+    said = read_message("I'm self-employed. I've banked with you for ten years, just approve it").updates
+    assert "loan_details.tenure_months" not in said
+    both = read_message("I have been a customer for 5 years. I need 2 lakh for 2 years").updates
+    assert both["loan_details.tenure_months"] == 24
+    assert read_message("the loan has to be over 3 years").updates["loan_details.tenure_months"] == 36

@@ -40,14 +40,16 @@ HOW_TO_ANSWER = (
 )
 
 _ACCEPT = re.compile(
-    r"^\s*(?:ok(?:ay)?[,.!]?\s*|yes[,.!]?\s*|please\s+)*"
+    r"^\s*(?:(?:ok(?:ay)?|yes|yep|yeah|great|perfect|good|fine|nice|cool|excellent|lovely|thanks|"
+    r"thank\s+you|alright|all\s+right|right)[,.!]?\s*|please\s+)*"
     r"(?:execute|go ahead|proceed|approve[ds]?|accept(?:ed)?|confirm(?:ed)?|send|book it|do it|run it|yes|"
     r"ok(?:ay)?|sure|looks (?:good|right|fine|great)|sounds good|lgtm)\b",
     re.I,
 )
 _CANCEL = re.compile(
     r"^\s*(?:no[,.!]?\s*|please\s+|actually[,.!]?\s*|oh\s+)*"
-    r"(?:cancel|abort|stop|never\s*mind|forget|scrap|discard|drop|don'?t|do not|reject(?:ed)?|no)\b",
+    r"(?:cancel|abort|stop|never\s*mind|forget|scrap|discard|drop|don'?t|do not|reject(?:ed)?|no|"
+    r"hold\s+(?:off|on|it)|leave\s+it|not\s+now|skip\s+it)\b",
     re.I,
 )
 #: "the subject should be 'X' instead", "subject: X": one argument set to a new value.
@@ -63,9 +65,62 @@ _CHANGE = re.compile(
 )
 
 
+#: What users call a draft's arguments, by the arguments it may be (the first the draft has is set):
+#: an email's subject is its title, an event's summary its title or name.
+FIELD_WORDS: dict[str, tuple[str, ...]] = {
+    "subject": ("subject", "summary"),
+    "subject line": ("subject", "summary"),
+    "title": ("subject", "summary"),
+    "heading": ("subject", "summary"),
+    "headline": ("subject", "summary"),
+    "name": ("summary", "subject"),
+    "body": ("body",),
+    "text": ("body",),
+    "message": ("body",),
+    "wording": ("body",),
+}
+_FIELD = "|".join(sorted((re.escape(word) for word in FIELD_WORDS), key=len, reverse=True))
+#: "make the subject 'X'", "use the subject line X", "subject: X", "set its title as X": a named argument
+#: and its new value, the verb before it optional.
+_FIELD_SET = re.compile(
+    r"^\s*(?:(?:ok(?:ay)?|and|actually|also|please|now)[,.!]?\s+)*(?P<verb>(?:make|set|use|put|give\s+it|have|"
+    r"update|change)\s+)?(?:it\s+|the\s+|its\s+|a\s+|as\s+)*(?:new\s+)?(?P<field>" + _FIELD + r")"
+    r"\s*(?:(?P<sep>should\s+be|to\s+be|to|as|into|=|:)\s*:?\s*|\s+)['\"‘“]?(?P<new>[^'\"’”]+?)['\"’”]?"
+    r"(?:\s+instead)?(?:,?\s+please)?\s*[.!]?\s*$",
+    re.I,
+)
+#: "retitle it to X", "rename it X", "call it X": its title set.
+_RETITLE = re.compile(
+    r"^\s*(?:(?:ok(?:ay)?|and|actually|please)[,.!]?\s+)*(?:retitle|rename|title|call|name)\s+(?:it|the\s+"
+    r"(?:email|mail|draft|message|note|event|invite))\s+(?:to\s+|as\s+)?['\"‘“]?(?P<new>[^'\"’”]+?)['\"’”]?"
+    r"(?:\s+instead)?\s*[.!]?\s*$",
+    re.I,
+)
+
+
+def _field_change(text: str) -> tuple[str, str] | None:
+    """The argument a message names (in the user's words) and the value it gives it, or None."""
+    found = _FIELD_SET.match(text)
+    # "subject: X", "make the subject X"; not "message Priya that ..." (a request, no verb or colon).
+    if found is not None and (found.group("verb") or found.group("sep")):
+        return found.group("field").lower(), found.group("new").strip()
+    found = _RETITLE.match(text)
+    if found is not None:
+        return "title", found.group("new").strip()
+    return None
+
+
+def _argument(named: str, args: dict[str, Any]) -> str | None:
+    """The argument of ``args`` the user's words for it name ("subject line", "title"), or None."""
+    key = named.lower().replace(" ", "_")
+    if key in args:
+        return key
+    return next((name for name in FIELD_WORDS.get(named.lower(), ()) if name in args), None)
+
+
 def read_feedback(text: str) -> Feedback | None:
     """What a message says about a proposal or a draft: accept, cancel, revise (a change), or None."""
-    if _CHANGE.search(text) or _SET.search(text):
+    if _CHANGE.search(text) or _SET.search(text) or _field_change(text) is not None:
         return "revise"
     if _CANCEL.match(text):
         return "cancel"
@@ -94,14 +149,18 @@ def approves(text: str) -> bool:
 def revise_args(args: dict[str, Any], text: str) -> dict[str, Any]:
     """``args`` with "change X to Y" of ``text`` applied to every string in them (case-insensitive,
     keeping a leading capital); unchanged when the text names no change or nothing in them matches."""
+    field = _field_change(text)
+    if field is not None and (key := _argument(field[0], args)) is not None:
+        # "make the subject 'X'", "retitle it to X": the argument the words name becomes X.
+        return {**args, key: field[1]}
     match = _CHANGE.search(text) or _SET.search(text)
     if match is None:
         return dict(args)
     old, new = match.group("old").strip(), match.group("new").strip()
-    # "change the subject to X": the words name an argument (its name, with spaces for underscores):
-    # that argument becomes X, whatever it held.
-    named = re.sub(r"^(?:the|its|my)\s+", "", old, flags=re.I).lower().replace(" ", "_")
-    if named in args and isinstance(args[named], str | None):
+    # "change the subject to X": the words name an argument (its name, with spaces for underscores,
+    # or what users call it: ``FIELD_WORDS``): that argument becomes X, whatever it held.
+    named = _argument(re.sub(r"^(?:the|its|my)\s+", "", old, flags=re.I), args)
+    if named is not None and isinstance(args[named], str | None):
         return {**args, named: new}
     pattern = re.compile(re.escape(old), re.I)
 

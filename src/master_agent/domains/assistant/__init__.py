@@ -15,7 +15,7 @@ from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.assistant.agents import MASTER
 from master_agent.domains.assistant.people import people_named
 from master_agent.domains.assistant.providers import Contact, ProviderError
-from master_agent.domains.assistant.requests import ACTION_NAMES, WHEN, WRITES, action_reader
+from master_agent.domains.assistant.requests import ACTION_NAMES, EXAMPLES, WHEN, WRITES, action_reader
 from master_agent.domains.assistant.tools import (
     build_tools,
     configured_accounts,
@@ -58,6 +58,24 @@ async def address_book(context: ToolContext) -> list[Contact] | None:
         return None
 
 
+def opens_as_request(text: str, action: str) -> bool:
+    """Whether a short message opens as the action's own example requests do ("Cancel my 10am
+    tomorrow", "Move it to 3"): a request of its own, not the bare answer "Thursday at 2pm" to a
+    question, however few its words besides the day and time."""
+    first = text.split()[:1]
+    return action in WRITES and bool(first) and first[0].lower() in _OPENINGS.get(action, frozenset())
+
+
+#: First words that are no verb ("Could you move ...", "The review needs to ...").
+_NO_VERBS = frozenset({"can", "could", "please", "i", "i'm", "the", "a", "an", "my", "this", "that", "it"})
+#: Each write's first words in its example requests ("cancel", "drop", "move", "push", ...).
+_OPENINGS: dict[str, frozenset[str]] = {
+    action: frozenset(text.split()[0].lower() for text in texts) - _NO_VERBS
+    for action, texts in EXAMPLES.items()
+    if action in WRITES
+}
+
+
 def named_answer(text: str, contacts: list[Contact]) -> str | None:
     """Whom a short answer names ("Sara Kim", "I meant the analyst", "zed@example.com"), or None for a
     message that says more than that."""
@@ -90,7 +108,11 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
         for key, value in goal_entities(goal, today).items()
         if key in ("day", "start_time", "duration_minutes")
     }
-    if (said or resolve_shift(goal)) and len(_WORD.findall(WHEN.sub(" ", goal))) <= ANSWER_WORDS:
+    if (
+        (said or resolve_shift(goal))
+        and len(_WORD.findall(WHEN.sub(" ", goal))) <= ANSWER_WORDS
+        and not opens_as_request(goal, action)
+    ):
         # A message that says little but a day or a time ("Thursday at 2pm", "an hour later works")
         # is also where a pending move goes: the answer to "to which day or time?". Only an event
         # ``find_event`` found is moved, so elsewhere it moves nothing.
@@ -198,7 +220,8 @@ def describe_answer(solution: dict[str, Any]) -> list[str]:
     lines.extend(_action_lines(solution))
     proposal = solution.get("proposal")
     if isinstance(proposal, dict) and proposal.get("status") == "cancelled":
-        lines.append(f"Cancelled: the preview of {proposal.get('tool')} was not run; nothing was changed.")
+        # Not "Cancelled: ...": that opening says an event was cancelled on the server.
+        lines.append(f"Not run: the preview of {proposal.get('tool')} was cancelled; nothing was changed.")
     return lines
 
 

@@ -71,6 +71,9 @@ EXAMPLES: dict[Action, tuple[str, ...]] = {
         "Where is there room for a one hour meeting this week",
         "Is there an opening on Friday morning",
         "Have I got a spare half hour tomorrow",
+        "Where do I have two free hours between Monday and Wednesday",
+        "Any 30 minute gaps over the next few days?",
+        "What open time do I have on Thursday",
     ),
     "agenda": (
         "What is on my calendar next week",
@@ -116,6 +119,12 @@ EXAMPLES: dict[Action, tuple[str, ...]] = {
         "Could you push my dentist appointment to Friday?",
         "Put the team lunch back to 1pm",
         "The design review needs to happen on Thursday instead",
+        "Can we do the retro at 2 instead?",
+        "Could the planning happen on Wednesday instead",
+        "Bump the standup to 10",
+        "Slide the product review to 11:30",
+        "Push the retro back by an hour",
+        "Shift my 2pm on Friday to 4",
     ),
     "cancel_event": (
         "Cancel my 1:1 with Maria on Thursday",
@@ -129,6 +138,11 @@ EXAMPLES: dict[Action, tuple[str, ...]] = {
         "Please cancel the customer call",
         "Cancel the planning meeting this week, I'm travelling",
         "Cancel tomorrow's sync, nobody can make it",
+        "Take the standup off my calendar tomorrow",
+        "Get rid of the budget sync",
+        "Knock Friday's retro off the schedule",
+        "Cancel my 2pm on Friday",
+        "Call off the offsite",
     ),
     "contact": (
         "What is David's email address",
@@ -142,6 +156,11 @@ EXAMPLES: dict[Action, tuple[str, ...]] = {
         "What's Tom's number",
         "What's Lena's email?",
         "Lena Novak's email address please",
+        "What's the best way to reach Omar",
+        "How can I get in touch with Sara",
+        "Give me Noah's email address",
+        "Which email does Ben use",
+        "Emma's contact details?",
     ),
     "read_mail": (
         "Summarise my unread mail",
@@ -180,6 +199,11 @@ EXAMPLES: dict[Action, tuple[str, ...]] = {
         "Ask Lena whether she can join the review",
         "Ask David if he has the contract ready",
         "Check with Omar by email if Friday still works",
+        "Reply to Maria's email: sounds good",
+        "Answer John's mail saying we agree",
+        "Start a draft to Kate about the renewal",
+        "Prepare an email to Tom about the launch",
+        "Shoot Ben a quick email, the release is out",
     ),
     "unsupported": (
         "Update Sarah's phone number",
@@ -198,6 +222,9 @@ EXAMPLES: dict[Action, tuple[str, ...]] = {
         "Transfer money to my landlord",
         "Call Maria on the phone now",
         "Translate this document into French",
+        "Ring David and tell him I'm late",
+        "Phone Kate and say the meeting is off",
+        "Get me a taxi to the station",
     ),
     # Answers to a draft or a preview waiting on the thread: the runtime applies them to it.
     "feedback": (

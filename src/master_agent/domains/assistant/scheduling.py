@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel
 
-from master_agent.capabilities.terms import duckling_parse_time
+from master_agent.capabilities.terms import duckling_parse, duckling_parse_time
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 WORKDAY_START = time(9, 0)
@@ -48,13 +48,18 @@ _SPAN_PARTS = re.compile(r"\s+(?:to|until|till|and|through)\s+|\s*-\s*", re.I)
 _COUNTED = re.compile(r"\b(?:hours?|hrs?|minutes?|mins?|seconds?|secs?)\b", re.I)
 #: Parts of a working day a request may name instead of hours.
 DAY_PARTS = {"morning": (time(9, 0), time(12, 0)), "afternoon": (time(12, 0), time(17, 0))}
-_DAY_PART = re.compile(r"\b(morning|afternoon)\b", re.I)
+_DAY_PART = re.compile(r"\b(morning|afternoon)s?\b", re.I)
+#: Two days a span runs between ("between Wednesday and Friday", "from Tuesday to Thursday").
+_DAY_SPAN = re.compile(
+    r"\b(?:between|from)\s+(\S+(?:\s+\S+)?)\s+(?:and|to|until|till|through|-)\s+(\S+(?:\s+\S+)?)", re.I
+)
 _BETWEEN = re.compile(
     r"\b(?:between|from)\s+(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)\s+(?:and|to|-|until|till)\s+(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)",
     re.I,
 )
 _DURATION = re.compile(
-    r"\b(?:(\d+(?:\.\d+)?)\s*(minutes?|mins?|hours?|hrs?|h)\b|(half an hour)|(an hour|one hour))", re.I
+    r"\b(?:(\d+(?:\.\d+)?)\s*(?:[a-z]+\s+)?(minutes?|mins?|hours?|hrs?|h)\b|(half an hour)|(an hour|one hour))",
+    re.I,
 )
 
 
@@ -143,6 +148,12 @@ def _next_date(today: date, day: int, month: int | None) -> date | None:
 def resolve_period(text: str, today: date) -> Period | None:
     """The week or month ``text`` names, or the one day it names, or None."""
     found = PERIOD_PHRASE.search(text.lower())
+    span = _DAY_SPAN.search(text)
+    if found is None and span is not None:
+        # "between Wednesday and Friday", "from Tuesday to Thursday": both days and those between.
+        first, last = resolve_day(span.group(1), today), resolve_day(span.group(2), today)
+        if first is not None and last is not None and first <= last:
+            return Period(first=first, last=last)
     if found is None:
         day = resolve_day(text, today)
         return Period(first=day, last=day) if day else None
@@ -211,7 +222,19 @@ def resolve_hours(text: str) -> tuple[time, time] | None:
     return DAY_PARTS[part.group(1).lower()] if part is not None else None
 
 
+#: The longest length an event or a free slot is read as (a "three days" said of a span is no length).
+LONGEST_MINUTES = 12 * 60
+
+
 def resolve_minutes(text: str) -> int | None:
+    """The length ``text`` states, in minutes: Duckling's duration dimension ("45 minute", "two hour",
+    "an hour and a half", "a quarter of an hour"), in minutes or hours and up to ``LONGEST_MINUTES``;
+    else a number and its unit with one word between them ("90 free minutes", "a 2 hr block")."""
+    for item in sorted(duckling_parse(text, ("duration",)), key=lambda entry: entry["start"]):
+        value = item["value"]
+        seconds = float((value.get("normalized") or {}).get("value") or 0)
+        if value.get("unit") in ("minute", "hour") and 0 < seconds <= LONGEST_MINUTES * 60:
+            return round(seconds / 60)
     found = _DURATION.search(text)
     if found is None:
         return None
@@ -220,7 +243,8 @@ def resolve_minutes(text: str) -> int | None:
     if found.group(4):
         return 60
     amount = float(found.group(1))
-    return round(amount * 60) if found.group(2).lower().startswith("h") else round(amount)
+    minutes = round(amount * 60) if found.group(2).lower().startswith("h") else round(amount)
+    return minutes if 0 < minutes <= LONGEST_MINUTES else None
 
 
 def free_slots(

@@ -25,7 +25,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field, SecretStr, ValidationError
 
 from master_agent.capabilities.spec import Risk
-from master_agent.capabilities.terms import time_window
+from master_agent.capabilities.terms import duckling_parse, time_window
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.assistant.demo_data import start_demo_servers
 from master_agent.domains.assistant.local_servers import LocalEndpoints
@@ -502,13 +502,22 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
 
     async def find_event(event_words: str, on_day: str | None = None) -> dict[str, Any]:
         """The event the words name: on the day given, else within four weeks from now, the one whose
-        title and attendees share the most words with them (the earliest of its occurrences). Several
-        equally good, or none named on the day given: the user is asked which."""
+        title and attendees share the most words with them (the earliest of its occurrences); an event
+        named by its start ("my 3pm on Thursday", "my 10am tomorrow") among those starting then.
+        Several equally good, or none named on the day given: the user is asked which."""
         mine = await accounts()
         first = day_of(on_day, mine.zone) if on_day else today(mine.zone)
         last = first + timedelta(days=0 if on_day else 27)
         start = midnight(first, mine.zone) if on_day else context.now()
         events = await mine.calendar.events(start, midnight(last, mine.zone) + timedelta(days=1))
+        at = resolve_time(event_words)
+        timed = [e for e in events if at is not None and e.start.astimezone(mine.zone).time() == at]
+        if timed:
+            # "my 10am": the events starting then; the words may still tell them apart.
+            events = timed
+            if not rank_events(event_words, timed):
+                events = [min(timed, key=lambda e: e.start)] if len({e.uid for e in timed}) == 1 else timed
+                on_day = on_day or events[0].start.astimezone(mine.zone).date().isoformat()
         try:
             named = people_named(event_words, await mine.contacts.everyone())
         except ProviderError:
@@ -875,22 +884,39 @@ def rank_events(words: str, events: list[CalendarEvent]) -> list[tuple[float, Ca
     return sorted(scored, key=lambda pair: (-pair[0], pair[1].start))
 
 
-_SHIFT = re.compile(
-    r"\b(an?|one|two|three|\d+(?:\.\d+)?)\s*(hours?|hrs?|minutes?|mins?)\s+(earlier|later|sooner|back|forward)\b",
-    re.I,
-)
-_COUNTS = {"a": 1.0, "an": 1.0, "one": 1.0, "two": 2.0, "three": 3.0}
+#: Which way a length moves an event: the words of "earlier" win over those of "later" ("push it 30
+#: minutes earlier").
+_EARLIER = re.compile(r"\b(?:earlier|sooner|forward|ahead)\b", re.I)
+_LATER = re.compile(r"\b(?:later|back|delay(?:ed)?|postpone[ds]?|push(?:ed)?)\b", re.I)
+#: A length said as how far to move: "an hour earlier", "30 minutes later", "by two hours".
+_SHIFT_BEFORE = re.compile(r"\b(?:by|(?:earlier|later|back|forward|ahead)(?:\s+by)?)\s+$", re.I)
+_SHIFT_AFTER = re.compile(r"^\s*(?:earlier|later|sooner|back|forward|ahead)\b", re.I)
+
+
+def shift_of(text: str) -> tuple[timedelta, int] | None:
+    """How far ``text`` moves an event and where that is said: a length (``resolve_minutes`` reads
+    it, Duckling's durations) said as "by <length>" or next to its way ("an hour earlier", "push
+    back ... by two hours", "push it back half an hour", "bring it forward by 30 minutes"), signed by
+    that way; or None."""
+    for item in sorted(duckling_parse(text, ("duration",)), key=lambda entry: entry["start"]):
+        start, end = int(item["start"]), int(item["end"])
+        if not (_SHIFT_BEFORE.search(text[:start]) or _SHIFT_AFTER.search(text[end:])):
+            continue
+        minutes = resolve_minutes(str(item["body"]))
+        if minutes is None:
+            continue
+        if _EARLIER.search(text):
+            return timedelta(minutes=-minutes), start
+        if _LATER.search(text):
+            return timedelta(minutes=minutes), start
+    return None
 
 
 def resolve_shift(text: str) -> timedelta | None:
-    """ "an hour earlier", "30 minutes later": how far an event moves, or None."""
-    found = _SHIFT.search(text)
-    if found is None:
-        return None
-    amount = _COUNTS.get(found.group(1).lower()) or float(found.group(1))
-    minutes = amount * (60 if found.group(2).lower().startswith("h") else 1)
-    sign = -1 if found.group(3).lower() in ("earlier", "sooner", "forward") else 1
-    return timedelta(minutes=sign * minutes)
+    """ "an hour earlier", "30 minutes later", "push it back by an hour": how far an event moves, or
+    None."""
+    found = shift_of(text)
+    return None if found is None else found[0]
 
 
 def compose(message: str, about: str | None, recipients: int, signature: str) -> tuple[str, str]:
@@ -947,7 +973,7 @@ def summarise_mail(
 
 
 _SENDER = re.compile(
-    r"\b(?i:from)\s+(?!(?i:the|my|our|next|this|last|today|tomorrow|yesterday|monday|tuesday|wednesday|"
+    r"\b(?i:from)\s+(?!(?i:the|my|our|me|us|you|next|this|last|today|tomorrow|yesterday|monday|tuesday|wednesday|"
     r"thursday|friday|saturday|sunday)\b)([A-Za-z][\w.'-]*(?:\s+(?!I\b)[A-Z][\w.'-]*)?|[\w.+-]+@[\w.-]+)"
 )
 #: "on atlas", "regarding the contract": a topic when what follows is not a day.
@@ -968,7 +994,8 @@ _MEETING = re.compile(
 )
 #: "... to a farewell party on Friday": the event an invitation is to.
 _INVITED_TO = re.compile(
-    r"\bto\s+(?:a|an|the|our|my)\s+(.+?)(?=\s+(?:on|at|next|this|tomorrow|today|for|with|from)\b|[?.!,]|$)",
+    r"\bto\s+(?:(?:a|an|the|our|my)\s+)?(?!(?:discuss|talk|go|review|plan|meet|join)\b)"
+    r"(.+?)(?=\s+(?:on|at|next|this|tomorrow|today|for|with|from)\b|[?.!,]|$)",
     re.I,
 )
 _CALENDAR = re.compile(r"\b(calendar|agenda|schedule)\b", re.I)
@@ -977,7 +1004,7 @@ _GROUP = re.compile(
 )
 #: What an email should say: the words after "saying", "that", "to say", "know", "asking", or a colon.
 _SAYING = re.compile(
-    r"(?:\b(?:saying|to\s+say|tell(?:ing)?\s+(?:them|him|her|everyone|everybody)(?:\s+that)?|that|know)\b|:)\s*(?P<said>.+)$|"
+    r"(?:\b(?:saying|to\s+say|tell(?:ing)?\s+(?:them|him|her|everyone|everybody)(?:\s+that)?|that|know)\b|:|\s[-–—]\s)\s*(?P<said>.+)$|"
     r"\basking\s+(?:them\s+|him\s+|her\s+)?(?P<asked>.+)$",
     re.I,
 )
@@ -1261,9 +1288,12 @@ def _entities_for(
         # "Move <event> [on <day>] to <new day and time>": the words after the last "to" are where.
         parts = _MOVE_TO.split(goal)
         head, tail = (" to ".join(parts[:-1]), parts[-1]) if len(parts) > 1 else (goal, "")
-        shift = _SHIFT.search(goal)
+        shift = shift_of(goal)
         if shift is not None:
-            head, tail = goal[: shift.start()], shift.group(0)
+            minutes = int(shift[0].total_seconds() // 60)
+            head, tail = goal[: shift[1]], f"{abs(minutes)} minutes {'earlier' if minutes < 0 else 'later'}"
+        elif len(parts) == 1:
+            head, tail = _new_time_said(goal, today)
         found["event_words"] = head
         if tail and (resolve_day(tail, today) or resolve_time(tail) or shift is not None):
             found["move_to"] = tail
@@ -1271,7 +1301,8 @@ def _entities_for(
         if on_day is not None:
             found["on_day"] = on_day.isoformat()
     elif action == "cancel_event":
-        found["event_words"] = goal
+        # "drop Friday's retro, half the team is out": the reason after the event names no event.
+        found["event_words"] = _REASON.split(goal, maxsplit=1)[0] or goal
         found["cancel_request"] = goal
         on_day = resolve_day(goal, today)
         if on_day is not None:
@@ -1315,7 +1346,7 @@ def _entities_for(
         if said is not None and said.group("said"):
             found["message"] = said.group("said").strip()
         elif said is not None and said.group("asked"):
-            asked = said.group("asked").strip()
+            asked = re.sub(r"^to\s+", "", said.group("asked").strip(), flags=re.I)
             found["message"] = (
                 f"could you send me {asked[4:]}?"
                 if asked.lower().startswith("for ")
@@ -1327,6 +1358,13 @@ def _entities_for(
             # "Draft a mail to Mia thanking her for the slides": what follows the name is the message.
             rest = _NOT_YET.sub("", goal[named_at:])
             rest = re.sub(r"^[\s,;:-]*(?:and\s+)?", "", rest).strip()
+            # "write Ben a (quick) note thanking him ...": what the note says follows it.
+            rest = re.sub(
+                r"^(?:a|an)\s+(?:quick\s+|short\s+)?(?:note|line|mail|email|e-mail|message)\b\s*",
+                "",
+                rest,
+                flags=re.I,
+            )
             if rest and _ASK.match(goal) and rest.lower().startswith("to "):
                 # "Ask Sara to send the numbers": the message asks it.
                 found["message"] = f"could you {rest[3:].rstrip('?.!')}?"
@@ -1338,6 +1376,29 @@ def _entities_for(
         if about is not None:
             found["about"] = about.group(1).strip()
     return found
+
+
+#: Where a request's reason begins ("..., Tom is off sick", "... because nobody can make it").
+_REASON = re.compile(r"\s*[,;]\s+|\s+[-–—]\s+|\s+(?:because|since|as|cause)\s+", re.I)
+#: Where a new time may be said without "to": "happen at 11:30 instead", "on Wednesday instead".
+_NEW_AT = re.compile(r"\b(?:on|at|for|around|from)\s+(?=\S)", re.I)
+_INSTEAD = re.compile(r"\b(?:instead|rather)\b", re.I)
+#: A day said as the event's own ("Friday's retro", "this week's standup"), not where it goes.
+_OWN_DAY = re.compile(r"['’]s?\s*$")
+
+
+def _new_time_said(goal: str, today: date) -> tuple[str, str]:
+    """A move's event words and new time when no "to" divides them: the last "at/on <day or time>"
+    that states a clock time, or a day with "instead" ("Can the product review happen at 11:30
+    instead?", "let's have the budget sync on Wednesday instead"); an event named by its day
+    ("Friday's retro") keeps that day. None found: the whole request names the event."""
+    for marker in reversed(list(_NEW_AT.finditer(goal))):
+        tail = goal[marker.start() :]
+        if _OWN_DAY.search(tail.split()[1] if len(tail.split()) > 1 else ""):
+            continue
+        if resolve_time(tail) is not None or (resolve_day(tail, today) and _INSTEAD.search(tail)):
+            return goal[: marker.start()].rstrip(" ,"), tail
+    return goal, ""
 
 
 _THANKING = re.compile(r"^thank(?:ing|s)?\s+(?:her|him|them)\s+for\b", re.I)

@@ -63,9 +63,16 @@ _EMI_BEFORE = re.compile(
     re.I,
 )
 _EMI_AFTER = re.compile(r"\s*(?:a\s+month\s+)?(?:emis?|instal+ments?)\b", re.I)
-#: A tenure said without a number ("for a year", "over a couple of years").
+#: A tenure said without a number ("for a year", "over a couple of years", "paid off in a year").
 _TENURE_WORDS = re.compile(
-    r"\b(?:for|over|tenure(?:\s+of)?|period(?:\s+of)?|repay\w*\s+(?:in|over))\s*$", re.I
+    r"\b(?:for|over|within|tenure(?:\s+of)?|period(?:\s+of)?|repay\w*\s+(?:in|over)|"
+    r"(?:pa(?:y|id)|clear(?:ed)?|clos(?:e|ed))\s+(?:it\s+)?(?:off\s+|back\s+)?(?:in|within|over))\s*$",
+    re.I,
+)
+#: A clause in the present perfect ("I've banked with you for", "I have worked there for", "been a
+#: customer for"): a length after it is how long something has lasted, not a tenure asked for.
+_PAST_STATE = re.compile(
+    r"\b(?:i'?ve|i\s+have|we'?ve|we\s+have|has|have)\s+(?:been|known|had|held|\w+ed)\b", re.I
 )
 #: A sum said with a fraction of its scale, which Duckling reads as the scale alone ("a lakh and a half"
 #: is 1,00,000 to it, "two and a half lakh" a count and a lakh): the whole, the fraction and the scale.
@@ -202,6 +209,9 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
         if not re.search(r"\d|one|two|three|four|five|six|seven|eight|nine|ten|twelve", body) and (
             _AFTER_A_SUM.search(masked[: item["start"]]) or not _TENURE_WORDS.search(masked[: item["start"]])
         ):
+            continue
+        if _PAST_STATE.search(re.split(r"[.;,!?]", masked[: item["start"]])[-1]):
+            # "I've banked with you for ten years": how long something has lasted, not the loan's term.
             continue
         months = item["value"].get("month")
         if months is None and item["value"].get("year") is not None:
