@@ -48,8 +48,9 @@ _CLAIM = re.compile(r"^(?:Sent|Created|Moved|Cancelled):", re.M)
 #: The case files, in the order ``both`` runs them. probes.json: inputs written after the first figures
 #: (clarification answers, hours said without am/pm); probes2.json: cancelling, contact look-ups, draft
 #: edits, free time over a span and moves in new wordings (session 6); tuning2.json: a second batch
-#: written from the user's side by another author. All but the held-out files are tuned on.
-PARTS = ("heldout", "tuning", "probes", "probes2", "tuning2")
+#: written from the user's side by another author, with heldout2.json its held-out part. All but the
+#: held-out files are tuned on.
+PARTS = ("heldout", "tuning", "probes", "probes2", "tuning2", "heldout2")
 
 
 @dataclass

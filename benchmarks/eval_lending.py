@@ -107,7 +107,7 @@ def _print_conversation(result: Conversation, verbose: bool) -> None:
 
 
 #: The written sets, in the order they are played.
-PARTS = ("tuning", "probes", "tuning2", "heldout")
+PARTS = ("tuning", "probes", "tuning2", "heldout", "heldout2")
 
 
 async def evaluate(url: str, key: str, verbose: bool, parts: list[str], personas: bool = True) -> int:
@@ -121,7 +121,7 @@ async def evaluate(url: str, key: str, verbose: bool, parts: list[str], personas
         # probes.json: inputs written after the first figures (spoken amounts, sums that are no income,
         # messages after the decision, paraphrased product questions): tuned on like tuning.json.
         # tuning2.json: a second batch from the customer's side (changed terms, wrong documents, talking
-        # past the guards), tuned on too.
+        # past the guards), tuned on too; heldout2.json is its held-out part.
         for name in parts:
             cases = json.loads((SETS / f"{name}.json").read_text())
             played = [await play_case(case, channel) for case in cases]
