@@ -5,7 +5,7 @@ The requests are ``benchmarks/eval_meta/tuning.json`` (10) and ``tuning2.json`` 
 printed. Each file is reported apart. They were copied from the evaluation sets separate helpers wrote
 without reading the code (their READMEs there: ``README.md``, ``README2.md``). ``--only tuning2``
 (repeatable) runs only the named splits; ``--tuning-only`` only the tuning files; ``--request m-t-05``
-(repeatable) only those tuning requests. Each request is built by the ``meta`` graph
+(repeatable) only those tuning requests; ``--misses`` prints each tuning case the built system missed. Each request is built by the ``meta`` graph
 (embedded Postgres, offline model, one tenant), then:
 
 - **constraints captured**: a constraint of the set counts when requirements of the SystemSpec cover
@@ -128,6 +128,7 @@ async def _one(resources: RuntimeResources, meta: Any, item: dict[str, Any], mat
     graph = await _system_graph(resources, artifacts["CompiledSpec"]) if "CompiledSpec" in artifacts else None
     passed: list[bool] = []
     constraint_ok: list[bool] = []
+    misses: list[str] = []
     for constraint in item["constraints"]:
         results = []
         for case in constraint["cases"]:
@@ -141,7 +142,13 @@ async def _one(resources: RuntimeResources, meta: Any, item: dict[str, Any], mat
                     output = dict(state.get("solution") or {})
                 except Exception as error:  # a system that crashes fails the case, the run goes on
                     output = {"error": str(error)}
-            results.append(bool(match(case["expect"], output)[0]))
+            ok, detail = match(case["expect"], output)
+            results.append(bool(ok))
+            if not ok:
+                want = {k: v for k, v in case["expect"].items() if k != "field"}
+                misses.append(
+                    f"{constraint['id']} {constraint['kind']}: got {detail} want {want} <- {case['input'][:90]}"
+                )
         passed.extend(results)
         constraint_ok.append(all(results))
     quality = (result.get("gates") or {}).get("quality") or {}
@@ -168,6 +175,7 @@ async def _one(resources: RuntimeResources, meta: Any, item: dict[str, Any], mat
         "gate_right": gate_passed == honoured,
         "broken_failed": broken_failed,
         "unmet": quality.get("unmet") or [],
+        "misses": misses,
         "error": result.get("error"),
     }
 
@@ -210,6 +218,9 @@ async def evaluate(data_dir: str) -> int:
                     )
                     if row["error"]:
                         print(f"         failed: {str(row['error'])[:160]}")
+                    if "--misses" in sys.argv:
+                        for miss in row["misses"]:
+                            print(f"         miss {miss}")
                     if row["unmet"]:
                         print(f"         gate unmet: {', '.join(map(str, row['unmet']))[:300]}")
             captured = [c for row in rows for c in row["captured"]]

@@ -366,7 +366,8 @@ def _depth(name: str, agents: Mapping[str, list[str]]) -> int:
 
 def model_from_schema(name: str, schema: dict[str, Any]) -> type[BaseModel]:
     """A pydantic model for a checked object schema: its properties typed by their JSON type (others
-    ``Any``), required ones required, the rest optional; descriptions kept for the model to read."""
+    ``Any``), required ones required, the rest optional; a text's ``pattern`` enforced; descriptions
+    kept for the model to read."""
     fields: dict[str, Any] = {}
     required = set(schema.get("required") or [])
     for key, prop in (schema.get("properties") or {}).items():
@@ -374,12 +375,16 @@ def model_from_schema(name: str, schema: dict[str, Any]) -> type[BaseModel]:
         kind = prop.get("type")
         annotation: Any = _JSON_TYPES.get(kind, Any) if isinstance(kind, str) else Any
         description = prop.get("description")
+        # A text's pattern binds what any writer answers ("never uses the words ..."); Python's engine
+        # reads the look-aheads such patterns are written with.
+        pattern = prop.get("pattern") if kind == "string" and isinstance(prop.get("pattern"), str) else None
         if key in required:
-            fields[key] = (annotation, Field(description=description))
+            fields[key] = (annotation, Field(description=description, pattern=pattern))
         else:
-            fields[key] = (annotation | None, Field(default=None, description=description))
+            fields[key] = (annotation | None, Field(default=None, description=description, pattern=pattern))
     title = re.sub(r"(^|_)([a-z])", lambda match: match.group(2).upper(), name)
-    model: type[BaseModel] = create_model(title, __config__=ConfigDict(extra="ignore"), **fields)
+    config = ConfigDict(extra="ignore", regex_engine="python-re")
+    model: type[BaseModel] = create_model(title, __config__=config, **fields)
     return model
 
 

@@ -25,6 +25,7 @@ import json
 import re
 import threading
 import time
+import unicodedata
 from typing import Any
 
 from master_agent.meta.artifacts import (
@@ -955,6 +956,7 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             )
             continue
         kind, buildable, why = _kind_of(clause, rules, fields)
+        avoid = avoided(clause) if not rules and named else []
         requirements.append(
             Requirement(
                 id=f"r{len(requirements) + 1}",
@@ -964,8 +966,10 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
                 end=offset + len(clause),
                 fields=targets,
                 rules=rules,
-                buildable=buildable,
-                why_not=why,
+                # A text's words it never uses are built: the answer's schema refuses them.
+                buildable=buildable or bool(avoid),
+                why_not=None if avoid else why,
+                avoid=avoid,
             )
         )
     for field, listed, words in lists:
@@ -994,6 +998,35 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
         fields = {field: [] for r in requirements for field in r.fields}
     chained = _chained([_in_which_case(r, fields) for r in requirements], fields)
     return fields, _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
+
+
+#: "never uses", "must not contain", "no ... includes": a text's wording denied (the words follow).
+_NEVER_SAYS = re.compile(
+    r"\b(?:never|not|no)\s+(?:\w+\s+){0,2}?(?:uses?|contains?|includes?|says?|writes?|has|have)\b\s*",
+    re.I,
+)
+
+
+def avoided(clause: str) -> list[str]:
+    """The words or characters a clause says a text never contains: the quoted ones after the denied
+    verb ("never uses the words "unfortunately" or "policy""), else a character named by its Unicode
+    name ("must never contain an exclamation mark": "!"; "no semicolons")."""
+    denied = _NEVER_SAYS.search(clause)
+    if denied is None:
+        return []
+    rest = clause[denied.end() :]
+    quoted = re.findall(r'"([^"]{1,60})"', rest)
+    if quoted:
+        return list(dict.fromkeys(q.strip() for q in quoted if q.strip()))
+    words = _WORD.findall(re.sub(r"^(?:an?|any|the|single)\s+", "", rest.strip(), flags=re.I))
+    for size in range(min(len(words), 4), 0, -1):
+        name = " ".join(words[:size]).upper()
+        for candidate in (name, name[:-1] if name.endswith("S") else name):
+            try:
+                return [unicodedata.lookup(candidate)]
+            except KeyError:
+                continue
+    return []
 
 
 def _in_which_case(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
