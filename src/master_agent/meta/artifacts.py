@@ -102,7 +102,7 @@ def avoided_pattern(words: list[str]) -> str:
     """A regular expression (Python and ECMA alike) matching a text holding none of ``words``, in any case."""
     alternatives = "|".join(
         "".join(
-            f"[{c.lower()}{c.upper()}]" if c.lower() != c.upper() else re.escape(c).replace("\\ ", " ")
+            f"[{c.lower()}{c.upper()}]" if c.lower() != c.upper() else re.escape(c).replace("\\ ", r"\s+")
             for c in word
         )
         for word in words

@@ -442,7 +442,7 @@ def _stated_sql(component: Component, subject: str, words: list[str], rules_of: 
     """A text stating the decisions of the answer's other fields (each by its own rules), with the
     words it never uses taken out; the decisions that fit in one statement."""
     output = component.outputs[0]
-    alternatives = _sql_text("|".join(re.escape(word).replace("\\ ", " ") for word in words))
+    alternatives = _sql_text("|".join(re.escape(word).replace("\\ ", r"\s+") for word in words))
     stated = [f for f in rules_of if f != output]
     while True:
         parts = ", '; ', ".join(

@@ -794,7 +794,9 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             )
         given = [
             (value_match, field)
-            for value_match in ([] if _WORDING.search(clause) else pattern.finditer(clause))
+            for value_match in (
+                [] if _WORDING.search(clause) or avoided(clause) else pattern.finditer(clause)
+            )
             if not any(
                 s <= value_match.start() < e and _comparison(clause, s, e, v, u, False) is not None
                 for s, e, v, u in amounts
@@ -911,7 +913,10 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
                 rules.append(Rule(field=field, value=number, when=comparison))
         targets = list(dict.fromkeys([*(r.field for r in rules), *named]))
         if not rules and not (
-            (named and _COPY.search(clause)) or _TONE.search(clause) or _WORDING.search(clause)
+            (named and _COPY.search(clause))
+            or _TONE.search(clause)
+            or _WORDING.search(clause)
+            or (named and avoided(clause))
         ):
             if offset > 0 and (named or _MODAL.search(clause)):
                 # It constrains the answer, yet no rule could be read from it: said, never dropped.
@@ -1010,12 +1015,20 @@ _NEVER_SAYS = re.compile(
 def avoided(clause: str) -> list[str]:
     """The words or characters a clause says a text never contains: the quoted ones after the denied
     verb ("never uses the words "unfortunately" or "policy""), else a character named by its Unicode
-    name ("must never contain an exclamation mark": "!"; "no semicolons")."""
+    name, a punctuation mark or sign ("must never contain an exclamation mark": "!")."""
     denied = _NEVER_SAYS.search(clause)
     if denied is None:
         return []
     rest = clause[denied.end() :]
-    quoted = re.findall(r'"([^"]{1,60})"', rest)
+    # The words right after the verb ("the words "x" or "y"", "any of "x", "y""), not a value the
+    # clause gives later ("does not include a receipt gets "hold"").
+    listed = re.match(
+        r"(?:(?:the|any)\s+)?(?:of\s+(?:the\s+)?)?(?:(?:words?|phrases?|terms?|expressions?)\s+)?"
+        r'(?:(?:like|such as)\s+)?(?P<list>"[^"]{1,60}"(?:\s*(?:,|or|and|nor)\s*(?:or\s+|and\s+)?"[^"]{1,60}")*)',
+        rest,
+        re.I,
+    )
+    quoted = re.findall(r'"([^"]{1,60})"', listed.group("list")) if listed else []
     if quoted:
         return list(dict.fromkeys(q.strip() for q in quoted if q.strip()))
     words = _WORD.findall(re.sub(r"^(?:an?|any|the|single)\s+", "", rest.strip(), flags=re.I))
@@ -1023,9 +1036,12 @@ def avoided(clause: str) -> list[str]:
         name = " ".join(words[:size]).upper()
         for candidate in (name, name[:-1] if name.endswith("S") else name):
             try:
-                return [unicodedata.lookup(candidate)]
+                character = unicodedata.lookup(candidate)
             except KeyError:
                 continue
+            # Punctuation and signs ("!", ";", "$"), not a pictograph named like a noun ("receipt").
+            if unicodedata.category(character)[0] == "P" or unicodedata.category(character) in ("Sm", "Sc"):
+                return [character]
     return []
 
 
