@@ -1,12 +1,14 @@
 """``make eval-meta``: system requests through the meta-orchestrator, and what the built systems do.
 
-The requests are ``benchmarks/eval_meta/tuning.json`` (10) and ``tuning2.json`` (8), tuned on, and
+The requests are ``benchmarks/eval_meta/tuning.json`` (10), ``tuning2.json`` (8) and ``tuning3.json``
+(4, from the evaluation set rm5's ``meta_tuning3.json``), tuned on, and
 ``heldout.json`` (3) and ``heldout2.json`` (4), never read while tuning: only their aggregates are
 printed. Each file is reported apart. They were copied from the evaluation sets separate helpers wrote
 without reading the code (their READMEs there: ``README.md``, ``README2.md``). ``--only tuning2``
 (repeatable) runs only the named splits; ``--tuning-only`` only the tuning files; ``--request m-t-05``
-(repeatable) only those tuning requests; ``--misses`` prints each tuning case the built system missed. Each request is built by the ``meta`` graph
-(embedded Postgres, offline model, one tenant), then:
+(repeatable) only those tuning requests; ``--misses`` prints each tuning case the built system
+missed. Each request is built by the ``meta`` graph (embedded Postgres, offline model, one tenant),
+then:
 
 - **constraints captured**: a constraint of the set counts when requirements of the SystemSpec cover
   at least half of its words and name every field its cases read;
@@ -42,6 +44,7 @@ TENANT = "meta-eval"
 SPLITS = (
     ("tuning", "tuning.json", True),
     ("tuning2", "tuning2.json", True),
+    ("tuning3", "tuning3.json", True),
     ("held-out", "heldout.json", False),
     ("held-out2", "heldout2.json", False),
 )
