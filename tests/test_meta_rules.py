@@ -153,6 +153,40 @@ def test_words_and_characters_a_text_never_contains_are_read(sentence: str, avoi
     assert requirement.buildable is bool(avoid)
 
 
+def test_an_allowed_value_said_as_the_verb_of_its_clause_is_a_rule() -> None:
+    text = (
+        "Build an agent system that reviews insurance claims. It returns a JSON object with decision (approve, "
+        "deny or refer) and note. Deny any claim over $5,000 that has no police report. Refer claims that "
+        "mention fraud. Approve all other claims. Standard claims are refered to a person."
+    )
+    rules = _rules(text)["decision"]
+    assert rules[:3] == [
+        {
+            "value": "deny",
+            "when": {"op": ">", "value": 5000.0, "unit": "$", "label": "deny"},
+            "absent": ["police report"],
+        },
+        {"value": "refer", "mentions": ["fraud"]},
+        {"value": "approve", "default": True},
+    ]
+    # "Standard claims are ...": a kind of claim, no order given (no verb opens the clause).
+    assert not any(rule.get("mentions") == ["claims"] for rule in rules)
+    decide = field_rules(extract_requirements(text)[1])["decision"]
+    for claim, decision in [
+        ("Claim: $7,200 water damage. Police report: none.", "deny"),
+        ("Claim: $7,200 theft. Police report attached, ref 4471.", "approve"),
+        ("Claim: $300. The customer admitted fraud.", "refer"),
+        ("Claim: $300 broken window.", "approve"),
+    ]:
+        assert expected_value(decide, claim) == decision, claim
+    opening = "Build a system that restocks shelves. It returns a JSON object with action (reorder or none). "
+    (first, *_) = extract_requirements(opening + "When stock is below 20 units, reorder the item.")[1]
+    assert first.rules[0].model_dump(exclude_defaults=True, include={"value", "when"}) == {
+        "value": "reorder",
+        "when": {"op": "<", "value": 20.0, "unit": "units", "label": "stock"},
+    }
+
+
 def test_a_text_pattern_refuses_its_words_whoever_writes_them() -> None:
     pattern = avoided_pattern(["!", "legal action"])
     schema = {"type": "object", "properties": {"reply": {"type": "string", "pattern": pattern}}}

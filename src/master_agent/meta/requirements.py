@@ -586,9 +586,11 @@ def _keywords(words: str, fields: dict[str, list[str]], subject: frozenset[str] 
     """What a condition lists ("mentions a lawyer, legal action or a chargeback"): its items, each
     without function words; an item naming a category ("billing questions") by its modifier."""
     items = []
-    verb = list(_MENTION_VERB.finditer(words))
+    verb = [v for v in _MENTION_VERB.finditer(words) if _WORD.search(words[v.end() :])]
     if verb:
-        words = words[verb[0].end() :]  # "any parcel whose contents mention X": X, not the parcel
+        # "any parcel whose contents mention X": X, not the parcel ("a police report": a noun, with
+        # nothing after it to mention).
+        words = words[verb[0].end() :]
     for part in _LIST_SPLIT.split(words):
         tokens = []
         for position, said in enumerate(_WORD.findall(part)):
@@ -603,8 +605,17 @@ def _keywords(words: str, fields: dict[str, list[str]], subject: frozenset[str] 
             tokens.append(word)
         tokens = [
             w
-            for w in tokens
-            if w not in _FUNCTION
+            for index, w in enumerate(tokens)
+            if (
+                w not in _FUNCTION
+                # "a police report": a mention verb closing the item after a noun is its noun.
+                or (
+                    index == len(tokens) - 1
+                    and index > 0
+                    and tokens[index - 1] not in _FUNCTION
+                    and _MENTION_VERB.fullmatch(w) is not None
+                )
+            )
             and w not in subject
             and not w.isdigit()
             # A form of a field's own name ("escalated" for escalate) says what happens, not when.
@@ -617,7 +628,30 @@ def _keywords(words: str, fields: dict[str, list[str]], subject: frozenset[str] 
 
 def _given(match: re.Match[str], inflected: dict[str, str]) -> RuleValue:
     said = match.groupdict().get("inflected")
+    if match.groupdict().get("imperative"):
+        return match.group("imperative").lower()
     return inflected[said.lower()] if said else _value(match)
+
+
+#: A condition opening a clause before its verb: "When on-hand stock is below 20 units, reorder ...".
+_OPENING_CONDITION = re.compile(r"^\s*(?:when|if|whenever|once|where)\b[^,;]{1,160},\s*$", re.I)
+
+
+def _imperative(clause: str, match: re.Match[str]) -> bool:
+    """Whether an allowed value is the clause's verb: it opens the clause ("Deny any claim ...") or
+    follows an opening condition, and no copula follows it closely ("Standard changes are approved"
+    names a kind of change, it orders nothing)."""
+    before = clause[: match.start()]
+    if before.strip() and not _OPENING_CONDITION.match(before):
+        return False
+    following = [w.lower() for w in _WORD.findall(clause[match.end() :])[:3]]
+    return not any(w in _COPULA or w in ("was", "were", "has", "have") for w in following)
+
+
+def _postposed(match: re.Match[str], clause: str) -> bool:
+    """Whether the value's condition follows it: an imperative opening its clause ("Refer claims that
+    mention fraud": the claims it is said of come after the verb)."""
+    return bool(match.groupdict().get("imperative")) and not clause[: match.start()].strip()
 
 
 def _stem(word: str) -> str:
@@ -749,6 +783,12 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
         for v in values
         if re.fullmatch(r"[a-z]{3,}", v)
     }
+    verbs = {
+        v.lower(): v
+        for values in fields.values()
+        for v in values
+        if re.fullmatch(r"[a-z]{3,}", v, re.I) and v.lower() not in _FUNCTION and v.lower() != "none"
+    }
     requirements: list[Requirement] = []
     lists: list[tuple[str, list[str], set[str]]] = []
     for offset, clause in _clauses(text):
@@ -792,12 +832,18 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             pattern = re.compile(
                 pattern.pattern + rf"|\b(?:is|are|be|gets?)\s+(?P<inflected>{forms})\b", re.I
             )
+        if verbs:
+            # "Deny any claim over $5,000", "When stock is low, reorder ...": an allowed value said as
+            # the clause's verb (``_imperative`` keeps those that open it).
+            forms = "|".join(re.escape(form) for form in sorted(verbs, key=len, reverse=True))
+            pattern = re.compile(pattern.pattern + rf"|\b(?P<imperative>{forms})\b", re.I)
         given = [
             (value_match, field)
             for value_match in (
                 [] if _WORDING.search(clause) or avoided(clause) else pattern.finditer(clause)
             )
-            if not any(
+            if (not value_match.groupdict().get("imperative") or _imperative(clause, value_match))
+            and not any(
                 s <= value_match.start() < e and _comparison(clause, s, e, v, u, False) is not None
                 for s, e, v, u in amounts
             )  # a compared quantity ("over 400 lines") is not a value given
@@ -819,7 +865,9 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             after_end = given[index + 1][0].start() if index + 1 < len(given) else len(clause)
             after = clause[value_match.end() : after_end]
             default = bool(_DEFAULT.search(segment))
-            if _POSTPOSED.match(after):
+            if _postposed(value_match, clause) and _DEFAULT.match(re.sub(r"^\W+", "", after)):
+                default = True  # "Approve all other claims"
+            elif _POSTPOSED.match(after) or _postposed(value_match, clause):
                 # "risk is "high" when the change includes ...": the condition follows the value.
                 segment, seg_end, cursor = after, after_end, after_end
             elif index == len(given) - 1 and _DEFAULT.match(re.sub(r"^\W+", "", after)):
@@ -838,7 +886,9 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             mentions: list[str] = []
             absent: list[str] = []
             if segment is after and _CUE.search(after):
-                negation = _negation(after, fields, subject)
+                # After the amounts it compares: their words ("any claim over $5,000") are no mention.
+                rest = clause[max(e for _, e, _ in compared) : after_end] if compared else after
+                negation = _negation(rest if _CUE.search(rest) else after, fields, subject)
                 if negation is not None:
                     mentions, absent, listed_as = negation
                     lists.append((field, absent, listed_as))
@@ -942,6 +992,8 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             previous is not None
             and rules
             and previous.rules
+            # A clause that can be built is not joined to one that cannot: it would be lost with it.
+            and (previous.buildable or not _kind_of(clause, rules, fields)[1])
             and text[previous.end : offset].strip() == ";"
             and {r.field for r in rules} <= set(previous.fields)
         ):
