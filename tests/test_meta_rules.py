@@ -187,6 +187,26 @@ def test_an_allowed_value_said_as_the_verb_of_its_clause_is_a_rule() -> None:
     }
 
 
+def test_a_field_defined_in_parentheses_is_computed_apart_from_its_clause() -> None:
+    text = (
+        "Build an agent system that restocks a warehouse. It returns a JSON object with action (reorder or "
+        "none) and quantity. When on-hand stock is below 20 units, reorder up to 100 units (quantity is 100 "
+        'minus on-hand); at 20 units or more the action is "none" and quantity is 0.'
+    )
+    requirements = extract_requirements(text)[1]
+    assert all(r.buildable for r in requirements), requirements
+    defined = next(r for r in requirements if r.text == "quantity is 100 minus on-hand")
+    assert text[defined.start : defined.end] == defined.text
+    rules = field_rules(requirements)
+    for line, action, quantity in [
+        ("SKU PAP-A4 | on hand: 19 | unit cost: $4.20", "reorder", 81),
+        ("SKU PAP-A4 | on hand: 20 | unit cost: $4.20", "none", 0),
+        ("SKU SRV-1U | on hand: 0", "reorder", 100),
+    ]:
+        assert expected_value(rules["action"], line, rules) == action, line
+        assert expected_value(rules["quantity"], line, rules) == quantity, line
+
+
 def test_a_text_pattern_refuses_its_words_whoever_writes_them() -> None:
     pattern = avoided_pattern(["!", "legal action"])
     schema = {"type": "object", "properties": {"reply": {"type": "string", "pattern": pattern}}}

@@ -791,7 +791,7 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
     }
     requirements: list[Requirement] = []
     lists: list[tuple[str, list[str], set[str]]] = []
-    for offset, clause in _clauses(text):
+    for offset, clause in _defined_apart(_clauses(text), fields):
         if (
             declaration is not None
             and offset < declaration.end()
@@ -1095,6 +1095,28 @@ def avoided(clause: str) -> list[str]:
             if unicodedata.category(character)[0] == "P" or unicodedata.category(character) in ("Sm", "Sc"):
                 return [character]
     return []
+
+
+#: "(quantity is 100 minus on-hand)": a field defined in parentheses inside another clause.
+_DEFINED = re.compile(r"\((?P<definition>[a-z][a-z0-9_]*\s+is\s+[^()]+)\)")
+
+
+def _defined_apart(clauses: list[tuple[int, str]], fields: dict[str, list[str]]) -> list[tuple[int, str]]:
+    """Each clause with the definitions of free fields it holds in parentheses read as clauses of
+    their own (blanked in it, so its offsets stay): "When stock is below 20 units, reorder up to 100
+    units (quantity is 100 minus on-hand)" is a rule on the action, and quantity's arithmetic."""
+    out: list[tuple[int, str]] = []
+    for offset, clause in clauses:
+        apart = [
+            found
+            for found in _DEFINED.finditer(clause)
+            if (name := found.group("definition").split()[0]) in fields and not fields[name]
+        ]
+        for found in apart:
+            clause = clause[: found.start()] + " " * (found.end() - found.start()) + clause[found.end() :]
+        out.append((offset, clause.rstrip()))
+        out.extend((offset + found.start(1), found.group(1)) for found in apart)
+    return out
 
 
 def _in_which_case(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
