@@ -207,6 +207,31 @@ def test_a_field_defined_in_parentheses_is_computed_apart_from_its_clause() -> N
         assert expected_value(rules["quantity"], line, rules) == quantity, line
 
 
+def test_a_date_named_by_its_verb_is_the_declared_date_besides_the_other() -> None:
+    text = (
+        "Build an agent system that handles repair requests. Each request gives the request date, the "
+        "purchase date and the fault. It returns a JSON object with coverage (covered or not_covered). A "
+        'device bought more than 365 days before the request date is out of warranty (coverage "not_covered"); '
+        'other devices get coverage "covered".'
+    )
+    rules = field_rules(extract_requirements(text)[1])["coverage"]
+    assert rules[0].when is not None
+    assert (rules[0].when.since, rules[0].when.until) == ("purchase date", "request date")
+    for dates, coverage in [
+        ("Request date: 2023-06-15. Purchase date: 2022-06-15.", "covered"),  # 365 days: not more
+        ("Request date: 2023-06-15. Purchase date: 2022-06-14.", "not_covered"),
+    ]:
+        assert expected_value(rules, f"{dates} Fault: no sound.") == coverage, dates
+    # "the date the payee was added": a date named by its clause, no label to stand for another.
+    payments = (
+        "Build an agent system that screens payments. Each request gives the date the payee was added and the "
+        "request date. It returns a JSON object with release (yes or no). A payment to a payee added fewer than "
+        '60 days before the request date is held (release "no").'
+    )
+    (held,) = field_rules(extract_requirements(payments)[1])["release"][:1]
+    assert held.when is not None and held.when.since == "added"
+
+
 def test_a_text_pattern_refuses_its_words_whoever_writes_them() -> None:
     pattern = avoided_pattern(["!", "legal action"])
     schema = {"type": "object", "properties": {"reply": {"type": "string", "pattern": pattern}}}

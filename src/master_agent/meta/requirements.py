@@ -1054,6 +1054,7 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
         requirements = _verb_rules(text)
         fields = {field: [] for r in requirements for field in r.fields}
     chained = _chained([_in_which_case(r, fields) for r in requirements], fields)
+    chained = _declared_dates(text, chained)
     return fields, _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
 
 
@@ -1117,6 +1118,42 @@ def _defined_apart(clauses: list[tuple[int, str]], fields: dict[str, list[str]])
         out.append((offset, clause.rstrip()))
         out.extend((offset + found.start(1), found.group(1)) for found in apart)
     return out
+
+
+def _declared_dates(text: str, requirements: list[Requirement]) -> list[Requirement]:
+    """A date named by its event's verb ("a device bought more than 365 days before the request date")
+    is the one date the request declares each input to give ("Each request gives the request date, the
+    purchase date, ...") besides the other date of its comparison: "purchase date"."""
+    declared = [
+        re.sub(r"^(?:the|its|their)\s+", "", found.group(0).lower())
+        for declaration in _INPUT_DECL.finditer(text)
+        for found in re.finditer(r"(?:\b[a-z]+\s+){1,2}?date\b", declaration.group("body"), re.I)
+    ]
+    # A label of its own ("purchase date"), not "the date the payee was added" (a date by its clause).
+    declared = [label for label in dict.fromkeys(declared) if len(label.split()) > 1]
+
+    def named(label: str | None) -> bool:
+        return label is None or any(label in d or d.startswith(label) for d in declared)
+
+    def dated(c: Comparison | None) -> Comparison | None:
+        if c is None or not c.since or named(c.since):
+            return c
+        other = [d for d in declared if c.until is None or c.until not in d]
+        return c.model_copy(update={"since": other[0]}) if len(other) == 1 else c
+
+    if len(declared) < 2:
+        return requirements
+    return [
+        r.model_copy(
+            update={
+                "rules": [
+                    x.model_copy(update={"when": dated(x.when), "also": [dated(a) for a in x.also]})
+                    for x in r.rules
+                ]
+            }
+        )
+        for r in requirements
+    ]
 
 
 def _in_which_case(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
