@@ -179,6 +179,12 @@ def test_an_allowed_value_said_as_the_verb_of_its_clause_is_a_rule() -> None:
         ("Claim: $300 broken window.", "approve"),
     ]:
         assert expected_value(decide, claim) == decision, claim
+    # The thing the system handles, said in the singular ("any application"), is no condition.
+    screening = (
+        "Build an agent system that screens job applications. It returns a JSON object with decision "
+        "(interview or reject). Reject any application that has no cover letter. Interview all others."
+    )
+    assert _rules(screening)["decision"][0] == {"value": "reject", "absent": ["cover letter"]}
     opening = "Build a system that restocks shelves. It returns a JSON object with action (reorder or none). "
     (first, *_) = extract_requirements(opening + "When stock is below 20 units, reorder the item.")[1]
     assert first.rules[0].model_dump(exclude_defaults=True, include={"value", "when"}) == {

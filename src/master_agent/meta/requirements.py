@@ -617,6 +617,8 @@ def _keywords(words: str, fields: dict[str, list[str]], subject: frozenset[str] 
                 )
             )
             and w not in subject
+            # "any application" of a system that "screens job applications": the subject, singular.
+            and _stem(w) not in {_stem(x) for x in subject}
             and not w.isdigit()
             # A form of a field's own name ("escalated" for escalate) says what happens, not when.
             and not any(w.startswith(f.split("_")[0].rstrip("e")) for f in fields)
@@ -1017,7 +1019,7 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
         requirements.append(
             Requirement(
                 id=f"r{len(requirements) + 1}",
-                kind=kind,
+                kind="tone" if avoid else kind,
                 text=clause,
                 start=offset,
                 end=offset + len(clause),
