@@ -26,6 +26,7 @@ import re
 import threading
 import time
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 
 from master_agent.meta.artifacts import (
@@ -1143,19 +1144,7 @@ def _declared_dates(text: str, requirements: list[Requirement]) -> list[Requirem
         other = [d for d in declared if c.until is None or c.until not in d]
         return c.model_copy(update={"since": other[0]}) if len(other) == 1 else c
 
-    if len(declared) < 2:
-        return requirements
-    return [
-        r.model_copy(
-            update={
-                "rules": [
-                    x.model_copy(update={"when": dated(x.when), "also": [dated(a) for a in x.also]})
-                    for x in r.rules
-                ]
-            }
-        )
-        for r in requirements
-    ]
+    return _each_comparison(requirements, dated) if len(declared) >= 2 else requirements
 
 
 def _in_which_case(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
@@ -1247,11 +1236,18 @@ def _same_quantities(requirements: list[Requirement]) -> list[Requirement]:
             }
         )
 
+    return _each_comparison(requirements, same)
+
+
+def _each_comparison(
+    requirements: list[Requirement], change: Callable[[Comparison | None], Comparison | None]
+) -> list[Requirement]:
+    """The requirements with ``change`` applied to every comparison of their rules."""
     return [
         r.model_copy(
             update={
                 "rules": [
-                    x.model_copy(update={"when": same(x.when), "also": [same(a) for a in x.also]})
+                    x.model_copy(update={"when": change(x.when), "also": [change(a) for a in x.also]})
                     for x in r.rules
                 ]
             }
