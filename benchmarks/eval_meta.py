@@ -1,12 +1,14 @@
 """``make eval-meta``: system requests through the meta-orchestrator, and what the built systems do.
 
-The requests are ``benchmarks/eval_meta/tuning.json`` (10) and ``tuning2.json`` (8), tuned on, and
+The requests are ``benchmarks/eval_meta/tuning.json`` (10), ``tuning2.json`` (8) and ``tuning3.json``
+(4, from the evaluation set rm5's ``meta_tuning3.json``), tuned on, and
 ``heldout.json`` (3) and ``heldout2.json`` (4), never read while tuning: only their aggregates are
 printed. Each file is reported apart. They were copied from the evaluation sets separate helpers wrote
 without reading the code (their READMEs there: ``README.md``, ``README2.md``). ``--only tuning2``
 (repeatable) runs only the named splits; ``--tuning-only`` only the tuning files; ``--request m-t-05``
-(repeatable) only those tuning requests. Each request is built by the ``meta`` graph
-(embedded Postgres, offline model, one tenant), then:
+(repeatable) only those tuning requests; ``--misses`` prints each tuning case the built system
+missed. Each request is built by the ``meta`` graph (embedded Postgres, offline model, one tenant),
+then:
 
 - **constraints captured**: a constraint of the set counts when requirements of the SystemSpec cover
   at least half of its words and name every field its cases read;
@@ -43,6 +45,7 @@ TENANT = "meta-eval"
 SPLITS = (
     ("tuning", "tuning.json", True),
     ("tuning2", "tuning2.json", True),
+    ("tuning3", "tuning3.json", True),
     ("held-out", "heldout.json", False),
     ("held-out2", "heldout2.json", False),
 )
@@ -129,6 +132,7 @@ async def _one(resources: RuntimeResources, meta: Any, item: dict[str, Any], mat
     graph = await _system_graph(resources, artifacts["CompiledSpec"]) if "CompiledSpec" in artifacts else None
     passed: list[bool] = []
     constraint_ok: list[bool] = []
+    misses: list[str] = []
     for constraint in item["constraints"]:
         results = []
         for case in constraint["cases"]:
@@ -142,7 +146,13 @@ async def _one(resources: RuntimeResources, meta: Any, item: dict[str, Any], mat
                     output = dict(state.get("solution") or {})
                 except Exception as error:  # a system that crashes fails the case, the run goes on
                     output = {"error": str(error)}
-            results.append(bool(match(case["expect"], output)[0]))
+            ok, detail = match(case["expect"], output)
+            results.append(bool(ok))
+            if not ok:
+                want = {k: v for k, v in case["expect"].items() if k != "field"}
+                misses.append(
+                    f"{constraint['id']} {constraint['kind']}: got {detail} want {want} <- {case['input'][:90]}"
+                )
         passed.extend(results)
         constraint_ok.append(all(results))
     quality = (result.get("gates") or {}).get("quality") or {}
@@ -169,6 +179,7 @@ async def _one(resources: RuntimeResources, meta: Any, item: dict[str, Any], mat
         "gate_right": gate_passed == honoured,
         "broken_failed": broken_failed,
         "unmet": quality.get("unmet") or [],
+        "misses": misses,
         "error": result.get("error"),
     }
 
@@ -211,6 +222,9 @@ async def evaluate(data_dir: str) -> int:
                     )
                     if row["error"]:
                         print(f"         failed: {str(row['error'])[:160]}")
+                    if "--misses" in sys.argv:
+                        for miss in row["misses"]:
+                            print(f"         miss {miss}")
                     if row["unmet"]:
                         print(f"         gate unmet: {', '.join(map(str, row['unmet']))[:300]}")
             captured = [c for row in rows for c in row["captured"]]

@@ -187,3 +187,37 @@ def test_hostile_sql_is_refused_when_stored_and_the_service_keeps_answering(
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_a_tenants_text_pattern_is_checked_in_bounded_time_and_a_broken_one_is_named() -> None:
+    """An output schema's ``pattern`` is the tenant's: one with nested repetition would hold a worker for
+    hours under a backtracking engine on a 60-letter answer; it is refused after its time limit instead,
+    while a look-ahead pattern (the meta compiler's words to avoid) still decides."""
+    from pydantic import ValidationError
+
+    from master_agent.capabilities.agents import model_from_schema, schema_problems
+    from master_agent.meta.artifacts import avoided_pattern
+
+    slow = model_from_schema(
+        "slow", {"type": "object", "properties": {"reply": {"type": "string", "pattern": "^(a|aa)+$"}}}
+    )
+    with pytest.raises(ValidationError, match="in time"):
+        slow.model_validate({"reply": "a" * 60 + "b"})
+    assert slow.model_validate({"reply": "aaaa"}).model_dump() == {"reply": "aaaa"}
+
+    avoiding = model_from_schema(
+        "avoiding",
+        {
+            "type": "object",
+            "properties": {"note": {"type": "string", "pattern": avoided_pattern(["policy"])}},
+            "required": ["note"],
+        },
+    )
+    with pytest.raises(ValidationError, match="does not match"):
+        avoiding.model_validate({"note": "Our POLICY says no"})
+    assert avoiding.model_validate({"note": "Approved"}).model_dump() == {"note": "Approved"}
+
+    broken = {"type": "object", "properties": {"note": {"type": "string", "pattern": "(unclosed"}}}
+    assert schema_problems(broken) == [
+        "not a valid JSON Schema: '(unclosed' is not a 'regex' (at properties/note/pattern)"
+    ]

@@ -18,7 +18,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from langchain_core.tools import BaseTool, StructuredTool
 from psycopg_pool import AsyncConnectionPool
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from master_agent.capabilities.spec import AgentSpec, Tier, tier_allows
 from master_agent.capabilities.tools.context import ToolContext
@@ -27,6 +27,7 @@ from master_agent.capabilities.tools.sql import ReadOnlySql
 from master_agent.capabilities.tools.sql_check import check_select_only
 from master_agent.errors import ToolInputError
 from master_agent.untrusted.sql_text import MAX_SQL_CHARS, SqlText
+from master_agent.untrusted.text_pattern import text_matching
 
 NAME_PATTERN = r"^[a-z][a-z0-9_]{2,63}$"
 #: Sizes of one agent document. Every skill is embedded for the front door's discovery and every tool
@@ -366,7 +367,8 @@ def _depth(name: str, agents: Mapping[str, list[str]]) -> int:
 
 def model_from_schema(name: str, schema: dict[str, Any]) -> type[BaseModel]:
     """A pydantic model for a checked object schema: its properties typed by their JSON type (others
-    ``Any``), required ones required, the rest optional; descriptions kept for the model to read."""
+    ``Any``), required ones required, the rest optional; a text's ``pattern`` enforced; descriptions
+    kept for the model to read."""
     fields: dict[str, Any] = {}
     required = set(schema.get("required") or [])
     for key, prop in (schema.get("properties") or {}).items():
@@ -374,6 +376,11 @@ def model_from_schema(name: str, schema: dict[str, Any]) -> type[BaseModel]:
         kind = prop.get("type")
         annotation: Any = _JSON_TYPES.get(kind, Any) if isinstance(kind, str) else Any
         description = prop.get("description")
+        # A text's pattern binds what any writer answers ("never uses the words ..."), checked with a time
+        # limit: the tenant wrote it, and look-aheads need a backtracking engine.
+        pattern = prop.get("pattern") if kind == "string" and isinstance(prop.get("pattern"), str) else None
+        if pattern is not None:
+            annotation = Annotated[annotation, AfterValidator(text_matching(pattern))]
         if key in required:
             fields[key] = (annotation, Field(description=description))
         else:

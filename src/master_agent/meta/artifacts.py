@@ -9,6 +9,7 @@ sections can be read by dotted path (``read_section``).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -92,6 +93,21 @@ class StateKey(BaseModel):
     description: str = ""
     external: bool = False
     """Given by the caller (an input of the system), not written by a component."""
+    avoid: list[str] = Field(default_factory=list)
+    """Words or characters its text never contains ("The reply never uses the words ..."): the output
+    schema's pattern refuses a value holding one, whoever wrote it."""
+
+
+def avoided_pattern(words: list[str]) -> str:
+    """A regular expression (Python and ECMA alike) matching a text holding none of ``words``, in any case."""
+    alternatives = "|".join(
+        "".join(
+            f"[{c.lower()}{c.upper()}]" if c.lower() != c.upper() else re.escape(c).replace("\\ ", r"\s+")
+            for c in word
+        )
+        for word in words
+    )
+    return rf"^(?![\s\S]*(?:{alternatives}))"
 
 
 class RoutingRule(BaseModel):
@@ -356,6 +372,9 @@ class Requirement(BaseModel):
     buildable: bool = True
     """Compiled into the system's tools; False: it needs a model (``why_not`` says why)."""
     why_not: str | None = None
+    avoid: list[str] = Field(default_factory=list)
+    """Words or characters the text of its field never contains ("never uses the words "demand" or
+    "failure"", "never contain an exclamation mark": "!")."""
     loose: list[str] = Field(default_factory=list)
     """Conditions read as words that stand apart in the request ("international held customs" from
     "International shipments held at customs"): built as "all these words", which is no phrase an
@@ -492,6 +511,8 @@ class EvalCase(BaseModel):
     """The requirement it tests (its id in the SystemSpec); any failing case leaves it unmet."""
     exact: bool = False
     """Outputs must equal the expected values (case aside), not merely contain them."""
+    avoid: dict[str, list[str]] = Field(default_factory=dict)
+    """Output key -> words its text must not contain (the key must be answered, as a text)."""
 
 
 class EvalSpec(Artifact):

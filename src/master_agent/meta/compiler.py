@@ -29,6 +29,7 @@ from master_agent.meta.artifacts import (
     StateKey,
     SystemSpec,
     ToolContract,
+    avoided_pattern,
 )
 from master_agent.meta.failures import CompileError
 
@@ -329,7 +330,12 @@ def _schema(keys: Iterable[str], declared: dict[str, StateKey], *, required: boo
     return {
         "type": "object",
         "properties": {
-            key: {"type": declared[key].type, "description": declared[key].description or key}
+            key: {
+                "type": declared[key].type,
+                "description": declared[key].description or key,
+                # Words its text never contains: an answer holding one is refused, whoever wrote it.
+                **({"pattern": avoided_pattern(declared[key].avoid)} if declared[key].avoid else {}),
+            }
             for key in names
         },
         **({"required": names} if required else {}),

@@ -25,6 +25,8 @@ import json
 import re
 import threading
 import time
+import unicodedata
+from collections.abc import Callable
 from typing import Any
 
 from master_agent.meta.artifacts import (
@@ -585,9 +587,11 @@ def _keywords(words: str, fields: dict[str, list[str]], subject: frozenset[str] 
     """What a condition lists ("mentions a lawyer, legal action or a chargeback"): its items, each
     without function words; an item naming a category ("billing questions") by its modifier."""
     items = []
-    verb = list(_MENTION_VERB.finditer(words))
+    verb = [v for v in _MENTION_VERB.finditer(words) if _WORD.search(words[v.end() :])]
     if verb:
-        words = words[verb[0].end() :]  # "any parcel whose contents mention X": X, not the parcel
+        # "any parcel whose contents mention X": X, not the parcel ("a police report": a noun, with
+        # nothing after it to mention).
+        words = words[verb[0].end() :]
     for part in _LIST_SPLIT.split(words):
         tokens = []
         for position, said in enumerate(_WORD.findall(part)):
@@ -602,9 +606,20 @@ def _keywords(words: str, fields: dict[str, list[str]], subject: frozenset[str] 
             tokens.append(word)
         tokens = [
             w
-            for w in tokens
-            if w not in _FUNCTION
+            for index, w in enumerate(tokens)
+            if (
+                w not in _FUNCTION
+                # "a police report": a mention verb closing the item after a noun is its noun.
+                or (
+                    index == len(tokens) - 1
+                    and index > 0
+                    and tokens[index - 1] not in _FUNCTION
+                    and _MENTION_VERB.fullmatch(w) is not None
+                )
+            )
             and w not in subject
+            # "any application" of a system that "screens job applications": the subject, singular.
+            and _stem(w) not in {_stem(x) for x in subject}
             and not w.isdigit()
             # A form of a field's own name ("escalated" for escalate) says what happens, not when.
             and not any(w.startswith(f.split("_")[0].rstrip("e")) for f in fields)
@@ -616,7 +631,30 @@ def _keywords(words: str, fields: dict[str, list[str]], subject: frozenset[str] 
 
 def _given(match: re.Match[str], inflected: dict[str, str]) -> RuleValue:
     said = match.groupdict().get("inflected")
+    if match.groupdict().get("imperative"):
+        return match.group("imperative").lower()
     return inflected[said.lower()] if said else _value(match)
+
+
+#: A condition opening a clause before its verb: "When on-hand stock is below 20 units, reorder ...".
+_OPENING_CONDITION = re.compile(r"^\s*(?:when|if|whenever|once|where)\b[^,;]{1,160},\s*$", re.I)
+
+
+def _imperative(clause: str, match: re.Match[str]) -> bool:
+    """Whether an allowed value is the clause's verb: it opens the clause ("Deny any claim ...") or
+    follows an opening condition, and no copula follows it closely ("Standard changes are approved"
+    names a kind of change, it orders nothing)."""
+    before = clause[: match.start()]
+    if before.strip() and not _OPENING_CONDITION.match(before):
+        return False
+    following = [w.lower() for w in _WORD.findall(clause[match.end() :])[:3]]
+    return not any(w in _COPULA or w in ("was", "were", "has", "have") for w in following)
+
+
+def _postposed(match: re.Match[str], clause: str) -> bool:
+    """Whether the value's condition follows it: an imperative opening its clause ("Refer claims that
+    mention fraud": the claims it is said of come after the verb)."""
+    return bool(match.groupdict().get("imperative")) and not clause[: match.start()].strip()
 
 
 def _stem(word: str) -> str:
@@ -748,9 +786,15 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
         for v in values
         if re.fullmatch(r"[a-z]{3,}", v)
     }
+    verbs = {
+        v.lower(): v
+        for values in fields.values()
+        for v in values
+        if re.fullmatch(r"[a-z]{3,}", v, re.I) and v.lower() not in _FUNCTION and v.lower() != "none"
+    }
     requirements: list[Requirement] = []
     lists: list[tuple[str, list[str], set[str]]] = []
-    for offset, clause in _clauses(text):
+    for offset, clause in _defined_apart(_clauses(text), fields):
         if (
             declaration is not None
             and offset < declaration.end()
@@ -791,10 +835,18 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             pattern = re.compile(
                 pattern.pattern + rf"|\b(?:is|are|be|gets?)\s+(?P<inflected>{forms})\b", re.I
             )
+        if verbs:
+            # "Deny any claim over $5,000", "When stock is low, reorder ...": an allowed value said as
+            # the clause's verb (``_imperative`` keeps those that open it).
+            forms = "|".join(re.escape(form) for form in sorted(verbs, key=len, reverse=True))
+            pattern = re.compile(pattern.pattern + rf"|\b(?P<imperative>{forms})\b", re.I)
         given = [
             (value_match, field)
-            for value_match in ([] if _WORDING.search(clause) else pattern.finditer(clause))
-            if not any(
+            for value_match in (
+                [] if _WORDING.search(clause) or avoided(clause) else pattern.finditer(clause)
+            )
+            if (not value_match.groupdict().get("imperative") or _imperative(clause, value_match))
+            and not any(
                 s <= value_match.start() < e and _comparison(clause, s, e, v, u, False) is not None
                 for s, e, v, u in amounts
             )  # a compared quantity ("over 400 lines") is not a value given
@@ -816,7 +868,9 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             after_end = given[index + 1][0].start() if index + 1 < len(given) else len(clause)
             after = clause[value_match.end() : after_end]
             default = bool(_DEFAULT.search(segment))
-            if _POSTPOSED.match(after):
+            if _postposed(value_match, clause) and _DEFAULT.match(re.sub(r"^\W+", "", after)):
+                default = True  # "Approve all other claims"
+            elif _POSTPOSED.match(after) or _postposed(value_match, clause):
                 # "risk is "high" when the change includes ...": the condition follows the value.
                 segment, seg_end, cursor = after, after_end, after_end
             elif index == len(given) - 1 and _DEFAULT.match(re.sub(r"^\W+", "", after)):
@@ -835,7 +889,9 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             mentions: list[str] = []
             absent: list[str] = []
             if segment is after and _CUE.search(after):
-                negation = _negation(after, fields, subject)
+                # After the amounts it compares: their words ("any claim over $5,000") are no mention.
+                rest = clause[max(e for _, e, _ in compared) : after_end] if compared else after
+                negation = _negation(rest if _CUE.search(rest) else after, fields, subject)
                 if negation is not None:
                     mentions, absent, listed_as = negation
                     lists.append((field, absent, listed_as))
@@ -910,7 +966,10 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
                 rules.append(Rule(field=field, value=number, when=comparison))
         targets = list(dict.fromkeys([*(r.field for r in rules), *named]))
         if not rules and not (
-            (named and _COPY.search(clause)) or _TONE.search(clause) or _WORDING.search(clause)
+            (named and _COPY.search(clause))
+            or _TONE.search(clause)
+            or _WORDING.search(clause)
+            or (named and avoided(clause))
         ):
             if offset > 0 and (named or _MODAL.search(clause)):
                 # It constrains the answer, yet no rule could be read from it: said, never dropped.
@@ -936,6 +995,8 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             previous is not None
             and rules
             and previous.rules
+            # A clause that can be built is not joined to one that cannot: it would be lost with it.
+            and (previous.buildable or not _kind_of(clause, rules, fields)[1])
             and text[previous.end : offset].strip() == ";"
             and {r.field for r in rules} <= set(previous.fields)
         ):
@@ -955,17 +1016,20 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             )
             continue
         kind, buildable, why = _kind_of(clause, rules, fields)
+        avoid = avoided(clause) if not rules and named else []
         requirements.append(
             Requirement(
                 id=f"r{len(requirements) + 1}",
-                kind=kind,
+                kind="tone" if avoid else kind,
                 text=clause,
                 start=offset,
                 end=offset + len(clause),
                 fields=targets,
                 rules=rules,
-                buildable=buildable,
-                why_not=why,
+                # A text's words it never uses are built: the answer's schema refuses them.
+                buildable=buildable or bool(avoid),
+                why_not=None if avoid else why,
+                avoid=avoid,
             )
         )
     for field, listed, words in lists:
@@ -993,7 +1057,94 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
         requirements = _verb_rules(text)
         fields = {field: [] for r in requirements for field in r.fields}
     chained = _chained([_in_which_case(r, fields) for r in requirements], fields)
+    chained = _declared_dates(text, chained)
     return fields, _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
+
+
+#: "never uses", "must not contain", "no ... includes": a text's wording denied (the words follow).
+_NEVER_SAYS = re.compile(
+    r"\b(?:never|not|no)\s+(?:\w+\s+){0,2}?(?:uses?|contains?|includes?|says?|writes?|has|have)\b\s*",
+    re.I,
+)
+
+
+def avoided(clause: str) -> list[str]:
+    """The words or characters a clause says a text never contains: the quoted ones after the denied
+    verb ("never uses the words "unfortunately" or "policy""), else a character named by its Unicode
+    name, a punctuation mark or sign ("must never contain an exclamation mark": "!")."""
+    denied = _NEVER_SAYS.search(clause)
+    if denied is None:
+        return []
+    rest = clause[denied.end() :]
+    # The words right after the verb ("the words "x" or "y"", "any of "x", "y""), not a value the
+    # clause gives later ("does not include a receipt gets "hold"").
+    listed = re.match(
+        r"(?:(?:the|any)\s+)?(?:of\s+(?:the\s+)?)?(?:(?:words?|phrases?|terms?|expressions?)\s+)?"
+        r'(?:(?:like|such as)\s+)?(?P<list>"[^"]{1,60}"(?:\s*(?:,|or|and|nor)\s*(?:or\s+|and\s+)?"[^"]{1,60}")*)',
+        rest,
+        re.I,
+    )
+    quoted = re.findall(r'"([^"]{1,60})"', listed.group("list")) if listed else []
+    if quoted:
+        return list(dict.fromkeys(q.strip() for q in quoted if q.strip()))
+    words = _WORD.findall(re.sub(r"^(?:an?|any|the|single)\s+", "", rest.strip(), flags=re.I))
+    for size in range(min(len(words), 4), 0, -1):
+        name = " ".join(words[:size]).upper()
+        for candidate in (name, name[:-1] if name.endswith("S") else name):
+            try:
+                character = unicodedata.lookup(candidate)
+            except KeyError:
+                continue
+            # Punctuation and signs ("!", ";", "$"), not a pictograph named like a noun ("receipt").
+            if unicodedata.category(character)[0] == "P" or unicodedata.category(character) in ("Sm", "Sc"):
+                return [character]
+    return []
+
+
+#: "(quantity is 100 minus on-hand)": a field defined in parentheses inside another clause.
+_DEFINED = re.compile(r"\((?P<definition>[a-z][a-z0-9_]*\s+is\s+[^()]+)\)")
+
+
+def _defined_apart(clauses: list[tuple[int, str]], fields: dict[str, list[str]]) -> list[tuple[int, str]]:
+    """Each clause with the definitions of free fields it holds in parentheses read as clauses of
+    their own (blanked in it, so its offsets stay): "When stock is below 20 units, reorder up to 100
+    units (quantity is 100 minus on-hand)" is a rule on the action, and quantity's arithmetic."""
+    out: list[tuple[int, str]] = []
+    for offset, clause in clauses:
+        apart = [
+            found
+            for found in _DEFINED.finditer(clause)
+            if (name := found.group("definition").split()[0]) in fields and not fields[name]
+        ]
+        for found in apart:
+            clause = clause[: found.start()] + " " * (found.end() - found.start()) + clause[found.end() :]
+        out.append((offset, clause.rstrip()))
+        out.extend((offset + found.start(1), found.group(1)) for found in apart)
+    return out
+
+
+def _declared_dates(text: str, requirements: list[Requirement]) -> list[Requirement]:
+    """A date named by its event's verb ("a device bought more than 365 days before the request date")
+    is the one date the request declares each input to give ("Each request gives the request date, the
+    purchase date, ...") besides the other date of its comparison: "purchase date"."""
+    declared = [
+        re.sub(r"^(?:the|its|their)\s+", "", found.group(0).lower())
+        for declaration in _INPUT_DECL.finditer(text)
+        for found in re.finditer(r"(?:\b[a-z]+\s+){1,2}?date\b", declaration.group("body"), re.I)
+    ]
+    # A label of its own ("purchase date"), not "the date the payee was added" (a date by its clause).
+    declared = [label for label in dict.fromkeys(declared) if len(label.split()) > 1]
+
+    def named(label: str | None) -> bool:
+        return label is None or any(label in d or d.startswith(label) for d in declared)
+
+    def dated(c: Comparison | None) -> Comparison | None:
+        if c is None or not c.since or named(c.since):
+            return c
+        other = [d for d in declared if c.until is None or c.until not in d]
+        return c.model_copy(update={"since": other[0]}) if len(other) == 1 else c
+
+    return _each_comparison(requirements, dated) if len(declared) >= 2 else requirements
 
 
 def _in_which_case(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
@@ -1085,11 +1236,18 @@ def _same_quantities(requirements: list[Requirement]) -> list[Requirement]:
             }
         )
 
+    return _each_comparison(requirements, same)
+
+
+def _each_comparison(
+    requirements: list[Requirement], change: Callable[[Comparison | None], Comparison | None]
+) -> list[Requirement]:
+    """The requirements with ``change`` applied to every comparison of their rules."""
     return [
         r.model_copy(
             update={
                 "rules": [
-                    x.model_copy(update={"when": same(x.when), "also": [same(a) for a in x.also]})
+                    x.model_copy(update={"when": change(x.when), "also": [change(a) for a in x.also]})
                     for x in r.rules
                 ]
             }

@@ -508,8 +508,25 @@ def _matches(expected: Any, actual: Any, exact: bool = False) -> bool:
     return bool(expected == actual)
 
 
+def _avoid_mismatches(avoid: dict[str, list[str]], outputs: dict[str, Any]) -> list[str]:
+    """Each output key that is not a text, or whose text holds a word it must never contain."""
+    mismatches = []
+    for key, words in avoid.items():
+        text = outputs.get(key)
+        if not isinstance(text, str):
+            mismatches.append(f"{key}: expected a text, got {text!r}")
+        elif held := [word for word in words if word.lower() in text.lower()]:
+            mismatches.append(f"{key}: holds {', '.join(map(repr, held))}, which it must never contain")
+    return mismatches
+
+
 async def _run_case(
-    ctx: RoleContext, graph: Any, inputs: dict[str, Any], expect: dict[str, Any], exact: bool = False
+    ctx: RoleContext,
+    graph: Any,
+    inputs: dict[str, Any],
+    expect: dict[str, Any],
+    exact: bool = False,
+    avoid: dict[str, list[str]] | None = None,
 ) -> tuple[dict[str, Any], list[str], float, int, int, str | None]:
     """One case through the compiled system: outputs, mismatches, ms, tokens, tool calls, error."""
     config: Any = {"configurable": {"tenant_id": ctx.tenant_id}}
@@ -525,7 +542,7 @@ async def _run_case(
         f"{key}: expected {expected!r}, got {outputs.get(key)!r}"
         for key, expected in expect.items()
         if not _matches(expected, outputs.get(key), exact)
-    ]
+    ] + _avoid_mismatches(avoid or {}, outputs)
     tokens = _tokens(ctx.resources, list(state.get("messages") or []))
     return outputs, mismatches, elapsed, tokens, int(state.get("tool_calls") or 0), None
 
@@ -581,7 +598,7 @@ async def eval_run(ctx: RoleContext) -> RoleResult:
         case = runnable[case_index]
         async with gate:
             outputs, mismatches, ms, tokens, calls, error = await _run_case(
-                ctx, graph, case.inputs, case.expect, case.exact
+                ctx, graph, case.inputs, case.expect, case.exact, case.avoid
             )
         return CaseResult(
             case_id=case.id,
