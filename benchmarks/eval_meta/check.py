@@ -10,7 +10,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DOMAINS = {"support", "finance", "operations", "code_review"}
+DOMAINS = {"support", "finance", "operations", "code_review", "hr", "logistics"}
 KINDS = {"threshold", "route", "escalation", "output_field", "tone", "forbidden"}
 OPS = {"equals", "or_contains", "not_equals", "not_contains", "starts_with"}
 
