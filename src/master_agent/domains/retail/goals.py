@@ -27,7 +27,7 @@ from master_agent.capabilities.terms import (
 )
 from master_agent.capabilities.tools import ReadOnlySql, ToolContext
 from master_agent.errors import ToolInputError
-from master_agent.evolution.reuse import figure_by_meaning
+from master_agent.evolution.reuse import NAMED_MIN_SIMILARITY, figure_by_meaning, unknown_by_meaning
 from master_agent.routing.queries import named_by_property
 from master_agent.runtime.context import extract_entities
 
@@ -88,10 +88,33 @@ def make_goal_reader(
         mention = goal_metric(goal, metrics)
         if mention.metric is None:
             # Words that name none of the data's figures ("customers spend more") may still mean one:
-            # a figure found by meaning wins; an unknown keeps the goal's own words when it has some.
+            # a figure found by meaning wins when the words the data lacks mean it too, closely ("products
+            # being returned" are refunds; "overtime hours" are no training hours); an unknown keeps the
+            # goal's own words when it has some.
             placed = await figure_by_meaning(goal, context.embedder, problems, problem_metrics or {}, metrics)
-            if placed is not None and (placed.metric is not None or mention.unknown is None):
+            own = (
+                await figure_by_meaning(
+                    mention.unknown,
+                    context.embedder,
+                    problems,
+                    problem_metrics or {},
+                    metrics,
+                    min_similarity=NAMED_MIN_SIMILARITY,
+                )
+                if mention.unknown and placed is not None and placed.metric is not None
+                else None
+            )
+            if placed is not None and (
+                mention.unknown is None or (own is not None and own.metric == placed.metric)
+            ):
                 mention = placed
+        if mention.unknown is None and (mention.metric is None or mention.metric.name != STRATEGY_METRIC):
+            # Data the tenant lacks named in words that sound like a figure it has ("halve staff
+            # turnover" is no takings goal); a goal naming the planned figure keeps its plan.
+            lacking = await unknown_by_meaning(
+                goal, context.embedder, problems, problem_metrics or {}, metrics
+            )
+            mention = lacking or mention
         if mention.unknown is not None:
             stated["scope"] = {
                 "kind": "out_of_scope",
