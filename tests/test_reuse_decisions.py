@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from master_agent.capabilities import provision_tenant_readers
-from master_agent.domains.retail.data import DemoProfile, install
 from master_agent.domains.retail import DATA_METRICS
+from master_agent.domains.retail.data import DemoProfile, install
 from master_agent.domains.retail.tools import PROBLEM_METRICS, PROBLEMS, cause_holds_at
 from master_agent.evolution.embeddings import HashingEmbedder, LocalMiniLMEmbedder
 from master_agent.evolution.reuse import metric_of, problem_statement, unknown_by_meaning
@@ -93,7 +93,11 @@ async def test_data_the_tenant_lacks_is_named_by_meaning_not_by_a_sound_alike(
 async def test_an_embedder_without_a_measured_margin_names_nothing_the_data_lacks() -> None:
     # The margin was measured on MiniLM; another embedder's distances mean something else.
     found = await unknown_by_meaning(
-        "Halve staff turnover at store 4 next year", HashingEmbedder(), PROBLEMS, PROBLEM_METRICS, DATA_METRICS
+        "Halve staff turnover at store 4 next year",
+        HashingEmbedder(),
+        PROBLEMS,
+        PROBLEM_METRICS,
+        DATA_METRICS,
     )
     assert found is None
 

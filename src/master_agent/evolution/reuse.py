@@ -176,7 +176,9 @@ async def unknown_by_meaning(
         return None
     least, margin = floor
     names = {_words(name) for metric in metrics for name in (metric.name, *metric.aliases)}
-    offered = [phrase for phrase in phrases(problem_statement(text), nouns_only=True) if _words(phrase) not in names]
+    offered = [
+        phrase for phrase in phrases(problem_statement(text), nouns_only=True) if _words(phrase) not in names
+    ]
     if not offered:
         return None
     cards = _cards(problems, metrics)
