@@ -298,3 +298,10 @@ async def test_a_deadline_that_has_passed_is_asked_about(resources: RuntimeResou
     )
     assert passed.status == "interrupted" and passed.interrupt is not None
     assert "already passed" in passed.interrupt["question"]
+    # A deadline of today leaves no time: asked about, never replaced by a default horizon.
+    today = await solve(
+        resources,
+        SolveRequest(goal="Get Store 1's attach rate up 10% by close of play today", tenant_id="demo-retail"),
+    )
+    assert today.status == "interrupted" and today.interrupt is not None
+    assert "leaves no time" in today.interrupt["question"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from master_agent.capabilities import MissingInformation
@@ -78,8 +78,13 @@ def make_goal_reader(
             day, _words = deadline
             stated["deadline"] = day.date().isoformat()
             stated["timeline_days"] = max(7, min(730, math.ceil((day - now) / timedelta(days=1))))
-        elif (named := time_window(goal, now, direction="future")) is not None and named.end <= now:
-            stated["deadline_passed"] = named.label  # asked about, never replaced by a default horizon
+        elif (
+            named := time_window(goal, now, direction="future")
+        ) is not None and named.last_day() < _tomorrow(now):
+            # Past, or today ("by close of play today"): no time to act, so asked about, never replaced
+            # by a default horizon.
+            stated["deadline_passed"] = named.label
+            stated["deadline_today"] = named.end > now
         elif fiscal := _FISCAL_YEAR.search(goal):
             # When a financial year ends depends on the business: asked, never a default horizon.
             stated["deadline_unread"] = fiscal.group(0)
@@ -175,6 +180,11 @@ async def _measured_only(sql: ReadOnlySql, metric: DataMetric, store: int | None
     }
 
 
+def _tomorrow(now: datetime) -> datetime:
+    """The start of the day after ``now``'s."""
+    return now.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)
+
+
 def _store_orders(metrics: Sequence[DataMetric]) -> tuple[EntityOrder, ...]:
     return tuple(
         order for order in next((m.orders for m in metrics if m.orders), ()) if order.entity == "store_id"
@@ -198,10 +208,13 @@ def missing_information(known: dict[str, Any]) -> MissingInformation | None:
             "has a date to be met by.",
         )
     if known.get("deadline_passed") and not known.get("deadline"):
+        when = (
+            "is today, which leaves no time to act" if known.get("deadline_today") else "has already passed"
+        )
         return MissingInformation(
             fields=["deadline"],
-            question=f"The deadline you named ({known['deadline_passed']}) has already passed. By when should "
-            "the target be met?",
+            question=f"The deadline you named ({known['deadline_passed']}) {when}. By when should the target "
+            "be met?",
         )
     stores = list(known["known_stores"])
     listed = ", ".join(str(store) for store in stores)
