@@ -16,6 +16,7 @@ from master_agent.capabilities.terms import (
     counted_unknown,
     fiscal_quarter,
     fiscal_year_start,
+    deadline_window,
     goal_deadline,
     goal_metric,
     goal_target,
@@ -184,6 +185,8 @@ def test_the_present_is_no_span_but_a_count_from_it_is() -> None:
     assert said_twice is not None and said_twice[0].date().isoformat() == "2027-05-31"
     within = goal_deadline("Lift Store 2's attach rate by 1 point on last month's within six weeks", NOW)
     assert within is not None and within[0] == datetime(2026, 11, 25, tzinfo=UTC) + timedelta(days=42)
+    # A target's number is no day: "by 1.5 percentage points" is not "by 1" (today, so no time left).
+    assert deadline_window("Increase store 1's attach rate by 1.5 percentage points", NOW) is None
     later = goal_deadline("Raise it 10% three months from now", NOW)
     assert later is not None and later[0].date().isoformat() == "2027-02-25"
     assert time_window("What is the attach rate right now at Store 4?", NOW) is None

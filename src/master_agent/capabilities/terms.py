@@ -1060,6 +1060,12 @@ def _target_blanked(text: str) -> str:
     return text.replace(target.words, " " * len(target.words), 1)
 
 
+def deadline_window(text: str, now: datetime) -> Window | None:
+    """The span of time a goal's words name looking forward, its target's words left out ("by 1.5
+    percentage points" is no "by 1")."""
+    return time_window(_target_blanked(text), now, direction="future")
+
+
 def goal_deadline(text: str, now: datetime) -> tuple[datetime, str] | None:
     """The day a goal should be met by, looking forward from ``now``, and the words it was read from:
     "within 60 days" and "in the next six months" count from today; "by Christmas" and "by jan 31"

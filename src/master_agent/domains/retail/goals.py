@@ -19,10 +19,10 @@ from typing import Any
 from master_agent.capabilities import MissingInformation
 from master_agent.capabilities.spec import DataMetric, EntityOrder
 from master_agent.capabilities.terms import (
+    deadline_window,
     goal_deadline,
     goal_metric,
     goal_target,
-    time_window,
     unread_deadline,
 )
 from master_agent.capabilities.tools import ReadOnlySql, ToolContext
@@ -78,9 +78,7 @@ def make_goal_reader(
             day, _words = deadline
             stated["deadline"] = day.date().isoformat()
             stated["timeline_days"] = max(7, min(730, math.ceil((day - now) / timedelta(days=1))))
-        elif (
-            named := time_window(goal, now, direction="future")
-        ) is not None and named.last_day() < _tomorrow(now):
+        elif (named := deadline_window(goal, now)) is not None and named.last_day() < _tomorrow(now):
             # Past, or today ("by close of play today"): no time to act, so asked about, never replaced
             # by a default horizon.
             stated["deadline_passed"] = named.label
