@@ -12,7 +12,7 @@ GOAL ?= Increase Store 5's accessory attach rate by 20% within 60 days
 LLM_VENV ?= .venv-llm
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: install js-deps browser serve deploy-check demo demo-assistant demo-lending test lint bench api-diff eval-evolution eval-routing train-routing train-verbs train-facts eval-lending eval-assistant eval-meta eval-truth prompt-sizes test-local-llm clean
+.PHONY: install docs js-deps browser serve deploy-check demo demo-assistant demo-lending test lint bench api-diff eval-evolution eval-routing train-routing train-verbs train-facts eval-lending eval-assistant eval-meta eval-truth prompt-sizes test-local-llm clean
 
 $(BIN)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or set PYTHON=...)"; exit 1; }
@@ -25,6 +25,10 @@ $(BIN)/.installed: pyproject.toml
 	touch $@
 
 install: $(BIN)/.installed
+
+# The documentation site (MkDocs, docs/ -> site/); strict, so a broken link or a page left out of the nav fails.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 # The official JS SDK for tests/test_js_sdk.py, exactly as tests/js/package-lock.json pins it.
 tests/js/node_modules/.package-lock.json: tests/js/package-lock.json
@@ -135,4 +139,4 @@ test-local-llm: install $(LLM_VENV)/bin/.installed
 	PYTHONPATH=. $(BIN)/python benchmarks/local_llm.py --llm-python $(LLM_VENV)/bin/python
 
 clean:
-	rm -rf $(VENV) $(ST_VENV) $(LLM_VENV) .master-agent .master-agent-llm .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(ST_VENV) $(LLM_VENV) site .master-agent .master-agent-llm .pytest_cache .mypy_cache .ruff_cache

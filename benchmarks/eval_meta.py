@@ -34,6 +34,7 @@ from master_agent.capabilities import install_tenant, load_tenant
 from master_agent.capabilities.agents import AgentDocument, live_agents
 from master_agent.runtime import RuntimeResources, open_resources
 from master_agent.runtime.resources import use_shared_resources
+from master_agent.service.graphs import register_graphs
 from master_agent.settings import Settings
 
 HERE = Path(__file__).parent / "eval_meta"
@@ -230,6 +231,7 @@ async def evaluate(data_dir: str) -> int:
 
 
 def main() -> int:
+    register_graphs()
     with tempfile.TemporaryDirectory(prefix="ma-eval-meta-") as data_dir:
         return asyncio.run(evaluate(data_dir))
 

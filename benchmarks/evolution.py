@@ -25,8 +25,8 @@ from psycopg import sql
 
 from master_agent.domains.retail.simulate import simulate_outcome
 from master_agent.evolution.clock import FixedClock, SystemClock
-from master_agent.evolution.embeddings import to_pgvector
 from master_agent.evolution.outcomes import list_checks, run_due
+from master_agent.models.embeddings import to_pgvector
 from master_agent.models.offline import OfflinePlanner
 from master_agent.runtime import RuntimeResources, SolveRequest, solve
 

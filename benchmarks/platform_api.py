@@ -32,7 +32,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from master_agent.evolution.embeddings import make_embedder
+from master_agent.models.embeddings import make_embedder
 from master_agent.runtime import open_resources
 from master_agent.settings import Settings
 from master_agent.storage.embedded import embedded_server_uri

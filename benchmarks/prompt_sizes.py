@@ -38,6 +38,7 @@ from master_agent.models.offline import plan_turn
 from master_agent.runtime import RuntimeResources, SolveRequest, open_resources, solve
 from master_agent.runtime.factory import GraphOptions, _capabilities, chat_turn, tenant_tool_context
 from master_agent.runtime.loop import LoopLimits, build_agent_loop, task_text
+from master_agent.service.graphs import register_graphs
 from master_agent.settings import Settings
 
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
@@ -213,6 +214,7 @@ def _request_tokens(body: dict[str, Any], count: Callable[[str], int]) -> int:
 
 
 def main() -> None:
+    register_graphs()
     settings = Settings.from_env().with_overrides(
         model="openai:capture-model",
         openai_api_key="sk-capture",

@@ -33,11 +33,12 @@ from master_agent.runtime.factory import front_door
 from master_agent.runtime.recovery import answers_question
 from master_agent.runtime.tenant_agents import save_assistant
 from master_agent.runtime.termination import TerminationReport
+from master_agent.service.graphs import register_graphs
 from master_agent.settings import Settings
 
 TENANT = "demo-retail"
 #: (messages, their follow-ups, whether they are tuning splits whose misses may be listed): the first
-#: labelled batch, the second and the third (each written later by another helper; their held-out
+#: labelled batch, the second, the third and the fourth (held-out only; each written later by another helper; their held-out
 #: parts seen by no one tuning).
 SPLITS = (
     ("validation.json", "followups_tuning.json", True),
@@ -46,6 +47,7 @@ SPLITS = (
     ("heldout2.json", "followups_heldout2.json", False),
     ("validation3.json", "followups_train3.json", True),
     ("heldout3.json", "followups_heldout3.json", False),
+    ("heldout4.json", "followups_heldout4.json", False),
 )
 HANDLERS = ["solve", "answer_query", "build_agent", "out_of_scope"]
 
@@ -365,6 +367,7 @@ async def first_message(settings: Settings) -> None:
 
 
 async def main(verbose: bool) -> None:
+    register_graphs()
     with tempfile.TemporaryDirectory(prefix="ma-routing-") as data_dir:
         base = Settings.from_env()
         settings = base.with_overrides(

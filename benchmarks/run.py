@@ -10,6 +10,8 @@
 8. The HTTP service through the official SDK (``benchmarks/service.py``): per-request figures
    (``service``) and the 1/10/50/100-client scale sweep (``sweep``); then its store at 100k items, cron
    firing delay and webhook delivery delay (``benchmarks/platform_api.py``, ``platform``).
+9. Scale-out (``benchmarks/scale_out.py``, ``scaleout``): one client load against 1, 2 and 4 serve
+   processes on one Postgres.
 
 ``make bench PARTS=service,routing`` (or ``python benchmarks/run.py sweep``) runs only the parts named
 (see ``PARTS``). Every server a part starts (embedded Postgres, the service) is stopped when it ends.
@@ -31,6 +33,7 @@ from benchmarks import agents, evolution, retention, routing
 
 from master_agent.runtime import RuntimeResources, SolveRequest, master_graph, open_resources, solve
 from master_agent.runtime.factory import graph_cache
+from master_agent.service.graphs import register_graphs
 from master_agent.settings import Settings
 from master_agent.storage.embedded import stop_embedded_server
 
@@ -105,7 +108,7 @@ async def bench_factory(resources: RuntimeResources, runs: int) -> None:
 #: The parts of ``make bench`` in the order they run; ``PARTS=a,b`` (``make bench PARTS=service,routing``)
 #: runs only those.
 CORE_PARTS = ("solve", "checkpoints", "factory", "routing", "agents", "evolution", "retention")
-SERVICE_PARTS = ("service", "sweep", "platform")
+SERVICE_PARTS = ("service", "sweep", "platform", "scaleout")
 PARTS = (*CORE_PARTS, *SERVICE_PARTS)
 
 
@@ -155,15 +158,18 @@ async def core(parts: list[str]) -> None:
 
 
 def main(argv: list[str]) -> None:
+    register_graphs()
     parts = chosen_parts(",".join(argv) or os.environ.get("PARTS", ""))
     if any(part in CORE_PARTS for part in parts):
         asyncio.run(core(parts))
-    from benchmarks import platform_api, service  # the HTTP service, in its own server process
+    from benchmarks import platform_api, scale_out, service  # the HTTP service, in its own server process
 
     if "service" in parts or "sweep" in parts:
         service.main(measure_requests="service" in parts, sweep="sweep" in parts)
     if "platform" in parts:
         platform_api.main()
+    if "scaleout" in parts:
+        scale_out.main()
 
 
 if __name__ == "__main__":

@@ -51,6 +51,9 @@ class ServiceUnderTest:
     pid: int
     """The ``master-agent serve`` process (its uvicorn workers are its children)."""
     data_dir: Path
+    urls: tuple[str, ...] = ()
+    """Every serve process's address when several share the database (``url`` is the first)."""
+    pids: tuple[int, ...] = ()
 
 
 def _ms(seconds: float) -> str:
@@ -202,10 +205,17 @@ def _free_port() -> int:
 
 @contextmanager
 def serving(
-    data_dir: str, extra_env: dict[str, str] | None = None, workers: int = 2, tenant: str = "demo-retail"
+    data_dir: str,
+    extra_env: dict[str, str] | None = None,
+    workers: int = 2,
+    tenant: str = "demo-retail",
+    *,
+    processes: int = 1,
+    keep_database: bool = False,
 ) -> Iterator[ServiceUnderTest]:
-    """``master-agent serve`` on a free port over the data in ``data_dir`` (the embedded Postgres unless
-    DATABASE_URL is set), with a key of ``tenant``; stopped (and its database) on the way out."""
+    """``processes`` ``master-agent serve`` processes on free ports over the data in ``data_dir`` (one
+    embedded Postgres shared by all unless DATABASE_URL is set), with a key of ``tenant``; stopped (and
+    the database, unless ``keep_database``) on the way out."""
     env = {
         **os.environ,
         "MASTER_AGENT_MODEL": "offline",
@@ -218,31 +228,49 @@ def serving(
     cli = [sys.executable, "-m", "master_agent.cli"]
     created = subprocess.run([*cli, "keys", "create", "--tenant", tenant], env=env, capture_output=True, text=True, check=True)  # fmt: skip
     key = json.loads(created.stdout)["api_key"]
-    port = _free_port()
-    # One uvicorn worker per core of the reference machine; runs are shared through Postgres.
-    server = subprocess.Popen([*cli, "serve", "--port", str(port), "--workers", str(workers)], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    servers: list[subprocess.Popen[bytes]] = []
+    urls: list[str] = []
     try:
-        url = f"http://127.0.0.1:{port}"
-        # Ready only once routing is warm for every tenant: seconds alone, minutes on a loaded machine.
-        deadline = time.monotonic() + 600
-        while True:
-            try:
-                if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-        yield ServiceUnderTest(url=url, key=key, env=env, pid=server.pid, data_dir=Path(data_dir))
+        for _ in range(processes):
+            port = _free_port()
+            # One uvicorn worker per core of the reference machine; runs are shared through Postgres.
+            servers.append(subprocess.Popen([*cli, "serve", "--port", str(port), "--workers", str(workers)], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))  # fmt: skip
+            urls.append(f"http://127.0.0.1:{port}")
+        for url in urls:
+            _wait_until_ready(url)
+        yield ServiceUnderTest(
+            url=urls[0],
+            key=key,
+            env=env,
+            pid=servers[0].pid,
+            data_dir=Path(data_dir),
+            urls=tuple(urls),
+            pids=tuple(server.pid for server in servers),
+        )
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        if not env.get("DATABASE_URL"):
+        for server in servers:
+            server.send_signal(signal.SIGTERM)
+        for server in servers:
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+        if not env.get("DATABASE_URL") and not keep_database:
             stop_embedded_server(Path(data_dir))
+
+
+def _wait_until_ready(url: str) -> None:
+    """Until ``/ok`` answers 200: routing warm for every tenant, seconds alone, minutes on a loaded machine."""
+    deadline = time.monotonic() + 600
+    while True:
+        try:
+            if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(0.2)
 
 
 def main(runs: int = 200, *, measure_requests: bool = True, sweep: bool = True) -> None:

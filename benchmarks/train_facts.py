@@ -26,7 +26,7 @@ from benchmarks.train_routing import TEMPERATURES, _softmax, nll
 from sklearn.linear_model import LogisticRegression
 
 from master_agent.domains.lending.facts import FACT_HEAD_PATH, FACTS, NONE, questions
-from master_agent.evolution.embeddings import LocalMiniLMEmbedder
+from master_agent.models.embeddings import LocalMiniLMEmbedder
 
 SETS = Path(__file__).parent / "eval_lending"
 C_GRID = (0.5, 1.0, 4.0, 16.0, 64.0)

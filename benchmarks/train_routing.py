@@ -28,7 +28,7 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 from master_agent.capabilities import registered_domain_packs
-from master_agent.evolution.embeddings import LocalMiniLMEmbedder
+from master_agent.models.embeddings import LocalMiniLMEmbedder
 from master_agent.routing.discovery import AgentCard, agent_texts, names_agent
 from master_agent.routing.exemplars import GENERIC_EXEMPLARS
 from master_agent.routing.intent import strip_entities

@@ -35,7 +35,7 @@ from master_agent.domains.assistant.requests import (
     opening,
     request_texts,
 )
-from master_agent.evolution.embeddings import LocalMiniLMEmbedder
+from master_agent.models.embeddings import LocalMiniLMEmbedder
 from master_agent.routing.intent_head import Features
 
 SETS = Path(__file__).parent / "eval_assistant"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -12,8 +14,15 @@ import pytest
 from pgserver import get_server  # type: ignore[attr-defined]
 
 from master_agent.runtime import RuntimeResources, open_resources
+from master_agent.service.graphs import register_graphs
 from master_agent.settings import Settings
 from master_agent.storage.embedded import require_passwords
+
+
+@pytest.fixture(scope="session", autouse=True)
+def served_graphs() -> None:
+    """The front door and the graphs, registered as the service and the CLI register them at start."""
+    register_graphs()
 
 
 @pytest.fixture(scope="session")
@@ -30,21 +39,67 @@ def database_uri(server_uri: str, name: str) -> str:
     return f"{head.rsplit('/', 1)[0]}/{name}?{query}"
 
 
-def create_database(server_uri: str, prefix: str = "t") -> str:
-    """A new, empty database on the session server; its URI."""
+def create_database(server_uri: str, prefix: str = "t", *, template: str | None = None) -> str:
+    """A new database on the session server (empty, or a copy of ``template``); its URI."""
     name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    copy = f' TEMPLATE "{template}"' if template else ""
     with psycopg.connect(server_uri, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"{copy}')
     return database_uri(server_uri, name)
+
+
+# Opening a service on an empty database migrates it and installs the demo tenants (~4 s each, dozens of
+# times a session); a copy of one database prepared so is ~1 s. The copy is then opened like any other
+# database: migrations find nothing to apply and every install finds its tenant there.
+_INSTALL = """
+import asyncio, sys
+from pathlib import Path
+from master_agent.runtime import open_resources
+from master_agent.settings import Settings
+
+async def main() -> None:
+    settings = Settings(database_url=sys.argv[1], data_dir=Path(sys.argv[2]), model="offline",
+                        warm_routing=False)
+    async with open_resources(settings):
+        pass
+
+asyncio.run(main())
+"""
+_installed_templates: dict[str, str] = {}
+
+
+def installed_template(server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The name of a database migrated with the default packs' demo tenants, made once per server."""
+    if server_uri not in _installed_templates:
+        name = f"installed_{uuid.uuid4().hex[:8]}"
+        with psycopg.connect(server_uri, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                _INSTALL,
+                database_uri(server_uri, name),
+                str(tmp_path_factory.mktemp("template")),
+            ],
+            check=True,
+            timeout=600,
+        )
+        _installed_templates[server_uri] = name
+    return _installed_templates[server_uri]
 
 
 def server_settings(
     server_uri: str, tmp_path_factory: pytest.TempPathFactory, prefix: str, **overrides: Any
 ) -> Settings:
-    """Settings of a service under test: a fresh database, offline model, ``overrides`` on top."""
+    """Settings of a service under test: a fresh database, offline model, ``overrides`` on top.
+
+    The database is a copy of the installed template unless the test names its own domain packs (whose
+    tenants the template does not hold, and whose absent packs' tenants it should not see)."""
+    template = None if "domain_packs" in overrides else installed_template(server_uri, tmp_path_factory)
     return Settings(
         **{
-            "database_url": create_database(server_uri, prefix),
+            "database_url": create_database(server_uri, prefix, template=template),
             "data_dir": tmp_path_factory.mktemp(prefix),
             "model": "offline",
             # Warming every tenant's routing before ready costs each service seconds; a test's first

@@ -15,7 +15,7 @@ from master_agent.capabilities.agents import (
     AgentDocument,
     check_document,
 )
-from master_agent.evolution.embeddings import HashingEmbedder
+from master_agent.models.embeddings import HashingEmbedder
 from master_agent.models.offline import OfflinePlanner
 from master_agent.settings import Settings
 from tests.model_exchanges import Script, load_recordings

@@ -14,8 +14,9 @@ import pytest
 
 from master_agent.capabilities import install_tenant
 from master_agent.errors import ConfigError
-from master_agent.evolution import KnowledgeStore, LocalMiniLMEmbedder, PatternCreate, make_embedder
-from master_agent.evolution.embeddings import HashingEmbedder
+from master_agent.evolution import KnowledgeStore, PatternCreate
+from master_agent.models import LocalMiniLMEmbedder, make_embedder
+from master_agent.models.embeddings import HashingEmbedder
 from master_agent.runtime import RuntimeResources
 from master_agent.settings import Settings
 

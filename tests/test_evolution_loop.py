@@ -14,10 +14,10 @@ from master_agent.domains.retail.simulate import simulate_outcome
 from master_agent.errors import ConflictError, InputError
 from master_agent.evolution.calibration import load_calibration, stratum_of
 from master_agent.evolution.clock import FixedClock, SystemClock
-from master_agent.evolution.embeddings import LocalMiniLMEmbedder
 from master_agent.evolution.knowledge import KnowledgeStore
 from master_agent.evolution.learning import list_learnings, pattern_confidence
 from master_agent.evolution.outcomes import list_checks, run_check, run_due
+from master_agent.models.embeddings import LocalMiniLMEmbedder
 from master_agent.runtime import RuntimeResources, SolveOutcome, SolveRequest, open_resources, solve
 from master_agent.settings import Settings
 from tests.conftest import server_settings

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from master_agent.evolution.embeddings import HashingEmbedder, LocalMiniLMEmbedder
+from master_agent.models.embeddings import HashingEmbedder, LocalMiniLMEmbedder
 from master_agent.routing.exemplars import GENERIC_EXEMPLARS
 from master_agent.routing.intent import ExemplarClassifier, ModelIntentAnalyzer, message_vector
 from master_agent.routing.intent_head import HeadClassifier, load_head, split_label

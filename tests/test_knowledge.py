@@ -6,7 +6,8 @@ import psycopg
 import pytest
 
 from master_agent.capabilities import install_tenant
-from master_agent.evolution import HashingEmbedder, KnowledgeStore, PatternCreate, tenant_session
+from master_agent.evolution import KnowledgeStore, PatternCreate, tenant_session
+from master_agent.models import HashingEmbedder
 from master_agent.runtime import RuntimeResources
 
 PATTERNS = {

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from master_agent.capabilities.tools.senses import phrases, sensed, sensed_items, sensed_sql
-from master_agent.evolution.embeddings import HashingEmbedder, LocalMiniLMEmbedder
 from master_agent.meta.design import design_system, design_tools, expected_value, field_rules, mentioned
+from master_agent.models.embeddings import HashingEmbedder, LocalMiniLMEmbedder
 from master_agent.runtime import RuntimeResources
 from tests.test_meta_rules import _passing, built
 

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from master_agent.evolution.embeddings import OpenAIEmbedder
 from master_agent.models import make_chat_model
 from master_agent.models.chat import describe_model_failure
+from master_agent.models.embeddings import OpenAIEmbedder
 from master_agent.settings import Settings
 from tests.model_exchanges import load_recordings
 

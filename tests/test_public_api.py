@@ -15,7 +15,8 @@ from master_agent.capabilities import TenantCapabilities, TenantRecord
 from master_agent.capabilities.tools import ToolContext
 from master_agent.domains.retail import RETAIL
 from master_agent.runtime.context import new_context_box
-from master_agent.runtime.loop import LoopLimits, _AgentLoop, sub_agent_tool_schema
+from master_agent.runtime.loop import LoopLimits, sub_agent_tool_schema
+from master_agent.runtime.turn_prompt import system_prompt
 from master_agent.settings import Settings
 
 PACKAGES = [
@@ -26,6 +27,7 @@ PACKAGES = [
     "master_agent.evolution",
     "master_agent.models",
     "master_agent.runtime",
+    "master_agent.runtime.middleware",
     "master_agent.storage",
 ]
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -79,17 +81,10 @@ def test_master_system_prompt() -> None:
         sub_agents=RETAIL.sub_agents,
         tools=_retail_tools(),
     )
-    loop = _AgentLoop(
-        spec=capabilities.master,
-        depth=0,
-        plain={},
-        subs={},
-        bound_model=None,  # type: ignore[arg-type]
-        limits=LoopLimits(max_depth=5, max_iterations=10, subagent_timeout_s=300),
-        sink=None,  # type: ignore[arg-type]
-        human_review=True,
-    )
+    limits = LoopLimits(max_depth=5, max_iterations=10, subagent_timeout_s=300)
     goal = "Increase Store 5's accessory attach rate by 20% within 60 days"
     box = new_context_box(goal, {}, {"max_iterations": 10, "depth": 0, "max_depth": 5})
-    prompt = loop.system_prompt({"goal": goal, "max_iterations": 10}, box)
+    prompt = system_prompt(
+        capabilities.master, 0, limits.max_iterations, {"goal": goal, "max_iterations": 10}, box
+    )
     _check_snapshot("master_system_prompt.json", prompt.splitlines())

@@ -10,8 +10,8 @@ from master_agent.capabilities import provision_tenant_readers
 from master_agent.domains.retail import DATA_METRICS
 from master_agent.domains.retail.data import DemoProfile, install
 from master_agent.domains.retail.tools import PROBLEM_METRICS, PROBLEMS, cause_holds_at
-from master_agent.evolution.embeddings import HashingEmbedder, LocalMiniLMEmbedder
 from master_agent.evolution.reuse import metric_of, problem_statement, unknown_by_meaning
+from master_agent.models.embeddings import HashingEmbedder, LocalMiniLMEmbedder
 from master_agent.runtime import RuntimeResources
 
 TENURE_LOWERS_ATTACH = {"root_cause": {"driver": "tenure_months", "direction": "lower"}}

@@ -4,7 +4,6 @@ and audit trails."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import logging
 import re
@@ -13,15 +12,17 @@ import uuid
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, get_args
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any, get_args
 
 from master_agent.cli_evolution import COMMANDS as EVOLUTION_COMMANDS
 from master_agent.cli_evolution import add_evolution_commands, run_evolution_command
 from master_agent.cli_meta import add_meta_commands, run_meta_command
 from master_agent.errors import InputError, MasterAgentError
-from master_agent.settings import Settings
+
+if TYPE_CHECKING:  # the help and a bad argument never load them: each command imports what it runs
+    from rich.console import Console
+
+    from master_agent.settings import Settings
 
 EXIT_INTERRUPTED = 3
 EXIT_ERROR = 1
@@ -535,6 +536,12 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    import asyncio
+
+    from rich.console import Console
+
+    from master_agent.settings import Settings
+
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr)
     console = Console(stderr=args.command != "terminations" and getattr(args, "json", False))
     error_console = Console(stderr=True)
@@ -542,6 +549,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Settings.from_env()
         if args.command == "serve":
             return _serve(args, settings)
+        from master_agent.service.graphs import register_graphs  # the graphs the commands run
+
+        register_graphs()
         return asyncio.run(_run(args, settings, console))
     except MasterAgentError as error:
         error_console.print(f"[bold red]error:[/] {error}")

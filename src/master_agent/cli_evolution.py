@@ -8,13 +8,14 @@ import time
 from datetime import UTC, datetime, timedelta
 from datetime import time as day_time
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from master_agent.errors import InputError
-from master_agent.settings import Settings
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from master_agent.settings import Settings
 
 COMMANDS = ("knowledge", "playbooks", "outcomes", "learnings", "demo")
 
@@ -96,6 +97,8 @@ def parse_as_of(text: str) -> datetime:
 
 
 def _dump(value: Any) -> Any:
+    from pydantic import BaseModel
+
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
     if isinstance(value, list):

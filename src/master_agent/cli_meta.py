@@ -6,12 +6,14 @@ import argparse
 import json
 import uuid
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from master_agent.errors import InputError
-from master_agent.settings import Settings
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from master_agent.settings import Settings
 
 
 def add_meta_commands(commands: Any) -> None:

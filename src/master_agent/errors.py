@@ -25,9 +25,10 @@ Control flow (LangGraph interrupts) is not modelled here: it stays LangGraph's o
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from pydantic import ValidationError
+if TYPE_CHECKING:  # only annotated: a process that never validates (the CLI's help) does not load pydantic
+    from pydantic import ValidationError
 
 
 class MasterAgentError(Exception):

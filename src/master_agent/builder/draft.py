@@ -18,8 +18,8 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from master_agent.capabilities.agents import NAME_PATTERN, AgentCatalogue
-from master_agent.evolution.embeddings import Embedder
 from master_agent.models.chat import describe_model_failure
+from master_agent.models.embeddings import Embedder
 from master_agent.models.offline import OfflinePlanner
 
 logger = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel, Field
 
-from master_agent.evolution.embeddings import Embedder, to_pgvector
+from master_agent.models.embeddings import Embedder, to_pgvector
 
 TENANT_ROLE = "master_agent_tenant"
 

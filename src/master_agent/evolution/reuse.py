@@ -28,8 +28,8 @@ from pydantic import BaseModel
 from master_agent.capabilities.spec import DataMetric
 from master_agent.capabilities.terms import MetricMention
 from master_agent.capabilities.tools.senses import phrases
-from master_agent.evolution.embeddings import Embedder
 from master_agent.evolution.knowledge import KnowledgeStore, PatternMatch
+from master_agent.models.embeddings import Embedder
 from master_agent.settings import Settings
 
 #: Parts of a goal that name its entity, size or deadline rather than its problem.

@@ -21,7 +21,6 @@ from datetime import date, timedelta
 from typing import Literal
 
 from master_agent.capabilities.tools.senses import sensed, sensed_sql
-from master_agent.evolution.embeddings import Embedder
 from master_agent.meta.artifacts import (
     MAX_EVAL_CASES,
     BoundaryContract,
@@ -57,6 +56,7 @@ from master_agent.meta.artifacts import (
 )
 from master_agent.meta.failures import CompileError
 from master_agent.meta.requirements import extract_requirements
+from master_agent.models.embeddings import Embedder
 
 #: Classes of the criteria the offline designer knows: class -> keywords (regular expression), most
 #: severe first; the last class is the default. Each class has an example message for the EvalSpec.

@@ -27,7 +27,7 @@ import numpy as np
 from psycopg_pool import AsyncConnectionPool
 
 from master_agent.evolution.clock import Clock
-from master_agent.evolution.embeddings import Embedder
+from master_agent.models.embeddings import Embedder
 from master_agent.routing.intent import message_vector, strip_entities
 from master_agent.routing.intent_head import domain_shares, relevance_head
 from master_agent.routing.models import Candidate, IntentAnalysis

@@ -23,8 +23,8 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import ValidationError
 
 from master_agent.capabilities.terms import entity_numbers_as_digits, time_mention, written_out
-from master_agent.evolution.embeddings import Embedder
 from master_agent.models.chat import describe_model_failure
+from master_agent.models.embeddings import Embedder
 from master_agent.routing.exemplars import Exemplar
 from master_agent.routing.models import Action, IntentAnalysis, QueryKind
 from master_agent.runtime.context import extract_entities

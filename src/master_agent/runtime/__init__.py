@@ -4,7 +4,6 @@ from master_agent.runtime.factory import (
     GraphCache,
     GraphOptions,
     classify_complexity,
-    make_master_agent_graph,
     master_graph,
 )
 from master_agent.runtime.loop import LoopLimits, build_agent_loop
@@ -42,7 +41,6 @@ __all__ = [
     "build_agent_loop",
     "classify_complexity",
     "decide",
-    "make_master_agent_graph",
     "master_graph",
     "open_resources",
     "progress_score",

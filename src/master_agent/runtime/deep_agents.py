@@ -45,9 +45,9 @@ from master_agent.models.budget import (
 from master_agent.models.chat import content_text, describe_model_failure
 from master_agent.models.prompt_blocks import render_tagged_json
 from master_agent.models.schemas import compact_schema
+from master_agent.runtime.answers import final_confidence, parse_final_answer, shape_answer
 from master_agent.runtime.context import extract_entities, new_context_box, render_context_box
-from master_agent.runtime.loop import CompiledLoop, final_confidence, parse_final_answer, shape_answer
-from master_agent.runtime.state import MasterAgentState, StepRecord
+from master_agent.runtime.state import CompiledLoop, MasterAgentState, StepRecord
 from master_agent.runtime.termination import NO_EVIDENCE_CONFIDENCE, TerminationReport, TerminationSink
 from master_agent.runtime.verification import Check, verify_before_answer
 from master_agent.storage.outages import is_outage

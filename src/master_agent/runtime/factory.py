@@ -1,4 +1,5 @@
-"""``make_master_agent_graph(config)``: the graph-making function ``langgraph.json`` points at.
+"""``master_graph(resources, config)``: the tenant's compiled master agent (``langgraph.json`` reaches it
+through ``service.graphs.make_master_agent_graph``).
 
 It reads ``config["configurable"]`` (tenant_id, complexity, ab_test_variant, sub_agents,
 max_iterations, the per-run budgets max_tool_calls, max_spawns and max_tokens), loads the tenant (tier, capability version), and returns the compiled master agent
@@ -17,8 +18,10 @@ import functools
 import re
 import time
 from collections import OrderedDict
-from typing import Any, Literal
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, Protocol
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -26,6 +29,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from master_agent.capabilities import (
+    DomainPack,
     TenantCapabilities,
     TenantRecord,
     domain_pack,
@@ -43,7 +47,8 @@ from master_agent.capabilities.agents import (
 )
 from master_agent.capabilities.terms import goal_target
 from master_agent.capabilities.tools import ToolContext
-from master_agent.errors import InputError
+from master_agent.errors import ConfigError, InputError
+from master_agent.evolution.context import EvolutionContext
 from master_agent.evolution.reuse import find_reusable
 from master_agent.evolution.tools import DEPLOY_TOOL, DEPLOYED_KEY, build_evolution_tools
 from master_agent.runtime.loop import (
@@ -58,7 +63,8 @@ from master_agent.runtime.loop import (
     recursion_limit_for,
 )
 from master_agent.runtime.proposals import ProposalBook
-from master_agent.runtime.resources import RuntimeResources, shared_resources
+from master_agent.runtime.resources import RuntimeResources
+from master_agent.settings import Settings
 
 Complexity = Literal["simple", "standard", "strategic"]
 COMPLEXITIES: tuple[Complexity, ...] = ("simple", "standard", "strategic")
@@ -323,6 +329,36 @@ def _front_door(
     return graph
 
 
+class FrontDoorMaker(Protocol):
+    """Makes a tenant's front door: the chat graph that routes each message to the loop, agent, query
+    or builder it needs (``routing.graph.make_front_door``). The runtime is given it, never imports it:
+    the front door stands above the loops it hands goals to."""
+
+    def __call__(
+        self,
+        *,
+        tenant: TenantRecord,
+        pack: DomainPack,
+        capabilities: TenantCapabilities,
+        tool_context: ToolContext,
+        settings: Settings,
+        evolution: EvolutionContext,
+        model: BaseChatModel,
+        solvers: Mapping[str, CompiledLoop],
+        classify: Callable[[str], Complexity],
+        agent_loops: Mapping[str, CompiledLoop] | None = None,
+        resources: RuntimeResources | None = None,
+    ) -> Any: ...
+
+
+_front_doors: list[FrontDoorMaker] = []
+
+
+def register_front_door(maker: FrontDoorMaker) -> None:
+    """Give the factory the front door chat threads start at (the service and the CLI do at start)."""
+    _front_doors[:] = [maker]
+
+
 def front_door(
     resources: RuntimeResources,
     tenant: TenantRecord,
@@ -333,13 +369,15 @@ def front_door(
     *,
     capabilities: TenantCapabilities | None = None,
 ) -> Any:
-    """The tenant's ``routing.graph.FrontDoor``, given the loops it hands goals to (none: it only
-    decides, as the routing eval and benchmark use it)."""
-    from master_agent.routing.graph import make_front_door  # routing sits above runtime: it is given loops
-
+    """The tenant's front door (made by the registered ``FrontDoorMaker``), given the loops it hands
+    goals to (none: it only decides, as the routing eval and benchmark use it)."""
+    if not _front_doors:
+        raise ConfigError(
+            "no front door is registered: call master_agent.service.graphs.register_graphs() at start"
+        )
     tool_context = tenant_tool_context(resources, tenant)
     sub_agents = options.sub_agents if options else None
-    return make_front_door(
+    return _front_doors[0](
         tenant=tenant,
         pack=domain_pack(tenant.domain or "retail"),
         capabilities=capabilities
@@ -515,8 +553,3 @@ def recall_step(resources: RuntimeResources, tenant: TenantRecord, tool_context:
         return Recall(context=context, reused_pattern=found.model_dump())
 
     return recall
-
-
-async def make_master_agent_graph(config: RunnableConfig) -> CompiledLoop:
-    """Graph factory for ``langgraph dev`` / LangGraph Studio (the server supplies the checkpointer)."""
-    return await master_graph(await shared_resources(), config)

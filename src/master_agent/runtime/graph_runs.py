@@ -16,9 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph._internal._constants import CONFIG_KEY_STREAM_MESSAGES_V2
 from langgraph.types import Command, StateSnapshot
 
-from master_agent.runtime.factory import GraphOptions, loop_limits
-from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_for
-from master_agent.runtime.loop import recursion_limit_for
+from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_id_of, graph_registration
 from master_agent.runtime.resources import RuntimeResources
 from master_agent.runtime.serialization import interrupts_by_task, thread_output, to_jsonable
 
@@ -101,14 +99,13 @@ async def execute_graph_run(
     config_in: dict[str, Any] = dict(kwargs.get("config") or {})
     configurable = dict(config_in.get("configurable") or {})
     config = thread_graph_config(run["tenant_id"], run["thread_id"], configurable)
-    graph_id = str(kwargs.get("graph_id") or MASTER_GRAPH_ID)
+    registration = graph_registration(resources, graph_id_of(kwargs))
     if config_in.get("recursion_limit") is not None:
         config["recursion_limit"] = config_in["recursion_limit"]
-    elif graph_id == MASTER_GRAPH_ID:
-        limits = loop_limits(resources, GraphOptions.from_config(config))
-        config["recursion_limit"] = recursion_limit_for(limits.max_iterations)
+    elif registration.recursion_limit is not None:
+        config["recursion_limit"] = registration.recursion_limit(resources, config)
     config["configurable"]["run_id"] = str(run["run_id"])
-    graph = await graph_for(resources, graph_id, config, checkpointer=resources.database.checkpointer)
+    graph = await registration.build(resources, config, checkpointer=resources.database.checkpointer)
     graph_input: Any
     start: dict[str, str] = {}
     started = run["attempts"] > 1 or resumed

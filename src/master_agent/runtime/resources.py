@@ -17,13 +17,13 @@ from master_agent.capabilities import (
     provision_tenant_readers,
     registered_domain_packs,
 )
-from master_agent.evolution import KnowledgeStore, make_embedder
+from master_agent.evolution import KnowledgeStore
 from master_agent.evolution.clock import runtime_clock
 from master_agent.evolution.context import EvolutionContext
 from master_agent.evolution.jobs import leader_tick, reconcile_jobs, use_evolution_context
 from master_agent.evolution.outbox import load_notifier
 from master_agent.evolution.scheduler import EvolutionScheduler
-from master_agent.models import make_chat_model
+from master_agent.models import make_chat_model, make_embedder
 from master_agent.models.budget import TokenCounter, estimate_tokens, make_token_counter
 from master_agent.runtime.termination import PostgresTerminationLog
 from master_agent.settings import Settings

@@ -7,6 +7,7 @@ from typing import Annotated, Any, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import TypedDict
 
 
@@ -146,3 +147,7 @@ class ToolTask(TypedDict):
     approved: NotRequired[bool]
     """The user approved the flow's change already, in answering a question it asked ("10:30 works, go
     ahead"): a medium-risk call runs without its draft being shown again."""
+
+
+CompiledLoop = CompiledStateGraph[Any, Any, Any, Any]
+"""A compiled agent loop (or any graph run behind the loop's input and output contract)."""

@@ -40,6 +40,27 @@ STAGNATION_REPEATS = 3
 NO_EVIDENCE_CONFIDENCE = 0.5
 
 
+#: Supersteps of one loop invocation besides its agent/tools pairs: the input, recall (or plan),
+#: the last agent turn's stop route (finalize or human review) and finalize after a review.
+LOOP_OVERHEAD_STEPS = 4
+
+#: Agent turns a human's guidance buys at least (half the loop's cap when that is more).
+REVIEW_EXTRA_TURNS = 2
+
+
+def recursion_limit_for(max_iterations: int) -> int:
+    """The LangGraph recursion limit that lets a loop with this iteration cap always reach its own
+    stop rules (two supersteps per agent turn, plus the overhead; a run resumed after a review gets
+    at most ``max(REVIEW_EXTRA_TURNS, cap // 2)`` turns), so an iteration cap ends in a flagged
+    answer or a human review, never in ``GraphRecursionError``."""
+    return 2 * max(max_iterations, REVIEW_EXTRA_TURNS) + LOOP_OVERHEAD_STEPS
+
+
+def iterations_within(recursion_limit: int) -> int:
+    """The largest iteration cap whose loop fits ``recursion_limit`` (0 when none does)."""
+    return max(0, (recursion_limit - LOOP_OVERHEAD_STEPS) // 2)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Decision:
     route: Route

@@ -34,6 +34,7 @@ from master_agent.runtime.resources import RuntimeResources, SchedulerRole
 from master_agent.runtime.runs import RunQueue
 from master_agent.service.console import mount_console
 from master_agent.service.crons import fire_cron
+from master_agent.service.graphs import register_graphs
 from master_agent.service.http_config import cors_options, custom_app, http_section
 from master_agent.service.limits import BodySizeLimit, DatabaseGate, database_unavailable
 from master_agent.service.metrics import RequestClock, ServiceMetrics
@@ -93,6 +94,7 @@ async def _warm(resources: RuntimeResources, ready: asyncio.Event) -> None:
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The service app; its lifespan opens the database (migrated), starts the run workers."""
     configured = settings or Settings.from_env()
+    register_graphs()
     http = http_section(configured)
     extra = custom_app(configured, http)
     mcp_endpoint = mcp.McpEndpoint(version=VERSION)

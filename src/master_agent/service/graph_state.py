@@ -8,7 +8,7 @@ from langgraph.types import StateSnapshot
 
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.graph_runs import thread_graph_config
-from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_for
+from master_agent.runtime.graphs import graph_for, graph_id_of
 from master_agent.runtime.loop import CompiledLoop
 from master_agent.runtime.runs import Run
 from master_agent.runtime.serialization import error_output, interrupt_json, thread_output, to_jsonable
@@ -20,7 +20,7 @@ async def thread_graph(
 ) -> tuple[CompiledLoop, Any]:
     configurable = dict((thread.config or {}).get("configurable") or {})
     config = thread_graph_config(tenant_id, str(thread.thread_id), configurable)
-    graph_id = str((thread.config or {}).get("graph_id") or MASTER_GRAPH_ID)
+    graph_id = graph_id_of(thread.config)
     graph = await graph_for(resources, graph_id, config, checkpointer=resources.database.checkpointer)
     return graph, config
 

@@ -34,7 +34,7 @@ from langgraph.store.base import (
 from langgraph.store.postgres.aio import AsyncPostgresStore
 from psycopg_pool import AsyncConnectionPool
 
-from master_agent.evolution.embeddings import Embedder
+from master_agent.models.embeddings import Embedder
 from master_agent.storage.migrations import migration_lock
 
 logger = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from psycopg_pool import AsyncConnectionPool
 from master_agent.settings import Settings
 
 if TYPE_CHECKING:
-    from master_agent.evolution.embeddings import Embedder
+    from master_agent.models.embeddings import Embedder
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -26,7 +26,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 
-from master_agent.evolution.embeddings import Embedder
+from master_agent.models.embeddings import Embedder
 
 SENSE_PARAMETER = "%(senses)s"
 #: Least cosine similarity of an item and a phrase, by embedder. all-MiniLM-L6-v2: on the tuning

@@ -24,7 +24,7 @@ from typing import Literal
 
 import numpy as np
 
-from master_agent.evolution.embeddings import Embedder, make_embedder
+from master_agent.models.embeddings import Embedder, make_embedder
 from master_agent.routing.intent_head import Features, LinearHead
 from master_agent.settings import Settings
 

@@ -35,7 +35,7 @@ from master_agent.domains.lending.rules import (
     PROCESSING_FEE_PCT,
     TENURE_MONTHS,
 )
-from master_agent.evolution.embeddings import Embedder, make_embedder
+from master_agent.models.embeddings import Embedder, make_embedder
 from master_agent.routing.intent_head import Features, LinearHead
 from master_agent.settings import Settings
 

@@ -141,7 +141,7 @@ async def _input_keys(service: ServiceState, tenant: str, assistant_id: str) -> 
     resources = service.resources
     assistant = await _assistant(service, tenant, assistant_id)
     graph = await graph_for(resources, assistant.graph_id, assistant_graph_config(tenant, assistant))
-    schema = graph_schemas(graph, assistant.graph_id)["input_schema"] or {}
+    schema = graph_schemas(graph)["input_schema"] or {}
     return set(schema.get("properties") or {})
 
 

@@ -23,9 +23,8 @@ from master_agent.capabilities.assistants import (
     resolve_assistant,
     search_assistants,
 )
-from master_agent.runtime.factory import GraphOptions
 from master_agent.runtime.graph_runs import shape_of, thread_graph_config
-from master_agent.runtime.graphs import MASTER_GRAPH_ID, graph_for, graph_ids
+from master_agent.runtime.graphs import graph_for, graph_ids, graph_registration
 from master_agent.runtime.loop import CompiledLoop, nested_agents
 from master_agent.runtime.tenant_agents import (
     change_assistant,
@@ -306,18 +305,21 @@ def _schema_of(make: Callable[[], dict[str, Any] | None]) -> dict[str, Any] | No
         return None
 
 
-def graph_schemas(graph: CompiledLoop, graph_id: str) -> dict[str, Any]:
-    """input, output, state, config and context schemas of a compiled graph (langgraph-api's shape)."""
-    config_schema = (
-        GraphOptions.model_json_schema()
-        if graph_id == MASTER_GRAPH_ID
+def graph_schemas(
+    graph: CompiledLoop, config_schema: Callable[[], dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """input, output, state, config and context schemas of a compiled graph (langgraph-api's shape);
+    ``config_schema``: the one its registration declares for ``configurable`` (None: the graph's own)."""
+    configurable = (
+        config_schema()
+        if config_schema is not None
         else _schema_of(lambda: graph.get_config_jsonschema().get("properties", {}).get("configurable", {}))
     )
     return {
         "input_schema": _schema_of(graph.get_input_jsonschema),
         "output_schema": _schema_of(graph.get_output_jsonschema),
         "state_schema": _schema_of(lambda: _state_schema(graph)),
-        "config_schema": config_schema,
+        "config_schema": configurable,
         "context_schema": _schema_of(graph.get_context_jsonschema),
     }
 
@@ -326,7 +328,8 @@ def graph_schemas(graph: CompiledLoop, graph_id: str) -> dict[str, Any]:
 async def schemas(assistant_id: str, tenant: TenantDep, resources: ResourcesDep) -> dict[str, Any]:
     assistant = await _assistant(resources, tenant, assistant_id)
     graph = await _graph(resources, tenant, assistant)
-    return {"graph_id": assistant.graph_id, **graph_schemas(graph, assistant.graph_id)}
+    declared = graph_registration(resources, assistant.graph_id).config_schema
+    return {"graph_id": assistant.graph_id, **graph_schemas(graph, declared)}
 
 
 @router.get("/{assistant_id}/subgraphs")
@@ -345,7 +348,7 @@ async def subgraphs(
     if not nested_agents(graph):
         # A graph with compiled graphs as nodes: LangGraph's own subgraphs, as langgraph-api lists them.
         return {
-            name: graph_schemas(cast(CompiledLoop, nested), name)
+            name: graph_schemas(cast(CompiledLoop, nested))
             async for name, nested in graph.aget_subgraphs(namespace=namespace or None, recurse=recurse)
         }
     prefix = [part for part in (namespace or "").split("|") if part]
@@ -361,7 +364,7 @@ async def subgraphs(
         for name, nested in nested_agents(parent).items():
             key = "|".join([*path, name])
             found[key] = {
-                **graph_schemas(nested.graph, name),
+                **graph_schemas(nested.graph),
                 # What a parent sends it and what it answers (its envelope's ``data``).
                 "input_schema": nested.spec["input_schema"].model_json_schema(),
                 "output_schema": nested.spec["output_schema"].model_json_schema(),

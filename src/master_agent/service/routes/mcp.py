@@ -75,7 +75,7 @@ async def _tool(service: ServiceState, tenant: str, assistant: Assistant) -> typ
     resources = service.resources
     try:
         graph = await graph_for(resources, assistant.graph_id, assistant_graph_config(tenant, assistant))
-        schema = dict(graph_schemas(graph, assistant.graph_id)["input_schema"] or {})
+        schema = dict(graph_schemas(graph)["input_schema"] or {})
     except Exception:  # as langgraph-api: an assistant whose schema cannot be made is left out
         logger.warning("MCP: no input schema for assistant %s; not listed", assistant.assistant_id)
         return None

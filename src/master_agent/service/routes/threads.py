@@ -12,10 +12,9 @@ from langgraph.types import StateUpdate as GraphStateUpdate
 from pydantic import Field
 
 from master_agent.capabilities import domain_pack, load_tenant
-from master_agent.routing.graph import FrontDoorState
-from master_agent.runtime import MasterAgentState
+from master_agent.errors import InputError
 from master_agent.runtime.graph_runs import command_of, shape_of
-from master_agent.runtime.graphs import graph_ids
+from master_agent.runtime.graphs import check_state_keys, graph_ids
 from master_agent.runtime.loop import CompiledLoop
 from master_agent.runtime.serialization import interrupts_by_task, to_jsonable
 from master_agent.service.deps import QueueDep, ResourcesDep, ServiceDep, TenantDep, operator
@@ -137,18 +136,8 @@ class HistoryRequest(LangGraphBody):
     checkpoint: dict[str, Any] | None = None
 
 
-#: Keys of the master graph's state: the agent loop's, and the chat front door's around it.
-MASTER_STATE_KEYS = frozenset(MasterAgentState.__annotations__) | frozenset(FrontDoorState.__annotations__)
-
-
 def graph_state_keys(graph: CompiledLoop) -> frozenset[str]:
     return frozenset(key for key in graph.channels if not key.startswith(("__", "branch:")))
-
-
-def check_state_keys(known: frozenset[str], field: str, values: dict[str, Any]) -> None:
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise HTTPException(422, detail=f"{field}: unknown state keys {unknown}; known: {sorted(known)}")
 
 
 async def existing_thread(resources: ResourcesDep, tenant: str, thread_id: uuid.UUID) -> Thread:
@@ -482,7 +471,10 @@ async def update_state(
         config = {**config, "configurable": {**config["configurable"], "checkpoint_id": checkpoint_id}}
     # A list is the whole update of a graph whose state is a list (messages); the graph judges it.
     if isinstance(body.values, dict):
-        check_state_keys(graph_state_keys(graph), "values", body.values)
+        try:
+            check_state_keys(graph_state_keys(graph), "values", body.values)
+        except InputError as error:
+            raise HTTPException(422, detail=str(error)) from None
         values: Any = await _guard_state_update(
             request, service, tenant, thread_id, graph, config, body.values
         )

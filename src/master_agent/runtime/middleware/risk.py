@@ -1,0 +1,236 @@
+"""Risk tiers of plain tool calls (``runtime.proposals``): a medium-risk call runs only after the user
+approves its draft; a high-risk call runs only as an accepted proposal, and otherwise ends the flow
+with its preview. At the start of a flow, a message answering the thread's pending proposal (accept,
+revise, cancel) is recorded and its call's arguments become the flow's context."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
+from langgraph.types import interrupt
+from pydantic import ValidationError
+
+from master_agent.capabilities.spec import Risk
+from master_agent.errors import ToolFailure, ToolInputError
+from master_agent.runtime.middleware.base import CallOutcome, LoopMiddleware, ToolCallRequest, ToolHandler
+from master_agent.runtime.proposals import (
+    HOW_TO_ANSWER,
+    Proposal,
+    ProposalBook,
+    call_risk,
+    read_feedback,
+    revise_args,
+)
+from master_agent.runtime.recovery import answer_text
+from master_agent.runtime.state import MasterAgentState
+
+#: Rounds of "change X to Y" one medium-risk draft may go through before it is dropped.
+DRAFT_ROUNDS = 3
+
+
+def _thread_id(config: RunnableConfig) -> str:
+    return str((config.get("configurable") or {}).get("thread_id") or "")
+
+
+@dataclass(kw_only=True)
+class RiskMiddleware(LoopMiddleware):
+    """Drafts, previews, proposals and claims of one agent's risky plain-tool calls."""
+
+    state_keys: ClassVar[tuple[str, ...]] = ("context", "findings", "notes", "handoff")
+
+    agent: str
+    """The agent whose calls these are."""
+    tools: dict[str, BaseTool]
+    """The agent's plain tools."""
+    tool_risks: dict[str, Risk]
+    """The agent spec's risk per tool, over the tool's own."""
+    proposals: ProposalBook | None = None
+    """Where previews wait for the user (None: a high-risk call can never run)."""
+    tenant_id: str = ""
+
+    async def before_agent(
+        self, state: MasterAgentState, config: RunnableConfig, update: dict[str, Any]
+    ) -> None:
+        answered = await self.proposal_feedback(str(state.get("goal", "")), config)
+        if answered is None:
+            return
+        update["context"] = {**answered, **dict(update.get("context", state.get("context") or {}))}
+        proposal = answered["proposal"]
+        update["findings"] = {"proposal": proposal}
+        update["notes"] = [
+            *update.get("notes", []),
+            f"the user answered proposal {proposal['proposal_id']} ({proposal['tool']}): "
+            f"{proposal['status']} ({proposal['feedback']!r})",
+        ]
+
+    async def proposal_feedback(self, goal: str, config: RunnableConfig) -> dict[str, Any] | None:
+        """A new flow that answers the thread's pending proposal (accept, revise, cancel): the answer
+        is recorded, and the flow's context carries the proposal with the feedback (and, to accept or
+        revise, the call's arguments: the accepted ones, or the ones the change makes)."""
+        thread_id = _thread_id(config)
+        if self.proposals is None or not thread_id:
+            return None
+        feedback = read_feedback(goal)
+        if feedback is None:
+            return None
+        pending = await self.proposals.open_proposal(self.tenant_id, thread_id)
+        if pending is None:
+            return None
+        statuses: dict[str, Literal["accepted", "cancelled", "revised"]] = {
+            "accept": "accepted",
+            "cancel": "cancelled",
+            "revise": "revised",
+        }
+        answered = await self.proposals.answer(pending, statuses[feedback], goal)
+        if answered is None:
+            return None
+        view = answered.view()
+        if feedback == "cancel":
+            return {"proposal": view}
+        args = answered.args if feedback == "accept" else revise_args(answered.args, goal)
+        return {"proposal": view, **args}
+
+    async def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> CallOutcome:
+        if request.kind != "tool":
+            return await handler(request)
+        name = request.name
+        risk = call_risk(self.tools[name], request.args, self.tool_risks.get(name))
+        claimed: Proposal | None = None
+        if risk == "medium" and request.approved:
+            note = f"{name}: medium risk, approved by the user with the answer that completed it"
+        elif risk == "medium":
+            args, declined = await self.approve_draft(name, request.args)
+            if declined is not None:
+                return declined
+            request.args = args
+            note = f"{name}: medium risk, the user approved the draft"
+        elif risk == "high":
+            claimed = await self.claim_accepted(name, request.args, request.config)
+            if claimed is None:
+                return await self.preview(name, request.args, request.call_id, request.config)
+            note = f"{name}: high risk, running the accepted proposal {claimed.proposal_id}"
+        else:
+            return await handler(request)
+        outcome = await handler(request)
+        outcome.notes.insert(0, note)
+        if claimed is not None and self.proposals is not None:
+            await self.proposals.finish(claimed, ok=outcome.status == "success", result=outcome.result)
+        return outcome
+
+    async def claim_accepted(
+        self, name: str, args: dict[str, Any], config: RunnableConfig
+    ) -> Proposal | None:
+        thread_id = _thread_id(config)
+        if self.proposals is None or not thread_id:
+            return None
+        return await self.proposals.claim(self.tenant_id, thread_id, name, args)
+
+    async def describe_call(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """What a call would do, in the tool's own words when it has them (``metadata["preview_of"]``:
+        args -> dict, possibly awaitable), else its arguments."""
+        describe = (self.tools[name].metadata or {}).get("preview_of")
+        if not callable(describe):
+            return dict(args)
+        try:
+            detail = describe(args)
+            if asyncio.iscoroutine(detail):
+                detail = await detail
+        except (ToolInputError, ToolFailure, ValidationError) as error:
+            return {**args, "problem": str(error)}
+        return dict(detail) if isinstance(detail, dict) else dict(args)
+
+    async def approve_draft(
+        self, name: str, args: dict[str, Any]
+    ) -> tuple[dict[str, Any], CallOutcome | None]:
+        """A medium-risk call shown as a draft until the user approves it (its arguments, None), cancels
+        it or asks for a change the runtime cannot apply (the arguments, the outcome that replaces the
+        call). "change X to Y" is applied to the draft and shown again."""
+        draft = dict(args)
+        text = ""
+        for _ in range(DRAFT_ROUNDS):
+            answer = interrupt(
+                {
+                    "kind": "approval",
+                    "question": f"Approve this draft of {name}? Reply 'approve', 'cancel', or 'change X to Y'.",
+                    "options": ["approve", "cancel"],
+                    "agent": self.agent,
+                    "tool": name,
+                    "risk": "medium",
+                    "draft": draft,
+                    "detail": await self.describe_call(name, draft),
+                }
+            )
+            text = answer_text(answer)
+            feedback = read_feedback(text)
+            if feedback == "accept":
+                return draft, None
+            if feedback != "revise":
+                break
+            revised = revise_args(draft, text)
+            if revised == draft:
+                break
+            draft = revised
+        if not text or read_feedback(text) == "cancel":
+            reason = (
+                f"declined: the user cancelled this {name} ({text!r}); it did not run. Do not call it again."
+            )
+            note = f"{name}: medium risk, the user cancelled the draft"
+            blocker = f"{name}: cancelled by the user, not run ({text or 'no answer'})"
+        else:
+            reason = (
+                f"declined: the user asked for a change the draft could not take ({text!r}); it did not "
+                "run. Call it again with the change."
+            )
+            note = f"{name}: medium risk, the user asked for a change: {text!r}"
+            blocker = f"{name}: not run ({text})"
+        return draft, CallOutcome(status="error", content=reason, blockers=[blocker], notes=[note])
+
+    async def preview(
+        self, name: str, args: dict[str, Any], call_id: str, config: RunnableConfig
+    ) -> CallOutcome:
+        """A high-risk call not accepted yet: stored as a pending proposal (its preview), never run;
+        the flow ends with the preview."""
+        preview = {
+            "tool": name,
+            "risk": "high",
+            "description": self.tools[name].description,
+            "call": args,
+            "detail": await self.describe_call(name, args),
+            "how_to_answer": HOW_TO_ANSWER,
+        }
+        thread_id = _thread_id(config)
+        view: dict[str, Any] = {"proposal_id": None, "tool": name, "args": args, "status": "not stored"}
+        if self.proposals is not None and thread_id:
+            proposal = await self.proposals.propose(
+                tenant_id=self.tenant_id,
+                thread_id=thread_id,
+                call_id=call_id,
+                agent=self.agent,
+                tool=name,
+                args=args,
+                risk="high",
+                preview=preview,
+            )
+            view = proposal.view()
+            note = f"{name}: high risk, preview {proposal.proposal_id} stored; waiting for the user"
+        else:
+            note = f"{name}: high risk and no proposal book here: it cannot run"
+        content = {
+            "status": "preview",
+            "executed": False,
+            "proposal": view,
+            "note": "Not run: this call is high risk. The flow ends with this preview; the user accepts, "
+            "revises or cancels it in a new message.",
+        }
+        return CallOutcome(
+            status="partial",
+            content=json.dumps(content, default=str),
+            findings={"proposal": view},
+            notes=[note],
+            handoff={"kind": "preview", "proposal": view, "how_to_answer": HOW_TO_ANSWER},
+        )
