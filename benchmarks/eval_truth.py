@@ -3,7 +3,7 @@
 Labelled cases (``benchmarks/eval_truth/``: ``tuning.json`` and ``heldout.json``, written from the user's
 side by someone who had not read the code; the held-out part is never used for tuning) go to a real
 ``master-agent serve`` on the embedded Postgres, offline model, the service's clock at
-``MASTER_AGENT_NOW`` (2026-11-25; 2026-11-26 for batch 4, a service of its own): goals over ``POST /api/cs/strategic-goals``, chat over
+``MASTER_AGENT_NOW`` (2026-11-25; 2026-11-26 for batch 4 and 2026-11-27 for batch 5, each a service of its own): goals over ``POST /api/cs/strategic-goals``, chat over
 ``POST /chat/stream`` (a follow-up in the thread of the case it follows). Each answer is read back
 from the API and judged against the case:
 
@@ -34,14 +34,16 @@ from benchmarks.service import serving
 from psycopg.rows import dict_row
 
 CASES_DIR = Path(__file__).with_name("eval_truth")
-PARTS = ("tuning", "heldout", "tuning3", "heldout3", "tuning4", "heldout4")
+PARTS = ("tuning", "heldout", "tuning3", "heldout3", "tuning4", "heldout4", "tuning5")
 #: Parts nobody tunes on: reported as totals only.
 HELD_OUT = frozenset({"heldout", "heldout3", "heldout4"})
-#: The service's clock during the evaluation (the cases' "today"); batch 4 was written a day later.
+#: The service's clock during the evaluation (the cases' "today"); batch 4 was written a day later,
+#: batch 5 two days later (README-fifth-batch.md).
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 CLOCKS = {
     "tuning4": datetime(2026, 11, 26, 12, 0, tzinfo=UTC),
     "heldout4": datetime(2026, 11, 26, 12, 0, tzinfo=UTC),
+    "tuning5": datetime(2026, 11, 27, 12, 0, tzinfo=UTC),
 }
 DATA_SCHEMA = "tenant_demo_retail"
 #: Kinds that claim the question was answered.

@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 
 from master_agent.capabilities import provision_tenant_readers
+from master_agent.domains.retail import DATA_METRICS
 from master_agent.domains.retail.data import DemoProfile, install
-from master_agent.domains.retail.tools import PROBLEMS, cause_holds_at
-from master_agent.evolution.reuse import metric_of, problem_statement
-from master_agent.models.embeddings import LocalMiniLMEmbedder
+from master_agent.domains.retail.tools import PROBLEM_METRICS, PROBLEMS, cause_holds_at
+from master_agent.evolution.reuse import metric_of, problem_statement, unknown_by_meaning
+from master_agent.models.embeddings import HashingEmbedder, LocalMiniLMEmbedder
 from master_agent.runtime import RuntimeResources
 
 TENURE_LOWERS_ATTACH = {"root_cause": {"driver": "tenure_months", "direction": "lower"}}
@@ -63,6 +64,42 @@ async def test_the_goal_is_about_the_metric_whose_description_is_nearest(goal: s
     embedder = LocalMiniLMEmbedder()
     [vector] = await embedder.embed([problem_statement(goal)])
     assert await metric_of(embedder, PROBLEMS, vector) == metric
+
+
+@pytest.mark.parametrize(
+    ("text", "lacking"),
+    [
+        # Words that sound like a figure the data has name data it lacks.
+        ("Halve staff turnover at store 4 next year", "staff turnover"),
+        ("What gross margin did Store 4 make on devices in July?", "margin"),
+        ("what was store 5's shrinkage in july", "shrinkage"),
+        # A figure's own name is that figure ("turnover" alone is the takings), and figures the data
+        # has, said in other words, name nothing it lacks.
+        ("What was the turnover at store 3 in August?", None),
+        ("How many of Store 4's staff have finished their training?", None),
+        ("Average device sale amount at Store 1 in Q2?", None),
+        ("Get more customers to buy a case with their phone at Store 1", None),
+        ("Which store has the fewest staff who've done the training?", None),
+    ],
+)
+async def test_data_the_tenant_lacks_is_named_by_meaning_not_by_a_sound_alike(
+    text: str, lacking: str | None
+) -> None:
+    found = await unknown_by_meaning(text, LocalMiniLMEmbedder(), PROBLEMS, PROBLEM_METRICS, DATA_METRICS)
+    assert (found.unknown if found else None) == lacking
+    assert found is None or found.metric is None
+
+
+async def test_an_embedder_without_a_measured_margin_names_nothing_the_data_lacks() -> None:
+    # The margin was measured on MiniLM; another embedder's distances mean something else.
+    found = await unknown_by_meaning(
+        "Halve staff turnover at store 4 next year",
+        HashingEmbedder(),
+        PROBLEMS,
+        PROBLEM_METRICS,
+        DATA_METRICS,
+    )
+    assert found is None
 
 
 async def test_the_learned_cause_is_checked_at_the_new_store(resources: RuntimeResources) -> None:

@@ -239,6 +239,27 @@ async def test_a_goal_on_a_figure_the_data_lacks_is_out_of_scope_and_one_without
     assert measured.solution.strategy is None  # no attach-rate plan for a refund goal
 
 
+async def test_a_goal_on_data_the_tenant_lacks_in_words_like_its_figures_is_out_of_scope(
+    resources: RuntimeResources,
+) -> None:
+    # "turnover" alone is the takings; the staff's turnover is data the tenant does not have.
+    turnover = await solve(
+        resources, SolveRequest(goal="Halve staff turnover at store 4 next year", tenant_id="demo-retail")
+    )
+    assert turnover.solution is not None and turnover.status != "success"
+    assert (turnover.solution.handoff or {})["kind"] == "out_of_scope"
+    assert (turnover.solution.handoff or {})["missing"] == ["staff turnover"]
+    assert turnover.solution.strategy is None and turnover.solution.expected_outcome is None
+    # Overtime hours are no training hours, however near "hours" puts them.
+    overtime = await solve(
+        resources,
+        SolveRequest(goal="Reduce overtime hours at Store 2 by 15% this quarter", tenant_id="demo-retail"),
+    )
+    assert overtime.solution is not None and overtime.status != "success"
+    assert (overtime.solution.handoff or {})["kind"] == "out_of_scope"
+    assert (overtime.solution.handoff or {})["missing"] == ["overtime hours"]
+
+
 async def test_a_goal_whose_words_name_no_figure_is_placed_by_its_meaning(
     resources: RuntimeResources,
 ) -> None:
@@ -277,3 +298,10 @@ async def test_a_deadline_that_has_passed_is_asked_about(resources: RuntimeResou
     )
     assert passed.status == "interrupted" and passed.interrupt is not None
     assert "already passed" in passed.interrupt["question"]
+    # A deadline of today leaves no time: asked about, never replaced by a default horizon.
+    today = await solve(
+        resources,
+        SolveRequest(goal="Get Store 1's attach rate up 10% by close of play today", tenant_id="demo-retail"),
+    )
+    assert today.status == "interrupted" and today.interrupt is not None
+    assert "leaves no time" in today.interrupt["question"]

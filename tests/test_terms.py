@@ -5,7 +5,7 @@ These pin behaviour on sentences of each form; how well the readers generalise i
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -14,6 +14,7 @@ from master_agent.capabilities.terms import (
     ambiguous_date,
     asks_money,
     counted_unknown,
+    deadline_window,
     fiscal_quarter,
     fiscal_year_start,
     goal_deadline,
@@ -179,6 +180,13 @@ def test_a_target_in_words_reads_as_in_digits(text: str, form: str, value: float
 def test_the_present_is_no_span_but_a_count_from_it_is() -> None:
     deadline = goal_deadline("Make it 1.5 times what it is now by the end of March", NOW)
     assert deadline is not None and deadline[0].date().isoformat() == "2027-03-31"
+    # "today" says what the target is measured against; the deadline is what "by" opens.
+    said_twice = goal_deadline("Make Store 5's attach rate 1.4 times what it is today by the end of May", NOW)
+    assert said_twice is not None and said_twice[0].date().isoformat() == "2027-05-31"
+    within = goal_deadline("Lift Store 2's attach rate by 1 point on last month's within six weeks", NOW)
+    assert within is not None and within[0] == datetime(2026, 11, 25, tzinfo=UTC) + timedelta(days=42)
+    # A target's number is no day: "by 1.5 percentage points" is not "by 1" (today, so no time left).
+    assert deadline_window("Increase store 1's attach rate by 1.5 percentage points", NOW) is None
     later = goal_deadline("Raise it 10% three months from now", NOW)
     assert later is not None and later[0].date().isoformat() == "2027-02-25"
     assert time_window("What is the attach rate right now at Store 4?", NOW) is None

@@ -1060,6 +1060,12 @@ def _target_blanked(text: str) -> str:
     return text.replace(target.words, " " * len(target.words), 1)
 
 
+def deadline_window(text: str, now: datetime) -> Window | None:
+    """The span of time a goal's words name looking forward, its target's words left out ("by 1.5
+    percentage points" is no "by 1")."""
+    return time_window(_target_blanked(text), now, direction="future")
+
+
 def goal_deadline(text: str, now: datetime) -> tuple[datetime, str] | None:
     """The day a goal should be met by, looking forward from ``now``, and the words it was read from:
     "within 60 days" and "in the next six months" count from today; "by Christmas" and "by jan 31"
@@ -1067,6 +1073,14 @@ def goal_deadline(text: str, now: datetime) -> tuple[datetime, str] | None:
     span they name ends."""
     blanked = _target_blanked(text)
     window = time_window(blanked, now, direction="future")
+    if window is None:
+        # Two times in one goal ("1.4 times what it is today by the end of May"): the one a deadline's
+        # preposition opens is the deadline; the other says what the target is measured against.
+        for opened in reversed(list(_DEADLINE_OPENS.finditer(blanked))):
+            window = time_window(blanked[opened.start() :], now, direction="future")
+            if window is not None:
+                blanked = blanked[opened.start() :]
+                break
     if window is None or _event_named_by(blanked, window.label):
         return None
     label = window.label.lower()
@@ -1084,6 +1098,10 @@ def goal_deadline(text: str, now: datetime) -> tuple[datetime, str] | None:
     if last <= now:
         return None
     return last.replace(hour=0, minute=0, second=0, microsecond=0), window.label
+
+
+#: Prepositions that open a goal's deadline ("by the end of May", "within six weeks", "before Easter").
+_DEADLINE_OPENS = re.compile(r"\b(?:by|before|until|till|within|in\s+time\s+for|no\s+later\s+than)\b", re.I)
 
 
 #: Words that tie a goal to an event rather than a date ("by the time the new manager starts",

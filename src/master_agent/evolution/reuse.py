@@ -27,6 +27,7 @@ from pydantic import BaseModel
 
 from master_agent.capabilities.spec import DataMetric
 from master_agent.capabilities.terms import MetricMention
+from master_agent.capabilities.tools.senses import phrases
 from master_agent.evolution.knowledge import KnowledgeStore, PatternMatch
 from master_agent.models.embeddings import Embedder
 from master_agent.settings import Settings
@@ -100,34 +101,116 @@ async def figure_by_meaning(
     problems: Sequence[tuple[str, str]],
     problem_metrics: Mapping[str, str],
     metrics: Sequence[DataMetric],
+    *,
+    min_similarity: float = TOPIC_MIN_SIMILARITY,
 ) -> MetricMention | None:
     """The figure a goal or question is about by meaning, for words that name none of the data's:
     the nearest of the pack's problem descriptions and the data's figures (by their names and
-    aliases), if clearly nearer than the nearest that means something else (a problem the data has
-    no figure for is an unknown, named by the problem). None: nothing stands out."""
+    aliases), if at least ``min_similarity`` close and clearly nearer than the nearest that means
+    something else (a problem the data has no figure for is an unknown, named by the problem). None:
+    nothing stands out."""
     if embedder is None or len(problems) < 2:
         return None
     by_name = {metric.name: metric for metric in metrics}
-    candidates = [
-        *problems,
-        *((f"figure:{m.name}", f"{m.name}: {m.description or ', '.join(m.aliases)}") for m in metrics),
-    ]
+    candidates = _cards(problems, metrics)
 
     def meaning(key: str) -> str:
-        """What a candidate resolves to: a figure of the data, or a problem it has no figure for."""
-        if key.startswith("figure:"):
-            return key.removeprefix("figure:")
-        return problem_metrics.get(key) or f"problem:{key}"
+        return _meaning(key, problem_metrics)
 
     [vector] = await embedder.embed([problem_statement(text)])
     ranked = await nearest_problems(embedder, candidates, vector)
     nearest, similarity = ranked[0]
     rival = next((score for key, score in ranked[1:] if meaning(key) != meaning(nearest)), 0.0)
-    if similarity < TOPIC_MIN_SIMILARITY or similarity - rival < TOPIC_MARGIN:
+    if similarity < min_similarity or similarity - rival < TOPIC_MARGIN:
         return None
     resolved = meaning(nearest)
     metric = by_name.get(resolved)
     return MetricMention(metric=metric, unknown=None if metric else nearest.replace("_", " "))
+
+
+def _cards(problems: Sequence[tuple[str, str]], metrics: Sequence[DataMetric]) -> list[tuple[str, str]]:
+    """The pack's problem descriptions and the data's figures (``figure:`` and the name), to place by."""
+    return [
+        *problems,
+        *((f"figure:{m.name}", f"{m.name}: {m.description or ', '.join(m.aliases)}") for m in metrics),
+    ]
+
+
+def _meaning(key: str, problem_metrics: Mapping[str, str]) -> str:
+    """What a card resolves to: a figure of the data, or ``problem:`` a problem it has no figure for."""
+    if key.startswith("figure:"):
+        return key.removeprefix("figure:")
+    return problem_metrics.get(key) or f"problem:{key}"
+
+
+#: A goal's words the data has no figure for are read as one of its figures by meaning only when those
+#: words alone are this close (cosine) to it. all-MiniLM-L6-v2: on the eval-truth tuning goals no such
+#: reading was right; "overtime hours" is 0.37 from the average training hours and "profit" 0.49 from
+#: the total revenue (both wrong), "products being returned" 0.77 from returns (right).
+NAMED_MIN_SIMILARITY = 0.5
+#: By embedder: (least cosine similarity, least lead) of a phrase of a request over the problem the data
+#: has no figure for nearest it, and of that problem over every figure of the data, for the phrase to
+#: name data the tenant lacks (an embedder without measured values reads nothing). all-MiniLM-L6-v2, on
+#: the 265 tuning cases of ``benchmarks/eval_truth`` (every name-shaped phrase of one to three words):
+#: out-of-scope cases led by 0.22-0.39 at 0.34-0.72 ("staff turnover" 0.22 at 0.72, "margin" 0.31 at
+#: 0.49, "nps" 0.26 at 0.34); the answerable cases led by at most 0.21 at 0.30 ("walk" out with
+#: something extra, near foot traffic) and 0.18 at 0.55 ("when customers", near customer experience).
+UNKNOWN_MIN = {"all-MiniLM-L6-v2": (0.32, 0.2)}
+
+
+async def unknown_by_meaning(
+    text: str,
+    embedder: Embedder | None,
+    problems: Sequence[tuple[str, str]],
+    problem_metrics: Mapping[str, str],
+    metrics: Sequence[DataMetric],
+) -> MetricMention | None:
+    """Data the tenant lacks that ``text`` names in words that may sound like a figure it has ("staff
+    turnover" is no takings; "gross margin" on devices is no device revenue): a phrase of it whose
+    nearest card is a problem the data has no figure for, clearly nearer than every figure. Phrases are
+    runs of one to three words with no function word (the shape of a thing's name: "customers to buy"
+    is none); one that is exactly a figure's name or alias ("turnover", "staff") is that figure.
+    None: nothing the data lacks is named, or the embedder has no measured margin."""
+    floor = UNKNOWN_MIN.get(embedder.model_name) if embedder is not None else None
+    if embedder is None or floor is None or len(problems) < 2:
+        return None
+    least, margin = floor
+    names = {_words(name) for metric in metrics for name in (metric.name, *metric.aliases)}
+    offered = [
+        phrase for phrase in phrases(problem_statement(text), nouns_only=True) if _words(phrase) not in names
+    ]
+    if not offered:
+        return None
+    cards = _cards(problems, metrics)
+    key = (embedder.model_name, tuple(cards))
+    vectors = _PROBLEM_VECTORS.get(key)
+    if vectors is None:
+        vectors = _PROBLEM_VECTORS[key] = np.asarray(await embedder.embed([card for _, card in cards]))
+    similarities = np.asarray(await embedder.embed(offered)) @ vectors.T
+    lacking = [
+        i for i, (card, _) in enumerate(cards) if _meaning(card, problem_metrics).startswith("problem:")
+    ]
+    figures = [i for i in range(len(cards)) if i not in lacking]
+    if not lacking or not figures:
+        return None
+    best: tuple[float, str] | None = None
+    for phrase, row in zip(offered, similarities, strict=True):
+        nearest = int(np.argmax(row))
+        if nearest not in lacking:
+            continue
+        lead = float(row[nearest] - row[figures].max())
+        if row[nearest] >= least and lead >= margin and (best is None or lead > best[0]):
+            best = (lead, phrase)
+    # Named in the user's words ("staff turnover"): the problem's name ("staff") may be data it has.
+    return None if best is None else MetricMention(metric=None, unknown=best[1])
+
+
+_TOKEN = re.compile(r"[a-z][a-z0-9'-]*")
+
+
+def _words(phrase: str) -> tuple[str, ...]:
+    """A phrase's words without their plural "s" ("attach rates" is "attach rate")."""
+    return tuple(word.rstrip("s") for word in _TOKEN.findall(phrase.lower()))
 
 
 MARK_REUSED = """

@@ -40,7 +40,7 @@ from master_agent.capabilities.tools.sql import ReadOnlySql
 from master_agent.errors import ToolInputError
 from master_agent.evolution.clock import Clock
 from master_agent.evolution.knowledge import KnowledgeStore
-from master_agent.evolution.reuse import figure_by_meaning
+from master_agent.evolution.reuse import figure_by_meaning, unknown_by_meaning
 from master_agent.models.offline import OfflinePlanner
 from master_agent.routing.discovery import AgentCard
 
@@ -694,6 +694,19 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
         # "the average age of store 4's customers": a figure read by meaning is of a thing the data
         # has no rows for, so no figure of the data answers it.
         mention = MetricMention(metric=None, unknown=f"{thing} data")
+    if mention.unknown is None:
+        # Data the tenant lacks, named in words that sound like a figure it has ("gross margin ... on
+        # devices" is no device revenue; "staff turnover" is no takings).
+        mention = (
+            await unknown_by_meaning(
+                request.message,
+                request.knowledge.embedder,
+                request.problems,
+                request.problem_metrics,
+                request.metrics,
+            )
+            or mention
+        )
     names = ", ".join(m.name for m in request.metrics) or "none"
     if mention.unknown is not None:
         return QueryAnswer(

@@ -119,8 +119,10 @@ def _shares_word(one: Iterable[str], other: Iterable[str]) -> bool:
     return False
 
 
-def phrases(text: str) -> list[str]:
-    """The runs of one to three words of ``text`` offered for a match (see the module docstring)."""
+def phrases(text: str, *, nouns_only: bool = False) -> list[str]:
+    """The runs of one to three words of ``text`` offered for a match (see the module docstring);
+    ``nouns_only``: without a function word inside either ("staff turnover", not "customers to buy"),
+    the shape of a thing's name."""
     out: dict[str, None] = {}
     for segment in _SEGMENTS.split(text):
         if _NEGATION.search(segment):
@@ -130,6 +132,8 @@ def phrases(text: str) -> list[str]:
             for start in range(len(words) - size + 1):
                 run = words[start : start + size]
                 if run[0].lower() in _FUNCTION or run[-1].lower() in _FUNCTION or len(run[0]) < 2:
+                    continue
+                if nouns_only and any(word.lower() in _FUNCTION for word in run):
                     continue
                 out.setdefault(" ".join(run), None)
     return list(out)[:MAX_PHRASES]

@@ -13,21 +13,21 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from master_agent.capabilities import MissingInformation
 from master_agent.capabilities.spec import DataMetric, EntityOrder
 from master_agent.capabilities.terms import (
+    deadline_window,
     goal_deadline,
     goal_metric,
     goal_target,
-    time_window,
     unread_deadline,
 )
 from master_agent.capabilities.tools import ReadOnlySql, ToolContext
 from master_agent.errors import ToolInputError
-from master_agent.evolution.reuse import figure_by_meaning
+from master_agent.evolution.reuse import NAMED_MIN_SIMILARITY, figure_by_meaning, unknown_by_meaning
 from master_agent.routing.queries import named_by_property
 from master_agent.runtime.context import extract_entities
 
@@ -78,8 +78,11 @@ def make_goal_reader(
             day, _words = deadline
             stated["deadline"] = day.date().isoformat()
             stated["timeline_days"] = max(7, min(730, math.ceil((day - now) / timedelta(days=1))))
-        elif (named := time_window(goal, now, direction="future")) is not None and named.end <= now:
-            stated["deadline_passed"] = named.label  # asked about, never replaced by a default horizon
+        elif (named := deadline_window(goal, now)) is not None and named.last_day() < _tomorrow(now):
+            # Past, or today ("by close of play today"): no time to act, so asked about, never replaced
+            # by a default horizon.
+            stated["deadline_passed"] = named.label
+            stated["deadline_today"] = named.end > now
         elif fiscal := _FISCAL_YEAR.search(goal):
             # When a financial year ends depends on the business: asked, never a default horizon.
             stated["deadline_unread"] = fiscal.group(0)
@@ -88,10 +91,33 @@ def make_goal_reader(
         mention = goal_metric(goal, metrics)
         if mention.metric is None:
             # Words that name none of the data's figures ("customers spend more") may still mean one:
-            # a figure found by meaning wins; an unknown keeps the goal's own words when it has some.
+            # a figure found by meaning wins when the words the data lacks mean it too, closely ("products
+            # being returned" are refunds; "overtime hours" are no training hours); an unknown keeps the
+            # goal's own words when it has some.
             placed = await figure_by_meaning(goal, context.embedder, problems, problem_metrics or {}, metrics)
-            if placed is not None and (placed.metric is not None or mention.unknown is None):
+            own = (
+                await figure_by_meaning(
+                    mention.unknown,
+                    context.embedder,
+                    problems,
+                    problem_metrics or {},
+                    metrics,
+                    min_similarity=NAMED_MIN_SIMILARITY,
+                )
+                if mention.unknown and placed is not None and placed.metric is not None
+                else None
+            )
+            if placed is not None and (
+                mention.unknown is None or (own is not None and own.metric == placed.metric)
+            ):
                 mention = placed
+        if mention.unknown is None and (mention.metric is None or mention.metric.name != STRATEGY_METRIC):
+            # Data the tenant lacks named in words that sound like a figure it has ("halve staff
+            # turnover" is no takings goal); a goal naming the planned figure keeps its plan.
+            lacking = await unknown_by_meaning(
+                goal, context.embedder, problems, problem_metrics or {}, metrics
+            )
+            mention = lacking or mention
         if mention.unknown is not None:
             stated["scope"] = {
                 "kind": "out_of_scope",
@@ -152,6 +178,11 @@ async def _measured_only(sql: ReadOnlySql, metric: DataMetric, store: int | None
     }
 
 
+def _tomorrow(now: datetime) -> datetime:
+    """The start of the day after ``now``'s."""
+    return now.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)
+
+
 def _store_orders(metrics: Sequence[DataMetric]) -> tuple[EntityOrder, ...]:
     return tuple(
         order for order in next((m.orders for m in metrics if m.orders), ()) if order.entity == "store_id"
@@ -175,10 +206,13 @@ def missing_information(known: dict[str, Any]) -> MissingInformation | None:
             "has a date to be met by.",
         )
     if known.get("deadline_passed") and not known.get("deadline"):
+        when = (
+            "is today, which leaves no time to act" if known.get("deadline_today") else "has already passed"
+        )
         return MissingInformation(
             fields=["deadline"],
-            question=f"The deadline you named ({known['deadline_passed']}) has already passed. By when should "
-            "the target be met?",
+            question=f"The deadline you named ({known['deadline_passed']}) {when}. By when should the target "
+            "be met?",
         )
     stores = list(known["known_stores"])
     listed = ", ".join(str(store) for store in stores)
