@@ -422,6 +422,17 @@ REGION_OF = "(SELECT store_id FROM {schema}.stores WHERE region = '{region}')"
             "SELECT sum(device_amount + coalesce(accessory_amount, 0))::float AS v FROM {schema}.transactions "
             "WHERE store_id = 3 AND sold_at >= '2026-07-01' AND sold_at < '2026-08-01'",
         ),
+        # Money said to come from a part of the sales is that part's money, not all the takings.
+        (
+            "how much did store 7 make from accessories in the first half of september 2026",
+            "SELECT coalesce(sum(accessory_amount), 0)::float AS v FROM {schema}.transactions "
+            "WHERE store_id = 7 AND sold_at >= '2026-09-01' AND sold_at < '2026-09-16'",
+        ),
+        (
+            "What did store 4 take on phones in August 2026?",
+            "SELECT coalesce(sum(device_amount), 0)::float AS v FROM {schema}.transactions "
+            "WHERE store_id = 4 AND sold_at >= '2026-08-01' AND sold_at < '2026-09-01'",
+        ),
     ],
 )
 async def test_a_data_question_reads_who_and_when_as_users_say_them(
@@ -435,6 +446,16 @@ async def test_a_data_question_reads_who_and_when_as_users_say_them(
         schema = await data_schema(live)
         row = await (await conn.execute(truth.replace("{schema}", schema))).fetchone()
     assert answer["value"] == pytest.approx(row["v"])
+
+
+async def test_money_from_a_part_no_figure_is_the_money_of_is_asked_about_not_answered_as_all_takings(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    async with _client(live, keys["demo-retail"]) as client:
+        values = (await chat(client, "How much did store 1 make from warranties in July 2026?"))["values"]
+    reply = values["reply"]
+    assert reply["status"] != "success" and reply["data"]["outcome"] == "clarify"
+    assert "total revenue" in reply["data"]["readings"] and "'warranties'" in reply["text"]
 
 
 async def test_one_store_of_a_region_is_asked_about_and_year_to_date_is_partial(

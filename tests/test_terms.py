@@ -22,6 +22,7 @@ from master_agent.capabilities.terms import (
     goal_target,
     metric_by_words,
     metric_mention,
+    money_source,
     possessed_unknown,
     restated,
     time_mention,
@@ -405,3 +406,19 @@ def test_a_window_is_described_without_the_prepositions_its_label_carries(label:
         start=datetime(2026, 10, 1, tzinfo=UTC), end=datetime(2026, 11, 1, tzinfo=UTC), label=label
     )
     assert window.describe() == f"{said} (2026-10-01 to 2026-10-31)"
+
+
+@pytest.mark.parametrize(
+    ("text", "source"),
+    [
+        ("how much did store 7 make from accessories in the first half of september", "accessories"),
+        ("What did store 4 take on phones last week?", "phones"),
+        ("how much did we make from the phone cases at store 3 in august", "phone cases"),
+        # A day or a store after "on"/"from" is no part of the sales.
+        ("how much money did store 2 make on Saturday?", None),
+        ("What has store 4 taken since October?", None),
+        ("revenue from store 5 in July", None),
+    ],
+)
+def test_what_money_is_said_to_come_from(text: str, source: str | None) -> None:
+    assert money_source(text) == source

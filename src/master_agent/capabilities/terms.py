@@ -804,6 +804,31 @@ def asks_money(text: str) -> bool:
     return bool(_MONEY_COMING_IN.search(text)) and not _COUNT_ASKED.search(text)
 
 
+def money_source(text: str) -> str | None:
+    """What the money asked for is said to come from ("how much did store 7 make from accessories",
+    "takings on phones last week"): the words after from/on/off/out of, up to the first closed-class
+    word, with the question's entities and time blanked. None: the money of all the sales."""
+    blanked = _who_and_when_blanked(written_out(text))
+    for match in _MONEY_FROM.finditer(blanked):
+        words = match.group(1).split()
+        while words and words[0].lower() in _DETERMINERS:
+            words.pop(0)
+        head: list[str] = []
+        for word in words:
+            if word.lower() in _NOT_A_HEAD:
+                break
+            head.append(word)
+        if head:
+            return " ".join(head)
+    return None
+
+
+_MONEY_FROM = re.compile(
+    r"\b(?:from|on|off|out\s+of)\s+([A-Za-z][A-Za-z'-]*(?:\s+[A-Za-z][A-Za-z'-]*){0,3})", re.I
+)
+_DETERMINERS = frozenset({"the", "our", "its", "their", "my", "your", "his", "her", "all"})
+
+
 _NOT_TAKINGS = re.compile(
     r"\b(?:profits?|margins?|net|costs?|expenses?|earn\w*|income|wages?|salar\w+)\b", re.I
 )

@@ -30,6 +30,7 @@ from master_agent.capabilities.terms import (
     fiscal_year_start,
     metric_by_words,
     metric_mention,
+    money_source,
     possessed_unknown,
     time_mention,
     time_window,
@@ -40,7 +41,7 @@ from master_agent.capabilities.tools.sql import ReadOnlySql
 from master_agent.errors import ToolInputError
 from master_agent.evolution.clock import Clock
 from master_agent.evolution.knowledge import KnowledgeStore
-from master_agent.evolution.reuse import figure_by_meaning, unknown_by_meaning
+from master_agent.evolution.reuse import figure_by_meaning, money_total_of, unknown_by_meaning
 from master_agent.models.offline import OfflinePlanner
 from master_agent.routing.discovery import AgentCard
 
@@ -645,6 +646,10 @@ async def _known_values(sql: ReadOnlySql, metric: DataMetric, column: str) -> li
     return [row["value"] for row in found.rows]
 
 
+#: A figure that adds its rows up (a total, as opposed to an average or a rate).
+_SUM = re.compile(r"\bsum\(", re.I)
+
+
 async def data_question(request: QueryRequest, *, default_metric: str | None = None) -> QueryAnswer:
     """One read-only SQL query through the SQL tool: the number over the window the question names
     (read against the runtime clock, never the data's last row), the query and the rows' coverage.
@@ -667,6 +672,19 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
         # figure of the sales (the first count with one).
         counted = next((m for m in request.metrics if m.money), None)
         money = next((m for m in request.metrics if counted and m.name == counted.money), None)
+        if (source := money_source(request.message)) is not None and money is not None:
+            # "how much did store 7 make from accessories": the money of that part of the sales, when
+            # one total is it by meaning; all the sales' money would answer another question, so ask.
+            totals = [m for m in request.metrics if m.unit == "currency" and _SUM.search(m.expression)]
+            money = await money_total_of(source, request.knowledge.embedder, totals)
+            if money is None:
+                figures = ", ".join(m.name for m in totals)
+                return QueryAnswer(
+                    text=f"Which figure is the money from {source!r}? Your data's money totals are: {figures}.",
+                    handler="data",
+                    answered=False,
+                    data={"outcome": "clarify", "missing": ["metric"], "readings": [m.name for m in totals]},
+                )
         mention, said_by_name = MetricMention(metric=money), money is not None
     if mention.metric is None and mention.unknown is None:
         # No figure's name in the words ("foot traffic", "takings"): what they mean may still be one,
