@@ -919,3 +919,31 @@ def test_the_gate_lists_every_case_with_its_verdict_or_not_run() -> None:
     assert gate[1].mismatches == ["reply contains 'guarantee'"]
     assert [c.passed for c in gate_cases(spec, None)] == [None, None, None]
     assert gate_cases(None, report) == []
+
+
+async def test_a_goal_said_in_the_chat_is_one_of_the_goals_with_its_outcome_checks(
+    live: LiveServer, keys: dict[str, str], browser: Browser, chat_threads: dict[str, str]
+) -> None:
+    """Whatever door a goal came in by, it is in the one list of goals, and the loop measures it later."""
+    async with httpx.AsyncClient(base_url=live.url, headers={"X-API-Key": keys["demo-retail"]}) as client:
+        listed = (await client.get("/api/cs/strategic-goals", params={"limit": 100})).json()["items"]
+    [goal] = [item for item in listed if item["thread_id"] == chat_threads["solved"]]
+    assert goal["goal"] == GOAL and goal["status"] in ("success", "partial")
+    assert not [
+        item for item in listed if item["thread_id"] in (chat_threads["figure"], chat_threads["money"])
+    ]
+    checks = goal["solution"]["outcome_checks"]
+    resources: RuntimeResources = live.server.config.app.state.service.resources
+    async with resources.database.pool.connection() as conn:
+        stored = await (
+            await conn.execute(
+                "SELECT count(*) AS n FROM outcome_checks WHERE solution_id = %s", (goal["solution_id"],)
+            )
+        ).fetchone()
+    assert stored is not None and stored["n"] == len(checks) > 0
+    context, page = await sign_in(browser, live, keys["demo-retail"])
+    await page.goto(f"{live.url}/console/goals")
+    await expect(page.locator(f"a[href='/console/goals/{goal['solution_id']}']")).to_be_visible()
+    await page.goto(f"{live.url}/console/outcomes")
+    await expect(page.locator(f"a[href='/console/outcomes/{goal['solution_id']}']")).to_be_visible()
+    await context.close()

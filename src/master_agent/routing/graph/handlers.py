@@ -22,6 +22,7 @@ from master_agent.routing.graph.systems import run_system_request, system_reply
 from master_agent.routing.intent import message_entities
 from master_agent.routing.queries import BUILT_IN_HANDLERS, QueryRequest, carried_over
 from master_agent.runtime.loop import NestedAgent, nested_agents, recursion_limit_for, task_text
+from master_agent.runtime.solve import record_chat_goal
 from master_agent.runtime.verification import Check, limitations_of, verify_before_answer
 
 
@@ -60,9 +61,15 @@ class HandlerNodes(FrontDoorBase):
             except ValidationError as error:
                 return self._refusal(state, goal, f"{target} cannot take this message: {error}")
             loop, run_input = part.graph, {"goal": task_text(part.spec, checked), "context": checked}
+        by_master_agent = loop is None
         loop = loop or self.solvers[self.classify(goal)]
         max_iterations = self.settings.max_iterations
         final = await loop.ainvoke(run_input, {"recursion_limit": recursion_limit_for(max_iterations)})
+        thread_id = (config.get("configurable") or {}).get("thread_id")
+        if by_master_agent and self.resources is not None and thread_id and _is_strategic(final):
+            # The same goal set through the API is a solution with outcome checks; said in a conversation
+            # it is one too, on the conversation's thread, so the loop learns from it alike.
+            await record_chat_goal(self.resources, self.tenant.tenant_id, str(thread_id), goal, final)
         envelope = final.get("envelope") or {}
         status = envelope.get("status", "error")
         text = _solution_text(status, final.get("solution") or {}, envelope, self.pack)
@@ -295,3 +302,9 @@ class HandlerNodes(FrontDoorBase):
                 "end": window.end.isoformat(),
             }
         return asked
+
+
+def _is_strategic(final: dict[str, Any]) -> bool:
+    """A strategic answer (a root cause, a strategy or an expected outcome), not an action's report."""
+    solution = final.get("solution") or {}
+    return any(solution.get(part) for part in ("root_cause", "strategy", "expected_outcome"))
