@@ -507,6 +507,8 @@ async def test_the_outcome_chart_shows_each_measured_checkpoint(
         cells = await row.locator("td").all_text_contents()
         assert int(cells[0]) == point["x"] and cells[4].strip() == figure(point["y"], metric)
     assert len(chart["Expected trajectory"]) == demo_world["checks"] + 1 and len(chart["Target"]) == 2
+    ticks = await page.evaluate("window.consoleCharts['outcome-chart'].scales.y.ticks.map((t) => t.label)")
+    assert ticks and all(re.fullmatch(r"\d+(\.\d)?%", tick) for tick in ticks), ticks  # a rate's axis
     await expect(page.get_by_test_id("learning")).to_contain_text("target met")
     await accessible(page)
     await snap(page, "outcomes")
@@ -646,6 +648,14 @@ def test_the_outcome_chart_is_built_from_the_checks() -> None:
     assert sets["Expected trajectory"][-1] == {"x": 60.0, "y": 0.07}
     assert sets["Target"] == [{"x": 0, "y": 0.036}, {"x": 60, "y": 0.036}]
     assert chart["options"]["scales"]["y"]["title"]["text"] == "attach rate"
+    assert chart["options"]["scales"]["y"]["ticks"]["format"]["style"] == "percent"  # 3.0%, not 0.03
+    revenue = outcome_chart({"metric": "accessory_revenue", "baseline": 900.0}, [], "GBP")
+    assert revenue["options"]["scales"]["y"]["ticks"]["format"] == {
+        "style": "currency",
+        "currency": "GBP",
+        "maximumFractionDigits": 0,
+    }
+    assert outcome_chart({"metric": "transactions"}, [])["options"]["scales"]["y"]["ticks"] == {}
 
 
 def test_reliability_bins_compare_predicted_with_observed() -> None:
