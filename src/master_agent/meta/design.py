@@ -713,8 +713,13 @@ def _stem(word: str) -> str:
 
 def _word(word: str) -> str:
     """A word's start, also inside an identifier ("DB_PASSWORD", "SLACK_TOKEN": an underscore or a
-    digit before it is no letter of the same word)."""
-    return r"(?<![a-z])" + re.escape(_stem(word))
+    digit before it is no letter of the same word), and not a look-alike name: a word ending in a
+    letter or digit that the input carries on past a hyphen into another word names something else
+    ("dependabot-fan" is not dependabot, "approved-destructive-pending" not "approved-destructive"),
+    unless that word is a participle saying something of it ("chargeback-related", "GPL-licensed")."""
+    stem = _stem(word)
+    look_alike = r"(?![a-z0-9]*-(?![a-z]+ed(?![a-z0-9-]))[a-z0-9])" if stem[-1:].isalnum() else ""
+    return r"(?<![a-z])" + re.escape(stem) + look_alike
 
 
 def _negated(word: str) -> str:
@@ -1175,6 +1180,31 @@ def _written(comparison: Comparison, value: float) -> str:
     return f"{amount_text(value, comparison.unit)}."
 
 
+#: Items of one rule given a look-alike case each, at most.
+MAX_LOOK_ALIKES = 3
+
+
+def _look_alikes(rule: Rule, noun: str) -> list[tuple[str, str, str]]:
+    """Inputs naming a look-alike of each item the rule reads (its last word carried on past a hyphen:
+    "dependabot-draft", "approved-destructive-draft"), the rule's other mentions held, each with the
+    input it was built to mean: the same one naming nobody. Its expected value comes from that
+    input, not from how the reading takes the look-alike, so a system taking it for the item fails."""
+    out = []
+    for item in [*rule.absent, *rule.mentions][:MAX_LOOK_ALIKES]:
+        label = rule.within.get(item)
+        words = _within_words(item, label) if label else item.split()
+        if not words or not words[-1][-1:].isalnum():
+            continue
+        alike = f"{words[-1]}-draft"
+        # An absent item's rule holds on its mentions (one of them written); a mentioned item is one
+        # of several alternatives, so none of the others is written.
+        held = rule.mentions[:1] if item in rule.absent else []
+        said = f"{label.capitalize()}: {alike}." if label else " ".join([*words[:-1], alike]) + "."
+        text = f"{noun}: {' '.join(held)}. {said}" if held else f"{noun}: {said}"
+        out.append(("look_alike", text, text.replace(alike, "someone")))
+    return out
+
+
 def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[EvalCase]:
     """At least one case per requirement that could be built: for a comparison, the boundary and a
     step on each side of it, and an adversarial input (the amount split across lines where it is a
@@ -1186,8 +1216,10 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
     rules_of = field_rules(system.requirements)
     cases: list[EvalCase] = []
 
-    def case(requirement: Requirement, field: str, suffix: str, text: str) -> None:
-        expected = expected_value(rules_of[field], text, rules_of, senses)
+    def case(requirement: Requirement, field: str, suffix: str, text: str, judged: str | None = None) -> None:
+        # ``judged``: the text whose reading gives the expected value, where the input was built to
+        # mean the same as it (a look-alike name means no name).
+        expected = expected_value(rules_of[field], judged or text, rules_of, senses)
         cases.append(
             EvalCase(
                 id=f"{requirement.id}_{field}_{suffix}"[:64].lower(),
@@ -1323,4 +1355,7 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
                 inputs += [str(c.inputs[subject]) for c in cases if set(rule.given) & set(c.expect)][:3]
                 for index, given_input in enumerate(dict.fromkeys(inputs)):
                     case(requirement, field, f"given_{len(cases)}_{index}", given_input)
+            if (rule.absent or rule.mentions) and not (rule.when or rule.computed or rule.copy_of):
+                for suffix, text, judged in _look_alikes(rule, noun):
+                    case(requirement, field, f"{suffix}_{len(cases)}", text, judged)
     return cases

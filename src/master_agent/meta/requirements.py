@@ -1058,7 +1058,8 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
         fields = {field: [] for r in requirements for field in r.fields}
     chained = _chained([_in_which_case(r, fields) for r in requirements], fields)
     chained = _declared_dates(text, chained)
-    return fields, _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
+    built = _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
+    return fields, [_unread(requirement, fields, subject) for requirement in built]
 
 
 #: "never uses", "must not contain", "no ... includes": a text's wording denied (the words follow).
@@ -1329,6 +1330,62 @@ def _loosened(text: str, requirements: list[Requirement]) -> list[Requirement]:
         loose = [item for item in dict.fromkeys(items) if " ".join(_WORD.findall(item.lower())) not in runs]
         out.append(requirement.model_copy(update={"loose": loose}) if loose else requirement)
     return out
+
+
+#: What opens a condition inside a requirement ("... unless the customer is on the enterprise plan or
+#: already received a discount ...", "Block any migration that drops a table ..."); "even if" concedes.
+_CONDITION_CUE = re.compile(r"(?<!\beven )\b(?:unless|except|that|which|whose|if|when|whenever)\b", re.I)
+#: Where a condition stops: a clause break, or the verb giving the rule's value.
+_CONDITION_END = re.compile(r"[;:]|\b(?:gets?|goes|go|needs?|routes?)\b", re.I)
+#: Words of comparisons, computations and negation: a comparison or a negated list reads them.
+_STRUCTURE = frozenset(
+    "more less fewer least most over under above below strictly between inclusive exclusive up than "
+    "day days hour hours minute minutes week weeks before after since within lines plus minus counting "
+    "sum total combined not no never yet".split()
+)
+#: Least content words of an alternative no rule reads for it to count as left out: two-word asides
+#: ("a comment says", "the payee's account") are read by the rule's other words on the tuning requests.
+UNREAD_MIN_WORDS = 3
+
+
+def _unread(requirement: Requirement, fields: dict[str, list[str]], subject: frozenset[str]) -> Requirement:
+    """The requirement with the alternatives of its conditions that no built rule reads, kept in
+    ``unread``: an alternative (split at "or" and commas) of ``UNREAD_MIN_WORDS`` content words or more,
+    none of which is a word of a rule's items, labels, dates or units ("already received a discount in
+    the same calendar year as the message" beside "the enterprise plan"; "drops a table or a column"
+    before "unless ..."). Its rules were built without it, and its cases were written from them, so
+    passing them proves nothing about it: the gate reports it not met."""
+    if not requirement.buildable or requirement.avoid or not requirement.rules:
+        return requirement
+
+    def stem(word: str) -> str:
+        return _stem(word.lower())[:5]
+
+    read: set[str] = set()
+    for rule in requirement.rules:
+        said = [*rule.mentions, *rule.absent, *rule.within, *rule.within.values(), rule.copy_of or ""]
+        for comparison in (c for c in (rule.when, *rule.also) if c is not None):
+            said += [comparison.label or "", comparison.since or "", comparison.until or "", comparison.unit]
+        for operand in (rule.computed.left, rule.computed.right) if rule.computed else ():
+            said.append(operand.label or "")
+        read |= {stem(w) for item in said for w in _WORD.findall(item)}
+    named = {stem(w) for w in subject}
+    named |= {stem(w) for field, values in fields.items() for v in [field, *values] for w in re.split(r"[_\s-]+", v) if w}
+    body = re.sub(r'"[^"]*"|\([^)]*"[^)]*\)', " ; ", requirement.text)  # a value said ends a condition
+    unread: list[str] = []
+    for cue in _CONDITION_CUE.finditer(body):
+        span = _CONDITION_END.split(body[cue.end() :], maxsplit=1)[0]
+        for alternative in re.split(r"\bor\b|,", span, flags=re.I):
+            words = [
+                w.lower()
+                for w in _WORD.findall(alternative)
+                if len(w) >= 3
+                and w.lower() not in _FUNCTION | _COPULA | _STRUCTURE
+                and stem(w) not in named
+            ]
+            if len(words) >= UNREAD_MIN_WORDS and not any(stem(w) in read for w in words):
+                unread.append(" ".join(words))
+    return requirement.model_copy(update={"unread": list(dict.fromkeys(unread))}) if unread else requirement
 
 
 def _complemented(requirements: list[Requirement]) -> list[Requirement]:
