@@ -711,19 +711,21 @@ def _stem(word: str) -> str:
     return word
 
 
-def _word(word: str) -> str:
+def _word(word: str, name: bool = False) -> str:
     """A word's start, also inside an identifier ("DB_PASSWORD", "SLACK_TOKEN": an underscore or a
-    digit before it is no letter of the same word), and not a look-alike name: a word ending in a
-    letter or digit that the input carries on past a hyphen into another word names something else
-    ("dependabot-fan" is not dependabot, "approved-destructive-pending" not "approved-destructive"),
-    unless that word is a participle saying something of it ("chargeback-related", "GPL-licensed")."""
+    digit before it is no letter of the same word). With ``name`` (an input's value the request
+    names: "its author is dependabot", "the label "approved-destructive""), not a look-alike: a word
+    ending in a letter or digit that the input carries on past a hyphen into another word names
+    something else ("dependabot-fan", "approved-destructive-pending"), unless that word is a
+    participle saying something of it ("Contoso-based"). Content words keep their compounds
+    ("lithium-ion battery" is a lithium battery)."""
     stem = _stem(word)
-    look_alike = r"(?![a-z0-9]*-(?![a-z]+ed(?![a-z0-9-]))[a-z0-9])" if stem[-1:].isalnum() else ""
+    look_alike = r"(?![a-z0-9]*-(?![a-z]+ed(?![a-z0-9-]))[a-z0-9])" if name and stem[-1:].isalnum() else ""
     return r"(?<![a-z])" + re.escape(stem) + look_alike
 
 
-def _negated(word: str) -> str:
-    return "(?:" + _NEG_BEFORE + _word(word) + "|" + _word(word) + _NEG_AFTER + ")"
+def _negated(word: str, name: bool = False) -> str:
+    return "(?:" + _NEG_BEFORE + _word(word, name) + "|" + _word(word, name) + _NEG_AFTER + ")"
 
 
 def _field_segment(label: str) -> str:
@@ -740,9 +742,9 @@ def _within_words(item: str, label: str) -> list[str]:
     return [w for w in item.split() if not w.startswith(_stem(label.lower()))] or item.split()
 
 
-def _worded_sql(words: list[str], text: str) -> str:
-    said = [f"{text} ~* {_sql_text(_pg(_word(w)))}" for w in words]
-    denied = "|".join(_negated(w) for w in words)
+def _worded_sql(words: list[str], text: str, name: bool = False) -> str:
+    said = [f"{text} ~* {_sql_text(_pg(_word(w, name)))}" for w in words]
+    denied = "|".join(_negated(w, name) for w in words)
     return " AND ".join([*said, f"{text} !~* {_sql_text(_pg(denied))}"])
 
 
@@ -755,7 +757,8 @@ def _item_sql(item: str, subject: str, label: str | None = None) -> str:
     if label:
         segment = f"substring({whole} from {_sql_text(_pg(_field_segment(label)))})"
         words = _within_words(item, label)
-        return f"COALESCE(({_worded_sql(words, segment)}), ({_worded_sql(item.split(), whole)}))"
+        named = _worded_sql(item.split(), whole, name=True)
+        return f"COALESCE(({_worded_sql(words, segment, name=True)}), ({named}))"
     return f"(({_worded_sql(item.split(), whole)}) OR {sensed_sql(item)})"
 
 
@@ -776,17 +779,17 @@ def mentioned(item: str, text: str, senses: Senses | None = None, label: str | N
     if label:
         segment = re.search(_field_segment(label), text)
         if segment is not None:
-            return _worded(_within_words(item, label), segment.group(1))
-        return _worded(item.split(), text)
+            return _worded(_within_words(item, label), segment.group(1), name=True)
+        return _worded(item.split(), text, name=True)
     if item in (senses or {}).get(text, ()):
         return True
     return _worded(item.split(), text)
 
 
-def _worded(words: list[str], text: str) -> bool:
-    if not words or not all(re.search(_word(w), text, re.I) for w in words):
+def _worded(words: list[str], text: str, name: bool = False) -> bool:
+    if not words or not all(re.search(_word(w, name), text, re.I) for w in words):
         return False
-    return not re.search("|".join(_negated(w) for w in words), text, re.I)
+    return not re.search("|".join(_negated(w, name) for w in words), text, re.I)
 
 
 def copied(label: str, text: str) -> str | None:
@@ -1185,21 +1188,21 @@ MAX_LOOK_ALIKES = 3
 
 
 def _look_alikes(rule: Rule, noun: str) -> list[tuple[str, str, str]]:
-    """Inputs naming a look-alike of each item the rule reads (its last word carried on past a hyphen:
-    "dependabot-draft", "approved-destructive-draft"), the rule's other mentions held, each with the
+    """Inputs naming a look-alike of each input value the rule reads after its label (its last word
+    carried on past a hyphen: "Author: dependabot-draft"), the rule's mentions held, each with the
     input it was built to mean: the same one naming nobody. Its expected value comes from that
     input, not from how the reading takes the look-alike, so a system taking it for the item fails."""
     out = []
-    for item in [*rule.absent, *rule.mentions][:MAX_LOOK_ALIKES]:
-        label = rule.within.get(item)
-        words = _within_words(item, label) if label else item.split()
-        if not words or not words[-1][-1:].isalnum():
+    for item in [item for item in [*rule.absent, *rule.mentions] if item in rule.within][:MAX_LOOK_ALIKES]:
+        label = rule.within[item]
+        words = _within_words(item, label)
+        if not words[-1][-1:].isalnum():
             continue
         alike = f"{words[-1]}-draft"
         # An absent item's rule holds on its mentions (one of them written); a mentioned item is one
         # of several alternatives, so none of the others is written.
         held = rule.mentions[:1] if item in rule.absent else []
-        said = f"{label.capitalize()}: {alike}." if label else " ".join([*words[:-1], alike]) + "."
+        said = f"{label.capitalize()}: {' '.join([*words[:-1], alike])}."
         text = f"{noun}: {' '.join(held)}. {said}" if held else f"{noun}: {said}"
         out.append(("look_alike", text, text.replace(alike, "someone")))
     return out

@@ -488,6 +488,50 @@ def declared_inputs(text: str) -> dict[str, list[str]]:
     return out
 
 
+#: A declared input's words ending in one of these name no label ("the access level asked for").
+_PREPOSITIONS = frozenset("for to with from into onto about over under after before since".split())
+
+
+def input_labels(text: str) -> list[str]:
+    """The labels of the inputs a request declares, by their head noun ("Each shipment gives its id,
+    ship date, ..., recipient and contents": id, date, ..., recipient, contents)."""
+    out: list[str] = []
+    for declaration in _INPUT_DECL.finditer(text):
+        for part in re.split(r",|\band\b", re.sub(r"\([^)]*\)", "", declaration.group("body"))):
+            words = [w.lower() for w in _WORD.findall(part.split(" of ")[0])]
+            if (
+                words
+                and words[0] not in ("if", "whether")
+                and len(words[-1]) >= 3
+                and words[-1] not in _FUNCTION | _PREPOSITIONS
+            ):
+                out.append(words[-1])
+    return list(dict.fromkeys(out))
+
+
+def _said_of_labels(text: str, requirement: Requirement) -> dict[str, str]:
+    """The items of a requirement's conditions that it says an input's value is, by that input's label:
+    "unless the recipient is one of ... Contoso Retail or Fabrikam Stores" (recipient), "its author is
+    dependabot" (author), "it carries the hotfix label" and "the label "approved-destructive"" (labels)."""
+    out: dict[str, str] = {}
+    items = [i for rule in requirement.rules for i in [*rule.mentions, *rule.absent] if i not in rule.within]
+    for label in input_labels(text):
+        noun = re.escape(_stem(label))
+        for said in re.finditer(rf"\b(?:the|its|their)\s+{noun}\w*\s+(?:is|are)\s+(?P<rest>[^;:]*)", requirement.text, re.I):
+            rest = re.split(r"\bor\s+(?:it|its|they|their|the)\b", said.group("rest"), maxsplit=1)[0].lower()
+            out.update({item: label for item in items if re.search(rf"\b{re.escape(item)}\b", rest)})
+        # "the hotfix label"; "the label "approved-destructive"" (read as "label approved-destructive").
+        out.update(
+            {
+                item: label
+                for item in items
+                if re.search(rf"\b{re.escape(item)}\s+{noun}\b", requirement.text, re.I)
+                or (len(item.split()) > 1 and _stem(item.split()[0]) == _stem(label))
+            }
+        )
+    return out
+
+
 def _within_labels(
     text: str, fields: dict[str, list[str]], requirements: list[Requirement]
 ) -> list[Requirement]:
@@ -498,10 +542,9 @@ def _within_labels(
     inputs = declared_inputs(text)
     answers = {v.lower() for values in fields.values() for v in values}
     value_of = {v: label for label, values in inputs.items() for v in values if v not in answers}
-    if not value_of:
-        return requirements
     out = []
     for requirement in requirements:
+        of_label = _said_of_labels(text, requirement)
         named = [
             v
             for v in value_of
@@ -520,7 +563,7 @@ def _within_labels(
                 for item in [*mentions, *rule.absent]
                 for word in item.split()
                 if word in value_of
-            }
+            } | {item: label for item, label in of_label.items() if item in [*mentions, *rule.absent]}
             rules.append(rule.model_copy(update={"mentions": mentions, "within": within}) if within else rule)
         out.append(
             requirement.model_copy(update={"rules": rules}) if rules != requirement.rules else requirement
