@@ -514,7 +514,14 @@ def _said_of_labels(text: str, requirement: Requirement) -> dict[str, str]:
     "unless the recipient is one of ... Contoso Retail or Fabrikam Stores" (recipient), "its author is
     dependabot" (author), "it carries the hotfix label" and "the label "approved-destructive"" (labels)."""
     out: dict[str, str] = {}
-    items = [i for rule in requirement.rules for i in [*rule.mentions, *rule.absent] if i not in rule.within]
+    # An item the declaration names ("the rollback plan") is an input itself, not one's value.
+    declared = " ".join(d.group("body").lower() for d in _INPUT_DECL.finditer(text))
+    items = [
+        i
+        for rule in requirement.rules
+        for i in [*rule.mentions, *rule.absent]
+        if i not in rule.within and not re.search(rf"\b{re.escape(i)}\b", declared)
+    ]
     for label in input_labels(text):
         noun = re.escape(_stem(label))
         for said in re.finditer(rf"\b(?:the|its|their)\s+{noun}\w*\s+(?:is|are)\s+(?P<rest>[^;:]*)", requirement.text, re.I):
@@ -526,7 +533,7 @@ def _said_of_labels(text: str, requirement: Requirement) -> dict[str, str]:
                 item: label
                 for item in items
                 if re.search(rf"\b{re.escape(item)}\s+{noun}\b", requirement.text, re.I)
-                or (len(item.split()) > 1 and _stem(item.split()[0]) == _stem(label))
+                or (len(item.split()) > 1 and _stem(label) in (_stem(item.split()[0]), _stem(item.split()[-1])))
             }
         )
     return out
@@ -745,6 +752,10 @@ def _negation(
         tail = negated[cue.end() : cues[index + 1].start() if index + 1 < len(cues) else len(negated)]
         listed = re.search(r"\(([^)]*)\)", tail)
         names = re.findall(r"\b[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)+", tail)
+        if names:
+            # "Parcelforce or DHL Express": a one-word name listed beside the others (a proper noun's
+            # shape, not the tail's first word: "US dollars" stays words).
+            names = re.findall(r"(?<!^)(?<![.!?]\s)\b(?:[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)+|[A-Z][a-z][\w&.-]{2,})", tail.strip())
         if listed is not None:
             absent += _keywords(listed.group(1), fields, subject)
             naming |= {_stem(w.lower()) for w in _WORD.findall(tail[: listed.start()])}
@@ -763,6 +774,12 @@ def _negation(
     # "X other than Y": X is Y's category; "<rule> unless Y": the words before are the rule itself.
     category = re.match(r"other than|except|unless", cues[0].group(0), re.I) is not None
     mentions = [] if category else said(head)
+    relative = re.split(r"\b(?:that|which|whose|who)\b", head, maxsplit=1)
+    if re.match(r"unless", cues[0].group(0), re.I) and len(relative) == 2 and "(" not in relative[1]:
+        # "Hold any merge request that touches migrations/ unless ...": the rule is said of the inputs
+        # its relative clause describes. (A clause restated in parentheses, "drops a table or a column
+        # (DROP TABLE or DROP COLUMN)", is a phrase the words alone do not read: it stays unread.)
+        mentions = said(relative[1])
     return mentions, list(dict.fromkeys(absent)), naming - _FUNCTION
 
 
