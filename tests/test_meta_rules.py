@@ -576,12 +576,12 @@ def test_working_days_are_counted_monday_to_friday_over_the_inputs_date_range() 
 
 LOANS = (
     "Build an agent system that screens loan applications. Each application gives its id, applicant, amount "
-    'and employer. It returns a JSON object with decision (approve or refer). Refer any application unless the '
+    "and employer. It returns a JSON object with decision (approve or refer). Refer any application unless the "
     "applicant is an existing customer or has worked at the same employer for longer than the loan term; every "
     'other application gets decision "approve".'
 )
 BUGS = (
-    'Build an agent system that triages bug reports. It returns a JSON object with priority (high or low). '
+    "Build an agent system that triages bug reports. It returns a JSON object with priority (high or low). "
     "Reports that mention data loss, or that describe a crash happening on every single startup of the desktop "
     'client, get priority "high"; all others get "low".'
 )
@@ -627,12 +627,16 @@ def test_a_value_said_of_an_input_is_read_after_its_label_and_a_look_alike_name_
     rules = _rules(MERGES)["verdict"][0]
     assert rules["within"] == {"renovate": "author", "urgent label": "labels"}
     assert _rules(DELIVERIES)["insured"][0]["within"] == {"parcelforce": "courier", "dhl express": "courier"}
-    assert not mentioned("renovate", "MR !12. Author: renovate-bot. Files: migrations/0003.sql", label="author")
+    assert not mentioned(
+        "renovate", "MR !12. Author: renovate-bot. Files: migrations/0003.sql", label="author"
+    )
     assert mentioned("renovate", "MR !12. Author: renovate. Files: migrations/0003.sql", label="author")
     assert not mentioned("urgent label", "Labels: urgent-later, docs", label="labels")
     assert mentioned("urgent label", "Labels: docs, urgent", label="labels")
     assert mentioned("dhl express", "Courier: DHL Express, next day.", label="courier")
-    assert not mentioned("dhl express", "Courier: DHL Express-Lite. Note: DHL Express was busy.", label="courier")
+    assert not mentioned(
+        "dhl express", "Courier: DHL Express-Lite. Note: DHL Express was busy.", label="courier"
+    )
     # A content word keeps its compounds; a participle after the hyphen says something of a name.
     assert mentioned("lithium batteries", "a laptop with a lithium-ion battery")
     assert mentioned("renovate", "Author: renovate-approved bot", label="author")
@@ -640,8 +644,11 @@ def test_a_value_said_of_an_input_is_read_after_its_label_and_a_look_alike_name_
 
 def test_the_eval_spec_tests_each_named_value_with_a_look_alike_read_as_no_name() -> None:
     system = design_system(MERGES, None, "langgraph")
-    alike = {c.inputs["merge_request"] if "merge_request" in c.inputs else next(iter(c.inputs.values())): c.expect
-             for c in design_eval(system).cases if "look_alike" in c.id}
+    alike = {
+        c.inputs["merge_request"] if "merge_request" in c.inputs else next(iter(c.inputs.values())): c.expect
+        for c in design_eval(system).cases
+        if "look_alike" in c.id
+    }
     assert list(alike.values()) == [{"verdict": "hold"}, {"verdict": "hold"}], alike
     assert all("migrations/" in text and "-draft" in text for text in alike), alike
 
@@ -659,3 +666,18 @@ async def test_the_built_system_refuses_look_alike_names_in_sql_and_its_gate_pas
         ("MR !5. Author: kim. Labels: none. Files: docs/readme.md", "approve"),
     ]:
         assert (await _answer(system, tenant, text))["verdict"] == verdict, text
+
+
+@pytest.mark.parametrize(
+    ("item", "text", "said"),
+    [
+        ("un number", "Lithium-ion cells 18650, UN3480 | on hand: 5", True),
+        ("un number", "Petrol can, UN 1203", True),
+        ("po number", "Invoice for PO-7781, net 30", True),
+        ("un number", "A4 copier paper, 500 sheets", False),
+        ("un number", "UNIT 3480 of the warehouse", False),
+        ("po number", "no PO 7781 was given", False),
+    ],
+)
+def test_an_identifier_named_by_its_kind_is_its_prefix_and_digits(item: str, text: str, said: bool) -> None:
+    assert mentioned(item, text) is said

@@ -759,7 +759,22 @@ def _item_sql(item: str, subject: str, label: str | None = None) -> str:
         words = _within_words(item, label)
         named = _worded_sql(item.split(), whole, name=True)
         return f"COALESCE(({_worded_sql(words, segment, name=True)}), ({named}))"
-    return f"(({_worded_sql(item.split(), whole)}) OR {sensed_sql(item)})"
+    numbered = _numbered(item)
+    said = f" OR {whole} ~* {_sql_text(_pg(numbered))}" if numbered else ""
+    return f"(({_worded_sql(item.split(), whole)}){said} OR {sensed_sql(item)})"
+
+
+#: Nouns naming an identifier by its kind: "a UN number" is written as its prefix and digits.
+_NUMBER_NOUNS = ("number", "numbers", "code", "codes", "id", "ids")
+
+
+def _numbered(item: str) -> str | None:
+    """The pattern of an identifier an item names by its prefix and kind ("a UN number": "UN3480",
+    "UN 1203"; "a PO number": "PO-7781"), not negated before it; None for other items."""
+    words = item.split()
+    if len(words) != 2 or words[1].lower() not in _NUMBER_NOUNS or not words[0].isalpha():
+        return None
+    return r"(?<![a-z0-9])(?<!no )(?<!not )" + re.escape(words[0]) + r"\s?[-#:]?\s?[0-9]{2,}"
 
 
 def _mentions_sql(mentions: list[str], subject: str, within: Mapping[str, str] | None = None) -> str:
@@ -783,7 +798,10 @@ def mentioned(item: str, text: str, senses: Senses | None = None, label: str | N
         return _worded(item.split(), text, name=True)
     if item in (senses or {}).get(text, ()):
         return True
-    return _worded(item.split(), text)
+    numbered = _numbered(item)
+    return _worded(item.split(), text) or (
+        numbered is not None and re.search(numbered, text, re.I) is not None
+    )
 
 
 def _worded(words: list[str], text: str, name: bool = False) -> bool:

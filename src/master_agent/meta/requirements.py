@@ -489,7 +489,9 @@ def declared_inputs(text: str) -> dict[str, list[str]]:
 
 
 #: A declared input's words ending in one of these name no label ("the access level asked for").
-_PREPOSITIONS = frozenset("for to with from into onto about over under after before since".split())
+_PREPOSITIONS = frozenset(
+    ["for", "to", "with", "from", "into", "onto", "about", "over", "under", "after", "before", "since"]
+)
 
 
 def input_labels(text: str) -> list[str]:
@@ -524,7 +526,9 @@ def _said_of_labels(text: str, requirement: Requirement) -> dict[str, str]:
     ]
     for label in input_labels(text):
         noun = re.escape(_stem(label))
-        for said in re.finditer(rf"\b(?:the|its|their)\s+{noun}\w*\s+(?:is|are)\s+(?P<rest>[^;:]*)", requirement.text, re.I):
+        for said in re.finditer(
+            rf"\b(?:the|its|their)\s+{noun}\w*\s+(?:is|are)\s+(?P<rest>[^;:]*)", requirement.text, re.I
+        ):
             rest = re.split(r"\bor\s+(?:it|its|they|their|the)\b", said.group("rest"), maxsplit=1)[0].lower()
             out.update({item: label for item in items if re.search(rf"\b{re.escape(item)}\b", rest)})
         # "the hotfix label"; "the label "approved-destructive"" (read as "label approved-destructive").
@@ -533,7 +537,10 @@ def _said_of_labels(text: str, requirement: Requirement) -> dict[str, str]:
                 item: label
                 for item in items
                 if re.search(rf"\b{re.escape(item)}\s+{noun}\b", requirement.text, re.I)
-                or (len(item.split()) > 1 and _stem(label) in (_stem(item.split()[0]), _stem(item.split()[-1])))
+                or (
+                    len(item.split()) > 1
+                    and _stem(label) in (_stem(item.split()[0]), _stem(item.split()[-1]))
+                )
             }
         )
     return out
@@ -755,7 +762,10 @@ def _negation(
         if names:
             # "Parcelforce or DHL Express": a one-word name listed beside the others (a proper noun's
             # shape, not the tail's first word: "US dollars" stays words).
-            names = re.findall(r"(?<!^)(?<![.!?]\s)\b(?:[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)+|[A-Z][a-z][\w&.-]{2,})", tail.strip())
+            names = re.findall(
+                r"(?<!^)(?<![.!?]\s)\b(?:[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)+|[A-Z][a-z][\w&.-]{2,})",
+                tail.strip(),
+            )
         if listed is not None:
             absent += _keywords(listed.group(1), fields, subject)
             naming |= {_stem(w.lower()) for w in _WORD.findall(tail[: listed.start()])}
@@ -1399,9 +1409,46 @@ _CONDITION_CUE = re.compile(r"(?<!\beven )\b(?:unless|except|that|which|whose|if
 _CONDITION_END = re.compile(r"[;:]|\b(?:gets?|goes|go|needs?|routes?)\b", re.I)
 #: Words of comparisons, computations and negation: a comparison or a negated list reads them.
 _STRUCTURE = frozenset(
-    "more less fewer least most over under above below strictly between inclusive exclusive up than "
-    "day days hour hours minute minutes week weeks before after since within lines plus minus counting "
-    "sum total combined not no never yet".split()
+    [
+        "more",
+        "less",
+        "fewer",
+        "least",
+        "most",
+        "over",
+        "under",
+        "above",
+        "below",
+        "strictly",
+        "between",
+        "inclusive",
+        "exclusive",
+        "up",
+        "than",
+        "day",
+        "days",
+        "hour",
+        "hours",
+        "minute",
+        "minutes",
+        "week",
+        "weeks",
+        "before",
+        "after",
+        "since",
+        "within",
+        "lines",
+        "plus",
+        "minus",
+        "counting",
+        "sum",
+        "total",
+        "combined",
+        "not",
+        "no",
+        "never",
+        "yet",
+    ]
 )
 #: Least content words of an alternative no rule reads for it to count as left out: two-word asides
 #: ("a comment says", "the payee's account") are read by the rule's other words on the tuning requests.
@@ -1430,7 +1477,13 @@ def _unread(requirement: Requirement, fields: dict[str, list[str]], subject: fro
             said.append(operand.label or "")
         read |= {stem(w) for item in said for w in _WORD.findall(item)}
     named = {stem(w) for w in subject}
-    named |= {stem(w) for field, values in fields.items() for v in [field, *values] for w in re.split(r"[_\s-]+", v) if w}
+    named |= {
+        stem(w)
+        for field, values in fields.items()
+        for v in [field, *values]
+        for w in re.split(r"[_\s-]+", v)
+        if w
+    }
     body = re.sub(r'"[^"]*"|\([^)]*"[^)]*\)', " ; ", requirement.text)  # a value said ends a condition
     unread: list[str] = []
     for cue in _CONDITION_CUE.finditer(body):
@@ -1439,9 +1492,7 @@ def _unread(requirement: Requirement, fields: dict[str, list[str]], subject: fro
             words = [
                 w.lower()
                 for w in _WORD.findall(alternative)
-                if len(w) >= 3
-                and w.lower() not in _FUNCTION | _COPULA | _STRUCTURE
-                and stem(w) not in named
+                if len(w) >= 3 and w.lower() not in _FUNCTION | _COPULA | _STRUCTURE and stem(w) not in named
             ]
             if len(words) >= UNREAD_MIN_WORDS and not any(stem(w) in read for w in words):
                 unread.append(" ".join(words))
