@@ -653,6 +653,7 @@ def test_the_outcome_chart_is_built_from_the_checks() -> None:
     assert revenue["options"]["scales"]["y"]["ticks"]["format"] == {
         "style": "currency",
         "currency": "GBP",
+        "minimumFractionDigits": 0,
         "maximumFractionDigits": 0,
     }
     assert outcome_chart({"metric": "transactions"}, [])["options"]["scales"]["y"]["ticks"] == {}
@@ -957,3 +958,45 @@ async def test_a_goal_said_in_the_chat_is_one_of_the_goals_with_its_outcome_chec
     await page.goto(f"{live.url}/console/outcomes")
     await expect(page.locator(f"a[href='/console/outcomes/{goal['solution_id']}']")).to_be_visible()
     await context.close()
+
+
+async def test_an_agent_version_is_rolled_back_and_promoted_from_its_page_with_its_changes_and_graph(
+    live: LiveServer, keys: dict[str, str], browser: Browser
+) -> None:
+    """Two versions of an assistant: the second's changes from the first behind a click, its graph's edges,
+    and Roll back / Promote making the other version live (what ``GET /assistants/{id}`` says after)."""
+    client = sdk(live, keys["demo-retail"])
+    made = await client.assistants.create(
+        graph_id="master_agent", config={"configurable": {"complexity": "simple"}}, name="console_versions"
+    )
+    agent_id = made["assistant_id"]
+    await client.assistants.update(agent_id, config={"configurable": {"complexity": "standard"}})
+    assert (await client.assistants.get(agent_id))["version"] == 2
+    context, page = await sign_in(browser, live, keys["demo-retail"])
+    await page.goto(f"{live.url}/console/agents/{agent_id}")
+    await expect(page.get_by_test_id("live-version")).to_have_text("v2")
+    second = page.locator("tr[data-version='2']")
+    diff = second.locator("details.diff")
+    await expect(diff.locator("pre")).to_be_hidden()
+    await diff.locator("summary").click()
+    await expect(diff.locator("pre")).to_contain_text('-      "complexity": "simple"')
+    await expect(diff.locator("pre")).to_contain_text('+      "complexity": "standard"')
+    assert await page.get_by_test_id("agent-graph").locator("tbody tr").count() >= 2
+    await page.locator("tr[data-version='1']").get_by_role("button", name="Roll back to v1").click()
+    await expect(page.get_by_test_id("live-version")).to_have_text("v1")
+    assert (await client.assistants.get(agent_id))["version"] == 1
+    await page.locator("tr[data-version='2']").get_by_role("button", name="Promote to v2").click()
+    await expect(page.get_by_test_id("live-version")).to_have_text("v2")
+    assert (await client.assistants.get(agent_id))["version"] == 2
+    await accessible(page)
+    await context.close()
+    async with httpx.AsyncClient(base_url=live.url) as http:
+        _, csrf = await console_sign_in(http, keys["demo-retail"])
+        forged = await http.post(f"/console/agents/{agent_id}/versions/1", data={})
+        assert forged.status_code == 403
+        missing = await http.post(f"/console/agents/{agent_id}/versions/9", data={"csrf_token": csrf})
+        assert missing.status_code == 422 and "version" in missing.text
+        await console_sign_in(http, keys["other-shop"])
+        theirs = await http.get(f"/console/agents/{agent_id}")
+        assert theirs.status_code == 404
+    assert (await client.assistants.get(agent_id))["version"] == 2  # nothing changed by the refusals

@@ -11,6 +11,7 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
+from master_agent.service.console.agents import router as agents_router
 from master_agent.service.console.pages import HERE
 from master_agent.service.console.pages import router as pages_router
 from master_agent.service.console.session import CONSOLE_PATH, SignInRequired
@@ -21,6 +22,7 @@ from master_agent.service.deps import CONSOLE_API_PREFIX
 def mount_console(app: FastAPI, api_routers: Sequence[APIRouter]) -> None:
     app.include_router(pages_router)
     app.include_router(systems_router)
+    app.include_router(agents_router)
     for router in api_routers:
         app.include_router(router, prefix=CONSOLE_API_PREFIX, include_in_schema=False)
     app.mount(f"{CONSOLE_PATH}/static", StaticFiles(directory=HERE / "static"), name="console-static")

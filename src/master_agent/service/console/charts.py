@@ -25,7 +25,9 @@ def _number(value: Any) -> float | None:
 
 #: Chart.js formats an axis's ticks (and the tooltips) with these ``Intl.NumberFormat`` options: a share of 1
 #: reads as a percentage, not as a fraction.
-PERCENT_TICKS = {"format": {"style": "percent", "maximumFractionDigits": 1}}
+#: (Both digit bounds are given: Chart.js sets its own minimum from the tick step, and a minimum above the
+#: maximum is a RangeError that leaves the chart undrawn.)
+PERCENT_TICKS = {"format": {"style": "percent", "minimumFractionDigits": 0, "maximumFractionDigits": 1}}
 
 
 def value_ticks(metric: str, currency: str) -> dict[str, Any]:
@@ -33,7 +35,14 @@ def value_ticks(metric: str, currency: str) -> dict[str, Any]:
     if is_ratio_name(metric):
         return PERCENT_TICKS
     if is_money_name(metric):
-        return {"format": {"style": "currency", "currency": currency, "maximumFractionDigits": 0}}
+        return {
+            "format": {
+                "style": "currency",
+                "currency": currency,
+                "minimumFractionDigits": 0,
+                "maximumFractionDigits": 0,
+            }
+        }
     return {}
 
 

@@ -14,13 +14,11 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 
-from master_agent.capabilities.assistants import assistant_versions, resolve_assistant, search_assistants
 from master_agent.errors import ConflictError, NotFoundError, RateLimitedError
 from master_agent.evolution import playbooks
 from master_agent.evolution.calibration import load_reliability
 from master_agent.evolution.learning import list_learnings
 from master_agent.evolution.outcomes import list_checks
-from master_agent.runtime.graphs import graph_ids
 from master_agent.service.console import present
 from master_agent.service.console.charts import outcome_chart, reliability_chart
 from master_agent.service.console.session import (
@@ -376,35 +374,6 @@ async def change_playbook(
             request, session, resources, playbook_id, status_code=409, error=str(error)
         )
     return RedirectResponse(f"{CONSOLE_PATH}/playbooks/{playbook_id}", status_code=303)
-
-
-@router.get("/agents")
-async def agents_page(request: Request, session: SessionDep, resources: ResourcesDep) -> HTMLResponse:
-    found, total = await search_assistants(
-        resources.database.pool,
-        session.tenant_id,
-        graph_ids(resources),
-        graph_id=None,
-        name=None,
-        metadata={},
-        limit=PAGE_ROWS,
-        offset=0,
-    )
-    return page(request, session, "agents.html", title="Agents", agents=found, total=total)
-
-
-@router.get("/agents/{assistant_id}")
-async def agent_page(
-    assistant_id: uuid.UUID, request: Request, session: SessionDep, resources: ResourcesDep
-) -> HTMLResponse:
-    pool = resources.database.pool
-    agent = await resolve_assistant(pool, session.tenant_id, str(assistant_id), graph_ids(resources))
-    if agent is None:
-        return not_found(request, session, f"agent {assistant_id}")
-    versions = await assistant_versions(
-        pool, session.tenant_id, agent.assistant_id, metadata={}, limit=PAGE_ROWS, offset=0
-    )
-    return page(request, session, "agent.html", title="Agent", agent=agent, versions=versions)
 
 
 @router.get("/knowledge")
