@@ -82,7 +82,7 @@ from master_agent.routing.intent import (
     explicit_builder_action,
     message_entities,
 )
-from master_agent.routing.intent_head import HeadClassifier, master_examples
+from master_agent.routing.intent_head import HeadClassifier, master_examples, refused_examples
 from master_agent.routing.models import (
     Candidate,
     Clarification,
@@ -1147,6 +1147,7 @@ def agent_cards(capabilities: TenantCapabilities, pack: DomainPack) -> list[Agen
                 addressable=runnable or arguments is not None,
                 required_entities=required,
                 examples=master_examples(pack.name) if spec is capabilities.master else (),
+                refused=refused_examples(pack.name) if spec is capabilities.master else (),
                 source="tenant" if own else "pack",
             )
         )
