@@ -242,9 +242,7 @@ RELEVANCE_FLOORS = tuple(round(0.1 + 0.05 * step, 2) for step in range(15))
 CROSS_FOLDS = 5
 
 
-def agents_of(
-    kind: str, examples: dict[str, list[str]], refused: dict[str, list[str]]
-) -> list[AgentCard]:
+def agents_of(kind: str, examples: dict[str, list[str]], refused: dict[str, list[str]]) -> list[AgentCard]:
     """The runnable agents of the tenant a labelled message of ``kind`` goes to, as discovery sees
     them; ``examples``: the training messages of each pack's master agent; ``refused``: the training
     messages no agent of each pack served."""

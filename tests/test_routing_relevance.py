@@ -100,6 +100,8 @@ def test_a_refused_training_message_left_out_is_not_matched_to_itself() -> None:
     agent = _served_and_refused([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
     query = np.asarray([0.0, 1.0, 0.0])
     kept = pair_features(query, frozenset(), [agent], {}, {}, [False])
-    skipped = pair_features(query, frozenset(), [agent], {}, {}, [False], skip_refused=[np.array([True, False])])
+    skipped = pair_features(
+        query, frozenset(), [agent], {}, {}, [False], skip_refused=[np.array([True, False])]
+    )
     column = FEATURES.index("refused_similarity")
     assert kept[0, column] > 0.0 and skipped[0, column] == 0.0

@@ -169,9 +169,7 @@ def load_head(path: Path = HEAD_PATH) -> IntentHead | None:
         if raw.get("domains")
         else None,
         master_examples={pack: tuple(texts) for pack, texts in (raw.get("master_examples") or {}).items()},
-        refused_examples={
-            pack: tuple(texts) for pack, texts in (raw.get("refused_examples") or {}).items()
-        },
+        refused_examples={pack: tuple(texts) for pack, texts in (raw.get("refused_examples") or {}).items()},
         relevance=RelevanceHead.from_json(raw["relevance"]) if raw.get("relevance") else None,
     )
 
