@@ -8,9 +8,9 @@ for, is trained on (message, agent) pairs of the same messages against the agent
 each tenant (a pack's master agent with its training messages, the retail tenant's ``TENANT_AGENTS``);
 the domain head's verdicts on training messages come from heads fitted without them (five folds).
 
-Training data: ``benchmarks/eval_routing/train.json``, ``train2.json`` and ``train3.json`` (three batches
-of messages written from the user's side by separate helpers, never from the code) and the shipped
-exemplars (generic and every pack's); ``validation.json``, ``validation2.json`` and ``validation3.json``
+Training data: ``benchmarks/eval_routing/train.json``, ``train2.json``, ``train3.json`` and ``train5.json``
+(the fifth batch's tuning part; four batches of messages written from the user's side by separate helpers,
+never from the code) and the shipped exemplars (generic and every pack's); ``validation.json``, ``validation2.json`` and ``validation3.json``
 choose. The held-out splits are never read here. Needs scikit-learn (the ``dev`` extra); serving needs only numpy.
 """
 
@@ -36,7 +36,7 @@ from master_agent.routing.intent_head import HEAD_PATH, Features
 from master_agent.routing.relevance import FEATURES, pair_features, stem_weights, stems
 
 SETS = Path(__file__).parent / "eval_routing"
-#: The labelled batches, where present (the second and the third arrived later).
+#: The labelled batches, where present (the second, third and fifth arrived later; the fourth is held out).
 TRAIN_FILES = ("train.json", "train2.json", "train3.json", "train5.json")
 VALIDATION_FILES = ("validation.json", "validation2.json", "validation3.json")
 #: The query kinds the service answers itself; a question about anything else goes to an agent.

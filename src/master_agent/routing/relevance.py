@@ -134,13 +134,12 @@ def pair_features(
         ranked = np.sort(found)[::-1]
         lexical = sum(weights.get(stem, 0.0) for stem in agent.stems & message_stems) / said
         measured.append((float(ranked[0]), float(spec.max()), float(ranked[:NEAREST].mean()), lexical))
-    refused = [
-        agent.refused @ query
-        if index >= len(skip_refused) or skip_refused[index] is None
-        else (agent.refused @ query)[~skip_refused[index]]
-        for index, agent in enumerate(agents)
-        if agent.refused.size
-    ]
+    refused = []
+    for index, agent in enumerate(agents):
+        if agent.refused.size:
+            skip = skip_refused[index] if index < len(skip_refused) else None
+            near = agent.refused @ query
+            refused.append(near if skip is None else near[~skip])
     refused_all = np.concatenate(refused) if refused else np.zeros(0)
     # How near the message is to what the tenant refused, against what its agents serve (0 without
     # refused messages: no evidence either way).
