@@ -12,7 +12,7 @@ GOAL ?= Increase Store 5's accessory attach rate by 20% within 60 days
 LLM_VENV ?= .venv-llm
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: install docs js-deps browser serve deploy-check demo demo-assistant demo-lending test lint bench api-diff eval-evolution eval-routing train-routing train-verbs train-facts eval-lending eval-assistant eval-meta eval-truth prompt-sizes test-local-llm clean
+.PHONY: install docs js-deps browser serve deploy-check demo demo-assistant demo-lending test lint bench api-diff eval-evolution eval-routing train-routing train-verbs train-facts eval-lending eval-assistant eval-meta eval-senses eval-truth prompt-sizes test-local-llm clean
 
 $(BIN)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or set PYTHON=...)"; exit 1; }
@@ -123,6 +123,9 @@ eval-assistant: install
 
 eval-meta: install
 	PYTHONPATH=. $(BIN)/python benchmarks/eval_meta.py
+
+eval-senses: install
+	PYTHONPATH=. $(BIN)/python benchmarks/eval_senses.py
 
 prompt-sizes: install
 	PYTHONPATH=. $(BIN)/python benchmarks/prompt_sizes.py $(ARGS)

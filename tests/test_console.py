@@ -22,17 +22,21 @@ from rich.console import Console
 from master_agent.cli_evolution import FIRST_GOAL, demo_loop
 from master_agent.domains.assistant import DEMO_TENANT as ASSISTANT_TENANT
 from master_agent.domains.assistant.local_servers import LocalServers
+from master_agent.domains.lending import DEMO_TENANT as LENDING_TENANT
 from master_agent.evolution.calibration import reliability_bins
 from master_agent.evolution.knowledge import tenant_session
 from master_agent.evolution.outcomes import OutcomeCheck
+from master_agent.meta.artifacts import EvalSpec, ExperimentReport
+from master_agent.meta.requests import gate_cases
 from master_agent.runtime import RuntimeResources
 from master_agent.service.auth import create_key, revoke_key
 from master_agent.service.console.charts import outcome_chart
-from master_agent.service.console.present import figure
+from master_agent.service.console.present import artifact_gist, audit_sentence, figure
 from master_agent.service.solutions import list_solutions
 from tests.browser import launch, layout_problems, snap, unlabelled_controls
 from tests.conftest import server_settings
-from tests.live_server import LiveServer, chat, two_tenant_keys
+from tests.live_server import LiveServer, chat, sdk, tenant_clients, two_tenant_keys
+from tests.test_meta_units import TRIAGE
 
 keys = two_tenant_keys
 
@@ -70,6 +74,28 @@ async def demo_world(live: LiveServer) -> dict[str, Any]:
         "thread_id": goal.thread_id,
         "playbook_id": str(goal.solution.deployed_playbook["playbook_id"]),
         "checks": len(goal.solution.outcome_checks),
+    }
+
+
+@pytest.fixture(scope="module")
+async def built_and_conversed(live: LiveServer, keys: dict[str, str]) -> dict[str, Any]:
+    """A system the meta-orchestrator built for the demo tenant (a run of the ``meta`` graph), and a loan
+    conversation of the lending tenant two messages in, as their users start them."""
+    client = sdk(live, keys["demo-retail"])
+    thread = await client.threads.create()
+    built: dict[str, Any] = await client.runs.wait(  # type: ignore[assignment]
+        thread["thread_id"], "meta", input={"request": {"text": TRIAGE, "name": "console_ticket_triage"}}
+    )
+    async with tenant_clients(live, {"lending": LENDING_TENANT}) as made:
+        first = await chat(made["lending"], "Hi, I'd like a personal loan. My mobile is 9000000006")
+        last = await chat(made["lending"], "6 lakh for 48 months", first["thread_id"])
+        audit = (await made["lending"].get("/audit", params={"thread_id": first["thread_id"]})).json()
+    return {
+        "request_id": built["result"]["request_id"],
+        "meta_thread": thread["thread_id"],
+        "loan_thread": first["thread_id"],
+        "loan_stage": last["values"]["current_stage"],
+        "loan_events": len(audit),
     }
 
 
@@ -481,6 +507,8 @@ async def test_the_outcome_chart_shows_each_measured_checkpoint(
         cells = await row.locator("td").all_text_contents()
         assert int(cells[0]) == point["x"] and cells[4].strip() == figure(point["y"], metric)
     assert len(chart["Expected trajectory"]) == demo_world["checks"] + 1 and len(chart["Target"]) == 2
+    ticks = await page.evaluate("window.consoleCharts['outcome-chart'].scales.y.ticks.map((t) => t.label)")
+    assert ticks and all(re.fullmatch(r"\d+(\.\d)?%", tick) for tick in ticks), ticks  # a rate's axis
     await expect(page.get_by_test_id("learning")).to_contain_text("target met")
     await accessible(page)
     await snap(page, "outcomes")
@@ -620,6 +648,14 @@ def test_the_outcome_chart_is_built_from_the_checks() -> None:
     assert sets["Expected trajectory"][-1] == {"x": 60.0, "y": 0.07}
     assert sets["Target"] == [{"x": 0, "y": 0.036}, {"x": 60, "y": 0.036}]
     assert chart["options"]["scales"]["y"]["title"]["text"] == "attach rate"
+    assert chart["options"]["scales"]["y"]["ticks"]["format"]["style"] == "percent"  # 3.0%, not 0.03
+    revenue = outcome_chart({"metric": "accessory_revenue", "baseline": 900.0}, [], "GBP")
+    assert revenue["options"]["scales"]["y"]["ticks"]["format"] == {
+        "style": "currency",
+        "currency": "GBP",
+        "maximumFractionDigits": 0,
+    }
+    assert outcome_chart({"metric": "transactions"}, [])["options"]["scales"]["y"]["ticks"] == {}
 
 
 def test_reliability_bins_compare_predicted_with_observed() -> None:
@@ -660,6 +696,7 @@ async def test_every_page_fits_a_laptop_and_a_phone_and_reads_for_people(
     browser: Browser,
     demo_world: dict[str, Any],
     chat_threads: dict[str, str],
+    built_and_conversed: dict[str, Any],
 ) -> None:
     """Every page on the demo data at 1,280 and 390 px: nothing wider than the screen, no text broken a
     character per line, no raw JSON before a click, no script error; a screenshot of each."""
@@ -688,6 +725,9 @@ async def test_every_page_fits_a_laptop_and_a_phone_and_reads_for_people(
         "thread-goal": f"/console/threads/{demo_world['thread_id']}",
         "thread-figure": f"/console/threads/{chat_threads['figure']}",
         "thread-chat-goal": f"/console/threads/{chat_threads['solved']}",
+        "systems": "/console/systems",
+        "system": f"/console/systems/{built_and_conversed['request_id']}",
+        "conversations": "/console/conversations",
     }
     failures: dict[str, list[str]] = {}
     for width, viewport in VIEWPORTS.items():
@@ -771,4 +811,149 @@ async def test_threads_have_titles_and_a_goal_thread_shows_its_solution(
         assert re.match(r"^\w{3} \d{1,2} \w{3} \d{4}, \d\d:\d\d UTC$", next_run), next_run
     await expect(page.get_by_test_id("next-run")).to_have_text(next_run)
     assert not re.search(r"\d+ \d+ [*\d]", schedule), schedule  # a cron schedule in words
+    await context.close()
+
+
+async def test_a_built_system_shows_its_gate_case_by_case_and_a_loan_its_stage_and_audit(
+    live: LiveServer, keys: dict[str, str], browser: Browser, built_and_conversed: dict[str, Any]
+) -> None:
+    """The Systems page against what the database holds of the request (every EvalSpec case, each with
+    the newest ExperimentReport's verdict); the Conversations page against ``GET /audit``; another
+    tenant finds neither."""
+    resources: RuntimeResources = live.server.config.app.state.service.resources
+    request_id = built_and_conversed["request_id"]
+    async with resources.database.pool.connection() as conn:
+        newest = {
+            row["artifact_type"]: row["payload"]
+            for row in await (
+                await conn.execute(
+                    "SELECT DISTINCT ON (artifact_type) artifact_type, payload FROM meta_artifacts "
+                    "WHERE request_id = %s ORDER BY artifact_type, version DESC",
+                    (request_id,),
+                )
+            ).fetchall()
+        }
+    cases = [case["id"] for case in newest["EvalSpec"]["cases"]]
+    verdicts = {r["case_id"]: r["passed"] for r in newest["ExperimentReport"]["results"]}
+    context, page = await sign_in(browser, live, keys["demo-retail"])
+    await page.goto(f"{live.url}/console/systems")
+    await page.get_by_test_id("systems").locator(f"a[href='/console/systems/{request_id}']").click()
+    await expect(page.get_by_role("heading", level=1)).to_have_text("console ticket triage")
+    rows = page.get_by_test_id("gate").locator("tbody tr")
+    await expect(rows).to_have_count(len(cases))
+    for index, case_id in enumerate(cases):
+        row = rows.nth(index)
+        await expect(row.locator("td").first).to_have_text(case_id.replace("_", " "))
+        shown = {True: "passed", False: "failed", None: "not run"}[verdicts.get(case_id)]
+        await expect(row.locator("td").nth(3)).to_have_text(shown)
+    await expect(page.get_by_test_id("gates")).to_contain_text("quality gate")
+    await expect(page.get_by_test_id("phases").locator("tbody tr").first).to_be_visible()
+    await accessible(page)
+
+    lending_key = (await create_key(resources.database.pool, LENDING_TENANT)).key
+    await context.close()
+    context, page = await sign_in(browser, live, lending_key)
+    loan = built_and_conversed["loan_thread"]
+    await page.goto(f"{live.url}/console/conversations")
+    await page.get_by_test_id("conversations").locator(f"a[href='/console/conversations/{loan}']").click()
+    stage = built_and_conversed["loan_stage"].replace("_", " ")
+    await expect(page.get_by_test_id("current-stage")).to_have_text(stage)
+    events = page.get_by_test_id("audit").locator("tbody tr")
+    await expect(events).to_have_count(built_and_conversed["loan_events"])
+    await expect(page.locator("tr[data-kind=message]").first).to_contain_text("Customer wrote")
+    await expect(page.locator("details.raw pre").first).to_be_hidden()
+    await accessible(page)
+    for width, viewport in VIEWPORTS.items():
+        await page.set_viewport_size(viewport)  # type: ignore[arg-type]
+        assert await layout_problems(page) == [], width
+        await snap(page, f"layout-conversation-{width}")
+    await context.close()
+
+    async with httpx.AsyncClient(base_url=live.url) as client:  # each tenant sees only its own
+        await console_sign_in(client, keys["other-shop"])
+        assert (await client.get(f"/console/systems/{request_id}")).status_code == 404
+        assert (await client.get(f"/console/conversations/{loan}")).status_code == 404
+        assert (await client.get("/console/systems/not-a-uuid")).status_code == 422
+
+
+def test_audit_events_read_as_sentences() -> None:
+    assert audit_sentence("transition", {"from_stage": "SALES_EXPLORATION", "to_stage": "VERIFICATION",
+                                         "guard": "amount and tenure stated", "final": False}) == (
+        "Stage SALES_EXPLORATION \u2192 VERIFICATION (amount and tenure stated)"
+    )  # fmt: skip
+    assert audit_sentence("read", {"source": "customers", "fields": ["pan", "date_of_birth"]}) == (
+        "Read pan, date of birth from customers"
+    )
+    assert audit_sentence("refused", {"by": "underwriting_agent", "reason": "not verified"}) == (
+        "Refused by underwriting_agent: not verified"
+    )
+    assert audit_sentence("message", {"text": "6 lakh", "stated": ["amount"]}) == (
+        "Customer wrote \u201c6 lakh\u201d (stated amount)"
+    )
+    assert audit_sentence("something_new", {}) == "Something new"
+
+
+def test_an_artifact_summary_in_json_reads_as_its_fields_counted() -> None:
+    payload = {
+        "version": 2,
+        "cases": [{}, {}, {}],
+        "pass_threshold": 0.8,
+        "metrics": ["pass_rate"],
+        "extra": {},
+    }
+    assert artifact_gist('{"cases": []}', payload) == "3 cases; pass threshold 0.8; 1 metric"
+    assert (
+        artifact_gist("SystemSpec triage v1: sorts tickets", payload) == "SystemSpec triage v1: sorts tickets"
+    )
+    assert artifact_gist("{}", {"version": 1}) == "no fields set"
+
+
+def test_the_gate_lists_every_case_with_its_verdict_or_not_run() -> None:
+    spec = EvalSpec.model_validate(
+        {"cases": [{"id": "urgent", "inputs": {"t": "down"}, "expect": {"urgency": "high"}, "hard": True},
+                   {"id": "no_promises", "inputs": {"t": "refund?"}, "avoid": {"reply": ["guarantee"]}},
+                   {"id": "later", "inputs": {"t": "x"}}]}
+    )  # fmt: skip
+    report = ExperimentReport.model_validate(
+        {"system_version": 1, "runtime": "langgraph", "pass_rate": 0.5, "latency_p95_ms": 3.0, "tokens": 0,
+         "results": [{"case_id": "urgent", "passed": True, "metric": "instruction_following"},
+                     {"case_id": "no_promises", "passed": False, "metric": "instruction_following",
+                      "mismatches": ["reply contains 'guarantee'"]}]}
+    )  # fmt: skip
+    gate = gate_cases(spec, report)
+    assert [(c.case_id, c.passed, c.hard, c.adversarial) for c in gate] == [
+        ("urgent", True, True, False),
+        ("no_promises", False, False, True),
+        ("later", None, False, False),
+    ]
+    assert gate[1].mismatches == ["reply contains 'guarantee'"]
+    assert [c.passed for c in gate_cases(spec, None)] == [None, None, None]
+    assert gate_cases(None, report) == []
+
+
+async def test_a_goal_said_in_the_chat_is_one_of_the_goals_with_its_outcome_checks(
+    live: LiveServer, keys: dict[str, str], browser: Browser, chat_threads: dict[str, str]
+) -> None:
+    """Whatever door a goal came in by, it is in the one list of goals, and the loop measures it later."""
+    async with httpx.AsyncClient(base_url=live.url, headers={"X-API-Key": keys["demo-retail"]}) as client:
+        listed = (await client.get("/api/cs/strategic-goals", params={"limit": 100})).json()["items"]
+    [goal] = [item for item in listed if item["thread_id"] == chat_threads["solved"]]
+    assert goal["goal"] == GOAL and goal["status"] in ("success", "partial")
+    assert not [
+        item for item in listed if item["thread_id"] in (chat_threads["figure"], chat_threads["money"])
+    ]
+    checks = goal["solution"]["outcome_checks"]
+    resources: RuntimeResources = live.server.config.app.state.service.resources
+    async with resources.database.pool.connection() as conn:
+        stored = await (
+            await conn.execute(
+                "SELECT count(*) AS n FROM outcome_checks WHERE solution_id = %s", (goal["solution_id"],)
+            )
+        ).fetchone()
+    assert stored is not None and stored["n"] == len(checks) > 0
+    context, page = await sign_in(browser, live, keys["demo-retail"])
+    await page.goto(f"{live.url}/console/goals")
+    await expect(page.locator(f"a[href='/console/goals/{goal['solution_id']}']")).to_be_visible()
+    await page.goto(f"{live.url}/console/outcomes")
+    await expect(page.locator(f"a[href='/console/outcomes/{goal['solution_id']}']")).to_be_visible()
     await context.close()

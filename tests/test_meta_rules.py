@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from master_agent.capabilities import install_tenant
 from master_agent.capabilities.agents import NAME_PATTERN, AgentDocument, model_from_schema, schema_problems
 from master_agent.evolution.clock import FixedClock
-from master_agent.meta.artifacts import avoided_pattern
+from master_agent.meta.artifacts import CaseResult, avoided_pattern
 from master_agent.meta.compiler import MAX_NAME, agent_name, fitted, validate_system
 from master_agent.meta.design import (
     design_eval,
@@ -29,6 +29,7 @@ from master_agent.meta.design import (
 )
 from master_agent.meta.graph import build_meta_graph
 from master_agent.meta.requirements import declared_inputs, extract_requirements
+from master_agent.meta.roles import requirement_verdicts
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.factory import candidate_graph
 from master_agent.runtime.loop import shape_answer
@@ -571,3 +572,112 @@ def test_working_days_are_counted_monday_to_friday_over_the_inputs_date_range() 
     assert expected_value(decided["approver"], fifteenth) == "hr"
     assert expected_value(decided["approver"], fifteenth.replace("07-15", "07-12")) == "manager"
     assert expected_value(decided["balance_after"], fifteenth) == 14.0
+
+
+LOANS = (
+    "Build an agent system that screens loan applications. Each application gives its id, applicant, amount "
+    "and employer. It returns a JSON object with decision (approve or refer). Refer any application unless the "
+    "applicant is an existing customer or has worked at the same employer for longer than the loan term; every "
+    'other application gets decision "approve".'
+)
+BUGS = (
+    "Build an agent system that triages bug reports. It returns a JSON object with priority (high or low). "
+    "Reports that mention data loss, or that describe a crash happening on every single startup of the desktop "
+    'client, get priority "high"; all others get "low".'
+)
+MERGES = (
+    "Build an agent system that reviews merge requests. Each merge request comes with its number, author, "
+    "labels and files. It returns a JSON object with verdict (approve or hold). Hold any merge request that "
+    "touches migrations/ unless its author is renovate or it carries the urgent label; every other merge "
+    'request gets verdict "approve".'
+)
+DELIVERIES = (
+    "Build an agent system that screens deliveries. Each delivery gives its id, courier, weight and value. It "
+    "returns a JSON object with insured (true or false). Deliveries with a value over $100 get insured true "
+    "unless the courier is Parcelforce or DHL Express; all others get insured false."
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "unread"),
+    [
+        (LOANS, ["worked same employer longer term"]),
+        (BUGS, ["describe crash happening single startup desktop client"]),
+        (MERGES, []),
+        (DELIVERIES, []),
+        (PAYMENTS, []),
+    ],
+)
+def test_an_alternative_of_a_condition_no_rule_reads_is_kept_unread(text: str, unread: list[str]) -> None:
+    assert [w for r in extract_requirements(text)[1] for w in r.unread] == unread
+
+
+@pytest.mark.parametrize("text", [LOANS, BUGS])
+def test_the_gate_reports_an_unread_condition_not_met_though_every_case_passed(text: str) -> None:
+    system = design_system(text, None, "langgraph")
+    spec = design_eval(system)
+    passed = [CaseResult(case_id=c.id, passed=True, metric=c.metric) for c in spec.cases]
+    verdicts = requirement_verdicts(system, spec, passed)
+    unread = [r.id for r in system.requirements if r.unread]
+    assert unread and all(verdicts[rid].startswith("not met: no rule reads its condition") for rid in unread)
+    assert all(v == "met" for rid, v in verdicts.items() if rid not in unread), verdicts
+
+
+def test_a_value_said_of_an_input_is_read_after_its_label_and_a_look_alike_name_is_none() -> None:
+    rules = _rules(MERGES)["verdict"][0]
+    assert rules["within"] == {"renovate": "author", "urgent label": "labels"}
+    assert _rules(DELIVERIES)["insured"][0]["within"] == {"parcelforce": "courier", "dhl express": "courier"}
+    assert not mentioned(
+        "renovate", "MR !12. Author: renovate-bot. Files: migrations/0003.sql", label="author"
+    )
+    assert mentioned("renovate", "MR !12. Author: renovate. Files: migrations/0003.sql", label="author")
+    assert not mentioned("urgent label", "Labels: urgent-later, docs", label="labels")
+    assert mentioned("urgent label", "Labels: docs, urgent", label="labels")
+    assert mentioned("dhl express", "Courier: DHL Express, next day.", label="courier")
+    assert not mentioned(
+        "dhl express", "Courier: DHL Express-Lite. Note: DHL Express was busy.", label="courier"
+    )
+    # A content word keeps its compounds; a participle after the hyphen says something of a name.
+    assert mentioned("lithium batteries", "a laptop with a lithium-ion battery")
+    assert mentioned("renovate", "Author: renovate-approved bot", label="author")
+
+
+def test_the_eval_spec_tests_each_named_value_with_a_look_alike_read_as_no_name() -> None:
+    system = design_system(MERGES, None, "langgraph")
+    alike = {
+        c.inputs["merge_request"] if "merge_request" in c.inputs else next(iter(c.inputs.values())): c.expect
+        for c in design_eval(system).cases
+        if "look_alike" in c.id
+    }
+    assert list(alike.values()) == [{"verdict": "hold"}, {"verdict": "hold"}], alike
+    assert all("migrations/" in text and "-draft" in text for text in alike), alike
+
+
+async def test_the_built_system_refuses_look_alike_names_in_sql_and_its_gate_passes(
+    built: tuple[Any, str], resources: RuntimeResources
+) -> None:
+    graph, tenant = built
+    system = await _passing(resources, graph, tenant, MERGES, "merge_review")
+    for text, verdict in [
+        ("MR !1. Author: renovate. Labels: none. Files: migrations/0003.sql", "approve"),
+        ("MR !2. Author: renovate-fan. Labels: none. Files: migrations/0003.sql", "hold"),
+        ("MR !3. Author: kim. Labels: urgent. Files: migrations/0003.sql", "approve"),
+        ("MR !4. Author: kim. Labels: urgent-later. Files: migrations/0003.sql", "hold"),
+        ("MR !5. Author: kim. Labels: none. Files: docs/readme.md", "approve"),
+    ]:
+        assert (await _answer(system, tenant, text))["verdict"] == verdict, text
+
+
+@pytest.mark.parametrize(
+    ("item", "text", "said"),
+    [
+        ("un number", "Lithium-ion cells 18650, UN3480 | on hand: 5", True),
+        ("un number", "Petrol can, UN 1203", True),
+        ("po number", "Invoice for PO-7781, net 30", True),
+        ("un number", "A4 copier paper, 500 sheets", False),
+        ("un number", "UNIT 3480 of the warehouse", False),
+        ("po number", "no PO 7781 was given", False),
+    ],
+)
+def test_an_identifier_named_by_its_kind_is_its_prefix_and_digits(item: str, text: str, said: bool) -> None:
+    assert mentioned(item, text) is said

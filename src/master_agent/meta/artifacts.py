@@ -379,6 +379,10 @@ class Requirement(BaseModel):
     """Conditions read as words that stand apart in the request ("international held customs" from
     "International shipments held at customs"): built as "all these words", which is no phrase an
     input writes, so the gate reports the requirement as not met (judging it needs a model)."""
+    unread: list[str] = Field(default_factory=list)
+    """Alternatives of its conditions no built rule reads ("already received same calendar year" of
+    "unless the customer is on the enterprise plan or already received a discount in the same calendar
+    year"): its rules were built without them, so the gate reports the requirement as not met."""
 
 
 class SystemSpec(Artifact):

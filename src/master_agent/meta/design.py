@@ -711,14 +711,21 @@ def _stem(word: str) -> str:
     return word
 
 
-def _word(word: str) -> str:
+def _word(word: str, name: bool = False) -> str:
     """A word's start, also inside an identifier ("DB_PASSWORD", "SLACK_TOKEN": an underscore or a
-    digit before it is no letter of the same word)."""
-    return r"(?<![a-z])" + re.escape(_stem(word))
+    digit before it is no letter of the same word). With ``name`` (an input's value the request
+    names: "its author is dependabot", "the label "approved-destructive""), not a look-alike: a word
+    ending in a letter or digit that the input carries on past a hyphen into another word names
+    something else ("dependabot-fan", "approved-destructive-pending"), unless that word is a
+    participle saying something of it ("Contoso-based"). Content words keep their compounds
+    ("lithium-ion battery" is a lithium battery)."""
+    stem = _stem(word)
+    look_alike = r"(?![a-z0-9]*-(?![a-z]+ed(?![a-z0-9-]))[a-z0-9])" if name and stem[-1:].isalnum() else ""
+    return r"(?<![a-z])" + re.escape(stem) + look_alike
 
 
-def _negated(word: str) -> str:
-    return "(?:" + _NEG_BEFORE + _word(word) + "|" + _word(word) + _NEG_AFTER + ")"
+def _negated(word: str, name: bool = False) -> str:
+    return "(?:" + _NEG_BEFORE + _word(word, name) + "|" + _word(word, name) + _NEG_AFTER + ")"
 
 
 def _field_segment(label: str) -> str:
@@ -735,9 +742,9 @@ def _within_words(item: str, label: str) -> list[str]:
     return [w for w in item.split() if not w.startswith(_stem(label.lower()))] or item.split()
 
 
-def _worded_sql(words: list[str], text: str) -> str:
-    said = [f"{text} ~* {_sql_text(_pg(_word(w)))}" for w in words]
-    denied = "|".join(_negated(w) for w in words)
+def _worded_sql(words: list[str], text: str, name: bool = False) -> str:
+    said = [f"{text} ~* {_sql_text(_pg(_word(w, name)))}" for w in words]
+    denied = "|".join(_negated(w, name) for w in words)
     return " AND ".join([*said, f"{text} !~* {_sql_text(_pg(denied))}"])
 
 
@@ -750,8 +757,24 @@ def _item_sql(item: str, subject: str, label: str | None = None) -> str:
     if label:
         segment = f"substring({whole} from {_sql_text(_pg(_field_segment(label)))})"
         words = _within_words(item, label)
-        return f"COALESCE(({_worded_sql(words, segment)}), ({_worded_sql(item.split(), whole)}))"
-    return f"(({_worded_sql(item.split(), whole)}) OR {sensed_sql(item)})"
+        named = _worded_sql(item.split(), whole, name=True)
+        return f"COALESCE(({_worded_sql(words, segment, name=True)}), ({named}))"
+    numbered = _numbered(item)
+    said = f" OR {whole} ~* {_sql_text(_pg(numbered))}" if numbered else ""
+    return f"(({_worded_sql(item.split(), whole)}){said} OR {sensed_sql(item)})"
+
+
+#: Nouns naming an identifier by its kind: "a UN number" is written as its prefix and digits.
+_NUMBER_NOUNS = ("number", "numbers", "code", "codes", "id", "ids")
+
+
+def _numbered(item: str) -> str | None:
+    """The pattern of an identifier an item names by its prefix and kind ("a UN number": "UN3480",
+    "UN 1203"; "a PO number": "PO-7781"), not negated before it; None for other items."""
+    words = item.split()
+    if len(words) != 2 or words[1].lower() not in _NUMBER_NOUNS or not words[0].isalpha():
+        return None
+    return r"(?<![a-z0-9])(?<!no )(?<!not )" + re.escape(words[0]) + r"\s?[-#:]?\s?[0-9]{2,}"
 
 
 def _mentions_sql(mentions: list[str], subject: str, within: Mapping[str, str] | None = None) -> str:
@@ -771,17 +794,20 @@ def mentioned(item: str, text: str, senses: Senses | None = None, label: str | N
     if label:
         segment = re.search(_field_segment(label), text)
         if segment is not None:
-            return _worded(_within_words(item, label), segment.group(1))
-        return _worded(item.split(), text)
+            return _worded(_within_words(item, label), segment.group(1), name=True)
+        return _worded(item.split(), text, name=True)
     if item in (senses or {}).get(text, ()):
         return True
-    return _worded(item.split(), text)
+    numbered = _numbered(item)
+    return _worded(item.split(), text) or (
+        numbered is not None and re.search(numbered, text, re.I) is not None
+    )
 
 
-def _worded(words: list[str], text: str) -> bool:
-    if not words or not all(re.search(_word(w), text, re.I) for w in words):
+def _worded(words: list[str], text: str, name: bool = False) -> bool:
+    if not words or not all(re.search(_word(w, name), text, re.I) for w in words):
         return False
-    return not re.search("|".join(_negated(w) for w in words), text, re.I)
+    return not re.search("|".join(_negated(w, name) for w in words), text, re.I)
 
 
 def copied(label: str, text: str) -> str | None:
@@ -1175,6 +1201,31 @@ def _written(comparison: Comparison, value: float) -> str:
     return f"{amount_text(value, comparison.unit)}."
 
 
+#: Items of one rule given a look-alike case each, at most.
+MAX_LOOK_ALIKES = 3
+
+
+def _look_alikes(rule: Rule, noun: str) -> list[tuple[str, str, str]]:
+    """Inputs naming a look-alike of each input value the rule reads after its label (its last word
+    carried on past a hyphen: "Author: dependabot-draft"), the rule's mentions held, each with the
+    input it was built to mean: the same one naming nobody. Its expected value comes from that
+    input, not from how the reading takes the look-alike, so a system taking it for the item fails."""
+    out = []
+    for item in [item for item in [*rule.absent, *rule.mentions] if item in rule.within][:MAX_LOOK_ALIKES]:
+        label = rule.within[item]
+        words = _within_words(item, label)
+        if not words[-1][-1:].isalnum():
+            continue
+        alike = f"{words[-1]}-draft"
+        # An absent item's rule holds on its mentions (one of them written); a mentioned item is one
+        # of several alternatives, so none of the others is written.
+        held = rule.mentions[:1] if item in rule.absent else []
+        said = f"{label.capitalize()}: {' '.join([*words[:-1], alike])}."
+        text = f"{noun}: {' '.join(held)}. {said}" if held else f"{noun}: {said}"
+        out.append(("look_alike", text, text.replace(alike, "someone")))
+    return out
+
+
 def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[EvalCase]:
     """At least one case per requirement that could be built: for a comparison, the boundary and a
     step on each side of it, and an adversarial input (the amount split across lines where it is a
@@ -1186,8 +1237,10 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
     rules_of = field_rules(system.requirements)
     cases: list[EvalCase] = []
 
-    def case(requirement: Requirement, field: str, suffix: str, text: str) -> None:
-        expected = expected_value(rules_of[field], text, rules_of, senses)
+    def case(requirement: Requirement, field: str, suffix: str, text: str, judged: str | None = None) -> None:
+        # ``judged``: the text whose reading gives the expected value, where the input was built to
+        # mean the same as it (a look-alike name means no name).
+        expected = expected_value(rules_of[field], judged or text, rules_of, senses)
         cases.append(
             EvalCase(
                 id=f"{requirement.id}_{field}_{suffix}"[:64].lower(),
@@ -1323,4 +1376,7 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
                 inputs += [str(c.inputs[subject]) for c in cases if set(rule.given) & set(c.expect)][:3]
                 for index, given_input in enumerate(dict.fromkeys(inputs)):
                     case(requirement, field, f"given_{len(cases)}_{index}", given_input)
+            if (rule.absent or rule.mentions) and not (rule.when or rule.computed or rule.copy_of):
+                for suffix, text, judged in _look_alikes(rule, noun):
+                    case(requirement, field, f"{suffix}_{len(cases)}", text, judged)
     return cases

@@ -488,6 +488,64 @@ def declared_inputs(text: str) -> dict[str, list[str]]:
     return out
 
 
+#: A declared input's words ending in one of these name no label ("the access level asked for").
+_PREPOSITIONS = frozenset(
+    ["for", "to", "with", "from", "into", "onto", "about", "over", "under", "after", "before", "since"]
+)
+
+
+def input_labels(text: str) -> list[str]:
+    """The labels of the inputs a request declares, by their head noun ("Each shipment gives its id,
+    ship date, ..., recipient and contents": id, date, ..., recipient, contents)."""
+    out: list[str] = []
+    for declaration in _INPUT_DECL.finditer(text):
+        for part in re.split(r",|\band\b", re.sub(r"\([^)]*\)", "", declaration.group("body"))):
+            words = [w.lower() for w in _WORD.findall(part.split(" of ")[0])]
+            if (
+                words
+                and words[0] not in ("if", "whether")
+                and len(words[-1]) >= 3
+                and words[-1] not in _FUNCTION | _PREPOSITIONS
+            ):
+                out.append(words[-1])
+    return list(dict.fromkeys(out))
+
+
+def _said_of_labels(text: str, requirement: Requirement) -> dict[str, str]:
+    """The items of a requirement's conditions that it says an input's value is, by that input's label:
+    "unless the recipient is one of ... Contoso Retail or Fabrikam Stores" (recipient), "its author is
+    dependabot" (author), "it carries the hotfix label" and "the label "approved-destructive"" (labels)."""
+    out: dict[str, str] = {}
+    # An item the declaration names ("the rollback plan") is an input itself, not one's value.
+    declared = " ".join(d.group("body").lower() for d in _INPUT_DECL.finditer(text))
+    items = [
+        i
+        for rule in requirement.rules
+        for i in [*rule.mentions, *rule.absent]
+        if i not in rule.within and not re.search(rf"\b{re.escape(i)}\b", declared)
+    ]
+    for label in input_labels(text):
+        noun = re.escape(_stem(label))
+        for said in re.finditer(
+            rf"\b(?:the|its|their)\s+{noun}\w*\s+(?:is|are)\s+(?P<rest>[^;:]*)", requirement.text, re.I
+        ):
+            rest = re.split(r"\bor\s+(?:it|its|they|their|the)\b", said.group("rest"), maxsplit=1)[0].lower()
+            out.update({item: label for item in items if re.search(rf"\b{re.escape(item)}\b", rest)})
+        # "the hotfix label"; "the label "approved-destructive"" (read as "label approved-destructive").
+        out.update(
+            {
+                item: label
+                for item in items
+                if re.search(rf"\b{re.escape(item)}\s+{noun}\b", requirement.text, re.I)
+                or (
+                    len(item.split()) > 1
+                    and _stem(label) in (_stem(item.split()[0]), _stem(item.split()[-1]))
+                )
+            }
+        )
+    return out
+
+
 def _within_labels(
     text: str, fields: dict[str, list[str]], requirements: list[Requirement]
 ) -> list[Requirement]:
@@ -498,10 +556,9 @@ def _within_labels(
     inputs = declared_inputs(text)
     answers = {v.lower() for values in fields.values() for v in values}
     value_of = {v: label for label, values in inputs.items() for v in values if v not in answers}
-    if not value_of:
-        return requirements
     out = []
     for requirement in requirements:
+        of_label = _said_of_labels(text, requirement)
         named = [
             v
             for v in value_of
@@ -520,7 +577,7 @@ def _within_labels(
                 for item in [*mentions, *rule.absent]
                 for word in item.split()
                 if word in value_of
-            }
+            } | {item: label for item, label in of_label.items() if item in [*mentions, *rule.absent]}
             rules.append(rule.model_copy(update={"mentions": mentions, "within": within}) if within else rule)
         out.append(
             requirement.model_copy(update={"rules": rules}) if rules != requirement.rules else requirement
@@ -702,6 +759,13 @@ def _negation(
         tail = negated[cue.end() : cues[index + 1].start() if index + 1 < len(cues) else len(negated)]
         listed = re.search(r"\(([^)]*)\)", tail)
         names = re.findall(r"\b[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)+", tail)
+        if names:
+            # "Parcelforce or DHL Express": a one-word name listed beside the others (a proper noun's
+            # shape, not the tail's first word: "US dollars" stays words).
+            names = re.findall(
+                r"(?<!^)(?<![.!?]\s)\b(?:[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)+|[A-Z][a-z][\w&.-]{2,})",
+                tail.strip(),
+            )
         if listed is not None:
             absent += _keywords(listed.group(1), fields, subject)
             naming |= {_stem(w.lower()) for w in _WORD.findall(tail[: listed.start()])}
@@ -720,6 +784,12 @@ def _negation(
     # "X other than Y": X is Y's category; "<rule> unless Y": the words before are the rule itself.
     category = re.match(r"other than|except|unless", cues[0].group(0), re.I) is not None
     mentions = [] if category else said(head)
+    relative = re.split(r"\b(?:that|which|whose|who)\b", head, maxsplit=1)
+    if re.match(r"unless", cues[0].group(0), re.I) and len(relative) == 2 and "(" not in relative[1]:
+        # "Hold any merge request that touches migrations/ unless ...": the rule is said of the inputs
+        # its relative clause describes. (A clause restated in parentheses, "drops a table or a column
+        # (DROP TABLE or DROP COLUMN)", is a phrase the words alone do not read: it stays unread.)
+        mentions = said(relative[1])
     return mentions, list(dict.fromkeys(absent)), naming - _FUNCTION
 
 
@@ -1058,7 +1128,8 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
         fields = {field: [] for r in requirements for field in r.fields}
     chained = _chained([_in_which_case(r, fields) for r in requirements], fields)
     chained = _declared_dates(text, chained)
-    return fields, _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
+    built = _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
+    return fields, [_unread(requirement, fields, subject) for requirement in built]
 
 
 #: "never uses", "must not contain", "no ... includes": a text's wording denied (the words follow).
@@ -1329,6 +1400,103 @@ def _loosened(text: str, requirements: list[Requirement]) -> list[Requirement]:
         loose = [item for item in dict.fromkeys(items) if " ".join(_WORD.findall(item.lower())) not in runs]
         out.append(requirement.model_copy(update={"loose": loose}) if loose else requirement)
     return out
+
+
+#: What opens a condition inside a requirement ("... unless the customer is on the enterprise plan or
+#: already received a discount ...", "Block any migration that drops a table ..."); "even if" concedes.
+_CONDITION_CUE = re.compile(r"(?<!\beven )\b(?:unless|except|that|which|whose|if|when|whenever)\b", re.I)
+#: Where a condition stops: a clause break, or the verb giving the rule's value.
+_CONDITION_END = re.compile(r"[;:]|\b(?:gets?|goes|go|needs?|routes?)\b", re.I)
+#: Words of comparisons, computations and negation: a comparison or a negated list reads them.
+_STRUCTURE = frozenset(
+    [
+        "more",
+        "less",
+        "fewer",
+        "least",
+        "most",
+        "over",
+        "under",
+        "above",
+        "below",
+        "strictly",
+        "between",
+        "inclusive",
+        "exclusive",
+        "up",
+        "than",
+        "day",
+        "days",
+        "hour",
+        "hours",
+        "minute",
+        "minutes",
+        "week",
+        "weeks",
+        "before",
+        "after",
+        "since",
+        "within",
+        "lines",
+        "plus",
+        "minus",
+        "counting",
+        "sum",
+        "total",
+        "combined",
+        "not",
+        "no",
+        "never",
+        "yet",
+    ]
+)
+#: Least content words of an alternative no rule reads for it to count as left out: two-word asides
+#: ("a comment says", "the payee's account") are read by the rule's other words on the tuning requests.
+UNREAD_MIN_WORDS = 3
+
+
+def _unread(requirement: Requirement, fields: dict[str, list[str]], subject: frozenset[str]) -> Requirement:
+    """The requirement with the alternatives of its conditions that no built rule reads, kept in
+    ``unread``: an alternative (split at "or" and commas) of ``UNREAD_MIN_WORDS`` content words or more,
+    none of which is a word of a rule's items, labels, dates or units ("already received a discount in
+    the same calendar year as the message" beside "the enterprise plan"; "drops a table or a column"
+    before "unless ..."). Its rules were built without it, and its cases were written from them, so
+    passing them proves nothing about it: the gate reports it not met."""
+    if not requirement.buildable or requirement.avoid or not requirement.rules:
+        return requirement
+
+    def stem(word: str) -> str:
+        return _stem(word.lower())[:5]
+
+    read: set[str] = set()
+    for rule in requirement.rules:
+        said = [*rule.mentions, *rule.absent, *rule.within, *rule.within.values(), rule.copy_of or ""]
+        for comparison in (c for c in (rule.when, *rule.also) if c is not None):
+            said += [comparison.label or "", comparison.since or "", comparison.until or "", comparison.unit]
+        for operand in (rule.computed.left, rule.computed.right) if rule.computed else ():
+            said.append(operand.label or "")
+        read |= {stem(w) for item in said for w in _WORD.findall(item)}
+    named = {stem(w) for w in subject}
+    named |= {
+        stem(w)
+        for field, values in fields.items()
+        for v in [field, *values]
+        for w in re.split(r"[_\s-]+", v)
+        if w
+    }
+    body = re.sub(r'"[^"]*"|\([^)]*"[^)]*\)', " ; ", requirement.text)  # a value said ends a condition
+    unread: list[str] = []
+    for cue in _CONDITION_CUE.finditer(body):
+        span = _CONDITION_END.split(body[cue.end() :], maxsplit=1)[0]
+        for alternative in re.split(r"\bor\b|,", span, flags=re.I):
+            words = [
+                w.lower()
+                for w in _WORD.findall(alternative)
+                if len(w) >= 3 and w.lower() not in _FUNCTION | _COPULA | _STRUCTURE and stem(w) not in named
+            ]
+            if len(words) >= UNREAD_MIN_WORDS and not any(stem(w) in read for w in words):
+                unread.append(" ".join(words))
+    return requirement.model_copy(update={"unread": list(dict.fromkeys(unread))}) if unread else requirement
 
 
 def _complemented(requirements: list[Requirement]) -> list[Requirement]:

@@ -683,6 +683,11 @@ def requirement_verdicts(system: SystemSpec, spec: EvalSpec, results: list[CaseR
                 f"not met: its condition {said} joins words that stand apart in the request; "
                 "judging it needs a model"
             )
+        elif requirement.unread:
+            said = "; ".join(f"'{words}'" for words in requirement.unread)
+            verdicts[requirement.id] = (
+                f"not met: no rule reads its condition {said}; judging it needs a model"
+            )
         else:
             verdicts[requirement.id] = "met"
     for key, gap in answer_gaps(system).items():

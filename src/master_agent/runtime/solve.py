@@ -46,7 +46,12 @@ UPDATE solutions SET status = %s, solution = %s, error = %s, updated_at = now() 
 """
 SELECT_SOLUTION = """
 SELECT solution_id, tenant_id, thread_id, goal, status, solution, run_config, request
-FROM solutions WHERE {column} = %s
+FROM solutions WHERE {column} = %s ORDER BY created_at DESC LIMIT 1
+"""
+#: A goal solved in a conversation (the chat's thread holds it, beside the thread's other turns).
+INSERT_CHAT_SOLUTION = """
+INSERT INTO solutions (solution_id, tenant_id, thread_id, goal, status, run_config, request)
+VALUES (%s, %s, %s, %s, 'running', '{}', %s)
 """
 MARK_RUNNING = "UPDATE solutions SET status = 'running', updated_at = now() WHERE solution_id = %s"
 #: A solution that could not finish (its retries spent): only one not already ended.
@@ -203,7 +208,23 @@ async def _drive(
             thread_id=thread_id,
             interrupt=value if isinstance(value, dict) else {"question": value},
         )
-    values = snapshot.values
+    status, solution = await settle_solution(
+        resources, row["tenant_id"], solution_id, thread_id, row["goal"], snapshot.values
+    )
+    return SolveOutcome(status=status, solution_id=solution_id, thread_id=thread_id, solution=solution)
+
+
+async def settle_solution(
+    resources: RuntimeResources,
+    tenant_id: str,
+    solution_id: str,
+    thread_id: str,
+    goal: str,
+    values: dict[str, Any],
+) -> tuple[Status, Solution]:
+    """A finished run's answer as its ``solutions`` row: the solution with its settled status, band and
+    calibration, and its outcome checks scheduled when the answer can be measured later."""
+    pool = resources.database.pool
     envelope = values.get("envelope") or {}
     escalation = values.get("escalation") or {}
     status: Status = envelope.get("status", "error")
@@ -213,8 +234,8 @@ async def _drive(
     solution = Solution(
         solution_id=solution_id,
         thread_id=thread_id,
-        tenant_id=row["tenant_id"],
-        goal=row["goal"],
+        tenant_id=tenant_id,
+        goal=goal,
         status=status,
         **{key: answer[key] for key in Solution.model_fields if key in answer and key != "status"},
     )
@@ -236,15 +257,28 @@ async def _drive(
         )
         solution.calibrated_confidence = calibration.calibrate(solution.confidence)
     if status in ("success", "partial") and trackable(solution.model_dump()):
-        checks = await schedule_checks(
-            resources.evolution, row["tenant_id"], solution_id, solution.model_dump()
-        )
+        checks = await schedule_checks(resources.evolution, tenant_id, solution_id, solution.model_dump())
         solution.outcome_checks = [str(check) for check in checks]
     async with pool.connection() as conn:
         await conn.execute(
             UPDATE_SOLUTION, (status, solution.model_dump_json(), envelope.get("error"), solution_id)
         )
-    return SolveOutcome(status=status, solution_id=solution_id, thread_id=thread_id, solution=solution)
+    return status, solution
+
+
+async def record_chat_goal(
+    resources: RuntimeResources, tenant_id: str, thread_id: str, goal: str, values: dict[str, Any]
+) -> Solution:
+    """A goal the chat solved, stored like one set through the API (the same list of goals, its outcome
+    checks scheduled), on the conversation's thread."""
+    solution_id = str(uuid.uuid4())
+    request = {"tenant_id": tenant_id, "goal": goal}
+    async with resources.database.pool.connection() as conn:
+        await conn.execute(
+            INSERT_CHAT_SOLUTION, (solution_id, tenant_id, thread_id, goal, json.dumps(request))
+        )
+    _status, solution = await settle_solution(resources, tenant_id, solution_id, thread_id, goal, values)
+    return solution
 
 
 async def record_failure(conn: AsyncConnection[Any], solution_id: str, error: BaseException) -> None:
@@ -363,7 +397,8 @@ async def resume(
 ) -> SolveOutcome:
     """Continue a thread: with ``decision`` after an interrupt, or from its last checkpoint after a crash."""
     row = await _load(resources, "thread_id", thread_id)
-    if row is None or (tenant_id is not None and row["tenant_id"] != tenant_id):
+    if row is None or (tenant_id is not None and row["tenant_id"] != tenant_id) or not row["run_config"]:
+        # (A goal said in a conversation has no run of its own to resume: the conversation goes on in chat.)
         raise UnknownThreadError(thread_id)
     options = dict(row["run_config"])
     graph = await master_graph(

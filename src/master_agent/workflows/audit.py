@@ -31,6 +31,31 @@ LIMIT %s OFFSET %s
 """
 
 
+# One row per conversation: its workflow, where it stands (the newest stage an event names), how many
+# messages and events it has, when it began and when it last moved.
+SELECT_CONVERSATIONS = """
+SELECT thread_id, min(workflow) AS workflow,
+       (array_agg(stage ORDER BY event_id DESC) FILTER (WHERE stage IS NOT NULL))[1] AS stage,
+       count(*) FILTER (WHERE kind = 'message') AS messages, count(*) AS events,
+       min(at) AS started_at, max(at) AS last_at
+FROM audit_events WHERE tenant_id = %s
+GROUP BY thread_id ORDER BY max(at) DESC, thread_id LIMIT %s
+"""
+COUNT_CONVERSATIONS = "SELECT count(DISTINCT thread_id) AS n FROM audit_events WHERE tenant_id = %s"
+
+
+class Conversation(BaseModel):
+    """A stage-driven conversation as its audit trail tells it."""
+
+    thread_id: str
+    workflow: str
+    stage: str | None
+    messages: int
+    events: int
+    started_at: datetime
+    last_at: datetime
+
+
 class AuditEvent(BaseModel):
     event_id: int
     tenant_id: str
@@ -109,3 +134,13 @@ async def audit_events(
             SELECT_EVENTS, (tenant_id, thread_id, thread_id, kind, kind, limit, offset)
         )
         return [AuditEvent.model_validate(row) for row in await cursor.fetchall()]
+
+
+async def conversations(
+    pool: AsyncConnectionPool[Any], tenant_id: str, limit: int
+) -> tuple[list[Conversation], int]:
+    """The tenant's ``limit`` most recently active conversations, and how many it has in all."""
+    async with pool.connection() as conn:
+        rows = await (await conn.execute(SELECT_CONVERSATIONS, (tenant_id, limit))).fetchall()
+        total = await (await conn.execute(COUNT_CONVERSATIONS, (tenant_id,))).fetchone()
+    return [Conversation.model_validate(row) for row in rows], int(total["n"]) if total else 0

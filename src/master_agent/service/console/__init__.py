@@ -14,11 +14,13 @@ from fastapi.staticfiles import StaticFiles
 from master_agent.service.console.pages import HERE
 from master_agent.service.console.pages import router as pages_router
 from master_agent.service.console.session import CONSOLE_PATH, SignInRequired
+from master_agent.service.console.systems import router as systems_router
 from master_agent.service.deps import CONSOLE_API_PREFIX
 
 
 def mount_console(app: FastAPI, api_routers: Sequence[APIRouter]) -> None:
     app.include_router(pages_router)
+    app.include_router(systems_router)
     for router in api_routers:
         app.include_router(router, prefix=CONSOLE_API_PREFIX, include_in_schema=False)
     app.mount(f"{CONSOLE_PATH}/static", StaticFiles(directory=HERE / "static"), name="console-static")

@@ -7,6 +7,7 @@ from typing import Any
 
 from master_agent.evolution.calibration import Reliability
 from master_agent.evolution.outcomes import OutcomeCheck, expected_by
+from master_agent.service.console.present import is_money_name, is_ratio_name
 
 MEASURED_COLOUR = "#1f5fbf"
 EXPECTED_COLOUR = "#2e8b57"
@@ -22,6 +23,20 @@ def _number(value: Any) -> float | None:
         return None
 
 
+#: Chart.js formats an axis's ticks (and the tooltips) with these ``Intl.NumberFormat`` options: a share of 1
+#: reads as a percentage, not as a fraction.
+PERCENT_TICKS = {"format": {"style": "percent", "maximumFractionDigits": 1}}
+
+
+def value_ticks(metric: str, currency: str) -> dict[str, Any]:
+    """How the value axis of ``metric`` is labelled: percentages for a rate, money for an amount."""
+    if is_ratio_name(metric):
+        return PERCENT_TICKS
+    if is_money_name(metric):
+        return {"format": {"style": "currency", "currency": currency, "maximumFractionDigits": 0}}
+    return {}
+
+
 def _line(label: str, points: list[dict[str, float]], colour: str, **extra: Any) -> dict[str, Any]:
     return {
         "label": label,
@@ -35,7 +50,9 @@ def _line(label: str, points: list[dict[str, float]], colour: str, **extra: Any)
     }
 
 
-def outcome_chart(expected: dict[str, Any], checks: list[OutcomeCheck]) -> dict[str, Any]:
+def outcome_chart(
+    expected: dict[str, Any], checks: list[OutcomeCheck], currency: str = "USD"
+) -> dict[str, Any]:
     """The measured metric at each checkpoint against the baseline, the expected trajectory (a straight
     line from the baseline to the expected value by the deadline) and the target."""
     baseline = _number(expected.get("baseline"))
@@ -88,7 +105,10 @@ def outcome_chart(expected: dict[str, Any], checks: list[OutcomeCheck]) -> dict[
             "maintainAspectRatio": False,
             "scales": {
                 "x": {"type": "linear", "min": 0, "title": {"display": True, "text": "day after delivery"}},
-                "y": {"title": {"display": True, "text": metric.replace("_", " ")}},
+                "y": {
+                    "title": {"display": True, "text": metric.replace("_", " ")},
+                    "ticks": value_ticks(metric, currency),
+                },
             },
             "plugins": {"legend": {"position": "bottom"}},
         },
@@ -145,8 +165,18 @@ def reliability_chart(reliability: Reliability) -> dict[str, Any]:
             "responsive": True,
             "maintainAspectRatio": False,
             "scales": {
-                "x": {"min": 0, "max": 1, "title": {"display": True, "text": "predicted confidence"}},
-                "y": {"min": 0, "max": 1, "title": {"display": True, "text": "observed success rate"}},
+                "x": {
+                    "min": 0,
+                    "max": 1,
+                    "title": {"display": True, "text": "predicted confidence"},
+                    "ticks": PERCENT_TICKS,
+                },
+                "y": {
+                    "min": 0,
+                    "max": 1,
+                    "title": {"display": True, "text": "observed success rate"},
+                    "ticks": PERCENT_TICKS,
+                },
             },
             "plugins": {"legend": {"position": "bottom"}},
         },

@@ -298,7 +298,7 @@ async def outcome_page(
         goal=goal,
         checks=checks,
         expected=expected,
-        chart=outcome_chart(expected, checks),
+        chart=outcome_chart(expected, checks, resources.settings.currency),
         learning=learnings[0] if learnings else None,
     )
 

@@ -237,6 +237,69 @@ def table_keys(rows: list[Mapping[str, Any]]) -> list[str]:
     return keys
 
 
+def _names(values: Any) -> str:
+    items = [str(v).replace("_", " ") for v in (values or [])]
+    return ", ".join(items) if items else "nothing"
+
+
+def audit_sentence(kind: str, detail: Mapping[str, Any]) -> str:
+    """One audit event in words ("Stage SALES_EXPLORATION -> VERIFICATION (amount stated)"); the event's
+    whole detail stays one click away."""
+    said = {
+        "message": lambda d: (
+            f"Customer wrote “{d.get('text', '')}”"
+            + (f" (stated {_names(d.get('stated'))})" if d.get("stated") else "")
+        ),
+        "decision": lambda d: (
+            f"Decided: {label(str(d.get('decision', '')))}"
+            + (f": {d['reason']}" if d.get("reason") else "")
+            + (f" ({_names(d.get('fields'))})" if d.get("fields") else "")
+            + (f" to {label(str(d['worker']))}" if d.get("worker") else "")
+        ),
+        "transition": lambda d: (
+            f"Stage {d.get('from_stage')} → {d.get('to_stage')}"
+            + (f" ({d['guard']})" if d.get("guard") else "")
+            + (" — final" if d.get("final") else "")
+        ),
+        "read": lambda d: f"Read {_names(d.get('fields'))} from {d.get('source', 'a record')}",
+        "tool": lambda d: f"Called {label(str(d.get('tool', 'a tool')))}",
+        "document": lambda d: f"Generated the {label(str(d.get('document', 'document'))).lower()}",
+        "task": lambda d: (
+            f"Task {label(str(d.get('task_type', '')))}: {d.get('status', '')}"
+            + (f", recorded {_names(d.get('applied'))}" if d.get("applied") else "")
+        ),
+        "refused": lambda d: (
+            f"Refused by {d.get('by', 'a check')}: "
+            + (str(d["reason"]) if d.get("reason") else _names(d.get("fields")))
+        ),
+        "override": lambda d: f"Overridden by {d.get('by', 'a person')}: {d.get('reason', '')}",
+    }
+    words = said.get(kind)
+    return words(detail) if words else label(kind)
+
+
+def artifact_gist(summary: str, payload: Mapping[str, Any]) -> str:
+    """An artifact's summary for people: its own when it writes one in words, else its fields counted
+    ("12 cases; pass threshold 0.8; 3 metrics") rather than its JSON (which stays one click away)."""
+    if not summary.lstrip().startswith(("{", "[")):
+        return summary
+    parts = []
+    for key, value in payload.items():
+        if key == "version" or value in (None, "", [], {}):
+            continue
+        if isinstance(value, list):
+            parts.append(plural(len(value), label(key).lower().removesuffix("s")))
+        elif isinstance(value, Mapping):
+            parts.append(f"{label(key).lower()}: {plural(len(value), 'entry', 'entries')}")
+        elif isinstance(value, bool):
+            parts.append(f"{label(key).lower()}: {'yes' if value else 'no'}")
+        elif isinstance(value, int | float):
+            parts.append(f"{label(key).lower()} {number(value)}")
+        elif len(str(value)) <= 80:
+            parts.append(f"{label(key).lower()}: {value}")
+    return "; ".join(parts) or "no fields set"
+
+
 FILTERS = {
     "num": number,
     "percent": percent,
@@ -254,4 +317,6 @@ FILTERS = {
     "confidence_words": confidence_words,
     "status_words": status_words,
     "table_keys": table_keys,
+    "audit_sentence": audit_sentence,
+    "artifact_gist": artifact_gist,
 }

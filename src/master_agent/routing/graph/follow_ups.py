@@ -1,0 +1,67 @@
+"""Follow-ups: a short message that continues the served one before it, and a question that names a figure
+of the tenant's data or asks for work on it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from master_agent.capabilities import DataMetric
+from master_agent.capabilities.terms import goal_target, metric_by_words, metric_mention, time_mention
+from master_agent.routing.models import RouteTarget
+
+
+def names_a_figure(text: str, metrics: Sequence[DataMetric]) -> str | None:
+    """The name of the figure of the tenant's data ``text`` names (by name, alias or its words, in
+    shorthand too), when it sets that figure no target; None otherwise (or for a figure the data
+    has not: "warranty attach rate")."""
+    if goal_target(text) is not None:
+        return None
+    mention = metric_mention(text, metrics)
+    if mention.unknown:
+        return None
+    metric = mention.metric or (metric_by_words(text, metrics) or mention).metric
+    return metric.name if metric is not None else None
+
+
+#: A question after a figure that asks what caused it ("why so low?", "how come it dropped").
+_WHY = re.compile(r"\b(why|how come|what caused|what's causing|reasons?)\b", re.I)
+
+
+def asks_about_the_figure(message: str) -> bool:
+    """Whether a follow-up to a data question asks for work on the figure: what caused it, or moving
+    it (a target or a deadline ahead)."""
+    deadline = time_mention(message) is not None and time_mention(message, horizons=False) is None
+    return bool(_WHY.search(message)) or goal_target(message) is not None or deadline
+
+
+#: Most words of a message that continues the one before when nothing serves it on its own; of one
+#: that points back to it ("stretch it back to the start of the month", "just change the original").
+FOLLOW_UP_WORDS = 8
+POINTING_BACK_WORDS = 14
+#: Words that point back to what the conversation said before ("it", "that one", "the original",
+#: "instead", "actually ...").
+_POINTS_BACK = re.compile(r"\b(it|its|that|them|those|same|instead|actually|original|again|then)\b", re.I)
+
+
+def inherits_target(message: str, target: RouteTarget, previous: Mapping[str, Any]) -> bool:
+    """Whether ``message``, which on its own gets ``target``, continues the previous turn instead: it
+    is short (or, pointing back to the turn before, not long), on its own it would be asked about or
+    refused, and the previous turn was served."""
+    served = (previous.get("target") or {}).get("kind") in ("agent", "query", "builder")
+    alone = target.kind in ("clarification", "out_of_scope")
+    words = len(re.findall(r"[A-Za-z0-9']+", _own_words(message)))
+    short = words <= FOLLOW_UP_WORDS or (words <= POINTING_BACK_WORDS and _POINTS_BACK.search(message))
+    return served and alone and bool(short)
+
+
+def _own_words(message: str) -> str:
+    """``message`` without the time and the target it states: "what if we gave it till the end of
+    March?" is as short as "what if we gave it later?"."""
+    own = message
+    if (said := time_mention(own)) and said in own:
+        own = own.replace(said, " ", 1)
+    if (target := goal_target(own)) is not None and target.words and target.words in own:
+        own = own.replace(target.words, " ", 1)
+    return own
