@@ -8,9 +8,9 @@ for, is trained on (message, agent) pairs of the same messages against the agent
 each tenant (a pack's master agent with its training messages, the retail tenant's ``TENANT_AGENTS``);
 the domain head's verdicts on training messages come from heads fitted without them (five folds).
 
-Training data: ``benchmarks/eval_routing/train.json``, ``train2.json`` and ``train3.json`` (three batches
-of messages written from the user's side by separate helpers, never from the code) and the shipped
-exemplars (generic and every pack's); ``validation.json``, ``validation2.json`` and ``validation3.json``
+Training data: ``benchmarks/eval_routing/train.json``, ``train2.json``, ``train3.json`` and ``train5.json``
+(the fifth batch's tuning part; four batches of messages written from the user's side by separate helpers,
+never from the code) and the shipped exemplars (generic and every pack's); ``validation.json``, ``validation2.json`` and ``validation3.json``
 choose. The held-out splits are never read here. Needs scikit-learn (the ``dev`` extra); serving needs only numpy.
 """
 
@@ -36,8 +36,8 @@ from master_agent.routing.intent_head import HEAD_PATH, Features
 from master_agent.routing.relevance import FEATURES, pair_features, stem_weights, stems
 
 SETS = Path(__file__).parent / "eval_routing"
-#: The labelled batches, where present (the second and the third arrived later).
-TRAIN_FILES = ("train.json", "train2.json", "train3.json")
+#: The labelled batches, where present (the second, third and fifth arrived later; the fourth is held out).
+TRAIN_FILES = ("train.json", "train2.json", "train3.json", "train5.json")
 VALIDATION_FILES = ("validation.json", "validation2.json", "validation3.json")
 #: The query kinds the service answers itself; a question about anything else goes to an agent.
 QUERY_KINDS = ("data", "knowledge", "outcome", "list_agents")
@@ -128,6 +128,17 @@ def master_rows(files: tuple[str, ...] = TRAIN_FILES) -> dict[str, list[str]]:
         kind = row["tenant_kind"]
         if row["intent"] in ("EXECUTE", "QUERY") and row["target"] in MASTER_TARGETS.get(kind, ()):
             found.setdefault(PACK_OF_KIND.get(kind, kind), []).append(row["message"])
+    return found
+
+
+def refused_rows(files: tuple[str, ...] = TRAIN_FILES) -> dict[str, list[str]]:
+    """Messages no agent of the tenant's pack served (out of scope), by the pack of the tenant they were
+    sent to (the retail tenant takes the builder's, the meta tenant's and the data questions')."""
+    found: dict[str, list[str]] = {}
+    for row in rows_of(files):
+        if row["intent"] == "OUT_OF_SCOPE":
+            kind = row["tenant_kind"]
+            found.setdefault(kind if kind in PACK_TENANT_KINDS else "retail", []).append(row["message"])
     return found
 
 
@@ -227,13 +238,14 @@ def _features_json(features: Features) -> dict[str, Any]:
 #: which has ``TENANT_AGENTS`` besides its master agent).
 PACK_TENANT_KINDS = ("assistant", "lending")
 RELEVANCE_C = (0.1, 0.3, 1.0, 3.0)
-RELEVANCE_FLOORS = tuple(round(0.2 + 0.05 * step, 2) for step in range(10))
+RELEVANCE_FLOORS = tuple(round(0.1 + 0.05 * step, 2) for step in range(15))
 CROSS_FOLDS = 5
 
 
-def agents_of(kind: str, examples: dict[str, list[str]]) -> list[AgentCard]:
+def agents_of(kind: str, examples: dict[str, list[str]], refused: dict[str, list[str]]) -> list[AgentCard]:
     """The runnable agents of the tenant a labelled message of ``kind`` goes to, as discovery sees
-    them; ``examples``: the training messages of each pack's master agent."""
+    them; ``examples``: the training messages of each pack's master agent; ``refused``: the training
+    messages no agent of each pack served."""
     packs = registered_domain_packs()
     pack = packs[kind if kind in PACK_TENANT_KINDS else "retail"]
     master = pack.master
@@ -245,6 +257,7 @@ def agents_of(kind: str, examples: dict[str, list[str]]) -> list[AgentCard]:
             domain=master.get("domain") or pack.name,
             runnable=True,
             examples=tuple(examples.get(pack.name, ())),
+            refused=tuple(refused.get(pack.name, ())),
         )
     ]
     if kind not in PACK_TENANT_KINDS:
@@ -286,16 +299,17 @@ async def relevance_pairs(
 ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, str, str | bool | None]]]:
     """Features and labels of every (message, agent) pair, each pair's (row, agent, ``wanted_agent``);
     with ``leave_out_self``, a message is not among its master agent's examples (training rows)."""
-    examples = master_rows()
+    examples, refused = master_rows(), refused_rows()
     vectors = await embed(embedder, [row["message"] for row in rows])
     cached: dict[str, tuple[list[AgentCard], list[Any], dict[str, float]]] = {}
     features, labels, groups = [], [], []
     for index, (row, shares) in enumerate(zip(rows, domain_probabilities, strict=True)):
         kind = row["tenant_kind"] if row["tenant_kind"] in PACK_TENANT_KINDS else "retail"
         if kind not in cached:
-            cards = agents_of(kind, examples)
+            cards = agents_of(kind, examples, refused)
             matrices = [
-                await embed(embedder, [card.description, *card.skills, *card.examples]) for card in cards
+                await embed(embedder, [card.description, *card.skills, *card.examples, *card.refused])
+                for card in cards
             ]
             agents = [agent_texts(card, matrix) for card, matrix in zip(cards, matrices, strict=True)]
             cached[kind] = (cards, agents, stem_weights([agent.stems for agent in agents]))
@@ -308,6 +322,12 @@ async def relevance_pairs(
             else None
             for card in cards
         ]
+        skip_refused = [
+            np.array([text == message for text in card.refused], dtype=bool)
+            if leave_out_self and card.refused
+            else None
+            for card in cards
+        ]
         found = pair_features(
             vectors[index],
             stems(strip_entities(message) or message),
@@ -316,6 +336,7 @@ async def relevance_pairs(
             weights,
             [names_agent(message, card.name) for card in cards],
             skip_examples=skip,
+            skip_refused=skip_refused,
         )
         for card, pair in zip(cards, found, strict=True):
             features.append(pair)
@@ -388,7 +409,8 @@ def fit_relevance(train: Pairs, validation: Pairs, readings: dict[int, tuple[boo
         probabilities = model.predict_proba(x_val)[:, 1]
         for floor in RELEVANCE_FLOORS:
             accuracy = relevance_accuracy(probabilities, groups, floor)
-            if best is None or accuracy > best[0]:
+            # Of equals, the higher floor: an agent barely likelier than nothing is no answer.
+            if best is None or (accuracy, floor) > (best[0], best[2]):
                 best = (accuracy, c, floor)
         print(
             f"  relevance head: C={c:<4g} validation accuracy {max(relevance_accuracy(probabilities, groups, f) for f in RELEVANCE_FLOORS):.1%}"
@@ -500,6 +522,7 @@ async def main(write: bool) -> dict[str, Any]:
         "temperature": temperature,
         "features": _features_json(features),
         "master_examples": master_rows(),
+        "refused_examples": refused_rows(),
         "domains": {
             "labels": [str(label) for label in domain_model.classes_],
             "coef": [[round(float(v), 5) for v in row] for row in domain_model.coef_],

@@ -65,3 +65,43 @@ def test_a_message_left_out_of_its_agent_s_examples_is_not_matched_to_itself() -
     skipped = pair_features(query, frozenset(), [agent], {}, {}, [False], skip_examples=[np.array([True])])
     column = FEATURES.index("similarity")
     assert kept[0, column] == 1.0 and skipped[0, column] == 0.0
+
+
+def _served_and_refused(refused: list[list[float]]) -> AgentTexts:
+    return AgentTexts(
+        name="loan_sales_assistant",
+        pack=True,
+        domain="lending",
+        spec=np.asarray([[1.0, 0.0, 0.0]]),
+        examples=np.zeros((0, 3)),
+        stems=frozenset(),
+        refused=np.asarray(refused, dtype=np.float64).reshape(len(refused), 3),
+    )
+
+
+def test_a_message_nearer_what_the_tenant_refused_than_what_its_agent_serves_has_a_negative_margin() -> None:
+    agent = _served_and_refused([[0.0, 1.0, 0.0]])
+    near_refused = pair_features(np.asarray([0.3, 0.95, 0.0]), frozenset(), [agent], {}, {}, [False])
+    near_served = pair_features(np.asarray([0.95, 0.3, 0.0]), frozenset(), [agent], {}, {}, [False])
+    for feature in ("refused_margin", "served_margin"):
+        column = FEATURES.index(feature)
+        assert near_refused[0, column] < 0 < near_served[0, column], feature
+    column = FEATURES.index("refused_similarity")
+    assert near_refused[0, column] > near_served[0, column]
+
+
+def test_without_refused_messages_the_refused_features_say_nothing() -> None:
+    rows = pair_features(np.asarray([0.0, 1.0, 0.0]), frozenset(), [_served_and_refused([])], {}, {}, [False])
+    for feature in ("refused_similarity", "refused_margin", "served_margin"):
+        assert rows[0, FEATURES.index(feature)] == 0.0, feature
+
+
+def test_a_refused_training_message_left_out_is_not_matched_to_itself() -> None:
+    agent = _served_and_refused([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    query = np.asarray([0.0, 1.0, 0.0])
+    kept = pair_features(query, frozenset(), [agent], {}, {}, [False])
+    skipped = pair_features(
+        query, frozenset(), [agent], {}, {}, [False], skip_refused=[np.array([True, False])]
+    )
+    column = FEATURES.index("refused_similarity")
+    assert kept[0, column] > 0.0 and skipped[0, column] == 0.0

@@ -110,3 +110,16 @@ async def test_a_data_question_in_shorthand_is_a_data_question(
     door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
     decision = await door.decide(message, [], {})
     assert (decision.target.kind, decision.target.name) == ("query", "data"), decision.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "store"), [("attach at stroe 2 in August", 2), ("sotre 5 refunds", 5), ("storre #4 sales", 4)]
+)
+def test_a_slip_of_the_store_noun_before_a_number_is_that_store(text: str, store: int) -> None:
+    assert message_entities(text)["store_id"] == store
+    assert "store" in strip_entities(text).split()
+
+
+@pytest.mark.parametrize("text", ["raise the lead score 80 to the top", "stone 2 flooring"])
+def test_another_word_a_letter_away_from_store_is_no_store(text: str) -> None:
+    assert "store_id" not in message_entities(text)

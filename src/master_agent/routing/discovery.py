@@ -73,6 +73,10 @@ class AgentCard:
     examples: tuple[str, ...] = ()
     """Messages users sent it (a pack's master agent: ``routing.intent_head.master_examples``),
     matched like its skills."""
+    refused: tuple[str, ...] = ()
+    """Messages users sent its tenant that no agent of its pack served (a pack's master agent:
+    ``routing.intent_head.refused_examples``): the relevance head weighs a message's nearness to them
+    against its nearness to what the agents serve."""
     source: str = "pack"
     version: int | None = None
 
@@ -112,15 +116,17 @@ class _TenantIndex:
 
 
 def agent_texts(card: AgentCard, vectors: np.ndarray) -> AgentTexts:
-    """``card`` for the relevance head; ``vectors``: its description's, skills' and examples' embeddings
-    in that order (as discovery's index keeps them)."""
+    """``card`` for the relevance head; ``vectors``: its description's, skills', examples' and refused
+    messages' embeddings in that order (as discovery's index keeps them)."""
     spec = 1 + len(card.skills)
+    served = spec + len(card.examples)
     return AgentTexts(
         name=card.name,
         pack=card.source == "pack",
         domain=card.domain,
         spec=vectors[:spec],
-        examples=vectors[spec:],
+        examples=vectors[spec:served],
+        refused=vectors[served:],
         stems=stems(" ".join((card.name, card.description, *card.skills))),
     )
 
@@ -155,7 +161,7 @@ class Discovery:
         for card in cards:
             if not card.runnable:
                 continue
-            for text in (card.description, *card.skills, *card.examples):
+            for text in (card.description, *card.skills, *card.examples, *card.refused):
                 texts.append(strip_entities(text))
                 owners.append(card.name)
         vectors: dict[str, list[list[float]]] = {}

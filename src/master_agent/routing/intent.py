@@ -45,9 +45,44 @@ WINDOW_MENTION = re.compile(
 )
 
 
+#: A word of three to seven letters before a number: where a slip of the store noun is looked for.
+_BEFORE_NUMBER = re.compile(r"\b([A-Za-z]{3,7})(?=\s*#?\s*\d)")
+_STORE_NOUNS = ("store", "stores")
+
+
+def _slip_of(word: str, noun: str) -> bool:
+    """Whether ``word`` is ``noun`` typed with one slip that keeps its letters: two neighbours swapped
+    ("stroe"), one letter left out ("stor") or doubled or added ("storre"). A changed letter is no
+    slip here: "score 80" and "stone 2" are other words."""
+    if word == noun or abs(len(word) - len(noun)) > 1:
+        return False
+    if len(word) == len(noun):
+        swapped = [i for i in range(len(word)) if word[i] != noun[i]]
+        return (
+            len(swapped) == 2
+            and swapped[1] == swapped[0] + 1
+            and word[swapped[0]] == noun[swapped[1]]
+            and word[swapped[1]] == noun[swapped[0]]
+        )
+    short, long_ = sorted((word, noun), key=len)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+
+
+def store_noun_restored(text: str) -> str:
+    """``text`` with a slip of the store noun before a number written as the noun ("stroe 2" is Store
+    2), so the entities and the heads read the store a typo names."""
+
+    def restored(match: re.Match[str]) -> str:
+        word = match.group(1)
+        noun = next((noun for noun in _STORE_NOUNS if _slip_of(word.lower(), noun)), None)
+        return word if noun is None or word.lower() in _STORE_NOUNS else noun
+
+    return _BEFORE_NUMBER.sub(restored, text)
+
+
 def message_entities(text: str) -> dict[str, Any]:
     """The values a message names: the goal entities, plus a time window when one is said."""
-    text = entity_numbers_as_digits(text)
+    text = entity_numbers_as_digits(store_noun_restored(text))
     entities = extract_entities(text)
     window = time_mention(text, horizons=False)  # "in 60 days" is a goal's horizon, not a data window
     if window:
@@ -80,7 +115,9 @@ def strip_entities(text: str) -> str:
     text: each is a Duckling parse or two, read by the intent head, the domain head and discovery for
     one message, and by every front door built anew for each exemplar and skill (0.8 s of the first
     message after warm-up, issue 42)."""
-    text = STORE_MENTION.sub("store", shorthand_written_out(entity_numbers_as_digits(text)))
+    text = STORE_MENTION.sub(
+        "store", shorthand_written_out(entity_numbers_as_digits(store_noun_restored(text)))
+    )
     window = time_mention(text)
     if window:
         text = text.replace(window, " ")

@@ -17,7 +17,7 @@ import logging
 import re
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -92,6 +92,9 @@ class IntentHead:
     master_examples: dict[str, tuple[str, ...]]
     """By domain pack: training messages its master agent was asked, which discovery reads as more
     of that agent's skills (a pack's few skills are phrased one way; users phrase them many)."""
+    refused_examples: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """By domain pack: training messages its tenants' users asked that none of its agents served (out of
+    scope), which the relevance head weighs a message's nearness to."""
     relevance: RelevanceHead | None = None
     """Which of a tenant's agents a message asks for (``routing.relevance``); None: discovery's
     formula."""
@@ -166,6 +169,7 @@ def load_head(path: Path = HEAD_PATH) -> IntentHead | None:
         if raw.get("domains")
         else None,
         master_examples={pack: tuple(texts) for pack, texts in (raw.get("master_examples") or {}).items()},
+        refused_examples={pack: tuple(texts) for pack, texts in (raw.get("refused_examples") or {}).items()},
         relevance=RelevanceHead.from_json(raw["relevance"]) if raw.get("relevance") else None,
     )
 
@@ -174,6 +178,12 @@ def master_examples(pack: str) -> tuple[str, ...]:
     """Training messages of the pack's master agent (none without a head)."""
     head = load_head()
     return head.master_examples.get(pack, ()) if head is not None else ()
+
+
+def refused_examples(pack: str) -> tuple[str, ...]:
+    """Training messages no agent of the pack served (none without a head)."""
+    head = load_head()
+    return head.refused_examples.get(pack, ()) if head is not None else ()
 
 
 def split_label(label: str) -> tuple[str, str | None]:

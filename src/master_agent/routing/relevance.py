@@ -8,8 +8,11 @@ that pack's agent, however foreign ("how do I increase my CIBIL score?"). This h
 regression over features of a (message, agent) pair that name no agent and no domain: the best and
 the mean similarity of the message to the agent's texts, to its own description and skills alone,
 each against the best of the tenant's other agents, the share of the message's rarer words the agent's
-texts use (IDF over the tenant's agents), whether the message names it, and for a pack's agent the
-domain head's verdict. It is trained by ``make train-routing`` on (message, agent) pairs of the
+texts use (IDF over the tenant's agents), whether the message names it, for a pack's agent the
+domain head's verdict, and how much nearer the message is to what the agent serves than to what the
+tenant's users asked and no agent of its packs served (``refused``: the out-of-scope messages of the
+labelled sets, by pack; "I want a home loan for a 2BHK flat" to a personal-loan pack reads like its
+loans but lies nearer to the home-loan top-up it was trained to refuse). It is trained by ``make train-routing`` on (message, agent) pairs of the
 labelled sets (the agent the message asked for: 1, every other agent of that tenant: 0), so it learns
 how much each kind of evidence counts, for any tenant's agents. Serving needs numpy only.
 """
@@ -20,7 +23,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -52,7 +55,12 @@ FEATURES = (
     "own_margin",
     "spec_margin",
     "own_spec_margin",
+    "refused_similarity",
+    "refused_margin",
+    "served_margin",
 )
+#: Nearest texts averaged into a similarity to a set of texts (the refused messages, an agent's texts).
+NEAREST = 3
 
 
 def stems(text: str) -> frozenset[str]:
@@ -81,6 +89,9 @@ class AgentTexts:
     """Embeddings of messages it was asked in training (a pack's master agent; may be empty)."""
     stems: frozenset[str]
     """``stems`` of its name, description and skills."""
+    refused: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    """Embeddings of messages its tenant's users asked that no agent of its pack served (a pack's
+    master agent; may be empty). The tenant's refused messages are those of all its agents."""
 
 
 #: Texts this alike (cosine of embeddings) are the same text.
@@ -103,12 +114,13 @@ def pair_features(
     named: Sequence[bool],
     *,
     skip_examples: Sequence[np.ndarray | None] = (),
+    skip_refused: Sequence[np.ndarray | None] = (),
 ) -> np.ndarray:
     """One row of ``FEATURES`` per agent for a message (embedded as ``query``, its stems
     ``message_stems``). ``shares``: the domain head's probabilities (empty without one); ``weights``:
     ``stem_weights`` of the agents; ``named``: whether the message names each agent.
     ``skip_examples``: per agent, a mask of its examples to leave out (training leaves out the message
-    itself)."""
+    itself); ``skip_refused`` likewise for its refused messages."""
     likeliest = max(shares.values()) if shares else 0.0
     said = sum(weights.get(stem, 0.0) for stem in message_stems) + 1.0
     measured = []
@@ -121,7 +133,18 @@ def pair_features(
             found = np.concatenate([spec, examples if skip is None else examples[~skip]])
         ranked = np.sort(found)[::-1]
         lexical = sum(weights.get(stem, 0.0) for stem in agent.stems & message_stems) / said
-        measured.append((float(ranked[0]), float(spec.max()), float(ranked[:3].mean()), lexical))
+        measured.append((float(ranked[0]), float(spec.max()), float(ranked[:NEAREST].mean()), lexical))
+    refused = []
+    for index, agent in enumerate(agents):
+        if agent.refused.size:
+            skip = skip_refused[index] if index < len(skip_refused) else None
+            near = agent.refused @ query
+            refused.append(near if skip is None else near[~skip])
+    refused_all = np.concatenate(refused) if refused else np.zeros(0)
+    # How near the message is to what the tenant refused, against what its agents serve (0 without
+    # refused messages: no evidence either way).
+    near_refused = float(np.sort(refused_all)[::-1][:NEAREST].mean()) if refused_all.size else 0.0
+    served = max((found[2] for found in measured), default=0.0)
     rows = []
     for index, agent in enumerate(agents):
         best, spec_best, top3, lexical = measured[index]
@@ -154,6 +177,9 @@ def pair_features(
                 own * margin,
                 spec_margin,
                 own * spec_margin,
+                near_refused,
+                top3 - near_refused if refused_all.size else 0.0,
+                served - near_refused if refused_all.size else 0.0,
             ]
         )
     return np.asarray(rows, dtype=np.float64).reshape(len(agents), len(FEATURES))

@@ -9,7 +9,7 @@ from typing import Any
 from master_agent.capabilities import AgentSpec, DomainPack, TenantCapabilities
 from master_agent.routing.discovery import AgentCard
 from master_agent.routing.exemplars import GENERIC_EXEMPLARS, Exemplar
-from master_agent.routing.intent_head import master_examples
+from master_agent.routing.intent_head import master_examples, refused_examples
 from master_agent.runtime.loop import TASK_FIELDS
 
 
@@ -62,6 +62,7 @@ def agent_cards(capabilities: TenantCapabilities, pack: DomainPack) -> list[Agen
                 addressable=runnable or arguments is not None,
                 required_entities=required,
                 examples=master_examples(pack.name) if spec is capabilities.master else (),
+                refused=refused_examples(pack.name) if spec is capabilities.master else (),
                 source="tenant" if own else "pack",
             )
         )
