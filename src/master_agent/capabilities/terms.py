@@ -203,6 +203,9 @@ def time_window(text: str, now: datetime, *, direction: Direction = "past") -> W
         or _half_of_month(masked, now, direction)
         or _half_of_year(masked, now, direction)
         or _season(masked, now, direction)
+        or _holiday(masked, now, direction)
+        or _iso_week(masked, now, direction)
+        or _weeks_back(masked, now, direction)
         or _unit_before_last(masked, now)
     )
     if window is None and direction == "past":
@@ -405,6 +408,150 @@ def _season(text: str, now: datetime, direction: Direction) -> Window | None:
     return _latest(season, int(said) if said else None, now, direction)
 
 
+#: The calendars holidays are named in, and the words that point to one ("bank holiday" is England's).
+_CALENDARS = (("US", None), ("GB", "ENG"), ("IN", None))
+_BANK_HOLIDAY = re.compile(r"\bbank\s+holidays?\b", re.I)
+#: What a holiday's name says around it: "the late May bank holiday weekend", "Thanksgiving week".
+_HOLIDAY_PART = re.compile(r"\s*(?:bank\s+holiday\s+|holiday\s+|day\s+)?(long\s+weekend|weekend|week)\b", re.I)
+_WHEN_IN_MONTH = re.compile(rf"\b(early|late|end\s+of|start\s+of)?\s*({_MONTH_WORD})\.?\s*$", re.I)
+_HOLIDAY_YEAR = re.compile(r"\s*(?:(?:of\s+)?(\d{4})|(next\s+year)|(this\s+year)|(last\s+year))\b", re.I)
+
+
+@functools.lru_cache(maxsize=64)
+def _holiday_days(country: str, subdiv: str | None, year: int) -> tuple[tuple[datetime, str], ...]:
+    """A country's public holidays of ``year`` (the ``holidays`` package), Easter Sunday among them:
+    "Easter" names a weekend its Friday and Monday stand around."""
+    import holidays
+    from dateutil.easter import easter
+
+    kind = holidays.country_holidays(country, subdiv=subdiv)
+    categories = {"public", "optional"} & set(getattr(kind, "supported_categories", ("public",)))
+    kept = holidays.country_holidays(country, subdiv=subdiv, years=[year], categories=tuple(categories))
+    days = [(datetime(d.year, d.month, d.day, tzinfo=UTC), name) for d, names in kept.items() for name in names.split("; ")]
+    sunday = easter(year)
+    days.append((datetime(sunday.year, sunday.month, sunday.day, tzinfo=UTC), "Easter Sunday"))
+    return tuple(sorted(days))
+
+
+def _holiday_name(name: str) -> re.Pattern[str]:
+    """The words a holiday's calendar name is said in: "Thanksgiving" for "Thanksgiving Day", "Easter"
+    for "Easter Sunday"; a trailing "Day" or "Sunday" is left out only after a long word of its own."""
+    name = re.sub(r"\s*\((?:observed|estimated)\)", "", name)
+    words = [re.escape(word) for word in re.split(r"\s+", name.strip())]
+    if len(words) >= 2 and words[-1].lower() in ("day", "sunday") and len(words[-2]) >= 6:
+        head = r"\s+".join(words[:-1])
+        return re.compile(rf"\b{head}(?:\s+{words[-1]})?\b", re.I)
+    spaced = r"\s+".join(words)
+    return re.compile(rf"\b{spaced}\b", re.I)
+
+
+def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
+    """A holiday named in ``text`` as its country's calendar dates it: the day, or its week (Monday to
+    Sunday) or its weekend (the holiday joined to the nearest Saturday and Sunday, with the calendar's
+    holidays next to them: Easter's is Good Friday to Easter Monday). "The (late) May bank holiday" is
+    the English bank holiday of that month; the latest that has come (past) or the next (future)."""
+    bank = _BANK_HOLIDAY.search(text)
+    calendars = [c for c in _CALENDARS if c[0] == "GB"] if bank else list(_CALENDARS)
+    found: tuple[int, int, str, str | None, str] | None = None  # start, end, name, country, subdiv
+    for country, subdiv in calendars:
+        for _, name in _holiday_days(country, subdiv, now.year):
+            match = _holiday_name(name).search(text)
+            if match and (found is None or match.end() - match.start() > found[1] - found[0]):
+                found = (match.start(), match.end(), name, country, subdiv)
+    month: tuple[str | None, int] | None = None
+    if found is None and bank is not None:
+        said = _WHEN_IN_MONTH.search(text[: bank.start()])
+        month = ((said.group(1) or "").lower() or None, _MONTHS[said.group(2).lower()[:3]]) if said else None
+        found = (said.start() if said else bank.start(), bank.end(), "", "GB", "ENG")
+    if found is None:
+        return None
+    start_at, end_at, name, country, subdiv = found
+    part = _HOLIDAY_PART.match(text, end_at)
+    after = part.end() if part else end_at
+    year_said = _HOLIDAY_YEAR.match(text, after)
+
+    def days_of(year: int) -> list[datetime]:
+        days = _holiday_days(str(country), subdiv, year)
+        if name:
+            pattern = _holiday_name(name)
+            return [day for day, other in days if pattern.fullmatch(re.sub(r"\s*\(.*?\)", "", other))]
+        picked = [day for day, other in days if month is None or day.month == month[1]]
+        picked = [day for day in picked if not (day.weekday() == 6)]  # Easter Sunday is no bank holiday
+        if month is not None and month[0] in ("early", "start of") and picked:
+            return picked[:1]
+        if month is not None and month[0] in ("late", "end of") and picked:
+            return picked[-1:]
+        return picked
+
+    def window_of(day: datetime) -> Window:
+        label = text[start_at:after].strip()
+        kind = (part.group(1).lower() if part else "").replace("long ", "")
+        if kind == "week":
+            start = day - timedelta(days=day.weekday())
+            return Window(start=start, end=start + timedelta(days=7), label=label)
+        if kind == "weekend":
+            saturday = day + timedelta(days=(5 - day.weekday()) % 7)
+            if day.weekday() in (0, 1, 6):  # Monday, Tuesday, Sunday: the weekend just before
+                saturday = day - timedelta(days=(day.weekday() - 5) % 7)
+            start, end = min(day, saturday), max(day, saturday + timedelta(days=1)) + timedelta(days=1)
+            holidays_near = {d for d, _ in _holiday_days(str(country), subdiv, day.year)}
+            while start - timedelta(days=1) in holidays_near:
+                start -= timedelta(days=1)
+            while end in holidays_near:
+                end += timedelta(days=1)
+            return Window(start=start, end=end, label=label)
+        return Window(start=day, end=day + timedelta(days=1), label=label)
+
+    if year_said is not None:
+        year = int(year_said.group(1)) if year_said.group(1) else now.year + (
+            1 if year_said.group(2) else -1 if year_said.group(4) else 0
+        )
+        windows = [window_of(day) for day in days_of(year)]
+        return windows[-1] if windows else None
+    windows = [window_of(day) for year in (now.year - 1, now.year, now.year + 1) for day in days_of(year)]
+    if direction == "past":
+        begun = [window for window in windows if window.start <= now]
+        return begun[-1] if begun else None
+    ahead = [window for window in windows if window.end > now]
+    if not ahead:
+        return None
+    window = ahead[0]
+    before = re.search(r"\b(?:before|ahead\s+of)\s+(?:the\s+)?$", text[:start_at], re.I)
+    if before is not None:
+        return Window(start=now, end=window.start, label=f"before {window.label}")
+    return window
+
+
+#: "ISO week 32", "week 32 of 2026", "wk 32": a week by its ISO number (Monday to Sunday).
+_ISO_WEEK = re.compile(r"\b(?:iso\s+)?(?:week|wk)\s*(?:no\.?\s*|number\s+|#\s*)?(\d{1,2})\b(?:\s+(?:of\s+)?(\d{4}))?", re.I)
+#: "the last six weeks", "past 3 weeks": the days counted back from today, today left out.
+_WEEKS_BACK = re.compile(rf"\b(?:last|past|previous|prior)\s+{_COUNT}\s+weeks?\b", re.I)
+
+
+def _iso_week(text: str, now: datetime, direction: Direction) -> Window | None:
+    match = _ISO_WEEK.search(text)
+    if match is None or not 1 <= int(match.group(1)) <= 53:
+        return None
+    number = int(match.group(1))
+
+    def week(year: int) -> Window:
+        try:
+            monday = datetime.fromisocalendar(year, number, 1).replace(tzinfo=UTC)
+        except ValueError:  # week 53 of a year with 52
+            monday = datetime.fromisocalendar(year, 52, 1).replace(tzinfo=UTC)
+        return Window(start=monday, end=monday + timedelta(days=7), label=match.group(0).strip())
+
+    return _latest(week, int(match.group(2)) if match.group(2) else None, now, direction)
+
+
+def _weeks_back(text: str, now: datetime, direction: Direction) -> Window | None:
+    match = _WEEKS_BACK.search(text)
+    if match is None or direction != "past":
+        return None
+    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    return Window(start=today - timedelta(days=7 * _count(match.group(1))), end=today, label=match.group(0))
+
+
 def _unit_start(now: datetime, unit: str) -> datetime:
     day = now.replace(hour=0, minute=0, second=0, microsecond=0)
     if unit in ("week", "fortnight"):
@@ -574,7 +721,12 @@ def _in_year(window: tuple[datetime, datetime] | None, year: int) -> tuple[datet
 
 def _window_of(value: dict[str, Any], now: datetime) -> tuple[datetime, datetime] | None:
     if value.get("type") == "interval":
-        return _instant(value.get("from")) or now, _instant(value.get("to")) or now
+        start, end = _instant(value.get("from")) or now, _instant(value.get("to")) or now
+        if start.weekday() == 4 and start.hour == 18 and end.weekday() == 0 and _midnight(end):
+            # Duckling's weekend runs from Friday 6 pm (an evening out); a shop's weekend is its
+            # Saturday and Sunday.
+            start = start.replace(hour=0) + timedelta(days=1)
+        return start, end
     instant = _instant(value)
     if instant is None:
         return None
@@ -1116,6 +1268,9 @@ def goal_deadline(text: str, now: datetime) -> tuple[datetime, str] | None:
         last = _add(now, number, rolling.group(2).lower())
     elif re.search(r"\bby\b", label) and not re.search(r"\bend\s+of\b", label) and _midnight(window.end):
         last = window.end  # "by Christmas": met on that day
+    elif re.match(r"mid\b", label) and window.end - window.start > day:
+        # "by mid-January": the middle of the month, the 15th (Duckling reads the 11th to the 20th).
+        last = (window.start + (window.end - window.start) / 2).replace(day=15)
     elif window.end - window.start > day:
         last = window.end - day if _midnight(window.end) else window.end
     else:
