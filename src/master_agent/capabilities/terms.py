@@ -245,6 +245,8 @@ _SHARED_MONTH = re.compile(
     rf"(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_WORD})\b\.?",
     re.I,
 )
+#: "feb end", "March-end": the end of that month, said the Indian and British way.
+_MONTH_END = re.compile(rf"\b({_MONTH_WORD})\.?[\s-]+end\b", re.I)
 #: "8/7", "02/07/2026": a date in digits, day and month in an order only the writer knows.
 _SLASH_DATE = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?(?![\d/])")
 #: Words that run a span on to today ("since July", "from 1 June till date", "so far").
@@ -279,8 +281,9 @@ def ambiguous_date(text: str) -> tuple[str, str] | None:
 
 def spelled_for_duckling(text: str) -> str:
     """``text`` with the time shapes Duckling misreads written the way it reads them: a week
-    commencing, two days sharing one month, digit dates in the order the text settles."""
+    commencing, two days sharing one month, digit dates in the order the text settles, "feb end"."""
     text = _WEEK_COMMENCING.sub("the week of", text)
+    text = _MONTH_END.sub(lambda m: f"end of {m.group(1)}", text)
     text = _SHARED_MONTH.sub(
         lambda m: (
             f"{m.group(1)} {m.group(4)} {'and' if m.group(2) == 'and' else 'to'} {m.group(3)} {m.group(4)}"
@@ -412,7 +415,9 @@ def _season(text: str, now: datetime, direction: Direction) -> Window | None:
 _CALENDARS = (("US", None), ("GB", "ENG"), ("IN", None))
 _BANK_HOLIDAY = re.compile(r"\bbank\s+holidays?\b", re.I)
 #: What a holiday's name says around it: "the late May bank holiday weekend", "Thanksgiving week".
-_HOLIDAY_PART = re.compile(r"\s*(?:bank\s+holiday\s+|holiday\s+|day\s+)?(long\s+weekend|weekend|week)\b", re.I)
+_HOLIDAY_PART = re.compile(
+    r"\s*(?:bank\s+holiday\s+|holiday\s+|day\s+)?(long\s+weekend|weekend|week)\b", re.I
+)
 _WHEN_IN_MONTH = re.compile(rf"\b(early|late|end\s+of|start\s+of)?\s*({_MONTH_WORD})\.?\s*$", re.I)
 _HOLIDAY_YEAR = re.compile(r"\s*(?:(?:of\s+)?(\d{4})|(next\s+year)|(this\s+year)|(last\s+year))\b", re.I)
 
@@ -427,7 +432,11 @@ def _holiday_days(country: str, subdiv: str | None, year: int) -> tuple[tuple[da
     kind = holidays.country_holidays(country, subdiv=subdiv)
     categories = {"public", "optional"} & set(getattr(kind, "supported_categories", ("public",)))
     kept = holidays.country_holidays(country, subdiv=subdiv, years=[year], categories=tuple(categories))
-    days = [(datetime(d.year, d.month, d.day, tzinfo=UTC), name) for d, names in kept.items() for name in names.split("; ")]
+    days = [
+        (datetime(d.year, d.month, d.day, tzinfo=UTC), name)
+        for d, names in kept.items()
+        for name in names.split("; ")
+    ]
     sunday = easter(year)
     days.append((datetime(sunday.year, sunday.month, sunday.day, tzinfo=UTC), "Easter Sunday"))
     return tuple(sorted(days))
@@ -476,7 +485,7 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
             pattern = _holiday_name(name)
             return [day for day, other in days if pattern.fullmatch(re.sub(r"\s*\(.*?\)", "", other))]
         picked = [day for day, other in days if month is None or day.month == month[1]]
-        picked = [day for day in picked if not (day.weekday() == 6)]  # Easter Sunday is no bank holiday
+        picked = [day for day in picked if day.weekday() != 6]  # Easter Sunday is no bank holiday
         if month is not None and month[0] in ("early", "start of") and picked:
             return picked[:1]
         if month is not None and month[0] in ("late", "end of") and picked:
@@ -503,8 +512,10 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
         return Window(start=day, end=day + timedelta(days=1), label=label)
 
     if year_said is not None:
-        year = int(year_said.group(1)) if year_said.group(1) else now.year + (
-            1 if year_said.group(2) else -1 if year_said.group(4) else 0
+        year = (
+            int(year_said.group(1))
+            if year_said.group(1)
+            else now.year + (1 if year_said.group(2) else -1 if year_said.group(4) else 0)
         )
         windows = [window_of(day) for day in days_of(year)]
         return windows[-1] if windows else None
@@ -523,7 +534,9 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
 
 
 #: "ISO week 32", "week 32 of 2026", "wk 32": a week by its ISO number (Monday to Sunday).
-_ISO_WEEK = re.compile(r"\b(?:iso\s+)?(?:week|wk)\s*(?:no\.?\s*|number\s+|#\s*)?(\d{1,2})\b(?:\s+(?:of\s+)?(\d{4}))?", re.I)
+_ISO_WEEK = re.compile(
+    r"\b(?:iso\s+)?(?:week|wk)\s*(?:no\.?\s*|number\s+|#\s*)?(\d{1,2})\b(?:\s+(?:of\s+)?(\d{4}))?", re.I
+)
 #: "the last six weeks", "past 3 weeks": the days counted back from today, today left out.
 _WEEKS_BACK = re.compile(rf"\b(?:last|past|previous|prior)\s+{_COUNT}\s+weeks?\b", re.I)
 
@@ -852,7 +865,7 @@ _NEUTRAL_MODIFIERS = frozenset(
     highest lowest best worst top bottom biggest smallest largest most least better worse fewest
     weakest strongest poorest greatest for on in at of to by with from about over during per into
     did does do had has have will would could can should it its it's there here when where why
-    much many vs versus compared against than
+    much many vs versus compared against than any some no whose who whom both either neither few several
     """.split()  # noqa: SIM905
 )
 
@@ -1044,6 +1057,62 @@ def counted_unknown(text: str, metrics: Sequence[DataMetric]) -> str | None:
     return thing
 
 
+#: "spend per transaction", "sales per square foot": one figure taken for each unit of another thing.
+_PER_UNIT = re.compile(
+    r"\b([a-z]+(?:\s+[a-z]+)?)\s+(?:per|a|each|for\s+each|for\s+every)\s+(?!(?:day|week|month|year|quarter|hour)s?\b)"
+    r"([a-z]+(?:\s+(?:foot|feet|metre|meter|mile|hour)s?)?)\b",
+    re.I,
+)
+_MONEY_WORDS = re.compile(r"\b(?:spend|spent|money|revenue|takings?|value|amount|paid|pay)\b", re.I)
+
+
+def per_unit_figure(text: str, metrics: Sequence[DataMetric]) -> MetricMention | None:
+    """A figure said as an amount for each unit of something ("average spend per transaction" is the
+    money of the sales averaged over them; "sales per square foot" needs floor areas): the figure the
+    data has for it, the unit the data lacks as unknown, or None when the words say no such thing."""
+    vocabulary = _data_words(metrics)
+    for found in _PER_UNIT.finditer(written_out(entity_numbers_as_digits(text))):
+        amount, unit = found.group(1).lower(), found.group(2).lower()
+        unit_words = _TOKEN.findall(unit)
+        if not unit_words or unit_words[0] in _NEUTRAL_MODIFIERS:
+            continue
+        known = [any(_same_word(word, v) for v in vocabulary) for word in unit_words]
+        counted = _match_words(unit_words, metrics)
+        if not all(known):
+            if _MONEY_WORDS.search(amount) or metric_mention(amount, metrics).metric is not None:
+                return MetricMention(metric=None, unknown=f"{unit} data")
+            continue
+        if counted is None or counted.metric is None or not _MONEY_WORDS.search(amount):
+            continue
+        money = next((m for m in metrics if m.name == counted.metric.money), None)
+        average = next((m for m in metrics if money is not None and m.name == money.average), None)
+        if average is not None:
+            return MetricMention(metric=average)
+    return None
+
+
+#: "paid by card vs cash", "bought with a voucher", "sold online": sales told apart by a property
+#: the words name; when the data has no word for it, no figure of the data tells them apart.
+_BY_PROPERTY = re.compile(
+    r"\b(?:were|was|got|been|being|that|which)?\s*(paid|bought|purchased|made|sold|ordered|settled)\s+"
+    r"(?:by|with|using|via|through|in|on)\s+((?:[a-z]+(?:\s+(?:vs\.?|versus|or|and)\s+)?){1,4})",
+    re.I,
+)
+
+
+def told_apart_by_unknown(text: str, metrics: Sequence[DataMetric]) -> str | None:
+    """The property a question splits the sales by ("paid by card vs cash") when the data has no word
+    for it: data the tenant does not have. None when there is none or the data knows its words."""
+    vocabulary = _data_words(metrics)
+    masked = _mask_entities(text)
+    for found in _BY_PROPERTY.finditer(masked):
+        words = [w for w in _TOKEN.findall(found.group(2).lower()) if w not in _NEUTRAL_MODIFIERS]
+        words = [w for w in words if not _PERIOD_WORDS.fullmatch(w) and w not in ("vs", "versus")]
+        if words and not any(any(_same_word(w, v) for v in vocabulary) for w in words):
+            return f"{found.group(1).lower()} by {' / '.join(words)} data"
+    return None
+
+
 #: "Store 2's customers", "store four's shoppers": whose figure a question asks, by its owner.
 _POSSESSED = re.compile(r"\b(?:[a-z]+\s*#?\s*\d+|[a-z]+)'s\s+([a-z][a-z-]*)", re.I)
 
@@ -1055,8 +1124,8 @@ def possessed_unknown(text: str, metrics: Sequence[DataMetric]) -> str | None:
     vocabulary = _data_words(metrics)
     for found in _POSSESSED.finditer(written_out(entity_numbers_as_digits(text))):
         thing = found.group(1).lower()
-        if thing in _NEUTRAL_MODIFIERS or len(thing) < 3:
-            continue
+        if thing in _NEUTRAL_MODIFIERS or len(thing) < 3 or _PERIOD_WORDS.fullmatch(thing):
+            continue  # "Store 8's June sales": a month is when, not what
         if thing in _PERSON_WORDS or thing in ("team", "teams", "crew", "workforce"):
             continue  # people are the staff a table lists
         if any(_same_word(thing, known) for known in vocabulary):
@@ -1075,9 +1144,14 @@ _DOWN = re.compile(
 )
 _NUMBER = r"(\d+(?:\.\d+)?)"
 _POINTS = re.compile(
-    rf"\b(?:by\s+|up\s+|down\s+)?{_NUMBER}\s*(?:percentage\s+points?|pct\.?\s*pts?|pts?\b|pp\b|points?\b)",
+    rf"\b(?:by\s+|up\s+|down\s+)?{_NUMBER}\s*(?:(?:more|extra|additional|further|full|whole)\s+)?"
+    r"(?:percentage\s+points?|pct\.?\s*pts?|pts?\b|pp\b|points?\b)",
     re.I,
 )
+#: "by a point", "a full percentage point": one point.
+_ONE_POINT = re.compile(r"\b(?:by\s+)?an?\s+(?:full\s+|whole\s+)?(?:percentage\s+)?point\b", re.I)
+#: "150 bps", "50 basis points": hundredths of a point.
+_BASIS_POINTS = re.compile(rf"\b(?:by\s+|up\s+|down\s+)?{_NUMBER}\s*(?:bps?|basis\s+points?)\b", re.I)
 _ABSOLUTE = re.compile(
     rf"\b(?:to|reach(?:es|ing)?|hit|at\s+least|at\s+most|above|below|under|over|of|be\s+at)\s+(?:an?\s+)?(?:at\s+least\s+)?{_NUMBER}\s*(?:%|percent\b)",
     re.I,
@@ -1196,8 +1270,14 @@ def goal_target(text: str) -> GoalTarget | None:
         text = text.replace(said, " " * len(said), 1)
     down = bool(_DOWN.search(text))
     sign = -1.0 if down else 1.0
+    if match := _BASIS_POINTS.search(text):
+        return GoalTarget(
+            form="points", value=sign * float(match.group(1)) / 100, words=match.group(0).strip()
+        )
     if match := _POINTS.search(text):
         return GoalTarget(form="points", value=sign * float(match.group(1)), words=match.group(0).strip())
+    if match := _ONE_POINT.search(text):
+        return GoalTarget(form="points", value=sign, words=match.group(0).strip())
     if match := _ABSOLUTE.search(text):
         return GoalTarget(form="absolute", value=float(match.group(1)) / 100, words=match.group(0).strip())
     if match := _MULTIPLE.search(text):
@@ -1394,6 +1474,11 @@ _GOAL_VERB = re.compile(
     r"(?=\s+(?:at|in|for|by|to|from|within|over|before|across|this|next|during|up|down|until|per)\b|[,.?!;]|$)",
     re.I,
 )
+_ADD_TO = re.compile(
+    r"\b(?:add|put)\s+.{1,40}?\s+(?:to|on(?:to)?)\s+(?P<object>.+?)"
+    r"(?=\s+(?:at|in|for|by|from|within|over|before|across|this|next|during|until)\b|[,.?!;]|$)",
+    re.I,
+)
 #: "Store 5's", "the south store's", "my store": who the figure belongs to, not what it is.
 _POSSESSIVE_ENTITY = re.compile(
     r"\b(?:[a-z]+\s+)?(?:store|shop|branch|outlet)s?\s*(?:#?\s*\d+)?(?:'s)?(?=\s|$)", re.I
@@ -1410,6 +1495,8 @@ def goal_metric(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
     # "store one's attach rate": a number in words is the store's, no qualifier of the figure.
     text = written_out(entity_numbers_as_digits(text))
     objects = [_object_words(found.group("object")) for found in _GOAL_VERB.finditer(text)]
+    # "add 150 bps to store 6's attach": what is added to is the figure.
+    objects += [_object_words(found.group("object")) for found in _ADD_TO.finditer(text)]
     for words in objects:
         matched = _match_words(words, metrics)
         if matched is not None:
@@ -1449,7 +1536,7 @@ def _match_words(words: list[str], metrics: Sequence[DataMetric]) -> MetricMenti
                 if best is None or len(alias_words) > best[0]:
                     best = (len(alias_words), metric, used)
     if best is None:
-        return None
+        return _by_own_word(words, metrics)
     _, metric, used = best
     vocabulary = _data_words(metrics)
     # Only the words right before the name qualify it ("warranty attach rate"); "three points higher
@@ -1467,6 +1554,47 @@ def _match_words(words: list[str], metrics: Sequence[DataMetric]) -> MetricMenti
     if strange:
         return MetricMention(metric=metric, unknown=" ".join([*strange, metric.name]))
     return _averaged(words[max(0, first - 2) : first], metric, metrics)
+
+
+def _by_own_word(words: list[str], metrics: Sequence[DataMetric]) -> MetricMention | None:
+    """The one figure a qualifier of its name belongs to when no other figure's names have that word
+    ("store 6's attach" is the attach rate; a name's head, "hours", "rate", names no one figure); None
+    when the words are shared or name none. A word the data lacks right before it qualifies it."""
+    vocabulary = _data_words(metrics)
+    found: tuple[int, str] | None = None
+    for index, word in enumerate(words):
+        if word in _NEUTRAL_MODIFIERS or word in _MOVES or len(word) < 4:
+            continue
+        having = {
+            metric.name
+            for metric in metrics
+            for alias in (metric.name, *metric.aliases)
+            for position, known in enumerate(_TOKEN.findall(alias.lower()))
+            if _same_word(word, known) and position < len(_TOKEN.findall(alias.lower())) - 1
+        }
+        heads = {
+            metric.name
+            for metric in metrics
+            for alias in (metric.name, *metric.aliases)
+            if _same_word(word, _TOKEN.findall(alias.lower())[-1])
+        }
+        if len(having) == 1 and not heads - having:
+            if found is not None and found[1] not in having:
+                return None
+            found = (index, next(iter(having)))
+    if found is None:
+        return None
+    index, name = found
+    metric = next(metric for metric in metrics if metric.name == name)
+    before = words[index - 1] if index else ""
+    if (
+        before
+        and before not in _NEUTRAL_MODIFIERS
+        and before not in _MOVES
+        and not any(_same_word(before, known) for known in vocabulary)
+    ):
+        return MetricMention(metric=metric, unknown=f"{before} {metric.name}")
+    return MetricMention(metric=metric)
 
 
 #: Words that say how a figure moves, never which figure it is.

@@ -31,9 +31,11 @@ from master_agent.capabilities.terms import (
     metric_by_words,
     metric_mention,
     money_source,
+    per_unit_figure,
     possessed_unknown,
     time_mention,
     time_window,
+    told_apart_by_unknown,
     unread_time,
 )
 from master_agent.capabilities.tools.context import ToolContext
@@ -660,6 +662,13 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     mention = metric_mention(request.message, request.metrics)
     if mention.metric is None and mention.unknown is None:
         mention = metric_by_words(request.message, request.metrics) or mention
+    if (per := per_unit_figure(request.message, request.metrics)) is not None:
+        # "spend per transaction" is the average basket, not the transactions; "sales per square foot"
+        # needs floor areas the data does not have.
+        mention = per
+    if (split := told_apart_by_unknown(request.message, request.metrics)) is not None:
+        # "paid by card vs cash": the sales told apart by a property the data has no word for.
+        mention = MetricMention(metric=None, unknown=split)
     if mention.metric is not None and mention.metric.unit == "count" and _PROPORTION.search(request.message):
         # "what share of Store 3's sales had an accessory": the sales are what a share is taken of.
         mention = MetricMention(metric=None)
