@@ -202,8 +202,8 @@ def time_window(text: str, now: datetime, *, direction: Direction = "past") -> W
         or _quarter(masked, now, direction)
         or _half_of_month(masked, now, direction)
         or _half_of_year(masked, now, direction)
-        or _season(masked, now, direction)
         or _holiday(masked, now, direction)
+        or _season(masked, now, direction)
         or _iso_week(masked, now, direction)
         or _weeks_back(masked, now, direction)
         or _unit_before_last(masked, now)
@@ -1358,6 +1358,30 @@ def goal_deadline(text: str, now: datetime) -> tuple[datetime, str] | None:
     if last <= now:
         return None
     return last.replace(hour=0, minute=0, second=0, microsecond=0), window.label
+
+
+#: "How many sales will store 2 make in December?": a question about time to come ("will you tell me"
+#: is a request, not the future).
+_FUTURE_TENSE = re.compile(r"\b(?:will|shall|going\s+to|gonna)\b(?!\s+(?:you|u)\b)", re.I)
+
+
+def asks_future(text: str) -> bool:
+    """Whether a question is about time to come: its period is the next one, not the last."""
+    return _FUTURE_TENSE.search(text) is not None
+
+
+#: A question told in the past tense ("why did Store 2 sell fewer...", "what was...", "sales fell").
+_PAST_TENSE = re.compile(r"\b(?:did|was|were|had|went|fell|dropped|dipped|slumped|declined)\b", re.I)
+
+
+def past_window(text: str, now: datetime) -> Window | None:
+    """The period a goal-like message asks about in the past tense, with no deadline and no target
+    ("Why did Store 2 sell fewer accessories in October?"): a question about what happened, whose
+    month is no deadline next year; None otherwise."""
+    if not _PAST_TENSE.search(text) or _DEADLINE_OPENS.search(text) or goal_target(text) is not None:
+        return None
+    window = time_window(text, now, direction="past")
+    return window if window is not None and window.start < now else None
 
 
 #: Prepositions that open a goal's deadline ("by the end of May", "within six weeks", "before Easter").

@@ -23,6 +23,7 @@ from master_agent.capabilities.terms import (
     MetricMention,
     Window,
     ambiguous_date,
+    asks_future,
     asks_money,
     counted_unknown,
     entity_numbers_as_digits,
@@ -407,6 +408,31 @@ async def _group(
     return None
 
 
+#: "the Leeds store", "our Manchester branch", "the shop in York": a member named by a place.
+_PLACE_NAMED = re.compile(
+    r"\b(?:the|our|my|your)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s+(?:store|shop|branch|outlet)\b"
+    r"|\b(?:store|shop|branch|outlet)\s+(?:in|at)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\b"
+)
+
+
+async def _unknown_place(sql: ReadOnlySql, metric: DataMetric, message: str) -> str | None:
+    """A place a question names a store by ("the Leeds store") that no name or group of the data has:
+    which store it is takes one fact from the user. None when the data knows the words (a region)."""
+    found = _PLACE_NAMED.search(message)
+    if found is None:
+        return None
+    place = (found.group(1) or found.group(2)).strip()
+    known: set[str] = set()
+    for _entity, query in metric.groups.values():
+        known |= {str(row["value"]).lower() for row in (await sql.query(query)).rows}
+    words = place.lower().split()
+    if any(
+        word in known or any(word.startswith(v) and len(word) - len(v) <= 3 for v in known) for word in words
+    ):
+        return None
+    return place
+
+
 @dataclass(frozen=True)
 class NamedByProperty:
     """An entity member the words name by a property ("our newest store"), read from the data: the
@@ -767,8 +793,25 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             named = None
     if named is not None:
         return await _answer_named(request, named, default_metric)
+    if "store_id" in metric.filters and "store_id" not in request.entities:
+        try:
+            place = await _unknown_place(sql, metric, request.message)
+            known = await _known_values(sql, metric, metric.filters["store_id"]) if place else []
+        except ToolInputError:
+            place = None
+        if place is not None:
+            # "the Leeds store": the data names its stores otherwise; all the stores' figure would
+            # answer another question.
+            return QueryAnswer(
+                text=f"Your data does not name a store by {place!r}: which store do you mean? "
+                f"({', '.join(str(value) for value in known)})",
+                handler="data",
+                answered=False,
+                data={"outcome": "clarify", "missing": ["store"], "known": {"store": known}},
+            )
     now = request.clock.now()
-    asked = time_window(request.message, now, direction="past")
+    # "will ... make in December" is the December to come: no rows can exist there, said so.
+    asked = time_window(request.message, now, direction="future" if asks_future(request.message) else "past")
     if asked is None and metric.time_column and (pointer := _TIME_POINTER.search(request.message)):
         # "that month" points at a period said before; without it, all the data would be an answer to
         # another question.

@@ -19,10 +19,12 @@ from typing import Any
 from master_agent.capabilities import MissingInformation
 from master_agent.capabilities.spec import DataMetric, EntityOrder
 from master_agent.capabilities.terms import (
+    Window,
     deadline_window,
     goal_deadline,
     goal_metric,
     goal_target,
+    past_window,
     unread_deadline,
 )
 from master_agent.capabilities.tools import ReadOnlySql, ToolContext
@@ -74,7 +76,12 @@ def make_goal_reader(
             }
         if target := goal_target(goal):
             stated["target"] = target.as_dict()
-        if deadline := goal_deadline(goal, now):
+        # "Why did Store 2 sell fewer accessories in October?": a question about a period gone by, whose
+        # month is no deadline a year ahead and which states no target to plan for.
+        past = past_window(goal, now)
+        if past is not None:
+            stated["asked_window"] = {"start": past.start.isoformat(), "end": past.end.isoformat()}
+        elif deadline := goal_deadline(goal, now):
             day, _words = deadline
             stated["deadline"] = day.date().isoformat()
             stated["timeline_days"] = max(7, min(730, math.ceil((day - now) / timedelta(days=1))))
@@ -126,6 +133,8 @@ def make_goal_reader(
                 "what_you_can_do": "ask about a figure your data has: "
                 + ", ".join(metric.name for metric in metrics),
             }
+        elif mention.metric is not None and past is not None:
+            stated["scope"] = await _measured_over(sql, mention.metric, stated.get("store_id"), past)
         elif mention.metric is not None and mention.metric.name != STRATEGY_METRIC:
             try:
                 stated["scope"] = await _measured_only(sql, mention.metric, stated.get("store_id"))
@@ -175,6 +184,46 @@ async def _measured_only(sql: ReadOnlySql, metric: DataMetric, store: int | None
             f" this service has strategies for the {STRATEGY_METRIC} only, so no plan is proposed"
         ),
         "what_you_can_do": f"ask for a goal on the {STRATEGY_METRIC}, or use the figure above to plan it yourself",
+    }
+
+
+async def _measured_over(
+    sql: ReadOnlySql, metric: DataMetric, store: int | None, window: Window
+) -> dict[str, Any]:
+    """The figure over the period a question about the past names: what is known; no target was
+    stated, so no plan (and no invented target) is proposed."""
+    conditions = (
+        [f"{metric.time_column} >= %(start)s AND {metric.time_column} < %(end)s"]
+        if metric.time_column
+        else []
+    )
+    params: dict[str, Any] = {"start": window.start, "end": window.end}
+    if store is not None and "store_id" in metric.filters:
+        conditions.append(f"{metric.filters['store_id']} = %(store_id)s")
+        params["store_id"] = store
+    where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+    statement = f"SELECT {metric.expression} AS value, count(*) AS observations FROM {metric.table}{where}"
+    row = (await sql.query(statement, params)).rows[0]
+    scope_words = f" at Store {store}" if store is not None and "store_id" in metric.filters else ""
+    found = (
+        f"was {_shown(row['value'], metric.unit)}, from {row['observations']} {metric.observation_noun}"
+        if row["value"] is not None and row["observations"]
+        else "has no rows in your data"
+    )
+    return {
+        "kind": "past_question",
+        "missing": ["a target and a date to plan for"],
+        "facts": {
+            "metric": metric.name,
+            "store_id": store,
+            "value": row["value"],
+            "observations": row["observations"],
+            "window": {"start": window.start.isoformat(), "end": window.end.isoformat()},
+            "sql": statement,
+        },
+        "explanation": f"you asked about a period gone by: the {metric.name}{scope_words} over "
+        f"{window.describe()} {found}; no target was stated, so no plan is proposed",
+        "what_you_can_do": f"set a target and a date for the {metric.name} to get a plan",
     }
 
 
