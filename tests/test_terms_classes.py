@@ -215,3 +215,22 @@ def test_a_reuse_keeps_the_users_target_and_deadline(text: str, goal: str) -> No
 def test_a_new_goal_or_question_is_no_reuse(text: str) -> None:
     assert not is_reuse(text, PREVIOUS)
     assert not is_reuse("Same plan for Store 1", {**PREVIOUS, "intent": "QUERY"})
+
+
+@pytest.mark.parametrize(
+    ("text", "store"),
+    [
+        ("refund % at st 4, first 10 days of sept", 4),
+        ("attach at str 8", 8),
+        ("stor 5 sales", 5),
+        ("sales at store 2", 2),
+    ],
+)
+def test_a_store_numbered_in_shorthand(text: str, store: int) -> None:
+    from master_agent.runtime.context import extract_entities
+
+    assert extract_entities(text).get("store_id") == store
+    assert (
+        "store_id" not in extract_entities("what was sept 5 like")
+        and extract_entities("the top 3 stores") == {}
+    )

@@ -1227,10 +1227,30 @@ _ENTITY_BEFORE = re.compile(
 _ENTITY_WORD = re.compile(r"\b(?:stores?|shops?|branch(?:es)?|outlets?)\s*#?\s*[a-z]", re.I)
 
 
+#: Places numbered in a shortening of their noun ("st 4", "br. 2", "shp #3"): the letters of one noun
+#: only, in order, the first one first.
+_PLACE_NOUNS = ("store", "shop", "branch", "outlet")
+_PLACE_SHORTHAND = re.compile(r"\b([A-Za-z]{2,4})\.?(\s*#?\s*\d+)\b(?!\s*(?:%|percent|[.,:/]\d))")
+
+
+def _place_written_out(match: re.Match[str]) -> str:
+    said = match.group(1).lower()
+    if said in _PLACE_NOUNS or said in _COUNT_WORDS:
+        return match.group(0)
+
+    def shortens(noun: str) -> bool:
+        letters = iter(noun)
+        return said[0] == noun[0] and all(ch in letters for ch in said)
+
+    nouns = [noun for noun in _PLACE_NOUNS if shortens(noun)]
+    return f"{nouns[0]}{match.group(2)}" if len(nouns) == 1 else match.group(0)
+
+
 def entity_numbers_as_digits(text: str) -> str:
     """``text`` with the numbers in words that number an entity as digits ("store six" -> "store 6",
     "stores four and nine" -> "stores 4 and 9"), read by Duckling's number rules. Other numbers in
     words stay as written: they may be a target or a count ("a fifth", "top three")."""
+    text = _PLACE_SHORTHAND.sub(_place_written_out, text)
     if not _ENTITY_WORD.search(text):
         return text
     out: list[str] = []
