@@ -26,6 +26,7 @@ from master_agent.capabilities.terms import (
     goal_target,
     past_window,
     unread_deadline,
+    written_out,
 )
 from master_agent.capabilities.tools import ReadOnlySql, ToolContext
 from master_agent.errors import ToolInputError
@@ -102,22 +103,30 @@ def make_goal_reader(
             # being returned" are refunds; "overtime hours" are no training hours); an unknown keeps the
             # goal's own words when it has some.
             placed = await figure_by_meaning(goal, context.embedder, problems, problem_metrics or {}, metrics)
+            # The words as said, an average they are said as included ("avg handset price").
+            said = mention.unknown or ""
+            if said and re.search(rf"\baverage\s+{re.escape(said)}", written_out(goal), re.I):
+                said = f"average {said}"
             own = (
                 await figure_by_meaning(
-                    mention.unknown,
+                    said,
                     context.embedder,
                     problems,
                     problem_metrics or {},
                     metrics,
                     min_similarity=NAMED_MIN_SIMILARITY,
                 )
-                if mention.unknown and placed is not None and placed.metric is not None
+                if said
                 else None
             )
             if placed is not None and (
                 mention.unknown is None or (own is not None and own.metric == placed.metric)
             ):
                 mention = placed
+            elif own is not None and own.metric is not None:
+                # Words that alone mean one figure closely ("average handset price" is the average
+                # device amount) name it, however the rest of the goal reads.
+                mention = own
         if mention.unknown is None and (mention.metric is None or mention.metric.name != STRATEGY_METRIC):
             # Data the tenant lacks named in words that sound like a figure it has ("halve staff
             # turnover" is no takings goal); a goal naming the planned figure keeps its plan.
