@@ -234,3 +234,33 @@ def test_a_store_numbered_in_shorthand(text: str, store: int) -> None:
         "store_id" not in extract_entities("what was sept 5 like")
         and extract_entities("the top 3 stores") == {}
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "last"),
+    [
+        (
+            "What's the attach rate for the most recent week you actually have data for?",
+            "2026-09-24",
+            "2026-09-30",
+        ),
+        ("refunds in the latest month of data", "2026-09-01", "2026-09-30"),
+        ("sales in the last 10 days of data you hold", "2026-09-21", "2026-09-30"),
+    ],
+)
+def test_a_span_counted_back_from_the_datas_last_day(text: str, first: str, last: str) -> None:
+    from master_agent.capabilities.terms import Window, data_edge_window
+
+    coverage = Window(
+        start=datetime(2026, 4, 4, tzinfo=UTC), end=datetime(2026, 10, 1, tzinfo=UTC), label="data"
+    )
+    window = data_edge_window(text, coverage)
+    assert window is not None
+    assert (window.start.date().isoformat(), window.last_day().date().isoformat()) == (first, last)
+    assert data_edge_window("sales last week", coverage) is None  # the calendar's week
+    assert data_edge_window("the last two weeks of August", coverage) is None
+
+
+def test_a_figure_per_person_is_the_staffs_figure_not_missing_data() -> None:
+    assert per_unit_figure("avg training hrs per person at store 7?", METRICS) is None
+    assert per_unit_figure("revenue per head at store 2", METRICS) is None

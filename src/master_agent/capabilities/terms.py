@@ -1076,6 +1076,8 @@ def per_unit_figure(text: str, metrics: Sequence[DataMetric]) -> MetricMention |
         unit_words = _TOKEN.findall(unit)
         if not unit_words or unit_words[0] in _NEUTRAL_MODIFIERS:
             continue
+        if any(word in _PERSON_WORDS or f"{word}s" in _PERSON_WORDS or word == "head" for word in unit_words):
+            continue  # "training hours per person": people are the staff a table lists
         known = [any(_same_word(word, v) for v in vocabulary) for word in unit_words]
         counted = _match_words(unit_words, metrics)
         if not all(known):
@@ -1388,6 +1390,35 @@ _FUTURE_TENSE = re.compile(r"\b(?:will|shall|going\s+to|gonna)\b(?!\s+(?:you|u)\
 def asks_future(text: str) -> bool:
     """Whether a question is about time to come: its period is the next one, not the last."""
     return _FUTURE_TENSE.search(text) is not None
+
+
+#: "the most recent week you actually have data for", "the latest month of data": a span counted back
+#: from the data's last day, not the calendar's.
+_DATA_EDGE = re.compile(
+    rf"\b(?:most\s+recent|latest|last|final)\s+(?:{_COUNT}\s+)?(days?|weeks?|fortnights?|months?)\b"
+    r"(?=[^.?!]{0,40}?\b(?:data|records?|rows|figures|numbers)\b)",
+    re.I,
+)
+
+
+def data_edge_window(text: str, coverage: Window) -> Window | None:
+    """The span ``text`` counts back from the end of the data (``coverage``): days, weeks and
+    fortnights back from its last day, a month as the calendar month that day is in; None when the
+    words count from the calendar."""
+    match = _DATA_EDGE.search(text)
+    if match is None:
+        return None
+    unit = match.group(2).lower().rstrip("s")
+    label = match.group(0)
+    if unit == "month":
+        start = coverage.last_day().replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+        return Window(
+            start=max(_add(start, 1 - _count(match.group(1)), "month"), coverage.start),
+            end=coverage.end,
+            label=label,
+        )
+    span = _count(match.group(1)) * timedelta(days=_SPAN_DAYS[unit])
+    return Window(start=max(coverage.end - span, coverage.start), end=coverage.end, label=label)
 
 
 #: A question told in the past tense ("why did Store 2 sell fewer...", "what was...", "sales fell").

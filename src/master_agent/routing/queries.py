@@ -26,6 +26,7 @@ from master_agent.capabilities.terms import (
     asks_future,
     asks_money,
     counted_unknown,
+    data_edge_window,
     entity_numbers_as_digits,
     fiscal_quarter,
     fiscal_year_start,
@@ -812,6 +813,13 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     now = request.clock.now()
     # "will ... make in December" is the December to come: no rows can exist there, said so.
     asked = time_window(request.message, now, direction="future" if asks_future(request.message) else "past")
+    if metric.time_column and data_edge_window(request.message, Window(start=now, end=now, label="")):
+        # "the most recent week you actually have data for": counted back from the data's last day.
+        try:
+            coverage = await _coverage(sql, metric)
+        except ToolInputError:
+            coverage = None
+        asked = (data_edge_window(request.message, coverage) if coverage else None) or asked
     if asked is None and metric.time_column and (pointer := _TIME_POINTER.search(request.message)):
         # "that month" points at a period said before; without it, all the data would be an answer to
         # another question.
