@@ -264,3 +264,27 @@ def test_a_span_counted_back_from_the_datas_last_day(text: str, first: str, last
 def test_a_figure_per_person_is_the_staffs_figure_not_missing_data() -> None:
     assert per_unit_figure("avg training hrs per person at store 7?", METRICS) is None
     assert per_unit_figure("revenue per head at store 2", METRICS) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "question"),
+    [
+        ("acessory revnue store 7 in spetember", True),
+        ("refund rate at store 2 in Febuary", True),
+        ("store 3 txns in Agust", True),
+        ("Why did Store 2 sell fewer accessories in October?", False),  # a cause: work
+        ("devise a strategy for store 5 attach rate in July", False),
+        ("Increase attach at store 2 in March", False),
+        ("attach rate at store 4 by March", False),
+    ],
+)
+def test_a_misspelt_figure_over_a_past_month_is_a_question(text: str, question: bool) -> None:
+    from master_agent.routing.graph import is_figure_question
+
+    assert is_figure_question(text, METRICS, NOW) == question
+
+
+def test_a_percent_sign_after_a_word_is_its_percentage() -> None:
+    from master_agent.capabilities.terms import metric_mention
+
+    assert metric_mention("refund % at store 4 in September", METRICS).metric.name == "refund rate"  # type: ignore[union-attr]

@@ -85,6 +85,7 @@ _MONTH_WORD = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|"
     r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 )
+_MONTH_WORD_RE = re.compile(_MONTH_WORD, re.I)
 _HALF_OF_MONTH = re.compile(
     rf"\b(first|second|1st|2nd|last)\s+half\s+of\s+({_MONTH_WORD})\.?(?:\s+(\d{{4}}))?\b", re.I
 )
@@ -245,6 +246,19 @@ _SHARED_MONTH = re.compile(
     rf"(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_WORD})\b\.?",
     re.I,
 )
+_LONG_WORD = re.compile(r"\b[A-Za-z]{5,}\b")
+_MONTH_NAMES = [name.lower() for name in calendar.month_name if name]
+
+
+def _month_spelt(match: re.Match[str]) -> str:
+    """A misspelt month's name as written ("spetember", "Febuary"); any other word as it is."""
+    word = match.group(0)
+    if word.lower() in _MONTH_NAMES or _MONTH_WORD_RE.fullmatch(word):
+        return word
+    close = difflib.get_close_matches(word.lower(), _MONTH_NAMES, n=1, cutoff=0.8)
+    return close[0] if close else word
+
+
 #: "feb end", "March-end": the end of that month, said the Indian and British way.
 _MONTH_END = re.compile(rf"\b({_MONTH_WORD})\.?[\s-]+end\b", re.I)
 #: "8/7", "02/07/2026": a date in digits, day and month in an order only the writer knows.
@@ -283,6 +297,7 @@ def spelled_for_duckling(text: str) -> str:
     """``text`` with the time shapes Duckling misreads written the way it reads them: a week
     commencing, two days sharing one month, digit dates in the order the text settles, "feb end"."""
     text = _WEEK_COMMENCING.sub("the week of", text)
+    text = _LONG_WORD.sub(_month_spelt, text)
     text = _MONTH_END.sub(lambda m: f"end of {m.group(1)}", text)
     text = _SHARED_MONTH.sub(
         lambda m: (
@@ -889,8 +904,14 @@ _SHORTHAND = {
 _SHORT_WORD = re.compile(r"\b(" + "|".join(re.escape(word) for word in _SHORTHAND) + r")(?=\W|$)", re.I)
 
 
+#: "refund %", "attach%": a percent sign after a word, not a number, is the word's percentage.
+_WORD_PERCENT = re.compile(r"\b([A-Za-z]{3,})\s*%")
+
+
 def written_out(text: str) -> str:
-    """``text`` with business shorthand written out ("avg acc rev" -> "average accessory revenue")."""
+    """``text`` with business shorthand written out ("avg acc rev" -> "average accessory revenue",
+    "refund %" -> "refund percentage")."""
+    text = _WORD_PERCENT.sub(lambda match: f"{match.group(1)} percentage", text)
     return _SHORT_WORD.sub(lambda match: _SHORTHAND[match.group(1).lower()], text)
 
 
@@ -1419,6 +1440,35 @@ def data_edge_window(text: str, coverage: Window) -> Window | None:
         )
     span = _count(match.group(1)) * timedelta(days=_SPAN_DAYS[unit])
     return Window(start=max(coverage.end - span, coverage.start), end=coverage.end, label=label)
+
+
+def moves_a_figure(text: str) -> bool:
+    """Whether ``text`` has a verb that sets a figure moving ("increase", "cut", "get ... to")."""
+    return _GOAL_VERB.search(text) is not None
+
+
+def only_figure_words(text: str, metrics: Sequence[DataMetric]) -> bool:
+    """Whether every content word of ``text`` is a word of the data's figures (misspelt too), of who
+    or of when: nothing in it asks for other work ("devise a strategy for ...")."""
+    vocabulary = _data_words(metrics)
+    blanked = _who_and_when_blanked(written_out(spelled_for_duckling(_mask_entities(text))))
+    for word in _TOKEN.findall(blanked.lower()):
+        word = word.removesuffix("'s")
+        if (
+            word in _NEUTRAL_MODIFIERS
+            or word in _ENTITY_NOUNS
+            or _PERIOD_WORDS.fullmatch(word)
+            or len(word) < 3
+        ):
+            continue
+        if not any(_same_word(word, known) for known in vocabulary):
+            return False
+    return True
+
+
+def opens_deadline(text: str) -> bool:
+    """Whether ``text`` has a preposition that opens a deadline ("by", "before", "within")."""
+    return _DEADLINE_OPENS.search(text) is not None
 
 
 #: A question told in the past tense ("why did Store 2 sell fewer...", "what was...", "sales fell").

@@ -28,6 +28,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.language_models import BaseChatModel
@@ -57,6 +58,9 @@ from master_agent.capabilities.terms import (
     goal_target,
     metric_by_words,
     metric_mention,
+    moves_a_figure,
+    only_figure_words,
+    opens_deadline,
     restated,
     time_mention,
     time_window,
@@ -329,6 +333,14 @@ class FrontDoor:
                 # "Get store one up by a third over the next two months": a target and a date ahead ask
                 # for the figure to move, not for its value; a figure would answer another question.
                 intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None})
+        elif (
+            intent.action == "EXECUTE"
+            and not override
+            and is_figure_question(goal, self.pack.data_metrics, self.evolution.clock.now())
+        ):
+            # "acessory revnue store 7 in spetember": a figure of the data over a period gone by, with no
+            # target, no deadline and no verb that moves it, asks for its value, not for a plan.
+            intent = intent.model_copy(update={"action": "QUERY", "query_kind": "data"})
         previous_turn = turns[-1] if turns else None
         candidates = []
         own = any(card.source == "tenant" and card.runnable for card in self.cards)
@@ -660,8 +672,9 @@ class FrontDoor:
             },
             "envelope": envelope,
             "messages": [AIMessage(content=answer.text)],
-            # The question as answered (its period and figure carried over): what a next one continues.
-            **self._finish(state, message),
+            # The question as answered (its period and figure carried over, a figure read by meaning
+            # by its name): what a next one continues.
+            **self._finish(state, _as_answered(message, answer.data, self.pack.data_metrics)),
         }
 
     async def build_agent(self, state: FrontDoorState) -> dict[str, Any]:
@@ -876,6 +889,25 @@ def names_a_figure(text: str, metrics: Sequence[DataMetric]) -> str | None:
     return metric.name if metric is not None else None
 
 
+def is_figure_question(text: str, metrics: Sequence[DataMetric], now: datetime) -> bool:
+    """Whether ``text`` asks for the value of one of the data's figures over a period gone by: it names
+    the figure (misspelt too) and a past window, and states no target, no deadline ahead, no verb that
+    moves a figure and no "why" (a cause is work, not a value)."""
+    if (
+        _WHY.search(text)
+        or moves_a_figure(text)
+        or opens_deadline(text)
+        or not only_figure_words(text, metrics)
+    ):
+        return False
+    window = time_window(text, now, direction="past")
+    return (
+        window is not None
+        and window.end <= now + timedelta(days=1)
+        and names_a_figure(text, metrics) is not None
+    )
+
+
 #: A question after a figure that asks what caused it ("why so low?", "how come it dropped").
 _WHY = re.compile(r"\b(why|how come|what caused|what's causing|reasons?)\b", re.I)
 
@@ -894,6 +926,17 @@ POINTING_BACK_WORDS = 14
 #: Words that point back to what the conversation said before ("it", "that one", "the original",
 #: "instead", "actually ...").
 _POINTS_BACK = re.compile(r"\b(it|its|that|them|those|same|instead|actually|original|again|then)\b", re.I)
+
+
+def _as_answered(message: str, data: Mapping[str, Any], metrics: Sequence[DataMetric]) -> str:
+    """``message`` with the figure its answer was of, when its words do not name it ("which shop
+    refunded the biggest share of its sales?" was the refund rate): a follow-up ("and the smallest?")
+    asks about that figure, not one its words would be read as again."""
+    figure = data.get("metric")
+    said = metric_mention(message, metrics).metric
+    if not figure or data.get("outcome") != "answer" or (said is not None and said.name == figure):
+        return message
+    return f"{message.rstrip('?.! ')} (the {figure})"
 
 
 def inherits_target(message: str, target: RouteTarget, previous: Mapping[str, Any]) -> bool:

@@ -423,6 +423,8 @@ async def _unknown_place(sql: ReadOnlySql, metric: DataMetric, message: str) -> 
     if found is None:
         return None
     place = (found.group(1) or found.group(2)).strip()
+    if unread_time(place) or time_mention(place):
+        return None  # "the store in July": when, not where
     known: set[str] = set()
     for _entity, query in metric.groups.values():
         known |= {str(row["value"]).lower() for row in (await sql.query(query)).rows}
