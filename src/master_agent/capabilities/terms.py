@@ -476,7 +476,7 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
     the English bank holiday of that month; the latest that has come (past) or the next (future)."""
     bank = _BANK_HOLIDAY.search(text)
     calendars = [c for c in _CALENDARS if c[0] == "GB"] if bank else list(_CALENDARS)
-    found: tuple[int, int, str, str | None, str] | None = None  # start, end, name, country, subdiv
+    found: tuple[int, int, str, str, str | None] | None = None  # start, end, name, country, subdiv
     for country, subdiv in calendars:
         for _, name in _holiday_days(country, subdiv, now.year):
             match = _holiday_name(name).search(text)
