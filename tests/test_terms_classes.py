@@ -288,3 +288,18 @@ def test_a_percent_sign_after_a_word_is_its_percentage() -> None:
     from master_agent.capabilities.terms import metric_mention
 
     assert metric_mention("refund % at store 4 in September", METRICS).metric.name == "refund rate"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("text", "source"),
+    [
+        ("How much money did add-ons bring in at store 8 last quarter?", "add-ons"),
+        ("how much revenue did phone cases generate at store 2 in July", "phone cases"),
+        ("how much did store 7 make from accessories", "accessories"),
+        ("how much did store 7 make last month", None),  # the store made it: all its sales' money
+    ],
+)
+def test_money_said_to_be_made_by_a_part_of_the_sales(text: str, source: str | None) -> None:
+    from master_agent.capabilities.terms import money_source
+
+    assert money_source(text) == source

@@ -995,7 +995,7 @@ def money_source(text: str) -> str | None:
     "takings on phones last week"): the words after from/on/off/out of, up to the first closed-class
     word, with the question's entities and time blanked. None: the money of all the sales."""
     blanked = _who_and_when_blanked(written_out(text))
-    for match in _MONEY_FROM.finditer(blanked):
+    for match in [*_MONEY_FROM.finditer(blanked), *_MONEY_BY.finditer(blanked)]:
         words = match.group(1).split()
         while words and words[0].lower() in _DETERMINERS:
             words.pop(0)
@@ -1011,6 +1011,12 @@ def money_source(text: str) -> str | None:
 
 _MONEY_FROM = re.compile(
     r"\b(?:from|on|off|out\s+of)\s+([A-Za-z][A-Za-z'-]*(?:\s+[A-Za-z][A-Za-z'-]*){0,3})", re.I
+)
+#: "how much money did add-ons bring in": what the money came from, said as who made it.
+_MONEY_BY = re.compile(
+    r"\b(?:did|do|does|have|has|had)\s+([A-Za-z][A-Za-z'-]*(?:\s+[A-Za-z][A-Za-z'-]*){0,2}?)\s+"
+    r"(?:bring\s+in|brought\s+in|make|made|generate|generated|earn|earned|take|taken|rake\s+in)\b",
+    re.I,
 )
 _DETERMINERS = frozenset({"the", "our", "its", "their", "my", "your", "his", "her", "all"})
 
