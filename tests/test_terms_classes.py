@@ -303,3 +303,11 @@ def test_money_said_to_be_made_by_a_part_of_the_sales(text: str, source: str | N
     from master_agent.capabilities.terms import money_source
 
     assert money_source(text) == source
+
+
+def test_a_holiday_the_calendars_do_not_have_is_not_read_as_another() -> None:
+    from master_agent.capabilities.terms import unread_time
+
+    text = "store 3's takings over the Whitsun bank holiday weekend?"
+    assert time_window(text, NOW) is None and unread_time(text) is not None  # asked, never guessed
+    assert _days("How much did store 5 take on Labour Day weekend?") == ("2026-09-05", "2026-09-07")

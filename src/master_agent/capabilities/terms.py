@@ -197,6 +197,8 @@ def time_window(text: str, now: datetime, *, direction: Direction = "past") -> W
     open_ended = direction == "past" and _TO_NOW.search(masked) is not None
     # "what it is now" is no span, but Duckling reads "now by the end of March" as the instant now.
     masked = _PRESENT.sub(lambda match: " " * len(match.group(0)), masked)
+    if _unnamed_holiday(masked):
+        return None
     window = (
         (_part_of_period(masked, now) if direction == "past" else None)
         or _to_date(masked, now)
@@ -464,9 +466,31 @@ def _holiday_name(name: str) -> re.Pattern[str]:
     words = [re.escape(word) for word in re.split(r"\s+", name.strip())]
     if len(words) >= 2 and words[-1].lower() in ("day", "sunday") and len(words[-2]) >= 6:
         head = r"\s+".join(words[:-1])
-        return re.compile(rf"\b{head}(?:\s+{words[-1]})?\b", re.I)
+        return re.compile(rf"\b{_either_spelling(head)}(?:\s+{words[-1]})?\b", re.I)
     spaced = r"\s+".join(words)
-    return re.compile(rf"\b{spaced}\b", re.I)
+    return re.compile(rf"\b{_either_spelling(spaced)}\b", re.I)
+
+
+def _either_spelling(pattern: str) -> str:
+    """A name's "-or" words either way they are spelt ("Labor" and "Labour")."""
+    return re.sub(r"(?<=[a-z])or\b", "ou?r", pattern)
+
+
+def _unnamed_holiday(text: str) -> bool:
+    """ "the Whitsun bank holiday": a bank holiday named by a word no calendar here has (nor a month):
+    which days it is takes the user's word, never another holiday's or the weekend's."""
+    bank = _BANK_HOLIDAY.search(text)
+    if bank is None or _WHEN_IN_MONTH.search(text[: bank.start()]):
+        return False
+    if any(
+        _holiday_name(name).search(text)
+        for country, subdiv in _CALENDARS
+        if country == "GB"
+        for _, name in _holiday_days(country, subdiv, 2026)
+    ):
+        return False
+    qualifier = re.search(r"([A-Za-z]+)\s*$", text[: bank.start()])
+    return qualifier is not None and qualifier.group(1).lower() not in _NOT_A_HEAD
 
 
 def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
@@ -485,6 +509,8 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
     month: tuple[str | None, int] | None = None
     if found is None and bank is not None:
         said = _WHEN_IN_MONTH.search(text[: bank.start()])
+        if said is None and _unnamed_holiday(text):
+            return None
         month = ((said.group(1) or "").lower() or None, _MONTHS[said.group(2).lower()[:3]]) if said else None
         found = (said.start() if said else bank.start(), bank.end(), "", "GB", "ENG")
     if found is None:

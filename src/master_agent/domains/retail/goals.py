@@ -144,6 +144,15 @@ def make_goal_reader(
             }
         elif mention.metric is not None and past is not None:
             stated["scope"] = await _measured_over(sql, mention.metric, stated.get("store_id"), past)
+        elif past is not None:
+            stated["scope"] = {
+                "kind": "past_question",
+                "missing": ["the figure meant", "a target and a date to plan for"],
+                "explanation": f"you asked about a period gone by ({past.describe()}) and named no figure of "
+                "your data and no target, so no plan (and no target) is proposed",
+                "what_you_can_do": "ask for a figure over that period, or set a target and a date to plan for: "
+                + ", ".join(metric.name for metric in metrics),
+            }
         elif mention.metric is not None and mention.metric.name != STRATEGY_METRIC:
             try:
                 stated["scope"] = await _measured_only(sql, mention.metric, stated.get("store_id"))
