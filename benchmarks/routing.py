@@ -37,9 +37,9 @@ from master_agent.service.graphs import register_graphs
 from master_agent.settings import Settings
 
 TENANT = "demo-retail"
-#: (messages, their follow-ups, whether they are tuning splits whose misses may be listed): the first
-#: labelled batch, the second, the third and the fourth (held-out only; each written later by another helper; their held-out
-#: parts seen by no one tuning).
+#: (messages, their follow-ups, whether they are tuning splits whose misses may be listed): the five
+#: labelled batches (the fourth held-out only), each written later by another helper who read no code;
+#: their held-out parts seen by no one tuning.
 SPLITS = (
     ("validation.json", "followups_tuning.json", True),
     ("validation2.json", "followups_train2.json", True),
@@ -48,8 +48,9 @@ SPLITS = (
     ("validation3.json", "followups_train3.json", True),
     ("heldout3.json", "followups_heldout3.json", False),
     ("heldout4.json", "followups_heldout4.json", False),
+    ("heldout5.json", "followups_heldout5.json", False),
     # The fifth batch's tuning part (``train5.json``: the heads train on it, so its figures after
-    # training are not a measure of new wording; its held-out part is the merger's to wire).
+    # training are not a measure of new wording; ``heldout5.json`` is).
     ("train5.json", "followups_train5.json", True),
 )
 HANDLERS = ["solve", "answer_query", "build_agent", "out_of_scope"]

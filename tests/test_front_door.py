@@ -324,6 +324,16 @@ async def test_a_domain_pack_adds_its_own_query_kind(live: LiveServer, keys: dic
         ("Attach rate for Store 9 in June?", "clarify", None),
         # Which months a fiscal quarter is depends on the business: asked, not guessed.
         ("How many sales did Store 4 make in fiscal Q1?", "clarify", None),
+        # England's calendar: the late May bank holiday weekend, Saturday to Monday.
+        (
+            "How many sales did store 2 make over the spring bank holiday weekend?",
+            "answer",
+            ("2026-05-23", "2026-05-26"),
+        ),
+        # A store named by a town the data does not know is asked about, not answered for all stores.
+        ("What was the attach rate at the York store in July?", "clarify", None),
+        # Sales told apart by how they were paid: the data has no payment method.
+        ("What share of store 3's sales in July were paid by card?", "out_of_scope", None),
     ],
 )
 async def test_a_data_question_answers_the_window_it_names_or_says_why_not(
@@ -352,6 +362,22 @@ async def test_a_data_question_answers_the_window_it_names_or_says_why_not(
         assert answer["observations"] == row["n"] > 0
     if outcome == "no_data":
         assert "2026-09-30" in values["reply"]["text"]  # says where the data ends
+
+
+async def test_a_question_about_the_past_keeps_its_window_and_invents_no_target(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    async with _client(live, keys["demo-retail"]) as client:
+        values = (await chat(client, "Why was the attach rate at store 2 so low in August?"))["values"]
+    reply, handoff = values["reply"], (values.get("envelope") or {}).get("handoff") or {}
+    assert reply["status"] != "success", reply
+    assert handoff.get("kind") == "past_question", (reply, handoff)
+    facts = handoff["facts"]
+    assert facts["window"]["start"].startswith("2026-08-01") and facts["window"]["end"].startswith(
+        "2026-09-01"
+    )
+    assert facts["value"] is not None and facts["observations"] > 0  # measured over August, at Store 2
+    assert "no target" in handoff["explanation"]
 
 
 async def test_a_question_about_a_figure_the_data_lacks_is_refused(

@@ -85,6 +85,7 @@ _MONTH_WORD = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|"
     r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 )
+_MONTH_WORD_RE = re.compile(_MONTH_WORD, re.I)
 _HALF_OF_MONTH = re.compile(
     rf"\b(first|second|1st|2nd|last)\s+half\s+of\s+({_MONTH_WORD})\.?(?:\s+(\d{{4}}))?\b", re.I
 )
@@ -196,13 +197,18 @@ def time_window(text: str, now: datetime, *, direction: Direction = "past") -> W
     open_ended = direction == "past" and _TO_NOW.search(masked) is not None
     # "what it is now" is no span, but Duckling reads "now by the end of March" as the instant now.
     masked = _PRESENT.sub(lambda match: " " * len(match.group(0)), masked)
+    if _unnamed_holiday(masked):
+        return None
     window = (
         (_part_of_period(masked, now) if direction == "past" else None)
         or _to_date(masked, now)
         or _quarter(masked, now, direction)
         or _half_of_month(masked, now, direction)
         or _half_of_year(masked, now, direction)
+        or _holiday(masked, now, direction)
         or _season(masked, now, direction)
+        or _iso_week(masked, now, direction)
+        or _weeks_back(masked, now, direction)
         or _unit_before_last(masked, now)
     )
     if window is None and direction == "past":
@@ -242,6 +248,21 @@ _SHARED_MONTH = re.compile(
     rf"(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_WORD})\b\.?",
     re.I,
 )
+_LONG_WORD = re.compile(r"\b[A-Za-z]{5,}\b")
+_MONTH_NAMES = [name.lower() for name in calendar.month_name if name]
+
+
+def _month_spelt(match: re.Match[str]) -> str:
+    """A misspelt month's name as written ("spetember", "Febuary"); any other word as it is."""
+    word = match.group(0)
+    if word.lower() in _MONTH_NAMES or _MONTH_WORD_RE.fullmatch(word):
+        return word
+    close = difflib.get_close_matches(word.lower(), _MONTH_NAMES, n=1, cutoff=0.8)
+    return close[0] if close else word
+
+
+#: "feb end", "March-end": the end of that month, said the Indian and British way.
+_MONTH_END = re.compile(rf"\b({_MONTH_WORD})\.?[\s-]+end\b", re.I)
 #: "8/7", "02/07/2026": a date in digits, day and month in an order only the writer knows.
 _SLASH_DATE = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?(?![\d/])")
 #: Words that run a span on to today ("since July", "from 1 June till date", "so far").
@@ -276,8 +297,10 @@ def ambiguous_date(text: str) -> tuple[str, str] | None:
 
 def spelled_for_duckling(text: str) -> str:
     """``text`` with the time shapes Duckling misreads written the way it reads them: a week
-    commencing, two days sharing one month, digit dates in the order the text settles."""
+    commencing, two days sharing one month, digit dates in the order the text settles, "feb end"."""
     text = _WEEK_COMMENCING.sub("the week of", text)
+    text = _LONG_WORD.sub(_month_spelt, text)
+    text = _MONTH_END.sub(lambda m: f"end of {m.group(1)}", text)
     text = _SHARED_MONTH.sub(
         lambda m: (
             f"{m.group(1)} {m.group(4)} {'and' if m.group(2) == 'and' else 'to'} {m.group(3)} {m.group(4)}"
@@ -403,6 +426,184 @@ def _season(text: str, now: datetime, direction: Direction) -> Window | None:
         return Window(start=start, end=_add(start, 3, "month"), label=match.group(0).strip())
 
     return _latest(season, int(said) if said else None, now, direction)
+
+
+#: The calendars holidays are named in, and the words that point to one ("bank holiday" is England's).
+_CALENDARS = (("US", None), ("GB", "ENG"), ("IN", None))
+_BANK_HOLIDAY = re.compile(r"\bbank\s+holidays?\b", re.I)
+#: What a holiday's name says around it: "the late May bank holiday weekend", "Thanksgiving week".
+_HOLIDAY_PART = re.compile(
+    r"\s*(?:bank\s+holiday\s+|holiday\s+|day\s+)?(long\s+weekend|weekend|week)\b", re.I
+)
+_WHEN_IN_MONTH = re.compile(rf"\b(early|late|end\s+of|start\s+of)?\s*({_MONTH_WORD})\.?\s*$", re.I)
+_HOLIDAY_YEAR = re.compile(r"\s*(?:(?:of\s+)?(\d{4})|(next\s+year)|(this\s+year)|(last\s+year))\b", re.I)
+
+
+@functools.lru_cache(maxsize=64)
+def _holiday_days(country: str, subdiv: str | None, year: int) -> tuple[tuple[datetime, str], ...]:
+    """A country's public holidays of ``year`` (the ``holidays`` package), Easter Sunday among them:
+    "Easter" names a weekend its Friday and Monday stand around."""
+    import holidays
+    from dateutil.easter import easter
+
+    kind = holidays.country_holidays(country, subdiv=subdiv)
+    categories = {"public", "optional"} & set(getattr(kind, "supported_categories", ("public",)))
+    kept = holidays.country_holidays(country, subdiv=subdiv, years=[year], categories=tuple(categories))
+    days = [
+        (datetime(d.year, d.month, d.day, tzinfo=UTC), name)
+        for d, names in kept.items()
+        for name in names.split("; ")
+    ]
+    sunday = easter(year)
+    days.append((datetime(sunday.year, sunday.month, sunday.day, tzinfo=UTC), "Easter Sunday"))
+    return tuple(sorted(days))
+
+
+def _holiday_name(name: str) -> re.Pattern[str]:
+    """The words a holiday's calendar name is said in: "Thanksgiving" for "Thanksgiving Day", "Easter"
+    for "Easter Sunday"; a trailing "Day" or "Sunday" is left out only after a long word of its own."""
+    name = re.sub(r"\s*\((?:observed|estimated)\)", "", name)
+    words = [re.escape(word) for word in re.split(r"\s+", name.strip())]
+    if len(words) >= 2 and words[-1].lower() in ("day", "sunday") and len(words[-2]) >= 6:
+        head = r"\s+".join(words[:-1])
+        return re.compile(rf"\b{_either_spelling(head)}(?:\s+{words[-1]})?\b", re.I)
+    spaced = r"\s+".join(words)
+    return re.compile(rf"\b{_either_spelling(spaced)}\b", re.I)
+
+
+def _either_spelling(pattern: str) -> str:
+    """A name's "-or" words either way they are spelt ("Labor" and "Labour")."""
+    return re.sub(r"(?<=[a-z])or\b", "ou?r", pattern)
+
+
+def _unnamed_holiday(text: str) -> bool:
+    """ "the Whitsun bank holiday": a bank holiday named by a word no calendar here has (nor a month):
+    which days it is takes the user's word, never another holiday's or the weekend's."""
+    bank = _BANK_HOLIDAY.search(text)
+    if bank is None or _WHEN_IN_MONTH.search(text[: bank.start()]):
+        return False
+    if any(
+        _holiday_name(name).search(text)
+        for country, subdiv in _CALENDARS
+        if country == "GB"
+        for _, name in _holiday_days(country, subdiv, 2026)
+    ):
+        return False
+    qualifier = re.search(r"([A-Za-z]+)\s*$", text[: bank.start()])
+    return qualifier is not None and qualifier.group(1).lower() not in _NOT_A_HEAD
+
+
+def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
+    """A holiday named in ``text`` as its country's calendar dates it: the day, or its week (Monday to
+    Sunday) or its weekend (the holiday joined to the nearest Saturday and Sunday, with the calendar's
+    holidays next to them: Easter's is Good Friday to Easter Monday). "The (late) May bank holiday" is
+    the English bank holiday of that month; the latest that has come (past) or the next (future)."""
+    bank = _BANK_HOLIDAY.search(text)
+    calendars = [c for c in _CALENDARS if c[0] == "GB"] if bank else list(_CALENDARS)
+    found: tuple[int, int, str, str, str | None] | None = None  # start, end, name, country, subdiv
+    for country, subdiv in calendars:
+        for _, name in _holiday_days(country, subdiv, now.year):
+            match = _holiday_name(name).search(text)
+            if match and (found is None or match.end() - match.start() > found[1] - found[0]):
+                found = (match.start(), match.end(), name, country, subdiv)
+    month: tuple[str | None, int] | None = None
+    if found is None and bank is not None:
+        said = _WHEN_IN_MONTH.search(text[: bank.start()])
+        if said is None and _unnamed_holiday(text):
+            return None
+        month = ((said.group(1) or "").lower() or None, _MONTHS[said.group(2).lower()[:3]]) if said else None
+        found = (said.start() if said else bank.start(), bank.end(), "", "GB", "ENG")
+    if found is None:
+        return None
+    start_at, end_at, name, country, subdiv = found
+    part = _HOLIDAY_PART.match(text, end_at)
+    after = part.end() if part else end_at
+    year_said = _HOLIDAY_YEAR.match(text, after)
+
+    def days_of(year: int) -> list[datetime]:
+        days = _holiday_days(str(country), subdiv, year)
+        if name:
+            pattern = _holiday_name(name)
+            return [day for day, other in days if pattern.fullmatch(re.sub(r"\s*\(.*?\)", "", other))]
+        picked = [day for day, other in days if month is None or day.month == month[1]]
+        picked = [day for day in picked if day.weekday() != 6]  # Easter Sunday is no bank holiday
+        if month is not None and month[0] in ("early", "start of") and picked:
+            return picked[:1]
+        if month is not None and month[0] in ("late", "end of") and picked:
+            return picked[-1:]
+        return picked
+
+    def window_of(day: datetime) -> Window:
+        label = text[start_at:after].strip()
+        kind = (part.group(1).lower() if part else "").replace("long ", "")
+        if kind == "week":
+            start = day - timedelta(days=day.weekday())
+            return Window(start=start, end=start + timedelta(days=7), label=label)
+        if kind == "weekend":
+            saturday = day + timedelta(days=(5 - day.weekday()) % 7)
+            if day.weekday() in (0, 1, 6):  # Monday, Tuesday, Sunday: the weekend just before
+                saturday = day - timedelta(days=(day.weekday() - 5) % 7)
+            start, end = min(day, saturday), max(day, saturday + timedelta(days=1)) + timedelta(days=1)
+            holidays_near = {d for d, _ in _holiday_days(str(country), subdiv, day.year)}
+            while start - timedelta(days=1) in holidays_near:
+                start -= timedelta(days=1)
+            while end in holidays_near:
+                end += timedelta(days=1)
+            return Window(start=start, end=end, label=label)
+        return Window(start=day, end=day + timedelta(days=1), label=label)
+
+    if year_said is not None:
+        year = (
+            int(year_said.group(1))
+            if year_said.group(1)
+            else now.year + (1 if year_said.group(2) else -1 if year_said.group(4) else 0)
+        )
+        windows = [window_of(day) for day in days_of(year)]
+        return windows[-1] if windows else None
+    windows = [window_of(day) for year in (now.year - 1, now.year, now.year + 1) for day in days_of(year)]
+    if direction == "past":
+        begun = [window for window in windows if window.start <= now]
+        return begun[-1] if begun else None
+    ahead = [window for window in windows if window.end > now]
+    if not ahead:
+        return None
+    window = ahead[0]
+    before = re.search(r"\b(?:before|ahead\s+of)\s+(?:the\s+)?$", text[:start_at], re.I)
+    if before is not None:
+        return Window(start=now, end=window.start, label=f"before {window.label}")
+    return window
+
+
+#: "ISO week 32", "week 32 of 2026", "wk 32": a week by its ISO number (Monday to Sunday).
+_ISO_WEEK = re.compile(
+    r"\b(?:iso\s+)?(?:week|wk)\s*(?:no\.?\s*|number\s+|#\s*)?(\d{1,2})\b(?:\s+(?:of\s+)?(\d{4}))?", re.I
+)
+#: "the last six weeks", "past 3 weeks": the days counted back from today, today left out.
+_WEEKS_BACK = re.compile(rf"\b(?:last|past|previous|prior)\s+{_COUNT}\s+weeks?\b", re.I)
+
+
+def _iso_week(text: str, now: datetime, direction: Direction) -> Window | None:
+    match = _ISO_WEEK.search(text)
+    if match is None or not 1 <= int(match.group(1)) <= 53:
+        return None
+    number = int(match.group(1))
+
+    def week(year: int) -> Window:
+        try:
+            monday = datetime.fromisocalendar(year, number, 1).replace(tzinfo=UTC)
+        except ValueError:  # week 53 of a year with 52
+            monday = datetime.fromisocalendar(year, 52, 1).replace(tzinfo=UTC)
+        return Window(start=monday, end=monday + timedelta(days=7), label=match.group(0).strip())
+
+    return _latest(week, int(match.group(2)) if match.group(2) else None, now, direction)
+
+
+def _weeks_back(text: str, now: datetime, direction: Direction) -> Window | None:
+    match = _WEEKS_BACK.search(text)
+    if match is None or direction != "past":
+        return None
+    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    return Window(start=today - timedelta(days=7 * _count(match.group(1))), end=today, label=match.group(0))
 
 
 def _unit_start(now: datetime, unit: str) -> datetime:
@@ -574,7 +775,12 @@ def _in_year(window: tuple[datetime, datetime] | None, year: int) -> tuple[datet
 
 def _window_of(value: dict[str, Any], now: datetime) -> tuple[datetime, datetime] | None:
     if value.get("type") == "interval":
-        return _instant(value.get("from")) or now, _instant(value.get("to")) or now
+        start, end = _instant(value.get("from")) or now, _instant(value.get("to")) or now
+        if start.weekday() == 4 and start.hour == 18 and end.weekday() == 0 and _midnight(end):
+            # Duckling's weekend runs from Friday 6 pm (an evening out); a shop's weekend is its
+            # Saturday and Sunday.
+            start = start.replace(hour=0) + timedelta(days=1)
+        return start, end
     instant = _instant(value)
     if instant is None:
         return None
@@ -700,7 +906,7 @@ _NEUTRAL_MODIFIERS = frozenset(
     highest lowest best worst top bottom biggest smallest largest most least better worse fewest
     weakest strongest poorest greatest for on in at of to by with from about over during per into
     did does do had has have will would could can should it its it's there here when where why
-    much many vs versus compared against than
+    much many vs versus compared against than any some no whose who whom both either neither few several
     """.split()  # noqa: SIM905
 )
 
@@ -724,8 +930,14 @@ _SHORTHAND = {
 _SHORT_WORD = re.compile(r"\b(" + "|".join(re.escape(word) for word in _SHORTHAND) + r")(?=\W|$)", re.I)
 
 
+#: "refund %", "attach%": a percent sign after a word, not a number, is the word's percentage.
+_WORD_PERCENT = re.compile(r"\b([A-Za-z]{3,})\s*%")
+
+
 def written_out(text: str) -> str:
-    """``text`` with business shorthand written out ("avg acc rev" -> "average accessory revenue")."""
+    """``text`` with business shorthand written out ("avg acc rev" -> "average accessory revenue",
+    "refund %" -> "refund percentage")."""
+    text = _WORD_PERCENT.sub(lambda match: f"{match.group(1)} percentage", text)
     return _SHORT_WORD.sub(lambda match: _SHORTHAND[match.group(1).lower()], text)
 
 
@@ -809,7 +1021,7 @@ def money_source(text: str) -> str | None:
     "takings on phones last week"): the words after from/on/off/out of, up to the first closed-class
     word, with the question's entities and time blanked. None: the money of all the sales."""
     blanked = _who_and_when_blanked(written_out(text))
-    for match in _MONEY_FROM.finditer(blanked):
+    for match in [*_MONEY_FROM.finditer(blanked), *_MONEY_BY.finditer(blanked)]:
         words = match.group(1).split()
         while words and words[0].lower() in _DETERMINERS:
             words.pop(0)
@@ -825,6 +1037,12 @@ def money_source(text: str) -> str | None:
 
 _MONEY_FROM = re.compile(
     r"\b(?:from|on|off|out\s+of)\s+([A-Za-z][A-Za-z'-]*(?:\s+[A-Za-z][A-Za-z'-]*){0,3})", re.I
+)
+#: "how much money did add-ons bring in": what the money came from, said as who made it.
+_MONEY_BY = re.compile(
+    r"\b(?:did|do|does|have|has|had)\s+([A-Za-z][A-Za-z'-]*(?:\s+[A-Za-z][A-Za-z'-]*){0,2}?)\s+"
+    r"(?:bring\s+in|brought\s+in|make|made|generate|generated|earn|earned|take|taken|rake\s+in)\b",
+    re.I,
 )
 _DETERMINERS = frozenset({"the", "our", "its", "their", "my", "your", "his", "her", "all"})
 
@@ -892,6 +1110,64 @@ def counted_unknown(text: str, metrics: Sequence[DataMetric]) -> str | None:
     return thing
 
 
+#: "spend per transaction", "sales per square foot": one figure taken for each unit of another thing.
+_PER_UNIT = re.compile(
+    r"\b([a-z]+(?:\s+[a-z]+)?)\s+(?:per|a|each|for\s+each|for\s+every)\s+(?!(?:day|week|month|year|quarter|hour)s?\b)"
+    r"([a-z]+(?:\s+(?:foot|feet|metre|meter|mile|hour)s?)?)\b",
+    re.I,
+)
+_MONEY_WORDS = re.compile(r"\b(?:spend|spent|money|revenue|takings?|value|amount|paid|pay)\b", re.I)
+
+
+def per_unit_figure(text: str, metrics: Sequence[DataMetric]) -> MetricMention | None:
+    """A figure said as an amount for each unit of something ("average spend per transaction" is the
+    money of the sales averaged over them; "sales per square foot" needs floor areas): the figure the
+    data has for it, the unit the data lacks as unknown, or None when the words say no such thing."""
+    vocabulary = _data_words(metrics)
+    for found in _PER_UNIT.finditer(written_out(entity_numbers_as_digits(text))):
+        amount, unit = found.group(1).lower(), found.group(2).lower()
+        unit_words = _TOKEN.findall(unit)
+        if not unit_words or unit_words[0] in _NEUTRAL_MODIFIERS:
+            continue
+        if any(word in _PERSON_WORDS or f"{word}s" in _PERSON_WORDS or word == "head" for word in unit_words):
+            continue  # "training hours per person": people are the staff a table lists
+        known = [any(_same_word(word, v) for v in vocabulary) for word in unit_words]
+        counted = _match_words(unit_words, metrics)
+        if not all(known):
+            if _MONEY_WORDS.search(amount) or metric_mention(amount, metrics).metric is not None:
+                return MetricMention(metric=None, unknown=f"{unit} data")
+            continue
+        if counted is None or counted.metric is None or not _MONEY_WORDS.search(amount):
+            continue
+        money = next((m for m in metrics if m.name == counted.metric.money), None)
+        average = next((m for m in metrics if money is not None and m.name == money.average), None)
+        if average is not None:
+            return MetricMention(metric=average)
+    return None
+
+
+#: "paid by card vs cash", "bought with a voucher", "sold online": sales told apart by a property
+#: the words name; when the data has no word for it, no figure of the data tells them apart.
+_BY_PROPERTY = re.compile(
+    r"\b(?:were|was|got|been|being|that|which)?\s*(paid|bought|purchased|made|sold|ordered|settled)\s+"
+    r"(?:by|with|using|via|through|in|on)\s+((?:[a-z]+(?:\s+(?:vs\.?|versus|or|and)\s+)?){1,4})",
+    re.I,
+)
+
+
+def told_apart_by_unknown(text: str, metrics: Sequence[DataMetric]) -> str | None:
+    """The property a question splits the sales by ("paid by card vs cash") when the data has no word
+    for it: data the tenant does not have. None when there is none or the data knows its words."""
+    vocabulary = _data_words(metrics)
+    masked = _mask_entities(text)
+    for found in _BY_PROPERTY.finditer(masked):
+        words = [w for w in _TOKEN.findall(found.group(2).lower()) if w not in _NEUTRAL_MODIFIERS]
+        words = [w for w in words if not _PERIOD_WORDS.fullmatch(w) and w not in ("vs", "versus")]
+        if words and not any(any(_same_word(w, v) for v in vocabulary) for w in words):
+            return f"{found.group(1).lower()} by {' / '.join(words)} data"
+    return None
+
+
 #: "Store 2's customers", "store four's shoppers": whose figure a question asks, by its owner.
 _POSSESSED = re.compile(r"\b(?:[a-z]+\s*#?\s*\d+|[a-z]+)'s\s+([a-z][a-z-]*)", re.I)
 
@@ -903,8 +1179,8 @@ def possessed_unknown(text: str, metrics: Sequence[DataMetric]) -> str | None:
     vocabulary = _data_words(metrics)
     for found in _POSSESSED.finditer(written_out(entity_numbers_as_digits(text))):
         thing = found.group(1).lower()
-        if thing in _NEUTRAL_MODIFIERS or len(thing) < 3:
-            continue
+        if thing in _NEUTRAL_MODIFIERS or len(thing) < 3 or _PERIOD_WORDS.fullmatch(thing):
+            continue  # "Store 8's June sales": a month is when, not what
         if thing in _PERSON_WORDS or thing in ("team", "teams", "crew", "workforce"):
             continue  # people are the staff a table lists
         if any(_same_word(thing, known) for known in vocabulary):
@@ -923,9 +1199,14 @@ _DOWN = re.compile(
 )
 _NUMBER = r"(\d+(?:\.\d+)?)"
 _POINTS = re.compile(
-    rf"\b(?:by\s+|up\s+|down\s+)?{_NUMBER}\s*(?:percentage\s+points?|pct\.?\s*pts?|pts?\b|pp\b|points?\b)",
+    rf"\b(?:by\s+|up\s+|down\s+)?{_NUMBER}\s*(?:(?:more|extra|additional|further|full|whole)\s+)?"
+    r"(?:percentage\s+points?|pct\.?\s*pts?|pts?\b|pp\b|points?\b)",
     re.I,
 )
+#: "by a point", "a full percentage point": one point.
+_ONE_POINT = re.compile(r"\b(?:by\s+)?an?\s+(?:full\s+|whole\s+)?(?:percentage\s+)?point\b", re.I)
+#: "150 bps", "50 basis points": hundredths of a point.
+_BASIS_POINTS = re.compile(rf"\b(?:by\s+|up\s+|down\s+)?{_NUMBER}\s*(?:bps?|basis\s+points?)\b", re.I)
 _ABSOLUTE = re.compile(
     rf"\b(?:to|reach(?:es|ing)?|hit|at\s+least|at\s+most|above|below|under|over|of|be\s+at)\s+(?:an?\s+)?(?:at\s+least\s+)?{_NUMBER}\s*(?:%|percent\b)",
     re.I,
@@ -1001,10 +1282,30 @@ _ENTITY_BEFORE = re.compile(
 _ENTITY_WORD = re.compile(r"\b(?:stores?|shops?|branch(?:es)?|outlets?)\s*#?\s*[a-z]", re.I)
 
 
+#: Places numbered in a shortening of their noun ("st 4", "br. 2", "shp #3"): the letters of one noun
+#: only, in order, the first one first.
+_PLACE_NOUNS = ("store", "shop", "branch", "outlet")
+_PLACE_SHORTHAND = re.compile(r"\b([A-Za-z]{2,4})\.?(\s*#?\s*\d+)\b(?!\s*(?:%|percent|[.,:/]\d))")
+
+
+def _place_written_out(match: re.Match[str]) -> str:
+    said = match.group(1).lower()
+    if said in _PLACE_NOUNS or said in _COUNT_WORDS:
+        return match.group(0)
+
+    def shortens(noun: str) -> bool:
+        letters = iter(noun)
+        return said[0] == noun[0] and all(ch in letters for ch in said)
+
+    nouns = [noun for noun in _PLACE_NOUNS if shortens(noun)]
+    return f"{nouns[0]}{match.group(2)}" if len(nouns) == 1 else match.group(0)
+
+
 def entity_numbers_as_digits(text: str) -> str:
     """``text`` with the numbers in words that number an entity as digits ("store six" -> "store 6",
     "stores four and nine" -> "stores 4 and 9"), read by Duckling's number rules. Other numbers in
     words stay as written: they may be a target or a count ("a fifth", "top three")."""
+    text = _PLACE_SHORTHAND.sub(_place_written_out, text)
     if not _ENTITY_WORD.search(text):
         return text
     out: list[str] = []
@@ -1044,8 +1345,14 @@ def goal_target(text: str) -> GoalTarget | None:
         text = text.replace(said, " " * len(said), 1)
     down = bool(_DOWN.search(text))
     sign = -1.0 if down else 1.0
+    if match := _BASIS_POINTS.search(text):
+        return GoalTarget(
+            form="points", value=sign * float(match.group(1)) / 100, words=match.group(0).strip()
+        )
     if match := _POINTS.search(text):
         return GoalTarget(form="points", value=sign * float(match.group(1)), words=match.group(0).strip())
+    if match := _ONE_POINT.search(text):
+        return GoalTarget(form="points", value=sign, words=match.group(0).strip())
     if match := _ABSOLUTE.search(text):
         return GoalTarget(form="absolute", value=float(match.group(1)) / 100, words=match.group(0).strip())
     if match := _MULTIPLE.search(text):
@@ -1116,6 +1423,9 @@ def goal_deadline(text: str, now: datetime) -> tuple[datetime, str] | None:
         last = _add(now, number, rolling.group(2).lower())
     elif re.search(r"\bby\b", label) and not re.search(r"\bend\s+of\b", label) and _midnight(window.end):
         last = window.end  # "by Christmas": met on that day
+    elif re.match(r"mid\b", label) and window.end - window.start > day:
+        # "by mid-January": the middle of the month, the 15th (Duckling reads the 11th to the 20th).
+        last = (window.start + (window.end - window.start) / 2).replace(day=15)
     elif window.end - window.start > day:
         last = window.end - day if _midnight(window.end) else window.end
     else:
@@ -1123,6 +1433,88 @@ def goal_deadline(text: str, now: datetime) -> tuple[datetime, str] | None:
     if last <= now:
         return None
     return last.replace(hour=0, minute=0, second=0, microsecond=0), window.label
+
+
+#: "How many sales will store 2 make in December?": a question about time to come ("will you tell me"
+#: is a request, not the future).
+_FUTURE_TENSE = re.compile(r"\b(?:will|shall|going\s+to|gonna)\b(?!\s+(?:you|u)\b)", re.I)
+
+
+def asks_future(text: str) -> bool:
+    """Whether a question is about time to come: its period is the next one, not the last."""
+    return _FUTURE_TENSE.search(text) is not None
+
+
+#: "the most recent week you actually have data for", "the latest month of data": a span counted back
+#: from the data's last day, not the calendar's.
+_DATA_EDGE = re.compile(
+    rf"\b(?:most\s+recent|latest|last|final)\s+(?:{_COUNT}\s+)?(days?|weeks?|fortnights?|months?)\b"
+    r"(?=[^.?!]{0,40}?\b(?:data|records?|rows|figures|numbers)\b)",
+    re.I,
+)
+
+
+def data_edge_window(text: str, coverage: Window) -> Window | None:
+    """The span ``text`` counts back from the end of the data (``coverage``): days, weeks and
+    fortnights back from its last day, a month as the calendar month that day is in; None when the
+    words count from the calendar."""
+    match = _DATA_EDGE.search(text)
+    if match is None:
+        return None
+    unit = match.group(2).lower().rstrip("s")
+    label = match.group(0)
+    if unit == "month":
+        start = coverage.last_day().replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+        return Window(
+            start=max(_add(start, 1 - _count(match.group(1)), "month"), coverage.start),
+            end=coverage.end,
+            label=label,
+        )
+    span = _count(match.group(1)) * timedelta(days=_SPAN_DAYS[unit])
+    return Window(start=max(coverage.end - span, coverage.start), end=coverage.end, label=label)
+
+
+def moves_a_figure(text: str) -> bool:
+    """Whether ``text`` has a verb that sets a figure moving ("increase", "cut", "get ... to")."""
+    return _GOAL_VERB.search(text) is not None
+
+
+def only_figure_words(text: str, metrics: Sequence[DataMetric]) -> bool:
+    """Whether every content word of ``text`` is a word of the data's figures (misspelt too), of who
+    or of when: nothing in it asks for other work ("devise a strategy for ...")."""
+    vocabulary = _data_words(metrics)
+    blanked = _who_and_when_blanked(written_out(spelled_for_duckling(_mask_entities(text))))
+    for word in _TOKEN.findall(blanked.lower()):
+        word = word.removesuffix("'s")
+        if (
+            word in _NEUTRAL_MODIFIERS
+            or word in _ENTITY_NOUNS
+            or _PERIOD_WORDS.fullmatch(word)
+            or len(word) < 3
+        ):
+            continue
+        if not any(_same_word(word, known) for known in vocabulary):
+            return False
+    return True
+
+
+def opens_deadline(text: str) -> bool:
+    """Whether ``text`` has a preposition that opens a deadline ("by", "before", "within")."""
+    return _DEADLINE_OPENS.search(text) is not None
+
+
+#: A question told in the past tense ("why did Store 2 sell fewer...", "what was...", "sales fell").
+_PAST_TENSE = re.compile(r"\b(?:did|was|were|had|went|fell|dropped|dipped|slumped|declined)\b", re.I)
+
+
+def past_window(text: str, now: datetime) -> Window | None:
+    """The period a goal-like message asks about in the past tense, with no deadline and no target
+    ("Why did Store 2 sell fewer accessories in October?"): a question about what happened, whose
+    month is no deadline next year; None otherwise."""
+    if not _PAST_TENSE.search(text) or _DEADLINE_OPENS.search(text) or goal_target(text) is not None:
+        return None
+    window = time_window(text, now, direction="past")
+    return window if window is not None and window.start < now else None
 
 
 #: Prepositions that open a goal's deadline ("by the end of May", "within six weeks", "before Easter").
@@ -1239,6 +1631,11 @@ _GOAL_VERB = re.compile(
     r"(?=\s+(?:at|in|for|by|to|from|within|over|before|across|this|next|during|up|down|until|per)\b|[,.?!;]|$)",
     re.I,
 )
+_ADD_TO = re.compile(
+    r"\b(?:add|put)\s+.{1,40}?\s+(?:to|on(?:to)?)\s+(?P<object>.+?)"
+    r"(?=\s+(?:at|in|for|by|from|within|over|before|across|this|next|during|until)\b|[,.?!;]|$)",
+    re.I,
+)
 #: "Store 5's", "the south store's", "my store": who the figure belongs to, not what it is.
 _POSSESSIVE_ENTITY = re.compile(
     r"\b(?:[a-z]+\s+)?(?:store|shop|branch|outlet)s?\s*(?:#?\s*\d+)?(?:'s)?(?=\s|$)", re.I
@@ -1255,6 +1652,8 @@ def goal_metric(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
     # "store one's attach rate": a number in words is the store's, no qualifier of the figure.
     text = written_out(entity_numbers_as_digits(text))
     objects = [_object_words(found.group("object")) for found in _GOAL_VERB.finditer(text)]
+    # "add 150 bps to store 6's attach": what is added to is the figure.
+    objects += [_object_words(found.group("object")) for found in _ADD_TO.finditer(text)]
     for words in objects:
         matched = _match_words(words, metrics)
         if matched is not None:
@@ -1294,7 +1693,7 @@ def _match_words(words: list[str], metrics: Sequence[DataMetric]) -> MetricMenti
                 if best is None or len(alias_words) > best[0]:
                     best = (len(alias_words), metric, used)
     if best is None:
-        return None
+        return _by_own_word(words, metrics)
     _, metric, used = best
     vocabulary = _data_words(metrics)
     # Only the words right before the name qualify it ("warranty attach rate"); "three points higher
@@ -1312,6 +1711,47 @@ def _match_words(words: list[str], metrics: Sequence[DataMetric]) -> MetricMenti
     if strange:
         return MetricMention(metric=metric, unknown=" ".join([*strange, metric.name]))
     return _averaged(words[max(0, first - 2) : first], metric, metrics)
+
+
+def _by_own_word(words: list[str], metrics: Sequence[DataMetric]) -> MetricMention | None:
+    """The one figure a qualifier of its name belongs to when no other figure's names have that word
+    ("store 6's attach" is the attach rate; a name's head, "hours", "rate", names no one figure); None
+    when the words are shared or name none. A word the data lacks right before it qualifies it."""
+    vocabulary = _data_words(metrics)
+    found: tuple[int, str] | None = None
+    for index, word in enumerate(words):
+        if word in _NEUTRAL_MODIFIERS or word in _MOVES or len(word) < 4:
+            continue
+        having = {
+            metric.name
+            for metric in metrics
+            for alias in (metric.name, *metric.aliases)
+            for position, known in enumerate(_TOKEN.findall(alias.lower()))
+            if _same_word(word, known) and position < len(_TOKEN.findall(alias.lower())) - 1
+        }
+        heads = {
+            metric.name
+            for metric in metrics
+            for alias in (metric.name, *metric.aliases)
+            if _same_word(word, _TOKEN.findall(alias.lower())[-1])
+        }
+        if len(having) == 1 and not heads - having:
+            if found is not None and found[1] not in having:
+                return None
+            found = (index, next(iter(having)))
+    if found is None:
+        return None
+    index, name = found
+    metric = next(metric for metric in metrics if metric.name == name)
+    before = words[index - 1] if index else ""
+    if (
+        before
+        and before not in _NEUTRAL_MODIFIERS
+        and before not in _MOVES
+        and not any(_same_word(before, known) for known in vocabulary)
+    ):
+        return MetricMention(metric=metric, unknown=f"{before} {metric.name}")
+    return MetricMention(metric=metric)
 
 
 #: Words that say how a figure moves, never which figure it is.

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from master_agent.capabilities.terms import entity_numbers_as_digits, time_mention
+from master_agent.capabilities.terms import entity_numbers_as_digits, goal_target, time_mention
 from master_agent.routing.intent import STORE_MENTION, message_entities, strip_entities
 
 #: Words a follow-up may consist of besides the values it changes ("and for Store 7?").
@@ -61,9 +61,30 @@ def is_follow_up(text: str) -> bool:
     return bool(message_entities(text)) and all(word in _FOLLOW_UP_WORDS for word in words)
 
 
+#: Words that point back to the work the turn before did ("same plan", "that again", "what you did").
+_POINTS_BACK = re.compile(r"\b(?:same|again|that|it|what\s+you\s+did|likewise|too)\b", re.I)
+
+
+def is_reuse(text: str, previous: dict[str, Any]) -> bool:
+    """A message asking for the previous goal's work again for other values ("Same plan for Store 1,
+    please", "run that again for store 7"): it points back, after a goal, and changes an entity while
+    stating no target, figure or time of its own (those would make it a goal of its own)."""
+    return (
+        previous.get("intent") == "EXECUTE"
+        and (previous.get("target") or {}).get("kind") == "agent"
+        and "store_id" in message_entities(text)
+        and _POINTS_BACK.search(text) is not None
+        and goal_target(text) is None
+        and time_mention(text) is None
+        and len(re.findall(r"[A-Za-z']+", strip_entities(text))) <= 8
+    )
+
+
 def complete_follow_up(text: str, previous: dict[str, Any]) -> str | None:
-    """The previous turn's goal with this message's values put in; None when it is no follow-up."""
-    if not is_follow_up(text):
+    """The previous turn's goal with this message's values put in; None when it is no follow-up. A
+    reuse ("same plan for Store 1") keeps the goal's own target and deadline, the user's, never a
+    default's."""
+    if not (is_follow_up(text) or is_reuse(text, previous)):
         return None
     # "store six" in the turn before is the store a follow-up's "and for store 2?" replaces.
     goal = entity_numbers_as_digits(str(previous.get("goal") or ""))
@@ -73,7 +94,7 @@ def complete_follow_up(text: str, previous: dict[str, Any]) -> str | None:
     for key, pattern in _SPANS.items():
         if key not in changed:
             continue
-        said = pattern.search(text)
+        said = pattern.search(entity_numbers_as_digits(text))  # "store five" is Store 5
         if said is None:
             continue
         if pattern.search(goal):

@@ -23,17 +23,21 @@ from master_agent.capabilities.terms import (
     MetricMention,
     Window,
     ambiguous_date,
+    asks_future,
     asks_money,
     counted_unknown,
+    data_edge_window,
     entity_numbers_as_digits,
     fiscal_quarter,
     fiscal_year_start,
     metric_by_words,
     metric_mention,
     money_source,
+    per_unit_figure,
     possessed_unknown,
     time_mention,
     time_window,
+    told_apart_by_unknown,
     unread_time,
 )
 from master_agent.capabilities.tools.context import ToolContext
@@ -405,6 +409,33 @@ async def _group(
     return None
 
 
+#: "the Leeds store", "our Manchester branch", "the shop in York": a member named by a place.
+_PLACE_NAMED = re.compile(
+    r"\b(?:the|our|my|your)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s+(?:store|shop|branch|outlet)\b"
+    r"|\b(?:store|shop|branch|outlet)\s+(?:in|at)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\b"
+)
+
+
+async def _unknown_place(sql: ReadOnlySql, metric: DataMetric, message: str) -> str | None:
+    """A place a question names a store by ("the Leeds store") that no name or group of the data has:
+    which store it is takes one fact from the user. None when the data knows the words (a region)."""
+    found = _PLACE_NAMED.search(message)
+    if found is None:
+        return None
+    place = (found.group(1) or found.group(2)).strip()
+    if unread_time(place) or time_mention(place):
+        return None  # "the store in July": when, not where
+    known: set[str] = set()
+    for _entity, query in metric.groups.values():
+        known |= {str(row["value"]).lower() for row in (await sql.query(query)).rows}
+    words = place.lower().split()
+    if any(
+        word in known or any(word.startswith(v) and len(word) - len(v) <= 3 for v in known) for word in words
+    ):
+        return None
+    return place
+
+
 @dataclass(frozen=True)
 class NamedByProperty:
     """An entity member the words name by a property ("our newest store"), read from the data: the
@@ -660,6 +691,13 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     mention = metric_mention(request.message, request.metrics)
     if mention.metric is None and mention.unknown is None:
         mention = metric_by_words(request.message, request.metrics) or mention
+    if (per := per_unit_figure(request.message, request.metrics)) is not None:
+        # "spend per transaction" is the average basket, not the transactions; "sales per square foot"
+        # needs floor areas the data does not have.
+        mention = per
+    if (split := told_apart_by_unknown(request.message, request.metrics)) is not None:
+        # "paid by card vs cash": the sales told apart by a property the data has no word for.
+        mention = MetricMention(metric=None, unknown=split)
     if mention.metric is not None and mention.metric.unit == "count" and _PROPORTION.search(request.message):
         # "what share of Store 3's sales had an accessory": the sales are what a share is taken of.
         mention = MetricMention(metric=None)
@@ -758,8 +796,32 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             named = None
     if named is not None:
         return await _answer_named(request, named, default_metric)
+    if "store_id" in metric.filters and "store_id" not in request.entities:
+        try:
+            place = await _unknown_place(sql, metric, request.message)
+            known = await _known_values(sql, metric, metric.filters["store_id"]) if place else []
+        except ToolInputError:
+            place = None
+        if place is not None:
+            # "the Leeds store": the data names its stores otherwise; all the stores' figure would
+            # answer another question.
+            return QueryAnswer(
+                text=f"Your data does not name a store by {place!r}: which store do you mean? "
+                f"({', '.join(str(value) for value in known)})",
+                handler="data",
+                answered=False,
+                data={"outcome": "clarify", "missing": ["store"], "known": {"store": known}},
+            )
     now = request.clock.now()
-    asked = time_window(request.message, now, direction="past")
+    # "will ... make in December" is the December to come: no rows can exist there, said so.
+    asked = time_window(request.message, now, direction="future" if asks_future(request.message) else "past")
+    if metric.time_column and data_edge_window(request.message, Window(start=now, end=now, label="")):
+        # "the most recent week you actually have data for": counted back from the data's last day.
+        try:
+            coverage = await _coverage(sql, metric)
+        except ToolInputError:
+            coverage = None
+        asked = (data_edge_window(request.message, coverage) if coverage else None) or asked
     if asked is None and metric.time_column and (pointer := _TIME_POINTER.search(request.message)):
         # "that month" points at a period said before; without it, all the data would be an answer to
         # another question.

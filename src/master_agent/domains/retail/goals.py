@@ -19,11 +19,14 @@ from typing import Any
 from master_agent.capabilities import MissingInformation
 from master_agent.capabilities.spec import DataMetric, EntityOrder
 from master_agent.capabilities.terms import (
+    Window,
     deadline_window,
     goal_deadline,
     goal_metric,
     goal_target,
+    past_window,
     unread_deadline,
+    written_out,
 )
 from master_agent.capabilities.tools import ReadOnlySql, ToolContext
 from master_agent.errors import ToolInputError
@@ -74,7 +77,12 @@ def make_goal_reader(
             }
         if target := goal_target(goal):
             stated["target"] = target.as_dict()
-        if deadline := goal_deadline(goal, now):
+        # "Why did Store 2 sell fewer accessories in October?": a question about a period gone by, whose
+        # month is no deadline a year ahead and which states no target to plan for.
+        past = past_window(goal, now)
+        if past is not None:
+            stated["asked_window"] = {"start": past.start.isoformat(), "end": past.end.isoformat()}
+        elif deadline := goal_deadline(goal, now):
             day, _words = deadline
             stated["deadline"] = day.date().isoformat()
             stated["timeline_days"] = max(7, min(730, math.ceil((day - now) / timedelta(days=1))))
@@ -95,22 +103,30 @@ def make_goal_reader(
             # being returned" are refunds; "overtime hours" are no training hours); an unknown keeps the
             # goal's own words when it has some.
             placed = await figure_by_meaning(goal, context.embedder, problems, problem_metrics or {}, metrics)
+            # The words as said, an average they are said as included ("avg handset price").
+            said = mention.unknown or ""
+            if said and re.search(rf"\baverage\s+{re.escape(said)}", written_out(goal), re.I):
+                said = f"average {said}"
             own = (
                 await figure_by_meaning(
-                    mention.unknown,
+                    said,
                     context.embedder,
                     problems,
                     problem_metrics or {},
                     metrics,
                     min_similarity=NAMED_MIN_SIMILARITY,
                 )
-                if mention.unknown and placed is not None and placed.metric is not None
+                if said
                 else None
             )
             if placed is not None and (
                 mention.unknown is None or (own is not None and own.metric == placed.metric)
             ):
                 mention = placed
+            elif own is not None and own.metric is not None:
+                # Words that alone mean one figure closely ("average handset price" is the average
+                # device amount) name it, however the rest of the goal reads.
+                mention = own
         if mention.unknown is None and (mention.metric is None or mention.metric.name != STRATEGY_METRIC):
             # Data the tenant lacks named in words that sound like a figure it has ("halve staff
             # turnover" is no takings goal); a goal naming the planned figure keeps its plan.
@@ -124,6 +140,17 @@ def make_goal_reader(
                 "missing": [mention.unknown],
                 "explanation": f"your data has no {mention.unknown}, so no plan can be measured or checked",
                 "what_you_can_do": "ask about a figure your data has: "
+                + ", ".join(metric.name for metric in metrics),
+            }
+        elif mention.metric is not None and past is not None:
+            stated["scope"] = await _measured_over(sql, mention.metric, stated.get("store_id"), past)
+        elif past is not None:
+            stated["scope"] = {
+                "kind": "past_question",
+                "missing": ["the figure meant", "a target and a date to plan for"],
+                "explanation": f"you asked about a period gone by ({past.describe()}) and named no figure of "
+                "your data and no target, so no plan (and no target) is proposed",
+                "what_you_can_do": "ask for a figure over that period, or set a target and a date to plan for: "
                 + ", ".join(metric.name for metric in metrics),
             }
         elif mention.metric is not None and mention.metric.name != STRATEGY_METRIC:
@@ -175,6 +202,46 @@ async def _measured_only(sql: ReadOnlySql, metric: DataMetric, store: int | None
             f" this service has strategies for the {STRATEGY_METRIC} only, so no plan is proposed"
         ),
         "what_you_can_do": f"ask for a goal on the {STRATEGY_METRIC}, or use the figure above to plan it yourself",
+    }
+
+
+async def _measured_over(
+    sql: ReadOnlySql, metric: DataMetric, store: int | None, window: Window
+) -> dict[str, Any]:
+    """The figure over the period a question about the past names: what is known; no target was
+    stated, so no plan (and no invented target) is proposed."""
+    conditions = (
+        [f"{metric.time_column} >= %(start)s AND {metric.time_column} < %(end)s"]
+        if metric.time_column
+        else []
+    )
+    params: dict[str, Any] = {"start": window.start, "end": window.end}
+    if store is not None and "store_id" in metric.filters:
+        conditions.append(f"{metric.filters['store_id']} = %(store_id)s")
+        params["store_id"] = store
+    where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+    statement = f"SELECT {metric.expression} AS value, count(*) AS observations FROM {metric.table}{where}"
+    row = (await sql.query(statement, params)).rows[0]
+    scope_words = f" at Store {store}" if store is not None and "store_id" in metric.filters else ""
+    found = (
+        f"was {_shown(row['value'], metric.unit)}, from {row['observations']} {metric.observation_noun}"
+        if row["value"] is not None and row["observations"]
+        else "has no rows in your data"
+    )
+    return {
+        "kind": "past_question",
+        "missing": ["a target and a date to plan for"],
+        "facts": {
+            "metric": metric.name,
+            "store_id": store,
+            "value": row["value"],
+            "observations": row["observations"],
+            "window": {"start": window.start.isoformat(), "end": window.end.isoformat()},
+            "sql": statement,
+        },
+        "explanation": f"you asked about a period gone by: the {metric.name}{scope_words} over "
+        f"{window.describe()} {found}; no target was stated, so no plan is proposed",
+        "what_you_can_do": f"set a target and a date for the {metric.name} to get a plan",
     }
 
 

@@ -34,7 +34,12 @@ Its modules:
 
 from master_agent.routing.graph.cards import agent_cards, chat_arguments, exemplars_for, message_field
 from master_agent.routing.graph.flows import flow_command
-from master_agent.routing.graph.follow_ups import asks_about_the_figure, inherits_target, names_a_figure
+from master_agent.routing.graph.follow_ups import (
+    asks_about_the_figure,
+    inherits_target,
+    is_figure_question,
+    names_a_figure,
+)
 from master_agent.routing.graph.front_door import FrontDoor, discovery_for, make_front_door
 from master_agent.routing.graph.state import NODES, FrontDoorState
 from master_agent.routing.graph.systems import is_system_request, run_system_request, system_reply
@@ -52,6 +57,7 @@ __all__ = [
     "exemplars_for",
     "flow_command",
     "inherits_target",
+    "is_figure_question",
     "is_system_request",
     "make_front_door",
     "message_field",

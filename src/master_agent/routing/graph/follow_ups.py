@@ -5,10 +5,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from master_agent.capabilities import DataMetric
-from master_agent.capabilities.terms import goal_target, metric_by_words, metric_mention, time_mention
+from master_agent.capabilities.terms import (
+    goal_target,
+    metric_by_words,
+    metric_mention,
+    moves_a_figure,
+    only_figure_words,
+    opens_deadline,
+    time_mention,
+    time_window,
+)
 from master_agent.routing.models import RouteTarget
 
 
@@ -27,6 +37,36 @@ def names_a_figure(text: str, metrics: Sequence[DataMetric]) -> str | None:
 
 #: A question after a figure that asks what caused it ("why so low?", "how come it dropped").
 _WHY = re.compile(r"\b(why|how come|what caused|what's causing|reasons?)\b", re.I)
+
+
+def is_figure_question(text: str, metrics: Sequence[DataMetric], now: datetime) -> bool:
+    """Whether ``text`` asks for the value of one of the data's figures over a period gone by: it names
+    the figure (misspelt too) and a past window, and states no target, no deadline ahead, no verb that
+    moves a figure and no "why" (a cause is work, not a value)."""
+    if (
+        _WHY.search(text)
+        or moves_a_figure(text)
+        or opens_deadline(text)
+        or not only_figure_words(text, metrics)
+    ):
+        return False
+    window = time_window(text, now, direction="past")
+    return (
+        window is not None
+        and window.end <= now + timedelta(days=1)
+        and names_a_figure(text, metrics) is not None
+    )
+
+
+def _as_answered(message: str, data: Mapping[str, Any], metrics: Sequence[DataMetric]) -> str:
+    """``message`` with the figure its answer was of, when its words do not name it ("which shop
+    refunded the biggest share of its sales?" was the refund rate): a follow-up ("and the smallest?")
+    asks about that figure, not one its words would be read as again."""
+    figure = data.get("metric")
+    said = metric_mention(message, metrics).metric
+    if not figure or data.get("outcome") != "answer" or (said is not None and said.name == figure):
+        return message
+    return f"{message.rstrip('?.! ')} (the {figure})"
 
 
 def asks_about_the_figure(message: str) -> bool:

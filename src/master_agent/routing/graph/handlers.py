@@ -16,6 +16,7 @@ from master_agent.capabilities.terms import time_window
 from master_agent.routing.context import recent_turns
 from master_agent.routing.graph.base import FrontDoorBase
 from master_agent.routing.graph.cards import chat_arguments, message_field
+from master_agent.routing.graph.follow_ups import _as_answered
 from master_agent.routing.graph.replies import _envelope, _paused_lines, _solution_text
 from master_agent.routing.graph.state import FrontDoorState
 from master_agent.routing.graph.systems import run_system_request, system_reply
@@ -176,8 +177,9 @@ class HandlerNodes(FrontDoorBase):
             },
             "envelope": envelope,
             "messages": [AIMessage(content=answer.text)],
-            # The question as answered (its period and figure carried over): what a next one continues.
-            **self._finish(state, message),
+            # The question as answered (its period and figure carried over, a figure read by meaning
+            # by its name): what a next one continues.
+            **self._finish(state, _as_answered(message, answer.data, self.pack.data_metrics)),
         }
 
     async def build_agent(self, state: FrontDoorState) -> dict[str, Any]:

@@ -31,7 +31,12 @@ from master_agent.routing.graph.flows import (
     _waiting_preview,
     flow_command,
 )
-from master_agent.routing.graph.follow_ups import asks_about_the_figure, inherits_target, names_a_figure
+from master_agent.routing.graph.follow_ups import (
+    asks_about_the_figure,
+    inherits_target,
+    is_figure_question,
+    names_a_figure,
+)
 from master_agent.routing.graph.state import FrontDoorState
 from master_agent.routing.graph.systems import is_system_request
 from master_agent.routing.intent import explicit_builder_action, message_entities
@@ -193,6 +198,14 @@ class RouteNodes(FrontDoorBase):
                 # "Get store one up by a third over the next two months": a target and a date ahead ask
                 # for the figure to move, not for its value; a figure would answer another question.
                 intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None})
+        elif (
+            intent.action == "EXECUTE"
+            and not override
+            and is_figure_question(goal, self.pack.data_metrics, self.evolution.clock.now())
+        ):
+            # "acessory revnue store 7 in spetember": a figure of the data over a period gone by, with no
+            # target, no deadline and no verb that moves it, asks for its value, not for a plan.
+            intent = intent.model_copy(update={"action": "QUERY", "query_kind": "data"})
         previous_turn = turns[-1] if turns else None
         candidates = []
         own = any(card.source == "tenant" and card.runnable for card in self.cards)

@@ -1,0 +1,313 @@
+"""Classes of wording the fifth eval-truth batch found misread, each pinned on varied sentences (not
+the batch's own): holidays as windows, weekends, ISO weeks, weeks counted back, mid-month deadlines,
+basis points and points said with "more", figures per unit, sales told apart by what the data lacks,
+questions about the past, the future tense, and reuse of the goal before."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from master_agent.capabilities.terms import (
+    asks_future,
+    goal_deadline,
+    goal_metric,
+    goal_target,
+    past_window,
+    per_unit_figure,
+    possessed_unknown,
+    time_window,
+    told_apart_by_unknown,
+)
+from master_agent.domains.retail import RETAIL
+from master_agent.routing.context import complete_follow_up, is_reuse
+
+#: A Friday, the day after US Thanksgiving 2026.
+NOW = datetime(2026, 11, 27, 12, tzinfo=UTC)
+METRICS = RETAIL.data_metrics
+
+
+def _days(text: str, direction: str = "past") -> tuple[str, str]:
+    window = time_window(text, NOW, direction=direction)  # type: ignore[arg-type]
+    assert window is not None, text
+    return window.start.date().isoformat(), window.last_day().date().isoformat()
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "last"),
+    [
+        # England's bank holidays, by month and "early"/"late", and their weekends (Saturday to Monday).
+        ("takings at store 4 over the spring bank holiday weekend", "2026-05-23", "2026-05-25"),
+        ("refunds on the early May bank holiday", "2026-05-04", "2026-05-04"),
+        ("store 3 sales over the August bank holiday weekend", "2026-08-29", "2026-08-31"),
+        ("attach rate over the bank holiday weekend", "2026-08-29", "2026-08-31"),  # the latest one
+        # Easter's weekend in England runs Good Friday to Easter Monday.
+        ("how did store 1 do over the Easter bank holiday weekend?", "2026-04-03", "2026-04-06"),
+        # Other countries' calendars, by the holiday's own name.
+        ("device revenue on Labor Day weekend", "2026-09-05", "2026-09-07"),
+        ("refunds in Diwali week at store 2", "2026-11-02", "2026-11-08"),
+        ("sales on Republic Day", "2026-01-26", "2026-01-26"),
+        ("sales in Thanksgiving week", "2026-11-23", "2026-11-27"),  # runs to today
+        ("store 6 on Boxing Day last year", "2025-12-26", "2025-12-26"),
+        ("Christmas week sales", "2025-12-22", "2025-12-28"),  # the latest that has begun
+        # Weekends are Saturday and Sunday, not Duckling's Friday evening.
+        ("what did store 2 take over the last weekend of July?", "2026-07-25", "2026-07-26"),
+        ("sales last weekend", "2026-11-21", "2026-11-22"),
+        # ISO weeks, and weeks counted back from today (today left out).
+        ("attach rate in ISO week 30", "2026-07-20", "2026-07-26"),
+        ("sales in week 40 of 2026", "2026-09-28", "2026-10-04"),
+        ("refunds over the past three weeks", "2026-11-06", "2026-11-26"),
+        ("the last 2 weeks", "2026-11-13", "2026-11-26"),
+    ],
+)
+def test_holidays_weekends_and_weeks_are_read_as_windows(text: str, first: str, last: str) -> None:
+    assert _days(text) == (first, last)
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("by mid-March", "2027-03-15"),
+        ("by mid February", "2027-02-15"),
+        ("by Thanksgiving next year", "2027-11-25"),
+        ("by Memorial Day", "2027-05-31"),
+        ("before Christmas", "2026-12-24"),
+        ("by feb end", "2027-02-28"),
+        ("by April-end", "2027-04-30"),
+    ],
+)
+def test_deadlines_said_by_holiday_or_middle_of_a_month(text: str, day: str) -> None:
+    deadline = goal_deadline(f"Raise store 1's attach rate by 2 points {text}", NOW)
+    assert deadline is not None and deadline[0].date().isoformat() == day
+
+
+@pytest.mark.parametrize(
+    ("text", "form", "value"),
+    [
+        ("add 150 bps to store 6's attach by end of March", "points", 1.5),
+        ("cut the refund rate by 50 basis points", "points", -0.5),
+        ("two more points of attach rate by 28 February", "points", 2.0),
+        ("an extra 3 points on attach", "points", 3.0),
+        ("raise attach at store 2 by a full point by June", "points", 1.0),
+    ],
+)
+def test_points_said_as_basis_points_or_with_more(text: str, form: str, value: float) -> None:
+    target = goal_target(text)
+    assert target is not None and (target.form, target.value) == (form, pytest.approx(value))
+
+
+def test_a_word_only_one_figure_has_names_it_and_a_head_word_does_not() -> None:
+    assert (
+        goal_metric("add 150 bps to store 6's attach by end of March", METRICS).metric.name == "attach rate"
+    )  # type: ignore[union-attr]
+    mention = goal_metric("Reduce overtime hours at Store 2 by 15%", METRICS)
+    assert mention.unknown == "overtime hours"
+
+
+@pytest.mark.parametrize(
+    ("text", "metric", "unknown"),
+    [
+        ("average spend per transaction across our southern stores in August", "average basket", None),
+        ("how much money a sale did store 3 make in May", "average basket", None),
+        ("What are store 2's sales per square foot this year?", None, "square foot data"),
+        ("revenue per visitor at store 5 in June", None, "visitor data"),
+        ("attach rate per store in August", None, None),
+        ("refunds per day at store 4", None, None),
+    ],
+)
+def test_a_figure_per_unit(text: str, metric: str | None, unknown: str | None) -> None:
+    found = per_unit_figure(text, METRICS)
+    if metric is None and unknown is None:
+        assert found is None
+        return
+    assert found is not None
+    assert (found.metric.name if found.metric else None, found.unknown) == (metric, unknown)
+
+
+@pytest.mark.parametrize(
+    ("text", "missing"),
+    [
+        ("What share of store 6's sales in August were paid by card vs cash?", True),
+        ("how many devices were sold on finance at store 2 last month", True),
+        ("sales paid with vouchers in July", True),
+        ("how many sales were made by staff at store 3 in July", False),
+        ("sales made in July at store 3", False),
+        ("attach rate at store 1 in August", False),
+    ],
+)
+def test_sales_told_apart_by_a_property_the_data_lacks(text: str, missing: bool) -> None:
+    assert (told_apart_by_unknown(text, METRICS) is not None) == missing
+
+
+def test_a_month_or_a_determiner_is_no_data_the_tenant_lacks() -> None:
+    assert possessed_unknown("What proportion of Store 8's June sales were refunded?", METRICS) is None
+    assert possessed_unknown("store 4's Q3 refunds", METRICS) is None
+    assert possessed_unknown("the average age of store 4's customers", METRICS) == "customers"
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "last"),
+    [
+        ("Why did Store 2 sell fewer accessories in October?", "2026-10-01", "2026-10-31"),
+        ("Why was the attach rate at store 4 so low last month?", "2026-10-01", "2026-10-31"),
+        ("What went wrong at store 3 over the summer?", "2026-06-01", "2026-08-31"),
+        ("How did store 1 do in Q3?", "2026-07-01", "2026-09-30"),
+    ],
+)
+def test_a_question_about_the_past_keeps_its_window_and_has_no_deadline(
+    text: str, first: str, last: str
+) -> None:
+    window = past_window(text, NOW)
+    assert window is not None
+    assert (window.start.date().isoformat(), window.last_day().date().isoformat()) == (first, last)
+    assert goal_target(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Increase attach at store 2 by 2 points by March",
+        "Grow attach in March at store 1",  # no past tense: a goal for the March to come
+        "Why did refunds jump? Get them under 3% by June",  # a deadline and a target: a goal
+    ],
+)
+def test_a_goal_is_no_question_about_the_past(text: str) -> None:
+    assert past_window(text, NOW) is None
+
+
+def test_the_future_tense_reads_the_period_to_come() -> None:
+    assert asks_future("How many sales will store 2 make in December?")
+    assert asks_future("what is store 3 going to take over Christmas week")
+    assert not asks_future("Will you tell me store 2's sales in July?")
+    assert not asks_future("store 2 sales in December")
+    assert _days("How many sales will store 2 make in December?", "future") == ("2026-12-01", "2026-12-31")
+
+
+PREVIOUS = {
+    "intent": "EXECUTE",
+    "target": {"kind": "agent", "name": "master"},
+    "goal": "Lift Store 6's accessory attach by two points by 28 Feb.",
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "goal"),
+    [
+        ("Same plan for Store 1, please.", "Lift Store 1's accessory attach by two points by 28 Feb."),
+        ("Run that again for store 7", "Lift store 7's accessory attach by two points by 28 Feb."),
+        ("Do the same for store five", "Lift store 5's accessory attach by two points by 28 Feb."),
+    ],
+)
+def test_a_reuse_keeps_the_users_target_and_deadline(text: str, goal: str) -> None:
+    assert is_reuse(text, PREVIOUS)
+    assert complete_follow_up(text, PREVIOUS) == goal
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Same for store 3 but to 8%",  # a target of its own: a goal of its own
+        "store 2 sales?",
+        "Run that again for store 7 by June",  # a time of its own
+    ],
+)
+def test_a_new_goal_or_question_is_no_reuse(text: str) -> None:
+    assert not is_reuse(text, PREVIOUS)
+    assert not is_reuse("Same plan for Store 1", {**PREVIOUS, "intent": "QUERY"})
+
+
+@pytest.mark.parametrize(
+    ("text", "store"),
+    [
+        ("refund % at st 4, first 10 days of sept", 4),
+        ("attach at str 8", 8),
+        ("stor 5 sales", 5),
+        ("sales at store 2", 2),
+    ],
+)
+def test_a_store_numbered_in_shorthand(text: str, store: int) -> None:
+    from master_agent.runtime.context import extract_entities
+
+    assert extract_entities(text).get("store_id") == store
+    assert (
+        "store_id" not in extract_entities("what was sept 5 like")
+        and extract_entities("the top 3 stores") == {}
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "last"),
+    [
+        (
+            "What's the attach rate for the most recent week you actually have data for?",
+            "2026-09-24",
+            "2026-09-30",
+        ),
+        ("refunds in the latest month of data", "2026-09-01", "2026-09-30"),
+        ("sales in the last 10 days of data you hold", "2026-09-21", "2026-09-30"),
+    ],
+)
+def test_a_span_counted_back_from_the_datas_last_day(text: str, first: str, last: str) -> None:
+    from master_agent.capabilities.terms import Window, data_edge_window
+
+    coverage = Window(
+        start=datetime(2026, 4, 4, tzinfo=UTC), end=datetime(2026, 10, 1, tzinfo=UTC), label="data"
+    )
+    window = data_edge_window(text, coverage)
+    assert window is not None
+    assert (window.start.date().isoformat(), window.last_day().date().isoformat()) == (first, last)
+    assert data_edge_window("sales last week", coverage) is None  # the calendar's week
+    assert data_edge_window("the last two weeks of August", coverage) is None
+
+
+def test_a_figure_per_person_is_the_staffs_figure_not_missing_data() -> None:
+    assert per_unit_figure("avg training hrs per person at store 7?", METRICS) is None
+    assert per_unit_figure("revenue per head at store 2", METRICS) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "question"),
+    [
+        ("acessory revnue store 7 in spetember", True),
+        ("refund rate at store 2 in Febuary", True),
+        ("store 3 txns in Agust", True),
+        ("Why did Store 2 sell fewer accessories in October?", False),  # a cause: work
+        ("devise a strategy for store 5 attach rate in July", False),
+        ("Increase attach at store 2 in March", False),
+        ("attach rate at store 4 by March", False),
+    ],
+)
+def test_a_misspelt_figure_over_a_past_month_is_a_question(text: str, question: bool) -> None:
+    from master_agent.routing.graph import is_figure_question
+
+    assert is_figure_question(text, METRICS, NOW) == question
+
+
+def test_a_percent_sign_after_a_word_is_its_percentage() -> None:
+    from master_agent.capabilities.terms import metric_mention
+
+    assert metric_mention("refund % at store 4 in September", METRICS).metric.name == "refund rate"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("text", "source"),
+    [
+        ("How much money did add-ons bring in at store 8 last quarter?", "add-ons"),
+        ("how much revenue did phone cases generate at store 2 in July", "phone cases"),
+        ("how much did store 7 make from accessories", "accessories"),
+        ("how much did store 7 make last month", None),  # the store made it: all its sales' money
+    ],
+)
+def test_money_said_to_be_made_by_a_part_of_the_sales(text: str, source: str | None) -> None:
+    from master_agent.capabilities.terms import money_source
+
+    assert money_source(text) == source
+
+
+def test_a_holiday_the_calendars_do_not_have_is_not_read_as_another() -> None:
+    from master_agent.capabilities.terms import unread_time
+
+    text = "store 3's takings over the Whitsun bank holiday weekend?"
+    assert time_window(text, NOW) is None and unread_time(text) is not None  # asked, never guessed
+    assert _days("How much did store 5 take on Labour Day weekend?") == ("2026-09-05", "2026-09-07")
