@@ -225,6 +225,10 @@ class RunQueue:
         self.poll_s = resources.settings.run_poll_s
         self._slots = asyncio.Semaphore(self.concurrency)
         self._wake = asyncio.Event()
+        #: Runs may be queued (one was stored pending, here or elsewhere, and the claim loop has not yet
+        #: found the queue empty): a new run then queues behind them instead of taking a slot freed
+        #: while the claim loop's claim is in flight (it so jumped runs queued for seconds: issue 46).
+        self._backlog = False
         self._running: dict[str, asyncio.Task[None]] = {}
         self.tenant_slots = resources.settings.tenant_slots
         #: The tenant of each run executing here: the fewest held go first; none holds over ``tenant_slots``.
@@ -309,6 +313,7 @@ class RunQueue:
                     and not after_seconds
                     and not active
                     and not self._slots.locked()
+                    and not self._backlog
                     and not others
                     and tenant_id not in self._full_tenants()
                 ):
@@ -347,6 +352,7 @@ class RunQueue:
             self._observe("queue_wait", 0.0)
             self._start(row)
         else:
+            self._backlog = True
             self._wake.set()
         # The new run waits behind the old ones until they have stopped (claim order per thread).
         for old in to_stop:
@@ -510,6 +516,7 @@ class RunQueue:
                 logger.exception("claiming a run failed")
                 claimed = None
             if claimed is None:
+                self._backlog = False  # the queue holds nothing claimable: new runs may start at once
                 self._slots.release()
                 try:
                     await asyncio.wait_for(self._wake.wait(), self.poll_s)
@@ -523,6 +530,7 @@ class RunQueue:
 
     def _wake_claims(self, delay: str) -> None:
         """Wake the claim loop now, and again when a delayed run (``delay`` seconds) falls due."""
+        self._backlog = True
         self._wake.set()
         with contextlib.suppress(ValueError):
             if float(delay) > 0:
