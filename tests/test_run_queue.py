@@ -178,4 +178,5 @@ async def test_a_new_run_queues_behind_queued_runs_instead_of_taking_a_free_slot
     # It was queued with a wake-up: the service's worker claims it.
     await _arrived(gate)
     gated_graph.GATES[gate].set()
-    assert await _finish(client, [{"thread_id": thread["thread_id"], "run_id": str(run.run_id)}]) == ["success"]
+    ended = {"thread_id": thread["thread_id"], "run_id": str(run.run_id)}
+    assert await _finish(client, [ended]) == ["success"]
