@@ -145,3 +145,38 @@ async def test_a_run_queued_in_a_full_process_starts_at_once_in_another(
         assert await _finish(client, [*held, queued]) == ["success"] * 3
     finally:
         await elsewhere.stop()
+
+
+async def test_a_new_run_queues_behind_queued_runs_instead_of_taking_a_free_slot(
+    live: LiveServer, clients: dict[str, LangGraphClient]
+) -> None:
+    """A run that could start at once in its process (a free slot) queues when runs are queued: a slot
+    freed while the claim loop's claim is in flight went to new arrivals, and queued runs starved."""
+    client = clients["demo-retail"]
+    resources: RuntimeResources = _service(live).resources
+    gate = f"{uuid.uuid4().hex[:8]}-late"
+    thread = await client.threads.create()
+    assistant = (await client.assistants.search(graph_id="gated"))[0]
+    # A worker process with every slot free (not started: no claim loop of its own) told by a
+    # notification that a run was queued somewhere.
+    elsewhere = RunQueue(resources)
+    elsewhere._wake_claims("")
+
+    def enqueue() -> Awaitable[Any]:
+        return elsewhere.enqueue_graph_run(
+            tenant_id="demo-retail",
+            thread_id=thread["thread_id"],
+            assistant_id=uuid.UUID(assistant["assistant_id"]),
+            kwargs={"graph_id": "gated", "input": {"gate": gate}},
+            metadata={},
+            multitask_strategy="enqueue",
+            execute_here=True,
+        )
+
+    run = await enqueue()
+    assert run.status == "pending" and elsewhere.active == 0
+    # It was queued with a wake-up: the service's worker claims it.
+    await _arrived(gate)
+    gated_graph.GATES[gate].set()
+    ended = {"thread_id": thread["thread_id"], "run_id": str(run.run_id)}
+    assert await _finish(client, [ended]) == ["success"]

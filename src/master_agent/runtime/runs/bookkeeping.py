@@ -40,6 +40,10 @@ class RunBookkeeping:
         self.poll_s = resources.settings.run_poll_s
         self._slots = asyncio.Semaphore(self.concurrency)
         self._wake = asyncio.Event()
+        #: Runs may be queued (one was stored pending, here or elsewhere, and the claim loop has not yet
+        #: found the queue empty): a new run then queues behind them instead of taking a slot freed
+        #: while the claim loop's claim is in flight (it so jumped runs queued for seconds: issue 46).
+        self._backlog = False
         self._running: dict[str, asyncio.Task[None]] = {}
         self.tenant_slots = resources.settings.tenant_slots
         #: The tenant of each run executing here: the fewest held go first; none holds over ``tenant_slots``.

@@ -45,6 +45,7 @@ class RunClaims(RunExecution):
                 logger.exception("claiming a run failed")
                 claimed = None
             if claimed is None:
+                self._backlog = False  # the queue holds nothing claimable: new runs may start at once
                 self._slots.release()
                 try:
                     await asyncio.wait_for(self._wake.wait(), self.poll_s)
@@ -58,6 +59,7 @@ class RunClaims(RunExecution):
 
     def _wake_claims(self, delay: str) -> None:
         """Wake the claim loop now, and again when a delayed run (``delay`` seconds) falls due."""
+        self._backlog = True
         self._wake.set()
         with contextlib.suppress(ValueError):
             if float(delay) > 0:

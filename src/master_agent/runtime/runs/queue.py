@@ -96,6 +96,7 @@ class RunQueue(RunClaims):
                     and not after_seconds
                     and not active
                     and not self._slots.locked()
+                    and not self._backlog
                     and not others
                     and tenant_id not in self._full_tenants()
                 ):
@@ -134,6 +135,7 @@ class RunQueue(RunClaims):
             self._observe("queue_wait", 0.0)
             self._start(row)
         else:
+            self._backlog = True
             self._wake.set()
         # The new run waits behind the old ones until they have stopped (claim order per thread).
         for old in to_stop:
