@@ -715,6 +715,27 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "body": checked.body,
         }
 
+    async def add_people(args: dict[str, Any], text: str) -> dict[str, Any] | None:
+        """A draft's recipients or attendees with the people an answer adds ("also copy Hana on
+        it", "cc david.chen@acme.example", "add Lucas too"): each named contact that one contact fits,
+        and addresses as written. None when the answer adds no one (a name several contacts fit is
+        not guessed: the draft stays as it was and is not run)."""
+        if not _ADDING.search(text) or not isinstance(args.get("addresses"), list):
+            return None
+        named = people_named(text, await (await accounts()).contacts.everyone())
+        if any(len(mention.contacts) != 1 for mention in named):
+            return None
+        found = [m.contacts[0].emails[0] for m in named if m.contacts[0].emails]
+        found += re.findall(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", text)
+        held = {address.lower() for address in args["addresses"]}
+        new = [address for address in dict.fromkeys(found) if address.lower() not in held]
+        if not new:
+            return None
+        revised = {**args, "addresses": [*args["addresses"], *new]}
+        if isinstance(args.get("body"), str):
+            revised["body"] = re.sub(r"^Hi,", "Hi all,", args["body"], count=1)
+        return revised
+
     def tool(
         func: Callable[..., Awaitable[dict[str, Any]]],
         args: type[BaseModel],
@@ -787,6 +808,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "more than ten attendees needs an accepted preview); done when read back from the server.",
             risk_of=_mass_when_many,
             preview_of=event_preview,
+            revise_of=add_people,
         ),
         tool(
             reschedule_event,
@@ -812,6 +834,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "recipients is a mass email and needs an accepted preview); done when the server accepts it.",
             risk_of=_mass_when_many,
             preview_of=mail_preview,
+            revise_of=add_people,
         ),
     ]
     return {t.name: t for t in tools}
@@ -884,6 +907,8 @@ def rank_events(words: str, events: list[CalendarEvent]) -> list[tuple[float, Ca
     return sorted(scored, key=lambda pair: (-pair[0], pair[1].start))
 
 
+#: An answer to a draft that adds people to it: "also copy Hana", "cc Omar", "add Lucas too".
+_ADDING = re.compile(r"\b(?:also|too|as\s+well|copy|cc|bcc|add|include|loop\s+in|invite)\b", re.I)
 #: Which way a length moves an event: the words of "earlier" win over those of "later" ("push it 30
 #: minutes earlier").
 _EARLIER = re.compile(r"\b(?:earlier|sooner|forward|ahead)\b", re.I)

@@ -144,6 +144,20 @@ class RiskMiddleware(LoopMiddleware):
             return {**args, "problem": str(error)}
         return dict(detail) if isinstance(detail, dict) else dict(args)
 
+    async def revise_call(self, name: str, args: dict[str, Any], text: str) -> dict[str, Any] | None:
+        """The arguments an answer to a draft changes in the tool's own terms (``metadata["revise_of"]``:
+        (args, text) -> the new arguments or None, possibly awaitable), or None."""
+        revise = (self.tools[name].metadata or {}).get("revise_of")
+        if not callable(revise):
+            return None
+        try:
+            revised = revise(args, text)
+            if asyncio.iscoroutine(revised):
+                revised = await revised
+        except (ToolInputError, ToolFailure, ValidationError):
+            return None
+        return dict(revised) if isinstance(revised, dict) else None
+
     async def approve_draft(
         self, name: str, args: dict[str, Any]
     ) -> tuple[dict[str, Any], CallOutcome | None]:
@@ -169,6 +183,12 @@ class RiskMiddleware(LoopMiddleware):
             feedback = read_feedback(text)
             if feedback == "accept":
                 return draft, None
+            if feedback is None:
+                # A change in the tool's own terms ("also copy Hana on it"): the tool applies it.
+                added = await self.revise_call(name, draft, text)
+                if added is not None and added != draft:
+                    draft = added
+                    continue
             if feedback != "revise":
                 break
             revised = revise_args(draft, text)
