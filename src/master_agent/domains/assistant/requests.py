@@ -204,11 +204,6 @@ EXAMPLES: dict[Action, tuple[str, ...]] = {
         "Start a draft to Kate about the renewal",
         "Prepare an email to Tom about the launch",
         "Shoot Ben a quick email, the release is out",
-        # Replies to a mail named by its sender and topic: what follows says what to answer.
-        "Reply to Priya's launch email: thanks, all clear",
-        "Answer Omar's hiring mail: yes, let's go with Friday",
-        "Respond to Kate's contract email saying we agree to the terms",
-        "Write back to David about the renewal: we accept",
     ),
     "unsupported": (
         "Update Sarah's phone number",
