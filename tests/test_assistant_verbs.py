@@ -580,8 +580,22 @@ async def test_each_step_of_a_request_is_done_or_said_not_done(
 ) -> None:
     """A request of two changes: the event's cancellation approved and read back from the calendar;
     the mail declined, so nothing reaches the SMTP sink and the reply says it was not done (partial,
-    never success). Approved in turn, the mail is sent and the request is a success."""
+    never success). Approved in turn, the mail is sent and the request is a success; "yes to both"
+    approves the mail with the cancellation."""
     data_dir = assistant.settings.data_dir
+    tenant = f"verbs-both-{uuid.uuid4().hex[:8]}"
+    await install_tenant(assistant.database.pool, assistant.settings, "assistant", tenant)
+    endpoints = await start_demo_servers(data_dir, tenant, NOW)
+    thread = str(uuid.uuid4())
+    await _first_interrupt(await _chat(assistant, tenant, thread, request_text))
+    both = await _chat(assistant, tenant, thread, Command(resume="yes to both"))
+    assert both["interrupts"] == [] and both["reply"]["status"] == "success", both["reply"]
+    assert f"Cancelled: {event}" in both["reply"]["text"] and "Sent " in both["reply"]["text"]
+    mine = [e for e in sent_envelopes(data_dir) if e.get("mail_from") == endpoints.address]
+    assert [e["rcpt_tos"] for e in mine] == [[recipient]]
+    # The next request of the thread is drafted again: the approval was that request's only.
+    again = await _chat(assistant, tenant, thread, "Email Kate saying the contract is signed")
+    assert again["interrupts"] and again["interrupts"][0]["tool"] == "send_email"
     for decline in (True, False):
         tenant = f"verbs-steps-{uuid.uuid4().hex[:8]}"
         await install_tenant(assistant.database.pool, assistant.settings, "assistant", tenant)
