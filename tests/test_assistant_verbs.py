@@ -22,7 +22,7 @@ from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.assistant import describe_answer, opens_as_request
 from master_agent.domains.assistant.demo import sent_envelopes
 from master_agent.domains.assistant.demo_data import start_demo_servers
-from master_agent.domains.assistant.local_servers import LocalServers
+from master_agent.domains.assistant.local_servers import LocalEndpoints, LocalServers
 from master_agent.domains.assistant.providers import CalDavCalendar, ImapMailbox, ProviderError
 from master_agent.domains.assistant.requests import _READERS, ActionReader, action_reader
 from master_agent.domains.assistant.steps import request_steps
@@ -558,6 +558,13 @@ async def _first_interrupt(reply: dict[str, Any]) -> dict[str, Any]:
     return dict(waiting)
 
 
+async def _seeded(resources: RuntimeResources, prefix: str) -> tuple[str, LocalEndpoints]:
+    """A new assistant tenant of its own, its local servers seeded for the week of ``NOW``."""
+    tenant = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    await install_tenant(resources.database.pool, resources.settings, "assistant", tenant)
+    return tenant, await start_demo_servers(resources.settings.data_dir, tenant, NOW)
+
+
 @pytest.mark.parametrize(
     ("request_text", "event", "recipient", "said"),
     [
@@ -583,9 +590,7 @@ async def test_each_step_of_a_request_is_done_or_said_not_done(
     never success). Approved in turn, the mail is sent and the request is a success; "yes to both"
     approves the mail with the cancellation."""
     data_dir = assistant.settings.data_dir
-    tenant = f"verbs-both-{uuid.uuid4().hex[:8]}"
-    await install_tenant(assistant.database.pool, assistant.settings, "assistant", tenant)
-    endpoints = await start_demo_servers(data_dir, tenant, NOW)
+    tenant, endpoints = await _seeded(assistant, "verbs-both")
     thread = str(uuid.uuid4())
     await _first_interrupt(await _chat(assistant, tenant, thread, request_text))
     both = await _chat(assistant, tenant, thread, Command(resume="yes to both"))
@@ -597,9 +602,7 @@ async def test_each_step_of_a_request_is_done_or_said_not_done(
     again = await _chat(assistant, tenant, thread, "Email Kate saying the contract is signed")
     assert again["interrupts"] and again["interrupts"][0]["tool"] == "send_email"
     for decline in (True, False):
-        tenant = f"verbs-steps-{uuid.uuid4().hex[:8]}"
-        await install_tenant(assistant.database.pool, assistant.settings, "assistant", tenant)
-        endpoints = await start_demo_servers(data_dir, tenant, NOW)
+        tenant, endpoints = await _seeded(assistant, "verbs-steps")
         thread = str(uuid.uuid4())
         first = await _first_interrupt(await _chat(assistant, tenant, thread, request_text))
         assert first["tool"] == "cancel_event" and first["detail"]["cancel"] == event
@@ -644,9 +647,7 @@ async def test_people_an_answer_adds_to_a_draft_receive_the_one_mail_sent(
     assistant: RuntimeResources, request_text: str, added: str, expected: list[str]
 ) -> None:
     data_dir = assistant.settings.data_dir
-    tenant = f"verbs-add-{uuid.uuid4().hex[:8]}"
-    await install_tenant(assistant.database.pool, assistant.settings, "assistant", tenant)
-    endpoints = await start_demo_servers(data_dir, tenant, NOW)
+    tenant, endpoints = await _seeded(assistant, "verbs-add")
     thread = str(uuid.uuid4())
     await _first_interrupt(await _chat(assistant, tenant, thread, request_text))
     again = await _first_interrupt(await _chat(assistant, tenant, thread, Command(resume=added)))
