@@ -22,9 +22,10 @@ from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.assistant import describe_answer, opens_as_request
 from master_agent.domains.assistant.demo import sent_envelopes
 from master_agent.domains.assistant.demo_data import start_demo_servers
-from master_agent.domains.assistant.local_servers import LocalServers
+from master_agent.domains.assistant.local_servers import LocalEndpoints, LocalServers
 from master_agent.domains.assistant.providers import CalDavCalendar, ImapMailbox, ProviderError
 from master_agent.domains.assistant.requests import _READERS, ActionReader, action_reader
+from master_agent.domains.assistant.steps import request_steps
 from master_agent.domains.assistant.tools import (
     ACCOUNTS_ENV,
     AccountsFile,
@@ -517,3 +518,145 @@ def test_a_short_request_that_opens_with_its_verb_is_a_request_not_a_bare_answer
     assert not opens_as_request("Thursday at 2pm", "schedule")
     assert not opens_as_request("an hour later works", "reschedule")
     assert not opens_as_request("Cancel my 10am tomorrow", "agenda")
+
+
+async def test_a_request_divides_into_steps_only_where_a_new_request_opens() -> None:
+    reader = action_reader(Settings())
+    read = {
+        text: [(step.text, step.reading.action) for step in await request_steps(text, reader)]
+        for text in (
+            "Cancel Wednesday's design review and let Tom know by email it's off this week",
+            "check if I'm free thursday at 2, and if I am, book 30 min with Omar on the hiring pipeline",
+            "Cancel the budget sync, then send David a note saying we'll sync next week",
+            "Set up a 1-hour kickoff with Emma and Lucas on Wednesday afternoon",
+            "Tell Priya and Tom that the demo is cancelled",
+            "Email Omar and tell him the build is green",
+        )
+    }
+    assert read == {
+        "Cancel Wednesday's design review and let Tom know by email it's off this week": [
+            ("Cancel Wednesday's design review", "cancel_event"),
+            ("let Tom know by email it's off this week", "send_mail"),
+        ],
+        "check if I'm free thursday at 2, and if I am, book 30 min with Omar on the hiring pipeline": [
+            ("check if I'm free thursday at 2", "free_slots"),
+            ("book 30 min with Omar on the hiring pipeline", "schedule"),
+        ],
+        "Cancel the budget sync, then send David a note saying we'll sync next week": [
+            ("Cancel the budget sync", "cancel_event"),
+            ("send David a note saying we'll sync next week", "send_mail"),
+        ],
+        # Names joined by "and", and one action said twice, are one request.
+        "Set up a 1-hour kickoff with Emma and Lucas on Wednesday afternoon": [],
+        "Tell Priya and Tom that the demo is cancelled": [],
+        "Email Omar and tell him the build is green": [],
+    }
+
+
+async def _first_interrupt(reply: dict[str, Any]) -> dict[str, Any]:
+    [waiting] = reply["interrupts"]
+    return dict(waiting)
+
+
+async def _seeded(resources: RuntimeResources, prefix: str) -> tuple[str, LocalEndpoints]:
+    """A new assistant tenant of its own, its local servers seeded for the week of ``NOW``."""
+    tenant = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    await install_tenant(resources.database.pool, resources.settings, "assistant", tenant)
+    return tenant, await start_demo_servers(resources.settings.data_dir, tenant, NOW)
+
+
+@pytest.mark.parametrize(
+    ("request_text", "event", "recipient", "said"),
+    [
+        (
+            "Cancel the design review and let Tom know by email it's off this week",
+            "Design review",
+            "tom.becker@acme.example",
+            "design review is off",
+        ),
+        (
+            "Call off the sprint retro, then email Lena saying we skip it this week",
+            "Sprint retro",
+            "lena.novak@acme.example",
+            "we skip it this week",
+        ),
+    ],
+)
+async def test_each_step_of_a_request_is_done_or_said_not_done(
+    assistant: RuntimeResources, request_text: str, event: str, recipient: str, said: str
+) -> None:
+    """A request of two changes: the event's cancellation approved and read back from the calendar;
+    the mail declined, so nothing reaches the SMTP sink and the reply says it was not done (partial,
+    never success). Approved in turn, the mail is sent and the request is a success; "yes to both"
+    approves the mail with the cancellation."""
+    data_dir = assistant.settings.data_dir
+    tenant, endpoints = await _seeded(assistant, "verbs-both")
+    thread = str(uuid.uuid4())
+    await _first_interrupt(await _chat(assistant, tenant, thread, request_text))
+    both = await _chat(assistant, tenant, thread, Command(resume="yes to both"))
+    assert both["interrupts"] == [] and both["reply"]["status"] == "success", both["reply"]
+    assert f"Cancelled: {event}" in both["reply"]["text"] and "Sent " in both["reply"]["text"]
+    mine = [e for e in sent_envelopes(data_dir) if e.get("mail_from") == endpoints.address]
+    assert [e["rcpt_tos"] for e in mine] == [[recipient]]
+    # The next request of the thread is drafted again: the approval was that request's only.
+    again = await _chat(assistant, tenant, thread, "Email Kate saying the contract is signed")
+    assert again["interrupts"] and again["interrupts"][0]["tool"] == "send_email"
+    for decline in (True, False):
+        tenant, endpoints = await _seeded(assistant, "verbs-steps")
+        thread = str(uuid.uuid4())
+        first = await _first_interrupt(await _chat(assistant, tenant, thread, request_text))
+        assert first["tool"] == "cancel_event" and first["detail"]["cancel"] == event
+        second = await _first_interrupt(await _chat(assistant, tenant, thread, Command(resume="approve")))
+        assert second["tool"] == "send_email", second
+        assert second["draft"]["addresses"] == [recipient]
+        assert said in second["draft"]["body"].lower()
+        calendar = CalDavCalendar(endpoints.caldav)
+        when = datetime.fromisoformat(first["draft"]["event_ref"]["start"])
+        still = await calendar.events(when, when + timedelta(minutes=1))
+        assert not [e for e in still if e.summary == event]  # cancelled on the server already
+        done = await _chat(assistant, tenant, thread, Command(resume="cancel" if decline else "approve"))
+        reply = done["reply"]
+        mine = [e for e in sent_envelopes(data_dir) if e.get("mail_from") == endpoints.address]
+        assert f"Cancelled: {event}" in reply["text"]
+        if decline:
+            assert reply["status"] == "partial", reply
+            assert "Not done (send an email)" in reply["text"]
+            assert mine == []
+        else:
+            assert reply["status"] == "success", reply
+            assert "Sent " in reply["text"] and "Not done" not in reply["text"]
+            assert [e["rcpt_tos"] for e in mine] == [[recipient]]
+
+
+@pytest.mark.parametrize(
+    ("request_text", "added", "expected"),
+    [
+        (
+            "Draft an email to Lena asking her to review the Q1 hiring plan by Wednesday",
+            "also copy Hana on it",
+            ["lena.novak@acme.example", "hana.sato@acme.example"],
+        ),
+        (
+            "Write to Ben asking for the load test results",
+            "cc omar and noah too",
+            ["ben.adler@acme.example", "omar.haddad@acme.example", "noah.weber@acme.example"],
+        ),
+    ],
+)
+async def test_people_an_answer_adds_to_a_draft_receive_the_one_mail_sent(
+    assistant: RuntimeResources, request_text: str, added: str, expected: list[str]
+) -> None:
+    data_dir = assistant.settings.data_dir
+    tenant, endpoints = await _seeded(assistant, "verbs-add")
+    thread = str(uuid.uuid4())
+    await _first_interrupt(await _chat(assistant, tenant, thread, request_text))
+    again = await _first_interrupt(await _chat(assistant, tenant, thread, Command(resume=added)))
+    assert again["tool"] == "send_email" and again["draft"]["addresses"] == expected
+    assert again["draft"]["body"].startswith("Hi all,")
+    assert sent_envelopes(data_dir) == [
+        e for e in sent_envelopes(data_dir) if e.get("mail_from") != endpoints.address
+    ]
+    done = await _chat(assistant, tenant, thread, Command(resume="ok send"))
+    assert done["reply"]["status"] == "success", done["reply"]
+    mine = [e for e in sent_envelopes(data_dir) if e.get("mail_from") == endpoints.address]
+    assert [sorted(e["rcpt_tos"]) for e in mine] == [sorted(expected)]

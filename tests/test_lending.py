@@ -315,6 +315,7 @@ async def test_a_conversation_cut_mid_turn_resumes_from_its_checkpoint(
 # again before a letter.
 
 VERIFYING = LOAN_WORKFLOW.stage("VERIFICATION").asks
+UNDERWRITING = LOAN_WORKFLOW.stage("UNDERWRITING").asks
 SELLING = LOAN_WORKFLOW.stage("SALES_EXPLORATION").asks
 
 
@@ -322,7 +323,7 @@ SELLING = LOAN_WORKFLOW.stage("SALES_EXPLORATION").asks
     ("text", "asks", "updates"),
     [
         ("My net salary is 70,000 a month", VERIFYING, {"stated.monthly_salary": 70_000}),
-        ("85000", VERIFYING, {"stated.monthly_salary": 85_000}),
+        ("85000", UNDERWRITING, {"stated.monthly_salary": 85_000}),
         ("85000", SELLING, {"loan_details.amount": 85_000}),
         (
             "₹1.5 lakh over 2 years and 6 months",
@@ -449,7 +450,29 @@ def test_a_sum_not_said_as_income_is_asked_about_before_it_is_the_salary() -> No
     rent = read_message("my rent alone is 15000 so money is tight", verifying, VERIFYING)
     assert not any(key.startswith("loan_details") for key in rent.updates) and rent.hold
     # A short answer to the question asked is the salary.
-    assert read_message("about 60,000", verifying, VERIFYING).updates == {"stated.monthly_salary": 60_000}
+    assert read_message("about 60,000", verifying, UNDERWRITING).updates == {"stated.monthly_salary": 60_000}
+
+
+@pytest.mark.parametrize("said", ["2,50,000", "85000", "about 60,000", "Rs 2.5 lakh", "₹1,20,000 only"])
+def test_a_bare_sum_where_no_sum_was_asked_is_confirmed_as_the_amount_never_taken_unasked(said: str) -> None:
+    """Verification asks for the PAN and the date of birth: a bare sum there answers nothing asked. It
+    is neither the salary nor the loan amount until the customer confirms it as the new amount; a
+    monthly figure ("60k a month") is a salary, never the amount."""
+    offered = LoanConversation.model_validate(
+        {"loan_details": {"amount": 300_000, "tenure_months": 24, "rate_pct": 11.5, "emi": 14_052.09}}
+    )
+    asked = read_message(said, offered, VERIFYING)
+    assert asked.hold and "change your loan" in (asked.reply or "")
+    assert not any(key.startswith(("loan_details", "stated")) for key in asked.updates)
+    pending, _, _ = apply_updates(offered, asked.updates, LOAN_WORKFLOW.reader_writes)
+    confirmed = read_message("yes, that's right", pending, VERIFYING).updates
+    assert confirmed["loan_details.amount"] == pending.pending_change.amount  # type: ignore[union-attr]
+    assert confirmed["loan_details.emi"] is None  # the offer is made again on the new amount
+    assert "stated.monthly_salary" not in confirmed
+    declined = read_message("no", pending, VERIFYING).updates
+    assert declined == {"pending_change": None}
+    for monthly in ("60k a month", "Rs 45,000 per month"):
+        assert set(read_message(monthly, offered, VERIFYING).updates) == {"stated.monthly_salary"}, monthly
 
 
 @pytest.mark.parametrize(

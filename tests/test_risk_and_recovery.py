@@ -121,6 +121,13 @@ def test_confidence_bands_and_options() -> None:
     assert pick_option("okafor", options) == options[1]
     assert pick_option("David", options) is None  # both contain it
     assert pick_option("someone else", options) is None
+    # An option told apart by what only it says: a role, a word of it or its stem.
+    roles = [f"{options[0]}, Engineering Lead", f"{options[1]}, Sales Director"]
+    assert pick_option("the sales one", roles) == roles[1]
+    assert pick_option("I meant the one from engineering", roles) == roles[0]
+    assert pick_option("the engineer", roles) == roles[0]
+    assert pick_option("the acme one", roles) is None  # both say it
+    assert pick_option("the marketing one", roles) is None
 
 
 MISSING = {"kind": "clarification", "reason": "missing_information", "question": "Which day?", "options": []}

@@ -86,6 +86,16 @@ def test_numbers_that_are_not_times_name_no_window() -> None:
     assert time_window("How many sales did Store 4 make?", NOW) is None
     assert time_mention("Reduce churn in Region 3 by 15 percent") is None
     assert time_mention("Book a call at 10am") is None  # a time of day is no span of data
+    # The count of a length is no clock time ("by two" of "by two hours" is no "by 2 o'clock").
+    for moved in (
+        "Push back the weekly planning by two hours",
+        "Delay the sprint retro by 30 minutes",
+        "Push back my 1:1 with Maria by 45 minutes",
+        "push the budget sync back by 3 hrs",
+    ):
+        assert time_mention(moved) is None, moved
+    assert time_mention("Increase sales by 10% by 30 June") == "by 30 June"
+    assert time_mention("grow the attach rate within 60 days") == "within 60 days"
     # "June 2026" is a month, not a June numbered 2026.
     assert extract_entities("attach rate at Store 4 in June 2026") == {"store_id": 4}
 

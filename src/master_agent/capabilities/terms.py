@@ -789,8 +789,9 @@ def _window_of(value: dict[str, Any], now: datetime) -> tuple[datetime, datetime
 
 def _spans(found: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
     """Duckling's time mentions that name a day or longer (intervals, days, weeks, months...), not a
-    number that is an amount ("by 15 percent" is no 15th of the month)."""
-    return [
+    number that is an amount ("by 15 percent" is no 15th of the month) or the count of a length ("by
+    two hours" is no "by 2 o'clock")."""
+    spans = [
         item
         for item in found
         if item.get("dim") == "time"
@@ -801,6 +802,17 @@ def _spans(found: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
             or _SPAN_UNIT.search(str(item.get("body", "")))
         )
     ]
+    return [item for item in spans if not _counts_a_length(item, text)] if spans else spans
+
+
+def _counts_a_length(item: dict[str, Any], text: str) -> bool:
+    """Whether a time mention's words are the start of a length Duckling reads on past them: "by
+    two" of "push it back by two hours", "by 30" of "delay it by 30 minutes"."""
+    start, end = int(item.get("start", 0)), int(item.get("end", 0))
+    return any(
+        start <= int(length["start"]) < end < int(length["end"])
+        for length in duckling_parse(text, ("duration",))
+    )
 
 
 def _clock_interval(value: dict[str, Any]) -> bool:

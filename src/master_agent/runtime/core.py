@@ -47,6 +47,7 @@ from master_agent.runtime.middleware import (
     chain_tool_calls,
     tool_outcome,
 )
+from master_agent.runtime.middleware.risk import APPROVED_ALL
 from master_agent.runtime.model_call import ModelCaller, with_call_ids
 from master_agent.runtime.state import (
     CompiledLoop,
@@ -157,8 +158,10 @@ class _AgentLoop:
         }
         # What decided the previous flow's end does not carry over to this one.
         update.update({key: None for key in FLOW_END_KEYS if state.get(key)})
-        if (state.get("findings") or {}).get("proposal"):
-            update["findings"] = {"proposal": None}  # a previous flow's proposal is not this flow's
+        findings = state.get("findings") or {}
+        if findings.get("proposal") or findings.get(APPROVED_ALL):
+            # A previous flow's proposal, or its approval of every change, is not this flow's.
+            update["findings"] = {"proposal": None, APPROVED_ALL: None}
         previous = (state.get("context") or {}).get("previous_task")
         if previous:
             update["notes"] = [f"previous task {previous!r} was in progress; it is kept and can be resumed"]
@@ -273,7 +276,9 @@ class _AgentLoop:
             ]
             for layer in self.middleware:
                 calls = layer.after_model(state, calls)
-            approved = bool((state.get("context") or {}).get("draft_approved"))
+            approved = bool((state.get("context") or {}).get("draft_approved")) or bool(
+                (state.get("findings") or {}).get(APPROVED_ALL)
+            )
             return [Send("tools", ToolTask(call=call, depth=self.depth, approved=approved)) for call in calls]
         if decision.route == "escalate_to_human" and self._find(HumanReviewMiddleware):
             return "human_review"

@@ -129,7 +129,26 @@ def pick_option(answer: str, options: Sequence[str]) -> str | None:
         containing = [option for option in options if cleaned in option.lower()]
         if len(containing) == 1:
             return containing[0]
-    return None
+    return _told_apart(cleaned, options)
+
+
+_OPTION_WORD = re.compile(r"[a-z0-9]{3,}")
+#: How much of a word two forms of it share ("engineer" / "engineering", "finance" / "financial").
+_STEM = 5
+
+
+def _told_apart(answer: str, options: Sequence[str]) -> str | None:
+    """The option an answer names by what tells it apart ("the sales one" of "David Okafor ..., Sales
+    Director" and "David Chen ..., Engineering Lead"): the one option its words (or their first five
+    letters) point to, where every word of the answer that points to one option alone points to it."""
+    labels = [set(_OPTION_WORD.findall(option.lower())) for option in options]
+
+    def hits(word: str) -> list[int]:
+        stem = word[:_STEM]
+        return [i for i, words in enumerate(labels) if any(w == word or w.startswith(stem) for w in words)]
+
+    alone = {found[0] for word in _OPTION_WORD.findall(answer) if len(found := hits(word)) == 1}
+    return options[alone.pop()] if len(alone) == 1 else None
 
 
 #: How a message that changes direction starts ("Actually, check my calendar first").

@@ -19,8 +19,9 @@ An answer with no field filled and no tool called is no answer at all.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -124,6 +125,37 @@ def verify_answer(answer: Mapping[str, Any], asked: Mapping[str, Any]) -> list[C
                     )
                 )
     return checks
+
+
+def confirmed_actions(results: Iterable[Any]) -> list[dict[str, Any]]:
+    """The action records (``{"requested", "done", ...}``) the run's tool results hold, in order."""
+    found: list[dict[str, Any]] = []
+    for result in results:
+        if isinstance(result, str):
+            try:
+                result = json.loads(result)
+            except json.JSONDecodeError:
+                continue
+        for _, node in _dicts(result, ""):
+            if "requested" in node and isinstance(node.get("done"), bool):
+                found.append(dict(node))
+    return found
+
+
+def requested_steps(asked: Mapping[str, Any], performed: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """Each change a request of several steps asked for (``asked["actions"]``), as this run's tools
+    left it: the last record a tool returned for it (done only when its provider confirmed it), else
+    the request's own record (not done). None for a request of one step."""
+    wanted = asked.get("actions")
+    if not isinstance(wanted, list) or not wanted:
+        return None
+    steps = []
+    for step in wanted:
+        if not isinstance(step, Mapping):
+            continue
+        same = [record for record in performed if record.get("requested") == step.get("requested")]
+        steps.append(same[-1] if same else dict(step))
+    return steps
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from master_agent.domains.assistant.agents import MASTER
 from master_agent.domains.assistant.people import people_named
 from master_agent.domains.assistant.providers import Contact, ProviderError
 from master_agent.domains.assistant.requests import ACTION_NAMES, EXAMPLES, WHEN, WRITES, action_reader
+from master_agent.domains.assistant.steps import Step, request_steps
 from master_agent.domains.assistant.tools import (
     build_tools,
     configured_accounts,
@@ -122,6 +123,9 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
         # An answer to "did I read you right?" (below), or to a draft or a preview.
         answer = read_feedback(goal)
         return {**said, **({"verb_confirmed": answer == "accept"} if answer in ("accept", "cancel") else {})}
+    steps = await request_steps(goal, action_reader(context.settings))
+    if steps:
+        return await _steps_entities(steps, said, today, context)
     contacts = await address_book(context) if action in PEOPLE_ACTIONS or len(goal.split()) <= 6 else None
     if (
         contacts is not None
@@ -139,6 +143,43 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
             "or": ACTION_NAMES[reading.runner_up] if reading.runner_up else None,
             "confidence": reading.confidence,
         }
+    return found
+
+
+#: "by email", "via mail" before what a message says: how it is sent, not what it says.
+_BY_MAIL = re.compile(r"^(?:(?:by|via|over)\s+(?:e-?mail|mail)\s*,?\s*)(?:that\s+)?", re.I)
+#: "it's off", "it is moved": the thing a message of a later step refers back to.
+_IT = re.compile(r"\bit(?:'s|\s+is)\b", re.I)
+
+
+async def _steps_entities(
+    steps: list[Step], said: dict[str, Any], today: Any, context: ToolContext
+) -> dict[str, Any]:
+    """The values of every step of a request of several (``steps``), and one ``actions`` record per
+    step that changes something (or has no tool): each is done only when its tool confirms it. A
+    message that refers back ("let Tom know it's off") names the event of the step before it."""
+    wanted = any(step.reading.action in PEOPLE_ACTIONS for step in steps)
+    contacts = await address_book(context) if wanted else None
+    found: dict[str, Any] = dict(said)
+    actions: list[dict[str, Any]] = []
+    event: str | None = None
+    for step in steps:
+        action = step.reading.action
+        part = goal_entities(step.text, today, action, contacts if action in PEOPLE_ACTIONS else None)
+        record = part.pop("action", None)
+        if record is not None:
+            actions.append(record)
+        message = part.get("message")
+        if isinstance(message, str):
+            message = _BY_MAIL.sub("", message).strip()
+            if event is not None:
+                message = _IT.sub(f"{event} is", message, count=1)
+            part["message"] = message[:1].upper() + message[1:]
+        if action in ("cancel_event", "reschedule") and part.get("event_words"):
+            # What the step names, without its verb: "Wednesday's design review".
+            event = " ".join(str(part["event_words"]).split()[1:]) or None
+        found.update(part)
+    found["actions"] = actions
     return found
 
 
@@ -226,7 +267,13 @@ def describe_answer(solution: dict[str, Any]) -> list[str]:
 
 
 def _action_lines(solution: dict[str, Any]) -> list[str]:
-    """What was done, with the server's identifiers, or what was not done and why."""
+    """What was done, with the server's identifiers, or what was not done and why: for a request of
+    several changes, each of them (``actions``)."""
+    steps = solution.get("actions")
+    if isinstance(steps, list) and steps:
+        return [
+            line for step in steps for line in _action_lines({**solution, "actions": None, "action": step})
+        ]
     action = solution.get("action")
     if not isinstance(action, dict):
         return []

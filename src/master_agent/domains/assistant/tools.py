@@ -25,7 +25,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field, SecretStr, ValidationError
 
 from master_agent.capabilities.spec import Risk
-from master_agent.capabilities.terms import duckling_parse, time_window
+from master_agent.capabilities.terms import duckling_parse, duckling_parse_time, time_window
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.assistant.demo_data import start_demo_servers
 from master_agent.domains.assistant.local_servers import LocalEndpoints
@@ -715,6 +715,27 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "body": checked.body,
         }
 
+    async def add_people(args: dict[str, Any], text: str) -> dict[str, Any] | None:
+        """A draft's recipients or attendees with the people an answer adds ("also copy Hana on
+        it", "cc david.chen@acme.example", "add Lucas too"): each named contact that one contact fits,
+        and addresses as written. None when the answer adds no one (a name several contacts fit is
+        not guessed: the draft stays as it was and is not run)."""
+        if not _ADDING.search(text) or not isinstance(args.get("addresses"), list):
+            return None
+        named = people_named(text, await (await accounts()).contacts.everyone())
+        if any(len(mention.contacts) != 1 for mention in named):
+            return None
+        found = [m.contacts[0].emails[0] for m in named if m.contacts[0].emails]
+        found += re.findall(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", text)
+        held = {address.lower() for address in args["addresses"]}
+        new = [address for address in dict.fromkeys(found) if address.lower() not in held]
+        if not new:
+            return None
+        revised = {**args, "addresses": [*args["addresses"], *new]}
+        if isinstance(args.get("body"), str):
+            revised["body"] = re.sub(r"^Hi,", "Hi all,", args["body"], count=1)
+        return revised
+
     def tool(
         func: Callable[..., Awaitable[dict[str, Any]]],
         args: type[BaseModel],
@@ -787,6 +808,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "more than ten attendees needs an accepted preview); done when read back from the server.",
             risk_of=_mass_when_many,
             preview_of=event_preview,
+            revise_of=add_people,
         ),
         tool(
             reschedule_event,
@@ -812,6 +834,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "recipients is a mass email and needs an accepted preview); done when the server accepts it.",
             risk_of=_mass_when_many,
             preview_of=mail_preview,
+            revise_of=add_people,
         ),
     ]
     return {t.name: t for t in tools}
@@ -884,6 +907,8 @@ def rank_events(words: str, events: list[CalendarEvent]) -> list[tuple[float, Ca
     return sorted(scored, key=lambda pair: (-pair[0], pair[1].start))
 
 
+#: An answer to a draft that adds people to it: "also copy Hana", "cc Omar", "add Lucas too".
+_ADDING = re.compile(r"\b(?:also|too|as\s+well|copy|cc|bcc|add|include|loop\s+in|invite)\b", re.I)
 #: Which way a length moves an event: the words of "earlier" win over those of "later" ("push it 30
 #: minutes earlier").
 _EARLIER = re.compile(r"\b(?:earlier|sooner|forward|ahead)\b", re.I)
@@ -1139,12 +1164,28 @@ _PURPOSE = re.compile(
 )
 
 
+#: "on the hiring pipeline", "on our Q1 goals": what a meeting is on (a day is told apart by its reader).
+_ON_SUBJECT = re.compile(
+    r"\bon\s+(?:the\s+|our\s+|my\s+)(?!\d)(.+?)(?=[?.!,;]|\s+(?:on|at|next|this|tomorrow|today|with)\b|$)",
+    re.I,
+)
+
+
 def _topic(goal: str, today: date) -> str | None:
     """What a meeting is about: "to go over the roadmap", or a last short clause naming no day, time,
     length or person ("..., 45 mins, hiring plan"; "...? budget stuff")."""
     purpose = _PURPOSE.search(goal)
     if purpose is not None:
         return purpose.group(1).strip()
+    subject = _ON_SUBJECT.search(goal)
+    if (
+        subject is not None
+        and resolve_day(subject.group(0), today) is None
+        and resolve_time(subject.group(0)) is None
+        and not duckling_parse_time(subject.group(0))
+    ):
+        # "30 min with Omar on the hiring pipeline": "on" a subject, not on a day.
+        return subject.group(1).strip()
     for clause in reversed(re.split(r"[,?;]", goal)[1:]):
         clause = clause.strip()
         if (
@@ -1354,7 +1395,9 @@ def _entities_for(
             )
         elif about is not None:
             found["message"] = f"a note about {about.group(1).strip()}"
-        elif who is not None and (named_at := _named_end(goal, who, contacts)) is not None:
+        elif (
+            addressee := who if who is not None else " and ".join(found.get("unknown_people") or []) or None
+        ) is not None and (named_at := _named_end(goal, addressee, contacts if who else None)) is not None:
             # "Draft a mail to Mia thanking her for the slides": what follows the name is the message.
             rest = _NOT_YET.sub("", goal[named_at:])
             rest = re.sub(r"^[\s,;:-]*(?:and\s+)?", "", rest).strip()
@@ -1365,7 +1408,18 @@ def _entities_for(
                 rest,
                 flags=re.I,
             )
-            if rest and _ASK.match(goal) and rest.lower().startswith("to "):
+            asking = _TO_ASK.match(rest)
+            if asking is not None:
+                # "Email Raj to ask for the signed contract": what follows "to ask" is asked.
+                wanted = rest[asking.end() :].rstrip("?.!")
+                found["message"] = (
+                    f"could you let me know whether {wanted}?"
+                    if asking.group("whether")
+                    else f"could you send me {wanted[4:]}?"
+                    if wanted.lower().startswith("for ")
+                    else f"could you {wanted[3:] if wanted.lower().startswith('to ') else wanted}?"
+                )
+            elif rest and _ASK.match(goal) and rest.lower().startswith("to "):
                 # "Ask Sara to send the numbers": the message asks it.
                 found["message"] = f"could you {rest[3:].rstrip('?.!')}?"
             elif rest:
@@ -1451,6 +1505,7 @@ def people_of(goal: str, contacts: Sequence[Contact], *, owners: bool) -> tuple[
     return (" and ".join(dict.fromkeys(parts)) or None), list(dict.fromkeys(unknown))
 
 
+_TO_ASK = re.compile(r"^to\s+ask\s+(?:(?:him|her|them)\s+)?(?P<whether>(?:if|whether)\s+)?", re.I)
 _ASK = re.compile(r"^\s*(?:(?:can|could|would|will)\s+(?:you|u)\s+|please\s+)*ask\b", re.I)
 
 

@@ -131,7 +131,9 @@ LOAN_WORKFLOW = WorkflowSpec(
         StageSpec(
             name="VERIFICATION",
             worker="verification_agent",
-            asks=("stated.pan", "stated.dob", "stated.monthly_salary"),
+            # Its worker asks for the PAN and the date of birth, not the salary: a bare sum here
+            # answers nothing asked (a new amount or a salary), and is confirmed before it is either.
+            asks=("stated.pan", "stated.dob"),
             transitions=(
                 _TERMS_CHANGED,
                 Transition(to="CLOSURE", when=(Guard(field="verification_status.locked", op="true"),)),

@@ -250,7 +250,9 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
             continue
         if _EMI_BEFORE.search(masked[:start]) or _EMI_AFTER.match(masked, end):
             continue  # an EMI the customer can afford ("EMI under 10k") is neither the loan nor a salary
-        sums.append(Sum(value, start, end, bool(_PER_MONTH.match(masked, end))))
+        # A sum "a month" is a monthly figure, never a principal ("I make 60k a month"). The pattern
+        # opens with "^": it is matched on the text after the sum (``match(masked, end)`` never matched).
+        sums.append(Sum(value, start, end, bool(_PER_MONTH.match(masked[end:]))))
     # An income word belongs to the nearest sum of its clause ("my salary is 60,000 so I need 3 lakh":
     # the salary is 60,000, the loan 3 lakh).
     for cue in _INCOME.finditer(masked):
@@ -311,22 +313,22 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
     loan_named = _said_with(_LOAN, text, stated_sums)
     about_the_loan = tenure is not None or _CHANGE.search(text) or loan_named
     unsure_salary: float | None = None
-    if (
-        principals
-        and "loan_details.amount" not in asked
-        and "stated.monthly_salary" in asked
-        and not about_the_loan
-    ):
+    offered = loan.loan_details.emi is not None
+    salary_asked = "stated.monthly_salary" in asked
+    if principals and "loan_details.amount" not in asked and (salary_asked or offered) and not about_the_loan:
         # A bare sum where a salary was asked (and no amount, no tenure, no loan named): the salary when
-        # the message is a short answer; said among other words, it is asked about first.
+        # the message is a short answer; said among other words, it is asked about first. Where the
+        # salary was not asked (verification asks for the PAN and date of birth) a short bare sum may
+        # as well be a new amount: it is confirmed as one before it replaces the offer (below), never
+        # taken as a salary or an amount unasked ("60k a month" is a monthly figure: a salary).
         bare = next(found for found in sums if not found.income)
         after = text[bare.end :]
         rate = _PER_MONTH.match(after)  # "60k a month": the month is part of the sum said
         rest = _WORDS.findall(text[: bare.start] + " " + after[rate.end() if rate else 0 :])
-        if len(rest) <= ANSWER_WORDS:
-            incomes, principals = incomes + principals[:1], principals[1:]
-        else:
+        if len(rest) > ANSWER_WORDS:
             unsure_salary, principals = principals[0], principals[1:]
+        elif salary_asked or rate is not None:
+            incomes, principals = incomes + principals[:1], principals[1:]
     if incomes:
         updates["stated.monthly_salary"] = incomes[0]
     terms: dict[str, Any] = {}
@@ -338,7 +340,6 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
         terms["loan_details.tenure_months"] = tenure
     reply: str | None = None
     hold = False
-    offered = loan.loan_details.emi is not None
     changed = {path: value for path, value in terms.items() if _known(loan, path) not in (None, value)}
     framed = bool(
         "loan_details.tenure_months" in terms

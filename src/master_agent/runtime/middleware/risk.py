@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -35,6 +36,13 @@ DRAFT_ROUNDS = 3
 
 def _thread_id(config: RunnableConfig) -> str:
     return str((config.get("configurable") or {}).get("thread_id") or "")
+
+
+#: An approval that covers every change of the request ("yes to both", "approve all of them").
+_EVERY_DRAFT = re.compile(r"\b(?:both|all(?:\s+of\s+them)?|every(?:thing|\s+one)?|each)\b", re.I)
+ALL_DRAFTS = "approved with every other change of this request"
+#: The findings key that carries such an approval to the flow's later medium-risk calls.
+APPROVED_ALL = "drafts_approved"
 
 
 @dataclass(kw_only=True)
@@ -104,11 +112,17 @@ class RiskMiddleware(LoopMiddleware):
         if risk == "medium" and request.approved:
             note = f"{name}: medium risk, approved by the user with the answer that completed it"
         elif risk == "medium":
-            args, declined = await self.approve_draft(name, request.args)
+            args, declined, every = await self.approve_draft(name, request.args)
             if declined is not None:
                 return declined
             request.args = args
             note = f"{name}: medium risk, the user approved the draft"
+            if every:
+                # "yes to both": the other changes of this request are approved with it.
+                outcome = await handler(request)
+                outcome.notes.insert(0, f"{note} and the request's other changes ({ALL_DRAFTS})")
+                outcome.findings[APPROVED_ALL] = True
+                return outcome
         elif risk == "high":
             claimed = await self.claim_accepted(name, request.args, request.config)
             if claimed is None:
@@ -144,10 +158,25 @@ class RiskMiddleware(LoopMiddleware):
             return {**args, "problem": str(error)}
         return dict(detail) if isinstance(detail, dict) else dict(args)
 
+    async def revise_call(self, name: str, args: dict[str, Any], text: str) -> dict[str, Any] | None:
+        """The arguments an answer to a draft changes in the tool's own terms (``metadata["revise_of"]``:
+        (args, text) -> the new arguments or None, possibly awaitable), or None."""
+        revise = (self.tools[name].metadata or {}).get("revise_of")
+        if not callable(revise):
+            return None
+        try:
+            revised = revise(args, text)
+            if asyncio.iscoroutine(revised):
+                revised = await revised
+        except (ToolInputError, ToolFailure, ValidationError):
+            return None
+        return dict(revised) if isinstance(revised, dict) else None
+
     async def approve_draft(
         self, name: str, args: dict[str, Any]
-    ) -> tuple[dict[str, Any], CallOutcome | None]:
-        """A medium-risk call shown as a draft until the user approves it (its arguments, None), cancels
+    ) -> tuple[dict[str, Any], CallOutcome | None, bool]:
+        """A medium-risk call shown as a draft until the user approves it (its arguments, None, and
+        whether the approval covers every change of the request: "yes to both"), cancels
         it or asks for a change the runtime cannot apply (the arguments, the outcome that replaces the
         call). "change X to Y" is applied to the draft and shown again."""
         draft = dict(args)
@@ -168,7 +197,13 @@ class RiskMiddleware(LoopMiddleware):
             text = answer_text(answer)
             feedback = read_feedback(text)
             if feedback == "accept":
-                return draft, None
+                return draft, None, _EVERY_DRAFT.search(text) is not None
+            if feedback is None:
+                # A change in the tool's own terms ("also copy Hana on it"): the tool applies it.
+                added = await self.revise_call(name, draft, text)
+                if added is not None and added != draft:
+                    draft = added
+                    continue
             if feedback != "revise":
                 break
             revised = revise_args(draft, text)
@@ -188,7 +223,7 @@ class RiskMiddleware(LoopMiddleware):
             )
             note = f"{name}: medium risk, the user asked for a change: {text!r}"
             blocker = f"{name}: not run ({text})"
-        return draft, CallOutcome(status="error", content=reason, blockers=[blocker], notes=[note])
+        return draft, CallOutcome(status="error", content=reason, blockers=[blocker], notes=[note]), False
 
     async def preview(
         self, name: str, args: dict[str, Any], call_id: str, config: RunnableConfig

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, cast
 
+from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 
 from master_agent.capabilities import AgentSpec, SubAgentEnvelope
@@ -24,7 +25,12 @@ from master_agent.runtime.termination import (
     decide,
     progress_score,
 )
-from master_agent.runtime.verification import Check, verify_before_answer
+from master_agent.runtime.verification import (
+    Check,
+    confirmed_actions,
+    requested_steps,
+    verify_before_answer,
+)
 
 
 @dataclass(kw_only=True)
@@ -89,6 +95,12 @@ class TerminationMiddleware(LoopMiddleware):
         no_answer: str | None = None
         if not handoff and not failure:
             asked = {**extract_entities(str(state.get("goal") or "")), **dict(state.get("context") or {})}
+            # A request of several changes: each is answered as its tools left it, and checked.
+            steps = requested_steps(
+                asked, confirmed_actions(m.content for m in messages if isinstance(m, ToolMessage))
+            )
+            if steps is not None:
+                data = {**data, "actions": steps}
             verified = verify_before_answer(
                 data,
                 asked,
