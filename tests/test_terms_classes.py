@@ -83,6 +83,27 @@ def test_deadlines_said_by_holiday_or_middle_of_a_month(text: str, day: str) -> 
 
 
 @pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("till March-end", "2027-03-31"),
+        ("before April end", "2027-04-30"),
+        ("until the end of June", "2027-06-30"),
+        ("by month end", "2026-11-30"),
+        ("before quarter-end", "2026-12-31"),
+        ("by year end", "2026-12-31"),
+        ("by the end of next month", "2026-12-31"),
+    ],
+)
+def test_a_deadline_at_the_end_of_a_period_is_its_last_day_whatever_the_preposition(
+    text: str, day: str
+) -> None:
+    """Duckling ends "before the end of April" where April's last ten days begin (the 20th); a goal said
+    so is due on the 30th."""
+    deadline = goal_deadline(f"Lift store 3's attach rate to 6% {text}", NOW)
+    assert deadline is not None and deadline[0].date().isoformat() == day
+
+
+@pytest.mark.parametrize(
     ("text", "form", "value"),
     [
         ("add 150 bps to store 6's attach by end of March", "points", 1.5),

@@ -263,6 +263,10 @@ def _month_spelt(match: re.Match[str]) -> str:
 
 #: "feb end", "March-end": the end of that month, said the Indian and British way.
 _MONTH_END = re.compile(rf"\b({_MONTH_WORD})\.?[\s-]+end\b", re.I)
+#: "by month end", "before quarter-end": the end of the period we are in.
+_PERIOD_END = re.compile(r"\b(?:the\s+)?(month|quarter|year)[\s-]+end\b", re.I)
+#: Where a label names the end of a period ("before end of April").
+_END_OF = re.compile(r"\bend\s+of\b", re.I)
 #: "8/7", "02/07/2026": a date in digits, day and month in an order only the writer knows.
 _SLASH_DATE = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?(?![\d/])")
 #: Words that run a span on to today ("since July", "from 1 June till date", "so far").
@@ -301,6 +305,7 @@ def spelled_for_duckling(text: str) -> str:
     text = _WEEK_COMMENCING.sub("the week of", text)
     text = _LONG_WORD.sub(_month_spelt, text)
     text = _MONTH_END.sub(lambda m: f"end of {m.group(1)}", text)
+    text = _PERIOD_END.sub(lambda m: f"the end of the {m.group(1).lower()}", text)
     text = _SHARED_MONTH.sub(
         lambda m: (
             f"{m.group(1)} {m.group(4)} {'and' if m.group(2) == 'and' else 'to'} {m.group(3)} {m.group(4)}"
@@ -1429,6 +1434,13 @@ def goal_deadline(text: str, now: datetime) -> tuple[datetime, str] | None:
         return None
     label = window.label.lower()
     day = timedelta(days=1)
+    if (ends := _END_OF.search(label)) and not label.startswith("end"):
+        # "before end of April", "till March-end": Duckling ends the span where "the end of April" (its
+        # last ten days) begins; the deadline is the last day of the period whose end is named.
+        named_end = time_window(window.label[ends.start() :], now, direction="future")
+        if named_end is not None:
+            window = named_end
+            label = window.label.lower()
     if rolling := _ROLLING.search(label):
         count = rolling.group(1).lower()
         number = int(count) if count.isdigit() else _COUNT_WORDS[count]
