@@ -1234,15 +1234,61 @@ _LEVEL = re.compile(
     re.I,
 )
 _RELATIVE = re.compile(rf"(?:\bby\s+|\bup\s+|\bdown\s+|\b){_NUMBER}\s*(?:%|percent\b)", re.I)
-_FRACTIONS = {
-    "half": 0.5,
-    "a half": 0.5,
-    "a third": 1 / 3,
-    "one third": 1 / 3,
-    "a quarter": 0.25,
-    "a fifth": 0.2,
-}
-_BY_FRACTION = re.compile(r"\bby\s+(a\s+half|half|a\s+third|one\s+third|a\s+quarter|a\s+fifth)\b", re.I)
+#: A fraction in words, after ``with_digits`` ("a third", "1-fourth", "3-quarters", "2 thirds", "a
+#: tenth"): a count (or "a"), then a denominator read as an ordinal ("fourth", "tenth") or named
+#: ("half", "quarter").
+_FRACTION = re.compile(r"\b(?:(\d+)|an?)[\s-]+([a-z]+?)(?:s|es)?\b(?!-)", re.I)
+_NAMED_DENOMINATORS = {"half": 2, "halv": 2, "quarter": 4}
+#: "by a third", "up by one-fourth", "a fifth more": a fraction that says how much a figure moves.
+_FRACTION_MOVES = re.compile(r"(?:\bby|\bup|\bdown)\s+$", re.I)
+_FRACTION_MORE = re.compile(r"^\s+(?:more|extra|higher|lower|less|up|down)\b", re.I)
+#: "three-quarters of a percentage point": a fraction of one point.
+_OF_A_POINT = re.compile(r"^\s+of\s+an?\s+(?:percentage\s+)?point\b", re.I)
+
+#: "half a percentage point", "half of a point".
+_HALF_A_POINT = re.compile(r"\bhalf\s+(?:of\s+)?an?\s+(?:percentage\s+)?point\b", re.I)
+
+
+def _denominator(word: str) -> int | None:
+    """The denominator a word names: "half" 2, "quarter" 4, an ordinal ("fourth", "tenth") its number,
+    read by Duckling; None for any other word ("a store", "2 weeks")."""
+    word = word.lower()
+    if word in _NAMED_DENOMINATORS:
+        return _NAMED_DENOMINATORS[word]
+    for candidate in (word, f"{word}s"):
+        found = duckling_parse(candidate, ("ordinal",))
+        if found and found[0]["body"].lower() == candidate and isinstance(found[0]["value"].get("value"), int):
+            value = int(found[0]["value"]["value"])
+            return value if value >= 2 else None
+    return None
+
+
+def _fraction_target(text: str, sign: float, down: bool) -> GoalTarget | None:
+    """A target stated as a fraction: of a point ("three-quarters of a percentage point": points 0.75)
+    or of the figure ("by one-fourth": relative 0.25; "down by a third": -1/3; "by half" as a cut: a
+    multiple of 0.5)."""
+    for match in _FRACTION.finditer(text):
+        denominator = _denominator(match.group(2))
+        if denominator is None:
+            continue
+        fraction = float(match.group(1) or 1) / denominator
+        after = text[match.end() :]
+        if point := _OF_A_POINT.match(after):
+            return GoalTarget(form="points", value=sign * fraction, words=match.group(0) + point.group(0))
+        if not (_FRACTION_MOVES.search(text[: match.start()]) or _FRACTION_MORE.match(after)):
+            continue
+        if down and fraction == 0.5:
+            return GoalTarget(form="multiple", value=0.5, words=match.group(0))
+        return GoalTarget(form="relative", value=sign * fraction, words=match.group(0))
+    if match := _HALF_A_POINT.search(text):
+        return GoalTarget(form="points", value=sign * 0.5, words=match.group(0))
+    if match := re.search(r"\bby\s+(half)\b", text, re.I):
+        if down:
+            return GoalTarget(form="multiple", value=0.5, words=match.group(0))
+        return GoalTarget(form="relative", value=sign * 0.5, words=match.group(0))
+    return None
+
+
 _MULTIPLE = re.compile(r"\b(double|triple|quadruple|halve|two-?fold|three-?fold)\b", re.I)
 _MULTIPLES = {"double": 2.0, "triple": 3.0, "quadruple": 4.0, "halve": 0.5, "twofold": 2.0, "two-fold": 2.0,
               "threefold": 3.0, "three-fold": 3.0}  # fmt: skip
@@ -1351,6 +1397,10 @@ def goal_target(text: str) -> GoalTarget | None:
     """The target ``text`` states, or None. Percentages of a rate after "to", "reach", "at least" are
     where the figure should end; after "by" or alone, how much it should move."""
     text = with_digits(text)
+    # A fraction says its own form ("by a third", "three-quarters of a point"), read before any time is
+    # blanked: Duckling reads "a third before April" as a date.
+    down = bool(_DOWN.search(text))
+    fraction = _fraction_target(text, -1.0 if down else 1.0, down)
     # A number inside a time is no target ("from 15 July to 15 August", "by 31 March").
     said = _time_mention(text)
     # ... but Duckling also reads "by 1" of "by 1.5 points" as one o'clock: only a mention with words
@@ -1360,8 +1410,9 @@ def goal_target(text: str) -> GoalTarget | None:
     )
     if said and worded and "%" not in said and said in text:
         text = text.replace(said, " " * len(said), 1)
-    down = bool(_DOWN.search(text))
     sign = -1.0 if down else 1.0
+    if fraction is not None and fraction.form == "points":
+        return fraction
     if match := _BASIS_POINTS.search(text):
         return GoalTarget(
             form="points", value=sign * float(match.group(1)) / 100, words=match.group(0).strip()
@@ -1376,11 +1427,8 @@ def goal_target(text: str) -> GoalTarget | None:
         return GoalTarget(form="multiple", value=_MULTIPLES[match.group(1).lower()], words=match.group(0))
     if match := _TIMES.search(text):
         return GoalTarget(form="multiple", value=float(match.group(1)), words=match.group(0))
-    if match := _BY_FRACTION.search(text):
-        fraction = _FRACTIONS[re.sub(r"\s+", " ", match.group(1).lower())]
-        if down and fraction == 0.5:
-            return GoalTarget(form="multiple", value=0.5, words=match.group(0))
-        return GoalTarget(form="relative", value=sign * fraction, words=match.group(0))
+    if fraction is not None:
+        return fraction
     if match := _RELATIVE.search(text):
         return GoalTarget(
             form="relative", value=sign * float(match.group(1)) / 100, words=match.group(0).strip()
