@@ -1257,7 +1257,11 @@ def _denominator(word: str) -> int | None:
         return _NAMED_DENOMINATORS[word]
     for candidate in (word, f"{word}s"):
         found = duckling_parse(candidate, ("ordinal",))
-        if found and found[0]["body"].lower() == candidate and isinstance(found[0]["value"].get("value"), int):
+        if (
+            found
+            and found[0]["body"].lower() == candidate
+            and isinstance(found[0]["value"].get("value"), int)
+        ):
             value = int(found[0]["value"]["value"])
             return value if value >= 2 else None
     return None
@@ -1505,6 +1509,60 @@ def goal_deadline(text: str, now: datetime) -> tuple[datetime, str] | None:
     if last <= now:
         return None
     return last.replace(hour=0, minute=0, second=0, microsecond=0), window.label
+
+
+def deadline_readings(text: str, now: datetime) -> list[tuple[datetime, str]]:
+    """The deadlines a goal's digit date may be when nothing in its words settles the order ("by
+    1/3/27": 1 March or 3 January 2027), each read as ``goal_deadline`` reads it, the ones still ahead
+    only: two readings ask which; one settles it (the other has passed); none when the date is settled
+    by its words or there is no digit date."""
+    readings = ambiguous_date(text)
+    match = next(
+        (
+            found
+            for found in _SLASH_DATE.finditer(text)
+            if readings is not None and int(found.group(1)) != int(found.group(2))
+        ),
+        None,
+    )
+    if readings is None or match is None:
+        return []
+    year = f" {match.group(3)}" if match.group(3) else ""
+    found: list[tuple[datetime, str]] = []
+    for reading in readings:
+        said = text[: match.start()] + reading + year + text[match.end() :]
+        deadline = goal_deadline(said, now)
+        if deadline is not None and all(deadline[0] != day for day, _ in found):
+            found.append((deadline[0], reading + year))
+    return found
+
+
+#: Words that make a past period the level a figure should return to ("back to where it was in
+#: August", "its June level", "as high as it was in July").
+_LEVEL_OF_THEN = re.compile(
+    r"\b(?:back|level|where\s+it\s+(?:was|stood)|as\s+(?:high|good|strong)\s+as)\b", re.I
+)
+
+_UP_TO = re.compile(r"\b(?:up\s+)?to\b", re.I)
+
+
+def level_reference(text: str, now: datetime) -> Window | None:
+    """The past period whose level a goal states as its target, when it states no figure ("back to
+    where it was in August by mid-February": August; "back up to last year's level by Easter": last
+    year): the period named between the level's words and the deadline's preposition. None when the
+    goal states a target of its own or names no such period."""
+    if goal_target(text) is not None:
+        return None
+    for level in _LEVEL_OF_THEN.finditer(text):
+        clause = text[level.start() :]
+        if opened := _DEADLINE_OPENS.search(clause):
+            clause = clause[: opened.start()]
+        # "back up to last year's level": the period, not a span running "up to" it.
+        clause = _UP_TO.sub(" ", clause)
+        window = time_window(clause, now, direction="past")
+        if window is not None and window.start < min(now, window.end):
+            return window
+    return None
 
 
 #: "How many sales will store 2 make in December?": a question about time to come ("will you tell me"

@@ -20,10 +20,12 @@ from master_agent.capabilities import MissingInformation
 from master_agent.capabilities.spec import DataMetric, EntityOrder
 from master_agent.capabilities.terms import (
     Window,
+    deadline_readings,
     deadline_window,
     goal_deadline,
     goal_metric,
     goal_target,
+    level_reference,
     past_window,
     unread_deadline,
     written_out,
@@ -82,6 +84,10 @@ def make_goal_reader(
         past = past_window(goal, now)
         if past is not None:
             stated["asked_window"] = {"start": past.start.isoformat(), "end": past.end.isoformat()}
+        elif len(readings := deadline_readings(goal, now)) > 1:
+            # "by 1/3/27": 1 March or 3 January, both ahead; which one the plan's timeline runs to is
+            # the user's to say, never the parser's default order.
+            stated["deadline_ambiguous"] = [f"{day:%-d %B %Y}" for day, _ in readings]
         elif deadline := goal_deadline(goal, now):
             day, _words = deadline
             stated["deadline"] = day.date().isoformat()
@@ -134,6 +140,11 @@ def make_goal_reader(
                 goal, context.embedder, problems, problem_metrics or {}, metrics
             )
             mention = lacking or mention
+        if "target" not in stated and past is None and (then := level_reference(goal, now)) is not None:
+            try:
+                await _level_then(stated, sql, mention.metric or _planned(metrics), then)
+            except ToolInputError:
+                stated["target_unmeasured"] = {"words": then.label, "explanation": "it could not be measured"}
         if mention.unknown is not None:
             stated["scope"] = {
                 "kind": "out_of_scope",
@@ -167,6 +178,58 @@ def make_goal_reader(
         return stated
 
     return stated_entities
+
+
+def _planned(metrics: Sequence[DataMetric]) -> DataMetric | None:
+    return next((metric for metric in metrics if metric.name == STRATEGY_METRIC), None)
+
+
+async def _level_then(
+    stated: dict[str, Any], sql: ReadOnlySql, metric: DataMetric | None, then: Window
+) -> None:
+    """A target stated as the figure's level over a past period ("back to where it was in August"):
+    that level measured from the store's rows over the period, an absolute target; a period the data
+    has no rows for ("last year's level" before the data starts) is asked about, never guessed."""
+    if metric is None:
+        return
+    store = stated.get("store_id")
+    row, statement = await _measure(sql, metric, store, then)
+    if row["value"] is None or not row["observations"]:
+        stated["target_unmeasured"] = {
+            "words": then.label,
+            "explanation": f"your data has no rows for {then.describe()}, so its {metric.name} cannot be measured",
+        }
+        return
+    stated["target"] = {
+        "form": "absolute",
+        "value": round(float(row["value"]), 4),
+        "words": f"the {metric.name} over {then.describe()}",
+        "measured": {
+            "metric": metric.name,
+            "store_id": store,
+            "observations": row["observations"],
+            "window": {"start": then.start.isoformat(), "end": then.end.isoformat()},
+            "sql": statement,
+        },
+    }
+
+
+async def _measure(
+    sql: ReadOnlySql, metric: DataMetric, store: int | None, window: Window
+) -> tuple[dict[str, Any], str]:
+    """The figure (value, observations) over ``window``, at ``store`` when the figure has stores."""
+    conditions = (
+        [f"{metric.time_column} >= %(start)s AND {metric.time_column} < %(end)s"]
+        if metric.time_column
+        else []
+    )
+    params: dict[str, Any] = {"start": window.start, "end": window.end}
+    if store is not None and "store_id" in metric.filters:
+        conditions.append(f"{metric.filters['store_id']} = %(store_id)s")
+        params["store_id"] = store
+    where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+    statement = f"SELECT {metric.expression} AS value, count(*) AS observations FROM {metric.table}{where}"
+    return (await sql.query(statement, params)).rows[0], statement
 
 
 async def _measured_only(sql: ReadOnlySql, metric: DataMetric, store: int | None) -> dict[str, Any]:
@@ -210,18 +273,7 @@ async def _measured_over(
 ) -> dict[str, Any]:
     """The figure over the period a question about the past names: what is known; no target was
     stated, so no plan (and no invented target) is proposed."""
-    conditions = (
-        [f"{metric.time_column} >= %(start)s AND {metric.time_column} < %(end)s"]
-        if metric.time_column
-        else []
-    )
-    params: dict[str, Any] = {"start": window.start, "end": window.end}
-    if store is not None and "store_id" in metric.filters:
-        conditions.append(f"{metric.filters['store_id']} = %(store_id)s")
-        params["store_id"] = store
-    where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
-    statement = f"SELECT {metric.expression} AS value, count(*) AS observations FROM {metric.table}{where}"
-    row = (await sql.query(statement, params)).rows[0]
+    row, statement = await _measure(sql, metric, store, window)
     scope_words = f" at Store {store}" if store is not None and "store_id" in metric.filters else ""
     found = (
         f"was {_shown(row['value'], metric.unit)}, from {row['observations']} {metric.observation_noun}"
@@ -272,6 +324,12 @@ def missing_information(known: dict[str, Any]) -> MissingInformation | None:
             question=f"Which date is {known['deadline_unread']!r} for you (e.g. 31 March)? Then the target "
             "has a date to be met by.",
         )
+    if known.get("deadline_ambiguous") and not known.get("deadline"):
+        first, second = known["deadline_ambiguous"][:2]
+        return MissingInformation(
+            fields=["deadline"],
+            question=f"Is your deadline {first} or {second}? The date you wrote can be read either way.",
+        )
     if known.get("deadline_passed") and not known.get("deadline"):
         when = (
             "is today, which leaves no time to act" if known.get("deadline_today") else "has already passed"
@@ -304,7 +362,25 @@ def missing_information(known: dict[str, Any]) -> MissingInformation | None:
             fields=["store_id"],
             question=f"Your data has no Store {store}. Which store did you mean? ({listed})",
         )
-    return None
+    if known.get("target") or known.get("target_percent") is not None:
+        return None
+    if known.get("preferred_intervention") and not known.get("target_unmeasured"):
+        # A goal that asks for what worked elsewhere ("help me increase attach rate" after a proven
+        # pattern): the pattern it reuses is the plan asked for (its target stays the planner's own).
+        return None
+    # No target stated (or one measured from a period the data has no rows for): how far the figure
+    # should move is the user's to say; a plan on a default target would be a claim never made.
+    unmeasured = known.get("target_unmeasured")
+    why = (
+        f"You asked for the level of {unmeasured['words']}, but {unmeasured['explanation']}. "
+        if unmeasured
+        else ""
+    )
+    return MissingInformation(
+        fields=["target"],
+        question=f"{why}What target should Store {store}'s {STRATEGY_METRIC} reach: a level (e.g. 6.5%), "
+        "or a change (e.g. +1 point, +20%)?",
+    )
 
 
 def _shown(value: Any, unit: str) -> str:
