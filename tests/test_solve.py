@@ -214,6 +214,45 @@ async def test_a_goal_without_a_store_asks_which_and_an_unknown_store_is_named(
     assert unknown.status == "interrupted" and "no Store 12" in (unknown.interrupt or {})["question"]
 
 
+async def test_a_goal_without_a_target_is_asked_for_one_and_a_past_level_is_measured(
+    resources: RuntimeResources,
+) -> None:
+    asked = await solve(
+        resources,
+        SolveRequest(goal="Improve the accessory attach rate at Store 6 before Easter", tenant_id="demo-retail"),
+    )
+    assert asked.status == "interrupted" and asked.interrupt is not None
+    assert asked.interrupt["fields"] == ["target"]
+    answered = await resume(resources, asked.thread_id, "let's say 9%")
+    assert answered.solution is not None
+    expected = answered.solution.expected_outcome or {}
+    assert expected["target"] == pytest.approx(0.09) and expected["target_terms"]["form"] == "absolute"
+    # "its July level" is Store 3's July rate, read from its rows; a year the data lacks is asked.
+    back = await solve(
+        resources,
+        SolveRequest(
+            goal="Return Store 3's attach rate to its July level within twelve weeks", tenant_id="demo-retail"
+        ),
+    )
+    async with resources.database.pool.connection() as conn:
+        row = await (
+            await conn.execute(
+                "SELECT avg(CASE WHEN accessory_attached THEN 1.0 ELSE 0.0 END) AS v "
+                "FROM tenant_demo_retail.transactions WHERE store_id = 3 "
+                "AND sold_at >= '2026-07-01' AND sold_at < '2026-08-01'"
+            )
+        ).fetchone()
+    assert back.solution is not None and row is not None
+    level = back.solution.expected_outcome or {}
+    assert level["target"] == pytest.approx(float(row["v"]), abs=1e-4)
+    assert level["target_terms"]["form"] == "absolute"
+    unmeasured = await solve(
+        resources,
+        SolveRequest(goal="Put Store 3's attach rate back to last year's level by May", tenant_id="demo-retail"),
+    )
+    assert unmeasured.status == "interrupted" and "no rows" in (unmeasured.interrupt or {})["question"]
+
+
 async def test_a_goal_on_a_figure_the_data_lacks_is_out_of_scope_and_one_without_strategy_is_measured(
     resources: RuntimeResources,
 ) -> None:

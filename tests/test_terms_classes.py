@@ -332,3 +332,82 @@ def test_a_holiday_the_calendars_do_not_have_is_not_read_as_another() -> None:
     text = "store 3's takings over the Whitsun bank holiday weekend?"
     assert time_window(text, NOW) is None and unread_time(text) is not None  # asked, never guessed
     assert _days("How much did store 5 take on Labour Day weekend?") == ("2026-09-05", "2026-09-07")
+
+
+# -- sixth batch: targets a goal states wrongly read or not at all ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "form", "value"),
+    [
+        ("lift store 3's attach by one-fifth before spring", "relative", 0.2),
+        ("grow store 2 attach up by a tenth in the next quarter", "relative", 0.1),
+        ("push the attach rate at store 4 up two-thirds by June", "relative", 2 / 3),
+        ("bring refunds at store 8 down by one sixth by May", "relative", -1 / 6),
+        ("sell a quarter more cases at store 1 by February", "relative", 0.25),
+        ("add three-quarters of a point to store 2's attach by March", "points", 0.75),
+        ("half a percentage point more attach at store 7 within 8 weeks", "points", 0.5),
+        ("store 6 needs two-fifths of a percentage point more attach by April", "points", 0.4),
+        ("cut store 3's refund rate by a third ahead of the summer", "relative", -1 / 3),
+    ],
+)
+def test_a_fraction_is_read_in_the_form_its_words_give(text: str, form: str, value: float) -> None:
+    target = goal_target(text)
+    assert target is not None, text
+    assert (target.form, target.value) == (form, pytest.approx(value))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "make store 2 better at attaching accessories before summer",
+        "i want store 4's attach rate improved by the end of April",
+        "Work on Store 3's accessory attach over the next six weeks",
+        "get store 1 back on track by May",  # "back" with no period: no level to return to
+    ],
+)
+def test_a_goal_without_a_target_states_none(text: str) -> None:
+    from master_agent.capabilities.terms import level_reference
+
+    assert goal_target(text) is None and level_reference(text, NOW) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "last"),
+    [
+        ("restore store 2's attach to the level it had in July before Christmas", "2026-07-01", "2026-07-31"),
+        ("Store 3 should be as high as it was over the summer by April", "2026-06-01", "2026-08-31"),
+        ("take store 8 back to its September attach rate within ten weeks", "2026-09-01", "2026-09-30"),
+        ("get store 4 back up to last year's level by the spring", "2025-01-01", "2025-12-31"),
+    ],
+)
+def test_a_target_stated_as_a_past_level_names_its_period(text: str, first: str, last: str) -> None:
+    from master_agent.capabilities.terms import level_reference
+
+    window = level_reference(text, NOW)
+    assert window is not None, text
+    assert (window.start.date().isoformat(), window.last_day().date().isoformat()) == (first, last)
+
+
+def test_a_digit_deadline_is_asked_only_when_both_readings_are_ahead() -> None:
+    from master_agent.capabilities.terms import deadline_readings
+
+    both = deadline_readings("take store 2 to 7% by 4/2/27", NOW)
+    assert [day.date().isoformat() for day, _ in both] == ["2027-02-04", "2027-04-02"]
+    assert len(deadline_readings("store 5 to 6% by 2/11", NOW)) == 1  # 11 February; 2 November is gone
+    assert deadline_readings("store 5 to 6% by 25/3/27", NOW) == []  # settled: 25 is no month
+    assert deadline_readings("store 5 to 6% by 3/3/27", NOW) == []  # the same either way
+
+
+@pytest.mark.parametrize(
+    ("text", "target"),
+    [
+        ("Store 2 was at roughly 3.9% in October. Bring it back to its July level.", None),
+        ("store 8 is currently 5%; lift it by 10% by June", ("relative", 0.1)),
+        ("It stood at 4 percent in August, get store 1 to 6% by March", ("absolute", 0.06)),
+        ("the target for store 5 is 6% by Easter", ("relative", 0.06)),  # an aim stays a target
+    ],
+)
+def test_where_a_figure_stands_is_no_target(text: str, target: tuple[str, float] | None) -> None:
+    found = goal_target(text)
+    assert (None if found is None else (found.form, pytest.approx(found.value))) == target

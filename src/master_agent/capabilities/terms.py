@@ -1392,6 +1392,14 @@ def entity_numbers_as_digits(text: str) -> str:
     return "".join(out)
 
 
+#: A level the figure is or was at ("was at about 4.7%", "is currently 3.2%", "stood at 5 percent").
+_STANDS_AT = re.compile(
+    r"\b(?:is|are|was|were|stands?|stood|sits?|sat|had\s+been|has\s+been)\s+(?:currently\s+|now\s+|only\s+)?"
+    r"(?:at\s+)?(?:about|around|roughly|approximately|nearly|almost|just|only|~)?\s*"
+    rf"{_NUMBER}\s*(?:%|percent\b)",
+    re.I,
+)
+_AIM_BEFORE = re.compile(r"\b(?:target|goal|aim|objective|ambition)s?\b[^.;,]{0,20}$", re.I)
 _AND_A_HALF = re.compile(r"\b(\d+)\s+and\s+a\s+half\b", re.I)
 #: "1.5 times", "3x": a multiple of the figure as it is.
 _TIMES = re.compile(rf"\b{_NUMBER}\s*(?:x|times)\b(?!\s+(?:a|per|each|every)\b)", re.I)
@@ -1401,6 +1409,15 @@ def goal_target(text: str) -> GoalTarget | None:
     """The target ``text`` states, or None. Percentages of a rate after "to", "reach", "at least" are
     where the figure should end; after "by" or alone, how much it should move."""
     text = with_digits(text)
+    # "In September store 1 was at about 4.7%": where the figure stands or stood, no target.
+    text = _STANDS_AT.sub(
+        lambda match: (
+            match.group(0)
+            if _AIM_BEFORE.search(match.string[: match.start()])  # "the target is 8%" is one
+            else " " * len(match.group(0))
+        ),
+        text,
+    )
     # A fraction says its own form ("by a third", "three-quarters of a point"), read before any time is
     # blanked: Duckling reads "a third before April" as a date.
     down = bool(_DOWN.search(text))

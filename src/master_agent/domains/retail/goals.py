@@ -19,6 +19,7 @@ from typing import Any
 from master_agent.capabilities import MissingInformation
 from master_agent.capabilities.spec import DataMetric, EntityOrder
 from master_agent.capabilities.terms import (
+    GoalTarget,
     Window,
     deadline_readings,
     deadline_window,
@@ -78,6 +79,10 @@ def make_goal_reader(
                 ],
             }
         if target := goal_target(goal):
+            if target.form == "relative" and _SAID_ALONE.fullmatch(target.words) and not _MOVES.search(goal):
+                # "say 6.5%", "6.5% then": a percentage with nothing that moves the figure by it is the
+                # level it should reach (the answer to "what target?").
+                target = GoalTarget(form="absolute", value=target.value, words=target.words)
             stated["target"] = target.as_dict()
         # "Why did Store 2 sell fewer accessories in October?": a question about a period gone by, whose
         # month is no deadline a year ahead and which states no target to plan for.
@@ -308,6 +313,13 @@ def _store_orders(metrics: Sequence[DataMetric]) -> tuple[EntityOrder, ...]:
     )
 
 
+#: A percentage alone ("6.5%"), and words that make one a change of the figure rather than its level.
+_SAID_ALONE = re.compile(r"\d+(?:\.\d+)?\s*(?:%|percent)", re.I)
+_MOVES = re.compile(
+    r"\b(?:by|up|down|more|less|fewer|extra|higher|lower|rise|growth|gain|increase|raise|improve|boost|"
+    r"lift|grow|reduce|cut|decrease|drop|push|drive)\b",
+    re.I,
+)
 #: "the financial year", "FY end", "fiscal year": a period whose end is the business's own.
 _FISCAL_YEAR = re.compile(r"\b(?:the\s+)?(?:financial|fiscal)\s+year\b|\bFY\b", re.I)
 
