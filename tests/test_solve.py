@@ -219,7 +219,9 @@ async def test_a_goal_without_a_target_is_asked_for_one_and_a_past_level_is_meas
 ) -> None:
     asked = await solve(
         resources,
-        SolveRequest(goal="Improve the accessory attach rate at Store 6 before Easter", tenant_id="demo-retail"),
+        SolveRequest(
+            goal="Improve the accessory attach rate at Store 6 before Easter", tenant_id="demo-retail"
+        ),
     )
     assert asked.status == "interrupted" and asked.interrupt is not None
     assert asked.interrupt["fields"] == ["target"]
@@ -248,7 +250,9 @@ async def test_a_goal_without_a_target_is_asked_for_one_and_a_past_level_is_meas
     assert level["target_terms"]["form"] == "absolute"
     unmeasured = await solve(
         resources,
-        SolveRequest(goal="Put Store 3's attach rate back to last year's level by May", tenant_id="demo-retail"),
+        SolveRequest(
+            goal="Put Store 3's attach rate back to last year's level by May", tenant_id="demo-retail"
+        ),
     )
     assert unmeasured.status == "interrupted" and "no rows" in (unmeasured.interrupt or {})["question"]
 

@@ -1284,12 +1284,12 @@ def _fraction_target(text: str, sign: float, down: bool) -> GoalTarget | None:
         if down and fraction == 0.5:
             return GoalTarget(form="multiple", value=0.5, words=match.group(0))
         return GoalTarget(form="relative", value=sign * fraction, words=match.group(0))
-    if match := _HALF_A_POINT.search(text):
-        return GoalTarget(form="points", value=sign * 0.5, words=match.group(0))
-    if match := re.search(r"\bby\s+(half)\b", text, re.I):
+    if half_point := _HALF_A_POINT.search(text):
+        return GoalTarget(form="points", value=sign * 0.5, words=half_point.group(0))
+    if half := re.search(r"\bby\s+(half)\b", text, re.I):
         if down:
-            return GoalTarget(form="multiple", value=0.5, words=match.group(0))
-        return GoalTarget(form="relative", value=sign * 0.5, words=match.group(0))
+            return GoalTarget(form="multiple", value=0.5, words=half.group(0))
+        return GoalTarget(form="relative", value=sign * 0.5, words=half.group(0))
     return None
 
 
