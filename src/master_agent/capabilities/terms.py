@@ -1571,7 +1571,11 @@ def level_reference(text: str, now: datetime) -> Window | None:
     if goal_target(text) is not None:
         return None
     for level in _LEVEL_OF_THEN.finditer(text):
-        clause = text[level.start() :]
+        # From the "to" the level is said after ("to its July level"), in the level's own sentence.
+        sentence = re.split(r"[.;!?]", text[: level.start()])[-1]
+        opener = list(re.finditer(r"\bto\b", sentence))
+        start = level.start() - len(sentence) + opener[-1].start() if opener else level.start()
+        clause = text[start:]
         if opened := _DEADLINE_OPENS.search(clause):
             clause = clause[: opened.start()]
         # "back up to last year's level": the period, not a span running "up to" it.

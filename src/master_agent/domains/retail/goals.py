@@ -27,6 +27,7 @@ from master_agent.capabilities.terms import (
     goal_metric,
     goal_target,
     level_reference,
+    moves_a_figure,
     past_window,
     unread_deadline,
     written_out,
@@ -86,18 +87,22 @@ def make_goal_reader(
             stated["target"] = target.as_dict()
         # "Why did Store 2 sell fewer accessories in October?": a question about a period gone by, whose
         # month is no deadline a year ahead and which states no target to plan for.
-        past = past_window(goal, now)
+        # "back to where it was in August": a past period as the target's level, not a question about it.
+        then = level_reference(goal, now) if "target" not in stated else None
+        past = past_window(goal, now) if then is None else None
+        # ... and that period is no deadline ("get it back to its June level": not by next June).
+        ahead = goal.replace(then.label, " " * len(then.label), 1) if then is not None else goal
         if past is not None:
             stated["asked_window"] = {"start": past.start.isoformat(), "end": past.end.isoformat()}
-        elif len(readings := deadline_readings(goal, now)) > 1:
+        elif len(readings := deadline_readings(ahead, now)) > 1:
             # "by 1/3/27": 1 March or 3 January, both ahead; which one the plan's timeline runs to is
             # the user's to say, never the parser's default order.
             stated["deadline_ambiguous"] = [f"{day:%-d %B %Y}" for day, _ in readings]
-        elif deadline := goal_deadline(goal, now):
+        elif deadline := goal_deadline(ahead, now):
             day, _words = deadline
             stated["deadline"] = day.date().isoformat()
             stated["timeline_days"] = max(7, min(730, math.ceil((day - now) / timedelta(days=1))))
-        elif (named := deadline_window(goal, now)) is not None and named.last_day() < _tomorrow(now):
+        elif (named := deadline_window(ahead, now)) is not None and named.last_day() < _tomorrow(now):
             # Past, or today ("by close of play today"): no time to act, so asked about, never replaced
             # by a default horizon.
             stated["deadline_passed"] = named.label
@@ -105,7 +110,7 @@ def make_goal_reader(
         elif fiscal := _FISCAL_YEAR.search(goal):
             # When a financial year ends depends on the business: asked, never a default horizon.
             stated["deadline_unread"] = fiscal.group(0)
-        elif event := unread_deadline(goal, now):
+        elif event := unread_deadline(ahead, now):
             stated["deadline_unread"] = event
         mention = goal_metric(goal, metrics)
         if mention.metric is None:
@@ -145,11 +150,17 @@ def make_goal_reader(
                 goal, context.embedder, problems, problem_metrics or {}, metrics
             )
             mention = lacking or mention
-        if "target" not in stated and past is None and (then := level_reference(goal, now)) is not None:
+        if then is not None:
             try:
                 await _level_then(stated, sql, mention.metric or _planned(metrics), then)
             except ToolInputError:
                 stated["target_unmeasured"] = {"words": then.label, "explanation": "it could not be measured"}
+        if "target" not in stated and (
+            moves_a_figure(goal) or "deadline" in stated or "target_unmeasured" in stated
+        ):
+            # A goal to move the figure ("improve ... by Valentine's Day") that says not how far; a
+            # question about its value ("what is the attach rate of Store 5?") needs no target.
+            stated["target_missing"] = True
         if mention.unknown is not None:
             stated["scope"] = {
                 "kind": "out_of_scope",
@@ -374,7 +385,7 @@ def missing_information(known: dict[str, Any]) -> MissingInformation | None:
             fields=["store_id"],
             question=f"Your data has no Store {store}. Which store did you mean? ({listed})",
         )
-    if known.get("target") or known.get("target_percent") is not None:
+    if not known.get("target_missing") or known.get("target") or known.get("target_percent") is not None:
         return None
     if known.get("preferred_intervention") and not known.get("target_unmeasured"):
         # A goal that asks for what worked elsewhere ("help me increase attach rate" after a proven
