@@ -379,6 +379,7 @@ def test_a_goal_without_a_target_states_none(text: str) -> None:
         ("Store 3 should be as high as it was over the summer by April", "2026-06-01", "2026-08-31"),
         ("take store 8 back to its September attach rate within ten weeks", "2026-09-01", "2026-09-30"),
         ("get store 4 back up to last year's level by the spring", "2025-01-01", "2025-12-31"),
+        ("store 6 should get to what it used to be in May within 8 weeks", "2026-05-01", "2026-05-31"),
     ],
 )
 def test_a_target_stated_as_a_past_level_names_its_period(text: str, first: str, last: str) -> None:

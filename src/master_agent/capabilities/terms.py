@@ -1557,7 +1557,9 @@ def deadline_readings(text: str, now: datetime) -> list[tuple[datetime, str]]:
 #: Words that make a past period the level a figure should return to ("back to where it was in
 #: August", "its June level", "as high as it was in July").
 _LEVEL_OF_THEN = re.compile(
-    r"\b(?:back|level|where\s+it\s+(?:was|stood)|as\s+(?:high|good|strong)\s+as)\b", re.I
+    r"\b(?:back|level|(?:where|what|the\s+[a-z]+)\s+it\s+(?:was|stood|had|used\s+to\s+be)|"
+    r"as\s+(?:high|good|strong)\s+as)\b",
+    re.I,
 )
 
 _UP_TO = re.compile(r"\b(?:up\s+)?to\b", re.I)
