@@ -412,3 +412,11 @@ def test_a_digit_deadline_is_asked_only_when_both_readings_are_ahead() -> None:
 def test_where_a_figure_stands_is_no_target(text: str, target: tuple[str, float] | None) -> None:
     found = goal_target(text)
     assert (None if found is None else (found.form, pytest.approx(found.value))) == target
+
+
+def test_a_follow_up_moves_a_deadline_said_as_month_end() -> None:
+    from master_agent.capabilities.terms import restated
+
+    changed = restated("lift store 4 attach by 2 points till march end", "ok give it till end of May")
+    assert goal_deadline(changed, NOW) is not None
+    assert goal_deadline(changed, NOW)[0].date().isoformat() == "2027-05-31"  # type: ignore[index]

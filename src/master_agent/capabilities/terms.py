@@ -1740,6 +1740,8 @@ def restated(goal: str, change: str) -> str:
     if said is not None and was is not None and said.words and was.words and was.words in goal:
         goal = goal.replace(was.words, said.words, 1)
     new_time, old_time = time_mention(_target_blanked(change)), time_mention(_target_blanked(goal))
+    if new_time and old_time and old_time not in goal and old_time in spelled_for_duckling(goal):
+        goal = spelled_for_duckling(goal)  # "till april end" is read (and found) as "till end of april"
     if new_time and old_time and old_time in goal:
         goal = goal.replace(old_time, new_time, 1)
     return goal
