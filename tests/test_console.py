@@ -67,7 +67,12 @@ async def demo_world(live: LiveServer) -> dict[str, Any]:
     resources: RuntimeResources = live.server.config.app.state.service.resources
     assert await demo_loop(resources.settings, Console(file=io.StringIO(), width=120)) == 0
     page = await list_solutions(resources.database.pool, "demo-retail", 100, 0)
-    [goal] = [item for item in page.items if item.goal == FIRST_GOAL and item.solution is not None]
+    # (The same goal said in the chat is a solution too, with no playbook deployed.)
+    [goal] = [
+        item
+        for item in page.items
+        if item.goal == FIRST_GOAL and item.solution is not None and item.solution.deployed_playbook
+    ]
     assert goal.solution is not None and goal.solution.deployed_playbook is not None
     return {
         "solution_id": str(goal.solution_id),

@@ -146,6 +146,9 @@ DRAFT = {"kind": "approval", "question": "Approve?", "options": ["approve", "can
         (WHICH, "Okafor", True),
         (WHICH, "Actually, David Chen", True),  # it picks an option: an answer however it starts
         (WHICH, "Actually, email John instead", False),
+        # A word of one option in a change of direction tells no option apart ("Chen's" team is not him).
+        (WHICH, "Actually, forget it, what is on Chen's team calendar?", False),
+        ({"options": ["master_agent", "staff_leaderboard"]}, "actually, list my agents", False),
         (DRAFT, "approve", True),
         (DRAFT, "Never mind", True),  # cancels the draft
         (DRAFT, "actually, change 2pm to 3pm", True),

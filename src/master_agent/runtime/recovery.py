@@ -119,6 +119,11 @@ def pick_option(answer: str, options: Sequence[str]) -> str | None:
     that only one option contains."""
     if not options:
         return None
+    return _named_option(answer, options) or _told_apart(answer.strip().strip(".!").lower(), options)
+
+
+def _named_option(answer: str, options: Sequence[str]) -> str | None:
+    """The option an answer names outright: its number, the option itself, or a part only it contains."""
     cleaned = answer.strip().strip(".!").lower()
     if re.fullmatch(r"#?\d", cleaned) and 1 <= int(cleaned.lstrip("#")) <= len(options):
         return options[int(cleaned.lstrip("#")) - 1]
@@ -129,7 +134,7 @@ def pick_option(answer: str, options: Sequence[str]) -> str | None:
         containing = [option for option in options if cleaned in option.lower()]
         if len(containing) == 1:
             return containing[0]
-    return _told_apart(cleaned, options)
+    return None
 
 
 _OPTION_WORD = re.compile(r"[a-z0-9]{3,}")
@@ -169,7 +174,9 @@ def answers_question(question: Any, message: str) -> bool:
     options = [str(option) for option in question.get("options") or []]
     if question.get("kind") == "approval" and read_feedback(message) is not None:
         return True
-    if options and pick_option(message, options) is not None:
+    # Only an option named outright outweighs a change of direction: "actually, list my agents" shares a
+    # word with the option "master_agent", which tells no option apart in a message of its own.
+    if options and _named_option(message, options) is not None:
         return True
     return _REDIRECT.search(message) is None
 
