@@ -9,6 +9,7 @@ import pytest
 from master_agent.capabilities import bump_capability_version, install_tenant
 from master_agent.errors import InputError, UnknownTenantError
 from master_agent.runtime import RuntimeResources, SolveRequest, master_graph, resume, solve
+from master_agent.runtime.solve import record_chat_goal
 from tests.call_tree import flatten_steps
 
 GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
@@ -348,3 +349,21 @@ async def test_a_deadline_that_has_passed_is_asked_about(resources: RuntimeResou
     )
     assert today.status == "interrupted" and today.interrupt is not None
     assert "leaves no time" in today.interrupt["question"]
+
+
+async def test_a_chat_goal_recorded_again_by_a_retried_run_stays_one_solution(
+    resources: RuntimeResources,
+) -> None:
+    values: dict[str, Any] = {
+        "envelope": {"status": "partial", "confidence_band": "PARTIAL"},
+        "solution": {"strategy": {"name": "Run the bundle play at Store 2"}},
+    }
+    thread = "7d1c6f4e-1d36-4a43-9d58-0b9f8a0d7a11"
+    before = await _count_solutions(resources)
+    first = await record_chat_goal(resources, "demo-retail", thread, "Lift Store 2", values, "run-1")
+    again = await record_chat_goal(resources, "demo-retail", thread, "Lift Store 2", values, "run-1")
+    assert again.solution_id == first.solution_id
+    assert await _count_solutions(resources) == before + 1
+    other = await record_chat_goal(resources, "demo-retail", thread, "Lift Store 2", values, "run-2")
+    assert other.solution_id != first.solution_id
+    assert await _count_solutions(resources) == before + 2

@@ -52,6 +52,7 @@ FROM solutions WHERE {column} = %s ORDER BY created_at DESC LIMIT 1
 INSERT_CHAT_SOLUTION = """
 INSERT INTO solutions (solution_id, tenant_id, thread_id, goal, status, run_config, request)
 VALUES (%s, %s, %s, %s, 'running', '{}', %s)
+ON CONFLICT (solution_id) DO NOTHING
 """
 MARK_RUNNING = "UPDATE solutions SET status = 'running', updated_at = now() WHERE solution_id = %s"
 #: A solution that could not finish (its retries spent): only one not already ended.
@@ -267,11 +268,22 @@ async def settle_solution(
 
 
 async def record_chat_goal(
-    resources: RuntimeResources, tenant_id: str, thread_id: str, goal: str, values: dict[str, Any]
+    resources: RuntimeResources,
+    tenant_id: str,
+    thread_id: str,
+    goal: str,
+    values: dict[str, Any],
+    run_id: str | None = None,
 ) -> Solution:
     """A goal the chat solved, stored like one set through the API (the same list of goals, its outcome
     checks scheduled), on the conversation's thread."""
-    solution_id = str(uuid.uuid4())
+    # A run's turn answers one goal: a retried node (a worker killed after this row, before its checkpoint)
+    # finds its own row again instead of listing the goal twice.
+    solution_id = (
+        str(uuid.uuid5(uuid.NAMESPACE_URL, f"chat-goal:{thread_id}:{run_id}"))
+        if run_id
+        else str(uuid.uuid4())
+    )
     request = {"tenant_id": tenant_id, "goal": goal}
     async with resources.database.pool.connection() as conn:
         await conn.execute(

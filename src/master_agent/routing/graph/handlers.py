@@ -66,11 +66,14 @@ class HandlerNodes(FrontDoorBase):
         loop = loop or self.solvers[self.classify(goal)]
         max_iterations = self.settings.max_iterations
         final = await loop.ainvoke(run_input, {"recursion_limit": recursion_limit_for(max_iterations)})
-        thread_id = (config.get("configurable") or {}).get("thread_id")
+        configurable = config.get("configurable") or {}
+        thread_id = configurable.get("thread_id")
         if by_master_agent and self.resources is not None and thread_id and _is_strategic(final):
             # The same goal set through the API is a solution with outcome checks; said in a conversation
             # it is one too, on the conversation's thread, so the loop learns from it alike.
-            await record_chat_goal(self.resources, self.tenant.tenant_id, str(thread_id), goal, final)
+            await record_chat_goal(
+                self.resources, self.tenant.tenant_id, str(thread_id), goal, final, configurable.get("run_id")
+            )
         envelope = final.get("envelope") or {}
         status = envelope.get("status", "error")
         text = _solution_text(status, final.get("solution") or {}, envelope, self.pack)
