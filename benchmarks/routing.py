@@ -52,6 +52,9 @@ SPLITS = (
     # The fifth batch's tuning part (``train5.json``: the heads train on it, so its figures after
     # training are not a measure of new wording; ``heldout5.json`` is).
     ("train5.json", "followups_train5.json", True),
+    # The sixth batch (README6.md): its tuning part measured before anything trained on it.
+    ("heldout6.json", "followups_heldout6.json", False),
+    ("tuning6.json", "followups_tuning6.json", True),
 )
 HANDLERS = ["solve", "answer_query", "build_agent", "out_of_scope"]
 
