@@ -4,6 +4,8 @@ unknown tool or bad arguments answered as MCP errors, and another tenant sees on
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -61,3 +63,15 @@ async def test_mcp_needs_an_api_key(live: LiveServer) -> None:
     headers = {"Accept": "application/json, text/event-stream"}
     async with httpx.AsyncClient(base_url=live.url, timeout=30) as http:
         assert (await http.post("/mcp", json=body, headers=headers)).status_code == 401
+
+
+def test_a_service_process_imports_the_protocol_sdks_only_when_a_request_needs_them() -> None:
+    # The app's routes are all there, but MCP's and A2A's SDKs (~45 MiB, ~1 s of imports) wait for a request.
+    probe = (
+        "import sys, master_agent.service.app as app_module; app = app_module.create_app(); "
+        "paths = set(app.openapi()['paths']); "
+        "assert {'/mcp/', '/a2a/{assistant_id}'} <= paths, paths; "
+        "print(sorted({name.split('.')[0] for name in sys.modules} & {'mcp', 'mcp_types', 'a2a'}))"
+    )
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert shown.stdout.strip() == "[]"

@@ -38,6 +38,7 @@ from master_agent.service.graphs import register_graphs
 from master_agent.service.http_config import cors_options, custom_app, http_section
 from master_agent.service.limits import BodySizeLimit, DatabaseGate, database_unavailable
 from master_agent.service.metrics import RequestClock, ServiceMetrics
+from master_agent.service.protocol_servers import ProtocolServers
 from master_agent.service.routes import (
     a2a,
     assistants,
@@ -97,8 +98,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     register_graphs()
     http = http_section(configured)
     extra = custom_app(configured, http)
-    mcp_endpoint = mcp.McpEndpoint(version=VERSION)
-    a2a_endpoint = a2a.A2AEndpoint(version=VERSION)
+    protocols = ProtocolServers(version=VERSION)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -135,7 +135,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             warming = asyncio.create_task(_warm(resources, app.state.service.ready))
             try:
                 async with contextlib.AsyncExitStack() as stack:
-                    await stack.enter_async_context(mcp_endpoint.running())
+                    await stack.enter_async_context(protocols.running())
                     if extra is not None:
                         await stack.enter_async_context(extra.router.lifespan_context(extra))
                     yield
@@ -210,9 +210,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(store.router)
     app.include_router(meta.router)
     app.include_router(mcp.router)
-    app.state.mcp = mcp_endpoint
     app.include_router(a2a.router)
-    app.state.a2a = a2a_endpoint
+    app.state.protocols = protocols
     # The console's scripts use the chat, run and thread routes under /console/api with its cookie.
     mount_console(app, api_routers=[chat.router, runs.router, threads.router])
     if extra is not None:
