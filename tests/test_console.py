@@ -30,11 +30,14 @@ from master_agent.meta.artifacts import EvalSpec, ExperimentReport
 from master_agent.meta.requests import gate_cases
 from master_agent.runtime import RuntimeResources
 from master_agent.service.auth import create_key, revoke_key
+from master_agent.runtime.run_events import RunEvent
 from master_agent.service.console.charts import outcome_chart
+from master_agent.service.console.failures import joined, open_calls
 from master_agent.service.console.present import artifact_gist, audit_sentence, figure
 from master_agent.service.solutions import list_solutions
 from tests.browser import launch, layout_problems, snap, unlabelled_controls
 from tests.conftest import server_settings
+from tests.failing_graph import FAILURE
 from tests.live_server import LiveServer, chat, sdk, tenant_clients, two_tenant_keys
 from tests.test_meta_units import TRIAGE
 
@@ -43,7 +46,9 @@ keys = two_tenant_keys
 
 @pytest.fixture(scope="module")
 async def live(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LiveServer]:
-    settings = server_settings(pg_server_uri, tmp_path_factory, "console")
+    settings = server_settings(
+        pg_server_uri, tmp_path_factory, "console", graphs=("failing=tests.failing_graph:make_graph",)
+    )
     async with LiveServer(settings) as server:
         yield server
     LocalServers(settings.data_dir).stop()  # the assistant tenant's mail, calendar and contacts servers
@@ -102,6 +107,20 @@ async def built_and_conversed(live: LiveServer, keys: dict[str, str]) -> dict[st
         "loan_stage": last["values"]["current_stage"],
         "loan_events": len(audit),
     }
+
+
+@pytest.fixture(scope="module")
+async def failed_run(live: LiveServer, keys: dict[str, str]) -> dict[str, str]:
+    """A run of the ``failing`` graph, which raises two subgraphs down (``tests/failing_graph.py``)."""
+    async with httpx.AsyncClient(base_url=live.url, headers={"X-API-Key": keys["demo-retail"]}) as client:
+        thread_id = (await client.post("/threads", json={})).json()["thread_id"]
+        waited = await client.post(
+            f"/threads/{thread_id}/runs/wait", json={"assistant_id": "failing", "input": {"store": 99}}
+        )
+        assert waited.status_code == 200, waited.text
+        [run] = (await client.get(f"/threads/{thread_id}/runs")).json()
+    assert run["status"] == "error"
+    return {"thread_id": thread_id, "run_id": run["run_id"]}
 
 
 def page_errors(page: Page) -> list[str]:
@@ -703,6 +722,7 @@ async def test_every_page_fits_a_laptop_and_a_phone_and_reads_for_people(
     demo_world: dict[str, Any],
     chat_threads: dict[str, str],
     built_and_conversed: dict[str, Any],
+    failed_run: dict[str, str],
 ) -> None:
     """Every page on the demo data at 1,280 and 390 px: nothing wider than the screen, no text broken a
     character per line, no raw JSON before a click, no script error; a screenshot of each."""
@@ -731,6 +751,7 @@ async def test_every_page_fits_a_laptop_and_a_phone_and_reads_for_people(
         "thread-goal": f"/console/threads/{demo_world['thread_id']}",
         "thread-figure": f"/console/threads/{chat_threads['figure']}",
         "thread-chat-goal": f"/console/threads/{chat_threads['solved']}",
+        "thread-failed": f"/console/threads/{failed_run['thread_id']}",
         "systems": "/console/systems",
         "system": f"/console/systems/{built_and_conversed['request_id']}",
         "conversations": "/console/conversations",
@@ -1005,3 +1026,45 @@ async def test_an_agent_version_is_rolled_back_and_promoted_from_its_page_with_i
         theirs = await http.get(f"/console/agents/{agent_id}")
         assert theirs.status_code == 404
     assert (await client.assistants.get(agent_id))["version"] == 2  # nothing changed by the refusals
+
+
+async def test_a_failed_run_shows_its_message_and_where_in_the_call_tree_it_failed(
+    live: LiveServer, keys: dict[str, str], browser: Browser, failed_run: dict[str, str]
+) -> None:
+    """Read from what the run stored: its message, and the path down to the task that raised (its
+    checkpoint's error writes, subgraph by subgraph)."""
+    context, page = await sign_in(browser, live, keys["demo-retail"])
+    await page.goto(f"{live.url}/console/threads/{failed_run['thread_id']}")
+    row = page.locator(f"[data-testid=runs] tbody tr[data-run='{failed_run['run_id']}']")
+    await expect(row.get_by_test_id("run-error")).to_contain_text(f"LookupError: {FAILURE}")
+    await expect(row.get_by_test_id("run-failed-at").locator("code")).to_have_text(
+        "solve > analyst > query_sales"
+    )
+    await accessible(page)
+    await snap(page, "thread-failed")
+    await context.close()
+
+
+def test_the_calls_under_way_when_a_run_failed_are_its_innermost_path() -> None:
+    """The loop's call events (``runtime.core``): a call ended is no longer under way; a sub-agent's call
+    is under the sub-agent call of the depth above."""
+
+    def call(event: str, agent: str, depth: int, tool: str, **more: Any) -> RunEvent:
+        data = {"event": event, "agent": agent, "depth": depth, "tool": tool, "kind": "tool", **more}
+        return RunEvent(seq=0, event="custom", data=data)
+
+    events = [
+        call("call_start", "master_agent", 0, "describe_data"),
+        call("call_end", "master_agent", 0, "describe_data", status="success"),
+        call("call_start", "master_agent", 0, "analyst"),
+        RunEvent(seq=0, event="updates", data={"agent": {}}),
+        call("call_start", "analyst", 1, "load_rows"),
+        call("call_end", "analyst", 1, "load_rows", status="error"),
+        call("call_start", "analyst", 1, "query_sales"),
+        call("call_start", "helper", 1, "unrelated"),
+    ]
+    assert open_calls(events) == ["master_agent", "analyst", "query_sales"]
+    assert open_calls(events[:6]) == ["master_agent", "analyst"]
+    assert open_calls(events[:2]) == []
+    assert joined(["tools"], ["master_agent", "analyst"]) == ["tools", "master_agent", "analyst"]
+    assert joined(["solve", "analyst"], ["analyst", "query_sales"]) == ["solve", "analyst", "query_sales"]
