@@ -1068,3 +1068,89 @@ def test_the_calls_under_way_when_a_run_failed_are_its_innermost_path() -> None:
     assert open_calls(events[:2]) == []
     assert joined(["tools"], ["master_agent", "analyst"]) == ["tools", "master_agent", "analyst"]
     assert joined(["solve", "analyst"], ["analyst", "query_sales"]) == ["solve", "analyst", "query_sales"]
+
+
+async def test_a_request_waiting_at_the_human_gate_is_decided_from_its_page(
+    live: LiveServer, keys: dict[str, str], browser: Browser
+) -> None:
+    """Rejected with a note, then approved: each a run of the ``meta`` graph resuming the request's thread
+    (the runs API's own path), recorded by the graph and listed as a human decision; a forged, another
+    tenant's or a second decision changes nothing."""
+    client = sdk(live, keys["demo-retail"])
+    thread = await client.threads.create()
+    request = {"text": TRIAGE, "name": "console_gated_desk", "autonomous": False, "human_gate": "required"}
+    await client.runs.wait(thread["thread_id"], "meta", input={"request": request})
+    waiting = await client.threads.get(thread["thread_id"])
+    assert waiting["status"] == "interrupted"
+    [[asked]] = waiting["interrupts"].values()
+    request_id = asked["value"]["request_id"]
+    resources: RuntimeResources = live.server.config.app.state.service.resources
+
+    async def gate_entries() -> list[tuple[str, str]]:
+        async with resources.database.pool.connection() as conn:
+            rows = await (
+                await conn.execute(
+                    "SELECT decision, outcome FROM meta_history WHERE request_id = %s AND phase = 'gate_human' "
+                    "ORDER BY entry_id",
+                    (request_id,),
+                )
+            ).fetchall()
+        return [(row["decision"], row["outcome"]) for row in rows]
+
+    async with httpx.AsyncClient(base_url=live.url) as http:
+        _, other_csrf = await console_sign_in(http, keys["other-shop"])
+        theirs = await http.post(
+            f"/console/systems/{request_id}/decision", data={"csrf_token": other_csrf, "action": "approve"}
+        )
+        assert theirs.status_code == 404
+        _, csrf = await console_sign_in(http, keys["demo-retail"])
+        forged = await http.post(f"/console/systems/{request_id}/decision", data={"action": "approve"})
+        assert forged.status_code == 403
+        unknown = await http.post(
+            f"/console/systems/{request_id}/decision", data={"csrf_token": csrf, "action": "terminate"}
+        )
+        assert unknown.status_code == 422 and "action" in unknown.text
+        bare = await http.post(
+            f"/console/systems/{request_id}/decision", data={"csrf_token": csrf, "action": "reject"}
+        )
+        assert bare.status_code == 422 and "note" in bare.text
+    assert await gate_entries() == []
+    assert (await client.threads.get(thread["thread_id"]))["status"] == "interrupted"
+
+    context, page = await sign_in(browser, live, keys["demo-retail"])
+
+    async def decide(action: str, note: str) -> None:
+        await page.goto(f"{live.url}/console/systems/{request_id}")
+        gate = page.get_by_test_id("human-gate")
+        await expect(gate).to_contain_text("Waiting for your decision")
+        await accessible(page)
+        await snap(page, f"system-waiting-{action}")
+        await gate.get_by_label(re.compile(rf"{action.capitalize()}:")).check()
+        await gate.get_by_label(re.compile("Note")).fill(note)
+        await gate.get_by_role("button", name="Send the decision").click()
+        await page.wait_for_url(re.compile(rf"/console/systems/{request_id}$"))
+        runs = await client.runs.list(thread["thread_id"])
+        await client.runs.join(thread["thread_id"], runs[0]["run_id"])
+
+    await decide("reject", "Name the queue each ticket goes to")
+    await decide("approve", "Looks right now")
+    assert await gate_entries() == [
+        ("reject", "Name the queue each ticket goes to"),
+        ("approve", "Looks right now"),
+    ]
+    assert (await client.threads.get(thread["thread_id"]))["status"] == "idle"
+    await page.reload()
+    await expect(page.get_by_test_id("human-gate")).to_have_count(0)
+    rows = page.get_by_test_id("gate-decisions").locator("tbody tr")
+    await expect(rows).to_have_count(2)
+    await expect(rows.nth(0)).to_contain_text("reject")
+    await expect(rows.nth(0)).to_contain_text("Name the queue each ticket goes to")
+    await expect(rows.nth(1)).to_contain_text("approve")
+    await snap(page, "system-decided")
+    token = await page.locator("meta[name=csrf-token]").get_attribute("content")
+    again = await page.request.post(
+        f"{live.url}/console/systems/{request_id}/decision", form={"csrf_token": token or "", "action": "approve"}
+    )
+    assert again.status == 409
+    assert len(await gate_entries()) == 2
+    await context.close()
