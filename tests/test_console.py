@@ -28,15 +28,19 @@ from master_agent.evolution.knowledge import tenant_session
 from master_agent.evolution.outcomes import OutcomeCheck
 from master_agent.meta.artifacts import EvalSpec, ExperimentReport
 from master_agent.meta.requests import gate_cases
+from master_agent.capabilities.assistants import resolve_assistant
 from master_agent.runtime import RuntimeResources
+from master_agent.runtime.graphs import graph_for, graph_ids
 from master_agent.service.auth import create_key, revoke_key
 from master_agent.runtime.run_events import RunEvent
 from master_agent.service.console.charts import outcome_chart
 from master_agent.service.console.failures import joined, open_calls
+from master_agent.service.routes.assistants import assistant_graph_config
 from master_agent.service.console.present import artifact_gist, audit_sentence, figure
 from master_agent.service.solutions import list_solutions
 from tests.browser import launch, layout_problems, snap, unlabelled_controls
 from tests.conftest import server_settings
+from tests import unbuildable_graph
 from tests.failing_graph import FAILURE
 from tests.live_server import LiveServer, chat, sdk, tenant_clients, two_tenant_keys
 from tests.test_meta_units import TRIAGE
@@ -47,7 +51,10 @@ keys = two_tenant_keys
 @pytest.fixture(scope="module")
 async def live(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LiveServer]:
     settings = server_settings(
-        pg_server_uri, tmp_path_factory, "console", graphs=("failing=tests.failing_graph:make_graph",)
+        pg_server_uri,
+        tmp_path_factory,
+        "console",
+        graphs=("failing=tests.failing_graph:make_graph", "unbuildable=tests.unbuildable_graph:make_graph"),
     )
     async with LiveServer(settings) as server:
         yield server
@@ -986,6 +993,37 @@ async def test_a_goal_said_in_the_chat_is_one_of_the_goals_with_its_outcome_chec
     await context.close()
 
 
+async def expect_the_drawn_graph(page: Page, live: LiveServer, tenant_id: str, agent_id: str) -> None:
+    """The agent page's diagram has one node per node and one edge per edge of its compiled graph's
+    ``get_graph(xray=1)``, dashed where conditional; the edge table is behind a click."""
+    resources: RuntimeResources = live.server.config.app.state.service.resources
+    agent = await resolve_assistant(resources.database.pool, tenant_id, agent_id, graph_ids(resources))
+    assert agent is not None
+    compiled = await graph_for(resources, agent.graph_id, assistant_graph_config(tenant_id, agent))
+    drawable = compiled.get_graph(xray=1)
+    graph = {
+        "nodes": [{"id": node_id} for node_id in drawable.nodes],
+        "edges": [
+            {"source": edge.source, "target": edge.target, "conditional": edge.conditional}
+            for edge in drawable.edges
+        ],
+    }
+    drawing = page.get_by_test_id("agent-diagram")
+    await expect(drawing).to_be_visible()
+    shown = await drawing.locator("[data-node]").evaluate_all("(nodes) => nodes.map((n) => n.dataset.node)")
+    assert sorted(shown) == sorted(node["id"] for node in graph["nodes"])
+    edges = await drawing.locator("[data-edge]").evaluate_all(
+        "(paths) => paths.map((p) => [p.dataset.edge, p.classList.contains('conditional')])"
+    )
+    assert sorted(edges) == sorted(
+        [f"{edge['source']} -> {edge['target']}", bool(edge.get("conditional"))] for edge in graph["edges"]
+    )
+    table = page.get_by_test_id("agent-graph")
+    await expect(table).to_be_hidden()
+    await page.locator("details.edges > summary").click()
+    await expect(table.locator("tbody tr")).to_have_count(len(graph["edges"]))
+
+
 async def test_an_agent_version_is_rolled_back_and_promoted_from_its_page_with_its_changes_and_graph(
     live: LiveServer, keys: dict[str, str], browser: Browser
 ) -> None:
@@ -1007,7 +1045,8 @@ async def test_an_agent_version_is_rolled_back_and_promoted_from_its_page_with_i
     await diff.locator("summary").click()
     await expect(diff.locator("pre")).to_contain_text('-      "complexity": "simple"')
     await expect(diff.locator("pre")).to_contain_text('+      "complexity": "standard"')
-    assert await page.get_by_test_id("agent-graph").locator("tbody tr").count() >= 2
+    await expect_the_drawn_graph(page, live, "demo-retail", agent_id)
+    await snap(page, "agent-graph")
     await page.locator("tr[data-version='1']").get_by_role("button", name="Roll back to v1").click()
     await expect(page.get_by_test_id("live-version")).to_have_text("v1")
     assert (await client.assistants.get(agent_id))["version"] == 1
@@ -1153,4 +1192,30 @@ async def test_a_request_waiting_at_the_human_gate_is_decided_from_its_page(
     )
     assert again.status == 409
     assert len(await gate_entries()) == 2
+    await context.close()
+
+
+async def test_an_agent_whose_graph_cannot_be_built_says_why_without_building_it_on_every_view(
+    live: LiveServer, keys: dict[str, str], browser: Browser
+) -> None:
+    """``tests/unbuildable_graph.py`` returns no graph: its page says so, and a second view remembers
+    the failure instead of building it again. A graph drawn in subgraph boxes fits a phone (its box
+    scrolls when the drawing is wider)."""
+    client = sdk(live, keys["demo-retail"])
+    [broken] = await client.assistants.search(graph_id="unbuildable")
+    [failing] = await client.assistants.search(graph_id="failing")
+    context, page = await sign_in(browser, live, keys["demo-retail"])
+    before = unbuildable_graph.BUILDS
+    for _ in range(2):
+        await page.goto(f"{live.url}/console/agents/{broken['assistant_id']}")
+        await expect(page.get_by_test_id("graph-error")).to_contain_text("must return a StateGraph")
+    assert unbuildable_graph.BUILDS == before + 1
+    await page.goto(f"{live.url}/console/agents/{failing['assistant_id']}")
+    await expect_the_drawn_graph(page, live, "demo-retail", failing["assistant_id"])
+    await expect(page.locator("[data-group=solve]")).to_be_visible()
+    await accessible(page)
+    for width, viewport in VIEWPORTS.items():
+        await page.set_viewport_size(viewport)  # type: ignore[arg-type]
+        assert await layout_problems(page) == [], width
+        await snap(page, f"layout-agent-subgraphs-{width}")
     await context.close()
