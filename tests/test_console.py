@@ -19,6 +19,7 @@ from playwright.async_api import Browser, BrowserContext, Page, expect
 from psycopg import sql
 from rich.console import Console
 
+from master_agent.capabilities.assistants import resolve_assistant
 from master_agent.cli_evolution import FIRST_GOAL, demo_loop
 from master_agent.domains.assistant import DEMO_TENANT as ASSISTANT_TENANT
 from master_agent.domains.assistant.local_servers import LocalServers
@@ -28,19 +29,18 @@ from master_agent.evolution.knowledge import tenant_session
 from master_agent.evolution.outcomes import OutcomeCheck
 from master_agent.meta.artifacts import EvalSpec, ExperimentReport
 from master_agent.meta.requests import gate_cases
-from master_agent.capabilities.assistants import resolve_assistant
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.graphs import graph_for, graph_ids
-from master_agent.service.auth import create_key, revoke_key
 from master_agent.runtime.run_events import RunEvent
+from master_agent.service.auth import create_key, revoke_key
 from master_agent.service.console.charts import outcome_chart
 from master_agent.service.console.failures import joined, open_calls
-from master_agent.service.routes.assistants import assistant_graph_config
 from master_agent.service.console.present import artifact_gist, audit_sentence, figure
+from master_agent.service.routes.assistants import assistant_graph_config
 from master_agent.service.solutions import list_solutions
+from tests import unbuildable_graph
 from tests.browser import launch, layout_problems, snap, unlabelled_controls
 from tests.conftest import server_settings
-from tests import unbuildable_graph
 from tests.failing_graph import FAILURE
 from tests.live_server import LiveServer, chat, sdk, tenant_clients, two_tenant_keys
 from tests.test_meta_units import TRIAGE
@@ -1188,7 +1188,8 @@ async def test_a_request_waiting_at_the_human_gate_is_decided_from_its_page(
     await snap(page, "system-decided")
     token = await page.locator("meta[name=csrf-token]").get_attribute("content")
     again = await page.request.post(
-        f"{live.url}/console/systems/{request_id}/decision", form={"csrf_token": token or "", "action": "approve"}
+        f"{live.url}/console/systems/{request_id}/decision",
+        form={"csrf_token": token or "", "action": "approve"},
     )
     assert again.status == 409
     assert len(await gate_entries()) == 2
@@ -1209,7 +1210,7 @@ async def test_an_agent_whose_graph_cannot_be_built_says_why_without_building_it
     for _ in range(2):
         await page.goto(f"{live.url}/console/agents/{broken['assistant_id']}")
         await expect(page.get_by_test_id("graph-error")).to_contain_text("must return a StateGraph")
-    assert unbuildable_graph.BUILDS == before + 1
+    assert before + 1 == unbuildable_graph.BUILDS
     await page.goto(f"{live.url}/console/agents/{failing['assistant_id']}")
     await expect_the_drawn_graph(page, live, "demo-retail", failing["assistant_id"])
     await expect(page.locator("[data-group=solve]")).to_be_visible()

@@ -15,6 +15,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from master_agent.capabilities import load_tenant
 from master_agent.capabilities.assistants import (
     Assistant,
     AssistantVersion,
@@ -22,7 +23,6 @@ from master_agent.capabilities.assistants import (
     resolve_assistant,
     search_assistants,
 )
-from master_agent.capabilities import load_tenant
 from master_agent.errors import ConflictError, InputError, MasterAgentError, NotFoundError
 from master_agent.runtime.graphs import graph_for, graph_ids
 from master_agent.runtime.tenant_agents import promote_version

@@ -238,10 +238,10 @@ def layout(nodes: Sequence[tuple[str, str]], edges: Sequence[tuple[str, str, boo
 
     boxes: list[PlacedGroup] = []
     members: dict[str, list[PlacedNode]] = defaultdict(list)
-    for node in placed.values():
-        parts = node.node_id.split(":") if node.group else []
+    for box in placed.values():
+        parts = box.node_id.split(":") if box.group else []
         for depth in range(1, len(parts)):  # every subgraph around it, outermost first
-            members[":".join(parts[:depth])].append(node)
+            members[":".join(parts[:depth])].append(box)
     for name, inside in members.items():
         # A box holding a box is wider by a step on every side, and taller by the name above it.
         nested = max(node.node_id.count(":") for node in inside) - name.count(":") - 1
@@ -260,9 +260,9 @@ def layout(nodes: Sequence[tuple[str, str]], edges: Sequence[tuple[str, str, boo
     boxes.sort(key=lambda box: box.name.count(":"))  # outer boxes drawn first, under inner ones
     extra = max((box.x + box.width for box in boxes), default=0.0) - right
     width = right + MARGIN + max(14 * loops, extra)
-    height = max(
-        [top + len(rows) * (NODE_H + GAP_Y) - GAP_Y, *(box.y + box.height for box in boxes)]
-    ) + MARGIN
+    height = (
+        max([top + len(rows) * (NODE_H + GAP_Y) - GAP_Y, *(box.y + box.height for box in boxes)]) + MARGIN
+    )
     return Diagram(width=width, height=height, nodes=list(placed.values()), edges=drawn, groups=boxes)
 
 

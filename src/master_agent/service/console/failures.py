@@ -121,9 +121,7 @@ async def _run_snapshots(
     graph, config = await thread_graph(resources, tenant_id, thread)
     history = [
         snapshot
-        async for snapshot in graph.aget_state_history(
-            config, filter={"run_id": run_id}, limit=HISTORY_STEPS
-        )
+        async for snapshot in graph.aget_state_history(config, filter={"run_id": run_id}, limit=HISTORY_STEPS)
     ]
     if not history:
         return None, []
