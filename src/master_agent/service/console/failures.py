@@ -24,7 +24,7 @@ from langgraph.types import StateSnapshot
 
 from master_agent.errors import MasterAgentError
 from master_agent.runtime import RuntimeResources
-from master_agent.runtime.run_events import RunEvent
+from master_agent.runtime.run_events import RunEvent, RunEventLog
 from master_agent.runtime.runs import Run
 from master_agent.service.graph_state import thread_graph
 from master_agent.service.threads import Thread
@@ -129,7 +129,7 @@ async def _run_snapshots(
 
 
 async def failure_site(
-    resources: RuntimeResources, events: Any, tenant_id: str, thread: Thread, run: Run
+    resources: RuntimeResources, events: RunEventLog, tenant_id: str, thread: Thread, run: Run
 ) -> FailureSite:
     """Where ``run`` (ended ``error``) failed, from its checkpoints and its stored events (``events``:
     the run queue's event log)."""

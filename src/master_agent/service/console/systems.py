@@ -18,6 +18,7 @@ from master_agent.errors import InputError, RateLimitedError
 from master_agent.meta.graph.human import parse_human_answer
 from master_agent.meta.registration import META_GRAPH_ID
 from master_agent.meta.requests import MetaRequestView, list_meta_requests, meta_request_view
+from master_agent.runtime.graphs import graph_id_of
 from master_agent.service.console.pages import PAGE_ROWS, not_found, page
 from master_agent.service.console.session import CONSOLE_PATH, ConsoleSession, SessionDep, checked_form
 from master_agent.service.deps import QueueDep, ResourcesDep, ServiceDep, count_request
@@ -54,8 +55,8 @@ async def gate_question(resources: Any, tenant_id: str, view: MetaRequestView) -
     except ValueError:
         return None
     thread = await get_thread(resources.database.pool, tenant_id, key)
-    if thread is None or thread.status != "interrupted":
-        return None
+    if thread is None or thread.status != "interrupted" or graph_id_of(thread.config) != META_GRAPH_ID:
+        return None  # (a request the chat started runs autonomously: no gate of it waits on its thread)
     for items in thread.interrupts.values():
         for item in items:
             value = item.get("value") if isinstance(item, dict) else None
