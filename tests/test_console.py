@@ -1163,7 +1163,10 @@ async def test_a_request_waiting_at_the_human_gate_is_decided_from_its_page(
         gate = page.get_by_test_id("human-gate")
         await expect(gate).to_contain_text("Waiting for your decision")
         await accessible(page)
-        await snap(page, f"system-waiting-{action}")
+        for width, viewport in VIEWPORTS.items():
+            await page.set_viewport_size(viewport)  # type: ignore[arg-type]
+            assert await layout_problems(page) == [], width
+            await snap(page, f"layout-system-waiting-{action}-{width}")
         await gate.get_by_label(re.compile(rf"{action.capitalize()}:")).check()
         await gate.get_by_label(re.compile("Note")).fill(note)
         await gate.get_by_role("button", name="Send the decision").click()
