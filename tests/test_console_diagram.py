@@ -4,6 +4,7 @@ no two boxes overlap, every box is inside the drawing, a subgraph's box holds it
 from __future__ import annotations
 
 import itertools
+import re
 
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
@@ -86,3 +87,19 @@ def test_a_wide_layer_and_self_loops_and_long_names_stay_inside_the_drawing() ->
     assert [edge.back for edge in diagram.edges].count(True) == 1
     assert_drawable(diagram)
     assert layout([], []).nodes == []
+
+
+def test_an_edge_longer_than_a_layer_runs_around_the_nodes_it_passes() -> None:
+    chain = ["__start__", "plan", "query", "check", "__end__"]
+    nodes = [(node, node) for node in chain]
+    edges = [(a, b, False) for a, b in itertools.pairwise(chain)] + [("plan", "__end__", True)]
+    diagram = layout(nodes, edges)
+    [long] = [edge for edge in diagram.edges if (edge.source, edge.target) == ("plan", "__end__")]
+    # It passes the layers of query and check through a slot of its own: a straight stretch in each.
+    ends = re.findall(r"L([\d.]+),([\d.]+)", long.path)
+    points = [(float(x), float(y)) for x, y in ends]
+    assert len(points) == 2
+    for x, y in points:
+        for node in diagram.nodes:
+            assert not (node.x <= x <= node.x + node.width and node.y <= y <= node.y + node.height + 1)
+    assert_drawable(diagram)

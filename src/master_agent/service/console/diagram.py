@@ -11,6 +11,7 @@ around its nodes, named after the node that runs it.
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,8 @@ GAP_Y = 64
 MARGIN = 16
 #: Room at the top of a subgraph's box for its name.
 GROUP_PAD = 22
+#: The width a long edge takes in each layer it passes.
+SLOT_W = 10
 #: Ordering sweeps (each one down and one up).
 SWEEPS = 4
 
@@ -82,9 +85,14 @@ def group_of(node_id: str) -> str | None:
     return head if separator else None
 
 
+def _terminal(node_id: str) -> bool:
+    """A graph's entry or exit, a subgraph's drawn in (``solve:__start__``) too."""
+    return node_id.rpartition(":")[2] in TERMINALS
+
+
 def _label(node_id: str, name: str) -> str:
-    if node_id in TERMINALS:
-        return TERMINALS[node_id]
+    if _terminal(node_id):
+        return TERMINALS[node_id.rpartition(":")[2]]
     text = name.rpartition(":")[2] or node_id
     return text if len(text) <= MAX_LABEL_CHARS else text[: MAX_LABEL_CHARS - 1] + "…"
 
@@ -169,9 +177,10 @@ def _ordered(rows: list[list[str]], edges: list[tuple[str, str]], groups: dict[s
                 at.update((node, float(index)) for index, node in enumerate(row))
 
 
-def _curve(x1: float, y1: float, x2: float, y2: float) -> str:
+def _bend(x1: float, y1: float, x2: float, y2: float) -> str:
+    """A path's curve from (x1, y1), where it is, down to (x2, y2), leaving and arriving vertically."""
     bend = max(abs(y2 - y1) / 2, 12)
-    return f"M{x1:.1f},{y1:.1f} C{x1:.1f},{y1 + bend:.1f} {x2:.1f},{y2 - bend:.1f} {x2:.1f},{y2:.1f}"
+    return f"C{x1:.1f},{y1 + bend:.1f} {x2:.1f},{y2 - bend:.1f} {x2:.1f},{y2:.1f}"
 
 
 def layout(nodes: Sequence[tuple[str, str]], edges: Sequence[tuple[str, str, bool]]) -> Diagram:
@@ -186,17 +195,31 @@ def layout(nodes: Sequence[tuple[str, str]], edges: Sequence[tuple[str, str, boo
     back = _back_edges(order, out)
     forward = [(s, t) for s, t, _ in links if (s, t) not in back and s != t]
     layer = _layers(order, forward)
+    # An edge longer than one layer passes through a narrow slot in each layer between, so it runs
+    # around the nodes there instead of through them (the slots are ordered like nodes).
+    slots: dict[tuple[str, str], list[str]] = {}
+    steps: list[tuple[str, str]] = []
+    for source, target in dict.fromkeys(forward):
+        between = [f"\0{source}\0{target}\0{at}" for at in range(layer[source] + 1, layer[target])]
+        for at, slot in zip(range(layer[source] + 1, layer[target]), between, strict=True):
+            layer[slot] = at
+        slots[(source, target)] = between
+        chain = [source, *between, target]
+        steps.extend(itertools.pairwise(chain))
     rows: list[list[str]] = [[] for _ in range(max(layer.values(), default=-1) + 1)]
-    for node in order:
+    for node in [*order, *(slot for between in slots.values() for slot in between)]:
         rows[layer[node]].append(node)
-    groups = {node: (None if node in TERMINALS else group_of(node)) for node in order}
-    _ordered(rows, forward, groups)
+    groups: dict[str, str | None] = {node: (None if node in TERMINALS else group_of(node)) for node in order}
+    groups.update((slot, None) for between in slots.values() for slot in between)
+    _ordered(rows, steps, groups)
 
     labels = {node: _label(node, names[node]) for node in order}
     widths = {node: max(MIN_NODE_W, len(labels[node]) * CHAR_PX + 2 * LABEL_PAD) for node in order}
+    widths.update((slot, SLOT_W) for between in slots.values() for slot in between)
     row_widths = [sum(widths[node] for node in row) + GAP_X * max(len(row) - 1, 0) for row in rows]
     inner = max(row_widths, default=0.0)
     placed: dict[str, PlacedNode] = {}
+    centre: dict[str, tuple[float, float]] = {}  # each slot's x and its row's top
     # Room around the nodes for the boxes of the subgraphs they are in (one step per level).
     nesting = max((node.count(":") for node in order if groups[node]), default=0)
     left_edge = MARGIN + 8 * nesting
@@ -205,16 +228,19 @@ def layout(nodes: Sequence[tuple[str, str]], edges: Sequence[tuple[str, str, boo
         x = left_edge + (inner - row_widths[index]) / 2
         y = top + index * (NODE_H + GAP_Y)
         for node in row:
-            placed[node] = PlacedNode(
-                node_id=node,
-                label=labels[node],
-                title=names[node] if node not in TERMINALS else labels[node],
-                group=groups[node],
-                terminal=node in TERMINALS,
-                x=x,
-                y=y,
-                width=widths[node],
-            )
+            if node in names:
+                placed[node] = PlacedNode(
+                    node_id=node,
+                    label=labels[node],
+                    title=labels[node] if _terminal(node) else names[node],
+                    group=groups[node],
+                    terminal=_terminal(node),
+                    x=x,
+                    y=y,
+                    width=widths[node],
+                )
+            else:
+                centre[node] = (x + widths[node] / 2, y)
             x += widths[node] + GAP_X
 
     drawn: list[PlacedEdge] = []
@@ -223,7 +249,13 @@ def layout(nodes: Sequence[tuple[str, str]], edges: Sequence[tuple[str, str, boo
     for source, target, conditional in links:
         a, b = placed[source], placed[target]
         closes = (source, target) in back or source == target
-        if closes:
+        if source == target:
+            edge_x = a.x + a.width
+            path = (
+                f"M{edge_x:.1f},{a.y + 6:.1f} C{edge_x + 34:.1f},{a.y - 10:.1f} "
+                f"{edge_x + 34:.1f},{a.y + NODE_H + 10:.1f} {edge_x:.1f},{a.y + NODE_H - 6:.1f}"
+            )
+        elif closes:
             loops += 1
             reach = right + 14 * loops
             path = (
@@ -231,7 +263,15 @@ def layout(nodes: Sequence[tuple[str, str]], edges: Sequence[tuple[str, str, boo
                 f"{reach:.1f},{b.y + NODE_H / 2:.1f} {b.x + b.width:.1f},{b.y + NODE_H / 2:.1f}"
             )
         else:
-            path = _curve(a.x + a.width / 2, a.y + NODE_H, b.x + b.width / 2, b.y)
+            pen_x, pen_y = a.x + a.width / 2, a.y + NODE_H
+            parts = [f"M{pen_x:.1f},{pen_y:.1f}"]
+            for slot in slots.get((source, target), []):
+                slot_x, slot_y = centre[slot]
+                parts.append(_bend(pen_x, pen_y, slot_x, slot_y))
+                pen_x, pen_y = slot_x, slot_y + NODE_H
+                parts.append(f"L{pen_x:.1f},{pen_y:.1f}")
+            parts.append(_bend(pen_x, pen_y, b.x + b.width / 2, b.y))
+            path = " ".join(parts)
         drawn.append(
             PlacedEdge(source=source, target=target, conditional=conditional, path=path, back=closes)
         )
@@ -259,7 +299,8 @@ def layout(nodes: Sequence[tuple[str, str]], edges: Sequence[tuple[str, str, boo
         )
     boxes.sort(key=lambda box: box.name.count(":"))  # outer boxes drawn first, under inner ones
     extra = max((box.x + box.width for box in boxes), default=0.0) - right
-    width = right + MARGIN + max(14 * loops, extra)
+    self_loops = 34 if any(s == t for s, t, _ in links) else 0
+    width = right + MARGIN + max(14 * loops, extra, self_loops)
     height = (
         max([top + len(rows) * (NODE_H + GAP_Y) - GAP_Y, *(box.y + box.height for box in boxes)]) + MARGIN
     )
