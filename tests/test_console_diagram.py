@@ -44,7 +44,7 @@ def _agent_loop() -> StateGraph[Loop, None, Loop, Loop]:
     return graph
 
 
-def test_the_agent_loop_is_drawn_downwards_with_its_loop_back_along_the_right() -> None:
+def test_the_agent_loop_is_drawn_downwards_with_its_loop_drawn_back_up() -> None:
     drawable = _agent_loop().compile().get_graph()
     diagram = graph_diagram(drawable)
     assert len(diagram.nodes) == len(drawable.nodes) and len(diagram.edges) == len(drawable.edges)

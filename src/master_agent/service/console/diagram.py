@@ -4,8 +4,8 @@ nothing fetched: the console's content security policy holds).
 The layout is the layered kind graph drawers use (Sugiyama's, kept small): edges that close a loop are
 set aside so the rest is acyclic; each node goes one layer below the furthest node pointing at it; nodes
 are ordered within their layer by the mean position of their neighbours, a few sweeps down and up, with a
-subgraph's nodes kept side by side; layers run top to bottom. Edges that close a loop are drawn back up
-along the right; conditional edges are dashed (by the stylesheet); a subgraph drawn in (``xray``) is a box
+subgraph's nodes kept side by side; layers run top to bottom; an edge longer than a layer passes a narrow
+slot in each layer between. Edges that close a loop are drawn back up into the target's right side; conditional edges are dashed (by the stylesheet); a subgraph drawn in (``xray``) is a box
 around its nodes, named after the node that runs it.
 """
 
@@ -58,7 +58,7 @@ class PlacedEdge:
     path: str
     """The SVG path's ``d``: a curve from the source's box to the target's."""
     back: bool
-    """It closes a loop (drawn back up along the right)."""
+    """It closes a loop (drawn back up into the target's right side)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -256,12 +256,21 @@ def layout(nodes: Sequence[tuple[str, str]], edges: Sequence[tuple[str, str, boo
                 f"{edge_x + 34:.1f},{a.y + NODE_H + 10:.1f} {edge_x:.1f},{a.y + NODE_H - 6:.1f}"
             )
         elif closes:
-            loops += 1
-            reach = right + 14 * loops
-            path = (
-                f"M{a.x + a.width:.1f},{a.y + NODE_H / 2:.1f} C{reach:.1f},{a.y + NODE_H / 2:.1f} "
-                f"{reach:.1f},{b.y + NODE_H / 2:.1f} {b.x + b.width:.1f},{b.y + NODE_H / 2:.1f}"
-            )
+            # Up from the source's top (beside its incoming arrows, never across its row's nodes) into
+            # the target's right side; one spanning more than a layer goes by a lane along the right.
+            up_x, up_y = a.x + a.width / 2 + 8, a.y
+            end_x, end_y = b.x + b.width, b.y + NODE_H / 2
+            lift = f"M{up_x:.1f},{up_y:.1f} C{up_x:.1f},{up_y - GAP_Y / 2:.1f} "
+            if a.y - b.y <= NODE_H + GAP_Y:
+                path = lift + f"{end_x + 30:.1f},{end_y:.1f} {end_x:.1f},{end_y:.1f}"
+            else:
+                loops += 1
+                reach = right + 14 * loops
+                middle = (up_y + end_y) / 2
+                path = (
+                    lift + f"{reach:.1f},{up_y - GAP_Y / 2:.1f} {reach:.1f},{middle:.1f} "
+                    f"S{end_x + 30:.1f},{end_y:.1f} {end_x:.1f},{end_y:.1f}"
+                )
         else:
             pen_x, pen_y = a.x + a.width / 2, a.y + NODE_H
             parts = [f"M{pen_x:.1f},{pen_y:.1f}"]
@@ -299,7 +308,7 @@ def layout(nodes: Sequence[tuple[str, str]], edges: Sequence[tuple[str, str, boo
         )
     boxes.sort(key=lambda box: box.name.count(":"))  # outer boxes drawn first, under inner ones
     extra = max((box.x + box.width for box in boxes), default=0.0) - right
-    self_loops = 34 if any(s == t for s, t, _ in links) else 0
+    self_loops = 34 if any(s == t or (s, t) in back for s, t, _ in links) else 0
     width = right + MARGIN + max(14 * loops, extra, self_loops)
     height = (
         max([top + len(rows) * (NODE_H + GAP_Y) - GAP_Y, *(box.y + box.height for box in boxes)]) + MARGIN
