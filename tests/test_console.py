@@ -19,6 +19,7 @@ from playwright.async_api import Browser, BrowserContext, Page, expect
 from psycopg import sql
 from rich.console import Console
 
+from master_agent.capabilities.assistants import resolve_assistant
 from master_agent.cli_evolution import FIRST_GOAL, demo_loop
 from master_agent.domains.assistant import DEMO_TENANT as ASSISTANT_TENANT
 from master_agent.domains.assistant.local_servers import LocalServers
@@ -29,12 +30,18 @@ from master_agent.evolution.outcomes import OutcomeCheck
 from master_agent.meta.artifacts import EvalSpec, ExperimentReport
 from master_agent.meta.requests import gate_cases
 from master_agent.runtime import RuntimeResources
+from master_agent.runtime.graphs import graph_for, graph_ids
+from master_agent.runtime.run_events import RunEvent
 from master_agent.service.auth import create_key, revoke_key
 from master_agent.service.console.charts import outcome_chart
+from master_agent.service.console.failures import joined, open_calls
 from master_agent.service.console.present import artifact_gist, audit_sentence, figure
+from master_agent.service.routes.assistants import assistant_graph_config
 from master_agent.service.solutions import list_solutions
+from tests import unbuildable_graph
 from tests.browser import launch, layout_problems, snap, unlabelled_controls
 from tests.conftest import server_settings
+from tests.failing_graph import FAILURE
 from tests.live_server import LiveServer, chat, sdk, tenant_clients, two_tenant_keys
 from tests.test_meta_units import TRIAGE
 
@@ -43,7 +50,12 @@ keys = two_tenant_keys
 
 @pytest.fixture(scope="module")
 async def live(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LiveServer]:
-    settings = server_settings(pg_server_uri, tmp_path_factory, "console")
+    settings = server_settings(
+        pg_server_uri,
+        tmp_path_factory,
+        "console",
+        graphs=("failing=tests.failing_graph:make_graph", "unbuildable=tests.unbuildable_graph:make_graph"),
+    )
     async with LiveServer(settings) as server:
         yield server
     LocalServers(settings.data_dir).stop()  # the assistant tenant's mail, calendar and contacts servers
@@ -102,6 +114,20 @@ async def built_and_conversed(live: LiveServer, keys: dict[str, str]) -> dict[st
         "loan_stage": last["values"]["current_stage"],
         "loan_events": len(audit),
     }
+
+
+@pytest.fixture(scope="module")
+async def failed_run(live: LiveServer, keys: dict[str, str]) -> dict[str, str]:
+    """A run of the ``failing`` graph, which raises two subgraphs down (``tests/failing_graph.py``)."""
+    async with httpx.AsyncClient(base_url=live.url, headers={"X-API-Key": keys["demo-retail"]}) as client:
+        thread_id = (await client.post("/threads", json={})).json()["thread_id"]
+        waited = await client.post(
+            f"/threads/{thread_id}/runs/wait", json={"assistant_id": "failing", "input": {"store": 99}}
+        )
+        assert waited.status_code == 200, waited.text
+        [run] = (await client.get(f"/threads/{thread_id}/runs")).json()
+    assert run["status"] == "error"
+    return {"thread_id": thread_id, "run_id": run["run_id"]}
 
 
 def page_errors(page: Page) -> list[str]:
@@ -703,6 +729,7 @@ async def test_every_page_fits_a_laptop_and_a_phone_and_reads_for_people(
     demo_world: dict[str, Any],
     chat_threads: dict[str, str],
     built_and_conversed: dict[str, Any],
+    failed_run: dict[str, str],
 ) -> None:
     """Every page on the demo data at 1,280 and 390 px: nothing wider than the screen, no text broken a
     character per line, no raw JSON before a click, no script error; a screenshot of each."""
@@ -731,6 +758,7 @@ async def test_every_page_fits_a_laptop_and_a_phone_and_reads_for_people(
         "thread-goal": f"/console/threads/{demo_world['thread_id']}",
         "thread-figure": f"/console/threads/{chat_threads['figure']}",
         "thread-chat-goal": f"/console/threads/{chat_threads['solved']}",
+        "thread-failed": f"/console/threads/{failed_run['thread_id']}",
         "systems": "/console/systems",
         "system": f"/console/systems/{built_and_conversed['request_id']}",
         "conversations": "/console/conversations",
@@ -965,6 +993,37 @@ async def test_a_goal_said_in_the_chat_is_one_of_the_goals_with_its_outcome_chec
     await context.close()
 
 
+async def expect_the_drawn_graph(page: Page, live: LiveServer, tenant_id: str, agent_id: str) -> None:
+    """The agent page's diagram has one node per node and one edge per edge of its compiled graph's
+    ``get_graph(xray=1)``, dashed where conditional; the edge table is behind a click."""
+    resources: RuntimeResources = live.server.config.app.state.service.resources
+    agent = await resolve_assistant(resources.database.pool, tenant_id, agent_id, graph_ids(resources))
+    assert agent is not None
+    compiled = await graph_for(resources, agent.graph_id, assistant_graph_config(tenant_id, agent))
+    drawable = compiled.get_graph(xray=1)
+    graph = {
+        "nodes": [{"id": node_id} for node_id in drawable.nodes],
+        "edges": [
+            {"source": edge.source, "target": edge.target, "conditional": edge.conditional}
+            for edge in drawable.edges
+        ],
+    }
+    drawing = page.get_by_test_id("agent-diagram")
+    await expect(drawing).to_be_visible()
+    shown = await drawing.locator("[data-node]").evaluate_all("(nodes) => nodes.map((n) => n.dataset.node)")
+    assert sorted(shown) == sorted(node["id"] for node in graph["nodes"])
+    edges = await drawing.locator("[data-edge]").evaluate_all(
+        "(paths) => paths.map((p) => [p.dataset.edge, p.classList.contains('conditional')])"
+    )
+    assert sorted(edges) == sorted(
+        [f"{edge['source']} -> {edge['target']}", bool(edge.get("conditional"))] for edge in graph["edges"]
+    )
+    table = page.get_by_test_id("agent-graph")
+    await expect(table).to_be_hidden()
+    await page.locator("details.edges > summary").click()
+    await expect(table.locator("tbody tr")).to_have_count(len(graph["edges"]))
+
+
 async def test_an_agent_version_is_rolled_back_and_promoted_from_its_page_with_its_changes_and_graph(
     live: LiveServer, keys: dict[str, str], browser: Browser
 ) -> None:
@@ -986,7 +1045,8 @@ async def test_an_agent_version_is_rolled_back_and_promoted_from_its_page_with_i
     await diff.locator("summary").click()
     await expect(diff.locator("pre")).to_contain_text('-      "complexity": "simple"')
     await expect(diff.locator("pre")).to_contain_text('+      "complexity": "standard"')
-    assert await page.get_by_test_id("agent-graph").locator("tbody tr").count() >= 2
+    await expect_the_drawn_graph(page, live, "demo-retail", agent_id)
+    await snap(page, "agent-graph")
     await page.locator("tr[data-version='1']").get_by_role("button", name="Roll back to v1").click()
     await expect(page.get_by_test_id("live-version")).to_have_text("v1")
     assert (await client.assistants.get(agent_id))["version"] == 1
@@ -1005,3 +1065,161 @@ async def test_an_agent_version_is_rolled_back_and_promoted_from_its_page_with_i
         theirs = await http.get(f"/console/agents/{agent_id}")
         assert theirs.status_code == 404
     assert (await client.assistants.get(agent_id))["version"] == 2  # nothing changed by the refusals
+
+
+async def test_a_failed_run_shows_its_message_and_where_in_the_call_tree_it_failed(
+    live: LiveServer, keys: dict[str, str], browser: Browser, failed_run: dict[str, str]
+) -> None:
+    """Read from what the run stored: its message, and the path down to the task that raised (its
+    checkpoint's error writes, subgraph by subgraph)."""
+    context, page = await sign_in(browser, live, keys["demo-retail"])
+    await page.goto(f"{live.url}/console/threads/{failed_run['thread_id']}")
+    row = page.locator(f"[data-testid=runs] tbody tr[data-run='{failed_run['run_id']}']")
+    await expect(row.get_by_test_id("run-error")).to_contain_text(f"LookupError: {FAILURE}")
+    await expect(row.get_by_test_id("run-failed-at").locator("code")).to_have_text(
+        "solve > analyst > query_sales"
+    )
+    await accessible(page)
+    await snap(page, "thread-failed")
+    await context.close()
+
+
+def test_the_calls_under_way_when_a_run_failed_are_its_innermost_path() -> None:
+    """The loop's call events (``runtime.core``): a call ended is no longer under way; a sub-agent's call
+    is under the sub-agent call of the depth above."""
+
+    def call(event: str, agent: str, depth: int, tool: str, **more: Any) -> RunEvent:
+        data = {"event": event, "agent": agent, "depth": depth, "tool": tool, "kind": "tool", **more}
+        return RunEvent(seq=0, event="custom", data=data)
+
+    events = [
+        call("call_start", "master_agent", 0, "describe_data"),
+        call("call_end", "master_agent", 0, "describe_data", status="success"),
+        call("call_start", "master_agent", 0, "analyst"),
+        RunEvent(seq=0, event="updates", data={"agent": {}}),
+        call("call_start", "analyst", 1, "load_rows"),
+        call("call_end", "analyst", 1, "load_rows", status="error"),
+        call("call_start", "analyst", 1, "query_sales"),
+        call("call_start", "helper", 1, "unrelated"),
+    ]
+    assert open_calls(events) == ["master_agent", "analyst", "query_sales"]
+    assert open_calls(events[:6]) == ["master_agent", "analyst"]
+    assert open_calls(events[:2]) == []
+    assert joined(["tools"], ["master_agent", "analyst"]) == ["tools", "master_agent", "analyst"]
+    assert joined(["solve", "analyst"], ["analyst", "query_sales"]) == ["solve", "analyst", "query_sales"]
+
+
+async def test_a_request_waiting_at_the_human_gate_is_decided_from_its_page(
+    live: LiveServer, keys: dict[str, str], browser: Browser
+) -> None:
+    """Rejected with a note, then approved: each a run of the ``meta`` graph resuming the request's thread
+    (the runs API's own path), recorded by the graph and listed as a human decision; a forged, another
+    tenant's or a second decision changes nothing."""
+    client = sdk(live, keys["demo-retail"])
+    thread = await client.threads.create()
+    request = {"text": TRIAGE, "name": "console_gated_desk", "autonomous": False, "human_gate": "required"}
+    await client.runs.wait(thread["thread_id"], "meta", input={"request": request})
+    waiting = await client.threads.get(thread["thread_id"])
+    assert waiting["status"] == "interrupted"
+    [[asked]] = waiting["interrupts"].values()
+    request_id = asked["value"]["request_id"]
+    resources: RuntimeResources = live.server.config.app.state.service.resources
+
+    async def gate_entries() -> list[tuple[str, str]]:
+        async with resources.database.pool.connection() as conn:
+            rows = await (
+                await conn.execute(
+                    "SELECT decision, outcome FROM meta_history WHERE request_id = %s AND phase = 'gate_human' "
+                    "ORDER BY entry_id",
+                    (request_id,),
+                )
+            ).fetchall()
+        return [(row["decision"], row["outcome"]) for row in rows]
+
+    async with httpx.AsyncClient(base_url=live.url) as http:
+        _, other_csrf = await console_sign_in(http, keys["other-shop"])
+        theirs = await http.post(
+            f"/console/systems/{request_id}/decision", data={"csrf_token": other_csrf, "action": "approve"}
+        )
+        assert theirs.status_code == 404
+        _, csrf = await console_sign_in(http, keys["demo-retail"])
+        forged = await http.post(f"/console/systems/{request_id}/decision", data={"action": "approve"})
+        assert forged.status_code == 403
+        unknown = await http.post(
+            f"/console/systems/{request_id}/decision", data={"csrf_token": csrf, "action": "terminate"}
+        )
+        assert unknown.status_code == 422 and "action" in unknown.text
+        bare = await http.post(
+            f"/console/systems/{request_id}/decision", data={"csrf_token": csrf, "action": "reject"}
+        )
+        assert bare.status_code == 422 and "note" in bare.text
+    assert await gate_entries() == []
+    assert (await client.threads.get(thread["thread_id"]))["status"] == "interrupted"
+
+    context, page = await sign_in(browser, live, keys["demo-retail"])
+
+    async def decide(action: str, note: str) -> None:
+        await page.goto(f"{live.url}/console/systems/{request_id}")
+        gate = page.get_by_test_id("human-gate")
+        await expect(gate).to_contain_text("Waiting for your decision")
+        await accessible(page)
+        for width, viewport in VIEWPORTS.items():
+            await page.set_viewport_size(viewport)  # type: ignore[arg-type]
+            assert await layout_problems(page) == [], width
+            await snap(page, f"layout-system-waiting-{action}-{width}")
+        await gate.get_by_label(re.compile(rf"{action.capitalize()}:")).check()
+        await gate.get_by_label(re.compile("Note")).fill(note)
+        await gate.get_by_role("button", name="Send the decision").click()
+        await page.wait_for_url(re.compile(rf"/console/systems/{request_id}$"))
+        runs = await client.runs.list(thread["thread_id"])
+        await client.runs.join(thread["thread_id"], runs[0]["run_id"])
+
+    await decide("reject", "Name the queue each ticket goes to")
+    await decide("approve", "Looks right now")
+    assert await gate_entries() == [
+        ("reject", "Name the queue each ticket goes to"),
+        ("approve", "Looks right now"),
+    ]
+    assert (await client.threads.get(thread["thread_id"]))["status"] == "idle"
+    await page.reload()
+    await expect(page.get_by_test_id("human-gate")).to_have_count(0)
+    rows = page.get_by_test_id("gate-decisions").locator("tbody tr")
+    await expect(rows).to_have_count(2)
+    await expect(rows.nth(0)).to_contain_text("reject")
+    await expect(rows.nth(0)).to_contain_text("Name the queue each ticket goes to")
+    await expect(rows.nth(1)).to_contain_text("approve")
+    await snap(page, "system-decided")
+    token = await page.locator("meta[name=csrf-token]").get_attribute("content")
+    again = await page.request.post(
+        f"{live.url}/console/systems/{request_id}/decision",
+        form={"csrf_token": token or "", "action": "approve"},
+    )
+    assert again.status == 409
+    assert len(await gate_entries()) == 2
+    await context.close()
+
+
+async def test_an_agent_whose_graph_cannot_be_built_says_why_without_building_it_on_every_view(
+    live: LiveServer, keys: dict[str, str], browser: Browser
+) -> None:
+    """``tests/unbuildable_graph.py`` returns no graph: its page says so, and a second view remembers
+    the failure instead of building it again. A graph drawn in subgraph boxes fits a phone (its box
+    scrolls when the drawing is wider)."""
+    client = sdk(live, keys["demo-retail"])
+    [broken] = await client.assistants.search(graph_id="unbuildable")
+    [failing] = await client.assistants.search(graph_id="failing")
+    context, page = await sign_in(browser, live, keys["demo-retail"])
+    before = unbuildable_graph.BUILDS
+    for _ in range(2):
+        await page.goto(f"{live.url}/console/agents/{broken['assistant_id']}")
+        await expect(page.get_by_test_id("graph-error")).to_contain_text("must return a StateGraph")
+    assert before + 1 == unbuildable_graph.BUILDS
+    await page.goto(f"{live.url}/console/agents/{failing['assistant_id']}")
+    await expect_the_drawn_graph(page, live, "demo-retail", failing["assistant_id"])
+    await expect(page.locator("[data-group=solve]")).to_be_visible()
+    await accessible(page)
+    for width, viewport in VIEWPORTS.items():
+        await page.set_viewport_size(viewport)  # type: ignore[arg-type]
+        assert await layout_problems(page) == [], width
+        await snap(page, f"layout-agent-subgraphs-{width}")
+    await context.close()

@@ -1,6 +1,6 @@
 """The console's Agents pages: the tenant's agents, and one agent's versions (each with what changed
-from the one before it, and a button that makes it live: promote or roll back) and its graph, the
-nodes and edges of the compiled LangGraph it runs."""
+from the one before it, and a button that makes it live: promote or roll back) and its graph: the
+compiled LangGraph it runs drawn as a diagram (``diagram``), its edges in a table one click away."""
 
 from __future__ import annotations
 
@@ -8,11 +8,14 @@ import difflib
 import itertools
 import json
 import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from master_agent.capabilities import load_tenant
 from master_agent.capabilities.assistants import (
     Assistant,
     AssistantVersion,
@@ -20,9 +23,10 @@ from master_agent.capabilities.assistants import (
     resolve_assistant,
     search_assistants,
 )
-from master_agent.errors import ConflictError, InputError, NotFoundError
+from master_agent.errors import ConflictError, InputError, MasterAgentError, NotFoundError
 from master_agent.runtime.graphs import graph_for, graph_ids
 from master_agent.runtime.tenant_agents import promote_version
+from master_agent.service.console.diagram import Diagram, graph_diagram
 from master_agent.service.console.pages import PAGE_ROWS, not_found, page
 from master_agent.service.console.session import CONSOLE_PATH, ConsoleSession, SessionDep, checked_form
 from master_agent.service.deps import ResourcesDep
@@ -76,18 +80,40 @@ def version_changes(versions: list[AssistantVersion]) -> dict[int, list[str]]:
     return changes
 
 
-async def _graph_edges(
-    resources: Any, tenant_id: str, agent: Assistant
-) -> tuple[list[str], list[dict[str, Any]]]:
-    """The nodes and edges of the graph the agent runs (subgraphs drawn in, one level)."""
-    compiled = await graph_for(resources, agent.graph_id, assistant_graph_config(tenant_id, agent))
+#: Graphs that could not be built, by (tenant, agent, version, the tenant's capability version): why. A
+#: view of the page says why without building it again; a change of the tenant's capabilities (which may
+#: be what it lacked) builds it again. The oldest are forgotten past ``UNBUILDABLE_KEPT``.
+_unbuildable: OrderedDict[tuple[str, str, int, int], str] = OrderedDict()
+UNBUILDABLE_KEPT = 512
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentGraph:
+    """The graph an agent's live version runs, drawn (sub-agents' graphs drawn in one level), or why not."""
+
+    diagram: Diagram | None = None
+    edges: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+
+
+async def agent_graph(resources: Any, tenant_id: str, agent: Assistant) -> AgentGraph:
+    tenant = await load_tenant(resources.database.pool, tenant_id)
+    key = (tenant_id, str(agent.assistant_id), agent.version, tenant.capability_version)
+    if key in _unbuildable:
+        return AgentGraph(error=_unbuildable[key])
+    try:
+        compiled = await graph_for(resources, agent.graph_id, assistant_graph_config(tenant_id, agent))
+    except MasterAgentError as failed:  # its spec, its tools or its graph-making function: said once
+        _unbuildable[key] = str(failed)
+        while len(_unbuildable) > UNBUILDABLE_KEPT:
+            _unbuildable.popitem(last=False)
+        return AgentGraph(error=str(failed))
     drawable = compiled.get_graph(xray=1)
-    nodes = [node.id for node in drawable.nodes.values() if node.id not in ("__start__", "__end__")]
     edges = [
-        {"source": edge.source, "target": edge.target, "conditional": edge.conditional}
+        {"source": edge.source, "target": edge.target, "conditional": bool(edge.conditional)}
         for edge in drawable.edges
     ]
-    return nodes, edges
+    return AgentGraph(diagram=graph_diagram(drawable), edges=edges)
 
 
 async def _agent_page(
@@ -105,11 +131,6 @@ async def _agent_page(
     versions = await assistant_versions(
         pool, session.tenant_id, agent.assistant_id, metadata={}, limit=PAGE_ROWS, offset=0
     )
-    try:
-        nodes, edges = await _graph_edges(resources, session.tenant_id, agent)
-        graph_error = None
-    except (InputError, NotFoundError) as failed:  # a version whose graph cannot be built says why
-        nodes, edges, graph_error = [], [], str(failed)
     return page(
         request,
         session,
@@ -119,9 +140,7 @@ async def _agent_page(
         agent=agent,
         versions=versions,
         changes=version_changes(versions),
-        nodes=nodes,
-        edges=edges,
-        graph_error=graph_error,
+        graph=await agent_graph(resources, session.tenant_id, agent),
         error=error,
     )
 

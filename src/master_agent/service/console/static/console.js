@@ -166,6 +166,13 @@ async function followRun(section, { replay = false } = {}) {
   if (section.dataset.reload === "yes") window.location.reload();
 }
 
+// A graph drawing wider than its box opens scrolled to its middle, where its entry is drawn.
+function centreDiagrams() {
+  for (const box of document.querySelectorAll("figure.diagram .scroll")) {
+    box.scrollLeft = Math.max(0, (box.scrollWidth - box.clientWidth) / 2);
+  }
+}
+
 function setUpRuns() {
   for (const section of document.querySelectorAll("section.live[data-live-run]")) {
     if (section.dataset.liveRun) followRun(section);
@@ -402,6 +409,7 @@ class Chat {
 document.addEventListener("DOMContentLoaded", () => {
   drawCharts();
   setUpRuns();
+  centreDiagrams();
   const chat = document.querySelector("[data-chat]");
   if (chat) window.consoleChat = new Chat(chat);
 });
