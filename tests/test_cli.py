@@ -100,6 +100,40 @@ def test_invalid_environment_names_the_variable(cli_database: str) -> None:
     assert "MAX_DEPTH" in done.stderr
 
 
+#: What the CLI's help and its refusals never load: the agent runtime, the service and the models' code.
+HEAVY = ("langgraph", "langchain_core", "langchain_openai", "fastapi", "uvicorn", "numpy", "scipy", "psycopg")
+_LOADED = """
+import sys
+from master_agent.cli import main
+try:
+    code = main(sys.argv[1:])
+except SystemExit as exit_:
+    code = exit_.code
+print(sorted({name.split(".")[0] for name in sys.modules} & set(sys.argv[0].split(","))), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [(["--help"], 0), (["agents", "--help"], 0), (["serve", "--host", "0.0.0.0"], 2)],
+    ids=["help", "command-help", "refused-serve"],
+)
+def test_help_and_a_refused_serve_load_no_agent_code(args: list[str], code: int) -> None:
+    """The CLI imports lazily: each command imports what it runs, so its help and a bind ``serve`` refuses
+    answer in a fraction of a second (the runtime's imports cost seconds)."""
+    env = {**os.environ, "MASTER_AGENT_AUTH": "disabled"}
+    done = subprocess.run(
+        [sys.executable, "-c", _LOADED.replace("sys.argv[0]", repr(",".join(HEAVY))), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == code, done.stderr
+    assert done.stderr.splitlines()[-1] == "[]", done.stderr
+
+
 def test_embedded_database_when_database_url_is_unset(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     env["MASTER_AGENT_DATA_DIR"] = str(tmp_path / "data")

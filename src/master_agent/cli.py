@@ -506,10 +506,7 @@ async def _console(args: argparse.Namespace, settings: Settings, console: Consol
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
-    import uvicorn
-
-    from master_agent.service.deps import is_loopback
-    from master_agent.service.limits import uvicorn_options
+    from master_agent.settings import is_loopback
 
     args.host = args.host or settings.host
     args.port = args.port if args.port is not None else settings.port
@@ -521,6 +518,10 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         raise InputError("port", f"{args.port} is not a TCP port")
     if args.workers < 1:
         raise InputError("workers", "at least 1")
+    import uvicorn  # after the checks: a refused bind never loads the server
+
+    from master_agent.service.limits import uvicorn_options
+
     uvicorn.run(
         "master_agent.service.app:create_app",
         factory=True,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from ipaddress import IPv4Network, IPv6Network
+from ipaddress import IPv4Network, IPv6Network, ip_address
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -94,6 +94,20 @@ ENV_FIELDS: dict[str, str] = {
     "MASTER_AGENT_LANGGRAPH_JSON": "langgraph_json",
 }
 _FIELD_ENV = {field: env for env, field in ENV_FIELDS.items()}
+
+
+def is_loopback(host: str | None) -> bool:
+    """Whether ``host`` (a name or an address) is this machine's loopback: where ``auth=disabled`` is
+    honoured. Here, with the settings, so that ``master-agent serve`` refuses a bind before it loads the
+    service."""
+    if not host:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class Settings(BaseModel):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hmac
-import ipaddress
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
@@ -14,6 +13,7 @@ from master_agent.runtime.runs import RunQueue
 from master_agent.service.auth import tenant_for_key
 from master_agent.service.console_sessions import csrf_token_for_session, session_tenant
 from master_agent.service.state import ServiceState
+from master_agent.settings import is_loopback
 from master_agent.storage.rate_limits import Hit, count_hits
 
 AUTH_DISABLED_TENANT = "demo-retail"
@@ -43,17 +43,6 @@ async def run_queue(service: ServiceDep) -> RunQueue:
 
 ResourcesDep = Annotated[RuntimeResources, Depends(resources)]
 QueueDep = Annotated[RunQueue, Depends(run_queue)]
-
-
-def is_loopback(host: str | None) -> bool:
-    if not host:
-        return False
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def auth_disabled_here(request: Request, service: ServiceState) -> bool:
