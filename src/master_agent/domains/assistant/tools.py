@@ -448,7 +448,8 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             found += await mine.mailbox.search(sender=address, limit=20)
         if not found:
             return None
-        wanted = _words(reply_to) - _MAIL_WORDS
+        # Words of four letters or more: "on", "to" and "the" tell no mail apart.
+        wanted = {word for word in _words(reply_to) if len(word) > 3} - _MAIL_WORDS
 
         def score(mail: MailMessage) -> tuple[int, int, datetime]:
             subject = len(wanted & _words(mail.subject))
@@ -1116,7 +1117,7 @@ _GROUP = re.compile(
 )
 #: What an email should say: the words after "saying", "that", "to say", "know", "asking", or a colon.
 _SAYING = re.compile(
-    r"(?:\b(?:saying|to\s+say|tell(?:ing)?\s+(?:them|him|her|everyone|everybody)(?:\s+that)?|that|know)\b|:|\s[-–—]\s)\s*(?P<said>.+)$|"
+    r"(?:\b(?:saying|(?:to|and)\s+say|tell(?:ing)?\s+(?:them|him|her|everyone|everybody)(?:\s+that)?|that|know)\b|:|\s[-–—]\s)\s*(?P<said>.+)$|"
     r"\basking\s+(?:them\s+|him\s+|her\s+)?(?P<asked>.+)$",
     re.I,
 )
@@ -1466,8 +1467,10 @@ def _entities_for(
     elif action == "send_mail":
         # "..., don't send yet" is about the sending, not part of the message.
         said = _SAYING.search(_NOT_YET.sub("", goal))
-        # Whom it goes to is named before what it says ("tell David that Maria approved").
-        who = whom(goal[: said.start()] if said is not None and said.start() else goal, owners=False)
+        # Whom it goes to is named before what it says ("tell David that Maria approved"); a reply
+        # goes to whose mail it answers ("reply to david okafor's northwind email: ...").
+        head = goal[: said.start()] if said is not None and said.start() else goal
+        who = whom(head, owners=bool(_NAMED_MAIL.search(head)))
         if who is not None:
             found["name"] = who
         about = _ABOUT.search(goal)
@@ -1488,6 +1491,9 @@ def _entities_for(
             # "Draft a mail to Mia thanking her for the slides": what follows the name is the message.
             rest = _NOT_YET.sub("", goal[named_at:])
             rest = re.sub(r"^[\s,;:-]*(?:and\s+)?", "", rest).strip()
+            # "Write back to John on the Atlas kickoff thread and ask ...": the mail it answers is
+            # named there (``reply_to``), not said in it.
+            rest = _ON_MAIL.sub("", rest).strip()
             # "write Ben a (quick) note thanking him ...": what the note says follows it.
             rest = re.sub(
                 r"^(?:a|an)\s+(?:quick\s+|short\s+)?(?:note|line|mail|email|e-mail|message)\b\s*",
@@ -1516,11 +1522,10 @@ def _entities_for(
             found["message"] = found["message"].rstrip("?").rstrip()
         if about is not None:
             found["about"] = about.group(1).strip()
-        head = goal[: said.start()] if said is not None and said.start() else goal
-        if _NAMED_MAIL.search(head):
+        if (named_mail := _NAMED_MAIL.search(head)) is not None:
             # "Answer Maria's budget mail: ...", "reply to the email from Omar - agreed": the words
             # before what it says name a mail: the reply goes on its thread.
-            found["reply_to"] = head.strip(" ,;:-")
+            found["reply_to"] = head[: named_mail.end()].strip(" ,;:-")
     return found
 
 
@@ -1528,7 +1533,8 @@ def _entities_for(
 #: from Omar"); the mail a message answers.
 _NAMED_MAIL = re.compile(
     r"(?:['’]s|\b(?:his|her|their))\b[^,;:]*?\b(?:e-?mail|mail|message|note|thread)s?\b|"
-    r"\b(?:e-?mail|mail|message|note|thread)\s+(?:from|of)\s+\S",
+    r"\b(?:on|in)\s+(?:the|that|this)\s+[^,;:]*?\b(?:e-?mail|mail|thread)\b|"
+    r"\b(?:e-?mail|mail|message|note|thread)\s+(?:from|of)\s+[\w.@'’-]+",
     re.I,
 )
 
@@ -1606,7 +1612,11 @@ def people_of(goal: str, contacts: Sequence[Contact], *, owners: bool) -> tuple[
     return (" and ".join(dict.fromkeys(parts)) or None), list(dict.fromkeys(unknown))
 
 
-_TO_ASK = re.compile(r"^to\s+ask\s+(?:(?:him|her|them)\s+)?(?P<whether>(?:if|whether)\s+)?", re.I)
+#: "on the Atlas kickoff thread (and)": the mail a reply answers, before what it says.
+_ON_MAIL = re.compile(
+    r"^(?:on|in)\s+(?:the|that|this)\s+[^,;:]*?\b(?:e-?mail|mail|thread)\b[\s,;:-]*(?:and\s+)?", re.I
+)
+_TO_ASK = re.compile(r"^(?:to\s+)?ask\s+(?:(?:him|her|them)\s+)?(?P<whether>(?:if|whether)\s+)?", re.I)
 _ASK = re.compile(r"^\s*(?:(?:can|could|would|will)\s+(?:you|u)\s+|please\s+)*ask\b", re.I)
 
 
