@@ -386,7 +386,7 @@ async def evaluate(service: Service, data_dir: Path, parts: list[str], only: str
     for part in parts:
         cases = json.loads((HERE / f"{part}.json").read_text())
         if only:
-            cases = [c for c in cases if c["id"] == only]
+            cases = [c for c in cases if c["id"] in only.split(",")]
         outcomes = []
         # A tenant per case, named for its part (tuning and tuning2 share a first letter).
         tenants = [f"eval-{part}-{index:02d}" for index in range(1, len(cases) + 1)]
@@ -409,7 +409,7 @@ async def evaluate(service: Service, data_dir: Path, parts: list[str], only: str
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--part", choices=[*PARTS, "both"], nargs="+", default=["both"])
-    parser.add_argument("--case", help="only this tuning case id")
+    parser.add_argument("--case", help="only these tuning case ids (comma-separated)")
     parser.add_argument(
         "--verbose", action="store_true", help="print the turns of a failed case (not held-out)"
     )

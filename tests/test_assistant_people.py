@@ -115,3 +115,42 @@ def test_an_answer_approves_the_change_it_completes_only_in_so_many_words() -> N
     assert not approves("sure, 10:30")
     assert not approves("at 9")
     assert not approves("go ahead but change the title to Planning")
+
+
+@pytest.mark.parametrize(
+    ("text", "recipient", "message", "mail"),
+    [
+        (
+            "reply to david okafor's northwind email: we can't do 10%, but 5% is fine",
+            "David Okafor",
+            "we can't do 10%, but 5% is fine",
+            "reply to david okafor's northwind email",
+        ),
+        (
+            "Write back to John on the Atlas kickoff thread and ask whether the 120k includes contractor costs.",
+            "John Miller",
+            "could you let me know whether the 120k includes contractor costs?",
+            "Write back to John on the Atlas kickoff thread",
+        ),
+        (
+            "hit reply on John's payment adapter mail and say mock the vendor",
+            "John Miller",
+            "mock the vendor",
+            "hit reply on John's payment adapter mail",
+        ),
+        (
+            "respond to the last email from Omar: agreed",
+            "Omar Haddad",
+            "agreed",
+            "respond to the last email from Omar",
+        ),
+        ("Tell David Okafor that the report will be late", "David Okafor", "the report will be late", None),
+    ],
+)
+async def test_a_reply_goes_to_whose_mail_it_names_and_says_only_what_was_dictated(
+    contacts: list[Contact], text: str, recipient: str, message: str, mail: str | None
+) -> None:
+    """A mail a request names (someone's, "from" someone, "on the ... thread") is the one a reply
+    answers: its writer is the recipient (a possessive too), and what it says leaves the mail out."""
+    found = goal_entities(text, MONDAY, "send_mail", contacts)
+    assert (found.get("name"), found.get("message"), found.get("reply_to")) == (recipient, message, mail)

@@ -6,6 +6,8 @@ take is reported not done)."""
 
 from __future__ import annotations
 
+import email
+import email.policy
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
@@ -19,12 +21,12 @@ from langgraph.types import Command
 
 from master_agent.capabilities import install_tenant
 from master_agent.capabilities.tools.context import ToolContext
-from master_agent.domains.assistant import describe_answer, opens_as_request
+from master_agent.domains.assistant import describe_answer, opens_as_request, read_as_reply
 from master_agent.domains.assistant.demo import sent_envelopes
 from master_agent.domains.assistant.demo_data import start_demo_servers
 from master_agent.domains.assistant.local_servers import LocalEndpoints, LocalServers
 from master_agent.domains.assistant.providers import CalDavCalendar, ImapMailbox, ProviderError
-from master_agent.domains.assistant.requests import _READERS, ActionReader, action_reader
+from master_agent.domains.assistant.requests import _READERS, ActionReader, Reading, action_reader
 from master_agent.domains.assistant.steps import request_steps
 from master_agent.domains.assistant.tools import (
     ACCOUNTS_ENV,
@@ -660,3 +662,80 @@ async def test_people_an_answer_adds_to_a_draft_receive_the_one_mail_sent(
     assert done["reply"]["status"] == "success", done["reply"]
     mine = [e for e in sent_envelopes(data_dir) if e.get("mail_from") == endpoints.address]
     assert [sorted(e["rcpt_tos"]) for e in mine] == [sorted(expected)]
+
+
+@pytest.mark.parametrize(
+    ("request_text", "recipient", "said"),
+    [
+        (
+            "Answer David Okafor's Northwind mail: fine by me, let's discuss it on Tuesday's call",
+            "david.okafor@acme.example",
+            "let's discuss it on tuesday's call",
+        ),
+        (
+            "write back to John Miller on the payment adapter risk saying go ahead with the mock",
+            "john.miller@acme.example",
+            "go ahead with the mock",
+        ),
+    ],
+)
+async def test_answering_a_mail_is_sending_one_and_it_is_done_only_once_sent(
+    assistant: RuntimeResources, request_text: str, recipient: str, said: str
+) -> None:
+    """Replying to a mail ("answer ...", "write back to ...") is a send: a draft to its sender that
+    says what the user dictated; success only once the SMTP sink holds it."""
+    data_dir = assistant.settings.data_dir
+    tenant, endpoints = await _seeded(assistant, "verbs-reply")
+    thread = str(uuid.uuid4())
+    draft = await _first_interrupt(await _chat(assistant, tenant, thread, request_text))
+    assert recipient in str(draft["draft"]) and said in str(draft["draft"]).lower(), draft
+    mine = [e for e in sent_envelopes(data_dir) if e.get("mail_from") == endpoints.address]
+    assert mine == []  # nothing goes before the user approves
+    done = await _chat(assistant, tenant, thread, Command(resume="yes send it"))
+    assert done["reply"]["status"] == "success", done["reply"]
+    mine = [e for e in sent_envelopes(data_dir) if e.get("mail_from") == endpoints.address]
+    assert [e["rcpt_tos"] for e in mine] == [[recipient]]
+
+
+@pytest.mark.parametrize(
+    ("request_text", "reply"),
+    [
+        ("Answer Maria's budget mail: understood, I'll tell my leads", True),
+        ("reply to Tom - the slides are fine", True),
+        ("get back to Priya telling her the roadmap holds", True),
+        ("What did Maria's budget mail say?", False),
+        ("summarise John's Atlas thread, newest first", False),
+    ],
+)
+def test_a_request_read_as_reading_mail_that_dictates_a_reply_is_a_send(
+    request_text: str, reply: bool
+) -> None:
+    """A request read as reading mail, sending its next reading, that dictates words for someone is a
+    send (a draft to approve, done only once sent), never a summary answered ``success``."""
+    reading = Reading(action="read_mail", confidence=0.8, runner_up="send_mail")
+    assert read_as_reply(request_text, reading).action == ("send_mail" if reply else "read_mail")
+    # With another next reading, or read as anything else, the request is what the head says.
+    assert read_as_reply(request_text, replace(reading, runner_up="agenda")).action == "read_mail"
+    assert read_as_reply(request_text, replace(reading, action="agenda")).action == "agenda"
+
+
+async def test_a_reply_goes_on_the_answered_mail_s_thread(assistant: RuntimeResources) -> None:
+    """A reply to a mail the request names is sent as one: "Re:" and its subject, In-Reply-To and
+    References holding that mail's Message-ID, read from the mail the SMTP sink accepted."""
+    data_dir = assistant.settings.data_dir
+    tenant, endpoints = await _seeded(assistant, "verbs-thread")
+    [answered] = await ImapMailbox(endpoints.imap).search(sender="maria.lopez@acme.example", text="freeze")
+    thread = str(uuid.uuid4())
+    request_text = "Answer Maria's budget freeze mail: understood, I'll brief my leads this week"
+    draft = await _first_interrupt(await _chat(assistant, tenant, thread, request_text))
+    assert f"Re: {answered.subject}" in str(draft["draft"]), draft
+    done = await _chat(assistant, tenant, thread, Command(resume="yes send it"))
+    assert done["reply"]["status"] == "success", done["reply"]
+    [sent] = [e for e in sent_envelopes(data_dir) if e.get("mail_from") == endpoints.address]
+    accepted = sorted((data_dir / "assistant" / "smtp" / "accepted").glob("*.eml"))[-1]
+    message = email.message_from_bytes(accepted.read_bytes(), policy=email.policy.default)
+    assert message["Subject"] == f"Re: {answered.subject}"
+    assert answered.message_id and message["In-Reply-To"] == answered.message_id
+    assert answered.message_id in str(message["References"]).split()
+    assert "brief my leads" in str(message.get_body(preferencelist=("plain",)).get_content()).lower()
+    assert sent["rcpt_tos"] == ["maria.lopez@acme.example"]

@@ -26,6 +26,20 @@ def test_a_store_numbered_in_words_is_that_store(text: str, stores: dict[str, in
     assert "six" not in strip_entities(text) and "welve" not in strip_entities(text)
 
 
+@pytest.mark.parametrize(
+    ("text", "stripped"),
+    [
+        ("Move the weekly planning back by 90 minutes", "Move the weekly planning back by"),
+        ("push the retro 2 hrs later", "push the retro later"),
+        ("give me 15 min with Tom", "give me with Tom"),
+        ("revenue up 3m over 2 years", "revenue up over"),
+        ("10 mins is plenty", "is plenty"),
+    ],
+)
+def test_an_amount_or_a_duration_is_stripped_with_its_whole_unit(text: str, stripped: str) -> None:
+    assert strip_entities(text) == stripped
+
+
 def test_numbers_in_words_that_number_no_store_stay_words() -> None:
     assert strip_entities("show the top three stores") == "show the top three stores"
     assert "store_id" not in message_entities("one store is lagging")
@@ -58,7 +72,12 @@ async def test_a_casual_request_for_a_bot_goes_to_the_builder(resources: Runtime
 
 
 @pytest.mark.parametrize(
-    "message", ["what's on my plate thursday afternoon?", "am I free for lunch with Maria tomorrow?"]
+    "message",
+    [
+        "what's on my plate thursday afternoon?",
+        "am I free for lunch with Maria tomorrow?",
+        "could you slide my product review forward by three hours?",
+    ],
 )
 async def test_the_assistant_tenant_s_day_questions_go_to_the_assistant(
     resources: RuntimeResources, message: str

@@ -109,6 +109,15 @@ def shorthand_written_out(text: str) -> str:
     return "".join(part if index % 2 else written_out(part) for index, part in enumerate(parts))
 
 
+#: An amount or a duration with its unit: the unit is a whole word ("30 minutes" goes whole; it was
+#: read as "30 m" + "inutes", and the heads saw a word they never learned).
+_AMOUNT = re.compile(
+    r"[$€£]?\d[\d,.]*\s*(?:(?:%|percent\b|k\b|m\b|bn\b|mins?\b|minutes?\b|hrs?\b|hours?\b|"
+    r"days?\b|weeks?\b|months?\b|years?\b))?",
+    re.I,
+)
+
+
 @functools.lru_cache(maxsize=4096)
 def strip_entities(text: str) -> str:
     """The message without its entity values (stores, amounts, windows): what it is about. Kept per
@@ -121,7 +130,7 @@ def strip_entities(text: str) -> str:
     window = time_mention(text)
     if window:
         text = text.replace(window, " ")
-    text = re.sub(r"[$€£]?\d[\d,.]*\s*(%|percent|k|m|days?|weeks?|months?|years?)?", " ", text, flags=re.I)
+    text = _AMOUNT.sub(" ", text)
     return re.sub(r"\s+", " ", text).strip()
 
 

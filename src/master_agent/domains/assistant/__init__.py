@@ -4,6 +4,7 @@ CalDAV and CardDAV, on the tenant's own servers or the embedded local ones."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -15,7 +16,14 @@ from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.assistant.agents import MASTER
 from master_agent.domains.assistant.people import people_named
 from master_agent.domains.assistant.providers import Contact, ProviderError
-from master_agent.domains.assistant.requests import ACTION_NAMES, EXAMPLES, WHEN, WRITES, action_reader
+from master_agent.domains.assistant.requests import (
+    ACTION_NAMES,
+    EXAMPLES,
+    WHEN,
+    WRITES,
+    Reading,
+    action_reader,
+)
 from master_agent.domains.assistant.steps import Step, request_steps
 from master_agent.domains.assistant.tools import (
     build_tools,
@@ -100,7 +108,8 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
     configured = configured_accounts(context.tenant_id)
     zone = ZoneInfo(configured.timezone if configured else "UTC")
     today = context.now().astimezone(zone).date()
-    reading = await action_reader(context.settings).reading(goal)
+    read = await action_reader(context.settings).reading(goal)
+    reading = read_as_reply(goal, read)
     action = reading.action
     # The day, time and length a message states are kept whatever its action: a message may be the
     # answer to "which day and time?" ("Thursday at 10"), and no tool but create_event takes them.
@@ -136,6 +145,9 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
         # The answer to "whom do you mean?": the people it names, nothing else.
         return {"name": who, "people_checked": True}
     found = {**said, **goal_entities(goal, today, action, contacts if action in PEOPLE_ACTIONS else None)}
+    if reading is not read and "reply_to" not in found:
+        # Read as reading mail first: the mail it answers is named before the words dictated.
+        found["reply_to"] = _DICTATED.split(goal, maxsplit=1)[0].strip(" ,;:-") or goal
     if not reading.sure and action in WRITES:
         # A change read with little confidence is confirmed before anything is drafted.
         found["verb_check"] = {
@@ -144,6 +156,20 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
             "confidence": reading.confidence,
         }
     return found
+
+
+#: Words dictated for someone: "...mail: understood, ...", "... - we accept", "saying it's paid".
+_DICTATED = re.compile(r":\s*\S|\s[-–—]\s+\S|\b(?:saying|to\s+say|tell(?:ing)?\s+(?:him|her|them))\b", re.I)
+
+
+def read_as_reply(goal: str, reading: Reading) -> Reading:
+    """A request read as reading mail that dictates words for someone, sending its next reading, is a
+    reply to send ("Answer Maria's budget mail: understood, I'll brief my leads" was summarised and
+    answered ``success`` with nothing sent): reading has no place for a message, a send does. It goes
+    the way of every send: a draft the user approves, done only once the mail server took it."""
+    if reading.action != "read_mail" or reading.runner_up != "send_mail" or not _DICTATED.search(goal):
+        return reading
+    return replace(reading, action="send_mail", runner_up="read_mail")
 
 
 #: "by email", "via mail" before what a message says: how it is sent, not what it says.
@@ -289,9 +315,10 @@ def _action_lines(solution: dict[str, Any]) -> list[str]:
         where = (
             f", kept in Sent as uid {kept['uid']}" if isinstance(kept, dict) else f"; {kept}" if kept else ""
         )
+        thread = f", in reply to {action['in_reply_to']}" if action.get("in_reply_to") else ""
         return [
             f"Sent {sent.get('subject')!r} to {', '.join(action.get('accepted') or [])} "
-            f"(message id {action.get('message_id')}, accepted by the mail server{where})."
+            f"(message id {action.get('message_id')}{thread}, accepted by the mail server{where})."
         ]
     if requested == "move an event":
         before = action.get("from") or {}

@@ -115,6 +115,10 @@ class OutgoingMail(BaseModel):
     cc: list[str] = Field(default_factory=list)
     subject: str
     body: str
+    in_reply_to: str | None = None
+    """The Message-ID of the mail this one answers (a reply stays on that mail's thread)."""
+    references: list[str] = Field(default_factory=list)
+    """The thread's Message-IDs, oldest first, the answered mail's last."""
 
 
 class SentMail(BaseModel):
@@ -583,6 +587,9 @@ class SmtpSender:
         message["Date"] = email.utils.formatdate(localtime=False)
         message_id = email.utils.make_msgid(domain="master-agent")
         message["Message-ID"] = message_id
+        if mail.in_reply_to:
+            message["In-Reply-To"] = mail.in_reply_to
+            message["References"] = " ".join(dict.fromkeys([*mail.references, mail.in_reply_to]))
         message.set_content(mail.body)
         try:
             refused, _ = await aiosmtplib.send(

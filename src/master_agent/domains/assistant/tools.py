@@ -198,6 +198,11 @@ class DraftArgs(BaseModel):
     message: str = Field(min_length=1, description="What the email should say, in the user's words.")
     addresses: list[str] = Field(min_length=1, description="The recipients' email addresses.")
     about: str | None = Field(default=None, description="Its topic, for the subject ('the budget freeze').")
+    reply_to: str | None = Field(
+        default=None,
+        description="For a reply: the words naming the mail it answers ('Maria's budget freeze mail'); "
+        "it is looked up among the recipient's mails and the reply goes on its thread.",
+    )
 
 
 class EventArgs(BaseModel):
@@ -239,6 +244,12 @@ class SendArgs(BaseModel):
     addresses: list[str] = Field(min_length=1, description="The recipients' email addresses.")
     subject: str = Field(min_length=1)
     body: str = Field(min_length=1)
+    in_reply_to: str | None = Field(
+        default=None, description="A reply's answered mail, its Message-ID (from draft_email)."
+    )
+    references: list[str] | None = Field(
+        default=None, description="A reply's thread, its Message-IDs (from draft_email)."
+    )
 
 
 def _mass_when_many(args: dict[str, Any]) -> Risk | None:
@@ -411,10 +422,44 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "confidence": 1.0 if messages else 0.4,
         }
 
-    async def draft_email(message: str, addresses: list[str], about: str | None = None) -> dict[str, Any]:
+    async def draft_email(
+        message: str, addresses: list[str], about: str | None = None, reply_to: str | None = None
+    ) -> dict[str, Any]:
         mine = await accounts()
         subject, body = compose(message, about, len(addresses), mine.address)
-        return {"subject": subject, "body": body, "addresses": addresses, "confidence": 0.9}
+        draft: dict[str, Any] = {"subject": subject, "body": body, "addresses": addresses, "confidence": 0.9}
+        if reply_to:
+            answered = await answered_mail(mine, reply_to, addresses)
+            if answered is None:
+                draft["not_threaded"] = (
+                    f"no mail from {', '.join(addresses)} matches {reply_to!r}: a new mail"
+                )
+            else:
+                draft.update(reply_headers(answered))
+        return draft
+
+    async def answered_mail(
+        mine: AssistantProviders, reply_to: str, addresses: list[str]
+    ) -> MailMessage | None:
+        """The mail a reply answers: among the recipients' mails, the one sharing the most words with
+        the words naming it (its subject and body), the newest of equals; None when they wrote none."""
+        found: list[MailMessage] = []
+        for address in addresses[:3]:
+            found += await mine.mailbox.search(sender=address, limit=20)
+        if not found:
+            return None
+        # Words of four letters or more: "on", "to" and "the" tell no mail apart.
+        wanted = {word for word in _words(reply_to) if len(word) > 3} - _MAIL_WORDS
+
+        def score(mail: MailMessage) -> tuple[int, int, datetime]:
+            subject = len(wanted & _words(mail.subject))
+            return (
+                subject,
+                len(wanted & _words(mail.body)),
+                _utc(mail.date or datetime.min.replace(tzinfo=ZoneInfo("UTC"))),
+            )
+
+        return max(found, key=score)
 
     async def new_event(
         summary: str, day: str, start_time: str, duration_minutes: int, addresses: list[str]
@@ -670,10 +715,23 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "uid": event.uid,
         }
 
-    async def send_email(addresses: list[str], subject: str, body: str) -> dict[str, Any]:
+    async def send_email(
+        addresses: list[str],
+        subject: str,
+        body: str,
+        in_reply_to: str | None = None,
+        references: list[str] | None = None,
+    ) -> dict[str, Any]:
         mine = await accounts()
         sent = await mine.sender.send(
-            OutgoingMail(sender=mine.address, to=addresses, subject=subject, body=body)
+            OutgoingMail(
+                sender=mine.address,
+                to=addresses,
+                subject=subject,
+                body=body,
+                in_reply_to=in_reply_to,
+                references=references or [],
+            )
         )
         # The server's acceptance (250 to the message, per recipient) is the confirmation SMTP gives;
         # the copy kept in the Sent folder and read back from it is the mailbox's.
@@ -684,6 +742,8 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "message_id": sent.message_id,
             "accepted": sent.recipients,
         }
+        if in_reply_to:
+            action["in_reply_to"] = in_reply_to
         if sent.refused:
             action["why"] = "the server refused " + ", ".join(
                 f"{a} ({why})" for a, why in sent.refused.items()
@@ -713,6 +773,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "recipients": len(checked.addresses),
             "subject": checked.subject,
             "body": checked.body,
+            **({"in_reply_to": checked.in_reply_to} if checked.in_reply_to else {}),
         }
 
     async def add_people(args: dict[str, Any], text: str) -> dict[str, Any] | None:
@@ -944,6 +1005,33 @@ def resolve_shift(text: str) -> timedelta | None:
     return None if found is None else found[0]
 
 
+#: Words that name a mail as a mail, not what it is about ("Maria's budget mail").
+_MAIL_WORDS = frozenset(
+    {"mail", "email", "e-mail", "message", "note", "thread", "the", "her", "his", "my", "s"}
+)
+
+
+def reply_headers(answered: MailMessage) -> dict[str, Any]:
+    """A reply's subject ("Re: " and the answered mail's) and the headers that keep it on that mail's
+    thread (In-Reply-To its Message-ID; References the thread up to it)."""
+    subject = answered.subject.strip()
+    headers: dict[str, Any] = {
+        "subject": subject if re.match(r"^re:", subject, re.I) else f"Re: {subject}",
+        "replying_to": {
+            "from": answered.sender,
+            "subject": answered.subject,
+            "date": answered.date.isoformat() if answered.date else None,
+        },
+    }
+    if answered.message_id:
+        headers["in_reply_to"] = answered.message_id
+        headers["references"] = [
+            *([answered.in_reply_to] if answered.in_reply_to else []),
+            answered.message_id,
+        ]
+    return headers
+
+
 def compose(message: str, about: str | None, recipients: int, signature: str) -> tuple[str, str]:
     """Subject and body of an email that says ``message`` (the user's words): the subject is the topic
     when one was named, else the message's first words."""
@@ -1029,7 +1117,7 @@ _GROUP = re.compile(
 )
 #: What an email should say: the words after "saying", "that", "to say", "know", "asking", or a colon.
 _SAYING = re.compile(
-    r"(?:\b(?:saying|to\s+say|tell(?:ing)?\s+(?:them|him|her|everyone|everybody)(?:\s+that)?|that|know)\b|:|\s[-–—]\s)\s*(?P<said>.+)$|"
+    r"(?:\b(?:saying|(?:to|and)\s+say|tell(?:ing)?\s+(?:them|him|her|everyone|everybody)(?:\s+that)?|that|know)\b|:|\s[-–—]\s)\s*(?P<said>.+)$|"
     r"\basking\s+(?:them\s+|him\s+|her\s+)?(?P<asked>.+)$",
     re.I,
 )
@@ -1379,8 +1467,10 @@ def _entities_for(
     elif action == "send_mail":
         # "..., don't send yet" is about the sending, not part of the message.
         said = _SAYING.search(_NOT_YET.sub("", goal))
-        # Whom it goes to is named before what it says ("tell David that Maria approved").
-        who = whom(goal[: said.start()] if said is not None and said.start() else goal, owners=False)
+        # Whom it goes to is named before what it says ("tell David that Maria approved"); a reply
+        # goes to whose mail it answers ("reply to david okafor's northwind email: ...").
+        head = goal[: said.start()] if said is not None and said.start() else goal
+        who = whom(head, owners=bool(_NAMED_MAIL.search(head)))
         if who is not None:
             found["name"] = who
         about = _ABOUT.search(goal)
@@ -1401,6 +1491,9 @@ def _entities_for(
             # "Draft a mail to Mia thanking her for the slides": what follows the name is the message.
             rest = _NOT_YET.sub("", goal[named_at:])
             rest = re.sub(r"^[\s,;:-]*(?:and\s+)?", "", rest).strip()
+            # "Write back to John on the Atlas kickoff thread and ask ...": the mail it answers is
+            # named there (``reply_to``), not said in it.
+            rest = _ON_MAIL.sub("", rest).strip()
             # "write Ben a (quick) note thanking him ...": what the note says follows it.
             rest = re.sub(
                 r"^(?:a|an)\s+(?:quick\s+|short\s+)?(?:note|line|mail|email|e-mail|message)\b\s*",
@@ -1429,7 +1522,21 @@ def _entities_for(
             found["message"] = found["message"].rstrip("?").rstrip()
         if about is not None:
             found["about"] = about.group(1).strip()
+        if (named_mail := _NAMED_MAIL.search(head)) is not None:
+            # "Answer Maria's budget mail: ...", "reply to the email from Omar - agreed": the words
+            # before what it says name a mail: the reply goes on its thread.
+            found["reply_to"] = head[: named_mail.end()].strip(" ,;:-")
     return found
+
+
+#: A mail named as one: someone's ("Maria's budget mail", "his note") or from someone ("the email
+#: from Omar"); the mail a message answers.
+_NAMED_MAIL = re.compile(
+    r"(?:['’]s|\b(?:his|her|their))\b[^,;:]*?\b(?:e-?mail|mail|message|note|thread)s?\b|"
+    r"\b(?:on|in)\s+(?:the|that|this)\s+[^,;:]*?\b(?:e-?mail|mail|thread)\b|"
+    r"\b(?:e-?mail|mail|message|note|thread)\s+(?:from|of)\s+[\w.@'’-]+",
+    re.I,
+)
 
 
 #: Where a request's reason begins ("..., Tom is off sick", "... because nobody can make it").
@@ -1505,7 +1612,11 @@ def people_of(goal: str, contacts: Sequence[Contact], *, owners: bool) -> tuple[
     return (" and ".join(dict.fromkeys(parts)) or None), list(dict.fromkeys(unknown))
 
 
-_TO_ASK = re.compile(r"^to\s+ask\s+(?:(?:him|her|them)\s+)?(?P<whether>(?:if|whether)\s+)?", re.I)
+#: "on the Atlas kickoff thread (and)": the mail a reply answers, before what it says.
+_ON_MAIL = re.compile(
+    r"^(?:on|in)\s+(?:the|that|this)\s+[^,;:]*?\b(?:e-?mail|mail|thread)\b[\s,;:-]*(?:and\s+)?", re.I
+)
+_TO_ASK = re.compile(r"^(?:to\s+)?ask\s+(?:(?:him|her|them)\s+)?(?P<whether>(?:if|whether)\s+)?", re.I)
 _ASK = re.compile(r"^\s*(?:(?:can|could|would|will)\s+(?:you|u)\s+|please\s+)*ask\b", re.I)
 
 
