@@ -20,6 +20,7 @@ import difflib
 import functools
 import re
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -275,6 +276,10 @@ _TO_NOW = re.compile(
 )
 
 
+#: A text that says its day is a holiday.
+_SAID_HOLIDAY = re.compile(r"\bholiday\b", re.I)
+
+
 def _slash_order(text: str) -> Literal["day", "month"] | None:
     """Whether the digit dates of ``text`` are day-first or month-first: one part over 12 settles it
     for them all; None when it stays open (or there are none)."""
@@ -283,6 +288,19 @@ def _slash_order(text: str) -> Literal["day", "month"] | None:
         return "day"
     if any(second > 12 >= first for first, second in pairs):
         return "month"
+    if pairs and _SAID_HOLIDAY.search(text):
+        # "on 7/4, the holiday": the order in which the dates are holidays (4 July, not 7 April).
+        said = _YEAR.search(text)
+        year = int(said.group(0)) if said else datetime.now(UTC).year
+        days = {
+            (day.month, day.day)
+            for country, subdiv in _CALENDARS
+            for day, _ in _holiday_days(country, subdiv, year)
+        }
+        month_first = all((first, second) in days for first, second in pairs)
+        day_first = all((second, first) in days for first, second in pairs)
+        if month_first != day_first:
+            return "month" if month_first else "day"
     return None
 
 
@@ -373,7 +391,12 @@ _SEASON = re.compile(
 #: Meteorological seasons, as retail reports them: the first month of each.
 _SEASON_START = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 #: "the fortnight before last", "the month before last".
-_BEFORE_LAST = re.compile(r"\b(?:the\s+)?(week|fortnight|month|quarter|year)\s+before\s+last\b", re.I)
+#: "the month before last", and as Indian English says it, "last to last month".
+_BEFORE_LAST = re.compile(
+    r"\b(?:the\s+)?(?:(week|fortnight|month|quarter|year)\s+before\s+last|last\s+to\s+last\s+"
+    r"(week|fortnight|month|quarter|year))\b",
+    re.I,
+)
 _COUNT = r"(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 #: "the fortnight ending 13 September", "14 days to 13 Sept", "the week after the week of 14 Sept".
 _ANCHORED = re.compile(
@@ -440,6 +463,17 @@ _BANK_HOLIDAY = re.compile(r"\bbank\s+holidays?\b", re.I)
 _HOLIDAY_PART = re.compile(
     r"\s*(?:bank\s+holiday\s+|holiday\s+|day\s+)?(long\s+weekend|weekend|week)\b", re.I
 )
+#: Names a holiday goes by that are not its calendar's (the ``holidays`` package names each day once):
+#: (the words, the calendar's name, its country).
+_HOLIDAY_ALIASES = (
+    (r"juneteenth", "Juneteenth National Independence Day", "US"),
+    (r"(?:the\s+)?(?:4th|fourth)\s+of\s+july|july\s+(?:4th|fourth)", "Independence Day", "US"),
+    (r"mlk\s+day|martin\s+luther\s+king\s+day", "Martin Luther King Jr. Day", "US"),
+    (r"presidents'?\s+day", "Washington's Birthday", "US"),
+    (r"i-day", "Independence Day", "IN"),
+    (r"gandhi\s+jayanti", "Mahatma Gandhi's Birthday", "IN"),
+    (r"deepavali", "Diwali", "IN"),
+)
 _WHEN_IN_MONTH = re.compile(rf"\b(early|late|end\s+of|start\s+of)?\s*({_MONTH_WORD})\.?\s*$", re.I)
 _HOLIDAY_YEAR = re.compile(r"\s*(?:(?:of\s+)?(\d{4})|(next\s+year)|(this\s+year)|(last\s+year))\b", re.I)
 
@@ -505,12 +539,20 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
     the English bank holiday of that month; the latest that has come (past) or the next (future)."""
     bank = _BANK_HOLIDAY.search(text)
     calendars = [c for c in _CALENDARS if c[0] == "GB"] if bank else list(_CALENDARS)
-    found: tuple[int, int, str, str, str | None] | None = None  # start, end, name, country, subdiv
+    named: list[tuple[int, int, str, str, str | None]] = []  # start, end, name, country, subdiv
     for country, subdiv in calendars:
         for _, name in _holiday_days(country, subdiv, now.year):
-            match = _holiday_name(name).search(text)
-            if match and (found is None or match.end() - match.start() > found[1] - found[0]):
-                found = (match.start(), match.end(), name, country, subdiv)
+            if match := _holiday_name(name).search(text):
+                named.append((match.start(), match.end(), name, country, subdiv))
+        for words, name, of in _HOLIDAY_ALIASES:
+            if of == country and (match := re.search(rf"\b{words}\b", text, re.I)):
+                named.append((match.start(), match.end(), name, country, subdiv))
+    # The longest name is the one meant; a name two countries share ("Independence Day") is the
+    # country's whose holidays the text names more often ("... on Independence Day, for the I-Day offer").
+    votes = Counter(
+        country for _, _, country in {(start, end, country) for start, end, _, country, _ in named}
+    )
+    found = max(named, key=lambda item: (item[1] - item[0], votes[item[3]]), default=None)
     month: tuple[str | None, int] | None = None
     if found is None and bank is not None:
         said = _WHEN_IN_MONTH.search(text[: bank.start()])
@@ -539,7 +581,7 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
         return picked
 
     def window_of(day: datetime) -> Window:
-        label = text[start_at:after].strip()
+        label = text[start_at : year_said.end() if year_said else after].strip()
         kind = (part.group(1).lower() if part else "").replace("long ", "")
         if kind == "week":
             start = day - timedelta(days=day.weekday())
@@ -627,7 +669,7 @@ def _unit_before_last(text: str, now: datetime) -> Window | None:
     match = _BEFORE_LAST.search(text)
     if match is None:
         return None
-    unit = match.group(1).lower()
+    unit = (match.group(1) or match.group(2)).lower()
     current = _unit_start(now, unit)
     if unit in _SPAN_DAYS:
         length = timedelta(days=_SPAN_DAYS[unit])
@@ -714,9 +756,13 @@ def _time_mention(text: str) -> str | None:
         if match:
             return match.group(0).strip()
     found = _spans(_DUCKLING.parse(masked, datetime.now(UTC)), masked)
-    if not found:
-        return None
-    return str(max(found, key=lambda entry: len(entry.get("body", "")))["body"]).strip() or None
+    said = str(max(found, key=lambda entry: len(entry.get("body", "")))["body"]).strip() if found else ""
+    # A holiday is said by its name ("Labor Day weekend"), of which Duckling reads a part ("weekend")
+    # or nothing: the name is the mention, so a follow-up carries the holiday, not "the weekend".
+    holiday = _holiday(masked, datetime.now(UTC), "past") or _holiday(masked, datetime.now(UTC), "future")
+    if holiday is not None and holiday.label in masked and said in holiday.label:
+        return holiday.label
+    return said or None
 
 
 def _from_duckling(text: str, now: datetime, direction: Direction) -> Window | None:
@@ -921,7 +967,7 @@ _NEUTRAL_MODIFIERS = frozenset(
     daily weekly monthly quarterly yearly annual store stores shop shops branch branches s
     and or but so then also just only still even please tell show give get know see find
     highest lowest best worst top bottom biggest smallest largest most least better worse fewest
-    weakest strongest poorest greatest for on in at of to by with from about over during per into
+    weakest strongest poorest greatest more less fewer higher lower bigger larger smaller for on in at of to by with from about over during per into
     did does do had has have will would could can should it its it's there here when where why
     much many vs versus compared against than any some no whose who whom both either neither few several
     """.split()  # noqa: SIM905

@@ -322,9 +322,26 @@ async def _rank(
 
 #: Every store a question names ("Store 1 and Store 8", "stores 3 and 5").
 _STORES = re.compile(
-    r"\b(?:stores?|shops?)\s*#?\s*(\d+)(?:\s*(?:,|and|&|vs\.?|versus)\s*#?\s*(?:stores?\s*)?(\d+)(?![\d/:.]))?",
+    r"\b(?:stores?|shops?)\s*#?\s*(\d+)(?:\s*(?:,|and|or|&|vs\.?|versus)\s*#?\s*(?:stores?\s*)?(\d+)(?![\d/:.]))?",
     re.I,
 )
+
+
+#: Words that judge how entities did ("which did better on refunds"): a count of some sales is judged by
+#: its share of them, since a bigger store counts more of everything.
+_JUDGED = re.compile(r"\b(?:better|worse|best|worst|well|badly|poorly)\b", re.I)
+_COUNT_OF = re.compile(r"^count\(\*\)\s+FILTER\s+\(WHERE\s+(\w+)\)$", re.I)
+
+
+def judged_as_share(message: str, metric: DataMetric, metrics: Sequence[DataMetric]) -> DataMetric:
+    """The figure entities compared in ``message`` are judged by: for a count of the sales that have
+    a flag ("refunds"), the share of sales with it ("refund rate") when the words judge who did better;
+    ``metric`` otherwise."""
+    flag = _COUNT_OF.match(metric.expression.strip())
+    if flag is None or not _JUDGED.search(message):
+        return metric
+    share = re.compile(rf"^avg\({flag.group(1)}::int\)")
+    return next((m for m in metrics if m.table == metric.table and share.match(m.expression)), metric)
 
 
 async def _compare(
@@ -407,6 +424,77 @@ async def _group(
             )
             return group, value, entity, sorted(by_value[value]), one_meant
     return None
+
+
+async def _groups_compared(sql: ReadOnlySql, metric: DataMetric, message: str) -> list[tuple[str, list[Any]]]:
+    """The two values of one group a message compares ("did the west bring in more than the east"),
+    each with its members, in the order said; empty when it names fewer (or values of two groups)."""
+    words = re.findall(r"[a-z]+", message.lower())
+    for _group_name, (_entity, query) in metric.groups.items():
+        by_value: dict[str, list[Any]] = {}
+        for row in (await sql.query(query)).rows:
+            by_value.setdefault(str(row["value"]).lower(), []).append(row["member"])
+        said: dict[str, list[Any]] = {}
+        for word in words:
+            value = next(
+                (
+                    v
+                    for v in by_value
+                    if len(v) >= 3 and (word == v or (word.startswith(v) and len(word) - len(v) <= 3))
+                ),
+                None,
+            )
+            if value is not None:
+                said.setdefault(value, sorted(by_value[value]))
+        if len(said) == 2:
+            return list(said.items())
+    return []
+
+
+async def _compare_groups(
+    sql: ReadOnlySql, metric: DataMetric, window: Window, column: str, groups: list[tuple[str, list[Any]]]
+) -> QueryAnswer:
+    """Each group's figure over its members pooled, the first minus the second as the value."""
+    statement = (
+        f"SELECT {metric.expression} AS value, count(*) AS observations FROM {metric.table}"
+        f"{_where([*_time_filters(metric), f'{column} = ANY(%(members)s)'])}"
+    )
+    rows = []
+    for _value, members in groups:
+        result = await sql.query(statement, {"start": window.start, "end": window.end, "members": members})
+        rows.append(result.rows[0] if result.rows else {"value": None, "observations": 0})
+    missing = [value for (value, _), row in zip(groups, rows, strict=True) if row["value"] is None]
+    if missing:
+        return QueryAnswer(
+            text=f"No {metric.name} for the {' or '.join(missing)} in {window.describe()}.",
+            handler="data",
+            answered=False,
+            data={"outcome": "no_data", "window": _window_data(window), "missing": missing},
+        )
+    said = [
+        f"the {value} ({', '.join(map(str, members))}): {_format(row['value'], metric.unit)} "
+        f"({row['observations']} {metric.observation_noun})"
+        for (value, members), row in zip(groups, rows, strict=True)
+    ]
+    return QueryAnswer(
+        text=f"The {metric.name} in {window.describe()}: " + "; ".join(said) + f".\nQuery: {statement}",
+        handler="data",
+        data={
+            "outcome": "answer",
+            "metric": metric.name,
+            "value": float(rows[0]["value"]) - float(rows[1]["value"]),
+            "window": _window_data(window) if metric.time_column else None,
+            "sql": statement,
+            "verification": [
+                {
+                    "claim": f"the {metric.name} of the {value} is {_format(row['value'], metric.unit)}",
+                    "evidence": f"{statement} over {row['observations']} rows",
+                    "verdict": "backed",
+                }
+                for (value, _), row in zip(groups, rows, strict=True)
+            ],
+        },
+    )
 
 
 #: "the Leeds store", "our Manchester branch", "the shop in York": a member named by a place.
@@ -587,6 +675,11 @@ def carried_over(
             else f"{message.rstrip('?.! ')} ({said_before})"
         )
     figure = _figure_named(before, metrics)
+    orders = next((m.orders for m in metrics if m.orders), ())
+    if figure is not None and _scope_before(before, orders) is not None:
+        # "and in September?" after "which did better on refunds, store 1 or store 4?": still judged
+        # by the refund rate.
+        figure = judged_as_share(before, figure, metrics)
     if (
         _figure_named(message, metrics) is None
         and figure is not None
@@ -595,7 +688,6 @@ def carried_over(
         message = f"{message.rstrip('?.! ')} (the {figure.name})"
     # A follow-up that says nobody ("and in July?", "and the least?") is about whom the question before
     # was about; one that names its own scope ("and across every store together?") is not.
-    orders = next((m.orders for m in metrics if m.orders), ())
     if not _scope_said(message, carried) and not property_words(message, orders):
         store = (previous.get("entities") or {}).get("store_id")
         scope = _scope_before(before, orders)
@@ -904,7 +996,16 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
         if len(compared) > 1 and "store_id" in metric.filters:
             # "Compare Store 1 and Store 8": each one's figure; answering the first alone would answer
             # another question.
+            metric = judged_as_share(request.message, metric, request.metrics)
             return await _compare(sql, metric, window, metric.filters["store_id"], compared)
+        if (
+            "store_id" in metric.filters
+            and "store_id" not in request.entities
+            and len(groups := await _groups_compared(sql, metric, request.message)) == 2
+        ):
+            # "did the west bring in more than the east": each region pooled, side by side.
+            metric = judged_as_share(request.message, metric, request.metrics)
+            return await _compare_groups(sql, metric, window, metric.filters["store_id"], groups)
         conditions: list[str] = []
         params: dict[str, Any] = {"start": window.start, "end": window.end}
         scope = []

@@ -34,6 +34,7 @@ from master_agent.routing.graph.flows import (
 from master_agent.routing.graph.follow_ups import (
     asks_about_the_figure,
     inherits_target,
+    is_closing,
     is_figure_question,
     names_a_figure,
 )
@@ -270,6 +271,7 @@ class RouteNodes(FrontDoorBase):
             previous_turn is not None
             and not (follow_up or override or clarifications)
             and inherits_target(message, outcome.target, previous_turn)
+            and not await is_closing(message, self.evolution.knowledge.embedder, self.pack.data_metrics)
         ):
             # A short message nothing serves on its own ("now november", "call it refund_watch", "and
             # his email?", "why so low?") right after a served one continues it: read with the
