@@ -1673,6 +1673,48 @@ def data_edge_window(text: str, coverage: Window) -> Window | None:
     return Window(start=max(coverage.end - span, coverage.start), end=coverage.end, label=label)
 
 
+#: Words that ask how a figure changed ("did it go up", "by how much did it increase", "MoM").
+_CHANGED = re.compile(
+    r"\b(?:increase[sd]?|rise|rose|risen|(?:go|goes|gone|went)\s+(?:up|down)|grow|grew|grown|drop(?:ped)?|"
+    r"fall|fell|fallen|decline[sd]?|decrease[sd]?|change[sd]?|improve[sd]?|move[sd]?|mom|qoq|yoy|"
+    r"(?:month|quarter|year)[\s-]+on[\s-]+(?:month|quarter|year)|difference)\b",
+    re.I,
+)
+#: What joins the two periods of a change: "from May to June", "between May and August", "aug->sep".
+_PERIOD_JOIN = re.compile(r"\s+(?:to|and|vs\.?|versus)\s+|\s*(?:->|→)\s*", re.I)
+_PERIOD_WORD = re.compile(r"[A-Za-z0-9']+")
+
+
+def changed_between(text: str, now: datetime) -> tuple[Window, Window] | None:
+    """The two periods gone by whose figures ``text`` asks the change between ("by how much did store
+    6's attach rate increase from May to June?": May, then June); None when it asks no change or names
+    no two such periods, one after the other. Each period is the fewest words (up to three) on its side
+    of the join that read as one."""
+    if not _CHANGED.search(text):
+        return None
+    masked = _mask_entities(text)
+
+    def period(words: list[str], *, last: bool) -> Window | None:
+        spans = [words[-n:] if last else words[:n] for n in (1, 2, 3) if len(words) >= n]
+        read = [
+            window
+            for span in spans
+            if not {"from", "between"} & {w.lower() for w in span}
+            for said in (" ".join(span),)
+            # "May" alone is a verb to Duckling: "in May" is the month.
+            if (window := time_window(said, now) or time_window(f"in {said}", now)) is not None
+        ]
+        return max(read, key=lambda window: len(window.label), default=None)
+
+    for join in _PERIOD_JOIN.finditer(masked):
+        before = _PERIOD_WORD.findall(masked[: join.start()])
+        after = _PERIOD_WORD.findall(masked[join.end() :])
+        first, second = period(before, last=True), period(after, last=False)
+        if first is not None and second is not None and first.end <= second.start and second.end <= now:
+            return first, second
+    return None
+
+
 def moves_a_figure(text: str) -> bool:
     """Whether ``text`` has a verb that sets a figure moving ("increase", "cut", "get ... to")."""
     return _GOAL_VERB.search(text) is not None

@@ -25,6 +25,7 @@ from master_agent.capabilities.terms import (
     ambiguous_date,
     asks_future,
     asks_money,
+    changed_between,
     counted_unknown,
     data_edge_window,
     entity_numbers_as_digits,
@@ -426,6 +427,68 @@ async def _group(
     return None
 
 
+async def _change(
+    sql: ReadOnlySql,
+    metric: DataMetric,
+    periods: tuple[Window, Window],
+    where: tuple[list[str], dict[str, Any], list[str]],
+) -> QueryAnswer:
+    """A figure over two periods for one scope, and its change (the later period's minus the earlier's)."""
+    conditions, params, scope = where
+    statement = (
+        f"SELECT {metric.expression} AS value, count(*) AS observations FROM {metric.table}"
+        f"{_where([*_time_filters(metric), *conditions])}"
+    )
+    rows: list[dict[str, Any]] = []
+    for period in periods:
+        result = await sql.query(statement, {**params, "start": period.start, "end": period.end})
+        rows.append(result.rows[0] if result.rows else {"value": None, "observations": 0})
+    whom = f" for {', '.join(scope)}" if scope else ""
+    window = Window(
+        start=periods[0].start, end=periods[1].end, label=f"{periods[0].label} to {periods[1].label}"
+    )
+    if any(row["value"] is None for row in rows):
+        empty = [period.describe() for period, row in zip(periods, rows, strict=True) if row["value"] is None]
+        return QueryAnswer(
+            text=f"There is no {metric.name}{whom} for {' or '.join(empty)}, so no change can be read.",
+            handler="data",
+            answered=False,
+            data={
+                "outcome": "no_data",
+                "metric": metric.name,
+                "window": _window_data(window),
+                "missing": empty,
+            },
+        )
+    change = float(rows[1]["value"]) - float(rows[0]["value"])
+    said = [
+        f"{period.describe()}: {_format(row['value'], metric.unit)} ({row['observations']} {metric.observation_noun})"
+        for period, row in zip(periods, rows, strict=True)
+    ]
+    relative = f", {change / float(rows[0]['value']):+.1%} of the first" if float(rows[0]["value"]) else ""
+    return QueryAnswer(
+        text=f"The {metric.name}{whom}: " + "; ".join(said) + f". Change: {_format(change, metric.unit)}"
+        f"{relative}.\nQuery: {statement}",
+        handler="data",
+        data={
+            "outcome": "answer",
+            "metric": metric.name,
+            "value": change,
+            "periods": {period.label: row["value"] for period, row in zip(periods, rows, strict=True)},
+            "window": _window_data(window),
+            "sql": statement,
+            "verification": [
+                {
+                    "claim": f"the {metric.name}{whom} in {period.describe()} is {_format(row['value'], metric.unit)}",
+                    "evidence": f"{statement} over {row['observations']} rows",
+                    "verdict": "backed",
+                }
+                for period, row in zip(periods, rows, strict=True)
+            ],
+        },
+    )
+
+
 async def _groups_compared(sql: ReadOnlySql, metric: DataMetric, message: str) -> list[tuple[str, list[Any]]]:
     """The two values of one group a message compares ("did the west bring in more than the east"),
     each with its members, in the order said; empty when it names fewer (or values of two groups)."""
@@ -459,7 +522,7 @@ async def _compare_groups(
         f"SELECT {metric.expression} AS value, count(*) AS observations FROM {metric.table}"
         f"{_where([*_time_filters(metric), f'{column} = ANY(%(members)s)'])}"
     )
-    rows = []
+    rows: list[dict[str, Any]] = []
     for _value, members in groups:
         result = await sql.query(statement, {"start": window.start, "end": window.end, "members": members})
         rows.append(result.rows[0] if result.rows else {"value": None, "observations": 0})
@@ -1029,6 +1092,9 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             conditions.append(f"{metric.filters[entity]} = ANY(%(members)s)")
             params["members"] = members
             scope.append(f"the {value} {group} ({noun}s {', '.join(map(str, members))})")
+        if metric.time_column and (periods := changed_between(request.message, now)) is not None:
+            # "by how much did it increase from May to June": both figures, the later minus the earlier.
+            return await _change(sql, metric, periods, (conditions, params, scope))
         ranked = _ranking(request.message, metric, fixed=request.entities.keys())
         if ranked is not None:
             return await _rank(sql, metric, window, ranked, (conditions, params, scope))

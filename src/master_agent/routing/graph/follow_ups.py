@@ -10,6 +10,7 @@ from typing import Any
 
 from master_agent.capabilities import DataMetric
 from master_agent.capabilities.terms import (
+    changed_between,
     goal_target,
     metric_by_words,
     metric_mention,
@@ -43,7 +44,10 @@ _WHY = re.compile(r"\b(why|how come|what caused|what's causing|reasons?)\b", re.
 def is_figure_question(text: str, metrics: Sequence[DataMetric], now: datetime) -> bool:
     """Whether ``text`` asks for the value of one of the data's figures over a period gone by: it names
     the figure (misspelt too) and a past window, and states no target, no deadline ahead, no verb that
-    moves a figure and no "why" (a cause is work, not a value)."""
+    moves a figure and no "why" (a cause is work, not a value). A change between two periods gone
+    by ("did it go up by a third between May and August?") is a question about values too."""
+    if changed_between(text, now) is not None and names_a_figure(text, metrics) is not None:
+        return not _WHY.search(text)
     if (
         _WHY.search(text)
         or moves_a_figure(text)
