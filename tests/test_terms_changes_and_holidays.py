@@ -10,7 +10,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from master_agent.capabilities.terms import ambiguous_date, changed_between, time_mention, time_window
+from master_agent.capabilities.terms import (
+    ambiguous_date,
+    changed_between,
+    goal_target,
+    time_mention,
+    time_window,
+)
 from master_agent.domains.retail import RETAIL
 from master_agent.routing.queries import carried_over, judged_as_share
 
@@ -114,3 +120,20 @@ def test_stores_judged_on_a_count_of_flagged_sales_are_judged_by_its_share() -> 
     previous = {"goal": "Which did better on refunds in August, store 1 or store 4?", "entities": {}}
     message, _ = carried_over("and in September?", {}, previous, METRICS, NOW)
     assert "refund rate" in message and "store 1 or store 4" in message
+
+
+@pytest.mark.parametrize(
+    ("text", "form", "value"),
+    [
+        ("the target is 8%", "absolute", 0.08),
+        ("ok, our goal is 6.5 percent", "absolute", 0.065),
+        ("aim for 7% by March", "absolute", 0.07),
+        ("make it 9%", "absolute", 0.09),
+        ("8% is the target", "absolute", 0.08),
+        ("make it 8% higher", "relative", 0.08),
+        ("increase it by 8%", "relative", 0.08),
+    ],
+)
+def test_a_percentage_said_to_be_the_target_is_a_level(text: str, form: str, value: float) -> None:
+    target = goal_target(text)
+    assert target is not None and (target.form, target.value) == (form, pytest.approx(value))

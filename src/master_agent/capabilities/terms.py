@@ -1274,6 +1274,15 @@ _ABSOLUTE = re.compile(
     rf"\b(?:to|reach(?:es|ing)?|hit|at\s+least|at\s+most|above|below|under|over|of|be\s+at)\s+(?:an?\s+)?(?:at\s+least\s+)?{_NUMBER}\s*(?:%|percent\b)",
     re.I,
 )
+#: A percentage said to be what the target is ("the target is 8%", "aim for 8%", "make it 8%", "8% is
+#: the goal"): a level, as "to 8%" is; a change is said with "by", "up" or a verb that moves it.
+_NAMED_LEVEL = re.compile(
+    rf"\b(?:(?:target|goal|aim)\s+(?:is|=|:|would\s+be|will\s+be|should\s+be)|aim(?:ing)?\s+(?:for|at)|"
+    rf"make\s+it|(?:should|must)\s+be|want\s+it\s+at)\s+(?:an?\s+)?{_NUMBER}\s*(?:%|percent\b)"
+    r"(?!\s*(?:more|higher|lower|less|up|down|better|worse|bigger|smaller|extra)\b)|"
+    rf"\b{_NUMBER}\s*(?:%|percent\b)\s+(?:is|as)\s+(?:the|our|my)\s+(?:target|goal|aim)\b",
+    re.I,
+)
 #: "NPS to 60": a level without a percent sign (a score, a count); never a time ("to 5 pm").
 _LEVEL = re.compile(
     rf"\b(?:to|reach(?:es|ing)?|hit|at\s+least|at\s+most)\s+{_NUMBER}\b(?!\s*(?:%|percent|days?|weeks?|months?|years?|am|pm|[:.]\d))",
@@ -1490,6 +1499,9 @@ def goal_target(text: str) -> GoalTarget | None:
         return GoalTarget(form="points", value=sign, words=match.group(0).strip())
     if match := _ABSOLUTE.search(text):
         return GoalTarget(form="absolute", value=float(match.group(1)) / 100, words=match.group(0).strip())
+    if match := _NAMED_LEVEL.search(text):
+        said = next(group for group in match.groups() if group is not None)
+        return GoalTarget(form="absolute", value=float(said) / 100, words=match.group(0).strip())
     if match := _MULTIPLE.search(text):
         return GoalTarget(form="multiple", value=_MULTIPLES[match.group(1).lower()], words=match.group(0))
     if match := _TIMES.search(text):
