@@ -45,11 +45,13 @@ PARTS = (
     "heldout5",
     "tuning6",
     "heldout6",
+    "tuning7",
 )
 #: Parts nobody tunes on: reported as totals only.
 HELD_OUT = frozenset({"heldout", "heldout3", "heldout4", "heldout5", "heldout6"})
 #: The service's clock during the evaluation (the cases' "today"); batch 4 was written a day later,
-#: batch 5 two days later (README-fifth-batch.md), batch 6 three (README-sixth-batch.md).
+#: batch 5 two days later (README-fifth-batch.md), batch 6 three (README-sixth-batch.md),
+#: batch 7 four (/work/evalsets/truth7/README-seventh-batch.md).
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 CLOCKS = {
     "tuning4": datetime(2026, 11, 26, 12, 0, tzinfo=UTC),
@@ -58,6 +60,7 @@ CLOCKS = {
     "heldout5": datetime(2026, 11, 27, 12, 0, tzinfo=UTC),
     "tuning6": datetime(2026, 11, 28, 12, 0, tzinfo=UTC),
     "heldout6": datetime(2026, 11, 28, 12, 0, tzinfo=UTC),
+    "tuning7": datetime(2026, 11, 29, 12, 0, tzinfo=UTC),
 }
 DATA_SCHEMA = "tenant_demo_retail"
 #: Kinds that claim the question was answered.
