@@ -43,6 +43,12 @@ def _days(text: str) -> tuple[str, str]:
         # A name two calendars share is the one of the country the text names again.
         ("bills on Independence Day, for our I-Day sale review", "2026-08-15", "2026-08-15"),
         ("how did we do on Independence Day?", "2026-07-04", "2026-07-04"),
+        # Australia's and Canada's calendars, and the days the US names without a day off.
+        ("phones sold on Anzac Day", "2026-04-25", "2026-04-25"),
+        ("average sale on Canada Day", "2026-07-01", "2026-07-01"),
+        ("attach over the Victoria Day long weekend", "2026-05-16", "2026-05-18"),
+        ("transactions on Mother's Day", "2026-05-10", "2026-05-10"),
+        ("sales on St Patrick's Day", "2026-03-17", "2026-03-17"),
         ("refund rate for last to last month", "2026-09-01", "2026-09-30"),
         ("attach rate last to last quarter", "2026-04-01", "2026-06-30"),
     ],

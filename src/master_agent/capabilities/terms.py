@@ -456,8 +456,9 @@ def _season(text: str, now: datetime, direction: Direction) -> Window | None:
     return _latest(season, int(said) if said else None, now, direction)
 
 
-#: The calendars holidays are named in, and the words that point to one ("bank holiday" is England's).
-_CALENDARS = (("US", None), ("GB", "ENG"), ("IN", None))
+#: The calendars holidays are named in (Canada by Ontario, whose days most of it keeps), and the words
+#: that point to one ("bank holiday" is England's).
+_CALENDARS = (("US", None), ("GB", "ENG"), ("IN", None), ("AU", None), ("CA", "ON"))
 _BANK_HOLIDAY = re.compile(r"\bbank\s+holidays?\b", re.I)
 #: What a holiday's name says around it: "the late May bank holiday weekend", "Thanksgiving week".
 _HOLIDAY_PART = re.compile(
@@ -478,15 +479,20 @@ _WHEN_IN_MONTH = re.compile(rf"\b(early|late|end\s+of|start\s+of)?\s*({_MONTH_WO
 _HOLIDAY_YEAR = re.compile(r"\s*(?:(?:of\s+)?(\d{4})|(next\s+year)|(this\s+year)|(last\s+year))\b", re.I)
 
 
-@functools.lru_cache(maxsize=64)
-def _holiday_days(country: str, subdiv: str | None, year: int) -> tuple[tuple[datetime, str], ...]:
-    """A country's public holidays of ``year`` (the ``holidays`` package), Easter Sunday among them:
-    "Easter" names a weekend its Friday and Monday stand around."""
+@functools.lru_cache(maxsize=128)
+def _holiday_days(
+    country: str, subdiv: str | None, year: int, *, days_off: bool = False
+) -> tuple[tuple[datetime, str], ...]:
+    """A country's holidays of ``year`` (the ``holidays`` package), Easter Sunday among them: "Easter"
+    names a weekend its Friday and Monday stand around. The days people name without having them off
+    (the US "unofficial" ones: Mother's Day, Halloween, St Patrick's Day) are left out with ``days_off``,
+    which a long weekend is made of."""
     import holidays
     from dateutil.easter import easter
 
     kind = holidays.country_holidays(country, subdiv=subdiv)
-    categories = {"public", "optional"} & set(getattr(kind, "supported_categories", ("public",)))
+    named = {"public", "optional"} | (set() if days_off else {"unofficial"})
+    categories = named & set(getattr(kind, "supported_categories", ("public",)))
     kept = holidays.country_holidays(country, subdiv=subdiv, years=[year], categories=tuple(categories))
     days = [
         (datetime(d.year, d.month, d.day, tzinfo=UTC), name)
@@ -502,7 +508,11 @@ def _holiday_name(name: str) -> re.Pattern[str]:
     """The words a holiday's calendar name is said in: "Thanksgiving" for "Thanksgiving Day", "Easter"
     for "Easter Sunday"; a trailing "Day" or "Sunday" is left out only after a long word of its own."""
     name = re.sub(r"\s*\((?:observed|estimated)\)", "", name)
-    words = [re.escape(word) for word in re.split(r"\s+", name.strip())]
+    # "St Patrick's Day" for "Saint Patrick's Day"; "Mothers Day" for "Mother's Day".
+    words = [
+        r"(?:saint|st\.?)" if word.lower() == "saint" else re.escape(word).replace("'", "'?")
+        for word in re.split(r"\s+", name.strip())
+    ]
     if len(words) >= 2 and words[-1].lower() in ("day", "sunday") and len(words[-2]) >= 6:
         head = r"\s+".join(words[:-1])
         return re.compile(rf"\b{_either_spelling(head)}(?:\s+{words[-1]})?\b", re.I)
@@ -591,7 +601,7 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
             if day.weekday() in (0, 1, 6):  # Monday, Tuesday, Sunday: the weekend just before
                 saturday = day - timedelta(days=(day.weekday() - 5) % 7)
             start, end = min(day, saturday), max(day, saturday + timedelta(days=1)) + timedelta(days=1)
-            holidays_near = {d for d, _ in _holiday_days(str(country), subdiv, day.year)}
+            holidays_near = {d for d, _ in _holiday_days(str(country), subdiv, day.year, days_off=True)}
             while start - timedelta(days=1) in holidays_near:
                 start -= timedelta(days=1)
             while end in holidays_near:

@@ -330,7 +330,10 @@ _STORES = re.compile(
 
 #: Words that judge how entities did ("which did better on refunds"): a count of some sales is judged by
 #: its share of them, since a bigger store counts more of everything.
-_JUDGED = re.compile(r"\b(?:better|worse|best|worst|well|badly|poorly)\b", re.I)
+_JUDGED = re.compile(
+    r"\b(?:better|worse|best|worst|well|badly|poorly|proportion(?:ate|al)?ly|relatively|for\s+(?:its|their)\s+size)\b",
+    re.I,
+)
 _COUNT_OF = re.compile(r"^count\(\*\)\s+FILTER\s+\(WHERE\s+(\w+)\)$", re.I)
 
 
