@@ -492,9 +492,16 @@ async def _change(
     )
 
 
+#: Words that set two things side by side ("more than the east", "west vs east", "the west or the east").
+_COMPARING = re.compile(r"\b(?:than|vs\.?|versus|compared?|comparing|against|or|between)\b", re.I)
+
+
 async def _groups_compared(sql: ReadOnlySql, metric: DataMetric, message: str) -> list[tuple[str, list[Any]]]:
     """The two values of one group a message compares ("did the west bring in more than the east"),
-    each with its members, in the order said; empty when it names fewer (or values of two groups)."""
+    each with its members, in the order said; empty when it names fewer (or values of two groups), or
+    compares nothing ("now the west (the southern branches)": a follow-up that replaces the region)."""
+    if not _COMPARING.search(message):
+        return []
     words = re.findall(r"[a-z]+", message.lower())
     for _group_name, (_entity, query) in metric.groups.items():
         by_value: dict[str, list[Any]] = {}
