@@ -743,3 +743,53 @@ def test_a_follow_up_naming_a_store_by_a_property_keeps_it_and_one_naming_none_k
     assert "quietest one" in other and "longest-established" not in other
     same, _ = carried_over("and in August?", {}, before, metrics, NOW)
     assert "our longest-established shop" in same and "August" in same
+
+
+async def test_a_change_between_months_two_regions_and_stores_judged_on_refunds_answer_what_is_asked(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    async with _client(live, keys["demo-retail"]) as client:
+        change = (await chat(client, "Did store 6's attach rate go up by a third between May and August?"))[
+            "values"
+        ]
+        regions = await chat(client, "Did the west bring in more accessory revenue than the east in Q3?")
+        closing = (await chat(client, "thanks a ton, you're a lifesaver", regions["thread_id"]))["values"]
+        judged = (await chat(client, "Which did better on refunds in August, store 1 or store 4?"))["values"]
+    async with live.server.config.app.state.service.resources.database.pool.connection() as conn:
+        schema = await data_schema(live)
+
+        async def value(expression: str, where: str) -> float:
+            row = await (
+                await conn.execute(f"SELECT {expression} AS v FROM {schema}.transactions WHERE {where}")
+            ).fetchone()
+            return float(row["v"])
+
+        attach = "avg(accessory_attached::int)::float"
+        may = await value(attach, "store_id = 6 AND sold_at >= '2026-05-01' AND sold_at < '2026-06-01'")
+        august = await value(attach, "store_id = 6 AND sold_at >= '2026-08-01' AND sold_at < '2026-09-01'")
+        q3 = "sold_at >= '2026-07-01' AND sold_at < '2026-10-01'"
+        west, east = [
+            await value(
+                "sum(accessory_amount)::float",
+                f"{q3} AND store_id IN (SELECT store_id FROM {schema}.stores WHERE region = '{name}')",
+            )
+            for name in ("west", "east")
+        ]
+        refunds = "avg(refunded::int)::float"
+        aug = "sold_at >= '2026-08-01' AND sold_at < '2026-09-01'"
+        first = await value(refunds, f"store_id = 1 AND {aug}")
+        fourth = await value(refunds, f"store_id = 4 AND {aug}")
+    data = change["reply"]["data"]
+    assert data.get("outcome") == "answer", (change["routing"], change["reply"]["text"])
+    assert data["value"] == pytest.approx(august - may), change["reply"]["text"]
+    assert data["window"]["start"].startswith("2026-05-01") and data["window"]["end"].startswith("2026-09-01")
+    data = regions["values"]["reply"]["data"]
+    assert data.get("outcome") == "answer", regions["values"]["reply"]["text"]
+    assert data["value"] == pytest.approx(west - east), regions["values"]["reply"]["text"]
+    # Thanks close the thread: the figure before is not answered again.
+    assert (closing["reply"].get("data") or {}).get("outcome") != "answer", closing["reply"]["text"]
+    data = judged["reply"]["data"]
+    assert (data.get("metric"), set(data.get("each") or ())) == ("refund rate", {"1", "4"}), judged["reply"][
+        "text"
+    ]
+    assert data["value"] == pytest.approx(first - fourth)

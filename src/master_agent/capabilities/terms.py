@@ -20,6 +20,7 @@ import difflib
 import functools
 import re
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -275,6 +276,10 @@ _TO_NOW = re.compile(
 )
 
 
+#: A text that says its day is a holiday.
+_SAID_HOLIDAY = re.compile(r"\bholiday\b", re.I)
+
+
 def _slash_order(text: str) -> Literal["day", "month"] | None:
     """Whether the digit dates of ``text`` are day-first or month-first: one part over 12 settles it
     for them all; None when it stays open (or there are none)."""
@@ -283,6 +288,19 @@ def _slash_order(text: str) -> Literal["day", "month"] | None:
         return "day"
     if any(second > 12 >= first for first, second in pairs):
         return "month"
+    if pairs and _SAID_HOLIDAY.search(text):
+        # "on 7/4, the holiday": the order in which the dates are holidays (4 July, not 7 April).
+        said = _YEAR.search(text)
+        year = int(said.group(0)) if said else datetime.now(UTC).year
+        days = {
+            (day.month, day.day)
+            for country, subdiv in _CALENDARS
+            for day, _ in _holiday_days(country, subdiv, year)
+        }
+        month_first = all((first, second) in days for first, second in pairs)
+        day_first = all((second, first) in days for first, second in pairs)
+        if month_first != day_first:
+            return "month" if month_first else "day"
     return None
 
 
@@ -373,7 +391,12 @@ _SEASON = re.compile(
 #: Meteorological seasons, as retail reports them: the first month of each.
 _SEASON_START = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 #: "the fortnight before last", "the month before last".
-_BEFORE_LAST = re.compile(r"\b(?:the\s+)?(week|fortnight|month|quarter|year)\s+before\s+last\b", re.I)
+#: "the month before last", and as Indian English says it, "last to last month".
+_BEFORE_LAST = re.compile(
+    r"\b(?:the\s+)?(?:(week|fortnight|month|quarter|year)\s+before\s+last|last\s+to\s+last\s+"
+    r"(week|fortnight|month|quarter|year))\b",
+    re.I,
+)
 _COUNT = r"(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 #: "the fortnight ending 13 September", "14 days to 13 Sept", "the week after the week of 14 Sept".
 _ANCHORED = re.compile(
@@ -433,26 +456,43 @@ def _season(text: str, now: datetime, direction: Direction) -> Window | None:
     return _latest(season, int(said) if said else None, now, direction)
 
 
-#: The calendars holidays are named in, and the words that point to one ("bank holiday" is England's).
-_CALENDARS = (("US", None), ("GB", "ENG"), ("IN", None))
+#: The calendars holidays are named in (Canada by Ontario, whose days most of it keeps), and the words
+#: that point to one ("bank holiday" is England's).
+_CALENDARS = (("US", None), ("GB", "ENG"), ("IN", None), ("AU", None), ("CA", "ON"))
 _BANK_HOLIDAY = re.compile(r"\bbank\s+holidays?\b", re.I)
 #: What a holiday's name says around it: "the late May bank holiday weekend", "Thanksgiving week".
 _HOLIDAY_PART = re.compile(
     r"\s*(?:bank\s+holiday\s+|holiday\s+|day\s+)?(long\s+weekend|weekend|week)\b", re.I
 )
+#: Names a holiday goes by that are not its calendar's (the ``holidays`` package names each day once):
+#: (the words, the calendar's name, its country).
+_HOLIDAY_ALIASES = (
+    (r"juneteenth", "Juneteenth National Independence Day", "US"),
+    (r"(?:the\s+)?(?:4th|fourth)\s+of\s+july|july\s+(?:4th|fourth)", "Independence Day", "US"),
+    (r"mlk\s+day|martin\s+luther\s+king\s+day", "Martin Luther King Jr. Day", "US"),
+    (r"presidents'?\s+day", "Washington's Birthday", "US"),
+    (r"i-day", "Independence Day", "IN"),
+    (r"gandhi\s+jayanti", "Mahatma Gandhi's Birthday", "IN"),
+    (r"deepavali", "Diwali", "IN"),
+)
 _WHEN_IN_MONTH = re.compile(rf"\b(early|late|end\s+of|start\s+of)?\s*({_MONTH_WORD})\.?\s*$", re.I)
 _HOLIDAY_YEAR = re.compile(r"\s*(?:(?:of\s+)?(\d{4})|(next\s+year)|(this\s+year)|(last\s+year))\b", re.I)
 
 
-@functools.lru_cache(maxsize=64)
-def _holiday_days(country: str, subdiv: str | None, year: int) -> tuple[tuple[datetime, str], ...]:
-    """A country's public holidays of ``year`` (the ``holidays`` package), Easter Sunday among them:
-    "Easter" names a weekend its Friday and Monday stand around."""
+@functools.lru_cache(maxsize=128)
+def _holiday_days(
+    country: str, subdiv: str | None, year: int, *, days_off: bool = False
+) -> tuple[tuple[datetime, str], ...]:
+    """A country's holidays of ``year`` (the ``holidays`` package), Easter Sunday among them: "Easter"
+    names a weekend its Friday and Monday stand around. The days people name without having them off
+    (the US "unofficial" ones: Mother's Day, Halloween, St Patrick's Day) are left out with ``days_off``,
+    which a long weekend is made of."""
     import holidays
     from dateutil.easter import easter
 
     kind = holidays.country_holidays(country, subdiv=subdiv)
-    categories = {"public", "optional"} & set(getattr(kind, "supported_categories", ("public",)))
+    named = {"public", "optional"} | (set() if days_off else {"unofficial"})
+    categories = named & set(getattr(kind, "supported_categories", ("public",)))
     kept = holidays.country_holidays(country, subdiv=subdiv, years=[year], categories=tuple(categories))
     days = [
         (datetime(d.year, d.month, d.day, tzinfo=UTC), name)
@@ -468,7 +508,11 @@ def _holiday_name(name: str) -> re.Pattern[str]:
     """The words a holiday's calendar name is said in: "Thanksgiving" for "Thanksgiving Day", "Easter"
     for "Easter Sunday"; a trailing "Day" or "Sunday" is left out only after a long word of its own."""
     name = re.sub(r"\s*\((?:observed|estimated)\)", "", name)
-    words = [re.escape(word) for word in re.split(r"\s+", name.strip())]
+    # "St Patrick's Day" for "Saint Patrick's Day"; "Mothers Day" for "Mother's Day".
+    words = [
+        r"(?:saint|st\.?)" if word.lower() == "saint" else re.escape(word).replace("'", "'?")
+        for word in re.split(r"\s+", name.strip())
+    ]
     if len(words) >= 2 and words[-1].lower() in ("day", "sunday") and len(words[-2]) >= 6:
         head = r"\s+".join(words[:-1])
         return re.compile(rf"\b{_either_spelling(head)}(?:\s+{words[-1]})?\b", re.I)
@@ -505,12 +549,20 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
     the English bank holiday of that month; the latest that has come (past) or the next (future)."""
     bank = _BANK_HOLIDAY.search(text)
     calendars = [c for c in _CALENDARS if c[0] == "GB"] if bank else list(_CALENDARS)
-    found: tuple[int, int, str, str, str | None] | None = None  # start, end, name, country, subdiv
+    named: list[tuple[int, int, str, str, str | None]] = []  # start, end, name, country, subdiv
     for country, subdiv in calendars:
         for _, name in _holiday_days(country, subdiv, now.year):
-            match = _holiday_name(name).search(text)
-            if match and (found is None or match.end() - match.start() > found[1] - found[0]):
-                found = (match.start(), match.end(), name, country, subdiv)
+            if match := _holiday_name(name).search(text):
+                named.append((match.start(), match.end(), name, country, subdiv))
+        for words, name, of in _HOLIDAY_ALIASES:
+            if of == country and (match := re.search(rf"\b{words}\b", text, re.I)):
+                named.append((match.start(), match.end(), name, country, subdiv))
+    # The longest name is the one meant; a name two countries share ("Independence Day") is the
+    # country's whose holidays the text names more often ("... on Independence Day, for the I-Day offer").
+    votes = Counter(
+        country for _, _, country in {(start, end, country) for start, end, _, country, _ in named}
+    )
+    found = max(named, key=lambda item: (item[1] - item[0], votes[item[3]]), default=None)
     month: tuple[str | None, int] | None = None
     if found is None and bank is not None:
         said = _WHEN_IN_MONTH.search(text[: bank.start()])
@@ -539,7 +591,7 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
         return picked
 
     def window_of(day: datetime) -> Window:
-        label = text[start_at:after].strip()
+        label = text[start_at : year_said.end() if year_said else after].strip()
         kind = (part.group(1).lower() if part else "").replace("long ", "")
         if kind == "week":
             start = day - timedelta(days=day.weekday())
@@ -549,7 +601,7 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
             if day.weekday() in (0, 1, 6):  # Monday, Tuesday, Sunday: the weekend just before
                 saturday = day - timedelta(days=(day.weekday() - 5) % 7)
             start, end = min(day, saturday), max(day, saturday + timedelta(days=1)) + timedelta(days=1)
-            holidays_near = {d for d, _ in _holiday_days(str(country), subdiv, day.year)}
+            holidays_near = {d for d, _ in _holiday_days(str(country), subdiv, day.year, days_off=True)}
             while start - timedelta(days=1) in holidays_near:
                 start -= timedelta(days=1)
             while end in holidays_near:
@@ -627,7 +679,7 @@ def _unit_before_last(text: str, now: datetime) -> Window | None:
     match = _BEFORE_LAST.search(text)
     if match is None:
         return None
-    unit = match.group(1).lower()
+    unit = (match.group(1) or match.group(2)).lower()
     current = _unit_start(now, unit)
     if unit in _SPAN_DAYS:
         length = timedelta(days=_SPAN_DAYS[unit])
@@ -714,9 +766,13 @@ def _time_mention(text: str) -> str | None:
         if match:
             return match.group(0).strip()
     found = _spans(_DUCKLING.parse(masked, datetime.now(UTC)), masked)
-    if not found:
-        return None
-    return str(max(found, key=lambda entry: len(entry.get("body", "")))["body"]).strip() or None
+    said = str(max(found, key=lambda entry: len(entry.get("body", "")))["body"]).strip() if found else ""
+    # A holiday is said by its name ("Labor Day weekend"), of which Duckling reads a part ("weekend")
+    # or nothing: the name is the mention, so a follow-up carries the holiday, not "the weekend".
+    holiday = _holiday(masked, datetime.now(UTC), "past") or _holiday(masked, datetime.now(UTC), "future")
+    if holiday is not None and holiday.label in masked and said in holiday.label:
+        return holiday.label
+    return said or None
 
 
 def _from_duckling(text: str, now: datetime, direction: Direction) -> Window | None:
@@ -921,7 +977,7 @@ _NEUTRAL_MODIFIERS = frozenset(
     daily weekly monthly quarterly yearly annual store stores shop shops branch branches s
     and or but so then also just only still even please tell show give get know see find
     highest lowest best worst top bottom biggest smallest largest most least better worse fewest
-    weakest strongest poorest greatest for on in at of to by with from about over during per into
+    weakest strongest poorest greatest more less fewer higher lower bigger larger smaller for on in at of to by with from about over during per into
     did does do had has have will would could can should it its it's there here when where why
     much many vs versus compared against than any some no whose who whom both either neither few several
     """.split()  # noqa: SIM905
@@ -1228,6 +1284,15 @@ _ABSOLUTE = re.compile(
     rf"\b(?:to|reach(?:es|ing)?|hit|at\s+least|at\s+most|above|below|under|over|of|be\s+at)\s+(?:an?\s+)?(?:at\s+least\s+)?{_NUMBER}\s*(?:%|percent\b)",
     re.I,
 )
+#: A percentage said to be what the target is ("the target is 8%", "aim for 8%", "make it 8%", "8% is
+#: the goal"): a level, as "to 8%" is; a change is said with "by", "up" or a verb that moves it.
+_NAMED_LEVEL = re.compile(
+    rf"\b(?:(?:target|goal|aim)\s+(?:is|=|:|would\s+be|will\s+be|should\s+be)|aim(?:ing)?\s+(?:for|at)|"
+    rf"make\s+it|(?:should|must)\s+be|want\s+it\s+at)\s+(?:an?\s+)?{_NUMBER}\s*(?:%|percent\b)"
+    r"(?!\s*(?:more|higher|lower|less|up|down|better|worse|bigger|smaller|extra)\b)|"
+    rf"\b{_NUMBER}\s*(?:%|percent\b)\s+(?:is|as)\s+(?:the|our|my)\s+(?:target|goal|aim)\b",
+    re.I,
+)
 #: "NPS to 60": a level without a percent sign (a score, a count); never a time ("to 5 pm").
 _LEVEL = re.compile(
     rf"\b(?:to|reach(?:es|ing)?|hit|at\s+least|at\s+most)\s+{_NUMBER}\b(?!\s*(?:%|percent|days?|weeks?|months?|years?|am|pm|[:.]\d))",
@@ -1444,6 +1509,9 @@ def goal_target(text: str) -> GoalTarget | None:
         return GoalTarget(form="points", value=sign, words=match.group(0).strip())
     if match := _ABSOLUTE.search(text):
         return GoalTarget(form="absolute", value=float(match.group(1)) / 100, words=match.group(0).strip())
+    if match := _NAMED_LEVEL.search(text):
+        said = next(group for group in match.groups() if group is not None)
+        return GoalTarget(form="absolute", value=float(said) / 100, words=match.group(0).strip())
     if match := _MULTIPLE.search(text):
         return GoalTarget(form="multiple", value=_MULTIPLES[match.group(1).lower()], words=match.group(0))
     if match := _TIMES.search(text):
@@ -1625,6 +1693,48 @@ def data_edge_window(text: str, coverage: Window) -> Window | None:
         )
     span = _count(match.group(1)) * timedelta(days=_SPAN_DAYS[unit])
     return Window(start=max(coverage.end - span, coverage.start), end=coverage.end, label=label)
+
+
+#: Words that ask how a figure changed ("did it go up", "by how much did it increase", "MoM").
+_CHANGED = re.compile(
+    r"\b(?:increase[sd]?|rise|rose|risen|(?:go|goes|gone|went)\s+(?:up|down)|grow|grew|grown|drop(?:ped)?|"
+    r"fall|fell|fallen|decline[sd]?|decrease[sd]?|change[sd]?|improve[sd]?|move[sd]?|mom|qoq|yoy|"
+    r"(?:month|quarter|year)[\s-]+on[\s-]+(?:month|quarter|year)|difference)\b",
+    re.I,
+)
+#: What joins the two periods of a change: "from May to June", "between May and August", "aug->sep".
+_PERIOD_JOIN = re.compile(r"\s+(?:to|and|vs\.?|versus)\s+|\s*(?:->|→)\s*", re.I)
+_PERIOD_WORD = re.compile(r"[A-Za-z0-9']+")
+
+
+def changed_between(text: str, now: datetime) -> tuple[Window, Window] | None:
+    """The two periods gone by whose figures ``text`` asks the change between ("by how much did store
+    6's attach rate increase from May to June?": May, then June); None when it asks no change or names
+    no two such periods, one after the other. Each period is the fewest words (up to three) on its side
+    of the join that read as one."""
+    if not _CHANGED.search(text):
+        return None
+    masked = _mask_entities(text)
+
+    def period(words: list[str], *, last: bool) -> Window | None:
+        spans = [words[-n:] if last else words[:n] for n in (1, 2, 3) if len(words) >= n]
+        read = [
+            window
+            for span in spans
+            if not {"from", "between"} & {w.lower() for w in span}
+            for said in (" ".join(span),)
+            # "May" alone is a verb to Duckling: "in May" is the month.
+            if (window := time_window(said, now) or time_window(f"in {said}", now)) is not None
+        ]
+        return max(read, key=lambda window: len(window.label), default=None)
+
+    for join in _PERIOD_JOIN.finditer(masked):
+        before = _PERIOD_WORD.findall(masked[: join.start()])
+        after = _PERIOD_WORD.findall(masked[join.end() :])
+        first, second = period(before, last=True), period(after, last=False)
+        if first is not None and second is not None and first.end <= second.start and second.end <= now:
+            return first, second
+    return None
 
 
 def moves_a_figure(text: str) -> bool:

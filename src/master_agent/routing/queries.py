@@ -25,6 +25,7 @@ from master_agent.capabilities.terms import (
     ambiguous_date,
     asks_future,
     asks_money,
+    changed_between,
     counted_unknown,
     data_edge_window,
     entity_numbers_as_digits,
@@ -322,9 +323,29 @@ async def _rank(
 
 #: Every store a question names ("Store 1 and Store 8", "stores 3 and 5").
 _STORES = re.compile(
-    r"\b(?:stores?|shops?)\s*#?\s*(\d+)(?:\s*(?:,|and|&|vs\.?|versus)\s*#?\s*(?:stores?\s*)?(\d+)(?![\d/:.]))?",
+    r"\b(?:stores?|shops?)\s*#?\s*(\d+)(?:\s*(?:,|and|or|&|vs\.?|versus)\s*#?\s*(?:stores?\s*)?(\d+)(?![\d/:.]))?",
     re.I,
 )
+
+
+#: Words that judge how entities did ("which did better on refunds"): a count of some sales is judged by
+#: its share of them, since a bigger store counts more of everything.
+_JUDGED = re.compile(
+    r"\b(?:better|worse|best|worst|well|badly|poorly|proportion(?:ate|al)?ly|relatively|for\s+(?:its|their)\s+size)\b",
+    re.I,
+)
+_COUNT_OF = re.compile(r"^count\(\*\)\s+FILTER\s+\(WHERE\s+(\w+)\)$", re.I)
+
+
+def judged_as_share(message: str, metric: DataMetric, metrics: Sequence[DataMetric]) -> DataMetric:
+    """The figure entities compared in ``message`` are judged by: for a count of the sales that have
+    a flag ("refunds"), the share of sales with it ("refund rate") when the words judge who did better;
+    ``metric`` otherwise."""
+    flag = _COUNT_OF.match(metric.expression.strip())
+    if flag is None or not _JUDGED.search(message):
+        return metric
+    share = re.compile(rf"^avg\({flag.group(1)}::int\)")
+    return next((m for m in metrics if m.table == metric.table and share.match(m.expression)), metric)
 
 
 async def _compare(
@@ -407,6 +428,146 @@ async def _group(
             )
             return group, value, entity, sorted(by_value[value]), one_meant
     return None
+
+
+async def _change(
+    sql: ReadOnlySql,
+    metric: DataMetric,
+    periods: tuple[Window, Window],
+    where: tuple[list[str], dict[str, Any], list[str]],
+) -> QueryAnswer:
+    """A figure over two periods for one scope, and its change (the later period's minus the earlier's)."""
+    conditions, params, scope = where
+    statement = (
+        f"SELECT {metric.expression} AS value, count(*) AS observations FROM {metric.table}"
+        f"{_where([*_time_filters(metric), *conditions])}"
+    )
+    rows: list[dict[str, Any]] = []
+    for period in periods:
+        result = await sql.query(statement, {**params, "start": period.start, "end": period.end})
+        rows.append(result.rows[0] if result.rows else {"value": None, "observations": 0})
+    whom = f" for {', '.join(scope)}" if scope else ""
+    window = Window(
+        start=periods[0].start, end=periods[1].end, label=f"{periods[0].label} to {periods[1].label}"
+    )
+    if any(row["value"] is None for row in rows):
+        empty = [period.describe() for period, row in zip(periods, rows, strict=True) if row["value"] is None]
+        return QueryAnswer(
+            text=f"There is no {metric.name}{whom} for {' or '.join(empty)}, so no change can be read.",
+            handler="data",
+            answered=False,
+            data={
+                "outcome": "no_data",
+                "metric": metric.name,
+                "window": _window_data(window),
+                "missing": empty,
+            },
+        )
+    change = float(rows[1]["value"]) - float(rows[0]["value"])
+    said = [
+        f"{period.describe()}: {_format(row['value'], metric.unit)} ({row['observations']} {metric.observation_noun})"
+        for period, row in zip(periods, rows, strict=True)
+    ]
+    relative = f", {change / float(rows[0]['value']):+.1%} of the first" if float(rows[0]["value"]) else ""
+    return QueryAnswer(
+        text=f"The {metric.name}{whom}: " + "; ".join(said) + f". Change: {_format(change, metric.unit)}"
+        f"{relative}.\nQuery: {statement}",
+        handler="data",
+        data={
+            "outcome": "answer",
+            "metric": metric.name,
+            "value": change,
+            "periods": {period.label: row["value"] for period, row in zip(periods, rows, strict=True)},
+            "window": _window_data(window),
+            "sql": statement,
+            "verification": [
+                {
+                    "claim": f"the {metric.name}{whom} in {period.describe()} is {_format(row['value'], metric.unit)}",
+                    "evidence": f"{statement} over {row['observations']} rows",
+                    "verdict": "backed",
+                }
+                for period, row in zip(periods, rows, strict=True)
+            ],
+        },
+    )
+
+
+#: Words that set two things side by side ("more than the east", "west vs east", "the west or the east").
+_COMPARING = re.compile(r"\b(?:than|vs\.?|versus|compared?|comparing|against|or|between)\b", re.I)
+
+
+async def _groups_compared(sql: ReadOnlySql, metric: DataMetric, message: str) -> list[tuple[str, list[Any]]]:
+    """The two values of one group a message compares ("did the west bring in more than the east"),
+    each with its members, in the order said; empty when it names fewer (or values of two groups), or
+    compares nothing ("now the west (the southern branches)": a follow-up that replaces the region)."""
+    if not _COMPARING.search(message):
+        return []
+    words = re.findall(r"[a-z]+", message.lower())
+    for _group_name, (_entity, query) in metric.groups.items():
+        by_value: dict[str, list[Any]] = {}
+        for row in (await sql.query(query)).rows:
+            by_value.setdefault(str(row["value"]).lower(), []).append(row["member"])
+        said: dict[str, list[Any]] = {}
+        for word in words:
+            value = next(
+                (
+                    v
+                    for v in by_value
+                    if len(v) >= 3 and (word == v or (word.startswith(v) and len(word) - len(v) <= 3))
+                ),
+                None,
+            )
+            if value is not None:
+                said.setdefault(value, sorted(by_value[value]))
+        if len(said) == 2:
+            return list(said.items())
+    return []
+
+
+async def _compare_groups(
+    sql: ReadOnlySql, metric: DataMetric, window: Window, column: str, groups: list[tuple[str, list[Any]]]
+) -> QueryAnswer:
+    """Each group's figure over its members pooled, the first minus the second as the value."""
+    statement = (
+        f"SELECT {metric.expression} AS value, count(*) AS observations FROM {metric.table}"
+        f"{_where([*_time_filters(metric), f'{column} = ANY(%(members)s)'])}"
+    )
+    rows: list[dict[str, Any]] = []
+    for _value, members in groups:
+        result = await sql.query(statement, {"start": window.start, "end": window.end, "members": members})
+        rows.append(result.rows[0] if result.rows else {"value": None, "observations": 0})
+    missing = [value for (value, _), row in zip(groups, rows, strict=True) if row["value"] is None]
+    if missing:
+        return QueryAnswer(
+            text=f"No {metric.name} for the {' or '.join(missing)} in {window.describe()}.",
+            handler="data",
+            answered=False,
+            data={"outcome": "no_data", "window": _window_data(window), "missing": missing},
+        )
+    said = [
+        f"the {value} ({', '.join(map(str, members))}): {_format(row['value'], metric.unit)} "
+        f"({row['observations']} {metric.observation_noun})"
+        for (value, members), row in zip(groups, rows, strict=True)
+    ]
+    return QueryAnswer(
+        text=f"The {metric.name} in {window.describe()}: " + "; ".join(said) + f".\nQuery: {statement}",
+        handler="data",
+        data={
+            "outcome": "answer",
+            "metric": metric.name,
+            "value": float(rows[0]["value"]) - float(rows[1]["value"]),
+            "window": _window_data(window) if metric.time_column else None,
+            "sql": statement,
+            "verification": [
+                {
+                    "claim": f"the {metric.name} of the {value} is {_format(row['value'], metric.unit)}",
+                    "evidence": f"{statement} over {row['observations']} rows",
+                    "verdict": "backed",
+                }
+                for (value, _), row in zip(groups, rows, strict=True)
+            ],
+        },
+    )
 
 
 #: "the Leeds store", "our Manchester branch", "the shop in York": a member named by a place.
@@ -587,6 +748,11 @@ def carried_over(
             else f"{message.rstrip('?.! ')} ({said_before})"
         )
     figure = _figure_named(before, metrics)
+    orders = next((m.orders for m in metrics if m.orders), ())
+    if figure is not None and _scope_before(before, orders) is not None:
+        # "and in September?" after "which did better on refunds, store 1 or store 4?": still judged
+        # by the refund rate.
+        figure = judged_as_share(before, figure, metrics)
     if (
         _figure_named(message, metrics) is None
         and figure is not None
@@ -595,7 +761,6 @@ def carried_over(
         message = f"{message.rstrip('?.! ')} (the {figure.name})"
     # A follow-up that says nobody ("and in July?", "and the least?") is about whom the question before
     # was about; one that names its own scope ("and across every store together?") is not.
-    orders = next((m.orders for m in metrics if m.orders), ())
     if not _scope_said(message, carried) and not property_words(message, orders):
         store = (previous.get("entities") or {}).get("store_id")
         scope = _scope_before(before, orders)
@@ -904,7 +1069,16 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
         if len(compared) > 1 and "store_id" in metric.filters:
             # "Compare Store 1 and Store 8": each one's figure; answering the first alone would answer
             # another question.
+            metric = judged_as_share(request.message, metric, request.metrics)
             return await _compare(sql, metric, window, metric.filters["store_id"], compared)
+        if (
+            "store_id" in metric.filters
+            and "store_id" not in request.entities
+            and len(groups := await _groups_compared(sql, metric, request.message)) == 2
+        ):
+            # "did the west bring in more than the east": each region pooled, side by side.
+            metric = judged_as_share(request.message, metric, request.metrics)
+            return await _compare_groups(sql, metric, window, metric.filters["store_id"], groups)
         conditions: list[str] = []
         params: dict[str, Any] = {"start": window.start, "end": window.end}
         scope = []
@@ -928,6 +1102,9 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             conditions.append(f"{metric.filters[entity]} = ANY(%(members)s)")
             params["members"] = members
             scope.append(f"the {value} {group} ({noun}s {', '.join(map(str, members))})")
+        if metric.time_column and (periods := changed_between(request.message, now)) is not None:
+            # "by how much did it increase from May to June": both figures, the later minus the earlier.
+            return await _change(sql, metric, periods, (conditions, params, scope))
         ranked = _ranking(request.message, metric, fixed=request.entities.keys())
         if ranked is not None:
             return await _rank(sql, metric, window, ranked, (conditions, params, scope))

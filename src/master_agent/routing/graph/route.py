@@ -12,7 +12,15 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.config import get_stream_writer
 from langgraph.types import interrupt
 
-from master_agent.capabilities.terms import goal_deadline, goal_target, restated, time_mention
+from master_agent.capabilities.terms import (
+    changed_between,
+    goal_deadline,
+    goal_target,
+    moves_a_figure,
+    restated,
+    time_mention,
+    time_window,
+)
 from master_agent.models.chat import content_text
 from master_agent.routing.context import complete_follow_up, recent_turns
 from master_agent.routing.decision import (
@@ -34,6 +42,7 @@ from master_agent.routing.graph.flows import (
 from master_agent.routing.graph.follow_ups import (
     asks_about_the_figure,
     inherits_target,
+    is_closing,
     is_figure_question,
     names_a_figure,
 )
@@ -194,10 +203,30 @@ class RouteNodes(FrontDoorBase):
             intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None})
         if intent.action == "QUERY" and intent.query_kind == "data" and not override:
             now = self.evolution.clock.now()
-            if goal_target(goal) is not None and goal_deadline(goal, now) is not None:
+            if (
+                goal_target(goal) is not None
+                and goal_deadline(goal, now) is not None
+                and changed_between(goal, now) is None
+            ):
                 # "Get store one up by a third over the next two months": a target and a date ahead ask
                 # for the figure to move, not for its value; a figure would answer another question.
                 intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None})
+        elif intent.action == "QUERY" and intent.query_kind == "outcome" and not override:
+            now = self.evolution.clock.now()
+            if (
+                goal_target(goal) is not None
+                and goal_deadline(goal, now) is not None
+                and moves_a_figure(goal)
+            ):
+                # "We missed our August goal at store 5. Get it to 4% by end of January.": a past goal is
+                # the background; a target, a deadline ahead and a verb that moves the figure are a goal.
+                intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None})
+            elif names_a_figure(goal, self.pack.data_metrics) and not moves_a_figure(goal):
+                past = time_window(goal, now, direction="past")
+                if past is not None and past.end <= now:
+                    # "We'd set Store 4 a target of 8% for September. Did they hit it?": a goal the
+                    # service never solved is answered by the figure over the period it was for.
+                    intent = intent.model_copy(update={"query_kind": "data"})
         elif (
             intent.action == "EXECUTE"
             and not override
@@ -270,6 +299,7 @@ class RouteNodes(FrontDoorBase):
             previous_turn is not None
             and not (follow_up or override or clarifications)
             and inherits_target(message, outcome.target, previous_turn)
+            and not await is_closing(message, self.evolution.knowledge.embedder, self.pack.data_metrics)
         ):
             # A short message nothing serves on its own ("now november", "call it refund_watch", "and
             # his email?", "why so low?") right after a served one continues it: read with the
