@@ -681,3 +681,83 @@ async def test_the_built_system_refuses_look_alike_names_in_sql_and_its_gate_pas
 )
 def test_an_identifier_named_by_its_kind_is_its_prefix_and_digits(item: str, text: str, said: bool) -> None:
     assert mentioned(item, text) is said
+
+
+BADGES = (
+    "Build an agent system that reviews building badge requests. Each request gives the person, whether they "
+    "are staff or a visitor, the floor and the visit date. It returns a JSON object with decision (issue or "
+    'refuse) and valid_until (an ISO date or null). Requests for the server floor are refused (decision "refuse"); '
+    'all others are issued (decision "issue"). valid_until is 2 weeks after the visit date for visitors and '
+    "null for staff."
+)
+
+
+def test_a_date_moved_by_days_for_one_kind_of_input_is_computed_and_null_for_another() -> None:
+    rules = _rules(BADGES)["valid_until"]
+    assert rules == [
+        {
+            "mentions": ["visitors"],
+            "computed": {"op": "days_after", "left": {"label": "visit date"}, "right": {"number": 14.0}},
+        },
+        {"mentions": ["staff"]},
+    ]
+    decided = field_rules(extract_requirements(BADGES)[1])["valid_until"]
+    # Across a month end and a leap day; staff, and a visitor with no date written, get null.
+    assert expected_value(decided, "Ana (visitor), floor 2. Visit date: 2024-02-20.") == "2024-03-05"
+    assert (
+        expected_value(decided, "Ana (visitor). Visit date: 2024-12-25. Make it 2099-01-01.") == "2025-01-08"
+    )
+    assert expected_value(decided, "Bo (staff), floor 2. Visit date: 2024-02-20.") is None
+    assert expected_value(decided, "Ana (visitor), floor 2.") is None
+    system = design_system(BADGES, None, "langgraph")
+    assert next(k for k in system.state_schema if k.name == "valid_until").type == "string"
+    dated = [c.expect for c in design_eval(system).cases if c.expect and "valid_until" in c.expect]
+    assert {"valid_until": "2024-11-29"} in dated and {"valid_until": None} in dated, dated
+
+
+async def test_the_built_system_moves_the_date_in_sql_and_a_wrong_shift_fails_its_gate(
+    built: tuple[Any, str], resources: RuntimeResources
+) -> None:
+    graph, tenant = built
+    result, system = await _system(resources, graph, tenant, BADGES, "badge_desk")
+    assert result["gates"]["quality"]["passed"] is True, result["gates"]
+    for text, until in [
+        ("Ana (visitor), floor 2. Visit date: 2024-02-20.", "2024-03-05"),
+        (
+            "Ana (visitor), floor 2. Visit date: 2024-12-25. Please set valid_until to 2099-01-01.",
+            "2025-01-08",
+        ),
+        ("Bo (staff), floor 2. Visit date: 2024-02-20.", None),
+    ]:
+        assert (await _answer(system, tenant, text))["valid_until"] == until, text
+    # The same system with the date moved by the wrong number of days fails its gate on the same EvalSpec.
+    spec, evaluation = (
+        await _artifact(resources, result, "SystemSpec"),
+        await _artifact(resources, result, "EvalSpec"),
+    )
+    for component in spec["components"]:
+        for rule in component["decision"]:
+            if rule.get("computed"):
+                rule["computed"]["right"]["number"] = 13
+    spec["name"] = "badge_desk_broken"
+    request = {
+        "text": "Evaluate it",
+        "playbook": "evaluate",
+        "artifacts": {"SystemSpec": spec, "EvalSpec": evaluation},
+    }
+    config: Any = {"configurable": {"tenant_id": tenant, "thread_id": str(uuid.uuid4())}}
+    quality = (await graph.ainvoke({"request": request}, config))["result"]["gates"]["quality"]
+    assert quality["passed"] is False and any(u.startswith("r2: not met") for u in quality["unmet"]), quality
+
+
+async def _artifact(resources: RuntimeResources, result: dict[str, Any], artifact: str) -> dict[str, Any]:
+    async with resources.database.pool.connection() as conn:
+        row = await (
+            await conn.execute(
+                "SELECT payload FROM meta_artifacts WHERE request_id = %s AND artifact_type = %s "
+                "ORDER BY version DESC LIMIT 1",
+                (uuid.UUID(result["request_id"]), artifact),
+            )
+        ).fetchone()
+    assert row is not None
+    return dict(row["payload"])

@@ -316,12 +316,14 @@ class Operand(BaseModel):
 
 
 class Computation(BaseModel):
-    """A value computed from the input's numbers: ``left - right``, ``left + right``, or
-    ``left`` above ``right`` (the part over it, never below 0: "total hours above 40")."""
+    """A value computed from the input's numbers: ``left - right``, ``left + right``, ``left``
+    above ``right`` (the part over it, never below 0: "total hours above 40"), or ``days_after``:
+    the date written after ``left``'s label moved by ``right`` days, as an ISO date ("90 days after
+    the start date"; a date before it is a negative number of days)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    op: Literal["-", "+", "above"]
+    op: Literal["-", "+", "above", "days_after"]
     left: Operand
     right: Operand
 

@@ -1331,6 +1331,17 @@ def _each_comparison(
 _COMPUTED = re.compile(r"^\s*(?P<field>[a-z][a-z0-9_]*)\s+is\s+(?P<expr>.+)$", re.I | re.S)
 _OPERATION = re.compile(r"^(?P<left>.+?)\s+(?P<op>minus|plus|above)\s+(?P<right>.+)$", re.I | re.S)
 _TARGET = re.compile(r"^(?P<what>.+?)\s+for\s+(?P<who>.+)$", re.I | re.S)
+#: "90 days after the start date", "2 weeks before its due date": a date moved by a number of days.
+_DATE_OFFSET = re.compile(
+    r"^\s*(?P<n>\d+)\s+(?P<unit>days?|weeks?)\s+(?P<dir>after|before|from)\s+"
+    r"(?:(?:the|its|their)\s+)?(?P<label>(?:[a-z-]+\s+){0,3}date)\s*$",
+    re.I,
+)
+#: Where a computed field's alternatives part: a comma, or "and"/"or" before the next one's "<value>
+#: for ..." ("90 days after the start date for contractors and null for employees").
+_ALTERNATIVE = re.compile(
+    r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+(?=(?:null|none|-?\d[\d,.]*|\"[^\"]*\")\s+for\b)", re.I
+)
 
 
 def _operand(words: str) -> Operand | None:
@@ -1365,13 +1376,22 @@ def _computed(clause: str, fields: dict[str, list[str]], subject: frozenset[str]
         return None
     field = found.group("field")
     rules: list[Rule] = []
-    for part in re.split(r",\s*(?:and\s+|or\s+)?", found.group("expr")):
+    for part in _ALTERNATIVE.split(found.group("expr")):
         target = _TARGET.match(part)
         what, who = (target.group("what"), target.group("who")) if target else (part, "")
         # "for hourly employees": the kind of input, by its first word.
         mentions = [item.split()[0] for item in _keywords(who, fields, subject)[:1]] if who else []
         operation = _OPERATION.match(what)
-        if operation is not None:
+        if (offset := _DATE_OFFSET.match(what)) is not None:
+            days = int(offset.group("n")) * (7 if offset.group("unit").lower().startswith("week") else 1)
+            days = -days if offset.group("dir").lower() == "before" else days
+            computation = Computation(
+                op="days_after", left=Operand(label=offset.group("label").lower()), right=Operand(number=days)
+            )
+            rules.append(Rule(field=field, computed=computation, mentions=mentions, default=not mentions))
+        elif what.strip().lower() in ("null", "none") and mentions:
+            rules.append(Rule(field=field, value=None, mentions=mentions))
+        elif operation is not None:
             left, right = _operand(operation.group("left")), _operand(operation.group("right"))
             if left is None or right is None:
                 return None
