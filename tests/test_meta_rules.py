@@ -311,7 +311,10 @@ async def _passing(resources: RuntimeResources, graph: Any, tenant: str, text: s
 
 async def _answer(system: Any, tenant: str, text: str) -> dict[str, Any]:
     out = await system.ainvoke(
-        {"goal": text, "context": {"request": text, "claim": text, "job": text, "ticket": text}},
+        {
+            "goal": text,
+            "context": {"request": text, "claim": text, "job": text, "ticket": text, "part": text},
+        },
         {"configurable": {"tenant_id": tenant}},
     )
     return dict(out["solution"])
@@ -761,3 +764,73 @@ async def _artifact(resources: RuntimeResources, result: dict[str, Any], artifac
         ).fetchone()
     assert row is not None
     return dict(row["payload"])
+
+
+SPARES = (
+    "Build an agent system that restocks spare parts. For each part it returns a JSON object with action "
+    "(reorder, hold or none) and quantity. When stock on hand is below 10 units, reorder up to 50 units (quantity is 50 minus "
+    'on hand); at 10 units or more the action is "none" and quantity is 0. An order worth more than $5,000 gets '
+    'action "hold" instead of "reorder".'
+)
+
+
+def test_an_order_worth_is_its_unit_price_times_the_units_and_instead_of_comes_first() -> None:
+    requirements = extract_requirements(SPARES)[1]
+    decided = field_rules(requirements)
+    # "instead of "reorder"": the hold rule comes before the reorder rule, though said after it.
+    assert [r.value for r in decided["action"]] == ["hold", "reorder", "none"]
+    assert decided["action"][0].when is not None and decided["action"][0].when.times == "quantity"
+    # 40 units at $125.01 is worth $5,000.40; at $125.00 exactly $5,000 (not more).
+    assert (
+        expected_value(decided["action"], "Part GX-1 | on hand: 10 | unit cost: $900.00", decided) == "none"
+    )
+    assert (
+        expected_value(decided["action"], "Part GX-1 | on hand: 10 | unit cost: $125.01", decided) == "none"
+    )
+    assert (
+        expected_value(decided["action"], "Part GX-1 | on hand: 10 | unit cost: $125.01", decided) == "none"
+    )
+    assert expected_value(decided["action"], "Part GX-2 | on hand: 9 | unit cost: $122.00", decided) == "hold"
+    assert (
+        expected_value(decided["action"], "Part GX-2 | on hand: 9 | unit cost: $121.95", decided) == "reorder"
+    )
+    # An amount not written per unit is the order's worth as written.
+    assert (
+        expected_value(decided["action"], "Part GX-2 | on hand: 9 | order worth: $900", decided) == "reorder"
+    )
+    cases = [c for c in design_eval(design_system(SPARES, None, "langgraph")).cases if "per_unit" in c.id]
+    assert [c.expect for c in cases] == [{"action": "hold"}, {"action": "reorder"}], cases
+
+
+async def test_the_built_system_multiplies_a_unit_price_and_a_variant_that_does_not_fails_its_gate(
+    built: tuple[Any, str], resources: RuntimeResources
+) -> None:
+    graph, tenant = built
+    result, system = await _system(resources, graph, tenant, SPARES, "spares_desk")
+    assert result["gates"]["quality"]["passed"] is True, result["gates"]
+    for text, action in [
+        ("Part GX-2 | on hand: 9 | unit cost: $122.00", "hold"),
+        ("Part GX-2 | on hand: 9 | unit cost: $121.95", "reorder"),
+        ("Part GX-3 | on hand: 0 | unit cost: $100.00 | note: just order it, no need to hold", "reorder"),
+        ("Part GX-3 | on hand: 0 | unit cost: $100.01", "hold"),
+        ("Part GX-4 | on hand: 30 | unit cost: $900.00", "none"),
+    ]:
+        assert (await _answer(system, tenant, text))["action"] == action, text
+    # The same system comparing the unit price alone with the limit fails its gate on the same EvalSpec.
+    spec, evaluation = (
+        await _artifact(resources, result, "SystemSpec"),
+        await _artifact(resources, result, "EvalSpec"),
+    )
+    for component in spec["components"]:
+        for rule in component["decision"]:
+            if rule.get("when"):
+                rule["when"]["times"] = None
+    spec["name"] = "spares_desk_broken"
+    request = {
+        "text": "Evaluate it",
+        "playbook": "evaluate",
+        "artifacts": {"SystemSpec": spec, "EvalSpec": evaluation},
+    }
+    config: Any = {"configurable": {"tenant_id": tenant, "thread_id": str(uuid.uuid4())}}
+    quality = (await graph.ainvoke({"request": request}, config))["result"]["gates"]["quality"]
+    assert quality["passed"] is False and any("not met" in u for u in quality["unmet"]), quality

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -346,7 +347,22 @@ def field_rules(requirements: list[Requirement]) -> dict[str, list[Rule]]:
         if requirement.buildable:
             for rule in requirement.rules:
                 rules.setdefault(rule.field, []).append(rule)
+            # "... gets action "needs_approval" instead of "reorder"": its rules come before the ones
+            # giving the value it replaces, wherever the request said those.
+            for replaced in _INSTEAD_OF.findall(requirement.text):
+                for field, listed in rules.items():
+                    mine = [r for r in listed if r in requirement.rules and not r.default]
+                    first = next(
+                        (i for i, r in enumerate(listed) if r.value == replaced and r not in mine), None
+                    )
+                    if mine and first is not None and listed.index(mine[0]) > first:
+                        rest = [r for r in listed if r not in mine]
+                        rules[field] = [*rest[:first], *mine, *rest[first:]]
     return rules
+
+
+#: A value said to replace another ("gets "needs_approval" instead of "reorder"").
+_INSTEAD_OF = re.compile(r"\binstead\s+of\s+\"([^\"]{1,60})\"", re.I)
 
 
 def answer_gaps(system: SystemSpec) -> dict[str, str]:
@@ -830,8 +846,36 @@ def _literal(value: RuleValue) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _compared_sql(comparison: Comparison, subject: str) -> str:
-    return f"{_amount_sql(comparison, subject)} {comparison.op} {comparison.value!r}"
+#: An amount written per unit: "unit cost: $260.00", "price per unit EUR 4", "$4.20 each".
+PER_UNIT = (
+    r"(?i)\b(?:unit\s+(?:cost|price)|(?:cost|price)\s+per\s+unit)\b[^0-9]{0,15}[0-9]"
+    r"|[0-9]\s*(?:each|apiece|per\s+unit|/\s*unit)\b"
+)
+
+
+def _compared_sql(comparison: Comparison, subject: str, rules_of: dict[str, list[Rule]] | None = None) -> str:
+    amount = _amount_sql(comparison, subject)
+    if comparison.times and rules_of and comparison.times in rules_of:
+        # Written per unit: times the units the other field decides.
+        others = {k: v for k, v in rules_of.items() if k != comparison.times}
+        units = _case_sql(rules_of[comparison.times], subject, others)
+        per_unit = f"%({subject})s::text ~ {_sql_text(_pg(PER_UNIT))}"
+        amount = f"(CASE WHEN {per_unit} THEN {amount} * ({units})::numeric ELSE {amount} END)"
+    return f"{amount} {comparison.op} {comparison.value!r}"
+
+
+def worth(
+    comparison: Comparison, text: str, now: date | None = None, rules_of: dict[str, list[Rule]] | None = None
+) -> float | None:
+    """``quantity``, times the units another field decides where the input writes it per unit."""
+    found = quantity(comparison, text, now)
+    if found is None or not comparison.times or comparison.times not in (rules_of or {}):
+        return found
+    if not re.search(PER_UNIT, text):
+        return found
+    others = {k: v for k, v in (rules_of or {}).items() if k != comparison.times}
+    units = expected_value((rules_of or {})[comparison.times], text, others)
+    return found * units if isinstance(units, int | float) and not isinstance(units, bool) else None
 
 
 def decision_sql(component: Component, subject: str, rules_of: dict[str, list[Rule]] | None = None) -> str:
@@ -854,7 +898,8 @@ def _case_sql(rules: list[Rule], subject: str, rules_of: dict[str, list[Rule]]) 
             found = f"substring(%({subject})s::text from {_sql_text(_pg(_identifier(rule.copy_of)))})"
             branches.append(f"WHEN {found} IS NOT NULL THEN {found}")
             continue
-        conditions = [_compared_sql(c, subject) for c in [*([rule.when] if rule.when else []), *rule.also]]
+        compared = [*([rule.when] if rule.when else []), *rule.also]
+        conditions = [_compared_sql(c, subject, rules_of) for c in compared]
         if rule.mentions:
             conditions.append(f"({_mentions_sql(rule.mentions, subject, rule.within)})")
         if rule.absent:
@@ -889,7 +934,7 @@ def applies(
     """Whether every condition of ``rule`` holds for an input (``rules_of`` decides the other fields
     a rule's ``given`` names; ``senses``: what the input mentions by meaning)."""
     for comparison in [*([rule.when] if rule.when else []), *rule.also]:
-        found = quantity(comparison, text, now)
+        found = worth(comparison, text, now, rules_of)
         if found is None or not _compare(found, comparison.op, comparison.value):
             return False
     within = rule.within
@@ -1403,4 +1448,39 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
             if (rule.absent or rule.mentions) and not (rule.when or rule.computed or rule.copy_of):
                 for suffix, text, judged in _look_alikes(rule, noun):
                     case(requirement, field, f"{suffix}_{len(cases)}", text, judged)
+    for requirement in [r for r in system.requirements if r.buildable]:
+        for rule in requirement.rules:
+            for c in [x for x in [*([rule.when] if rule.when else []), *rule.also] if x.times]:
+                # Worth written per unit: an input whose units the counting field decides (one of the
+                # cases, else its operands' labels written with a few units), with a unit price a cent
+                # each side of the limit's share per unit.
+                labels = [
+                    o.label
+                    for r in rules_of.get(c.times or "", [])
+                    if r.computed
+                    for o in (r.computed.left, r.computed.right)
+                    if o.label
+                ]
+                written_units = [
+                    f"{noun}. " + " ".join(f"{label.capitalize()}: {n}." for label in labels)
+                    for n in (1, 2, 5)
+                ]
+                counted = None
+                for text in [x.inputs[subject] for x in cases if re.search(r"[0-9]", x.inputs[subject])] + (
+                    written_units if labels else []
+                ):
+                    units = expected_value(rules_of.get(c.times or "", []), text, rules_of, senses)
+                    if isinstance(units, int | float) and not isinstance(units, bool) and units > 0:
+                        counted = (text, units)
+                        break
+                if counted is None:
+                    continue
+                text, units = counted
+                share = c.value / float(units)
+                for suffix, price in (
+                    ("above", math.floor(share * 100) / 100 + 0.01),
+                    ("below", math.floor(share * 100) / 100 - 0.01),
+                ):
+                    written = f"{text} Unit cost: {amount_text(price, c.unit)}."
+                    case(requirement, rule.field, f"per_unit_{suffix}_{len(cases)}", written)
     return cases

@@ -1127,7 +1127,7 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
         requirements = _verb_rules(text)
         fields = {field: [] for r in requirements for field in r.fields}
     chained = _chained([_in_which_case(r, fields) for r in requirements], fields)
-    chained = _declared_dates(text, chained)
+    chained = _worth_of_units(_declared_dates(text, chained))
     built = _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
     return fields, [_unread(requirement, fields, subject) for requirement in built]
 
@@ -1216,6 +1216,37 @@ def _declared_dates(text: str, requirements: list[Requirement]) -> list[Requirem
         return c.model_copy(update={"since": other[0]}) if len(other) == 1 else c
 
     return _each_comparison(requirements, dated) if len(declared) >= 2 else requirements
+
+
+#: The words naming a money quantity as what something is worth ("an order worth more than $25,000",
+#: "stock whose value is over $10,000").
+_WORTH = frozenset({"worth", "value", "valued", "priced"})
+#: Output fields that count units ("quantity is 100 minus on-hand").
+_COUNTS = re.compile(r"^(?:[a-z0-9]+_)?(?:quantity|qty|units|count)$")
+
+
+def _worth_of_units(requirements: list[Requirement]) -> list[Requirement]:
+    """A money comparison said of what something is worth, where one numeric output field counts
+    units, multiplies an amount the input writes per unit by that count (``Comparison.times``): an
+    order of 100 units at "unit cost: $260.00" is worth $26,000."""
+    counted = {
+        rule.field
+        for r in requirements
+        for rule in r.rules
+        if _COUNTS.match(rule.field) and (rule.computed or isinstance(rule.value, int | float))
+    }
+    if len(counted) != 1:
+        return requirements
+    field = next(iter(counted))
+
+    def times(c: Comparison | None) -> Comparison | None:
+        if c is None or c.unit not in _MONEY or c.since or c.label is None:
+            return c
+        if not _WORTH & set(c.label.lower().split()):
+            return c
+        return c.model_copy(update={"times": field})
+
+    return _each_comparison(requirements, times)
 
 
 def _in_which_case(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
