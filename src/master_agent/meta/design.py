@@ -860,7 +860,7 @@ def _compared_sql(comparison: Comparison, subject: str, rules_of: dict[str, list
         others = {k: v for k, v in rules_of.items() if k != comparison.times}
         units = _case_sql(rules_of[comparison.times], subject, others)
         per_unit = f"%({subject})s::text ~ {_sql_text(_pg(PER_UNIT))}"
-        amount = f"(CASE WHEN {per_unit} THEN {amount} * ({units})::numeric ELSE {amount} END)"
+        amount = f"({amount} * (CASE WHEN {per_unit} THEN ({units})::numeric ELSE 1 END))"
     return f"{amount} {comparison.op} {comparison.value!r}"
 
 
@@ -882,7 +882,26 @@ def decision_sql(component: Component, subject: str, rules_of: dict[str, list[Ru
     """The component's rules as one SELECT: a CASE over comparisons of the parsed amount (or days
     between dates), the things the input mentions or does not, identifiers it writes and the other
     fields' decisions (``rules_of``), in the request's order, the default last."""
-    return f"SELECT {_case_sql(component.decision, subject, rules_of or {})} AS {component.outputs[0]}"
+    case = _case_sql(component.decision, subject, rules_of or {})
+    sql = f"SELECT {case} AS {component.outputs[0]}"
+    if len(sql) <= MAX_SQL_CHARS:
+        return sql
+    # Too long (a field's decision read inside another's: "an order worth ..." of its quantity): each
+    # quantity read more than once is read once, as a column of a subquery.
+    read: list[str] = []
+    for rules in [component.decision, *(rules_of or {}).values()]:
+        for rule in rules:
+            read += [_amount_sql(c, subject) for c in [*([rule.when] if rule.when else []), *rule.also]]
+            if rule.computed and rule.computed.op != "days_after":
+                read += [_operand_sql(o, subject) for o in (rule.computed.left, rule.computed.right)]
+    columns: list[str] = []
+    for expression in sorted(dict.fromkeys(read), key=len, reverse=True):
+        if len(expression) > 40 and case.count(expression) > 1:
+            case = case.replace(expression, f"q.a{len(columns)}")
+            columns.append(f"{expression} AS a{len(columns)}")
+    if not columns:
+        return sql
+    return f"SELECT {case} AS {component.outputs[0]} FROM (SELECT {', '.join(columns)}) AS q"
 
 
 def _case_sql(rules: list[Rule], subject: str, rules_of: dict[str, list[Rule]]) -> str:
