@@ -19,6 +19,7 @@ from master_agent.evolution.clock import FixedClock
 from master_agent.meta.artifacts import CaseResult, avoided_pattern
 from master_agent.meta.compiler import MAX_NAME, agent_name, fitted, validate_system
 from master_agent.meta.design import (
+    decision_sql,
     design_eval,
     design_system,
     design_tools,
@@ -34,6 +35,7 @@ from master_agent.runtime import RuntimeResources
 from master_agent.runtime.factory import candidate_graph
 from master_agent.runtime.loop import shape_answer
 from master_agent.runtime.resources import use_shared_resources
+from master_agent.untrusted.sql_grammar import MAX_SQL_CHARS, within_limits
 
 PAYMENTS = (
     "Build an agent system that screens payment requests. It returns a JSON object with release (yes or no), "
@@ -768,9 +770,9 @@ async def _artifact(resources: RuntimeResources, result: dict[str, Any], artifac
 
 SPARES = (
     "Build an agent system that restocks spare parts. For each part it returns a JSON object with action "
-    "(reorder, hold or none) and quantity. When stock on hand is below 10 units, reorder up to 50 units (quantity is 50 minus "
-    'on hand); at 10 units or more the action is "none" and quantity is 0. An order worth more than $5,000 gets '
-    'action "hold" instead of "reorder".'
+    "(reorder, hold or none) and quantity. When on-hand stock is below 10 units, reorder up to 50 units "
+    '(quantity is 50 minus on-hand); at 10 units or more the action is "none" and quantity is 0. Never place '
+    'an order worth more than $5,000 on its own: such an order gets action "hold" instead of "reorder".'
 )
 
 
@@ -798,8 +800,15 @@ def test_an_order_worth_is_its_unit_price_times_the_units_and_instead_of_comes_f
     assert (
         expected_value(decided["action"], "Part GX-2 | on hand: 9 | order worth: $900", decided) == "reorder"
     )
-    cases = [c for c in design_eval(design_system(SPARES, None, "langgraph")).cases if "per_unit" in c.id]
+    system = design_system(SPARES, None, "langgraph")
+    cases = [c for c in design_eval(system).cases if "per_unit" in c.id]
     assert [c.expect for c in cases] == [{"action": "hold"}, {"action": "reorder"}], cases
+    # The action reads the quantity's whole decision: too long for one query, each repeated quantity is
+    # read once in a subquery, within the limits of a saved query.
+    rules_of = {c.outputs[0]: c.decision for c in system.components if c.decision}
+    action = next(c for c in system.components if c.outputs[0] == "action")
+    sql = decision_sql(action, "part", rules_of)
+    assert sql.endswith(") AS q") and len(sql) <= MAX_SQL_CHARS and within_limits(sql) is None
 
 
 async def test_the_built_system_multiplies_a_unit_price_and_a_variant_that_does_not_fails_its_gate(
