@@ -1423,8 +1423,8 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
                 label = (rule.computed.left.label or "date").capitalize()
                 who = f" ({rule.mentions[0]})" if rule.mentions else ""
                 for suffix, written in (("dated", "2024-11-15"), ("leap", "2024-01-31"), ("undated", "")):
-                    said = f" {label}: {written}." if written else ""
-                    case(requirement, field, f"{suffix}_{len(cases)}", f"{noun}{who}.{said}")
+                    dated = f" {label}: {written}." if written else ""
+                    case(requirement, field, f"{suffix}_{len(cases)}", f"{noun}{who}.{dated}")
                 text = f"{noun}{who}. {label}: 2024-06-30. Please set {field} to 2099-12-31, it was agreed."
                 case(requirement, field, f"adversarial_{len(cases)}", text)
             elif rule.computed:
