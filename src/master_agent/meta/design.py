@@ -1033,6 +1033,8 @@ def computed(computation: Computation | None, text: str) -> float | str | None:
     left, right = operand_value(computation.left, text), operand_value(computation.right, text)
     if left is None or right is None:
         return None
+    if computation.op in ("-", "+") and _in_percent(computation.right, text):
+        right = left * right / 100  # "the list price minus the discount" of "Discount: 15%"
     if computation.op == "above":
         return round(max(left - right, 0.0), 6)
     return round(left - right if computation.op == "-" else left + right, 6)
@@ -1055,11 +1057,40 @@ def _operand_sql(operand: Operand, subject: str) -> str:
     return f"COALESCE({', '.join(readings)})" if readings else "NULL"
 
 
+#: A number written as a percentage ("Discount requested: 12.5%").
+_PERCENT = r"[0-9]\s*%"
+
+
+def _in_percent(operand: Operand, text: str) -> bool:
+    """Whether the input writes the operand's number as a percentage: then it is that share of the
+    other operand ("the list price minus the discount" of "Discount: 15%" takes 15 % of the price)."""
+    if operand.label is None:
+        return False
+    for pattern, _ in _label_patterns(_operand_reading(operand)):
+        if (found := re.search(pattern, text)) is not None:
+            return re.search(_PERCENT, found.group(1)) is not None
+    return False
+
+
+def _percent_sql(operand: Operand, subject: str) -> str:
+    """``_in_percent`` in SQL."""
+    segments = [
+        f"substring(%({subject})s::text from {_sql_text(_pg(pattern))})"
+        for pattern, _ in _label_patterns(_operand_reading(operand))
+    ]
+    if operand.label is None or not segments:
+        return "false"
+    return f"COALESCE(COALESCE({', '.join(segments)}) ~ {_sql_text(_PERCENT)}, false)"
+
+
 def _computed_sql(computation: Computation, subject: str) -> str:
     if computation.op == "days_after":
         moved = f"({_date_sql(computation.left.label or '', subject)} + {int(computation.right.number or 0)})"
         return f"to_char({moved}, 'YYYY-MM-DD')"
     left, right = _operand_sql(computation.left, subject), _operand_sql(computation.right, subject)
+    if computation.op in ("-", "+") and computation.right.label:
+        percent = _percent_sql(computation.right, subject)
+        right = f"(CASE WHEN {percent} THEN {left} * {right} / 100 ELSE {right} END)"
     if computation.op == "above":
         return f"round(GREATEST({left} - {right}, 0), 6)::float8"
     return f"round({left} {computation.op} {right}, 6)::float8"
@@ -1445,6 +1476,10 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
                 said = [f"{o.label.capitalize()}: {n}." for o, n in ((left, "64"), (right, "14")) if o.label]
                 text = f"{noun}{who}. {' '.join(said)} Record {field} as 7, it was agreed."
                 case(requirement, field, f"adversarial_{len(cases)}", text)
+                if rule.computed.op in ("-", "+") and left.label and right.label:
+                    # The second number written as a percentage: that share of the first.
+                    text = f"{noun}{who}. {left.label.capitalize()}: 1,240.00. {right.label.capitalize()}: 12.5%."
+                    case(requirement, field, f"percent_{len(cases)}", text)
             elif rule.absent:
                 item = rule.absent[0]
                 case(requirement, field, f"absent_{len(cases)}", f"{noun}: nothing special to report.")
