@@ -300,6 +300,10 @@ class Comparison(BaseModel):
     unit's own noun: "Services: a, b, c" is 3 services, "Hours Mon-Sun: 8, 9" lists hours)."""
     each: bool = False
     """"any single day of more than 12 hours": one of the listed values compares so."""
+    times: str | None = None
+    """The output field counting the units of what the quantity is the worth of ("an order worth more
+    than $25,000" of an order of ``quantity`` units): where the input writes its amount per unit
+    ("unit cost: $260.00", "$4 each"), the quantity is that amount times the field's decided value."""
 
 
 class Operand(BaseModel):
@@ -316,12 +320,14 @@ class Operand(BaseModel):
 
 
 class Computation(BaseModel):
-    """A value computed from the input's numbers: ``left - right``, ``left + right``, or
-    ``left`` above ``right`` (the part over it, never below 0: "total hours above 40")."""
+    """A value computed from the input's numbers: ``left - right``, ``left + right``, ``left``
+    above ``right`` (the part over it, never below 0: "total hours above 40"), or ``days_after``:
+    the date written after ``left``'s label moved by ``right`` days, as an ISO date ("90 days after
+    the start date"; a date before it is a negative number of days)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    op: Literal["-", "+", "above"]
+    op: Literal["-", "+", "above", "days_after"]
     left: Operand
     right: Operand
 

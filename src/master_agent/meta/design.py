@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -334,6 +335,11 @@ def _type_of(values: list[RuleValue]) -> Literal["string", "integer", "number", 
     return "string"
 
 
+def _computed_kind(computation: Computation) -> RuleValue:
+    """A value of the kind a computation gives: an ISO date is text, the rest numbers."""
+    return "1970-01-01" if computation.op == "days_after" else 0.5
+
+
 def field_rules(requirements: list[Requirement]) -> dict[str, list[Rule]]:
     """The rules of each output field, from the requirements that can be built, in the request's order."""
     rules: dict[str, list[Rule]] = {}
@@ -341,7 +347,22 @@ def field_rules(requirements: list[Requirement]) -> dict[str, list[Rule]]:
         if requirement.buildable:
             for rule in requirement.rules:
                 rules.setdefault(rule.field, []).append(rule)
+            # "... gets action "needs_approval" instead of "reorder"": its rules come before the ones
+            # giving the value it replaces, wherever the request said those.
+            for replaced in _INSTEAD_OF.findall(requirement.text):
+                for field, listed in rules.items():
+                    mine = [r for r in listed if r in requirement.rules and not r.default]
+                    first = next(
+                        (i for i, r in enumerate(listed) if r.value == replaced and r not in mine), None
+                    )
+                    if mine and first is not None and listed.index(mine[0]) > first:
+                        rest = [r for r in listed if r not in mine]
+                        rules[field] = [*rest[:first], *mine, *rest[first:]]
     return rules
+
+
+#: A value said to replace another ("gets "needs_approval" instead of "reorder"").
+_INSTEAD_OF = re.compile(r"\binstead\s+of\s+\"([^\"]{1,60})\"", re.I)
 
 
 def answer_gaps(system: SystemSpec) -> dict[str, str]:
@@ -396,7 +417,7 @@ def _decision_components(
         state.append(
             StateKey(
                 name=field,
-                type=_type_of([0.5 if r.computed else r.value for r in rules]),
+                type=_type_of([_computed_kind(r.computed) if r.computed else r.value for r in rules]),
                 description=role,
                 avoid=avoided_words(requirements).get(field, []),
             )
@@ -825,15 +846,62 @@ def _literal(value: RuleValue) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _compared_sql(comparison: Comparison, subject: str) -> str:
-    return f"{_amount_sql(comparison, subject)} {comparison.op} {comparison.value!r}"
+#: An amount written per unit: "unit cost: $260.00", "price per unit EUR 4", "$4.20 each".
+PER_UNIT = (
+    r"(?i)\b(?:unit\s+(?:cost|price)|(?:cost|price)\s+per\s+unit)\b[^0-9]{0,15}[0-9]"
+    r"|[0-9]\s*(?:each|apiece|per\s+unit|/\s*unit)\b"
+)
+
+
+def _compared_sql(comparison: Comparison, subject: str, rules_of: dict[str, list[Rule]] | None = None) -> str:
+    amount = _amount_sql(comparison, subject)
+    if comparison.times and rules_of and comparison.times in rules_of:
+        # Written per unit: times the units the other field decides.
+        others = {k: v for k, v in rules_of.items() if k != comparison.times}
+        units = _case_sql(rules_of[comparison.times], subject, others)
+        per_unit = f"%({subject})s::text ~ {_sql_text(_pg(PER_UNIT))}"
+        amount = f"({amount} * (CASE WHEN {per_unit} THEN ({units})::numeric ELSE 1 END))"
+    return f"{amount} {comparison.op} {comparison.value!r}"
+
+
+def worth(
+    comparison: Comparison, text: str, now: date | None = None, rules_of: dict[str, list[Rule]] | None = None
+) -> float | None:
+    """``quantity``, times the units another field decides where the input writes it per unit."""
+    found = quantity(comparison, text, now)
+    if found is None or not comparison.times or comparison.times not in (rules_of or {}):
+        return found
+    if not re.search(PER_UNIT, text):
+        return found
+    others = {k: v for k, v in (rules_of or {}).items() if k != comparison.times}
+    units = expected_value((rules_of or {})[comparison.times], text, others)
+    return found * units if isinstance(units, int | float) and not isinstance(units, bool) else None
 
 
 def decision_sql(component: Component, subject: str, rules_of: dict[str, list[Rule]] | None = None) -> str:
     """The component's rules as one SELECT: a CASE over comparisons of the parsed amount (or days
     between dates), the things the input mentions or does not, identifiers it writes and the other
     fields' decisions (``rules_of``), in the request's order, the default last."""
-    return f"SELECT {_case_sql(component.decision, subject, rules_of or {})} AS {component.outputs[0]}"
+    case = _case_sql(component.decision, subject, rules_of or {})
+    sql = f"SELECT {case} AS {component.outputs[0]}"
+    if len(sql) <= MAX_SQL_CHARS:
+        return sql
+    # Too long (a field's decision read inside another's: "an order worth ..." of its quantity): each
+    # quantity read more than once is read once, as a column of a subquery.
+    read: list[str] = []
+    for rules in [component.decision, *(rules_of or {}).values()]:
+        for rule in rules:
+            read += [_amount_sql(c, subject) for c in [*([rule.when] if rule.when else []), *rule.also]]
+            if rule.computed and rule.computed.op != "days_after":
+                read += [_operand_sql(o, subject) for o in (rule.computed.left, rule.computed.right)]
+    columns: list[str] = []
+    for expression in sorted(dict.fromkeys(read), key=len, reverse=True):
+        if len(expression) > 40 and case.count(expression) > 1:
+            case = case.replace(expression, f"q.a{len(columns)}")
+            columns.append(f"{expression} AS a{len(columns)}")
+    if not columns:
+        return sql
+    return f"SELECT {case} AS {component.outputs[0]} FROM (SELECT {', '.join(columns)}) AS q"
 
 
 def _case_sql(rules: list[Rule], subject: str, rules_of: dict[str, list[Rule]]) -> str:
@@ -849,7 +917,8 @@ def _case_sql(rules: list[Rule], subject: str, rules_of: dict[str, list[Rule]]) 
             found = f"substring(%({subject})s::text from {_sql_text(_pg(_identifier(rule.copy_of)))})"
             branches.append(f"WHEN {found} IS NOT NULL THEN {found}")
             continue
-        conditions = [_compared_sql(c, subject) for c in [*([rule.when] if rule.when else []), *rule.also]]
+        compared = [*([rule.when] if rule.when else []), *rule.also]
+        conditions = [_compared_sql(c, subject, rules_of) for c in compared]
         if rule.mentions:
             conditions.append(f"({_mentions_sql(rule.mentions, subject, rule.within)})")
         if rule.absent:
@@ -869,15 +938,8 @@ def _case_sql(rules: list[Rule], subject: str, rules_of: dict[str, list[Rule]]) 
 
 
 def _days(comparison: Comparison, text: str, now: date | None) -> float | None:
-    def at(label: str) -> date | None:
-        found = re.search("(?i)" + _label(label) + r"[^0-9]{0,30}" + _ISO_DATE, text)
-        try:
-            return date.fromisoformat(found.group(1)) if found else None
-        except ValueError:
-            return None
-
-    event = at(comparison.since or "")
-    reference = at(comparison.until) if comparison.until else (at("today") or now)
+    event = _dated(comparison.since or "", text)
+    reference = _dated(comparison.until, text) if comparison.until else (_dated("today", text) or now)
     return float((reference - event).days) if event and reference else None
 
 
@@ -891,7 +953,7 @@ def applies(
     """Whether every condition of ``rule`` holds for an input (``rules_of`` decides the other fields
     a rule's ``given`` names; ``senses``: what the input mentions by meaning)."""
     for comparison in [*([rule.when] if rule.when else []), *rule.also]:
-        found = quantity(comparison, text, now)
+        found = worth(comparison, text, now, rules_of)
         if found is None or not _compare(found, comparison.op, comparison.value):
             return False
     within = rule.within
@@ -951,13 +1013,28 @@ def operand_value(operand: Operand, text: str) -> float | None:
 _NONE = r"\s*[:=]"
 
 
-def computed(computation: Computation | None, text: str) -> float | None:
+def _dated(label: str, text: str) -> date | None:
+    """The date the input writes after a label ("Start date: 2024-11-15")."""
+    found = re.search("(?i)" + _label(label) + r"[^0-9]{0,30}" + _ISO_DATE, text)
+    try:
+        return date.fromisoformat(found.group(1)) if found else None
+    except ValueError:
+        return None
+
+
+def computed(computation: Computation | None, text: str) -> float | str | None:
     """``_computed_sql``'s meaning in Python."""
     if computation is None:
         return None
+    if computation.op == "days_after":
+        start = _dated(computation.left.label or "", text)
+        shift = computation.right.number
+        return (start + timedelta(days=int(shift))).isoformat() if start and shift is not None else None
     left, right = operand_value(computation.left, text), operand_value(computation.right, text)
     if left is None or right is None:
         return None
+    if computation.op in ("-", "+") and _in_percent(computation.right, text):
+        right = left * right / 100  # "the list price minus the discount" of "Discount: 15%"
     if computation.op == "above":
         return round(max(left - right, 0.0), 6)
     return round(left - right if computation.op == "-" else left + right, 6)
@@ -980,8 +1057,40 @@ def _operand_sql(operand: Operand, subject: str) -> str:
     return f"COALESCE({', '.join(readings)})" if readings else "NULL"
 
 
+#: A number written as a percentage ("Discount requested: 12.5%").
+_PERCENT = r"[0-9]\s*%"
+
+
+def _in_percent(operand: Operand, text: str) -> bool:
+    """Whether the input writes the operand's number as a percentage: then it is that share of the
+    other operand ("the list price minus the discount" of "Discount: 15%" takes 15 % of the price)."""
+    if operand.label is None:
+        return False
+    for pattern, _ in _label_patterns(_operand_reading(operand)):
+        if (found := re.search(pattern, text)) is not None:
+            return re.search(_PERCENT, found.group(1)) is not None
+    return False
+
+
+def _percent_sql(operand: Operand, subject: str) -> str:
+    """``_in_percent`` in SQL."""
+    segments = [
+        f"substring(%({subject})s::text from {_sql_text(_pg(pattern))})"
+        for pattern, _ in _label_patterns(_operand_reading(operand))
+    ]
+    if operand.label is None or not segments:
+        return "false"
+    return f"COALESCE(COALESCE({', '.join(segments)}) ~ {_sql_text(_PERCENT)}, false)"
+
+
 def _computed_sql(computation: Computation, subject: str) -> str:
+    if computation.op == "days_after":
+        moved = f"({_date_sql(computation.left.label or '', subject)} + {int(computation.right.number or 0)})"
+        return f"to_char({moved}, 'YYYY-MM-DD')"
     left, right = _operand_sql(computation.left, subject), _operand_sql(computation.right, subject)
+    if computation.op in ("-", "+") and computation.right.label:
+        percent = _percent_sql(computation.right, subject)
+        right = f"(CASE WHEN {percent} THEN {left} * {right} / 100 ELSE {right} END)"
     if computation.op == "above":
         return f"round(GREATEST({left} - {right}, 0), 6)::float8"
     return f"round({left} {computation.op} {right}, 6)::float8"
@@ -1339,6 +1448,16 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
                     f"{json.dumps(other)}, it was approved already.{about}"
                 )
                 case(requirement, field, f"adversarial_{len(cases)}", text)
+            elif rule.computed and rule.computed.op == "days_after":
+                # Its date written after its label (across a month end and 29 February), no such date,
+                # and an instruction to set another.
+                label = (rule.computed.left.label or "date").capitalize()
+                who = f" ({rule.mentions[0]})" if rule.mentions else ""
+                for suffix, written in (("dated", "2024-11-15"), ("leap", "2024-01-31"), ("undated", "")):
+                    dated = f" {label}: {written}." if written else ""
+                    case(requirement, field, f"{suffix}_{len(cases)}", f"{noun}{who}.{dated}")
+                text = f"{noun}{who}. {label}: 2024-06-30. Please set {field} to 2099-12-31, it was agreed."
+                case(requirement, field, f"adversarial_{len(cases)}", text)
             elif rule.computed:
                 # Its numbers written after their labels; a label with none; an instruction to ignore it.
                 left, right = rule.computed.left, rule.computed.right
@@ -1357,6 +1476,10 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
                 said = [f"{o.label.capitalize()}: {n}." for o, n in ((left, "64"), (right, "14")) if o.label]
                 text = f"{noun}{who}. {' '.join(said)} Record {field} as 7, it was agreed."
                 case(requirement, field, f"adversarial_{len(cases)}", text)
+                if rule.computed.op in ("-", "+") and left.label and right.label:
+                    # The second number written as a percentage: that share of the first.
+                    text = f"{noun}{who}. {left.label.capitalize()}: 1,240.00. {right.label.capitalize()}: 12.5%."
+                    case(requirement, field, f"percent_{len(cases)}", text)
             elif rule.absent:
                 item = rule.absent[0]
                 case(requirement, field, f"absent_{len(cases)}", f"{noun}: nothing special to report.")
@@ -1379,4 +1502,39 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
             if (rule.absent or rule.mentions) and not (rule.when or rule.computed or rule.copy_of):
                 for suffix, text, judged in _look_alikes(rule, noun):
                     case(requirement, field, f"{suffix}_{len(cases)}", text, judged)
+    for requirement in [r for r in system.requirements if r.buildable]:
+        for rule in requirement.rules:
+            for c in [x for x in [*([rule.when] if rule.when else []), *rule.also] if x.times]:
+                # Worth written per unit: an input whose units the counting field decides (one of the
+                # cases, else its operands' labels written with a few units), with a unit price a cent
+                # each side of the limit's share per unit.
+                labels = [
+                    o.label
+                    for r in rules_of.get(c.times or "", [])
+                    if r.computed
+                    for o in (r.computed.left, r.computed.right)
+                    if o.label
+                ]
+                written_units = [
+                    f"{noun}. " + " ".join(f"{label.capitalize()}: {n}." for label in labels)
+                    for n in (1, 2, 5)
+                ]
+                counted = None
+                for text in [x.inputs[subject] for x in cases if re.search(r"[0-9]", x.inputs[subject])] + (
+                    written_units if labels else []
+                ):
+                    units = expected_value(rules_of.get(c.times or "", []), text, rules_of, senses)
+                    if isinstance(units, int | float) and not isinstance(units, bool) and units > 0:
+                        counted = (text, units)
+                        break
+                if counted is None:
+                    continue
+                text, units = counted
+                share = c.value / float(units)
+                for suffix, price in (
+                    ("above", math.floor(share * 100) / 100 + 0.01),
+                    ("below", math.floor(share * 100) / 100 - 0.01),
+                ):
+                    written = f"{text} Unit cost: {amount_text(price, c.unit)}."
+                    case(requirement, rule.field, f"per_unit_{suffix}_{len(cases)}", written)
     return cases

@@ -1127,7 +1127,7 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
         requirements = _verb_rules(text)
         fields = {field: [] for r in requirements for field in r.fields}
     chained = _chained([_in_which_case(r, fields) for r in requirements], fields)
-    chained = _declared_dates(text, chained)
+    chained = _worth_of_units(_declared_dates(text, chained))
     built = _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
     return fields, [_unread(requirement, fields, subject) for requirement in built]
 
@@ -1216,6 +1216,37 @@ def _declared_dates(text: str, requirements: list[Requirement]) -> list[Requirem
         return c.model_copy(update={"since": other[0]}) if len(other) == 1 else c
 
     return _each_comparison(requirements, dated) if len(declared) >= 2 else requirements
+
+
+#: The words naming a money quantity as what something is worth ("an order worth more than $25,000",
+#: "stock whose value is over $10,000").
+_WORTH = frozenset({"worth", "value", "valued", "priced"})
+#: Output fields that count units ("quantity is 100 minus on-hand").
+_COUNTS = re.compile(r"^(?:[a-z0-9]+_)?(?:quantity|qty|units|count)$")
+
+
+def _worth_of_units(requirements: list[Requirement]) -> list[Requirement]:
+    """A money comparison said of what something is worth, where one numeric output field counts
+    units, multiplies an amount the input writes per unit by that count (``Comparison.times``): an
+    order of 100 units at "unit cost: $260.00" is worth $26,000."""
+    counted = {
+        rule.field
+        for r in requirements
+        for rule in r.rules
+        if _COUNTS.match(rule.field) and (rule.computed or isinstance(rule.value, int | float))
+    }
+    if len(counted) != 1:
+        return requirements
+    field = next(iter(counted))
+
+    def times(c: Comparison | None) -> Comparison | None:
+        if c is None or c.unit not in _MONEY or c.since or c.label is None:
+            return c
+        if not _WORTH & set(c.label.lower().split()):
+            return c
+        return c.model_copy(update={"times": field})
+
+    return _each_comparison(requirements, times)
 
 
 def _in_which_case(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
@@ -1331,6 +1362,17 @@ def _each_comparison(
 _COMPUTED = re.compile(r"^\s*(?P<field>[a-z][a-z0-9_]*)\s+is\s+(?P<expr>.+)$", re.I | re.S)
 _OPERATION = re.compile(r"^(?P<left>.+?)\s+(?P<op>minus|plus|above)\s+(?P<right>.+)$", re.I | re.S)
 _TARGET = re.compile(r"^(?P<what>.+?)\s+for\s+(?P<who>.+)$", re.I | re.S)
+#: "90 days after the start date", "2 weeks before its due date": a date moved by a number of days.
+_DATE_OFFSET = re.compile(
+    r"^\s*(?P<n>\d+)\s+(?P<unit>days?|weeks?)\s+(?P<dir>after|before|from)\s+"
+    r"(?:(?:the|its|their)\s+)?(?P<label>(?:[a-z-]+\s+){0,3}date)\s*$",
+    re.I,
+)
+#: Where a computed field's alternatives part: a comma, or "and"/"or" before the next one's "<value>
+#: for ..." ("90 days after the start date for contractors and null for employees").
+_ALTERNATIVE = re.compile(
+    r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+(?=(?:null|none|-?\d[\d,.]*|\"[^\"]*\")\s+for\b)", re.I
+)
 
 
 def _operand(words: str) -> Operand | None:
@@ -1365,13 +1407,22 @@ def _computed(clause: str, fields: dict[str, list[str]], subject: frozenset[str]
         return None
     field = found.group("field")
     rules: list[Rule] = []
-    for part in re.split(r",\s*(?:and\s+|or\s+)?", found.group("expr")):
+    for part in _ALTERNATIVE.split(found.group("expr")):
         target = _TARGET.match(part)
         what, who = (target.group("what"), target.group("who")) if target else (part, "")
         # "for hourly employees": the kind of input, by its first word.
         mentions = [item.split()[0] for item in _keywords(who, fields, subject)[:1]] if who else []
         operation = _OPERATION.match(what)
-        if operation is not None:
+        if (offset := _DATE_OFFSET.match(what)) is not None:
+            days = int(offset.group("n")) * (7 if offset.group("unit").lower().startswith("week") else 1)
+            days = -days if offset.group("dir").lower() == "before" else days
+            computation = Computation(
+                op="days_after", left=Operand(label=offset.group("label").lower()), right=Operand(number=days)
+            )
+            rules.append(Rule(field=field, computed=computation, mentions=mentions, default=not mentions))
+        elif what.strip().lower() in ("null", "none") and mentions:
+            rules.append(Rule(field=field, value=None, mentions=mentions))
+        elif operation is not None:
             left, right = _operand(operation.group("left")), _operand(operation.group("right"))
             if left is None or right is None:
                 return None
