@@ -1,0 +1,42 @@
+"""One real service for the whole vendored peer suite: ``create_app`` under uvicorn on a loopback port,
+on a fresh database of the session's embedded PostgreSQL, serving the graphs of ``graphs.py`` under the
+names the suite uses; ``_server.settings`` tells the tests its URL and an API key of the demo tenant."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from master_agent.service.auth import create_key
+from tests.conftest import server_settings
+from tests.live_server import LiveServer
+from tests.peer.aegra._server import settings
+from tests.peer.aegra.graphs import GRAPHS
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "e2e: the peer's end-to-end tests (against a live server)")
+    config.addinivalue_line("markers", "prod_only: the peer's tests of a production deployment")
+
+
+@pytest.fixture(scope="package", autouse=True)
+async def peer_server(
+    pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[LiveServer]:
+    served = server_settings(
+        pg_server_uri,
+        tmp_path_factory,
+        "peer",
+        graphs=GRAPHS,
+        # The suite's cron smoke test fires a six-field (seconds) schedule.
+        cron_min_interval_s=0,
+    )
+    async with LiveServer(served) as live:
+        pool = live.server.config.app.state.service.resources.database.pool
+        key = (await create_key(pool, "demo-retail")).key
+        settings.app.SERVER_URL = live.url
+        settings.app.API_KEY = key
+        settings.app.HEADERS = {"X-API-Key": key}
+        settings.db.database_url = str(served.database_url)
+        yield live
