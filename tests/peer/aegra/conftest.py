@@ -4,7 +4,11 @@ names the suite uses; ``_server.settings`` tells the tests its URL and an API ke
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import functools
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import pytest
 
@@ -15,9 +19,27 @@ from tests.peer.aegra._server import settings
 from tests.peer.aegra.graphs import GRAPHS
 
 
+#: Longest one peer test may take: a test waiting for what never comes fails instead of hanging.
+PEER_TEST_TIMEOUT_S = 60.0
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "e2e: the peer's end-to-end tests (against a live server)")
     config.addinivalue_line("markers", "prod_only: the peer's tests of a production deployment")
+
+
+def _bounded(test: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    @functools.wraps(test)
+    async def bounded(*args: Any, **kwargs: Any) -> Any:
+        return await asyncio.wait_for(test(*args, **kwargs), PEER_TEST_TIMEOUT_S)
+
+    return bounded
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if isinstance(item, pytest.Function) and "peer/aegra" in item.nodeid and inspect.iscoroutinefunction(item.obj):
+            item.obj = _bounded(item.obj)
 
 
 @pytest.fixture(scope="package", autouse=True)

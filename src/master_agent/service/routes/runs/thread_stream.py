@@ -17,7 +17,14 @@ from master_agent.runtime.runs import Run, RunQueue
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
 from master_agent.service.graph_state import snapshot_json, thread_snapshot
 from master_agent.service.limits import StrictJsonRoute
-from master_agent.service.routes.runs.events import STREAM_POLL_S, StreamedRun, counted, event_seq, run_events
+from master_agent.service.routes.runs.events import (
+    STREAM_POLL_S,
+    StreamedRun,
+    counted,
+    event_seq,
+    query_modes,
+    run_events,
+)
 from master_agent.service.routes.runs.request import KEEPALIVE_S
 from master_agent.service.routes.threads import existing_thread
 from master_agent.service.threads import Thread, get_thread
@@ -51,7 +58,7 @@ SELECT EXISTS (SELECT 1 FROM threads WHERE thread_id = %(thread)s::uuid) AS exis
 
 
 def _thread_stream_modes(values: list[str]) -> set[ThreadStreamMode]:
-    modes = {mode.strip() for value in values for mode in value.split(",") if mode.strip()}
+    modes = query_modes(values)
     unknown = sorted(modes - {"run_modes", "lifecycle", "state_update"})
     if unknown:
         raise HTTPException(
