@@ -35,7 +35,9 @@ async def test_every_method_of_the_js_sdk_works(live: LiveServer, keys: dict[str
     lines = out.decode().strip().splitlines()
     assert lines, err.decode()[-4000:]
     seen = json.loads(lines[-1])
-    assert seen["failed"] == {} and seen["undriven"] == [], json.dumps(seen["failed"] or seen["undriven"], indent=1)
+    assert seen["failed"] == {} and seen["undriven"] == [], json.dumps(
+        seen["failed"] or seen["undriven"], indent=1
+    )
     assert process.returncode == 0 and seen["ok"] is True, err.decode()[-4000:]
     assert len(seen["passed"]) >= 40
     assert any(name.startswith("updates|writer:") for name in seen["stream_events"])

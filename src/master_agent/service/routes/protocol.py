@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from sse_starlette import EventSourceResponse
 
 from master_agent.runtime.graph_runs import PROTOCOL_V2
-from master_agent.runtime.runs import RunQueue
+from master_agent.runtime.runs import Run, RunQueue
 from master_agent.runtime.serialization import to_jsonable
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep, run_starting_tenant
 from master_agent.service.graph_state import thread_graph, thread_snapshot
@@ -272,11 +272,20 @@ async def thread_protocol_stream(
     )
 
 
+def _protocol_run(run: Run) -> bool:
+    return run.request.get("stream_protocol") == PROTOCOL_V2
+
+
 async def _protocol_events(
     queue: RunQueue, tenant: str, thread: Thread, wanted: EventStreamRequest
 ) -> AsyncIterator[dict[str, str]]:
     frames = ProtocolFrames()
-    async for item in thread_events(queue, tenant, thread, {"run_modes"}, None, from_start=True):
+    # Replayed: the thread's earlier protocol runs (as langgraph-api replays the runs whose events it
+    # stored); a classic run made before the client joined is not, or its end would read as the end of
+    # the run the client is about to start (the SDK's ``thread.output`` waits for the first one).
+    async for item in thread_events(
+        queue, tenant, thread, {"run_modes"}, None, from_start=True, replayed=_protocol_run
+    ):
         data = json.loads(item["data"])
         if item["event"] == "metadata":
             run = await queue.get(str(data["run_id"]))

@@ -55,15 +55,17 @@ async def check_run_request(
         return
     try:
         if body.command is not None:
-            unknown = sorted(set(body.command) - {"resume", "update"})
+            # RemoteGraph sends a whole ``Command`` (``graph`` and ``goto`` empty unless set).
+            given = {key for key, value in body.command.items() if value not in (None, (), [])}
+            unknown = sorted(given - {"resume", "update", "goto"})
             if unknown:
                 raise HTTPException(
-                    422, detail=f"command: unsupported keys {unknown}; use resume and/or update"
+                    422, detail=f"command: unsupported keys {unknown}; use resume, update and/or goto"
                 )
-            if "resume" in body.command and thread.status != "interrupted":
+            if "resume" in given and thread.status != "interrupted":
                 raise HTTPException(409, detail="command.resume: the thread is not waiting for a decision")
             if graph.check_command is not None:
-                graph.check_command(body.command)
+                graph.check_command({key: body.command[key] for key in given})
         elif graph.check_input is not None:
             await graph.check_input(resources, tenant_id, str(thread.thread_id), body.input)
     except InputError as error:

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from typing import Annotated, Literal, cast
 
@@ -75,16 +75,19 @@ async def thread_events(
     resume: tuple[str, int] | None,
     *,
     from_start: bool = False,
+    replayed: Callable[[Run], bool] = lambda run: True,
 ) -> AsyncIterator[dict[str, str]]:
     """Every run of the thread as it runs (ids ``<run_id>:<seq>``), each closed by a ``run_done``
     metadata event; state updates made through the API as ``state_update``. Until the client leaves or
-    the thread is deleted. ``from_start``: the thread's earlier runs first (those whose events are kept)."""
+    the thread is deleted. ``from_start``: the thread's earlier runs first (those whose events are kept
+    and that ``replayed`` keeps; a run made after the client joined is always streamed)."""
     pool = queue.resources.database.pool
     thread_id = str(thread.thread_id)
     async with pool.connection() as conn:
         latest = await (await conn.execute(LATEST_CHECKPOINT, {"thread": thread_id})).fetchone()
     assert latest is not None
-    since: datetime = thread.created_at if from_start else latest["now"]
+    joined: datetime = latest["now"]
+    since: datetime = thread.created_at if from_start else joined
     seen_checkpoint = latest["checkpoint_id"]
     seen: list[uuid.UUID] = []
     if resume is not None:
@@ -100,6 +103,8 @@ async def thread_events(
         for row in runs:
             run = Run.from_row(row)
             seen.append(run.run_id)
+            if run.created_at < joined and not replayed(run):
+                continue
             after_seq = resume[1] if resume is not None and resume[0] == str(run.run_id) else None
             if after_seq is not None and after_seq >= STREAM_DONE_SEQ:
                 continue  # the client has all of it
