@@ -300,6 +300,21 @@ async def delete_thread(pool: AsyncConnectionPool[Any], tenant_id: str, thread_i
     return True
 
 
+#: Whether a thread id is in use (by any tenant) or was, and so can no more be made by a run.
+THREAD_ID_TAKEN = """
+SELECT EXISTS (SELECT 1 FROM threads WHERE thread_id = %(thread)s)
+    OR EXISTS (SELECT 1 FROM deleted_threads WHERE thread_id = %(thread)s::text) AS taken
+"""
+
+
+async def thread_id_taken(pool: AsyncConnectionPool[Any], thread_id: uuid.UUID) -> bool:
+    """Whether ``thread_id`` names a thread (of any tenant) or a deleted one."""
+    async with pool.connection() as conn:
+        row = await (await conn.execute(THREAD_ID_TAKEN, {"thread": thread_id})).fetchone()
+    assert row is not None  # EXISTS always answers one row
+    return bool(row["taken"])
+
+
 #: The JS SDK's ``threads.patchState``: metadata merged into the thread's latest (root) checkpoint.
 PATCH_LATEST_CHECKPOINT = """
 UPDATE checkpoints SET metadata = metadata || %(metadata)s

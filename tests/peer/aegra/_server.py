@@ -17,6 +17,8 @@ class _App:
     API_KEY: str = ""
     HEADERS: dict[str, str] = field(default_factory=dict)
     KEEPALIVE_INTERVAL_SECS: float = KEEPALIVE_S
+    #: The largest ``limit`` a search takes (threads, store); above it, 422 naming ``limit``.
+    MAX_SEARCH_LIMIT: int = 1000
 
 
 @dataclass

@@ -18,7 +18,6 @@ from tests.live_server import LiveServer
 from tests.peer.aegra._server import settings
 from tests.peer.aegra.graphs import GRAPHS
 
-
 #: Longest one peer test may take: a test waiting for what never comes fails instead of hanging.
 PEER_TEST_TIMEOUT_S = 60.0
 
@@ -38,7 +37,11 @@ def _bounded(test: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if isinstance(item, pytest.Function) and "peer/aegra" in item.nodeid and inspect.iscoroutinefunction(item.obj):
+        if (
+            isinstance(item, pytest.Function)
+            and "peer/aegra" in item.nodeid
+            and inspect.iscoroutinefunction(item.obj)
+        ):
             item.obj = _bounded(item.obj)
 
 

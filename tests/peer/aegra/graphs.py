@@ -7,7 +7,9 @@ langchain's scripted fake chat model (streaming word by word), so no remote mode
 - ``agent_hitl``: the same agent asking a human before each tool call (agent-inbox responses:
   ``accept``, ``edit``, ``response``, ``ignore``).
 - ``subgraph_agent`` / ``subgraph_hitl_agent``: each of them as a sub-graph of a parent graph.
-- ``stress_test``: ``steps`` steps of ``delay`` seconds, both read from the last message (JSON).
+- ``stress_test``: ``steps`` steps of ``delay`` seconds, both read from the last message (JSON); the
+  last step raises when it says ``"fail": true``.
+- ``stress_tool_agent``: the agent calling its tool for every request.
 - ``factory``: the agent built per run by a factory reading the run's context.
 - ``cron_example``: one ``Tick #n`` message per run.
 """
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
@@ -55,27 +57,38 @@ def _last_human(messages: list[AnyMessage]) -> str:
     return ""
 
 
-async def _say(text: str, context: Context) -> AIMessage:
-    model = GenericFakeChatModel(messages=iter([AIMessage(text)]))
+async def _say(text: str, context: Context, tool_calls: list[Any] | None = None) -> AIMessage:
+    # Through the scripted model, so the words (and a tool call) stream as a model's would.
+    model = GenericFakeChatModel(messages=iter([AIMessage(text, tool_calls=tool_calls or [])]))
     answer = await model.ainvoke(text)
     return AIMessage(
         content=answer.content,
         id=answer.id,
+        tool_calls=answer.tool_calls,
         response_metadata={"model_name": context.model, "system_prompt": context.system_prompt[:40]},
     )
 
 
-async def call_model(state: Messages, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Answer; or, when the last word is the user's and asks to look something up, call ``search``."""
-    context = runtime.context
+async def _answer(state: Messages, context: Context, wants_tool: bool) -> dict[str, Any]:
     last = state["messages"][-1]
     request = _last_human(state["messages"])
-    if last.type == "human" and any(word in request.lower() for word in _TOOL_WORDS):
+    if last.type == "human" and wants_tool:
         call = {"name": "search", "args": {"query": request}, "id": f"call_{uuid.uuid4().hex[:12]}"}
-        return {"messages": [AIMessage(content="", tool_calls=[call])]}
+        return {"messages": [await _say("Let me look that up.", context, [call])]}
     if last.type == "tool":
         return {"messages": [await _say(f"Here is what I found: {last.content}", context)]}
     return {"messages": [await _say(f"You said: {request}. Here is a short answer.", context)]}
+
+
+async def call_model(state: Messages, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Answer; or, when the user's last words ask to look something up, call ``search``."""
+    request = _last_human(state["messages"]).lower()
+    return await _answer(state, runtime.context, any(word in request for word in _TOOL_WORDS))
+
+
+async def call_model_with_tool(state: Messages, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Call ``search`` for every new request, then answer from its result."""
+    return await _answer(state, runtime.context, True)
 
 
 def search(query: str) -> str:
@@ -99,9 +112,9 @@ def _route(state: Messages) -> Literal["tools", "__end__"]:
     return "tools" if isinstance(last, AIMessage) and last.tool_calls else END
 
 
-def _agent_builder() -> StateGraph[Any, Any, Any, Any]:
+def _agent_builder(model_node: Any = call_model) -> StateGraph[Any, Any, Any, Any]:
     builder: StateGraph[Any, Any, Any, Any] = StateGraph(Messages, context_schema=Context)
-    builder.add_node("call_model", call_model)
+    builder.add_node("call_model", model_node)
     builder.add_node("tools", tools)
     builder.add_edge(START, "call_model")
     builder.add_conditional_edges("call_model", _route)
@@ -127,21 +140,28 @@ async def human_review(state: Messages) -> Command[Literal["tools", "call_model"
     calls = list(last.tool_calls)
     if "ignore" in kinds:
         cancelled = [
-            ToolMessage(content="Tool call cancelled by human operator.", name=c["name"], tool_call_id=c["id"])
+            ToolMessage(
+                content="Tool call cancelled by human operator.", name=c["name"], tool_call_id=c["id"]
+            )
             for c in calls
         ]
         return Command(goto=END, update={"messages": cancelled})
     if "response" in kinds:
         said = next(str(a.get("args")) for a in answers if a.get("type") == "response")
         held = [
-            ToolMessage(content=f"Tool call interrupted for human input: {said}", name=c["name"], tool_call_id=c["id"])
+            ToolMessage(
+                content="Tool call interrupted for human input.", name=c["name"], tool_call_id=c["id"]
+            )
             for c in calls
         ]
-        return Command(goto="call_model", update={"messages": held})
+        return Command(goto="call_model", update={"messages": [*held, HumanMessage(said)]})
     if "edit" in kinds:
         edited = next(a.get("args") for a in answers if a.get("type") == "edit")
         args = edited.get("args", edited) if isinstance(edited, dict) else {"query": str(edited)}
-        calls = [{**calls[0], "args": args}, *calls[1:]]
+        # Agent-inbox edits may key the new arguments by the tool's name.
+        first = calls[0]
+        args = args.get(first["name"], args) if isinstance(args, dict) else args
+        calls = [{**first, "args": args}, *calls[1:]]
         message = AIMessage(content=last.content, tool_calls=calls, id=last.id)
         return Command(goto="tools", update={"messages": [message]})
     return Command(goto="tools")
@@ -176,6 +196,7 @@ class Stress(TypedDict, total=False):
     step_count: int
     steps: int
     delay: float
+    fail: bool
 
 
 async def _plan(state: Stress) -> dict[str, Any]:
@@ -183,12 +204,19 @@ async def _plan(state: Stress) -> dict[str, Any]:
         asked = json.loads(_last_human(state["messages"]) or "{}")
     except json.JSONDecodeError:
         asked = {}
-    return {"step_count": 0, "steps": int(asked.get("steps", 1)), "delay": float(asked.get("delay", 0))}
+    return {
+        "step_count": 0,
+        "steps": int(asked.get("steps", 1)),
+        "delay": float(asked.get("delay", 0)),
+        "fail": bool(asked.get("fail", False)),
+    }
 
 
 async def _step(state: Stress) -> dict[str, Any]:
     await asyncio.sleep(state.get("delay", 0))
     done = state.get("step_count", 0) + 1
+    if state.get("fail") and done == state.get("steps", 1):
+        raise RuntimeError(f"stress_test failed at step {done}, as asked")
     return {"step_count": done, "messages": [AIMessage(f"step {done} of {state.get('steps', 1)}")]}
 
 
@@ -236,6 +264,11 @@ def make_stress_test(config: RunnableConfig) -> StateGraph[Any, Any, Any, Any]:
     return builder
 
 
+def make_stress_tool_agent(config: RunnableConfig) -> StateGraph[Any, Any, Any, Any]:
+    """``stress_tool_agent``: the agent calling its tool for every request."""
+    return _agent_builder(call_model_with_tool)
+
+
 def make_factory(config: RunnableConfig) -> StateGraph[Any, Any, Any, Any]:
     """``factory``: the agent, built per run."""
     return _agent_builder()
@@ -259,6 +292,7 @@ GRAPHS = tuple(
         "subgraph_agent",
         "subgraph_hitl_agent",
         "stress_test",
+        "stress_tool_agent",
         "factory",
         "cron_example",
     )

@@ -49,9 +49,13 @@ async def check_run_request(
     if body.input is not None and body.command is not None:
         raise HTTPException(422, detail="input: a run takes input or a command, not both")
     if body.input is None and body.command is None:
-        # No input: go on from where the thread stopped (a breakpoint, an interrupt).
-        if thread.status != "interrupted":
-            raise HTTPException(422, detail="input: required unless the thread is stopped at a breakpoint")
+        # No input: go on from where the thread stopped (a breakpoint, an interrupt), or from the
+        # checkpoint named (a replay of the thread's past from there, as langgraph-api runs it).
+        if thread.status != "interrupted" and _start_checkpoint(body) is None:
+            raise HTTPException(
+                422,
+                detail="input: required unless the thread is stopped at a breakpoint or a checkpoint is named",
+            )
         return
     try:
         if body.command is not None:
@@ -212,6 +216,9 @@ def _start_checkpoint(body: RunCreate) -> dict[str, str] | None:
         for key, value in (body.checkpoint or {}).items()
         if key in ("checkpoint_id", "checkpoint_ns") and value
     }
+    configurable = (body.config or {}).get("configurable") or {}
+    if isinstance(configurable, dict) and configurable.get("checkpoint_id"):
+        wanted["checkpoint_id"] = str(configurable["checkpoint_id"])
     if body.checkpoint_id:
         wanted["checkpoint_id"] = body.checkpoint_id
     return wanted or None
