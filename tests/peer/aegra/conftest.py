@@ -12,11 +12,14 @@ from typing import Any
 
 import pytest
 
+from master_agent.service.api_parity import PEER_DIFFERENCES
 from master_agent.service.auth import create_key
 from tests.conftest import server_settings
 from tests.live_server import LiveServer
 from tests.peer.aegra._server import settings
 from tests.peer.aegra.graphs import GRAPHS
+
+PEER = "tests/peer/aegra/"
 
 #: Longest one peer test may take: a test waiting for what never comes fails instead of hanging.
 PEER_TEST_TIMEOUT_S = 60.0
@@ -37,11 +40,17 @@ def _bounded(test: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if (
-            isinstance(item, pytest.Function)
-            and "peer/aegra" in item.nodeid
-            and inspect.iscoroutinefunction(item.obj)
-        ):
+        if PEER not in item.nodeid or not isinstance(item, pytest.Function):
+            continue
+        # The peer sends the deprecated ``checkpoint_during`` on purpose; the SDK warns as it sends it.
+        item.add_marker(
+            pytest.mark.filterwarnings("ignore:`checkpoint_during` is deprecated:DeprecationWarning")
+        )
+        # Its expectations that are Aegra's own and not langgraph-api's (``make api-diff`` lists them).
+        why = PEER_DIFFERENCES.get(item.nodeid.split(PEER, 1)[1])
+        if why is not None:
+            item.add_marker(pytest.mark.xfail(strict=True, reason=why))
+        if inspect.iscoroutinefunction(item.obj):
             item.obj = _bounded(item.obj)
 
 

@@ -7,8 +7,8 @@ langchain's scripted fake chat model (streaming word by word), so no remote mode
 - ``agent_hitl``: the same agent asking a human before each tool call (agent-inbox responses:
   ``accept``, ``edit``, ``response``, ``ignore``).
 - ``subgraph_agent`` / ``subgraph_hitl_agent``: each of them as a sub-graph of a parent graph.
-- ``stress_test``: ``steps`` steps of ``delay`` seconds, both read from the last message (JSON); the
-  last step raises when it says ``"fail": true``.
+- ``stress_test``: ``steps`` steps of ``delay`` seconds, both read from the last message (JSON), each
+  reporting ``{"steps_completed": n, "status": ...}``; the last step raises when asked ``"fail": true``.
 - ``stress_tool_agent``: the agent calling its tool for every request.
 - ``factory``: the agent built per run by a factory reading the run's context.
 - ``cron_example``: one ``Tick #n`` message per run.
@@ -217,7 +217,9 @@ async def _step(state: Stress) -> dict[str, Any]:
     done = state.get("step_count", 0) + 1
     if state.get("fail") and done == state.get("steps", 1):
         raise RuntimeError(f"stress_test failed at step {done}, as asked")
-    return {"step_count": done, "messages": [AIMessage(f"step {done} of {state.get('steps', 1)}")]}
+    status = "completed" if done >= state.get("steps", 1) else "running"
+    report = json.dumps({"steps_completed": done, "status": status})
+    return {"step_count": done, "messages": [AIMessage(report)]}
 
 
 def _more(state: Stress) -> Literal["step", "__end__"]:
