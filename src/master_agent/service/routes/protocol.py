@@ -113,6 +113,7 @@ def _run_request(params: dict[str, Any], **fields: Any) -> RunCreate:
     try:
         return RunCreate(
             config=params.get("config"),
+            context=params.get("context"),
             metadata=params.get("metadata"),
             stream_subgraphs=True,
             multitask_strategy=params.get("multitask_strategy") or params.get("multitaskStrategy"),
