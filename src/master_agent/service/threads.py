@@ -333,7 +333,8 @@ async def patch_latest_checkpoint(
         done = await conn.execute(
             PATCH_LATEST_CHECKPOINT, {"thread": str(thread_id), "metadata": Jsonb(metadata)}
         )
-    return done.rowcount > 0
+    patched: bool = done.rowcount > 0
+    return patched
 
 
 #: Bytes a thread's checkpoints occupy, as stored: checkpoint rows (the checkpoint and its metadata),
