@@ -1,21 +1,22 @@
-"""One real service for the whole vendored peer suite: ``create_app`` under uvicorn on a loopback port,
-on a fresh database of the session's embedded PostgreSQL, serving the graphs of ``graphs.py`` under the
-names the suite uses; ``_server.settings`` tells the tests its URL and an API key of the demo tenant."""
+"""One real service for the whole vendored peer suite: ``master-agent serve`` on a loopback port, on a
+fresh database of the session's embedded PostgreSQL, serving the graphs of ``graphs.py`` under the names
+the suite uses (``MASTER_AGENT_GRAPHS``); ``_server.settings`` tells the tests its URL and an API key of
+the demo tenant (made with ``master-agent keys create``)."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable
+import os
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import pytest
 
 from master_agent.service.api_parity import PEER_DIFFERENCES
-from master_agent.service.auth import create_key
-from tests.conftest import server_settings
-from tests.live_server import LiveServer
+from tests.conftest import create_database, installed_template
+from tests.live_server import create_key_cli, start_serve
 from tests.peer.aegra._server import settings
 from tests.peer.aegra.graphs import GRAPHS
 
@@ -55,22 +56,29 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="package", autouse=True)
-async def peer_server(
-    pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[LiveServer]:
-    served = server_settings(
-        pg_server_uri,
-        tmp_path_factory,
-        "peer",
-        graphs=GRAPHS,
-        # The suite's cron smoke test fires a six-field (seconds) schedule.
-        cron_min_interval_s=0,
+def peer_server(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``master-agent serve`` in its own process, as a user runs it (the peer's tests also call the
+    server with blocking clients, which a server in the tests' own event loop could not answer)."""
+    database_url = create_database(
+        pg_server_uri, "peer", template=installed_template(pg_server_uri, tmp_path_factory)
     )
-    async with LiveServer(served) as live:
-        pool = live.server.config.app.state.service.resources.database.pool
-        key = (await create_key(pool, "demo-retail")).key
-        settings.app.SERVER_URL = live.url
-        settings.app.API_KEY = key
-        settings.app.HEADERS = {"X-API-Key": key}
-        settings.db.database_url = str(served.database_url)
-        yield live
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "MASTER_AGENT_DATA_DIR": str(tmp_path_factory.mktemp("peer")),
+        "MASTER_AGENT_MODEL": "offline",
+        "MASTER_AGENT_GRAPHS": ",".join(GRAPHS),
+        # The suite's cron smoke test fires a six-field (seconds) schedule.
+        "MASTER_AGENT_CRON_MIN_INTERVAL_S": "0",
+    }
+    key = create_key_cli(env, "demo-retail")
+    server, url = start_serve(env, log=tmp_path_factory.mktemp("peer-log") / "serve.log")
+    settings.app.SERVER_URL = url
+    settings.app.API_KEY = key
+    settings.app.HEADERS = {"X-API-Key": key}
+    settings.db.database_url = database_url
+    try:
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=60)

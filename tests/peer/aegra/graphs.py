@@ -6,7 +6,8 @@ langchain's scripted fake chat model (streaming word by word), so no remote mode
   (``model``, ``system_prompt``), which a run's ``context`` fills and whose defaults apply without one.
 - ``agent_hitl``: the same agent asking a human before each tool call (agent-inbox responses:
   ``accept``, ``edit``, ``response``, ``ignore``).
-- ``subgraph_agent`` / ``subgraph_hitl_agent``: each of them as a sub-graph of a parent graph.
+- ``subgraph_agent``: the agent as a sub-graph of a parent graph.
+- ``subgraph_hitl_agent``: a ``foo`` state whose sub-graph sets it, then asks a person for it.
 - ``stress_test``: ``steps`` steps of ``delay`` seconds, both read from the last message (JSON), each
   reporting ``{"steps_completed": n, "status": ...}``; the last step raises when asked ``"fail": true``.
 - ``stress_tool_agent``: the agent calling its tool for every request.
@@ -80,10 +81,17 @@ async def _answer(state: Messages, context: Context, wants_tool: bool) -> dict[s
     return {"messages": [await _say(f"You said: {request}. Here is a short answer.", context)]}
 
 
+def _declined(messages: list[AnyMessage]) -> bool:
+    """Whether a person answered a tool call in words instead of letting it run."""
+    return any(m.type == "tool" and str(m.content).startswith("Tool call interrupted") for m in messages)
+
+
 async def call_model(state: Messages, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Answer; or, when the user's last words ask to look something up, call ``search``."""
+    """Answer; or, when the user's last words ask to look something up (and no tool was declined),
+    call ``search``."""
     request = _last_human(state["messages"]).lower()
-    return await _answer(state, runtime.context, any(word in request for word in _TOOL_WORDS))
+    wants_tool = any(word in request for word in _TOOL_WORDS) and not _declined(state["messages"])
+    return await _answer(state, runtime.context, wants_tool)
 
 
 async def call_model_with_tool(state: Messages, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -250,9 +258,31 @@ def make_subgraph_agent(config: RunnableConfig) -> StateGraph[Any, Any, Any, Any
     return _parent(_agent_builder())
 
 
+class Foo(TypedDict, total=False):
+    foo: str
+
+
+def _set_foo(state: Foo) -> dict[str, Any]:
+    return {"foo": "Initial subgraph value."}
+
+
+def _ask_foo(state: Foo) -> dict[str, Any]:
+    return {"foo": str(interrupt({"question": "Provide a new value for foo", "foo": state.get("foo")}))}
+
+
 def make_subgraph_hitl_agent(config: RunnableConfig) -> StateGraph[Any, Any, Any, Any]:
-    """``subgraph_hitl_agent``: the asking agent as a sub-graph."""
-    return _parent(_hitl_builder())
+    """``subgraph_hitl_agent``: a ``foo`` state whose sub-graph sets it, then asks a person for it."""
+    child: StateGraph[Any, Any, Any, Any] = StateGraph(Foo)
+    child.add_node("set_foo", _set_foo)
+    child.add_node("ask_foo", _ask_foo)
+    child.add_edge(START, "set_foo")
+    child.add_edge("set_foo", "ask_foo")
+    child.add_edge("ask_foo", END)
+    builder: StateGraph[Any, Any, Any, Any] = StateGraph(Foo)
+    builder.add_node("subgraph", child.compile())
+    builder.add_edge(START, "subgraph")
+    builder.add_edge("subgraph", END)
+    return builder
 
 
 def make_stress_test(config: RunnableConfig) -> StateGraph[Any, Any, Any, Any]:

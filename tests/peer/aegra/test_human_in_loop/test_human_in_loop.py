@@ -572,7 +572,7 @@ async def test_human_in_loop_edit_tool_args_e2e():
 #   2. Check if our graph definition needs updates for END node handling
 #   3. Test with latest LangGraph stable version
 #   4. Re-enable test once functionality works
-@pytest.mark.skip(reason="Mark as Resolved functionality has known issue - see TODO above")
+# (The peer skips this test: "Mark as Resolved functionality has known issue"; run here.)
 @pytest.mark.e2e
 @pytest.mark.asyncio
 async def test_human_in_loop_mark_as_resolved_e2e():
