@@ -104,9 +104,13 @@ def search(query: str) -> str:
     return f"Results for {query}: three well-rated pages."
 
 
+def _latest_call(messages: list[AnyMessage]) -> AIMessage:
+    """The model's latest message calling tools."""
+    return next(m for m in reversed(messages) if isinstance(m, AIMessage) and m.tool_calls)
+
+
 async def tools(state: Messages) -> dict[str, Any]:
-    last = state["messages"][-1]
-    assert isinstance(last, AIMessage)
+    last = _latest_call(state["messages"])
     return {
         "messages": [
             ToolMessage(content=search(**call["args"]), name=call["name"], tool_call_id=call["id"])
@@ -132,8 +136,8 @@ def _agent_builder(model_node: Any = call_model) -> StateGraph[Any, Any, Any, An
 
 async def human_review(state: Messages) -> Command[Literal["tools", "call_model", "__end__"]]:
     """Ask a human about each tool call (one agent-inbox request per call) and act on the answers."""
-    last = state["messages"][-1]
-    assert isinstance(last, AIMessage)
+    # The model's call (a resume may have added messages after it, by its ``update``).
+    last = _latest_call(state["messages"])
     requests = [
         {
             "action_request": {"action": call["name"], "args": call["args"]},
