@@ -184,7 +184,7 @@ async def prepare_run(
         "stream_subgraphs": body.stream_subgraphs,
         "stream_protocol": protocol,
         "graph_id": assistant.graph_id,
-        "durability": body.durability,
+        "durability": _durability(body),
         "checkpoint": _start_checkpoint(body),
         "interrupt_before": body.interrupt_before,
         "interrupt_after": body.interrupt_after,
@@ -207,6 +207,14 @@ async def prepare_run(
         thread_config=shape_of(config, assistant.graph_id),
         after_seconds=body.after_seconds or 0,
     )
+
+
+def _durability(body: RunCreate) -> str | None:
+    """``durability``, or the deprecated ``checkpoint_during`` as langgraph-api reads it (False: ``exit``,
+    one checkpoint at the run's end; True: ``async``); None: the default."""
+    if body.durability is not None or body.checkpoint_during is None:
+        return body.durability
+    return "async" if body.checkpoint_during else "exit"
 
 
 def _start_checkpoint(body: RunCreate) -> dict[str, str] | None:
