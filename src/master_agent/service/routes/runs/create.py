@@ -131,8 +131,22 @@ async def enqueue_run(
 ) -> Run:
     """Store the run (refusing what it could not run); with ``execute_here`` this process executes it
     at once when nothing holds it back (the caller waits for it or streams it)."""
+    thread = await _settled_for_resume(body, thread, tenant, resources, queue)
     prepared = await prepare_run(body, thread, tenant, resources)
     return await prepared.enqueue(queue, tenant, str(thread.thread_id), execute_here=execute_here)
+
+
+async def _settled_for_resume(
+    body: RunCreate, thread: Thread, tenant: str, resources: ResourcesDep, queue: QueueDep
+) -> Thread:
+    """The thread as a resume finds it: a stream shows an interrupt as its run stops there, a moment
+    before the run's end (and the thread's status) is stored, so a resume sent at once lets that run
+    finish first (RemoteGraph resumes so)."""
+    if (body.command or {}).get("resume") is None or thread.status != "busy":
+        return thread
+    for running in await queue.list_for_thread(str(thread.thread_id), limit=10, offset=0, status="running"):
+        await queue.wait(str(running.run_id), within_s=resources.settings.run_lease_s)
+    return await get_thread(resources.database.pool, tenant, thread.thread_id) or thread
 
 
 async def prepare_run(
@@ -257,6 +271,7 @@ async def run_on_thread(
     made for it (once the run request is known to be valid)."""
     thread = await get_thread(resources.database.pool, tenant, thread_id)
     if thread is not None:
+        thread = await _settled_for_resume(body, thread, tenant, resources, queue)
         prepared = await prepare_run(body, thread, tenant, resources, protocol=protocol)
         return thread, await prepared.enqueue(queue, tenant, str(thread_id), execute_here=execute_here)
     if body.if_not_exists != "create":
