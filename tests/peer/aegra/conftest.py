@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from master_agent.service.api_parity import PEER_DIFFERENCES
+from master_agent.service.api_parity import PEER_DIFFERENCES, PEER_OPEN
 from tests.conftest import create_database, installed_template
 from tests.live_server import create_key_cli, start_serve
 from tests.peer.aegra._server import settings
@@ -51,6 +51,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         why = PEER_DIFFERENCES.get(item.nodeid.split(PEER, 1)[1])
         if why is not None:
             item.add_marker(pytest.mark.xfail(strict=True, reason=why))
+        # Ours, not fixed yet (listed as open by ``make api-diff``).
+        still_open = PEER_OPEN.get(item.nodeid.split(PEER, 1)[1])
+        if still_open is not None:
+            item.add_marker(pytest.mark.xfail(strict=False, reason=still_open))
         if inspect.iscoroutinefunction(item.obj):
             item.obj = _bounded(item.obj)
 
