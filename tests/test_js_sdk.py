@@ -1,6 +1,7 @@
 """The official JS SDK (``@langchain/langgraph-sdk``, installed from npm by ``make test``) against the
-real service: ``tests/js/sdk_check.mjs`` drives threads, runs.stream with sub-graphs, joinStream with
-``lastEventId``, the store and crons, and fails on the first check that does not hold."""
+real service: ``tests/js/sdk_check.mjs`` drives every method of its assistants, threads, runs, store and
+crons clients (runs.stream with sub-graphs, joinStream after ``lastEventId``, the thread's own stream,
+cancel, batches, copies, checkpoints), each a named check; every one must pass and none be left out."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ keys = two_tenant_keys
 SCRIPT_DIR = Path(__file__).resolve().parent / "js"
 
 
-async def test_the_js_sdk_drives_threads_runs_store_and_crons(live: LiveServer, keys: dict[str, str]) -> None:
+async def test_every_method_of_the_js_sdk_works(live: LiveServer, keys: dict[str, str]) -> None:
     node = shutil.which("node")
     assert node is not None, "node is needed (Debian's nodejs); make test installs the JS SDK with npm"
     assert (SCRIPT_DIR / "node_modules" / "@langchain" / "langgraph-sdk").is_dir(), "run: make js-deps"
@@ -31,7 +32,12 @@ async def test_the_js_sdk_drives_threads_runs_store_and_crons(live: LiveServer, 
         stderr=asyncio.subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(process.communicate(), 300)
-    assert process.returncode == 0, err.decode()[-4000:]
-    seen = json.loads(out.decode().strip().splitlines()[-1])
-    assert seen["ok"] is True
+    lines = out.decode().strip().splitlines()
+    assert lines, err.decode()[-4000:]
+    seen = json.loads(lines[-1])
+    assert seen["failed"] == {} and seen["undriven"] == [], json.dumps(
+        seen["failed"] or seen["undriven"], indent=1
+    )
+    assert process.returncode == 0 and seen["ok"] is True, err.decode()[-4000:]
+    assert len(seen["passed"]) >= 40
     assert any(name.startswith("updates|writer:") for name in seen["stream_events"])

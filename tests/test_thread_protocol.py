@@ -17,7 +17,11 @@ from tests.live_server import LiveServer, live_server_fixture, sdk, two_tenant_k
 
 live = live_server_fixture(
     "protocol",
-    graphs=("approval=tests.approval_graph:make_graph", "chat=tests.chat_model_graph:make_graph"),
+    graphs=(
+        "approval=tests.approval_graph:make_graph",
+        "chat=tests.chat_model_graph:make_graph",
+        "greeter=tests.context_graph:make_graph",
+    ),
 )
 keys = two_tenant_keys
 HI = {"messages": [{"role": "user", "content": "hi"}]}
@@ -198,3 +202,68 @@ def test_frames_number_events_and_close_what_a_run_opened() -> None:
     [end] = failed.run_event("error", {"error": "ValueError", "message": "boom"}, "s:1")
     assert end["params"]["data"] == {"event": "failed", "graph_name": "agent", "error": "boom"}
     assert failed.run_done("error", "boom") == []
+
+
+async def test_a_stream_opened_before_its_thread_sees_run_start_with_context_and_a_replay(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    # The SDK mints the thread id and opens its event stream before run.start makes the thread.
+    client = sdk(live, keys["demo-retail"])
+    thread_id = str(uuid.uuid4())
+    headers = {"X-API-Key": keys["demo-retail"]}
+    async with httpx.AsyncClient(base_url=live.url, headers=headers, timeout=30) as http:
+
+        async def lifecycle() -> list[str]:
+            seen: list[str] = []
+            async with http.stream(
+                "POST", f"/threads/{thread_id}/stream/events", json={"channels": ["lifecycle"]}
+            ) as response:
+                assert response.status_code == 200
+                async for line in response.aiter_lines():
+                    if line.startswith("data:"):
+                        seen.append(json.loads(line[5:])["params"]["data"]["event"])
+                        if seen[-1] in ("completed", "failed"):
+                            return seen
+            return seen
+
+        watching = asyncio.create_task(lifecycle())
+        await asyncio.sleep(0.5)
+        command = {
+            "id": 1,
+            "method": "run.start",
+            "params": {"assistant_id": "greeter", "input": {"name": "Ana"}, "context": {"language": "fr"}},
+        }
+        started = await http.post(f"/threads/{thread_id}/commands", json=command)
+        assert started.status_code == 200, started.text
+        assert (await asyncio.wait_for(watching, 30))[-1] == "completed"
+        await client.runs.join(thread_id, started.json()["result"]["run_id"])
+        # The run's context reached the graph.
+        assert (await client.threads.get_state(thread_id))["values"]["greeting"] == "Bonjour, Ana"
+
+        # A run naming a checkpoint needs no input: it replays the thread from there.
+        history = await client.threads.get_history(thread_id)
+        before_greeting = next(state for state in history if state["next"] == ["greet"])
+        replay = {
+            "id": 2,
+            "method": "run.start",
+            "params": {
+                "assistant_id": "greeter",
+                "context": {"language": "en"},
+                "config": {"configurable": {"checkpoint_id": before_greeting["checkpoint"]["checkpoint_id"]}},
+            },
+        }
+        again = await http.post(f"/threads/{thread_id}/commands", json=replay)
+        assert again.status_code == 200, again.text
+        await client.runs.join(thread_id, again.json()["result"]["run_id"])
+        assert (await client.threads.get_state(thread_id))["values"]["greeting"] == "Hello, Ana"
+
+        # Another tenant's stream of the thread is refused at once, not left waiting.
+        other = await asyncio.wait_for(
+            http.post(
+                f"/threads/{thread_id}/stream/events",
+                json={"channels": ["lifecycle"]},
+                headers={"X-API-Key": keys["other-shop"]},
+            ),
+            30,
+        )
+        assert other.status_code == 404

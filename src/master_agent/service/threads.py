@@ -8,6 +8,7 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel, Field
 
@@ -297,6 +298,43 @@ async def delete_thread(pool: AsyncConnectionPool[Any], tenant_id: str, thread_i
             return False
         await delete_thread_rows(conn, [str(thread_id)])
     return True
+
+
+#: Whether a thread id is in use (by any tenant) or was, and so can no more be made by a run.
+THREAD_ID_TAKEN = """
+SELECT EXISTS (SELECT 1 FROM threads WHERE thread_id = %(thread)s)
+    OR EXISTS (SELECT 1 FROM deleted_threads WHERE thread_id = %(thread)s::text) AS taken
+"""
+
+
+async def thread_id_taken(pool: AsyncConnectionPool[Any], thread_id: uuid.UUID) -> bool:
+    """Whether ``thread_id`` names a thread (of any tenant) or a deleted one."""
+    async with pool.connection() as conn:
+        row = await (await conn.execute(THREAD_ID_TAKEN, {"thread": thread_id})).fetchone()
+    assert row is not None  # EXISTS always answers one row
+    return bool(row["taken"])
+
+
+#: The JS SDK's ``threads.patchState``: metadata merged into the thread's latest (root) checkpoint.
+PATCH_LATEST_CHECKPOINT = """
+UPDATE checkpoints SET metadata = metadata || %(metadata)s
+WHERE thread_id = %(thread)s AND checkpoint_ns = '' AND checkpoint_id = (
+    SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = %(thread)s AND checkpoint_ns = ''
+)
+"""
+
+
+async def patch_latest_checkpoint(
+    pool: AsyncConnectionPool[Any], thread_id: uuid.UUID, metadata: dict[str, Any]
+) -> bool:
+    """Merge ``metadata`` into the metadata of the thread's latest checkpoint (the caller checked the
+    thread is the tenant's); False when the thread has no checkpoint yet."""
+    async with pool.connection() as conn:
+        done = await conn.execute(
+            PATCH_LATEST_CHECKPOINT, {"thread": str(thread_id), "metadata": Jsonb(metadata)}
+        )
+    patched: bool = done.rowcount > 0
+    return patched
 
 
 #: Bytes a thread's checkpoints occupy, as stored: checkpoint rows (the checkpoint and its metadata),

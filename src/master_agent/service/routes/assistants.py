@@ -34,7 +34,7 @@ from master_agent.runtime.tenant_agents import (
 )
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
 from master_agent.service.limits import LangGraphBody, Metadata, StrictJsonRoute, page
-from master_agent.service.routes.runs import cancel_active_runs
+from master_agent.service.routes.runs import remove_assistant_runs
 from master_agent.service.routes.threads import remove_thread
 from master_agent.service.threads import search_threads
 
@@ -196,8 +196,8 @@ async def delete(
         default=False, description="Also delete the threads whose metadata.assistant_id is this assistant."
     ),
 ) -> Response:
-    """The assistant goes, with its versions; its active runs are cancelled first, as langgraph-api
-    cancels them (with ``delete_threads``, its threads are deleted before that)."""
+    """The assistant goes, with its versions and its runs (the active ones cancelled first), as in
+    langgraph-api (with ``delete_threads``, its threads are deleted before that)."""
     current = await _assistant(resources, tenant, assistant_id)
     if delete_threads:
         removed = True
@@ -213,7 +213,7 @@ async def delete(
             removed = False
             for thread in found:
                 removed |= await remove_thread(resources, queue, tenant, thread.thread_id)
-    await cancel_active_runs(queue, tenant, assistant_id=current.assistant_id)
+    await remove_assistant_runs(queue, tenant, current.assistant_id)
     await remove_assistant(resources, tenant, current)
     return Response(status_code=204)
 

@@ -4,6 +4,7 @@ stream of its runs, as langgraph-api serves them."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -15,12 +16,13 @@ from pydantic import ValidationError
 from sse_starlette import EventSourceResponse
 
 from master_agent.runtime.graph_runs import PROTOCOL_V2
-from master_agent.runtime.runs import RunQueue
+from master_agent.runtime.runs import Run, RunQueue
 from master_agent.runtime.serialization import to_jsonable
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep, run_starting_tenant
 from master_agent.service.graph_state import thread_graph, thread_snapshot
 from master_agent.service.limits import StrictJsonRoute
 from master_agent.service.routes.runs import KEEPALIVE_S, RunCreate, counted, run_on_thread, thread_events
+from master_agent.service.routes.runs.events import STREAM_POLL_S
 from master_agent.service.routes.threads import existing_thread
 from master_agent.service.thread_protocol import (
     ErrorCode,
@@ -28,7 +30,7 @@ from master_agent.service.thread_protocol import (
     ProtocolCommand,
     ProtocolFrames,
 )
-from master_agent.service.threads import Thread, get_thread
+from master_agent.service.threads import Thread, get_thread, thread_id_taken
 
 router = APIRouter(tags=["threads"], route_class=StrictJsonRoute)
 
@@ -111,6 +113,7 @@ def _run_request(params: dict[str, Any], **fields: Any) -> RunCreate:
     try:
         return RunCreate(
             config=params.get("config"),
+            context=params.get("context"),
             metadata=params.get("metadata"),
             stream_subgraphs=True,
             multitask_strategy=params.get("multitask_strategy") or params.get("multitaskStrategy"),
@@ -265,18 +268,40 @@ async def thread_protocol_stream(
     """The thread's runs as protocol events on the ``channels`` asked for (within ``namespaces`` and
     ``depth``), from its first run whose events are kept, then live, until the client leaves. ``since``:
     only events after that ``seq`` (a reconnect)."""
-    thread = await existing_thread(resources, tenant, thread_id)
+    # The SDK opens its streams before ``run.start`` makes the thread (its id minted client-side): as
+    # langgraph-api does, the stream waits for a thread not made yet rather than answering 404.
+    pool = resources.database.pool
+    if await get_thread(pool, tenant, thread_id) is None and await thread_id_taken(pool, thread_id):
+        raise HTTPException(404, detail=f"Thread with ID {thread_id} not found")
     gauge = request.app.state.service.metrics.active_streams
     return EventSourceResponse(
-        counted(gauge, _protocol_events(queue, tenant, thread, body)), ping=KEEPALIVE_S
+        counted(gauge, _protocol_events(queue, tenant, thread_id, body)), ping=KEEPALIVE_S
     )
 
 
+async def _thread_when_made(queue: RunQueue, tenant: str, thread_id: uuid.UUID) -> Thread:
+    while True:
+        thread = await get_thread(queue.resources.database.pool, tenant, thread_id)
+        if thread is not None:
+            return thread
+        await asyncio.sleep(STREAM_POLL_S)
+
+
+def _protocol_run(run: Run) -> bool:
+    return run.request.get("stream_protocol") == PROTOCOL_V2
+
+
 async def _protocol_events(
-    queue: RunQueue, tenant: str, thread: Thread, wanted: EventStreamRequest
+    queue: RunQueue, tenant: str, thread_id: uuid.UUID, wanted: EventStreamRequest
 ) -> AsyncIterator[dict[str, str]]:
+    thread = await _thread_when_made(queue, tenant, thread_id)
     frames = ProtocolFrames()
-    async for item in thread_events(queue, tenant, thread, {"run_modes"}, None, from_start=True):
+    # Replayed: the thread's earlier protocol runs (as langgraph-api replays the runs whose events it
+    # stored); a classic run made before the client joined is not, or its end would read as the end of
+    # the run the client is about to start (the SDK's ``thread.output`` waits for the first one).
+    async for item in thread_events(
+        queue, tenant, thread, {"run_modes"}, None, from_start=True, replayed=_protocol_run
+    ):
         data = json.loads(item["data"])
         if item["event"] == "metadata":
             run = await queue.get(str(data["run_id"]))

@@ -31,6 +31,7 @@ from master_agent.service.threads import (
     create_thread,
     delete_thread,
     get_thread,
+    patch_latest_checkpoint,
     patch_thread,
     prune_threads,
     search_threads,
@@ -504,6 +505,22 @@ async def update_state(
         "configurable": checkpoint,
         "checkpoint_id": checkpoint["checkpoint_id"],
     }
+
+
+class StatePatch(LangGraphBody):
+    metadata: Metadata
+
+
+@router.patch("/{thread_id}/state", status_code=204)
+async def patch_state(
+    thread_id: uuid.UUID, body: StatePatch, tenant: TenantDep, resources: ResourcesDep
+) -> Response:
+    """Merge ``metadata`` into the metadata of the thread's latest checkpoint (the JS SDK's
+    ``threads.patchState``; what ``threads.getState`` and the history show afterwards)."""
+    await existing_thread(resources, tenant, thread_id)
+    if not await patch_latest_checkpoint(resources.database.pool, thread_id, body.metadata):
+        raise HTTPException(409, detail=f"Thread {thread_id} has no state yet to patch; run it first")
+    return Response(status_code=204)
 
 
 @router.get("/{thread_id}/history")

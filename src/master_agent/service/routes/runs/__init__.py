@@ -6,7 +6,7 @@ thread of its own, in a batch), ``join`` (waiting for the output, joining, readi
 from fastapi import APIRouter
 
 from master_agent.service.routes.runs import cancel, create, join, stream, thread_stream
-from master_agent.service.routes.runs.cancel import cancel_active_runs
+from master_agent.service.routes.runs.cancel import cancel_active_runs, remove_assistant_runs
 from master_agent.service.routes.runs.create import (
     enqueue_run,
     new_thread_placeholder,
@@ -34,6 +34,7 @@ __all__ = [
     "enqueue_run",
     "new_thread_placeholder",
     "prepare_run",
+    "remove_assistant_runs",
     "router",
     "run_on_thread",
     "start_stateless_run",

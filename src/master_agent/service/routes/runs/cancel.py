@@ -70,9 +70,9 @@ async def cancel_active_runs(
     run_ids: list[uuid.UUID] | None = None,
     assistant_id: uuid.UUID | None = None,
     action: Literal["interrupt", "rollback"] = "interrupt",
-) -> None:
+) -> list[str]:
     """Cancel the tenant's runs with ``statuses`` (default: the active ones) of a thread, by id, or of
-    an assistant."""
+    an assistant; their ids."""
     params = {
         "tenant": tenant,
         "statuses": statuses or ["pending", "running"],
@@ -84,6 +84,25 @@ async def cancel_active_runs(
         rows = await (await conn.execute(ACTIVE_RUNS, params)).fetchall()
     for row in rows:
         await queue.cancel(str(row["run_id"]), action=action)
+    return [str(row["run_id"]) for row in rows]
+
+
+#: An assistant's runs go with it (langgraph-api's runs reference their assistant ON DELETE CASCADE).
+DELETE_ASSISTANT_RUNS = """
+DELETE FROM runs
+WHERE tenant_id = %(tenant)s AND assistant_id = %(assistant)s AND status NOT IN ('pending', 'running')
+"""
+
+#: Longest the deletion of an assistant waits for one of its cancelled runs to stop.
+CANCELLED_STOP_S = 30.0
+
+
+async def remove_assistant_runs(queue: RunQueue, tenant: str, assistant_id: uuid.UUID) -> None:
+    """Cancel the assistant's active runs, wait for them to stop, and forget all its runs."""
+    for run_id in await cancel_active_runs(queue, tenant, assistant_id=assistant_id):
+        await queue.wait(run_id, within_s=CANCELLED_STOP_S)
+    async with queue.resources.database.pool.connection() as conn:
+        await conn.execute(DELETE_ASSISTANT_RUNS, {"tenant": tenant, "assistant": assistant_id})
 
 
 @router.post("/threads/{thread_id}/runs/{run_id}/cancel")

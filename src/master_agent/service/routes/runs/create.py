@@ -49,21 +49,27 @@ async def check_run_request(
     if body.input is not None and body.command is not None:
         raise HTTPException(422, detail="input: a run takes input or a command, not both")
     if body.input is None and body.command is None:
-        # No input: go on from where the thread stopped (a breakpoint, an interrupt).
-        if thread.status != "interrupted":
-            raise HTTPException(422, detail="input: required unless the thread is stopped at a breakpoint")
+        # No input: go on from where the thread stopped (a breakpoint, an interrupt), or from the
+        # checkpoint named (a replay of the thread's past from there, as langgraph-api runs it).
+        if thread.status != "interrupted" and _start_checkpoint(body) is None:
+            raise HTTPException(
+                422,
+                detail="input: required unless the thread is stopped at a breakpoint or a checkpoint is named",
+            )
         return
     try:
         if body.command is not None:
-            unknown = sorted(set(body.command) - {"resume", "update"})
+            # RemoteGraph sends a whole ``Command`` (``graph`` and ``goto`` empty unless set).
+            given = {key for key, value in body.command.items() if value not in (None, (), [])}
+            unknown = sorted(given - {"resume", "update", "goto"})
             if unknown:
                 raise HTTPException(
-                    422, detail=f"command: unsupported keys {unknown}; use resume and/or update"
+                    422, detail=f"command: unsupported keys {unknown}; use resume, update and/or goto"
                 )
-            if "resume" in body.command and thread.status != "interrupted":
+            if "resume" in given and thread.status != "interrupted":
                 raise HTTPException(409, detail="command.resume: the thread is not waiting for a decision")
             if graph.check_command is not None:
-                graph.check_command(body.command)
+                graph.check_command({key: body.command[key] for key in given})
         elif graph.check_input is not None:
             await graph.check_input(resources, tenant_id, str(thread.thread_id), body.input)
     except InputError as error:
@@ -125,8 +131,22 @@ async def enqueue_run(
 ) -> Run:
     """Store the run (refusing what it could not run); with ``execute_here`` this process executes it
     at once when nothing holds it back (the caller waits for it or streams it)."""
+    thread = await _settled_for_resume(body, thread, tenant, resources, queue)
     prepared = await prepare_run(body, thread, tenant, resources)
     return await prepared.enqueue(queue, tenant, str(thread.thread_id), execute_here=execute_here)
+
+
+async def _settled_for_resume(
+    body: RunCreate, thread: Thread, tenant: str, resources: ResourcesDep, queue: QueueDep
+) -> Thread:
+    """The thread as a resume finds it: a stream shows an interrupt as its run stops there, a moment
+    before the run's end (and the thread's status) is stored, so a resume sent at once lets that run
+    finish first (RemoteGraph resumes so)."""
+    if (body.command or {}).get("resume") is None or thread.status != "busy":
+        return thread
+    for running in await queue.list_for_thread(str(thread.thread_id), limit=10, offset=0, status="running"):
+        await queue.wait(str(running.run_id), within_s=resources.settings.run_lease_s)
+    return await get_thread(resources.database.pool, tenant, thread.thread_id) or thread
 
 
 async def prepare_run(
@@ -178,7 +198,7 @@ async def prepare_run(
         "stream_subgraphs": body.stream_subgraphs,
         "stream_protocol": protocol,
         "graph_id": assistant.graph_id,
-        "durability": body.durability,
+        "durability": _durability(body),
         "checkpoint": _start_checkpoint(body),
         "interrupt_before": body.interrupt_before,
         "interrupt_after": body.interrupt_after,
@@ -203,6 +223,14 @@ async def prepare_run(
     )
 
 
+def _durability(body: RunCreate) -> str | None:
+    """``durability``, or the deprecated ``checkpoint_during`` as langgraph-api reads it (False: ``exit``,
+    one checkpoint at the run's end; True: ``async``); None: the default."""
+    if body.durability is not None or body.checkpoint_during is None:
+        return body.durability
+    return "async" if body.checkpoint_during else "exit"
+
+
 def _start_checkpoint(body: RunCreate) -> dict[str, str] | None:
     """The checkpoint a run starts from (time travel: a fork of the thread's past), None: the latest."""
     wanted = {
@@ -210,6 +238,9 @@ def _start_checkpoint(body: RunCreate) -> dict[str, str] | None:
         for key, value in (body.checkpoint or {}).items()
         if key in ("checkpoint_id", "checkpoint_ns") and value
     }
+    configurable = (body.config or {}).get("configurable") or {}
+    if isinstance(configurable, dict) and configurable.get("checkpoint_id"):
+        wanted["checkpoint_id"] = str(configurable["checkpoint_id"])
     if body.checkpoint_id:
         wanted["checkpoint_id"] = body.checkpoint_id
     return wanted or None
@@ -240,6 +271,7 @@ async def run_on_thread(
     made for it (once the run request is known to be valid)."""
     thread = await get_thread(resources.database.pool, tenant, thread_id)
     if thread is not None:
+        thread = await _settled_for_resume(body, thread, tenant, resources, queue)
         prepared = await prepare_run(body, thread, tenant, resources, protocol=protocol)
         return thread, await prepared.enqueue(queue, tenant, str(thread_id), execute_here=execute_here)
     if body.if_not_exists != "create":

@@ -185,10 +185,9 @@ def _of_modes(events: AsyncIterator[dict[str, str]], modes: set[str]) -> AsyncIt
     )
 
 
-def stream_modes_asked(values: list[str] | None) -> set[str]:
-    """The modes of a ``stream_mode`` query (repeated, comma-separated or a JSON array, as the SDKs
-    send it); empty: every event."""
-    known = set(get_args(StreamMode))
+def query_modes(values: list[str] | None) -> set[str]:
+    """The modes of a ``stream_mode`` query: repeated, comma-separated or a JSON array (the JS SDK
+    sends an array so)."""
     modes: set[str] = set()
     for value in values or []:
         parsed: Any = None
@@ -199,6 +198,14 @@ def stream_modes_asked(values: list[str] | None) -> set[str]:
             modes |= {str(mode) for mode in parsed}
         else:
             modes |= {mode.strip() for mode in value.split(",") if mode.strip()}
+    return modes
+
+
+def stream_modes_asked(values: list[str] | None) -> set[str]:
+    """The run stream modes of a ``stream_mode`` query (as :func:`query_modes` reads it); empty:
+    every event."""
+    known = set(get_args(StreamMode))
+    modes = query_modes(values)
     unknown = sorted(modes - known)
     if unknown:
         raise HTTPException(422, detail=f"stream_mode: unknown {unknown}; use {sorted(known)}")

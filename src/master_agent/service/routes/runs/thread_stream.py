@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from typing import Annotated, Literal, cast
 
@@ -17,7 +17,14 @@ from master_agent.runtime.runs import Run, RunQueue
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
 from master_agent.service.graph_state import snapshot_json, thread_snapshot
 from master_agent.service.limits import StrictJsonRoute
-from master_agent.service.routes.runs.events import STREAM_POLL_S, StreamedRun, counted, event_seq, run_events
+from master_agent.service.routes.runs.events import (
+    STREAM_POLL_S,
+    StreamedRun,
+    counted,
+    event_seq,
+    query_modes,
+    run_events,
+)
 from master_agent.service.routes.runs.request import KEEPALIVE_S
 from master_agent.service.routes.threads import existing_thread
 from master_agent.service.threads import Thread, get_thread
@@ -51,7 +58,7 @@ SELECT EXISTS (SELECT 1 FROM threads WHERE thread_id = %(thread)s::uuid) AS exis
 
 
 def _thread_stream_modes(values: list[str]) -> set[ThreadStreamMode]:
-    modes = {mode.strip() for value in values for mode in value.split(",") if mode.strip()}
+    modes = query_modes(values)
     unknown = sorted(modes - {"run_modes", "lifecycle", "state_update"})
     if unknown:
         raise HTTPException(
@@ -68,16 +75,19 @@ async def thread_events(
     resume: tuple[str, int] | None,
     *,
     from_start: bool = False,
+    replayed: Callable[[Run], bool] = lambda run: True,
 ) -> AsyncIterator[dict[str, str]]:
     """Every run of the thread as it runs (ids ``<run_id>:<seq>``), each closed by a ``run_done``
     metadata event; state updates made through the API as ``state_update``. Until the client leaves or
-    the thread is deleted. ``from_start``: the thread's earlier runs first (those whose events are kept)."""
+    the thread is deleted. ``from_start``: the thread's earlier runs first (those whose events are kept
+    and that ``replayed`` keeps; a run made after the client joined is always streamed)."""
     pool = queue.resources.database.pool
     thread_id = str(thread.thread_id)
     async with pool.connection() as conn:
         latest = await (await conn.execute(LATEST_CHECKPOINT, {"thread": thread_id})).fetchone()
     assert latest is not None
-    since: datetime = thread.created_at if from_start else latest["now"]
+    joined: datetime = latest["now"]
+    since: datetime = thread.created_at if from_start else joined
     seen_checkpoint = latest["checkpoint_id"]
     seen: list[uuid.UUID] = []
     if resume is not None:
@@ -93,6 +103,8 @@ async def thread_events(
         for row in runs:
             run = Run.from_row(row)
             seen.append(run.run_id)
+            if run.created_at < joined and not replayed(run):
+                continue
             after_seq = resume[1] if resume is not None and resume[0] == str(run.run_id) else None
             if after_seq is not None and after_seq >= STREAM_DONE_SEQ:
                 continue  # the client has all of it
