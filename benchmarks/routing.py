@@ -52,6 +52,9 @@ SPLITS = (
     # The fifth batch's tuning part (``train5.json``: the heads train on it, so its figures after
     # training are not a measure of new wording; ``heldout5.json`` is).
     ("train5.json", "followups_train5.json", True),
+    # The sixth batch's tuning part (``tuning6.json``, written in session 8 by a helper who read no
+    # code; measured once before the heads trained on it, in-sample after).
+    ("tuning6.json", "followups_tuning6.json", True),
 )
 HANDLERS = ["solve", "answer_query", "build_agent", "out_of_scope"]
 
