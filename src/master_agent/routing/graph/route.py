@@ -274,7 +274,15 @@ class RouteNodes(FrontDoorBase):
         if (
             previous_turn is not None
             and not (follow_up or override or clarifications or refused)
-            and inherits_target(message, outcome.target, previous_turn)
+            and inherits_target(
+                message,
+                outcome.target,
+                previous_turn,
+                # An unsure CREATE or UPDATE goes to the builder unasked: no reading of its own.
+                unsure=outcome.target.kind == "builder"
+                and intent.confidence < self.settings.clarify_below
+                and explicit_builder_action(message) is None,
+            )
         ):
             # A short message nothing serves on its own ("now november", "call it refund_watch", "and
             # his email?", "why so low?") right after a served one continues it: read with the
