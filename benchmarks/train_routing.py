@@ -8,9 +8,9 @@ for, is trained on (message, agent) pairs of the same messages against the agent
 each tenant (a pack's master agent with its training messages, the retail tenant's ``TENANT_AGENTS``);
 the domain head's verdicts on training messages come from heads fitted without them (five folds).
 
-Training data: ``benchmarks/eval_routing/train.json``, ``train2.json``, ``train3.json`` and ``train5.json``
-(the fifth batch's tuning part; four batches of messages written from the user's side by separate helpers,
-never from the code) and the shipped exemplars (generic and every pack's); ``validation.json``, ``validation2.json`` and ``validation3.json``
+Training data: ``benchmarks/eval_routing/train.json``, ``train2.json``, ``train3.json``, ``train5.json`` and
+``tuning6.json`` (the fifth and sixth batches' tuning parts; five batches of messages written from the user's
+side by separate helpers, never from the code) and the shipped exemplars (generic and every pack's); ``validation.json``, ``validation2.json`` and ``validation3.json``
 choose. The held-out splits are never read here. Needs scikit-learn (the ``dev`` extra); serving needs only numpy.
 """
 
@@ -231,7 +231,11 @@ def _grid() -> list[tuple[Features, float, str | None]]:
         else (LEXICAL_WEIGHTS, ("balanced", None), C_GRID)
     )
     return [
-        (Features(lexical_dim=LEXICAL_DIM if weight else 0, lexical_weight=float(weight)), float(c), weighting)
+        (
+            Features(lexical_dim=LEXICAL_DIM if weight else 0, lexical_weight=float(weight)),
+            float(c),
+            weighting,
+        )
         for weight in weights
         for weighting in weightings
         for c in cs
@@ -515,9 +519,7 @@ async def main(write: bool) -> dict[str, Any]:
         f"{nll(logits, truth, temperature):.3f})"
     )
     calibrated = _softmax(logits / temperature)
-    as_execute = [
-        "EXECUTE" if labels[i] == REFUSED else labels[i] for i in calibrated.argmax(axis=1)
-    ]
+    as_execute = [eval_label_execute(labels[i]) for i in calibrated.argmax(axis=1)]
     print(
         "intent head, out of scope read as EXECUTE: validation accuracy "
         f"{np.mean([as_execute[p] == eval_label_execute(y_val[i]) for p, i in enumerate(known)]):.1%}"
