@@ -8,9 +8,9 @@ for, is trained on (message, agent) pairs of the same messages against the agent
 each tenant (a pack's master agent with its training messages, the retail tenant's ``TENANT_AGENTS``);
 the domain head's verdicts on training messages come from heads fitted without them (five folds).
 
-Training data: ``benchmarks/eval_routing/train.json``, ``train2.json``, ``train3.json`` and ``train5.json``
-(the fifth batch's tuning part; four batches of messages written from the user's side by separate helpers,
-never from the code) and the shipped exemplars (generic and every pack's); ``validation.json``, ``validation2.json`` and ``validation3.json``
+Training data: ``benchmarks/eval_routing/train.json``, ``train2.json``, ``train3.json``, ``train5.json`` and
+``tuning6.json`` (the fifth and sixth batches' tuning parts; five batches of messages written from the user's
+side by separate helpers, never from the code) and the shipped exemplars (generic and every pack's); ``validation.json``, ``validation2.json`` and ``validation3.json``
 choose. The held-out splits are never read here. Needs scikit-learn (the ``dev`` extra); serving needs only numpy.
 """
 
@@ -32,30 +32,52 @@ from master_agent.models.embeddings import LocalMiniLMEmbedder
 from master_agent.routing.discovery import AgentCard, agent_texts, names_agent
 from master_agent.routing.exemplars import GENERIC_EXEMPLARS
 from master_agent.routing.intent import strip_entities
-from master_agent.routing.intent_head import HEAD_PATH, Features
+from master_agent.routing.intent_head import HEAD_PATH, REFUSED, Features
 from master_agent.routing.relevance import FEATURES, pair_features, stem_weights, stems
 
 SETS = Path(__file__).parent / "eval_routing"
 #: The labelled batches, where present (the second, third and fifth arrived later; the fourth is held out).
-TRAIN_FILES = ("train.json", "train2.json", "train3.json", "train5.json")
+TRAIN_FILES = ("train.json", "train2.json", "train3.json", "train5.json", "tuning6.json")
 VALIDATION_FILES = ("validation.json", "validation2.json", "validation3.json")
 #: The query kinds the service answers itself; a question about anything else goes to an agent.
 QUERY_KINDS = ("data", "knowledge", "outcome", "list_agents")
 
 
+#: Whether the intent head learns out-of-scope messages as a class of their own (``REFUSED``, read
+#: as an EXECUTE unless the head is sure of it) rather than as EXECUTEs (``--without-refused``).
+REFUSED_CLASS = True
+
+
 def eval_label(intent: str, target: str | None) -> str:
     """The head's label for a labelled message: the sets' intents in the service's terms. META_BUILD
-    (a system of agents) is a CREATE for the builder; OUT_OF_SCOPE and META_OPERATE are EXECUTEs (what
-    serves them is discovery's answer); CLARIFY is AMBIGUOUS; a question no built-in query kind
-    answers (a loan's instalment) goes to an agent: EXECUTE."""
+    (a system of agents) is a CREATE for the builder; META_OPERATE is an EXECUTE (what serves it is
+    discovery's answer); OUT_OF_SCOPE is ``REFUSED`` (an EXECUTE without ``REFUSED_CLASS``); CLARIFY
+    is AMBIGUOUS; a question no built-in query kind answers (a loan's instalment) goes to an agent:
+    EXECUTE."""
     if intent == "QUERY":
         return f"QUERY:{target}" if target in QUERY_KINDS else "EXECUTE"
     return {
         "META_BUILD": "CREATE",
-        "OUT_OF_SCOPE": "EXECUTE",
+        "OUT_OF_SCOPE": REFUSED if REFUSED_CLASS else "EXECUTE",
         "META_OPERATE": "EXECUTE",
         "CLARIFY": "AMBIGUOUS",
     }.get(intent, intent)
+
+
+#: Probabilities of ``REFUSED`` tried as the point from which a message is refused outright.
+REFUSE_FROM = tuple(round(0.5 + 0.05 * step, 2) for step in range(10))
+
+
+def refuse_threshold(probabilities: np.ndarray, refused: np.ndarray) -> tuple[float, int]:
+    """The probability of ``REFUSED`` from which refusing outright gains most on validation (refused
+    messages caught less others refused; the highest of equals), and the gain; 1.0 when none gains."""
+    best, gained = 1.0, 0
+    for threshold in sorted(REFUSE_FROM, reverse=True):
+        taken = probabilities >= threshold
+        gain = int(np.sum(taken & refused)) - int(np.sum(taken & ~refused))
+        if gain > gained:
+            best, gained = threshold, gain
+    return best, gained
 
 
 C_GRID = (1.0, 4.0, 16.0, 64.0)
@@ -179,6 +201,11 @@ def featured(vectors: np.ndarray, texts: list[str], features: Features) -> np.nd
     return np.asarray([features.of(vector, text) for vector, text in zip(vectors, texts, strict=True)])
 
 
+def eval_label_execute(label: str) -> str:
+    """A head label with ``REFUSED`` read as the EXECUTE it is served as."""
+    return "EXECUTE" if label == REFUSED else label
+
+
 def _softmax(logits: np.ndarray) -> np.ndarray:
     shifted = logits - logits.max(axis=1, keepdims=True)
     weights = np.exp(shifted)
@@ -190,12 +217,28 @@ def nll(logits: np.ndarray, truth: np.ndarray, temperature: float) -> float:
     return float(-np.mean(np.log(np.clip(probs[np.arange(len(truth)), truth], 1e-12, 1.0))))
 
 
+#: ``--quick``: only the neighbourhood of what the full grid chose in sessions 6 and 7 (word counts at
+#: half or full weight, balanced classes, C 16 or 64) for both heads: 4 fits a head, not 24 (the full
+#: grid took 20 minutes on the shared machine, most of it fits never chosen).
+QUICK_GRID = {"weights": (0.5, 1.0), "weightings": ("balanced",), "C": (16.0, 64.0)}
+QUICK = False
+
+
 def _grid() -> list[tuple[Features, float, str | None]]:
+    weights, weightings, cs = (
+        (QUICK_GRID["weights"], QUICK_GRID["weightings"], QUICK_GRID["C"])
+        if QUICK
+        else (LEXICAL_WEIGHTS, ("balanced", None), C_GRID)
+    )
     return [
-        (Features(lexical_dim=LEXICAL_DIM if weight else 0, lexical_weight=weight), c, weighting)
-        for weight in LEXICAL_WEIGHTS
-        for weighting in ("balanced", None)
-        for c in C_GRID
+        (
+            Features(lexical_dim=LEXICAL_DIM if weight else 0, lexical_weight=float(weight)),
+            float(c),
+            weighting,
+        )
+        for weight in weights
+        for weighting in weightings
+        for c in cs
     ]
 
 
@@ -475,6 +518,18 @@ async def main(write: bool) -> dict[str, Any]:
         f"temperature {temperature} (validation NLL {nll(logits, truth, 1.0):.3f} -> "
         f"{nll(logits, truth, temperature):.3f})"
     )
+    calibrated = _softmax(logits / temperature)
+    as_execute = [eval_label_execute(labels[i]) for i in calibrated.argmax(axis=1)]
+    print(
+        "intent head, out of scope read as EXECUTE: validation accuracy "
+        f"{np.mean([as_execute[p] == eval_label_execute(y_val[i]) for p, i in enumerate(known)]):.1%}"
+    )
+    refuse_from, gained = 1.0, 0
+    if REFUSED in labels:
+        refuse_from, gained = refuse_threshold(
+            calibrated[:, labels.index(REFUSED)], np.array([y_val[i] == REFUSED for i in known])
+        )
+    print(f"refused outright from {refuse_from} (validation: {gained} more right than wrong)")
     domains, domains_val = domain_rows(), domain_rows(VALIDATION_FILES, exemplars=False)
     domain_texts, domain_val_texts = [t for t, _ in domains], [t for t, _ in domains_val]
     domain_model, domain_features, _, domain_chosen = fit_best(
@@ -531,6 +586,7 @@ async def main(write: bool) -> dict[str, Any]:
             "trained_on": {"messages": len(domains), **domain_chosen},
         },
         "relevance": relevance,
+        "refuse_from": refuse_from,
         "trained_on": {
             "messages": len(train),
             "files": [f for f in TRAIN_FILES if (SETS / f).exists()],
@@ -547,4 +603,14 @@ async def main(write: bool) -> dict[str, Any]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--dry-run", action="store_true", help="train and report, write nothing")
-    asyncio.run(main(write=not parser.parse_args().dry_run))
+    parser.add_argument(
+        "--without-refused",
+        action="store_true",
+        help="learn out-of-scope messages as EXECUTEs, as before the REFUSED class (for comparison)",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="try only the grid's neighbourhood of its past choices"
+    )
+    arguments = parser.parse_args()
+    REFUSED_CLASS, QUICK = not arguments.without_refused, arguments.quick
+    asyncio.run(main(write=not arguments.dry_run))

@@ -9,7 +9,8 @@ import pytest
 from master_agent.models.embeddings import HashingEmbedder, LocalMiniLMEmbedder
 from master_agent.routing.exemplars import GENERIC_EXEMPLARS
 from master_agent.routing.intent import ExemplarClassifier, ModelIntentAnalyzer, message_vector
-from master_agent.routing.intent_head import HeadClassifier, load_head, split_label
+from master_agent.routing.intent_head import REFUSED, HeadClassifier, load_head, split_label
+from master_agent.routing.models import IntentAnalysis
 from master_agent.settings import Settings
 from tests.model_exchanges import Script, load_recordings
 
@@ -106,3 +107,17 @@ async def test_an_unsure_classifier_leaves_the_models_action_with_its_doubt(sett
     assert intent.action == "EXECUTE"
     assert intent.confidence == pytest.approx(min(0.9, 1 - local.confidence))
     assert intent.ambiguity_reason is not None and "local classifier CREATE" in intent.ambiguity_reason
+
+
+async def test_what_no_tenant_serves_is_refused_outright_when_the_head_is_sure() -> None:
+    head = load_head()
+    assert head is not None and REFUSED in head.labels and head.refuse_from < 1.0
+    classifier = HeadClassifier(ExemplarClassifier(LocalMiniLMEmbedder(), GENERIC_EXEMPLARS))
+    weather = await classifier.analyze("what's the weather in Pune today?", [])
+    assert weather.action == "EXECUTE" and weather.out_of_scope  # served as an EXECUTE, refused at once
+    figure = await classifier.analyze("What was Store 3's attach rate last month?", [])
+    assert figure.action == "QUERY" and not figure.out_of_scope
+
+
+def test_the_refusal_is_never_asked_of_a_model() -> None:
+    assert "out_of_scope" not in IntentAnalysis.model_json_schema()["properties"]

@@ -95,3 +95,12 @@ async def test_a_value_changed_after_naming_an_agent_goes_to_that_agent(resource
     assert after.follow_up and (after.target.kind, after.target.name) == ("agent", "master_agent"), (
         after.reason
     )
+
+
+async def test_a_short_request_nothing_here_serves_is_refused_not_taken_as_a_follow_up(
+    resources: RuntimeResources,
+) -> None:
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    first = await door.decide("What was Store 3's attach rate last month?", [], {})
+    after = await door.decide("who won the match last night?", [], {"chat_turns": [_turn(door, first)]})
+    assert not after.follow_up and after.target.kind == "out_of_scope", after.reason

@@ -142,3 +142,33 @@ def test_a_slip_of_the_store_noun_before_a_number_is_that_store(text: str, store
 @pytest.mark.parametrize("text", ["raise the lead score 80 to the top", "stone 2 flooring"])
 def test_another_word_a_letter_away_from_store_is_no_store(text: str) -> None:
     assert "store_id" not in message_entities(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "raise the attach rate across every branch by 3 points before January",
+        "company-wide, refund rate has to get under 3% by end of Jan",
+        "move the chain average attach from 14 to 17 percent by March",
+        "work out why attach sagged across all ten shops and get us back up",
+    ],
+)
+def test_a_message_about_every_store_says_so(text: str) -> None:
+    entities = message_entities(text)
+    assert entities.get("stores") == "all" and "store_id" not in entities
+
+
+@pytest.mark.parametrize(
+    "text", ["why is store 3 the worst in the chain", "every time I ask it fails", "list all my agents"]
+)
+def test_a_message_about_one_store_or_none_is_not_about_every_store(text: str) -> None:
+    assert "stores" not in message_entities(text)
+
+
+async def test_a_chain_wide_goal_is_not_asked_which_store(resources: RuntimeResources) -> None:
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    decision = await door.decide("Lift accessory attach across every store by 10% within 60 days", [], {})
+    assert decision.entities["stores"] == "all"
+    assert (decision.target.kind, decision.target.name) == ("agent", "master_agent"), decision.reason
+    one = await door.decide("Lift accessory attach by 10% within 60 days", [], {})
+    assert one.clarification is not None and one.clarification.entity == "store_id"

@@ -67,7 +67,13 @@ def decide_route(
 
     def to_agent(name: str, reason: str) -> Outcome:
         card = by_name[name]
-        missing = [entity for entity in card.required_entities if entity not in known]
+        # A required ``<thing>_id`` is given by the message's ``<thing>s`` too: "every store" (``stores:
+        # "all"``, a chain-wide goal) or several named stores asks about no one store.
+        missing = [
+            entity
+            for entity in card.required_entities
+            if entity not in known and not known.get(f"{entity.removesuffix('_id')}s")
+        ]
         if missing:
             entity = missing[0]
             question = ENTITY_QUESTIONS.get(entity, f"What is the {entity.removesuffix('_id')} for this?")

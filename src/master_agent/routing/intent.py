@@ -80,10 +80,27 @@ def store_noun_restored(text: str) -> str:
     return _BEFORE_NUMBER.sub(restored, text)
 
 
+#: A message about every store at once: "across all ten shops", "every branch", "company-wide", "the
+#: chain average", "the whole estate". Read only when it names no store of its own.
+_STORE_PLURALS = r"(?:stores|shops|branches|outlets|locations|sites|showrooms)"
+_EVERY_STORE = re.compile(
+    r"\b(?:all|every|each)\s+(?:of\s+)?(?:[a-z0-9'-]+\s+){0,2}?"
+    r"(?:stores?|shops?|branch(?:es)?|outlets?|locations?|sites?|showrooms?)\b"
+    rf"|\bacross\s+(?:the\s+|our\s+)?(?:board|chain|estate|business|company|group|network|{_STORE_PLURALS})\b"
+    r"|\b(?:chain|company|group|business|estate|network|nation|country)[\s-]?wide\b"
+    r"|\b(?:the|our)\s+(?:whole\s+|entire\s+)?(?:chain|estate)\b"
+    r"|\b(?:the|our)\s+(?:whole|entire)\s+(?:company|business|group|network)\b",
+    re.I,
+)
+
+
 def message_entities(text: str) -> dict[str, Any]:
-    """The values a message names: the goal entities, plus a time window when one is said."""
+    """The values a message names: the goal entities, plus a time window when one is said; a message
+    about every store at once says so (``stores: "all"``: it asks about no one store)."""
     text = entity_numbers_as_digits(store_noun_restored(text))
     entities = extract_entities(text)
+    if "store_id" not in entities and _EVERY_STORE.search(text):
+        entities["stores"] = "all"
     window = time_mention(text, horizons=False)  # "in 60 days" is a goal's horizon, not a data window
     if window:
         entities["window"] = window.lower()

@@ -37,6 +37,10 @@ from master_agent.routing.relevance import RelevanceHead
 logger = logging.getLogger(__name__)
 
 HEAD_PATH = Path(__file__).with_name("intent_head.json")
+#: The head's label for what the labelled sets' users asked that no agent of their tenant served. It is
+#: read as an EXECUTE (discovery's relevance head says whether an agent serves it) unless the head is
+#: sure of it (``IntentHead.refuse_from``).
+REFUSED = "OUT_OF_SCOPE"
 
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?|[@?]")
 #: Below this confidence of the head, the exemplar classifier's reading is taken when it is at least
@@ -98,6 +102,9 @@ class IntentHead:
     relevance: RelevanceHead | None = None
     """Which of a tenant's agents a message asks for (``routing.relevance``); None: discovery's
     formula."""
+    refuse_from: float = 1.0
+    """Probability of ``REFUSED`` from which a message is out of scope outright, whatever discovery
+    finds (picked on the validation splits; 1.0: never)."""
 
     def probabilities(self, vector: list[float], text: str) -> dict[str, float]:
         """By label, the probability for a message (``text``) whose embedding is ``vector``."""
@@ -171,6 +178,7 @@ def load_head(path: Path = HEAD_PATH) -> IntentHead | None:
         master_examples={pack: tuple(texts) for pack, texts in (raw.get("master_examples") or {}).items()},
         refused_examples={pack: tuple(texts) for pack, texts in (raw.get("refused_examples") or {}).items()},
         relevance=RelevanceHead.from_json(raw["relevance"]) if raw.get("relevance") else None,
+        refuse_from=float(raw.get("refuse_from", 1.0)),
     )
 
 
@@ -216,16 +224,24 @@ class HeadClassifier:
         label = max(shares, key=lambda name: shares[name])
         action, query_kind = split_label(label)
         confidence = shares[label]
+        refused = shares.get(REFUSED, 0.0) >= self.head.refuse_from
+        if action == REFUSED:
+            # Refused by the tenants the head learnt from; whether this tenant's agents serve it is
+            # discovery's answer (an email is the assistant's work, not the retail tenant's).
+            action = "EXECUTE"
         if confidence < SECOND_OPINION_BELOW and base.confidence >= SECOND_OPINION_FROM:
             # The head unsure, the nearest exemplars sure ("the attach rate at stroe 2", a typo the
             # head's word counts miss): their reading stands.
             action, query_kind, confidence = base.action, base.query_kind, base.confidence
+            refused = False
         explicit = explicit_builder_action(message)
         if explicit is not None:
             action, query_kind, confidence = explicit, None, max(confidence, EXPLICIT_CONFIDENCE)
+            refused = False
         reason = "the message does not say what to do" if action == "AMBIGUOUS" else None
         return base.model_copy(
             update={
+                "out_of_scope": refused,
                 "action": action,
                 "query_kind": query_kind if action == "QUERY" else None,
                 "confidence": round(confidence, 3),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
 Action = Literal["CREATE", "UPDATE", "EXECUTE", "QUERY", "AMBIGUOUS"]
 ACTIONS: tuple[Action, ...] = ("CREATE", "UPDATE", "EXECUTE", "QUERY", "AMBIGUOUS")
@@ -34,6 +35,9 @@ class IntentAnalysis(BaseModel):
     domain: str | None = Field(default=None, description="Business domain, e.g. retail, marketing, hr.")
     ambiguity_reason: str | None = Field(default=None, description="Why the message is unclear, if it is.")
     agent_name: str | None = Field(default=None, description="The agent a CREATE/UPDATE is about, if named.")
+    out_of_scope: SkipJsonSchema[bool] = False
+    """The trained intent head is sure no agent of any tenant is asked for this (general knowledge,
+    chit-chat, another product or channel): refused without discovery. Never asked of a model."""
 
 
 class RouteTarget(BaseModel):

@@ -90,12 +90,15 @@ POINTING_BACK_WORDS = 14
 _POINTS_BACK = re.compile(r"\b(it|its|that|them|those|same|instead|actually|original|again|then)\b", re.I)
 
 
-def inherits_target(message: str, target: RouteTarget, previous: Mapping[str, Any]) -> bool:
+def inherits_target(
+    message: str, target: RouteTarget, previous: Mapping[str, Any], *, unsure: bool = False
+) -> bool:
     """Whether ``message``, which on its own gets ``target``, continues the previous turn instead: it
     is short (or, pointing back to the turn before, not long), on its own it would be asked about or
-    refused, and the previous turn was served."""
+    refused, or sent to the builder by a reading the intent is unsure of (``unsure``: "could you
+    split that up by weekday instead" is no new agent at 0.3), and the previous turn was served."""
     served = (previous.get("target") or {}).get("kind") in ("agent", "query", "builder")
-    alone = target.kind in ("clarification", "out_of_scope")
+    alone = target.kind in ("clarification", "out_of_scope") or unsure
     words = len(re.findall(r"[A-Za-z0-9']+", _own_words(message)))
     short = words <= FOLLOW_UP_WORDS or (words <= POINTING_BACK_WORDS and _POINTS_BACK.search(message))
     return served and alone and bool(short)

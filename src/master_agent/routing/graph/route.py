@@ -287,8 +287,13 @@ class RouteNodes(FrontDoorBase):
         }
         known = {**(await self.tenant_defaults()), **said_before, **intent.entities, **entities}
         rounds = len(clarifications)
+        refused = intent.out_of_scope and not override and not clarifications
         if chosen is not None:
             outcome = Outcome(chosen, "chosen by the user")
+        elif refused:
+            # The head is sure: what its tenants' users asked here and nothing served (the weather,
+            # a match score, another product), however like a question about the data it reads.
+            outcome = Outcome(RouteTarget(kind="out_of_scope"), "sure that no agent here is asked for it")
         else:
             outcome = decide_route(
                 intent, candidates, self.cards, self.settings, rounds=rounds, override=override, known=known
@@ -297,8 +302,16 @@ class RouteNodes(FrontDoorBase):
             entities = {**said_before, **entities}
         if (
             previous_turn is not None
-            and not (follow_up or override or clarifications)
-            and inherits_target(message, outcome.target, previous_turn)
+            and not (follow_up or override or clarifications or refused)
+            and inherits_target(
+                message,
+                outcome.target,
+                previous_turn,
+                # An unsure CREATE or UPDATE goes to the builder unasked: no reading of its own.
+                unsure=outcome.target.kind == "builder"
+                and intent.confidence < self.settings.clarify_below
+                and explicit_builder_action(message) is None,
+            )
             and not await is_closing(message, self.evolution.knowledge.embedder, self.pack.data_metrics)
         ):
             # A short message nothing serves on its own ("now november", "call it refund_watch", "and
@@ -329,7 +342,7 @@ class RouteNodes(FrontDoorBase):
             intent = intent.model_copy(
                 update={"entities": {**(previous_turn.get("entities") or {}), **intent.entities}}
             )
-        out = outcome.target.kind == "out_of_scope" and not override
+        out = outcome.target.kind == "out_of_scope" and not (override or refused)
         if out and (figure := names_a_figure(goal, self.pack.data_metrics)) is not None:
             # No agent takes it on, and it names a figure the tenant's data has ("avg training hrs per
             # person", "Store 4 txns w/c 14 Sept"): a question about that figure, not foreign work.
