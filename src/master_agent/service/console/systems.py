@@ -16,7 +16,6 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from master_agent.errors import InputError, RateLimitedError
 from master_agent.meta.graph.human import parse_human_answer
-from master_agent.meta.registration import META_GRAPH_ID
 from master_agent.meta.requests import MetaRequestView, list_meta_requests, meta_request_view
 from master_agent.runtime.graphs import graph_id_of
 from master_agent.service.console.pages import PAGE_ROWS, not_found, page
@@ -49,14 +48,24 @@ HUMAN_GATE = "gate_human"
 
 async def gate_question(resources: Any, tenant_id: str, view: MetaRequestView) -> dict[str, Any] | None:
     """What the request's human gate asks, when its thread waits there now (None: nothing waits)."""
+    waiting = await _waiting_gate(resources, tenant_id, view)
+    return waiting[0] if waiting is not None else None
+
+
+async def _waiting_gate(
+    resources: Any, tenant_id: str, view: MetaRequestView
+) -> tuple[dict[str, Any], str] | None:
+    """The question the request's gate asks on its thread, and the graph that thread runs (its answer
+    resumes that graph); None when no gate of this request waits there (a request the chat started runs
+    autonomously)."""
     thread_id = view.request.thread_id
     try:
         key = uuid.UUID(thread_id or "")
     except ValueError:
         return None
     thread = await get_thread(resources.database.pool, tenant_id, key)
-    if thread is None or thread.status != "interrupted" or graph_id_of(thread.config) != META_GRAPH_ID:
-        return None  # (a request the chat started runs autonomously: no gate of it waits on its thread)
+    if thread is None or thread.status != "interrupted":
+        return None
     for items in thread.interrupts.values():
         for item in items:
             value = item.get("value") if isinstance(item, dict) else None
@@ -65,7 +74,7 @@ async def gate_question(resources: Any, tenant_id: str, view: MetaRequestView) -
                 and value.get("kind") == "meta_review"
                 and value.get("request_id") == str(view.request.request_id)
             ):
-                return value
+                return value, graph_id_of(thread.config)
     return None
 
 
@@ -144,14 +153,15 @@ async def decide_at_the_gate(
         return await refused(422, f"note: at most {NOTE_CHARS} characters")
     if action == "reject" and not note:
         return await refused(422, "note: say what to change (it goes back to the architect)")
-    if await gate_question(resources, session.tenant_id, view) is None:
+    waiting = await _waiting_gate(resources, session.tenant_id, view)
+    if waiting is None:
         return await refused(409, "action: the request is not waiting at its human gate (decided already?)")
     try:
         answer = parse_human_answer({"action": action, "feedback": note or None})
         await count_request(service, session.tenant_id, runs=1)
         await run_on_thread(
             uuid.UUID(str(view.request.thread_id)),
-            RunCreate(assistant_id=META_GRAPH_ID, command={"resume": answer.model_dump(exclude_none=True)}),
+            RunCreate(assistant_id=waiting[1], command={"resume": answer.model_dump(exclude_none=True)}),
             session.tenant_id,
             resources,
             queue,
