@@ -16,7 +16,10 @@ GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
 QUESTION = "What is the attach rate of Store 5?"
 
 
-live = live_server_fixture("lgapi", graphs=("trivial=benchmarks.trivial_graph:make_graph",))
+live = live_server_fixture(
+    "lgapi",
+    graphs=("trivial=benchmarks.trivial_graph:make_graph", "nested=tests.failing_graph:make_graph"),
+)
 keys = two_tenant_keys
 
 
@@ -29,7 +32,12 @@ async def test_assistants(clients: dict[str, LangGraphClient]) -> None:
     client = clients["demo-retail"]
     found = await client.assistants.search(graph_id="master_agent")
     assert [a["graph_id"] for a in found] == ["master_agent"]
-    assert {a["graph_id"] for a in await client.assistants.search()} == {"master_agent", "meta", "trivial"}
+    assert {a["graph_id"] for a in await client.assistants.search()} == {
+        "master_agent",
+        "meta",
+        "trivial",
+        "nested",
+    }
     assistant = await client.assistants.get(found[0]["assistant_id"])
     assert assistant["assistant_id"] == found[0]["assistant_id"]
     graph = await client.assistants.get_graph(assistant["assistant_id"])
@@ -42,6 +50,15 @@ async def test_assistants(clients: dict[str, LangGraphClient]) -> None:
         "answer_query",
         "__end__",
     }
+    # xray as a count draws that many subgraph levels (1 is not True); a bad count names the parameter.
+    nested = (await client.assistants.search(graph_id="nested"))[0]["assistant_id"]
+    one_level = await client.assistants.get_graph(nested, xray=1)
+    every_level = await client.assistants.get_graph(nested, xray=True)
+    assert max(node["id"].count(":") for node in one_level["nodes"]) == 1
+    assert max(node["id"].count(":") for node in every_level["nodes"]) >= 2
+    for bad in ("0", "-1", "deep"):
+        refused = await client.http.client.get(f"/assistants/{nested}/graph", params={"xray": bad})
+        assert refused.status_code == 422 and "xray" in refused.json()["detail"], bad
     other = await clients["other-shop"].assistants.search()
     assert other[0]["assistant_id"] != assistant["assistant_id"]
     with pytest.raises(NotFoundError):

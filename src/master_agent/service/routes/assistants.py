@@ -265,15 +265,33 @@ async def _graph(resources: ResourcesDep, tenant: str, assistant: Assistant) -> 
     return await graph_for(resources, assistant.graph_id, assistant_graph_config(tenant, assistant))
 
 
+def xray_depth(xray: str | None) -> bool | int:
+    """``xray`` as langgraph-api reads it: true/false, or how many subgraph levels to draw (a positive
+    count). Typed ``bool | int``, FastAPI took ``1`` for True and drew every level."""
+    if not xray or xray in ("false", "False"):
+        return False
+    if xray in ("true", "True"):
+        return True
+    try:
+        depth = int(xray)
+    except ValueError:
+        depth = 0
+    if depth <= 0:
+        raise HTTPException(
+            422, detail=f"xray: expected true, false or a positive count of levels, got {xray!r}"
+        )
+    return depth
+
+
 @router.get("/{assistant_id}/graph")
 async def get_graph(
     assistant_id: str,
     tenant: TenantDep,
     resources: ResourcesDep,
-    xray: bool | int = Query(default=False),
+    xray: str | None = Query(default=None),
 ) -> dict[str, Any]:
     assistant = await _assistant(resources, tenant, assistant_id)
-    drawable = (await _graph(resources, tenant, assistant)).get_graph(xray=xray)
+    drawable = (await _graph(resources, tenant, assistant)).get_graph(xray=xray_depth(xray))
     return {
         "nodes": [
             {"id": node.id, "type": "runnable", "data": {"name": node.name}}
