@@ -1200,7 +1200,7 @@ async def test_a_request_waiting_at_the_human_gate_is_decided_from_its_page(
 
 
 async def test_an_agent_whose_graph_cannot_be_built_says_why_without_building_it_on_every_view(
-    live: LiveServer, keys: dict[str, str], browser: Browser
+    live: LiveServer, keys: dict[str, str], browser: Browser, failed_run: dict[str, str]
 ) -> None:
     """``tests/unbuildable_graph.py`` returns no graph: its page says so, and a second view remembers
     the failure instead of building it again. A graph drawn in subgraph boxes fits a phone (its box
@@ -1214,7 +1214,15 @@ async def test_an_agent_whose_graph_cannot_be_built_says_why_without_building_it
         await page.goto(f"{live.url}/console/agents/{broken['assistant_id']}")
         await expect(page.get_by_test_id("graph-error")).to_contain_text("must return a StateGraph")
     assert before + 1 == unbuildable_graph.BUILDS
+    await expect(page.get_by_test_id("agent-no-runs")).to_be_visible()  # the unbuildable one never ran
     await page.goto(f"{live.url}/console/agents/{failing['assistant_id']}")
+    # Its recent runs: the failed one, with its message, where it failed, and a link to its thread.
+    row = page.locator(f"[data-testid=agent-runs] tbody tr[data-run='{failed_run['run_id']}']")
+    await expect(row.get_by_test_id("run-error")).to_contain_text(f"LookupError: {FAILURE}")
+    await expect(row.get_by_test_id("run-failed-at").locator("code")).to_have_text(
+        "solve > analyst > query_sales"
+    )
+    await expect(row.locator(f"a[href='/console/threads/{failed_run['thread_id']}']")).to_be_visible()
     await expect_the_drawn_graph(page, live, "demo-retail", failing["assistant_id"])
     await expect(page.locator("[data-group=solve]")).to_be_visible()
     await accessible(page)

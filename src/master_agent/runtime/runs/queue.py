@@ -155,6 +155,18 @@ class RunQueue(RunClaims):
             ).fetchall()
         return [Run.from_row(row) for row in rows]
 
+    async def list_for_assistant(self, tenant_id: str, assistant_id: uuid.UUID, *, limit: int) -> list[Run]:
+        """The assistant's runs on any of the tenant's threads, newest first."""
+        async with self.resources.database.pool.connection() as conn:
+            rows = await (
+                await conn.execute(
+                    "SELECT * FROM runs WHERE tenant_id = %s AND assistant_id = %s"
+                    " ORDER BY created_at DESC LIMIT %s",
+                    (tenant_id, assistant_id, limit),
+                )
+            ).fetchall()
+        return [Run.from_row(row) for row in rows]
+
     async def get(self, run_id: str) -> Run | None:
         async with self.resources.database.pool.connection() as conn:
             row = await (await conn.execute(SELECT_RUN, (run_id,))).fetchone()

@@ -1,6 +1,7 @@
 """The console's Agents pages: the tenant's agents, and one agent's versions (each with what changed
-from the one before it, and a button that makes it live: promote or roll back) and its graph: the
-compiled LangGraph it runs drawn as a diagram (``diagram``), its edges in a table one click away."""
+from the one before it, and a button that makes it live: promote or roll back), its recent runs (a failed
+one says where in its call tree it failed) and its graph: the compiled LangGraph it runs drawn as a
+diagram (``diagram``), its edges in a table one click away."""
 
 from __future__ import annotations
 
@@ -25,14 +26,19 @@ from master_agent.capabilities.assistants import (
 )
 from master_agent.errors import ConflictError, InputError, MasterAgentError, NotFoundError
 from master_agent.runtime.graphs import graph_for, graph_ids
+from master_agent.runtime.runs import RunQueue
 from master_agent.runtime.tenant_agents import promote_version
 from master_agent.service.console.diagram import Diagram, graph_diagram
+from master_agent.service.console.failures import failure_sites
 from master_agent.service.console.pages import PAGE_ROWS, not_found, page
 from master_agent.service.console.session import CONSOLE_PATH, ConsoleSession, SessionDep, checked_form
-from master_agent.service.deps import ResourcesDep
+from master_agent.service.deps import QueueDep, ResourcesDep
 from master_agent.service.routes.assistants import assistant_graph_config
 
 router = APIRouter(prefix=CONSOLE_PATH, include_in_schema=False)
+
+#: Runs of an agent listed on its page, newest first (each links to its thread, where all of them are).
+RECENT_RUNS = 20
 
 
 @router.get("/agents")
@@ -120,6 +126,7 @@ async def _agent_page(
     request: Request,
     session: ConsoleSession,
     resources: Any,
+    queue: RunQueue,
     assistant_id: uuid.UUID,
     status_code: int = 200,
     error: str | None = None,
@@ -131,6 +138,7 @@ async def _agent_page(
     versions = await assistant_versions(
         pool, session.tenant_id, agent.assistant_id, metadata={}, limit=PAGE_ROWS, offset=0
     )
+    runs = await queue.list_for_assistant(session.tenant_id, agent.assistant_id, limit=RECENT_RUNS)
     return page(
         request,
         session,
@@ -141,20 +149,27 @@ async def _agent_page(
         versions=versions,
         changes=version_changes(versions),
         graph=await agent_graph(resources, session.tenant_id, agent),
+        runs=runs,
+        failures=await failure_sites(resources, queue.events, session.tenant_id, runs),
         error=error,
     )
 
 
 @router.get("/agents/{assistant_id}")
 async def agent_page(
-    assistant_id: uuid.UUID, request: Request, session: SessionDep, resources: ResourcesDep
+    assistant_id: uuid.UUID, request: Request, session: SessionDep, resources: ResourcesDep, queue: QueueDep
 ) -> HTMLResponse:
-    return await _agent_page(request, session, resources, assistant_id)
+    return await _agent_page(request, session, resources, queue, assistant_id)
 
 
 @router.post("/agents/{assistant_id}/versions/{version}")
 async def make_version_live(
-    assistant_id: uuid.UUID, version: int, request: Request, session: SessionDep, resources: ResourcesDep
+    assistant_id: uuid.UUID,
+    version: int,
+    request: Request,
+    session: SessionDep,
+    resources: ResourcesDep,
+    queue: QueueDep,
 ) -> Response:
     """Promote or roll back: the chosen stored version becomes the one the tenant's runs use."""
     await checked_form(request, session)
@@ -167,7 +182,7 @@ async def make_version_live(
     except NotFoundError:
         return not_found(request, session, f"agent {assistant_id}")
     except InputError as refused:  # no such version
-        return await _agent_page(request, session, resources, assistant_id, 422, error=str(refused))
+        return await _agent_page(request, session, resources, queue, assistant_id, 422, error=str(refused))
     except ConflictError as refused:
-        return await _agent_page(request, session, resources, assistant_id, 409, error=str(refused))
+        return await _agent_page(request, session, resources, queue, assistant_id, 409, error=str(refused))
     return RedirectResponse(f"{CONSOLE_PATH}/agents/{assistant_id}", status_code=303)

@@ -16,6 +16,7 @@ A run whose model failed raised nothing: its checkpoint names the node that wrot
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +28,7 @@ from master_agent.runtime import RuntimeResources
 from master_agent.runtime.run_events import RunEvent, RunEventLog
 from master_agent.runtime.runs import Run
 from master_agent.service.graph_state import thread_graph
-from master_agent.service.threads import Thread
+from master_agent.service.threads import Thread, get_thread
 
 logger = logging.getLogger(__name__)
 
@@ -146,3 +147,17 @@ async def failure_site(
             path = [node]
     calls = open_calls(await events.read_after(str(run.run_id), 0))
     return FailureSite(path=joined(path, calls), error=error)
+
+
+async def failure_sites(
+    resources: RuntimeResources, events: RunEventLog, tenant_id: str, runs: Iterable[Run]
+) -> dict[str, FailureSite]:
+    """Where each of the first ``TRACED_FAILURES`` failed runs among ``runs`` failed, by run id (each
+    read on its own thread; a run whose thread is gone is left out)."""
+    failed = [run for run in runs if run.status == "error"][:TRACED_FAILURES]
+    sites: dict[str, FailureSite] = {}
+    for run in failed:
+        thread = await get_thread(resources.database.pool, tenant_id, uuid.UUID(run.thread_id))
+        if thread is not None:
+            sites[str(run.run_id)] = await failure_site(resources, events, tenant_id, thread, run)
+    return sites

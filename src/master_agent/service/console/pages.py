@@ -21,7 +21,7 @@ from master_agent.evolution.learning import list_learnings
 from master_agent.evolution.outcomes import list_checks
 from master_agent.service.console import present
 from master_agent.service.console.charts import outcome_chart, reliability_chart
-from master_agent.service.console.failures import TRACED_FAILURES, failure_site
+from master_agent.service.console.failures import failure_sites
 from master_agent.service.console.session import (
     CONSOLE_PATH,
     SIGN_IN_COOKIE,
@@ -435,11 +435,7 @@ async def thread_page(
     solution = _thread_solution(values)
     if solution is None and goal is not None and goal.solution is not None:
         solution = goal.solution.model_dump()  # a goal solved outside the chat keeps its answer on the goal
-    failed = [run for run in runs if run.status == "error"][:TRACED_FAILURES]
-    failures = {
-        str(run.run_id): await failure_site(resources, queue.events, session.tenant_id, thread, run)
-        for run in failed
-    }
+    failures = await failure_sites(resources, queue.events, session.tenant_id, runs)
     return page(
         request,
         session,
