@@ -47,12 +47,14 @@ PARTS = (
     "heldout6",
     "tuning7",
     "heldout7",
+    "tuning8",
+    "heldout8",
 )
 #: Parts nobody tunes on: reported as totals only.
-HELD_OUT = frozenset({"heldout", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7"})
+HELD_OUT = frozenset({"heldout", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8"})
 #: The service's clock during the evaluation (the cases' "today"); batch 4 was written a day later,
 #: batch 5 two days later (README-fifth-batch.md), batch 6 three (README-sixth-batch.md), batch 7 four
-#: (README-seventh-batch.md, a Sunday).
+#: (README-seventh-batch.md, a Sunday), batch 8 five (README-eighth-batch.md, a Monday).
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 CLOCKS = {
     "tuning4": datetime(2026, 11, 26, 12, 0, tzinfo=UTC),
@@ -63,6 +65,8 @@ CLOCKS = {
     "heldout6": datetime(2026, 11, 28, 12, 0, tzinfo=UTC),
     "tuning7": datetime(2026, 11, 29, 12, 0, tzinfo=UTC),
     "heldout7": datetime(2026, 11, 29, 12, 0, tzinfo=UTC),
+    "tuning8": datetime(2026, 11, 30, 12, 0, tzinfo=UTC),
+    "heldout8": datetime(2026, 11, 30, 12, 0, tzinfo=UTC),
 }
 DATA_SCHEMA = "tenant_demo_retail"
 #: Kinds that claim the question was answered.
@@ -249,6 +253,7 @@ async def evaluate_part(
     http: httpx.AsyncClient, conn: psycopg.AsyncConnection[Any], part: str, cases: list[dict[str, Any]]
 ) -> list[Verdict]:
     threads: dict[str, str] = {}
+    texts = {case["id"]: case["text"] for case in cases}
     verdicts: list[Verdict] = []
     for case in cases:
         expect = case["expect"]
@@ -259,7 +264,12 @@ async def evaluate_part(
             check_goal(verdict, solution)
             verdict.detail = str((solution or {}).get("expected_outcome") or answer.get("status"))[:160]
         else:
-            thread_id, values, waiting = await chat(http, case["text"], threads.get(case.get("after") or ""))
+            parent = case.get("after")
+            if parent and parent not in threads and parent in texts:
+                # A follow-up to a goal sent through the goal channel (batch 8): the goal is said in the chat
+                # first, unscored, so the follow-up has its conversation.
+                threads[parent], _, _ = await chat(http, texts[parent], None)
+            thread_id, values, waiting = await chat(http, case["text"], threads.get(parent or ""))
             threads[case["id"]] = thread_id
             verdict = Verdict(case, part, chat_kind(values, waiting))
             reply = values.get("reply") or {}
