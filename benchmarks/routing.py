@@ -56,6 +56,9 @@ SPLITS = (
     # heads trained on it, in-sample after).
     ("heldout6.json", "followups_heldout6.json", False),
     ("tuning6.json", "followups_tuning6.json", True),
+    # The seventh batch (README7.md), written in session 9: held-out, and its tuning part.
+    ("heldout7.json", "followups_heldout7.json", False),
+    ("tuning7.json", "followups_tuning7.json", True),
 )
 HANDLERS = ["solve", "answer_query", "build_agent", "out_of_scope"]
 
