@@ -135,10 +135,6 @@ PEER_DIFFERENCES: dict[str, str] = {
         "a list of values for a graph whose state is a dict is refused (422 naming values): update_state "
         "takes one update, and langgraph-api hands the list to LangGraph's update_state the same way"
     ),
-    "test_threads/test_update_state_endpoint.py::test_post_state_update_no_graph_id_e2e": (
-        "the test expects Aegra's 400 'no associated graph' for a thread that never ran (langgraph-api "
-        "answers 400 with other words); here such a thread takes the update in the service's own graph"
-    ),
     "test_event_streaming/test_sdk_v2_e2e.py::test_run_start_persists_request_context": (
         "Aegra's Run shows its context as a field; langgraph-api's Run schema has none (the context "
         "reaches the graph here: tests/test_thread_protocol.py)"

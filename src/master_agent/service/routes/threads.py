@@ -463,6 +463,13 @@ async def update_state(
         raise HTTPException(
             409, detail="Thread is busy: wait for its run to finish before updating its state"
         )
+    if not (thread.config or {}).get("graph_id"):
+        # As langgraph-api: a thread no run has used has no graph whose state the update could be.
+        raise HTTPException(
+            400,
+            detail=f"thread_id: thread {thread_id} has no associated graph yet: no run has been made on it "
+            "(run it first, or create it with supersteps and metadata.graph_id)",
+        )
     graph, latest = await thread_graph(resources, tenant, thread)
     config = latest
     if body.checkpoint_id or body.checkpoint:
