@@ -154,11 +154,6 @@ PEER_DIFFERENCES: dict[str, str] = {
     },
 }
 
-_V2_HITL_OPEN = (
-    "open: over the thread protocol, a run resumed by input.respond on the same open stream does not "
-    "reach its end within the test's 60 s in the whole suite on a loaded machine (it passes alone at "
-    "times); not yet diagnosed"
-)
 
 #: Peer tests that fail here for a reason of ours not fixed yet (not a difference on purpose); the suite
 #: marks them xfail (not strict: they depend on timing), ``make api-diff`` lists them as open.
@@ -166,17 +161,6 @@ PEER_OPEN: dict[str, str] = {
     "test_assistants/test_assistant_deletion.py::test_assistant_deletion_with_active_runs": (
         "open: a run still pending when its assistant is deleted can outlive the deletion's wait and "
         "stay listed"
-    ),
-    **{
-        f"test_event_streaming/test_sdk_v2_e2e.py::{name}": _V2_HITL_OPEN
-        for name in (
-            "test_input_respond_update_lands_in_thread_state",
-            "test_sdk_hitl_interrupt_surfaces_on_input_channel_and_resumes",
-            "test_hitl_ignore_resume_runs_to_completion",
-        )
-    },
-    "test_event_streaming/test_sdk_v2_e2e.py::test_reconnect_with_since_resumes_without_replaying_seen_events": (
-        "open: a reconnect with since times out in the whole suite on a loaded machine; not yet diagnosed"
     ),
 }
 

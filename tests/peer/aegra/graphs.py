@@ -65,7 +65,9 @@ async def _say(text: str, context: Context, tool_calls: list[Any] | None = None)
     return AIMessage(
         content=answer.content,
         id=answer.id,
-        tool_calls=answer.tool_calls,
+        # Streamed (a run streaming messages), the fake model's chunks carry the words only: its tool
+        # calls are the script's.
+        tool_calls=tool_calls or [],
         response_metadata={"model_name": context.model, "system_prompt": context.system_prompt[:40]},
     )
 

@@ -390,6 +390,7 @@ def _parse_sse_frames(buffer: str) -> tuple[list[dict], str]:
     The leftover is any trailing partial frame (no terminating blank line yet),
     carried into the next read so a frame split across chunks is not dropped.
     """
+    buffer = buffer.replace("\r\n", "\n")  # master-agent: lines may end in CRLF (the SSE spec), as langgraph-api's do
     *complete, leftover = buffer.split("\n\n")
     frames: list[dict] = []
     for block in complete:
