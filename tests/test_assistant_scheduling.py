@@ -116,6 +116,11 @@ def test_times(text: str, expected: time | None) -> None:
         ("a two hour block", 120),
         ("90 free minutes", 90),
         ("over the next three days", None),
+        # A length said as a compound adjective: the hyphen is no part of the number.
+        ("Set up a 45-min planning session this Wednesday at 3", 45),
+        ("a 1.5-hour block", 90),
+        ("a two-hour review", 120),
+        ("meet 3-4pm", None),
     ],
 )
 def test_durations(text: str, expected: int | None) -> None:

@@ -57,6 +57,8 @@ _BETWEEN = re.compile(
     r"\b(?:between|from)\s+(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)\s+(?:and|to|-|until|till)\s+(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)",
     re.I,
 )
+#: The hyphen of a compound length ("45-min", "two-hour"): a space to the duration reader.
+_HYPHENATED = re.compile(r"(?<=[\w.])-(?=(?:minutes?|mins?|hours?|hrs?|h)\b)", re.I)
 _DURATION = re.compile(
     r"\b(?:(\d+(?:\.\d+)?)\s*(?:[a-z]+\s+)?(minutes?|mins?|hours?|hrs?|h)\b|(half an hour)|(an hour|one hour))",
     re.I,
@@ -229,7 +231,10 @@ LONGEST_MINUTES = 12 * 60
 def resolve_minutes(text: str) -> int | None:
     """The length ``text`` states, in minutes: Duckling's duration dimension ("45 minute", "two hour",
     "an hour and a half", "a quarter of an hour"), in minutes or hours and up to ``LONGEST_MINUTES``;
-    else a number and its unit with one word between them ("90 free minutes", "a 2 hr block")."""
+    else a number and its unit with one word between them ("90 free minutes", "a 2 hr block"). A length
+    said as a compound adjective ("a 45-min session", "a 1.5-hour block") is read as its words: Duckling
+    reads no duration across the hyphen."""
+    text = _HYPHENATED.sub(" ", text)
     for item in sorted(duckling_parse(text, ("duration",)), key=lambda entry: entry["start"]):
         value = item["value"]
         seconds = float((value.get("normalized") or {}).get("value") or 0)
