@@ -23,6 +23,7 @@ from master_agent.domains.assistant.requests import (
     WRITES,
     Reading,
     action_reader,
+    sure_request,
 )
 from master_agent.domains.assistant.steps import Step, request_steps
 from master_agent.domains.assistant.tools import (
@@ -381,6 +382,7 @@ ASSISTANT = DomainPack(
     goal_entities=stated_entities,
     describe_answer=describe_answer,
     missing_information=missing_information,
+    sure_request=sure_request,
 )
 
 __all__ = ["ASSISTANT", "DEMO_TENANT"]
