@@ -90,6 +90,9 @@ def test_periods() -> None:
         ("Move my 1:1 with Maria this Thursday to 4pm", time(16)),
         ("at 8am", time(8)),
         ("at 7 pm", time(19)),
+        # A span's start (Duckling reads "from 11 to 12" as 11 minutes to 12).
+        ("a town hall on Thursday from 11 to 12", time(11)),
+        ("from 2:30 to 3pm", time(14, 30)),
         # No clock time: a count, a time counted from now, a title.
         ("sandwiches for 3", None),
         ("in 2 hours", None),

@@ -191,6 +191,10 @@ def resolve_time(text: str) -> time | None:
     is the hour as said; an hour said without am or pm and not on the 24-hour clock is then read in
     working hours (``_in_working_hours``). A time counted from now ("in 2 hours") or one Duckling only
     guesses (a bare number, ``latent``) is none."""
+    span = clock_span(text)
+    if span is not None:
+        # "from 11 to 12" is 11 minutes to 12 to Duckling: a span's start is its first hour.
+        return span[0]
     found = duckling_parse_time(text)
     for item in sorted(found, key=lambda entry: entry["start"]):
         value = item["value"]
@@ -213,13 +217,20 @@ def resolve_time(text: str) -> time | None:
     return None
 
 
+def clock_span(text: str) -> tuple[time, time] | None:
+    """The two clock times of "between 1 and 6pm", "from 11 to 12", "from 10 to 4", or None."""
+    between = _BETWEEN.search(text)
+    if between is None:
+        return None
+    first, last = (resolve_time(part) or resolve_time(f"at {part}") for part in between.groups())
+    return (first, last) if first is not None and last is not None and first < last else None
+
+
 def resolve_hours(text: str) -> tuple[time, time] | None:
     """The hours of a day a request limits itself to: "between 1 and 6pm", "from 10 to 4", "morning"."""
-    between = _BETWEEN.search(text)
-    if between is not None:
-        first, last = (resolve_time(part) or resolve_time(f"at {part}") for part in between.groups())
-        if first is not None and last is not None and first < last:
-            return first, last
+    span = clock_span(text)
+    if span is not None:
+        return span
     part = _DAY_PART.search(text)
     return DAY_PARTS[part.group(1).lower()] if part is not None else None
 

@@ -51,6 +51,7 @@ from master_agent.domains.assistant.scheduling import (
     WORKDAY_END,
     WORKDAY_START,
     Period,
+    clock_span,
     conflicts,
     free_slots,
     resolve_day,
@@ -1453,6 +1454,10 @@ def _entities_for(
         at = resolve_time(goal)
         if at is not None:
             found["start_time"] = at.strftime("%H:%M")
+        span = clock_span(goal)
+        if minutes is None and span is not None:
+            # "from 11 to 12": the span is the event's length.
+            minutes = (span[1].hour * 60 + span[1].minute) - (span[0].hour * 60 + span[0].minute)
         if minutes is not None:
             found["duration_minutes"] = minutes
         who = whom(goal, owners=False)
