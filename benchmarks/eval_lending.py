@@ -63,12 +63,17 @@ class ServiceChannel:
         return body
 
     async def send_file(
-        self, thread_id: str, filename: str, content: bytes, media_type: str = "application/pdf"
+        self,
+        thread_id: str,
+        filename: str,
+        content: bytes,
+        media_type: str = "application/pdf",
+        kind: str = "salary_slip",
     ) -> tuple[int, dict[str, Any]]:
-        """A salary slip's upload: the status and the JSON answered (a refusal is the case's to judge)."""
+        """A file's upload as ``kind``: the status and the JSON answered (a refusal is the case's to judge)."""
         answer = await self.http.post(
             f"/threads/{thread_id}/files",
-            data={"kind": "salary_slip"},
+            data={"kind": kind},
             files={"file": (filename, content, media_type)},
         )
         try:

@@ -21,7 +21,12 @@ except ImportError:  # a version without documented facts (the figures before th
 class CaseChannel(Protocol):
     async def say(self, thread_id: str | None, text: str) -> tuple[str, dict[str, Any]]: ...
     async def send_file(
-        self, thread_id: str, filename: str, content: bytes, media_type: str = "application/pdf"
+        self,
+        thread_id: str,
+        filename: str,
+        content: bytes,
+        media_type: str = "application/pdf",
+        kind: str = "salary_slip",
     ) -> tuple[int, dict[str, Any]]: ...
     async def update_state(self, thread_id: str, values: dict[str, Any]) -> tuple[int, Any]: ...
     async def audit(self, thread_id: str) -> list[dict[str, Any]]: ...
@@ -116,7 +121,12 @@ async def play_case(case: dict[str, Any], channel: CaseChannel) -> CaseResult:
             document = step["upload_file"]
             assert thread is not None
             status, answer = await channel.send_file(
-                thread, document["filename"], _document(document), document["media_type"]
+                thread,
+                document["filename"],
+                _document(document),
+                document["media_type"],
+                # The kind the customer's client says it is (a PAN card is no kind the pack takes).
+                document.get("kind", "salary_slip"),
             )
             if not (400 <= status < 500 or (status == 201 and answer.get("monthly_salary") is None)):
                 result.problems.append(f"{document['filename']}: upload answered {status} {answer}")

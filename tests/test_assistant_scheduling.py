@@ -90,6 +90,9 @@ def test_periods() -> None:
         ("Move my 1:1 with Maria this Thursday to 4pm", time(16)),
         ("at 8am", time(8)),
         ("at 7 pm", time(19)),
+        # A span's start (Duckling reads "from 11 to 12" as 11 minutes to 12).
+        ("a town hall on Thursday from 11 to 12", time(11)),
+        ("from 2:30 to 3pm", time(14, 30)),
         # No clock time: a count, a time counted from now, a title.
         ("sandwiches for 3", None),
         ("in 2 hours", None),
@@ -116,6 +119,11 @@ def test_times(text: str, expected: time | None) -> None:
         ("a two hour block", 120),
         ("90 free minutes", 90),
         ("over the next three days", None),
+        # A length said as a compound adjective: the hyphen is no part of the number.
+        ("Set up a 45-min planning session this Wednesday at 3", 45),
+        ("a 1.5-hour block", 90),
+        ("a two-hour review", 120),
+        ("meet 3-4pm", None),
     ],
 )
 def test_durations(text: str, expected: int | None) -> None:

@@ -92,6 +92,16 @@ def test_a_tenure_said_as_when_the_loan_is_paid_off_is_read_and_a_later_month_is
     assert "loan_details.tenure_months" not in read_message("I need 2 lakh, I will apply in a month").updates
 
 
+@pytest.mark.parametrize(
+    ("text", "amount", "months"),
+    [("mujhe 4 lakh chahiye, 3 saal ke liye", 400_000, 36), ("2.8 lakh, 24 mahine", 280_000, 24)],
+)
+def test_a_tenure_in_hindi_units_is_a_loan_request(text: str, amount: float, months: int) -> None:
+    said = read_message(text).updates
+    assert (said["loan_details.amount"], said["loan_details.tenure_months"]) == (amount, months)
+    assert said["customer_intent"] == "personal_loan"
+
+
 class _Facts(BaseModel):
     ready: bool = False
 

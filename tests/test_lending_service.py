@@ -308,3 +308,35 @@ async def test_a_state_update_that_skips_a_guard_is_refused_or_audited_as_an_ove
     closed = await chat(http, "PAN CDEPN3456M", thread)
     assert closed["values"]["record"]["document_links"] == {}
     assert closed["values"]["record"]["underwriting_result"]["rule"] == "credit_score_below_minimum"
+
+
+async def test_wrong_pans_alone_lock_verification_and_an_api_unlock_is_refused(
+    clients: dict[str, httpx.AsyncClient],
+) -> None:
+    """Five wrong PANs while the date of birth is still asked for are five failed checks (each
+    detail is checked as it is given); a client clearing the lock through ``threads.update_state`` is
+    refused and audited, and the right details after it issue nothing."""
+    http = clients["lending"]
+    thread = (await chat(http, "1 lakh over 12 months please, my number is 9000000006"))["thread_id"]
+    asked = await chat(http, "PAN FGHPR6780Q", thread)
+    assert asked["values"]["record"]["verification_status"]["failures"] == 1
+    # The same wrong PAN said again is no new failed check.
+    again = await chat(http, "FGHPR6780Q", thread)
+    assert again["values"]["record"]["verification_status"]["failures"] == 1
+    for wrong in ("FGHPR6781Q", "FGHPR6782Q", "FGHPR6783Q", "FGHPR6784Q"):
+        last = await chat(http, f"my PAN is {wrong}", thread)
+    status = last["values"]["record"]["verification_status"]
+    assert (status["locked"], status["failures"], last["values"]["current_stage"]) == (True, 5, "CLOSURE")
+    unlock = {"record": {"verification_status": {"locked": False, "failures": 0, "attempts": 0}}}
+    refused = await http.post(f"/threads/{thread}/state", json={"values": unlock})
+    assert refused.status_code == 409, refused.text
+    assert "values.record.verification_status" in refused.json()["detail"]
+    right = await chat(http, "FGHPR6789Q, born 14 Feb 1990", thread)
+    record = right["values"]["record"]
+    assert record["verification_status"]["locked"] is True
+    assert record["document_links"] == {} and record["underwriting_result"]["decision"] is None
+    audit = (await http.get("/audit", params={"thread_id": thread})).json()
+    assert [
+        e["detail"]["fields"] for e in audit if e["kind"] == "refused" and e["detail"].get("by") == "api"
+    ] == [["values.record.verification_status"]]
+    assert not [e for e in audit if e["kind"] == "document"]

@@ -22,6 +22,7 @@ from master_agent.runtime.state import keep_handoff
         ("go ahead", "accept"),
         ("Yes, send it", "accept"),
         ("approve", "accept"),
+        ("👍 yes", "accept"),
         ("Change Friday to Monday in the proposal", "revise"),
         ("change 'budget freeze' to 'hiring freeze'", "revise"),
         ("cancel", "cancel"),

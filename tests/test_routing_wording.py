@@ -88,6 +88,26 @@ async def test_the_assistant_tenant_s_day_questions_go_to_the_assistant(
 
 
 @pytest.mark.parametrize(
+    ("message", "target"),
+    [
+        # The intent head reads these without their days and times (ambiguous); the assistant's verb
+        # head is sure of the action and the message says when: the assistant takes them.
+        ("move my 3pm on thursday to 4:30", ("agent", "personal_assistant")),
+        ("what does wednesday look like", ("agent", "personal_assistant")),
+        # Nothing said of when: the front door's own question stands.
+        ("move it", ("clarification", None)),
+        ("send it", ("clarification", None)),
+    ],
+)
+async def test_the_assistant_pack_s_sure_reading_is_a_second_opinion_on_a_question(
+    resources: RuntimeResources, message: str, target: tuple[str, str | None]
+) -> None:
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-assistant"))
+    decision = await door.decide(message, [], {})
+    assert (decision.target.kind, decision.target.name) == target, decision.reason
+
+
+@pytest.mark.parametrize(
     "message",
     [
         "Cut store 4's refund rate by a fifth by the end of Q1",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -140,6 +141,11 @@ class DomainPack:
     instead of the front door; explicit goals still go to the master agent's loop."""
     uploads: Mapping[str, UploadKind] = field(default_factory=dict)
     """Files its tenants' threads take, by kind (``POST /threads/{thread_id}/files``)."""
+    sure_request: Callable[[str, Settings, date], Awaitable[bool]] | None = None
+    """(message, settings, today) -> whether the pack's own reader of requests is sure the message asks
+    its master agent for something it does: the front door's second opinion on a message it would
+    otherwise ask an open question about (its intent head reads requests without their days, times and
+    names, where a pack's requests carry what they are about)."""
     state_guard: Callable[[dict[str, Any], dict[str, Any]], list[str]] | None = None
     """(current values, update) -> what a direct state update of one of its conversations would change
     that only its stage machine's guards may (``workflows.spec.update_skips_a_guard``): such an update is refused (409), or for an

@@ -118,8 +118,13 @@ def _argument(named: str, args: dict[str, Any]) -> str | None:
     return next((name for name in FIELD_WORDS.get(named.lower(), ()) if name in args), None)
 
 
+_LEADING_SIGNS = re.compile(r"^[^\w'\"‘“]+")
+
+
 def read_feedback(text: str) -> Feedback | None:
-    """What a message says about a proposal or a draft: accept, cancel, revise (a change), or None."""
+    """What a message says about a proposal or a draft: accept, cancel, revise (a change), or None.
+    Emoji and punctuation before the words are no part of them ("👍 yes")."""
+    text = _LEADING_SIGNS.sub("", text)
     if _CHANGE.search(text) or _SET.search(text) or _field_change(text) is not None:
         return "revise"
     if _CANCEL.match(text):

@@ -18,12 +18,14 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from functools import cache
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
+from master_agent.domains.assistant.scheduling import resolve_day, resolve_period, resolve_time
 from master_agent.models.embeddings import Embedder, make_embedder
 from master_agent.routing.intent_head import Features, LinearHead
 from master_agent.settings import Settings
@@ -395,6 +397,27 @@ class ActionReader:
         """The request's action and the reader's confidence in it."""
         found = await self.reading(request)
         return found.action, found.confidence
+
+
+#: Actions the front door may hand the assistant on its verb head's word: a preview's answer or a request
+#: with no tool is not one (the front door's own reading of them stands).
+SECOND_OPINION: frozenset[Action] = frozenset(ACTION_NAMES) - {"unsupported", "feedback"}
+
+
+async def sure_request(text: str, settings: Settings, today: date) -> bool:
+    """Whether the assistant is sure ``text`` asks it for one of its actions: its verb head reads the
+    action at or above its asking threshold, and the request says when (a day, a span or a clock time),
+    which a bare "move it" or "send it" does not. The front door's second opinion
+    (``DomainPack.sure_request``) on "move my 3pm on thursday to 4:30" or "what does wednesday look
+    like", which its intent head, reading them without their days and times, takes as ambiguous."""
+    if (
+        resolve_day(text, today) is None
+        and resolve_period(text, today) is None
+        and resolve_time(text) is None
+    ):
+        return False
+    reading = await action_reader(settings).reading(text)
+    return reading.sure and reading.action in SECOND_OPINION
 
 
 def _as_action(label: str) -> Action:

@@ -57,6 +57,8 @@ _BETWEEN = re.compile(
     r"\b(?:between|from)\s+(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)\s+(?:and|to|-|until|till)\s+(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)",
     re.I,
 )
+#: The hyphen of a compound length ("45-min", "two-hour"): a space to the duration reader.
+_HYPHENATED = re.compile(r"(?<=[\w.])-(?=(?:minutes?|mins?|hours?|hrs?|h)\b)", re.I)
 _DURATION = re.compile(
     r"\b(?:(\d+(?:\.\d+)?)\s*(?:[a-z]+\s+)?(minutes?|mins?|hours?|hrs?|h)\b|(half an hour)|(an hour|one hour))",
     re.I,
@@ -189,6 +191,10 @@ def resolve_time(text: str) -> time | None:
     is the hour as said; an hour said without am or pm and not on the 24-hour clock is then read in
     working hours (``_in_working_hours``). A time counted from now ("in 2 hours") or one Duckling only
     guesses (a bare number, ``latent``) is none."""
+    span = clock_span(text)
+    if span is not None:
+        # "from 11 to 12" is 11 minutes to 12 to Duckling: a span's start is its first hour.
+        return span[0]
     found = duckling_parse_time(text)
     for item in sorted(found, key=lambda entry: entry["start"]):
         value = item["value"]
@@ -211,13 +217,20 @@ def resolve_time(text: str) -> time | None:
     return None
 
 
+def clock_span(text: str) -> tuple[time, time] | None:
+    """The two clock times of "between 1 and 6pm", "from 11 to 12", "from 10 to 4", or None."""
+    between = _BETWEEN.search(text)
+    if between is None:
+        return None
+    first, last = (resolve_time(part) or resolve_time(f"at {part}") for part in between.groups())
+    return (first, last) if first is not None and last is not None and first < last else None
+
+
 def resolve_hours(text: str) -> tuple[time, time] | None:
     """The hours of a day a request limits itself to: "between 1 and 6pm", "from 10 to 4", "morning"."""
-    between = _BETWEEN.search(text)
-    if between is not None:
-        first, last = (resolve_time(part) or resolve_time(f"at {part}") for part in between.groups())
-        if first is not None and last is not None and first < last:
-            return first, last
+    span = clock_span(text)
+    if span is not None:
+        return span
     part = _DAY_PART.search(text)
     return DAY_PARTS[part.group(1).lower()] if part is not None else None
 
@@ -229,7 +242,10 @@ LONGEST_MINUTES = 12 * 60
 def resolve_minutes(text: str) -> int | None:
     """The length ``text`` states, in minutes: Duckling's duration dimension ("45 minute", "two hour",
     "an hour and a half", "a quarter of an hour"), in minutes or hours and up to ``LONGEST_MINUTES``;
-    else a number and its unit with one word between them ("90 free minutes", "a 2 hr block")."""
+    else a number and its unit with one word between them ("90 free minutes", "a 2 hr block"). A length
+    said as a compound adjective ("a 45-min session", "a 1.5-hour block") is read as its words: Duckling
+    reads no duration across the hyphen."""
+    text = _HYPHENATED.sub(" ", text)
     for item in sorted(duckling_parse(text, ("duration",)), key=lambda entry: entry["start"]):
         value = item["value"]
         seconds = float((value.get("normalized") or {}).get("value") or 0)

@@ -134,6 +134,21 @@ _LONG_DIGITS = 10
 _DIMENSIONS = ("number", "amount-of-money", "duration")
 
 
+#: Units of a tenure in Hindi (and Hinglish spellings) after a number, as English words of the same
+#: length, so every position read stays where the customer said it.
+_HINDI_UNIT_WORDS = {
+    "saal": "year",
+    "sal": "yrs",
+    "varsh": "years",
+    "baras": "years",
+    "mahine": "months",
+    "mahina": "month ",
+    "mahino": "months",
+    "mahinon": "months ",
+}
+_HINDI_UNITS = re.compile(r"(?<=\d )(?:" + "|".join(_HINDI_UNIT_WORDS) + r")\b", re.I)
+
+
 def _mask(text: str, *patterns: re.Pattern[str]) -> str:
     for pattern in patterns:
         text = pattern.sub(lambda match: " " * len(match.group(0)), text)
@@ -179,6 +194,8 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
     masked = _join_groups(
         _mask(text[:600], _PHONE, _PAN, _ISO_DATE, _DMY_DATE, _WORDY_DATE, re.compile(r"\d{9,}"))
     )
+    # Hindi units of a tenure ("3 saal", "24 mahine") as Duckling's English ones, of the same length.
+    masked = _HINDI_UNITS.sub(lambda match: _HINDI_UNIT_WORDS[match.group(0).lower()], masked)
     # Duckling adds a count to the sum before it ("4 lakh 36 months" is 400,036 months): a break.
     masked = _SCALE_THEN_TENURE.sub(lambda match: match.group(1) + ";", masked)
     # Duckling reads "1.5 years" as "5 years": a fraction of a year is read here, in months.

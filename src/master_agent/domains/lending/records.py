@@ -37,6 +37,10 @@ class VerificationStatus(BaseModel):
     checked_pan: str | None = None
     """The PAN and date of birth that were verified (new ones are checked again)."""
     checked_dob: str | None = None
+    failed_pan: str | None = None
+    """The PAN and date of birth of the last failed check: the same wrong value, said again or left
+    standing while the other is asked for, is not another failed check."""
+    failed_dob: str | None = None
 
 
 class LoanTerms(BaseModel):

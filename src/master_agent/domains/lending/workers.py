@@ -161,6 +161,18 @@ async def sales(task: TaskAssignment, worker: WorkerContext) -> TaskResponse:
     return _respond(task, "COMPLETED", text, data, "VERIFY")
 
 
+def _ask_kyc(task: TaskAssignment, missing: list[str]) -> TaskResponse:
+    return _respond(
+        task,
+        "NEEDS_INPUT",
+        f"Before we continue I need to verify your identity: please share your {' and '.join(missing)}"
+        + (" (as YYYY-MM-DD)" if "date of birth" in missing else "")
+        + ".",
+        {},
+        "ASK_KYC",
+    )
+
+
 LOCKED_TEXT = (
     "For your security this application is locked after {count} failed identity checks. Please visit a "
     "branch with your PAN card to continue."
@@ -179,35 +191,25 @@ async def verification(task: TaskAssignment, worker: WorkerContext) -> TaskRespo
     ):
         # Verified already (the customer came back from changing their terms): no new check.
         return _respond(task, "COMPLETED", "", {}, "UNDERWRITE")
-    missing = [
-        name
-        for name, value in (("PAN", record.stated.pan), ("date of birth", record.stated.dob))
-        if not value
-    ]
-    if missing:
-        return _respond(
-            task,
-            "NEEDS_INPUT",
-            f"Before we continue I need to verify your identity: please share your {' and '.join(missing)}"
-            + (" (as YYYY-MM-DD)" if "date of birth" in missing else "")
-            + ".",
-            {},
-            "ASK_KYC",
-        )
+    stated = (("PAN", record.stated.pan), ("date of birth", record.stated.dob))
+    missing = [name for name, value in stated if not value]
+    if len(missing) == len(stated):
+        return _ask_kyc(task, missing)
+    # Each detail is checked as soon as it is given: a wrong PAN sent again and again while the date
+    # of birth is still asked for counts towards the lockout (a check never run is no check passed).
     customer = await _customer(record, worker, ["pan", "dob"])
     assert customer is not None
-    mismatched = [
-        name
-        for name, stated, known in (
-            ("PAN", record.stated.pan, customer.pan),
-            ("date of birth", record.stated.dob, customer.dob.isoformat()),
-        )
-        if stated != known
-    ]
+    known = {"PAN": customer.pan, "date of birth": customer.dob.isoformat()}
+    mismatched = [name for name, value in stated if value and value != known[name]]
     worker.audit.tool("check_kyc", {"customer_id": customer.customer_id}, {"mismatched": mismatched})
+    if not mismatched and missing:
+        return _ask_kyc(task, missing)
     attempts = status.attempts + 1
     if mismatched:
-        failures = status.failures + 1
+        failed = {"PAN": status.failed_pan, "date of birth": status.failed_dob}
+        # A failed check is one with a wrong value not already failed.
+        new = any(value != failed[name] for name, value in stated if name in mismatched)
+        failures = status.failures + (1 if new else 0)
         locked = failures >= MAX_VERIFICATION_FAILURES
         checked = {
             "verified": False,
@@ -216,6 +218,8 @@ async def verification(task: TaskAssignment, worker: WorkerContext) -> TaskRespo
             "attempts": attempts,
             "failures": failures,
             "locked": locked,
+            "failed_pan": record.stated.pan if "PAN" in mismatched else status.failed_pan,
+            "failed_dob": record.stated.dob if "date of birth" in mismatched else status.failed_dob,
         }
         if locked:
             worker.audit.add("decision", decision="verification_locked", failures=failures)
@@ -227,11 +231,14 @@ async def verification(task: TaskAssignment, worker: WorkerContext) -> TaskRespo
                 "CLOSE",
             )
         left = MAX_VERIFICATION_FAILURES - failures
+        wrong = " and ".join(mismatched)
+        also = f" (and your {' and '.join(missing)})" if missing else ""
         return _respond(
             task,
             "NEEDS_INPUT",
-            f"The {' and '.join(mismatched)} you gave do not match our records. Please check and send them "
-            f"again ({left} attempt{'s' if left != 1 else ''} left).",
+            f"The {wrong} you gave {'does' if len(mismatched) == 1 else 'do'} not match our records. "
+            f"Please check and send {'it' if len(mismatched) == 1 else 'them'} again{also} "
+            f"({left} attempt{'s' if left != 1 else ''} left).",
             {"verification_status": checked},
             "ASK_KYC",
         )

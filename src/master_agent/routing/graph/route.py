@@ -298,6 +298,21 @@ class RouteNodes(FrontDoorBase):
             outcome = decide_route(
                 intent, candidates, self.cards, self.settings, rounds=rounds, override=override, known=known
             )
+        if (
+            outcome.clarification is not None
+            and outcome.clarification.kind == "open_ended"
+            and not (override or clarifications)
+            and self.pack.sure_request is not None
+            and await self.pack.sure_request(goal, self.settings, self.evolution.clock.now().date())
+        ):
+            # The pack's second opinion: its own reader is sure of a request the intent head, which
+            # reads a message without its days, times and names, found ambiguous ("move my 3pm on
+            # thursday to 4:30"). Its master agent takes it (and asks its own questions).
+            master = self.capabilities.master["name"]
+            outcome = Outcome(
+                RouteTarget(kind="agent", name=master), f"the {self.pack.name} pack is sure it asks {master}"
+            )
+            intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None})
         if outcome.target.kind == "agent":
             entities = {**said_before, **entities}
         if (
