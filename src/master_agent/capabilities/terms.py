@@ -504,6 +504,7 @@ def _holiday_days(
     return tuple(sorted(days))
 
 
+@functools.cache  # a calendar's few hundred names, read for every time mention
 def _holiday_name(name: str) -> re.Pattern[str]:
     """The words a holiday's calendar name is said in: "Thanksgiving" for "Thanksgiving Day", "Easter"
     for "Easter Sunday"; a trailing "Day" or "Sunday" is left out only after a long word of its own."""

@@ -28,7 +28,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from master_agent.evolution.clock import Clock
 from master_agent.models.embeddings import Embedder
-from master_agent.routing.intent import message_vector, strip_entities
+from master_agent.routing.intent import message_vector, strip_entities, text_vectors
 from master_agent.routing.intent_head import domain_shares, relevance_head
 from master_agent.routing.models import Candidate, IntentAnalysis
 from master_agent.routing.relevance import AgentTexts, RelevanceHead, pair_features, stem_weights, stems
@@ -165,7 +165,7 @@ class Discovery:
                 texts.append(strip_entities(text))
                 owners.append(card.name)
         vectors: dict[str, list[list[float]]] = {}
-        for owner, vector in zip(owners, await self.embedder.embed(texts) if texts else [], strict=True):
+        for owner, vector in zip(owners, await text_vectors(self.embedder, texts), strict=True):
             vectors.setdefault(owner, []).append(vector)
         async with self.pool.connection() as conn:
             cursor = await conn.execute(

@@ -175,8 +175,26 @@ def forget_message_vectors() -> None:
     _QUERY_VECTORS.clear()
 
 
-#: Vectors of exemplar texts, by embedder and text (see ``ExemplarClassifier._exemplar_vectors``).
+#: Vectors of exemplar and agent texts, by embedder and text (``text_vectors``); the oldest are
+#: dropped past ``TEXT_VECTORS_KEPT`` (the packs' texts are a few thousand; tenants' own agents add more).
 _EXEMPLAR_VECTORS: dict[tuple[str, str], list[float]] = {}
+TEXT_VECTORS_KEPT = 20_000
+
+
+async def text_vectors(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
+    """The embeddings of ``texts``, each text embedded once per process: tenants of one pack share most
+    exemplars and agent texts, and a front door (its exemplars) or a discovery index (its agents' texts)
+    is built again for each tenant and whenever its graph or capabilities change."""
+    model = embedder.model_name
+    found = {t: _EXEMPLAR_VECTORS[(model, t)] for t in texts if (model, t) in _EXEMPLAR_VECTORS}
+    missing = list(dict.fromkeys(t for t in texts if t not in found))
+    if missing:
+        for text, vector in zip(missing, await embedder.embed(missing), strict=True):
+            found[text] = vector
+            if len(_EXEMPLAR_VECTORS) >= TEXT_VECTORS_KEPT:
+                _EXEMPLAR_VECTORS.pop(next(iter(_EXEMPLAR_VECTORS)))
+            _EXEMPLAR_VECTORS[(model, text)] = vector
+    return [found[t] for t in texts]
 
 
 def forget_exemplar_vectors() -> None:
@@ -207,15 +225,9 @@ class ExemplarClassifier:
     async def _exemplar_vectors(self) -> list[list[float]]:
         async with self._lock:
             if self._vectors is None:
+                # Embedded once per process (and before ready, by warm-up).
                 texts = [strip_entities(e.text) for e in self.exemplars]
-                model = self.embedder.model_name
-                # Tenants of one pack share most exemplars, and a front door is built again whenever
-                # its graph is: each text is embedded once per process (and before ready, by warm-up).
-                missing = list(dict.fromkeys(t for t in texts if (model, t) not in _EXEMPLAR_VECTORS))
-                if missing:
-                    for text, vector in zip(missing, await self.embedder.embed(missing), strict=True):
-                        _EXEMPLAR_VECTORS[(model, text)] = vector
-                self._vectors = [_EXEMPLAR_VECTORS[(model, text)] for text in texts]
+                self._vectors = await text_vectors(self.embedder, texts)
         return self._vectors
 
     async def warm(self) -> None:

@@ -20,11 +20,22 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
+from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+)
+from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.outputs import ChatGenerationChunk
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
@@ -58,9 +69,44 @@ def _last_human(messages: list[AnyMessage]) -> str:
     return ""
 
 
+class _ScriptedModel(GenericFakeChatModel):
+    """langchain's scripted model, whose stream also carries the message's tool calls: its own stream
+    drops them, so a run streaming ``messages`` (as every thread-protocol run does) saw an answer
+    without the call, and ``agent_hitl`` never reached its interrupt there."""
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        scripted = (
+            self._generate(messages, stop=stop, run_manager=run_manager, **kwargs).generations[0].message
+        )
+        assert isinstance(scripted, AIMessage)
+        words = GenericFakeChatModel(messages=iter([AIMessage(scripted.content, id=scripted.id)]))
+        for chunk in words._stream(messages, stop=stop, run_manager=run_manager, **kwargs):
+            if scripted.tool_calls and isinstance(chunk.message, AIMessageChunk):
+                chunk.message.chunk_position = None  # the calls come last
+            yield chunk
+        if scripted.tool_calls:
+            calls = [
+                tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=i)
+                for i, c in enumerate(scripted.tool_calls)
+            ]
+            message = AIMessageChunk(
+                content="", id=scripted.id, tool_call_chunks=calls, chunk_position="last"
+            )
+            chunk = ChatGenerationChunk(message=message)
+            if run_manager:
+                run_manager.on_llm_new_token("", chunk=chunk)
+            yield chunk
+
+
 async def _say(text: str, context: Context, tool_calls: list[Any] | None = None) -> AIMessage:
     # Through the scripted model, so the words (and a tool call) stream as a model's would.
-    model = GenericFakeChatModel(messages=iter([AIMessage(text, tool_calls=tool_calls or [])]))
+    model = _ScriptedModel(messages=iter([AIMessage(text, tool_calls=tool_calls or [])]))
     answer = await model.ainvoke(text)
     return AIMessage(
         content=answer.content,
