@@ -151,6 +151,8 @@ def test_another_word_a_letter_away_from_store_is_no_store(text: str) -> None:
         "company-wide, refund rate has to get under 3% by end of Jan",
         "move the chain average attach from 14 to 17 percent by March",
         "work out why attach sagged across all ten shops and get us back up",
+        "how did every one of our shops do on refunds last month",
+        "each single one of the outlets needs a plan for attach",
     ],
 )
 def test_a_message_about_every_store_says_so(text: str) -> None:
@@ -159,7 +161,13 @@ def test_a_message_about_every_store_says_so(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["why is store 3 the worst in the chain", "every time I ask it fails", "list all my agents"]
+    "text",
+    [
+        "why is store 3 the worst in the chain",
+        "every time I ask it fails",
+        "list all my agents",
+        "each one of my agents should cap its tokens",
+    ],
 )
 def test_a_message_about_one_store_or_none_is_not_about_every_store(text: str) -> None:
     assert "stores" not in message_entities(text)
