@@ -56,6 +56,8 @@ SPLITS = (
     # heads trained on it, in-sample after).
     ("heldout6.json", "followups_heldout6.json", False),
     ("tuning6.json", "followups_tuning6.json", True),
+    # The seventh batch's tuning part (README7.md): measured once before the heads trained on it.
+    ("tuning7.json", "followups_tuning7.json", True),
 )
 HANDLERS = ["solve", "answer_query", "build_agent", "out_of_scope"]
 
