@@ -173,9 +173,16 @@ def test_a_message_about_one_store_or_none_is_not_about_every_store(text: str) -
     assert "stores" not in message_entities(text)
 
 
-async def test_a_chain_wide_goal_is_not_asked_which_store(resources: RuntimeResources) -> None:
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Lift accessory attach across every store by 10% within 60 days",
+        "Lift accessory attach in every one of our shops by 10% within 60 days",
+    ],
+)
+async def test_a_chain_wide_goal_is_not_asked_which_store(resources: RuntimeResources, message: str) -> None:
     door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
-    decision = await door.decide("Lift accessory attach across every store by 10% within 60 days", [], {})
+    decision = await door.decide(message, [], {})
     assert decision.entities["stores"] == "all"
     assert (decision.target.kind, decision.target.name) == ("agent", "master_agent"), decision.reason
     one = await door.decide("Lift accessory attach by 10% within 60 days", [], {})
