@@ -287,11 +287,7 @@ class RouteNodes(FrontDoorBase):
         }
         known = {**(await self.tenant_defaults()), **said_before, **intent.entities, **entities}
         rounds = len(clarifications)
-        # The head's refusal is learnt from what other tenants' agents did not serve; an agent of this
-        # tenant that discovery is as sure of as a route needs ("need a loan to clear my card dues" to
-        # a lender) serves it here, and decides like any other request.
-        covered = top is not None and top.score >= self.settings.route_score
-        refused = intent.out_of_scope and not override and not clarifications and not covered
+        refused = intent.out_of_scope and not override and not clarifications
         if chosen is not None:
             outcome = Outcome(chosen, "chosen by the user")
         elif refused:
