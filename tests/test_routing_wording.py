@@ -171,6 +171,8 @@ def test_another_word_a_letter_away_from_store_is_no_store(text: str) -> None:
         "company-wide, refund rate has to get under 3% by end of Jan",
         "move the chain average attach from 14 to 17 percent by March",
         "work out why attach sagged across all ten shops and get us back up",
+        "how did every one of our shops do on refunds last month",
+        "each single one of the outlets needs a plan for attach",
     ],
 )
 def test_a_message_about_every_store_says_so(text: str) -> None:
@@ -179,15 +181,28 @@ def test_a_message_about_every_store_says_so(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["why is store 3 the worst in the chain", "every time I ask it fails", "list all my agents"]
+    "text",
+    [
+        "why is store 3 the worst in the chain",
+        "every time I ask it fails",
+        "list all my agents",
+        "each one of my agents should cap its tokens",
+    ],
 )
 def test_a_message_about_one_store_or_none_is_not_about_every_store(text: str) -> None:
     assert "stores" not in message_entities(text)
 
 
-async def test_a_chain_wide_goal_is_not_asked_which_store(resources: RuntimeResources) -> None:
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Lift accessory attach across every store by 10% within 60 days",
+        "Lift accessory attach in every one of our shops by 10% within 60 days",
+    ],
+)
+async def test_a_chain_wide_goal_is_not_asked_which_store(resources: RuntimeResources, message: str) -> None:
     door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
-    decision = await door.decide("Lift accessory attach across every store by 10% within 60 days", [], {})
+    decision = await door.decide(message, [], {})
     assert decision.entities["stores"] == "all"
     assert (decision.target.kind, decision.target.name) == ("agent", "master_agent"), decision.reason
     one = await door.decide("Lift accessory attach by 10% within 60 days", [], {})

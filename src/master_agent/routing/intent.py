@@ -80,11 +80,12 @@ def store_noun_restored(text: str) -> str:
     return _BEFORE_NUMBER.sub(restored, text)
 
 
-#: A message about every store at once: "across all ten shops", "every branch", "company-wide", "the
-#: chain average", "the whole estate". Read only when it names no store of its own.
+#: A message about every store at once: "across all ten shops", "every branch", "every one of our
+#: shops", "each single outlet", "company-wide", "the chain average", "the whole estate". Read only when
+#: it names no store of its own.
 _STORE_PLURALS = r"(?:stores|shops|branches|outlets|locations|sites|showrooms)"
 _EVERY_STORE = re.compile(
-    r"\b(?:all|every|each)\s+(?:of\s+)?(?:[a-z0-9'-]+\s+){0,2}?"
+    r"\b(?:all|every|each)(?:\s+single)?(?:\s+(?:one|last))?\s+(?:of\s+)?(?:[a-z0-9'-]+\s+){0,2}?"
     r"(?:stores?|shops?|branch(?:es)?|outlets?|locations?|sites?|showrooms?)\b"
     rf"|\bacross\s+(?:the\s+|our\s+)?(?:board|chain|estate|business|company|group|network|{_STORE_PLURALS})\b"
     r"|\b(?:chain|company|group|business|estate|network|nation|country)[\s-]?wide\b"
