@@ -721,6 +721,23 @@ def _stem(word: str) -> str:
     return word.lower()
 
 
+#: An exact text a condition restates in parentheses: words in capitals ("DROP TABLE", "rm -rf" in
+#: backticks), each alternative of the list.
+_EXACT = re.compile(r"\(((?:`[^`]+`|[A-Z][A-Z0-9_]*(?:\s+[A-Z0-9_*-]+)*)(?:\s*(?:,|\bor\b)\s*(?:`[^`]+`|[A-Z][A-Z0-9_]*(?:\s+[A-Z0-9_*-]+)*))*)\)")
+
+
+def exact_phrases(text: str) -> list[str]:
+    """The exact texts a condition restates in parentheses, each quoted (``"drop table"``): an
+    input mentions one only where it writes those words together and in that order ("ALTER TABLE
+    coupons DROP COLUMN x" mentions "drop column"; "DROP INDEX idx; Tables altered" no "drop
+    table"). Lower case: the input may write them either way."""
+    found = _EXACT.search(text)
+    if found is None:
+        return []
+    said = re.split(r"\s*(?:,|\bor\b)\s*", found.group(1))
+    return [f'"{" ".join(p.strip("`").lower().split())}"' for p in said if p.strip("` ")]
+
+
 def _negation(
     segment: str, fields: dict[str, list[str]], subject: frozenset[str]
 ) -> tuple[list[str], list[str], set[str]] | None:
@@ -785,11 +802,11 @@ def _negation(
     category = re.match(r"other than|except|unless", cues[0].group(0), re.I) is not None
     mentions = [] if category else said(head)
     relative = re.split(r"\b(?:that|which|whose|who)\b", head, maxsplit=1)
-    if re.match(r"unless", cues[0].group(0), re.I) and len(relative) == 2 and "(" not in relative[1]:
+    if re.match(r"unless", cues[0].group(0), re.I) and len(relative) == 2:
         # "Hold any merge request that touches migrations/ unless ...": the rule is said of the inputs
-        # its relative clause describes. (A clause restated in parentheses, "drops a table or a column
-        # (DROP TABLE or DROP COLUMN)", is a phrase the words alone do not read: it stays unread.)
-        mentions = said(relative[1])
+        # its relative clause describes; restated as the exact text the input writes, it is that text
+        # ("drops a table or a column (DROP TABLE or DROP COLUMN)": ``exact_phrases``).
+        mentions = exact_phrases(relative[1]) or ([] if "(" in relative[1] else said(relative[1]))
     return mentions, list(dict.fromkeys(absent)), naming - _FUNCTION
 
 
@@ -1016,9 +1033,10 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
                     rules[-1].model_copy(update={"field": field, "value": said.group("text").strip()})
                 )
         copied = re.search(r"\b([a-z]+)\s+(?:number|id|code|reference|no\.?)\b", clause, re.I)
-        if named and _COPY.search(clause) and copied is not None and copied.group(1).lower() not in named:
+        if named and _COPY.search(clause) and copied is not None and copied.group(1).lower() not in named[1:]:
             # "order_id repeats the order number written in the ticket, or is null": the identifier
-            # written after the label's word, else null.
+            # written after the label's word, else null; the field may be named as its label ("ticket
+            # repeats the ticket number exactly as written"), never as another field.
             rules = [
                 Rule(field=named[0], copy_of=copied.group(1).lower()),
                 Rule(field=named[0], default=True),
