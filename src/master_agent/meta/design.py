@@ -939,6 +939,8 @@ def _case_sql(rules: list[Rule], subject: str, rules_of: dict[str, list[Rule]]) 
         conditions = [_compared_sql(c, subject, rules_of) for c in compared]
         if rule.mentions:
             conditions.append(f"({_mentions_sql(rule.mentions, subject, rule.within)})")
+        if rule.mentions_too:
+            conditions.append(f"({_mentions_sql(rule.mentions_too, subject, rule.within)})")
         if rule.absent:
             conditions.append(f"NOT ({_mentions_sql(rule.absent, subject, rule.within)})")
         for field, value in rule.given.items():
@@ -976,6 +978,8 @@ def applies(
             return False
     within = rule.within
     if rule.mentions and not any(mentioned(item, text, senses, within.get(item)) for item in rule.mentions):
+        return False
+    if rule.mentions_too and not any(mentioned(i, text, senses, within.get(i)) for i in rule.mentions_too):
         return False
     if rule.absent and any(mentioned(item, text, senses, within.get(item)) for item in rule.absent):
         return False
@@ -1515,6 +1519,12 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
                 case(requirement, field, f"adversarial_{len(cases)}", text)
             elif rule.mentions:
                 item = said_as(rule.mentions[0])
+                if rule.mentions_too:
+                    # Each list must be mentioned: one item of each, and each list's item alone.
+                    too = said_as(rule.mentions_too[-1])
+                    case(requirement, field, f"one_list_{len(cases)}", f"{noun} about {item}, please help.")
+                    case(requirement, field, f"other_list_{len(cases)}", f"{noun} about {too}, please help.")
+                    item = f"{item} for the {too}"
                 case(requirement, field, f"mentions_{len(cases)}", f"{noun} about {item}, please help.")
                 if not any(x.id.endswith("_plain") and field in x.expect for x in cases):
                     case(requirement, field, "plain", f"{noun}: nothing special to report.")

@@ -686,6 +686,46 @@ def _keywords(words: str, fields: dict[str, list[str]], subject: frozenset[str] 
     return list(dict.fromkeys(items))
 
 
+#: Two lists of alternatives joined by the noun they qualify and a preposition: "write or admin
+#: access to the production database or the payments ledger".
+_TWO_LISTS = re.compile(
+    r"(?P<first>[a-z][\w-]*(?:\s*,\s*[a-z][\w-]*)*\s+or\s+[a-z][\w-]*)\s+(?P<noun>[a-z][\w-]*)\s+"
+    r"(?:to|on|in|into|for|of|over)\s+(?P<second>[^,;]+?\bor\b[^,;]+)$",
+    re.I,
+)
+
+
+#: Who is never given what: "Contractors are never given admin access" (both must be mentioned).
+_GIVEN_TO = re.compile(
+    r"^\s*(?P<first>[a-z][\w\s,-]*?)\s+(?:are|is)\s+(?:never\s+|not\s+|always\s+|only\s+)?"
+    r"(?:given|granted|allowed|offered|sent|assigned|issued)\s+(?P<second>[^,;:]+)",
+    re.I,
+)
+
+
+def _two_lists(
+    segment: str, fields: dict[str, list[str]], subject: frozenset[str]
+) -> tuple[list[str], list[str]] | None:
+    """A condition naming two lists that must each be mentioned: the first list's items with the
+    noun they qualify ("write access", "admin access") and the second list's ("production database",
+    "payments ledger"), or who and what is given them ("Contractors are never given admin access");
+    None for any other condition."""
+    given = _GIVEN_TO.search(segment)
+    if given is not None:
+        who = _keywords(given.group("first"), fields, subject)
+        what = _keywords(given.group("second"), fields, subject)
+        return (who, what) if who and what else None
+    found = _TWO_LISTS.search(segment.strip().rstrip(".,;"))
+    if found is None:
+        return None
+    noun = found.group("noun").lower()
+    first = [f"{item} {noun}" for item in _keywords(found.group("first"), fields, subject)]
+    second = _keywords(found.group("second"), fields, subject)
+    if len(first) < 2 or len(second) < 2:
+        return None
+    return first, second
+
+
 def _given(match: re.Match[str], inflected: dict[str, str]) -> RuleValue:
     said = match.groupdict().get("inflected")
     if match.groupdict().get("imperative"):
@@ -974,6 +1014,7 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
                 since = due.group(1).lower()
                 compared = [(seg_start, seg_end, Comparison(op="<=", value=0, unit="days", since=since))]
             mentions: list[str] = []
+            mentions_too: list[str] = []
             absent: list[str] = []
             if segment is after and _CUE.search(after):
                 # After the amounts it compares: their words ("any claim over $5,000") are no mention.
@@ -989,7 +1030,10 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
                     mentions, absent, listed_as = negation
                     lists.append((field, absent, listed_as))
                 else:
-                    mentions = _keywords(segment, fields, subject)
+                    mentions, mentions_too = _two_lists(segment, fields, subject) or (
+                        _keywords(segment, fields, subject),
+                        [],
+                    )
             if (
                 rules
                 and rules[-1].field == field
@@ -1018,7 +1062,12 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             for alternative in _alternatives(clause, compared, seg_end, fields, subject) or [{}]:
                 rules.append(
                     Rule(
-                        field=field, value=value, mentions=mentions, absent=absent, default=default
+                        field=field,
+                        value=value,
+                        mentions=mentions,
+                        mentions_too=mentions_too,
+                        absent=absent,
+                        default=default,
                     ).model_copy(update=alternative)
                 )
         for field in named:
