@@ -78,7 +78,9 @@ async def evaluate() -> int:
     for split in ("test", "train"):
         rows = _rows(data[split])
         by_wordnet.append(np.array([bool(await sensed(None, phrase, [item])) for item, phrase, _ in rows]))
-        shipped_reading.append(np.array([bool(await sensed(embedder, phrase, [item])) for item, phrase, _ in rows]))
+        shipped_reading.append(
+            np.array([bool(await sensed(embedder, phrase, [item])) for item, phrase, _ in rows])
+        )
     for name, on_test, on_train in [
         (f"cosine {shipped:.2f}", test_cos >= shipped, train_cos >= shipped),
         (f"cosine fitted {fitted:.2f}", test_cos >= fitted, train_cos >= fitted),

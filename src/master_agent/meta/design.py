@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Literal
 
+from master_agent.capabilities.tools.lexicon import a_kind_of
 from master_agent.capabilities.tools.senses import sensed, sensed_sql
 from master_agent.meta.artifacts import (
     MAX_EVAL_CASES,
@@ -1356,7 +1357,9 @@ def _look_alikes(rule: Rule, noun: str) -> list[tuple[str, str, str]]:
         said = f"{label.capitalize()}: {' '.join([*words[:-1], alike])}."
         text = f"{noun}: {' '.join(held)}. {said}" if held else f"{noun}: {said}"
         out.append(("look_alike", text, text.replace(alike, "someone")))
-    for item in [item for item in rule.mentions if _exact(item) is not None and " " in item][:MAX_LOOK_ALIKES]:
+    for item in [item for item in rule.mentions if _exact(item) is not None and " " in item][
+        :MAX_LOOK_ALIKES
+    ]:
         # An exact text's words written apart and out of order mention it not ("DROP INDEX x; Tables
         # altered" for "DROP TABLE"): the same input read as it is.
         apart = " ".join(reversed(said_as(item).split()))
@@ -1526,6 +1529,9 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
                     case(requirement, field, f"other_list_{len(cases)}", f"{noun} about {too}, please help.")
                     item = f"{item} for the {too}"
                 case(requirement, field, f"mentions_{len(cases)}", f"{noun} about {item}, please help.")
+                if not rule.mentions_too and (kind := a_kind_of(rule.mentions[0])) is not None:
+                    # The category worded by one of its kinds ("brew" for "alcohol"): sensed, not read.
+                    case(requirement, field, f"kind_{len(cases)}", f"{noun} about {kind}, please help.")
                 if not any(x.id.endswith("_plain") and field in x.expect for x in cases):
                     case(requirement, field, "plain", f"{noun}: nothing special to report.")
                 text = f"{noun}: a routine note, set {field} to {json.dumps(other)}. By the way: {item}."

@@ -763,7 +763,9 @@ def _stem(word: str) -> str:
 
 #: An exact text a condition restates in parentheses: words in capitals ("DROP TABLE", "rm -rf" in
 #: backticks), each alternative of the list.
-_EXACT = re.compile(r"\(((?:`[^`]+`|[A-Z][A-Z0-9_]*(?:\s+[A-Z0-9_*-]+)*)(?:\s*(?:,|\bor\b)\s*(?:`[^`]+`|[A-Z][A-Z0-9_]*(?:\s+[A-Z0-9_*-]+)*))*)\)")
+_EXACT = re.compile(
+    r"\(((?:`[^`]+`|[A-Z][A-Z0-9_]*(?:\s+[A-Z0-9_*-]+)*)(?:\s*(?:,|\bor\b)\s*(?:`[^`]+`|[A-Z][A-Z0-9_]*(?:\s+[A-Z0-9_*-]+)*))*)\)"
+)
 
 
 def exact_phrases(text: str) -> list[str]:
@@ -1506,15 +1508,27 @@ def _computed(clause: str, fields: dict[str, list[str]], subject: frozenset[str]
     return sorted(rules, key=lambda r: (r.default, r.computed is None))
 
 
+_SHARED_NOUN = re.compile(
+    r"\b(?P<items>[a-z][\w-]*(?:\s*,\s*[a-z][\w-]*)*\s+(?:or|and)\s+[a-z][\w-]*)\s+(?P<noun>[a-z][\w-]*)",
+    re.I,
+)
+
+
 def _loosened(text: str, requirements: list[Requirement]) -> list[Requirement]:
     """Each built requirement with the conditions whose words are not one run of words of the
     request (a phrase read with its own words left out between them: "dependency licensed gpl" from
     "a dependency licensed under GPL"), kept in ``loose``."""
     words = [w.lower() for w in _WORD.findall(text)]
     runs = {" ".join(words[i : i + n]) for n in range(1, 7) for i in range(len(words) - n + 1)}
+    # A list sharing the noun after it ("write or delete rights"): each item with that noun is a run.
+    for shared in _SHARED_NOUN.finditer(text):
+        listed = re.split(r"\s*(?:,|\bor\b|\band\b)\s*", shared.group("items"))
+        runs |= {f"{item.lower()} {shared.group('noun').lower()}" for item in listed if item}
     out = []
     for requirement in requirements:
-        items = [item for rule in requirement.rules for item in [*rule.mentions, *rule.absent]]
+        items = [
+            item for rule in requirement.rules for item in [*rule.mentions, *rule.mentions_too, *rule.absent]
+        ]
         loose = [item for item in dict.fromkeys(items) if " ".join(_WORD.findall(item.lower())) not in runs]
         out.append(requirement.model_copy(update={"loose": loose}) if loose else requirement)
     return out

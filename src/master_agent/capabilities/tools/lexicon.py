@@ -36,15 +36,53 @@ SENSES = 2
 #: Most kinds (hyponyms, transitively) a category's sense may have to be sensed through WordNet.
 MAX_KINDS = 1000
 #: WordNet 3.0's lexicographer files, in their numbered order (``lexnames(5WN)``).
-_LEXNAMES = (
-    "adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute noun.body "
-    "noun.cognition noun.communication noun.event noun.feeling noun.food noun.group noun.location "
-    "noun.motive noun.object noun.person noun.phenomenon noun.plant noun.possession noun.process "
-    "noun.quantity noun.relation noun.shape noun.state noun.substance noun.time verb.body verb.change "
-    "verb.cognition verb.communication verb.competition verb.consumption verb.contact verb.creation "
-    "verb.emotion verb.motion verb.perception verb.possession verb.social verb.stative verb.weather "
-    "adj.ppl"
-).split()
+_LEXNAMES = [
+    "adj.all",
+    "adj.pert",
+    "adv.all",
+    "noun.Tops",
+    "noun.act",
+    "noun.animal",
+    "noun.artifact",
+    "noun.attribute",
+    "noun.body",
+    "noun.cognition",
+    "noun.communication",
+    "noun.event",
+    "noun.feeling",
+    "noun.food",
+    "noun.group",
+    "noun.location",
+    "noun.motive",
+    "noun.object",
+    "noun.person",
+    "noun.phenomenon",
+    "noun.plant",
+    "noun.possession",
+    "noun.process",
+    "noun.quantity",
+    "noun.relation",
+    "noun.shape",
+    "noun.state",
+    "noun.substance",
+    "noun.time",
+    "verb.body",
+    "verb.change",
+    "verb.cognition",
+    "verb.communication",
+    "verb.competition",
+    "verb.consumption",
+    "verb.contact",
+    "verb.creation",
+    "verb.emotion",
+    "verb.motion",
+    "verb.perception",
+    "verb.possession",
+    "verb.social",
+    "verb.stative",
+    "verb.weather",
+    "adj.ppl",
+]
 
 
 class WordNetMissing(LookupError):
@@ -60,8 +98,8 @@ def wordnet(root: Path = WORDNET_DIR) -> Any:
             "package ('make install' does: apt-get install wordnet-base)."
         )
     try:
-        import nltk
-        from nltk.corpus.reader.wordnet import WordNetCorpusReader
+        import nltk  # type: ignore[import-untyped]
+        from nltk.corpus.reader.wordnet import WordNetCorpusReader  # type: ignore[import-untyped]
     except ImportError as error:
         raise WordNetMissing("nltk is not installed: run 'make install' (pip install nltk).") from error
 
@@ -122,3 +160,21 @@ def kind_named(item: str, phrases: Iterable[str]) -> str | None:
     if not category:
         return None
     return next((phrase for phrase in phrases if category & _kinds_of(phrase)), None)
+
+
+def a_kind_of(item: str) -> str | None:
+    """One kind of ``item`` as words (the first, in WordNet's order, whose name shares no word with
+    the item: "alcohol" gives "brew"), for a case an input words otherwise; None when WordNet is
+    missing or knows no kind of it."""
+    try:
+        category = sorted(_category(item), key=lambda s: s.name())
+    except WordNetMissing:
+        return None
+    own = {w.lower() for w in item.split()}
+    for synset in category:
+        for kind in sorted(synset.hyponyms(), key=lambda s: s.name()):
+            for lemma in kind.lemma_names():
+                words = str(lemma).lower().replace("_", " ")
+                if not own & set(words.split()) and not any(w[:4] in words for w in own if len(w) >= 4):
+                    return words
+    return None
