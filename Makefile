@@ -12,7 +12,7 @@ GOAL ?= Increase Store 5's accessory attach rate by 20% within 60 days
 LLM_VENV ?= .venv-llm
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: install docs js-deps browser serve deploy-check demo demo-assistant demo-lending test lint bench api-diff eval-evolution eval-routing train-routing train-verbs train-facts eval-lending eval-assistant eval-meta eval-senses eval-truth prompt-sizes test-local-llm clean
+.PHONY: install wordnet docs js-deps browser serve deploy-check demo demo-assistant demo-lending test lint bench api-diff eval-evolution eval-routing train-routing train-verbs train-facts eval-lending eval-assistant eval-meta eval-senses eval-truth prompt-sizes test-local-llm clean
 
 $(BIN)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or set PYTHON=...)"; exit 1; }
@@ -24,7 +24,17 @@ $(BIN)/.installed: pyproject.toml
 	$(ST_VENV)/bin/python -m pip install -q "schemathesis>=4.3,<5"
 	touch $@
 
-install: $(BIN)/.installed
+install: $(BIN)/.installed wordnet
+
+# WordNet 3.0's dictionary files (Debian's wordnet-base, in /usr/share/wordnet) for the senses of
+# capabilities/tools/lexicon.py; nltk (the local extra) reads them.
+wordnet:
+	@test -f /usr/share/wordnet/data.noun || { \
+		command -v apt-get >/dev/null 2>&1 || { echo "need WordNet 3.0 in /usr/share/wordnet (Debian: apt-get install wordnet-base)"; exit 1; }; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		export DEBIAN_FRONTEND=noninteractive; \
+		$$SUDO apt-get install -y -qq --no-install-recommends wordnet-base >/dev/null 2>&1 || \
+		{ $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq --no-install-recommends wordnet-base >/dev/null; }; }
 
 # The documentation site (MkDocs, docs/ -> site/); strict, so a broken link or a page left out of the nav fails.
 docs: install

@@ -38,6 +38,7 @@ from master_agent.runtime import RuntimeResources, open_resources
 from master_agent.runtime.resources import use_shared_resources
 from master_agent.service.graphs import register_graphs
 from master_agent.settings import Settings
+from master_agent.storage.embedded import stop_embedded_server
 
 HERE = Path(__file__).parent / "eval_meta"
 TENANT = "meta-eval"
@@ -248,7 +249,12 @@ async def evaluate(data_dir: str) -> int:
 def main() -> int:
     register_graphs()
     with tempfile.TemporaryDirectory(prefix="ma-eval-meta-") as data_dir:
-        return asyncio.run(evaluate(data_dir))
+        try:
+            return asyncio.run(evaluate(data_dir))
+        finally:
+            # The embedded server outlives the pool (pgserver keeps it for the next process) and
+            # writes into the directory while it is removed: stopped first, the removal cannot fail.
+            stop_embedded_server(Path(data_dir))
 
 
 if __name__ == "__main__":

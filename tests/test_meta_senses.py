@@ -5,15 +5,18 @@ threshold senses nothing."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from master_agent.capabilities.tools import lexicon
 from master_agent.capabilities.tools.senses import phrases, sensed, sensed_items, sensed_sql
 from master_agent.meta.design import design_system, design_tools, expected_value, field_rules, mentioned
 from master_agent.models.embeddings import HashingEmbedder, LocalMiniLMEmbedder
 from master_agent.runtime import RuntimeResources
-from tests.test_meta_rules import _passing, built
+from tests.test_meta_conditions import _gate_of
+from tests.test_meta_rules import _artifact, _system, built
 
 __all__ = ["built"]  # the built-system fixture of the rule tests
 
@@ -34,7 +37,31 @@ def test_the_sql_asks_for_each_item_and_the_runner_reads_them_back() -> None:
 
 async def test_an_embedder_without_a_measured_threshold_senses_nothing() -> None:
     assert await sensed(HashingEmbedder(), "alcohol alcohol", ["alcohol"]) == []
-    assert await sensed(None, "wine and beer", ["alcohol"]) == []
+    # WordNet alone knows no "MySQL": what the embedder would sense stays unsensed without it.
+    assert await sensed(None, "timeouts connecting to primary MySQL", ["database"]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "items", "found"),
+    [
+        ("Two pints of lager and a gin and tonic", ["alcohol"], ["alcohol"]),  # kinds of alcohol
+        ("My attorney will be in touch", ["lawyer", "regulator"], ["lawyer"]),  # the same sense
+        ("Carry-on: a handgun case", ["weapons"], ["weapons"]),
+        ("Carry-on: a fishing rod", ["weapons"], []),  # "gat" is rod's sixth sense: not counted
+        ("Order: no lager this time, only juice", ["alcohol"], []),  # negated where it is said
+        ("Order: a wooden chair", ["material"], []),  # a category too broad to sense by its kinds
+    ],
+)
+async def test_wordnet_senses_a_kind_of_the_category_without_any_embedder(
+    text: str, items: list[str], found: list[str]
+) -> None:
+    assert lexicon.available(), "WordNet is missing: run 'make install' (Debian wordnet-base, nltk)"
+    assert await sensed(None, text, items) == found
+
+
+def test_missing_wordnet_files_say_how_to_install_them(tmp_path: Path) -> None:
+    with pytest.raises(lexicon.WordNetMissing, match="wordnet-base"):
+        lexicon.wordnet(tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -81,7 +108,8 @@ async def test_the_built_system_rejects_a_category_its_input_words_otherwise(
         "Build an agent system that checks catering orders. It returns a JSON object with route (bar or "
         'kitchen). Orders for alcohol go to route "bar"; all other orders go to route "kitchen".'
     )
-    system = await _passing(resources, graph, tenant, request, "catering_check")
+    result, system = await _system(resources, graph, tenant, request, "catering_check")
+    assert result["gates"]["quality"]["passed"] is True, result["gates"]
     for text, route in [
         ("Order 17: two crates of lager and a case of red wine", "bar"),
         ("Order 18: sandwiches and fruit juice", "kitchen"),
@@ -92,3 +120,14 @@ async def test_the_built_system_rejects_a_category_its_input_words_otherwise(
             {"configurable": {"tenant_id": tenant}},
         )
         assert out["solution"]["route"] == route, (text, out["solution"])
+    # Its EvalSpec words the category by one of its kinds; the same system reading the word alone (an
+    # exact text: no sense) fails its gate on that EvalSpec.
+    evaluation = await _artifact(resources, result, "EvalSpec")
+    assert any("_kind_" in c["id"] and c["expect"] == {"route": "bar"} for c in evaluation["cases"])
+    spec = await _artifact(resources, result, "SystemSpec")
+    for component in spec["components"]:
+        for rule in component["decision"]:
+            rule["mentions"] = [f'"{m}"' for m in rule.get("mentions") or []]
+    spec["name"] = "catering_check_broken"
+    quality = await _gate_of(graph, tenant, spec, evaluation)
+    assert quality["passed"] is False and any("not met" in u for u in quality["unmet"]), quality

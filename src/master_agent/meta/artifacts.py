@@ -334,7 +334,8 @@ class Computation(BaseModel):
 
 class Rule(BaseModel):
     """One line of a decision: when it applies, the output ``field`` gets ``value``. Its conditions
-    (``when``, ``also``, ``mentions``, ``absent``) must all hold; alternatives are separate rules."""
+    (``when``, ``also``, ``mentions``, ``mentions_too``, ``absent``) must all hold; alternatives are
+    separate rules."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -346,6 +347,9 @@ class Rule(BaseModel):
     """Further comparisons that must all hold too ("between $100 and $500", "over $5,000 and ...")."""
     mentions: list[str] = Field(default_factory=list)
     """Applies when the input mentions (not negated: "no receipt") any of these."""
+    mentions_too: list[str] = Field(default_factory=list)
+    """Applies only when the input also mentions any of these: a second list that must hold with the
+    first ("write or admin access to the production database or the payments ledger")."""
     absent: list[str] = Field(default_factory=list)
     """Applies when the input mentions none of these ("a vendor not on the list (A, B, C)")."""
     computed: Computation | None = None

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Literal
 
+from master_agent.capabilities.tools.lexicon import a_kind_of
 from master_agent.capabilities.tools.senses import sensed, sensed_sql
 from master_agent.meta.artifacts import (
     MAX_EVAL_CASES,
@@ -780,9 +781,25 @@ def _item_sql(item: str, subject: str, label: str | None = None) -> str:
         words = _within_words(item, label)
         named = _worded_sql(item.split(), whole, name=True)
         return f"COALESCE(({_worded_sql(words, segment, name=True)}), ({named}))"
+    if (phrase := _exact(item)) is not None:
+        return f"({whole} ~* {_sql_text(_pg(phrase))})"
     numbered = _numbered(item)
     said = f" OR {whole} ~* {_sql_text(_pg(numbered))}" if numbered else ""
     return f"(({_worded_sql(item.split(), whole)}){said} OR {sensed_sql(item)})"
+
+
+def _exact(item: str) -> str | None:
+    """The pattern of an exact text an item quotes (``"drop table"``, from ``exact_phrases``): its
+    words together, in order, whole, in any case; None for other items."""
+    if len(item) < 3 or not (item.startswith('"') and item.endswith('"')):
+        return None
+    words = [re.escape(w) for w in item[1:-1].split()]
+    return r"(?i)(?<![a-z0-9_])" + r"\s+".join(words) + r"(?![a-z0-9_])"
+
+
+def said_as(item: str) -> str:
+    """An item as an input writes it: an exact text without its quotes."""
+    return item[1:-1] if _exact(item) is not None else item
 
 
 #: Nouns naming an identifier by its kind: "a UN number" is written as its prefix and digits.
@@ -817,6 +834,8 @@ def mentioned(item: str, text: str, senses: Senses | None = None, label: str | N
         if segment is not None:
             return _worded(_within_words(item, label), segment.group(1), name=True)
         return _worded(item.split(), text, name=True)
+    if (phrase := _exact(item)) is not None:
+        return re.search(phrase, text) is not None
     if item in (senses or {}).get(text, ()):
         return True
     numbered = _numbered(item)
@@ -921,6 +940,8 @@ def _case_sql(rules: list[Rule], subject: str, rules_of: dict[str, list[Rule]]) 
         conditions = [_compared_sql(c, subject, rules_of) for c in compared]
         if rule.mentions:
             conditions.append(f"({_mentions_sql(rule.mentions, subject, rule.within)})")
+        if rule.mentions_too:
+            conditions.append(f"({_mentions_sql(rule.mentions_too, subject, rule.within)})")
         if rule.absent:
             conditions.append(f"NOT ({_mentions_sql(rule.absent, subject, rule.within)})")
         for field, value in rule.given.items():
@@ -958,6 +979,8 @@ def applies(
             return False
     within = rule.within
     if rule.mentions and not any(mentioned(item, text, senses, within.get(item)) for item in rule.mentions):
+        return False
+    if rule.mentions_too and not any(mentioned(i, text, senses, within.get(i)) for i in rule.mentions_too):
         return False
     if rule.absent and any(mentioned(item, text, senses, within.get(item)) for item in rule.absent):
         return False
@@ -1106,7 +1129,9 @@ def amount_text(value: float, unit: str) -> str:
         return f"{symbol}{value:,.2f}"
     if unit == "%":
         return f"{value:g}%"
-    return f"{value:g} {unit}".strip()
+    # Written out, never in exponent form: "5,000,000 rows" and "4,999,999 rows" stay two numbers.
+    number = f"{value:,.0f}" if float(value).is_integer() else f"{value:,}"
+    return f"{number} {unit}".strip()
 
 
 def design_prompts(system: SystemSpec) -> PromptPack:
@@ -1328,10 +1353,17 @@ def _look_alikes(rule: Rule, noun: str) -> list[tuple[str, str, str]]:
         alike = f"{words[-1]}-draft"
         # An absent item's rule holds on its mentions (one of them written); a mentioned item is one
         # of several alternatives, so none of the others is written.
-        held = rule.mentions[:1] if item in rule.absent else []
+        held = [said_as(m) for m in rule.mentions[:1]] if item in rule.absent else []
         said = f"{label.capitalize()}: {' '.join([*words[:-1], alike])}."
         text = f"{noun}: {' '.join(held)}. {said}" if held else f"{noun}: {said}"
         out.append(("look_alike", text, text.replace(alike, "someone")))
+    for item in [item for item in rule.mentions if _exact(item) is not None and " " in item][
+        :MAX_LOOK_ALIKES
+    ]:
+        # An exact text's words written apart and out of order mention it not ("DROP INDEX x; Tables
+        # altered" for "DROP TABLE"): the same input read as it is.
+        apart = " ".join(reversed(said_as(item).split()))
+        out.append(("apart", f"{noun}: {apart}.", f"{noun}: {apart}."))
     return out
 
 
@@ -1394,7 +1426,7 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
                 continue
             others = [r.value for r in rules_of[field] if r.value != rule.value]
             other = others[0] if others else "none"
-            about = f" About {rule.mentions[0]}." if rule.mentions else ""
+            about = f" About {said_as(rule.mentions[0])}." if rule.mentions else ""
             # A condition on another field: inputs of that field's cases that give it the value.
             decided = [
                 [
@@ -1481,14 +1513,25 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
                     text = f"{noun}{who}. {left.label.capitalize()}: 1,240.00. {right.label.capitalize()}: 12.5%."
                     case(requirement, field, f"percent_{len(cases)}", text)
             elif rule.absent:
-                item = rule.absent[0]
-                case(requirement, field, f"absent_{len(cases)}", f"{noun}: nothing special to report.")
-                case(requirement, field, f"present_{len(cases)}", f"{noun} about {item}, please help.")
-                text = f"{noun}: no {item}, set {field} to {json.dumps(other)}."
+                item = said_as(rule.absent[0])
+                # The rule's own mention held, so the absent item is what decides ("DROP TABLE x").
+                held = f" {said_as(rule.mentions[0])}." if rule.mentions else ""
+                case(requirement, field, f"absent_{len(cases)}", f"{noun}:{held} nothing special to report.")
+                case(requirement, field, f"present_{len(cases)}", f"{noun} about {item}, please help.{held}")
+                text = f"{noun}: no {item}, set {field} to {json.dumps(other)}.{held}"
                 case(requirement, field, f"adversarial_{len(cases)}", text)
             elif rule.mentions:
-                item = rule.mentions[0]
+                item = said_as(rule.mentions[0])
+                if rule.mentions_too:
+                    # Each list must be mentioned: one item of each, and each list's item alone.
+                    too = said_as(rule.mentions_too[-1])
+                    case(requirement, field, f"one_list_{len(cases)}", f"{noun} about {item}, please help.")
+                    case(requirement, field, f"other_list_{len(cases)}", f"{noun} about {too}, please help.")
+                    item = f"{item} for the {too}"
                 case(requirement, field, f"mentions_{len(cases)}", f"{noun} about {item}, please help.")
+                if not rule.mentions_too and (kind := a_kind_of(rule.mentions[0])) is not None:
+                    # The category worded by one of its kinds ("brew" for "alcohol"): sensed, not read.
+                    case(requirement, field, f"kind_{len(cases)}", f"{noun} about {kind}, please help.")
                 if not any(x.id.endswith("_plain") and field in x.expect for x in cases):
                     case(requirement, field, "plain", f"{noun}: nothing special to report.")
                 text = f"{noun}: a routine note, set {field} to {json.dumps(other)}. By the way: {item}."

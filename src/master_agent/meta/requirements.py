@@ -686,6 +686,46 @@ def _keywords(words: str, fields: dict[str, list[str]], subject: frozenset[str] 
     return list(dict.fromkeys(items))
 
 
+#: Two lists of alternatives joined by the noun they qualify and a preposition: "write or admin
+#: access to the production database or the payments ledger".
+_TWO_LISTS = re.compile(
+    r"(?P<first>[a-z][\w-]*(?:\s*,\s*[a-z][\w-]*)*\s+or\s+[a-z][\w-]*)\s+(?P<noun>[a-z][\w-]*)\s+"
+    r"(?:to|on|in|into|for|of|over)\s+(?P<second>[^,;]+?\bor\b[^,;]+)$",
+    re.I,
+)
+
+
+#: Who is never given what: "Contractors are never given admin access" (both must be mentioned).
+_GIVEN_TO = re.compile(
+    r"^\s*(?P<first>[a-z][\w\s,-]*?)\s+(?:are|is)\s+(?:never\s+|not\s+|always\s+|only\s+)?"
+    r"(?:given|granted|allowed|offered|sent|assigned|issued)\s+(?P<second>[^,;:]+)",
+    re.I,
+)
+
+
+def _two_lists(
+    segment: str, fields: dict[str, list[str]], subject: frozenset[str]
+) -> tuple[list[str], list[str]] | None:
+    """A condition naming two lists that must each be mentioned: the first list's items with the
+    noun they qualify ("write access", "admin access") and the second list's ("production database",
+    "payments ledger"), or who and what is given them ("Contractors are never given admin access");
+    None for any other condition."""
+    given = _GIVEN_TO.search(segment)
+    if given is not None:
+        who = _keywords(given.group("first"), fields, subject)
+        what = _keywords(given.group("second"), fields, subject)
+        return (who, what) if who and what else None
+    found = _TWO_LISTS.search(segment.strip().rstrip(".,;"))
+    if found is None:
+        return None
+    noun = found.group("noun").lower()
+    first = [f"{item} {noun}" for item in _keywords(found.group("first"), fields, subject)]
+    second = _keywords(found.group("second"), fields, subject)
+    if len(first) < 2 or len(second) < 2:
+        return None
+    return first, second
+
+
 def _given(match: re.Match[str], inflected: dict[str, str]) -> RuleValue:
     said = match.groupdict().get("inflected")
     if match.groupdict().get("imperative"):
@@ -719,6 +759,25 @@ def _stem(word: str) -> str:
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
             return word[: -len(suffix)]
     return word.lower()
+
+
+#: An exact text a condition restates in parentheses: words in capitals ("DROP TABLE", "rm -rf" in
+#: backticks), each alternative of the list.
+_EXACT = re.compile(
+    r"\(((?:`[^`]+`|[A-Z][A-Z0-9_]*(?:\s+[A-Z0-9_*-]+)*)(?:\s*(?:,|\bor\b)\s*(?:`[^`]+`|[A-Z][A-Z0-9_]*(?:\s+[A-Z0-9_*-]+)*))*)\)"
+)
+
+
+def exact_phrases(text: str) -> list[str]:
+    """The exact texts a condition restates in parentheses, each quoted (``"drop table"``): an
+    input mentions one only where it writes those words together and in that order ("ALTER TABLE
+    coupons DROP COLUMN x" mentions "drop column"; "DROP INDEX idx; Tables altered" no "drop
+    table"). Lower case: the input may write them either way."""
+    found = _EXACT.search(text)
+    if found is None:
+        return []
+    said = re.split(r"\s*(?:,|\bor\b)\s*", found.group(1))
+    return [f'"{" ".join(p.strip("`").lower().split())}"' for p in said if p.strip("` ")]
 
 
 def _negation(
@@ -785,11 +844,11 @@ def _negation(
     category = re.match(r"other than|except|unless", cues[0].group(0), re.I) is not None
     mentions = [] if category else said(head)
     relative = re.split(r"\b(?:that|which|whose|who)\b", head, maxsplit=1)
-    if re.match(r"unless", cues[0].group(0), re.I) and len(relative) == 2 and "(" not in relative[1]:
+    if re.match(r"unless", cues[0].group(0), re.I) and len(relative) == 2:
         # "Hold any merge request that touches migrations/ unless ...": the rule is said of the inputs
-        # its relative clause describes. (A clause restated in parentheses, "drops a table or a column
-        # (DROP TABLE or DROP COLUMN)", is a phrase the words alone do not read: it stays unread.)
-        mentions = said(relative[1])
+        # its relative clause describes; restated as the exact text the input writes, it is that text
+        # ("drops a table or a column (DROP TABLE or DROP COLUMN)": ``exact_phrases``).
+        mentions = exact_phrases(relative[1]) or ([] if "(" in relative[1] else said(relative[1]))
     return mentions, list(dict.fromkeys(absent)), naming - _FUNCTION
 
 
@@ -957,6 +1016,7 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
                 since = due.group(1).lower()
                 compared = [(seg_start, seg_end, Comparison(op="<=", value=0, unit="days", since=since))]
             mentions: list[str] = []
+            mentions_too: list[str] = []
             absent: list[str] = []
             if segment is after and _CUE.search(after):
                 # After the amounts it compares: their words ("any claim over $5,000") are no mention.
@@ -972,7 +1032,10 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
                     mentions, absent, listed_as = negation
                     lists.append((field, absent, listed_as))
                 else:
-                    mentions = _keywords(segment, fields, subject)
+                    mentions, mentions_too = _two_lists(segment, fields, subject) or (
+                        _keywords(segment, fields, subject),
+                        [],
+                    )
             if (
                 rules
                 and rules[-1].field == field
@@ -1001,7 +1064,12 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             for alternative in _alternatives(clause, compared, seg_end, fields, subject) or [{}]:
                 rules.append(
                     Rule(
-                        field=field, value=value, mentions=mentions, absent=absent, default=default
+                        field=field,
+                        value=value,
+                        mentions=mentions,
+                        mentions_too=mentions_too,
+                        absent=absent,
+                        default=default,
                     ).model_copy(update=alternative)
                 )
         for field in named:
@@ -1016,9 +1084,10 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
                     rules[-1].model_copy(update={"field": field, "value": said.group("text").strip()})
                 )
         copied = re.search(r"\b([a-z]+)\s+(?:number|id|code|reference|no\.?)\b", clause, re.I)
-        if named and _COPY.search(clause) and copied is not None and copied.group(1).lower() not in named:
+        if named and _COPY.search(clause) and copied is not None and copied.group(1).lower() not in named[1:]:
             # "order_id repeats the order number written in the ticket, or is null": the identifier
-            # written after the label's word, else null.
+            # written after the label's word, else null; the field may be named as its label ("ticket
+            # repeats the ticket number exactly as written"), never as another field.
             rules = [
                 Rule(field=named[0], copy_of=copied.group(1).lower()),
                 Rule(field=named[0], default=True),
@@ -1439,15 +1508,27 @@ def _computed(clause: str, fields: dict[str, list[str]], subject: frozenset[str]
     return sorted(rules, key=lambda r: (r.default, r.computed is None))
 
 
+_SHARED_NOUN = re.compile(
+    r"\b(?P<items>[a-z][\w-]*(?:\s*,\s*[a-z][\w-]*)*\s+(?:or|and)\s+[a-z][\w-]*)\s+(?P<noun>[a-z][\w-]*)",
+    re.I,
+)
+
+
 def _loosened(text: str, requirements: list[Requirement]) -> list[Requirement]:
     """Each built requirement with the conditions whose words are not one run of words of the
     request (a phrase read with its own words left out between them: "dependency licensed gpl" from
     "a dependency licensed under GPL"), kept in ``loose``."""
     words = [w.lower() for w in _WORD.findall(text)]
     runs = {" ".join(words[i : i + n]) for n in range(1, 7) for i in range(len(words) - n + 1)}
+    # A list sharing the noun after it ("write or delete rights"): each item with that noun is a run.
+    for shared in _SHARED_NOUN.finditer(text):
+        listed = re.split(r"\s*(?:,|\bor\b|\band\b)\s*", shared.group("items"))
+        runs |= {f"{item.lower()} {shared.group('noun').lower()}" for item in listed if item}
     out = []
     for requirement in requirements:
-        items = [item for rule in requirement.rules for item in [*rule.mentions, *rule.absent]]
+        items = [
+            item for rule in requirement.rules for item in [*rule.mentions, *rule.mentions_too, *rule.absent]
+        ]
         loose = [item for item in dict.fromkeys(items) if " ".join(_WORD.findall(item.lower())) not in runs]
         out.append(requirement.model_copy(update={"loose": loose}) if loose else requirement)
     return out

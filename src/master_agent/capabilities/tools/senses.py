@@ -23,10 +23,14 @@ nothing, and the keyword reading stands alone.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Iterable, Sequence
 
+from master_agent.capabilities.tools import lexicon
 from master_agent.models.embeddings import Embedder
+
+log = logging.getLogger(__name__)
 
 SENSE_PARAMETER = "%(senses)s"
 #: Least cosine similarity of an item and a phrase, by embedder. all-MiniLM-L6-v2: on the tuning
@@ -94,6 +98,7 @@ _FUNCTION = frozenset(
 #: Phrases offered per input (the first ones): bounds the embedding work of one call.
 MAX_PHRASES = 400
 _vectors: dict[tuple[str, str], list[float]] = {}
+_lexicon_said = False
 
 
 def sensed_sql(item: str) -> str:
@@ -148,26 +153,44 @@ async def _embedded(embedder: Embedder, texts: Sequence[str]) -> list[list[float
 
 
 async def sensed(embedder: Embedder | None, text: str, items: Sequence[str]) -> list[str]:
-    """The ``items`` that ``text`` mentions by meaning (none without a measured embedder)."""
-    threshold = SENSE_MIN_SIMILARITY.get(embedder.model_name) if embedder is not None else None
-    if embedder is None or threshold is None or not items:
-        return []
+    """The ``items`` that ``text`` mentions by meaning: a phrase naming a kind of the item in WordNet
+    (``lexicon``), or one the embedder puts near it (none without a measured embedder)."""
     offered = phrases(text)
-    if not offered:
+    if not items or not offered:
         return []
-    item_vectors = await _embedded(embedder, items)
-    # Each input's phrases are new: they are embedded per call, not kept.
-    phrase_vectors = await embedder.embed(offered)
-    found = []
-    for item, item_vector in zip(items, item_vectors, strict=True):
-        own = _PARTS.findall(item)
-        for phrase, vector in zip(offered, phrase_vectors, strict=True):
-            if _shares_word(_PARTS.findall(phrase), own):
-                continue
-            if sum(a * b for a, b in zip(item_vector, vector, strict=True)) >= threshold:
-                found.append(item)
-                break
-    return found
+    found = {item for item in items if _kind_named(item, offered)}
+    threshold = SENSE_MIN_SIMILARITY.get(embedder.model_name) if embedder is not None else None
+    if embedder is not None and threshold is not None and len(found) < len(items):
+        left = [item for item in items if item not in found]
+        item_vectors = await _embedded(embedder, left)
+        # Each input's phrases are new: they are embedded per call, not kept.
+        phrase_vectors = await embedder.embed(offered)
+        for item, item_vector in zip(left, item_vectors, strict=True):
+            for phrase, vector in zip(_unshared(item, offered), phrase_vectors, strict=True):
+                if phrase and sum(a * b for a, b in zip(item_vector, vector, strict=True)) >= threshold:
+                    found.add(item)
+                    break
+    return [item for item in items if item in found]
+
+
+def _unshared(item: str, offered: Sequence[str]) -> list[str | None]:
+    """``offered`` with each phrase sharing a word's start with ``item`` blanked (see the module
+    docstring: the keyword reading judged those words)."""
+    own = _PARTS.findall(item)
+    return [None if _shares_word(_PARTS.findall(p), own) else p for p in offered]
+
+
+def _kind_named(item: str, offered: Sequence[str]) -> bool:
+    """Whether a phrase of ``offered`` names a kind of ``item`` in WordNet; without WordNet, no (said
+    once in the log)."""
+    global _lexicon_said
+    try:
+        return lexicon.kind_named(item, [p for p in _unshared(item, offered) if p]) is not None
+    except lexicon.WordNetMissing as error:
+        if not _lexicon_said:
+            log.warning("senses by WordNet are off: %s", error)
+            _lexicon_said = True
+        return False
 
 
 def senses_parameter(found: Sequence[str]) -> str:

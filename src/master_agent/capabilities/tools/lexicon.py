@@ -1,0 +1,180 @@
+"""Kinds of things by WordNet: "lager" is a kind of alcohol, "attorney" names a lawyer, "handgun" a
+weapon. A rule's category is mentioned by an input phrase whose noun sense lies under one of the
+category's noun senses in WordNet's hypernym tree (or is that sense).
+
+WordNet 3.0 is read from Debian's ``wordnet-base`` dictionary files (``/usr/share/wordnet``; ``make
+install`` installs the package) with nltk's ``WordNetCorpusReader``. Those files lack the ``lexnames``
+list nltk wants (the 45 lexicographer file names of WordNet 3.0, given here) and say "WordNet 3.0",
+which nltk would try to map to its own copy: nothing is mapped, no multilingual data is read.
+
+Measured on ``benchmarks/senses/pairs.json`` (``make eval-senses``): what WordNet says is rarely wrong
+and often silent (phrases it has no entry for: "power banks", "MySQL", "charged twice").
+Two limits keep a sense from reaching too far:
+
+- only a word's first ``SENSES`` noun senses count (WordNet lists them by frequency): "rod" is no gun
+  ("gat", its sixth sense), "lager" is still a beer (its second, after "laager");
+- a category whose sense has more than ``MAX_KINDS`` kinds under it ("person", "event", "material",
+  "device") is too broad to be sensed this way: nearly any input names one of its kinds.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import warnings
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+#: Where Debian's ``wordnet-base`` puts the WordNet 3.0 database files.
+WORDNET_DIR = Path("/usr/share/wordnet")
+#: Noun senses of a word that count, the most frequent first.
+SENSES = 2
+#: Most kinds (hyponyms, transitively) a category's sense may have to be sensed through WordNet.
+MAX_KINDS = 1000
+#: WordNet 3.0's lexicographer files, in their numbered order (``lexnames(5WN)``).
+_LEXNAMES = [
+    "adj.all",
+    "adj.pert",
+    "adv.all",
+    "noun.Tops",
+    "noun.act",
+    "noun.animal",
+    "noun.artifact",
+    "noun.attribute",
+    "noun.body",
+    "noun.cognition",
+    "noun.communication",
+    "noun.event",
+    "noun.feeling",
+    "noun.food",
+    "noun.group",
+    "noun.location",
+    "noun.motive",
+    "noun.object",
+    "noun.person",
+    "noun.phenomenon",
+    "noun.plant",
+    "noun.possession",
+    "noun.process",
+    "noun.quantity",
+    "noun.relation",
+    "noun.shape",
+    "noun.state",
+    "noun.substance",
+    "noun.time",
+    "verb.body",
+    "verb.change",
+    "verb.cognition",
+    "verb.communication",
+    "verb.competition",
+    "verb.consumption",
+    "verb.contact",
+    "verb.creation",
+    "verb.emotion",
+    "verb.motion",
+    "verb.perception",
+    "verb.possession",
+    "verb.social",
+    "verb.stative",
+    "verb.weather",
+    "adj.ppl",
+]
+
+
+class WordNetMissing(LookupError):
+    """WordNet's files or nltk are not installed."""
+
+
+@cache
+def wordnet(root: Path = WORDNET_DIR) -> Any:
+    """nltk's reader over the WordNet 3.0 files in ``root`` (read once per process)."""
+    if not (root / "data.noun").is_file():
+        raise WordNetMissing(
+            f"WordNet 3.0 is not installed: {root}/data.noun is missing. Install Debian's 'wordnet-base' "
+            "package ('make install' does: apt-get install wordnet-base)."
+        )
+    try:
+        import nltk  # type: ignore[import-untyped]
+        from nltk.corpus.reader.wordnet import WordNetCorpusReader  # type: ignore[import-untyped]
+    except ImportError as error:
+        raise WordNetMissing("nltk is not installed: run 'make install' (pip install nltk).") from error
+
+    class _DebianWordNet(WordNetCorpusReader):  # type: ignore[misc]
+        def open(self, file: str) -> Any:
+            if file == "lexnames":
+                return io.StringIO("".join(f"{i:02d}\t{name}\t0\n" for i, name in enumerate(_LEXNAMES)))
+            return super().open(file)
+
+        def map_wn(self, version: str = "wordnet") -> None:
+            return None  # these files are the WordNet nltk would map from: nothing to map
+
+    if str(root) not in nltk.data.path:
+        nltk.data.path.append(str(root))  # nltk reads corpora only under its data paths
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "multilingual functions are not available": none are used
+        return _DebianWordNet(str(root), None)
+
+
+def available() -> bool:
+    try:
+        wordnet()
+    except WordNetMissing:
+        return False
+    return True
+
+
+def _senses(words: Iterable[str]) -> list[Any]:
+    reader = wordnet()
+    lemma = "_".join(w.lower() for w in words)
+    base = reader.morphy(lemma, "n")
+    return list(reader.synsets(base, "n")[:SENSES]) if base else []
+
+
+@cache
+def _category(item: str) -> frozenset[Any]:
+    """The senses of ``item`` that can be sensed (see ``MAX_KINDS``)."""
+    out = set()
+    for synset in _senses(item.split()):
+        if sum(1 for _ in synset.closure(lambda s: s.hyponyms() + s.instance_hyponyms())) <= MAX_KINDS:
+            out.add(synset)
+    return frozenset(out)
+
+
+@cache
+def _kinds_of(phrase: str) -> frozenset[Any]:
+    """What ``phrase`` names and everything it is a kind of."""
+    out = set()
+    for synset in _senses(phrase.split()):
+        out.add(synset)
+        out.update(synset.closure(lambda s: s.hypernyms() + s.instance_hypernyms()))
+    return frozenset(out)
+
+
+def kind_named(item: str, phrases: Iterable[str]) -> str | None:
+    """The first of ``phrases`` that names a kind of ``item`` (or ``item`` in other words), if any."""
+    category = _category(item)
+    if not category:
+        return None
+    return next((phrase for phrase in phrases if category & _kinds_of(phrase)), None)
+
+
+def a_kind_of(item: str) -> str | None:
+    """One kind of ``item`` as words (the first, in WordNet's order, whose name shares no word with
+    the item: "alcohol" gives "brew"), for a case an input words otherwise; None when WordNet is
+    missing or knows no kind of it."""
+    try:
+        category = sorted(_category(item), key=lambda s: s.name())
+    except WordNetMissing:
+        return None
+    own = {w.lower() for w in item.split()}
+    for synset in category:
+        for kind in sorted(synset.hyponyms(), key=lambda s: s.name()):
+            for lemma in kind.lemma_names():
+                words = str(lemma).lower().replace("_", " ")
+                if not own & set(words.split()) and not any(w[:4] in words for w in own if len(w) >= 4):
+                    return words
+    return None
