@@ -181,6 +181,13 @@ PRECONDITION_MIN_R = 0.3
 PRECONDITION_MARGIN = 0.25
 
 
+def _asks_a_cut(terms: TargetTerms) -> bool:
+    """Whether the target terms ask the figure to go down ("by -20%", "down 2 points", "halve")."""
+    if terms.form == "multiple":
+        return terms.value < 1
+    return terms.form in ("relative", "points") and terms.value < 0
+
+
 async def cause_holds_at(context: ToolContext, precondition: dict[str, Any], known: dict[str, Any]) -> bool:
     """A learned root cause holds at the goal's store: attach rate goes with its driver there in the
     same direction, clearly (|Pearson r| at least ``PRECONDITION_MIN_R``), and no other staff attribute
@@ -382,7 +389,9 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             timeline_days=timeline_days,
             by_when=end.isoformat(),
             target_terms=terms,
-            meets_target=expected <= aim if aim < baseline else expected >= aim,
+            # Every intervention lifts the rate: a level is met when the lifted rate is at or above it
+            # (a level below the baseline, "back at last quarter's level", stays met); a cut never is.
+            meets_target=expected >= aim and not _asks_a_cut(terms),
             metric_query={
                 "sql": ATTACH_RATE_IN_WINDOW.strip(),
                 "params": {"store_id": store_id},

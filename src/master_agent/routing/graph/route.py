@@ -14,6 +14,7 @@ from langgraph.types import interrupt
 
 from master_agent.capabilities.terms import (
     changed_between,
+    entity_numbers_as_digits,
     goal_deadline,
     goal_target,
     moves_a_figure,
@@ -178,8 +179,8 @@ class RouteNodes(FrontDoorBase):
             if question.kind == "entity" and question.entity:
                 found = message_entities(answer)
                 value: Any = found.get(question.entity)
-                if value is None and re.fullmatch(r"#?\d+", answer):
-                    value = int(answer.lstrip("#"))
+                if value is None:
+                    value = _lone_number(answer)
                 if value is not None:
                     entities[question.entity] = value
                     goal = (
@@ -439,3 +440,19 @@ class RouteNodes(FrontDoorBase):
             "clarifying": True,
             "messages": [AIMessage(content=question["question"]), HumanMessage(content=text)],
         }
+
+
+#: Most words of an answer to "which store?" whose one number is the store ("oh sorry, should've said -
+#: it's for 7"); a longer message may say a number for another reason.
+LONE_NUMBER_WORDS = 8
+_NUMBERS = re.compile(r"(?<![\w.,/:-])#?(\d+)(?![\w.,/:%-]*\w|%)")
+
+
+def _lone_number(answer: str) -> int | None:
+    """The one number a short answer to an entity question says ("7", "#7", "it's for seven"); None
+    when it says none or several, says a time or a share, or is long."""
+    said = entity_numbers_as_digits(answer)
+    if len(re.findall(r"[A-Za-z0-9']+", said)) > LONE_NUMBER_WORDS or time_mention(said) is not None:
+        return None
+    numbers = _NUMBERS.findall(said)
+    return int(numbers[0]) if len(numbers) == 1 and len(re.findall(r"\d+", said)) == 1 else None
