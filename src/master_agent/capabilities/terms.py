@@ -994,6 +994,7 @@ _NEUTRAL_MODIFIERS = frozenset(
     weakest strongest poorest greatest more less fewer higher lower bigger larger smaller for on in at of to by with from about over during per into
     did does do had has have will would could can should it its it's there here when where why
     much many vs versus compared against than any some no whose who whom both either neither few several
+    compare comparing comparison before after prior previous following earlier later since until till
     """.split()  # noqa: SIM905
 )
 
@@ -1364,7 +1365,9 @@ def _fraction_target(text: str, sign: float, down: bool) -> GoalTarget | None:
     or of the figure ("by one-fourth": relative 0.25; "down by a third": -1/3; "by half" as a cut: a
     multiple of 0.5)."""
     slashed = [
-        (match, int(match.group(2))) for match in _SLASH_FRACTION.finditer(text) if match.group(1) < match.group(2)
+        (match, int(match.group(2)))
+        for match in _SLASH_FRACTION.finditer(text)
+        if match.group(1) < match.group(2)
     ]
     worded = [(match, _denominator(match.group(2))) for match in _FRACTION.finditer(text)]
     for match, denominator in sorted([*slashed, *worded], key=lambda found: found[0].start()):
@@ -1733,11 +1736,17 @@ def data_edge_window(text: str, coverage: Window) -> Window | None:
 _CHANGED = re.compile(
     r"\b(?:increase[sd]?|rise|rose|risen|(?:go|goes|gone|went)\s+(?:up|down)|grow|grew|grown|drop(?:ped)?|"
     r"fall|fell|fallen|decline[sd]?|decrease[sd]?|change[sd]?|improve[sd]?|move[sd]?|mom|qoq|yoy|"
-    r"(?:month|quarter|year)[\s-]+on[\s-]+(?:month|quarter|year)|difference)\b",
+    r"(?:month|quarter|year)[\s-]+on[\s-]+(?:month|quarter|year)|difference|compare[sd]?|comparing)\b",
     re.I,
 )
-#: What joins the two periods of a change: "from May to June", "between May and August", "aug->sep".
-_PERIOD_JOIN = re.compile(r"\s+(?:to|and|vs\.?|versus)\s+|\s*(?:->|→)\s*", re.I)
+#: What joins the two periods of a change: "from May to June", "between May and August", "aug->sep",
+#: "Diwali week compared with the week before".
+_PERIOD_JOIN = re.compile(
+    r"\s+(?:to|and|vs\.?|versus|(?:compared\s+)?(?:with|against))\s+|\s*(?:->|→)\s*", re.I
+)
+#: "the week before", "the month after": the period of that length next to the one said before it.
+_NEXT_TO = re.compile(r"\s*(?:the\s+)?(day|week|month|quarter|year)\s+(before|prior|earlier|after)\b", re.I)
+_UNIT_MONTHS = {"quarter": 3}
 _PERIOD_WORD = re.compile(r"[A-Za-z0-9']+")
 
 
@@ -1751,7 +1760,8 @@ def changed_between(text: str, now: datetime) -> tuple[Window, Window] | None:
     masked = _mask_entities(text)
 
     def period(words: list[str], *, last: bool) -> Window | None:
-        spans = [words[-n:] if last else words[:n] for n in (1, 2, 3) if len(words) >= n]
+        # Up to five words: "last to last month" is one period (its "to" no join), "the week of 10 August" one.
+        spans = [words[-n:] if last else words[:n] for n in (1, 2, 3, 4, 5) if len(words) >= n]
         read = [
             window
             for span in spans
@@ -1766,6 +1776,16 @@ def changed_between(text: str, now: datetime) -> tuple[Window, Window] | None:
         before = _PERIOD_WORD.findall(masked[: join.start()])
         after = _PERIOD_WORD.findall(masked[join.end() :])
         first, second = period(before, last=True), period(after, last=False)
+        if first is not None and (beside := _NEXT_TO.match(masked, join.end())) is not None:
+            # "Diwali week compared with the week before": the week before Diwali week, not last week.
+            unit, side = beside.group(1).lower(), beside.group(2).lower()
+            step = -1 if side != "after" else 1
+            if unit in _UNIT_MONTHS:
+                start, end = _add(first.start, step * 3, "month"), _add(first.end, step * 3, "month")
+            else:
+                start, end = _add(first.start, step, unit), _add(first.end, step, unit)
+            other = Window(start=start, end=end, label=f"the {unit} {side} {first.label}")
+            first, second = (other, first) if step < 0 else (first, other)
         if first is not None and second is not None and first.end <= second.start and second.end <= now:
             return first, second
     return None
@@ -1925,7 +1945,9 @@ _VAGUE_OBJECTS = frozenset(
 )
 #: Nouns of a way of working ("the approach", "the same playbook"): what a goal carries from one store to
 #: another, never the figure it moves.
-_METHODS = frozenset("approach plan playbook strategy method recipe tactic tactics formula play fix treatment".split())  # noqa: SIM905
+_METHODS = frozenset(
+    {"approach", "plan", "playbook", "strategy", "method", "recipe", "tactic", "tactics", "formula", "play"}
+)
 
 
 def _a_method(words: Sequence[str]) -> bool:

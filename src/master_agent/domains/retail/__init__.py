@@ -59,7 +59,10 @@ DEVICE_WORDS = ("phone", "handset", "mobile")
 def _as_devices_are_called(aliases: tuple[str, ...]) -> tuple[str, ...]:
     """``aliases`` and each alias naming a device said with every one of ``DEVICE_WORDS``."""
     said = [
-        re.sub(r"\bdevice", word, alias) for alias in aliases if re.search(r"\bdevice", alias) for word in DEVICE_WORDS
+        re.sub(r"\bdevice", word, alias)
+        for alias in aliases
+        if re.search(r"\bdevice", alias)
+        for word in DEVICE_WORDS
     ]
     return tuple(dict.fromkeys([*aliases, *said]))
 

@@ -162,7 +162,7 @@ PROBLEMS: tuple[tuple[str, str], ...] = (
     ("device_sales", "phone, handset or device unit sales, volume and revenue"),
     ("basket_value", "average basket value, transaction size or revenue per customer"),
     ("staff", "staff turnover, retention, hiring, scheduling or training of employees"),
-    ("footfall", "foot traffic, store visits, new customers or customer acquisition"),
+    ("footfall", "footfall, foot traffic, store visits and their conversion, new customers or customer acquisition"),
     ("customer_experience", "customer satisfaction, NPS, reviews, complaints or wait times"),
     ("inventory", "inventory, stock levels, out-of-stocks, shrinkage or suppliers"),
     ("costs", "operating costs, energy, rent and store expenses"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
@@ -22,6 +23,7 @@ from master_agent.capabilities.terms import (
     time_mention,
     time_window,
 )
+from master_agent.evolution.reuse import unknown_by_meaning
 from master_agent.models.chat import content_text
 from master_agent.routing.context import complete_follow_up, recent_turns
 from master_agent.routing.decision import (
@@ -354,6 +356,15 @@ class RouteNodes(FrontDoorBase):
                 best_guess=True,
             )
             intent = intent.model_copy(update={"action": "QUERY", "query_kind": "data"})
+        elif out and await self._asks_missing_data(goal):
+            # "what's the footfall conversion at store 5 for last Saturday?": a figure over a period gone
+            # by, of data the tenant lacks: answered by the data handler, which names what is missing.
+            outcome = Outcome(
+                RouteTarget(kind="query", name="data"),
+                "no agent takes it on; it asks a figure over a period gone by of data the tenant lacks",
+                best_guess=True,
+            )
+            intent = intent.model_copy(update={"action": "QUERY", "query_kind": "data"})
         return RoutingDecision(
             message=text,
             goal=goal,
@@ -372,6 +383,24 @@ class RouteNodes(FrontDoorBase):
             previous_task=previous,
             at=self.now(),
         )
+
+    async def _asks_missing_data(self, message: str) -> bool:
+        """Whether ``message`` asks for a figure over a period gone by (no target, no deadline, no verb
+        that moves it) that names data the tenant's pack has no figure for ("footfall conversion")."""
+        now = self.evolution.clock.now()
+        window = time_window(message, now, direction="past")
+        if window is None or window.end > now + timedelta(days=1) or not self.pack.data_metrics:
+            return False
+        if moves_a_figure(message) or goal_target(message) is not None:
+            return False
+        missing = await unknown_by_meaning(
+            message,
+            self.evolution.knowledge.embedder,
+            self.pack.problems,
+            self.pack.problem_metrics,
+            self.pack.data_metrics,
+        )
+        return missing is not None
 
     async def _reread(
         self, message: str, goal: str, previous: Mapping[str, Any], rounds: int, known: dict[str, Any]
