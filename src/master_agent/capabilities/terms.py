@@ -995,6 +995,7 @@ _NEUTRAL_MODIFIERS = frozenset(
     did does do had has have will would could can should it its it's there here when where why
     much many vs versus compared against than any some no whose who whom both either neither few several
     compare comparing comparison before after prior previous following earlier later since until till
+    you kindly pls plz thanks cheers
     """.split()  # noqa: SIM905
 )
 
@@ -1200,6 +1201,25 @@ def counted_unknown(text: str, metrics: Sequence[DataMetric]) -> str | None:
     ):
         return None
     return thing
+
+
+def counted_rows(text: str, metrics: Sequence[DataMetric]) -> MetricMention | None:
+    """The count of the rows a question counts by what they are called ("how many phones did store 3
+    flog", "how many units has store 8 moved"): the figure counting every row (``count(*)``) one of whose
+    names opens with the counted word ("phones sold"); None when the question counts nothing so named."""
+    found = _COUNTED.search(written_out(text))
+    if found is None:
+        return None
+    thing = found.group(1).lower()
+    for metric in metrics:
+        if metric.expression.replace(" ", "").lower() != "count(*)":
+            continue
+        if any(
+            (words := _TOKEN.findall(alias.lower())) and len(words) > 1 and _same_word(thing, words[0])
+            for alias in metric.aliases
+        ):
+            return MetricMention(metric=metric)
+    return None
 
 
 #: "spend per transaction", "sales per square foot": one figure taken for each unit of another thing.

@@ -26,6 +26,7 @@ from master_agent.capabilities.terms import (
     asks_future,
     asks_money,
     changed_between,
+    counted_rows,
     counted_unknown,
     data_edge_window,
     entity_numbers_as_digits,
@@ -345,6 +346,26 @@ def judged_as_share(message: str, metric: DataMetric, metrics: Sequence[DataMetr
     if not _JUDGED.search(message):
         return metric
     return share_of(metric, metrics)
+
+
+def _share_said(message: str, share: DataMetric, metrics: Sequence[DataMetric]) -> bool:
+    """Whether a question asking a share says what it is a share of in the words of ``share``'s name or
+    meaning, beyond the rows all shares are taken of ("an accessory" of the attach rate)."""
+    rows = {
+        word
+        for metric in metrics
+        if metric.table == share.table and metric.expression.replace(" ", "").lower() == "count(*)"
+        for name in (metric.name, *metric.aliases, metric.observation_noun)
+        for word in re.findall(r"[a-z]+", name.lower())
+    }
+    own = set(re.findall(r"[a-z]+", " ".join((share.name, *share.aliases, share.description)).lower()))
+    said = re.findall(r"[a-z]+", message.lower())
+    return any(
+        word.rstrip("s") in {w.rstrip("s") for w in own}
+        and word.rstrip("s") not in {w.rstrip("s") for w in rows}
+        for word in said
+        if len(word) > 3 and not _PROPORTION.search(word) and word not in ("share", "what", "which")
+    )
 
 
 def share_of(metric: DataMetric, metrics: Sequence[DataMetric]) -> DataMetric:
@@ -868,6 +889,9 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     mention = metric_mention(request.message, request.metrics)
     if mention.metric is None and mention.unknown is None:
         mention = metric_by_words(request.message, request.metrics) or mention
+    if mention.metric is None and mention.unknown is None:
+        # "how many phones did store 3 flog": the rows counted by what they are called.
+        mention = counted_rows(request.message, request.metrics) or mention
     if (per := per_unit_figure(request.message, request.metrics)) is not None:
         # "spend per transaction" is the average basket, not the transactions; "sales per square foot"
         # needs floor areas the data does not have.
@@ -919,6 +943,10 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             )
             or mention
         )
+        if mention.metric is not None and _PROPORTION.search(request.message):
+            # "what share of store 4's phone sales included an accessory": the share is said by what it
+            # is of, in the figure's own words (the attach rate's accessory), no reading of ours.
+            said_by_name = _share_said(request.message, mention.metric, request.metrics)
     if (
         not said_by_name
         and mention.metric is not None

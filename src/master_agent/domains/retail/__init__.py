@@ -118,7 +118,7 @@ DATA_METRICS = (
            ("accessory attach rate", "attach-rate", "attachment rate"),
            "share of device sales where the customer also bought an accessory such as a case or charger"),
     _sales("transactions", "count(*)", "count", ("sales count", "number of sales", "device sales", "how many sales", "sales", "devices sold",
-            "bills", "devices", "units", "units sold"),
+            "bills", "units sold"),
            "how many device sales were made, the number of sales", money="total revenue"),
     _sales("average accessory amount", "avg(accessory_amount) FILTER (WHERE accessory_attached)::float", "currency",
            ("accessory spend", "average accessory sale", "accessory revenue per sale"),
@@ -155,7 +155,7 @@ DATA_METRICS = (
             "share of staff completed training"),
            "the share of staff who have completed their training"),
     _staff("average tenure", "avg(tenure_months)::float", "number", ("average tenure months", "tenure"),
-           "how many months staff have worked at the store on average"),
+           "how long staff have been with the company, the months they have worked at the store on average"),
     _staff("average training hours", "avg(training_hours)::float", "number", ("training hours",),
            "how many hours of training staff have had on average"),
 )  # fmt: skip

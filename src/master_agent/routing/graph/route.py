@@ -18,6 +18,7 @@ from master_agent.capabilities.terms import (
     entity_numbers_as_digits,
     goal_deadline,
     goal_target,
+    metric_mention,
     moves_a_figure,
     restated,
     time_mention,
@@ -349,11 +350,21 @@ class RouteNodes(FrontDoorBase):
         if out and (figure := names_a_figure(goal, self.pack.data_metrics)) is not None:
             # No agent takes it on, and it names a figure the tenant's data has ("avg training hrs per
             # person", "Store 4 txns w/c 14 Sept"): a question about that figure, not foreign work.
-            # A guess all the same: its answer is never more than partial (see answer_query).
+            # A guess all the same (its answer is never more than partial, see answer_query), unless the
+            # figure is said by its name over a period gone by, with nothing moving it ("avg handset
+            # price up north in Q3"): that is a data question in so many words.
+            now = self.evolution.clock.now()
+            past = time_window(goal, now, direction="past")
+            said = (
+                metric_mention(goal, self.pack.data_metrics).metric is not None
+                and past is not None
+                and past.end <= now + timedelta(days=1)
+                and not moves_a_figure(goal)
+            )
             outcome = Outcome(
                 RouteTarget(kind="query", name="data"),
                 f"no agent takes it on; read as asking for the {figure} of the data",
-                best_guess=True,
+                best_guess=not said,
             )
             intent = intent.model_copy(update={"action": "QUERY", "query_kind": "data"})
         elif out and await self._asks_missing_data(goal):
