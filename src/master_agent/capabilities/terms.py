@@ -1566,9 +1566,8 @@ def goal_target(text: str) -> GoalTarget | None:
         said = next(group for group in match.groups() if group is not None)
         return GoalTarget(form="absolute", value=float(said) / 100, words=match.group(0).strip())
     if (match := _PER_COUNT.search(text)) and float(match.group(3)) > 0:
-        said = float(match.group(1)) / float(match.group(3))
-        words = match.group(0)[:-1].strip()
-        return GoalTarget(form="absolute", value=said, words=words)
+        level = float(match.group(1)) / float(match.group(3))
+        return GoalTarget(form="absolute", value=level, words=match.group(0)[:-1].strip())
     if match := _MULTIPLE.search(text):
         return GoalTarget(form="multiple", value=_MULTIPLES[match.group(1).lower()], words=match.group(0))
     if match := _TIMES.search(text):

@@ -355,7 +355,7 @@ class RouteNodes(FrontDoorBase):
             # price up north in Q3"): that is a data question in so many words.
             now = self.evolution.clock.now()
             past = time_window(goal, now, direction="past")
-            said = (
+            by_name = (
                 metric_mention(goal, self.pack.data_metrics).metric is not None
                 and past is not None
                 and past.end <= now + timedelta(days=1)
@@ -364,7 +364,7 @@ class RouteNodes(FrontDoorBase):
             outcome = Outcome(
                 RouteTarget(kind="query", name="data"),
                 f"no agent takes it on; read as asking for the {figure} of the data",
-                best_guess=not said,
+                best_guess=not by_name,
             )
             intent = intent.model_copy(update={"action": "QUERY", "query_kind": "data"})
         elif out and await self._asks_missing_data(goal):
