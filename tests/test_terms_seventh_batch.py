@@ -21,6 +21,7 @@ from master_agent.capabilities.terms import (
     metric_by_words,
     metric_mention,
     time_mention,
+    time_window,
 )
 from master_agent.domains.retail import RETAIL
 from master_agent.domains.retail.schemas import TargetTerms
@@ -175,3 +176,18 @@ async def test_footfall_is_named_as_data_the_tenant_lacks() -> None:
         METRICS,
     )
     assert found is not None and found.unknown == "footfall"
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        ("refunds at store 2, trailing 6 wks", "2026-10-18", "2026-11-29"),
+        ("store 4 sales two months ago", "2026-09-01", "2026-10-01"),
+        ("attach at store 1 a week ago", "2026-11-16", "2026-11-23"),
+        ("store 3 takings 4 days ago", "2026-11-25", "2026-11-26"),
+    ],
+)
+def test_trailing_weeks_and_units_ago(text: str, start: str, end: str) -> None:
+    window = time_window(text, NOW)
+    assert window is not None, text
+    assert (window.start.date().isoformat(), window.end.date().isoformat()) == (start, end)

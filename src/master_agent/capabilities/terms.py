@@ -210,6 +210,7 @@ def time_window(text: str, now: datetime, *, direction: Direction = "past") -> W
         or _season(masked, now, direction)
         or _iso_week(masked, now, direction)
         or _weeks_back(masked, now, direction)
+        or (_units_ago(masked, now) if direction == "past" else None)
         or _unit_before_last(masked, now)
     )
     if window is None and direction == "past":
@@ -636,7 +637,25 @@ _ISO_WEEK = re.compile(
     r"\b(?:iso\s+)?(?:week|wk)\s*(?:no\.?\s*|number\s+|#\s*)?(\d{1,2})\b(?:\s+(?:of\s+)?(\d{4}))?", re.I
 )
 #: "the last six weeks", "past 3 weeks": the days counted back from today, today left out.
-_WEEKS_BACK = re.compile(rf"\b(?:last|past|previous|prior)\s+{_COUNT}\s+weeks?\b", re.I)
+_WEEKS_BACK = re.compile(rf"\b(?:last|past|previous|prior|trailing|rolling)\s+{_COUNT}\s+(?:weeks?|wks?)\b", re.I)
+#: "three months ago", "2 weeks ago": the calendar unit that many back (a day ago is that day).
+_UNITS_AGO = re.compile(rf"\b{_COUNT}\s+(day|week|month|quarter|year)s?\s+ago\b", re.I)
+
+
+def _units_ago(text: str, now: datetime) -> Window | None:
+    """The calendar day, week, month, quarter or year ``N`` of them before the one running now."""
+    match = _UNITS_AGO.search(text)
+    if match is None:
+        return None
+    count, unit = _count(match.group(1)), match.group(2).lower()
+    start = now.replace(hour=0, minute=0, second=0, microsecond=0) if unit == "day" else _unit_start(now, unit)
+    if unit in ("day", "week"):
+        start, end = _add(start, -count, unit), _add(start, 1 - count, unit)
+    else:
+        months = count * (3 if unit == "quarter" else 12 if unit == "year" else 1)
+        step = 3 if unit == "quarter" else 12 if unit == "year" else 1
+        start, end = _add(start, -months, "month"), _add(start, step - months, "month")
+    return Window(start=start, end=end, label=match.group(0))
 
 
 def _iso_week(text: str, now: datetime, direction: Direction) -> Window | None:
