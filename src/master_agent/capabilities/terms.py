@@ -210,6 +210,7 @@ def time_window(text: str, now: datetime, *, direction: Direction = "past") -> W
         or _season(masked, now, direction)
         or _iso_week(masked, now, direction)
         or _weeks_back(masked, now, direction)
+        or (_units_ago(masked, now) if direction == "past" else None)
         or _unit_before_last(masked, now)
     )
     if window is None and direction == "past":
@@ -637,7 +638,25 @@ _ISO_WEEK = re.compile(
     r"\b(?:iso\s+)?(?:week|wk)\s*(?:no\.?\s*|number\s+|#\s*)?(\d{1,2})\b(?:\s+(?:of\s+)?(\d{4}))?", re.I
 )
 #: "the last six weeks", "past 3 weeks": the days counted back from today, today left out.
-_WEEKS_BACK = re.compile(rf"\b(?:last|past|previous|prior)\s+{_COUNT}\s+weeks?\b", re.I)
+_WEEKS_BACK = re.compile(rf"\b(?:last|past|previous|prior|trailing|rolling)\s+{_COUNT}\s+(?:weeks?|wks?)\b", re.I)
+#: "three months ago", "2 weeks ago": the calendar unit that many back (a day ago is that day).
+_UNITS_AGO = re.compile(rf"\b{_COUNT}\s+(day|week|month|quarter|year)s?\s+ago\b", re.I)
+
+
+def _units_ago(text: str, now: datetime) -> Window | None:
+    """The calendar day, week, month, quarter or year ``N`` of them before the one running now."""
+    match = _UNITS_AGO.search(text)
+    if match is None:
+        return None
+    count, unit = _count(match.group(1)), match.group(2).lower()
+    start = now.replace(hour=0, minute=0, second=0, microsecond=0) if unit == "day" else _unit_start(now, unit)
+    if unit in ("day", "week"):
+        start, end = _add(start, -count, unit), _add(start, 1 - count, unit)
+    else:
+        months = count * (3 if unit == "quarter" else 12 if unit == "year" else 1)
+        step = 3 if unit == "quarter" else 12 if unit == "year" else 1
+        start, end = _add(start, -months, "month"), _add(start, step - months, "month")
+    return Window(start=start, end=end, label=match.group(0))
 
 
 def _iso_week(text: str, now: datetime, direction: Direction) -> Window | None:
@@ -762,6 +781,20 @@ def time_mention(text: str, *, horizons: bool = True) -> str | None:
 
 def _time_mention(text: str) -> str | None:
     masked = spelled_for_duckling(_mask_entities(text))
+    said = _said_time(masked)
+    if said is None or (at := masked.find(said)) < 0:
+        return said
+    # "H2-to-date", "Q3 to date": the period running to now, said of any period; the words are the
+    # time's, never a qualifier of the figure after them.
+    running = _RUNNING_TO_DATE.match(masked, at + len(said))
+    return said + running.group(0) if running else said
+
+
+#: "-to-date", " to date", " till date" right after a period.
+_RUNNING_TO_DATE = re.compile(r"[-\s]+(?:to|till|until)[-\s]+date\b", re.I)
+
+
+def _said_time(masked: str) -> str | None:
     for pattern in (_TO_DATE, _QUARTER, _HALF_OF_MONTH, _HALF_OF_YEAR, _SEASON, _BEFORE_LAST):
         match = pattern.search(masked)
         if match:
@@ -981,6 +1014,8 @@ _NEUTRAL_MODIFIERS = frozenset(
     weakest strongest poorest greatest more less fewer higher lower bigger larger smaller for on in at of to by with from about over during per into
     did does do had has have will would could can should it its it's there here when where why
     much many vs versus compared against than any some no whose who whom both either neither few several
+    compare comparing comparison before after prior previous following earlier later since until till
+    you kindly pls plz thanks cheers
     """.split()  # noqa: SIM905
 )
 
@@ -1056,6 +1091,10 @@ def _averaged(before: Sequence[str], metric: DataMetric, metrics: Sequence[DataM
     if not asked or metric.expression.lstrip().startswith("avg("):
         return MetricMention(metric=metric)
     counterpart = next((m for m in metrics if m.name == metric.average), None)
+    if counterpart is None and metric.money is not None:
+        # "the average sale" is the money of a sale on average: a count's average is its money's.
+        money = next((m for m in metrics if m.name == metric.money), None)
+        counterpart = next((m for m in metrics if money is not None and m.name == money.average), None)
     if counterpart is not None:
         return MetricMention(metric=counterpart)
     return MetricMention(metric=metric, unknown=f"average {metric.name}")
@@ -1184,6 +1223,25 @@ def counted_unknown(text: str, metrics: Sequence[DataMetric]) -> str | None:
     return thing
 
 
+def counted_rows(text: str, metrics: Sequence[DataMetric]) -> MetricMention | None:
+    """The count of the rows a question counts by what they are called ("how many phones did store 3
+    flog", "how many units has store 8 moved"): the figure counting every row (``count(*)``) one of whose
+    names opens with the counted word ("phones sold"); None when the question counts nothing so named."""
+    found = _COUNTED.search(written_out(text))
+    if found is None:
+        return None
+    thing = found.group(1).lower()
+    for metric in metrics:
+        if metric.expression.replace(" ", "").lower() != "count(*)":
+            continue
+        if any(
+            (words := _TOKEN.findall(alias.lower())) and len(words) > 1 and _same_word(thing, words[0])
+            for alias in metric.aliases
+        ):
+            return MetricMention(metric=metric)
+    return None
+
+
 #: "spend per transaction", "sales per square foot": one figure taken for each unit of another thing.
 _PER_UNIT = re.compile(
     r"\b([a-z]+(?:\s+[a-z]+)?)\s+(?:per|a|each|for\s+each|for\s+every)\s+(?!(?:day|week|month|year|quarter|hour)s?\b)"
@@ -1273,8 +1331,8 @@ _DOWN = re.compile(
 )
 _NUMBER = r"(\d+(?:\.\d+)?)"
 _POINTS = re.compile(
-    rf"\b(?:by\s+|up\s+|down\s+)?{_NUMBER}\s*(?:(?:more|extra|additional|further|full|whole)\s+)?"
-    r"(?:percentage\s+points?|pct\.?\s*pts?|pts?\b|pp\b|points?\b)",
+    rf"\b(?:by\s+|up\s+|down\s+)?{_NUMBER}(?:\s*|-)(?:(?:more|extra|additional|further|full|whole)\s+)?"
+    r"(?:percentage[\s-]+points?|pct\.?\s*pts?|pts?\b|pp\b|points?\b)",
     re.I,
 )
 #: "by a point", "a full percentage point": one point.
@@ -1305,6 +1363,15 @@ _RELATIVE = re.compile(rf"(?:\bby\s+|\bup\s+|\bdown\s+|\b){_NUMBER}\s*(?:%|perce
 #: ("half", "quarter").
 _FRACTION = re.compile(r"\b(?:(\d+)|an?)[\s-]+([a-z]+?)(?:s|es)?\b(?!-)", re.I)
 _NAMED_DENOMINATORS = {"half": 2, "halv": 2, "quarter": 4}
+#: "1/5th", "2/3rds", "3/4": a fraction written with a slash (a date when nothing says it moves a figure).
+_SLASH_FRACTION = re.compile(r"\b(\d{1,2})\s*/\s*(\d{1,2})(?:st|nd|rd|th|s|rds|ths)?\b(?![/.]\d)", re.I)
+#: "6.5 accessories per 100 phones", "one case for every 20 handsets": a rate said as a count of one
+#: thing for a count of another, a level (6.5 per 100 is 6.5%).
+_PER_COUNT = re.compile(
+    rf"{_NUMBER}\s+((?:[A-Za-z][\w-]*\s+){{1,2}})(?:per|for\s+every|in\s+every|out\s+of\s+every|every)\s+"
+    rf"{_NUMBER}\s+[A-Za-z]",
+    re.I,
+)
 #: "by a third", "up by one-fourth", "a fifth more": a fraction that says how much a figure moves.
 _FRACTION_MOVES = re.compile(r"(?:\bby|\bup|\bdown)\s+$", re.I)
 _FRACTION_MORE = re.compile(r"^\s+(?:more|extra|higher|lower|less|up|down)\b", re.I)
@@ -1337,9 +1404,14 @@ def _fraction_target(text: str, sign: float, down: bool) -> GoalTarget | None:
     """A target stated as a fraction: of a point ("three-quarters of a percentage point": points 0.75)
     or of the figure ("by one-fourth": relative 0.25; "down by a third": -1/3; "by half" as a cut: a
     multiple of 0.5)."""
-    for match in _FRACTION.finditer(text):
-        denominator = _denominator(match.group(2))
-        if denominator is None:
+    slashed = [
+        (match, int(match.group(2)))
+        for match in _SLASH_FRACTION.finditer(text)
+        if match.group(1) < match.group(2)
+    ]
+    worded = [(match, _denominator(match.group(2))) for match in _FRACTION.finditer(text)]
+    for match, denominator in sorted([*slashed, *worded], key=lambda found: found[0].start()):
+        if denominator is None or (match.re is _SLASH_FRACTION and int(match.group(1)) >= denominator):
             continue
         fraction = float(match.group(1) or 1) / denominator
         after = text[match.end() :]
@@ -1513,6 +1585,9 @@ def goal_target(text: str) -> GoalTarget | None:
     if match := _NAMED_LEVEL.search(text):
         said = next(group for group in match.groups() if group is not None)
         return GoalTarget(form="absolute", value=float(said) / 100, words=match.group(0).strip())
+    if (match := _PER_COUNT.search(text)) and float(match.group(3)) > 0:
+        level = float(match.group(1)) / float(match.group(3))
+        return GoalTarget(form="absolute", value=level, words=match.group(0)[:-1].strip())
     if match := _MULTIPLE.search(text):
         return GoalTarget(form="multiple", value=_MULTIPLES[match.group(1).lower()], words=match.group(0))
     if match := _TIMES.search(text):
@@ -1700,11 +1775,17 @@ def data_edge_window(text: str, coverage: Window) -> Window | None:
 _CHANGED = re.compile(
     r"\b(?:increase[sd]?|rise|rose|risen|(?:go|goes|gone|went)\s+(?:up|down)|grow|grew|grown|drop(?:ped)?|"
     r"fall|fell|fallen|decline[sd]?|decrease[sd]?|change[sd]?|improve[sd]?|move[sd]?|mom|qoq|yoy|"
-    r"(?:month|quarter|year)[\s-]+on[\s-]+(?:month|quarter|year)|difference)\b",
+    r"(?:month|quarter|year)[\s-]+on[\s-]+(?:month|quarter|year)|difference|compare[sd]?|comparing)\b",
     re.I,
 )
-#: What joins the two periods of a change: "from May to June", "between May and August", "aug->sep".
-_PERIOD_JOIN = re.compile(r"\s+(?:to|and|vs\.?|versus)\s+|\s*(?:->|→)\s*", re.I)
+#: What joins the two periods of a change: "from May to June", "between May and August", "aug->sep",
+#: "Diwali week compared with the week before".
+_PERIOD_JOIN = re.compile(
+    r"\s+(?:to|and|vs\.?|versus|(?:compared\s+)?(?:with|against))\s+|\s*(?:->|→)\s*", re.I
+)
+#: "the week before", "the month after": the period of that length next to the one said before it.
+_NEXT_TO = re.compile(r"\s*(?:the\s+)?(day|week|month|quarter|year)\s+(before|prior|earlier|after)\b", re.I)
+_UNIT_MONTHS = {"quarter": 3}
 _PERIOD_WORD = re.compile(r"[A-Za-z0-9']+")
 
 
@@ -1718,7 +1799,8 @@ def changed_between(text: str, now: datetime) -> tuple[Window, Window] | None:
     masked = _mask_entities(text)
 
     def period(words: list[str], *, last: bool) -> Window | None:
-        spans = [words[-n:] if last else words[:n] for n in (1, 2, 3) if len(words) >= n]
+        # Up to five words: "last to last month" is one period (its "to" no join), "the week of 10 August" one.
+        spans = [words[-n:] if last else words[:n] for n in (1, 2, 3, 4, 5) if len(words) >= n]
         read = [
             window
             for span in spans
@@ -1733,6 +1815,16 @@ def changed_between(text: str, now: datetime) -> tuple[Window, Window] | None:
         before = _PERIOD_WORD.findall(masked[: join.start()])
         after = _PERIOD_WORD.findall(masked[join.end() :])
         first, second = period(before, last=True), period(after, last=False)
+        if first is not None and (beside := _NEXT_TO.match(masked, join.end())) is not None:
+            # "Diwali week compared with the week before": the week before Diwali week, not last week.
+            unit, side = beside.group(1).lower(), beside.group(2).lower()
+            step = -1 if side != "after" else 1
+            if unit in _UNIT_MONTHS:
+                start, end = _add(first.start, step * 3, "month"), _add(first.end, step * 3, "month")
+            else:
+                start, end = _add(first.start, step, unit), _add(first.end, step, unit)
+            other = Window(start=start, end=end, label=f"the {unit} {side} {first.label}")
+            first, second = (other, first) if step < 0 else (first, other)
         if first is not None and second is not None and first.end <= second.start and second.end <= now:
             return first, second
     return None
@@ -1890,6 +1982,19 @@ _VAGUE_OBJECTS = frozenset(
         "matters",
     ]
 )
+#: Nouns of a way of working ("the approach", "the same playbook"): what a goal carries from one store to
+#: another, never the figure it moves.
+_METHODS = frozenset(
+    {"approach", "plan", "playbook", "strategy", "method", "recipe", "tactic", "tactics", "formula", "play"}
+)
+
+
+def _a_method(words: Sequence[str]) -> bool:
+    """Whether an object's first content word names a way of working ("the approach you'd use")."""
+    content = [word for word in words if word not in _NEUTRAL_MODIFIERS and word not in ("same", "whole")]
+    return bool(content) and content[0] in _METHODS
+
+
 #: Verbs a goal opens its figure with ("increase X", "get X to 8%", "cut X by half").
 _GOAL_VERB = re.compile(
     r"\b(increase|raise|improve|boost|lift|grow|reduce|cut|lower|decrease|drop|double|triple|halve|get|"
@@ -1915,11 +2020,15 @@ def goal_metric(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
     rate), else any figure the text names. Only when neither names one of the data's figures is the
     first object reported as a figure the data lacks ("overtime hours"); no verb and no figure leaves
     it open."""
+    if (rate := _rate_counted(text, metrics)) is not None:
+        return MetricMention(metric=rate)
     # "store one's attach rate": a number in words is the store's, no qualifier of the figure.
     text = written_out(entity_numbers_as_digits(text))
     objects = [_object_words(found.group("object")) for found in _GOAL_VERB.finditer(text)]
     # "add 150 bps to store 6's attach": what is added to is the figure.
     objects += [_object_words(found.group("object")) for found in _ADD_TO.finditer(text)]
+    # "take the approach you'd use for Store 5": a way of working taken elsewhere is no figure.
+    objects = [words for words in objects if not _a_method(words)]
     for words in objects:
         matched = _match_words(words, metrics)
         if matched is not None:
@@ -1932,6 +2041,29 @@ def goal_metric(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
     if all(any(_same_word(word, known) for known in vocabulary) for word in named):
         return MetricMention(metric=None)  # words of the data, no one figure ("sales"): left open
     return MetricMention(metric=None, unknown=" ".join(named) or None)
+
+
+def _rate_counted(text: str, metrics: Sequence[DataMetric]) -> DataMetric | None:
+    """The share a level said as a count for a count is of ("6.5 accessories per 100 phones": the
+    one share of the data whose name or meaning says what is counted, the attach rate); None when
+    the goal says no such level or no one share fits."""
+    found = _PER_COUNT.search(with_digits(text))
+    if found is None:
+        return None
+    counted = [word for word in _TOKEN.findall(found.group(2).lower()) if word not in _NEUTRAL_MODIFIERS]
+    rates = [
+        metric
+        for metric in metrics
+        if metric.unit == "ratio"
+        and any(
+            _same_word(word, known)
+            for word in counted
+            for phrase in (metric.name, *metric.aliases, metric.description)
+            for known in _TOKEN.findall(phrase.lower())
+            if len(known) > 3
+        )
+    ]
+    return rates[0] if len(rates) == 1 else None
 
 
 def _object_words(phrase: str) -> list[str]:
@@ -2030,7 +2162,9 @@ def _same_word(said: str, known: str) -> bool:
         return True
     if len(said) >= 3 and known.startswith(said):
         return True
-    if len(said) >= 3 and len(known) >= 4:
+    if len(said) >= 3 and len(known) >= 4 and said[0] == known[0]:
+        # A slip keeps the word's first letter; one more letter before it is another word ("iphones"
+        # is a model of phone, not "phones").
         from difflib import SequenceMatcher
 
         return SequenceMatcher(None, said, known).ratio() >= 0.8

@@ -26,6 +26,7 @@ from master_agent.capabilities.terms import (
     asks_future,
     asks_money,
     changed_between,
+    counted_rows,
     counted_unknown,
     data_edge_window,
     entity_numbers_as_digits,
@@ -331,7 +332,8 @@ _STORES = re.compile(
 #: Words that judge how entities did ("which did better on refunds"): a count of some sales is judged by
 #: its share of them, since a bigger store counts more of everything.
 _JUDGED = re.compile(
-    r"\b(?:better|worse|best|worst|well|badly|poorly|proportion(?:ate|al)?ly|relatively|for\s+(?:its|their)\s+size)\b",
+    r"\b(?:better|worse|best|worst|well|badly|poorly|proportion(?:ate|al)?ly|relatively|for\s+(?:its|their)\s+size|"
+    r"doing|performing|faring)\b",
     re.I,
 )
 _COUNT_OF = re.compile(r"^count\(\*\)\s+FILTER\s+\(WHERE\s+(\w+)\)$", re.I)
@@ -341,8 +343,36 @@ def judged_as_share(message: str, metric: DataMetric, metrics: Sequence[DataMetr
     """The figure entities compared in ``message`` are judged by: for a count of the sales that have
     a flag ("refunds"), the share of sales with it ("refund rate") when the words judge who did better;
     ``metric`` otherwise."""
+    if not _JUDGED.search(message):
+        return metric
+    return share_of(metric, metrics)
+
+
+def _share_said(message: str, share: DataMetric, metrics: Sequence[DataMetric]) -> bool:
+    """Whether a question asking a share says what it is a share of in the words of ``share``'s name or
+    meaning, beyond the rows all shares are taken of ("an accessory" of the attach rate)."""
+    rows = {
+        word
+        for metric in metrics
+        if metric.table == share.table and metric.expression.replace(" ", "").lower() == "count(*)"
+        for name in (metric.name, *metric.aliases, metric.observation_noun)
+        for word in re.findall(r"[a-z]+", name.lower())
+    }
+    own = set(re.findall(r"[a-z]+", " ".join((share.name, *share.aliases, share.description)).lower()))
+    said = re.findall(r"[a-z]+", message.lower())
+    return any(
+        word.rstrip("s") in {w.rstrip("s") for w in own}
+        and word.rstrip("s") not in {w.rstrip("s") for w in rows}
+        for word in said
+        if len(word) > 3 and not _PROPORTION.search(word) and word not in ("share", "what", "which")
+    )
+
+
+def share_of(metric: DataMetric, metrics: Sequence[DataMetric]) -> DataMetric:
+    """For a count of the rows that have a flag ("refunds"), the share of rows with it ("refund rate");
+    ``metric`` itself for any other figure."""
     flag = _COUNT_OF.match(metric.expression.strip())
-    if flag is None or not _JUDGED.search(message):
+    if flag is None:
         return metric
     share = re.compile(rf"^avg\({flag.group(1)}::int\)")
     return next((m for m in metrics if m.table == metric.table and share.match(m.expression)), metric)
@@ -749,11 +779,14 @@ def carried_over(
         )
     figure = _figure_named(before, metrics)
     orders = next((m.orders for m in metrics if m.orders), ())
-    if figure is not None and _scope_before(before, orders) is not None:
-        # "and in September?" after "which did better on refunds, store 1 or store 4?": still judged
-        # by the refund rate.
+    if figure is not None:
+        # "and in September?" after "which did better on refunds, store 1 or store 4?" or "how's the
+        # Leeds shop doing on refunds": still judged by the refund rate.
         figure = judged_as_share(before, figure, metrics)
-    if (
+    if figure is not None and _PROPORTION.search(message) and share_of(figure, metrics) is not figure:
+        # "what's that as a % of sales?" after the refunds: the share of the sales refunded.
+        message = f"{message.rstrip('?.! ')} (the {share_of(figure, metrics).name})"
+    elif (
         _figure_named(message, metrics) is None
         and figure is not None
         and not metric_mention(message, metrics).unknown
@@ -856,6 +889,9 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     mention = metric_mention(request.message, request.metrics)
     if mention.metric is None and mention.unknown is None:
         mention = metric_by_words(request.message, request.metrics) or mention
+    if mention.metric is None and mention.unknown is None:
+        # "how many phones did store 3 flog": the rows counted by what they are called.
+        mention = counted_rows(request.message, request.metrics) or mention
     if (per := per_unit_figure(request.message, request.metrics)) is not None:
         # "spend per transaction" is the average basket, not the transactions; "sales per square foot"
         # needs floor areas the data does not have.
@@ -907,6 +943,10 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             )
             or mention
         )
+        if mention.metric is not None and _PROPORTION.search(request.message):
+            # "what share of store 4's phone sales included an accessory": the share is said by what it
+            # is of, in the figure's own words (the attach rate's accessory), no reading of ours.
+            said_by_name = _share_said(request.message, mention.metric, request.metrics)
     if (
         not said_by_name
         and mention.metric is not None
@@ -1108,6 +1148,8 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
         ranked = _ranking(request.message, metric, fixed=request.entities.keys())
         if ranked is not None:
             return await _rank(sql, metric, window, ranked, (conditions, params, scope))
+        # "how's store 2 doing on refunds": a count of flagged sales judged is judged by its share.
+        metric = judged_as_share(request.message, metric, request.metrics)
         statement = (
             f"SELECT {metric.expression} AS value, count(*) AS observations FROM {metric.table}"
             f"{_where([*_time_filters(metric), *conditions])}"

@@ -1,5 +1,6 @@
 """Retail customer-success domain pack: demo tenant, tools and the seed's sub-agent tree."""
 
+import re
 from typing import Literal
 
 from master_agent.capabilities import DataMetric, DomainPack
@@ -49,6 +50,23 @@ STORE_ORDERS = (
 )  # fmt: skip
 
 
+#: What this retailer's customers and staff call a device: every alias naming a device ("average device
+#: price") is also said with these words ("average handset price", "phone sales"), so a figure of the
+#: devices is found whichever word a question uses, and none of them reads as data the tenant lacks.
+DEVICE_WORDS = ("phone", "handset", "mobile")
+
+
+def _as_devices_are_called(aliases: tuple[str, ...]) -> tuple[str, ...]:
+    """``aliases`` and each alias naming a device said with every one of ``DEVICE_WORDS``."""
+    said = [
+        re.sub(r"\bdevice", word, alias)
+        for alias in aliases
+        if re.search(r"\bdevice", alias)
+        for word in DEVICE_WORDS
+    ]
+    return tuple(dict.fromkeys([*aliases, *said]))
+
+
 def _sales(
     name: str,
     expression: str,
@@ -63,7 +81,7 @@ def _sales(
     return DataMetric(
         name=name,
         description=means,
-        aliases=aliases,
+        aliases=_as_devices_are_called(aliases),
         table="transactions",
         expression=expression,
         time_column="sold_at",
@@ -100,7 +118,7 @@ DATA_METRICS = (
            ("accessory attach rate", "attach-rate", "attachment rate"),
            "share of device sales where the customer also bought an accessory such as a case or charger"),
     _sales("transactions", "count(*)", "count", ("sales count", "number of sales", "device sales", "how many sales", "sales", "devices sold",
-            "bills"),
+            "bills", "units sold"),
            "how many device sales were made, the number of sales", money="total revenue"),
     _sales("average accessory amount", "avg(accessory_amount) FILTER (WHERE accessory_attached)::float", "currency",
            ("accessory spend", "average accessory sale", "accessory revenue per sale"),
@@ -137,7 +155,7 @@ DATA_METRICS = (
             "share of staff completed training"),
            "the share of staff who have completed their training"),
     _staff("average tenure", "avg(tenure_months)::float", "number", ("average tenure months", "tenure"),
-           "how many months staff have worked at the store on average"),
+           "how long staff have been with the company, the months they have worked at the store on average"),
     _staff("average training hours", "avg(training_hours)::float", "number", ("training hours",),
            "how many hours of training staff have had on average"),
 )  # fmt: skip

@@ -162,7 +162,7 @@ PROBLEMS: tuple[tuple[str, str], ...] = (
     ("device_sales", "phone, handset or device unit sales, volume and revenue"),
     ("basket_value", "average basket value, transaction size or revenue per customer"),
     ("staff", "staff turnover, retention, hiring, scheduling or training of employees"),
-    ("footfall", "foot traffic, store visits, new customers or customer acquisition"),
+    ("footfall", "footfall, foot traffic, store visits and their conversion, new customers or customer acquisition"),
     ("customer_experience", "customer satisfaction, NPS, reviews, complaints or wait times"),
     ("inventory", "inventory, stock levels, out-of-stocks, shrinkage or suppliers"),
     ("costs", "operating costs, energy, rent and store expenses"),
@@ -179,6 +179,13 @@ PROBLEM_METRICS: dict[str, str] = {
 #: another attribute may explain attach rate there before the cause counts as someone else's.
 PRECONDITION_MIN_R = 0.3
 PRECONDITION_MARGIN = 0.25
+
+
+def _asks_a_cut(terms: TargetTerms) -> bool:
+    """Whether the target terms ask the figure to go down ("by -20%", "down 2 points", "halve")."""
+    if terms.form == "multiple":
+        return terms.value < 1
+    return terms.form in ("relative", "points") and terms.value < 0
 
 
 async def cause_holds_at(context: ToolContext, precondition: dict[str, Any], known: dict[str, Any]) -> bool:
@@ -382,7 +389,9 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             timeline_days=timeline_days,
             by_when=end.isoformat(),
             target_terms=terms,
-            meets_target=expected <= aim if aim < baseline else expected >= aim,
+            # Every intervention lifts the rate: a level is met when the lifted rate is at or above it
+            # (a level below the baseline, "back at last quarter's level", stays met); a cut never is.
+            meets_target=expected >= aim and not _asks_a_cut(terms),
             metric_query={
                 "sql": ATTACH_RATE_IN_WINDOW.strip(),
                 "params": {"store_id": store_id},

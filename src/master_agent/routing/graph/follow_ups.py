@@ -112,6 +112,8 @@ CLOSINGS = (
     "cheers, bye for now",
     "you're a star, much appreciated",
     "perfect, appreciate the help",
+    "brilliant, great work",
+    "lovely job, much obliged",
 )
 #: Least cosine similarity of a closing to one of ``CLOSINGS``, by embedder (an embedder with none
 #: measured finds no closing). all-MiniLM-L6-v2, on the follow-ups of the routing evaluation's train and

@@ -147,7 +147,7 @@ class HandlerNodes(FrontDoorBase):
         evidence = [Check.model_validate(check) for check in answer.data.get("verification") or []]
         verified = verify_before_answer(
             answer.data,
-            self._asked(request.entities),
+            self._asked(request.entities, request.message),
             1.0 if answer.answered else 0.0,
             model_finished=False,
             tools_called=True,
@@ -294,12 +294,14 @@ class HandlerNodes(FrontDoorBase):
             **self._finish(state, goal),
         }
 
-    def _asked(self, entities: Mapping[str, Any]) -> dict[str, Any]:
+    def _asked(self, entities: Mapping[str, Any], message: str) -> dict[str, Any]:
         """What a message named, as the verification step compares it: its entities, and the window
-        its words name read on the runtime clock."""
+        its words name read on the runtime clock, in the whole message as the handler read it ("Diwali
+        week compared with the week before" names Diwali week, not this week)."""
         asked = dict(entities)
         said = asked.pop("window", None)
-        window = time_window(str(said), self.evolution.clock.now()) if said else None
+        now = self.evolution.clock.now()
+        window = (time_window(message, now) or time_window(str(said), now)) if said else None
         if window is not None:
             asked["window"] = {
                 "label": window.label,

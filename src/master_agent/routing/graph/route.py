@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
@@ -14,13 +15,16 @@ from langgraph.types import interrupt
 
 from master_agent.capabilities.terms import (
     changed_between,
+    entity_numbers_as_digits,
     goal_deadline,
     goal_target,
+    metric_mention,
     moves_a_figure,
     restated,
     time_mention,
     time_window,
 )
+from master_agent.evolution.reuse import unknown_by_meaning
 from master_agent.models.chat import content_text
 from master_agent.routing.context import complete_follow_up, recent_turns
 from master_agent.routing.decision import (
@@ -178,8 +182,8 @@ class RouteNodes(FrontDoorBase):
             if question.kind == "entity" and question.entity:
                 found = message_entities(answer)
                 value: Any = found.get(question.entity)
-                if value is None and re.fullmatch(r"#?\d+", answer):
-                    value = int(answer.lstrip("#"))
+                if value is None:
+                    value = _lone_number(answer)
                 if value is not None:
                     entities[question.entity] = value
                     goal = (
@@ -361,10 +365,29 @@ class RouteNodes(FrontDoorBase):
         if out and (figure := names_a_figure(goal, self.pack.data_metrics)) is not None:
             # No agent takes it on, and it names a figure the tenant's data has ("avg training hrs per
             # person", "Store 4 txns w/c 14 Sept"): a question about that figure, not foreign work.
-            # A guess all the same: its answer is never more than partial (see answer_query).
+            # A guess all the same (its answer is never more than partial, see answer_query), unless the
+            # figure is said by its name over a period gone by, with nothing moving it ("avg handset
+            # price up north in Q3"): that is a data question in so many words.
+            now = self.evolution.clock.now()
+            past = time_window(goal, now, direction="past")
+            by_name = (
+                metric_mention(goal, self.pack.data_metrics).metric is not None
+                and past is not None
+                and past.end <= now + timedelta(days=1)
+                and not moves_a_figure(goal)
+            )
             outcome = Outcome(
                 RouteTarget(kind="query", name="data"),
                 f"no agent takes it on; read as asking for the {figure} of the data",
+                best_guess=not by_name,
+            )
+            intent = intent.model_copy(update={"action": "QUERY", "query_kind": "data"})
+        elif out and await self._asks_missing_data(goal):
+            # "what's the footfall conversion at store 5 for last Saturday?": a figure over a period gone
+            # by, of data the tenant lacks: answered by the data handler, which names what is missing.
+            outcome = Outcome(
+                RouteTarget(kind="query", name="data"),
+                "no agent takes it on; it asks a figure over a period gone by of data the tenant lacks",
                 best_guess=True,
             )
             intent = intent.model_copy(update={"action": "QUERY", "query_kind": "data"})
@@ -386,6 +409,24 @@ class RouteNodes(FrontDoorBase):
             previous_task=previous,
             at=self.now(),
         )
+
+    async def _asks_missing_data(self, message: str) -> bool:
+        """Whether ``message`` asks for a figure over a period gone by (no target, no deadline, no verb
+        that moves it) that names data the tenant's pack has no figure for ("footfall conversion")."""
+        now = self.evolution.clock.now()
+        window = time_window(message, now, direction="past")
+        if window is None or window.end > now + timedelta(days=1) or not self.pack.data_metrics:
+            return False
+        if moves_a_figure(message) or goal_target(message) is not None:
+            return False
+        missing = await unknown_by_meaning(
+            message,
+            self.evolution.knowledge.embedder,
+            self.pack.problems,
+            self.pack.problem_metrics,
+            self.pack.data_metrics,
+        )
+        return missing is not None
 
     async def _reread(
         self, message: str, goal: str, previous: Mapping[str, Any], rounds: int, known: dict[str, Any]
@@ -454,3 +495,19 @@ class RouteNodes(FrontDoorBase):
             "clarifying": True,
             "messages": [AIMessage(content=question["question"]), HumanMessage(content=text)],
         }
+
+
+#: Most words of an answer to "which store?" whose one number is the store ("oh sorry, should've said -
+#: it's for 7"); a longer message may say a number for another reason.
+LONE_NUMBER_WORDS = 8
+_NUMBERS = re.compile(r"(?<![\w.,/:-])#?(\d+)(?![\w.,/:%-]*\w|%)")
+
+
+def _lone_number(answer: str) -> int | None:
+    """The one number a short answer to an entity question says ("7", "#7", "it's for seven"); None
+    when it says none or several, says a time or a share, or is long."""
+    said = entity_numbers_as_digits(answer)
+    if len(re.findall(r"[A-Za-z0-9']+", said)) > LONE_NUMBER_WORDS or time_mention(said) is not None:
+        return None
+    numbers = _NUMBERS.findall(said)
+    return int(numbers[0]) if len(numbers) == 1 and len(re.findall(r"\d+", said)) == 1 else None
