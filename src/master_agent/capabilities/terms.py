@@ -638,7 +638,9 @@ _ISO_WEEK = re.compile(
     r"\b(?:iso\s+)?(?:week|wk)\s*(?:no\.?\s*|number\s+|#\s*)?(\d{1,2})\b(?:\s+(?:of\s+)?(\d{4}))?", re.I
 )
 #: "the last six weeks", "past 3 weeks": the days counted back from today, today left out.
-_WEEKS_BACK = re.compile(rf"\b(?:last|past|previous|prior|trailing|rolling)\s+{_COUNT}\s+(?:weeks?|wks?)\b", re.I)
+_WEEKS_BACK = re.compile(
+    rf"\b(?:last|past|previous|prior|trailing|rolling)\s+{_COUNT}\s+(?:weeks?|wks?)\b", re.I
+)
 #: "three months ago", "2 weeks ago": the calendar unit that many back (a day ago is that day).
 _UNITS_AGO = re.compile(rf"\b{_COUNT}\s+(day|week|month|quarter|year)s?\s+ago\b", re.I)
 
@@ -649,7 +651,9 @@ def _units_ago(text: str, now: datetime) -> Window | None:
     if match is None:
         return None
     count, unit = _count(match.group(1)), match.group(2).lower()
-    start = now.replace(hour=0, minute=0, second=0, microsecond=0) if unit == "day" else _unit_start(now, unit)
+    start = (
+        now.replace(hour=0, minute=0, second=0, microsecond=0) if unit == "day" else _unit_start(now, unit)
+    )
     if unit in ("day", "week"):
         start, end = _add(start, -count, unit), _add(start, 1 - count, unit)
     else:
