@@ -19,7 +19,7 @@ from master_agent.models.offline import OfflinePlanner
 from master_agent.routing.discovery import Discovery
 from master_agent.routing.graph.cards import agent_cards, exemplars_for
 from master_agent.routing.graph.handlers import HandlerNodes
-from master_agent.routing.graph.route import RouteNodes
+from master_agent.routing.graph.route import RouteNodes, after_route, clarify
 from master_agent.routing.graph.state import FrontDoorState
 from master_agent.routing.intent import ExemplarClassifier, IntentAnalyzer, ModelIntentAnalyzer
 from master_agent.routing.intent_head import HeadClassifier
@@ -36,7 +36,7 @@ class FrontDoor(RouteNodes, HandlerNodes):
     def graph(self, checkpointer: BaseCheckpointSaver[Any] | None) -> CompiledLoop:
         graph: StateGraph[FrontDoorState, Any, Any, Any] = StateGraph(FrontDoorState)
         graph.add_node("route", self.route)
-        graph.add_node("clarify", self.clarify)
+        graph.add_node("clarify", clarify)
         graph.add_node("solve", self.solve)
         graph.add_node("answer_query", self.answer_query)
         graph.add_node("build_agent", self.build_agent)
@@ -46,7 +46,7 @@ class FrontDoor(RouteNodes, HandlerNodes):
         graph.add_conditional_edges(START, self.entry, ["route", "solve"])
         graph.add_conditional_edges(
             "route",
-            self.after_route,
+            after_route,
             ["solve", "answer_query", "build_agent", "build_system", "out_of_scope", "clarify", "drop_flow"],
         )
         graph.add_edge("clarify", "route")

@@ -462,40 +462,6 @@ class RouteNodes(FrontDoorBase):
             return None
         return intent, candidates, outcome
 
-    def after_route(self, state: FrontDoorState) -> str:
-        kind = (state.get("routing") or {}).get("target", {}).get("kind", "out_of_scope")
-        if kind not in ("clarification", "drop_flow") and is_system_request(
-            str((state.get("pending") or {}).get("text") or "")
-        ):
-            return "build_system"
-        return {
-            "agent": "solve",
-            "query": "answer_query",
-            "builder": "build_agent",
-            "clarification": "clarify",
-            "drop_flow": "drop_flow",
-        }.get(kind, "out_of_scope")
-
-    def clarify(self, state: FrontDoorState) -> dict[str, Any]:
-        routing = state.get("routing") or {}
-        question = routing["clarification"]
-        answer = interrupt(
-            {
-                "kind": "clarification",
-                "question": question["question"],
-                "options": question["options"],
-                "clarification": question,
-            }
-        )
-        if isinstance(answer, dict):
-            answer = answer.get("answer") or answer.get("message") or json.dumps(answer)
-        text = str(answer)
-        return {
-            "clarifications": [*(state.get("clarifications") or []), {"question": question, "answer": text}],
-            "clarifying": True,
-            "messages": [AIMessage(content=question["question"]), HumanMessage(content=text)],
-        }
-
 
 #: Most words of an answer to "which store?" whose one number is the store ("oh sorry, should've said -
 #: it's for 7"); a longer message may say a number for another reason.
@@ -511,3 +477,41 @@ def _lone_number(answer: str) -> int | None:
         return None
     numbers = _NUMBERS.findall(said)
     return int(numbers[0]) if len(numbers) == 1 and len(re.findall(r"\d+", said)) == 1 else None
+
+
+def after_route(state: FrontDoorState) -> str:
+    """The node the route decided on."""
+    kind = (state.get("routing") or {}).get("target", {}).get("kind", "out_of_scope")
+    if kind not in ("clarification", "drop_flow") and is_system_request(
+        str((state.get("pending") or {}).get("text") or "")
+    ):
+        return "build_system"
+    return {
+        "agent": "solve",
+        "query": "answer_query",
+        "builder": "build_agent",
+        "clarification": "clarify",
+        "drop_flow": "drop_flow",
+    }.get(kind, "out_of_scope")
+
+
+def clarify(state: FrontDoorState) -> dict[str, Any]:
+    """The clarification question asked (the run waits for its answer), then routed again."""
+    routing = state.get("routing") or {}
+    question = routing["clarification"]
+    answer = interrupt(
+        {
+            "kind": "clarification",
+            "question": question["question"],
+            "options": question["options"],
+            "clarification": question,
+        }
+    )
+    if isinstance(answer, dict):
+        answer = answer.get("answer") or answer.get("message") or json.dumps(answer)
+    text = str(answer)
+    return {
+        "clarifications": [*(state.get("clarifications") or []), {"question": question, "answer": text}],
+        "clarifying": True,
+        "messages": [AIMessage(content=question["question"]), HumanMessage(content=text)],
+    }
