@@ -112,12 +112,32 @@ def test_a_lone_number_is_no_time_or_share() -> None:
         ("cut store 6 refunds by 1/3rd by the end of April", "relative", -1 / 3),
         ("store 4 should sell 9 cases per 100 handsets by May", "absolute", 0.09),
         ("get store 1 to 1 accessory for every 12 phones by Easter", "absolute", 1 / 12),
+        # How many of how many: a level, whatever the counted words.
+        ("Get store 4's attach rate to 1 in 12 sales by end of Feb", "absolute", 1 / 12),
+        (
+            "store 2 should see one in every fifteen transactions come with a case by March",
+            "absolute",
+            1 / 15,
+        ),
+        ("refunds at store 6 down to 3 out of 40 sales by June", "absolute", 3 / 40),
     ],
 )
 def test_slash_fractions_and_counts_per_count_are_targets(text: str, form: str, value: float) -> None:
     target = goal_target(text)
     assert target is not None and target.form == form
     assert target.value == pytest.approx(value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "lift store 3's attach rate by 5 in 6 weeks",  # a time, not how many of how many
+        "grow store 2's refunds down by 2 in 3 months",
+    ],
+)
+def test_how_many_of_how_many_is_no_time(text: str) -> None:
+    target = goal_target(text)
+    assert target is None or target.value not in (pytest.approx(5 / 6), pytest.approx(2 / 3))
 
 
 def test_a_count_per_count_is_the_share_of_what_is_counted() -> None:

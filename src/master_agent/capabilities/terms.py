@@ -1376,6 +1376,13 @@ _PER_COUNT = re.compile(
     rf"{_NUMBER}\s+[A-Za-z]",
     re.I,
 )
+#: "1 in 12 sales", "one in every fifteen transactions", "3 out of 40 sales": a share said as how many of
+#: how many (a level: 1 in 12 is 8.3%). Not a time ("5 in 6 weeks") and never more than the whole.
+_COUNT_OF_COUNT = re.compile(
+    rf"{_NUMBER}\s+(?:in|out\s+of)\s+(?:every\s+)?{_NUMBER}\s+"
+    r"(?!(?:seconds?|minutes?|hours?|days?|weeks?|wks?|months?|quarters?|years?|yrs?)\b)[A-Za-z]",
+    re.I,
+)
 #: "by a third", "up by one-fourth", "a fifth more": a fraction that says how much a figure moves.
 _FRACTION_MOVES = re.compile(r"(?:\bby|\bup|\bdown)\s+$", re.I)
 _FRACTION_MORE = re.compile(r"^\s+(?:more|extra|higher|lower|less|up|down)\b", re.I)
@@ -1591,6 +1598,9 @@ def goal_target(text: str) -> GoalTarget | None:
         return GoalTarget(form="absolute", value=float(said) / 100, words=match.group(0).strip())
     if (match := _PER_COUNT.search(text)) and float(match.group(3)) > 0:
         level = float(match.group(1)) / float(match.group(3))
+        return GoalTarget(form="absolute", value=level, words=match.group(0)[:-1].strip())
+    if (match := _COUNT_OF_COUNT.search(text)) and 0 < float(match.group(1)) < float(match.group(2)):
+        level = float(match.group(1)) / float(match.group(2))
         return GoalTarget(form="absolute", value=level, words=match.group(0)[:-1].strip())
     if match := _MULTIPLE.search(text):
         return GoalTarget(form="multiple", value=_MULTIPLES[match.group(1).lower()], words=match.group(0))
