@@ -70,8 +70,9 @@ def extract_entities(text: str) -> dict[str, Any]:
     entities: dict[str, Any] = {}
     text = entity_numbers_as_digits(text)  # "store six" is Store 6
     window = time_mention(text)
-    # "June 2026" is a time, not a June numbered 2026.
-    named = text.replace(window, " ") if window else text
+    # "June 2026" is a time, not a June numbered 2026. What the time leaves is kept apart from it: "store
+    # 8 on Janmashtami day" is no "8 day" once the holiday is out.
+    named = text.replace(window, " ; ") if window else text
     for word, number in _NOUN_NUMBER.findall(named):
         key = f"{word.lower()}_id"
         if word.lower() not in _NOT_ENTITY_WORDS and key not in entities:
