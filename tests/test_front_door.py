@@ -429,6 +429,12 @@ REGION_OF = "(SELECT store_id FROM {schema}.stores WHERE region = '{region}')"
             "SELECT min(r) AS v FROM (SELECT avg(refunded::int)::float AS r FROM {schema}.transactions "
             "WHERE sold_at >= '2026-08-01' AND sold_at < '2026-09-01' GROUP BY store_id) AS rates",
         ),
+        # Worst on refunds is judged by their share of the sales (the highest refund rate), not their count.
+        (
+            "Which branch had the worst record on returns in August 2026?",
+            "SELECT max(r) AS v FROM (SELECT avg(refunded::int)::float AS r FROM {schema}.transactions "
+            "WHERE sold_at >= '2026-08-01' AND sold_at < '2026-09-01' GROUP BY store_id) AS rates",
+        ),
         # A region's stores ranked: fewest is the lowest count.
         (
             "which of our western shops had the fewest refunds in august 2026?",

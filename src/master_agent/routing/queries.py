@@ -1145,11 +1145,12 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
         if metric.time_column and (periods := changed_between(request.message, now)) is not None:
             # "by how much did it increase from May to June": both figures, the later minus the earlier.
             return await _change(sql, metric, periods, (conditions, params, scope))
+        # "how's store 2 doing on refunds", "which branch was worst on returns": a count of flagged sales
+        # judged is judged by its share ("the most refunds" stays a count).
+        metric = judged_as_share(request.message, metric, request.metrics)
         ranked = _ranking(request.message, metric, fixed=request.entities.keys())
         if ranked is not None:
             return await _rank(sql, metric, window, ranked, (conditions, params, scope))
-        # "how's store 2 doing on refunds": a count of flagged sales judged is judged by its share.
-        metric = judged_as_share(request.message, metric, request.metrics)
         statement = (
             f"SELECT {metric.expression} AS value, count(*) AS observations FROM {metric.table}"
             f"{_where([*_time_filters(metric), *conditions])}"
