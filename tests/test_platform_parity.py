@@ -17,7 +17,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.pregel.remote import RemoteGraph
 from langgraph_sdk.client import LangGraphClient
-from langgraph_sdk.errors import NotFoundError, UnprocessableEntityError
+from langgraph_sdk.errors import BadRequestError, NotFoundError, UnprocessableEntityError
 from typing_extensions import TypedDict
 
 from master_agent.runtime import RuntimeResources
@@ -176,9 +176,13 @@ async def test_a_list_state_is_updated_with_a_list(live: LiveServer, keys: dict[
     thread_id = await _tally_thread(client, 1)
     await client.threads.update_state(thread_id, ["by hand"], as_node="mark")
     assert (await client.threads.get_state(thread_id))["values"] == ["run 1", "by hand"]
-    master = await client.threads.create()
+    master = await client.threads.create(graph_id="master_agent")  # its graph known before any run
     with pytest.raises(UnprocessableEntityError):
         await client.threads.update_state(master["thread_id"], {"not_a_key": 1})
+    # A thread made for no graph, never run, has no state to update (langgraph-api's 400).
+    unmade = await client.threads.create()
+    with pytest.raises(BadRequestError):
+        await client.threads.update_state(unmade["thread_id"], {"goal": "x"})
 
 
 async def test_prune_deletes_or_keeps_the_latest_checkpoint(live: LiveServer, keys: dict[str, str]) -> None:

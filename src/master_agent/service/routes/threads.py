@@ -197,6 +197,9 @@ async def check_checkpoint(
 @router.post("", response_model=Thread)
 async def create(body: ThreadCreate, tenant: TenantDep, resources: ResourcesDep) -> Thread:
     graph_id = body.metadata.get("graph_id") or body.graph_id
+    if body.graph_id and "graph_id" not in body.metadata:
+        # The graph a thread is made for is its metadata's, as langgraph-api keeps it.
+        body = body.model_copy(update={"metadata": {**body.metadata, "graph_id": body.graph_id}})
     if body.supersteps and graph_id not in graph_ids(resources):
         raise HTTPException(
             422,
@@ -464,12 +467,20 @@ async def update_state(
             409, detail="Thread is busy: wait for its run to finish before updating its state"
         )
     if not (thread.config or {}).get("graph_id"):
-        # As langgraph-api: a thread no run has used has no graph whose state the update could be.
-        raise HTTPException(
-            400,
-            detail=f"thread_id: thread {thread_id} has no associated graph yet: no run has been made on it "
-            "(run it first, or create it with supersteps and metadata.graph_id)",
-        )
+        # As langgraph-api: the graph a thread was made for (metadata.graph_id) until a run names one; a
+        # thread that has neither has no graph whose state the update could be.
+        named = thread.metadata.get("graph_id")
+        if not named:
+            raise HTTPException(
+                400,
+                detail=f"thread_id: thread {thread_id} has no associated graph yet: no run has been made on "
+                "it (run it first, or create it with graph_id)",
+            )
+        if named not in graph_ids(resources):
+            raise HTTPException(
+                422, detail=f"metadata.graph_id: no graph {named!r}; one of {graph_ids(resources)}"
+            )
+        thread = thread.model_copy(update={"config": shape_of({}, str(named))})
     graph, latest = await thread_graph(resources, tenant, thread)
     config = latest
     if body.checkpoint_id or body.checkpoint:
