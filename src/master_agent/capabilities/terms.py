@@ -587,9 +587,9 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
     votes = Counter(
         country for _, _, country in {(start, end, country) for start, end, _, country, _ in named}
     )
-    for named_country, naming in _COUNTRY_NAMED.items():
-        if naming.search(text):
-            votes[named_country] += len(named)
+    for country, words in _COUNTRY_NAMED.items():
+        if words.search(text):
+            votes[country] += len(named)
     found = max(named, key=lambda item: (item[1] - item[0], votes[item[3]]), default=None)
     month: tuple[str | None, int] | None = None
     if found is None and bank is not None:
