@@ -471,18 +471,6 @@ _CALENDARS = (
     ("CN", None),
 )
 _BANK_HOLIDAY = re.compile(r"\bbank\s+holidays?\b", re.I)
-#: The words that name a calendar's country ("china national day holiday" is China's, not Singapore's).
-_COUNTRY_NAMED = {
-    "US": re.compile(r"\b(?:usa|u\.s\.a?\.?|america|american|stateside)\b", re.I),
-    "GB": re.compile(r"\b(?:uk|u\.k\.|britain|british|england|english)\b", re.I),
-    "IN": re.compile(r"\b(?:india|indian)\b", re.I),
-    "AU": re.compile(r"\b(?:australia|australian|aussie)\b", re.I),
-    "CA": re.compile(r"\b(?:canada|canadian)\b", re.I),
-    "NZ": re.compile(r"\b(?:new\s+zealand|kiwis?|aotearoa)\b", re.I),
-    "ZA": re.compile(r"\b(?:south\s+africa|south\s+african|mzansi)\b", re.I),
-    "SG": re.compile(r"\b(?:singapore|singaporean)\b", re.I),
-    "CN": re.compile(r"\b(?:china|chinese|prc)\b", re.I),
-}
 #: What a holiday's name says around it: "the late May bank holiday weekend", "Thanksgiving week".
 _HOLIDAY_PART = re.compile(
     r"\s*(?:bank\s+holiday\s+|holiday\s+|day\s+)?(long\s+weekend|weekend|week)\b", re.I
@@ -582,14 +570,10 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
             if of == country and (match := re.search(rf"\b{words}\b", text, re.I)):
                 named.append((match.start(), match.end(), name, country, subdiv))
     # The longest name is the one meant; a name two countries share ("Independence Day") is the
-    # country's the text names ("China's National Day"), else whose holidays it names more often ("... on
-    # Independence Day, for the I-Day offer").
+    # country's whose holidays the text names more often ("... on Independence Day, for the I-Day offer").
     votes = Counter(
         country for _, _, country in {(start, end, country) for start, end, _, country, _ in named}
     )
-    for country, words in _COUNTRY_NAMED.items():
-        if words.search(text):
-            votes[country] += len(named)
     found = max(named, key=lambda item: (item[1] - item[0], votes[item[3]]), default=None)
     month: tuple[str | None, int] | None = None
     if found is None and bank is not None:
@@ -609,11 +593,7 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
         days = _holiday_days(str(country), subdiv, year)
         if name:
             pattern = _holiday_name(name)
-            same = [
-                (day, other) for day, other in days if pattern.fullmatch(re.sub(r"\s*\(.*?\)", "", other))
-            ]
-            # The day itself, not the day off in its stead, when the calendar has both.
-            return [day for day, other in same if "(observed)" not in other] or [day for day, _ in same]
+            return [day for day, other in days if pattern.fullmatch(re.sub(r"\s*\(.*?\)", "", other))]
         picked = [day for day, other in days if month is None or day.month == month[1]]
         picked = [day for day in picked if day.weekday() != 6]  # Easter Sunday is no bank holiday
         if month is not None and month[0] in ("early", "start of") and picked:
@@ -647,11 +627,9 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
             if year_said.group(1)
             else now.year + (1 if year_said.group(2) else -1 if year_said.group(4) else 0)
         )
-        windows = _joined([window_of(day) for day in days_of(year)])
+        windows = [window_of(day) for day in days_of(year)]
         return windows[-1] if windows else None
-    windows = _joined(
-        [window_of(day) for year in (now.year - 1, now.year, now.year + 1) for day in days_of(year)]
-    )
+    windows = [window_of(day) for year in (now.year - 1, now.year, now.year + 1) for day in days_of(year)]
     if direction == "past":
         begun = [window for window in windows if window.start <= now]
         return begun[-1] if begun else None
@@ -663,19 +641,6 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
     if before is not None:
         return Window(start=now, end=window.start, label=f"before {window.label}")
     return window
-
-
-def _joined(windows: list[Window]) -> list[Window]:
-    """Windows that touch or overlap made one: a holiday of several days in a row (China's National Day,
-    1-3 October) is one holiday, not its last day."""
-    joined: list[Window] = []
-    for window in windows:
-        if joined and window.start <= joined[-1].end:
-            last = joined[-1]
-            joined[-1] = Window(start=last.start, end=max(last.end, window.end), label=last.label)
-        else:
-            joined.append(window)
-    return joined
 
 
 #: "ISO week 32", "week 32 of 2026", "wk 32": a week by its ISO number (Monday to Sunday).
