@@ -458,18 +458,8 @@ def _season(text: str, now: datetime, direction: Direction) -> Window | None:
 
 
 #: The calendars holidays are named in (Canada by Ontario, whose days most of it keeps), and the words
-#: that point to one ("bank holiday" is England's). The first ones win a name they share.
-_CALENDARS = (
-    ("US", None),
-    ("GB", "ENG"),
-    ("IN", None),
-    ("AU", None),
-    ("CA", "ON"),
-    ("NZ", None),
-    ("ZA", None),
-    ("SG", None),
-    ("CN", None),
-)
+#: that point to one ("bank holiday" is England's).
+_CALENDARS = (("US", None), ("GB", "ENG"), ("IN", None), ("AU", None), ("CA", "ON"))
 _BANK_HOLIDAY = re.compile(r"\bbank\s+holidays?\b", re.I)
 #: What a holiday's name says around it: "the late May bank holiday weekend", "Thanksgiving week".
 _HOLIDAY_PART = re.compile(
