@@ -32,8 +32,6 @@ from master_agent.runtime.state import MasterAgentState
 
 #: Rounds of "change X to Y" one medium-risk draft may go through before it is dropped.
 DRAFT_ROUNDS = 3
-#: Answers one draft may be shown again for (changes applied, and changes it could not take).
-DRAFT_ANSWERS = 2 * DRAFT_ROUNDS
 
 
 def _thread_id(config: RunnableConfig) -> str:
@@ -183,16 +181,11 @@ class RiskMiddleware(LoopMiddleware):
         call). "change X to Y" is applied to the draft and shown again."""
         draft = dict(args)
         text = ""
-        unapplied = ""
-        changes = 0
-        for _ in range(DRAFT_ANSWERS):
-            if changes >= DRAFT_ROUNDS:
-                break
+        for _ in range(DRAFT_ROUNDS):
             answer = interrupt(
                 {
                     "kind": "approval",
-                    "question": unapplied
-                    + f"Approve this draft of {name}? Reply 'approve', 'cancel', or 'change X to Y'.",
+                    "question": f"Approve this draft of {name}? Reply 'approve', 'cancel', or 'change X to Y'.",
                     "options": ["approve", "cancel"],
                     "agent": self.agent,
                     "tool": name,
@@ -205,25 +198,18 @@ class RiskMiddleware(LoopMiddleware):
             feedback = read_feedback(text)
             if feedback == "accept":
                 return draft, None, _EVERY_DRAFT.search(text) is not None
-            if feedback != "cancel":
-                # A change in the tool's own terms ("also copy Hana on it", "not Tom, make it to Emma
-                # instead"): the tool applies it, before the words are read as a generic "X to Y".
+            if feedback is None:
+                # A change in the tool's own terms ("also copy Hana on it"): the tool applies it.
                 added = await self.revise_call(name, draft, text)
                 if added is not None and added != draft:
-                    draft, unapplied, changes = added, "", changes + 1
+                    draft = added
                     continue
-            if feedback == "cancel":
-                break
             if feedback != "revise":
-                # A change nobody here can apply: the draft waits as it was, and says so (the next
-                # "ok send" approves what is shown, never becomes words of a new request).
-                unapplied = f"I could not apply {text!r} to this draft; it is unchanged. "
-                continue
+                break
             revised = revise_args(draft, text)
             if revised == draft:
-                unapplied = f"I could not apply {text!r} to this draft; it is unchanged. "
-                continue
-            draft, unapplied, changes = revised, "", changes + 1
+                break
+            draft = revised
         if not text or read_feedback(text) == "cancel":
             reason = (
                 f"declined: the user cancelled this {name} ({text!r}); it did not run. Do not call it again."
