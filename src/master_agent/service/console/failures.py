@@ -156,8 +156,12 @@ async def failure_sites(
     read on its own thread; a run whose thread is gone is left out)."""
     failed = [run for run in runs if run.status == "error"][:TRACED_FAILURES]
     sites: dict[str, FailureSite] = {}
+    threads: dict[str, Thread | None] = {}  # a thread's failed runs read it once
     for run in failed:
-        thread = await get_thread(resources.database.pool, tenant_id, uuid.UUID(run.thread_id))
-        if thread is not None:
+        if run.thread_id not in threads:
+            threads[run.thread_id] = await get_thread(
+                resources.database.pool, tenant_id, uuid.UUID(run.thread_id)
+            )
+        if (thread := threads[run.thread_id]) is not None:
             sites[str(run.run_id)] = await failure_site(resources, events, tenant_id, thread, run)
     return sites
