@@ -833,6 +833,13 @@ async def test_threads_have_titles_and_a_goal_thread_shows_its_solution(
     # Solved by the demo (no queued run): the thread says so and shows the goal's solution.
     await expect(page.locator("main")).to_contain_text("solved directly")
     await expect(page.get_by_test_id("solution").locator("[data-part=expected_outcome]")).to_contain_text("%")
+    # Its id is shown shortened, and its button copies the whole id.
+    await context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live.url)
+    shown = page.locator("main > p").first.locator("span.id")
+    assert len(await shown.locator("code").inner_text()) < len(demo_world["thread_id"])
+    await shown.get_by_role("button", name=re.compile("Copy")).click()
+    await expect(shown.get_by_role("button")).to_have_text("Copied")
+    assert await page.evaluate("navigator.clipboard.readText()") == demo_world["thread_id"]
     # The playbook list and its page give the same next run, in words.
     await page.goto(f"{live.url}/console/playbooks")
     listed = page.locator("tr").filter(

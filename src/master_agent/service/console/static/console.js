@@ -406,7 +406,46 @@ class Chat {
   }
 }
 
+// An id is shown shortened; its button copies the whole id. The clipboard API needs a secure context
+// (https or localhost), so a console served over plain http elsewhere copies through a selected field.
+async function copyText(text) {
+  if (navigator.clipboard && window.isSecureContext) {
+    await navigator.clipboard.writeText(text);
+    return;
+  }
+  const field = document.createElement("textarea");
+  field.value = text;
+  field.setAttribute("readonly", "");
+  field.style.position = "fixed";
+  field.style.opacity = "0";
+  document.body.appendChild(field);
+  field.select();
+  const copied = document.execCommand("copy");
+  field.remove();
+  if (!copied) throw new Error("the browser refused to copy");
+}
+
+function setUpCopyButtons() {
+  document.addEventListener("click", async (event) => {
+    const button = event.target.closest("button[data-copy]");
+    if (!button) return;
+    try {
+      await copyText(button.dataset.copy);
+      button.textContent = "Copied";
+    } catch {
+      button.textContent = "Select it";
+      const code = button.previousElementSibling;
+      if (code) {
+        code.textContent = button.dataset.copy;
+        window.getSelection()?.selectAllChildren(code);
+      }
+    }
+    setTimeout(() => { button.textContent = "Copy"; }, 2000);
+  });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  setUpCopyButtons();
   drawCharts();
   setUpRuns();
   centreDiagrams();
