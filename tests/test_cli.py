@@ -353,12 +353,48 @@ def test_demo_assistant_runs_the_six_scenarios(cli_database: str, tmp_path: Path
     assert "Preview (not done yet, high risk): send_email." in done.stdout
 
 
+def _thread_row(database_uri: str, thread_id: str) -> tuple[str, dict[str, object]] | None:
+    import psycopg
+
+    with psycopg.connect(database_uri) as conn:
+        row = conn.execute(
+            "SELECT tenant_id, metadata FROM threads WHERE thread_id = %s", (thread_id,)
+        ).fetchone()
+    return (row[0], row[1]) if row else None
+
+
+def test_a_system_request_from_the_cli_has_its_tenants_thread(cli_database: str, tmp_path: Path) -> None:
+    done = run(
+        cli_database,
+        "meta",
+        "run",
+        "Build an agent system that tags support tickets as billing or technical",
+        "--tenant",
+        "demo-retail",
+        "--json",
+        data_dir=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    request_id = json.loads(done.stdout)["request_id"]
+    import psycopg
+
+    with psycopg.connect(cli_database) as conn:
+        found = conn.execute(
+            "SELECT thread_id FROM meta_requests WHERE request_id = %s", (request_id,)
+        ).fetchone()
+    assert found is not None
+    assert _thread_row(cli_database, str(found[0])) == ("demo-retail", {"graph_id": "meta"})
+
+
 def test_demo_lending_then_its_audit_trail(cli_database: str, tmp_path: Path) -> None:
     done = run(cli_database, "demo", "lending", data_dir=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "decision APPROVED by rule emi_within_half_salary" in done.stdout
     assert "Customer: Rohan Mehta" in done.stdout and "Sanctioned amount: INR 500,000.00" in done.stdout
     thread = done.stdout.split("--thread ")[-1].split()[0]
+    # The conversation's thread is the tenant's, as one begun on /chat/stream is: the API and the console
+    # find it.
+    assert _thread_row(cli_database, thread) == ("demo-lending", {"channel": "chat"})
 
     listed = run(cli_database, "audit", "--tenant", "demo-lending", "--thread", thread, "--json")
     assert listed.returncode == 0, listed.stderr

@@ -541,6 +541,14 @@ async def test_the_outcome_chart_shows_each_measured_checkpoint(
     ticks = await page.evaluate("window.consoleCharts['outcome-chart'].scales.y.ticks.map((t) => t.label)")
     assert ticks and all(re.fullmatch(r"\d+(\.\d)?%", tick) for tick in ticks), ticks  # a rate's axis
     await expect(page.get_by_test_id("learning")).to_contain_text("target met")
+    # What it taught reads in the metric's units: a rate's values as percentages, the miss in points.
+    evidence = await page.get_by_test_id("evidence").inner_text()
+    assert re.fullmatch(
+        r"measured \d+(\.\d)?% against a baseline of \d+(\.\d)?%; \d+(\.\d)?% of the lift asked for",
+        evidence.strip(),
+    ), evidence
+    miss = await page.get_by_test_id("expected-error").inner_text()
+    assert re.fullmatch(r"[+-]\d+\.\d\d percentage points", miss.strip()), miss
     await accessible(page)
     await snap(page, "outcomes")
     await context.close()
@@ -802,6 +810,10 @@ async def test_answers_read_as_sentences_with_the_raw_answer_one_click_away(
     await raw.locator("summary").click()
     await expect(raw.locator("pre")).to_contain_text('"sql"')
     await page.goto(f"{live.url}/console/chat?thread={chat_threads['money']}")
+    # The sentence says the amount as the table does, with its currency.
+    await expect(page.locator("[data-messages] li.ai").last.locator(".sentence")).to_contain_text(
+        re.compile(r"accessory revenue .* was \$\d{1,3}(,\d{3})*\.\d\d")
+    )
     money = page.locator("[data-messages] li.ai").last.locator("details.figures")
     await money.locator("summary").click()
     await expect(money.locator("tbody td").first).to_have_text(re.compile(r"^\$\d{1,3}(,\d{3})*(\.\d\d)?$"))
@@ -942,7 +954,7 @@ def test_an_artifact_summary_in_json_reads_as_its_fields_counted() -> None:
         "metrics": ["pass_rate"],
         "extra": {},
     }
-    assert artifact_gist('{"cases": []}', payload) == "3 cases; pass threshold 0.8; 1 metric"
+    assert artifact_gist('{"cases": []}', payload) == "3 cases; pass threshold 80%; 1 metric"
     assert (
         artifact_gist("SystemSpec triage v1: sorts tickets", payload) == "SystemSpec triage v1: sorts tickets"
     )

@@ -49,8 +49,10 @@ async def run_meta_command(args: argparse.Namespace, settings: Settings, console
     from master_agent.capabilities import load_tenant
     from master_agent.meta.evaluation import meta_evaluation
     from master_agent.meta.graph import build_meta_graph, parse_request
+    from master_agent.meta.registration import META_GRAPH_ID
     from master_agent.runtime import open_resources
     from master_agent.runtime.resources import use_shared_resources
+    from master_agent.storage.threads import record_thread
 
     request = parse_request(_request(args)) if args.action == "run" else None
     async with open_resources(settings) as resources:
@@ -73,7 +75,10 @@ async def run_meta_command(args: argparse.Namespace, settings: Settings, console
             return 0
         use_shared_resources(resources)
         graph = build_meta_graph().compile(checkpointer=resources.database.checkpointer)
-        config: Any = {"configurable": {"tenant_id": args.tenant, "thread_id": str(uuid.uuid4())}}
+        thread_id = str(uuid.uuid4())
+        async with resources.database.pool.connection() as conn:
+            await record_thread(conn, args.tenant, thread_id, {"graph_id": META_GRAPH_ID})
+        config: Any = {"configurable": {"tenant_id": args.tenant, "thread_id": thread_id}}
         state = await graph.ainvoke({"request": request.model_dump(mode="json")}, config)
     result = state["result"]
     if args.json:

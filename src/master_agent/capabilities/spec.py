@@ -138,6 +138,8 @@ class DataMetric:
     time_column: str | None
     """None: a snapshot (the table keeps no history), answered as it is now, for any window."""
     unit: Literal["ratio", "count", "currency", "number"] = "number"
+    currency: str = "USD"
+    """The currency a ``currency`` figure's amounts are in (the service's ``MASTER_AGENT_CURRENCY``)."""
     aliases: tuple[str, ...] = ()
     filters: dict[str, str] = field(default_factory=dict)
     """Entity name -> column: a question naming the entity (``store_id``) is narrowed to it."""

@@ -568,7 +568,7 @@ class ExperimentReport(Artifact):
         failed = [r.case_id for r in self.results if not r.passed]
         return _bounded(
             f"ExperimentReport v{self.version} on SystemSpec v{self.system_version} ({self.runtime}): "
-            f"pass rate {self.pass_rate:.2f} over {len(self.results)} cases, p95 {self.latency_p95_ms:.0f} ms, "
+            f"pass rate {self.pass_rate:.0%} over {len(self.results)} cases, p95 {self.latency_p95_ms:.0f} ms, "
             f"{self.tokens} tokens; failed: {', '.join(failed) or 'none'}"
         )
 

@@ -393,7 +393,7 @@ async def _experiment(
         ]
     )
     ref = await ctx.broker.write("optimizer", spec)
-    evidence = f"the baseline's cases used at most {used} tool calls (pass rate {report.pass_rate:.2f})"
+    evidence = f"the baseline's cases used at most {used} tool calls (pass rate {report.pass_rate:.0%})"
     revision = (system, tighter, "caps each component's tool calls")
     return revision, {"max_tool_calls": -float(saved)}, evidence, [ref]
 

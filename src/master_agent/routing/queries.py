@@ -18,6 +18,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel, Field
 
+from master_agent.capabilities.money import money
 from master_agent.capabilities.spec import DataMetric, EntityOrder
 from master_agent.capabilities.terms import (
     MetricMention,
@@ -179,13 +180,13 @@ async def village_knowledge(request: QueryRequest) -> QueryAnswer:
     )
 
 
-def _format(value: Any, unit: str) -> str:
+def _format(value: Any, metric: DataMetric) -> str:
     if value is None:
         return "no value"
-    if unit == "ratio":
+    if metric.unit == "ratio":
         return f"{float(value):.1%}"
-    if unit == "currency":
-        return f"{float(value):,.2f}"
+    if metric.unit == "currency":
+        return money(float(value), metric.currency, cents=True)
     return f"{float(value):,.0f}" if float(value).is_integer() else f"{float(value):,.2f}"
 
 
@@ -290,12 +291,11 @@ async def _rank(
         )
     first = rows[0]
     lines = [
-        f"{i}. {noun.title()} {r['entity']}: {_format(r['value'], metric.unit)}"
-        for i, r in enumerate(rows, 1)
+        f"{i}. {noun.title()} {r['entity']}: {_format(r['value'], metric)}" for i, r in enumerate(rows, 1)
     ]
     text = (
         f"{noun.title()} {first['entity']}{where} had the {'lowest' if ascending else 'highest'} "
-        f"{metric.name} in {period}: {_format(first['value'], metric.unit)}.\n"
+        f"{metric.name} in {period}: {_format(first['value'], metric)}.\n"
         + "\n".join(lines)
         + f"\nQuery: {statement}"
     )
@@ -405,7 +405,7 @@ async def _compare(
         )
     first, second = rows[stores[0]]["value"], rows[stores[1]]["value"]
     lines = [
-        f"Store {store}: {_format(rows[store]['value'], metric.unit)} ({rows[store]['observations']} {metric.observation_noun})"
+        f"Store {store}: {_format(rows[store]['value'], metric)} ({rows[store]['observations']} {metric.observation_noun})"
         for store in stores
     ]
     return QueryAnswer(
@@ -420,7 +420,7 @@ async def _compare(
             "sql": statement,
             "verification": [
                 {
-                    "claim": f"the {metric.name} of store {store} is {_format(rows[store]['value'], metric.unit)}",
+                    "claim": f"the {metric.name} of store {store} is {_format(rows[store]['value'], metric)}",
                     "evidence": f"{statement} over {rows[store]['observations']} rows",
                     "verdict": "backed",
                 }
@@ -495,12 +495,12 @@ async def _change(
         )
     change = float(rows[1]["value"]) - float(rows[0]["value"])
     said = [
-        f"{period.describe()}: {_format(row['value'], metric.unit)} ({row['observations']} {metric.observation_noun})"
+        f"{period.describe()}: {_format(row['value'], metric)} ({row['observations']} {metric.observation_noun})"
         for period, row in zip(periods, rows, strict=True)
     ]
     relative = f", {change / float(rows[0]['value']):+.1%} of the first" if float(rows[0]["value"]) else ""
     return QueryAnswer(
-        text=f"The {metric.name}{whom}: " + "; ".join(said) + f". Change: {_format(change, metric.unit)}"
+        text=f"The {metric.name}{whom}: " + "; ".join(said) + f". Change: {_format(change, metric)}"
         f"{relative}.\nQuery: {statement}",
         handler="data",
         data={
@@ -512,7 +512,7 @@ async def _change(
             "sql": statement,
             "verification": [
                 {
-                    "claim": f"the {metric.name}{whom} in {period.describe()} is {_format(row['value'], metric.unit)}",
+                    "claim": f"the {metric.name}{whom} in {period.describe()} is {_format(row['value'], metric)}",
                     "evidence": f"{statement} over {row['observations']} rows",
                     "verdict": "backed",
                 }
@@ -575,7 +575,7 @@ async def _compare_groups(
             data={"outcome": "no_data", "window": _window_data(window), "missing": missing},
         )
     said = [
-        f"the {value} ({', '.join(map(str, members))}): {_format(row['value'], metric.unit)} "
+        f"the {value} ({', '.join(map(str, members))}): {_format(row['value'], metric)} "
         f"({row['observations']} {metric.observation_noun})"
         for (value, members), row in zip(groups, rows, strict=True)
     ]
@@ -590,7 +590,7 @@ async def _compare_groups(
             "sql": statement,
             "verification": [
                 {
-                    "claim": f"the {metric.name} of the {value} is {_format(row['value'], metric.unit)}",
+                    "claim": f"the {metric.name} of the {value} is {_format(row['value'], metric)}",
                     "evidence": f"{statement} over {row['observations']} rows",
                     "verdict": "backed",
                 }
@@ -1175,7 +1175,7 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
         if coverage is not None and (window.start < coverage.start or window.end > coverage.end):
             partly += f" Your data covers {coverage.describe()}, so only those days are counted."
     text = (
-        f"The {metric.name}{where} {period} was {_format(row['value'], metric.unit)}, from "
+        f"The {metric.name}{where} {period} was {_format(row['value'], metric)}, from "
         f"{row['observations']} {metric.observation_noun}.{partly}\n"
         f"Query: {statement}\nParameters: { ({k: str(v) for k, v in params.items()}) }"
     )
@@ -1196,7 +1196,7 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             "params": {k: str(v) for k, v in params.items()},
             "verification": [
                 {
-                    "claim": f"the {metric.name}{where} is {_format(row['value'], metric.unit)}",
+                    "claim": f"the {metric.name}{where} is {_format(row['value'], metric)}",
                     "evidence": f"{statement} over {row['observations']} rows",
                     "verdict": "backed" if row["value"] is not None else "unbacked",
                 },

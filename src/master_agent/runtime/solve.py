@@ -29,6 +29,7 @@ from master_agent.runtime.graph_runs import shape_of
 from master_agent.runtime.loop import recursion_limit_for
 from master_agent.runtime.resources import RuntimeResources
 from master_agent.storage.outages import OutageTooLong, is_outage, through_outages
+from master_agent.storage.threads import record_thread
 
 MAX_GOAL_CHARS = 4000
 
@@ -36,7 +37,6 @@ EventHandler = Callable[[dict[str, Any]], object]
 Status = Literal["success", "partial", "error", "interrupted", "rejected"]
 SolutionStatus = Literal["pending", "running", "success", "partial", "error", "interrupted", "rejected"]
 
-INSERT_GOAL_THREAD = "INSERT INTO threads (thread_id, tenant_id, metadata, config) VALUES (%s, %s, %s, %s)"
 INSERT_SOLUTION = """
 INSERT INTO solutions (solution_id, tenant_id, thread_id, goal, status, run_config, request)
 VALUES (%s, %s, %s, %s, 'pending', %s, %s)
@@ -324,14 +324,12 @@ async def submit(resources: RuntimeResources, request: SolveRequest) -> Submitte
     )
     async with resources.database.pool.connection() as conn, conn.transaction():
         # The goal's thread is owned by its tenant from the start, like every thread of the API.
-        await conn.execute(
-            INSERT_GOAL_THREAD,
-            (
-                submitted.thread_id,
-                request.tenant_id,
-                json.dumps({"solution_id": solution_id}),
-                json.dumps(shape_of({"configurable": options})),
-            ),
+        await record_thread(
+            conn,
+            request.tenant_id,
+            submitted.thread_id,
+            {"solution_id": solution_id},
+            shape_of({"configurable": options}),
         )
         await conn.execute(
             INSERT_SOLUTION,

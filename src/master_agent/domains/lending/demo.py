@@ -18,6 +18,7 @@ from master_agent.runtime.factory import chat_turn
 from master_agent.runtime.resources import RuntimeResources
 from master_agent.settings import Settings
 from master_agent.storage.files import document_path
+from master_agent.storage.threads import record_thread
 from master_agent.workflows.audit import audit_events
 from master_agent.workflows.uploads import accept_upload
 
@@ -34,6 +35,9 @@ class InProcessChannel:
 
     async def say(self, thread_id: str | None, text: str) -> tuple[str, dict[str, Any]]:
         thread = thread_id or str(uuid.uuid4())
+        if thread_id is None:  # its row, as ``/chat/stream`` stores one for a new conversation
+            async with self.resources.database.pool.connection() as conn:
+                await record_thread(conn, self.tenant_id, thread, {"channel": "chat"})
         if self.console is not None:
             self.console.print(f"[bold]customer:[/bold] {text}")
         values = await chat_turn(self.resources, self.tenant_id, thread, text)

@@ -25,7 +25,7 @@ async def gate_quality(state: MetaState, config: RunnableConfig) -> dict[str, An
     passed = rate >= threshold and not result.unmet
     review = list(state.get("review") or [])
     if AMBIGUOUS_BAND[0] <= rate <= AMBIGUOUS_BAND[1]:
-        review.append(f"quality gate: pass rate {rate:.2f} is in the ambiguous band")
+        review.append(f"quality gate: pass rate {rate:.0%} is in the ambiguous band")
     outcome: dict[str, Any] = {"passed": passed, "pass_rate": rate, "threshold": threshold}
     if result.unmet:
         outcome["unmet"] = list(result.unmet)
@@ -50,7 +50,7 @@ async def gate_quality(state: MetaState, config: RunnableConfig) -> dict[str, An
             config,
             "gate_quality",
             "pass" if passed else "fail",
-            f"{rate:.2f} vs {threshold:.2f}"
+            f"pass rate {rate:.0%} against a threshold of {threshold:.0%}"
             + (f"; unmet: {'; '.join(result.unmet)}"[:400] if result.unmet else ""),
         ),
     }

@@ -4,6 +4,7 @@ builder, the meta-orchestrator, out of scope, a dropped flow), each answering wi
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.messages import AIMessage
@@ -137,7 +138,8 @@ class HandlerNodes(FrontDoorBase):
             knowledge=self.evolution.knowledge,
             clock=self.evolution.clock,
             model=self.model,
-            metrics=self.pack.data_metrics,
+            # Amounts of money in the currency the service shows everywhere (the console's too).
+            metrics=[replace(metric, currency=self.settings.currency) for metric in self.pack.data_metrics],
             problems=self.pack.problems,
             problem_metrics=self.pack.problem_metrics,
         )

@@ -470,9 +470,11 @@ def _mapping(value: Any) -> dict[str, Any]:
 
 
 def thread_title(thread: Any, goal: StrategicGoalPublic | None = None) -> str:
-    """What a thread is about: its goal, else its first message, else its short id."""
+    """What a thread is about: its goal or system request, else its first message, else its short id."""
     values = thread.values if isinstance(thread.values, dict) else {}
     said = goal.goal if goal is not None else values.get("goal")
+    if not isinstance(said, str) or not said.strip():  # a system request's text
+        said = _mapping(values.get("request")).get("text")
     if not isinstance(said, str) or not said.strip():
         said = next(
             (

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-#: Symbols of the currencies a reader knows by sight; any other is written before the amount as its code.
-CURRENCY_SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "INR": "₹"}
+from master_agent.capabilities.money import money
+
 #: A key or metric name ending in one of these holds a share of 1 (0.0326 reads "3.3%").
 _RATIO_NAME = re.compile(r"(?:^|_|\s)(rate|ratio|share|likelihood|probability|confidence|threshold)$")
 #: A key ending in one of these holds an amount of money.
@@ -39,17 +39,6 @@ def percent(value: float | None) -> str:
     return f"{points:.0f}%" if abs(points - round(points)) < 1e-9 else f"{points:.1f}%"
 
 
-def money(value: float | None, currency: str = "USD") -> str:
-    """An amount with its currency: $9,000 or CHF 9,000.50."""
-    if value is None:
-        return "—"
-    amount = float(value)
-    digits = f"{abs(amount):,.0f}" if amount.is_integer() else f"{abs(amount):,.2f}"
-    sign = "-" if amount < 0 else ""
-    symbol = CURRENCY_SYMBOLS.get(currency.upper())
-    return f"{sign}{symbol}{digits}" if symbol else f"{sign}{currency.upper()} {digits}"
-
-
 def is_ratio_name(name: str) -> bool:
     return bool(_RATIO_NAME.search(name.lower()))
 
@@ -67,6 +56,19 @@ def figure(value: Any, name: str = "", currency: str = "USD") -> str:
     if name and is_money_name(name):
         return money(value, currency)
     return number(value)
+
+
+def difference(value: Any, name: str = "", currency: str = "USD") -> str:
+    """A signed gap between two values of the metric ``name``: a rate's in percentage points (-0.000365
+    of an attach rate -> "-0.04 percentage points"), money's with its currency."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "—" if value is None else str(value)
+    sign = "-" if value < 0 else "+"
+    if name and is_ratio_name(name) and -1.5 <= value <= 1.5:
+        return f"{sign}{abs(value) * 100:.2f} percentage points"
+    if name and is_money_name(name):
+        return sign + money(abs(value), currency)
+    return sign + number(abs(value))
 
 
 def _as_datetime(value: Any) -> datetime | date | None:
@@ -188,9 +190,16 @@ def raw_json(value: Any) -> str:
     return json.dumps(value, indent=2, default=str, ensure_ascii=False)
 
 
+_INITIALISMS = re.compile(
+    r"\b(?:roi|kpi|sla|url|api|id|sql|emi|pan|kyc|aov|asp|p95|p50|p99)\b", re.IGNORECASE
+)
+
+
 def label(key: str) -> str:
     """A key as a heading: "expected_lift_points" -> "Expected lift points"."""
     text = str(key).replace("_", " ").strip()
+    # Initialisms people know by their letters ("roi_ratio" -> "ROI ratio").
+    text = _INITIALISMS.sub(lambda found: found.group(0).upper(), text)
     return text[:1].upper() + text[1:]
 
 
@@ -280,7 +289,7 @@ def audit_sentence(kind: str, detail: Mapping[str, Any]) -> str:
 
 def artifact_gist(summary: str, payload: Mapping[str, Any]) -> str:
     """An artifact's summary for people: its own when it writes one in words, else its fields counted
-    ("12 cases; pass threshold 0.8; 3 metrics") rather than its JSON (which stays one click away)."""
+    ("12 cases; pass threshold 80%; 3 metrics") rather than its JSON (which stays one click away)."""
     if not summary.lstrip().startswith(("{", "[")):
         return summary
     parts = []
@@ -294,7 +303,7 @@ def artifact_gist(summary: str, payload: Mapping[str, Any]) -> str:
         elif isinstance(value, bool):
             parts.append(f"{label(key).lower()}: {'yes' if value else 'no'}")
         elif isinstance(value, int | float):
-            parts.append(f"{label(key).lower()} {number(value)}")
+            parts.append(f"{label(key).lower()} {figure(value, key)}")
         elif len(str(value)) <= 80:
             parts.append(f"{label(key).lower()}: {value}")
     return "; ".join(parts) or "no fields set"
@@ -305,6 +314,7 @@ FILTERS = {
     "percent": percent,
     "money": money,
     "figure": figure,
+    "difference": difference,
     "when": when,
     "day": day,
     "day_before": day_before,
