@@ -180,3 +180,39 @@ async def test_a_new_run_queues_behind_queued_runs_instead_of_taking_a_free_slot
     gated_graph.GATES[gate].set()
     ended = {"thread_id": thread["thread_id"], "run_id": str(run.run_id)}
     assert await _finish(client, [ended]) == ["success"]
+
+
+async def test_a_cancel_that_comes_while_its_run_is_being_claimed_stops_the_run(
+    live: LiveServer, clients: dict[str, LangGraphClient], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The claim stores the run as running before this process has its task: a cancel request coming
+    in between (its notification handled first) still stops the run. The interleaving is forced by
+    cancelling inside the claim, through the real API, and waiting until the notice has been handled."""
+    client = clients["demo-retail"]
+    queue: RunQueue = _service(live).queue
+    gate = f"{uuid.uuid4().hex[:8]}-claimed"
+    thread = await client.threads.create()
+    claim = queue._claim
+    cancelled: list[str] = []
+
+    async def claim_then_cancel() -> dict[str, Any] | None:
+        row = await claim()
+        if row is not None and (row.get("kwargs") or {}).get("input", {}).get("gate") == gate:
+            run_id = str(row["run_id"])
+            await client.runs.cancel(row["thread_id"], run_id)
+            for _ in range(2000):  # until this process's listener has handled the notice
+                if run_id in queue._cancels_unplaced:
+                    break
+                await asyncio.sleep(0.005)
+            cancelled.append(run_id)
+        return row
+
+    monkeypatch.setattr(queue, "_claim", claim_then_cancel)
+    run = await client.runs.create(thread["thread_id"], "gated", input={"gate": gate})
+    try:
+        # The gate is not opened: only the cancel ends the run.
+        await asyncio.wait_for(client.runs.join(thread["thread_id"], run["run_id"]), HANG_GUARD_S)
+    finally:
+        gated_graph.GATES[gate].set()  # a run the cancel missed must not hold the server's shutdown
+    assert cancelled == [run["run_id"]]
+    assert await _status(client, run) == "interrupted"

@@ -56,6 +56,9 @@ class RunBookkeeping:
         #: ``perf_counter()`` when each run executing here was claimed (or stored already claimed).
         self._claimed_at: dict[str, float] = {}
         self._cancelling: dict[str, CancelAction] = {}
+        #: Cancel requests for runs not executing here when they came (``monotonic()`` of each): a run
+        #: claimed here a moment before its cancel is stored as running before its task exists.
+        self._cancels_unplaced: dict[str, float] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._webhooks: set[asyncio.Task[None]] = set()
         #: What each run executing here will answer to ``runs.wait``, resolved when it ends.

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Any, cast
 
@@ -23,6 +24,9 @@ from master_agent.runtime.runs.statements import (
     CancelAction,
 )
 from master_agent.storage.outages import through_outages
+
+#: How long a cancel request for a run not executing here is kept for its start here (a claim in flight).
+UNPLACED_CANCEL_S = 60.0
 
 
 class RunCancellation(RunBookkeeping):
@@ -107,10 +111,21 @@ class RunCancellation(RunBookkeeping):
             self._deliver_webhook(webhook_id)
 
     async def _cancel_requested(self, run_id: str) -> None:
-        if run_id in self._running:
-            action = await self._cancel_action(run_id)
-            if action is not None:
-                self._cancel_local(run_id, action)
+        if run_id not in self._running:
+            # Executing elsewhere, or claimed here and not started yet: ``_start`` asks again.
+            now = time.monotonic()
+            for old in [key for key, at in self._cancels_unplaced.items() if now - at > UNPLACED_CANCEL_S]:
+                del self._cancels_unplaced[old]
+            self._cancels_unplaced[run_id] = now
+            return
+        action = await self._cancel_action(run_id)
+        if action is not None:
+            self._cancel_local(run_id, action)
+
+    def _cancel_if_requested(self, run_id: str) -> None:
+        """A run started here whose cancel request came while it was being claimed is cancelled now."""
+        if self._cancels_unplaced.pop(run_id, None) is not None:
+            self.spawn(self._cancel_requested(run_id))
 
     async def _cancel_action(self, run_id: str) -> CancelAction | None:
         async with self.resources.database.pool.connection() as conn:

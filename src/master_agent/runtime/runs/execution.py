@@ -41,6 +41,7 @@ class RunExecution(RunCancellation):
         self._running_tenant[run_id] = str(claimed["tenant_id"])
         self._outputs[run_id] = asyncio.get_running_loop().create_future()
         self._running[run_id] = asyncio.create_task(self._execute(claimed), name=f"run-{run_id}")
+        self._cancel_if_requested(run_id)
 
     def _publisher(self, run_id: str) -> Callable[[str, Any], RunEvent]:
         """Publishes the run's events; the first one's time since the claim is observed."""
