@@ -1173,7 +1173,17 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     else:
         period = f"in {window.describe()}"
         if coverage is not None and (window.start < coverage.start or window.end > coverage.end):
-            partly += f" Your data covers {coverage.describe()}, so only those days are counted."
+            counted = Window(
+                start=max(window.start, coverage.start), end=min(window.end, coverage.end), label="counted"
+            )
+            partly += (
+                f" Your data runs from {coverage.start:%Y-%m-%d} to {coverage.last_day():%Y-%m-%d}, so only "
+                + (
+                    f"{counted.start:%Y-%m-%d} to {counted.last_day():%Y-%m-%d} is counted."
+                    if counted.start < counted.end
+                    else "none of it is counted."
+                )
+            )
     text = (
         f"The {metric.name}{where} {period} was {_format(row['value'], metric)}, from "
         f"{row['observations']} {metric.observation_noun}.{partly}\n"
