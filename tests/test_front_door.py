@@ -804,3 +804,36 @@ async def test_a_change_between_months_two_regions_and_stores_judged_on_refunds_
         "text"
     ]
     assert data["value"] == pytest.approx(first - fourth)
+
+
+async def test_a_comparative_between_two_periods_answers_their_change_and_no_change_past_the_data(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    async with _client(live, keys["demo-retail"]) as client:
+        more = (
+            await chat(client, "how much more accessory revenue did store 3 make in August than in July?")
+        )["values"]
+        before = (await chat(client, "did store 3 make less accessory revenue in April than in March 2026?"))[
+            "values"
+        ]
+    async with live.server.config.app.state.service.resources.database.pool.connection() as conn:
+        schema = await data_schema(live)
+
+        async def revenue(start: str, end: str) -> float:
+            row = await (
+                await conn.execute(
+                    f"SELECT coalesce(sum(accessory_amount), 0)::float AS v FROM {schema}.transactions "
+                    f"WHERE store_id = 3 AND sold_at >= '{start}' AND sold_at < '{end}'"
+                )
+            ).fetchone()
+            return float(row["v"])
+
+        july, august = await revenue("2026-07-01", "2026-08-01"), await revenue("2026-08-01", "2026-09-01")
+    data = more["reply"]["data"]
+    assert data["outcome"] == "answer" and more["reply"]["status"] == "success", more["reply"]["text"]
+    assert data["value"] == pytest.approx(august - july)
+    assert data["window"]["start"].startswith("2026-07-01") and data["window"]["end"].startswith("2026-09-01")
+    # March is before the data's first day: no change read from a month of "zero" sales, and never success.
+    assert before["reply"]["data"]["outcome"] == "no_data", before["reply"]["text"]
+    assert before["reply"]["status"] != "success"
+    assert "has nothing for March 2026" in before["reply"]["text"]

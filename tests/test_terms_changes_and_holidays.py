@@ -92,6 +92,10 @@ def test_a_follow_up_carries_the_holiday_said_before() -> None:
         ("refund rate MoM aug->sep for store 2", "2026-08", "2026-09"),
         ("did refunds drop between Q2 and Q3 at store 1?", "2026-04", "2026-07"),
         ("how did the attach rate change from June 2026 to July 2026?", "2026-06", "2026-07"),
+        # A comparative and "than": the periods in either order, the change from the earlier.
+        ("were refunds lower in Q3 than in Q2 at store 2?", "2026-04", "2026-07"),
+        ("did store 4 sell fewer phones in August than July?", "2026-07", "2026-08"),
+        ("how much more accessory revenue did store 3 make in June than May 2026?", "2026-05", "2026-06"),
     ],
 )
 def test_a_change_between_two_periods_gone_by_names_both(text: str, first: str, second: str) -> None:
@@ -107,6 +111,8 @@ def test_a_change_between_two_periods_gone_by_names_both(text: str, first: str, 
         "attach rate from May to June",  # a span, no change asked
         "did attach go up from October to December?",  # December has not ended
         "raise the refund rate between now and March",
+        "is store 5 better than store 6 in June?",  # two stores, one period
+        "attach rate more than 5% in June?",
     ],
 )
 def test_no_change_is_read_where_none_is_asked_or_a_period_is_ahead(text: str) -> None:

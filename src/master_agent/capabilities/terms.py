@@ -1795,7 +1795,12 @@ _CHANGED = re.compile(
 #: What joins the two periods of a change: "from May to June", "between May and August", "aug->sep",
 #: "Diwali week compared with the week before".
 _PERIOD_JOIN = re.compile(
-    r"\s+(?:to|and|vs\.?|versus|(?:compared\s+)?(?:with|against))\s+|\s*(?:->|→)\s*", re.I
+    r"\s+(?:to|and|than|vs\.?|versus|(?:compared\s+)?(?:with|against))\s+|\s*(?:->|→)\s*", re.I
+)
+#: A comparative asks the difference between what follows it and what follows "than" ("how much more
+#: did store 3 sell in October than in September", "were refunds lower in Q3 than Q2").
+_COMPARATIVE = re.compile(
+    r"\b(?:more|less|fewer|higher|lower|bigger|smaller|better|worse|greater)\b[^.?!]*?\bthan\b", re.I
 )
 #: "the week before", "the month after": the period of that length next to the one said before it.
 _NEXT_TO = re.compile(r"\s*(?:the\s+)?(day|week|month|quarter|year)\s+(before|prior|earlier|after)\b", re.I)
@@ -1808,7 +1813,8 @@ def changed_between(text: str, now: datetime) -> tuple[Window, Window] | None:
     6's attach rate increase from May to June?": May, then June); None when it asks no change or names
     no two such periods, one after the other. Each period is the fewest words (up to three) on its side
     of the join that read as one."""
-    if not _CHANGED.search(text):
+    comparative = _COMPARATIVE.search(text) is not None
+    if not _CHANGED.search(text) and not comparative:
         return None
     masked = _mask_entities(text)
 
@@ -1823,7 +1829,15 @@ def changed_between(text: str, now: datetime) -> tuple[Window, Window] | None:
             # "May" alone is a verb to Duckling: "in May" is the month.
             if (window := time_window(said, now) or time_window(f"in {said}", now)) is not None
         ]
-        return max(read, key=lambda window: len(window.label), default=None)
+        best = max(read, key=lambda window: len(window.label), default=None)
+        if best is None:
+            return None
+        # Said after "in" in the answer: the words' own preposition ("in October") would repeat it.
+        return Window(
+            start=best.start,
+            end=best.end,
+            label=re.sub(r"^(?:in|over|during)\s+", "", best.label, flags=re.I),
+        )
 
     for join in _PERIOD_JOIN.finditer(masked):
         before = _PERIOD_WORD.findall(masked[: join.start()])
@@ -1839,6 +1853,14 @@ def changed_between(text: str, now: datetime) -> tuple[Window, Window] | None:
                 start, end = _add(first.start, step, unit), _add(first.end, step, unit)
             other = Window(start=start, end=end, label=f"the {unit} {side} {first.label}")
             first, second = (other, first) if step < 0 else (first, other)
+        if (
+            comparative
+            and join.group(0).strip().lower() == "than"
+            and first is not None
+            and second is not None
+        ):
+            # "more in October than in September": the periods in either order, the change from the earlier.
+            first, second = sorted((first, second), key=lambda window: window.start)
         if first is not None and second is not None and first.end <= second.start and second.end <= now:
             return first, second
     return None

@@ -480,6 +480,34 @@ async def _change(
     window = Window(
         start=periods[0].start, end=periods[1].end, label=f"{periods[0].label} to {periods[1].label}"
     )
+    # A period the data does not reach reads as zero sales, not as no data: said, never a change of -100%.
+    coverage = await _coverage(sql, metric)
+    outside = [
+        period.describe()
+        for period in periods
+        if coverage is not None and (period.end <= coverage.start or period.start >= coverage.end)
+    ]
+    partly = [
+        period.describe()
+        for period in periods
+        if coverage is not None
+        and period.describe() not in outside
+        and (period.start < coverage.start or period.end > coverage.end)
+    ]
+    if outside:
+        return QueryAnswer(
+            text=f"Your data runs from {coverage.start:%Y-%m-%d} to {coverage.last_day():%Y-%m-%d}"  # type: ignore[union-attr]
+            f" and has nothing for {' or '.join(outside)}, so no change{whom} can be read.",
+            handler="data",
+            answered=False,
+            data={
+                "outcome": "no_data",
+                "metric": metric.name,
+                "window": _window_data(window),
+                "coverage": _window_data(coverage) if coverage else None,
+                "missing": [f"data for {said}" for said in outside],
+            },
+        )
     if any(row["value"] is None for row in rows):
         empty = [period.describe() for period, row in zip(periods, rows, strict=True) if row["value"] is None]
         return QueryAnswer(
@@ -499,10 +527,18 @@ async def _change(
         for period, row in zip(periods, rows, strict=True)
     ]
     relative = f", {change / float(rows[0]['value']):+.1%} of the first" if float(rows[0]["value"]) else ""
+    counted = (
+        f" Your data runs from {coverage.start:%Y-%m-%d} to {coverage.last_day():%Y-%m-%d}: only those days "
+        f"of {' and '.join(partly)} are counted."
+        if coverage is not None and partly
+        else ""
+    )
     return QueryAnswer(
         text=f"The {metric.name}{whom}: " + "; ".join(said) + f". Change: {_format(change, metric)}"
-        f"{relative}.\nQuery: {statement}",
+        f"{relative}.{counted}\nQuery: {statement}",
         handler="data",
+        # Over a period the data covers in part, the change is of what is known: a partial answer.
+        answered=not partly,
         data={
             "outcome": "answer",
             "metric": metric.name,
@@ -1086,8 +1122,11 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
                 )
         coverage = await _coverage(sql, metric)
         window = asked or coverage or Window(start=now, end=now, label="all your data")
-        if metric.time_column and (
-            coverage is None or window.end <= coverage.start or window.start >= coverage.end
+        if (
+            metric.time_column
+            # Two periods compared are each held against the data by the change's own reading.
+            and changed_between(request.message, now) is None
+            and (coverage is None or window.end <= coverage.start or window.start >= coverage.end)
         ):
             held = (
                 f"your data covers {coverage.start:%Y-%m-%d} to {coverage.last_day():%Y-%m-%d}"
@@ -1173,14 +1212,14 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     else:
         period = f"in {window.describe()}"
         if coverage is not None and (window.start < coverage.start or window.end > coverage.end):
-            counted = Window(
+            counted_days = Window(
                 start=max(window.start, coverage.start), end=min(window.end, coverage.end), label="counted"
             )
             partly += (
                 f" Your data runs from {coverage.start:%Y-%m-%d} to {coverage.last_day():%Y-%m-%d}, so only "
                 + (
-                    f"{counted.start:%Y-%m-%d} to {counted.last_day():%Y-%m-%d} is counted."
-                    if counted.start < counted.end
+                    f"{counted_days.start:%Y-%m-%d} to {counted_days.last_day():%Y-%m-%d} is counted."
+                    if counted_days.start < counted_days.end
                     else "none of it is counted."
                 )
             )

@@ -13,7 +13,7 @@ from langgraph.config import get_stream_writer
 from pydantic import ValidationError
 
 from master_agent.capabilities.envelope import Status
-from master_agent.capabilities.terms import time_window
+from master_agent.capabilities.terms import Window, changed_between, time_window
 from master_agent.routing.context import recent_turns
 from master_agent.routing.graph.base import FrontDoorBase
 from master_agent.routing.graph.cards import chat_arguments, message_field
@@ -304,6 +304,11 @@ class HandlerNodes(FrontDoorBase):
         said = asked.pop("window", None)
         now = self.evolution.clock.now()
         window = (time_window(message, now) or time_window(str(said), now)) if said else None
+        if said and (periods := changed_between(message, now)) is not None:
+            # Two periods compared ("more in October than in September"): the span from the first's start.
+            window = Window(
+                start=periods[0].start, end=periods[1].end, label=" to ".join(p.label for p in periods)
+            )
         if window is not None:
             asked["window"] = {
                 "label": window.label,
