@@ -837,7 +837,8 @@ def _in_money(metric: DataMetric, request: QueryRequest) -> DataMetric | None:
 
 
 def _window_data(window: Window) -> dict[str, str]:
-    return {"label": window.label, "start": window.start.isoformat(), "end": window.end.isoformat()}
+    said = {"label": window.label, "start": window.start.isoformat(), "end": window.end.isoformat()}
+    return {**said, "reading": window.reading} if window.reading else said
 
 
 async def _coverage(sql: ReadOnlySql, metric: DataMetric) -> Window | None:

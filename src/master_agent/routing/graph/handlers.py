@@ -165,7 +165,13 @@ class HandlerNodes(FrontDoorBase):
         checks = [*evidence, *verified.checks]
         unbacked = limitations_of(evidence) + verified.limitations
         limitations = ([] if answer.answered else [answer.text]) + unbacked
-        answered = answer.answered and not routing.get("best_guess")
+        # Any check of the answer that is not backed (a window read by a guess, another entity's figure)
+        # makes it no claim: said with what it rests on, as a partial answer.
+        answered = (
+            answer.answered
+            and not routing.get("best_guess")
+            and all(check.verdict == "backed" for check in verified.checks)
+        )
         envelope = _envelope(
             "success" if answered else "partial", answer.data, limitations, verification=checks
         )
@@ -307,6 +313,7 @@ class HandlerNodes(FrontDoorBase):
                 "label": window.label,
                 "start": window.start.isoformat(),
                 "end": window.end.isoformat(),
+                **({"reading": window.reading} if window.reading else {}),
             }
         return asked
 
