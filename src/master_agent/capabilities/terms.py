@@ -572,6 +572,8 @@ def _countries_named(text: str) -> list[tuple[str, str | None]]:
                 continue
             found.append((match.start(), calendar_of))
     return [calendar_of for _, calendar_of in sorted(found)]
+
+
 _BANK_HOLIDAY = re.compile(r"\bbank\s+holidays?\b", re.I)
 #: What a holiday's name says around it: "the late May bank holiday weekend", "Thanksgiving week".
 _HOLIDAY_PART = re.compile(
@@ -686,11 +688,8 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
     the English bank holiday of that month; the latest that has come (past) or the next (future)."""
     bank = _BANK_HOLIDAY.search(text)
     said_countries = _countries_named(text)
-    if said_countries:
-        # "Canadian Thanksgiving", "china national day": the country said is the calendar meant.
-        calendars = said_countries
-    else:
-        calendars = [c for c in _CALENDARS if c[0] == "GB"] if bank else list(_CALENDARS)
+    # "Canadian Thanksgiving", "china national day": the country said is the calendar meant.
+    calendars = said_countries or ([c for c in _CALENDARS if c[0] == "GB"] if bank else list(_CALENDARS))
     found = _holiday_named(text, calendars, now.year)
     guessed = False
     if found is None and not said_countries and not bank:
@@ -730,7 +729,9 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
         days = _holiday_days(str(country), subdiv, year)
         if name:
             pattern = _holiday_name(name)
-            same = [(day, other) for day, other in days if pattern.fullmatch(re.sub(r"\s*\(.*?\)", "", other))]
+            same = [
+                (day, other) for day, other in days if pattern.fullmatch(re.sub(r"\s*\(.*?\)", "", other))
+            ]
             # The day itself is meant, not the day off in its stead, when the calendar has both.
             itself = [day for day, other in same if "(observed)" not in other]
             return itself or [day for day, _ in same]
@@ -786,7 +787,9 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
         windows = list(dict.fromkeys(window_of(day) for day in days_of(year)))
         return windows[-1] if windows else None
     windows = list(
-        dict.fromkeys(window_of(day) for year in (now.year - 1, now.year, now.year + 1) for day in days_of(year))
+        dict.fromkeys(
+            window_of(day) for year in (now.year - 1, now.year, now.year + 1) for day in days_of(year)
+        )
     )
     if direction == "past":
         begun = [window for window in windows if window.start <= now]
@@ -863,7 +866,9 @@ def _tax_year(text: str, now: datetime) -> Window | None:
             year -= 1
     start = datetime(year, month, day, tzinfo=UTC)
     reading = None if named else f"the tax year as the UK's runs (from {start:%-d %B})"
-    return Window(start=start, end=start.replace(year=year + 1), label=match.group(0).strip(), reading=reading)
+    return Window(
+        start=start, end=start.replace(year=year + 1), label=match.group(0).strip(), reading=reading
+    )
 
 
 def _units_ago(text: str, now: datetime) -> Window | None:
@@ -2157,6 +2162,19 @@ def _event_words(text: str, label: str) -> str:
     )
     start = before.start() if before and before.group(0) else at
     return text[start:end].strip()
+
+
+def guessed_deadline(text: str, now: datetime) -> tuple[str, str] | None:
+    """A goal's deadline read only by a guess ("before Waitangi Day" by New Zealand's calendar when the
+    text names no country): its words and the reading with its day, for the user to settle; None when
+    the words settle it or there is none."""
+    deadline = goal_deadline(text, now)
+    if deadline is None:
+        return None
+    window = time_window(_target_blanked(text), now, direction="future")
+    if window is None or window.reading is None:
+        return None
+    return window.label, f"{window.reading}, {deadline[0]:%-d %B %Y}"
 
 
 def unread_deadline(text: str, now: datetime) -> str | None:
