@@ -209,8 +209,8 @@ def time_window(text: str, now: datetime, *, direction: Direction = "past") -> W
         (_part_of_period(masked, now) if direction == "past" else None)
         # "the fortnight before Diwali": a span counted from the day, not the day it is counted from.
         or (_anchored_span(masked, now) if direction == "past" else None)
-        or _to_date(masked, now)
         or _tax_year(masked, now)
+        or _to_date(masked, now)
         or _full_units(masked, now)
         or _quarter(masked, now, direction)
         or _half_of_month(masked, now, direction)
@@ -381,7 +381,9 @@ def _in_english(text: str) -> str:
             return match.group(0)
         return f"{day} {calendar.month_name[month]} {year if len(year) == 4 else '20' + year}"
 
-    return _DOTTED_DATE.sub(dotted, text)
+    text = _DOTTED_DATE.sub(dotted, text)
+    # "am 9. September": a day written as an ordinal with a dot, before an English-spelt month.
+    return re.sub(rf"\b(\d{{1,2}})\.\s+(?={_MONTH_WORD}\b)", r"\1 ", text, flags=re.I)
 
 
 def spelled_for_duckling(text: str) -> str:
@@ -681,6 +683,24 @@ def _holiday_named(text: str, calendars: Sequence[tuple[str, str | None]], year:
     return max(named, key=lambda item: (item[1] - item[0], votes[item[3]]), default=None)
 
 
+def _kept_alike(found: _Named, year: int) -> bool:
+    """Whether the holiday ``found`` names is kept on the same days by two or more of the calendars
+    read on a guess ("Ascension Day", "Pentecost Monday"): a feast, not one country's day."""
+    pattern = _holiday_name(found[2])
+    kept = [
+        frozenset(
+            day for day, name in _holiday_days(country, subdiv, year) if pattern.fullmatch(_unbracketed(name))
+        )
+        for country, subdiv in _MORE_CALENDARS
+    ]
+    kept = [days for days in kept if days]
+    return len(kept) >= 2 and len(set(kept)) == 1
+
+
+def _unbracketed(name: str) -> str:
+    return re.sub(r"\s*\(.*?\)", "", name)
+
+
 def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
     """A holiday named in ``text`` as its country's calendar dates it: the day, or its week (Monday to
     Sunday) or its weekend (the holiday joined to the nearest Saturday and Sunday, with the calendar's
@@ -695,7 +715,7 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
     if found is None and not said_countries and not bank:
         # A holiday none of the usual calendars has: another country's, read as a guess said so.
         found = _holiday_named(text, list(_MORE_CALENDARS), now.year)
-        guessed = found is not None
+        guessed = found is not None and not _kept_alike(found, now.year)
     month: tuple[str | None, int] | None = None
     if found is None and bank is not None:
         said = _WHEN_IN_MONTH.search(text[: bank.start()])
@@ -2201,7 +2221,22 @@ def restated(goal: str, change: str) -> str:
         goal = spelled_for_duckling(goal)  # "till april end" is read (and found) as "till end of april"
     if new_time and old_time and old_time in goal:
         goal = goal.replace(old_time, new_time, 1)
+    elif (
+        not new_time
+        and old_time
+        and old_time in goal
+        and (event := _EVENT_DEADLINE.search(_target_blanked(change)))
+    ):
+        # "give them until St David's Day": a new deadline no calendar here places replaces the old
+        # one all the same (then asked about), never leaving the plan on the date it replaces.
+        words = event.group(0).strip(" ?.!")
+        if re.sub(r"^\S+\s+", "", words).lower() not in _POINTERS:
+            goal = goal.replace(old_time, words, 1)
     return goal
+
+
+#: Words that point back instead of naming a moment ("before that", "until then").
+_POINTERS = frozenset({"that", "then", "it", "this", "now", "so", "the"})
 
 
 def _midnight(moment: datetime) -> bool:
