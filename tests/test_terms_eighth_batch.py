@@ -15,6 +15,7 @@ from master_agent.domains.retail import RETAIL
 from master_agent.domains.retail.goals import missing_information
 from master_agent.models.embeddings import LocalMiniLMEmbedder
 from master_agent.routing.graph.follow_ups import is_closing
+from master_agent.routing.queries import carried_over
 from master_agent.runtime.verification import verify_answer
 
 #: A Monday.
@@ -174,3 +175,22 @@ def test_a_new_deadline_no_calendar_places_replaces_the_old_one() -> None:
     assert "Pancake Day" in restated(
         "Add a point to Store 1's attach rate by Pancake Day.", "ok, keep it until then"
     )
+
+
+@pytest.mark.parametrize(
+    ("follow_up", "before", "start", "end"),
+    [
+        (
+            "same pair, the week prior?",
+            "store 3 v store 5, gross takings, w/c 21/9",
+            "2026-09-14",
+            "2026-09-20",
+        ),
+        ("and the month following?", "attach at store 2 in June", "2026-07-01", "2026-07-31"),
+    ],
+)
+def test_a_follow_up_counts_prior_and_following_from_the_period_before(
+    follow_up: str, before: str, start: str, end: str
+) -> None:
+    message, _ = carried_over(follow_up, {}, {"goal": before, "entities": {}}, METRICS, NOW)
+    assert _days(message) == (start, end)

@@ -202,7 +202,9 @@ _PROPORTION = re.compile(
 )
 #: "the week after", "the month before that": a period counted from the one said before.
 _TIME_SHIFT = re.compile(
-    r"\b(?:the\s+)?(day|week|fortnight|month|quarter|year)\s+(after|before)(?!\s+last\b)(?:\s+that)?\b", re.I
+    r"\b(?:the\s+)?(day|week|fortnight|month|quarter|year)\s+(after|before|prior|earlier|following|later)"
+    r"(?!\s+last\b)(?:\s+(?:to\s+)?that)?\b",
+    re.I,
 )
 #: Words that ask for an order of entities by a figure ("which store had the highest", "who was the
 #: best seller", "rank our stores", "the bottom three").
@@ -769,7 +771,11 @@ def carried_over(
         message = f"{said_before} ({message.rstrip('?.! ')})"
     elif said_before and shift:
         # "and the week after?": the week after the one asked about before.
-        message = f"{message[: shift.start()]}the {shift.group(1)} {shift.group(2)} {said_before}{message[shift.end() :]}"
+        # "the week prior", "the month following": before or after it.
+        side = "before" if shift.group(2).lower() in ("before", "prior", "earlier") else "after"
+        message = (
+            f"{message[: shift.start()]}the {shift.group(1)} {side} {said_before}{message[shift.end() :]}"
+        )
     elif said_before and time_window(message, now, direction="past") is None:
         pointer = _TIME_POINTER.search(message)
         message = (
