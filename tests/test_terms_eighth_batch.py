@@ -10,7 +10,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from master_agent.capabilities.terms import guessed_deadline, metric_mention, restated, time_window
+from master_agent.capabilities.terms import (
+    fiscal_quarter,
+    fiscal_year_start,
+    guessed_deadline,
+    metric_mention,
+    restated,
+    time_window,
+)
 from master_agent.domains.retail import RETAIL
 from master_agent.domains.retail.goals import missing_information
 from master_agent.models.embeddings import LocalMiniLMEmbedder
@@ -194,3 +201,31 @@ def test_a_follow_up_counts_prior_and_following_from_the_period_before(
 ) -> None:
     message, _ = carried_over(follow_up, {}, {"goal": before, "entities": {}}, METRICS, NOW)
     assert _days(message) == (start, end)
+
+
+@pytest.mark.parametrize(
+    ("said", "quarter", "start", "end"),
+    [
+        # A financial year is named by the calendar year it ends in.
+        ("Our fiscal year starts on 1 October.", "Q4 of FY26", "2026-07-01", "2026-09-30"),
+        ("Our FY runs April to March.", "Q1 FY2026", "2025-04-01", "2025-06-30"),
+        ("Our fiscal year starts in January.", "fiscal Q2 2026", "2026-04-01", "2026-06-30"),
+    ],
+)
+def test_a_named_financial_year_is_the_one_ending_that_year(
+    said: str, quarter: str, start: str, end: str
+) -> None:
+    starts = fiscal_year_start(said)
+    assert starts is not None
+    window = fiscal_quarter(quarter, NOW, starts)
+    assert window is not None
+    assert (window.start.date().isoformat(), window.last_day().date().isoformat()) == (start, end)
+
+
+@pytest.mark.parametrize(
+    ("text", "metric"),
+    [("hardware revenue at store 2 in May", "device revenue"), ("S07 | hardware rev | Q3", "device revenue")],
+)
+def test_hardware_is_the_devices(text: str, metric: str) -> None:
+    found = metric_mention(text, METRICS).metric
+    assert found is not None and found.name == metric

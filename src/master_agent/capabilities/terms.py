@@ -439,6 +439,12 @@ def fiscal_quarter(text: str, now: datetime, start_month: int) -> Window | None:
     if match is None:
         return None
     number = int(match.group(1)) if match.group(1) else _ORDINAL[match.group(2).lower()]
+    if (named := _year_of(match.group(3), now)) is not None:
+        # "Q4 of FY26": a financial year is named by the calendar year it ends in (FY26 starting on 1
+        # October is October 2025 to September 2026), as governments and companies name theirs.
+        first = datetime(named - (1 if start_month > 1 else 0), start_month, 1, tzinfo=UTC)
+        start = _add(first, 3 * (number - 1), "month")
+        return Window(start=start, end=_add(start, 3, "month"), label=match.group(0).strip())
     first = datetime(now.year, start_month, 1, tzinfo=UTC)
     start = _add(first, 3 * (number - 1), "month")
     while start > now:

@@ -53,14 +53,15 @@ STORE_ORDERS = (
 #: What this retailer's customers and staff call a device: every alias naming a device ("average device
 #: price") is also said with these words ("average handset price", "phone sales"), so a figure of the
 #: devices is found whichever word a question uses, and none of them reads as data the tenant lacks.
-DEVICE_WORDS = ("phone", "handset", "mobile")
+DEVICE_WORDS = ("phone", "handset", "mobile", "hardware")
 
 
-def _as_devices_are_called(aliases: tuple[str, ...]) -> tuple[str, ...]:
-    """``aliases`` and each alias naming a device said with every one of ``DEVICE_WORDS``."""
+def _as_devices_are_called(aliases: tuple[str, ...], name: str = "") -> tuple[str, ...]:
+    """``aliases`` and each of them, or the figure's ``name``, naming a device said with every one of
+    ``DEVICE_WORDS`` ("hardware revenue" for the device revenue)."""
     said = [
         re.sub(r"\bdevice", word, alias)
-        for alias in aliases
+        for alias in (name, *aliases)
         if re.search(r"\bdevice", alias)
         for word in DEVICE_WORDS
     ]
@@ -81,7 +82,7 @@ def _sales(
     return DataMetric(
         name=name,
         description=means,
-        aliases=_as_devices_are_called(aliases),
+        aliases=_as_devices_are_called(aliases, name),
         table="transactions",
         expression=expression,
         time_column="sold_at",
