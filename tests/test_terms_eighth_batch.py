@@ -229,3 +229,14 @@ def test_a_named_financial_year_is_the_one_ending_that_year(
 def test_hardware_is_the_devices(text: str, metric: str) -> None:
     found = metric_mention(text, METRICS).metric
     assert found is not None and found.name == metric
+
+
+def test_a_follow_up_to_a_pair_said_with_v_keeps_the_pair() -> None:
+    message, _ = carried_over(
+        "same pair, the week prior?",
+        {},
+        {"goal": "store 3 v store 5, gross takings, w/c 21/9", "entities": {"store_id": 3}},
+        METRICS,
+        NOW,
+    )
+    assert "store 3 v store 5" in message

@@ -326,7 +326,7 @@ async def _rank(
 
 #: Every store a question names ("Store 1 and Store 8", "stores 3 and 5").
 _STORES = re.compile(
-    r"\b(?:stores?|shops?)\s*#?\s*(\d+)(?:\s*(?:,|and|or|&|vs\.?|versus)\s*#?\s*(?:stores?\s*)?(\d+)(?![\d/:.]))?",
+    r"\b(?:stores?|shops?)\s*#?\s*(\d+)(?:\s*(?:,|and|or|&|vs?\.?|versus)\s*#?\s*(?:stores?\s*)?(\d+)(?![\d/:.]))?",
     re.I,
 )
 
