@@ -1007,15 +1007,15 @@ def _anchored_span(text: str, now: datetime) -> Window | None:
         return _add(moment, sign * count, "month")
 
     label = match.group(0).strip(" ?.!")
-    said = {"label": label, "reading": anchor.reading}  # a day read by a guess makes its span one too
+    # A day read by a guess makes the span counted from it one too: ``replace`` keeps its reading.
     if relation in ("starting", "from", "beginning"):
-        return Window(start=anchor.start, end=shifted(anchor.start, 1), **said)
+        return replace(anchor, end=shifted(anchor.start, 1), label=label)
     if relation in ("after", "following"):
-        return Window(start=anchor.end, end=shifted(anchor.end, 1), **said)
+        return replace(anchor, start=anchor.end, end=shifted(anchor.end, 1), label=label)
     if relation == "before":
-        return Window(start=shifted(anchor.start, -1), end=anchor.start, **said)
+        return replace(anchor, start=shifted(anchor.start, -1), end=anchor.start, label=label)
     # Ending on the day named: that day is the span's last.
-    return Window(start=shifted(anchor.end, -1), end=anchor.end, **said)
+    return replace(anchor, start=shifted(anchor.end, -1), label=label)
 
 
 #: "within 60 days", "in the next quarter", "by March": how long a goal has, not a span of data.
