@@ -83,6 +83,8 @@ def test_a_country_named_picks_its_calendar() -> None:
     # The US Thanksgiving is the usual one; said Canadian, it is October's.
     assert _days("sales on canadian thanksgiving") == ("2026-10-12", "2026-10-12")
     assert _days("sales on Thanksgiving") == ("2026-11-26", "2026-11-26")
+    # A country said that keeps no day of the name: the usual calendars, as if none were said.
+    assert _days("our US stores on Boxing Day") == ("2025-12-26", "2025-12-26")
     irish = time_window("attach at store 5 on Irish St Stephen's Day last year", NOW)
     assert irish is not None and irish.reading is None
 

@@ -715,8 +715,12 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
     bank = _BANK_HOLIDAY.search(text)
     said_countries = _countries_named(text)
     # "Canadian Thanksgiving", "china national day": the country said is the calendar meant.
-    calendars = said_countries or ([c for c in _CALENDARS if c[0] == "GB"] if bank else list(_CALENDARS))
-    found = _holiday_named(text, calendars, now.year)
+    home = [c for c in _CALENDARS if c[0] == "GB"] if bank else list(_CALENDARS)
+    found = _holiday_named(text, said_countries or home, now.year)
+    if found is None and said_countries and not bank:
+        # A country said that keeps no day of that name ("our US stores on Boxing Day"): the usual
+        # calendars, as if none were said.
+        found = _holiday_named(text, home, now.year)
     guessed = False
     if found is None and not said_countries and not bank:
         # A holiday none of the usual calendars has: another country's, read as a guess said so.
