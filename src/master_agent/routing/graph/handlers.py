@@ -165,12 +165,13 @@ class HandlerNodes(FrontDoorBase):
         checks = [*evidence, *verified.checks]
         unbacked = limitations_of(evidence) + verified.limitations
         limitations = ([] if answer.answered else [answer.text]) + unbacked
-        # Any check of the answer that is not backed (a window read by a guess, another entity's figure)
-        # makes it no claim: said with what it rests on, as a partial answer.
+        # A window read by a guess (a holiday of a calendar the message did not name) makes the answer no
+        # claim: said with the guess it rests on, as a partial answer. (An unbacked window check is the
+        # message's window read without what the handler read beside it, a fiscal year's start: said.)
         answered = (
             answer.answered
             and not routing.get("best_guess")
-            and all(check.verdict == "backed" for check in verified.checks)
+            and not any(check.verdict == "weak" for check in verified.checks)
         )
         envelope = _envelope(
             "success" if answered else "partial", answer.data, limitations, verification=checks
