@@ -23,6 +23,7 @@ from master_agent.domains.retail.goals import missing_information
 from master_agent.models.embeddings import LocalMiniLMEmbedder
 from master_agent.routing.graph.follow_ups import is_closing
 from master_agent.routing.queries import carried_over
+from master_agent.runtime.context import extract_entities
 from master_agent.runtime.verification import verify_answer
 
 #: A Monday.
@@ -242,3 +243,15 @@ def test_a_follow_up_to_a_pair_said_with_v_keeps_the_pair() -> None:
         NOW,
     )
     assert "store 3 v store 5" in message
+
+
+@pytest.mark.parametrize(
+    ("text", "store"),
+    [("last 12 wks attach s7", 7), ("S07 | hardware rev | Q3", 7), ("it's S02", 2), ("s4 units in June", 4)],
+)
+def test_a_store_by_its_code(text: str, store: int) -> None:
+    assert extract_entities(text).get("store_id") == store
+
+
+def test_a_letter_inside_a_word_is_no_store_code() -> None:
+    assert "store_id" not in extract_entities("iPhone 15s sold in June")

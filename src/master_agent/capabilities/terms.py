@@ -1758,10 +1758,15 @@ _ENTITY_WORD = re.compile(r"\b(?:stores?|shops?|branch(?:es)?|outlets?)\s*#?\s*[
 #: Places numbered in a shortening of their noun ("st 4", "br. 2", "shp #3"): the letters of one noun
 #: only, in order, the first one first.
 _PLACE_NOUNS = ("store", "shop", "branch", "outlet")
-_PLACE_SHORTHAND = re.compile(r"\b([A-Za-z]{2,4})\.?(\s*#?\s*\d+)\b(?!\s*(?:%|percent|[.,:/]\d))")
+_PLACE_SHORTHAND = re.compile(
+    r"\b([A-Za-z]{2,4})\.?(\s*#?\s*\d+)\b(?!\s*(?:%|percent|[.,:/]\d))|\b([Ss])(\d{1,3})\b(?![.,:/%]\d|\s*%)"
+)
 
 
 def _place_written_out(match: re.Match[str]) -> str:
+    if match.group(3):
+        # "s7", "S07": a store by its code, the letter of both "store" and "shop" (the same place).
+        return f"store {int(match.group(4))}"
     said = match.group(1).lower()
     if said in _PLACE_NOUNS or said in _COUNT_WORDS:
         return match.group(0)
