@@ -16,13 +16,14 @@ from master_agent.capabilities.terms import (
     guessed_deadline,
     metric_mention,
     restated,
+    time_mention,
     time_window,
 )
 from master_agent.domains.retail import RETAIL
 from master_agent.domains.retail.goals import missing_information
 from master_agent.models.embeddings import LocalMiniLMEmbedder
 from master_agent.routing.graph.follow_ups import is_closing
-from master_agent.routing.queries import carried_over
+from master_agent.routing.queries import _FISCAL, carried_over
 from master_agent.runtime.context import extract_entities
 from master_agent.runtime.verification import verify_answer
 
@@ -255,3 +256,19 @@ def test_a_store_by_its_code(text: str, store: int) -> None:
 
 def test_a_letter_inside_a_word_is_no_store_code() -> None:
     assert "store_id" not in extract_entities("iPhone 15s sold in June")
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("last 12 wks attach s7", "last 12 wks"),
+        ("refund rate over the past three full months", "the past three full months"),
+        ("takings this tax year so far", "this tax year"),
+    ],
+)
+def test_the_time_of_a_question_is_its_words_not_a_qualifier_of_its_figure(text: str, said: str) -> None:
+    assert time_mention(text) == said
+
+
+def test_a_financial_year_said_with_its_year_is_fiscal() -> None:
+    assert _FISCAL.search("Q4 of FY26") and _FISCAL.search("FY2026") and not _FISCAL.search("fyi, Q3 2026")

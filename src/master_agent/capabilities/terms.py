@@ -1056,7 +1056,17 @@ _RUNNING_TO_DATE = re.compile(r"[-\s]+(?:to|till|until)[-\s]+date\b", re.I)
 
 
 def _said_time(masked: str) -> str | None:
-    for pattern in (_TO_DATE, _QUARTER, _HALF_OF_MONTH, _HALF_OF_YEAR, _SEASON, _BEFORE_LAST):
+    for pattern in (
+        _TO_DATE,
+        _TAX_YEAR,
+        _FULL_UNITS,
+        _WEEKS_BACK,
+        _QUARTER,
+        _HALF_OF_MONTH,
+        _HALF_OF_YEAR,
+        _SEASON,
+        _BEFORE_LAST,
+    ):
         match = pattern.search(masked)
         if match:
             return match.group(0).strip()

@@ -190,7 +190,7 @@ def _format(value: Any, unit: str) -> str:
 
 
 #: A financial year's period ("fiscal Q1", "FY Q2", "the financial year").
-_FISCAL = re.compile(r"\b(?:fiscal|financial|fy)\b", re.I)
+_FISCAL = re.compile(r"\b(?:fiscal|financial)\b|\bfy(?:\b|(?=\d{2}(?:\d{2})?\b))", re.I)  # "FY26" too
 #: "that month", "the same week": a period said earlier in the conversation.
 _TIME_POINTER = re.compile(
     r"\b(?:that|the\s+same|this\s+same|those)\s+(?:day|week|month|quarter|year|period|time|window|days|weeks|months)\b",
