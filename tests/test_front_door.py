@@ -365,6 +365,34 @@ async def test_a_data_question_answers_the_window_it_names_or_says_why_not(
         assert "2026-09-30" in values["reply"]["text"]  # says where the data ends
 
 
+@pytest.mark.parametrize(
+    ("message", "status", "guess"),
+    [
+        # No usual calendar has Heritage Day and the message names no country: South Africa's day is a
+        # guess, said with the figure, which is then no claim.
+        ("How many sales did store 2 make on Heritage Day?", "partial", "South Africa"),
+        # The country said settles it.
+        ("How many sales did store 2 make on South Africa's Heritage Day?", "success", None),
+    ],
+)
+async def test_a_data_question_over_a_guessed_holiday_says_the_guess_and_claims_nothing(
+    live: LiveServer, keys: dict[str, str], message: str, status: str, guess: str | None
+) -> None:
+    async with _client(live, keys["demo-retail"]) as client:
+        values = (await chat(client, message))["values"]
+    reply = values["reply"]
+    assert reply["kind"] == "query", (values["routing"], reply)
+    data = reply["data"]
+    assert data["outcome"] == "answer" and data["observations"] > 0, reply["text"]
+    assert (data["window"]["start"][:10], data["window"]["end"][:10]) == ("2026-09-24", "2026-09-25")
+    assert reply["status"] == status, reply["text"]
+    weak = [check for check in data["verification"] if check["verdict"] == "weak"]
+    if guess is None:
+        assert not weak
+    else:
+        assert guess in reply["text"] and any(guess in check["evidence"] for check in weak)
+
+
 async def test_a_question_about_the_past_keeps_its_window_and_invents_no_target(
     live: LiveServer, keys: dict[str, str]
 ) -> None:

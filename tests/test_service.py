@@ -293,3 +293,26 @@ async def test_outcomes_playbooks_and_learnings_are_tenant_scoped(
 
         assert (await client.get("/learnings")).json() == []  # nothing measured yet
         assert (await other.get("/learnings")).status_code == 200
+
+
+async def test_a_goal_deadline_read_by_a_guess_is_asked_for_not_planned_to(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    # No usual calendar has Youth Day and the goal names no country: South Africa's 16 June is a guess,
+    # said in the question; the country said settles it.
+    async with _client(live, keys["demo-retail"]) as client:
+        guessed = await client.post(
+            "/api/cs/strategic-goals",
+            params={"wait": "true"},
+            json={"goal": "Lift store 2's attach rate by 1 point before Youth Day"},
+        )
+        named = await client.post(
+            "/api/cs/strategic-goals",
+            params={"wait": "true"},
+            json={"goal": "Lift store 2's attach rate by 1 point before Youth Day in South Africa"},
+        )
+    asked = guessed.json()
+    assert asked["status"] == "interrupted", asked  # waiting for the date
+    assert "deadline" in str(asked) and "South Africa's calendar" in str(asked), asked
+    settled = named.json()
+    assert "South Africa's calendar" not in str(settled), settled

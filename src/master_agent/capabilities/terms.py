@@ -20,9 +20,10 @@ import difflib
 import functools
 import re
 import threading
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -111,6 +112,10 @@ class Window:
     end: datetime
     label: str
     """The words it was read from ("June 2026", "last quarter")."""
+    reading: str | None = None
+    """The guess the days rest on when the words alone do not settle them (a holiday in a calendar
+    the text did not name: "Heritage Day as South Africa's calendar has it"): an answer over such a
+    window says the reading it used and claims nothing."""
 
     def last_day(self) -> datetime:
         return self.end - timedelta(microseconds=1)
@@ -202,7 +207,11 @@ def time_window(text: str, now: datetime, *, direction: Direction = "past") -> W
         return None
     window = (
         (_part_of_period(masked, now) if direction == "past" else None)
+        # "the fortnight before Diwali": a span counted from the day, not the day it is counted from.
+        or (_anchored_span(masked, now) if direction == "past" else None)
+        or _tax_year(masked, now)
         or _to_date(masked, now)
+        or _full_units(masked, now)
         or _quarter(masked, now, direction)
         or _half_of_month(masked, now, direction)
         or _half_of_year(masked, now, direction)
@@ -213,15 +222,13 @@ def time_window(text: str, now: datetime, *, direction: Direction = "past") -> W
         or (_units_ago(masked, now) if direction == "past" else None)
         or _unit_before_last(masked, now)
     )
-    if window is None and direction == "past":
-        window = _anchored_span(masked, now)
     if window is None:
         window = _from_duckling(masked, now, direction)
     if window is not None and open_ended and window.start < now:
         # "since the start of October", "from 1st June till date": from the day said to today.
-        window = Window(start=window.start, end=now, label=window.label)
+        window = replace(window, end=now)
     if window is not None and direction == "past" and window.end > now and window.start < now:
-        window = Window(start=window.start, end=now, label=window.label)
+        window = replace(window, end=now)
     return window
 
 
@@ -318,9 +325,72 @@ def ambiguous_date(text: str) -> tuple[str, str] | None:
     return None
 
 
+#: The languages whose month names a date said the way its writer says it at home may use ("le 14
+#: juillet", "14. Juli", "15 de junio de 2026"): their names come from the CLDR (Babel), not a list.
+_DATE_LOCALES = ("fr", "de", "es", "it", "pt", "nl")
+
+
+def _plain(word: str) -> str:
+    """``word`` lower-cased without its accents ("août" -> "aout"), as people type it either way."""
+    return "".join(ch for ch in unicodedata.normalize("NFKD", word.lower()) if not unicodedata.combining(ch))
+
+
+@functools.cache
+def _foreign_months() -> tuple[re.Pattern[str], dict[str, int]]:
+    """A pattern finding a month named in another language next to its day or year, and the month
+    each such name is (English names and their shortenings are Duckling's own)."""
+    from babel.dates import get_month_names
+
+    names: dict[str, int] = {}
+    for locale in _DATE_LOCALES:
+        for number, name in get_month_names("wide", locale=locale).items():
+            if _plain(name) not in _MONTHS_BY_NAME:
+                names[_plain(name)] = number
+    spelt = "|".join(sorted(names, key=len, reverse=True))
+    pattern = re.compile(
+        rf"\b(?:(\d{{1,2}})(?:er|\.|º|°)?\s+(?:de\s+)?({spelt})\b|({spelt})\b(?=\s+(?:de\s+)?\d{{4}}\b))"
+        r"(?:\s+(?:de\s+)?(\d{4})\b)?",
+        re.I,
+    )
+    return pattern, names
+
+
+_MONTHS_BY_NAME = {name.lower() for name in calendar.month_name if name}
+#: "15.06.2026", "1.7.26": a dotted date, day first wherever it is written so.
+_DOTTED_DATE = re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4}|\d{2})(?![\d.]|\.\d)")
+
+
+def _in_english(text: str) -> str:
+    """``text`` with a date said in another language's words or its dotted digits written in English
+    ("le 14 juillet" -> "le 14 July", "15.06.2026" -> "15 June 2026"); Duckling reads English here."""
+    pattern, names = _foreign_months()
+    plain = _plain(text)
+    if len(plain) == len(text):  # accents dropped in place; otherwise matched on the text as typed
+        found = [(m.start(), m.end(), m) for m in pattern.finditer(plain)]
+    else:
+        found = [(m.start(), m.end(), m) for m in pattern.finditer(text)]
+    for start, end, match in reversed(found):
+        day, name, year = match.group(1), match.group(2) or match.group(3), match.group(4)
+        month = calendar.month_name[names[_plain(name)]]
+        said = " ".join(part for part in (day, month, year) if part)
+        text = text[:start] + said + text[end:]
+
+    def dotted(match: re.Match[str]) -> str:
+        day, month, year = int(match.group(1)), int(match.group(2)), match.group(3)
+        if not (1 <= month <= 12 and 1 <= day <= 31):
+            return match.group(0)
+        return f"{day} {calendar.month_name[month]} {year if len(year) == 4 else '20' + year}"
+
+    text = _DOTTED_DATE.sub(dotted, text)
+    # "am 9. September": a day written as an ordinal with a dot, before an English-spelt month.
+    return re.sub(rf"\b(\d{{1,2}})\.\s+(?={_MONTH_WORD}\b)", r"\1 ", text, flags=re.I)
+
+
 def spelled_for_duckling(text: str) -> str:
-    """``text`` with the time shapes Duckling misreads written the way it reads them: a week
-    commencing, two days sharing one month, digit dates in the order the text settles, "feb end"."""
+    """``text`` with the time shapes Duckling misreads written the way it reads them: a date in
+    another language's words or dotted digits, a week commencing, two days sharing one month, digit
+    dates in the order the text settles, "feb end"."""
+    text = _in_english(text)
     text = _WEEK_COMMENCING.sub("the week of", text)
     text = _LONG_WORD.sub(_month_spelt, text)
     text = _MONTH_END.sub(lambda m: f"end of {m.group(1)}", text)
@@ -369,6 +439,12 @@ def fiscal_quarter(text: str, now: datetime, start_month: int) -> Window | None:
     if match is None:
         return None
     number = int(match.group(1)) if match.group(1) else _ORDINAL[match.group(2).lower()]
+    if (named := _year_of(match.group(3), now)) is not None:
+        # "Q4 of FY26": a financial year is named by the calendar year it ends in (FY26 starting on 1
+        # October is October 2025 to September 2026), as governments and companies name theirs.
+        first = datetime(named - (1 if start_month > 1 else 0), start_month, 1, tzinfo=UTC)
+        start = _add(first, 3 * (number - 1), "month")
+        return Window(start=start, end=_add(start, 3, "month"), label=match.group(0).strip())
     first = datetime(now.year, start_month, 1, tzinfo=UTC)
     start = _add(first, 3 * (number - 1), "month")
     while start > now:
@@ -460,6 +536,52 @@ def _season(text: str, now: datetime, direction: Direction) -> Window | None:
 #: The calendars holidays are named in (Canada by Ontario, whose days most of it keeps), and the words
 #: that point to one ("bank holiday" is England's).
 _CALENDARS = (("US", None), ("GB", "ENG"), ("IN", None), ("AU", None), ("CA", "ON"))
+#: Calendars read when the text names their country, or when no calendar above has the holiday it
+#: names ("Heritage Day", "Dragon Boat Festival", "the June bank holiday"): then the days are a guess
+#: the answer states (``Window.reading``), since another country may keep a day of that name.
+_MORE_CALENDARS = (
+    ("IE", None), ("GB", "SCT"), ("GB", "WLS"), ("NZ", None), ("ZA", None), ("SG", None), ("CN", None),
+    ("FR", None), ("DE", None),
+)  # fmt: skip
+#: How a text names a calendar's country (its name, its people's adjective, its usual shortening).
+_COUNTRY_WORDS = {
+    ("US", None): r"u\.s\.a?\.?|usa|america|american|united\s+states|stateside",
+    ("GB", "ENG"): r"uk|u\.k\.|britain|british|england|english|hmrc",
+    ("IN", None): r"india|indian",
+    ("AU", None): r"australia|australian|aussie|oz",
+    ("CA", "ON"): r"canada|canadian|ontario",
+    ("IE", None): r"ireland|irish|eire|éire",
+    ("GB", "SCT"): r"scotland|scottish|scots",
+    ("GB", "WLS"): r"wales|welsh",
+    ("NZ", None): r"new\s+zealand|nz|kiwi|aotearoa",
+    ("ZA", None): r"south\s+africa|south\s+african|sa",
+    ("SG", None): r"singapore|singaporean",
+    ("CN", None): r"china|chinese|prc",
+    ("FR", None): r"france|french",
+    ("DE", None): r"germany|german",
+}
+_COUNTRY_NAMES = {
+    ("US", None): "the US", ("GB", "ENG"): "England", ("IN", None): "India", ("AU", None): "Australia",
+    ("CA", "ON"): "Canada (Ontario)", ("IE", None): "Ireland", ("GB", "SCT"): "Scotland",
+    ("GB", "WLS"): "Wales", ("NZ", None): "New Zealand", ("ZA", None): "South Africa",
+    ("SG", None): "Singapore", ("CN", None): "China", ("FR", None): "France", ("DE", None): "Germany",
+}  # fmt: skip
+
+
+def _countries_named(text: str) -> list[tuple[str, str | None]]:
+    """The calendars whose country ``text`` names ("Canadian one, eh", "china national day"), in the
+    order they are said."""
+    found = []
+    for calendar_of, words in _COUNTRY_WORDS.items():
+        # Short forms only as written ("NZ", "SA"): "sa" or "oz" in lower case are other words.
+        if match := re.search(rf"\b(?:{words})\b", text, re.I):
+            said = match.group(0)
+            if len(said) <= 3 and not said.isupper() and "." not in said:
+                continue
+            found.append((match.start(), calendar_of))
+    return [calendar_of for _, calendar_of in sorted(found)]
+
+
 _BANK_HOLIDAY = re.compile(r"\bbank\s+holidays?\b", re.I)
 #: What a holiday's name says around it: "the late May bank holiday weekend", "Thanksgiving week".
 _HOLIDAY_PART = re.compile(
@@ -509,7 +631,7 @@ def _holiday_days(
 def _holiday_name(name: str) -> re.Pattern[str]:
     """The words a holiday's calendar name is said in: "Thanksgiving" for "Thanksgiving Day", "Easter"
     for "Easter Sunday"; a trailing "Day" or "Sunday" is left out only after a long word of its own."""
-    name = re.sub(r"\s*\((?:observed|estimated)\)", "", name)
+    name = re.sub(r"\s*\(.*?\)", "", name)  # "(observed)", "Chinese New Year (Spring Festival)"
     # "St Patrick's Day" for "Saint Patrick's Day"; "Mothers Day" for "Mother's Day".
     words = [
         r"(?:saint|st\.?)" if word.lower() == "saint" else re.escape(word).replace("'", "'?")
@@ -544,34 +666,88 @@ def _unnamed_holiday(text: str) -> bool:
     return qualifier is not None and qualifier.group(1).lower() not in _NOT_A_HEAD
 
 
+_Named = tuple[int, int, str, str, str | None]  # start, end, the calendar's name, country, subdivision
+
+
+def _holiday_named(text: str, calendars: Sequence[tuple[str, str | None]], year: int) -> _Named | None:
+    """The holiday of ``calendars`` that ``text`` names: the longest name said; a name two countries
+    share ("Independence Day") is the country's whose holidays the text names more often ("... on
+    Independence Day, for the I-Day offer"), else the one listed first."""
+    named: list[_Named] = []
+    for country, subdiv in calendars:
+        for _, name in _holiday_days(country, subdiv, year):
+            if "substituted" in name:  # China's working weekends swapped for days off: no names
+                continue
+            if match := _holiday_name(name).search(text):
+                named.append((match.start(), match.end(), name, country, subdiv))
+        for words, name, of in _HOLIDAY_ALIASES:
+            if of == country and (match := re.search(rf"\b{words}\b", text, re.I)):
+                named.append((match.start(), match.end(), name, country, subdiv))
+    votes = Counter(
+        country for _, _, country in {(start, end, country) for start, end, _, country, _ in named}
+    )
+    return max(named, key=lambda item: (item[1] - item[0], votes[item[3]]), default=None)
+
+
+def _kept_alike(found: _Named, year: int) -> bool:
+    """Whether the holiday ``found`` names is kept on the same days by two or more of the calendars
+    read on a guess ("Ascension Day", "Pentecost Monday"): a feast, not one country's day."""
+    pattern = _holiday_name(found[2])
+    kept = [
+        frozenset(
+            day for day, name in _holiday_days(country, subdiv, year) if pattern.fullmatch(_unbracketed(name))
+        )
+        for country, subdiv in _MORE_CALENDARS
+    ]
+    kept = [days for days in kept if days]
+    return len(kept) >= 2 and len(set(kept)) == 1
+
+
+def _unbracketed(name: str) -> str:
+    return re.sub(r"\s*\(.*?\)", "", name)
+
+
 def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
     """A holiday named in ``text`` as its country's calendar dates it: the day, or its week (Monday to
     Sunday) or its weekend (the holiday joined to the nearest Saturday and Sunday, with the calendar's
     holidays next to them: Easter's is Good Friday to Easter Monday). "The (late) May bank holiday" is
     the English bank holiday of that month; the latest that has come (past) or the next (future)."""
     bank = _BANK_HOLIDAY.search(text)
-    calendars = [c for c in _CALENDARS if c[0] == "GB"] if bank else list(_CALENDARS)
-    named: list[tuple[int, int, str, str, str | None]] = []  # start, end, name, country, subdiv
-    for country, subdiv in calendars:
-        for _, name in _holiday_days(country, subdiv, now.year):
-            if match := _holiday_name(name).search(text):
-                named.append((match.start(), match.end(), name, country, subdiv))
-        for words, name, of in _HOLIDAY_ALIASES:
-            if of == country and (match := re.search(rf"\b{words}\b", text, re.I)):
-                named.append((match.start(), match.end(), name, country, subdiv))
-    # The longest name is the one meant; a name two countries share ("Independence Day") is the
-    # country's whose holidays the text names more often ("... on Independence Day, for the I-Day offer").
-    votes = Counter(
-        country for _, _, country in {(start, end, country) for start, end, _, country, _ in named}
-    )
-    found = max(named, key=lambda item: (item[1] - item[0], votes[item[3]]), default=None)
+    said_countries = _countries_named(text)
+    # "Canadian Thanksgiving", "china national day": the country said is the calendar meant.
+    home = [c for c in _CALENDARS if c[0] == "GB"] if bank else list(_CALENDARS)
+    found = _holiday_named(text, said_countries or home, now.year)
+    if found is None and said_countries and not bank:
+        # A country said that keeps no day of that name ("our US stores on Boxing Day"): the usual
+        # calendars, as if none were said.
+        found = _holiday_named(text, home, now.year)
+    guessed = False
+    if found is None and not said_countries and not bank:
+        # A holiday none of the usual calendars has: another country's, read as a guess said so.
+        found = _holiday_named(text, list(_MORE_CALENDARS), now.year)
+        guessed = found is not None and not _kept_alike(found, now.year)
     month: tuple[str | None, int] | None = None
     if found is None and bank is not None:
         said = _WHEN_IN_MONTH.search(text[: bank.start()])
         if said is None and _unnamed_holiday(text):
             return None
         month = ((said.group(1) or "").lower() or None, _MONTHS[said.group(2).lower()[:3]]) if said else None
-        found = (said.start() if said else bank.start(), bank.end(), "", "GB", "ENG")
+        # "the June bank holiday": England's, or (none that month) a calendar that has one then.
+        banked = [c for c in said_countries or _CALENDARS if c[0] == "GB"] + [
+            c for c in said_countries or _MORE_CALENDARS if c not in _CALENDARS
+        ]
+        keeping = [
+            c
+            for c in banked
+            if month is None
+            or any(
+                day.month == month[1] and _BANK_HOLIDAY.search(other)
+                for day, other in _holiday_days(c[0], c[1], now.year)
+            )
+        ]
+        country, subdiv = keeping[0] if keeping else ("GB", "ENG")
+        guessed = (country, subdiv) != ("GB", "ENG") and not said_countries
+        found = (said.start() if said else bank.start(), bank.end(), "", country, subdiv)
     if found is None:
         return None
     start_at, end_at, name, country, subdiv = found
@@ -583,9 +759,17 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
         days = _holiday_days(str(country), subdiv, year)
         if name:
             pattern = _holiday_name(name)
-            return [day for day, other in days if pattern.fullmatch(re.sub(r"\s*\(.*?\)", "", other))]
+            same = [
+                (day, other) for day, other in days if pattern.fullmatch(re.sub(r"\s*\(.*?\)", "", other))
+            ]
+            # The day itself is meant, not the day off in its stead, when the calendar has both.
+            itself = [day for day, other in same if "(observed)" not in other]
+            return itself or [day for day, _ in same]
         picked = [day for day, other in days if month is None or day.month == month[1]]
         picked = [day for day in picked if day.weekday() != 6]  # Easter Sunday is no bank holiday
+        if (country, subdiv) != ("GB", "ENG"):
+            # Another calendar's days of that month are not all bank holidays (Ireland's June has one).
+            picked = [day for day in picked if any(d == day and _BANK_HOLIDAY.search(o) for d, o in days)]
         if month is not None and month[0] in ("early", "start of") and picked:
             return picked[:1]
         if month is not None and month[0] in ("late", "end of") and picked:
@@ -597,7 +781,7 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
         kind = (part.group(1).lower() if part else "").replace("long ", "")
         if kind == "week":
             start = day - timedelta(days=day.weekday())
-            return Window(start=start, end=start + timedelta(days=7), label=label)
+            return Window(start=start, end=start + timedelta(days=7), label=label, reading=reading)
         if kind == "weekend":
             saturday = day + timedelta(days=(5 - day.weekday()) % 7)
             if day.weekday() in (0, 1, 6):  # Monday, Tuesday, Sunday: the weekend just before
@@ -608,8 +792,21 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
                 start -= timedelta(days=1)
             while end in holidays_near:
                 end += timedelta(days=1)
-            return Window(start=start, end=end, label=label)
-        return Window(start=day, end=day + timedelta(days=1), label=label)
+            return Window(start=start, end=end, label=label, reading=reading)
+        # A holiday of several days in a row (China's National Day, 1-3 October) is one window.
+        first, last = day, day
+        while first - timedelta(days=1) in run:
+            first -= timedelta(days=1)
+        while last + timedelta(days=1) in run:
+            last += timedelta(days=1)
+        return Window(start=first, end=last + timedelta(days=1), label=label, reading=reading)
+
+    run = {day for year in (now.year - 1, now.year, now.year + 1) for day in days_of(year)} if name else set()
+    reading = (
+        f"{name or 'the bank holiday'} as {_COUNTRY_NAMES[(str(country), subdiv)]}'s calendar has it"
+        if guessed
+        else None
+    )
 
     if year_said is not None:
         year = (
@@ -617,9 +814,13 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
             if year_said.group(1)
             else now.year + (1 if year_said.group(2) else -1 if year_said.group(4) else 0)
         )
-        windows = [window_of(day) for day in days_of(year)]
+        windows = list(dict.fromkeys(window_of(day) for day in days_of(year)))
         return windows[-1] if windows else None
-    windows = [window_of(day) for year in (now.year - 1, now.year, now.year + 1) for day in days_of(year)]
+    windows = list(
+        dict.fromkeys(
+            window_of(day) for year in (now.year - 1, now.year, now.year + 1) for day in days_of(year)
+        )
+    )
     if direction == "past":
         begun = [window for window in windows if window.start <= now]
         return begun[-1] if begun else None
@@ -629,7 +830,7 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
     window = ahead[0]
     before = re.search(r"\b(?:before|ahead\s+of)\s+(?:the\s+)?$", text[:start_at], re.I)
     if before is not None:
-        return Window(start=now, end=window.start, label=f"before {window.label}")
+        return Window(start=now, end=window.start, label=f"before {window.label}", reading=window.reading)
     return window
 
 
@@ -643,6 +844,61 @@ _WEEKS_BACK = re.compile(
 )
 #: "three months ago", "2 weeks ago": the calendar unit that many back (a day ago is that day).
 _UNITS_AGO = re.compile(rf"\b{_COUNT}\s+(day|week|month|quarter|year)s?\s+ago\b", re.I)
+
+
+#: "the past three full months", "last 2 complete weeks": whole calendar units before the one running.
+_FULL_UNITS = re.compile(
+    rf"\b(?:the\s+)?(?:last|past|previous|prior)\s+(?:{_COUNT}\s+)?(?:full|complete|whole|entire|calendar)\s+"
+    r"(week|month|quarter|year)s?\b",
+    re.I,
+)
+
+
+def _full_units(text: str, now: datetime) -> Window | None:
+    match = _FULL_UNITS.search(text)
+    if match is None:
+        return None
+    count, unit = _count(match.group(1)), match.group(2).lower()
+    end = _unit_start(now, unit)
+    if unit == "week":
+        start = end - timedelta(days=7 * count)
+    else:
+        start = _add(end, -count * {"month": 1, "quarter": 3, "year": 12}[unit], "month")
+    return Window(start=start, end=end, label=match.group(0).strip())
+
+
+#: "this tax year so far", "last tax year", "the 2025/26 tax year", "the UK tax year".
+_TAX_YEAR = re.compile(
+    r"\b(?:(this|current|last|previous|prior)\s+)?(?:(\d{4})\s*[/-]\s*\d{2,4}\s+)?tax\s+year"
+    r"(?:\s+(\d{4})\s*[/-]\s*\d{2,4})?\b",
+    re.I,
+)
+#: The day a country's tax year starts on (month, day): the calendar year where none is listed.
+_TAX_YEAR_START = {("GB", "ENG"): (4, 6), ("GB", "SCT"): (4, 6), ("GB", "WLS"): (4, 6), ("IN", None): (4, 1),
+                   ("AU", None): (7, 1), ("NZ", None): (4, 1), ("ZA", None): (3, 1)}  # fmt: skip
+
+
+def _tax_year(text: str, now: datetime) -> Window | None:
+    """A tax year as the country the text names keeps it; with none named, the UK's (from 6 April),
+    the one "tax year" usually names, as a reading the answer states."""
+    match = _TAX_YEAR.search(text)
+    if match is None:
+        return None
+    named = _countries_named(text)
+    country = named[0] if named else ("GB", "ENG")
+    month, day = _TAX_YEAR_START.get(country, (1, 1))
+    said = match.group(2) or match.group(3)
+    if said:
+        year = int(said)
+    else:
+        year = now.year if (now.month, now.day) >= (month, day) else now.year - 1
+        if (match.group(1) or "").lower() in ("last", "previous", "prior"):
+            year -= 1
+    start = datetime(year, month, day, tzinfo=UTC)
+    reading = None if named else f"the tax year as the UK's runs (from {start:%-d %B})"
+    return Window(
+        start=start, end=start.replace(year=year + 1), label=match.group(0).strip(), reading=reading
+    )
 
 
 def _units_ago(text: str, now: datetime) -> Window | None:
@@ -733,8 +989,8 @@ def _part_of_period(text: str, now: datetime) -> Window | None:
     span = _count(match.group(2)) * timedelta(days=_SPAN_DAYS[match.group(3).lower().rstrip("s")])
     label = match.group(0).strip(" ?.!")
     if match.group(1).lower() in ("first", "opening"):
-        return Window(start=period.start, end=min(period.start + span, period.end), label=label)
-    return Window(start=max(period.end - span, period.start), end=period.end, label=label)
+        return replace(period, end=min(period.start + span, period.end), label=label)
+    return replace(period, start=max(period.end - span, period.start), label=label)
 
 
 def _anchored_span(text: str, now: datetime) -> Window | None:
@@ -755,14 +1011,15 @@ def _anchored_span(text: str, now: datetime) -> Window | None:
         return _add(moment, sign * count, "month")
 
     label = match.group(0).strip(" ?.!")
+    # A day read by a guess makes the span counted from it one too: ``replace`` keeps its reading.
     if relation in ("starting", "from", "beginning"):
-        return Window(start=anchor.start, end=shifted(anchor.start, 1), label=label)
+        return replace(anchor, end=shifted(anchor.start, 1), label=label)
     if relation in ("after", "following"):
-        return Window(start=anchor.end, end=shifted(anchor.end, 1), label=label)
+        return replace(anchor, start=anchor.end, end=shifted(anchor.end, 1), label=label)
     if relation == "before":
-        return Window(start=shifted(anchor.start, -1), end=anchor.start, label=label)
+        return replace(anchor, start=shifted(anchor.start, -1), end=anchor.start, label=label)
     # Ending on the day named: that day is the span's last.
-    return Window(start=shifted(anchor.end, -1), end=anchor.end, label=label)
+    return replace(anchor, start=shifted(anchor.end, -1), label=label)
 
 
 #: "within 60 days", "in the next quarter", "by March": how long a goal has, not a span of data.
@@ -799,7 +1056,17 @@ _RUNNING_TO_DATE = re.compile(r"[-\s]+(?:to|till|until)[-\s]+date\b", re.I)
 
 
 def _said_time(masked: str) -> str | None:
-    for pattern in (_TO_DATE, _QUARTER, _HALF_OF_MONTH, _HALF_OF_YEAR, _SEASON, _BEFORE_LAST):
+    for pattern in (
+        _TO_DATE,
+        _TAX_YEAR,
+        _FULL_UNITS,
+        _WEEKS_BACK,
+        _QUARTER,
+        _HALF_OF_MONTH,
+        _HALF_OF_YEAR,
+        _SEASON,
+        _BEFORE_LAST,
+    ):
         match = pattern.search(masked)
         if match:
             return match.group(0).strip()
@@ -1501,10 +1768,15 @@ _ENTITY_WORD = re.compile(r"\b(?:stores?|shops?|branch(?:es)?|outlets?)\s*#?\s*[
 #: Places numbered in a shortening of their noun ("st 4", "br. 2", "shp #3"): the letters of one noun
 #: only, in order, the first one first.
 _PLACE_NOUNS = ("store", "shop", "branch", "outlet")
-_PLACE_SHORTHAND = re.compile(r"\b([A-Za-z]{2,4})\.?(\s*#?\s*\d+)\b(?!\s*(?:%|percent|[.,:/]\d))")
+_PLACE_SHORTHAND = re.compile(
+    r"\b([A-Za-z]{2,4})\.?(\s*#?\s*\d+)\b(?!\s*(?:%|percent|[.,:/]\d))|\b([Ss])(\d{1,3})\b(?![.,:/%]\d|\s*%)"
+)
 
 
 def _place_written_out(match: re.Match[str]) -> str:
+    if match.group(3):
+        # "s7", "S07": a store by its code, the letter of both "store" and "shop" (the same place).
+        return f"store {int(match.group(4))}"
     said = match.group(1).lower()
     if said in _PLACE_NOUNS or said in _COUNT_WORDS:
         return match.group(0)
@@ -1959,6 +2231,19 @@ def _event_words(text: str, label: str) -> str:
     return text[start:end].strip()
 
 
+def guessed_deadline(text: str, now: datetime) -> tuple[str, str] | None:
+    """A goal's deadline read only by a guess ("before Waitangi Day" by New Zealand's calendar when the
+    text names no country): its words and the reading with its day, for the user to settle; None when
+    the words settle it or there is none."""
+    deadline = goal_deadline(text, now)
+    if deadline is None:
+        return None
+    window = time_window(_target_blanked(text), now, direction="future")
+    if window is None or window.reading is None:
+        return None
+    return window.label, f"{window.reading}, {deadline[0]:%-d %B %Y}"
+
+
 def unread_deadline(text: str, now: datetime) -> str | None:
     """The words of a goal that tie it to a moment no date was read from ("by the time the new
     manager starts", "before the spring sale"); None when there are none or a deadline was read."""
@@ -1983,7 +2268,22 @@ def restated(goal: str, change: str) -> str:
         goal = spelled_for_duckling(goal)  # "till april end" is read (and found) as "till end of april"
     if new_time and old_time and old_time in goal:
         goal = goal.replace(old_time, new_time, 1)
+    elif (
+        not new_time
+        and old_time
+        and old_time in goal
+        and (event := _EVENT_DEADLINE.search(_target_blanked(change)))
+    ):
+        # "give them until St David's Day": a new deadline no calendar here places replaces the old
+        # one all the same (then asked about), never leaving the plan on the date it replaces.
+        words = event.group(0).strip(" ?.!")
+        if re.sub(r"^\S+\s+", "", words).lower() not in _POINTERS:
+            goal = goal.replace(old_time, words, 1)
     return goal
+
+
+#: Words that point back instead of naming a moment ("before that", "until then").
+_POINTERS = frozenset({"that", "then", "it", "this", "now", "so", "the"})
 
 
 def _midnight(moment: datetime) -> bool:

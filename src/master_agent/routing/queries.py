@@ -191,7 +191,7 @@ def _format(value: Any, metric: DataMetric) -> str:
 
 
 #: A financial year's period ("fiscal Q1", "FY Q2", "the financial year").
-_FISCAL = re.compile(r"\b(?:fiscal|financial|fy)\b", re.I)
+_FISCAL = re.compile(r"\b(?:fiscal|financial)\b|\bfy(?:\b|(?=\d{2}(?:\d{2})?\b))", re.I)  # "FY26" too
 #: "that month", "the same week": a period said earlier in the conversation.
 _TIME_POINTER = re.compile(
     r"\b(?:that|the\s+same|this\s+same|those)\s+(?:day|week|month|quarter|year|period|time|window|days|weeks|months)\b",
@@ -203,7 +203,9 @@ _PROPORTION = re.compile(
 )
 #: "the week after", "the month before that": a period counted from the one said before.
 _TIME_SHIFT = re.compile(
-    r"\b(?:the\s+)?(day|week|fortnight|month|quarter|year)\s+(after|before)(?!\s+last\b)(?:\s+that)?\b", re.I
+    r"\b(?:the\s+)?(day|week|fortnight|month|quarter|year)\s+(after|before|prior|earlier|following|later)"
+    r"(?!\s+last\b)(?:\s+(?:to\s+)?that)?\b",
+    re.I,
 )
 #: Words that ask for an order of entities by a figure ("which store had the highest", "who was the
 #: best seller", "rank our stores", "the bottom three").
@@ -324,7 +326,7 @@ async def _rank(
 
 #: Every store a question names ("Store 1 and Store 8", "stores 3 and 5").
 _STORES = re.compile(
-    r"\b(?:stores?|shops?)\s*#?\s*(\d+)(?:\s*(?:,|and|or|&|vs\.?|versus)\s*#?\s*(?:stores?\s*)?(\d+)(?![\d/:.]))?",
+    r"\b(?:stores?|shops?)\s*#?\s*(\d+)(?:\s*(?:,|and|or|&|vs?\.?|versus)\s*#?\s*(?:stores?\s*)?(\d+)(?![\d/:.]))?",
     re.I,
 )
 
@@ -805,7 +807,11 @@ def carried_over(
         message = f"{said_before} ({message.rstrip('?.! ')})"
     elif said_before and shift:
         # "and the week after?": the week after the one asked about before.
-        message = f"{message[: shift.start()]}the {shift.group(1)} {shift.group(2)} {said_before}{message[shift.end() :]}"
+        # "the week prior", "the month following": before or after it.
+        side = "before" if shift.group(2).lower() in ("before", "prior", "earlier") else "after"
+        message = (
+            f"{message[: shift.start()]}the {shift.group(1)} {side} {said_before}{message[shift.end() :]}"
+        )
     elif said_before and time_window(message, now, direction="past") is None:
         pointer = _TIME_POINTER.search(message)
         message = (
@@ -873,7 +879,8 @@ def _in_money(metric: DataMetric, request: QueryRequest) -> DataMetric | None:
 
 
 def _window_data(window: Window) -> dict[str, str]:
-    return {"label": window.label, "start": window.start.isoformat(), "end": window.end.isoformat()}
+    said = {"label": window.label, "start": window.start.isoformat(), "end": window.end.isoformat()}
+    return {**said, "reading": window.reading} if window.reading else said
 
 
 async def _coverage(sql: ReadOnlySql, metric: DataMetric) -> Window | None:

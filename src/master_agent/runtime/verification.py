@@ -72,6 +72,18 @@ def verify_answer(answer: Mapping[str, Any], asked: Mapping[str, Any]) -> list[C
             )
         )
     asked_window = asked.get("window")
+    if isinstance(asked_window, Mapping) and asked_window.get("reading"):
+        # The words did not settle the days (a holiday of a calendar the request did not name): the
+        # answer over them rests on a guess, said as one, and claims nothing.
+        first, last = _days(asked_window)
+        checks.append(
+            Check(
+                claim=f"the days of {asked_window.get('label') or 'the window'}: {first} to {last}",
+                evidence=f"a guess, not said in the request: {asked_window['reading']} "
+                "(name the country or the dates to settle it)",
+                verdict="weak",
+            )
+        )
     if isinstance(asked_window, Mapping) and {"start", "end"} <= set(asked_window):
         for path, node in _dicts(answer, ""):
             window = node.get("window")

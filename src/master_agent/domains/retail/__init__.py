@@ -53,14 +53,15 @@ STORE_ORDERS = (
 #: What this retailer's customers and staff call a device: every alias naming a device ("average device
 #: price") is also said with these words ("average handset price", "phone sales"), so a figure of the
 #: devices is found whichever word a question uses, and none of them reads as data the tenant lacks.
-DEVICE_WORDS = ("phone", "handset", "mobile")
+DEVICE_WORDS = ("phone", "handset", "mobile", "hardware")
 
 
-def _as_devices_are_called(aliases: tuple[str, ...]) -> tuple[str, ...]:
-    """``aliases`` and each alias naming a device said with every one of ``DEVICE_WORDS``."""
+def _as_devices_are_called(aliases: tuple[str, ...], name: str = "") -> tuple[str, ...]:
+    """``aliases`` and each of them, or the figure's ``name``, naming a device said with every one of
+    ``DEVICE_WORDS`` ("hardware revenue" for the device revenue)."""
     said = [
         re.sub(r"\bdevice", word, alias)
-        for alias in aliases
+        for alias in (name, *aliases)
         if re.search(r"\bdevice", alias)
         for word in DEVICE_WORDS
     ]
@@ -81,7 +82,7 @@ def _sales(
     return DataMetric(
         name=name,
         description=means,
-        aliases=_as_devices_are_called(aliases),
+        aliases=_as_devices_are_called(aliases, name),
         table="transactions",
         expression=expression,
         time_column="sold_at",
@@ -132,7 +133,7 @@ DATA_METRICS = (
            ("number of refunds", "refund count", "refunded sales", "returns"),
            "how many sales were refunded or returned", lower_is_better=True),
     _sales("average device amount", "avg(device_amount)::float", "currency",
-           ("average device sale", "average device price", "average sale amount"),
+           ("average device sale", "average device price", "average sale amount", "asp"),
            "the average price paid for a phone or device"),
     _sales("device revenue", "coalesce(sum(device_amount), 0)::float", "currency",
            ("device sales revenue", "total device sales", "device sales amount", "device takings"),
@@ -143,7 +144,7 @@ DATA_METRICS = (
            "all the money taken, devices and accessories together", average="average basket"),
     _sales("average basket", "avg(device_amount + coalesce(accessory_amount, 0))::float", "currency",
            ("average basket value", "basket size", "average transaction value", "average spend per sale",
-            "average ticket"),
+            "average ticket", "aov"),
            "how much a customer spends per sale on average, device and accessory together"),
     _staff("staff count", "count(*)", "count", ("headcount", "number of staff", "staff members", "employees"),
            "how many people work at a store"),

@@ -26,6 +26,7 @@ from master_agent.capabilities.terms import (
     goal_deadline,
     goal_metric,
     goal_target,
+    guessed_deadline,
     level_reference,
     moves_a_figure,
     past_window,
@@ -98,6 +99,10 @@ def make_goal_reader(
             # "by 1/3/27": 1 March or 3 January, both ahead; which one the plan's timeline runs to is
             # the user's to say, never the parser's default order.
             stated["deadline_ambiguous"] = [f"{day:%-d %B %Y}" for day, _ in readings]
+        elif guess := guessed_deadline(ahead, now):
+            # "before Waitangi Day" with no country named: a calendar's day is a guess, so the date is
+            # asked for (the guess said), never planned to.
+            stated["deadline_unread"], stated["deadline_guess"] = guess
         elif deadline := goal_deadline(ahead, now):
             day, _words = deadline
             stated["deadline"] = day.date().isoformat()
@@ -345,7 +350,8 @@ def missing_information(known: dict[str, Any]) -> MissingInformation | None:
         return MissingInformation(
             fields=["deadline"],
             question=f"Which date is {known['deadline_unread']!r} for you (e.g. 31 March)? Then the target "
-            "has a date to be met by.",
+            "has a date to be met by."
+            + (f" (I would read it as {known['deadline_guess']}.)" if known.get("deadline_guess") else ""),
         )
     if known.get("deadline_ambiguous") and not known.get("deadline"):
         first, second = known["deadline_ambiguous"][:2]

@@ -114,11 +114,14 @@ CLOSINGS = (
     "perfect, appreciate the help",
     "brilliant, great work",
     "lovely job, much obliged",
+    "that'll do me, thanks a million",
 )
 #: Least cosine similarity of a closing to one of ``CLOSINGS``, by embedder (an embedder with none
 #: measured finds no closing). all-MiniLM-L6-v2, on the follow-ups of the routing evaluation's train and
 #: tuning parts and eval-truth's tuning parts: the highest message that continued its thread was 0.445
-#: ("fine, apply for that"); "thanks a ton, you're a lifesaver" is 0.472, "cheers mate" 0.513.
+#: ("fine, apply for that"); "thanks a ton, you're a lifesaver" is 0.472, "cheers mate" 0.513, "grand so,
+#: that'll do me. thanks a mill" 0.473 (0.329 before "that'll do me, thanks a million" was a closing; the
+#: highest continuing follow-up then is "ok lets do that", 0.429).
 CLOSING_MIN_SIMILARITY = {"all-MiniLM-L6-v2": 0.46}
 _ASKS = re.compile(r"[?\d]")
 _closing_vectors: dict[str, list[list[float]]] = {}

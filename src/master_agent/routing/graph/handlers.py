@@ -167,7 +167,14 @@ class HandlerNodes(FrontDoorBase):
         checks = [*evidence, *verified.checks]
         unbacked = limitations_of(evidence) + verified.limitations
         limitations = ([] if answer.answered else [answer.text]) + unbacked
-        answered = answer.answered and not routing.get("best_guess")
+        # A window read by a guess (a holiday of a calendar the message did not name) makes the answer no
+        # claim: said with the guess it rests on, as a partial answer. (An unbacked window check is the
+        # message's window read without what the handler read beside it, a fiscal year's start: said.)
+        answered = (
+            answer.answered
+            and not routing.get("best_guess")
+            and not any(check.verdict == "weak" for check in verified.checks)
+        )
         envelope = _envelope(
             "success" if answered else "partial", answer.data, limitations, verification=checks
         )
@@ -314,6 +321,7 @@ class HandlerNodes(FrontDoorBase):
                 "label": window.label,
                 "start": window.start.isoformat(),
                 "end": window.end.isoformat(),
+                **({"reading": window.reading} if window.reading else {}),
             }
         return asked
 
