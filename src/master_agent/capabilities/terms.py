@@ -2105,11 +2105,7 @@ def changed_between(text: str, now: datetime) -> tuple[Window, Window] | None:
         if best is None:
             return None
         # Said after "in" in the answer: the words' own preposition ("in October") would repeat it.
-        return Window(
-            start=best.start,
-            end=best.end,
-            label=re.sub(r"^(?:in|over|during)\s+", "", best.label, flags=re.I),
-        )
+        return replace(best, label=re.sub(r"^(?:in|over|during)\s+", "", best.label, flags=re.I))
 
     for join in _PERIOD_JOIN.finditer(masked):
         before = _PERIOD_WORD.findall(masked[: join.start()])
