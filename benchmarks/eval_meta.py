@@ -1,7 +1,8 @@
 """``make eval-meta``: system requests through the meta-orchestrator, and what the built systems do.
 
-The requests are ``benchmarks/eval_meta/tuning.json`` (10), ``tuning2.json`` (8) and ``tuning3.json``
-(4, from the evaluation set rm5's ``meta_tuning3.json``), tuned on, and
+The requests are ``benchmarks/eval_meta/tuning.json`` (10), ``tuning2.json`` (8), ``tuning3.json``
+(4, from the evaluation set rm5's ``meta_tuning3.json``) and ``tuning4.json`` (5, from meta4's
+``meta_tuning4.json``, its README ``README4.md``), tuned on, and
 ``heldout.json`` (3), ``heldout2.json`` (4) and ``heldout3.json`` (5, rm5's ``meta_heldout3.json``), never read while tuning: only their aggregates are
 printed. Each file is reported apart. They were copied from the evaluation sets separate helpers wrote
 without reading the code (their READMEs there: ``README.md``, ``README2.md``). ``--only tuning2``
@@ -47,6 +48,7 @@ SPLITS = (
     ("tuning", "tuning.json", True),
     ("tuning2", "tuning2.json", True),
     ("tuning3", "tuning3.json", True),
+    ("tuning4", "tuning4.json", True),
     ("held-out", "heldout.json", False),
     ("held-out2", "heldout2.json", False),
     ("held-out3", "heldout3.json", False),
