@@ -585,9 +585,10 @@ def _label_patterns(comparison: Comparison) -> list[tuple[str, bool]]:
 
 
 def _aggregate(values: list[float], comparison: Comparison) -> float:
-    """One quantity of several written: any one of them ("any single day"), their total, else the first."""
-    if comparison.each:
-        return max(values) if comparison.op in (">", ">=") else min(values)
+    """One quantity of several written: any one of them ("any single day"), all of them ("every table
+    it alters": the one nearest to failing), their total, else the first."""
+    if comparison.each or comparison.every:
+        return max(values) if (comparison.op in (">", ">=")) == comparison.each else min(values)
     return sum(abs(v) for v in values) if comparison.total else values[0]
 
 
@@ -668,8 +669,8 @@ def quantity(comparison: Comparison, text: str, now: date | None = None) -> floa
 
 def _pick_sql(comparison: Comparison) -> str:
     """``_aggregate`` over a column ``v``."""
-    if comparison.each:
-        return "max(v)" if comparison.op in (">", ">=") else "min(v)"
+    if comparison.each or comparison.every:
+        return "max(v)" if (comparison.op in (">", ">=")) == comparison.each else "min(v)"
     return "sum(abs(v))" if comparison.total else "(array_agg(v))[1]"
 
 
@@ -1335,6 +1336,21 @@ def _written(comparison: Comparison, value: float) -> str:
     return f"{amount_text(value, comparison.unit)}."
 
 
+def _listed(comparison: Comparison, others: list[Comparison]) -> str:
+    """A case's words listing two values of a quantity quantified over several things, one holding and
+    one failing the comparison, the one that decides second: for "a table of at least ..." (any one)
+    the failing one first, for "every table ... fewer than" (all of them) the holding one first;
+    ``others`` written satisfied."""
+    step = _step(comparison)
+    op, value = comparison.op, comparison.value
+    holding = value if op in (">=", "<=") else value + step if op == ">" else value - step
+    failing = value - step if op == ">=" else value + step if op == "<=" else value
+    values = [failing, holding] if comparison.each else [holding, failing]
+    label = f"{comparison.label.capitalize()}: " if comparison.label else ""
+    listed = f"{label}{'; '.join(amount_text(v, comparison.unit) for v in values)}."
+    return " ".join([listed, *(_written(o, _satisfying(o)) for o in others)])
+
+
 #: Items of one rule given a look-alike case each, at most.
 MAX_LOOK_ALIKES = 3
 
@@ -1460,6 +1476,17 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
                             continue
                         parts = [_written(o, value if o is c else _satisfying(o)) for o in compared]
                         case(requirement, field, suffix, f"{noun}: {' '.join(parts)}{about}")
+                for index, c in enumerate(compared):
+                    if (c.each or c.every) and not c.since:
+                        # Several values listed, the one that decides not first: "every table it
+                        # alters" read from the first table alone answers wrongly.
+                        listed = _listed(c, [o for o in compared if o is not c])
+                        case(
+                            requirement,
+                            field,
+                            f"several{index or ''}_{len(cases)}",
+                            f"{noun}: {listed}{about}",
+                        )
                 c = rule.when
                 if (
                     c.total

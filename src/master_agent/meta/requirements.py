@@ -42,8 +42,8 @@ from master_agent.meta.artifacts import (
 #: Characters of a request read (the request's own limit).
 MAX_CHARS = 5000
 _FIELD_DECL = re.compile(
-    r"\b(?:returns?|answers?|outputs?|responds?)\b[^.]*?\b(?:json object|object|fields?|answer)\b"
-    r"(?:\s+with)?(?:\s+the\s+fields?)?\s*(?P<body>[^.]*)",
+    r"\b(?:returns?|answers?|outputs?|responds?|produces?|emits?)\b[^.]*?\b(?:json object|object|fields?|answer)\b"
+    r"(?:\s+with)?(?:\s+(?:the|two|three|four|five)\s+fields?,?)?\s*(?P<body>[^.]*)",
     re.I,
 )
 _IDENT = re.compile(r"\b([a-z][a-z0-9]*(?:_[a-z0-9]+)*)\b")
@@ -378,9 +378,54 @@ def _comparison(
         if since is not None:
             return Comparison(op=op, value=value * days, unit="days", since=since, until=until)
     label, each = _named_by(before)
+    quantifier = _quantifier(before, text or clause)
+    every = quantifier == "every"
+    each = (each or quantifier == "some") and not every
     if unit and unit not in _MONEY and _PARTS.search(clause):
         total = True  # "at least 60 total hours", "counting added plus deleted lines"
-    return Comparison(op=op, value=value, unit=unit, total=total and not each, label=label, each=each)
+    return Comparison(
+        op=op,
+        value=value,
+        unit=unit,
+        total=total and not (each or every),
+        label=label,
+        each=each,
+        every=every,
+    )
+
+
+#: "every table it alters", "each line", "one or more receipts": a noun the request counts several of
+#: in one input.
+_SEVERAL = re.compile(r"\b(?:every|each|all(?:\s+the)?|one\s+or\s+more)\s+([a-z][a-z-]*)", re.I)
+#: A determiner and the noun it quantifies ("a table", "every table"), or the word after it ("a big table").
+_QUANTIFIED = re.compile(r"\b(every|each|all|any|a|an|one|some)\s+([a-z][a-z-]*)(?:\s+([a-z][a-z-]*))?", re.I)
+
+
+def collections(text: str) -> frozenset[str]:
+    """The nouns (singular) a request speaks of as several in one input ("the estimated row count of
+    every table it alters"): not the inputs themselves ("Each pull request gives ..."), not "every
+    other" (the default's words)."""
+    out = set()
+    for found in _SEVERAL.finditer(text):
+        noun = found.group(1).lower()
+        if noun in _FUNCTION or noun in _PREPOSITIONS or _INPUT_DECL.match(text, found.start()):
+            continue
+        out.add(singular_unit(noun))
+    return frozenset(out)
+
+
+def _quantifier(before: str, text: str) -> str | None:
+    """How a comparison's quantity is quantified over a noun the request counts several of: "every"
+    ("when every table it alters has fewer than"), "some" ("alters a table of at least", "any line
+    over"), none when the words before it quantify no such noun."""
+    several = collections(text)
+    if not several:
+        return None
+    phrase = re.split(r"[\";:()]|,\s", before)[-1]
+    for found in reversed(list(_QUANTIFIED.finditer(phrase))):
+        if any(singular_unit(noun) in several for noun in found.groups()[1:] if noun):
+            return "every" if found.group(1).lower() in ("every", "each", "all") else "some"
+    return None
 
 
 #: Currencies as Duckling writes them (a total of these sums amounts of money).
@@ -1403,7 +1448,7 @@ def _same_quantities(requirements: list[Requirement]) -> list[Requirement]:
         return c.model_copy(
             update={
                 "label": c.label or labels.get(c.unit),
-                "total": (c.total or c.unit in totals) and not c.each,
+                "total": (c.total or c.unit in totals) and not (c.each or c.every),
             }
         )
 
