@@ -288,7 +288,11 @@ class Comparison(BaseModel):
     value: float
     unit: str = Field(default="", description="'$', 'EUR', '%', or the noun after the number ('units').")
     total: bool = False
-    """The request says the quantity is a total: every amount of the unit in the input is summed."""
+    """The request says the quantity is a total: the input's "Total" line, else every amount of the
+    unit in the input summed (its tax lines too)."""
+    subtotal: bool = False
+    """The request compares an amount before tax ("a subtotal over $500", "$500 before tax"): the
+    input's "Subtotal" line, else its "Total" less its tax lines, else its amounts less its tax lines."""
     since: str | None = None
     """A time between dates: the quantity is the days from the input's date written after these
     words ("delivered") to the later date (``until``)."""

@@ -383,15 +383,31 @@ def _comparison(
     each = (each or quantifier == "some") and not every
     if unit and unit not in _MONEY and _PARTS.search(clause):
         total = True  # "at least 60 total hours", "counting added plus deleted lines"
+    subtotal = unit in _MONEY and _PRE_TAX.search(clause) is not None
+    if unit in _MONEY and _WITH_TAX.search(clause):
+        total = True
     return Comparison(
         op=op,
         value=value,
         unit=unit,
-        total=total and not (each or every),
+        total=total and not (each or every or subtotal),
+        subtotal=subtotal,
         label=label,
         each=each,
         every=every,
     )
+
+
+#: An amount of money said before tax: the input's subtotal, not its total.
+_PRE_TAX = re.compile(
+    r"\b(?:sub-?totals?|before (?:sales )?tax(?:es)?|excluding (?:sales )?tax(?:es)?|pre-tax|net of tax"
+    r"|without (?:sales )?tax(?:es)?)\b",
+    re.I,
+)
+#: An amount of money said with its tax: the input's total.
+_WITH_TAX = re.compile(
+    r"\b(?:including|with|plus|after) (?:its |their |the |sales )?(?:tax|taxes|vat)\b", re.I
+)
 
 
 #: "every table it alters", "each line", "one or more receipts": a noun the request counts several of
@@ -1243,7 +1259,48 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
     chained = _chained([_in_which_case(r, fields) for r in requirements], fields)
     chained = _worth_of_units(_declared_dates(text, chained))
     built = _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
-    return fields, [_unread(requirement, fields, subject) for requirement in built]
+    read = [_unread(requirement, fields, subject) for requirement in built]
+    return fields, [*read, *_unaccounted(text, fields, declaration, read)]
+
+
+#: A value a request gives in quotes ("(action "freeze")"): a clause holding one states a rule.
+_QUOTED = re.compile(r'"[^"]{1,60}"')
+_UNREAD_RULE = "no rule could be read from its words: it needs a model"
+#: "Input per request: ...", "Inputs: ...": a clause declaring what an input gives.
+_INPUT_LEAD = re.compile(r"\s*inputs?\b", re.I)
+
+
+def _unaccounted(
+    text: str, fields: dict[str, list[str]], declaration: re.Match[str] | None, read: list[Requirement]
+) -> list[Requirement]:
+    """Clauses stating a rule that no requirement was read from: a clause giving a value in quotes or
+    naming a declared field, outside the answer's declaration and every requirement's words. Each is
+    a requirement that is not built, so the gate cannot pass a system that never read it."""
+    out: list[Requirement] = []
+    for offset, clause in _clauses(text):
+        end = offset + len(clause)
+        if declaration is not None and offset < declaration.end() and declaration.start() < end:
+            continue
+        if any(offset < r.end and r.start < end for r in read):
+            continue
+        named = [f for f in fields if re.search(rf"\b{re.escape(f)}\b", clause)]
+        if not named and (
+            not _QUOTED.search(clause) or _INPUT_DECL.search(clause) or _INPUT_LEAD.match(clause)
+        ):
+            continue  # quotes in what an input gives ("(or "not yet delivered")") state no rule
+        out.append(
+            Requirement(
+                id=f"r{len(read) + len(out) + 1}",
+                kind="output_field" if named else "route",
+                text=clause,
+                start=offset,
+                end=end,
+                fields=named,
+                buildable=False,
+                why_not=_UNREAD_RULE,
+            )
+        )
+    return out
 
 
 #: "never uses", "must not contain", "no ... includes": a text's wording denied (the words follow).
@@ -1448,7 +1505,7 @@ def _same_quantities(requirements: list[Requirement]) -> list[Requirement]:
         return c.model_copy(
             update={
                 "label": c.label or labels.get(c.unit),
-                "total": (c.total or c.unit in totals) and not (c.each or c.every),
+                "total": (c.total or c.unit in totals) and not (c.each or c.every or c.subtotal),
             }
         )
 
