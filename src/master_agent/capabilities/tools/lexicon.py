@@ -142,9 +142,48 @@ MAX_CONTEXT = 24
 _CONTEXT_WORD = re.compile(r"[a-z]{4,}")
 #: Words of four letters or more that say nothing of a sense.
 _STOP = frozenset(
-    "into onto from with without that this these those their there them they then than what when where "
-    "which while will would have been were your yours ours also just only over some each every other "
-    "about after before please".split()
+    [
+        "into",
+        "onto",
+        "from",
+        "with",
+        "without",
+        "that",
+        "this",
+        "these",
+        "those",
+        "their",
+        "there",
+        "them",
+        "they",
+        "then",
+        "than",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "will",
+        "would",
+        "have",
+        "been",
+        "were",
+        "your",
+        "yours",
+        "ours",
+        "also",
+        "just",
+        "only",
+        "over",
+        "some",
+        "each",
+        "every",
+        "other",
+        "about",
+        "after",
+        "before",
+        "please",
+    ]
 )
 
 
