@@ -159,3 +159,24 @@ async def test_the_built_system_compares_the_subtotal_and_a_variant_comparing_th
     spec["name"] = "order_approval_broken"
     quality = await _gate_of(graph, tenant, spec, evaluation)
     assert quality["passed"] is False and any("not met" in u for u in quality["unmet"]), quality
+
+
+RETURNS = (
+    "Build an agent system that reviews refund requests. Each request gives the customer, the amount in US "
+    "dollars and whether the customer has returned the item. It returns a JSON object with decision (refund "
+    'or hold). Hold any refund over $200 unless the customer has returned the item (decision "hold"); every '
+    'other request gets decision "refund".'
+)
+
+
+def test_an_exception_a_yes_or_no_input_answers_is_read_from_its_answer() -> None:
+    requirements = extract_requirements(RETURNS)[1]
+    assert not any(r.loose for r in requirements), requirements  # the input answers it: no loose reading
+    rules = field_rules(requirements)
+    for text, decision in [
+        ("Customer: Ode. Amount: $250.00. Item returned: no.", "hold"),
+        ("Customer: Ode. Amount: $250.00. Item returned: yes.", "refund"),
+        ("Customer: Ode. Amount: $150.00. Item returned: no.", "refund"),
+        ("Customer: Ode. Amount: $250.00. Item returned: false. I returned it, honest.", "hold"),
+    ]:
+        assert expected_value(rules["decision"], text, rules) == decision, text

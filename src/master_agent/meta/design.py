@@ -503,9 +503,13 @@ def _sql_text(pattern: str) -> str:
 _ISO_DATE = r"(\d{4}-\d{2}-\d{2})"
 #: A word is negated in the input when a negation stands up to two words before it ("no receipt",
 #: "not a security problem") or a word saying it is absent follows it ("Receipt: none", "receipt not
-#: attached"): the NegEx idea, on the words of the item.
+#: attached"), or it labels a field answered no ("Multi-year contract signed: no"): the NegEx idea, on
+#: the words of the item.
 _NEG_BEFORE = r"\b(?:no|not|without|never|zero|non)\b[\s:,-]+(?:\w+[\s:,-]+){0,2}"
-_NEG_AFTER = r"\w*[\s:,-]{1,3}(?:(?:is|was|are|were)\s+)?(?:none|not|missing|absent|n/a)\b"
+_NEG_AFTER = (
+    r"\w*(?:[\s:,-]{1,3}(?:(?:is|was|are|were)\s+)?(?:none|not|missing|absent|n/a)\b"
+    r"|\s*[:=]\s*(?:no|false)\b)"
+)
 
 
 def _pg(pattern: str) -> str:

@@ -410,23 +410,28 @@ _WITH_TAX = re.compile(
 )
 
 
-#: "every table it alters", "each line", "one or more receipts": a noun the request counts several of
-#: in one input.
-_SEVERAL = re.compile(r"\b(?:every|each|all(?:\s+the)?|one\s+or\s+more)\s+([a-z][a-z-]*)", re.I)
+#: "every table it alters", "each line it lists", "one or more receipts": a noun the request counts
+#: several of in one input (said with a relative clause of its own, or "one or more").
+_SEVERAL = re.compile(
+    r"\b(?:(?:every|each|all(?:\s+the)?)\s+([a-z][a-z-]*)\s+(?:it|they|he|she|we|you)\b|one\s+or\s+more\s+([a-z][a-z-]*))",
+    re.I,
+)
 #: A determiner and the noun it quantifies ("a table", "every table"), or the word after it ("a big table").
 _QUANTIFIED = re.compile(r"\b(every|each|all|any|a|an|one|some)\s+([a-z][a-z-]*)(?:\s+([a-z][a-z-]*))?", re.I)
 
 
 def collections(text: str) -> frozenset[str]:
     """The nouns (singular) a request speaks of as several in one input ("the estimated row count of
-    every table it alters"): not the inputs themselves ("Each pull request gives ..."), not "every
-    other" (the default's words)."""
+    every table it alters"): not what the system handles, named in its first clause ("... for our
+    production change requests": "for each change it returns" is one input), not "every other"."""
+    first = _clauses(text)[0][1] if _clauses(text) else ""
+    handled = {singular_unit(w.lower()) for w in _WORD.findall(first)}
     out = set()
     for found in _SEVERAL.finditer(text):
-        noun = found.group(1).lower()
-        if noun in _FUNCTION or noun in _PREPOSITIONS or _INPUT_DECL.match(text, found.start()):
+        noun = singular_unit(found.group(1) or found.group(2))
+        if noun in _FUNCTION or noun in _PREPOSITIONS or noun in handled:
             continue
-        out.add(singular_unit(noun))
+        out.add(noun)
     return frozenset(out)
 
 
@@ -1616,6 +1621,10 @@ _SHARED_NOUN = re.compile(
 )
 
 
+#: "whether the customer has signed a multi-year contract": a yes-or-no input a request declares.
+_WHETHER = re.compile(r"\bwhether\s+([^,.;()]+)", re.I)
+
+
 def _loosened(text: str, requirements: list[Requirement]) -> list[Requirement]:
     """Each built requirement with the conditions whose words are not one run of words of the
     request (a phrase read with its own words left out between them: "dependency licensed gpl" from
@@ -1626,12 +1635,21 @@ def _loosened(text: str, requirements: list[Requirement]) -> list[Requirement]:
     for shared in _SHARED_NOUN.finditer(text):
         listed = re.split(r"\s*(?:,|\bor\b|\band\b)\s*", shared.group("items"))
         runs |= {f"{item.lower()} {shared.group('noun').lower()}" for item in listed if item}
+    # A yes-or-no input the request declares ("and whether the customer has signed a multi-year
+    # contract"): the input answers it after its label ("Multi-year contract signed: no"), so a
+    # condition made of its words is no loose reading.
+    asked = [{w.lower() for w in _WORD.findall(found.group(1))} for found in _WHETHER.finditer(text)]
     out = []
     for requirement in requirements:
         items = [
             item for rule in requirement.rules for item in [*rule.mentions, *rule.mentions_too, *rule.absent]
         ]
-        loose = [item for item in dict.fromkeys(items) if " ".join(_WORD.findall(item.lower())) not in runs]
+        loose = [
+            item
+            for item in dict.fromkeys(items)
+            if " ".join(_WORD.findall(item.lower())) not in runs
+            and not any({w.lower() for w in _WORD.findall(item)} <= words for words in asked)
+        ]
         out.append(requirement.model_copy(update={"loose": loose}) if loose else requirement)
     return out
 
