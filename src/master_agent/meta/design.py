@@ -661,7 +661,7 @@ def _on_lines(comparison: Comparison) -> bool:
     return comparison.unit in _CURRENCY and (comparison.total or comparison.subtotal)
 
 
-def _stated(comparison: Comparison, text: str) -> float | None:
+def _line_amount(comparison: Comparison, text: str) -> float | None:
     """An amount of money said with or before its tax, as the input's lines state it (``Comparison.
     total``, ``Comparison.subtotal``); None where the input writes no such line (and, for a subtotal,
     no amount)."""
@@ -686,8 +686,8 @@ def _stated(comparison: Comparison, text: str) -> float | None:
     return sum(written) - taxes if written else None
 
 
-def _stated_sql(comparison: Comparison, text: str) -> str:
-    """``_stated`` in SQL over the text expression ``text`` (NULL where it gives none)."""
+def _line_amount_sql(comparison: Comparison, text: str) -> str:
+    """``_line_amount`` in SQL over the text expression ``text`` (NULL where it gives none)."""
 
     def first(line: str) -> str:
         return (
@@ -711,8 +711,8 @@ def quantity(comparison: Comparison, text: str, now: date | None = None) -> floa
         return _days(comparison, text, now)
     if _counts_working_days(comparison.unit):
         return working_days(text)
-    if (stated := _stated(comparison, text)) is not None:
-        return stated
+    if (on_line := _line_amount(comparison, text)) is not None:
+        return on_line
     written = [] if _label_first(comparison) else _amounts_in(comparison, text)
     if written:
         return _aggregate(written, comparison)
@@ -790,7 +790,7 @@ def _amount_sql(comparison: Comparison, subject: str) -> str:
     labelled = _labelled_sql(comparison, subject)
     ordered = [*labelled, written] if _label_first(comparison) else [written, *labelled]
     if _on_lines(comparison):
-        ordered.insert(0, _stated_sql(comparison, f"%({subject})s::text"))
+        ordered.insert(0, _line_amount_sql(comparison, f"%({subject})s::text"))
     return f"COALESCE({', '.join(ordered)})"
 
 
@@ -1573,8 +1573,8 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
                     # sum: a system comparing the other amount than the request says answers wrongly.
                     below = round(c.value - max(_step(c), abs(c.value) * 0.05), 2)
                     tax = round(abs(c.value) * 0.1, 2)
-                    rest = "".join(f" {_written(o, _satisfying(o))}" for o in rule.also)
-                    text = f"{noun}: Subtotal: {amount_text(below, c.unit)}. Tax: {amount_text(tax, c.unit)}.{rest}"
+                    also = "".join(f" {_written(o, _satisfying(o))}" for o in rule.also)
+                    text = f"{noun}: Subtotal: {amount_text(below, c.unit)}. Tax: {amount_text(tax, c.unit)}.{also}"
                     case(requirement, field, "taxed", text)
                 parts = [_written(o, _satisfying(o)) for o in compared]
                 text = (
