@@ -27,6 +27,12 @@ REINDEX = (
 
 def test_a_noun_said_of_every_one_of_several_quantifies_its_comparisons() -> None:
     assert collections(REINDEX) == {"collection"}  # not "job": "Each job gives" declares the input
+    # The system's own subject may be counted too ("parcel manifests" holding every parcel), never the
+    # input an answer is given for ("for each change it returns").
+    assert collections("... for parcel manifests. Each gives the weight of every parcel it holds.") == {
+        "parcel"
+    }
+    assert collections("For each change it returns a JSON object with decision.") == frozenset()
     maintenance, live = field_rules(extract_requirements(REINDEX)[1])["mode"]
     assert maintenance.when is not None and maintenance.when.each and not maintenance.when.every
     assert live.when is not None and live.when.every and not live.when.each

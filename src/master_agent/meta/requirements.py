@@ -413,23 +413,28 @@ _WITH_TAX = re.compile(
 #: "every table it alters", "each line it lists", "one or more receipts": a noun the request counts
 #: several of in one input (said with a relative clause of its own, or "one or more").
 _SEVERAL = re.compile(
-    r"\b(?:(?:every|each|all(?:\s+the)?)\s+([a-z][a-z-]*)\s+(?:it|they|he|she|we|you)\b|one\s+or\s+more\s+([a-z][a-z-]*))",
+    r"\b(?:(?:every|each|all(?:\s+the)?)\s+([a-z][a-z-]*)\s+(?:it|they|he|she|we|you)\s+([a-z]+)"
+    r"|one\s+or\s+more\s+([a-z][a-z-]*))",
     re.I,
 )
+#: The verbs of an answer ("for each change it returns a JSON object"): said of one input, not several.
+_ANSWERS = re.compile(r"(?:return|answer|output|respond|produce|emit|give|send)s?", re.I)
 #: A determiner and the noun it quantifies ("a table", "every table"), or the word after it ("a big table").
 _QUANTIFIED = re.compile(r"\b(every|each|all|any|a|an|one|some)\s+([a-z][a-z-]*)(?:\s+([a-z][a-z-]*))?", re.I)
 
 
 def collections(text: str) -> frozenset[str]:
     """The nouns (singular) a request speaks of as several in one input ("the estimated row count of
-    every table it alters"): not what the system handles, named in its first clause ("... for our
-    production change requests": "for each change it returns" is one input), not "every other"."""
-    first = _clauses(text)[0][1] if _clauses(text) else ""
-    handled = {singular_unit(w.lower()) for w in _WORD.findall(first)}
+    every table it alters"): not the input the answer is given for ("for each change it returns a
+    JSON object"), not "every other"."""
     out = set()
     for found in _SEVERAL.finditer(text):
-        noun = singular_unit(found.group(1) or found.group(2))
-        if noun in _FUNCTION or noun in _PREPOSITIONS or noun in handled:
+        noun = singular_unit(found.group(1) or found.group(3))
+        if (
+            noun in _FUNCTION
+            or noun in _PREPOSITIONS
+            or (found.group(2) and _ANSWERS.fullmatch(found.group(2)))
+        ):
             continue
         out.add(noun)
     return frozenset(out)
