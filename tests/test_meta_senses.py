@@ -59,6 +59,25 @@ async def test_wordnet_senses_a_kind_of_the_category_without_any_embedder(
     assert await sensed(None, text, items) == found
 
 
+@pytest.mark.parametrize(
+    ("text", "items", "found"),
+    [
+        # "charger" is first a war horse in WordNet: the words around it pick its sense.
+        ("Receipts: phone charger $35.00; tax $2.80. Description: two days without my bag.", ["horse"], []),
+        ("Contents: a laptop charger and a power bank", ["horse"], []),
+        ("He rode his charger into battle", ["horse"], ["horse"]),
+        ("The artillery battery fired its guns", ["military unit"], ["military unit"]),
+    ],
+)
+async def test_a_word_is_read_in_the_sense_its_context_picks(
+    text: str, items: list[str], found: list[str]
+) -> None:
+    assert lexicon.available(), "WordNet is missing: run 'make install' (Debian wordnet-base, nltk)"
+    assert lexicon.kind_named(items[0], ["charger", "battery"]) is not None  # either sense, out of context
+    assert lexicon.kind_named("alcohol", ["lager"], "Two pints of lager at the pub") == "lager"
+    assert await sensed(None, text, items) == found
+
+
 def test_missing_wordnet_files_say_how_to_install_them(tmp_path: Path) -> None:
     with pytest.raises(lexicon.WordNetMissing, match="wordnet-base"):
         lexicon.wordnet(tmp_path)

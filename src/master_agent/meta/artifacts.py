@@ -288,7 +288,11 @@ class Comparison(BaseModel):
     value: float
     unit: str = Field(default="", description="'$', 'EUR', '%', or the noun after the number ('units').")
     total: bool = False
-    """The request says the quantity is a total: every amount of the unit in the input is summed."""
+    """The request says the quantity is a total: the input's "Total" line, else every amount of the
+    unit in the input summed (its tax lines too)."""
+    subtotal: bool = False
+    """The request compares an amount before tax ("a subtotal over $500", "$500 before tax"): the
+    input's "Subtotal" line, else its "Total" less its tax lines, else its amounts less its tax lines."""
     since: str | None = None
     """A time between dates: the quantity is the days from the input's date written after these
     words ("delivered") to the later date (``until``)."""
@@ -299,7 +303,10 @@ class Comparison(BaseModel):
     input writes no amount of the unit, the quantity is what it writes after its label (or after the
     unit's own noun: "Services: a, b, c" is 3 services, "Hours Mon-Sun: 8, 9" lists hours)."""
     each: bool = False
-    """"any single day of more than 12 hours": one of the listed values compares so."""
+    """"any single day of more than 12 hours", "alters a table of at least 5,000,000 rows" (of a
+    request saying "every table it alters"): one of the listed values compares so."""
+    every: bool = False
+    """"when every table it alters has fewer than 5,000,000 rows": all of the listed values compare so."""
     times: str | None = None
     """The output field counting the units of what the quantity is the worth of ("an order worth more
     than $25,000" of an order of ``quantity`` units): where the input writes its amount per unit

@@ -42,8 +42,8 @@ from master_agent.meta.artifacts import (
 #: Characters of a request read (the request's own limit).
 MAX_CHARS = 5000
 _FIELD_DECL = re.compile(
-    r"\b(?:returns?|answers?|outputs?|responds?)\b[^.]*?\b(?:json object|object|fields?|answer)\b"
-    r"(?:\s+with)?(?:\s+the\s+fields?)?\s*(?P<body>[^.]*)",
+    r"\b(?:returns?|answers?|outputs?|responds?|produces?|emits?)\b[^.]*?\b(?:json object|object|fields?|answer)\b"
+    r"(?:\s+with)?(?:\s+(?:the|two|three|four|five)\s+fields?,?)?\s*(?P<body>[^.]*)",
     re.I,
 )
 _IDENT = re.compile(r"\b([a-z][a-z0-9]*(?:_[a-z0-9]+)*)\b")
@@ -378,9 +378,80 @@ def _comparison(
         if since is not None:
             return Comparison(op=op, value=value * days, unit="days", since=since, until=until)
     label, each = _named_by(before)
+    quantifier = _quantifier(before, text or clause)
+    every = quantifier == "every"
+    each = (each or quantifier == "some") and not every
     if unit and unit not in _MONEY and _PARTS.search(clause):
         total = True  # "at least 60 total hours", "counting added plus deleted lines"
-    return Comparison(op=op, value=value, unit=unit, total=total and not each, label=label, each=each)
+    subtotal = unit in _MONEY and _PRE_TAX.search(clause) is not None
+    if unit in _MONEY and _WITH_TAX.search(clause):
+        total = True
+    return Comparison(
+        op=op,
+        value=value,
+        unit=unit,
+        total=total and not (each or every or subtotal),
+        subtotal=subtotal,
+        label=label,
+        each=each,
+        every=every,
+    )
+
+
+#: An amount of money said before tax: the input's subtotal, not its total.
+_PRE_TAX = re.compile(
+    r"\b(?:sub-?totals?|before (?:sales )?tax(?:es)?|excluding (?:sales )?tax(?:es)?|pre-tax|net of tax"
+    r"|without (?:sales )?tax(?:es)?)\b",
+    re.I,
+)
+#: An amount of money said with its tax: the input's total.
+_WITH_TAX = re.compile(
+    r"\b(?:including|with|plus|after) (?:its |their |the |sales )?(?:tax|taxes|vat)\b", re.I
+)
+
+
+#: "every table it alters", "each line it lists", "one or more receipts": a noun the request counts
+#: several of in one input (said with a relative clause of its own, or "one or more").
+_SEVERAL = re.compile(
+    r"\b(?:(?:every|each|all(?:\s+the)?)\s+([a-z][a-z-]*)\s+(?:it|they|he|she|we|you)\s+([a-z]+)"
+    r"|one\s+or\s+more\s+([a-z][a-z-]*))",
+    re.I,
+)
+#: The verbs of an answer ("for each change it returns a JSON object"): said of one input, not several.
+_ANSWERS = re.compile(r"(?:return|answer|output|respond|produce|emit|give|send)s?", re.I)
+#: A determiner and the noun it quantifies ("a table", "every table"), or the word after it ("a big table").
+_QUANTIFIED = re.compile(r"\b(every|each|all|any|a|an|one|some)\s+([a-z][a-z-]*)(?:\s+([a-z][a-z-]*))?", re.I)
+
+
+def collections(text: str) -> frozenset[str]:
+    """The nouns (singular) a request speaks of as several in one input ("the estimated row count of
+    every table it alters"): not the input the answer is given for ("for each change it returns a
+    JSON object"), not "every other"."""
+    out = set()
+    for found in _SEVERAL.finditer(text):
+        noun = singular_unit(found.group(1) or found.group(3))
+        if (
+            noun in _FUNCTION
+            or noun in _PREPOSITIONS
+            or (found.group(2) and _ANSWERS.fullmatch(found.group(2)))
+        ):
+            continue
+        out.add(noun)
+    return frozenset(out)
+
+
+def _quantifier(before: str, text: str) -> str | None:
+    """How a comparison's quantity is quantified over a noun the request counts several of: "every"
+    ("when every table it alters has fewer than"), "some" ("alters a table of at least", "any line
+    over"), none when the words before it quantify no such noun."""
+    several = collections(text)
+    if not several:
+        return None
+    phrase = re.split(r"[\";:()]|,\s", before)[-1]
+    for found in reversed(list(_QUANTIFIED.finditer(phrase))):
+        if any(singular_unit(noun) in several for noun in found.groups()[1:] if noun):
+            return "every" if found.group(1).lower() in ("every", "each", "all") else "some"
+    return None
 
 
 #: Currencies as Duckling writes them (a total of these sums amounts of money).
@@ -1198,7 +1269,50 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
     chained = _chained([_in_which_case(r, fields) for r in requirements], fields)
     chained = _worth_of_units(_declared_dates(text, chained))
     built = _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
-    return fields, [_unread(requirement, fields, subject) for requirement in built]
+    read = [_unread(requirement, fields, subject) for requirement in built]
+    return fields, [*read, *_unaccounted(text, fields, declaration, read)]
+
+
+#: A value a request gives in quotes ("(action "freeze")"): a clause holding one states a rule.
+_QUOTED = re.compile(r'"[^"]{1,60}"')
+_UNREAD_RULE = "no rule could be read from its words: it needs a model"
+#: "Input per request: ...", "Inputs: ...": a clause declaring what an input gives.
+_INPUT_LEAD = re.compile(r"\s*inputs?\b", re.I)
+
+
+def _unaccounted(
+    text: str, fields: dict[str, list[str]], declaration: re.Match[str] | None, read: list[Requirement]
+) -> list[Requirement]:
+    """Clauses stating a rule that no requirement was read from: a clause giving a value in quotes or
+    naming a declared field, outside the answer's declaration and every requirement's words. Each is
+    a requirement that is not built, so the gate cannot pass a system that never read it."""
+    out: list[Requirement] = []
+    for index, (offset, clause) in enumerate(_clauses(text)):
+        end = offset + len(clause)
+        if index == 0 and not _QUOTED.search(clause) and not re.search(r"[0-9]", clause):
+            continue  # what the system does ("... triages tickets and drafts a first reply"), no rule
+        if declaration is not None and offset < declaration.end() and declaration.start() < end:
+            continue
+        if any(offset < r.end and r.start < end for r in read):
+            continue
+        named = [f for f in fields if re.search(rf"\b{re.escape(f)}\b", clause)]
+        if not named and (
+            not _QUOTED.search(clause) or _INPUT_DECL.search(clause) or _INPUT_LEAD.match(clause)
+        ):
+            continue  # quotes in what an input gives ("(or "not yet delivered")") state no rule
+        out.append(
+            Requirement(
+                id=f"r{len(read) + len(out) + 1}",
+                kind="output_field" if named else "route",
+                text=clause,
+                start=offset,
+                end=end,
+                fields=named,
+                buildable=False,
+                why_not=_UNREAD_RULE,
+            )
+        )
+    return out
 
 
 #: "never uses", "must not contain", "no ... includes": a text's wording denied (the words follow).
@@ -1403,7 +1517,7 @@ def _same_quantities(requirements: list[Requirement]) -> list[Requirement]:
         return c.model_copy(
             update={
                 "label": c.label or labels.get(c.unit),
-                "total": (c.total or c.unit in totals) and not c.each,
+                "total": (c.total or c.unit in totals) and not (c.each or c.every or c.subtotal),
             }
         )
 
@@ -1514,6 +1628,10 @@ _SHARED_NOUN = re.compile(
 )
 
 
+#: "whether the customer has signed a multi-year contract": a yes-or-no input a request declares.
+_WHETHER = re.compile(r"\bwhether\s+([^,.;()]+)", re.I)
+
+
 def _loosened(text: str, requirements: list[Requirement]) -> list[Requirement]:
     """Each built requirement with the conditions whose words are not one run of words of the
     request (a phrase read with its own words left out between them: "dependency licensed gpl" from
@@ -1524,12 +1642,21 @@ def _loosened(text: str, requirements: list[Requirement]) -> list[Requirement]:
     for shared in _SHARED_NOUN.finditer(text):
         listed = re.split(r"\s*(?:,|\bor\b|\band\b)\s*", shared.group("items"))
         runs |= {f"{item.lower()} {shared.group('noun').lower()}" for item in listed if item}
+    # A yes-or-no input the request declares ("and whether the customer has signed a multi-year
+    # contract"): the input answers it after its label ("Multi-year contract signed: no"), so a
+    # condition made of its words is no loose reading.
+    asked = [{w.lower() for w in _WORD.findall(found.group(1))} for found in _WHETHER.finditer(text)]
     out = []
     for requirement in requirements:
         items = [
             item for rule in requirement.rules for item in [*rule.mentions, *rule.mentions_too, *rule.absent]
         ]
-        loose = [item for item in dict.fromkeys(items) if " ".join(_WORD.findall(item.lower())) not in runs]
+        loose = [
+            item
+            for item in dict.fromkeys(items)
+            if " ".join(_WORD.findall(item.lower())) not in runs
+            and not any({w.lower() for w in _WORD.findall(item)} <= words for words in asked)
+        ]
         out.append(requirement.model_copy(update={"loose": loose}) if loose else requirement)
     return out
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 import warnings
 from collections.abc import Iterable
 from functools import cache
@@ -134,6 +135,98 @@ def _senses(words: Iterable[str]) -> list[Any]:
     return list(reader.synsets(base, "n")[:SENSES]) if base else []
 
 
+#: A sense is chosen over a word's others when its fit to the context is this much higher.
+CONTEXT_MARGIN = 0.1
+#: Context words read per phrase (the first ones): bounds the similarity work of one call.
+MAX_CONTEXT = 24
+_CONTEXT_WORD = re.compile(r"[a-z]{4,}")
+#: Words of four letters or more that say nothing of a sense.
+_STOP = frozenset(
+    [
+        "into",
+        "onto",
+        "from",
+        "with",
+        "without",
+        "that",
+        "this",
+        "these",
+        "those",
+        "their",
+        "there",
+        "them",
+        "they",
+        "then",
+        "than",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "will",
+        "would",
+        "have",
+        "been",
+        "were",
+        "your",
+        "yours",
+        "ours",
+        "also",
+        "just",
+        "only",
+        "over",
+        "some",
+        "each",
+        "every",
+        "other",
+        "about",
+        "after",
+        "before",
+        "please",
+    ]
+)
+
+
+def _content(text: str) -> list[str]:
+    return [w for w in _CONTEXT_WORD.findall(text.lower().replace("_", " ")) if w not in _STOP]
+
+
+def _signature(synset: Any) -> frozenset[str]:
+    """The word starts (5 letters) of a sense's gloss, examples and names, and of its hypernyms'."""
+    texts = [synset.definition(), *synset.examples(), *synset.lemma_names()]
+    for hypernym in synset.hypernyms():
+        texts += [hypernym.definition(), *hypernym.lemma_names()]
+    return frozenset(w[:5] for text in texts for w in _content(text))
+
+
+def _fit(synset: Any, context: list[list[Any]], words: frozenset[str]) -> float:
+    """How well a sense fits its context (a simplified extended Lesk with a taxonomy term): the mean
+    of its three best Wu-Palmer similarities to the context's nouns, plus half a point per context
+    word its gloss or its hypernyms' share ("ridden into battle" for a charger that is a horse)."""
+    best = sorted(
+        (max((synset.wup_similarity(other) or 0.0) for other in senses) for senses in context if senses),
+        reverse=True,
+    )
+    return sum(best[:3]) / 3 + 0.5 * len(_signature(synset) & words)
+
+
+def _in_context(senses: list[Any], own: Iterable[str], context: str) -> list[Any]:
+    """The senses of a phrase that its context picks: the one fitting the context's other nouns best
+    ("phone charger" is the device, "rode his charger into battle" the horse), or all of them when
+    none fits clearly better (``CONTEXT_MARGIN``) or there is no context."""
+    if len(senses) < 2 or not context:
+        return senses
+    reader = wordnet()
+    skip = {w.lower() for w in own}
+    found = [w for w in _content(context) if w not in skip][:MAX_CONTEXT]
+    nouns = [list(reader.synsets(base, "n")[:SENSES]) for w in found if (base := reader.morphy(w, "n"))]
+    words = frozenset(w[:5] for w in found)
+    fits = sorted(((_fit(s, nouns, words), i) for i, s in enumerate(senses)), reverse=True)
+    if fits[0][0] - fits[1][0] < CONTEXT_MARGIN:
+        return senses
+    return [senses[fits[0][1]]]
+
+
 @cache
 def _category(item: str) -> frozenset[Any]:
     """The senses of ``item`` that can be sensed (see ``MAX_KINDS``)."""
@@ -145,21 +238,22 @@ def _category(item: str) -> frozenset[Any]:
 
 
 @cache
-def _kinds_of(phrase: str) -> frozenset[Any]:
-    """What ``phrase`` names and everything it is a kind of."""
+def _kinds_of(phrase: str, context: str = "") -> frozenset[Any]:
+    """What ``phrase`` names and everything it is a kind of, in the sense its ``context`` picks."""
     out = set()
-    for synset in _senses(phrase.split()):
+    for synset in _in_context(_senses(phrase.split()), phrase.split(), context):
         out.add(synset)
         out.update(synset.closure(lambda s: s.hypernyms() + s.instance_hypernyms()))
     return frozenset(out)
 
 
-def kind_named(item: str, phrases: Iterable[str]) -> str | None:
-    """The first of ``phrases`` that names a kind of ``item`` (or ``item`` in other words), if any."""
+def kind_named(item: str, phrases: Iterable[str], context: str = "") -> str | None:
+    """The first of ``phrases`` that names a kind of ``item`` (or ``item`` in other words), if any,
+    each phrase in the sense ``context`` (the text it was found in) picks."""
     category = _category(item)
     if not category:
         return None
-    return next((phrase for phrase in phrases if category & _kinds_of(phrase)), None)
+    return next((phrase for phrase in phrases if category & _kinds_of(phrase, context)), None)
 
 
 def a_kind_of(item: str) -> str | None:

@@ -158,7 +158,7 @@ async def sensed(embedder: Embedder | None, text: str, items: Sequence[str]) -> 
     offered = phrases(text)
     if not items or not offered:
         return []
-    found = {item for item in items if _kind_named(item, offered)}
+    found = {item for item in items if _kind_named(item, offered, text)}
     threshold = SENSE_MIN_SIMILARITY.get(embedder.model_name) if embedder is not None else None
     if embedder is not None and threshold is not None and len(found) < len(items):
         left = [item for item in items if item not in found]
@@ -180,12 +180,12 @@ def _unshared(item: str, offered: Sequence[str]) -> list[str | None]:
     return [None if _shares_word(_PARTS.findall(p), own) else p for p in offered]
 
 
-def _kind_named(item: str, offered: Sequence[str]) -> bool:
-    """Whether a phrase of ``offered`` names a kind of ``item`` in WordNet; without WordNet, no (said
-    once in the log)."""
+def _kind_named(item: str, offered: Sequence[str], context: str) -> bool:
+    """Whether a phrase of ``offered`` names a kind of ``item`` in WordNet, in the sense its
+    ``context`` picks; without WordNet, no (said once in the log)."""
     global _lexicon_said
     try:
-        return lexicon.kind_named(item, [p for p in _unshared(item, offered) if p]) is not None
+        return lexicon.kind_named(item, [p for p in _unshared(item, offered) if p], context) is not None
     except lexicon.WordNetMissing as error:
         if not _lexicon_said:
             log.warning("senses by WordNet are off: %s", error)
