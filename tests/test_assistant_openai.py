@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
@@ -70,10 +70,18 @@ def model() -> RecordedModel:
     return RecordedModel()
 
 
+@pytest.fixture(scope="module")
+def local_servers(resources: RuntimeResources) -> Iterator[None]:
+    """The mail, calendar and contacts servers the module's tests start in the shared data directory,
+    stopped with the module (their data is on disk: a server started again serves the same)."""
+    yield
+    LocalServers(resources.settings.data_dir).stop()
+
+
 @pytest.fixture
-async def openai_resources(
-    resources: RuntimeResources, settings: Settings, model: RecordedModel
-) -> AsyncIterator[RuntimeResources]:
+def openai_resources(
+    resources: RuntimeResources, settings: Settings, model: RecordedModel, local_servers: None
+) -> RuntimeResources:
     chat_model = make_chat_model(
         settings.with_overrides(
             model="openai:gpt-4o-mini", openai_api_key="sk-test", openai_base_url="http://llm.test/v1"
@@ -81,8 +89,7 @@ async def openai_resources(
         http_async_client=httpx2.AsyncClient(transport=httpx2.MockTransport(model)),
     )
     # Its own graphs (the graph cache is per resources), on the same database and local servers.
-    yield dataclasses.replace(resources, model=chat_model)
-    LocalServers(resources.settings.data_dir).stop()
+    return dataclasses.replace(resources, model=chat_model)
 
 
 async def _chat(

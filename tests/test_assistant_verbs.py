@@ -259,10 +259,10 @@ async def test_requests_are_read_as_their_action() -> None:
     assert {text: (await reader.read(text))[0] for text in said} == said
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 async def assistant(resources: RuntimeResources) -> AsyncIterator[RuntimeResources]:
     yield resources
-    # The mail and calendar servers a test started in the shared data directory stop with it.
+    # The mail and calendar servers the module's tests started in the shared data directory stop with it.
     LocalServers(resources.settings.data_dir).stop()
 
 

@@ -22,6 +22,7 @@ import pytest
 import yaml
 from check_jsonschema.builtin_schemas import get_builtin_schema
 
+from tests.conftest import create_database, installed_template
 from tests.live_server import ROOT, start_serve
 
 COMPOSE = ROOT / "docker-compose.yml"
@@ -165,13 +166,17 @@ def _outside_address() -> str | None:
     return None if address.startswith("127.") else address
 
 
-def test_serve_binds_the_host_its_settings_name(tmp_path: Path, fresh_database_uri: str) -> None:
+def test_serve_binds_the_host_its_settings_name(
+    tmp_path: Path, pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     outside = _outside_address()
     if outside is None:
         pytest.skip("this machine has no address but loopback")
+    # A copy of the installed database: what the server holds is not what this test is about.
+    installed = installed_template(pg_server_uri, tmp_path_factory)
     env = {
         **os.environ,
-        "DATABASE_URL": fresh_database_uri,
+        "DATABASE_URL": create_database(pg_server_uri, "bind", template=installed),
         "MASTER_AGENT_DATA_DIR": str(tmp_path),
         "MASTER_AGENT_HOST": "0.0.0.0",
         "MASTER_AGENT_SCHEDULER": "disabled",

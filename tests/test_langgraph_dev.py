@@ -14,7 +14,7 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from tests.conftest import create_database
+from tests.conftest import create_database, installed_template
 from tests.live_server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,7 +23,10 @@ GOAL = "Increase Store 5's accessory attach rate by 20% within 60 days"
 
 @pytest.fixture(scope="module")
 def langgraph_dev(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    uri = create_database(pg_server_uri, "lgdev")
+    # A copy of the installed database (the demo tenants the server would install at its start).
+    uri = create_database(
+        pg_server_uri, "lgdev", template=installed_template(pg_server_uri, tmp_path_factory)
+    )
     port = free_port()
     env = {
         **os.environ,

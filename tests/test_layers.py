@@ -96,8 +96,10 @@ def _imports(tree: ast.AST, deferred: bool = False) -> Iterator[tuple[ast.Import
             yield node, deferred
         elif isinstance(node, ast.If) and _is_type_checking(node.test):
             yield from (item for child in node.orelse for item in _imports_of(child, deferred))
-        else:
-            inner = deferred or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+        elif isinstance(node, ast.stmt | ast.excepthandler | ast.match_case):
+            # An import is a statement: only statements hold one (an expression, a lambda's body
+            # included, never does), so expressions are not walked.
+            inner = deferred or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
             yield from _imports(node, inner)
 
 
@@ -110,6 +112,7 @@ def _imports_of(node: ast.AST, deferred: bool) -> Iterator[tuple[ast.Import | as
 
 def _edges(modules: dict[str, Path]) -> list[Edge]:
     edges: list[Edge] = []
+    seen: set[Edge] = set()  # ``edges`` without repeats, looked up in constant time
     for name, path in modules.items():
         is_package = path.name == "__init__.py"
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
@@ -132,7 +135,8 @@ def _edges(modules: dict[str, Path]) -> list[Edge]:
                 while target and target not in modules:
                     target = target.rpartition(".")[0]
                 edge = Edge(name, target, node.lineno, deferred)
-                if target.startswith(PACKAGE + ".") and target != name and edge not in edges:
+                if target.startswith(PACKAGE + ".") and target != name and edge not in seen:
+                    seen.add(edge)
                     edges.append(edge)
     return edges
 

@@ -11,16 +11,21 @@ import signal
 import subprocess
 from pathlib import Path
 
-from tests.conftest import create_database
+import pytest
+
+from tests.conftest import create_database, installed_template
 from tests.live_server import create_key_cli, start_serve
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMATHESIS = Path(os.environ.get("MASTER_AGENT_SCHEMATHESIS", ROOT / ".venv-schemathesis" / "bin" / "st"))
 
 
-def test_fuzzing_the_openapi_finds_no_server_error(pg_server_uri: str, tmp_path: Path) -> None:
+def test_fuzzing_the_openapi_finds_no_server_error(
+    pg_server_uri: str, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     assert SCHEMATHESIS.exists(), f"{SCHEMATHESIS} is missing: run 'make install'"
-    uri = create_database(pg_server_uri, "fuzz")
+    # A copy of the installed database (the demo tenants the server would install at its start).
+    uri = create_database(pg_server_uri, "fuzz", template=installed_template(pg_server_uri, tmp_path_factory))
     # Rate limits off: a refused request would leave the logic behind it unfuzzed (tested in
     # test_rate_limits).
     env = {

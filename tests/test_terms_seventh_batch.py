@@ -28,8 +28,8 @@ from master_agent.domains.retail.schemas import TargetTerms
 from master_agent.domains.retail.tools import _asks_a_cut
 from master_agent.evolution.reuse import unknown_by_meaning
 from master_agent.models.embeddings import LocalMiniLMEmbedder
+from master_agent.routing.graph.decide import _lone_number
 from master_agent.routing.graph.follow_ups import is_closing
-from master_agent.routing.graph.route import _lone_number
 from master_agent.routing.queries import carried_over, judged_as_share
 
 #: A Sunday.

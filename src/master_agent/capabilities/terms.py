@@ -1041,6 +1041,14 @@ def time_mention(text: str, *, horizons: bool = True) -> str | None:
 
 
 def _time_mention(text: str) -> str | None:
+    return _time_mention_in_minute(text, int(datetime.now(UTC).timestamp()) // 60)
+
+
+@functools.lru_cache(maxsize=4096)
+def _time_mention_in_minute(text: str, minute: int) -> str | None:
+    """``text``'s time mention, read once a minute: a goal's words are read again and again while its
+    flow runs (its entities at every turn), each reading a Duckling parse or two; the reading depends
+    on the present only through today's holidays and Duckling's reference time (``minute`` keys it)."""
     masked = spelled_for_duckling(_mask_entities(text))
     said = _said_time(masked)
     if said is None or (at := masked.find(said)) < 0:

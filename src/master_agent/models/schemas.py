@@ -13,12 +13,20 @@ grammar converter expands ``maxLength: 2000`` into two thousand optional rules a
   pydantic model on our side (structured output parsers and tool argument schemas do).
 - ``lean_schema`` is ``compact_schema`` without descriptions: the last form of an output schema in a
   prompt over budget.
+
+``model_schema`` is a model's JSON schema written once per model: pydantic writes it anew at every
+``model_json_schema()`` (tens of milliseconds for an agent's output schema, and the loop reads it several
+times a turn: the system prompt's three forms, the progress keys, the tool parameters).
 """
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Callable
 from typing import Any
+
+from pydantic import BaseModel
 
 #: Keywords a grammar-constrained server may fail on (or expand into huge grammars).
 PORTABLE_DROPPED = (
@@ -45,6 +53,18 @@ _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 _SCHEMA_VALUES = ("items", "additionalProperties", "not", "contains", "if", "then", "else")
 
 Node = dict[str, Any]
+
+
+@functools.lru_cache(maxsize=1024)
+def _schema_text(model: type[BaseModel]) -> str:
+    return json.dumps(model.model_json_schema())
+
+
+def model_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """``model.model_json_schema()``, written once per model class (see the module's docstring); a new
+    dict at every call, which the caller may change."""
+    schema: dict[str, Any] = json.loads(_schema_text(model))
+    return schema
 
 
 def _walk(schema: Any, rewrite: Callable[[Node], Node]) -> Any:

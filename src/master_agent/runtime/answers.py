@@ -11,12 +11,13 @@ from langchain_core.messages import AIMessage, AnyMessage
 from pydantic import BaseModel, ValidationError
 
 from master_agent.capabilities import AgentSpec
+from master_agent.models.schemas import model_schema
 
 
 def progress_keys(spec: AgentSpec) -> list[str]:
     if "progress_keys" in spec:
         return list(spec["progress_keys"])
-    schema = spec["output_schema"].model_json_schema()
+    schema = model_schema(spec["output_schema"])
     return [key for key in schema.get("required", []) if key != "confidence"]
 
 

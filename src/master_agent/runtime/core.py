@@ -31,6 +31,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
 from master_agent.capabilities import AgentSpec, SubAgentEnvelope
+from master_agent.models.schemas import model_schema
 from master_agent.runtime.answers import progress_keys
 from master_agent.runtime.context import new_context_box
 from master_agent.runtime.middleware import (
@@ -142,7 +143,7 @@ class _AgentLoop:
 
     def tool_parameters(self, name: str) -> dict[str, Any]:
         if name in self.subs:
-            return self.subs[name][0]["input_schema"].model_json_schema()
+            return model_schema(self.subs[name][0]["input_schema"])
         parameters: dict[str, Any] = convert_to_openai_tool(self.plain[name])["function"]["parameters"]
         return parameters
 

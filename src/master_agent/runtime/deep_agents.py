@@ -44,7 +44,7 @@ from master_agent.models.budget import (
 )
 from master_agent.models.chat import content_text, describe_model_failure
 from master_agent.models.prompt_blocks import render_tagged_json
-from master_agent.models.schemas import compact_schema
+from master_agent.models.schemas import compact_schema, model_schema
 from master_agent.runtime.answers import final_confidence, parse_final_answer, shape_answer
 from master_agent.runtime.context import extract_entities, new_context_box, render_context_box
 from master_agent.runtime.state import CompiledLoop, MasterAgentState, StepRecord
@@ -108,7 +108,7 @@ def _tools(names: list[str], capabilities: TenantCapabilities) -> list[BaseTool]
 
 
 def _schema_prompt(spec: AgentSpec) -> str:
-    return render_tagged_json("output_schema", compact_schema(spec["output_schema"].model_json_schema()))
+    return render_tagged_json("output_schema", compact_schema(model_schema(spec["output_schema"])))
 
 
 def delegation_block(sub_agents: list[AgentSpec]) -> str:
@@ -121,7 +121,7 @@ def delegation_block(sub_agents: list[AgentSpec]) -> str:
                 {
                     "name": sub["name"],
                     "description": sub["description"],
-                    "needs": list(sub["input_schema"].model_json_schema().get("required") or []),
+                    "needs": list(model_schema(sub["input_schema"]).get("required") or []),
                     "accepts": list(sub["input_schema"].model_fields),
                     "returns": list(sub["output_schema"].model_fields),
                 }

@@ -24,7 +24,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from master_agent.capabilities import AgentSpec, TenantCapabilities
 from master_agent.models.budget import TokenCounter, estimate_tokens, schema_tokens
-from master_agent.models.schemas import compact_tool, lean_tool
+from master_agent.models.schemas import compact_tool, lean_tool, model_schema
 from master_agent.runtime.answers import final_confidence, parse_final_answer, progress_keys, shape_answer
 from master_agent.runtime.core import _AgentLoop
 from master_agent.runtime.middleware import (
@@ -281,7 +281,7 @@ class _LoopBuilder:
 def _parameters(plain: dict[str, BaseTool], subs: dict[str, tuple[AgentSpec, CompiledLoop]]) -> Any:
     def parameters(name: str) -> dict[str, Any]:
         if name in subs:
-            return subs[name][0]["input_schema"].model_json_schema()
+            return model_schema(subs[name][0]["input_schema"])
         found: dict[str, Any] = convert_to_openai_tool(plain[name])["function"]["parameters"]
         return found
 

@@ -13,7 +13,7 @@ from langgraph.errors import GraphBubbleUp
 from pydantic import ValidationError
 
 from master_agent.capabilities import AgentSpec, SubAgentEnvelope
-from master_agent.models.schemas import compact_schema
+from master_agent.models.schemas import compact_schema, model_schema
 from master_agent.runtime.middleware.base import CallOutcome
 from master_agent.runtime.state import CompiledLoop, StepRecord
 from master_agent.runtime.termination import recursion_limit_for
@@ -32,7 +32,7 @@ def sub_agent_tool_schema(spec: AgentSpec) -> dict[str, Any]:
         "function": {
             "name": spec["name"],
             "description": spec["description"],
-            "parameters": compact_schema(spec["input_schema"].model_json_schema()),
+            "parameters": compact_schema(model_schema(spec["input_schema"])),
         },
     }
 

@@ -6,7 +6,7 @@ from typing import Any, cast
 
 from master_agent.capabilities import AgentSpec
 from master_agent.models.prompt_blocks import render_tagged_json
-from master_agent.models.schemas import compact_schema, lean_schema
+from master_agent.models.schemas import compact_schema, lean_schema, model_schema
 from master_agent.runtime.context import compact_context_box, render_context_box
 from master_agent.runtime.state import ContextBox, MasterAgentState
 
@@ -44,7 +44,7 @@ def system_prompt(
     """What agent ``spec`` at ``depth`` reads first each turn: its instructions, where the loop stands,
     the output schema (``lean``: without descriptions) and the context box."""
     iteration = state.get("iteration_count", 0) + 1
-    full = spec["output_schema"].model_json_schema()
+    full = model_schema(spec["output_schema"])
     schema = lean_schema(full) if lean else compact_schema(full)
     return (
         f"{spec['system_prompt']}\n\n"

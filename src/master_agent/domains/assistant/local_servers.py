@@ -37,6 +37,8 @@ ServerName = Literal["dav", "imap", "smtp"]
 SERVERS: tuple[ServerName, ...] = ("dav", "imap", "smtp")
 USER_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
 START_TIMEOUT_S = 20.0
+#: ``python -c`` running the file its first argument names as ``__main__``, with the arguments after it.
+_RUN_FILE = "import runpy, sys; runpy.run_path(sys.argv.pop(1), run_name='__main__')"
 
 
 class RunningServer(BaseModel):
@@ -168,13 +170,25 @@ class LocalServers:
         with self._locked():
             account = self._ensure_account(user)
             table = self._table()
-            for name in SERVERS:
-                running = table.servers.get(name)
-                if running is not None and _alive(running.pid) and _answers(running.port):
-                    continue
-                table.servers[name] = self._start(name)
-                # At once: a later server failing to start must not hide this one from ``stop``.
-                self.table_path.write_text(table.model_dump_json())
+            missing = [
+                name
+                for name in SERVERS
+                if (running := table.servers.get(name)) is None
+                or not (_alive(running.pid) and _answers(running.port))
+            ]
+            # Started together (each is seconds of its own imports), then waited for one by one.
+            started = {name: self._spawn(name) for name in missing}
+            try:
+                for name, (process, port) in started.items():
+                    self._wait_answering(name, process, port)
+                    table.servers[name] = RunningServer(pid=process.pid, port=port)
+                    # At once: a later server failing to start must not hide this one from ``stop``.
+                    self.table_path.write_text(table.model_dump_json())
+            except LocalServerError:
+                for process, _ in started.values():
+                    if not any(r.pid == process.pid for r in table.servers.values()):
+                        process.kill()
+                raise
             return self._endpoints(table, account), not self.seeded(user)
 
     def seeded(self, user: str) -> bool:
@@ -201,22 +215,28 @@ class LocalServers:
         """Stop the named servers (all by default) and wait for them to go."""
         with self._locked():
             table = self._table()
-            for name in names:
-                running = table.servers.get(name)
-                if running is None or not _alive(running.pid):
-                    continue
+            pids = [
+                running.pid
+                for name in names
+                if (running := table.servers.get(name)) is not None and _alive(running.pid)
+            ]
+            # All told at once, then waited for together.
+            for pid in pids:
                 with contextlib.suppress(ProcessLookupError):
-                    os.kill(running.pid, signal.SIGTERM)
-                deadline = time.monotonic() + 10
-                while _alive(running.pid) and time.monotonic() < deadline:
+                    os.kill(pid, signal.SIGTERM)
+            deadline = time.monotonic() + 10
+            while (alive := [pid for pid in pids if _alive(pid)]) and time.monotonic() < deadline:
+                for pid in alive:
                     with contextlib.suppress(ChildProcessError):
-                        os.waitpid(running.pid, os.WNOHANG)
-                    time.sleep(0.05)
-                if _alive(running.pid):
+                        os.waitpid(pid, os.WNOHANG)
+                time.sleep(0.05)
+            for pid in pids:
+                if _alive(pid):
                     with contextlib.suppress(ProcessLookupError):
-                        os.kill(running.pid, signal.SIGKILL)
+                        os.kill(pid, signal.SIGKILL)
 
-    def _start(self, name: ServerName) -> RunningServer:
+    def _spawn(self, name: ServerName) -> tuple[subprocess.Popen[bytes], int]:
+        """Server ``name`` started on a free port (not waited for)."""
         port = _free_port()
         directory = self.root / name
         if name == "dav":
@@ -238,8 +258,11 @@ class LocalServers:
                 "maildir", str(directory),
             ]  # fmt: skip
         else:
+            # Its file run as ``__main__``, not ``-m`` its module: ``-m`` imports the packages above it
+            # (``master_agent.domains`` imports every pack, and the engine with them: seconds a start, to
+            # run a server that needs aiosmtpd only). ``run_path`` puts no directory of ours on the path.
             command = [
-                sys.executable, "-m", "master_agent.domains.assistant.smtp_sink",
+                sys.executable, "-c", _RUN_FILE, str(Path(__file__).with_name("smtp_sink.py")),
                 "--port", str(port), "--dir", str(directory / "accepted"), "--users", str(directory / "users.json"),
             ]  # fmt: skip
         log = (directory / "server.log").open("ab")
@@ -248,14 +271,18 @@ class LocalServers:
         process = subprocess.Popen(
             command, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True
         )
+        return process, port
+
+    def _wait_answering(self, name: ServerName, process: subprocess.Popen[bytes], port: int) -> None:
+        """Wait until server ``name`` answers on ``port``; killed, and LocalServerError with its log's
+        end, if it exits or does not answer in ``START_TIMEOUT_S``."""
         deadline = time.monotonic() + START_TIMEOUT_S
         while not _answers(port):
             if process.poll() is not None or time.monotonic() > deadline:
                 process.kill()
-                tail = (directory / "server.log").read_text(errors="replace")[-2000:]
+                tail = (self.root / name / "server.log").read_text(errors="replace")[-2000:]
                 raise LocalServerError(f"the local {name} server did not start on port {port}:\n{tail}")
             time.sleep(0.05)
-        return RunningServer(pid=process.pid, port=port)
 
     @staticmethod
     def _imap_accounts(directory: Path, table: AccountTable) -> None:

@@ -19,6 +19,7 @@ from master_agent.capabilities import AgentSpec
 from master_agent.models.budget import schema_tokens
 from master_agent.models.offline import PLAN_TOOL_NAME, fill_arguments
 from master_agent.models.prompt_blocks import render_tagged_json
+from master_agent.models.schemas import model_schema
 from master_agent.runtime.context import render_context_box
 from master_agent.runtime.middleware.base import LoopMiddleware
 from master_agent.runtime.model_call import ModelCaller
@@ -93,7 +94,7 @@ class PlannerFirstMiddleware(LoopMiddleware):
             parameters = loop.tool_parameters(name)
             required = list(parameters.get("required") or [])
             provides = (
-                list(loop.subs[name][0]["output_schema"].model_json_schema().get("properties", {}))
+                list(model_schema(loop.subs[name][0]["output_schema"]).get("properties", {}))
                 if name in loop.subs
                 else []
             )
