@@ -44,6 +44,7 @@ from master_agent.routing.graph.flows import (
     flow_command,
 )
 from master_agent.routing.graph.follow_ups import (
+    CLOSES_THE_CONVERSATION,
     asks_about_the_figure,
     inherits_target,
     is_closing,
@@ -319,7 +320,17 @@ class RouteNodes(FrontDoorBase):
             intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None})
         if outcome.target.kind == "agent":
             entities = {**said_before, **entities}
-        if (
+        closing = (
+            previous_turn is not None
+            and not (follow_up or override or clarifications or refused)
+            and await is_closing(message, self.evolution.knowledge.embedder, self.pack.data_metrics)
+        )
+        if closing:
+            # "great, thanks - that's all for now" after a served turn asks for nothing: no agent runs,
+            # no question is asked back (the out-of-scope reply thanks the user, see ``handlers``).
+            outcome = Outcome(RouteTarget(kind="out_of_scope"), CLOSES_THE_CONVERSATION)
+            intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None})
+        elif (
             previous_turn is not None
             and not (follow_up or override or clarifications or refused)
             and inherits_target(
@@ -331,7 +342,6 @@ class RouteNodes(FrontDoorBase):
                 and intent.confidence < self.settings.clarify_below
                 and explicit_builder_action(message) is None,
             )
-            and not await is_closing(message, self.evolution.knowledge.embedder, self.pack.data_metrics)
         ):
             # A short message nothing serves on its own ("now november", "call it refund_watch", "and
             # his email?", "why so low?") right after a served one continues it: read with the
@@ -361,7 +371,7 @@ class RouteNodes(FrontDoorBase):
             intent = intent.model_copy(
                 update={"entities": {**(previous_turn.get("entities") or {}), **intent.entities}}
             )
-        out = outcome.target.kind == "out_of_scope" and not (override or refused)
+        out = outcome.target.kind == "out_of_scope" and not (override or refused or closing)
         if out and (figure := names_a_figure(goal, self.pack.data_metrics)) is not None:
             # No agent takes it on, and it names a figure the tenant's data has ("avg training hrs per
             # person", "Store 4 txns w/c 14 Sept"): a question about that figure, not foreign work.
