@@ -216,6 +216,10 @@ class RouteNodes(FrontDoorBase):
                 # "Get store one up by a third over the next two months": a target and a date ahead ask
                 # for the figure to move, not for its value; a figure would answer another question.
                 intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None})
+            elif time_mention(goal) is None and await self._names_only_missing_data(goal):
+                # "how many Galaxy S24s are in stock at store 3": the state of something the tenant's
+                # data has no figure for (stock), at no period: nothing here answers it.
+                intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None, "out_of_scope": True})
         elif intent.action == "QUERY" and intent.query_kind == "outcome" and not override:
             now = self.evolution.clock.now()
             if (
@@ -419,6 +423,19 @@ class RouteNodes(FrontDoorBase):
             previous_task=previous,
             at=self.now(),
         )
+
+    async def _names_only_missing_data(self, message: str) -> bool:
+        """Whether ``message`` names no figure of the tenant's data and names data it lacks ("stock")."""
+        if names_a_figure(message, self.pack.data_metrics) is not None or not self.pack.data_metrics:
+            return False
+        missing = await unknown_by_meaning(
+            message,
+            self.evolution.knowledge.embedder,
+            self.pack.problems,
+            self.pack.problem_metrics,
+            self.pack.data_metrics,
+        )
+        return missing is not None
 
     async def _asks_missing_data(self, message: str) -> bool:
         """Whether ``message`` asks for a figure over a period gone by (no target, no deadline, no verb
