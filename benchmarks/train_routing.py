@@ -40,7 +40,14 @@ SETS = Path(__file__).parent / "eval_routing"
 #: The labelled batches, where present (the second, third and fifth arrived later; the fourth is held out).
 #: ``name:train`` / ``name:validation``: a tuning part shared between the two (``split_part``), so that
 #: validation holds messages of the newest batch's voices that the heads never trained on.
-TRAIN_FILES = ("train.json", "train2.json", "train3.json", "train5.json", "tuning6.json", "tuning7.json:train")
+TRAIN_FILES = (
+    "train.json",
+    "train2.json",
+    "train3.json",
+    "train5.json",
+    "tuning6.json",
+    "tuning7.json:train",
+)
 VALIDATION_FILES = ("validation.json", "validation2.json", "validation3.json", "tuning7.json:validation")
 #: Every ``VALIDATION_EVERY``-th message of each (tenant kind, intent) of a shared tuning part validates.
 VALIDATION_EVERY = 3

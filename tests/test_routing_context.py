@@ -112,7 +112,9 @@ async def test_a_short_request_nothing_here_serves_is_refused_not_taken_as_a_fol
 @pytest.mark.parametrize(
     "closing", ["great, thanks - that's all for now", "lovely, cheers, that's all I needed"]
 )
-async def test_a_closing_after_a_served_turn_ends_it_with_thanks(resources: RuntimeResources, closing: str) -> None:
+async def test_a_closing_after_a_served_turn_ends_it_with_thanks(
+    resources: RuntimeResources, closing: str
+) -> None:
     door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
     first = await door.decide("What was Store 3's attach rate last month?", [], {})
     after = await door.decide(closing, [], {"chat_turns": [_turn(door, first)]})

@@ -216,13 +216,17 @@ async def test_a_chain_wide_goal_is_not_asked_which_store(resources: RuntimeReso
         "what's the stock of iPhone 15 cases at store 2 right now?",
     ],
 )
-async def test_a_question_about_stock_the_data_lacks_is_refused(resources: RuntimeResources, message: str) -> None:
+async def test_a_question_about_stock_the_data_lacks_is_refused(
+    resources: RuntimeResources, message: str
+) -> None:
     door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
     decision = await door.decide(message, [], {})
     assert decision.target.kind == "out_of_scope", decision.reason
 
 
-async def test_a_question_naming_a_figure_the_data_has_stays_a_data_question(resources: RuntimeResources) -> None:
+async def test_a_question_naming_a_figure_the_data_has_stays_a_data_question(
+    resources: RuntimeResources,
+) -> None:
     door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
     decision = await door.decide("which store has the best attach rate", [], {})
     assert decision.target.kind == "query", decision.reason

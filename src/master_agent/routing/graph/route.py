@@ -219,7 +219,9 @@ class RouteNodes(FrontDoorBase):
             elif time_mention(goal) is None and await self._names_only_missing_data(goal):
                 # "how many Galaxy S24s are in stock at store 3": the state of something the tenant's
                 # data has no figure for (stock), at no period: nothing here answers it.
-                intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None, "out_of_scope": True})
+                intent = intent.model_copy(
+                    update={"action": "EXECUTE", "query_kind": None, "out_of_scope": True}
+                )
         elif intent.action == "QUERY" and intent.query_kind == "outcome" and not override:
             now = self.evolution.clock.now()
             if (
