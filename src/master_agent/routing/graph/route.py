@@ -298,7 +298,11 @@ class RouteNodes(FrontDoorBase):
         }
         known = {**(await self.tenant_defaults()), **said_before, **intent.entities, **entities}
         rounds = len(clarifications)
-        refused = intent.out_of_scope and not override and not clarifications
+        # A message right after a reply that asked the user something ("which month does your fiscal
+        # year start in?") is read as its answer, however unlike a request it is ("Our fiscal year starts
+        # on 1 May."): never refused outright.
+        asked_back = ((state.get("reply") or {}).get("data") or {}).get("outcome") == "clarify"
+        refused = intent.out_of_scope and not override and not clarifications and not asked_back
         if chosen is not None:
             outcome = Outcome(chosen, "chosen by the user")
         elif refused:
@@ -378,6 +382,14 @@ class RouteNodes(FrontDoorBase):
                 update={"entities": {**(previous_turn.get("entities") or {}), **intent.entities}}
             )
         out = outcome.target.kind == "out_of_scope" and not (override or refused or closing)
+        # Read unsure ("What's the warranty attach rate at Store 2 in August?" at 0.4, asked about or
+        # handed to an agent all the same): naming no figure of the data and one it lacks, it is answered
+        # by naming what is missing, as below.
+        unclear = (
+            intent.confidence < self.settings.clarify_below
+            and outcome.target.kind in ("clarification", "agent")
+            and not (override or clarifications or follow_up)
+        )
         if out and (figure := names_a_figure(goal, self.pack.data_metrics)) is not None:
             # No agent takes it on, and it names a figure the tenant's data has ("avg training hrs per
             # person", "Store 4 txns w/c 14 Sept"): a question about that figure, not foreign work.
@@ -398,7 +410,9 @@ class RouteNodes(FrontDoorBase):
                 best_guess=not by_name,
             )
             intent = intent.model_copy(update={"action": "QUERY", "query_kind": "data"})
-        elif out and await self._asks_missing_data(goal):
+        elif (out and await self._asks_missing_data(goal)) or (
+            unclear and await self._names_only_missing_data(goal)
+        ):
             # "what's the footfall conversion at store 5 for last Saturday?": a figure over a period gone
             # by, of data the tenant lacks: answered by the data handler, which names what is missing.
             outcome = Outcome(
