@@ -440,10 +440,8 @@ class RouteNodes(FrontDoorBase):
             at=self.now(),
         )
 
-    async def _names_only_missing_data(self, message: str) -> bool:
-        """Whether ``message`` names no figure of the tenant's data and names data it lacks ("stock")."""
-        if names_a_figure(message, self.pack.data_metrics) is not None or not self.pack.data_metrics:
-            return False
+    async def _names_missing_data(self, message: str) -> bool:
+        """Whether ``message`` names data the tenant's pack has no figure for (by meaning)."""
         missing = await unknown_by_meaning(
             message,
             self.evolution.knowledge.embedder,
@@ -452,6 +450,12 @@ class RouteNodes(FrontDoorBase):
             self.pack.data_metrics,
         )
         return missing is not None
+
+    async def _names_only_missing_data(self, message: str) -> bool:
+        """Whether ``message`` names no figure of the tenant's data and names data it lacks ("stock")."""
+        if names_a_figure(message, self.pack.data_metrics) is not None or not self.pack.data_metrics:
+            return False
+        return await self._names_missing_data(message)
 
     async def _asks_missing_data(self, message: str) -> bool:
         """Whether ``message`` asks for a figure over a period gone by (no target, no deadline, no verb
@@ -462,14 +466,7 @@ class RouteNodes(FrontDoorBase):
             return False
         if moves_a_figure(message) or goal_target(message) is not None:
             return False
-        missing = await unknown_by_meaning(
-            message,
-            self.evolution.knowledge.embedder,
-            self.pack.problems,
-            self.pack.problem_metrics,
-            self.pack.data_metrics,
-        )
-        return missing is not None
+        return await self._names_missing_data(message)
 
     async def _reread(
         self, message: str, goal: str, previous: Mapping[str, Any], rounds: int, known: dict[str, Any]
