@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.routing_set import ROUTING_SET
-from benchmarks.train_routing import QUERY_KINDS, SETS, TENANT_AGENTS, eval_label, eval_label_execute
+from benchmarks.train_routing import (
+    QUERY_KINDS,
+    SETS,
+    TENANT_AGENTS,
+    eval_label,
+    eval_label_execute,
+    rows_of,
+)
 from langchain_core.messages import HumanMessage
 
 from master_agent.capabilities import load_tenant
@@ -56,9 +63,11 @@ SPLITS = (
     # heads trained on it, in-sample after).
     ("heldout6.json", "followups_heldout6.json", False),
     ("tuning6.json", "followups_tuning6.json", True),
-    # The seventh batch (README7.md), written in session 9: held-out, and its tuning part.
+    # The seventh batch (README7.md), written in session 9: held-out, and its tuning part (whole; and the
+    # third the heads validate on, never trained on, with the tuning part's follow-ups).
     ("heldout7.json", "followups_heldout7.json", False),
-    ("tuning7.json", "followups_tuning7.json", True),
+    ("tuning7.json", None, True),
+    ("tuning7.json:validation", "followups_tuning7.json", True),
 )
 HANDLERS = ["solve", "answer_query", "build_agent", "out_of_scope"]
 
@@ -256,10 +265,11 @@ def _reliability(pairs: list[tuple[float, bool]]) -> list[str]:
 
 
 async def evaluate_split(
-    resources: RuntimeResources, doors: dict[str, Any], split: str, followups: str, show_misses: bool
+    resources: RuntimeResources, doors: dict[str, Any], split: str, followups: str | None, show_misses: bool
 ) -> dict[str, float]:
-    """One split's figures, printed; misses listed only when ``show_misses`` (never for held-out)."""
-    rows = json.loads((SETS / split).read_text())
+    """One split's figures, printed; misses listed only when ``show_misses`` (never for held-out).
+    ``split``: a file, or ``name:part`` (a part of a tuning file the heads train and validate on)."""
+    rows = rows_of((split,))
     per_class: dict[str, list[bool]] = {}
     targets: list[bool] = []
     pairs: list[tuple[float, bool]] = []
@@ -282,7 +292,7 @@ async def evaluate_split(
                 f"    {row['message']!r}: expected {expected} -> {kind}:{name}, got {got}"
                 f"({routing.confidence:.2f}) -> {routing.target.kind}:{routing.target.name} ({routing.reason})"
             )
-    follow_rows = json.loads((SETS / followups).read_text())
+    follow_rows = json.loads((SETS / followups).read_text()) if followups else []
     follow_ok = 0
     for row in follow_rows:
         door = doors[TENANT_OF_KIND.get(row["tenant_kind"], TENANT)]
@@ -301,7 +311,7 @@ async def evaluate_split(
         "messages": float(len(rows)),
         "accuracy": overall,
         "target_accuracy": sum(targets) / len(rows),
-        "follow_up_accuracy": follow_ok / len(follow_rows),
+        "follow_up_accuracy": follow_ok / max(len(follow_rows), 1),
     }
     print(
         f"{split}: {len(rows)} messages: accuracy (intent and target) {overall:.1%} (goal >= 92%); "
@@ -324,7 +334,7 @@ async def evaluate_split(
 
 
 async def second_pass(doors: dict[str, Any], split: str) -> None:
-    rows = json.loads((SETS / split).read_text())
+    rows = rows_of((split,))
     before: list[tuple[str, str | None]] = getattr(evaluate_split, f"_decisions_{split}")
     changed = 0
     for row, first in zip(rows, before, strict=True):

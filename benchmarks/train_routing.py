@@ -10,8 +10,9 @@ the domain head's verdicts on training messages come from heads fitted without t
 
 Training data: ``benchmarks/eval_routing/train.json``, ``train2.json``, ``train3.json``, ``train5.json`` and
 ``tuning6.json`` (the fifth and sixth batches' tuning parts; five batches of messages written from the user's
-side by separate helpers, never from the code) and the shipped exemplars (generic and every pack's); ``validation.json``, ``validation2.json`` and ``validation3.json``
-choose. The held-out splits are never read here. Needs scikit-learn (the ``dev`` extra); serving needs only numpy.
+side by separate helpers, never from the code), two thirds of ``tuning7.json`` (the seventh batch's tuning part)
+and the shipped exemplars (generic and every pack's); ``validation.json``, ``validation2.json``, ``validation3.json``
+and the other third of ``tuning7.json`` choose. The held-out splits are never read here. Needs scikit-learn (the ``dev`` extra); serving needs only numpy.
 """
 
 from __future__ import annotations
@@ -37,8 +38,19 @@ from master_agent.routing.relevance import FEATURES, pair_features, stem_weights
 
 SETS = Path(__file__).parent / "eval_routing"
 #: The labelled batches, where present (the second, third and fifth arrived later; the fourth is held out).
-TRAIN_FILES = ("train.json", "train2.json", "train3.json", "train5.json", "tuning6.json")
-VALIDATION_FILES = ("validation.json", "validation2.json", "validation3.json")
+#: ``name:train`` / ``name:validation``: a tuning part shared between the two (``split_part``), so that
+#: validation holds messages of the newest batch's voices that the heads never trained on.
+TRAIN_FILES = (
+    "train.json",
+    "train2.json",
+    "train3.json",
+    "train5.json",
+    "tuning6.json",
+    "tuning7.json:train",
+)
+VALIDATION_FILES = ("validation.json", "validation2.json", "validation3.json", "tuning7.json:validation")
+#: Every ``VALIDATION_EVERY``-th message of each (tenant kind, intent) of a shared tuning part validates.
+VALIDATION_EVERY = 3
 #: The query kinds the service answers itself; a question about anything else goes to an agent.
 QUERY_KINDS = ("data", "knowledge", "outcome", "list_agents")
 
@@ -139,8 +151,30 @@ TENANT_AGENTS = (
 )
 
 
+def split_part(rows: list[dict[str, Any]], part: str) -> list[dict[str, Any]]:
+    """The ``train`` or ``validation`` part of a tuning part's rows: within each (tenant kind, intent), in
+    file order (the files are shuffled), every ``VALIDATION_EVERY``-th row from the second validates, so
+    both parts keep the batch's mix and no message is in both."""
+    seen: Counter[tuple[str, str]] = Counter()
+    found = []
+    for row in rows:
+        key = (row["tenant_kind"], row["intent"])
+        validates = seen[key] % VALIDATION_EVERY == 1
+        seen[key] += 1
+        if validates == (part == "validation"):
+            found.append(row)
+    return found
+
+
 def rows_of(files: tuple[str, ...]) -> list[dict[str, Any]]:
-    return [row for name in files if (SETS / name).exists() for row in json.loads((SETS / name).read_text())]
+    """The labelled rows of ``files`` (``name:part``: that part of a shared tuning file), where present."""
+    found: list[dict[str, Any]] = []
+    for spec in files:
+        name, _, part = spec.partition(":")
+        if (SETS / name).exists():
+            rows = json.loads((SETS / name).read_text())
+            found += split_part(rows, part) if part else rows
+    return found
 
 
 def master_rows(files: tuple[str, ...] = TRAIN_FILES) -> dict[str, list[str]]:
@@ -179,6 +213,21 @@ def domain_rows(files: tuple[str, ...] = TRAIN_FILES, exemplars: bool = True) ->
         if e.action == "EXECUTE" and e.domain
     ]
     return rows
+
+
+#: The follow-up pairs of the validation splits (the runner scores them beside their messages).
+VALIDATION_FOLLOW_UPS = (
+    "followups_tuning.json",
+    "followups_train2.json",
+    "followups_train3.json",
+    "followups_tuning7.json",
+)
+
+
+def validation_follow_ups() -> tuple[list[str], list[bool]]:
+    """The validation splits' follow-up messages and whether each is out of scope as labelled."""
+    rows = rows_of(VALIDATION_FOLLOW_UPS)
+    return [row["message"] for row in rows], [row["expected"]["intent"] == "OUT_OF_SCOPE" for row in rows]
 
 
 def labelled(files: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -526,8 +575,15 @@ async def main(write: bool) -> dict[str, Any]:
     )
     refuse_from, gained = 1.0, 0
     if REFUSED in labels:
+        # A refusal outright also cuts a follow-up from its thread ("Our fiscal year starts on 1 May."
+        # answering a question): the validation splits' follow-up messages count too, refused or not
+        # as labelled.
+        follow_texts, follow_refused = validation_follow_ups()
+        x_follow = featured(await embed(embedder, follow_texts), follow_texts, features)
+        follow_probs = _softmax((x_follow @ model.coef_.T + model.intercept_) / temperature)
         refuse_from, gained = refuse_threshold(
-            calibrated[:, labels.index(REFUSED)], np.array([y_val[i] == REFUSED for i in known])
+            np.concatenate([calibrated[:, labels.index(REFUSED)], follow_probs[:, labels.index(REFUSED)]]),
+            np.array([y_val[i] == REFUSED for i in known] + follow_refused),
         )
     print(f"refused outright from {refuse_from} (validation: {gained} more right than wrong)")
     domains, domains_val = domain_rows(), domain_rows(VALIDATION_FILES, exemplars=False)
@@ -589,7 +645,7 @@ async def main(write: bool) -> dict[str, Any]:
         "refuse_from": refuse_from,
         "trained_on": {
             "messages": len(train),
-            "files": [f for f in TRAIN_FILES if (SETS / f).exists()],
+            "files": [f for f in TRAIN_FILES if (SETS / f.partition(":")[0]).exists()],
             **chosen,
         },
         "validation_accuracy": round(accuracy, 4),

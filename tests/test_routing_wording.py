@@ -207,3 +207,26 @@ async def test_a_chain_wide_goal_is_not_asked_which_store(resources: RuntimeReso
     assert (decision.target.kind, decision.target.name) == ("agent", "master_agent"), decision.reason
     one = await door.decide("Lift accessory attach by 10% within 60 days", [], {})
     assert one.clarification is not None and one.clarification.entity == "store_id"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "how many Galaxy S24s are in stock at store 3",
+        "what's the stock of iPhone 15 cases at store 2 right now?",
+    ],
+)
+async def test_a_question_about_stock_the_data_lacks_is_refused(
+    resources: RuntimeResources, message: str
+) -> None:
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    decision = await door.decide(message, [], {})
+    assert decision.target.kind == "out_of_scope", decision.reason
+
+
+async def test_a_question_naming_a_figure_the_data_has_stays_a_data_question(
+    resources: RuntimeResources,
+) -> None:
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    decision = await door.decide("which store has the best attach rate", [], {})
+    assert decision.target.kind == "query", decision.reason

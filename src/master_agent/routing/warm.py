@@ -3,7 +3,8 @@ after ``serve`` took 6-20 s as models and indexes loaded on first use).
 
 For every tenant: its chat graph compiled into the graph cache and run once up to its first handler
 (on a thread deleted after), and one routing decision made, which loads the embedder's weights, the trained intent head, the exemplars' vectors, discovery's index of
-the tenant's agents and the entity parsers.
+the tenant's agents and the entity parsers (WordNet's word classes, which say whether a word before a
+number names an id, included).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from langchain_core.messages import HumanMessage
 
 from master_agent.capabilities import load_tenant
 from master_agent.capabilities.agents import live_agents
+from master_agent.capabilities.tools.lexicon import noun_first
 from master_agent.routing.graph import NODES
 from master_agent.runtime.factory import GraphOptions, front_door, loop_limits, master_graph
 from master_agent.runtime.graph_runs import thread_graph_config
@@ -33,6 +35,7 @@ WARM_MESSAGE = "What was the total for last month?"
 async def warm_routing(resources: RuntimeResources) -> None:
     """Loads routing's models and indexes for every tenant (see module docstring)."""
     started = time.perf_counter()
+    noun_first("store")  # WordNet's word classes are read once, on the first word before a number
     async with resources.database.pool.connection() as conn:
         tenant_ids = [row["tenant_id"] for row in await (await conn.execute(TENANT_IDS)).fetchall()]
     for tenant_id in tenant_ids:

@@ -1,7 +1,9 @@
 """Entities read from a goal, and the context box rendered into prompts.
 
 Extraction is generic (no domain words): "<Noun> <number>" -> ``<noun>_id``, the first percentage ->
-``target_percent``, a duration -> ``timeline_days``, a money amount -> ``budget``.
+``target_percent``, a duration -> ``timeline_days``, a money amount -> ``budget``. The word before the
+number is a noun only where WordNet says so (``noun_first``): "borrow 6 lakh", "need 3", "iphone 15" and
+"make it 15" name no id.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import re
 from typing import Any
 
 from master_agent.capabilities.terms import entity_numbers_as_digits, time_mention, with_digits
+from master_agent.capabilities.tools.lexicon import noun_first
 from master_agent.models.prompt_blocks import render_tagged_json
 from master_agent.runtime.state import ContextBox
 
@@ -54,15 +57,51 @@ _NOT_ENTITY_WORDS = frozenset(
         "up",
         "down",
         "into",
+        # Grammar words WordNet files as nouns too ("it" is information technology), and the bounds of a
+        # ranking or a range ("bottom 2", "max 6", "10 till 6").
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "what",
+        "which",
+        "who",
+        "why",
+        "how",
+        "my",
+        "your",
+        "our",
+        "their",
+        "his",
+        "her",
+        "me",
+        "us",
+        "them",
+        "bottom",
+        "max",
+        "min",
+        "maximum",
+        "minimum",
+        "till",
+        "until",
     ]
 )
 _NOUN_NUMBER = re.compile(
-    r"\b([A-Za-z][A-Za-z]+)\s*(?:#|\s(?:number|no\.?|num)\s)?\s*(\d+)\b(?!\s*(?:%|percent|days?|weeks?|months?|years?|[.,]\d))"
+    r"\b([A-Za-z][A-Za-z]+)\s*(?:#|\s(?:number|no\.?|num)\s)?\s*(\d+)\b"
+    r"(?!\s*(?:%|percent|days?|weeks?|months?|years?|hours?|hrs?\b|min(?:ute)?s?\b|lakhs?|crores?|k\b|[.,]\d))"
 )
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*(?:%|percent\b)", re.I)
 _DURATION = re.compile(r"\b(\d+)\s*(day|week|month|year)s?\b", re.I)
 _MONEY = re.compile(r"\$\s?(\d+(?:[.,]\d+)?)\s*([kKmM])?\b")
 _DAYS_PER = {"day": 1, "week": 7, "month": 30, "year": 365}
+
+
+def id_noun(word: str) -> bool:
+    """Whether ``word`` before a number may name what the number identifies: a noun (WordNet's
+    ``noun_first``), or any word where WordNet's files are not installed."""
+    return noun_first(word) is not False
 
 
 def extract_entities(text: str) -> dict[str, Any]:
@@ -75,7 +114,7 @@ def extract_entities(text: str) -> dict[str, Any]:
     named = text.replace(window, " ; ") if window else text
     for word, number in _NOUN_NUMBER.findall(named):
         key = f"{word.lower()}_id"
-        if word.lower() not in _NOT_ENTITY_WORDS and key not in entities:
+        if word.lower() not in _NOT_ENTITY_WORDS and key not in entities and id_noun(word):
             entities[key] = int(number)
     percent = _PERCENT.search(text)
     if percent:

@@ -47,7 +47,6 @@ from master_agent.routing.graph.flows import _waiting_preview, flow_command
 from master_agent.routing.graph.follow_ups import (
     asks_about_the_figure,
     inherits_target,
-    is_closing,
     is_figure_question,
     names_a_figure,
 )
@@ -338,7 +337,7 @@ class DecisionSteps(FrontDoorBase):
             unsure=outcome.target.kind == "builder"
             and intent.confidence < self.settings.clarify_below
             and explicit_builder_action(message) is None,
-        ) or await is_closing(message, self.evolution.knowledge.embedder, self.pack.data_metrics):
+        ):
             return None
         # Read with the previous goal, the previous entities (window included) under this message's. Read
         # so, it may ask for something else than the message before ("why so low?" after a figure: a
@@ -397,12 +396,38 @@ class DecisionSteps(FrontDoorBase):
             return None
         return intent, candidates, outcome
 
+    async def _refused_for_missing_data(
+        self, intent: IntentAnalysis, goal: str, override: str | None
+    ) -> IntentAnalysis:
+        """A data question at no period that names no figure of the data and one it lacks ("how many
+        Galaxy S24s are in stock at store 3": stock) is refused: nothing here answers it."""
+        if (
+            override
+            or intent.action != "QUERY"
+            or intent.query_kind != "data"
+            or time_mention(goal) is not None
+            or not await self._names_only_missing_data(goal)
+        ):
+            return intent
+        return intent.model_copy(update={**_EXECUTE, "out_of_scope": True})
+
     async def _unserved_as_data(
-        self, goal: str, outcome: Outcome, intent: IntentAnalysis
+        self, goal: str, outcome: Outcome, intent: IntentAnalysis, *, unclear: bool = False
     ) -> tuple[Outcome, IntentAnalysis]:
         """An out-of-scope ``outcome`` (no agent takes the goal on, nobody named one and the head did not
         refuse it) as a question about the data when the goal names a figure of the data, or asks a
-        figure over a period gone by of data the tenant lacks; otherwise unchanged."""
+        figure over a period gone by of data the tenant lacks; an ``unclear`` one (read unsure, asked
+        about or handed to an agent) when it names no figure of the data and one it lacks; otherwise
+        unchanged."""
+        if unclear:
+            if not await self._names_only_missing_data(goal):
+                return outcome, intent
+            outcome = Outcome(
+                RouteTarget(kind="query", name="data"),
+                "read unsure; it names only data the tenant lacks, which the data handler says",
+                best_guess=True,
+            )
+            return outcome, intent.model_copy(update=_DATA_QUERY)
         if (figure := names_a_figure(goal, self.pack.data_metrics)) is not None:
             # It names a figure the tenant's data has ("avg training hrs per person", "Store 4 txns w/c 14
             # Sept"): a question about that figure, not foreign work. A guess all the same (its answer is
@@ -440,6 +465,10 @@ class DecisionSteps(FrontDoorBase):
             return False
         if moves_a_figure(message) or goal_target(message) is not None:
             return False
+        return await self._names_missing_data(message)
+
+    async def _names_missing_data(self, message: str) -> bool:
+        """Whether ``message`` names data the tenant's pack has no figure for (by meaning)."""
         missing = await unknown_by_meaning(
             message,
             self.evolution.knowledge.embedder,
@@ -448,6 +477,12 @@ class DecisionSteps(FrontDoorBase):
             self.pack.data_metrics,
         )
         return missing is not None
+
+    async def _names_only_missing_data(self, message: str) -> bool:
+        """Whether ``message`` names no figure of the tenant's data and names data it lacks ("stock")."""
+        if names_a_figure(message, self.pack.data_metrics) is not None or not self.pack.data_metrics:
+            return False
+        return await self._names_missing_data(message)
 
 
 #: Most words of an answer to "which store?" whose one number is the store ("oh sorry, should've said -

@@ -123,21 +123,38 @@ CLOSINGS = (
 #: that'll do me. thanks a mill" 0.473 (0.329 before "that'll do me, thanks a million" was a closing; the
 #: highest continuing follow-up then is "ok lets do that", 0.429).
 CLOSING_MIN_SIMILARITY = {"all-MiniLM-L6-v2": 0.46}
+#: Messages that agree to what the turn before offered ("ok that works, go ahead"): said as politely as
+#: a closing, they ask for the work. A message nearer one of these than every closing is no closing (on
+#: the routing evaluation's follow-ups, every go-ahead is nearer these, every closing the closings).
+GO_AHEADS = (
+    "ok, go ahead",
+    "yes, do it",
+    "sounds good, proceed with that",
+    "fine, send it",
+    "perfect, book it",
+    "great, apply for it",
+    "that works for me, carry on",
+)
 _ASKS = re.compile(r"[?\d]")
-_closing_vectors: dict[str, list[list[float]]] = {}
+#: The reason of a closing's routing decision (its reply thanks the user; nothing is refused).
+CLOSES_THE_CONVERSATION = "closes the conversation: nothing is asked"
+_closing_vectors: dict[str, tuple[list[list[float]], list[list[float]]]] = {}
 
 
 async def is_closing(message: str, embedder: Embedder, metrics: Sequence[DataMetric]) -> bool:
     """Whether ``message`` only thanks or closes the thread ("thanks a ton, you're a lifesaver"): said
-    like a closing, it asks nothing (no question mark, number, time or figure of the data)."""
+    like a closing, more than like a go-ahead ("ok that works, go ahead"), it asks nothing (no question
+    mark, number, time or figure of the data)."""
     floor = CLOSING_MIN_SIMILARITY.get(getattr(embedder, "model_name", ""))
     if floor is None or _ASKS.search(message) or time_mention(message) or names_a_figure(message, metrics):
         return False
     name = str(getattr(embedder, "model_name", ""))
     if name not in _closing_vectors:
-        _closing_vectors[name] = await embedder.embed(list(CLOSINGS))
+        _closing_vectors[name] = (await embedder.embed(list(CLOSINGS)), await embedder.embed(list(GO_AHEADS)))
+    closings, go_aheads = _closing_vectors[name]
     [vector] = await embedder.embed([message])
-    return max(_cosine(vector, closing) for closing in _closing_vectors[name]) >= floor
+    closing = max(_cosine(vector, text) for text in closings)
+    return closing >= floor and closing > max(_cosine(vector, text) for text in go_aheads)
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:

@@ -17,7 +17,7 @@ from master_agent.capabilities.terms import Window, changed_between, time_window
 from master_agent.routing.context import recent_turns
 from master_agent.routing.graph.base import FrontDoorBase
 from master_agent.routing.graph.cards import chat_arguments, message_field
-from master_agent.routing.graph.follow_ups import _as_answered
+from master_agent.routing.graph.follow_ups import CLOSES_THE_CONVERSATION, _as_answered
 from master_agent.routing.graph.replies import _envelope, _paused_lines, _solution_text
 from master_agent.routing.graph.state import FrontDoorState
 from master_agent.routing.graph.systems import run_system_request, system_reply
@@ -245,6 +245,14 @@ class HandlerNodes(FrontDoorBase):
     async def out_of_scope(self, state: FrontDoorState) -> dict[str, Any]:
         routing = state.get("routing") or {}
         goal = str(routing.get("goal") or "")
+        if routing.get("reason") == CLOSES_THE_CONVERSATION:
+            text = "Glad I could help. Ask again whenever you need anything."
+            return {
+                "reply": {"kind": "out_of_scope", "status": "success", "text": text},
+                "envelope": _envelope("success", {}, []),
+                "messages": [AIMessage(content=text)],
+                **self._finish(state, goal),
+            }
         runnable = [card for card in self.cards if card.runnable]
         can = "; ".join(f"{card.name}: {card.description.rstrip('.')}" for card in runnable) or "nothing yet"
         skills = sorted({skill for card in runnable for skill in card.skills})[:5]

@@ -12,11 +12,13 @@ from langgraph.types import interrupt
 
 from master_agent.models.chat import content_text
 from master_agent.routing.context import recent_turns
+from master_agent.routing.decision import Outcome
 from master_agent.routing.graph.decide import DecisionSteps, read_answers
 from master_agent.routing.graph.flows import _cut_short, _suspend_cut_short, _waiting_clarification
+from master_agent.routing.graph.follow_ups import CLOSES_THE_CONVERSATION, is_closing
 from master_agent.routing.graph.state import FrontDoorState
 from master_agent.routing.graph.systems import is_system_request
-from master_agent.routing.models import RoutingDecision
+from master_agent.routing.models import RouteTarget, RoutingDecision
 from master_agent.runtime.recovery import answers_question
 
 
@@ -84,24 +86,47 @@ class RouteNodes(DecisionSteps):
         reading = read_answers(self._read_message(text, turns), clarifications)
         override = reading.override
         intent = await self.analyzer.analyze(reading.goal, [str(turn["text"]) for turn in turns])
-        intent, candidates = await self._discovered(
+        intent = await self._refused_for_missing_data(
             self._reconsidered(intent, reading.goal, override), reading.goal, override
         )
+        intent, candidates = await self._discovered(intent, reading.goal, override)
         previous_turn = turns[-1] if turns else None
         said_before = self._said_before(intent, candidates, reading, previous_turn, clarifications)
         known = {**(await self.tenant_defaults()), **said_before, **intent.entities, **reading.entities}
         rounds = len(clarifications)
-        refused = intent.out_of_scope and not override and not clarifications
+        # A message right after a reply that asked the user something ("which month does your fiscal
+        # year start in?") is read as its answer, however unlike a request it is ("Our fiscal year starts
+        # on 1 May."): never refused outright.
+        asked_back = ((state.get("reply") or {}).get("data") or {}).get("outcome") == "clarify"
+        refused = intent.out_of_scope and not override and not clarifications and not asked_back
         outcome, intent = await self._outcome(intent, candidates, reading, known, clarifications, refused)
         if outcome.target.kind == "agent":
             reading.entities = {**said_before, **reading.entities}
-        if previous_turn is not None and not (reading.follow_up or override or clarifications or refused):
+        standalone = previous_turn is None or reading.follow_up or override or clarifications or refused
+        closing = not standalone and await is_closing(
+            reading.message, self.evolution.knowledge.embedder, self.pack.data_metrics
+        )
+        if closing:
+            # "great, thanks - that's all for now" after a served turn asks for nothing: no agent runs,
+            # no question is asked back (the out-of-scope reply thanks the user, see ``handlers``).
+            outcome = Outcome(RouteTarget(kind="out_of_scope"), CLOSES_THE_CONVERSATION)
+            intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None})
+        elif previous_turn is not None and not standalone:
             continued = await self._continued(reading, intent, outcome, previous_turn, known, rounds)
             if continued is not None:
                 intent, found, outcome = continued
                 candidates = candidates if found is None else found
-        if outcome.target.kind == "out_of_scope" and not (override or refused):
-            outcome, intent = await self._unserved_as_data(reading.goal, outcome, intent)
+        out = outcome.target.kind == "out_of_scope" and not (override or refused or closing)
+        # Read unsure ("What's the warranty attach rate at Store 2 in August?" at 0.4, asked about or
+        # handed to an agent all the same): naming no figure of the data and one it lacks, it is answered
+        # by naming what is missing.
+        unclear = (
+            intent.confidence < self.settings.clarify_below
+            and outcome.target.kind in ("clarification", "agent")
+            and not (override or clarifications or reading.follow_up)
+        )
+        if out or unclear:
+            outcome, intent = await self._unserved_as_data(reading.goal, outcome, intent, unclear=unclear)
         return RoutingDecision(
             message=text,
             goal=reading.goal,
