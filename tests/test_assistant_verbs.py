@@ -739,3 +739,62 @@ async def test_a_reply_goes_on_the_answered_mail_s_thread(assistant: RuntimeReso
     assert answered.message_id in str(message["References"]).split()
     assert "brief my leads" in str(message.get_body(preferencelist=("plain",)).get_content()).lower()
     assert sent["rcpt_tos"] == ["maria.lopez@acme.example"]
+
+
+async def test_a_mail_step_that_says_nothing_of_its_own_tells_the_move_before_it(
+    assistant: RuntimeResources,
+) -> None:
+    """ "... and tell Lena by email": the mail's words are the change of the step before (an empty
+    body was drafted); both are done only as the servers show them: the retro read back from CalDAV
+    at its new time, the mail as the SMTP server accepted it."""
+    data_dir = assistant.settings.data_dir
+    tenant, endpoints = await _seeded(assistant, "verbs-tell")
+    thread = str(uuid.uuid4())
+    request_text = "Shift the sprint retro to 2pm Friday and tell Lena by email"
+    first = await _first_interrupt(await _chat(assistant, tenant, thread, request_text))
+    assert first["tool"] == "reschedule_event", first
+    done = await _chat(assistant, tenant, thread, Command(resume="yes to both"))
+    assert done["interrupts"] == [] and done["reply"]["status"] == "success", done["reply"]
+    # The weekly retro is at 16:00 on Fridays: one occurrence, and only it, is at 14:00 now.
+    weeks = await CalDavCalendar(endpoints.caldav).events(NOW - timedelta(days=35), NOW + timedelta(days=35))
+    moved = [e.start.astimezone(UTC) for e in weeks if e.summary == "Sprint retro" and e.start.hour == 14]
+    assert [start.weekday() for start in moved] == [4], done["reply"]["text"]
+    [sent] = [e for e in sent_envelopes(data_dir) if e.get("mail_from") == endpoints.address]
+    assert sent["rcpt_tos"] == ["lena.novak@acme.example"]
+    accepted = sorted((data_dir / "assistant" / "smtp" / "accepted").glob("*.eml"))[-1]
+    message = email.message_from_bytes(accepted.read_bytes(), policy=email.policy.default)
+    body = str(message.get_body(preferencelist=("plain",)).get_content()).lower()
+    assert "sprint retro moves to 2pm friday" in body, body
+
+
+async def test_a_draft_takes_added_words_and_a_new_recipient_and_an_edit_it_cannot_apply_changes_nothing(
+    assistant: RuntimeResources,
+) -> None:
+    """ "add that ..." adds the sentence to the body (to its reader: "he should" is "you should");
+    "not Ben - make it to Noah instead" replaces the recipient; an edit nothing can apply leaves the
+    draft waiting as it was and says so, and the "ok send" after it sends that draft, never its own
+    words. What was sent is read from the SMTP server's accepted mail."""
+    data_dir = assistant.settings.data_dir
+    tenant, endpoints = await _seeded(assistant, "verbs-edit")
+    thread = str(uuid.uuid4())
+    await _first_interrupt(await _chat(assistant, tenant, thread, "write to Ben that the test rig is free"))
+    added = await _first_interrupt(
+        await _chat(assistant, tenant, thread, Command(resume="add that he should book it by Friday"))
+    )
+    assert "The test rig is free. You should book it by Friday." in added["draft"]["body"], added
+    moved = await _first_interrupt(
+        await _chat(assistant, tenant, thread, Command(resume="oh wait, not Ben - make it to Noah instead"))
+    )
+    assert moved["draft"]["addresses"] == ["noah.weber@acme.example"], moved
+    kept = await _first_interrupt(
+        await _chat(assistant, tenant, thread, Command(resume="make it sound warmer"))
+    )
+    assert kept["draft"] == moved["draft"] and "could not apply" in kept["question"], kept
+    done = await _chat(assistant, tenant, thread, Command(resume="ok send"))
+    assert done["reply"]["status"] == "success", done["reply"]
+    [sent] = [e for e in sent_envelopes(data_dir) if e.get("mail_from") == endpoints.address]
+    assert sent["rcpt_tos"] == ["noah.weber@acme.example"]
+    accepted = sorted((data_dir / "assistant" / "smtp" / "accepted").glob("*.eml"))[-1]
+    message = email.message_from_bytes(accepted.read_bytes(), policy=email.policy.default)
+    body = str(message.get_body(preferencelist=("plain",)).get_content())
+    assert "You should book it by Friday." in body and "ok send" not in body.lower(), body

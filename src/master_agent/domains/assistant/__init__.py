@@ -190,6 +190,7 @@ async def _steps_entities(
     found: dict[str, Any] = dict(said)
     actions: list[dict[str, Any]] = []
     event: str | None = None
+    change: str | None = None
     for step in steps:
         action = step.reading.action
         part = goal_entities(step.text, today, action, contacts if action in PEOPLE_ACTIONS else None)
@@ -198,13 +199,23 @@ async def _steps_entities(
             actions.append(record)
         message = part.get("message")
         if isinstance(message, str):
-            message = _BY_MAIL.sub("", message).strip()
+            message = _BY_MAIL.sub("", message).strip(" ,;:.")
             if event is not None:
                 message = _IT.sub(f"{event} is", message, count=1)
+            # "... and tell Lena by email": a mail that says nothing of its own tells the change before it.
+            message = message or change or ""
             part["message"] = message[:1].upper() + message[1:]
         if action in ("cancel_event", "reschedule") and part.get("event_words"):
             # What the step names, without its verb: "Wednesday's design review".
             event = " ".join(str(part["event_words"]).split()[1:]) or None
+            if event is not None:
+                change = (
+                    f"{event} is cancelled"
+                    if action == "cancel_event"
+                    else f"{event} moves to {part['move_to']}"
+                    if part.get("move_to")
+                    else None
+                )
         found.update(part)
     found["actions"] = actions
     return found

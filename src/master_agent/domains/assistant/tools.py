@@ -798,6 +798,28 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             revised["body"] = re.sub(r"^Hi,", "Hi all,", args["body"], count=1)
         return revised
 
+    async def revise_mail(args: dict[str, Any], text: str) -> dict[str, Any] | None:
+        """A draft mail changed as an answer asks, in its own terms: words added to what it says ("add
+        that he should place the orders through IT"), its recipient replaced ("not Tom - make it to
+        Emma instead"), or people added (``add_people``). None: the answer asks none of these."""
+        added = _ADD_SAYING.match(text)
+        if added is not None and isinstance(args.get("body"), str):
+            said = _to_reader(added.group("said").strip().rstrip(".!"))
+            sentence = said[:1].upper() + said[1:] + ("" if said.endswith("?") else ".")
+            greeting, _, rest = args["body"].partition("\n\n")
+            text_part, sep, sign_off = rest.rpartition("\n\nBest regards,")
+            if not sep:
+                return {**args, "body": f"{args['body'].rstrip()}\n\n{sentence}"}
+            return {**args, "body": f"{greeting}\n\n{text_part} {sentence}{sep}{sign_off}"}
+        if _INSTEAD.search(text) and isinstance(args.get("addresses"), list):
+            named = people_named(text, await (await accounts()).contacts.everyone())
+            dropped = {m.said.lower() for m in named if _NOT_BEFORE.search(text[: text.find(m.said)])}
+            kept = [m for m in named if m.said.lower() not in dropped]
+            if len(kept) == 1 and len(kept[0].contacts) == 1 and kept[0].contacts[0].emails:
+                return {**args, "addresses": [kept[0].contacts[0].emails[0]]}
+            return None
+        return await add_people(args, text)
+
     def tool(
         func: Callable[..., Awaitable[dict[str, Any]]],
         args: type[BaseModel],
@@ -896,7 +918,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "recipients is a mass email and needs an accepted preview); done when the server accepts it.",
             risk_of=_mass_when_many,
             preview_of=mail_preview,
-            revise_of=add_people,
+            revise_of=revise_mail,
         ),
     ]
     return {t.name: t for t in tools}
@@ -967,6 +989,32 @@ def rank_events(words: str, events: list[CalendarEvent]) -> list[tuple[float, Ca
         if score > 0:
             scored.append((score, event))
     return sorted(scored, key=lambda pair: (-pair[0], pair[1].start))
+
+
+#: An answer to a draft that adds words to what it says: "add that ...", "also mention that ...".
+_ADD_SAYING = re.compile(
+    r"^\s*(?:(?:and|also|oh|ok(?:ay)?|please|pls)[,.!]?\s+)*(?:also\s+)?(?:add|mention|say|include|"
+    r"tell\s+(?:him|her|them))\s+(?:also\s+)?that\s+(?P<said>\S.*?)\s*$",
+    re.I,
+)
+#: An answer that replaces whom a draft goes to: "not Tom - make it to Emma instead", "send it to Emma".
+_INSTEAD = re.compile(r"\binstead\b|\bmake\s+it\s+(?:to|for)\b|\bsend\s+it\s+to\b", re.I)
+_NOT_BEFORE = re.compile(r"\bnot\s+(?:to\s+)?$", re.I)
+#: The reader of a mail named in the third person by the one who dictates it: "he should" is "you should".
+_THIRD_PERSON = {
+    "he": "you",
+    "she": "you",
+    "they": "you",
+    "his": "your",
+    "their": "your",
+    "him": "you",
+    "them": "you",
+}
+_THIRD = re.compile(r"\b(?:" + "|".join(_THIRD_PERSON) + r")\b", re.I)
+
+
+def _to_reader(said: str) -> str:
+    return _THIRD.sub(lambda m: _THIRD_PERSON[m.group(0).lower()], said)
 
 
 #: An answer to a draft that adds people to it: "also copy Hana", "cc Omar", "add Lucas too".

@@ -181,11 +181,13 @@ class RiskMiddleware(LoopMiddleware):
         call). "change X to Y" is applied to the draft and shown again."""
         draft = dict(args)
         text = ""
+        unapplied = ""
         for _ in range(DRAFT_ROUNDS):
             answer = interrupt(
                 {
                     "kind": "approval",
-                    "question": f"Approve this draft of {name}? Reply 'approve', 'cancel', or 'change X to Y'.",
+                    "question": unapplied
+                    + f"Approve this draft of {name}? Reply 'approve', 'cancel', or 'change X to Y'.",
                     "options": ["approve", "cancel"],
                     "agent": self.agent,
                     "tool": name,
@@ -198,18 +200,25 @@ class RiskMiddleware(LoopMiddleware):
             feedback = read_feedback(text)
             if feedback == "accept":
                 return draft, None, _EVERY_DRAFT.search(text) is not None
-            if feedback is None:
-                # A change in the tool's own terms ("also copy Hana on it"): the tool applies it.
+            if feedback != "cancel":
+                # A change in the tool's own terms ("also copy Hana on it", "not Tom, make it to Emma
+                # instead"): the tool applies it, before the words are read as a generic "X to Y".
                 added = await self.revise_call(name, draft, text)
                 if added is not None and added != draft:
-                    draft = added
+                    draft, unapplied = added, ""
                     continue
-            if feedback != "revise":
+            if feedback == "cancel":
                 break
+            if feedback != "revise":
+                # A change nobody here can apply: the draft waits as it was, and says so (the next
+                # "ok send" approves what is shown, never becomes words of a new request).
+                unapplied = f"I could not apply {text!r} to this draft; it is unchanged. "
+                continue
             revised = revise_args(draft, text)
             if revised == draft:
-                break
-            draft = revised
+                unapplied = f"I could not apply {text!r} to this draft; it is unchanged. "
+                continue
+            draft, unapplied = revised, ""
         if not text or read_feedback(text) == "cancel":
             reason = (
                 f"declined: the user cancelled this {name} ({text!r}); it did not run. Do not call it again."
