@@ -32,6 +32,8 @@ from master_agent.runtime.state import MasterAgentState
 
 #: Rounds of "change X to Y" one medium-risk draft may go through before it is dropped.
 DRAFT_ROUNDS = 3
+#: Answers one draft may be shown again for (changes applied, and changes it could not take).
+DRAFT_ANSWERS = 2 * DRAFT_ROUNDS
 
 
 def _thread_id(config: RunnableConfig) -> str:
@@ -182,7 +184,10 @@ class RiskMiddleware(LoopMiddleware):
         draft = dict(args)
         text = ""
         unapplied = ""
-        for _ in range(DRAFT_ROUNDS):
+        changes = 0
+        for _ in range(DRAFT_ANSWERS):
+            if changes >= DRAFT_ROUNDS:
+                break
             answer = interrupt(
                 {
                     "kind": "approval",
@@ -205,7 +210,7 @@ class RiskMiddleware(LoopMiddleware):
                 # instead"): the tool applies it, before the words are read as a generic "X to Y".
                 added = await self.revise_call(name, draft, text)
                 if added is not None and added != draft:
-                    draft, unapplied = added, ""
+                    draft, unapplied, changes = added, "", changes + 1
                     continue
             if feedback == "cancel":
                 break
@@ -218,7 +223,7 @@ class RiskMiddleware(LoopMiddleware):
             if revised == draft:
                 unapplied = f"I could not apply {text!r} to this draft; it is unchanged. "
                 continue
-            draft, unapplied = revised, ""
+            draft, unapplied, changes = revised, "", changes + 1
         if not text or read_feedback(text) == "cancel":
             reason = (
                 f"declined: the user cancelled this {name} ({text!r}); it did not run. Do not call it again."
