@@ -50,7 +50,7 @@ _CLAIM = re.compile(r"^(?:Sent|Created|Moved|Cancelled):", re.M)
 #: edits, free time over a span and moves in new wordings (session 6); tuning2.json: a second batch
 #: written from the user's side by another author, with heldout2.json its held-out part. All but the
 #: held-out files are tuned on.
-PARTS = ("heldout", "tuning", "probes", "probes2", "tuning2", "heldout2", "tuning3", "heldout3")
+PARTS = ("heldout", "tuning", "probes", "probes2", "tuning2", "heldout2", "tuning3", "heldout3", "tuning4")
 
 
 @dataclass
