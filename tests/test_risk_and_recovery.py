@@ -45,6 +45,15 @@ def test_a_change_is_applied_to_every_string_of_the_call() -> None:
     assert args_digest({"b": 1, "a": 2}) == args_digest({"a": 2, "b": 1})
 
 
+def test_a_change_replaces_whole_words_and_never_the_draft_named_by_a_pronoun() -> None:
+    """ "make it to Emma instead" names the draft, not words in it: nothing in the draft changes (the
+    tool's own terms read it, or it is said not applied); "Fri" is not the inside of "Friday"."""
+    args = {"subject": "Submit the item list", "body": "Please submit it by Friday.", "addresses": ["t@x"]}
+    assert revise_args(args, "oh wait, not Tom - make it to Emma instead") == args
+    assert revise_args(args, "change Fri to Mon") == args
+    assert revise_args(args, "change Friday to Monday")["body"] == "Please submit it by Monday."
+
+
 def _tool(**metadata: Any) -> StructuredTool:
     async def act(addresses: list[str]) -> dict[str, Any]:
         return {}

@@ -804,7 +804,10 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         Emma instead"), or people added (``add_people``). None: the answer asks none of these."""
         added = _ADD_SAYING.match(text)
         if added is not None and isinstance(args.get("body"), str):
-            said = _to_reader(added.group("said").strip().rstrip(".!"))
+            said = _to_reader(added.group("said").strip().rstrip(".!?"))
+            if added.group("ask"):
+                # "add a line asking her to present it": a question to the reader.
+                said = f"could you {said}?"
             sentence = said[:1].upper() + said[1:] + ("" if said.endswith("?") else ".")
             greeting, _, rest = args["body"].partition("\n\n")
             text_part, sep, sign_off = rest.rpartition("\n\nBest regards,")
@@ -819,6 +822,38 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
                 return {**args, "addresses": [kept[0].contacts[0].emails[0]]}
             return None
         return await add_people(args, text)
+
+    async def revise_event(args: dict[str, Any], text: str) -> dict[str, Any] | None:
+        """A draft event changed as an answer asks, in its own terms: people added (``add_people``),
+        and its time and day ("move it to 12-1 instead", "make it 3pm", "Friday at 10 instead", "an
+        hour later"): a clock span sets the start and the length, a clock time the start, a length
+        said as how far moves it. None: the answer asks none of these."""
+        revised = await add_people(args, text) or dict(args)
+        if not isinstance(args.get("start_time"), str):
+            return None if revised == args else revised
+        zone = (await accounts()).zone
+        span = clock_span(text) or clock_span(_BARE_SPAN.sub(r"from \g<1> to \g<2>", text))
+        shift = resolve_shift(text)
+        if span is not None:
+            first, last = span
+            revised["start_time"] = first.strftime("%H:%M")
+            revised["duration_minutes"] = (last.hour * 60 + last.minute) - (first.hour * 60 + first.minute)
+        elif shift is not None:
+            old = resolve_time(str(args["start_time"]))
+            if old is not None:
+                base = datetime.combine(date(2000, 1, 3), old)
+                moved = base + shift
+                if moved.date() == base.date():
+                    revised["start_time"] = moved.strftime("%H:%M")
+        elif (at := resolve_time(text)) is not None:
+            revised["start_time"] = at.strftime("%H:%M")
+        elif (length := resolve_minutes(text)) is not None:
+            # "make it 45 minutes": its length.
+            revised["duration_minutes"] = length
+        day = resolve_day(text, today(zone))
+        if day is not None and shift is None:
+            revised["day"] = day.isoformat()
+        return None if revised == args else revised
 
     def tool(
         func: Callable[..., Awaitable[dict[str, Any]]],
@@ -892,7 +927,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "more than ten attendees needs an accepted preview); done when read back from the server.",
             risk_of=_mass_when_many,
             preview_of=event_preview,
-            revise_of=add_people,
+            revise_of=revise_event,
         ),
         tool(
             reschedule_event,
@@ -993,8 +1028,16 @@ def rank_events(words: str, events: list[CalendarEvent]) -> list[tuple[float, Ca
 
 #: An answer to a draft that adds words to what it says: "add that ...", "also mention that ...".
 _ADD_SAYING = re.compile(
-    r"^\s*(?:(?:and|also|oh|ok(?:ay)?|please|pls)[,.!]?\s+)*(?:also\s+)?(?:add|mention|say|include|"
-    r"tell\s+(?:him|her|them))\s+(?:also\s+)?that\s+(?P<said>\S.*?)\s*$",
+    r"^\s*(?:(?:and|also|oh|ok(?:ay)?|please|pls|can\s+you|could\s+you)[,.!]?\s+)*(?:also\s+)?"
+    r"(?:add|mention|say|include|put\s+in|tack\s+on|append|tell\s+(?:him|her|them))\s+(?:also\s+)?"
+    r"(?:(?:a|one|another)\s+(?:more\s+)?(?:line|note|sentence|bit|p\.?s\.?)\s+)?(?:at\s+the\s+end\s+)?"
+    r"(?:(?P<ask>asking\s+(?:him|her|them)\s+to|to\s+ask\s+(?:him|her|them)\s+to)|that|saying(?:\s+that)?|"
+    r"to\s+say(?:\s+that)?)\s+(?P<said>\S.*?)\s*$",
+    re.I,
+)
+#: Two clock times joined without "from" ("12-1", "2 to 3pm"): a span once "from" is put before them.
+_BARE_SPAN = re.compile(
+    r"(?<![\w:/-])(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)\s*(?:-|–|to|until|till)\s*(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)(?![\w:/-])",
     re.I,
 )
 #: An answer that replaces whom a draft goes to: "not Tom - make it to Emma instead", "send it to Emma".

@@ -61,7 +61,7 @@ from master_agent.routing.models import (
     RoutingDecision,
     SuspendedFlow,
 )
-from master_agent.runtime.proposals import read_feedback
+from master_agent.runtime.proposals import changes_what_waits, read_feedback
 from master_agent.runtime.recovery import answers_question, pick_option
 
 
@@ -150,9 +150,14 @@ class RouteNodes(FrontDoorBase):
                 reason=f"drops the suspended task {flow.goal!r}",
                 at=self.now(),
             )
-        if not clarifications and _waiting_preview(state) and read_feedback(text) is not None:
-            # An answer to the preview the last reply showed: a new flow of the agent that made it,
-            # whose first step records the answer (``runtime.loop`` recall).
+        if (
+            not clarifications
+            and _waiting_preview(state)
+            and (read_feedback(text) is not None or changes_what_waits(text))
+        ):
+            # An answer to the preview the last reply showed ("move it to 12-1 instead" too): a new
+            # flow of the agent that made it, whose first step records the answer (``runtime.loop``
+            # recall), never the preview's request with the words added to it.
             master = self.capabilities.master["name"]
             return RoutingDecision(
                 message=text,
