@@ -233,6 +233,37 @@ async def test_a_send_the_smtp_server_does_not_take_is_not_done(
     assert failed.value.error_type == "api_down"
 
 
+async def test_a_draft_is_changed_in_its_tools_own_terms_or_not_at_all(data_dir: Path) -> None:
+    """What the tools apply themselves: a line asking the reader something added to a mail; an event
+    draft's time, span, length and shift; an answer that asks none of these changes nothing (None:
+    the runtime then says it was not applied)."""
+    tenant = "verbs-own-terms"
+    tools = _tools(data_dir, tenant)
+    await _calendar(tools, data_dir, tenant)
+    revise_mail = (tools["send_email"].metadata or {})["revise_of"]
+    body = "Hi,\n\nThank you for the churn deck.\n\nBest regards,\nme"
+    mail = {"addresses": ["sara.kim@acme.example"], "subject": "Thanks", "body": body}
+    asked = await revise_mail(mail, "also add a line asking her to present it at friday's retro")
+    assert "Thank you for the churn deck. Could you present it at friday's retro?" in asked["body"], asked
+    revise_event = (tools["create_event"].metadata or {})["revise_of"]
+    event = {
+        "summary": "Catch-up",
+        "day": "Friday",
+        "start_time": "10:00",
+        "duration_minutes": 30,
+        "addresses": [],
+    }
+    assert await revise_event(event, "move it to 12-1 instead") == {
+        **event,
+        "start_time": "12:00",
+        "duration_minutes": 60,
+    }
+    assert (await revise_event(event, "actually no, make it 11:30"))["start_time"] == "11:30"
+    assert (await revise_event(event, "push it an hour later"))["start_time"] == "11:00"
+    assert (await revise_event(event, "make it 45 minutes"))["duration_minutes"] == 45
+    assert await revise_event(event, "make it sound more fun") is None
+
+
 def test_an_action_not_confirmed_is_not_backed_and_changes_name_arguments() -> None:
     [check] = verify_answer({"action": {"requested": "send an email", "done": False, "why": "no tool"}}, {})
     assert check.verdict == "unbacked"

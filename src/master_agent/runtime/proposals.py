@@ -41,7 +41,7 @@ HOW_TO_ANSWER = (
 
 _ACCEPT = re.compile(
     r"^\s*(?:(?:ok(?:ay)?|yes|yep|yeah|great|perfect|good|fine|nice|cool|excellent|lovely|thanks|"
-    r"thank\s+you|alright|all\s+right|right)[,.!]?\s*|please\s+)*"
+    r"thank\s+you|alright|all\s+right|right|now|then|so)[,.!]?\s*|please\s+)*"
     r"(?:(?:execute|go ahead|go for it|proceed|approve[ds]?|accept(?:ed)?|confirm(?:ed)?|send|book it|do it|"
     r"run it|ship it|fire away|yes|yep|yeah|yup|ok(?:ay)?|sure|looks (?:good|right|fine|great)|sounds good|"
     r"lgtm)\b"

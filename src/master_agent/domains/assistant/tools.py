@@ -631,7 +631,13 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         if shift is not None:
             start = event.start + shift
         else:
-            day = resolve_day(move_to, today(mine.zone))
+            beside = _NEXT_TO.search(move_to)
+            # "the day after, same slot": a day counted from the event's own.
+            day = (
+                local.date() + timedelta(days=1 if beside.group(1).lower() in _DAY_LATER else -1)
+                if beside is not None
+                else resolve_day(move_to, today(mine.zone))
+            )
             at = resolve_time(move_to)
             if day is None and at is None:
                 raise ToolInputError(
@@ -823,6 +829,28 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             return None
         return await add_people(args, text)
 
+    async def revise_move(args: dict[str, Any], text: str) -> dict[str, Any] | None:
+        """A drafted move changed as an answer asks ("wait, make it 3pm", "Thursday instead", "an hour
+        later"): where to, said again with what the answer changes (its day or time; the other kept
+        from the draft's). None: the answer names no day or time."""
+        checked = MoveArgs.model_validate(args)
+        mine = await accounts()
+        day = resolve_day(text, today(mine.zone))
+        at = resolve_time(text)
+        shift = resolve_shift(text)
+        if day is None and at is None and shift is None:
+            return None
+        _, _, start, _ = await planned_move(checked.event_ref, checked.move_to)
+        local = start.astimezone(mine.zone)
+        if shift is not None:
+            local = local + shift
+        else:
+            local = datetime.combine(
+                day or local.date(), at or local.timetz().replace(tzinfo=None), tzinfo=mine.zone
+            )
+        moved = {**args, "move_to": f"{local.date().isoformat()} at {local.strftime('%H:%M')}"}
+        return None if moved == args else moved
+
     async def revise_event(args: dict[str, Any], text: str) -> dict[str, Any] | None:
         """A draft event changed as an answer asks, in its own terms: people added (``add_people``),
         and its time and day ("move it to 12-1 instead", "make it 3pm", "Friday at 10 instead", "an
@@ -936,6 +964,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "Move one of the user's events (one occurrence of a repeating one) to a new day or time, "
             "keeping its attendees (shown as a draft to approve); done when read back from the server.",
             preview_of=move_preview,
+            revise_of=revise_move,
         ),
         tool(
             cancel_event,
@@ -1035,6 +1064,11 @@ _ADD_SAYING = re.compile(
     r"to\s+say(?:\s+that)?)\s+(?P<said>\S.*?)\s*$",
     re.I,
 )
+#: A day said from the event's own: "the day after", "the day before", "a day later", "the next day".
+_NEXT_TO = re.compile(
+    r"\b(?:the|a|one)\s+day\s+(after|before|later|earlier)\b|\bthe\s+(next|previous)\s+day\b", re.I
+)
+_DAY_LATER = frozenset({"after", "later", "next"})
 #: Two clock times joined without "from" ("12-1", "2 to 3pm"): a span once "from" is put before them.
 _BARE_SPAN = re.compile(
     r"(?<![\w:/-])(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)\s*(?:-|–|to|until|till)\s*(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)(?![\w:/-])",
@@ -1190,7 +1224,8 @@ _ABOUT = re.compile(
     re.I,
 )
 _PERSON = re.compile(
-    r"\b(?i:with|email|e-mail|mail|message|invite|to|tell|ask|remind|inform|let)\s+(?i:the\s+)?((?i:whole\s+team|team|everyone|everybody)|[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)?|[\w.+-]+@[\w.-]+)"
+    # A name's dots are inside it ("J.R."), never the end of a sentence ("... to Thursday. What ...").
+    r"\b(?i:with|email|e-mail|mail|message|invite|to|tell|ask|remind|inform|let)\s+(?i:the\s+)?((?i:whole\s+team|team|everyone|everybody)|[A-Z][\w'-]*(?:\.[\w'-]+)*(?:\s+[A-Z][\w'-]*(?:\.[\w'-]+)*)?|[\w.+-]+@[\w.-]+)"
 )
 _TITLE = re.compile(r"\b(?:the|our|my)\s+(CFO|CEO|CTO|COO|[a-z]+ manager)\b", re.I)
 _MEETING = re.compile(
@@ -1520,7 +1555,9 @@ def _entities_for(
         elif len(parts) == 1:
             head, tail = _new_time_said(goal, today)
         found["event_words"] = head
-        if tail and (resolve_day(tail, today) or resolve_time(tail) or shift is not None):
+        if tail and (
+            resolve_day(tail, today) or resolve_time(tail) or shift is not None or _NEXT_TO.search(tail)
+        ):
             found["move_to"] = tail
         on_day = resolve_day(head, today)
         if on_day is not None:
