@@ -154,6 +154,8 @@ _POINTED_CHANGE = re.compile(
     re.I,
 )
 _INSTEAD = re.compile(r"\b(?:instead|rather)\b", re.I)
+#: The most words a change said with "instead" and no pointing word may have.
+_SHORT_CHANGE_WORDS = 5
 
 
 def points_at_what_waits(text: str) -> bool:
@@ -165,7 +167,11 @@ def points_at_what_waits(text: str) -> bool:
 def changes_what_waits(text: str) -> bool:
     """Whether a message asks a change of the draft or preview waiting for the user ("move it to
     12-1 instead", "Friday instead"), rather than making a request of its own."""
-    return read_feedback(text) == "revise" or points_at_what_waits(text) or _INSTEAD.search(text) is not None
+    if read_feedback(text) == "revise" or points_at_what_waits(text):
+        return True
+    # "Friday instead", "12-1 instead please": a few words; "let's do the budget sync at 4 instead" names
+    # an event of its own and is a request, never a change of what waits.
+    return _INSTEAD.search(text) is not None and len(text.split()) <= _SHORT_CHANGE_WORDS
 
 
 #: Words that approve a change outright, wherever they stand in an answer ("10:30 works, go ahead");

@@ -133,9 +133,12 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
         # ``find_event`` found is moved, so elsewhere it moves nothing.
         said["move_to"] = goal
         return said  # it names no event or person of its own: nothing else is read from it
-    if action == "feedback":
-        # An answer to "did I read you right?" (below), or to a draft or a preview.
-        answer = read_feedback(goal)
+    answer = read_feedback(goal)
+    if action == "feedback" or (
+        answer == "accept" and len(goal.split()) <= _YES_NO_WORDS and not opens_as_request(goal, action)
+    ):
+        # An answer to "did I read you right?" (below), or to a draft or a preview: a bare "yep" is
+        # one whatever the verb head makes of so short a message.
         return {**said, **({"verb_confirmed": answer == "accept"} if answer in ("accept", "cancel") else {})}
     steps = await request_steps(goal, action_reader(context.settings))
     if steps:
@@ -179,6 +182,8 @@ def read_as_reply(goal: str, reading: Reading) -> Reading:
 
 #: "by email", "via mail" before what a message says: how it is sent, not what it says.
 _BY_MAIL = re.compile(r"^(?:(?:by|via|over)\s+(?:e-?mail|mail)\s*,?\s*)(?:that\s+)?", re.I)
+#: The most words a bare yes has ("yep", "yes please do").
+_YES_NO_WORDS = 3
 #: A message that is only its own telling: "to tell her", "and let them know", "about it".
 _ONLY_TELLING = re.compile(
     r"^(?:(?:and|to|so\s+as\s+to)\s+)?(?:(?:tell|inform|notify|update|warn|let)\s+(?:him|her|them|everyone|"
