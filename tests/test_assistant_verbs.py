@@ -914,3 +914,27 @@ async def test_a_previews_time_changed_in_its_own_terms_is_a_new_preview_and_run
     assert done["reply"]["status"] == "success", done["reply"]
     [event] = await _events_named(endpoints, "town hall")
     assert event[1] == 12 * 60 and len(event[2]) > 10, event
+
+
+async def test_a_preview_accepted_after_a_change_it_could_not_take_is_never_reported_as_carrying_it(
+    assistant: RuntimeResources,
+) -> None:
+    """ "make it more festive" names no change the invitation can take: the preview is shown again as
+    it was, saying so (the old one answered, never left to be accepted as if changed); accepted, the
+    event is created as shown, read back from the calendar, and the answer is partial, naming the
+    change it went without."""
+    tenant, endpoints = await _seeded(assistant, "verbs-preview-kept")
+    thread = str(uuid.uuid4())
+    first = await _chat(
+        assistant, tenant, thread, "Invite the whole team to a town hall on Thursday from 11 to 12"
+    )
+    original = first["envelope"]["handoff"]["proposal"]
+    again = await _chat(assistant, tenant, thread, "make it more festive")
+    proposal = again["envelope"]["handoff"]["proposal"]
+    assert proposal["proposal_id"] != original["proposal_id"] and proposal["args"] == original["args"], again
+    assert "could not apply" in again["reply"]["text"], again["reply"]
+    done = await _chat(assistant, tenant, thread, "ok go")
+    assert done["reply"]["status"] == "partial", done["reply"]
+    assert "make it more festive" in done["reply"]["text"], done["reply"]
+    [event] = await _events_named(endpoints, "town hall")
+    assert event[1] == 11 * 60, event

@@ -62,7 +62,8 @@ def not_applied(outcome: CallOutcome, name: str, unapplied: list[str]) -> CallOu
     if isinstance(result, dict):
         # The record the verification step reads: the tool's action when it has one (``findings``
         # holds the same dict), else the result itself.
-        record = result.get("action") if isinstance(result.get("action"), dict) else result
+        action = result.get("action")
+        record: dict[str, Any] = action if isinstance(action, dict) else result
         record[NOT_APPLIED] = list(unapplied)
         if "requested" not in record:
             record["requested"] = name
@@ -305,12 +306,13 @@ class RiskMiddleware(LoopMiddleware):
     ) -> CallOutcome:
         """A high-risk call not accepted yet: stored as a pending proposal (its preview), never run;
         the flow ends with the preview."""
-        preview = {
+        detail = await self.describe_call(name, args)
+        preview: dict[str, Any] = {
             "tool": name,
             "risk": "high",
             "description": self.tools[name].description,
             "call": args,
-            "detail": await self.describe_call(name, args),
+            "detail": detail,
             "how_to_answer": HOW_TO_ANSWER,
         }
         thread_id = _thread_id(config)
@@ -321,10 +323,7 @@ class RiskMiddleware(LoopMiddleware):
                 # Previewed again as it was: the changes asked of it that nothing applied stay with
                 # it, so accepting it never runs as if it carried them (``not_applied``).
                 preview[NOT_APPLIED] = unapplied
-                preview["detail"] = {
-                    "could not apply": "; ".join(repr(text) for text in unapplied),
-                    **preview["detail"],
-                }
+                preview["detail"] = {"could not apply": "; ".join(repr(text) for text in unapplied), **detail}
             proposal = await self.proposals.propose(
                 tenant_id=self.tenant_id,
                 thread_id=thread_id,
