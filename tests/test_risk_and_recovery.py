@@ -31,6 +31,8 @@ from master_agent.runtime.state import keep_handoff
         ("wait, make it 3pm", "revise"),
         ("sorry, I meant the 15th, fix that", "revise"),
         ("can the subject read 'Migration window'", "revise"),
+        ("no wait, send it to the whole team instead", "revise"),
+        ("no, cancel it instead", "cancel"),
         ("Change Friday to Monday in the proposal", "revise"),
         ("change 'budget freeze' to 'hiring freeze'", "revise"),
         ("cancel", "cancel"),

@@ -123,6 +123,8 @@ def _argument(named: str, args: dict[str, Any]) -> str | None:
     return next((name for name in FIELD_WORDS.get(named.lower(), ()) if name in args), None)
 
 
+#: The words a correction opens with before what it changes: "no wait, ...", "oh sorry, ...".
+_OPENING_NO = re.compile(r"^\s*(?:(?:no|oh|wait|actually|sorry|hmm+|hang\s+on)\b[,.!]?\s*)+", re.I)
 _LEADING_SIGNS = re.compile(r"^[^\w'\"‘“]+")
 
 
@@ -137,6 +139,8 @@ def read_feedback(text: str) -> Feedback | None:
         # "actually no, make it 11:30": the "no" is to what is shown, the rest a change of it.
         or points_at_what_waits(text)
         or _MEANT.search(text) is not None
+        # "no wait, send it to the whole team instead": the "no" is to what is shown, not a cancel.
+        or (_INSTEAD.search(text) is not None and not _CANCEL.match(_OPENING_NO.sub("", text)))
     ):
         return "revise"
     if _CANCEL.match(text):
