@@ -93,6 +93,8 @@ def test_periods() -> None:
         # A span's start (Duckling reads "from 11 to 12" as 11 minutes to 12).
         ("a town hall on Thursday from 11 to 12", time(11)),
         ("from 2:30 to 3pm", time(14, 30)),
+        # A length said short is no clock time ("1h" was read as 01:00, so 13:00).
+        ("Book 1h with Omar tomorrow at 4 to go through the hiring panel", time(16)),
         # No clock time: a count, a time counted from now, a title.
         ("sandwiches for 3", None),
         ("in 2 hours", None),

@@ -37,7 +37,7 @@ from master_agent.domains.assistant.tools import (
 )
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.factory import chat_turn
-from master_agent.runtime.proposals import read_feedback, revise_args
+from master_agent.runtime.proposals import ProposalBook, read_feedback, revise_args
 from master_agent.runtime.verification import verify_answer
 from master_agent.settings import Settings
 
@@ -233,6 +233,37 @@ async def test_a_send_the_smtp_server_does_not_take_is_not_done(
     assert failed.value.error_type == "api_down"
 
 
+async def test_a_draft_is_changed_in_its_tools_own_terms_or_not_at_all(data_dir: Path) -> None:
+    """What the tools apply themselves: a line asking the reader something added to a mail; an event
+    draft's time, span, length and shift; an answer that asks none of these changes nothing (None:
+    the runtime then says it was not applied)."""
+    tenant = "verbs-own-terms"
+    tools = _tools(data_dir, tenant)
+    await _calendar(tools, data_dir, tenant)
+    revise_mail = (tools["send_email"].metadata or {})["revise_of"]
+    body = "Hi,\n\nThank you for the churn deck.\n\nBest regards,\nme"
+    mail = {"addresses": ["sara.kim@acme.example"], "subject": "Thanks", "body": body}
+    asked = await revise_mail(mail, "also add a line asking her to present it at friday's retro")
+    assert "Thank you for the churn deck. Could you present it at friday's retro?" in asked["body"], asked
+    revise_event = (tools["create_event"].metadata or {})["revise_of"]
+    event = {
+        "summary": "Catch-up",
+        "day": "Friday",
+        "start_time": "10:00",
+        "duration_minutes": 30,
+        "addresses": [],
+    }
+    assert await revise_event(event, "move it to 12-1 instead") == {
+        **event,
+        "start_time": "12:00",
+        "duration_minutes": 60,
+    }
+    assert (await revise_event(event, "actually no, make it 11:30"))["start_time"] == "11:30"
+    assert (await revise_event(event, "push it an hour later"))["start_time"] == "11:00"
+    assert (await revise_event(event, "make it 45 minutes"))["duration_minutes"] == 45
+    assert await revise_event(event, "make it sound more fun") is None
+
+
 def test_an_action_not_confirmed_is_not_backed_and_changes_name_arguments() -> None:
     [check] = verify_answer({"action": {"requested": "send an email", "done": False, "why": "no tool"}}, {})
     assert check.verdict == "unbacked"
@@ -241,6 +272,19 @@ def test_an_action_not_confirmed_is_not_backed_and_changes_name_arguments() -> N
     draft = {"addresses": ["a@b.example"], "subject": "The report is late", "body": "Hi"}
     assert revise_args(draft, "change the subject to Report delay")["subject"] == "Report delay"
     assert revise_args(draft, "Subject should be 'Churn numbers' instead")["subject"] == "Churn numbers"
+    # Sent, but without a change the user asked of its draft: never backed as done the way asked.
+    [ran, without] = verify_answer(
+        {
+            "action": {
+                "requested": "send an email",
+                "done": True,
+                "confirmed_by": "smtp",
+                "not_applied": ["x"],
+            }
+        },
+        {},
+    )
+    assert (ran.verdict, without.verdict) == ("backed", "unbacked") and "'x'" in without.evidence
     assert read_feedback("actually scrap that, don't send anything") == "cancel"
     assert read_feedback("looks right, send to everyone") == "accept"
 
@@ -739,3 +783,158 @@ async def test_a_reply_goes_on_the_answered_mail_s_thread(assistant: RuntimeReso
     assert answered.message_id in str(message["References"]).split()
     assert "brief my leads" in str(message.get_body(preferencelist=("plain",)).get_content()).lower()
     assert sent["rcpt_tos"] == ["maria.lopez@acme.example"]
+
+
+async def test_a_mail_step_that_says_nothing_of_its_own_tells_the_move_before_it(
+    assistant: RuntimeResources,
+) -> None:
+    """ "... and tell Lena by email": the mail's words are the change of the step before (an empty
+    body was drafted); both are done only as the servers show them: the retro read back from CalDAV
+    at its new time, the mail as the SMTP server accepted it."""
+    data_dir = assistant.settings.data_dir
+    tenant, endpoints = await _seeded(assistant, "verbs-tell")
+    thread = str(uuid.uuid4())
+    request_text = "Shift the sprint retro to 2pm Friday and tell Lena by email"
+    first = await _first_interrupt(await _chat(assistant, tenant, thread, request_text))
+    assert first["tool"] == "reschedule_event", first
+    done = await _chat(assistant, tenant, thread, Command(resume="yes to both"))
+    assert done["interrupts"] == [] and done["reply"]["status"] == "success", done["reply"]
+    # The weekly retro is at 16:00 on Fridays: one occurrence, and only it, is at 14:00 now.
+    weeks = await CalDavCalendar(endpoints.caldav).events(NOW - timedelta(days=35), NOW + timedelta(days=35))
+    moved = [e.start.astimezone(UTC) for e in weeks if e.summary == "Sprint retro" and e.start.hour == 14]
+    assert [start.weekday() for start in moved] == [4], done["reply"]["text"]
+    [sent] = [e for e in sent_envelopes(data_dir) if e.get("mail_from") == endpoints.address]
+    assert sent["rcpt_tos"] == ["lena.novak@acme.example"]
+    accepted = sorted((data_dir / "assistant" / "smtp" / "accepted").glob("*.eml"))[-1]
+    message = email.message_from_bytes(accepted.read_bytes(), policy=email.policy.default)
+    body = str(message.get_body(preferencelist=("plain",)).get_content()).lower()
+    assert "sprint retro moves to 2pm friday" in body, body
+
+
+async def test_a_draft_takes_added_words_and_a_new_recipient_and_an_edit_it_cannot_apply_changes_nothing(
+    assistant: RuntimeResources,
+) -> None:
+    """ "add that ..." adds the sentence to the body (to its reader: "he should" is "you should");
+    "not Ben - make it to Noah instead" replaces the recipient; an edit nothing can apply leaves the
+    draft waiting as it was and says so, and the "ok send" after it sends that draft, never its own
+    words, and never as success: the change it went without is named. What was sent is read from the
+    SMTP server's accepted mail."""
+    data_dir = assistant.settings.data_dir
+    tenant, endpoints = await _seeded(assistant, "verbs-edit")
+    thread = str(uuid.uuid4())
+    await _first_interrupt(await _chat(assistant, tenant, thread, "write to Ben that the test rig is free"))
+    added = await _first_interrupt(
+        await _chat(assistant, tenant, thread, Command(resume="add that he should book it by Friday"))
+    )
+    assert "The test rig is free. You should book it by Friday." in added["draft"]["body"], added
+    moved = await _first_interrupt(
+        await _chat(assistant, tenant, thread, Command(resume="oh wait, not Ben - make it to Noah instead"))
+    )
+    assert moved["draft"]["addresses"] == ["noah.weber@acme.example"], moved
+    kept = await _first_interrupt(
+        await _chat(assistant, tenant, thread, Command(resume="make it sound warmer"))
+    )
+    assert kept["draft"] == moved["draft"] and "could not apply" in kept["question"], kept
+    done = await _chat(assistant, tenant, thread, Command(resume="ok send"))
+    # Sent as shown, and never reported as the mail the user asked for: the warmer wording was not
+    # applied, so the answer is partial and says which change it went without.
+    assert done["reply"]["status"] == "partial", done["reply"]
+    assert "make it sound warmer" in done["reply"]["text"] and "not applied" in done["reply"]["text"]
+    [sent] = [e for e in sent_envelopes(data_dir) if e.get("mail_from") == endpoints.address]
+    assert sent["rcpt_tos"] == ["noah.weber@acme.example"]
+    accepted = sorted((data_dir / "assistant" / "smtp" / "accepted").glob("*.eml"))[-1]
+    message = email.message_from_bytes(accepted.read_bytes(), policy=email.policy.default)
+    body = str(message.get_body(preferencelist=("plain",)).get_content())
+    assert "You should book it by Friday." in body and "ok send" not in body.lower(), body
+
+
+async def _events_named(endpoints: LocalEndpoints, summary: str) -> list[tuple[int, int, list[str]]]:
+    """The (weekday, UTC start hour and minutes, attendees) of each event of that title within five
+    weeks of ``NOW``, read from the CalDAV server."""
+    events = await CalDavCalendar(endpoints.caldav).events(NOW - timedelta(days=35), NOW + timedelta(days=35))
+    return sorted(
+        (e.start.astimezone(UTC).weekday(), e.start.astimezone(UTC).hour * 60 + e.start.minute, e.attendees)
+        for e in events
+        if summary.lower() in e.summary.lower()
+    )
+
+
+async def test_an_event_draft_takes_a_new_time_and_people_and_runs_as_last_shown(
+    assistant: RuntimeResources,
+) -> None:
+    """ "move it to 4pm instead" moves the draft event, "add Lucas too" adds him; "yes, and make it
+    45 minutes" approves it with its new length. What was created is read back from the CalDAV
+    server: at 16:00 for 45 minutes, with both invited, and only that one."""
+    tenant, endpoints = await _seeded(assistant, "verbs-retime")
+    thread = str(uuid.uuid4())
+    first = await _first_interrupt(
+        await _chat(assistant, tenant, thread, "Book a 30 min call with Sara Kim on Friday at 2pm")
+    )
+    assert first["tool"] == "create_event", first
+    moved = await _first_interrupt(
+        await _chat(assistant, tenant, thread, Command(resume="move it to 4pm instead"))
+    )
+    assert moved["draft"]["start_time"] == "16:00" and "could not apply" not in moved["question"], moved
+    added = await _first_interrupt(await _chat(assistant, tenant, thread, Command(resume="add Lucas too")))
+    assert added["draft"]["addresses"] == ["sara.kim@acme.example", "lucas.silva@acme.example"], added
+    done = await _chat(assistant, tenant, thread, Command(resume="yes, and make it 45 minutes"))
+    assert done["interrupts"] == [] and done["reply"]["status"] == "success", done["reply"]
+    [event] = await _events_named(endpoints, "sara")
+    assert event[1:] == (16 * 60, ["sara.kim@acme.example", "lucas.silva@acme.example"]), event
+    created = done["reply"]["text"]
+    assert "16:00-16:45" in created, created
+
+
+async def test_a_previews_time_changed_in_its_own_terms_is_a_new_preview_and_runs_at_that_time(
+    assistant: RuntimeResources,
+) -> None:
+    """A large invitation is a preview; "move it to 12-1 instead" revises it (never accepts the old
+    one, never leaves it acceptable as if it carried the change), and "ok go" creates the event at
+    12:00-13:00, read back from the calendar, and none at 11."""
+    tenant, endpoints = await _seeded(assistant, "verbs-preview")
+    thread = str(uuid.uuid4())
+    first = await _chat(
+        assistant, tenant, thread, "Invite the whole team to a town hall on Thursday from 11 to 12"
+    )
+    original = first["envelope"]["handoff"]["proposal"]
+    assert original["tool"] == "create_event" and original["args"]["start_time"] in ("11:00", "11am"), (
+        original
+    )
+    revised = await _chat(assistant, tenant, thread, "move it to 12-1 instead")
+    proposal = revised["envelope"]["handoff"]["proposal"]
+    assert proposal["proposal_id"] != original["proposal_id"], (
+        revised["routing"],
+        revised["envelope"].get("notes"),
+        revised["reply"],
+    )
+    assert (proposal["args"]["start_time"], proposal["args"]["duration_minutes"]) == ("12:00", 60), proposal
+    book = ProposalBook(assistant.database.pool)
+    assert [p.status for p in await book.list(tenant, thread_id=thread)] == ["pending", "revised"]
+    done = await _chat(assistant, tenant, thread, "ok go")
+    assert done["reply"]["status"] == "success", done["reply"]
+    [event] = await _events_named(endpoints, "town hall")
+    assert event[1] == 12 * 60 and len(event[2]) > 10, event
+
+
+async def test_a_preview_accepted_after_a_change_it_could_not_take_is_never_reported_as_carrying_it(
+    assistant: RuntimeResources,
+) -> None:
+    """ "make it more festive" names no change the invitation can take: the preview is shown again as
+    it was, saying so (the old one answered, never left to be accepted as if changed); accepted, the
+    event is created as shown, read back from the calendar, and the answer is partial, naming the
+    change it went without."""
+    tenant, endpoints = await _seeded(assistant, "verbs-preview-kept")
+    thread = str(uuid.uuid4())
+    first = await _chat(
+        assistant, tenant, thread, "Invite the whole team to a town hall on Thursday from 11 to 12"
+    )
+    original = first["envelope"]["handoff"]["proposal"]
+    again = await _chat(assistant, tenant, thread, "make it more festive")
+    proposal = again["envelope"]["handoff"]["proposal"]
+    assert proposal["proposal_id"] != original["proposal_id"] and proposal["args"] == original["args"], again
+    assert "could not apply" in again["reply"]["text"], again["reply"]
+    done = await _chat(assistant, tenant, thread, "ok go")
+    assert done["reply"]["status"] == "partial", done["reply"]
+    assert "make it more festive" in done["reply"]["text"], done["reply"]
+    [event] = await _events_named(endpoints, "town hall")
+    assert event[1] == 11 * 60, event

@@ -645,6 +645,8 @@ async def test_the_fact_head_reads_what_a_question_asks_not_the_words_it_shares(
     assert await topics("Will you share my salary details with my employer?") == ["data_use"]
     assert await topics("Can I make it 8 lakh now?") == []
     assert await topics("Who won the election?") == []
+    # What may be borrowed without a document is eligibility, not a charge (it was answered with the fees).
+    assert await topics("Would I need any income proof if I stay under my limit?") == ["eligibility"]
 
 
 def test_a_length_said_of_the_past_is_no_tenure() -> None:

@@ -23,6 +23,16 @@ from master_agent.runtime.state import keep_handoff
         ("Yes, send it", "accept"),
         ("approve", "accept"),
         ("👍 yes", "accept"),
+        ("go", "accept"),
+        ("yep", "accept"),
+        ("yep, fire away", "accept"),
+        ("go back to Friday", None),
+        ("actually no, make it 11:30", "revise"),
+        ("wait, make it 3pm", "revise"),
+        ("sorry, I meant the 15th, fix that", "revise"),
+        ("can the subject read 'Migration window'", "revise"),
+        ("no wait, send it to the whole team instead", "revise"),
+        ("no, cancel it instead", "cancel"),
         ("Change Friday to Monday in the proposal", "revise"),
         ("change 'budget freeze' to 'hiring freeze'", "revise"),
         ("cancel", "cancel"),
@@ -43,6 +53,31 @@ def test_a_change_is_applied_to_every_string_of_the_call() -> None:
     assert revise_args(args, "please execute") == args
     assert args_digest(revised) != args_digest(args)
     assert args_digest({"b": 1, "a": 2}) == args_digest({"a": 2, "b": 1})
+
+
+def test_a_correction_naming_only_the_right_value_replaces_the_drafts_one_value_of_its_kind() -> None:
+    """ "I meant the 15th" corrects the draft's one day of the month; with two days (or none) it is not
+    guessed, and the draft stays as it was (then said not applied)."""
+    args = {
+        "subject": "Offsite on the 14th",
+        "body": "Hi,\n\nThe offsite is on the 14th.",
+        "addresses": ["h@x"],
+    }
+    fixed = revise_args(args, "sorry, I meant the 15th, fix that")
+    assert fixed == {**args, "subject": "Offsite on the 15th", "body": "Hi,\n\nThe offsite is on the 15th."}
+    assert revise_args(args, "I meant Friday") == args
+    two = {**args, "body": "From the 14th to the 16th."}
+    assert revise_args(two, "I meant the 15th") == two
+    assert revise_args(args, "can the subject read 'Offsite moved'")["subject"] == "Offsite moved"
+
+
+def test_a_change_replaces_whole_words_and_never_the_draft_named_by_a_pronoun() -> None:
+    """ "make it to Emma instead" names the draft, not words in it: nothing in the draft changes (the
+    tool's own terms read it, or it is said not applied); "Fri" is not the inside of "Friday"."""
+    args = {"subject": "Submit the item list", "body": "Please submit it by Friday.", "addresses": ["t@x"]}
+    assert revise_args(args, "oh wait, not Tom - make it to Emma instead") == args
+    assert revise_args(args, "change Fri to Mon") == args
+    assert revise_args(args, "change Friday to Monday")["body"] == "Please submit it by Monday."
 
 
 def _tool(**metadata: Any) -> StructuredTool:
@@ -154,6 +189,7 @@ DRAFT = {"kind": "approval", "question": "Approve?", "options": ["approve", "can
         (DRAFT, "Never mind", True),  # cancels the draft
         (DRAFT, "actually, change 2pm to 3pm", True),
         (DRAFT, "Actually, find emails from John first", False),
+        (DRAFT, "actually address it to Mia instead, not Noah", True),  # a change of the draft
         ("a plain question", "Actually, anything", True),
     ],
 )

@@ -7,6 +7,7 @@ from master_agent.runtime.verification import (
     WEAK_CONFIDENCE_CAP,
     is_empty_answer,
     limitations_of,
+    requested_steps,
     verify_answer,
     verify_before_answer,
 )
@@ -112,3 +113,22 @@ def test_no_answer_is_told_apart_from_an_empty_one() -> None:
     weak = {"root_cause": {"evidence": ["r = 0.2, p = 0.4"]}, "confidence": 0.9}
     verified = verify_before_answer(weak, {}, 0.9, model_finished=True, tools_called=True)
     assert verified.confidence == WEAK_CONFIDENCE_CAP and verified.data["confidence"] == WEAK_CONFIDENCE_CAP
+
+
+def test_a_message_that_states_an_earlier_change_not_done_is_not_backed() -> None:
+    """ "move the review and tell Lena": the mail says the move is made; sent while the move was not
+    done, it told the reader something untrue, and the answer is never backed as done."""
+    asked = {
+        "actions": [
+            {"requested": "move an event", "done": False, "why": "no tool confirmed it"},
+            {"requested": "send an email", "done": False, "why": "no tool confirmed it", "tells": 0},
+        ]
+    }
+    sent = {"requested": "send an email", "done": True, "confirmed_by": "smtp acceptance"}
+    steps = requested_steps(asked, [sent])
+    assert steps is not None and steps[1]["states_undone"] == "move an event"
+    checks = verify_answer({"actions": steps}, {})
+    assert [c.verdict for c in checks] == ["unbacked", "backed", "unbacked"], checks
+    moved = {"requested": "move an event", "done": True, "confirmed_by": "caldav"}
+    both = requested_steps(asked, [moved, sent])
+    assert both is not None and "states_undone" not in both[1]

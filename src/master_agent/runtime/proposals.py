@@ -41,9 +41,12 @@ HOW_TO_ANSWER = (
 
 _ACCEPT = re.compile(
     r"^\s*(?:(?:ok(?:ay)?|yes|yep|yeah|great|perfect|good|fine|nice|cool|excellent|lovely|thanks|"
-    r"thank\s+you|alright|all\s+right|right)[,.!]?\s*|please\s+)*"
-    r"(?:execute|go ahead|proceed|approve[ds]?|accept(?:ed)?|confirm(?:ed)?|send|book it|do it|run it|yes|"
-    r"ok(?:ay)?|sure|looks (?:good|right|fine|great)|sounds good|lgtm)\b",
+    r"thank\s+you|alright|all\s+right|right|now|then|so)[,.!]?\s*|please\s+)*"
+    r"(?:(?:execute|go ahead|go for it|proceed|approve[ds]?|accept(?:ed)?|confirm(?:ed)?|send|book it|do it|"
+    r"run it|ship it|fire away|yes|yep|yeah|yup|ok(?:ay)?|sure|looks (?:good|right|fine|great)|sounds good|"
+    r"lgtm)\b"
+    # A bare "go" is a go-ahead; "go back to Friday" is not.
+    r"|go\s*[.!]*\s*$)",
     re.I,
 )
 _CANCEL = re.compile(
@@ -83,9 +86,11 @@ _FIELD = "|".join(sorted((re.escape(word) for word in FIELD_WORDS), key=len, rev
 #: "make the subject 'X'", "use the subject line X", "subject: X", "set its title as X": a named argument
 #: and its new value, the verb before it optional.
 _FIELD_SET = re.compile(
-    r"^\s*(?:(?:ok(?:ay)?|and|actually|also|please|now)[,.!]?\s+)*(?P<verb>(?:make|set|use|put|give\s+it|have|"
-    r"update|change)\s+)?(?:it\s+|the\s+|its\s+|a\s+|as\s+)*(?:new\s+)?(?P<field>" + _FIELD + r")"
-    r"\s*(?:(?P<sep>should\s+be|to\s+be|to|as|into|=|:)\s*:?\s*|\s+)['\"‘“]?(?P<new>[^'\"’”]+?)['\"’”]?"
+    r"^\s*(?:(?:ok(?:ay)?|and|actually|also|please|now|can|could)[,.!]?\s+)*(?P<verb>(?:make|set|use|put|"
+    r"give\s+it|have|update|change)\s+)?(?:it\s+|the\s+|its\s+|a\s+|as\s+)*(?:new\s+)?(?P<field>"
+    + _FIELD
+    + r")"
+    r"\s*(?:(?P<sep>should\s+(?:be|read|say)|to\s+be|to\s+read|to|as|into|read|say|be|=|:)\s*:?\s*|\s+)['\"‘“]?(?P<new>[^'\"’”]+?)['\"’”]?"
     r"(?:\s+instead)?(?:,?\s+please)?\s*[.!]?\s*$",
     re.I,
 )
@@ -118,6 +123,8 @@ def _argument(named: str, args: dict[str, Any]) -> str | None:
     return next((name for name in FIELD_WORDS.get(named.lower(), ()) if name in args), None)
 
 
+#: The words a correction opens with before what it changes: "no wait, ...", "oh sorry, ...".
+_OPENING_NO = re.compile(r"^\s*(?:(?:no|oh|wait|actually|sorry|hmm+|hang\s+on)\b[,.!]?\s*)+", re.I)
 _LEADING_SIGNS = re.compile(r"^[^\w'\"‘“]+")
 
 
@@ -125,13 +132,50 @@ def read_feedback(text: str) -> Feedback | None:
     """What a message says about a proposal or a draft: accept, cancel, revise (a change), or None.
     Emoji and punctuation before the words are no part of them ("👍 yes")."""
     text = _LEADING_SIGNS.sub("", text)
-    if _CHANGE.search(text) or _SET.search(text) or _field_change(text) is not None:
+    if (
+        _CHANGE.search(text)
+        or _SET.search(text)
+        or _field_change(text) is not None
+        # "actually no, make it 11:30": the "no" is to what is shown, the rest a change of it.
+        or points_at_what_waits(text)
+        or _MEANT.search(text) is not None
+        # "no wait, send it to the whole team instead": the "no" is to what is shown, not a cancel.
+        or (_INSTEAD.search(text) is not None and not _CANCEL.match(_OPENING_NO.sub("", text)))
+    ):
         return "revise"
     if _CANCEL.match(text):
         return "cancel"
     if _ACCEPT.match(text):
         return "accept"
     return None
+
+
+#: A change to what waits for the user, opened by a verb and a word that points at it: "move it to
+#: 12-1 instead", "make it 3pm", "oh wait, change that to Friday".
+_POINTED_CHANGE = re.compile(
+    r"^\W*(?:(?:oh|ok(?:ay)?|wait|actually|no|sorry|hmm+|and|also|but|please)\W+)*(?:move|make|change|shift|"
+    r"push|pull|bring|put|switch|turn|address|set)\s+(?:it|that|this|them)\s+\S",
+    re.I,
+)
+_INSTEAD = re.compile(r"\b(?:instead|rather)\b", re.I)
+#: The most words a change said with "instead" and no pointing word may have.
+_SHORT_CHANGE_WORDS = 5
+
+
+def points_at_what_waits(text: str) -> bool:
+    """Whether a message opens as a change of something it points at ("move it to 12-1 instead"):
+    it states no request of its own."""
+    return _POINTED_CHANGE.search(text) is not None
+
+
+def changes_what_waits(text: str) -> bool:
+    """Whether a message asks a change of the draft or preview waiting for the user ("move it to
+    12-1 instead", "Friday instead"), rather than making a request of its own."""
+    if read_feedback(text) == "revise" or points_at_what_waits(text):
+        return True
+    # "Friday instead", "12-1 instead please": a few words; "let's do the budget sync at 4 instead" names
+    # an event of its own and is a request, never a change of what waits.
+    return _INSTEAD.search(text) is not None and len(text.split()) <= _SHORT_CHANGE_WORDS
 
 
 #: Words that approve a change outright, wherever they stand in an answer ("10:30 works, go ahead");
@@ -151,6 +195,62 @@ def approves(text: str) -> bool:
     return any(_GO.search(part) for part in clauses) and "cancel" not in said and "revise" not in said
 
 
+#: A correction that names only the right value: "sorry, I meant the 15th, fix that", "I mean 3pm".
+_MEANT = re.compile(
+    r"\bi\s+mean(?:t)?\s+(?:to\s+say\s+)?(?:the\s+)?(?P<new>[^,;!?]+?)\s*(?:[,;!?]|\.(?:\s|$)|\s+not\b|"
+    r"\s+instead\b|\s+there\b|$)",
+    re.I,
+)
+_WEEKDAY_NAMES = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_MONTH_NAMES = "january|february|march|april|may|june|july|august|september|october|november|december"
+#: Kinds of value a correction may name, each the pattern of its values: the draft's one value of the
+#: kind the correction names is the one it corrects.
+_VALUE_KINDS = (
+    re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b", re.I),
+    re.compile(rf"\b(?:{_WEEKDAY_NAMES})\b", re.I),
+    re.compile(rf"\b(?:{_MONTH_NAMES})\b", re.I),
+    re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b", re.I),
+    re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?%?(?![\w.])"),
+)
+
+
+def _corrected(args: dict[str, Any], text: str) -> dict[str, Any] | None:
+    """``args`` with a correction that names only the right value applied ("I meant the 15th"): the
+    one value of its kind the draft's strings hold (a day of the month, a weekday, a month, a clock
+    time, a number) becomes it. None when the text is no such correction, or the draft holds none or
+    several values of that kind (which one is meant is not guessed)."""
+    found = _MEANT.search(text)
+    if found is None:
+        return None
+    new = found.group("new").strip()
+    kind = next((pattern for pattern in _VALUE_KINDS if pattern.fullmatch(new)), None)
+    if kind is None:
+        return None
+    held = {
+        value.group(0).lower()
+        for item in args.values()
+        for string in ([item] if isinstance(item, str) else item if isinstance(item, list) else [])
+        if isinstance(string, str)
+        for value in kind.finditer(string)
+    }
+    if len(held) != 1 or new.lower() in held:
+        return None
+    old = re.compile(r"(?<!\w)" + re.escape(held.pop()) + r"(?!\w)", re.I)
+
+    def apply(value: Any) -> Any:
+        if isinstance(value, str):
+            return old.sub(new, value)
+        if isinstance(value, list):
+            return [apply(item) for item in value]
+        return value
+
+    return {key: apply(value) for key, value in args.items()}
+
+
+#: Words of a change that point at the draft itself, never at words in it.
+_REFERENCES = frozenset({"it", "this", "that", "them", "the draft", "the email", "the mail", "the invite"})
+
+
 def revise_args(args: dict[str, Any], text: str) -> dict[str, Any]:
     """``args`` with "change X to Y" of ``text`` applied to every string in them (case-insensitive,
     keeping a leading capital); unchanged when the text names no change or nothing in them matches."""
@@ -160,14 +260,20 @@ def revise_args(args: dict[str, Any], text: str) -> dict[str, Any]:
         return {**args, key: field[1]}
     match = _CHANGE.search(text) or _SET.search(text)
     if match is None:
-        return dict(args)
+        return _corrected(args, text) or dict(args)
     old, new = match.group("old").strip(), match.group("new").strip()
     # "change the subject to X": the words name an argument (its name, with spaces for underscores,
     # or what users call it: ``FIELD_WORDS``): that argument becomes X, whatever it held.
     named = _argument(re.sub(r"^(?:the|its|my)\s+", "", old, flags=re.I), args)
     if named is not None and isinstance(args[named], str | None):
         return {**args, named: new}
-    pattern = re.compile(re.escape(old), re.I)
+    if old.lower() in _REFERENCES:
+        # "make it to Emma instead": "it" is the draft, not words in it (every "it" inside "submit"
+        # and "item" was replaced); such an answer is the tool's own to read, or not applied.
+        return dict(args)
+    # Whole words only: "change Fri to Mon" leaves "Friday" alone rather than making "Monday" of it
+    # unasked, and a short word never changes the inside of another.
+    pattern = re.compile(r"(?<!\w)" + re.escape(old) + r"(?!\w)", re.I)
 
     def replacement(found: re.Match[str]) -> str:
         # "Budget freeze" -> "Hiring freeze": a capital where the replaced text had one.

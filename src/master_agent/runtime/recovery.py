@@ -173,6 +173,8 @@ def answers_question(question: Any, message: str) -> bool:
         return True
     options = [str(option) for option in question.get("options") or []]
     if question.get("kind") == "approval" and read_feedback(message) is not None:
+        # Approves, cancels or changes it ("actually, address it to Mia instead": a change of the
+        # draft, not a new direction).
         return True
     # Only an option named outright outweighs a change of direction: "actually, list my agents" shares a
     # word with the option "master_agent", which tells no option apart in a message of its own.

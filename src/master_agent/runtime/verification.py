@@ -10,7 +10,8 @@ holds for it and a verdict:
   reported as weak, and the confidence is held below the COMPLETE band;
 - ``unbacked``: the answer claims what the evidence contradicts, or answers another entity than the
   one asked about, or an action it was asked for (``{"requested", "done": false}``) is not confirmed
-  done by its provider.
+  done by its provider, or ran without a change the user asked of its draft (``not_applied``), or
+  sent words that state another change of the request as made while it is not done (``states_undone``).
 
 Any check that is not ``backed`` makes a ``success`` a ``partial`` (the limitation says which), and the
 checks are recorded in the result (``verification``) so a user, the console and the tests see why.
@@ -109,6 +110,24 @@ def verify_answer(answer: Mapping[str, Any], asked: Mapping[str, Any]) -> list[C
                     verdict="backed" if node["done"] else "unbacked",
                 )
             )
+            if node.get("states_undone"):
+                checks.append(
+                    Check(
+                        claim=f"{path}: what it said is true",
+                        evidence=f"it states a change as made that was not done ({node['states_undone']})",
+                        verdict="unbacked",
+                    )
+                )
+            asked_changes = node.get("not_applied")
+            if isinstance(asked_changes, list) and asked_changes:
+                # It ran, but not as the user last asked: a change asked of its draft was not applied.
+                checks.append(
+                    Check(
+                        claim=f"{path}: {node['requested']} with the changes asked of its draft",
+                        evidence="not applied: " + "; ".join(repr(str(text)) for text in asked_changes),
+                        verdict="unbacked",
+                    )
+                )
         if "meets_target" in node and node["meets_target"] is not None:
             met = bool(node["meets_target"])
             checks.append(
@@ -161,12 +180,23 @@ def requested_steps(asked: Mapping[str, Any], performed: list[dict[str, Any]]) -
     wanted = asked.get("actions")
     if not isinstance(wanted, list) or not wanted:
         return None
-    steps = []
+    steps: list[dict[str, Any]] = []
     for step in wanted:
         if not isinstance(step, Mapping):
             continue
         same = [record for record in performed if record.get("requested") == step.get("requested")]
-        steps.append(same[-1] if same else dict(step))
+        record = dict(same[-1]) if same else dict(step)
+        told = step.get("tells")
+        if (
+            isinstance(told, int)
+            and 0 <= told < len(steps)
+            and record.get("done")
+            and not steps[told].get("done")
+        ):
+            # A message that states an earlier change as made ("the design review moves to 1pm"),
+            # sent while that change is not done: it told the reader something untrue.
+            record["states_undone"] = steps[told].get("requested")
+        steps.append(record)
     return steps
 
 

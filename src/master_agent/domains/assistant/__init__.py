@@ -34,7 +34,7 @@ from master_agent.domains.assistant.tools import (
     providers_for,
     resolve_shift,
 )
-from master_agent.runtime.proposals import read_feedback
+from master_agent.runtime.proposals import points_at_what_waits, read_feedback
 
 DEMO_TENANT = "demo-assistant"
 #: Words besides its day and time that a bare answer to "which day or time?" has at most ("works for
@@ -112,6 +112,10 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
     read = await action_reader(context.settings).reading(goal)
     reading = read_as_reply(goal, read)
     action = reading.action
+    if points_at_what_waits(goal):
+        # "move it to 12-1 instead": a change of the draft or preview waiting, which the runtime
+        # applies to it; its day and time are no request of their own.
+        return {}
     # The day, time and length a message states are kept whatever its action: a message may be the
     # answer to "which day and time?" ("Thursday at 10"), and no tool but create_event takes them.
     said = {
@@ -129,9 +133,12 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
         # ``find_event`` found is moved, so elsewhere it moves nothing.
         said["move_to"] = goal
         return said  # it names no event or person of its own: nothing else is read from it
-    if action == "feedback":
-        # An answer to "did I read you right?" (below), or to a draft or a preview.
-        answer = read_feedback(goal)
+    answer = read_feedback(goal)
+    if action == "feedback" or (
+        answer == "accept" and len(goal.split()) <= _YES_NO_WORDS and not opens_as_request(goal, action)
+    ):
+        # An answer to "did I read you right?" (below), or to a draft or a preview: a bare "yep" is
+        # one whatever the verb head makes of so short a message.
         return {**said, **({"verb_confirmed": answer == "accept"} if answer in ("accept", "cancel") else {})}
     steps = await request_steps(goal, action_reader(context.settings))
     if steps:
@@ -175,6 +182,14 @@ def read_as_reply(goal: str, reading: Reading) -> Reading:
 
 #: "by email", "via mail" before what a message says: how it is sent, not what it says.
 _BY_MAIL = re.compile(r"^(?:(?:by|via|over)\s+(?:e-?mail|mail)\s*,?\s*)(?:that\s+)?", re.I)
+#: The most words a bare yes has ("yep", "yes please do").
+_YES_NO_WORDS = 3
+#: A message that is only its own telling: "to tell her", "and let them know", "about it".
+_ONLY_TELLING = re.compile(
+    r"^(?:(?:and|to|so\s+as\s+to)\s+)?(?:(?:tell|inform|notify|update|warn|let)\s+(?:him|her|them|everyone|"
+    r"the\s+team)(?:\s+know)?)?(?:\s*(?:about\s+(?:it|that|this|the\s+change)|of\s+(?:it|that|this)))?$",
+    re.I,
+)
 #: "it's off", "it is moved": the thing a message of a later step refers back to.
 _IT = re.compile(r"\bit(?:'s|\s+is)\b", re.I)
 
@@ -190,6 +205,8 @@ async def _steps_entities(
     found: dict[str, Any] = dict(said)
     actions: list[dict[str, Any]] = []
     event: str | None = None
+    change: str | None = None
+    changed: int | None = None  # the index in ``actions`` of the change step a later mail may tell
     for step in steps:
         action = step.reading.action
         part = goal_entities(step.text, today, action, contacts if action in PEOPLE_ACTIONS else None)
@@ -198,13 +215,30 @@ async def _steps_entities(
             actions.append(record)
         message = part.get("message")
         if isinstance(message, str):
-            message = _BY_MAIL.sub("", message).strip()
+            message = _BY_MAIL.sub("", message).strip(" ,;:.")
+            # "email Maria to tell her", "... to let them know about it": the telling, no words of its own.
+            message = _ONLY_TELLING.sub("", message).strip(" ,;:.")
+            told = message
             if event is not None:
                 message = _IT.sub(f"{event} is", message, count=1)
+            # "... and tell Lena by email": a mail that says nothing of its own tells the change before it.
+            message = message or change or ""
+            if record is not None and changed is not None and message != told:
+                # Its words state that change as made: it is true only once that change is done.
+                record["tells"] = changed
             part["message"] = message[:1].upper() + message[1:]
         if action in ("cancel_event", "reschedule") and part.get("event_words"):
+            changed = len(actions) - 1 if record is not None else None
             # What the step names, without its verb: "Wednesday's design review".
             event = " ".join(str(part["event_words"]).split()[1:]) or None
+            if event is not None:
+                change = (
+                    f"{event} is cancelled"
+                    if action == "cancel_event"
+                    else f"{event} moves to {part['move_to']}"
+                    if part.get("move_to")
+                    else None
+                )
         found.update(part)
     found["actions"] = actions
     return found
@@ -306,6 +340,24 @@ def _action_lines(solution: dict[str, Any]) -> list[str]:
         return []
     if not action.get("done"):
         return [f"Not done ({action.get('requested')}): {action.get('why')}."]
+    lines = _done_lines(solution, action)
+    asked = action.get("not_applied")
+    if isinstance(asked, list) and asked:
+        # Done, but not as last asked: the changes asked of its draft that nothing applied.
+        lines.append(
+            "Not done: the change(s) you asked of that draft were not applied ("
+            + "; ".join(repr(str(text)) for text in asked)
+            + "); it went as shown."
+        )
+    if action.get("states_undone"):
+        lines.append(
+            f"Not true yet: that message states a change as made that was not done ({action['states_undone']})."
+        )
+    return lines
+
+
+def _done_lines(solution: dict[str, Any], action: dict[str, Any]) -> list[str]:
+    """A confirmed change, with the server's identifiers."""
     event = action.get("event") or {}
     who = ", ".join(event.get("attendees") or []) or "no attendees"
     when = f"{event.get('day')} {event.get('start')}-{event.get('end')}"

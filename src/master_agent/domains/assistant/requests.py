@@ -138,6 +138,8 @@ EXAMPLES: dict[Action, tuple[str, ...]] = {
         "Cancel my meeting on Monday",
         "Scrap Friday's retro",
         "Please cancel the customer call",
+        "Clear my 4pm on Thursday",
+        "Free up my 10am tomorrow",
         "Cancel the planning meeting this week, I'm travelling",
         "Cancel tomorrow's sync, nobody can make it",
         "Take the standup off my calendar tomorrow",

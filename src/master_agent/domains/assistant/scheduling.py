@@ -44,8 +44,8 @@ _MERIDIEM = re.compile(
     re.I,
 )
 _SPAN_PARTS = re.compile(r"\s+(?:to|until|till|and|through)\s+|\s*-\s*", re.I)
-#: A time counted from now ("in 2 hours"), not a clock time.
-_COUNTED = re.compile(r"\b(?:hours?|hrs?|minutes?|mins?|seconds?|secs?)\b", re.I)
+#: A time counted from now ("in 2 hours"), or a length said short ("1h", "30m"), not a clock time.
+_COUNTED = re.compile(r"\b(?:hours?|hrs?|minutes?|mins?|seconds?|secs?)\b|^\s*\d+(?:\.\d+)?\s*[hm]\s*$", re.I)
 #: Parts of a working day a request may name instead of hours.
 DAY_PARTS = {"morning": (time(9, 0), time(12, 0)), "afternoon": (time(12, 0), time(17, 0))}
 _DAY_PART = re.compile(r"\b(morning|afternoon)s?\b", re.I)

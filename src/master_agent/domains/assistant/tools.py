@@ -631,7 +631,13 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         if shift is not None:
             start = event.start + shift
         else:
-            day = resolve_day(move_to, today(mine.zone))
+            beside = _NEXT_TO.search(move_to)
+            # "the day after, same slot": a day counted from the event's own.
+            day = (
+                local.date() + timedelta(days=1 if beside.group(1).lower() in _DAY_LATER else -1)
+                if beside is not None
+                else resolve_day(move_to, today(mine.zone))
+            )
             at = resolve_time(move_to)
             if day is None and at is None:
                 raise ToolInputError(
@@ -798,6 +804,85 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             revised["body"] = re.sub(r"^Hi,", "Hi all,", args["body"], count=1)
         return revised
 
+    async def revise_mail(args: dict[str, Any], text: str) -> dict[str, Any] | None:
+        """A draft mail changed as an answer asks, in its own terms: words added to what it says ("add
+        that he should place the orders through IT"), its recipient replaced ("not Tom - make it to
+        Emma instead"), or people added (``add_people``). None: the answer asks none of these."""
+        added = _ADD_SAYING.match(text)
+        if added is not None and isinstance(args.get("body"), str):
+            said = _to_reader(added.group("said").strip().rstrip(".!?"))
+            if added.group("ask"):
+                # "add a line asking her to present it": a question to the reader.
+                said = f"could you {said}?"
+            sentence = said[:1].upper() + said[1:] + ("" if said.endswith("?") else ".")
+            greeting, _, rest = args["body"].partition("\n\n")
+            text_part, sep, sign_off = rest.rpartition("\n\nBest regards,")
+            if not sep:
+                return {**args, "body": f"{args['body'].rstrip()}\n\n{sentence}"}
+            return {**args, "body": f"{greeting}\n\n{text_part} {sentence}{sep}{sign_off}"}
+        if _INSTEAD.search(text) and isinstance(args.get("addresses"), list):
+            named = people_named(text, await (await accounts()).contacts.everyone())
+            dropped = {m.said.lower() for m in named if _NOT_BEFORE.search(text[: text.find(m.said)])}
+            kept = [m for m in named if m.said.lower() not in dropped]
+            if len(kept) == 1 and len(kept[0].contacts) == 1 and kept[0].contacts[0].emails:
+                return {**args, "addresses": [kept[0].contacts[0].emails[0]]}
+            return None
+        return await add_people(args, text)
+
+    async def revise_move(args: dict[str, Any], text: str) -> dict[str, Any] | None:
+        """A drafted move changed as an answer asks ("wait, make it 3pm", "Thursday instead", "an hour
+        later"): where to, said again with what the answer changes (its day or time; the other kept
+        from the draft's). None: the answer names no day or time."""
+        checked = MoveArgs.model_validate(args)
+        mine = await accounts()
+        day = resolve_day(text, today(mine.zone))
+        at = resolve_time(text)
+        shift = resolve_shift(text)
+        if day is None and at is None and shift is None:
+            return None
+        _, _, start, _ = await planned_move(checked.event_ref, checked.move_to)
+        local = start.astimezone(mine.zone)
+        if shift is not None:
+            local = local + shift
+        else:
+            local = datetime.combine(
+                day or local.date(), at or local.timetz().replace(tzinfo=None), tzinfo=mine.zone
+            )
+        moved = {**args, "move_to": f"{local.date().isoformat()} at {local.strftime('%H:%M')}"}
+        return None if moved == args else moved
+
+    async def revise_event(args: dict[str, Any], text: str) -> dict[str, Any] | None:
+        """A draft event changed as an answer asks, in its own terms: people added (``add_people``),
+        and its time and day ("move it to 12-1 instead", "make it 3pm", "Friday at 10 instead", "an
+        hour later"): a clock span sets the start and the length, a clock time the start, a length
+        said as how far moves it. None: the answer asks none of these."""
+        revised = await add_people(args, text) or dict(args)
+        if not isinstance(args.get("start_time"), str):
+            return None if revised == args else revised
+        zone = (await accounts()).zone
+        span = clock_span(text) or clock_span(_BARE_SPAN.sub(r"from \g<1> to \g<2>", text))
+        shift = resolve_shift(text)
+        if span is not None:
+            first, last = span
+            revised["start_time"] = first.strftime("%H:%M")
+            revised["duration_minutes"] = (last.hour * 60 + last.minute) - (first.hour * 60 + first.minute)
+        elif shift is not None:
+            old = resolve_time(str(args["start_time"]))
+            if old is not None:
+                base = datetime.combine(date(2000, 1, 3), old)
+                moved = base + shift
+                if moved.date() == base.date():
+                    revised["start_time"] = moved.strftime("%H:%M")
+        elif (at := resolve_time(text)) is not None:
+            revised["start_time"] = at.strftime("%H:%M")
+        elif (length := resolve_minutes(text)) is not None:
+            # "make it 45 minutes": its length.
+            revised["duration_minutes"] = length
+        day = resolve_day(text, today(zone))
+        if day is not None and shift is None:
+            revised["day"] = day.isoformat()
+        return None if revised == args else revised
+
     def tool(
         func: Callable[..., Awaitable[dict[str, Any]]],
         args: type[BaseModel],
@@ -870,7 +955,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "more than ten attendees needs an accepted preview); done when read back from the server.",
             risk_of=_mass_when_many,
             preview_of=event_preview,
-            revise_of=add_people,
+            revise_of=revise_event,
         ),
         tool(
             reschedule_event,
@@ -879,6 +964,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "Move one of the user's events (one occurrence of a repeating one) to a new day or time, "
             "keeping its attendees (shown as a draft to approve); done when read back from the server.",
             preview_of=move_preview,
+            revise_of=revise_move,
         ),
         tool(
             cancel_event,
@@ -896,7 +982,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "recipients is a mass email and needs an accepted preview); done when the server accepts it.",
             risk_of=_mass_when_many,
             preview_of=mail_preview,
-            revise_of=add_people,
+            revise_of=revise_mail,
         ),
     ]
     return {t.name: t for t in tools}
@@ -967,6 +1053,45 @@ def rank_events(words: str, events: list[CalendarEvent]) -> list[tuple[float, Ca
         if score > 0:
             scored.append((score, event))
     return sorted(scored, key=lambda pair: (-pair[0], pair[1].start))
+
+
+#: An answer to a draft that adds words to what it says: "add that ...", "also mention that ...".
+_ADD_SAYING = re.compile(
+    r"^\s*(?:(?:and|also|oh|ok(?:ay)?|please|pls|can\s+you|could\s+you)[,.!]?\s+)*(?:also\s+)?"
+    r"(?:add|mention|say|include|put\s+in|tack\s+on|append|tell\s+(?:him|her|them))\s+(?:also\s+)?"
+    r"(?:(?:a|one|another)\s+(?:more\s+)?(?:line|note|sentence|bit|p\.?s\.?)\s+)?(?:at\s+the\s+end\s+)?"
+    r"(?:(?P<ask>asking\s+(?:him|her|them)\s+to|to\s+ask\s+(?:him|her|them)\s+to)|that|saying(?:\s+that)?|"
+    r"to\s+say(?:\s+that)?)\s+(?P<said>\S.*?)\s*$",
+    re.I,
+)
+#: A day said from the event's own: "the day after", "the day before", "a day later", "the next day".
+_NEXT_TO = re.compile(
+    r"\b(?:the|a|one)\s+day\s+(after|before|later|earlier)\b|\bthe\s+(next|previous)\s+day\b", re.I
+)
+_DAY_LATER = frozenset({"after", "later", "next"})
+#: Two clock times joined without "from" ("12-1", "2 to 3pm"): a span once "from" is put before them.
+_BARE_SPAN = re.compile(
+    r"(?<![\w:/-])(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)\s*(?:-|–|to|until|till)\s*(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)(?![\w:/-])",
+    re.I,
+)
+#: An answer that replaces whom a draft goes to: "not Tom - make it to Emma instead", "send it to Emma".
+_INSTEAD = re.compile(r"\binstead\b|\bmake\s+it\s+(?:to|for)\b|\bsend\s+it\s+to\b", re.I)
+_NOT_BEFORE = re.compile(r"\bnot\s+(?:to\s+)?$", re.I)
+#: The reader of a mail named in the third person by the one who dictates it: "he should" is "you should".
+_THIRD_PERSON = {
+    "he": "you",
+    "she": "you",
+    "they": "you",
+    "his": "your",
+    "their": "your",
+    "him": "you",
+    "them": "you",
+}
+_THIRD = re.compile(r"\b(?:" + "|".join(_THIRD_PERSON) + r")\b", re.I)
+
+
+def _to_reader(said: str) -> str:
+    return _THIRD.sub(lambda m: _THIRD_PERSON[m.group(0).lower()], said)
 
 
 #: An answer to a draft that adds people to it: "also copy Hana", "cc Omar", "add Lucas too".
@@ -1099,7 +1224,8 @@ _ABOUT = re.compile(
     re.I,
 )
 _PERSON = re.compile(
-    r"\b(?i:with|email|e-mail|mail|message|invite|to|tell|ask|remind|inform|let)\s+(?i:the\s+)?((?i:whole\s+team|team|everyone|everybody)|[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)?|[\w.+-]+@[\w.-]+)"
+    # A name's dots are inside it ("J.R."), never the end of a sentence ("... to Thursday. What ...").
+    r"\b(?i:with|email|e-mail|mail|message|invite|to|tell|ask|remind|inform|let)\s+(?i:the\s+)?((?i:whole\s+team|team|everyone|everybody)|[A-Z][\w'-]*(?:\.[\w'-]+)*(?:\s+[A-Z][\w'-]*(?:\.[\w'-]+)*)?|[\w.+-]+@[\w.-]+)"
 )
 _TITLE = re.compile(r"\b(?:the|our|my)\s+(CFO|CEO|CTO|COO|[a-z]+ manager)\b", re.I)
 _MEETING = re.compile(
@@ -1429,7 +1555,9 @@ def _entities_for(
         elif len(parts) == 1:
             head, tail = _new_time_said(goal, today)
         found["event_words"] = head
-        if tail and (resolve_day(tail, today) or resolve_time(tail) or shift is not None):
+        if tail and (
+            resolve_day(tail, today) or resolve_time(tail) or shift is not None or _NEXT_TO.search(tail)
+        ):
             found["move_to"] = tail
         on_day = resolve_day(head, today)
         if on_day is not None:

@@ -60,7 +60,7 @@ from master_agent.routing.models import (
     RoutingDecision,
     SuspendedFlow,
 )
-from master_agent.runtime.proposals import read_feedback
+from master_agent.runtime.proposals import changes_what_waits, read_feedback
 from master_agent.runtime.recovery import pick_option
 
 _EXECUTE = {"action": "EXECUTE", "query_kind": None}
@@ -147,7 +147,9 @@ class DecisionSteps(FrontDoorBase):
                 reason=f"drops the suspended task {flow.goal!r}",
                 at=self.now(),
             )
-        if _waiting_preview(state) and read_feedback(text) is not None:
+        # An answer to the preview the last reply showed ("move it to 12-1 instead" too): never the
+        # preview's request with the words added to it.
+        if _waiting_preview(state) and (read_feedback(text) is not None or changes_what_waits(text)):
             # An answer to the preview the last reply showed: a new flow of the agent that made it,
             # whose first step records the answer (``runtime.loop`` recall).
             return RoutingDecision(

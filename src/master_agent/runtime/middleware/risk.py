@@ -24,6 +24,7 @@ from master_agent.runtime.proposals import (
     Proposal,
     ProposalBook,
     call_risk,
+    changes_what_waits,
     read_feedback,
     revise_args,
 )
@@ -32,6 +33,8 @@ from master_agent.runtime.state import MasterAgentState
 
 #: Rounds of "change X to Y" one medium-risk draft may go through before it is dropped.
 DRAFT_ROUNDS = 3
+#: Answers one draft may be shown again for (changes applied, and changes it could not take).
+DRAFT_ANSWERS = 2 * DRAFT_ROUNDS
 
 
 def _thread_id(config: RunnableConfig) -> str:
@@ -43,6 +46,31 @@ _EVERY_DRAFT = re.compile(r"\b(?:both|all(?:\s+of\s+them)?|every(?:thing|\s+one)
 ALL_DRAFTS = "approved with every other change of this request"
 #: The findings key that carries such an approval to the flow's later medium-risk calls.
 APPROVED_ALL = "drafts_approved"
+
+
+#: The key of an action record listing the changes the user asked of its draft that nothing applied.
+NOT_APPLIED = "not_applied"
+
+
+def not_applied(outcome: CallOutcome, name: str, unapplied: list[str]) -> CallOutcome:
+    """A call approved after changes to its draft that nothing could apply: its action record says
+    which (``not_applied``), so the answer never reports it as done the way the user asked (the
+    verification step holds it below success and the reply names them)."""
+    if not unapplied:
+        return outcome
+    result = outcome.result
+    if isinstance(result, dict):
+        # The record the verification step reads: the tool's action when it has one (``findings``
+        # holds the same dict), else the result itself.
+        action = result.get("action")
+        record: dict[str, Any] = action if isinstance(action, dict) else result
+        record[NOT_APPLIED] = list(unapplied)
+        if "requested" not in record:
+            record["requested"] = name
+            record.setdefault("done", outcome.status == "success")
+        outcome.content = json.dumps(result, default=str)
+    outcome.blockers.append(f"{name}: ran without the change(s) asked: {', '.join(map(repr, unapplied))}")
+    return outcome
 
 
 @dataclass(kw_only=True)
@@ -84,11 +112,23 @@ class RiskMiddleware(LoopMiddleware):
         if self.proposals is None or not thread_id:
             return None
         feedback = read_feedback(goal)
-        if feedback is None:
+        if feedback is None and not changes_what_waits(goal):
             return None
         pending = await self.proposals.open_proposal(self.tenant_id, thread_id)
         if pending is None:
             return None
+        # A change in the tool's own terms ("move it to 12-1 instead"; "ok, but make it 3pm"): the
+        # preview is revised, never accepted or left acceptable as if it carried the change.
+        if feedback != "cancel" and pending.tool in self.tools:
+            changed = await self.apply_answer(pending.tool, pending.args, goal, feedback)
+            if changed is not None:
+                answered = await self.proposals.answer(pending, "revised", goal)
+                return None if answered is None else {"proposal": answered.view(), **changed}
+        if feedback is None:
+            # "move it to 12-1 instead" that nothing can apply: the preview is answered all the
+            # same (shown again as it was, with the change it could not take), never left waiting to be
+            # accepted later as if it carried the change.
+            feedback = "revise"
         statuses: dict[str, Literal["accepted", "cancelled", "revised"]] = {
             "accept": "accepted",
             "cancel": "cancelled",
@@ -112,16 +152,20 @@ class RiskMiddleware(LoopMiddleware):
         if risk == "medium" and request.approved:
             note = f"{name}: medium risk, approved by the user with the answer that completed it"
         elif risk == "medium":
-            args, declined, every = await self.approve_draft(name, request.args)
+            args, declined, every, unapplied = await self.approve_draft(name, request.args)
             if declined is not None:
                 return declined
             request.args = args
             note = f"{name}: medium risk, the user approved the draft"
             if every:
                 # "yes to both": the other changes of this request are approved with it.
-                outcome = await handler(request)
+                outcome = not_applied(await handler(request), name, unapplied)
                 outcome.notes.insert(0, f"{note} and the request's other changes ({ALL_DRAFTS})")
                 outcome.findings[APPROVED_ALL] = True
+                return outcome
+            if unapplied:
+                outcome = not_applied(await handler(request), name, unapplied)
+                outcome.notes.insert(0, note)
                 return outcome
         elif risk == "high":
             claimed = await self.claim_accepted(name, request.args, request.config)
@@ -131,6 +175,8 @@ class RiskMiddleware(LoopMiddleware):
         else:
             return await handler(request)
         outcome = await handler(request)
+        if claimed is not None:
+            outcome = not_applied(outcome, name, list(claimed.preview.get(NOT_APPLIED) or []))
         outcome.notes.insert(0, note)
         if claimed is not None and self.proposals is not None:
             await self.proposals.finish(claimed, ok=outcome.status == "success", result=outcome.result)
@@ -143,6 +189,15 @@ class RiskMiddleware(LoopMiddleware):
         if self.proposals is None or not thread_id:
             return None
         return await self.proposals.claim(self.tenant_id, thread_id, name, args)
+
+    async def unapplied_changes(self, thread_id: str, name: str, args: dict[str, Any]) -> list[str]:
+        """The changes the user asked of this thread's earlier previews of exactly this call that
+        nothing applied: a preview answered "revised" whose call came back unchanged, oldest first."""
+        assert self.proposals is not None
+        answered = await self.proposals.list(self.tenant_id, thread_id=thread_id, status="revised")
+        same = [p for p in reversed(answered) if p.tool == name and p.args == args and p.feedback]
+        asked = [str(text) for p in same for text in [*p.preview.get(NOT_APPLIED, []), p.feedback]]
+        return list(dict.fromkeys(asked))[-DRAFT_ANSWERS:]
 
     async def describe_call(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
         """What a call would do, in the tool's own words when it has them (``metadata["preview_of"]``:
@@ -174,42 +229,50 @@ class RiskMiddleware(LoopMiddleware):
 
     async def approve_draft(
         self, name: str, args: dict[str, Any]
-    ) -> tuple[dict[str, Any], CallOutcome | None, bool]:
-        """A medium-risk call shown as a draft until the user approves it (its arguments, None, and
-        whether the approval covers every change of the request: "yes to both"), cancels
-        it or asks for a change the runtime cannot apply (the arguments, the outcome that replaces the
-        call). "change X to Y" is applied to the draft and shown again."""
+    ) -> tuple[dict[str, Any], CallOutcome | None, bool, list[str]]:
+        """A medium-risk call shown as a draft until the user approves it (its arguments, None, whether
+        the approval covers every change of the request: "yes to both", and the changes the user asked
+        for that nothing could apply), or cancels it (the arguments, the outcome that replaces the
+        call). A change ("change X to Y", in the tool's own terms "also copy Hana") is applied to the
+        draft and shown again; one nothing can apply leaves the draft as it was and says so."""
         draft = dict(args)
         text = ""
-        for _ in range(DRAFT_ROUNDS):
+        said = ""
+        unapplied: list[str] = []
+        changes = 0
+        for _ in range(DRAFT_ANSWERS):
+            if changes >= DRAFT_ROUNDS:
+                break
             answer = interrupt(
                 {
                     "kind": "approval",
-                    "question": f"Approve this draft of {name}? Reply 'approve', 'cancel', or 'change X to Y'.",
+                    "question": said
+                    + f"Approve this draft of {name}? Reply 'approve', 'cancel', or 'change X to Y'.",
                     "options": ["approve", "cancel"],
                     "agent": self.agent,
                     "tool": name,
                     "risk": "medium",
                     "draft": draft,
                     "detail": await self.describe_call(name, draft),
+                    **({"not_applied": list(unapplied)} if unapplied else {}),
                 }
             )
             text = answer_text(answer)
             feedback = read_feedback(text)
+            if feedback == "cancel":
+                break
+            revised = await self.apply_answer(name, draft, text, feedback)
             if feedback == "accept":
-                return draft, None, _EVERY_DRAFT.search(text) is not None
-            if feedback is None:
-                # A change in the tool's own terms ("also copy Hana on it"): the tool applies it.
-                added = await self.revise_call(name, draft, text)
-                if added is not None and added != draft:
-                    draft = added
-                    continue
-            if feedback != "revise":
-                break
-            revised = revise_args(draft, text)
-            if revised == draft:
-                break
-            draft = revised
+                # "yes, send it to Emma instead": approved with the change it carries.
+                return revised or draft, None, _EVERY_DRAFT.search(text) is not None, unapplied
+            if revised is None:
+                # A change nobody here can apply: the draft waits as it was, and says so (the next
+                # "ok send" approves what is shown, never becomes words of a new request), and the
+                # change is remembered as not done: what runs is never reported as carrying it.
+                unapplied.append(text)
+                said = f"I could not apply {text!r} to this draft; it is unchanged. "
+                continue
+            draft, said, changes = revised, "", changes + 1
         if not text or read_feedback(text) == "cancel":
             reason = (
                 f"declined: the user cancelled this {name} ({text!r}); it did not run. Do not call it again."
@@ -223,24 +286,44 @@ class RiskMiddleware(LoopMiddleware):
             )
             note = f"{name}: medium risk, the user asked for a change: {text!r}"
             blocker = f"{name}: not run ({text})"
-        return draft, CallOutcome(status="error", content=reason, blockers=[blocker], notes=[note]), False
+        outcome = CallOutcome(status="error", content=reason, blockers=[blocker], notes=[note])
+        return draft, outcome, False, unapplied
+
+    async def apply_answer(
+        self, name: str, draft: dict[str, Any], text: str, feedback: str | None
+    ) -> dict[str, Any] | None:
+        """The draft an answer changes, or None when it changes nothing: a generic "change X to Y"
+        first, then the tool's own terms on the result ("not Tom - make it to Emma instead", "also
+        copy Hana"), so an answer that asks both has both applied, never one in place of the other."""
+        revised = revise_args(draft, text) if feedback == "revise" else dict(draft)
+        own = await self.revise_call(name, revised, text)
+        if own is not None:
+            revised = own
+        return revised if revised != draft else None
 
     async def preview(
         self, name: str, args: dict[str, Any], call_id: str, config: RunnableConfig
     ) -> CallOutcome:
         """A high-risk call not accepted yet: stored as a pending proposal (its preview), never run;
         the flow ends with the preview."""
-        preview = {
+        detail = await self.describe_call(name, args)
+        preview: dict[str, Any] = {
             "tool": name,
             "risk": "high",
             "description": self.tools[name].description,
             "call": args,
-            "detail": await self.describe_call(name, args),
+            "detail": detail,
             "how_to_answer": HOW_TO_ANSWER,
         }
         thread_id = _thread_id(config)
         view: dict[str, Any] = {"proposal_id": None, "tool": name, "args": args, "status": "not stored"}
         if self.proposals is not None and thread_id:
+            unapplied = await self.unapplied_changes(thread_id, name, args)
+            if unapplied:
+                # Previewed again as it was: the changes asked of it that nothing applied stay with
+                # it, so accepting it never runs as if it carried them (``not_applied``).
+                preview[NOT_APPLIED] = unapplied
+                preview["detail"] = {"could not apply": "; ".join(repr(text) for text in unapplied), **detail}
             proposal = await self.proposals.propose(
                 tenant_id=self.tenant_id,
                 thread_id=thread_id,
