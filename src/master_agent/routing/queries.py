@@ -462,6 +462,24 @@ async def _group(
     return None
 
 
+def _no_data(
+    text: str, metric: DataMetric, window: Window, coverage: Window | None, periods: list[str]
+) -> QueryAnswer:
+    """No answer: the data has nothing for ``periods`` (described) of the ``window`` asked."""
+    return QueryAnswer(
+        text=text,
+        handler="data",
+        answered=False,
+        data={
+            "outcome": "no_data",
+            "metric": metric.name,
+            "window": _window_data(window),
+            "coverage": _window_data(coverage) if coverage else None,
+            "missing": [f"data for {period}" for period in periods],
+        },
+    )
+
+
 async def _change(
     sql: ReadOnlySql,
     metric: DataMetric,
@@ -497,18 +515,13 @@ async def _change(
         and (period.start < coverage.start or period.end > coverage.end)
     ]
     if outside:
-        return QueryAnswer(
-            text=f"Your data runs from {coverage.start:%Y-%m-%d} to {coverage.last_day():%Y-%m-%d}"  # type: ignore[union-attr]
+        return _no_data(
+            f"Your data runs from {coverage.start:%Y-%m-%d} to {coverage.last_day():%Y-%m-%d}"  # type: ignore[union-attr]
             f" and has nothing for {' or '.join(outside)}, so no change{whom} can be read.",
-            handler="data",
-            answered=False,
-            data={
-                "outcome": "no_data",
-                "metric": metric.name,
-                "window": _window_data(window),
-                "coverage": _window_data(coverage) if coverage else None,
-                "missing": [f"data for {said}" for said in outside],
-            },
+            metric,
+            window,
+            coverage,
+            outside,
         )
     if any(row["value"] is None for row in rows):
         empty = [period.describe() for period, row in zip(periods, rows, strict=True) if row["value"] is None]
@@ -1140,17 +1153,12 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
                 if coverage
                 else "your data has none yet"
             )
-            return QueryAnswer(
-                text=f"There is no {metric.name} data for {window.describe()}: {held}.",
-                handler="data",
-                answered=False,
-                data={
-                    "outcome": "no_data",
-                    "metric": metric.name,
-                    "window": _window_data(window),
-                    "coverage": _window_data(coverage) if coverage else None,
-                    "missing": [f"data for {window.describe()}"],
-                },
+            return _no_data(
+                f"There is no {metric.name} data for {window.describe()}: {held}.",
+                metric,
+                window,
+                coverage,
+                [window.describe()],
             )
         if len(compared) > 1 and "store_id" in metric.filters:
             # "Compare Store 1 and Store 8": each one's figure; answering the first alone would answer
