@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 import pytest
 
 from master_agent.capabilities.terms import (
+    Window,
     ambiguous_date,
     changed_between,
     goal_target,
@@ -96,6 +97,7 @@ def test_a_follow_up_carries_the_holiday_said_before() -> None:
         ("were refunds lower in Q3 than in Q2 at store 2?", "2026-04", "2026-07"),
         ("did store 4 sell fewer phones in August than July?", "2026-07", "2026-08"),
         ("how much more accessory revenue did store 3 make in June than May 2026?", "2026-05", "2026-06"),
+        ("attach rate June vs July at store 2", "2026-06", "2026-07"),
     ],
 )
 def test_a_change_between_two_periods_gone_by_names_both(text: str, first: str, second: str) -> None:
@@ -113,6 +115,7 @@ def test_a_change_between_two_periods_gone_by_names_both(text: str, first: str, 
         "raise the refund rate between now and March",
         "is store 5 better than store 6 in June?",  # two stores, one period
         "attach rate more than 5% in June?",
+        "store 3 vs store 5 attach rate in June",  # two stores, one period
     ],
 )
 def test_no_change_is_read_where_none_is_asked_or_a_period_is_ahead(text: str) -> None:
@@ -149,3 +152,17 @@ def test_stores_judged_on_a_count_of_flagged_sales_are_judged_by_its_share() -> 
 def test_a_percentage_said_to_be_the_target_is_a_level(text: str, form: str, value: float) -> None:
     target = goal_target(text)
     assert target is not None and (target.form, target.value) == (form, pytest.approx(value))
+
+
+def test_a_weekend_compared_with_the_weekend_before_is_the_same_days_a_week_earlier() -> None:
+    periods = changed_between(
+        "store 6 device revenue over the UK August bank holiday weekend vs the weekend before", NOW
+    )
+    assert periods is not None
+    before, holiday = periods
+    assert _days_of(holiday) == ("2026-08-29", "2026-08-31")
+    assert _days_of(before) == ("2026-08-22", "2026-08-24")
+
+
+def _days_of(window: Window) -> tuple[str, str]:
+    return window.start.strftime("%Y-%m-%d"), window.last_day().strftime("%Y-%m-%d")

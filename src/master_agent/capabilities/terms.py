@@ -2069,7 +2069,7 @@ def data_edge_window(text: str, coverage: Window) -> Window | None:
 _CHANGED = re.compile(
     r"\b(?:increase[sd]?|rise|rose|risen|(?:go|goes|gone|went)\s+(?:up|down)|grow|grew|grown|drop(?:ped)?|"
     r"fall|fell|fallen|decline[sd]?|decrease[sd]?|change[sd]?|improve[sd]?|move[sd]?|mom|qoq|yoy|"
-    r"(?:month|quarter|year)[\s-]+on[\s-]+(?:month|quarter|year)|difference|compare[sd]?|comparing)\b",
+    r"(?:month|quarter|year)[\s-]+on[\s-]+(?:month|quarter|year)|difference|compare[sd]?|comparing|vs|versus)\b",
     re.I,
 )
 #: What joins the two periods of a change: "from May to June", "between May and August", "aug->sep",
@@ -2083,7 +2083,10 @@ _COMPARATIVE = re.compile(
     r"\b(?:more|less|fewer|higher|lower|bigger|smaller|better|worse|greater)\b[^.?!]*?\bthan\b", re.I
 )
 #: "the week before", "the month after": the period of that length next to the one said before it.
-_NEXT_TO = re.compile(r"\s*(?:the\s+)?(day|week|month|quarter|year)\s+(before|prior|earlier|after)\b", re.I)
+_NEXT_TO = re.compile(
+    r"\s*(?:the\s+)?(day|weekend|week|fortnight|month|quarter|year)\s+(before|prior|earlier|after)\b", re.I
+)
+_UNIT_WEEKS = {"weekend": 1, "fortnight": 2}
 _UNIT_MONTHS = {"quarter": 3}
 _PERIOD_WORD = re.compile(r"[A-Za-z0-9']+")
 
@@ -2125,6 +2128,10 @@ def changed_between(text: str, now: datetime) -> tuple[Window, Window] | None:
             step = -1 if side != "after" else 1
             if unit in _UNIT_MONTHS:
                 start, end = _add(first.start, step * 3, "month"), _add(first.end, step * 3, "month")
+            elif unit in _UNIT_WEEKS:
+                # "the bank holiday weekend vs the weekend before": the same days a week (or two) away.
+                weeks = step * _UNIT_WEEKS[unit]
+                start, end = _add(first.start, weeks, "week"), _add(first.end, weeks, "week")
             else:
                 start, end = _add(first.start, step, unit), _add(first.end, step, unit)
             other = Window(start=start, end=end, label=f"the {unit} {side} {first.label}")

@@ -542,6 +542,8 @@ async def _change(
         for period, row in zip(periods, rows, strict=True)
     ]
     relative = f", {change / float(rows[0]['value']):+.1%} of the first" if float(rows[0]["value"]) else ""
+    # A rate's change is in percentage points (3.5% to 4.0% is +0.5 points, +13.7% of the first).
+    moved = f"{change * 100:+.1f} percentage points" if metric.unit == "ratio" else _format(change, metric)
     counted = (
         f" Your data runs from {coverage.start:%Y-%m-%d} to {coverage.last_day():%Y-%m-%d}: only those days "
         f"of {' and '.join(partly)} are counted."
@@ -549,7 +551,7 @@ async def _change(
         else ""
     )
     return QueryAnswer(
-        text=f"The {metric.name}{whom}: " + "; ".join(said) + f". Change: {_format(change, metric)}"
+        text=f"The {metric.name}{whom}: " + "; ".join(said) + f". Change: {moved}"
         f"{relative}.{counted}\nQuery: {statement}",
         handler="data",
         # Over a period the data covers in part, the change is of what is known: a partial answer.
