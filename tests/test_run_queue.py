@@ -5,6 +5,7 @@ use. Runs wait at gates the test opens (``tests/gated_graph.py``): order is asse
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import uuid
 from collections.abc import AsyncIterator, Awaitable
@@ -216,3 +217,32 @@ async def test_a_cancel_that_comes_while_its_run_is_being_claimed_stops_the_run(
         gated_graph.GATES[gate].set()  # a run the cancel missed must not hold the server's shutdown
     assert cancelled == [run["run_id"]]
     assert await _status(client, run) == "interrupted"
+
+
+async def test_a_cancel_that_comes_while_a_run_stores_its_end_lets_it_end_as_it_did(
+    live: LiveServer, clients: dict[str, LangGraphClient], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run whose work is done is storing its end when a cancel comes (an assistant deleted as its run
+    finishes): the end is stored, not cut off (which left the run 'running' under its lease). The
+    interleaving is forced by cancelling, through the real API, as the end's storing begins."""
+    client = clients["demo-retail"]
+    queue: RunQueue = _service(live).queue
+    gate = f"{uuid.uuid4().hex[:8]}-ending"
+    thread = await client.threads.create()
+    storing = queue.events.storing
+    cancelled: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def cancel_then_store(run_id: str) -> AsyncIterator[Any]:
+        if run_id in queue._finishing and not cancelled:
+            cancelled.append(run_id)
+            await client.runs.cancel(str(thread["thread_id"]), run_id)
+        async with storing(run_id) as batch:
+            yield batch
+
+    monkeypatch.setattr(queue.events, "storing", cancel_then_store)
+    run = await client.runs.create(thread["thread_id"], "gated", input={"gate": gate})
+    gated_graph.GATES[gate].set()
+    await asyncio.wait_for(client.runs.join(thread["thread_id"], run["run_id"]), HANG_GUARD_S)
+    assert cancelled == [run["run_id"]]
+    assert await _status(client, run) == "success"

@@ -335,6 +335,11 @@ def _plain(word: str) -> str:
     return "".join(ch for ch in unicodedata.normalize("NFKD", word.lower()) if not unicodedata.combining(ch))
 
 
+def load_month_names() -> None:
+    """Read the month names of other languages now (file reads: off the event loop, before serving)."""
+    _foreign_months()
+
+
 @functools.cache
 def _foreign_months() -> tuple[re.Pattern[str], dict[str, int]]:
     """A pattern finding a month named in another language next to its day or year, and the month

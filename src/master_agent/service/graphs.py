@@ -5,8 +5,12 @@ rooms above it (DESIGN.md, "Rooms")."""
 
 from __future__ import annotations
 
+import asyncio
+
 from langchain_core.runnables import RunnableConfig
 
+from master_agent.capabilities.terms import load_month_names
+from master_agent.capabilities.tools.lexicon import noun_first
 from master_agent.meta.registration import META_GRAPH
 from master_agent.routing.graph import make_front_door
 from master_agent.routing.registration import MASTER_GRAPH
@@ -23,9 +27,17 @@ def register_graphs() -> None:
     register_graph(META_GRAPH)
 
 
+def _load_word_lists() -> None:
+    load_month_names()
+    noun_first("store")
+
+
 async def make_master_agent_graph(config: RunnableConfig) -> CompiledLoop:
     """Graph factory for ``langgraph dev`` / LangGraph Studio (the server supplies the checkpointer)."""
     register_graphs()
+    # The readers' word lists are files read once; read in a thread, not on the server's event loop
+    # (``langgraph dev`` refuses a blocking call there).
+    await asyncio.to_thread(_load_word_lists)
     return await MASTER_GRAPH.build(await shared_resources(), config)
 
 

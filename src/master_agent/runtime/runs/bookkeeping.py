@@ -59,6 +59,9 @@ class RunBookkeeping:
         #: Cancel requests for runs not executing here when they came (``monotonic()`` of each): a run
         #: claimed here a moment before its cancel is stored as running before its task exists.
         self._cancels_unplaced: dict[str, float] = {}
+        #: Runs executing here whose work is done and whose end is being stored: a cancel then would
+        #: stop the storing (the run left 'running' under a lease), so it lets them end as they did.
+        self._finishing: set[str] = set()
         self._background: set[asyncio.Task[Any]] = set()
         self._webhooks: set[asyncio.Task[None]] = set()
         #: What each run executing here will answer to ``runs.wait``, resolved when it ends.

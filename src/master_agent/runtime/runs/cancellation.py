@@ -60,7 +60,7 @@ class RunCancellation(RunBookkeeping):
 
     def _cancel_local(self, run_id: str, action: CancelAction) -> None:
         task = self._running.get(run_id)
-        if task is not None and run_id not in self._cancelling:
+        if task is not None and run_id not in self._cancelling and run_id not in self._finishing:
             self._cancelling[run_id] = action
             task.cancel()
 

@@ -96,7 +96,8 @@ class RunExecution(RunCancellation):
             output = error_output(str(failure), type(failure).__name__)
             self.events.publish(run_id, "error", {"error": type(failure).__name__, "message": str(failure)})
         # Streams see the end once the run's status is stored, so a client reading the run then
-        # finds it finished.
+        # finds it finished. From here the run ends as it did: a cancel no longer stops it.
+        self._finishing.add(run_id)
         ending = time.perf_counter()
         last = self.events.publish(run_id, "end", None, live=False)
         thread_id = str(claimed["thread_id"])
@@ -149,6 +150,7 @@ class RunExecution(RunCancellation):
                     within_s=self.outage_wait_s,
                 )
         finally:
+            self._finishing.discard(run_id)
             self.events.forget(run_id)
             self._release(run_id)
             self.events.deliver(run_id, last)
