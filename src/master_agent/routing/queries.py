@@ -1144,10 +1144,11 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
                 )
         coverage = await _coverage(sql, metric)
         window = asked or coverage or Window(start=now, end=now, label="all your data")
+        periods = changed_between(request.message, now) if metric.time_column else None
         if (
             metric.time_column
             # Two periods compared are each held against the data by the change's own reading.
-            and changed_between(request.message, now) is None
+            and periods is None
             and (coverage is None or window.end <= coverage.start or window.start >= coverage.end)
         ):
             held = (
@@ -1198,7 +1199,7 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             conditions.append(f"{metric.filters[entity]} = ANY(%(members)s)")
             params["members"] = members
             scope.append(f"the {value} {group} ({noun}s {', '.join(map(str, members))})")
-        if metric.time_column and (periods := changed_between(request.message, now)) is not None:
+        if periods is not None:
             # "by how much did it increase from May to June": both figures, the later minus the earlier.
             return await _change(sql, metric, periods, (conditions, params, scope))
         # "how's store 2 doing on refunds", "which branch was worst on returns": a count of flagged sales
