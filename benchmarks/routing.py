@@ -68,6 +68,9 @@ SPLITS = (
     ("heldout7.json", "followups_heldout7.json", False),
     ("tuning7.json", None, True),
     ("tuning7.json:validation", "followups_tuning7.json", True),
+    # The eighth batch (README8.md), written in session 11: held-out, and its tuning part.
+    ("heldout8.json", "followups_heldout8.json", False),
+    ("tuning8.json", "followups_tuning8.json", True),
 )
 HANDLERS = ["solve", "answer_query", "build_agent", "out_of_scope"]
 
