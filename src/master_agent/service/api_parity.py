@@ -157,12 +157,7 @@ PEER_DIFFERENCES: dict[str, str] = {
 
 #: Peer tests that fail here for a reason of ours not fixed yet (not a difference on purpose); the suite
 #: marks them xfail (not strict: they depend on timing), ``make api-diff`` lists them as open.
-PEER_OPEN: dict[str, str] = {
-    "test_assistants/test_assistant_deletion.py::test_assistant_deletion_with_active_runs": (
-        "open: a run still pending when its assistant is deleted can outlive the deletion's wait and "
-        "stay listed"
-    ),
-}
+PEER_OPEN: dict[str, str] = {}
 
 _METHODS = ("get", "put", "post", "patch", "delete")
 
