@@ -3,6 +3,7 @@ run on both, on one database, reads back the same history, pending writes and in
 
 from __future__ import annotations
 
+import asyncio
 import operator
 import re
 from collections.abc import AsyncIterator
@@ -151,3 +152,82 @@ async def test_commit_waits_for_the_flush_only_for_sync_durability(
             after = await (await conn.execute("SELECT current_setting('synchronous_commit') AS s")).fetchone()
             seen[durability].append(after["s"])
     assert seen == {"sync": ["on", "on"], "async": ["off", "on"], "exit": ["off", "on"]}
+
+
+class Counter(TypedDict):
+    count: Annotated[int, operator.add]
+
+
+async def test_a_step_and_its_task_writes_take_one_round_trip(fresh_database_uri: str, tmp_path: Any) -> None:
+    """In an ``async`` run (the service's graph runs name their durability, ``async`` unless asked) each
+    super-step's checkpoint carries the writes of the step before it: a
+    3-node chain takes one pool checkout per checkpoint (and one to read the thread's last), not one
+    more per task. The writes are all stored: the history reads them as the stock saver's does."""
+
+    def step(_state: Counter) -> dict[str, int]:
+        return {"count": 1}
+
+    graph = StateGraph(Counter)
+    for name in ("first", "second", "third"):
+        graph.add_node(name, step)
+    graph.add_edge("__start__", "first")
+    graph.add_edge("first", "second")
+    graph.add_edge("second", "third")
+    settings = Settings(database_url=fresh_database_uri, data_dir=tmp_path, model="offline")
+    async with open_database(settings) as database:
+        checkouts: list[float] = []
+        database.pool.on_wait = checkouts.append
+        compiled = graph.compile(checkpointer=database.checkpointer)
+        config: RunnableConfig = {"configurable": {"thread_id": "chain"}}
+        assert await compiled.ainvoke({"count": 0}, config, durability="async") == {"count": 3}
+        database.pool.on_wait = None
+        history = [snapshot async for snapshot in compiled.aget_state_history(config)]
+        # Input, start, and one per node: five checkpoints, plus the read of the thread's last one.
+        assert len(history) == 5
+        assert len(checkouts) == len(history) + 1
+        stock = graph.compile(checkpointer=AsyncPostgresSaver(database.pool))
+        await stock.ainvoke({"count": 0}, {"configurable": {"thread_id": "chain-stock"}}, durability="async")
+        async with database.pool.connection() as conn:
+            stored = await (
+                await conn.execute(
+                    "SELECT thread_id, count(*) AS n FROM checkpoint_writes"
+                    " WHERE thread_id IN ('chain', 'chain-stock') GROUP BY thread_id ORDER BY thread_id"
+                )
+            ).fetchall()
+        # Every task's writes are there, as many rows as the stock saver writes.
+        assert [row["n"] for row in stored] == [7, 7]
+
+
+async def test_a_finished_task_writes_alone_while_its_sibling_works(
+    fresh_database_uri: str, tmp_path: Any
+) -> None:
+    """A task that finishes while a sibling of its step still works does not wait for the step's
+    checkpoint: its writes are stored on their own after a moment, so a crash then does not run it
+    again. The slow sibling waits until the fast one's writes are in the table (or the test fails)."""
+    settings = Settings(database_url=fresh_database_uri, data_dir=tmp_path, model="offline")
+    async with open_database(settings) as database:
+
+        def fast(_state: Counter) -> dict[str, int]:
+            return {"count": 1}
+
+        async def slow(_state: Counter) -> dict[str, int]:
+            for _ in range(600):
+                async with database.pool.connection() as conn:
+                    row = await (
+                        await conn.execute(
+                            "SELECT count(*) AS n FROM checkpoint_writes WHERE thread_id = 'siblings' AND channel = 'count'"
+                        )
+                    ).fetchone()
+                if row is not None and row["n"] >= 1:
+                    return {"count": 10}
+                await asyncio.sleep(0.05)
+            raise AssertionError("the fast task's writes were never stored while its sibling worked")
+
+        graph = StateGraph(Counter)
+        graph.add_node("fast", fast)
+        graph.add_node("slow", slow)
+        graph.add_edge("__start__", "fast")
+        graph.add_edge("__start__", "slow")
+        compiled = graph.compile(checkpointer=database.checkpointer)
+        config: RunnableConfig = {"configurable": {"thread_id": "siblings"}}
+        assert await compiled.ainvoke({"count": 0}, config, durability="async") == {"count": 11}
