@@ -33,7 +33,7 @@ from master_agent.capabilities.terms import (
     time_window,
 )
 from master_agent.evolution.reuse import unknown_by_meaning
-from master_agent.routing.context import complete_follow_up
+from master_agent.routing.context import complete_follow_up, corrected_goal
 from master_agent.routing.decision import (
     CREATE_OPTION,
     Outcome,
@@ -41,7 +41,7 @@ from master_agent.routing.decision import (
     override_name,
     without_override,
 )
-from master_agent.routing.discovery import made_for
+from master_agent.routing.discovery import made_for, names_agent
 from master_agent.routing.graph.base import FrontDoorBase
 from master_agent.routing.graph.flows import _waiting_preview, flow_command
 from master_agent.routing.graph.follow_ups import (
@@ -325,11 +325,14 @@ class DecisionSteps(FrontDoorBase):
         previous_turn: Mapping[str, Any],
         known: dict[str, Any],
         rounds: int,
+        *,
+        correction: bool = False,
     ) -> tuple[IntentAnalysis, list[Candidate] | None, Outcome] | None:
         """A short message nothing serves on its own ("now november", "call it refund_watch", "and his
         email?", "why so low?") right after a served one continues it (``reading``'s goal becomes the
         previous goal with the message): the intent, the candidates (None: unchanged) and the outcome;
-        None: the message stands on its own."""
+        None: the message stands on its own. A ``correction`` ("sorry, make that 75") continues it
+        whatever it reads like alone, with the value it gives in place of the one it corrects."""
         message = reading.message
         if not inherits_target(
             message,
@@ -339,8 +342,11 @@ class DecisionSteps(FrontDoorBase):
             unsure=outcome.target.kind == "builder"
             and intent.confidence < self.settings.clarify_below
             and explicit_builder_action(message) is None,
+            correction=correction,
         ):
             return None
+        if correction:
+            return self._corrected(reading, intent, previous_turn)
         # Read with the previous goal, the previous entities (window included) under this message's. Read
         # so, it may ask for something else than the message before ("why so low?" after a figure: a
         # goal); otherwise it goes where the message before went.
@@ -367,6 +373,36 @@ class DecisionSteps(FrontDoorBase):
             )
         entities = {**(previous_turn.get("entities") or {}), **intent.entities}
         return intent.model_copy(update={"entities": entities}), candidates, outcome
+
+    def _corrected(
+        self, reading: Reading, intent: IntentAnalysis, previous_turn: Mapping[str, Any]
+    ) -> tuple[IntentAnalysis, None, Outcome]:
+        """The previous turn's request with the value a correction gives: its intent and target (another
+        agent when the correction names one: "sorry, I meant the staff leaderboard"), its entities under
+        the correction's."""
+        inherited = RouteTarget.model_validate(previous_turn["target"])
+        named = next(
+            (
+                card.name
+                for card in self.cards
+                if card.addressable and names_agent(reading.message, card.name)
+            ),
+            None,
+        )
+        action = previous_turn.get("intent") or intent.action
+        if named is not None and inherited.kind != "builder" and named != inherited.name:
+            inherited, action = RouteTarget(kind="agent", name=named), "EXECUTE"
+        reading.goal = corrected_goal(str(previous_turn["goal"]), reading.message)
+        reading.follow_up = True
+        entities = {**(previous_turn.get("entities") or {}), **message_entities(reading.message)}
+        update = {
+            "action": action,
+            "query_kind": inherited.name if inherited.kind == "query" else None,
+            "entities": entities,
+            "out_of_scope": False,
+        }
+        reason = f"corrects the previous message {previous_turn['text']!r}"
+        return intent.model_copy(update=update), None, Outcome(inherited, reason)
 
     async def _reread(
         self, message: str, goal: str, previous: Mapping[str, Any], rounds: int, known: dict[str, Any]

@@ -15,7 +15,7 @@ from master_agent.routing.context import recent_turns
 from master_agent.routing.decision import Outcome
 from master_agent.routing.graph.decide import DecisionSteps, read_answers
 from master_agent.routing.graph.flows import _cut_short, _suspend_cut_short, _waiting_clarification
-from master_agent.routing.graph.follow_ups import CLOSES_THE_CONVERSATION, is_closing
+from master_agent.routing.graph.follow_ups import CLOSES_THE_CONVERSATION, corrects_previous, is_closing
 from master_agent.routing.graph.state import FrontDoorState
 from master_agent.routing.graph.systems import is_system_request
 from master_agent.routing.models import RouteTarget, RoutingDecision
@@ -98,7 +98,11 @@ class RouteNodes(DecisionSteps):
         # year start in?") is read as its answer, however unlike a request it is ("Our fiscal year starts
         # on 1 May."): never refused outright.
         asked_back = ((state.get("reply") or {}).get("data") or {}).get("outcome") == "clarify"
-        refused = intent.out_of_scope and not override and not clarifications and not asked_back
+        # "sorry, I meant store 8" right after a served turn corrects it: never a request of its own.
+        correction = previous_turn is not None and not clarifications and corrects_previous(reading.message)
+        refused = (
+            intent.out_of_scope and not override and not clarifications and not asked_back and not correction
+        )
         outcome, intent = await self._outcome(intent, candidates, reading, known, clarifications, refused)
         if outcome.target.kind == "agent":
             reading.entities = {**said_before, **reading.entities}
@@ -110,9 +114,12 @@ class RouteNodes(DecisionSteps):
             # "great, thanks - that's all for now" after a served turn asks for nothing: no agent runs,
             # no question is asked back (the out-of-scope reply thanks the user, see ``handlers``).
             outcome = Outcome(RouteTarget(kind="out_of_scope"), CLOSES_THE_CONVERSATION)
-            intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None})
+            # It carries nothing of the thread, nor the time it said ("done for the day").
+            intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None, "entities": {}})
         elif previous_turn is not None and not standalone:
-            continued = await self._continued(reading, intent, outcome, previous_turn, known, rounds)
+            continued = await self._continued(
+                reading, intent, outcome, previous_turn, known, rounds, correction=correction
+            )
             if continued is not None:
                 intent, found, outcome = continued
                 candidates = candidates if found is None else found
