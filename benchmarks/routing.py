@@ -68,6 +68,10 @@ SPLITS = (
     ("heldout7.json", "followups_heldout7.json", False),
     ("tuning7.json", None, True),
     ("tuning7.json:validation", "followups_tuning7.json", True),
+    # The eighth batch's tuning part (session 11; its held-out part is wired in by the merger): whole
+    # with its follow-ups (measured once before the heads trained on it), and the third they validate on.
+    ("tuning8.json", "followups_tuning8.json", True),
+    ("tuning8.json:validation", None, True),
 )
 HANDLERS = ["solve", "answer_query", "build_agent", "out_of_scope"]
 

@@ -132,7 +132,14 @@ async def test_a_go_ahead_is_no_closing(resources: RuntimeResources) -> None:
     assert await is_closing("perfect, thanks - that's me done", embedder, RETAIL.data_metrics)
 
 
-@pytest.mark.parametrize("closing", ["brilliant, that's me finished for today", "cheers, talk tomorrow"])
+@pytest.mark.parametrize(
+    "closing",
+    [
+        "brilliant, that's me finished for today",
+        "cheers, talk tomorrow",
+        "lovely, that's it from me, off at 6 tonight",
+    ],
+)
 async def test_a_closing_that_says_a_time_still_closes(resources: RuntimeResources, closing: str) -> None:
     """The time a closing says is the speaker's own day, no window of a request: the thread is closed and
     nothing of it (the time neither) is carried."""
@@ -145,7 +152,12 @@ async def test_a_closing_that_says_a_time_still_closes(resources: RuntimeResourc
 
 async def test_a_follow_up_that_says_a_time_is_no_closing(resources: RuntimeResources) -> None:
     embedder = resources.evolution.knowledge.embedder
-    for message in ("ok and the week before", "great, now the same for yesterday", "fine, and for today"):
+    for message in (
+        "ok and the week before",
+        "great, now the same for yesterday",
+        "fine, and for today",
+        "4pm",
+    ):
         assert not await is_closing(message, embedder, RETAIL.data_metrics), message
 
 
@@ -189,3 +201,11 @@ def test_a_corrected_goal_replaces_the_value_it_names() -> None:
     assert corrected_goal("book a table for 4 at 7pm", "sorry, make that 6") == (
         "book a table for 4 at 7pm (sorry, make that 6)"
     )
+
+
+async def test_a_correction_opening_a_thread_is_asked_about(resources: RuntimeResources) -> None:
+    """A correction with nothing before it to correct ("sorry, I meant 12 there") is no request of its
+    own: what it corrects is asked."""
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    alone = await door.decide("whoops, I meant 12 there", [], {})
+    assert alone.target.kind == "clarification", alone.reason

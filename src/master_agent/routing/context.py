@@ -126,8 +126,15 @@ def corrected_goal(goal: str, correction: str) -> str:
     if store is not None and STORE_MENTION.search(changed):
         changed = STORE_MENTION.sub(store.group(0), changed, count=1)
         said = STORE_MENTION.sub(" ", said)
+    old = _REPLACED.findall(said)
+    stores = STORE_MENTION.search(changed)
+    if changed == goal and len(old) == 1 and stores is not None and stores.group(1) == old[0]:
+        # "no, the other store - 5, not 6": the store named is the value replaced.
+        new = _NUMBER.findall(_REPLACED.sub(" ", said))
+        if len(new) == 1:
+            start, end = stores.span(1)
+            changed = f"{changed[:start]}{new[0]}{changed[end:]}"
     if changed == goal:
-        old = _REPLACED.findall(said)
         new = _NUMBER.findall(_REPLACED.sub(" ", said))
         own = _NUMBER.findall(STORE_MENTION.sub(" ", goal))
         if len(new) == 1 and len(own) > 1 and not old:

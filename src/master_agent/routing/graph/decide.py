@@ -282,8 +282,12 @@ class DecisionSteps(FrontDoorBase):
         known: dict[str, Any],
         clarifications: list[dict[str, Any]],
         refused: bool,
+        *,
+        second_opinion: bool = True,
     ) -> tuple[Outcome, IntentAnalysis]:
-        """Where the message goes: the user's choice, a refusal, or the decision tree; and its intent."""
+        """Where the message goes: the user's choice, a refusal, or the decision tree; and its intent.
+        ``second_opinion``: whether the pack's own reader may take a message the head found ambiguous
+        (not a correction: it reads the value, not what it corrects)."""
         if reading.chosen is not None:
             outcome = Outcome(reading.chosen, "chosen by the user")
         elif refused:
@@ -304,6 +308,7 @@ class DecisionSteps(FrontDoorBase):
             outcome.clarification is not None
             and outcome.clarification.kind == "open_ended"
             and not (reading.override or clarifications)
+            and second_opinion
             and self.pack.sure_request is not None
             and await self.pack.sure_request(reading.goal, self.settings, self.evolution.clock.now().date())
         ):

@@ -99,15 +99,32 @@ class RouteNodes(DecisionSteps):
         # on 1 May."): never refused outright.
         asked_back = ((state.get("reply") or {}).get("data") or {}).get("outcome") == "clarify"
         # "sorry, I meant store 8" right after a served turn corrects it: never a request of its own.
-        correction = previous_turn is not None and not clarifications and corrects_previous(reading.message)
+        corrects = not clarifications and not override and corrects_previous(reading.message)
+        correction = corrects and previous_turn is not None
+        if corrects and previous_turn is None and not asked_back:
+            # "oops, typo - I meant 18 there" opening a thread corrects nothing said here: asked about.
+            update = {"action": "AMBIGUOUS", "query_kind": None, "out_of_scope": False}
+            intent = intent.model_copy(
+                update={**update, "ambiguity_reason": "it corrects a request this conversation has not made"}
+            )
         refused = (
             intent.out_of_scope and not override and not clarifications and not asked_back and not correction
         )
-        outcome, intent = await self._outcome(intent, candidates, reading, known, clarifications, refused)
+        outcome, intent = await self._outcome(
+            intent,
+            candidates,
+            reading,
+            known,
+            clarifications,
+            refused,
+            second_opinion=not corrects,
+        )
         if outcome.target.kind == "agent":
             reading.entities = {**said_before, **reading.entities}
         standalone = previous_turn is None or reading.follow_up or override or clarifications or refused
-        closing = not standalone and await is_closing(
+        # A closing the head refuses outright ("lovely, that's it from me, off at 6 tonight") is thanked
+        # all the same, not told that no agent does it.
+        closing = not (standalone and not refused) and await is_closing(
             reading.message, self.evolution.knowledge.embedder, self.pack.data_metrics
         )
         if closing:
