@@ -41,7 +41,7 @@ from master_agent.routing.decision import (
     override_name,
     without_override,
 )
-from master_agent.routing.discovery import made_for, names_agent
+from master_agent.routing.discovery import described_agent, made_for, names_agent
 from master_agent.routing.graph.base import FrontDoorBase
 from master_agent.routing.graph.flows import _waiting_preview, flow_command
 from master_agent.routing.graph.follow_ups import (
@@ -351,7 +351,7 @@ class DecisionSteps(FrontDoorBase):
         ):
             return None
         if correction:
-            return self._corrected(reading, intent, previous_turn)
+            return await self._corrected(reading, intent, previous_turn)
         # Read with the previous goal, the previous entities (window included) under this message's. Read
         # so, it may ask for something else than the message before ("why so low?" after a figure: a
         # goal); otherwise it goes where the message before went.
@@ -379,12 +379,12 @@ class DecisionSteps(FrontDoorBase):
         entities = {**(previous_turn.get("entities") or {}), **intent.entities}
         return intent.model_copy(update={"entities": entities}), candidates, outcome
 
-    def _corrected(
+    async def _corrected(
         self, reading: Reading, intent: IntentAnalysis, previous_turn: Mapping[str, Any]
     ) -> tuple[IntentAnalysis, None, Outcome]:
         """The previous turn's request with the value a correction gives: its intent and target (another
-        agent when the correction names one: "sorry, I meant the staff leaderboard"), its entities under
-        the correction's."""
+        agent when the correction names or describes one: "sorry, I meant the staff leaderboard", "no,
+        the other one - the invoice reader"), its entities under the correction's."""
         inherited = RouteTarget.model_validate(previous_turn["target"])
         named = next(
             (
@@ -394,6 +394,11 @@ class DecisionSteps(FrontDoorBase):
             ),
             None,
         )
+        if named is None and inherited.kind == "agent" and described_agent(reading.message) is not None:
+            found = await self.discovery.discover(
+                self.tenant.tenant_id, self.tenant.capability_version, self.cards, reading.message, intent
+            )
+            named = found[0].name if found and found[0].score >= self.settings.route_score else None
         action = previous_turn.get("intent") or intent.action
         if named is not None and inherited.kind != "builder" and named != inherited.name:
             inherited, action = RouteTarget(kind="agent", name=named), "EXECUTE"

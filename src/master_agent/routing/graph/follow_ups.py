@@ -94,10 +94,10 @@ _REPAIR_OPENER = r"(?:oh|ah|hmm+|um+|er+|ok|okay|sorry|oops|whoops|my\s+bad|no|n
 #: A repair that puts a value in place of one the turn before said (conversation analysis calls it
 #: self-repair): a verb of substitution ("I meant store 8", "make that 75", "scratch 4, do 5") or a repair
 #: opener a few words before the value ("sorry, 2.5 lakh only", "no wait, v2", "actually returns_weekly ...",
-#: "no, 1 to 4", "sorry, week 46 is what I'm after").
+#: "no, 1 to 4", "sorry, week 46 is what I'm after", "no, the other store").
 _SUBSTITUTES = re.compile(
     r"\b(?:i\s+meant?|meant\s+to\s+say|make\s+(?:that|it)|scratch|correction)\b"
-    rf"|^\W*(?:{_REPAIR_OPENER}\W+)+(?=(?:[a-z]+\W+){{0,3}}\d|\w*_\w|[a-z]\d)",
+    rf"|^\W*(?:{_REPAIR_OPENER}\W+)+(?=(?:[a-z]+\W+){{0,3}}\d|\w*_\w|[a-z]\d|the\s+other\b)",
     re.I,
 )
 #: A reply opened by a repair points back to the turn before ("hmm no, speed matters more ...").
@@ -110,6 +110,13 @@ def corrects_previous(message: str) -> bool:
     opening with "sorry" is a request of its own)."""
     words = len(re.findall(r"[A-Za-z0-9']+", message))
     return words <= POINTING_BACK_WORDS and _SUBSTITUTES.search(message) is not None
+
+
+def is_short(message: str) -> bool:
+    """Whether ``message`` is no longer than a follow-up that changes a value ("oops, typo - I meant 18
+    there"); a longer one says more than the value ("Heute Nachmittag frei? I mean - have I got a free
+    hour this afternoon" repairs itself and asks)."""
+    return len(re.findall(r"[A-Za-z0-9']+", message)) <= FOLLOW_UP_WORDS
 
 
 def inherits_target(

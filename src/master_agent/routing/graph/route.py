@@ -15,7 +15,12 @@ from master_agent.routing.context import recent_turns
 from master_agent.routing.decision import Outcome
 from master_agent.routing.graph.decide import DecisionSteps, read_answers
 from master_agent.routing.graph.flows import _cut_short, _suspend_cut_short, _waiting_clarification
-from master_agent.routing.graph.follow_ups import CLOSES_THE_CONVERSATION, corrects_previous, is_closing
+from master_agent.routing.graph.follow_ups import (
+    CLOSES_THE_CONVERSATION,
+    corrects_previous,
+    is_closing,
+    is_short,
+)
 from master_agent.routing.graph.state import FrontDoorState
 from master_agent.routing.graph.systems import is_system_request
 from master_agent.routing.models import RouteTarget, RoutingDecision
@@ -101,7 +106,7 @@ class RouteNodes(DecisionSteps):
         # "sorry, I meant store 8" right after a served turn corrects it: never a request of its own.
         corrects = not clarifications and not override and corrects_previous(reading.message)
         correction = corrects and previous_turn is not None
-        if corrects and previous_turn is None and not asked_back:
+        if corrects and previous_turn is None and not asked_back and is_short(reading.message):
             # "oops, typo - I meant 18 there" opening a thread corrects nothing said here: asked about.
             update = {"action": "AMBIGUOUS", "query_kind": None, "out_of_scope": False}
             intent = intent.model_copy(
