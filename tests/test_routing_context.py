@@ -167,6 +167,8 @@ def test_a_correction_substitutes_a_value() -> None:
     for message in (
         "sorry to bother you, what was store 2's refund rate last week?",
         "no thanks",
+        "ok set a target: 12% by March",  # "ok" opens any reply; it repairs nothing
+        "make it send on Mondays",
         "sorry to be a pain, but could you build me an agent that emails the area team the refund rate on Mondays",
     ):
         assert not corrects_previous(message), message

@@ -89,19 +89,24 @@ POINTING_BACK_WORDS = 14
 #: Words that point back to what the conversation said before ("it", "that one", "the original",
 #: "instead", "actually ...").
 _POINTS_BACK = re.compile(r"\b(it|its|that|them|those|same|instead|actually|original|again|then)\b", re.I)
-#: Words that open a repair of what was just said ("sorry, ...", "oops", "hmm no, ...", "no wait, ...").
-_REPAIR_OPENER = r"(?:oh|ah|hmm+|um+|er+|ok|okay|sorry|oops|whoops|my\s+bad|no|nah|nope|wait|actually)"
+#: Words that open a repair of what was just said ("sorry, ...", "oops", "no wait, ..."), after fillers
+#: that open any reply ("hmm", "oh", "ok": "ok set a target: 15% by January" repairs nothing).
+_FILLERS = r"(?:(?:oh|ah|hmm+|um+|er+|ok|okay)\W+)*"
+_REPAIR_OPENER = r"(?:sorry|oops|whoops|my\s+bad|no|nah|nope|wait|actually)"
 #: A repair that puts a value in place of one the turn before said (conversation analysis calls it
 #: self-repair): a verb of substitution ("I meant store 8", "make that 75", "scratch 4, do 5") or a repair
 #: opener a few words before the value ("sorry, 2.5 lakh only", "no wait, v2", "actually returns_weekly ...",
 #: "no, 1 to 4", "sorry, week 46 is what I'm after", "no, the other store").
 _SUBSTITUTES = re.compile(
-    r"\b(?:i\s+meant?|meant\s+to\s+say|make\s+(?:that|it)|scratch|correction)\b"
-    rf"|^\W*(?:{_REPAIR_OPENER}\W+)+(?=(?:[a-z]+\W+){{0,3}}\d|\w*_\w|[a-z]\d|the\s+other\b)",
+    r"\b(?:i\s+meant?|meant\s+to\s+say|scratch|correction)\b"
+    # "make it 15", "make that the top 4", "make it a proper system": not "make it send weekly".
+    r"|\bmake\s+(?:that|it)\s+(?=\d|(?:a|an|the|just|only|half|one|two|three|four|five|six|seven|eight|nine|ten"
+    r"|twelve|fifteen|twenty|thirty|forty|fifty|sixty|ninety)\b)"
+    rf"|^\W*{_FILLERS}(?:{_REPAIR_OPENER}\W+)+(?=(?:[a-z]+\W+){{0,3}}\d|\w*_\w|[a-z]\d|the\s+other\b)",
     re.I,
 )
 #: A reply opened by a repair points back to the turn before ("hmm no, speed matters more ...").
-_OPENS_A_REPAIR = re.compile(r"^\W*(?:(?:oh|ah|hmm+|um+|er+|ok|okay)\W+)*(?:no|nah|nope|sorry|oops)\b", re.I)
+_OPENS_A_REPAIR = re.compile(rf"^\W*{_FILLERS}(?:no|nah|nope|sorry|oops)\b", re.I)
 
 
 def corrects_previous(message: str) -> bool:
