@@ -68,9 +68,11 @@ SPLITS = (
     ("heldout7.json", "followups_heldout7.json", False),
     ("tuning7.json", None, True),
     ("tuning7.json:validation", "followups_tuning7.json", True),
-    # The eighth batch (README8.md), written in session 11: held-out, and its tuning part.
+    # The eighth batch (README8.md), written in session 11: held-out; its tuning part whole with its
+    # follow-ups (the heads do not train on it yet), and the third they would validate on.
     ("heldout8.json", "followups_heldout8.json", False),
     ("tuning8.json", "followups_tuning8.json", True),
+    ("tuning8.json:validation", None, True),
 )
 HANDLERS = ["solve", "answer_query", "build_agent", "out_of_scope"]
 

@@ -10,9 +10,9 @@ the domain head's verdicts on training messages come from heads fitted without t
 
 Training data: ``benchmarks/eval_routing/train.json``, ``train2.json``, ``train3.json``, ``train5.json`` and
 ``tuning6.json`` (the fifth and sixth batches' tuning parts; five batches of messages written from the user's
-side by separate helpers, never from the code), two thirds of ``tuning7.json`` (the seventh batch's tuning part)
+side by separate helpers, never from the code), two thirds of ``tuning7.json`` and ``tuning8.json`` (the seventh and eighth batches' tuning parts)
 and the shipped exemplars (generic and every pack's); ``validation.json``, ``validation2.json``, ``validation3.json``
-and the other third of ``tuning7.json`` choose. The held-out splits are never read here. Needs scikit-learn (the ``dev`` extra); serving needs only numpy.
+and the other thirds of ``tuning7.json`` and ``tuning8.json`` choose. The held-out splits are never read here. Needs scikit-learn (the ``dev`` extra); serving needs only numpy.
 """
 
 from __future__ import annotations
@@ -47,8 +47,15 @@ TRAIN_FILES = (
     "train5.json",
     "tuning6.json",
     "tuning7.json:train",
+    "tuning8.json:train",
 )
-VALIDATION_FILES = ("validation.json", "validation2.json", "validation3.json", "tuning7.json:validation")
+VALIDATION_FILES = (
+    "validation.json",
+    "validation2.json",
+    "validation3.json",
+    "tuning7.json:validation",
+    "tuning8.json:validation",
+)
 #: Every ``VALIDATION_EVERY``-th message of each (tenant kind, intent) of a shared tuning part validates.
 VALIDATION_EVERY = 3
 #: The query kinds the service answers itself; a question about anything else goes to an agent.
@@ -221,6 +228,7 @@ VALIDATION_FOLLOW_UPS = (
     "followups_train2.json",
     "followups_train3.json",
     "followups_tuning7.json",
+    "followups_tuning8.json",
 )
 
 

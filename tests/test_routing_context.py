@@ -9,7 +9,8 @@ import pytest
 
 from master_agent.capabilities import load_tenant
 from master_agent.domains.retail import RETAIL
-from master_agent.routing.graph.follow_ups import CLOSES_THE_CONVERSATION, is_closing
+from master_agent.routing.context import corrected_goal
+from master_agent.routing.graph.follow_ups import CLOSES_THE_CONVERSATION, corrects_previous, is_closing
 from master_agent.routing.models import RoutingDecision
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.factory import front_door
@@ -129,3 +130,84 @@ async def test_a_go_ahead_is_no_closing(resources: RuntimeResources) -> None:
     embedder = resources.evolution.knowledge.embedder
     assert not await is_closing("ok that works, go ahead", embedder, RETAIL.data_metrics)
     assert await is_closing("perfect, thanks - that's me done", embedder, RETAIL.data_metrics)
+
+
+@pytest.mark.parametrize(
+    "closing",
+    [
+        "brilliant, that's me finished for today",
+        "cheers, talk tomorrow",
+        "lovely, that's it from me, off at 6 tonight",
+    ],
+)
+async def test_a_closing_that_says_a_time_still_closes(resources: RuntimeResources, closing: str) -> None:
+    """The time a closing says is the speaker's own day, no window of a request: the thread is closed and
+    nothing of it (the time neither) is carried."""
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    first = await door.decide("What was Store 3's attach rate last month?", [], {})
+    after = await door.decide(closing, [], {"chat_turns": [_turn(door, first)]})
+    assert after.target.kind == "out_of_scope" and after.reason == CLOSES_THE_CONVERSATION, after.reason
+    assert after.entities == {}
+
+
+async def test_a_follow_up_that_says_a_time_is_no_closing(resources: RuntimeResources) -> None:
+    embedder = resources.evolution.knowledge.embedder
+    for message in (
+        "ok and the week before",
+        "great, now the same for yesterday",
+        "fine, and for today",
+        "4pm",
+    ):
+        assert not await is_closing(message, embedder, RETAIL.data_metrics), message
+
+
+def test_a_correction_substitutes_a_value() -> None:
+    for message in ("sorry, I meant store 6", "no wait, v3", "ah sorry, 40 not 30", "make that ninety days"):
+        assert corrects_previous(message), message
+    for message in (
+        "sorry to bother you, what was store 2's refund rate last week?",
+        "no thanks",
+        "ok set a target: 12% by March",  # "ok" opens any reply; it repairs nothing
+        "make it send on Mondays",
+        "sorry to be a pain, but could you build me an agent that emails the area team the refund rate on Mondays",
+    ):
+        assert not corrects_previous(message), message
+
+
+async def test_a_correction_updates_the_previous_request_instead_of_starting_a_new_one(
+    resources: RuntimeResources,
+) -> None:
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    first = await door.decide("What was Store 3's attach rate last month?", [], {})
+    assert first.target.kind == "query"
+    after = await door.decide("sorry, I meant store 7", [], {"chat_turns": [_turn(door, first)]})
+    assert after.follow_up and after.target == first.target, after.reason
+    assert after.entities["store_id"] == 7 and after.entities["window"] == "last month"
+    assert "7" in after.goal and "3" not in after.goal
+
+    goal = await door.decide("Raise Store 4's attach rate by 5% within 30 days", [], {})
+    assert (goal.target.kind, goal.target.name) == ("agent", "master_agent"), goal.reason
+    after = await door.decide("oops, make that 45 days", [], {"chat_turns": [_turn(door, goal)]})
+    assert after.target == goal.target and after.intent == "EXECUTE", after.reason
+    assert "45 days" in after.goal and "30" not in after.goal and after.entities["store_id"] == 4
+
+
+def test_a_corrected_goal_replaces_the_value_it_names() -> None:
+    assert corrected_goal("I need 3 lakh for 2 years", "sorry, 2.5 lakh only, not 3") == (
+        "I need 2.5 lakh for 2 years"
+    )
+    assert corrected_goal("give refund_watch a 20 second timeout", "make that 50") == (
+        "give refund_watch a 50 second timeout"
+    )
+    # Two numbers and no word to tell which: the correction is kept beside the goal, nothing guessed.
+    assert corrected_goal("book a table for 4 at 7pm", "sorry, make that 6") == (
+        "book a table for 4 at 7pm (sorry, make that 6)"
+    )
+
+
+async def test_a_correction_opening_a_thread_is_asked_about(resources: RuntimeResources) -> None:
+    """A correction with nothing before it to correct ("sorry, I meant 12 there") is no request of its
+    own: what it corrects is asked."""
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    alone = await door.decide("whoops, I meant 12 there", [], {})
+    assert alone.target.kind == "clarification", alone.reason

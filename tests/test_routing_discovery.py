@@ -4,11 +4,12 @@ agents of equal relevance only, so routing never flips because other agents got 
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 
 import pytest
 
 from master_agent.evolution.clock import SystemClock
-from master_agent.routing.discovery import AgentCard, Discovery
+from master_agent.routing.discovery import AgentCard, Discovery, described_agent
 from master_agent.routing.models import IntentAnalysis
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.termination import TerminationReport
@@ -188,3 +189,56 @@ async def test_no_agent_is_offered_for_work_none_of_them_does(resources: Runtime
         tenant, 1, CARDS, "Book a table for four at an Italian place tonight", EXECUTE
     )
     assert found == []
+
+
+def test_a_description_of_an_agent_is_read_apart_from_the_rest_of_the_message() -> None:
+    assert described_agent("could the shelf-gap checker agent look at store 2 for last week?") == (
+        "shelf-gap checker agent"
+    )
+    assert described_agent("the report that warns me when refunds jump - store 4, last month") == (
+        "report that warns me when refunds jump"
+    )
+    # The noun alone, or with a word that only picks among agents, describes nothing.
+    for message in ("run the agent again", "no, the other one", "fix the newest one", "Why is store 3 down?"):
+        assert described_agent(message) is None, message
+
+
+#: A pack's master agent as discovery sees it in a tenant: with the many messages its users asked it
+#: (``AgentCard.examples``), most of them about a store, a period and why a figure moved.
+MASTER_ASKED = replace(
+    MASTER,
+    examples=(
+        "Why did store 3's sales drop last week?",
+        "explain why refunds went up at store 2 in October",
+        "what went wrong at store 5 last month",
+        "go over store 7's numbers for last week and tell me what happened",
+        "store 9 had a bad November, find out why",
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    ("message", "agent"),
+    [
+        (
+            "could the weekly returns summariser go over store 3 for last week and explain the drop",
+            "returns_digest",
+        ),
+        (
+            "the refund spike alarm thing - go over store 9 for November and tell me what happened",
+            "refund_watch",
+        ),
+    ],
+)
+async def test_an_agent_described_in_other_words_is_found_by_its_description(
+    resources: RuntimeResources, message: str, agent: str
+) -> None:
+    """What the message says the agent does finds it, against the pack's master agent that the rest of
+    the message (a store, a period, what went wrong) reads like (issue 42: agents described in other
+    words)."""
+    discovery = Discovery(
+        resources.database.pool, resources.evolution.knowledge.embedder, SystemClock(), ttl_s=0
+    )
+    cards = [MASTER_ASKED, *CARDS]
+    found = await discovery.discover(f"disc-{uuid.uuid4().hex[:8]}", 1, cards, message, EXECUTE)
+    assert found and found[0].name == agent, found

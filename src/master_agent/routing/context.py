@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from master_agent.capabilities.terms import entity_numbers_as_digits, goal_target, time_mention
+from master_agent.capabilities.terms import entity_numbers_as_digits, goal_target, restated, time_mention
 from master_agent.routing.intent import STORE_MENTION, message_entities, strip_entities
 
 #: Words a follow-up may consist of besides the values it changes ("and for Store 7?").
@@ -106,3 +106,43 @@ def complete_follow_up(text: str, previous: dict[str, Any]) -> str | None:
         before = time_mention(goal)
         goal = goal.replace(before, window, 1) if before else f"{goal.rstrip('?.! ')} ({window})"
     return goal
+
+
+#: A number as said (``2.5``, ``75``, ``1,500``), and one said as the value corrected ("not 3").
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w.]*\d)")
+_REPLACED = re.compile(r"\bnot\s+(\d+(?:[.,]\d+)*)\b", re.I)
+
+
+def corrected_goal(goal: str, correction: str) -> str:
+    """The previous turn's ``goal`` with the value a ``correction`` gives in place of the one it corrects:
+    the store it names, the target or time it states, or its one other number in place of the number it
+    says it replaces ("2.5 lakh only, not 3") or else the goal's one number besides its store ("give
+    staff_leaderboard a 45 second timeout" + "sorry, make that 75"). What cannot be placed so is added to
+    the goal in brackets, as a follow-up's words are."""
+    goal = entity_numbers_as_digits(goal)
+    said = entity_numbers_as_digits(correction)
+    changed = restated(goal, said)
+    store = STORE_MENTION.search(said)
+    if store is not None and STORE_MENTION.search(changed):
+        changed = STORE_MENTION.sub(store.group(0), changed, count=1)
+        said = STORE_MENTION.sub(" ", said)
+    old = _REPLACED.findall(said)
+    stores = STORE_MENTION.search(changed)
+    if changed == goal and len(old) == 1 and stores is not None and stores.group(1) == old[0]:
+        # "no, the other store - 5, not 6": the store named is the value replaced.
+        new = _NUMBER.findall(_REPLACED.sub(" ", said))
+        if len(new) == 1:
+            start, end = stores.span(1)
+            changed = f"{changed[:start]}{new[0]}{changed[end:]}"
+    if changed == goal:
+        new = _NUMBER.findall(_REPLACED.sub(" ", said))
+        own = _NUMBER.findall(STORE_MENTION.sub(" ", goal))
+        if len(new) == 1 and len(own) > 1 and not old:
+            # "make it 90 days" after "... by 15% in 60 days": the goal's number said with the same unit.
+            unit = re.search(rf"{re.escape(new[0])}\s*([a-z]+)", said, re.I)
+            alike = [n for n in own if unit and re.search(rf"{re.escape(n)}\s*{unit.group(1)}", goal, re.I)]
+            own = alike or own
+        replaced = old[0] if len(old) == 1 and old[0] in own else own[0] if len(own) == 1 else None
+        if len(new) == 1 and replaced is not None:
+            changed = re.sub(rf"(?<![\w.]){re.escape(replaced)}(?![\w.]*\d)", new[0], goal, count=1)
+    return changed if changed != goal else f"{goal.rstrip('?.! ')} ({correction})"

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -195,7 +195,7 @@ class Discovery:
         shares = domain_shares(self.embedder.model_name, query, message)
         head = relevance_head(self.embedder.model_name)
         if head is not None:
-            return self._relevant(index, head, message, query_array, shares)
+            return await self._relevant(index, head, message, query_array, shares)
         likeliest = max(shares, key=lambda name: shares[name]) if shares else None
         now = self.clock.now()
         candidates: list[Candidate] = []
@@ -236,7 +236,7 @@ class Discovery:
             )
         return by_relevance(candidates)
 
-    def _relevant(
+    async def _relevant(
         self,
         index: _TenantIndex,
         head: RelevanceHead,
@@ -245,7 +245,11 @@ class Discovery:
         shares: dict[str, float],
     ) -> list[Candidate]:
         """Discovery by the trained relevance head: each agent's probability of being the one asked
-        for is its score; those below the head's floor cannot serve the message."""
+        for is its score; those below the head's floor cannot serve the message. A message that
+        describes the agent it wants ("the report that lists what customers handed back", "the
+        floor-staff ranking agent") is read by that description when it points to one of the tenant's
+        own agents: the rest of the message (a store, a period, what to do) reads like the generalist's
+        work."""
         agents, weights = index.agent_texts()
         if not agents:
             return []
@@ -253,10 +257,22 @@ class Discovery:
         features = pair_features(
             query, stems(strip_entities(message) or message), agents, shares, weights, named
         )
+        probabilities = head.probabilities(features)
+        described = described_agent(message)
+        if described is not None and not any(named):
+            # A description says what an agent is: read against what each agent says it does (its
+            # description and skills), not against what users asked it (a pack's examples).
+            specs = [replace(agent, examples=agent.examples[:0]) for agent in agents]
+            vector = np.asarray(await message_vector(self.embedder, described), dtype=np.float64)
+            found = pair_features(vector, stems(described), specs, shares, weights, named)
+            by_description = head.probabilities(found)
+            best = int(np.argmax(by_description))
+            if not agents[best].pack and by_description[best] >= head.floor:
+                features, probabilities = found, by_description
         now = self.clock.now()
         candidates = []
         descriptions = {card.name: card.description for card in index.cards}
-        for agent, row, probability in zip(agents, features, head.probabilities(features), strict=True):
+        for agent, row, probability in zip(agents, features, probabilities, strict=True):
             if probability < head.floor:
                 continue
             performance, recency = usage_parts(index.history.get(agent.name), now)
@@ -292,6 +308,32 @@ def made_for(candidate: Candidate) -> bool:
     if "made_for" in candidate.parts:
         return candidate.parts["made_for"] >= 1.0
     return candidate.parts.get("skill", 0.0) >= 1.0
+
+
+#: A definite description of an agent: up to six words before a noun that names a made thing that
+#: does work ("the floor-staff ranking agent", "the what-came-back-and-why rundown", "my returns
+#: round-up"), or such a noun with what it does after it ("the report that lists what customers handed
+#: back", "that thing that tells me ...").
+_DESCRIBED = re.compile(
+    r"\b(?:the|my|our|that|this|your)\s+((?:[\w'-]+\s+){0,6}?)"
+    r"(agent|bot|assistant|system|report|digest|summary|rundown|round-?up|leaderboard|ranking|table|"
+    r"tracker|reader|thing|one)\b"
+    r"((?:\s+(?:that|which|who)\s+[^,.;:?!()]+)?)",
+    re.I,
+)
+_VAGUE = frozenset(("other", "first", "second", "last", "new", "same", "whole", "next", "previous", "old"))
+
+
+def described_agent(message: str) -> str | None:
+    """The description of an agent ``message`` gives, when it gives one that says more than the noun
+    ("the agent", "the other one" describe nothing); None otherwise."""
+    for match in _DESCRIBED.finditer(message):
+        before, noun = match.group(1).strip(), match.group(2)
+        after = re.split(r"\s[-\u2013\u2014]\s", match.group(3))[0].strip()  # "... reasons - store 4"
+        said = [w for w in re.findall(r"[a-z]+", f"{before} {after}".lower()) if w not in _VAGUE]
+        if len(said) >= 1 + (noun.lower() in ("one", "thing")):
+            return " ".join(part for part in (before, noun, after) if part)
+    return None
 
 
 def names_agent(message: str, name: str) -> bool:

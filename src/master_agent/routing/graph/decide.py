@@ -33,7 +33,7 @@ from master_agent.capabilities.terms import (
     time_window,
 )
 from master_agent.evolution.reuse import unknown_by_meaning
-from master_agent.routing.context import complete_follow_up
+from master_agent.routing.context import complete_follow_up, corrected_goal
 from master_agent.routing.decision import (
     CREATE_OPTION,
     Outcome,
@@ -41,7 +41,7 @@ from master_agent.routing.decision import (
     override_name,
     without_override,
 )
-from master_agent.routing.discovery import made_for
+from master_agent.routing.discovery import described_agent, made_for, names_agent
 from master_agent.routing.graph.base import FrontDoorBase
 from master_agent.routing.graph.flows import _waiting_preview, flow_command
 from master_agent.routing.graph.follow_ups import (
@@ -282,8 +282,12 @@ class DecisionSteps(FrontDoorBase):
         known: dict[str, Any],
         clarifications: list[dict[str, Any]],
         refused: bool,
+        *,
+        second_opinion: bool = True,
     ) -> tuple[Outcome, IntentAnalysis]:
-        """Where the message goes: the user's choice, a refusal, or the decision tree; and its intent."""
+        """Where the message goes: the user's choice, a refusal, or the decision tree; and its intent.
+        ``second_opinion``: whether the pack's own reader may take a message the head found ambiguous
+        (not a correction: it reads the value, not what it corrects)."""
         if reading.chosen is not None:
             outcome = Outcome(reading.chosen, "chosen by the user")
         elif refused:
@@ -304,6 +308,7 @@ class DecisionSteps(FrontDoorBase):
             outcome.clarification is not None
             and outcome.clarification.kind == "open_ended"
             and not (reading.override or clarifications)
+            and second_opinion
             and self.pack.sure_request is not None
             and await self.pack.sure_request(reading.goal, self.settings, self.evolution.clock.now().date())
         ):
@@ -325,11 +330,14 @@ class DecisionSteps(FrontDoorBase):
         previous_turn: Mapping[str, Any],
         known: dict[str, Any],
         rounds: int,
+        *,
+        correction: bool = False,
     ) -> tuple[IntentAnalysis, list[Candidate] | None, Outcome] | None:
         """A short message nothing serves on its own ("now november", "call it refund_watch", "and his
         email?", "why so low?") right after a served one continues it (``reading``'s goal becomes the
         previous goal with the message): the intent, the candidates (None: unchanged) and the outcome;
-        None: the message stands on its own."""
+        None: the message stands on its own. A ``correction`` ("sorry, make that 75") continues it
+        whatever it reads like alone, with the value it gives in place of the one it corrects."""
         message = reading.message
         if not inherits_target(
             message,
@@ -339,8 +347,11 @@ class DecisionSteps(FrontDoorBase):
             unsure=outcome.target.kind == "builder"
             and intent.confidence < self.settings.clarify_below
             and explicit_builder_action(message) is None,
+            correction=correction,
         ):
             return None
+        if correction:
+            return await self._corrected(reading, intent, previous_turn)
         # Read with the previous goal, the previous entities (window included) under this message's. Read
         # so, it may ask for something else than the message before ("why so low?" after a figure: a
         # goal); otherwise it goes where the message before went.
@@ -367,6 +378,41 @@ class DecisionSteps(FrontDoorBase):
             )
         entities = {**(previous_turn.get("entities") or {}), **intent.entities}
         return intent.model_copy(update={"entities": entities}), candidates, outcome
+
+    async def _corrected(
+        self, reading: Reading, intent: IntentAnalysis, previous_turn: Mapping[str, Any]
+    ) -> tuple[IntentAnalysis, None, Outcome]:
+        """The previous turn's request with the value a correction gives: its intent and target (another
+        agent when the correction names or describes one: "sorry, I meant the staff leaderboard", "no,
+        the other one - the invoice reader"), its entities under the correction's."""
+        inherited = RouteTarget.model_validate(previous_turn["target"])
+        named = next(
+            (
+                card.name
+                for card in self.cards
+                if card.addressable and names_agent(reading.message, card.name)
+            ),
+            None,
+        )
+        if named is None and inherited.kind == "agent" and described_agent(reading.message) is not None:
+            found = await self.discovery.discover(
+                self.tenant.tenant_id, self.tenant.capability_version, self.cards, reading.message, intent
+            )
+            named = found[0].name if found and found[0].score >= self.settings.route_score else None
+        action = previous_turn.get("intent") or intent.action
+        if named is not None and inherited.kind != "builder" and named != inherited.name:
+            inherited, action = RouteTarget(kind="agent", name=named), "EXECUTE"
+        reading.goal = corrected_goal(str(previous_turn["goal"]), reading.message)
+        reading.follow_up = True
+        entities = {**(previous_turn.get("entities") or {}), **message_entities(reading.message)}
+        update = {
+            "action": action,
+            "query_kind": inherited.name if inherited.kind == "query" else None,
+            "entities": entities,
+            "out_of_scope": False,
+        }
+        reason = f"corrects the previous message {previous_turn['text']!r}"
+        return intent.model_copy(update=update), None, Outcome(inherited, reason)
 
     async def _reread(
         self, message: str, goal: str, previous: Mapping[str, Any], rounds: int, known: dict[str, Any]

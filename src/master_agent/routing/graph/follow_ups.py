@@ -11,6 +11,7 @@ from typing import Any
 from master_agent.capabilities import DataMetric
 from master_agent.capabilities.terms import (
     changed_between,
+    duckling_parse_time,
     goal_target,
     metric_by_words,
     metric_mention,
@@ -88,19 +89,60 @@ POINTING_BACK_WORDS = 14
 #: Words that point back to what the conversation said before ("it", "that one", "the original",
 #: "instead", "actually ...").
 _POINTS_BACK = re.compile(r"\b(it|its|that|them|those|same|instead|actually|original|again|then)\b", re.I)
+#: Words that open a repair of what was just said ("sorry, ...", "oops", "no wait, ..."), after fillers
+#: that open any reply ("hmm", "oh", "ok": "ok set a target: 15% by January" repairs nothing).
+_FILLERS = r"(?:(?:oh|ah|hmm+|um+|er+|ok|okay)\W+)*"
+_REPAIR_OPENER = r"(?:sorry|oops|whoops|my\s+bad|no|nah|nope|wait|actually)"
+#: A repair that puts a value in place of one the turn before said (conversation analysis calls it
+#: self-repair): a verb of substitution ("I meant store 8", "make that 75", "scratch 4, do 5") or a repair
+#: opener a few words before the value ("sorry, 2.5 lakh only", "no wait, v2", "actually returns_weekly ...",
+#: "no, 1 to 4", "sorry, week 46 is what I'm after", "no, the other store").
+_SUBSTITUTES = re.compile(
+    r"\b(?:i\s+meant?|meant\s+to\s+say|scratch|correction)\b"
+    # "make it 15", "make that the top 4", "make it a proper system": not "make it send weekly".
+    r"|\bmake\s+(?:that|it)\s+(?=\d|(?:a|an|the|just|only|half|one|two|three|four|five|six|seven|eight|nine|ten"
+    r"|twelve|fifteen|twenty|thirty|forty|fifty|sixty|ninety)\b)"
+    rf"|^\W*{_FILLERS}(?:{_REPAIR_OPENER}\W+)+(?=(?:[a-z]+\W+){{0,3}}\d|\w*_\w|[a-z]\d|the\s+other\b)",
+    re.I,
+)
+#: A reply opened by a repair points back to the turn before ("hmm no, speed matters more ...").
+_OPENS_A_REPAIR = re.compile(rf"^\W*{_FILLERS}(?:no|nah|nope|sorry|oops)\b", re.I)
+
+
+def corrects_previous(message: str) -> bool:
+    """Whether ``message`` corrects a value of the turn before ("sorry, I meant store 8", "sorry, make
+    that 75", "scratch 4, do 5"): a repair that substitutes a value, in a message not long (a long one
+    opening with "sorry" is a request of its own)."""
+    words = len(re.findall(r"[A-Za-z0-9']+", message))
+    return words <= POINTING_BACK_WORDS and _SUBSTITUTES.search(message) is not None
+
+
+def is_short(message: str) -> bool:
+    """Whether ``message`` is no longer than a follow-up that changes a value ("oops, typo - I meant 18
+    there"); a longer one says more than the value ("Heute Nachmittag frei? I mean - have I got a free
+    hour this afternoon" repairs itself and asks)."""
+    return len(re.findall(r"[A-Za-z0-9']+", message)) <= FOLLOW_UP_WORDS
 
 
 def inherits_target(
-    message: str, target: RouteTarget, previous: Mapping[str, Any], *, unsure: bool = False
+    message: str,
+    target: RouteTarget,
+    previous: Mapping[str, Any],
+    *,
+    unsure: bool = False,
+    correction: bool = False,
 ) -> bool:
     """Whether ``message``, which on its own gets ``target``, continues the previous turn instead: it
     is short (or, pointing back to the turn before, not long), on its own it would be asked about or
     refused, or sent to the builder by a reading the intent is unsure of (``unsure``: "could you
-    split that up by weekday instead" is no new agent at 0.3), and the previous turn was served."""
+    split that up by weekday instead" is no new agent at 0.3), and the previous turn was served. A
+    ``correction`` of the turn before continues it wherever it would go on its own ("oops, I meant the
+    amount refunded" is the figure asked before, not an agent that reports refunds)."""
     served = (previous.get("target") or {}).get("kind") in ("agent", "query", "builder")
-    alone = target.kind in ("clarification", "out_of_scope") or unsure
+    alone = target.kind in ("clarification", "out_of_scope") or unsure or correction
     words = len(re.findall(r"[A-Za-z0-9']+", _own_words(message)))
-    short = words <= FOLLOW_UP_WORDS or (words <= POINTING_BACK_WORDS and _POINTS_BACK.search(message))
+    back = _POINTS_BACK.search(message) or _OPENS_A_REPAIR.search(message)
+    short = words <= FOLLOW_UP_WORDS or (words <= POINTING_BACK_WORDS and back)
     return served and alone and bool(short)
 
 
@@ -115,14 +157,21 @@ CLOSINGS = (
     "brilliant, great work",
     "lovely job, much obliged",
     "that'll do me, thanks a million",
+    # Signing off rather than thanking ("that's me finished", "talk soon").
+    "that's everything from me, signing off now",
+    "ok I'm off, speak soon",
 )
 #: Least cosine similarity of a closing to one of ``CLOSINGS``, by embedder (an embedder with none
 #: measured finds no closing). all-MiniLM-L6-v2, on the follow-ups of the routing evaluation's train and
-#: tuning parts and eval-truth's tuning parts: the highest message that continued its thread was 0.445
-#: ("fine, apply for that"); "thanks a ton, you're a lifesaver" is 0.472, "cheers mate" 0.513, "grand so,
-#: that'll do me. thanks a mill" 0.473 (0.329 before "that'll do me, thanks a million" was a closing; the
-#: highest continuing follow-up then is "ok lets do that", 0.429).
-CLOSING_MIN_SIMILARITY = {"all-MiniLM-L6-v2": 0.46}
+#: tuning parts and eval-truth's tuning parts, a time said judged without it (``is_closing``): of the
+#: messages that continued their thread and read nearer a closing than a go-ahead, the highest was 0.394
+#: ("thanks. can you create an instagram post bragging about it"); those nearer a go-ahead go on whatever
+#: their nearness ("fine, apply for that" 0.445, "ok that works, go ahead" 0.53). The lowest closings:
+#: "thanks a ton, you're a lifesaver" 0.472, "grand so, that'll do me. thanks a mill" 0.473; said by hand,
+#: "brilliant, that's me finished for today" 0.447. Of follow-ups that say a time, the highest that
+#: continued its thread was "ok and the week after", 0.399 (and nearer a go-ahead); "great, that's
+#: everything. off at half five, see you Monday" closes at 0.579 without its times.
+CLOSING_MIN_SIMILARITY = {"all-MiniLM-L6-v2": 0.43}
 #: Messages that agree to what the turn before offered ("ok that works, go ahead"): said as politely as
 #: a closing, they ask for the work. A message nearer one of these than every closing is no closing (on
 #: the routing evaluation's follow-ups, every go-ahead is nearer these, every closing the closings).
@@ -144,17 +193,31 @@ _closing_vectors: dict[str, tuple[list[list[float]], list[list[float]]]] = {}
 async def is_closing(message: str, embedder: Embedder, metrics: Sequence[DataMetric]) -> bool:
     """Whether ``message`` only thanks or closes the thread ("thanks a ton, you're a lifesaver"): said
     like a closing, more than like a go-ahead ("ok that works, go ahead"), it asks nothing (no question
-    mark, number, time or figure of the data)."""
+    mark, number or figure of the data). A time it says is judged without: what is left must read as a
+    closing on its own ("that's me done for the day", "cheers, talk tomorrow": the speaker's own day,
+    no window of a request; "ok and the week after" without its time reads as no closing)."""
     floor = CLOSING_MIN_SIMILARITY.get(getattr(embedder, "model_name", ""))
-    if floor is None or _ASKS.search(message) or time_mention(message) or names_a_figure(message, metrics):
+    own = _without_times(message)
+    if floor is None or _ASKS.search(own) or names_a_figure(message, metrics):
         return False
+    if own != message and len(re.findall(r"[A-Za-z']{2,}", own)) < 2:
+        return False  # a time said with next to nothing else is a follow-up ("3pm", "now november")
     name = str(getattr(embedder, "model_name", ""))
     if name not in _closing_vectors:
         _closing_vectors[name] = (await embedder.embed(list(CLOSINGS)), await embedder.embed(list(GO_AHEADS)))
     closings, go_aheads = _closing_vectors[name]
-    [vector] = await embedder.embed([message])
+    [vector] = await embedder.embed([own])
     closing = max(_cosine(vector, text) for text in closings)
     return closing >= floor and closing > max(_cosine(vector, text) for text in go_aheads)
+
+
+def _without_times(message: str) -> str:
+    """``message`` without the times it says (Duckling's: "tomorrow after 10", "10 o'clock", "at half
+    five"): a closing's times are the speaker's own day, and their digits ask nothing."""
+    spans = sorted(duckling_parse_time(message), key=lambda span: span["start"], reverse=True)
+    for span in spans:
+        message = f"{message[: span['start']]} {message[span['end'] :]}"
+    return re.sub(r"\s+", " ", message).strip()
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:

@@ -15,7 +15,12 @@ from master_agent.routing.context import recent_turns
 from master_agent.routing.decision import Outcome
 from master_agent.routing.graph.decide import DecisionSteps, read_answers
 from master_agent.routing.graph.flows import _cut_short, _suspend_cut_short, _waiting_clarification
-from master_agent.routing.graph.follow_ups import CLOSES_THE_CONVERSATION, is_closing
+from master_agent.routing.graph.follow_ups import (
+    CLOSES_THE_CONVERSATION,
+    corrects_previous,
+    is_closing,
+    is_short,
+)
 from master_agent.routing.graph.state import FrontDoorState
 from master_agent.routing.graph.systems import is_system_request
 from master_agent.routing.models import RouteTarget, RoutingDecision
@@ -98,21 +103,45 @@ class RouteNodes(DecisionSteps):
         # year start in?") is read as its answer, however unlike a request it is ("Our fiscal year starts
         # on 1 May."): never refused outright.
         asked_back = ((state.get("reply") or {}).get("data") or {}).get("outcome") == "clarify"
-        refused = intent.out_of_scope and not override and not clarifications and not asked_back
-        outcome, intent = await self._outcome(intent, candidates, reading, known, clarifications, refused)
+        # "sorry, I meant store 8" right after a served turn corrects it: never a request of its own.
+        corrects = not clarifications and not override and corrects_previous(reading.message)
+        correction = corrects and previous_turn is not None
+        if corrects and previous_turn is None and not asked_back and is_short(reading.message):
+            # "oops, typo - I meant 18 there" opening a thread corrects nothing said here: asked about.
+            update = {"action": "AMBIGUOUS", "query_kind": None, "out_of_scope": False}
+            intent = intent.model_copy(
+                update={**update, "ambiguity_reason": "it corrects a request this conversation has not made"}
+            )
+        refused = (
+            intent.out_of_scope and not override and not clarifications and not asked_back and not correction
+        )
+        outcome, intent = await self._outcome(
+            intent,
+            candidates,
+            reading,
+            known,
+            clarifications,
+            refused,
+            second_opinion=not corrects,
+        )
         if outcome.target.kind == "agent":
             reading.entities = {**said_before, **reading.entities}
         standalone = previous_turn is None or reading.follow_up or override or clarifications or refused
-        closing = not standalone and await is_closing(
+        # A closing the head refuses outright ("lovely, that's it from me, off at 6 tonight") is thanked
+        # all the same, not told that no agent does it.
+        closing = not (standalone and not refused) and await is_closing(
             reading.message, self.evolution.knowledge.embedder, self.pack.data_metrics
         )
         if closing:
             # "great, thanks - that's all for now" after a served turn asks for nothing: no agent runs,
             # no question is asked back (the out-of-scope reply thanks the user, see ``handlers``).
             outcome = Outcome(RouteTarget(kind="out_of_scope"), CLOSES_THE_CONVERSATION)
-            intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None})
+            # It carries nothing of the thread, nor the time it said ("done for the day").
+            intent = intent.model_copy(update={"action": "EXECUTE", "query_kind": None, "entities": {}})
         elif previous_turn is not None and not standalone:
-            continued = await self._continued(reading, intent, outcome, previous_turn, known, rounds)
+            continued = await self._continued(
+                reading, intent, outcome, previous_turn, known, rounds, correction=correction
+            )
             if continued is not None:
                 intent, found, outcome = continued
                 candidates = candidates if found is None else found
