@@ -19,6 +19,7 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
 from master_agent.capabilities.tools.lexicon import a_kind_of
@@ -588,6 +589,14 @@ def _label_patterns(comparison: Comparison) -> list[tuple[str, bool]]:
     return out
 
 
+def _field_first(comparison: Comparison) -> list[str]:
+    """The label patterns of a number read after its label, each first as a field ("Monthly budget:
+    $10,000", not the "Budget alert." before it), then anywhere."""
+    patterns = [pattern for pattern, _ in _label_patterns(comparison)]
+    fields = [p.removesuffix(_SEGMENT) + r"(?=\s*[:=])" + _SEGMENT for p in patterns if p.endswith(_SEGMENT)]
+    return [*fields, *patterns]
+
+
 def _aggregate(values: list[float], comparison: Comparison) -> float:
     """One quantity of several written: any one of them ("any single day"), all of them ("every table
     it alters": the one nearest to failing), their total, else the first."""
@@ -707,6 +716,10 @@ def _line_amount_sql(comparison: Comparison, text: str) -> str:
 
 def quantity(comparison: Comparison, text: str, now: date | None = None) -> float | None:
     """``_amount_sql``'s meaning in Python (the EvalSpec's expected values)."""
+    if comparison.of and comparison.label:
+        part = operand_value(Operand(label=comparison.label, total=comparison.total), text)
+        whole = operand_value(Operand(label=comparison.of), text)
+        return part / whole * 100 if part is not None and whole else None
     if comparison.since:
         return _days(comparison, text, now)
     if _counts_working_days(comparison.unit):
@@ -776,6 +789,10 @@ def _amount_sql(comparison: Comparison, subject: str) -> str:
     request says it is a total, else the first one, or what it writes after the quantity's label
     (first, for a count or a time); for a time between dates, the days from the date after
     ``since`` to the reference date (the one after ``until``, else the runtime clock)."""
+    if comparison.of and comparison.label:
+        part = _operand_sql(Operand(label=comparison.label, total=comparison.total), subject)
+        whole = _operand_sql(Operand(label=comparison.of), subject)
+        return f"({part} / NULLIF({whole}, 0) * 100)"
     if comparison.since:
         # No later date named: the input's own "Today: ..." if it writes one, else the runtime clock.
         reference = (
@@ -941,6 +958,10 @@ PER_UNIT = (
 
 
 def _compared_sql(comparison: Comparison, subject: str, rules_of: dict[str, list[Rule]] | None = None) -> str:
+    if comparison.label and rules_of and comparison.label in rules_of and not comparison.unit:
+        others = {k: v for k, v in rules_of.items() if k != comparison.label}
+        decided = _case_sql(rules_of[comparison.label], subject, others)
+        return f"({decided})::numeric {comparison.op} {comparison.value!r}"
     amount = _amount_sql(comparison, subject)
     if comparison.times and rules_of and comparison.times in rules_of:
         # Written per unit: times the units the other field decides.
@@ -954,7 +975,12 @@ def _compared_sql(comparison: Comparison, subject: str, rules_of: dict[str, list
 def worth(
     comparison: Comparison, text: str, now: date | None = None, rules_of: dict[str, list[Rule]] | None = None
 ) -> float | None:
-    """``quantity``, times the units another field decides where the input writes it per unit."""
+    """``quantity``, times the units another field decides where the input writes it per unit; of a
+    field the answer computes ("when hours_after is more than 48"), that field's value."""
+    if comparison.label in (rules_of or {}) and not comparison.unit:
+        others = {k: v for k, v in (rules_of or {}).items() if k != comparison.label}
+        value = expected_value((rules_of or {})[comparison.label or ""], text, others)
+        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
     found = quantity(comparison, text, now)
     if found is None or not comparison.times or comparison.times not in (rules_of or {}):
         return found
@@ -1085,10 +1111,13 @@ def operand_value(operand: Operand, text: str) -> float | None:
     number ("Payments: none"), unknown when it writes no such label."""
     if operand.number is not None:
         return operand.number
+    if operand.computed is not None:
+        value = computed(operand.computed, text)
+        return value if isinstance(value, float) else None
     if _counts_working_days(operand.label):
         return working_days(text)
     reading = _operand_reading(operand)
-    for pattern, _ in _label_patterns(reading):
+    for pattern in _field_first(reading):
         found = re.search(pattern, text)
         if found is None:
             continue
@@ -1126,26 +1155,48 @@ def computed(computation: Computation | None, text: str) -> float | str | None:
         return None
     if computation.op in ("-", "+") and _in_percent(computation.right, text):
         right = left * right / 100  # "the list price minus the discount" of "Discount: 15%"
-    if computation.op == "above":
-        return round(max(left - right, 0.0), 6)
-    return round(left - right if computation.op == "-" else left + right, 6)
+    if computation.op == "/" and right == 0:
+        return None
+    value = {
+        "above": max(left - right, 0.0),
+        "-": left - right,
+        "+": left + right,
+        "*": left * right,
+        "/": left / right if right else 0.0,
+    }[computation.op]
+    if computation.cap is not None:
+        value = min(value, computation.cap)
+    # Half away from zero, as Postgres rounds a numeric.
+    step = Decimal(1).scaleb(-(6 if computation.digits is None else computation.digits))
+    return float(Decimal(repr(value)).quantize(step, ROUND_HALF_UP))
 
 
 def _operand_sql(operand: Operand, subject: str) -> str:
     if operand.number is not None:
         return repr(operand.number)
+    if operand.computed is not None:
+        return _value_sql(operand.computed, subject)
     if _counts_working_days(operand.label):
         return _working_sql(subject)
     reading = _operand_reading(operand)
-    readings = [
-        f"(SELECT COALESCE((SELECT {_pick_sql(reading)} FROM (SELECT replace(m[1], ',', '')::numeric AS v "
-        f"FROM regexp_matches(l.seg, {_sql_text(_SIGNED)}, 'g') AS m) AS numbers), "
-        f"CASE WHEN %({subject})s::text ~ {_sql_text(_pg(pattern.removesuffix(_SEGMENT) + _NONE))} THEN 0 END) FROM "
-        f"(SELECT regexp_replace(substring(%({subject})s::text from {_sql_text(_pg(pattern))}), "
-        f"{_sql_text(_WHEN)}, ' ', 'g') AS seg) AS l WHERE l.seg IS NOT NULL)"
-        for pattern, _ in _label_patterns(reading)
-    ]
-    return f"COALESCE({', '.join(readings)})" if readings else "NULL"
+    labels = [p.removesuffix(_SEGMENT) for p in _field_first(reading)]
+    if not labels:
+        return "NULL"
+    # One reading over the labels in order (the first whose segment gives a number, or 0 where it is
+    # written with none): each label's pattern is written once, never a subquery per label.
+    text = f"%({subject})s::text"
+    segment = f"regexp_replace(substring({text} from p.label || {_sql_text(_pg(_SEGMENT))}), {_sql_text(_WHEN)}, ' ', 'g')"
+    numbers = (
+        f"(SELECT {_pick_sql(reading)} FROM (SELECT replace(m[1], ',', '')::numeric AS v "
+        f"FROM regexp_matches(l.seg, {_sql_text(_SIGNED)}, 'g') AS m) AS numbers)"
+    )
+    array = ", ".join(_sql_text(_pg(label)) for label in labels)
+    return (
+        f"(SELECT r.v FROM unnest(ARRAY[{array}]::text[]) WITH ORDINALITY AS p(label, n) "
+        f"CROSS JOIN LATERAL (SELECT COALESCE({numbers}, CASE WHEN {text} ~ (p.label || {_sql_text(_NONE)}) "
+        f"THEN 0 END) AS v FROM (SELECT {segment} AS seg) AS l WHERE l.seg IS NOT NULL) AS r "
+        "WHERE r.v IS NOT NULL ORDER BY p.n LIMIT 1)"
+    )
 
 
 #: A number written as a percentage ("Discount requested: 12.5%").
@@ -1178,13 +1229,23 @@ def _computed_sql(computation: Computation, subject: str) -> str:
     if computation.op == "days_after":
         moved = f"({_date_sql(computation.left.label or '', subject)} + {int(computation.right.number or 0)})"
         return f"to_char({moved}, 'YYYY-MM-DD')"
+    digits = 6 if computation.digits is None else computation.digits
+    return f"round({_value_sql(computation, subject)}, {digits})::float8"
+
+
+def _value_sql(computation: Computation, subject: str) -> str:
+    """A computation's number as a numeric, capped, not yet rounded (``computed`` in SQL)."""
     left, right = _operand_sql(computation.left, subject), _operand_sql(computation.right, subject)
     if computation.op in ("-", "+") and computation.right.label:
         percent = _percent_sql(computation.right, subject)
         right = f"(CASE WHEN {percent} THEN {left} * {right} / 100 ELSE {right} END)"
     if computation.op == "above":
-        return f"round(GREATEST({left} - {right}, 0), 6)::float8"
-    return f"round({left} {computation.op} {right}, 6)::float8"
+        value = f"GREATEST({left} - {right}, 0)"
+    elif computation.op == "/":
+        value = f"({left} / NULLIF({right}, 0))"
+    else:
+        value = f"({left} {computation.op} {right})"
+    return f"LEAST({value}, {computation.cap!r})" if computation.cap is not None else value
 
 
 def _compare(amount: float, op: str, value: float) -> bool:

@@ -20,6 +20,7 @@ What is read, and how:
 
 from __future__ import annotations
 
+import ast
 import itertools
 import json
 import re
@@ -27,7 +28,7 @@ import threading
 import time
 import unicodedata
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from master_agent.meta.artifacts import (
     Comparison,
@@ -52,7 +53,7 @@ _VALUE = re.compile(
 )
 _BEFORE = [
     (re.compile(r"(?:at least|no less than|not less than|minimum of|from)\s*$", re.I), ">="),
-    (re.compile(r"(?:at most|no more than|not more than|up to|maximum of)\s*$", re.I), "<="),
+    (re.compile(r"(?:at most|no more than|not more than|up to(?: and including)?|maximum of)\s*$", re.I), "<="),
     (re.compile(r"(?:more than|greater than|over|above|exceeding|exceeds?|higher than)\s*$", re.I), ">"),
     (re.compile(r"(?:less than|fewer than|below|under|lower than)\s*$", re.I), "<"),
     # "within the last 90 days": a time up to the number.
@@ -378,6 +379,9 @@ def _comparison(
         if since is not None:
             return Comparison(op=op, value=value * days, unit="days", since=since, until=until)
     label, each = _named_by(before)
+    of = _percent_of(clause, end) if unit == "%" else None
+    if of is not None and label == of:
+        label = None  # "from 80% of the budget up to 100% of it": the quantity named elsewhere
     quantifier = _quantifier(before, text or clause)
     every = quantifier == "every"
     each = (each or quantifier == "some") and not every
@@ -395,7 +399,30 @@ def _comparison(
         label=label,
         each=each,
         every=every,
+        of=of,
     )
+
+
+#: "80% of the budget", "100% of it": the amount a percentage is of.
+_OF = re.compile(
+    r"\s*%?\s*of\s+(?:(?:the|its|their|this|that)\s+)?(?P<base>it\b|[a-z][a-z-]*(?:\s+[a-z][a-z-]*){0,2}?)"
+    r"(?=\s*(?:[,;.)(]|$)|\s+(?:up|and|or|is|are|was|stays?|goes|gets?|nothing|then|when|while)\b)",
+    re.I,
+)
+
+
+def _percent_of(clause: str, end: int) -> str | None:
+    """The label of the amount a percentage written at ``clause[:end]`` is of ("below 80% of the
+    budget": budget; "100% of it": the one named before it)."""
+    found = _OF.match(clause[end:])
+    if found is None:
+        return None
+    base = found.group("base").lower()
+    if base != "it":
+        return base
+    named = [m.group("base").lower() for m in _OF.finditer(clause[:end]) if m.group("base").lower() != "it"]
+    earlier = [m for m in re.finditer(r"%\s*of\s+(?:(?:the|its|their)\s+)?([a-z][a-z-]*)", clause[:end], re.I)]
+    return named[-1] if named else (earlier[-1].group(1).lower() if earlier else None)
 
 
 #: An amount of money said before tax: the input's subtotal, not its total.
@@ -507,9 +534,22 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
         event = label
     else:
         event = words[at].lower()
-    if event == "dated" and at > 0:
-        event = words[at - 1].lower()  # "a message dated ...": the message's date
+    if at > 0 and (
+        (event == "dated" and words[at - 1].lower() not in _FUNCTION)
+        or (not _dates_by(event, text) and _dates_by(words[at - 1].lower(), text))
+    ):
+        # "a message dated ...": the message's date; "a claim filed ..." of a request naming no date
+        # by filing: the claim date.
+        event = words[at - 1].lower()
     reference = re.match(r"\s*(?:[a-z]+\s+)?" + named, after, re.I) or re.search(r"\b" + named, text, re.I)
+    happened = _EVENT_AFTER.match(after)
+    if happened is not None and not re.match(r"\s*(?:[a-z]+\s+)?" + named, after, re.I):
+        # "more than 21 days after the bag was delivered", "21 days or fewer after delivery": the date
+        # of that event, by its verb ("delivery": deliver), is the earlier one.
+        word = happened.group("event").lower()
+        verb = word if word.endswith("ed") else _verb_of(word)
+        if verb is not None:
+            return (verb, event) if happened.group("dir").lower() in ("after", "since", "from") else (event, verb)
     if reference is None:
         if re.match(r"\s*(?:[a-z]+\s+)?(?:before|after|prior to|since|from)\b", after, re.I):
             return None, None  # "after the last day of its week": a date the input does not write
@@ -518,6 +558,38 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
     if reference.group(1).lower() == "after":
         return label, event
     return event, label
+
+
+#: "after the bag was delivered", "or fewer after delivery": the event a time is counted from or to.
+_EVENT_AFTER = re.compile(
+    r"\s*(?:[a-z]+\s+){0,3}?(?P<dir>before|after|since|from|prior\s+to)\s+(?:(?:the|its|their|his|her)\s+)?"
+    r"(?:[a-z]+\s+){0,2}?(?:(?:was|were|is|are|got|been)\s+)?(?P<event>[a-z]{4,})\b(?!\s+date)",
+    re.I,
+)
+
+
+def _dates_by(event: str, text: str) -> bool:
+    """Whether the request speaks of a date by this event ("the date the bag was delivered",
+    "delivered date")."""
+    return re.search(rf"\bdate\b[^.;,]{{0,30}}\b{event}\b|\b{event}\s+(?:on\s+)?date\b", text, re.I) is not None
+
+
+def _verb_of(noun: str) -> str | None:
+    """The verb an event noun is made from, by WordNet's derivations ("delivery": deliver, "arrival":
+    arrive); None for a word naming no event."""
+    from master_agent.capabilities.tools.lexicon import WordNetMissing, wordnet
+
+    try:
+        reader = wordnet()
+    except WordNetMissing:
+        return None
+    for synset in reader.synsets(noun, "n"):
+        for lemma in synset.lemmas():
+            if lemma.name() == noun:
+                verbs = [d.name() for d in lemma.derivationally_related_forms() if d.synset().pos() == "v"]
+                if verbs:
+                    return str(verbs[0])
+    return None
 
 
 def declared_fields(text: str) -> dict[str, list[str]]:
@@ -1266,8 +1338,8 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
     if not fields:
         requirements = _verb_rules(text)
         fields = {field: [] for r in requirements for field in r.fields}
-    chained = _chained([_in_which_case(r, fields) for r in requirements], fields)
-    chained = _worth_of_units(_declared_dates(text, chained))
+    chained = _chained([_in_which_case(_said_of_another(r, fields), fields) for r in requirements], fields)
+    chained = _summed(text, _worth_of_units(_declared_dates(text, chained)))
     built = _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
     read = [_unread(requirement, fields, subject) for requirement in built]
     return fields, [*read, *_unaccounted(text, fields, declaration, read)]
@@ -1432,6 +1504,35 @@ def _worth_of_units(requirements: list[Requirement]) -> list[Requirement]:
     return _each_comparison(requirements, times)
 
 
+def _bare(rule: Rule) -> bool:
+    """A value said with no condition of its own."""
+    return not (
+        rule.when or rule.also or rule.mentions or rule.absent or rule.default or rule.copy_of or rule.computed
+    )
+
+
+def _said_of_another(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
+    """A value of another field said as a condition of this one's ("it is 0 when the claim is
+    rejected": interim_payment 0 given status "reject"), not as a value of this field."""
+    rules = list(requirement.rules)
+    for rule in requirement.rules:
+        owners = [f for f, values in fields.items() if rule.value in values and f != rule.field]
+        if not _bare(rule) or rule.value in fields.get(rule.field, []) or len(owners) != 1:
+            continue
+        given = [r for r in rules if r.field == rule.field and _bare(r) and r is not rule and not r.given]
+        if not given:
+            continue
+        rules = [
+            r.model_copy(update={"given": {owners[0]: rule.value}}) if r in given else r
+            for r in rules
+            if r is not rule
+        ]
+    if rules == requirement.rules:
+        return requirement
+    kind, buildable, why = _kind_of(requirement.text, rules, fields)
+    return requirement.model_copy(update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why})
+
+
 def _in_which_case(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
     """ "X unless <comparison>, in which case Y": the comparison is Y's condition, and X what the
     field is when it does not hold."""
@@ -1524,6 +1625,44 @@ def _same_quantities(requirements: list[Requirement]) -> list[Requirement]:
     return _each_comparison(requirements, same)
 
 
+#: "(the spend is then the sum of the lines)": a quantity the request says is a sum.
+_SUM_OF = re.compile(r"\b([a-z][a-z-]*)\s+is\s+(?:then\s+|always\s+)?the\s+(?:sum|total)\s+of\b", re.I)
+
+
+def _summed(text: str, requirements: list[Requirement]) -> list[Requirement]:
+    """A quantity the request says is the sum of its lines is read as a total wherever it is named
+    ("the month-to-date spend", "how far the spend is above the budget")."""
+    nouns = {m.group(1).lower() for m in _SUM_OF.finditer(text)} - _FUNCTION
+
+    def names(label: str | None) -> bool:
+        return bool(label) and (label or "").split()[-1] in nouns
+
+    def operand(o: Operand) -> Operand:
+        if o.computed is not None:
+            return o.model_copy(update={"computed": computation(o.computed)})
+        return o.model_copy(update={"total": True}) if names(o.label) else o
+
+    def computation(c: Computation) -> Computation:
+        return c.model_copy(update={"left": operand(c.left), "right": operand(c.right)})
+
+    if not nouns:
+        return requirements
+    out = _each_comparison(
+        requirements, lambda c: c.model_copy(update={"total": True}) if c and names(c.label) else c
+    )
+    return [
+        r.model_copy(
+            update={
+                "rules": [
+                    x.model_copy(update={"computed": computation(x.computed)}) if x.computed else x
+                    for x in r.rules
+                ]
+            }
+        )
+        for r in out
+    ]
+
+
 def _each_comparison(
     requirements: list[Requirement], change: Callable[[Comparison | None], Comparison | None]
 ) -> list[Requirement]:
@@ -1541,9 +1680,15 @@ def _each_comparison(
     ]
 
 
-#: "F is [the] A minus B", "F is [the] A above 40 for X, and 0 for Y": a value computed from numbers.
-_COMPUTED = re.compile(r"^\s*(?P<field>[a-z][a-z0-9_]*)\s+is\s+(?P<expr>.+)$", re.I | re.S)
-_OPERATION = re.compile(r"^(?P<left>.+?)\s+(?P<op>minus|plus|above)\s+(?P<right>.+)$", re.I | re.S)
+#: "F is [the] A minus B", "F is [the] A above 40 for X, and 0 for Y", "F = (A - B) / B x 100": a value
+#: computed from numbers (a list's bullet before it).
+_COMPUTED = re.compile(
+    r"^\s*(?:[-*•]\s+)?(?P<field>[a-z][a-z0-9_]*)\s+(?:is|=|equals)\s+(?P<expr>.+)$", re.I | re.S
+)
+_OPERATION = re.compile(
+    r"^(?P<left>.+?)\s+(?P<op>minus|plus|above|times|multiplied by|divided by)\s+(?P<right>.+)$", re.I | re.S
+)
+_OPS = {"minus": "-", "plus": "+", "above": "above", "times": "*", "multiplied by": "*", "divided by": "/"}
 _TARGET = re.compile(r"^(?P<what>.+?)\s+for\s+(?P<who>.+)$", re.I | re.S)
 #: "90 days after the start date", "2 weeks before its due date": a date moved by a number of days.
 _DATE_OFFSET = re.compile(
@@ -1556,18 +1701,37 @@ _DATE_OFFSET = re.compile(
 _ALTERNATIVE = re.compile(
     r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+(?=(?:null|none|-?\d[\d,.]*|\"[^\"]*\")\s+for\b)", re.I
 )
+#: How a computed number is bounded and written: "capped at $300", "at most 40", "rounded to one
+#: decimal place", "as a plain number".
+_CAP = re.compile(
+    r"^\s*(?:(?:but\s+)?(?:capped|limited)\s+at|at\s+most|no\s+more\s+than|never\s+more\s+than|up\s+to)\s+"
+    r"(?:[$€£]\s*)?(?P<n>\d[\d,]*(?:\.\d+)?)\b",
+    re.I,
+)
+_ROUNDED = re.compile(
+    r"^\s*rounded\s+to\s+(?:(?:the\s+nearest\s+)?(?P<whole>whole\s+number|integer|cent)|"
+    r"(?P<n>[a-z]+|\d)\s+decimals?(?:\s+places?)?)",
+    re.I,
+)
+_WRITTEN = re.compile(r"^\s*(?:as\s+an?\s+(?:plain\s+)?(?:number|amount|figure)|in\s+[a-z ]*dollars)\s*$", re.I)
+#: Where an operand's words stop: a participle phrase ("receipt lines including their tax").
+_QUALIFIER = re.compile(r"\s+(?:including|excluding|without|listed|written|given)\b.*$", re.I | re.S)
+#: An operator of a formula written with symbols (a "-" or "x" between spaces, never inside a word).
+_SYMBOL = re.compile(r"\s*(\(|\)|[+*/×÷]|(?<=\s)[-x](?=\s))\s*")
 
 
 def _operand(words: str) -> Operand | None:
     """A number written ("40", "100"), or the words naming one in the input: its content words up to
     where a participle phrase starts ("the payments listed on the Payments line": "payments")."""
-    found = re.fullmatch(r"\s*(?:the\s+)?(\d[\d,]*(?:\.\d+)?)\s*", words)
+    found = re.fullmatch(r"\s*(?:the\s+)?[$€£]?\s*(\d[\d,]*(?:\.\d+)?)\s*", words)
     if found is not None:
         return Operand(number=float(found.group(1).replace(",", "")))
     named: list[str] = []
     # "the sum of the amounts", "the total of the lines": the numbers after that label, summed.
     summed = re.match(r"\s*(?:the\s+)?(?:sum|total)\s+of\s+(?P<rest>.+)$", words, re.I | re.S)
-    words = summed.group("rest") if summed else words
+    words = _QUALIFIER.sub("", summed.group("rest") if summed else words)
+    # "how far the spend is [above the budget]": the spend.
+    words = re.sub(r"^\s*how\s+(?:far|much|many)\s+|\s+(?:is|are)\s*$", " ", words, flags=re.I)
     for word in (w.lower() for w in _WORD.findall(words)):
         if len(word) < 2:
             continue  # the "s" of "week's"
@@ -1582,16 +1746,87 @@ def _operand(words: str) -> Operand | None:
     return Operand(label=" ".join(named), total=total) if named else None
 
 
+def _formula(words: str) -> Computation | None:
+    """A formula written with symbols ("(requested limit - current limit) / current limit x 100"),
+    parsed by Python's own expression grammar once each run of words is a name."""
+    pieces = _SYMBOL.split(words.strip())
+    if len(pieces) < 3:
+        return None
+    names: dict[str, Operand] = {}
+    source: list[str] = []
+    for index, piece in enumerate(pieces):
+        if index % 2:
+            source.append({"x": "*", "×": "*", "÷": "/"}.get(piece, piece))
+        elif piece.strip():
+            operand = _operand(piece)
+            if operand is None:
+                return None
+            if operand.number is not None:
+                source.append(repr(operand.number))
+            else:
+                names[f"v{len(names)}"] = operand
+                source.append(f"v{len(names) - 1}")
+    try:
+        tree = ast.parse(" ".join(source), mode="eval").body
+    except SyntaxError:
+        return None
+
+    def operand(node: ast.expr) -> Operand | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+            return Operand(number=float(node.value))
+        if isinstance(node, ast.Name):
+            return names.get(node.id)
+        inner = computation(node)
+        return Operand(computed=inner) if inner is not None else None
+
+    def computation(node: ast.expr) -> Computation | None:
+        ops: dict[type, Literal["+", "-", "*", "/"]] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+        if not isinstance(node, ast.BinOp) or type(node.op) not in ops:
+            return None
+        left, right = operand(node.left), operand(node.right)
+        if left is None or right is None:
+            return None
+        return Computation(op=ops[type(node.op)], left=left, right=right)
+
+    return computation(tree)
+
+
+def _bounded(computation: Computation, part: str) -> Computation | None:
+    """The computation bounded or rounded as the part says ("capped at $300"); None when it says
+    neither."""
+    if (cap := _CAP.match(part)) is not None:
+        return computation.model_copy(update={"cap": float(cap.group("n").replace(",", ""))})
+    if (rounded := _ROUNDED.match(part)) is not None:
+        said = (rounded.group("n") or "").lower()
+        whole = (rounded.group("whole") or "").lower()
+        digits = 2 if whole == "cent" else 0 if whole else (int(said) if said.isdigit() else _ONES.get(said))
+        if digits is None:
+            return None
+        return computation.model_copy(update={"digits": digits})
+    return None
+
+
 def _computed(clause: str, fields: dict[str, list[str]], subject: frozenset[str]) -> list[Rule] | None:
     """The rules of a field the clause defines by arithmetic: each alternative ("..., and 0 for
-    salaried employees") a value or a computation, for the inputs its "for ..." names."""
+    salaried employees") a value or a computation, for the inputs its "for ..." names; a part
+    bounding or rounding the number ("capped at $300", "rounded to one decimal place") applies to
+    the computation before it."""
     found = _COMPUTED.match(clause)
     if found is None or found.group("field") not in fields or fields[found.group("field")]:
         return None
     field = found.group("field")
     rules: list[Rule] = []
     for part in _ALTERNATIVE.split(found.group("expr")):
+        last = next((r for r in reversed(rules) if r.computed), None)
+        if last is not None and last.computed is not None:
+            if (bounded := _bounded(last.computed, part)) is not None:
+                rules[rules.index(last)] = last.model_copy(update={"computed": bounded})
+                continue
+            if _WRITTEN.match(part):
+                continue
         target = _TARGET.match(part)
+        if target is not None and _OPERATION.match(target.group("what")) is None and _OPERATION.match(part):
+            target = None  # "the nurse's hours for that week plus the shift": "for" inside an operand
         what, who = (target.group("what"), target.group("who")) if target else (part, "")
         # "for hourly employees": the kind of input, by its first word.
         mentions = [item.split()[0] for item in _keywords(who, fields, subject)[:1]] if who else []
@@ -1605,16 +1840,21 @@ def _computed(clause: str, fields: dict[str, list[str]], subject: frozenset[str]
             rules.append(Rule(field=field, computed=computation, mentions=mentions, default=not mentions))
         elif what.strip().lower() in ("null", "none") and mentions:
             rules.append(Rule(field=field, value=None, mentions=mentions))
+        elif (formula := _formula(what)) is not None:
+            rules.append(Rule(field=field, computed=formula, mentions=mentions, default=not mentions))
         elif operation is not None:
             left, right = _operand(operation.group("left")), _operand(operation.group("right"))
             if left is None or right is None:
                 return None
-            op = {"minus": "-", "plus": "+", "above": "above"}[operation.group("op").lower()]
-            computation = Computation(op=op, left=left, right=right)
+            computation = Computation(op=_OPS[operation.group("op").lower()], left=left, right=right)
             rules.append(Rule(field=field, computed=computation, mentions=mentions, default=not mentions))
         elif (number := _operand(what)) is not None and number.number is not None and mentions:
             value = int(number.number) if number.number.is_integer() else number.number
             rules.append(Rule(field=field, value=value, mentions=mentions))
+        elif number is not None and not rules and re.match(r"\s*(?:the\s+)?(?:sum|total)\s+of\b", what, re.I):
+            # "the total of all receipt lines": every number listed after that label, summed.
+            computation = Computation(op="+", left=number, right=Operand(number=0))
+            rules.append(Rule(field=field, computed=computation, mentions=mentions, default=not mentions))
     computed = [r for r in rules if r.computed]
     if not computed:
         return None
