@@ -360,6 +360,24 @@ def field_rules(requirements: list[Requirement]) -> dict[str, list[Rule]]:
                     if mine and first is not None and listed.index(mine[0]) > first:
                         rest = [r for r in listed if r not in mine]
                         rules[field] = [*rest[:first], *mine, *rest[first:]]
+    for listed in rules.values():
+        # A rule with the comparisons of another and things to mention besides is its exception
+        # ("their accounts are never frozen ... notify instead"): it comes before it.
+        for rule in [r for r in listed if r.mentions and r.when and not r.default]:
+            general = next(
+                (
+                    r
+                    for r in listed
+                    if r.when == rule.when
+                    and r.also == rule.also
+                    and not r.mentions
+                    and r.value != rule.value
+                ),
+                None,
+            )
+            if general is not None and listed.index(general) < listed.index(rule):
+                listed.remove(rule)
+                listed.insert(listed.index(general), rule)
     return rules
 
 
@@ -560,7 +578,8 @@ def _amount_patterns(comparison: Comparison) -> list[str]:
 
 
 #: What an input writes after a quantity's label, up to the next separator (a decimal point is none).
-_SEGMENT = r"[\s:=#]*((?:[^|\n.]|\.(?=[0-9]))*)"
+#: A label whose words go on to a colon ("Late payments in the last 12 months: 0") is read after it.
+_SEGMENT = r"[\s:=#]*(?:[a-z][a-z0-9 ]{0,40}:)?((?:[^|\n.]|\.(?=[0-9]))*)"
 #: A number standing on its own in that segment (not the digits of an identifier: "CHG-5102").
 _SIGNED = r"(?<![A-Za-z0-9_-])([+-]?[0-9][0-9,]*(?:\.[0-9]+)?)"
 #: Items of a listed segment ("checkout, cart and search").
@@ -879,7 +898,8 @@ def _exact(item: str) -> str | None:
     if len(item) < 3 or not (item.startswith('"') and item.endswith('"')):
         return None
     words = [re.escape(w) for w in item[1:-1].split()]
-    return r"(?i)(?<![a-z0-9_])" + r"\s+".join(words) + r"(?![a-z0-9_])"
+    # Whole: not inside a longer name either ("payments-core" is not "payments-core-staging").
+    return r"(?i)(?<![a-z0-9_])" + r"\s+".join(words) + r"(?![a-z0-9_]|-[a-z0-9])"
 
 
 def said_as(item: str) -> str:
@@ -958,7 +978,7 @@ PER_UNIT = (
 
 
 def _compared_sql(comparison: Comparison, subject: str, rules_of: dict[str, list[Rule]] | None = None) -> str:
-    if comparison.label and rules_of and comparison.label in rules_of and not comparison.unit:
+    if comparison.label and rules_of and comparison.label in rules_of:
         others = {k: v for k, v in rules_of.items() if k != comparison.label}
         decided = _case_sql(rules_of[comparison.label], subject, others)
         return f"({decided})::numeric {comparison.op} {comparison.value!r}"
@@ -977,7 +997,7 @@ def worth(
 ) -> float | None:
     """``quantity``, times the units another field decides where the input writes it per unit; of a
     field the answer computes ("when hours_after is more than 48"), that field's value."""
-    if comparison.label in (rules_of or {}) and not comparison.unit:
+    if comparison.label in (rules_of or {}):
         others = {k: v for k, v in (rules_of or {}).items() if k != comparison.label}
         value = expected_value((rules_of or {})[comparison.label or ""], text, others)
         return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
@@ -1004,7 +1024,13 @@ def decision_sql(component: Component, subject: str, rules_of: dict[str, list[Ru
     read: list[str] = []
     for rules in [component.decision, *(rules_of or {}).values()]:
         for rule in rules:
-            read += [_amount_sql(c, subject) for c in [*([rule.when] if rule.when else []), *rule.also]]
+            for c in [*([rule.when] if rule.when else []), *rule.also]:
+                if c.label and c.label in (rules_of or {}):
+                    # A computed field compared: its whole decision, read once.
+                    others = {k: v for k, v in (rules_of or {}).items() if k != c.label}
+                    read.append(_case_sql((rules_of or {})[c.label], subject, others))
+                else:
+                    read.append(_amount_sql(c, subject))
             if rule.computed and rule.computed.op != "days_after":
                 read += [_operand_sql(o, subject) for o in (rule.computed.left, rule.computed.right)]
     columns: list[str] = []
@@ -1240,12 +1266,17 @@ def _value_sql(computation: Computation, subject: str) -> str:
         percent = _percent_sql(computation.right, subject)
         right = f"(CASE WHEN {percent} THEN {left} * {right} / 100 ELSE {right} END)"
     if computation.op == "above":
-        value = f"GREATEST({left} - {right}, 0)"
+        value = _bounded_sql(f"{left} - {right}", "GREATEST", 0.0)
     elif computation.op == "/":
         value = f"({left} / NULLIF({right}, 0))"
     else:
         value = f"({left} {computation.op} {right})"
-    return f"LEAST({value}, {computation.cap!r})" if computation.cap is not None else value
+    return _bounded_sql(value, "LEAST", computation.cap) if computation.cap is not None else value
+
+
+def _bounded_sql(value: str, bound: str, limit: float) -> str:
+    """``GREATEST``/``LEAST`` of a value and a limit, null when the value is (they skip nulls)."""
+    return f"(SELECT {bound}(x.d, {limit!r}) FROM (SELECT {value} AS d) AS x WHERE x.d IS NOT NULL)"
 
 
 def _compare(amount: float, op: str, value: float) -> bool:
@@ -1461,6 +1492,10 @@ def _written(comparison: Comparison, value: float) -> str:
         later = comparison.until or "today"
         earlier = _CASE_DAY - timedelta(days=round(value))
         return f"{later.capitalize()}: {_CASE_DAY.isoformat()}. {comparison.since.capitalize()}: {earlier.isoformat()}."
+    if comparison.of and comparison.label:
+        # A share of another amount: both written after their labels (the whole 2,000, so the share
+        # lands on the boundary exactly).
+        return f"{comparison.of.capitalize()}: 2,000. {comparison.label.capitalize()}: {value * 20:,.2f}."
     return f"{amount_text(value, comparison.unit)}."
 
 

@@ -53,7 +53,10 @@ _VALUE = re.compile(
 )
 _BEFORE = [
     (re.compile(r"(?:at least|no less than|not less than|minimum of|from)\s*$", re.I), ">="),
-    (re.compile(r"(?:at most|no more than|not more than|up to(?: and including)?|maximum of)\s*$", re.I), "<="),
+    (
+        re.compile(r"(?:at most|no more than|not more than|up to(?: and including)?|maximum of)\s*$", re.I),
+        "<=",
+    ),
     (re.compile(r"(?:more than|greater than|over|above|exceeding|exceeds?|higher than)\s*$", re.I), ">"),
     (re.compile(r"(?:less than|fewer than|below|under|lower than)\s*$", re.I), "<"),
     # "within the last 90 days": a time up to the number.
@@ -374,6 +377,18 @@ def _comparison(
     if op is None:
         return None
     days = _DAYS.get(singular_unit(unit))
+    window = re.search(r"\b(?:within|in)\s+the\s+(?:last|past)\s*$", before, re.I)
+    if window is not None and days is not None:
+        # "any late payment in the last 12 months": a window naming what is counted, no threshold on
+        # time; the input writes the count after those words ("Late payments in the last 12 months: 0").
+        named, anything = _named_by(before[: window.start()])
+        if named is not None and (
+            anything
+            or re.search(
+                r"\b(?:any|a|an)\s+" + re.escape(named) + r"\s*$", before[: window.start()].strip(), re.I
+            )
+        ):
+            return Comparison(op=">", value=0, unit=singular_unit(named.split()[-1]), label=named)
     if days is not None:
         since, until = _dates(before, clause[end:], text or clause)
         if since is not None:
@@ -421,7 +436,9 @@ def _percent_of(clause: str, end: int) -> str | None:
     if base != "it":
         return base
     named = [m.group("base").lower() for m in _OF.finditer(clause[:end]) if m.group("base").lower() != "it"]
-    earlier = [m for m in re.finditer(r"%\s*of\s+(?:(?:the|its|their)\s+)?([a-z][a-z-]*)", clause[:end], re.I)]
+    earlier = [
+        m for m in re.finditer(r"%\s*of\s+(?:(?:the|its|their)\s+)?([a-z][a-z-]*)", clause[:end], re.I)
+    ]
     return named[-1] if named else (earlier[-1].group(1).lower() if earlier else None)
 
 
@@ -549,7 +566,11 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
         word = happened.group("event").lower()
         verb = word if word.endswith("ed") else _verb_of(word)
         if verb is not None:
-            return (verb, event) if happened.group("dir").lower() in ("after", "since", "from") else (event, verb)
+            return (
+                (verb, event)
+                if happened.group("dir").lower() in ("after", "since", "from")
+                else (event, verb)
+            )
     if reference is None:
         if re.match(r"\s*(?:[a-z]+\s+)?(?:before|after|prior to|since|from)\b", after, re.I):
             return None, None  # "after the last day of its week": a date the input does not write
@@ -571,7 +592,9 @@ _EVENT_AFTER = re.compile(
 def _dates_by(event: str, text: str) -> bool:
     """Whether the request speaks of a date by this event ("the date the bag was delivered",
     "delivered date")."""
-    return re.search(rf"\bdate\b[^.;,]{{0,30}}\b{event}\b|\b{event}\s+(?:on\s+)?date\b", text, re.I) is not None
+    return (
+        re.search(rf"\bdate\b[^.;,]{{0,30}}\b{event}\b|\b{event}\s+(?:on\s+)?date\b", text, re.I) is not None
+    )
 
 
 def _verb_of(noun: str) -> str | None:
@@ -1339,10 +1362,34 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
         requirements = _verb_rules(text)
         fields = {field: [] for r in requirements for field in r.fields}
     chained = _chained([_in_which_case(_said_of_another(r, fields), fields) for r in requirements], fields)
-    chained = _summed(text, _worth_of_units(_declared_dates(text, chained)))
+    chained = _instead(
+        fields, _of_fields(fields, _summed(text, _worth_of_units(_declared_dates(text, chained))))
+    )
     built = _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
-    read = [_unread(requirement, fields, subject) for requirement in built]
+    read = _two_defaults([_unread(requirement, fields, subject) for requirement in built])
     return fields, [*read, *_unaccounted(text, fields, declaration, read)]
+
+
+def _two_defaults(requirements: list[Requirement]) -> list[Requirement]:
+    """A field given two different values each with no condition ("a swap between nurses on
+    different bands is referred ...; every other swap is approved"): all but the last had a
+    condition no rule was read from, so they are not built (the gate fails them)."""
+    last: dict[str, RuleValue] = {}
+    for requirement in requirements:
+        for rule in requirement.rules:
+            if rule.default and requirement.buildable:
+                last[rule.field] = rule.value
+    out = []
+    for requirement in requirements:
+        earlier = [
+            r
+            for r in requirement.rules
+            if r.default and not r.computed and last.get(r.field, r.value) != r.value
+        ]
+        if earlier and requirement.buildable:
+            requirement = requirement.model_copy(update={"buildable": False, "why_not": _UNREAD_RULE})
+        out.append(requirement)
+    return out
 
 
 #: A value a request gives in quotes ("(action "freeze")"): a clause holding one states a rule.
@@ -1507,7 +1554,13 @@ def _worth_of_units(requirements: list[Requirement]) -> list[Requirement]:
 def _bare(rule: Rule) -> bool:
     """A value said with no condition of its own."""
     return not (
-        rule.when or rule.also or rule.mentions or rule.absent or rule.default or rule.copy_of or rule.computed
+        rule.when
+        or rule.also
+        or rule.mentions
+        or rule.absent
+        or rule.default
+        or rule.copy_of
+        or rule.computed
     )
 
 
@@ -1530,7 +1583,9 @@ def _said_of_another(requirement: Requirement, fields: dict[str, list[str]]) -> 
     if rules == requirement.rules:
         return requirement
     kind, buildable, why = _kind_of(requirement.text, rules, fields)
-    return requirement.model_copy(update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why})
+    return requirement.model_copy(
+        update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why}
+    )
 
 
 def _in_which_case(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
@@ -1625,6 +1680,70 @@ def _same_quantities(requirements: list[Requirement]) -> list[Requirement]:
     return _each_comparison(requirements, same)
 
 
+#: A name written as one token with a joiner or a digit ("sre-oncall", "payments_core", "team7").
+_NAME = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)+$|^[a-z]+[0-9]+$", re.I)
+
+
+def _instead(fields: dict[str, list[str]], requirements: list[Requirement]) -> list[Requirement]:
+    """ "... never frozen: where the spend rule would freeze them they get action "notify" instead":
+    the rule replaces another value of its field for the things it names, so it holds where a rule
+    giving that value holds (its comparisons), for those names only (a list of names keeps its names,
+    not the prose around them)."""
+    out = []
+    for requirement in requirements:
+        if not re.search(r"\binstead\b(?!\s+of\b)", requirement.text, re.I):
+            out.append(requirement)
+            continue
+        unquoted = re.sub(r'"[^"]*"', " ", requirement.text)
+        rules: list[Rule] = []
+        for rule in requirement.rules:
+            replaced = [
+                v
+                for v in fields.get(rule.field, [])
+                if v != rule.value and re.search(rf"\b{re.escape(str(v))}\b", unquoted, re.I)
+            ]
+            if rule.default or not rule.mentions or rule.when or len(replaced) != 1:
+                rules.append(rule)
+                continue
+            names = [f'"{m}"' for m in rule.mentions if _NAME.match(m)]
+            mentions = names or rule.mentions
+            conditions = [
+                r
+                for other in requirements
+                if other is not requirement
+                for r in other.rules
+                if r.field == rule.field and r.value == replaced[0] and (r.when or r.also) and not r.mentions
+            ]
+            if not conditions:
+                rules.append(rule.model_copy(update={"mentions": mentions}))
+                continue
+            rules += [
+                rule.model_copy(update={"mentions": mentions, "when": r.when, "also": r.also})
+                for r in conditions
+            ]
+        out.append(
+            requirement.model_copy(update={"rules": rules}) if rules != requirement.rules else requirement
+        )
+    return out
+
+
+def _of_fields(fields: dict[str, list[str]], requirements: list[Requirement]) -> list[Requirement]:
+    """A comparison naming a field the answer computes ("an increase of 50% or less" of
+    ``increase_pct``, "hours_after is more than 48") compares that field's value."""
+    computed = {r.field for q in requirements for r in q.rules if r.computed and not fields.get(r.field)}
+
+    def named(c: Comparison | None) -> Comparison | None:
+        if c is None or not c.label or c.since or c.of:
+            return c
+        words = c.label.lower().replace("-", " ").split()
+        for field in computed:
+            if field == c.label or field.split("_")[: len(words)] == words:
+                return c.model_copy(update={"label": field, "total": False})
+        return c
+
+    return _each_comparison(requirements, named) if computed else requirements
+
+
 #: "(the spend is then the sum of the lines)": a quantity the request says is a sum.
 _SUM_OF = re.compile(r"\b([a-z][a-z-]*)\s+is\s+(?:then\s+|always\s+)?the\s+(?:sum|total)\s+of\b", re.I)
 
@@ -1713,9 +1832,11 @@ _ROUNDED = re.compile(
     r"(?P<n>[a-z]+|\d)\s+decimals?(?:\s+places?)?)",
     re.I,
 )
-_WRITTEN = re.compile(r"^\s*(?:as\s+an?\s+(?:plain\s+)?(?:number|amount|figure)|in\s+[a-z ]*dollars)\s*$", re.I)
+_WRITTEN = re.compile(
+    r"^\s*(?:as\s+an?\s+(?:plain\s+)?(?:number|amount|figure)|in\s+[a-z ]*dollars)\s*$", re.I
+)
 #: Where an operand's words stop: a participle phrase ("receipt lines including their tax").
-_QUALIFIER = re.compile(r"\s+(?:including|excluding|without|listed|written|given)\b.*$", re.I | re.S)
+_QUALIFIER = re.compile(r"\s+(?:including|excluding|without)\b.*$", re.I | re.S)
 #: An operator of a formula written with symbols (a "-" or "x" between spaces, never inside a word).
 _SYMBOL = re.compile(r"\s*(\(|\)|[+*/×÷]|(?<=\s)[-x](?=\s))\s*")
 
@@ -1780,7 +1901,12 @@ def _formula(words: str) -> Computation | None:
         return Operand(computed=inner) if inner is not None else None
 
     def computation(node: ast.expr) -> Computation | None:
-        ops: dict[type, Literal["+", "-", "*", "/"]] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+        ops: dict[type, Literal["+", "-", "*", "/"]] = {
+            ast.Add: "+",
+            ast.Sub: "-",
+            ast.Mult: "*",
+            ast.Div: "/",
+        }
         if not isinstance(node, ast.BinOp) or type(node.op) not in ops:
             return None
         left, right = operand(node.left), operand(node.right)

@@ -131,7 +131,12 @@ async def classify_intent(state: MetaState, config: RunnableConfig) -> dict[str,
         )
         if not request.autonomous:
             answer = interrupt(
-                {"kind": "meta_request", "request_id": state["request_id"], "questions": [problem], "answers": []}
+                {
+                    "kind": "meta_request",
+                    "request_id": state["request_id"],
+                    "questions": [problem],
+                    "answers": [],
+                }
             )
             text = str(answer.get("text") if isinstance(answer, dict) else answer or "").strip()
             if text and (intent_of(text)[1] != DEFAULT or await asyncio.to_thread(says_what, text)):
