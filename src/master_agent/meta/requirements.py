@@ -432,10 +432,12 @@ def _percent_of(clause: str, end: int) -> str | None:
     found = _OF.match(clause[end:])
     if found is None:
         return None
-    base = found.group("base").lower()
+    # Its first word ("the monthly budget" is read after "monthly"; "of it the team": it).
+    base = found.group("base").lower().split()[0]
     if base != "it":
         return base
-    named = [m.group("base").lower() for m in _OF.finditer(clause[:end]) if m.group("base").lower() != "it"]
+    named = [m.group("base").lower().split()[0] for m in _OF.finditer(clause[:end])]
+    named = [n for n in named if n != "it"]
     earlier = [
         m for m in re.finditer(r"%\s*of\s+(?:(?:the|its|their)\s+)?([a-z][a-z-]*)", clause[:end], re.I)
     ]
@@ -559,7 +561,7 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
         # by filing: the claim date.
         event = words[at - 1].lower()
     reference = re.match(r"\s*(?:[a-z]+\s+)?" + named, after, re.I) or re.search(r"\b" + named, text, re.I)
-    happened = _EVENT_AFTER.match(after)
+    happened = next((m for p in _EVENT_AFTER if (m := p.match(after)) is not None), None)
     if happened is not None and not re.match(r"\s*(?:[a-z]+\s+)?" + named, after, re.I):
         # "more than 21 days after the bag was delivered", "21 days or fewer after delivery": the date
         # of that event, by its verb ("delivery": deliver), is the earlier one.
@@ -581,11 +583,19 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
     return event, label
 
 
-#: "after the bag was delivered", "or fewer after delivery": the event a time is counted from or to.
-_EVENT_AFTER = re.compile(
-    r"\s*(?:[a-z]+\s+){0,3}?(?P<dir>before|after|since|from|prior\s+to)\s+(?:(?:the|its|their|his|her)\s+)?"
-    r"(?:[a-z]+\s+){0,2}?(?:(?:was|were|is|are|got|been)\s+)?(?P<event>[a-z]{4,})\b(?!\s+date)",
-    re.I,
+#: "after the bag was delivered" (a participle), "or fewer after delivery" (an event noun): the event a
+#: time is counted from or to.
+_EVENT_AFTER = (
+    re.compile(
+        r"\s*(?:[a-z]+\s+){0,3}?(?P<dir>before|after|since|from|prior\s+to)\s+(?:[a-z-]+\s+){0,3}?"
+        r"(?:was|were|is|are|got|been|being)\s+(?P<event>[a-z]{3,}ed)\b",
+        re.I,
+    ),
+    re.compile(
+        r"\s*(?:[a-z]+\s+){0,3}?(?P<dir>before|after|since|from|prior\s+to)\s+(?:(?:the|its|their)\s+)?"
+        r"(?P<event>[a-z]{4,})\b(?!\s+date)",
+        re.I,
+    ),
 )
 
 
@@ -1568,7 +1578,24 @@ def _said_of_another(requirement: Requirement, fields: dict[str, list[str]]) -> 
     """A value of another field said as a condition of this one's ("it is 0 when the claim is
     rejected": interim_payment 0 given status "reject"), not as a value of this field."""
     rules = list(requirement.rules)
-    for rule in requirement.rules:
+    condition = re.search(r"\b(?:when|if|where|once|whenever)\b(?P<words>[^;:]*)$", requirement.text, re.I)
+    if condition is not None and not any(r.given for r in rules):
+        # "it is 0 when the claim is refused": a value of another field, as written or inflected.
+        words = condition.group("words").lower()
+        said = {
+            (f, v)
+            for f, values in fields.items()
+            for v in values
+            if isinstance(v, str)
+            and re.fullmatch(r"[a-z]{3,}", v)
+            and re.search(rf"\b(?:{re.escape(v)}|{re.escape(v.removesuffix('e'))}e?d)\b", words)
+        }
+        bare = [r for r in rules if _bare(r) and not fields.get(r.field)]
+        if len(said) == 1 and bare and all(f not in {r.field for r in bare} for f, _ in said):
+            ((owner, value),) = said
+            rules = [r.model_copy(update={"given": {owner: value}}) if r in bare else r for r in rules]
+            rules = [r for r in rules if not (_bare(r) and r.value == value and r.field != owner)]
+    for rule in list(rules):
         owners = [f for f, values in fields.items() if rule.value in values and f != rule.field]
         if not _bare(rule) or rule.value in fields.get(rule.field, []) or len(owners) != 1:
             continue
@@ -1688,24 +1715,30 @@ def _instead(fields: dict[str, list[str]], requirements: list[Requirement]) -> l
     """ "... never frozen: where the spend rule would freeze them they get action "notify" instead":
     the rule replaces another value of its field for the things it names, so it holds where a rule
     giving that value holds (its comparisons), for those names only (a list of names keeps its names,
-    not the prose around them)."""
+    not the prose around them; names written as one token, "backup-core", where it read none)."""
     out = []
     for requirement in requirements:
         if not re.search(r"\binstead\b(?!\s+of\b)", requirement.text, re.I):
             out.append(requirement)
             continue
         unquoted = re.sub(r'"[^"]*"', " ", requirement.text)
+        quoted = {r.value for r in requirement.rules if f'"{r.value}"' in requirement.text}
+        # "must never be blocked": a value said only to be replaced has no rule of its own here.
+        gone = {r.value for r in requirement.rules if _bare(r) and quoted and r.value not in quoted}
+        written = [m for m in re.findall(r"[a-z0-9][a-z0-9_-]*[a-z0-9]", unquoted, re.I) if _NAME.match(m)]
         rules: list[Rule] = []
         for rule in requirement.rules:
+            if rule.value in gone:
+                continue
             replaced = [
                 v
                 for v in fields.get(rule.field, [])
                 if v != rule.value and re.search(rf"\b{re.escape(str(v))}\b", unquoted, re.I)
             ]
-            if rule.default or not rule.mentions or rule.when or len(replaced) != 1:
+            if rule.default or rule.when or len(replaced) != 1 or not (rule.mentions or written):
                 rules.append(rule)
                 continue
-            names = [f'"{m}"' for m in rule.mentions if _NAME.match(m)]
+            names = [f'"{m}"' for m in (rule.mentions or written) if _NAME.match(m)]
             mentions = names or rule.mentions
             conditions = [
                 r
@@ -1721,9 +1754,12 @@ def _instead(fields: dict[str, list[str]], requirements: list[Requirement]) -> l
                 rule.model_copy(update={"mentions": mentions, "when": r.when, "also": r.also})
                 for r in conditions
             ]
-        out.append(
-            requirement.model_copy(update={"rules": rules}) if rules != requirement.rules else requirement
-        )
+        if rules != requirement.rules:
+            kind, buildable, why = _kind_of(requirement.text, rules, fields)
+            requirement = requirement.model_copy(
+                update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why}
+            )
+        out.append(requirement)
     return out
 
 
