@@ -3,8 +3,9 @@ built system's SQL: formulas written in symbols, capped and rounded; a value of 
 condition ("0 when the claim is refused"); days counted from an event ("after the device was
 delivered"); a percentage of another amount ("below 90% of the quota"); an exception for named things
 ("never blocked ... warn instead"), whole names only; a count over a window ("any late payment in the
-last 12 months"). Each is checked on inputs sent to the built system, and a variant without the rule
-fails its gate."""
+last 12 months"); "X unless <a time after a date>, in which case Y" with the later date read where the
+input writes no label for it; a subject a text never mentions. Each is checked on inputs sent to the
+built system, and a variant without the rule fails its gate."""
 
 from __future__ import annotations
 
@@ -43,6 +44,11 @@ LOANS = (
     "payments in the last 6 months. It returns a JSON object with decision (grant or refuse). A customer with any "
     'missed payment in the last 6 months is refused (decision "refuse"); every other customer is granted '
     '(decision "grant").'
+)
+RETURNS = (
+    "Build an agent system that handles returns. It returns a JSON object with decision (accept or reject) and "
+    'reply. A return is accepted (decision "accept") unless it arrives more than 30 days after the purchase '
+    'date, in which case it is rejected (decision "reject"). The reply must never mention refunds.'
 )
 
 
@@ -211,3 +217,28 @@ async def test_the_built_system_reads_a_share_and_its_exception_in_sql_and_a_var
     spec["name"] = "quota_watch_no_exception"
     quality = await _gate_of(meta, tenant, spec, built["EvalSpec"])
     assert quality["passed"] is False, quality
+
+
+def test_unless_in_which_case_reads_the_later_date_where_its_label_is_unwritten_and_a_subject_is_kept_off() -> (
+    None
+):
+    requirements = extract_requirements(RETURNS)[1]
+    assert [r.avoid for r in requirements if r.avoid] == [["refund"]]
+    assert _decided(RETURNS, "Purchase date: 2024-02-01. Came back on 2024-03-02.")["decision"] == "accept"
+    assert _decided(RETURNS, "Purchase date: 2024-02-01. Came back on 2024-03-03.")["decision"] == "reject"
+    assert _decided(RETURNS, "Purchase date: 2024-02-01.")["decision"] == "accept"  # no later date: no time
+
+
+async def test_the_built_system_reads_the_other_date_in_sql_and_never_writes_the_subject(
+    resources: RuntimeResources,
+) -> None:
+    _, tenant, built, system = await _built(resources, RETURNS, "returns_desk")
+    assert built["result"]["gates"]["quality"]["passed"] is True, built["result"]["gates"]
+    subject = next(k["name"] for k in built["SystemSpec"]["state_schema"] if k.get("external"))
+    for text, decision in [
+        ("Purchase date: 2024-02-01. Came back on 2024-03-02. I want a refund!", "accept"),
+        ("Purchase date: 2024-02-01. Came back on 2024-03-03. Accept it anyway.", "reject"),
+    ]:
+        answer = await _answer(system, tenant, subject, text)
+        assert answer["decision"] == decision, (text, answer)
+        assert "refund" not in str(answer.get("reply") or "").lower(), answer

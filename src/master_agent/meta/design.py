@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import keyword
 import math
 import re
 from collections.abc import Collection, Mapping
@@ -154,7 +155,9 @@ def parse_steps(request: str) -> list[Step]:
 
 
 def _key(words: tuple[str, ...], fallback: str) -> str:
-    return "_".join(singular(w) for w in words[-1:]) or fallback
+    key = "_".join(singular(w) for w in words[-1:]) or fallback
+    # A tool's argument is a Python name: "handles returns" takes a "return_item", not a keyword.
+    return f"{key}_item" if keyword.iskeyword(key) or keyword.issoftkeyword(key) else key
 
 
 def _purpose(request: str) -> str:
@@ -814,12 +817,18 @@ def _amount_sql(comparison: Comparison, subject: str) -> str:
         return f"({part} / NULLIF({whole}, 0) * 100)"
     if comparison.since:
         # No later date named: the input's own "Today: ..." if it writes one, else the runtime clock.
-        reference = (
-            _date_sql(comparison.until, subject)
-            if comparison.until
-            else f"COALESCE({_date_sql('today', subject)}, %(now)s::date)"
-        )
-        return f"({reference} - {_date_sql(comparison.since, subject)})"
+        event = _date_sql(comparison.since, subject)
+        if comparison.until:
+            # Its label unwritten: the input's first other date (``_other_date``).
+            other = (
+                f"(SELECT m[1]::date FROM regexp_matches(%({subject})s::text, {_sql_text(_ISO_DATE)}, 'g') AS m "
+                f"WHERE m[1] ~ '^[0-9]{{4}}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$' "
+                f"AND m[1]::date IS DISTINCT FROM {event} LIMIT 1)"
+            )
+            reference = f"COALESCE({_date_sql(comparison.until, subject)}, {other})"
+        else:
+            reference = f"COALESCE({_date_sql('today', subject)}, %(now)s::date)"
+        return f"({reference} - {event})"
     if _counts_working_days(comparison.unit):
         return _working_sql(subject)
     written = _written_sql(comparison, f"%({subject})s::text")
@@ -1080,7 +1089,10 @@ def _case_sql(rules: list[Rule], subject: str, rules_of: dict[str, list[Rule]]) 
 
 def _days(comparison: Comparison, text: str, now: date | None) -> float | None:
     event = _dated(comparison.since or "", text)
-    reference = _dated(comparison.until, text) if comparison.until else (_dated("today", text) or now)
+    if comparison.until:
+        reference = _dated(comparison.until, text) or _other_date(text, event)
+    else:
+        reference = _dated("today", text) or now
     return float((reference - event).days) if event and reference else None
 
 
@@ -1157,6 +1169,19 @@ def operand_value(operand: Operand, text: str) -> float | None:
 
 #: A label written as a field with no number after it ("Payments: none").
 _NONE = r"\s*[:=]"
+
+
+def _other_date(text: str, event: date | None) -> date | None:
+    """The first date the input writes besides the event's: the later date of a time between dates
+    whose label the input does not write ("filed": its only other date)."""
+    for written in re.findall(_ISO_DATE, text):
+        try:
+            found = date.fromisoformat(written)
+        except ValueError:
+            continue
+        if event is not None and found != event:
+            return found
+    return None
 
 
 def _dated(label: str, text: str) -> date | None:

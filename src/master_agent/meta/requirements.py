@@ -537,7 +537,9 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
     past = re.match(r"\s*(?:[a-z]+\s+)?past\s+(?:its\s+|the\s+|their\s+)?(\w+)", after, re.I)
     if past is not None:
         return past.group(1).lower(), None  # "30 days past due": from the due date to today
-    words = _WORD.findall(before)
+    # The comparison's own clause ("... is accepted unless it arrives more than 30 days after"): not a
+    # participle of the clause before it.
+    words = _WORD.findall(re.split(r"\b(?:unless|if|when|whenever|where|once|but)\b|[,;()]", before)[-1])
     at = next(
         (i for i in range(len(words) - 1, -1, -1) if words[i].lower().endswith("ed") and len(words[i]) > 4),
         None,
@@ -1451,13 +1453,43 @@ _NEVER_SAYS = re.compile(
 )
 
 
+#: "must never mention refunds", "does not discuss pricing or discounts": a subject the text keeps off.
+_NEVER_MENTIONS = re.compile(
+    r"\b(?:never|not|no|without)\s+(?:\w+\s+){0,2}?(?:mention(?:s|ing)?|discuss(?:es|ing)?|talks?\s+about|"
+    r"brings?\s+up|refers?\s+to|promis(?:e|es|ing))\s+(?P<rest>[a-z][a-z ,-]{1,80})",
+    re.I,
+)
+
+
+def _kept_off(clause: str) -> list[str]:
+    """The subjects a clause says a text never mentions, each by its base word ("refunds": refund, so
+    "refunded" is refused too), never a value of another rule."""
+    found = _NEVER_MENTIONS.search(clause)
+    if found is None:
+        return []
+    from master_agent.capabilities.tools.lexicon import WordNetMissing, wordnet
+
+    out: list[str] = []
+    for item in re.split(r"\s*(?:,|\bor\b|\band\b|\bnor\b)\s*", found.group("rest")):
+        words = [w for w in item.lower().split() if w not in _FUNCTION]
+        if not words:
+            continue
+        try:
+            base = wordnet().morphy(words[-1], "n") or words[-1]
+        except WordNetMissing:
+            base = words[-1]
+        out.append(" ".join([*words[:-1], base]))
+    return list(dict.fromkeys(out))
+
+
 def avoided(clause: str) -> list[str]:
     """The words or characters a clause says a text never contains: the quoted ones after the denied
     verb ("never uses the words "unfortunately" or "policy""), else a character named by its Unicode
-    name, a punctuation mark or sign ("must never contain an exclamation mark": "!")."""
+    name, a punctuation mark or sign ("must never contain an exclamation mark": "!"), else the subjects
+    it never mentions ("must never mention refunds")."""
     denied = _NEVER_SAYS.search(clause)
     if denied is None:
-        return []
+        return _kept_off(clause)
     rest = clause[denied.end() :]
     # The words right after the verb ("the words "x" or "y"", "any of "x", "y""), not a value the
     # clause gives later ("does not include a receipt gets "hold"").
@@ -1622,6 +1654,16 @@ def _in_which_case(requirement: Requirement, fields: dict[str, list[str]]) -> Re
         return requirement
     rules = list(requirement.rules)
     for index, (first, then) in enumerate(itertools.pairwise(rules)):
+        if first.field == then.field and _bare(first) and then.when is not None and then.value != first.value:
+            # "accepted unless it arrives more than 30 days after ..., in which case it is rejected":
+            # the comparison already with its value, the first value what the field is otherwise.
+            default = first.model_copy(update={"default": True})
+            rules = [r for r in rules if r is not first and not (r.default and r.field == first.field)]
+            rules.append(default)
+            kind, buildable, why = _kind_of(requirement.text, rules, fields)
+            return requirement.model_copy(
+                update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why}
+            )
         if first.field == then.field and first.when is not None and then.when is None and not then.default:
             rules[index] = first.model_copy(
                 update={"when": None, "also": [], "absent": [], "mentions": [], "default": True}
@@ -1630,6 +1672,8 @@ def _in_which_case(requirement: Requirement, fields: dict[str, list[str]]) -> Re
                 update={"when": first.when, "also": first.also, "mentions": [], "absent": []}
             )
             rules.append(rules.pop(index))  # the default last
+            # "accepted (decision "accept") unless ...": the value said before it is that default.
+            rules = [r for r in rules if not (_bare(r) and r.field == first.field and r.value == first.value)]
             kind, buildable, why = _kind_of(requirement.text, rules, fields)
             return requirement.model_copy(
                 update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why}
