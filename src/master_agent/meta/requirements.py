@@ -92,7 +92,8 @@ _POSTPOSED = re.compile(
 _POST_CUE = re.compile(r"\b(?:is|are)\s+(?:missing|absent|empty|blank)\b", re.I)
 #: Verbs that lead to what the input must mention: the words before them are its subject.
 _MENTION_VERB = re.compile(
-    r"\b(?:mentions?|mentioning|reports?|reporting|contains?|containing|includes?|including|says?|names?)\b",
+    r"\b(?:mentions?|mentioned|mentioning|reports?|reported|reporting|contains?|contained|containing|"
+    r"includes?|included|including|says?|said|names?|named)\b",
     re.I,
 )
 #: "The reply never uses the words "unfortunately" or "policy"": words a free text avoids or uses.
@@ -128,6 +129,7 @@ _FUNCTION = frozenset(
         "an",
         "the",
         "any",
+        "another",
         "every",
         "each",
         "all",
@@ -1377,6 +1379,7 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
     chained = _instead(
         fields, _of_fields(fields, _summed(text, _worth_of_units(_declared_dates(text, chained))))
     )
+    chained = _not_yet(chained)
     built = _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
     read = _two_defaults([_unread(requirement, fields, subject) for requirement in built])
     return fields, [*read, *_unaccounted(text, fields, declaration, read)]
@@ -1804,6 +1807,56 @@ def _instead(fields: dict[str, list[str]], requirements: list[Requirement]) -> l
                 update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why}
             )
         out.append(requirement)
+    return out
+
+
+#: "a bag that is not yet delivered": an event the input says has not happened.
+_NOT_YET_EVENT = re.compile(r"\bnot\s+yet\s+(?P<event>[a-z]{3,}ed)\b", re.I)
+
+
+def _not_yet(requirements: list[Requirement]) -> list[Requirement]:
+    """ "paid when filed 21 days or fewer after delivery, or for a bag that is not yet delivered": a
+    time counted from an event holds too where the input says the event has not happened yet (the
+    words written as they are: "Bag delivered: not yet delivered")."""
+    out = []
+    for requirement in requirements:
+        rules = list(requirement.rules)
+        for found in _NOT_YET_EVENT.finditer(requirement.text):
+            event = found.group("event").lower()
+            # The clause (";"-separated) saying it, and the rule of a time since that event said there.
+            start = requirement.text.rfind(";", 0, found.start()) + 1
+            end = requirement.text.find(";", found.end())
+            clause = requirement.text[start : end if end >= 0 else None]
+            timed = [
+                r
+                for r in rules
+                if r.when is not None
+                and r.when.since
+                and _stem(r.when.since.split()[-1])[:5] == _stem(event)[:5]
+                and f'"{r.value}"' in clause
+            ]
+            if len(timed) == 1:
+                phrase = f'"{found.group(0).lower()}"'
+                # The alternative's other words ("or for a bag that is not yet ...") are no condition.
+                said = re.split(r"\bor\b|,", requirement.text[start : found.start()])[-1].lower()
+                rules = [
+                    r
+                    for r in rules
+                    if not (
+                        r.field == timed[0].field
+                        and r.value == timed[0].value
+                        and r.mentions
+                        and not r.when
+                        and all(re.search(rf"\b{re.escape(m)}\b", said) for m in r.mentions)
+                    )
+                ]
+                rules.insert(
+                    rules.index(timed[0]) + 1,
+                    timed[0].model_copy(update={"when": None, "also": [], "mentions": [phrase]}),
+                )
+        out.append(
+            requirement.model_copy(update={"rules": rules}) if rules != requirement.rules else requirement
+        )
     return out
 
 
