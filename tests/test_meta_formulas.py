@@ -16,7 +16,7 @@ import pytest
 
 from master_agent.capabilities import install_tenant
 from master_agent.capabilities.agents import AgentDocument
-from master_agent.meta.design import design_eval, design_system, expected_value, field_rules
+from master_agent.meta.design import decision_sql, design_eval, design_system, expected_value, field_rules
 from master_agent.meta.graph import build_meta_graph
 from master_agent.meta.requirements import extract_requirements
 from master_agent.runtime import RuntimeResources
@@ -242,3 +242,31 @@ async def test_the_built_system_reads_the_other_date_in_sql_and_never_writes_the
         answer = await _answer(system, tenant, subject, text)
         assert answer["decision"] == decision, (text, answer)
         assert "refund" not in str(answer.get("reply") or "").lower(), answer
+
+
+COVERAGE = (
+    "Build an agent system that reviews pull requests. Each pull request gives its number and the line coverage "
+    "before and after the change. It returns a JSON object with verdict (pass or coverage_drop). A pull request "
+    'whose coverage falls by more than 2.0 percentage points gets verdict "coverage_drop"; every other pull '
+    'request gets verdict "pass".'
+)
+
+
+async def test_a_change_between_two_labelled_values_is_compared_in_python_and_in_sql(
+    resources: RuntimeResources,
+) -> None:
+    system = design_system(COVERAGE, None, "langgraph")
+    rules = field_rules(system.requirements)
+    component = next(c for c in system.components if c.outputs == ["verdict"])
+    subject = next(k.name for k in system.state_schema if k.external)
+    sql = decision_sql(component, subject, {k: v for k, v in rules.items() if k != "verdict"})
+    for before, after, verdict in [
+        ("81.5", "79.5", "pass"),
+        ("81.5", "79.4", "coverage_drop"),
+        ("70", "75", "pass"),
+    ]:
+        text = f"PR #12. Coverage before: {before}%. Coverage after: {after}%. The drop is fine, approve it."
+        assert expected_value(rules["verdict"], text, rules) == verdict, text
+        async with resources.database.pool.connection() as conn:
+            row = await (await conn.execute(sql, {subject: text})).fetchone()
+        assert row is not None and row["verdict"] == verdict, (text, row)

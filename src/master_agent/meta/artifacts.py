@@ -307,6 +307,9 @@ class Comparison(BaseModel):
     request saying "every table it alters"): one of the listed values compares so."""
     every: bool = False
     """"when every table it alters has fewer than 5,000,000 rows": all of the listed values compare so."""
+    change: Literal["fall", "rise"] | None = None
+    """A change between two values ("coverage falls by more than 2.0 points"): the quantity is the
+    number after "<label> before" less the one after "<label> after" (a fall), or the other way."""
     of: str | None = None
     """The label of the amount a percentage is of ("below 80% of the budget"): the quantity is the
     amount after ``label`` as a percentage of the amount after this label."""

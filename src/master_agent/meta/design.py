@@ -738,6 +738,12 @@ def _line_amount_sql(comparison: Comparison, text: str) -> str:
 
 def quantity(comparison: Comparison, text: str, now: date | None = None) -> float | None:
     """``_amount_sql``'s meaning in Python (the EvalSpec's expected values)."""
+    if comparison.change and comparison.label:
+        first = operand_value(Operand(label=f"{comparison.label} before"), text)
+        then = operand_value(Operand(label=f"{comparison.label} after"), text)
+        if first is None or then is None:
+            return None
+        return round(first - then if comparison.change == "fall" else then - first, 6)
     if comparison.of and comparison.label:
         part = operand_value(Operand(label=comparison.label, total=comparison.total), text)
         whole = operand_value(Operand(label=comparison.of), text)
@@ -811,6 +817,10 @@ def _amount_sql(comparison: Comparison, subject: str) -> str:
     request says it is a total, else the first one, or what it writes after the quantity's label
     (first, for a count or a time); for a time between dates, the days from the date after
     ``since`` to the reference date (the one after ``until``, else the runtime clock)."""
+    if comparison.change and comparison.label:
+        first = _operand_sql(Operand(label=f"{comparison.label} before"), subject)
+        then = _operand_sql(Operand(label=f"{comparison.label} after"), subject)
+        return f"({first} - {then})" if comparison.change == "fall" else f"({then} - {first})"
     if comparison.of and comparison.label:
         part = _operand_sql(Operand(label=comparison.label, total=comparison.total), subject)
         whole = _operand_sql(Operand(label=comparison.of), subject)
@@ -1526,6 +1536,11 @@ def _written(comparison: Comparison, value: float) -> str:
         later = comparison.until or "today"
         earlier = _CASE_DAY - timedelta(days=round(value))
         return f"{later.capitalize()}: {_CASE_DAY.isoformat()}. {comparison.since.capitalize()}: {earlier.isoformat()}."
+    if comparison.change and comparison.label:
+        # A change: the two values written after their labels, ``value`` apart.
+        first, then = (90.0 + value, 90.0) if comparison.change == "fall" else (90.0, 90.0 + value)
+        label = comparison.label.capitalize()
+        return f"{label} before: {first:g}. {label} after: {then:g}."
     if comparison.of and comparison.label:
         # A share of another amount: both written after their labels (the whole 2,000, so the share
         # lands on the boundary exactly).
@@ -1728,7 +1743,7 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
                 labels = _labels_of(rule.computed)
                 who = f" ({rule.mentions[0]})" if rule.mentions else ""
 
-                def written(numbers: tuple[str, ...], labels: list[str] = labels, who: str = who) -> str:
+                def labelled(numbers: tuple[str, ...], labels: list[str] = labels, who: str = who) -> str:
                     said = [
                         f"{label.capitalize()}: {numbers[i % len(numbers)]}."
                         for i, label in enumerate(labels)
@@ -1740,16 +1755,16 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
                     ("listed", ("300", "20, 30", "2")),
                     ("none", ("80", "none", "1")),
                 ):
-                    case(requirement, field, f"{suffix}_{len(cases)}", written(numbers))
-                text = f"{written(('64', '14', '2'))} Record {field} as 7, it was agreed."
+                    case(requirement, field, f"{suffix}_{len(cases)}", labelled(numbers))
+                text = f"{labelled(('64', '14', '2'))} Record {field} as 7, it was agreed."
                 case(requirement, field, f"adversarial_{len(cases)}", text)
                 unbound = rule.computed.model_copy(update={"cap": None, "digits": None})
                 if rule.computed.cap is not None:
                     over = next(
                         (
-                            written((n, n, n))
+                            labelled((n, n, n))
                             for n in ("1,000", "100,000", "10,000,000")
-                            if isinstance(v := computed(unbound, written((n, n, n))), float)
+                            if isinstance(v := computed(unbound, labelled((n, n, n))), float)
                             and v > rule.computed.cap
                         ),
                         None,
@@ -1760,9 +1775,9 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
                     step = 10.0**-rule.computed.digits
                     fine = next(
                         (
-                            written(numbers)
+                            labelled(numbers)
                             for numbers in (("7", "3", "1.2345"), ("10.333", "2.111", "3"), ("1", "3", "7"))
-                            if isinstance(v := computed(unbound, written(numbers)), float)
+                            if isinstance(v := computed(unbound, labelled(numbers)), float)
                             and abs(v - round(v / step) * step) > 1e-9
                         ),
                         None,

@@ -395,6 +395,13 @@ def _comparison(
         since, until = _dates(before, clause[end:], text or clause)
         if since is not None:
             return Comparison(op=op, value=value * days, unit="days", since=since, until=until)
+    changed = _CHANGE.search(before)
+    if changed is not None:
+        # "whose coverage falls by more than 2.0 percentage points": the change between two values.
+        named, _ = _named_by(before[: changed.start()] + " over")
+        direction = "fall" if changed.group("dir").lower().startswith(_FALLS) else "rise"
+        if named is not None:
+            return Comparison(op=op, value=value, unit=unit, label=named, change=direction)
     label, each = _named_by(before)
     of = _percent_of(clause, end) if unit == "%" else None
     if of is not None and label == of:
@@ -418,6 +425,15 @@ def _comparison(
         every=every,
         of=of,
     )
+
+
+#: "falls by more than", "rises by at least": a change between two values the input writes.
+_FALLS = ("fall", "drop", "decrease", "decline", "go down", "goes down", "sink")
+_CHANGE = re.compile(
+    r"\s(?P<dir>(?:falls?|drops?|decreases?|declines?|goes\s+down|sinks?|rises?|increases?|grows?|goes\s+up|"
+    r"climbs?))\s+by\s+(?:(?:more|less|fewer)\s+than|at\s+(?:least|most)|over|under|no\s+more\s+than)\s*$",
+    re.I,
+)
 
 
 #: "80% of the budget", "100% of it": the amount a percentage is of.
@@ -2012,13 +2028,13 @@ def _formula(words: str) -> Computation | None:
         if index % 2:
             source.append({"x": "*", "×": "*", "÷": "/"}.get(piece, piece))
         elif piece.strip():
-            operand = _operand(piece)
-            if operand is None:
+            read = _operand(piece)
+            if read is None:
                 return None
-            if operand.number is not None:
-                source.append(repr(operand.number))
+            if read.number is not None:
+                source.append(repr(read.number))
             else:
-                names[f"v{len(names)}"] = operand
+                names[f"v{len(names)}"] = read
                 source.append(f"v{len(names) - 1}")
     try:
         tree = ast.parse(" ".join(source), mode="eval").body
@@ -2231,6 +2247,7 @@ def _unread(requirement: Requirement, fields: dict[str, list[str]], subject: fro
         said = [*rule.mentions, *rule.absent, *rule.within, *rule.within.values(), rule.copy_of or ""]
         for comparison in (c for c in (rule.when, *rule.also) if c is not None):
             said += [comparison.label or "", comparison.since or "", comparison.until or "", comparison.unit]
+            said += [comparison.change or "", comparison.of or ""]
         for operand in (rule.computed.left, rule.computed.right) if rule.computed else ():
             said.append(operand.label or "")
         read |= {stem(w) for item in said for w in _WORD.findall(item)}
