@@ -270,3 +270,18 @@ async def test_a_change_between_two_labelled_values_is_compared_in_python_and_in
         async with resources.database.pool.connection() as conn:
             row = await (await conn.execute(sql, {subject: text})).fetchone()
         assert row is not None and row["verdict"] == verdict, (text, row)
+
+
+PRECEDENCE = (
+    "Build an agent system that reviews pull requests. It returns a JSON object with verdict (pass, block or "
+    'warn). A pull request that mentions a secret gets verdict "warn". A pull request that mentions a password '
+    'gets verdict "block". block wins over warn. Every other pull request gets verdict "pass".'
+)
+
+
+def test_a_value_said_to_win_over_another_orders_the_rules_and_is_tested_with_both() -> None:
+    requirements = extract_requirements(PRECEDENCE)[1]
+    assert all(r.buildable for r in requirements), requirements
+    assert _decided(PRECEDENCE, "Adds a secret token and a password.")["verdict"] == "block"
+    both = [c for c in design_eval(design_system(PRECEDENCE, None, "langgraph")).cases if "_both_" in c.id]
+    assert [c.expect for c in both] == [{"verdict": "block"}], both

@@ -59,7 +59,7 @@ from master_agent.meta.artifacts import (
     ToolEntry,
 )
 from master_agent.meta.failures import CompileError
-from master_agent.meta.requirements import extract_requirements
+from master_agent.meta.requirements import PRECEDES, extract_requirements
 from master_agent.models.embeddings import Embedder
 from master_agent.untrusted.sql_text import MAX_SQL_CHARS
 
@@ -363,6 +363,16 @@ def field_rules(requirements: list[Requirement]) -> dict[str, list[Rule]]:
                     if mine and first is not None and listed.index(mine[0]) > first:
                         rest = [r for r in listed if r not in mine]
                         rules[field] = [*rest[:first], *mine, *rest[first:]]
+    for requirement in requirements:
+        # "fix_logging wins over coverage_drop": the winner's rules before the first of the other's.
+        for found in PRECEDES.finditer(requirement.text):
+            for listed in rules.values():
+                mine = [r for r in listed if r.value == found.group("first") and not r.default]
+                theirs = [r for r in listed if r.value == found.group("then") and not r.default]
+                if mine and theirs and listed.index(mine[0]) > listed.index(theirs[0]):
+                    rest = [r for r in listed if r not in mine]
+                    at = rest.index(theirs[0])
+                    listed[:] = [*rest[:at], *mine, *rest[at:]]
     for listed in rules.values():
         # A rule with the comparisons of another and things to mention besides is its exception
         # ("their accounts are never frozen ... notify instead"): it comes before it.
@@ -1822,6 +1832,18 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
             if (rule.absent or rule.mentions) and not (rule.when or rule.computed or rule.copy_of):
                 for suffix, text, judged in _look_alikes(rule, noun):
                     case(requirement, field, f"{suffix}_{len(cases)}", text, judged)
+    for requirement in [r for r in system.requirements if r.buildable and not r.rules]:
+        for found in PRECEDES.finditer(requirement.text):
+            # "block wins over warn": an input giving each value, together (a system deciding them in
+            # the other order answers the loser).
+            for field, listed in rules_of.items():
+                texts = {
+                    value: next((str(c.inputs[subject]) for c in cases if c.expect.get(field) == value), None)
+                    for value in (found.group("first"), found.group("then"))
+                }
+                if all(texts.values()) and any(r.value == found.group("first") for r in listed):
+                    both = " ".join(str(t) for t in texts.values())
+                    case(requirement, field, f"both_{len(cases)}", both)
     for requirement in [r for r in system.requirements if r.buildable]:
         for rule in requirement.rules:
             for c in [x for x in [*([rule.when] if rule.when else []), *rule.also] if x.times]:

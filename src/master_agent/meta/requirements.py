@@ -1395,7 +1395,7 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
     chained = _instead(
         fields, _of_fields(fields, _summed(text, _worth_of_units(_declared_dates(text, chained))))
     )
-    chained = _not_yet(chained)
+    chained = [_precedence(r, fields) for r in _not_yet(chained)]
     built = _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
     read = _two_defaults([_unread(requirement, fields, subject) for requirement in built])
     return fields, [*read, *_unaccounted(text, fields, declaration, read)]
@@ -1824,6 +1824,26 @@ def _instead(fields: dict[str, list[str]], requirements: list[Requirement]) -> l
             )
         out.append(requirement)
     return out
+
+
+#: "fix_logging wins over coverage_drop": which of two values of a field is decided first.
+PRECEDES = re.compile(
+    r"(?:^|[\s\"])(?P<first>[a-z][a-z0-9_-]*)\"?\s+(?:wins\s+over|takes\s+precedence\s+over|overrides|beats|"
+    r"comes\s+before|is\s+decided\s+before)\s+\"?(?P<then>[a-z][a-z0-9_-]*)\b",
+    re.I,
+)
+
+
+def _precedence(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
+    """A sentence saying which of two values of a field wins states no rule of its own: the field's
+    rules are ordered by it (``field_rules``)."""
+    found = PRECEDES.search(requirement.text)
+    if found is None or any(r.when or r.also for r in requirement.rules):
+        return requirement
+    first, then = found.group("first"), found.group("then")
+    if not any(first in values and then in values for values in fields.values()):
+        return requirement
+    return requirement.model_copy(update={"rules": [], "kind": "route", "buildable": True, "why_not": None})
 
 
 #: "a bag that is not yet delivered": an event the input says has not happened.
