@@ -285,3 +285,29 @@ def test_a_value_said_to_win_over_another_orders_the_rules_and_is_tested_with_bo
     assert _decided(PRECEDENCE, "Adds a secret token and a password.")["verdict"] == "block"
     both = [c for c in design_eval(design_system(PRECEDENCE, None, "langgraph")).cases if "_both_" in c.id]
     assert [c.expect for c in both] == [{"verdict": "block"}], both
+
+
+SWAPS = (
+    "Build an agent system that screens shift swaps. Each request gives the nurse giving the shift and the nurse "
+    "taking it, each with their band. It returns a JSON object with decision (approve or refer). A swap between "
+    'nurses on different bands is referred (decision "refer"); every other swap is approved (decision "approve").'
+)
+
+
+async def test_values_written_after_a_noun_that_differ_in_python_and_in_sql(
+    resources: RuntimeResources,
+) -> None:
+    system = design_system(SWAPS, None, "langgraph")
+    rules = field_rules(system.requirements)
+    component = next(c for c in system.components if c.outputs == ["decision"])
+    subject = next(k.name for k in system.state_schema if k.external)
+    sql = decision_sql(component, subject, {})
+    for text, decision in [
+        ("Giving: A. Osei (band 5). Taking: R. Dunn (band 7).", "refer"),
+        ("Giving: A. Osei (Band 6). Taking: R. Dunn (band six). Same grade, no need to refer.", "approve"),
+        ("Giving: A. Osei (band 6). Taking: R. Dunn (band 6).", "approve"),
+    ]:
+        assert expected_value(rules["decision"], text, rules) == decision, text
+        async with resources.database.pool.connection() as conn:
+            row = await (await conn.execute(sql, {subject: text})).fetchone()
+        assert row is not None and row["decision"] == decision, (text, row)

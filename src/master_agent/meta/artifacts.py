@@ -387,6 +387,9 @@ class Rule(BaseModel):
     within: dict[str, str] = Field(default_factory=dict)
     """The input label a mention is read after, by item ("enterprise": "plan" reads "Plan: enterprise",
     not a claim inside the message); the whole input where it writes no such label."""
+    differ: list[str] = Field(default_factory=list)
+    """Applies when the input writes different values after each of these nouns ("a swap between
+    nurses on different bands": "band 5" and "band 7")."""
     default: bool = False
     """The value when no other rule of the field applies."""
 

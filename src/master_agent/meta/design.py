@@ -1091,6 +1091,13 @@ def _case_sql(rules: list[Rule], subject: str, rules_of: dict[str, list[Rule]]) 
             conditions.append(f"({_mentions_sql(rule.mentions, subject, rule.within)})")
         if rule.mentions_too:
             conditions.append(f"({_mentions_sql(rule.mentions_too, subject, rule.within)})")
+        words = ", ".join(f"('{word}', '{n}')" for word, n in _SMALL.items())
+        for noun in rule.differ:
+            conditions.append(
+                f"(SELECT count(DISTINCT COALESCE(w.n, lower(m[1]))) FROM regexp_matches(%({subject})s::text, "
+                f"{_sql_text(_pg(_after_noun(noun)))}, 'g') AS m LEFT JOIN (VALUES {words}) AS w(word, n) "
+                "ON w.word = lower(m[1])) > 1"
+            )
         if rule.absent:
             conditions.append(f"NOT ({_mentions_sql(rule.absent, subject, rule.within)})")
         for field, value in rule.given.items():
@@ -1134,13 +1141,17 @@ def applies(
         return False
     if rule.mentions_too and not any(mentioned(i, text, senses, within.get(i)) for i in rule.mentions_too):
         return False
+    for noun in rule.differ:
+        written = {_SMALL.get(found.lower(), found.lower()) for found in re.findall(_after_noun(noun), text)}
+        if len(written) < 2:
+            return False
     if rule.absent and any(mentioned(item, text, senses, within.get(item)) for item in rule.absent):
         return False
     for field, value in rule.given.items():
         others = {k: v for k, v in (rules_of or {}).items() if k != field}  # no field decides itself
         if expected_value((rules_of or {}).get(field, []), text, others, senses) != value:
             return False
-    return bool(rule.when or rule.also or rule.mentions or rule.absent or rule.given)
+    return bool(rule.when or rule.also or rule.mentions or rule.absent or rule.given or rule.differ)
 
 
 def expected_value(
@@ -1189,6 +1200,42 @@ def operand_value(operand: Operand, text: str) -> float | None:
 
 #: A label written as a field with no number after it ("Payments: none").
 _NONE = r"\s*[:=]"
+
+
+#: Small numbers written in words, as the digits an input may write them by ("band six" is band 6).
+_SMALL = {
+    word: str(n)
+    for n, word in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
+    )
+}
+
+
+def _after_noun(noun: str) -> str:
+    """The value an input writes after a noun ("band 5", "Band: 7", "grade B"), its one group."""
+    return r"(?i)\b" + re.escape(singular(noun.lower())) + r"s?\b[\s:#=]*([a-z0-9][a-z0-9.-]*)"
 
 
 def _other_date(text: str, event: date | None) -> date | None:
@@ -1799,6 +1846,16 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
                     # The second number written as a percentage: that share of the first.
                     text = f"{noun}{who}. {left.label.capitalize()}: 1,240.00. {right.label.capitalize()}: 12.5%."
                     case(requirement, field, f"percent_{len(cases)}", text)
+            elif rule.differ:
+                # Two values after the noun: different, the same, the same written once in words.
+                what = rule.differ[0].lower()
+                for suffix, first, second in (
+                    ("differ", "5", "7"),
+                    ("same", "6", "6"),
+                    ("worded", "6", "six"),
+                ):
+                    text = f"{noun}: one at {what} {first}, the other at {what} {second}.{about}"
+                    case(requirement, field, f"{suffix}_{len(cases)}", text)
             elif rule.absent:
                 item = said_as(rule.absent[0])
                 # The rule's own mention held, so the absent item is what decides ("DROP TABLE x").

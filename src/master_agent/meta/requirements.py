@@ -1397,8 +1397,37 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
     )
     chained = [_precedence(r, fields) for r in _not_yet(chained)]
     built = _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
-    read = _two_defaults([_unread(requirement, fields, subject) for requirement in built])
+    read = _two_defaults([_unread(_different(requirement, fields), fields, subject) for requirement in built])
     return fields, [*read, *_unaccounted(text, fields, declaration, read)]
+
+
+#: "a swap between nurses on different bands": values written after a noun that differ.
+_DIFFERENT = re.compile(r"\b(?:on|in|with|of|at|from|in\s+two)\s+different\s+(?P<noun>[a-z]{3,})\b", re.I)
+
+
+def _different(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
+    """A value said of things "on different bands" holds where the input writes different values
+    after that noun (not where it mentions the words "different bands")."""
+    found = _DIFFERENT.search(requirement.text)
+    if found is None:
+        return requirement
+    end = requirement.text.find(";", found.end())
+    clause = requirement.text[requirement.text.rfind(";", 0, found.start()) + 1 : end if end >= 0 else None]
+    noun = singular_unit(found.group("noun").lower())
+    rules = [
+        r.model_copy(update={"default": False, "mentions": [], "within": {}, "differ": [noun]})
+        if f'"{r.value}"' in clause
+        and not (r.when or r.computed or r.absent or r.given)
+        and all(_stem(noun)[:4] in item for item in r.mentions)
+        else r
+        for r in requirement.rules
+    ]
+    if rules == requirement.rules:
+        return requirement
+    kind, buildable, why = _kind_of(requirement.text, rules, fields)
+    return requirement.model_copy(
+        update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why}
+    )
 
 
 def _two_defaults(requirements: list[Requirement]) -> list[Requirement]:
@@ -2387,7 +2416,7 @@ def _kind_of(
     if not conditional and rules:
         return kind, True, None  # "a diff with none of these problems is approved": a default
     if not conditional or not all(
-        r.when is not None or r.mentions or r.absent or r.copy_of or r.given for r in conditional
+        r.when is not None or r.mentions or r.absent or r.copy_of or r.given or r.differ for r in conditional
     ):
         return kind, False, "no condition could be read for each of its values"
     decided = {v.lower() for values in (fields or {}).values() for v in values}
