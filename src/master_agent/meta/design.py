@@ -1235,7 +1235,7 @@ _SMALL = {
 
 def _after_noun(noun: str) -> str:
     """The value an input writes after a noun ("band 5", "Band: 7", "grade B"), its one group."""
-    return r"(?i)\b" + re.escape(singular(noun.lower())) + r"s?\b[\s:#=]*([a-z0-9][a-z0-9.-]*)"
+    return r"(?i)\b" + re.escape(singular(noun.lower())) + r"s?\b[\s:#=]*([a-z0-9]+(?:[.-][a-z0-9]+)*)"
 
 
 def _other_date(text: str, event: date | None) -> date | None:
