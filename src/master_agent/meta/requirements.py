@@ -582,7 +582,7 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
         event = words[at - 1].lower()
     reference = re.match(r"\s*(?:[a-z]+\s+)?" + named, after, re.I) or re.search(r"\b" + named, text, re.I)
     happened = next((m for p in _EVENT_AFTER if (m := p.match(after)) is not None), None)
-    if happened is not None and not re.match(r"\s*(?:[a-z]+\s+)?" + named, after, re.I):
+    if happened is not None and not re.match(r"\s*(?:[a-z]+\s+){0,3}?" + named, after, re.I):
         # "more than 21 days after the bag was delivered", "21 days or fewer after delivery": the date
         # of that event, by its verb ("delivery": deliver), is the earlier one.
         word = happened.group("event").lower()
@@ -1431,22 +1431,25 @@ def _different(requirement: Requirement, fields: dict[str, list[str]]) -> Requir
 
 
 def _two_defaults(requirements: list[Requirement]) -> list[Requirement]:
-    """A field given two different values each with no condition ("a swap between nurses on
-    different bands is referred ...; every other swap is approved"): all but the last had a
-    condition no rule was read from, so they are not built (the gate fails them)."""
-    last: dict[str, RuleValue] = {}
-    for requirement in requirements:
-        for rule in requirement.rules:
-            if rule.default and requirement.buildable:
-                last[rule.field] = rule.value
+    """A requirement giving a field one value with no condition, before another requirement giving it
+    another with none ("a swap between nurses on different bands is referred ...; every other swap is
+    approved"): its condition was not read, so it is not built (the gate fails it)."""
     out = []
-    for requirement in requirements:
-        earlier = [
-            r
-            for r in requirement.rules
-            if r.default and not r.computed and last.get(r.field, r.value) != r.value
-        ]
-        if earlier and requirement.buildable:
+    for position, requirement in enumerate(requirements):
+        rules = requirement.rules
+        later = {
+            r.value
+            for other in requirements[position + 1 :]
+            for r in other.rules
+            if r.default and len(rules) == 1 and r.field == rules[0].field
+        }
+        if (
+            len(rules) == 1
+            and rules[0].default
+            and not rules[0].computed
+            and later - {rules[0].value}
+            and requirement.buildable
+        ):
             requirement = requirement.model_copy(update={"buildable": False, "why_not": _UNREAD_RULE})
         out.append(requirement)
     return out
