@@ -1893,12 +1893,12 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
         for found in PRECEDES.finditer(requirement.text):
             # "block wins over warn": an input giving each value, together (a system deciding them in
             # the other order answers the loser).
-            for field, listed in rules_of.items():
+            for field, ordered in rules_of.items():
                 texts = {
                     value: next((str(c.inputs[subject]) for c in cases if c.expect.get(field) == value), None)
                     for value in (found.group("first"), found.group("then"))
                 }
-                if all(texts.values()) and any(r.value == found.group("first") for r in listed):
+                if all(texts.values()) and any(r.value == found.group("first") for r in ordered):
                     both = " ".join(str(t) for t in texts.values())
                     case(requirement, field, f"both_{len(cases)}", both)
     for requirement in [r for r in system.requirements if r.buildable]:

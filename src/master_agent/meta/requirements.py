@@ -1507,7 +1507,7 @@ _NEVER_SAYS = re.compile(
 #: "must never mention refunds", "does not discuss pricing or discounts": a subject the text keeps off.
 _NEVER_MENTIONS = re.compile(
     r"\b(?:never|not|no|without)\s+(?:\w+\s+){0,2}?(?:mention(?:s|ing)?|discuss(?:es|ing)?|talks?\s+about|"
-    r"brings?\s+up|refers?\s+to|promis(?:e|es|ing))\s+(?P<rest>[a-z][a-z ,-]{1,80})",
+    r"brings?\s+up|refers?\s+to)\s+(?P<rest>[a-z][a-z ,-]{1,80})",
     re.I,
 )
 
