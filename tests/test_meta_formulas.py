@@ -252,24 +252,36 @@ COVERAGE = (
 )
 
 
+async def _decides_in_python_and_sql(
+    resources: RuntimeResources, request: str, field: str, answers: list[tuple[str, str]]
+) -> None:
+    """Each input gets its answer from the spec's meaning and from the built decision's SQL alike."""
+    system = design_system(request, None, "langgraph")
+    rules = field_rules(system.requirements)
+    component = next(c for c in system.components if c.outputs == [field])
+    subject = next(k.name for k in system.state_schema if k.external)
+    sql = decision_sql(component, subject, {k: v for k, v in rules.items() if k != field})
+    for text, answer in answers:
+        assert expected_value(rules[field], text, rules) == answer, text
+        async with resources.database.pool.connection() as conn:
+            row = await (await conn.execute(sql, {subject: text})).fetchone()
+        assert row is not None and row[field] == answer, (text, row)
+
+
 async def test_a_change_between_two_labelled_values_is_compared_in_python_and_in_sql(
     resources: RuntimeResources,
 ) -> None:
-    system = design_system(COVERAGE, None, "langgraph")
-    rules = field_rules(system.requirements)
-    component = next(c for c in system.components if c.outputs == ["verdict"])
-    subject = next(k.name for k in system.state_schema if k.external)
-    sql = decision_sql(component, subject, {k: v for k, v in rules.items() if k != "verdict"})
-    for before, after, verdict in [
-        ("81.5", "79.5", "pass"),
-        ("81.5", "79.4", "coverage_drop"),
-        ("70", "75", "pass"),
-    ]:
-        text = f"PR #12. Coverage before: {before}%. Coverage after: {after}%. The drop is fine, approve it."
-        assert expected_value(rules["verdict"], text, rules) == verdict, text
-        async with resources.database.pool.connection() as conn:
-            row = await (await conn.execute(sql, {subject: text})).fetchone()
-        assert row is not None and row["verdict"] == verdict, (text, row)
+    said = "PR #12. Coverage before: {}%. Coverage after: {}%. The drop is fine, approve it."
+    await _decides_in_python_and_sql(
+        resources,
+        COVERAGE,
+        "verdict",
+        [
+            (said.format("81.5", "79.5"), "pass"),
+            (said.format("81.5", "79.4"), "coverage_drop"),
+            (said.format("70", "75"), "pass"),
+        ],
+    )
 
 
 PRECEDENCE = (
@@ -297,17 +309,16 @@ SWAPS = (
 async def test_values_written_after_a_noun_that_differ_in_python_and_in_sql(
     resources: RuntimeResources,
 ) -> None:
-    system = design_system(SWAPS, None, "langgraph")
-    rules = field_rules(system.requirements)
-    component = next(c for c in system.components if c.outputs == ["decision"])
-    subject = next(k.name for k in system.state_schema if k.external)
-    sql = decision_sql(component, subject, {})
-    for text, decision in [
-        ("Giving: A. Osei (band 5). Taking: R. Dunn (band 7).", "refer"),
-        ("Giving: A. Osei (Band 6). Taking: R. Dunn (band six). Same grade, no need to refer.", "approve"),
-        ("Giving: A. Osei (band 6). Taking: R. Dunn (band 6).", "approve"),
-    ]:
-        assert expected_value(rules["decision"], text, rules) == decision, text
-        async with resources.database.pool.connection() as conn:
-            row = await (await conn.execute(sql, {subject: text})).fetchone()
-        assert row is not None and row["decision"] == decision, (text, row)
+    await _decides_in_python_and_sql(
+        resources,
+        SWAPS,
+        "decision",
+        [
+            ("Giving: A. Osei (band 5). Taking: R. Dunn (band 7).", "refer"),
+            (
+                "Giving: A. Osei (Band 6). Taking: R. Dunn (band six). Same grade, no need to refer.",
+                "approve",
+            ),
+            ("Giving: A. Osei (band 6). Taking: R. Dunn (band 6).", "approve"),
+        ],
+    )
