@@ -143,3 +143,20 @@ async def test_work_on_a_system_needs_one_and_never_builds(
 )
 def test_the_intent_is_the_first_named_and_a_build_only_when_asked(text: str, intent: str) -> None:
     assert intent_of(text)[0] == intent
+
+
+async def test_a_request_saying_nothing_is_asked_about_never_built(
+    meta: Any, tenant: str, resources: RuntimeResources
+) -> None:
+    result = (await meta.ainvoke({"request": {"text": "x"}}, _config(tenant)))["result"]
+    assert result["status"] == "failed" and "does not say what is wanted" in result["error"]
+    assert result["registered_agent"] is None
+    assert await _row_status(resources, result["request_id"]) == "failed"
+
+    config = _config(tenant)
+    await meta.ainvoke({"request": {"text": "asdf", "autonomous": False}}, config)
+    asked = (await meta.aget_state(config)).tasks[0].interrupts[0].value
+    assert asked["kind"] == "meta_request" and "does not say what is wanted" in asked["questions"][0]
+    state = await meta.ainvoke(Command(resume={"text": TRIAGE}), config)
+    assert state["result"]["status"] == "done" and state["result"]["intent"] == "build"
+    assert state["request"]["text"] == TRIAGE

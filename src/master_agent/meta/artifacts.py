@@ -307,6 +307,12 @@ class Comparison(BaseModel):
     request saying "every table it alters"): one of the listed values compares so."""
     every: bool = False
     """"when every table it alters has fewer than 5,000,000 rows": all of the listed values compare so."""
+    change: Literal["fall", "rise"] | None = None
+    """A change between two values ("coverage falls by more than 2.0 points"): the quantity is the
+    number after "<label> before" less the one after "<label> after" (a fall), or the other way."""
+    of: str | None = None
+    """The label of the amount a percentage is of ("below 80% of the budget"): the quantity is the
+    amount after ``label`` as a percentage of the amount after this label."""
     times: str | None = None
     """The output field counting the units of what the quantity is the worth of ("an order worth more
     than $25,000" of an order of ``quantity`` units): where the input writes its amount per unit
@@ -324,19 +330,30 @@ class Operand(BaseModel):
     label with no number: "Payments: none"; unknown when it writes no such label)."""
     total: bool = False
     """Every number listed after the label, summed ("the payments listed", "total hours")."""
+    computed: Computation | None = None
+    """A value computed itself: the bracket of a formula ("(requested limit - current limit) /
+    current limit x 100")."""
 
 
 class Computation(BaseModel):
-    """A value computed from the input's numbers: ``left - right``, ``left + right``, ``left``
-    above ``right`` (the part over it, never below 0: "total hours above 40"), or ``days_after``:
-    the date written after ``left``'s label moved by ``right`` days, as an ISO date ("90 days after
-    the start date"; a date before it is a negative number of days)."""
+    """A value computed from the input's numbers: ``left - right``, ``left + right``, ``left * right``,
+    ``left / right`` (null when ``right`` is 0), ``left`` above ``right`` (the part over it, never
+    below 0: "total hours above 40"), or ``days_after``: the date written after ``left``'s label moved
+    by ``right`` days, as an ISO date ("90 days after the start date"; a date before it is a negative
+    number of days). A number is then capped and rounded as the request says."""
 
     model_config = ConfigDict(extra="forbid")
 
-    op: Literal["-", "+", "above", "days_after"]
+    op: Literal["-", "+", "*", "/", "above", "days_after"]
     left: Operand
     right: Operand
+    cap: float | None = None
+    """The most it may be ("capped at $300", "at most 40")."""
+    digits: int | None = Field(default=None, ge=0, le=6)
+    """Rounded to this many decimals ("rounded to one decimal place")."""
+
+
+Operand.model_rebuild()  # its ``computed`` names the class declared after it
 
 
 class Rule(BaseModel):
@@ -370,6 +387,9 @@ class Rule(BaseModel):
     within: dict[str, str] = Field(default_factory=dict)
     """The input label a mention is read after, by item ("enterprise": "plan" reads "Plan: enterprise",
     not a claim inside the message); the whole input where it writes no such label."""
+    differ: list[str] = Field(default_factory=list)
+    """Applies when the input writes different values after each of these nouns ("a swap between
+    nurses on different bands": "band 5" and "band 7")."""
     default: bool = False
     """The value when no other rule of the field applies."""
 

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import itertools
 import json
+import keyword
 import math
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
 from master_agent.capabilities.tools.lexicon import a_kind_of
@@ -57,7 +59,7 @@ from master_agent.meta.artifacts import (
     ToolEntry,
 )
 from master_agent.meta.failures import CompileError
-from master_agent.meta.requirements import extract_requirements
+from master_agent.meta.requirements import PRECEDES, extract_requirements
 from master_agent.models.embeddings import Embedder
 from master_agent.untrusted.sql_text import MAX_SQL_CHARS
 
@@ -153,7 +155,9 @@ def parse_steps(request: str) -> list[Step]:
 
 
 def _key(words: tuple[str, ...], fallback: str) -> str:
-    return "_".join(singular(w) for w in words[-1:]) or fallback
+    key = "_".join(singular(w) for w in words[-1:]) or fallback
+    # A tool's argument is a Python name: "handles returns" takes a "return_item", not a keyword.
+    return f"{key}_item" if keyword.iskeyword(key) or keyword.issoftkeyword(key) else key
 
 
 def _purpose(request: str) -> str:
@@ -359,6 +363,34 @@ def field_rules(requirements: list[Requirement]) -> dict[str, list[Rule]]:
                     if mine and first is not None and listed.index(mine[0]) > first:
                         rest = [r for r in listed if r not in mine]
                         rules[field] = [*rest[:first], *mine, *rest[first:]]
+    for requirement in requirements:
+        # "fix_logging wins over coverage_drop": the winner's rules before the first of the other's.
+        for found in PRECEDES.finditer(requirement.text):
+            for listed in rules.values():
+                mine = [r for r in listed if r.value == found.group("first") and not r.default]
+                theirs = [r for r in listed if r.value == found.group("then") and not r.default]
+                if mine and theirs and listed.index(mine[0]) > listed.index(theirs[0]):
+                    rest = [r for r in listed if r not in mine]
+                    at = rest.index(theirs[0])
+                    listed[:] = [*rest[:at], *mine, *rest[at:]]
+    for listed in rules.values():
+        # A rule with the comparisons of another and things to mention besides is its exception
+        # ("their accounts are never frozen ... notify instead"): it comes before it.
+        for rule in [r for r in listed if r.mentions and r.when and not r.default]:
+            general = next(
+                (
+                    r
+                    for r in listed
+                    if r.when == rule.when
+                    and r.also == rule.also
+                    and not r.mentions
+                    and r.value != rule.value
+                ),
+                None,
+            )
+            if general is not None and listed.index(general) < listed.index(rule):
+                listed.remove(rule)
+                listed.insert(listed.index(general), rule)
     return rules
 
 
@@ -559,7 +591,8 @@ def _amount_patterns(comparison: Comparison) -> list[str]:
 
 
 #: What an input writes after a quantity's label, up to the next separator (a decimal point is none).
-_SEGMENT = r"[\s:=#]*((?:[^|\n.]|\.(?=[0-9]))*)"
+#: A label whose words go on to a colon ("Late payments in the last 12 months: 0") is read after it.
+_SEGMENT = r"[\s:=#]*(?:[a-z][a-z0-9 ]{0,40}:)?((?:[^|\n.]|\.(?=[0-9]))*)"
 #: A number standing on its own in that segment (not the digits of an identifier: "CHG-5102").
 _SIGNED = r"(?<![A-Za-z0-9_-])([+-]?[0-9][0-9,]*(?:\.[0-9]+)?)"
 #: Items of a listed segment ("checkout, cart and search").
@@ -586,6 +619,14 @@ def _label_patterns(comparison: Comparison) -> list[tuple[str, bool]]:
     if re.fullmatch(r"[a-z]{3,}", unit) and unit not in ("eur", "gbp", "usd"):
         out.append((r"(?i)(?<![a-z])" + re.escape(singular(unit)) + r"s?\b" + _SEGMENT, True))
     return out
+
+
+def _field_first(comparison: Comparison) -> list[str]:
+    """The label patterns of a number read after its label, each first as a field ("Monthly budget:
+    $10,000", not the "Budget alert." before it), then anywhere."""
+    patterns = [pattern for pattern, _ in _label_patterns(comparison)]
+    fields = [p.removesuffix(_SEGMENT) + r"(?=\s*[:=])" + _SEGMENT for p in patterns if p.endswith(_SEGMENT)]
+    return [*fields, *patterns]
 
 
 def _aggregate(values: list[float], comparison: Comparison) -> float:
@@ -707,6 +748,16 @@ def _line_amount_sql(comparison: Comparison, text: str) -> str:
 
 def quantity(comparison: Comparison, text: str, now: date | None = None) -> float | None:
     """``_amount_sql``'s meaning in Python (the EvalSpec's expected values)."""
+    if comparison.change and comparison.label:
+        first = operand_value(Operand(label=f"{comparison.label} before"), text)
+        then = operand_value(Operand(label=f"{comparison.label} after"), text)
+        if first is None or then is None:
+            return None
+        return round(first - then if comparison.change == "fall" else then - first, 6)
+    if comparison.of and comparison.label:
+        part = operand_value(Operand(label=comparison.label, total=comparison.total), text)
+        whole = operand_value(Operand(label=comparison.of), text)
+        return part / whole * 100 if part is not None and whole else None
     if comparison.since:
         return _days(comparison, text, now)
     if _counts_working_days(comparison.unit):
@@ -776,14 +827,28 @@ def _amount_sql(comparison: Comparison, subject: str) -> str:
     request says it is a total, else the first one, or what it writes after the quantity's label
     (first, for a count or a time); for a time between dates, the days from the date after
     ``since`` to the reference date (the one after ``until``, else the runtime clock)."""
+    if comparison.change and comparison.label:
+        first = _operand_sql(Operand(label=f"{comparison.label} before"), subject)
+        then = _operand_sql(Operand(label=f"{comparison.label} after"), subject)
+        return f"({first} - {then})" if comparison.change == "fall" else f"({then} - {first})"
+    if comparison.of and comparison.label:
+        part = _operand_sql(Operand(label=comparison.label, total=comparison.total), subject)
+        whole = _operand_sql(Operand(label=comparison.of), subject)
+        return f"({part} / NULLIF({whole}, 0) * 100)"
     if comparison.since:
         # No later date named: the input's own "Today: ..." if it writes one, else the runtime clock.
-        reference = (
-            _date_sql(comparison.until, subject)
-            if comparison.until
-            else f"COALESCE({_date_sql('today', subject)}, %(now)s::date)"
-        )
-        return f"({reference} - {_date_sql(comparison.since, subject)})"
+        event = _date_sql(comparison.since, subject)
+        if comparison.until:
+            # Its label unwritten: the input's first other date (``_other_date``).
+            other = (
+                f"(SELECT m[1]::date FROM regexp_matches(%({subject})s::text, {_sql_text(_ISO_DATE)}, 'g') AS m "
+                f"WHERE m[1] ~ '^[0-9]{{4}}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$' "
+                f"AND m[1]::date IS DISTINCT FROM {event} LIMIT 1)"
+            )
+            reference = f"COALESCE({_date_sql(comparison.until, subject)}, {other})"
+        else:
+            reference = f"COALESCE({_date_sql('today', subject)}, %(now)s::date)"
+        return f"({reference} - {event})"
     if _counts_working_days(comparison.unit):
         return _working_sql(subject)
     written = _written_sql(comparison, f"%({subject})s::text")
@@ -862,7 +927,8 @@ def _exact(item: str) -> str | None:
     if len(item) < 3 or not (item.startswith('"') and item.endswith('"')):
         return None
     words = [re.escape(w) for w in item[1:-1].split()]
-    return r"(?i)(?<![a-z0-9_])" + r"\s+".join(words) + r"(?![a-z0-9_])"
+    # Whole: not inside a longer name either ("payments-core" is not "payments-core-staging").
+    return r"(?i)(?<![a-z0-9_])" + r"\s+".join(words) + r"(?![a-z0-9_]|-[a-z0-9])"
 
 
 def said_as(item: str) -> str:
@@ -941,6 +1007,10 @@ PER_UNIT = (
 
 
 def _compared_sql(comparison: Comparison, subject: str, rules_of: dict[str, list[Rule]] | None = None) -> str:
+    if comparison.label and rules_of and comparison.label in rules_of:
+        others = {k: v for k, v in rules_of.items() if k != comparison.label}
+        decided = _case_sql(rules_of[comparison.label], subject, others)
+        return f"({decided})::numeric {comparison.op} {comparison.value!r}"
     amount = _amount_sql(comparison, subject)
     if comparison.times and rules_of and comparison.times in rules_of:
         # Written per unit: times the units the other field decides.
@@ -954,7 +1024,12 @@ def _compared_sql(comparison: Comparison, subject: str, rules_of: dict[str, list
 def worth(
     comparison: Comparison, text: str, now: date | None = None, rules_of: dict[str, list[Rule]] | None = None
 ) -> float | None:
-    """``quantity``, times the units another field decides where the input writes it per unit."""
+    """``quantity``, times the units another field decides where the input writes it per unit; of a
+    field the answer computes ("when hours_after is more than 48"), that field's value."""
+    if comparison.label in (rules_of or {}):
+        others = {k: v for k, v in (rules_of or {}).items() if k != comparison.label}
+        value = expected_value((rules_of or {})[comparison.label or ""], text, others)
+        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
     found = quantity(comparison, text, now)
     if found is None or not comparison.times or comparison.times not in (rules_of or {}):
         return found
@@ -978,7 +1053,13 @@ def decision_sql(component: Component, subject: str, rules_of: dict[str, list[Ru
     read: list[str] = []
     for rules in [component.decision, *(rules_of or {}).values()]:
         for rule in rules:
-            read += [_amount_sql(c, subject) for c in [*([rule.when] if rule.when else []), *rule.also]]
+            for c in [*([rule.when] if rule.when else []), *rule.also]:
+                if c.label and c.label in (rules_of or {}):
+                    # A computed field compared: its whole decision, read once.
+                    others = {k: v for k, v in (rules_of or {}).items() if k != c.label}
+                    read.append(_case_sql((rules_of or {})[c.label], subject, others))
+                else:
+                    read.append(_amount_sql(c, subject))
             if rule.computed and rule.computed.op != "days_after":
                 read += [_operand_sql(o, subject) for o in (rule.computed.left, rule.computed.right)]
     columns: list[str] = []
@@ -1010,6 +1091,13 @@ def _case_sql(rules: list[Rule], subject: str, rules_of: dict[str, list[Rule]]) 
             conditions.append(f"({_mentions_sql(rule.mentions, subject, rule.within)})")
         if rule.mentions_too:
             conditions.append(f"({_mentions_sql(rule.mentions_too, subject, rule.within)})")
+        words = ", ".join(f"('{word}', '{n}')" for word, n in _SMALL.items())
+        for noun in rule.differ:
+            conditions.append(
+                f"(SELECT count(DISTINCT COALESCE(w.n, lower(m[1]))) FROM regexp_matches(%({subject})s::text, "
+                f"{_sql_text(_pg(_after_noun(noun)))}, 'g') AS m LEFT JOIN (VALUES {words}) AS w(word, n) "
+                "ON w.word = lower(m[1])) > 1"
+            )
         if rule.absent:
             conditions.append(f"NOT ({_mentions_sql(rule.absent, subject, rule.within)})")
         for field, value in rule.given.items():
@@ -1028,7 +1116,10 @@ def _case_sql(rules: list[Rule], subject: str, rules_of: dict[str, list[Rule]]) 
 
 def _days(comparison: Comparison, text: str, now: date | None) -> float | None:
     event = _dated(comparison.since or "", text)
-    reference = _dated(comparison.until, text) if comparison.until else (_dated("today", text) or now)
+    if comparison.until:
+        reference = _dated(comparison.until, text) or _other_date(text, event)
+    else:
+        reference = _dated("today", text) or now
     return float((reference - event).days) if event and reference else None
 
 
@@ -1050,13 +1141,17 @@ def applies(
         return False
     if rule.mentions_too and not any(mentioned(i, text, senses, within.get(i)) for i in rule.mentions_too):
         return False
+    for noun in rule.differ:
+        written = {_SMALL.get(found.lower(), found.lower()) for found in re.findall(_after_noun(noun), text)}
+        if len(written) < 2:
+            return False
     if rule.absent and any(mentioned(item, text, senses, within.get(item)) for item in rule.absent):
         return False
     for field, value in rule.given.items():
         others = {k: v for k, v in (rules_of or {}).items() if k != field}  # no field decides itself
         if expected_value((rules_of or {}).get(field, []), text, others, senses) != value:
             return False
-    return bool(rule.when or rule.also or rule.mentions or rule.absent or rule.given)
+    return bool(rule.when or rule.also or rule.mentions or rule.absent or rule.given or rule.differ)
 
 
 def expected_value(
@@ -1085,10 +1180,13 @@ def operand_value(operand: Operand, text: str) -> float | None:
     number ("Payments: none"), unknown when it writes no such label."""
     if operand.number is not None:
         return operand.number
+    if operand.computed is not None:
+        value = computed(operand.computed, text)
+        return value if isinstance(value, float) else None
     if _counts_working_days(operand.label):
         return working_days(text)
     reading = _operand_reading(operand)
-    for pattern, _ in _label_patterns(reading):
+    for pattern in _field_first(reading):
         found = re.search(pattern, text)
         if found is None:
             continue
@@ -1102,6 +1200,55 @@ def operand_value(operand: Operand, text: str) -> float | None:
 
 #: A label written as a field with no number after it ("Payments: none").
 _NONE = r"\s*[:=]"
+
+
+#: Small numbers written in words, as the digits an input may write them by ("band six" is band 6).
+_SMALL = {
+    word: str(n)
+    for n, word in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
+    )
+}
+
+
+def _after_noun(noun: str) -> str:
+    """The value an input writes after a noun ("band 5", "Band: 7", "grade B"), its one group."""
+    return r"(?i)\b" + re.escape(singular(noun.lower())) + r"s?\b[\s:#=]*([a-z0-9]+(?:[.-][a-z0-9]+)*)"
+
+
+def _other_date(text: str, event: date | None) -> date | None:
+    """The first date the input writes besides the event's: the later date of a time between dates
+    whose label the input does not write ("filed": its only other date)."""
+    for written in re.findall(_ISO_DATE, text):
+        try:
+            found = date.fromisoformat(written)
+        except ValueError:
+            continue
+        if event is not None and found != event:
+            return found
+    return None
 
 
 def _dated(label: str, text: str) -> date | None:
@@ -1126,26 +1273,48 @@ def computed(computation: Computation | None, text: str) -> float | str | None:
         return None
     if computation.op in ("-", "+") and _in_percent(computation.right, text):
         right = left * right / 100  # "the list price minus the discount" of "Discount: 15%"
-    if computation.op == "above":
-        return round(max(left - right, 0.0), 6)
-    return round(left - right if computation.op == "-" else left + right, 6)
+    if computation.op == "/" and right == 0:
+        return None
+    value = {
+        "above": max(left - right, 0.0),
+        "-": left - right,
+        "+": left + right,
+        "*": left * right,
+        "/": left / right if right else 0.0,
+    }[computation.op]
+    if computation.cap is not None:
+        value = min(value, computation.cap)
+    # Half away from zero, as Postgres rounds a numeric.
+    step = Decimal(1).scaleb(-(6 if computation.digits is None else computation.digits))
+    return float(Decimal(repr(value)).quantize(step, ROUND_HALF_UP))
 
 
 def _operand_sql(operand: Operand, subject: str) -> str:
     if operand.number is not None:
         return repr(operand.number)
+    if operand.computed is not None:
+        return _value_sql(operand.computed, subject)
     if _counts_working_days(operand.label):
         return _working_sql(subject)
     reading = _operand_reading(operand)
-    readings = [
-        f"(SELECT COALESCE((SELECT {_pick_sql(reading)} FROM (SELECT replace(m[1], ',', '')::numeric AS v "
-        f"FROM regexp_matches(l.seg, {_sql_text(_SIGNED)}, 'g') AS m) AS numbers), "
-        f"CASE WHEN %({subject})s::text ~ {_sql_text(_pg(pattern.removesuffix(_SEGMENT) + _NONE))} THEN 0 END) FROM "
-        f"(SELECT regexp_replace(substring(%({subject})s::text from {_sql_text(_pg(pattern))}), "
-        f"{_sql_text(_WHEN)}, ' ', 'g') AS seg) AS l WHERE l.seg IS NOT NULL)"
-        for pattern, _ in _label_patterns(reading)
-    ]
-    return f"COALESCE({', '.join(readings)})" if readings else "NULL"
+    labels = [p.removesuffix(_SEGMENT) for p in _field_first(reading)]
+    if not labels:
+        return "NULL"
+    # One reading over the labels in order (the first whose segment gives a number, or 0 where it is
+    # written with none): each label's pattern is written once, never a subquery per label.
+    text = f"%({subject})s::text"
+    segment = f"regexp_replace(substring({text} from p.label || {_sql_text(_pg(_SEGMENT))}), {_sql_text(_WHEN)}, ' ', 'g')"
+    numbers = (
+        f"(SELECT {_pick_sql(reading)} FROM (SELECT replace(m[1], ',', '')::numeric AS v "
+        f"FROM regexp_matches(l.seg, {_sql_text(_SIGNED)}, 'g') AS m) AS numbers)"
+    )
+    array = ", ".join(_sql_text(_pg(label)) for label in labels)
+    return (
+        f"(SELECT r.v FROM unnest(ARRAY[{array}]::text[]) WITH ORDINALITY AS p(label, n) "
+        f"CROSS JOIN LATERAL (SELECT COALESCE({numbers}, CASE WHEN {text} ~ (p.label || {_sql_text(_NONE)}) "
+        f"THEN 0 END) AS v FROM (SELECT {segment} AS seg) AS l WHERE l.seg IS NOT NULL) AS r "
+        "WHERE r.v IS NOT NULL ORDER BY p.n LIMIT 1)"
+    )
 
 
 #: A number written as a percentage ("Discount requested: 12.5%").
@@ -1178,13 +1347,37 @@ def _computed_sql(computation: Computation, subject: str) -> str:
     if computation.op == "days_after":
         moved = f"({_date_sql(computation.left.label or '', subject)} + {int(computation.right.number or 0)})"
         return f"to_char({moved}, 'YYYY-MM-DD')"
+    digits = 6 if computation.digits is None else computation.digits
+    return f"round({_value_sql(computation, subject)}, {digits})::float8"
+
+
+def _value_sql(computation: Computation, subject: str) -> str:
+    """A computation's number as a numeric, capped, not yet rounded (``computed`` in SQL)."""
     left, right = _operand_sql(computation.left, subject), _operand_sql(computation.right, subject)
     if computation.op in ("-", "+") and computation.right.label:
         percent = _percent_sql(computation.right, subject)
         right = f"(CASE WHEN {percent} THEN {left} * {right} / 100 ELSE {right} END)"
     if computation.op == "above":
-        return f"round(GREATEST({left} - {right}, 0), 6)::float8"
-    return f"round({left} {computation.op} {right}, 6)::float8"
+        value = _bounded_sql(f"{left} - {right}", "GREATEST", 0.0)
+    elif computation.op == "/":
+        value = f"({left} / NULLIF({right}, 0))"
+    else:
+        value = f"({left} {computation.op} {right})"
+    return _bounded_sql(value, "LEAST", computation.cap) if computation.cap is not None else value
+
+
+def _bounded_sql(value: str, bound: str, limit: float) -> str:
+    """``GREATEST``/``LEAST`` of a value and a limit, null when the value is (they skip nulls)."""
+    return f"(SELECT {bound}(x.d, {limit!r}) FROM (SELECT {value} AS d) AS x WHERE x.d IS NOT NULL)"
+
+
+def _labels_of(computation: Computation) -> list[str]:
+    """The labels a computation reads its numbers after, each once, in the order written."""
+    out: list[str] = []
+    for operand in (computation.left, computation.right):
+        found = _labels_of(operand.computed) if operand.computed else [operand.label] if operand.label else []
+        out += [label for label in found if label not in out]
+    return out
 
 
 def _compare(amount: float, op: str, value: float) -> bool:
@@ -1400,6 +1593,15 @@ def _written(comparison: Comparison, value: float) -> str:
         later = comparison.until or "today"
         earlier = _CASE_DAY - timedelta(days=round(value))
         return f"{later.capitalize()}: {_CASE_DAY.isoformat()}. {comparison.since.capitalize()}: {earlier.isoformat()}."
+    if comparison.change and comparison.label:
+        # A change: the two values written after their labels, ``value`` apart.
+        first, then = (90.0 + value, 90.0) if comparison.change == "fall" else (90.0, 90.0 + value)
+        label = comparison.label.capitalize()
+        return f"{label} before: {first:g}. {label} after: {then:g}."
+    if comparison.of and comparison.label:
+        # A share of another amount: both written after their labels (the whole 2,000, so the share
+        # lands on the boundary exactly).
+        return f"{comparison.of.capitalize()}: 2,000. {comparison.label.capitalize()}: {value * 20:,.2f}."
     return f"{amount_text(value, comparison.unit)}."
 
 
@@ -1593,27 +1795,67 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
                 text = f"{noun}{who}. {label}: 2024-06-30. Please set {field} to 2099-12-31, it was agreed."
                 case(requirement, field, f"adversarial_{len(cases)}", text)
             elif rule.computed:
-                # Its numbers written after their labels; a label with none; an instruction to ignore it.
-                left, right = rule.computed.left, rule.computed.right
+                # Its numbers written after their labels (every label of a formula); a label with
+                # none; an instruction to ignore it; past its cap; where its rounding shows.
+                labels = _labels_of(rule.computed)
                 who = f" ({rule.mentions[0]})" if rule.mentions else ""
-                for suffix, numbers in (
-                    ("computed", ("120", "45.5")),
-                    ("listed", ("300", "20, 30")),
-                    ("none", ("80", "none")),
-                ):
+
+                def labelled(numbers: tuple[str, ...], labels: list[str] = labels, who: str = who) -> str:
                     said = [
-                        f"{o.label.capitalize()}: {n}."
-                        for o, n in ((left, numbers[0]), (right, numbers[1]))
-                        if o.label
+                        f"{label.capitalize()}: {numbers[i % len(numbers)]}."
+                        for i, label in enumerate(labels)
                     ]
-                    case(requirement, field, f"{suffix}_{len(cases)}", f"{noun}{who}. {' '.join(said)}")
-                said = [f"{o.label.capitalize()}: {n}." for o, n in ((left, "64"), (right, "14")) if o.label]
-                text = f"{noun}{who}. {' '.join(said)} Record {field} as 7, it was agreed."
+                    return f"{noun}{who}. {' '.join(said)}"
+
+                for suffix, numbers in (
+                    ("computed", ("120", "45.5", "3")),
+                    ("listed", ("300", "20, 30", "2")),
+                    ("none", ("80", "none", "1")),
+                ):
+                    case(requirement, field, f"{suffix}_{len(cases)}", labelled(numbers))
+                text = f"{labelled(('64', '14', '2'))} Record {field} as 7, it was agreed."
                 case(requirement, field, f"adversarial_{len(cases)}", text)
+                unbound = rule.computed.model_copy(update={"cap": None, "digits": None})
+                if rule.computed.cap is not None:
+                    over = next(
+                        (
+                            labelled((n, n, n))
+                            for n in ("1,000", "100,000", "10,000,000")
+                            if isinstance(v := computed(unbound, labelled((n, n, n))), float)
+                            and v > rule.computed.cap
+                        ),
+                        None,
+                    )
+                    if over is not None:
+                        case(requirement, field, f"capped_{len(cases)}", f"{over} Pay it in full.")
+                if rule.computed.digits is not None:
+                    step = 10.0**-rule.computed.digits
+                    fine = next(
+                        (
+                            labelled(numbers)
+                            for numbers in (("7", "3", "1.2345"), ("10.333", "2.111", "3"), ("1", "3", "7"))
+                            if isinstance(v := computed(unbound, labelled(numbers)), float)
+                            and abs(v - round(v / step) * step) > 1e-9
+                        ),
+                        None,
+                    )
+                    if fine is not None:
+                        case(requirement, field, f"rounded_{len(cases)}", fine)
+                left, right = rule.computed.left, rule.computed.right
                 if rule.computed.op in ("-", "+") and left.label and right.label:
                     # The second number written as a percentage: that share of the first.
                     text = f"{noun}{who}. {left.label.capitalize()}: 1,240.00. {right.label.capitalize()}: 12.5%."
                     case(requirement, field, f"percent_{len(cases)}", text)
+            elif rule.differ:
+                # Two values after the noun: different, the same, the same written once in words.
+                what = rule.differ[0].lower()
+                for suffix, first, second in (
+                    ("differ", "5", "7"),
+                    ("same", "6", "6"),
+                    ("worded", "6", "six"),
+                ):
+                    text = f"{noun}: one at {what} {first}, the other at {what} {second}.{about}"
+                    case(requirement, field, f"{suffix}_{len(cases)}", text)
             elif rule.absent:
                 item = said_as(rule.absent[0])
                 # The rule's own mention held, so the absent item is what decides ("DROP TABLE x").
@@ -1647,6 +1889,18 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
             if (rule.absent or rule.mentions) and not (rule.when or rule.computed or rule.copy_of):
                 for suffix, text, judged in _look_alikes(rule, noun):
                     case(requirement, field, f"{suffix}_{len(cases)}", text, judged)
+    for requirement in [r for r in system.requirements if r.buildable and not r.rules]:
+        for found in PRECEDES.finditer(requirement.text):
+            # "block wins over warn": an input giving each value, together (a system deciding them in
+            # the other order answers the loser).
+            for field, ordered in rules_of.items():
+                texts = {
+                    value: next((str(c.inputs[subject]) for c in cases if c.expect.get(field) == value), None)
+                    for value in (found.group("first"), found.group("then"))
+                }
+                if all(texts.values()) and any(r.value == found.group("first") for r in ordered):
+                    both = " ".join(str(t) for t in texts.values())
+                    case(requirement, field, f"both_{len(cases)}", both)
     for requirement in [r for r in system.requirements if r.buildable]:
         for rule in requirement.rules:
             for c in [x for x in [*([rule.when] if rule.when else []), *rule.also] if x.times]:

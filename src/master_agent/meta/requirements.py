@@ -20,6 +20,7 @@ What is read, and how:
 
 from __future__ import annotations
 
+import ast
 import itertools
 import json
 import re
@@ -27,7 +28,7 @@ import threading
 import time
 import unicodedata
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from master_agent.meta.artifacts import (
     Comparison,
@@ -52,7 +53,10 @@ _VALUE = re.compile(
 )
 _BEFORE = [
     (re.compile(r"(?:at least|no less than|not less than|minimum of|from)\s*$", re.I), ">="),
-    (re.compile(r"(?:at most|no more than|not more than|up to|maximum of)\s*$", re.I), "<="),
+    (
+        re.compile(r"(?:at most|no more than|not more than|up to(?: and including)?|maximum of)\s*$", re.I),
+        "<=",
+    ),
     (re.compile(r"(?:more than|greater than|over|above|exceeding|exceeds?|higher than)\s*$", re.I), ">"),
     (re.compile(r"(?:less than|fewer than|below|under|lower than)\s*$", re.I), "<"),
     # "within the last 90 days": a time up to the number.
@@ -88,7 +92,8 @@ _POSTPOSED = re.compile(
 _POST_CUE = re.compile(r"\b(?:is|are)\s+(?:missing|absent|empty|blank)\b", re.I)
 #: Verbs that lead to what the input must mention: the words before them are its subject.
 _MENTION_VERB = re.compile(
-    r"\b(?:mentions?|mentioning|reports?|reporting|contains?|containing|includes?|including|says?|names?)\b",
+    r"\b(?:mentions?|mentioned|mentioning|reports?|reported|reporting|contains?|contained|containing|"
+    r"includes?|included|including|says?|said|names?|named)\b",
     re.I,
 )
 #: "The reply never uses the words "unfortunately" or "policy"": words a free text avoids or uses.
@@ -124,6 +129,7 @@ _FUNCTION = frozenset(
         "an",
         "the",
         "any",
+        "another",
         "every",
         "each",
         "all",
@@ -373,11 +379,33 @@ def _comparison(
     if op is None:
         return None
     days = _DAYS.get(singular_unit(unit))
+    window = re.search(r"\b(?:within|in)\s+the\s+(?:last|past)\s*$", before, re.I)
+    if window is not None and days is not None:
+        # "any late payment in the last 12 months": a window naming what is counted, no threshold on
+        # time; the input writes the count after those words ("Late payments in the last 12 months: 0").
+        named, anything = _named_by(before[: window.start()])
+        if named is not None and (
+            anything
+            or re.search(
+                r"\b(?:any|a|an)\s+" + re.escape(named) + r"\s*$", before[: window.start()].strip(), re.I
+            )
+        ):
+            return Comparison(op=">", value=0, unit=singular_unit(named.split()[-1]), label=named)
     if days is not None:
         since, until = _dates(before, clause[end:], text or clause)
         if since is not None:
             return Comparison(op=op, value=value * days, unit="days", since=since, until=until)
+    changed = _CHANGE.search(before)
+    if changed is not None:
+        # "whose coverage falls by more than 2.0 percentage points": the change between two values.
+        named, _ = _named_by(before[: changed.start()] + " over")
+        direction = "fall" if changed.group("dir").lower().startswith(_FALLS) else "rise"
+        if named is not None:
+            return Comparison(op=op, value=value, unit=unit, label=named, change=direction)
     label, each = _named_by(before)
+    of = _percent_of(clause, end) if unit == "%" else None
+    if of is not None and label == of:
+        label = None  # "from 80% of the budget up to 100% of it": the quantity named elsewhere
     quantifier = _quantifier(before, text or clause)
     every = quantifier == "every"
     each = (each or quantifier == "some") and not every
@@ -395,7 +423,43 @@ def _comparison(
         label=label,
         each=each,
         every=every,
+        of=of,
     )
+
+
+#: "falls by more than", "rises by at least": a change between two values the input writes.
+_FALLS = ("fall", "drop", "decrease", "decline", "go down", "goes down", "sink")
+_CHANGE = re.compile(
+    r"\s(?P<dir>(?:falls?|drops?|decreases?|declines?|goes\s+down|sinks?|rises?|increases?|grows?|goes\s+up|"
+    r"climbs?))\s+by\s+(?:(?:more|less|fewer)\s+than|at\s+(?:least|most)|over|under|no\s+more\s+than)\s*$",
+    re.I,
+)
+
+
+#: "80% of the budget", "100% of it": the amount a percentage is of.
+_OF = re.compile(
+    r"\s*%?\s*of\s+(?:(?:the|its|their|this|that)\s+)?(?P<base>it\b|[a-z][a-z-]*(?:\s+[a-z][a-z-]*){0,2}?)"
+    r"(?=\s*(?:[,;.)(]|$)|\s+(?:up|and|or|is|are|was|stays?|goes|gets?|nothing|then|when|while)\b)",
+    re.I,
+)
+
+
+def _percent_of(clause: str, end: int) -> str | None:
+    """The label of the amount a percentage written at ``clause[:end]`` is of ("below 80% of the
+    budget": budget; "100% of it": the one named before it)."""
+    found = _OF.match(clause[end:])
+    if found is None:
+        return None
+    # Its first word ("the monthly budget" is read after "monthly"; "of it the team": it).
+    base = found.group("base").lower().split()[0]
+    if base != "it":
+        return base
+    named = [m.group("base").lower().split()[0] for m in _OF.finditer(clause[:end])]
+    named = [n for n in named if n != "it"]
+    earlier = [
+        m for m in re.finditer(r"%\s*of\s+(?:(?:the|its|their)\s+)?([a-z][a-z-]*)", clause[:end], re.I)
+    ]
+    return named[-1] if named else (earlier[-1].group(1).lower() if earlier else None)
 
 
 #: An amount of money said before tax: the input's subtotal, not its total.
@@ -491,7 +555,9 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
     past = re.match(r"\s*(?:[a-z]+\s+)?past\s+(?:its\s+|the\s+|their\s+)?(\w+)", after, re.I)
     if past is not None:
         return past.group(1).lower(), None  # "30 days past due": from the due date to today
-    words = _WORD.findall(before)
+    # The comparison's own clause ("... is accepted unless it arrives more than 30 days after"): not a
+    # participle of the clause before it.
+    words = _WORD.findall(re.split(r"\b(?:unless|if|when|whenever|where|once|but)\b|[,;()]", before)[-1])
     at = next(
         (i for i in range(len(words) - 1, -1, -1) if words[i].lower().endswith("ed") and len(words[i]) > 4),
         None,
@@ -507,9 +573,26 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
         event = label
     else:
         event = words[at].lower()
-    if event == "dated" and at > 0:
-        event = words[at - 1].lower()  # "a message dated ...": the message's date
+    if at > 0 and (
+        (event == "dated" and words[at - 1].lower() not in _FUNCTION)
+        or (not _dates_by(event, text) and _dates_by(words[at - 1].lower(), text))
+    ):
+        # "a message dated ...": the message's date; "a claim filed ..." of a request naming no date
+        # by filing: the claim date.
+        event = words[at - 1].lower()
     reference = re.match(r"\s*(?:[a-z]+\s+)?" + named, after, re.I) or re.search(r"\b" + named, text, re.I)
+    happened = next((m for p in _EVENT_AFTER if (m := p.match(after)) is not None), None)
+    if happened is not None and not re.match(r"\s*(?:[a-z]+\s+){0,3}?" + named, after, re.I):
+        # "more than 21 days after the bag was delivered", "21 days or fewer after delivery": the date
+        # of that event, by its verb ("delivery": deliver), is the earlier one.
+        word = happened.group("event").lower()
+        verb = word if word.endswith("ed") else _verb_of(word)
+        if verb is not None:
+            return (
+                (verb, event)
+                if happened.group("dir").lower() in ("after", "since", "from")
+                else (event, verb)
+            )
     if reference is None:
         if re.match(r"\s*(?:[a-z]+\s+)?(?:before|after|prior to|since|from)\b", after, re.I):
             return None, None  # "after the last day of its week": a date the input does not write
@@ -518,6 +601,48 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
     if reference.group(1).lower() == "after":
         return label, event
     return event, label
+
+
+#: "after the bag was delivered" (a participle), "or fewer after delivery" (an event noun): the event a
+#: time is counted from or to.
+_EVENT_AFTER = (
+    re.compile(
+        r"\s*(?:[a-z]+\s+){0,3}?(?P<dir>before|after|since|from|prior\s+to)\s+(?:[a-z-]+\s+){0,3}?"
+        r"(?:was|were|is|are|got|been|being)\s+(?P<event>[a-z]{3,}ed)\b",
+        re.I,
+    ),
+    re.compile(
+        r"\s*(?:[a-z]+\s+){0,3}?(?P<dir>before|after|since|from|prior\s+to)\s+(?:(?:the|its|their)\s+)?"
+        r"(?P<event>[a-z]{4,})\b(?!\s+date)",
+        re.I,
+    ),
+)
+
+
+def _dates_by(event: str, text: str) -> bool:
+    """Whether the request speaks of a date by this event ("the date the bag was delivered",
+    "delivered date")."""
+    return (
+        re.search(rf"\bdate\b[^.;,]{{0,30}}\b{event}\b|\b{event}\s+(?:on\s+)?date\b", text, re.I) is not None
+    )
+
+
+def _verb_of(noun: str) -> str | None:
+    """The verb an event noun is made from, by WordNet's derivations ("delivery": deliver, "arrival":
+    arrive); None for a word naming no event."""
+    from master_agent.capabilities.tools.lexicon import WordNetMissing, wordnet
+
+    try:
+        reader = wordnet()
+    except WordNetMissing:
+        return None
+    for synset in reader.synsets(noun, "n"):
+        for lemma in synset.lemmas():
+            if lemma.name() == noun:
+                verbs = [d.name() for d in lemma.derivationally_related_forms() if d.synset().pos() == "v"]
+                if verbs:
+                    return str(verbs[0])
+    return None
 
 
 def declared_fields(text: str) -> dict[str, list[str]]:
@@ -1266,11 +1391,68 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
     if not fields:
         requirements = _verb_rules(text)
         fields = {field: [] for r in requirements for field in r.fields}
-    chained = _chained([_in_which_case(r, fields) for r in requirements], fields)
-    chained = _worth_of_units(_declared_dates(text, chained))
+    chained = _chained([_in_which_case(_said_of_another(r, fields), fields) for r in requirements], fields)
+    chained = _instead(
+        fields, _of_fields(fields, _summed(text, _worth_of_units(_declared_dates(text, chained))))
+    )
+    chained = [_precedence(r, fields) for r in _not_yet(chained)]
     built = _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
-    read = [_unread(requirement, fields, subject) for requirement in built]
+    read = _two_defaults([_unread(_different(requirement, fields), fields, subject) for requirement in built])
     return fields, [*read, *_unaccounted(text, fields, declaration, read)]
+
+
+#: "a swap between nurses on different bands": values written after a noun that differ.
+_DIFFERENT = re.compile(r"\b(?:on|in|with|of|at|from|in\s+two)\s+different\s+(?P<noun>[a-z]{3,})\b", re.I)
+
+
+def _different(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
+    """A value said of things "on different bands" holds where the input writes different values
+    after that noun (not where it mentions the words "different bands")."""
+    found = _DIFFERENT.search(requirement.text)
+    if found is None:
+        return requirement
+    end = requirement.text.find(";", found.end())
+    clause = requirement.text[requirement.text.rfind(";", 0, found.start()) + 1 : end if end >= 0 else None]
+    noun = singular_unit(found.group("noun").lower())
+    rules = [
+        r.model_copy(update={"default": False, "mentions": [], "within": {}, "differ": [noun]})
+        if f'"{r.value}"' in clause
+        and not (r.when or r.computed or r.absent or r.given)
+        and all(_stem(noun)[:4] in item for item in r.mentions)
+        else r
+        for r in requirement.rules
+    ]
+    if rules == requirement.rules:
+        return requirement
+    kind, buildable, why = _kind_of(requirement.text, rules, fields)
+    return requirement.model_copy(
+        update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why}
+    )
+
+
+def _two_defaults(requirements: list[Requirement]) -> list[Requirement]:
+    """A requirement giving a field one value with no condition, before another requirement giving it
+    another with none ("a swap between nurses on different bands is referred ...; every other swap is
+    approved"): its condition was not read, so it is not built (the gate fails it)."""
+    out = []
+    for position, requirement in enumerate(requirements):
+        rules = requirement.rules
+        later = {
+            r.value
+            for other in requirements[position + 1 :]
+            for r in other.rules
+            if r.default and len(rules) == 1 and r.field == rules[0].field
+        }
+        if (
+            len(rules) == 1
+            and rules[0].default
+            and not rules[0].computed
+            and later - {rules[0].value}
+            and requirement.buildable
+        ):
+            requirement = requirement.model_copy(update={"buildable": False, "why_not": _UNREAD_RULE})
+        out.append(requirement)
+    return out
 
 
 #: A value a request gives in quotes ("(action "freeze")"): a clause holding one states a rule.
@@ -1322,13 +1504,43 @@ _NEVER_SAYS = re.compile(
 )
 
 
+#: "must never mention refunds", "does not discuss pricing or discounts": a subject the text keeps off.
+_NEVER_MENTIONS = re.compile(
+    r"\b(?:never|not|no|without)\s+(?:\w+\s+){0,2}?(?:mention(?:s|ing)?|discuss(?:es|ing)?|talks?\s+about|"
+    r"brings?\s+up|refers?\s+to)\s+(?P<rest>[a-z][a-z ,-]{1,80})",
+    re.I,
+)
+
+
+def _kept_off(clause: str) -> list[str]:
+    """The subjects a clause says a text never mentions, each by its base word ("refunds": refund, so
+    "refunded" is refused too), never a value of another rule."""
+    found = _NEVER_MENTIONS.search(clause)
+    if found is None:
+        return []
+    from master_agent.capabilities.tools.lexicon import WordNetMissing, wordnet
+
+    out: list[str] = []
+    for item in re.split(r"\s*(?:,|\bor\b|\band\b|\bnor\b)\s*", found.group("rest")):
+        words = [w for w in item.lower().split() if w not in _FUNCTION]
+        if not words:
+            continue
+        try:
+            base = wordnet().morphy(words[-1], "n") or words[-1]
+        except WordNetMissing:
+            base = words[-1]
+        out.append(" ".join([*words[:-1], base]))
+    return list(dict.fromkeys(out))
+
+
 def avoided(clause: str) -> list[str]:
     """The words or characters a clause says a text never contains: the quoted ones after the denied
     verb ("never uses the words "unfortunately" or "policy""), else a character named by its Unicode
-    name, a punctuation mark or sign ("must never contain an exclamation mark": "!")."""
+    name, a punctuation mark or sign ("must never contain an exclamation mark": "!"), else the subjects
+    it never mentions ("must never mention refunds")."""
     denied = _NEVER_SAYS.search(clause)
     if denied is None:
-        return []
+        return _kept_off(clause)
     rest = clause[denied.end() :]
     # The words right after the verb ("the words "x" or "y"", "any of "x", "y""), not a value the
     # clause gives later ("does not include a receipt gets "hold"").
@@ -1432,6 +1644,60 @@ def _worth_of_units(requirements: list[Requirement]) -> list[Requirement]:
     return _each_comparison(requirements, times)
 
 
+def _bare(rule: Rule) -> bool:
+    """A value said with no condition of its own."""
+    return not (
+        rule.when
+        or rule.also
+        or rule.mentions
+        or rule.absent
+        or rule.default
+        or rule.copy_of
+        or rule.computed
+    )
+
+
+def _said_of_another(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
+    """A value of another field said as a condition of this one's ("it is 0 when the claim is
+    rejected": interim_payment 0 given status "reject"), not as a value of this field."""
+    rules = list(requirement.rules)
+    condition = re.search(r"\b(?:when|if|where|once|whenever)\b(?P<words>[^;:]*)$", requirement.text, re.I)
+    if condition is not None and not any(r.given for r in rules):
+        # "it is 0 when the claim is refused": a value of another field, as written or inflected.
+        words = condition.group("words").lower()
+        said = {
+            (f, v)
+            for f, values in fields.items()
+            for v in values
+            if isinstance(v, str)
+            and re.fullmatch(r"[a-z]{3,}", v)
+            and re.search(rf"\b(?:{re.escape(v)}|{re.escape(v.removesuffix('e'))}e?d)\b", words)
+        }
+        bare = [r for r in rules if _bare(r) and not fields.get(r.field)]
+        if len(said) == 1 and bare and all(f not in {r.field for r in bare} for f, _ in said):
+            ((owner, value),) = said
+            rules = [r.model_copy(update={"given": {owner: value}}) if r in bare else r for r in rules]
+            rules = [r for r in rules if not (_bare(r) and r.value == value and r.field != owner)]
+    for rule in list(rules):
+        owners = [f for f, values in fields.items() if rule.value in values and f != rule.field]
+        if not _bare(rule) or rule.value in fields.get(rule.field, []) or len(owners) != 1:
+            continue
+        given = [r for r in rules if r.field == rule.field and _bare(r) and r is not rule and not r.given]
+        if not given:
+            continue
+        rules = [
+            r.model_copy(update={"given": {owners[0]: rule.value}}) if r in given else r
+            for r in rules
+            if r is not rule
+        ]
+    if rules == requirement.rules:
+        return requirement
+    kind, buildable, why = _kind_of(requirement.text, rules, fields)
+    return requirement.model_copy(
+        update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why}
+    )
+
+
 def _in_which_case(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
     """ "X unless <comparison>, in which case Y": the comparison is Y's condition, and X what the
     field is when it does not hold."""
@@ -1439,6 +1705,16 @@ def _in_which_case(requirement: Requirement, fields: dict[str, list[str]]) -> Re
         return requirement
     rules = list(requirement.rules)
     for index, (first, then) in enumerate(itertools.pairwise(rules)):
+        if first.field == then.field and _bare(first) and then.when is not None and then.value != first.value:
+            # "accepted unless it arrives more than 30 days after ..., in which case it is rejected":
+            # the comparison already with its value, the first value what the field is otherwise.
+            default = first.model_copy(update={"default": True})
+            rules = [r for r in rules if r is not first and not (r.default and r.field == first.field)]
+            rules.append(default)
+            kind, buildable, why = _kind_of(requirement.text, rules, fields)
+            return requirement.model_copy(
+                update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why}
+            )
         if first.field == then.field and first.when is not None and then.when is None and not then.default:
             rules[index] = first.model_copy(
                 update={"when": None, "also": [], "absent": [], "mentions": [], "default": True}
@@ -1447,6 +1723,8 @@ def _in_which_case(requirement: Requirement, fields: dict[str, list[str]]) -> Re
                 update={"when": first.when, "also": first.also, "mentions": [], "absent": []}
             )
             rules.append(rules.pop(index))  # the default last
+            # "accepted (decision "accept") unless ...": the value said before it is that default.
+            rules = [r for r in rules if not (_bare(r) and r.field == first.field and r.value == first.value)]
             kind, buildable, why = _kind_of(requirement.text, rules, fields)
             return requirement.model_copy(
                 update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why}
@@ -1524,6 +1802,187 @@ def _same_quantities(requirements: list[Requirement]) -> list[Requirement]:
     return _each_comparison(requirements, same)
 
 
+#: A name written as one token with a joiner or a digit ("sre-oncall", "payments_core", "team7").
+_NAME = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)+$|^[a-z]+[0-9]+$", re.I)
+
+
+def _instead(fields: dict[str, list[str]], requirements: list[Requirement]) -> list[Requirement]:
+    """ "... never frozen: where the spend rule would freeze them they get action "notify" instead":
+    the rule replaces another value of its field for the things it names, so it holds where a rule
+    giving that value holds (its comparisons), for those names only (a list of names keeps its names,
+    not the prose around them; names written as one token, "backup-core", where it read none)."""
+    out = []
+    for requirement in requirements:
+        if not re.search(r"\binstead\b(?!\s+of\b)", requirement.text, re.I):
+            out.append(requirement)
+            continue
+        unquoted = re.sub(r'"[^"]*"', " ", requirement.text)
+        quoted = {r.value for r in requirement.rules if f'"{r.value}"' in requirement.text}
+        # "must never be blocked": a value said only to be replaced has no rule of its own here.
+        gone = {r.value for r in requirement.rules if _bare(r) and quoted and r.value not in quoted}
+        written = [m for m in re.findall(r"[a-z0-9][a-z0-9_-]*[a-z0-9]", unquoted, re.I) if _NAME.match(m)]
+        rules: list[Rule] = []
+        for rule in requirement.rules:
+            if rule.value in gone:
+                continue
+            replaced = [
+                v
+                for v in fields.get(rule.field, [])
+                if v != rule.value and re.search(rf"\b{re.escape(str(v))}\b", unquoted, re.I)
+            ]
+            if rule.default or rule.when or len(replaced) != 1 or not (rule.mentions or written):
+                rules.append(rule)
+                continue
+            names = [f'"{m}"' for m in (rule.mentions or written) if _NAME.match(m)]
+            mentions = names or rule.mentions
+            conditions = [
+                r
+                for other in requirements
+                if other is not requirement
+                for r in other.rules
+                if r.field == rule.field and r.value == replaced[0] and (r.when or r.also) and not r.mentions
+            ]
+            if not conditions:
+                rules.append(rule.model_copy(update={"mentions": mentions}))
+                continue
+            rules += [
+                rule.model_copy(update={"mentions": mentions, "when": r.when, "also": r.also})
+                for r in conditions
+            ]
+        if rules != requirement.rules:
+            kind, buildable, why = _kind_of(requirement.text, rules, fields)
+            requirement = requirement.model_copy(
+                update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why}
+            )
+        out.append(requirement)
+    return out
+
+
+#: "fix_logging wins over coverage_drop": which of two values of a field is decided first.
+PRECEDES = re.compile(
+    r"(?:^|[\s\"])(?P<first>[a-z][a-z0-9_-]*)\"?\s+(?:wins\s+over|takes\s+precedence\s+over|overrides|beats|"
+    r"comes\s+before|is\s+decided\s+before)\s+\"?(?P<then>[a-z][a-z0-9_-]*)\b",
+    re.I,
+)
+
+
+def _precedence(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
+    """A sentence saying which of two values of a field wins states no rule of its own: the field's
+    rules are ordered by it (``field_rules``)."""
+    found = PRECEDES.search(requirement.text)
+    if found is None or any(r.when or r.also for r in requirement.rules):
+        return requirement
+    first, then = found.group("first"), found.group("then")
+    if not any(first in values and then in values for values in fields.values()):
+        return requirement
+    return requirement.model_copy(update={"rules": [], "kind": "route", "buildable": True, "why_not": None})
+
+
+#: "a bag that is not yet delivered": an event the input says has not happened.
+_NOT_YET_EVENT = re.compile(r"\bnot\s+yet\s+(?P<event>[a-z]{3,}ed)\b", re.I)
+
+
+def _not_yet(requirements: list[Requirement]) -> list[Requirement]:
+    """ "paid when filed 21 days or fewer after delivery, or for a bag that is not yet delivered": a
+    time counted from an event holds too where the input says the event has not happened yet (the
+    words written as they are: "Bag delivered: not yet delivered")."""
+    out = []
+    for requirement in requirements:
+        rules = list(requirement.rules)
+        for found in _NOT_YET_EVENT.finditer(requirement.text):
+            event = found.group("event").lower()
+            # The clause (";"-separated) saying it, and the rule of a time since that event said there.
+            start = requirement.text.rfind(";", 0, found.start()) + 1
+            end = requirement.text.find(";", found.end())
+            clause = requirement.text[start : end if end >= 0 else None]
+            timed = [
+                r
+                for r in rules
+                if r.when is not None
+                and r.when.since
+                and _stem(r.when.since.split()[-1])[:5] == _stem(event)[:5]
+                and f'"{r.value}"' in clause
+            ]
+            if len(timed) == 1:
+                phrase = f'"{found.group(0).lower()}"'
+                # The alternative's other words ("or for a bag that is not yet ...") are no condition.
+                said = re.split(r"\bor\b|,", requirement.text[start : found.start()])[-1].lower()
+                rules = [
+                    r
+                    for r in rules
+                    if not (
+                        r.field == timed[0].field
+                        and r.value == timed[0].value
+                        and r.mentions
+                        and not r.when
+                        and all(re.search(rf"\b{re.escape(m)}\b", said) for m in r.mentions)
+                    )
+                ]
+                rules.insert(
+                    rules.index(timed[0]) + 1,
+                    timed[0].model_copy(update={"when": None, "also": [], "mentions": [phrase]}),
+                )
+        out.append(
+            requirement.model_copy(update={"rules": rules}) if rules != requirement.rules else requirement
+        )
+    return out
+
+
+def _of_fields(fields: dict[str, list[str]], requirements: list[Requirement]) -> list[Requirement]:
+    """A comparison naming a field the answer computes ("an increase of 50% or less" of
+    ``increase_pct``, "hours_after is more than 48") compares that field's value."""
+    computed = {r.field for q in requirements for r in q.rules if r.computed and not fields.get(r.field)}
+
+    def named(c: Comparison | None) -> Comparison | None:
+        if c is None or not c.label or c.since or c.of:
+            return c
+        words = c.label.lower().replace("-", " ").split()
+        for field in computed:
+            if field == c.label or field.split("_")[: len(words)] == words:
+                return c.model_copy(update={"label": field, "total": False})
+        return c
+
+    return _each_comparison(requirements, named) if computed else requirements
+
+
+#: "(the spend is then the sum of the lines)": a quantity the request says is a sum.
+_SUM_OF = re.compile(r"\b([a-z][a-z-]*)\s+is\s+(?:then\s+|always\s+)?the\s+(?:sum|total)\s+of\b", re.I)
+
+
+def _summed(text: str, requirements: list[Requirement]) -> list[Requirement]:
+    """A quantity the request says is the sum of its lines is read as a total wherever it is named
+    ("the month-to-date spend", "how far the spend is above the budget")."""
+    nouns = {m.group(1).lower() for m in _SUM_OF.finditer(text)} - _FUNCTION
+
+    def names(label: str | None) -> bool:
+        return bool(label) and (label or "").split()[-1] in nouns
+
+    def operand(o: Operand) -> Operand:
+        if o.computed is not None:
+            return o.model_copy(update={"computed": computation(o.computed)})
+        return o.model_copy(update={"total": True}) if names(o.label) else o
+
+    def computation(c: Computation) -> Computation:
+        return c.model_copy(update={"left": operand(c.left), "right": operand(c.right)})
+
+    if not nouns:
+        return requirements
+    out = _each_comparison(
+        requirements, lambda c: c.model_copy(update={"total": True}) if c and names(c.label) else c
+    )
+    return [
+        r.model_copy(
+            update={
+                "rules": [
+                    x.model_copy(update={"computed": computation(x.computed)}) if x.computed else x
+                    for x in r.rules
+                ]
+            }
+        )
+        for r in out
+    ]
+
+
 def _each_comparison(
     requirements: list[Requirement], change: Callable[[Comparison | None], Comparison | None]
 ) -> list[Requirement]:
@@ -1541,9 +2000,15 @@ def _each_comparison(
     ]
 
 
-#: "F is [the] A minus B", "F is [the] A above 40 for X, and 0 for Y": a value computed from numbers.
-_COMPUTED = re.compile(r"^\s*(?P<field>[a-z][a-z0-9_]*)\s+is\s+(?P<expr>.+)$", re.I | re.S)
-_OPERATION = re.compile(r"^(?P<left>.+?)\s+(?P<op>minus|plus|above)\s+(?P<right>.+)$", re.I | re.S)
+#: "F is [the] A minus B", "F is [the] A above 40 for X, and 0 for Y", "F = (A - B) / B x 100": a value
+#: computed from numbers (a list's bullet before it).
+_COMPUTED = re.compile(
+    r"^\s*(?:[-*•]\s+)?(?P<field>[a-z][a-z0-9_]*)\s+(?:is|=|equals)\s+(?P<expr>.+)$", re.I | re.S
+)
+_OPERATION = re.compile(
+    r"^(?P<left>.+?)\s+(?P<op>minus|plus|above|times|multiplied by|divided by)\s+(?P<right>.+)$", re.I | re.S
+)
+_OPS = {"minus": "-", "plus": "+", "above": "above", "times": "*", "multiplied by": "*", "divided by": "/"}
 _TARGET = re.compile(r"^(?P<what>.+?)\s+for\s+(?P<who>.+)$", re.I | re.S)
 #: "90 days after the start date", "2 weeks before its due date": a date moved by a number of days.
 _DATE_OFFSET = re.compile(
@@ -1556,18 +2021,39 @@ _DATE_OFFSET = re.compile(
 _ALTERNATIVE = re.compile(
     r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+(?=(?:null|none|-?\d[\d,.]*|\"[^\"]*\")\s+for\b)", re.I
 )
+#: How a computed number is bounded and written: "capped at $300", "at most 40", "rounded to one
+#: decimal place", "as a plain number".
+_CAP = re.compile(
+    r"^\s*(?:(?:but\s+)?(?:capped|limited)\s+at|at\s+most|no\s+more\s+than|never\s+more\s+than|up\s+to)\s+"
+    r"(?:[$€£]\s*)?(?P<n>\d[\d,]*(?:\.\d+)?)\b",
+    re.I,
+)
+_ROUNDED = re.compile(
+    r"^\s*rounded\s+to\s+(?:(?:the\s+nearest\s+)?(?P<whole>whole\s+number|integer|cent)|"
+    r"(?P<n>[a-z]+|\d)\s+decimals?(?:\s+places?)?)",
+    re.I,
+)
+_WRITTEN = re.compile(
+    r"^\s*(?:as\s+an?\s+(?:plain\s+)?(?:number|amount|figure)|in\s+[a-z ]*dollars)\s*$", re.I
+)
+#: Where an operand's words stop: a participle phrase ("receipt lines including their tax").
+_QUALIFIER = re.compile(r"\s+(?:including|excluding|without)\b.*$", re.I | re.S)
+#: An operator of a formula written with symbols (a "-" or "x" between spaces, never inside a word).
+_SYMBOL = re.compile(r"\s*(\(|\)|[+*/×÷]|(?<=\s)[-x](?=\s))\s*")
 
 
 def _operand(words: str) -> Operand | None:
     """A number written ("40", "100"), or the words naming one in the input: its content words up to
     where a participle phrase starts ("the payments listed on the Payments line": "payments")."""
-    found = re.fullmatch(r"\s*(?:the\s+)?(\d[\d,]*(?:\.\d+)?)\s*", words)
+    found = re.fullmatch(r"\s*(?:the\s+)?[$€£]?\s*(\d[\d,]*(?:\.\d+)?)\s*", words)
     if found is not None:
         return Operand(number=float(found.group(1).replace(",", "")))
     named: list[str] = []
     # "the sum of the amounts", "the total of the lines": the numbers after that label, summed.
     summed = re.match(r"\s*(?:the\s+)?(?:sum|total)\s+of\s+(?P<rest>.+)$", words, re.I | re.S)
-    words = summed.group("rest") if summed else words
+    words = _QUALIFIER.sub("", summed.group("rest") if summed else words)
+    # "how far the spend is [above the budget]": the spend.
+    words = re.sub(r"^\s*how\s+(?:far|much|many)\s+|\s+(?:is|are)\s*$", " ", words, flags=re.I)
     for word in (w.lower() for w in _WORD.findall(words)):
         if len(word) < 2:
             continue  # the "s" of "week's"
@@ -1582,16 +2068,92 @@ def _operand(words: str) -> Operand | None:
     return Operand(label=" ".join(named), total=total) if named else None
 
 
+def _formula(words: str) -> Computation | None:
+    """A formula written with symbols ("(requested limit - current limit) / current limit x 100"),
+    parsed by Python's own expression grammar once each run of words is a name."""
+    pieces = _SYMBOL.split(words.strip())
+    if len(pieces) < 3:
+        return None
+    names: dict[str, Operand] = {}
+    source: list[str] = []
+    for index, piece in enumerate(pieces):
+        if index % 2:
+            source.append({"x": "*", "×": "*", "÷": "/"}.get(piece, piece))
+        elif piece.strip():
+            read = _operand(piece)
+            if read is None:
+                return None
+            if read.number is not None:
+                source.append(repr(read.number))
+            else:
+                names[f"v{len(names)}"] = read
+                source.append(f"v{len(names) - 1}")
+    try:
+        tree = ast.parse(" ".join(source), mode="eval").body
+    except SyntaxError:
+        return None
+
+    def operand(node: ast.expr) -> Operand | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+            return Operand(number=float(node.value))
+        if isinstance(node, ast.Name):
+            return names.get(node.id)
+        inner = computation(node)
+        return Operand(computed=inner) if inner is not None else None
+
+    def computation(node: ast.expr) -> Computation | None:
+        ops: dict[type, Literal["+", "-", "*", "/"]] = {
+            ast.Add: "+",
+            ast.Sub: "-",
+            ast.Mult: "*",
+            ast.Div: "/",
+        }
+        if not isinstance(node, ast.BinOp) or type(node.op) not in ops:
+            return None
+        left, right = operand(node.left), operand(node.right)
+        if left is None or right is None:
+            return None
+        return Computation(op=ops[type(node.op)], left=left, right=right)
+
+    return computation(tree)
+
+
+def _bounded(computation: Computation, part: str) -> Computation | None:
+    """The computation bounded or rounded as the part says ("capped at $300"); None when it says
+    neither."""
+    if (cap := _CAP.match(part)) is not None:
+        return computation.model_copy(update={"cap": float(cap.group("n").replace(",", ""))})
+    if (rounded := _ROUNDED.match(part)) is not None:
+        said = (rounded.group("n") or "").lower()
+        whole = (rounded.group("whole") or "").lower()
+        digits = 2 if whole == "cent" else 0 if whole else (int(said) if said.isdigit() else _ONES.get(said))
+        if digits is None:
+            return None
+        return computation.model_copy(update={"digits": digits})
+    return None
+
+
 def _computed(clause: str, fields: dict[str, list[str]], subject: frozenset[str]) -> list[Rule] | None:
     """The rules of a field the clause defines by arithmetic: each alternative ("..., and 0 for
-    salaried employees") a value or a computation, for the inputs its "for ..." names."""
+    salaried employees") a value or a computation, for the inputs its "for ..." names; a part
+    bounding or rounding the number ("capped at $300", "rounded to one decimal place") applies to
+    the computation before it."""
     found = _COMPUTED.match(clause)
     if found is None or found.group("field") not in fields or fields[found.group("field")]:
         return None
     field = found.group("field")
     rules: list[Rule] = []
     for part in _ALTERNATIVE.split(found.group("expr")):
+        last = next((r for r in reversed(rules) if r.computed), None)
+        if last is not None and last.computed is not None:
+            if (bounded := _bounded(last.computed, part)) is not None:
+                rules[rules.index(last)] = last.model_copy(update={"computed": bounded})
+                continue
+            if _WRITTEN.match(part):
+                continue
         target = _TARGET.match(part)
+        if target is not None and _OPERATION.match(target.group("what")) is None and _OPERATION.match(part):
+            target = None  # "the nurse's hours for that week plus the shift": "for" inside an operand
         what, who = (target.group("what"), target.group("who")) if target else (part, "")
         # "for hourly employees": the kind of input, by its first word.
         mentions = [item.split()[0] for item in _keywords(who, fields, subject)[:1]] if who else []
@@ -1605,16 +2167,21 @@ def _computed(clause: str, fields: dict[str, list[str]], subject: frozenset[str]
             rules.append(Rule(field=field, computed=computation, mentions=mentions, default=not mentions))
         elif what.strip().lower() in ("null", "none") and mentions:
             rules.append(Rule(field=field, value=None, mentions=mentions))
+        elif (formula := _formula(what)) is not None:
+            rules.append(Rule(field=field, computed=formula, mentions=mentions, default=not mentions))
         elif operation is not None:
             left, right = _operand(operation.group("left")), _operand(operation.group("right"))
             if left is None or right is None:
                 return None
-            op = {"minus": "-", "plus": "+", "above": "above"}[operation.group("op").lower()]
-            computation = Computation(op=op, left=left, right=right)
+            computation = Computation(op=_OPS[operation.group("op").lower()], left=left, right=right)
             rules.append(Rule(field=field, computed=computation, mentions=mentions, default=not mentions))
         elif (number := _operand(what)) is not None and number.number is not None and mentions:
             value = int(number.number) if number.number.is_integer() else number.number
             rules.append(Rule(field=field, value=value, mentions=mentions))
+        elif number is not None and not rules and re.match(r"\s*(?:the\s+)?(?:sum|total)\s+of\b", what, re.I):
+            # "the total of all receipt lines": every number listed after that label, summed.
+            computation = Computation(op="+", left=number, right=Operand(number=0))
+            rules.append(Rule(field=field, computed=computation, mentions=mentions, default=not mentions))
     computed = [r for r in rules if r.computed]
     if not computed:
         return None
@@ -1732,6 +2299,7 @@ def _unread(requirement: Requirement, fields: dict[str, list[str]], subject: fro
         said = [*rule.mentions, *rule.absent, *rule.within, *rule.within.values(), rule.copy_of or ""]
         for comparison in (c for c in (rule.when, *rule.also) if c is not None):
             said += [comparison.label or "", comparison.since or "", comparison.until or "", comparison.unit]
+            said += [comparison.change or "", comparison.of or ""]
         for operand in (rule.computed.left, rule.computed.right) if rule.computed else ():
             said.append(operand.label or "")
         read |= {stem(w) for item in said for w in _WORD.findall(item)}
@@ -1851,7 +2419,7 @@ def _kind_of(
     if not conditional and rules:
         return kind, True, None  # "a diff with none of these problems is approved": a default
     if not conditional or not all(
-        r.when is not None or r.mentions or r.absent or r.copy_of or r.given for r in conditional
+        r.when is not None or r.mentions or r.absent or r.copy_of or r.given or r.differ for r in conditional
     ):
         return kind, False, "no condition could be read for each of its values"
     decided = {v.lower() for values in (fields or {}).values() for v in values}

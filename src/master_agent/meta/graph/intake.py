@@ -3,6 +3,7 @@ phases and the budgets."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
@@ -33,6 +34,27 @@ _INTENT_WORDS: list[tuple[Intent, str]] = [
     ("harden", r"\b(harden|secure|reliab|robust|guardrails?)\b"),
     ("evaluate", r"\b(evaluate|assess|benchmark|score|test)\b"),
 ]
+
+
+#: Why ``intent_of`` picked a build when the words named no playbook and asked for no system.
+DEFAULT = "default"
+#: A request that asks for nothing else needs this many words a dictionary knows to say what is wanted.
+MIN_WORDS = 2
+_SYSTEM_NOUN = re.compile(r"\b(?:agents?|system|team|pipeline|workflow|bot|assistant)\b", re.I)
+
+
+def says_what(text: str) -> bool:
+    """Whether a request that names no playbook still says what is wanted: it names a system, declares
+    an output, or has at least ``MIN_WORDS`` words WordNet knows ("Route invoices by amount" does;
+    "x", "asdf" or "hello" do not, and are asked about rather than built)."""
+    from master_agent.capabilities.tools.lexicon import wordnet
+    from master_agent.meta.requirements import declared_fields
+
+    if _SYSTEM_NOUN.search(text) or declared_fields(text):
+        return True
+    reader = wordnet()
+    known = [w for w in re.findall(r"[a-z]{2,}", text.lower()) if reader.synsets(w)]
+    return len(known) >= MIN_WORDS
 
 
 _WANTS_SYSTEM = re.compile(
@@ -90,7 +112,7 @@ def intent_of(text: str) -> tuple[Intent, str]:
         if (match := re.search(pattern, text, re.I)) is not None
     ]
     if not found:
-        return "build", "default"
+        return "build", DEFAULT
     _, intent, pattern = min(found)
     return intent, f"matched {pattern}"
 
@@ -101,8 +123,35 @@ async def classify_intent(state: MetaState, config: RunnableConfig) -> dict[str,
         intent, why = request.playbook, "asked for"
     else:
         intent, why = intent_of(request.text)
+    if why == DEFAULT and not request.artifacts and not await asyncio.to_thread(says_what, request.text):
+        # "meta run x": nothing says what to build or work on; asked, never built on a guess.
+        problem = (
+            f"the request {request.text[:80]!r} does not say what is wanted: describe the system "
+            "('Build an agent system that ...') or name a playbook and its system ('Debug the ticket desk')"
+        )
+        if not request.autonomous:
+            answer = interrupt(
+                {
+                    "kind": "meta_request",
+                    "request_id": state["request_id"],
+                    "questions": [problem],
+                    "answers": [],
+                }
+            )
+            text = str(answer.get("text") if isinstance(answer, dict) else answer or "").strip()
+            if text and (intent_of(text)[1] != DEFAULT or await asyncio.to_thread(says_what, text)):
+                request = request.model_copy(update={"text": text[:5000]})
+                intent, why = intent_of(text)
+                problem = ""
+        if problem:
+            return {
+                "intent": intent,
+                "status": "failed",
+                "error": problem,
+                "routing_trace": _trace(state, "classify_intent", "unclear", intent=intent, target=None),
+            }
     assert intent in INTENTS
-    update: dict[str, Any] = {"intent": intent}
+    update: dict[str, Any] = {"intent": intent, "request": request.model_dump(mode="json")}
     if intent != "build" and "SystemSpec" not in request.artifacts:
         # Work on an existing system: never a build in its place.
         resources = await _resources(config)
