@@ -394,15 +394,16 @@ def test_an_event_is_titled_in_the_requests_own_words() -> None:
     assert titles == said
 
 
-async def test_a_change_read_with_little_confidence_is_confirmed_before_anything_is_drafted(
+async def test_a_change_read_with_little_confidence_is_shown_as_its_draft_and_done_only_when_approved(
     assistant: RuntimeResources, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Below the verb head's asking threshold a write is not drafted: the user is asked whether it is
-    what they want; "no" leaves the calendar as it was, "yes" goes on to the draft."""
+    """Below the verb head's asking threshold a write is not asked about apart ("do you want me to create
+    an event?" took the user's yes, then showed the draft for a second one): its draft shows what would
+    be done; "no" leaves the calendar as it was, "yes" creates the event, read back from the server."""
     reader = action_reader(assistant.settings)
     if reader.head is None:
         pytest.skip("no trained verb head for this embedder (the local MiniLM is not installed)")
-    # Every reading below the threshold: the question is asked whatever the head's confidence.
+    # Every reading below the threshold.
     unsure = ActionReader(reader.embedder, replace(reader.head, ask_below=1.01))
     monkeypatch.setitem(_READERS, assistant.settings.embeddings, unsure)
     tenant = "verbs-unsure"
@@ -414,20 +415,23 @@ async def test_a_change_read_with_little_confidence_is_confirmed_before_anything
 
     thread = str(uuid.uuid4())
     asked = await _chat(assistant, tenant, thread, request)
-    [question] = asked["interrupts"]
-    assert question["kind"] == "clarification" and "create an event" in question["question"]
-    declined = await _chat(assistant, tenant, thread, Command(resume="no"))
-    [again] = declined["interrupts"]
-    assert "not done anything" in again["question"]
+    [draft] = asked["interrupts"]
+    assert draft["kind"] == "approval" and draft["tool"] == "create_event"
+    assert draft["draft"]["summary"] == "Planning session with Mia Rossi"
+    assert "14:00" in str(draft["draft"])
+    await _chat(assistant, tenant, thread, Command(resume="no"))
     after = await calendar.events(_at(MONDAY, 0), _at(MONDAY + timedelta(days=7), 0))
     assert {e.uid for e in after} == {e.uid for e in before}
 
     thread = str(uuid.uuid4())
     await _chat(assistant, tenant, thread, request)
-    confirmed = await _chat(assistant, tenant, thread, Command(resume="yes"))
-    [draft] = confirmed["interrupts"]
-    assert draft["draft"]["summary"] == "Planning session with Mia Rossi"
-    assert "14:00" in str(draft["draft"])
+    await _chat(assistant, tenant, thread, Command(resume="yes"))
+    created = [
+        e
+        for e in await calendar.events(_at(MONDAY, 0), _at(MONDAY + timedelta(days=7), 0))
+        if e.uid not in {b.uid for b in before}
+    ]
+    assert [(e.summary, e.start.hour) for e in created] == [("Planning session with Mia Rossi", 14)]
 
 
 async def test_an_event_named_by_its_start_is_found_and_a_shift_said_before_its_length_moves_it(
