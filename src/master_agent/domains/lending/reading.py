@@ -222,7 +222,9 @@ def _spoken_fractions(text: str) -> list[dict[str, Any]]:
             found.append({**item, "dim": "duration", "value": value})
         else:
             scale = _SCALES[unit.rstrip("s")]
-            found.append({**item, "dim": "number", "value": {"type": "value", "value": (whole + fraction) * scale}})
+            found.append(
+                {**item, "dim": "number", "value": {"type": "value", "value": (whole + fraction) * scale}}
+            )
     return found
 
 
@@ -264,7 +266,9 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
         body = str(item["body"]).lower()
         unit = str(item["value"].get("unit"))
         # "a month" right after a sum is a rate ("70,000 a month"), not a tenure ("for a year" is one).
-        if not re.search(r"\d|one|two|three|four|five|six|seven|eight|nine|ten|twelve|half|quarter", body) and (
+        if not re.search(
+            r"\d|one|two|three|four|five|six|seven|eight|nine|ten|twelve|half|quarter", body
+        ) and (
             _AFTER_A_SUM.search(masked[: item["start"]]) or not _TENURE_WORDS.search(masked[: item["start"]])
         ):
             continue
@@ -405,9 +409,7 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
     wanted = changing or _said_with(_WANT, text, stated_sums)
     # A question that states terms without asking for them ("the EMI you gave me is for 7.5 lakh,
     # right?") checks the offer, it does not change it: confirmed like a bare sum.
-    framed = wanted or (
-        not _ASKING.search(text) and ("loan_details.tenure_months" in terms or loan_named)
-    )
+    framed = wanted or (not _ASKING.search(text) and ("loan_details.tenure_months" in terms or loan_named))
     if _closed(loan):
         if terms:
             # A decided (or locked) application's terms stay those decided: said so, never ignored.
