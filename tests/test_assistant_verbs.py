@@ -303,6 +303,16 @@ async def test_requests_are_read_as_their_action() -> None:
     assert {text: (await reader.read(text))[0] for text in said} == said
 
 
+async def test_what_a_mail_says_in_a_clause_of_its_own_is_no_step_of_its_own() -> None:
+    """ "... and ask whether ..." with no one of its own is what the mail before it says; "... and tell
+    the team" names whom it goes to and is a step."""
+    reader = action_reader(Settings())
+    said = "Write back to John on the Atlas kickoff thread and ask whether the 120k includes contractor costs"
+    assert await request_steps(said, reader) == []
+    steps = await request_steps("move the retro to 11 and tell the team", reader)
+    assert [step.reading.action for step in steps] == ["reschedule", "send_mail"]
+
+
 @pytest.fixture(scope="module")
 async def assistant(resources: RuntimeResources) -> AsyncIterator[RuntimeResources]:
     yield resources

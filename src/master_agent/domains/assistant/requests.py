@@ -77,6 +77,7 @@ EXAMPLES: dict[Action, tuple[str, ...]] = {
         "Where do I have two free hours between Monday and Wednesday",
         "Any 30 minute gaps over the next few days?",
         "What open time do I have on Thursday",
+        "I need a 90 minute block sometime this week, what are my options?",
     ),
     "agenda": (
         "What is on my calendar next week",
