@@ -149,7 +149,8 @@ async def play_case(case: dict[str, Any], channel: CaseChannel) -> CaseResult:
     audit = await channel.audit(thread)
     record = values.get("record") or {}
     result.decision = outcome(values)
-    allowed = expected.get("acceptable_decisions") or [expected["decision"]]
+    # ``acceptable_decisions``: "other outcomes that also pass" (the README's schema), besides the decision.
+    allowed = [expected["decision"], *(expected.get("acceptable_decisions") or [])]
     if result.decision not in allowed:
         result.problems.append(f"decision {result.decision}, expected {'/'.join(allowed)}")
     rule = expected.get("rule")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from master_agent.capabilities.tools.context import ToolContext
+from master_agent.capabilities.tools.lexicon import available as lexicon_available
 from master_agent.domains.assistant import missing_information, named_answer
 from master_agent.domains.assistant.demo_data import start_demo_servers
 from master_agent.domains.assistant.local_servers import LocalServers
@@ -90,6 +91,49 @@ async def test_a_request_names_its_recipients_and_nobody_is_guessed(contacts: li
     # A sender named in lower case is searched by the contact's address.
     latest = goal_entities("whats the latest from john on atlas?", MONDAY, "read_mail", contacts)
     assert latest == {"sender": "john.miller@acme.example", "about": "atlas"}
+
+
+async def test_a_name_of_several_contacts_is_asked_with_the_time_and_a_person_added_unknown_is_asked(
+    contacts: list[Contact],
+) -> None:
+    grab = goal_entities("grab 20 minutes with david tomorrow afternoon", MONDAY, "schedule", contacts)
+    question = missing_information(grab)
+    assert question is not None and question.fields == ["start_time", "name", "people_checked"]
+    assert "David Chen" in question.question and "David Okafor" in question.question
+    assert question.question.endswith("?")
+    # Settled ("the Okafor one"), only the time is asked.
+    settled = missing_information({**grab, "name": "David Okafor", "people_checked": True})
+    assert settled is not None and settled.fields == ["start_time"]
+    added = goal_entities("Add Gustavo to a 30-min sync on Thursday at 11", MONDAY, "schedule", contacts)
+    assert added["unknown_people"] == ["Gustavo"]
+    asked = missing_information(added)
+    assert asked is not None and "No one named 'Gustavo'" in asked.question
+    # "Add <a thing> to my calendar" names nobody.
+    assert "unknown_people" not in goal_entities(
+        "Add Lunch to my calendar on Friday at 1", MONDAY, "schedule", contacts
+    )
+
+
+async def test_a_purpose_clause_names_the_topic_and_someones_update_is_answered_to_them(
+    contacts: list[Contact],
+) -> None:
+    answered = goal_entities(
+        "answer john's status update on atlas: a one week slip is fine", MONDAY, "send_mail", contacts
+    )
+    assert (answered["name"], answered["message"]) == ("John Miller", "a one week slip is fine")
+    if not lexicon_available():
+        pytest.skip("WordNet is not installed (make wordnet): a purpose clause's verb cannot be told")
+    booked = goal_entities(
+        "Book 1h with Omar and Hana tomorrow at 4 to go through the hiring panel",
+        MONDAY,
+        "schedule",
+        contacts,
+    )
+    assert booked["summary"] == "Meeting with Omar Haddad and Hana Sato: hiring panel"
+    # "to" before a person is no purpose.
+    assert goal_entities("Set up a call with Lena on Friday at 2 to Maria", MONDAY, "schedule", contacts)[
+        "summary"
+    ].startswith("Call with")
 
 
 async def test_find_contacts_reads_roles_and_misspellings_and_takes_a_new_address(data_dir: Path) -> None:

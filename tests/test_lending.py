@@ -657,3 +657,50 @@ def test_a_length_said_of_the_past_is_no_tenure() -> None:
     both = read_message("I have been a customer for 5 years. I need 2 lakh for 2 years").updates
     assert both["loan_details.tenure_months"] == 24
     assert read_message("the loan has to be over 3 years").updates["loan_details.tenure_months"] == 36
+
+
+@pytest.mark.parametrize(
+    ("text", "months"),
+    [
+        ("3.5 lakh, to repay in one and a half years", 18),
+        ("Need 3.6 lakh over two and a half years", 30),
+        ("2 lakh over a year and a half", 18),
+        ("2 lakh over 1 1/2 years", 18),
+        ("2 lakh over 2 years and a half", 30),
+        ("2 lakh for three and a quarter years", 39),
+    ],
+)
+def test_a_tenure_said_with_a_fraction_of_its_unit_is_read_whole(text: str, months: int) -> None:
+    """Duckling reads "one and a half years" as "half years" (6 months): the whole is read here."""
+    said = read_message(text, LoanConversation(), SELLING).updates
+    assert said["loan_details.tenure_months"] == months
+    assert said["loan_details.amount"] in (200_000, 350_000, 360_000)
+
+
+@pytest.mark.parametrize(
+    "text", ["Date of birth is November 15, 1976", "born on 15th of November, 1976", "dob nov 15 1976"]
+)
+def test_a_date_of_birth_with_its_month_named_is_read_in_any_order_and_is_no_sum(text: str) -> None:
+    offered = LoanConversation.model_validate(
+        {"loan_details": {"amount": 420_000, "tenure_months": 36, "rate_pct": 10.5, "emi": 13_651.03}}
+    )
+    reading = read_message(text, offered, VERIFYING)
+    assert reading.updates == {"stated.dob": "1976-11-15"}, reading.updates
+    assert reading.reply is None
+    # A date written in figures is day first, whatever Duckling would make of it.
+    assert read_message("09/03/1991", offered, VERIFYING).updates == {"stated.dob": "1991-03-09"}
+
+
+def test_a_question_naming_other_terms_checks_the_offer_and_a_correction_changes_it() -> None:
+    offered = LoanConversation.model_validate(
+        {"loan_details": {"amount": 700_000, "tenure_months": 60, "rate_pct": 10.5, "emi": 15_045.73}}
+    )
+    asked = read_message("just to check, the EMI you gave me is for 7.5 lakh right?", offered, VERIFYING)
+    assert asked.hold and "loan_details.amount" not in asked.updates
+    assert asked.updates["pending_change"] == {"amount": 750_000, "tenure_months": None}
+    assert "INR 700,000.00 over 60 months" in (asked.reply or "")
+    pending, _, _ = apply_updates(offered, asked.updates, LOAN_WORKFLOW.reader_writes)
+    kept = read_message("no no, 7 is correct, keep 7", pending, VERIFYING)
+    assert kept.updates == {"pending_change": None}
+    corrected = read_message("sorry, typo - I meant 7.5 lakh, not 7", offered, VERIFYING).updates
+    assert corrected["loan_details.amount"] == 750_000 and corrected["loan_details.emi"] is None

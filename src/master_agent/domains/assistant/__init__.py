@@ -17,7 +17,6 @@ from master_agent.domains.assistant.agents import MASTER
 from master_agent.domains.assistant.people import people_named
 from master_agent.domains.assistant.providers import Contact, ProviderError
 from master_agent.domains.assistant.requests import (
-    ACTION_NAMES,
     EXAMPLES,
     WHEN,
     WRITES,
@@ -25,6 +24,7 @@ from master_agent.domains.assistant.requests import (
     action_reader,
     sure_request,
 )
+from master_agent.domains.assistant.shorthand import written_out
 from master_agent.domains.assistant.steps import Step, request_steps
 from master_agent.domains.assistant.tools import (
     build_tools,
@@ -106,6 +106,7 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
     """What the request asks (its action, read by meaning) and the values that action's tools take,
     read in the tenant's time zone, its people read against the tenant's contacts. An answer to a
     draft or a preview states nothing of its own: the runtime applies it to what waits."""
+    goal = written_out(goal)  # "lunch w/ david thurs 12:30" is read as "lunch with david thursday 12:30"
     configured = configured_accounts(context.tenant_id)
     zone = ZoneInfo(configured.timezone if configured else "UTC")
     today = context.now().astimezone(zone).date()
@@ -137,9 +138,9 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
     if action == "feedback" or (
         answer == "accept" and len(goal.split()) <= _YES_NO_WORDS and not opens_as_request(goal, action)
     ):
-        # An answer to "did I read you right?" (below), or to a draft or a preview: a bare "yep" is
-        # one whatever the verb head makes of so short a message.
-        return {**said, **({"verb_confirmed": answer == "accept"} if answer in ("accept", "cancel") else {})}
+        # An answer to a draft or a preview: a bare "yep" is one whatever the verb head makes of so
+        # short a message.
+        return said
     steps = await request_steps(goal, action_reader(context.settings))
     if steps:
         return await _steps_entities(steps, said, today, context)
@@ -156,13 +157,10 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
     if reading is not read and "reply_to" not in found:
         # Read as reading mail first: the mail it answers is named before the words dictated.
         found["reply_to"] = _DICTATED.split(goal, maxsplit=1)[0].strip(" ,;:-") or goal
-    if not reading.sure and action in WRITES:
-        # A change read with little confidence is confirmed before anything is drafted.
-        found["verb_check"] = {
-            "understood": ACTION_NAMES[action],
-            "or": ACTION_NAMES[reading.runner_up] if reading.runner_up else None,
-            "confidence": reading.confidence,
-        }
+    # A change read with little confidence is not asked about apart ("do you want me to move an event?"
+    # took the user's "yep" and then showed the draft for a second one): every write of the pack is a
+    # draft the user approves (medium risk) or an accepted preview (high), which shows what would be
+    # done, so the draft is where a wrong reading is caught, and nothing is done before it is approved.
     return found
 
 
@@ -246,23 +244,7 @@ async def _steps_entities(
 
 def missing_information(known: dict[str, Any]) -> MissingInformation | None:
     """A meeting cannot be scheduled without its day and start time (a period like "next month" is
-    not a day), nor moved without where to: ask for them rather than guess. A change whose verb was
-    read with little confidence is confirmed first; declined, nothing is done and the user is asked to
-    say it again."""
-    check = known.get("verb_check")
-    if isinstance(check, dict):
-        confirmed = known.get("verb_confirmed")
-        if confirmed is None:
-            other = f" (or did you mean: {check['or']}?)" if check.get("or") else ""
-            return MissingInformation(
-                fields=["verb_confirmed"],
-                question=f"Do you want me to {check['understood']}{other} Say yes, or no.",
-            )
-        if confirmed is False:
-            return MissingInformation(
-                fields=["request"],
-                question="Then I have not done anything. What should I do? Say it in other words.",
-            )
+    not a day), nor moved without where to: ask for them rather than guess."""
     unknown = known.get("unknown_people")
     if unknown and not known.get("people_checked"):
         names = " or ".join(repr(name) for name in unknown)
@@ -284,9 +266,17 @@ def missing_information(known: dict[str, Any]) -> MissingInformation | None:
     asked = {("day", "start_time"): "Which day and time", ("day",): "Which day", ("start_time",): "What time"}
     period = known.get("period")
     within = f" ({period})" if period and not known.get("day") else ""
-    return MissingInformation(
-        fields=fields, question=f"{asked[tuple(fields)]} should {known['summary']!r} be{within}?"
-    )
+    question = f"{asked[tuple(fields)]} should {known['summary']!r} be{within}?"
+    several = known.get("ambiguous_people")
+    if isinstance(several, dict) and several and not known.get("people_checked"):
+        # Whom a name means is asked with the time, not after it ("grab 20 minutes with david tomorrow
+        # afternoon": two Davids and no time).
+        whom = " ".join(
+            f"Which {said[:1].upper() + said[1:]} do you mean: {' or '.join(people)}?"
+            for said, people in several.items()
+        )
+        return MissingInformation(fields=[*fields, "name", "people_checked"], question=f"{whom} {question}")
+    return MissingInformation(fields=fields, question=question)
 
 
 def describe_answer(solution: dict[str, Any]) -> list[str]:

@@ -38,6 +38,15 @@ VERB_OPENINGS = (
 )
 
 
+#: What a message says, said as its own clause with no one of its own ("write back to John ... and ask
+#: whether the 120k includes contractor costs", "... and tell him it's moved"): the same step.
+_SAYS_ON = re.compile(
+    r"^(?:ask|tell|say|mention|remind|let)\s+(?:(?:him|her|them)\s+)?(?:know\s+)?(?:if|whether|that|about|for|to)\b"
+    r"|^(?:ask|tell|remind|let)\s+(?:him|her|them)\b",
+    re.I,
+)
+
+
 @dataclass(frozen=True)
 class Step:
     """One step of a request: its words (the condition or link before its verb left out) and action."""
@@ -59,7 +68,7 @@ async def request_steps(goal: str, reader: ActionReader) -> list[Step]:
     for join in _JOINS.finditer(goal):
         following = step_text(goal[join.end() :])
         first = following.split()[0].lower().strip(",.") if following.split() else ""
-        if first in VERB_OPENINGS:
+        if first in VERB_OPENINGS and not _SAYS_ON.match(following):
             parts.append(goal[cursor : join.start()])
             cursor = join.end()
     parts.append(goal[cursor:])

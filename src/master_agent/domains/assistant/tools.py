@@ -27,6 +27,8 @@ from pydantic import BaseModel, Field, SecretStr, ValidationError
 from master_agent.capabilities.spec import Risk
 from master_agent.capabilities.terms import duckling_parse, duckling_parse_time, time_window
 from master_agent.capabilities.tools.context import ToolContext
+from master_agent.capabilities.tools.lexicon import available as lexicon_available
+from master_agent.capabilities.tools.lexicon import wordnet
 from master_agent.domains.assistant.demo_data import start_demo_servers
 from master_agent.domains.assistant.local_servers import LocalEndpoints
 from master_agent.domains.assistant.people import covers, people_named
@@ -1225,7 +1227,10 @@ _ABOUT = re.compile(
 )
 _PERSON = re.compile(
     # A name's dots are inside it ("J.R."), never the end of a sentence ("... to Thursday. What ...").
-    r"\b(?i:with|email|e-mail|mail|message|invite|to|tell|ask|remind|inform|let)\s+(?i:the\s+)?((?i:whole\s+team|team|everyone|everybody)|[A-Z][\w'-]*(?:\.[\w'-]+)*(?:\s+[A-Z][\w'-]*(?:\.[\w'-]+)*)?|[\w.+-]+@[\w.-]+)"
+    # "add Gustavo to the sync": a person added to an event (not "add Lunch" or "add a dinner").
+    r"\b(?i:with|email|e-mail|mail|message|invite|to|tell|ask|remind|inform|let|"
+    r"(?:add|include)(?=\s+[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?\s+(?i:to|into)\s+"
+    r"(?!(?i:(?:my|the)\s+)?(?:calendar|diary|schedule|agenda)\b)))\s+(?i:the\s+)?((?i:whole\s+team|team|everyone|everybody)|[A-Z][\w'-]*(?:\.[\w'-]+)*(?:\s+[A-Z][\w'-]*(?:\.[\w'-]+)*)?|[\w.+-]+@[\w.-]+)"
 )
 _TITLE = re.compile(r"\b(?:the|our|my)\s+(CFO|CEO|CTO|COO|[a-z]+ manager)\b", re.I)
 _MEETING = re.compile(
@@ -1386,12 +1391,34 @@ _ON_SUBJECT = re.compile(
 )
 
 
+#: "to go through the hiring panel", "to finalise the budget": a purpose clause, when its first word is
+#: a verb (WordNet's; "to Maria", "to 3pm" and "to the office" are none).
+_INFINITIVE = re.compile(
+    r"\bto\s+(?P<verb>[a-z]+)(?:\s+(?:through|over|up|out|into|about|on|with))?\s+"
+    r"(?:(?:the|our|my|a|an|some)\s+)?(?P<topic>[a-z].+?)(?=[?.!,;]|\s+(?:on|at|next|this|tomorrow|today|with)\b|$)",
+)
+
+
+def _purpose_clause(goal: str) -> str | None:
+    """What an infinitive of purpose names: "to go through the hiring panel" is about "hiring panel"."""
+    if not lexicon_available():
+        return None
+    for found in _INFINITIVE.finditer(goal):
+        if wordnet().synsets(found.group("verb"), pos="v"):
+            return found.group("topic").strip()
+    return None
+
+
 def _topic(goal: str, today: date) -> str | None:
-    """What a meeting is about: "to go over the roadmap", or a last short clause naming no day, time,
-    length or person ("..., 45 mins, hiring plan"; "...? budget stuff")."""
+    """What a meeting is about: "to go over the roadmap", "to go through the hiring panel", or a last
+    short clause naming no day, time, length or person ("..., 45 mins, hiring plan"; "...? budget
+    stuff")."""
     purpose = _PURPOSE.search(goal)
     if purpose is not None:
         return purpose.group(1).strip()
+    clause = _purpose_clause(goal)
+    if clause is not None:
+        return clause
     subject = _ON_SUBJECT.search(goal)
     if (
         subject is not None
@@ -1500,6 +1527,17 @@ def _entities_for(
         who, unknown = people_of(text, contacts, owners=owners)
         if unknown:
             found["unknown_people"] = unknown
+        several = {
+            mention.said: [
+                f"{contact.name} ({contact.title})" if contact.title else contact.name
+                for contact in mention.contacts
+            ]
+            for mention in people_named(text, contacts)
+            if len(mention.contacts) > 1 and mention.said.lower() != "team"
+        }
+        if several:
+            # "david" fits David Chen and David Okafor: asked with anything else asked first.
+            found["ambiguous_people"] = several
         return who
 
     if action in WRITES or action == "unsupported":
@@ -1664,8 +1702,10 @@ def _entities_for(
 
 #: A mail named as one: someone's ("Maria's budget mail", "his note") or from someone ("the email
 #: from Omar"); the mail a message answers.
+#: A mail named as someone's ("john's status update on atlas", "her request"): the words a mail is called.
+_MAIL_NOUNS = r"e-?mail|mail|message|note|thread|update|reply|request|question|memo|letter"
 _NAMED_MAIL = re.compile(
-    r"(?:['’]s|\b(?:his|her|their))\b[^,;:]*?\b(?:e-?mail|mail|message|note|thread)s?\b|"
+    rf"(?:['’]s|\b(?:his|her|their))\b[^,;:]*?\b(?:{_MAIL_NOUNS})s?\b|"
     r"\b(?:on|in)\s+(?:the|that|this)\s+[^,;:]*?\b(?:e-?mail|mail|thread)\b|"
     r"\b(?:e-?mail|mail|message|note|thread)\s+(?:from|of)\s+[\w.@'’-]+",
     re.I,

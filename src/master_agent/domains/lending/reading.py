@@ -15,13 +15,12 @@ before it replaces the offered amount.
 
 from __future__ import annotations
 
-import calendar
 import re
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from master_agent.capabilities.terms import duckling_parse
+from master_agent.capabilities.terms import duckling_parse, duckling_parse_time
 from master_agent.domains.lending.letters import rupees
 from master_agent.domains.lending.records import LoanConversation
 from master_agent.workflows import MessageReading
@@ -37,14 +36,9 @@ _DMY_DATE = re.compile(r"\b(\d{1,2})[/.-](\d{1,2})[/.-](19\d{2}|20\d{2})\b")
 _GROUPED = re.compile(r"\b\d{1,3}(?:,\d{2})*,\d{3}\b")
 #: "instead of 5 lakh", "not 60 months": the value being replaced, not the one asked.
 _REPLACED = re.compile(r"\b(?:instead\s+of|rather\s+than|not|from|than)\s*(?:₹|rs\.?|inr)?\s*$", re.I)
-_MONTH_NAMES = (
-    "jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
-    "oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
-)
-_WORDY_DATE = re.compile(
-    rf"\b(\d{{1,2}})(?:st|nd|rd|th)?[\s/.-]+(?:of\s+)?({_MONTH_NAMES})\.?,?[\s/.-]+(19\d{{2}}|20\d{{2}})\b",
-    re.I,
-)
+#: A year as written in a date of birth: the body of a written date must have one ("November 15,
+#: 1976"; "March 9th" alone is no date of birth).
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 _SCALE_THEN_TENURE = re.compile(
     r"\b(lakhs?|lacs?|crores?|cr|thousand|hundred|\d+k)\s(?=(?:\d+(?:\.\d+)?|(?:[a-z]+[\s-]+){0,2})\s*"
     r"(?:years?|yrs?|months?|mos?)\b)",
@@ -74,15 +68,23 @@ _TENURE_WORDS = re.compile(
 _PAST_STATE = re.compile(
     r"\b(?:i'?ve|i\s+have|we'?ve|we\s+have|has|have)\s+(?:been|known|had|held|\w+ed)\b", re.I
 )
-#: A sum said with a fraction of its scale, which Duckling reads as the scale alone ("a lakh and a half"
-#: is 1,00,000 to it, "two and a half lakh" a count and a lakh): the whole, the fraction and the scale.
+#: A quantity said with a fraction of its unit, which Duckling reads as the unit alone or the fraction
+#: alone ("a lakh and a half" is 1,00,000 to it, "two and a half lakh" a count and a lakh, "one and a
+#: half years" half a year): the whole, the fraction and the unit, said in any of three orders ("two
+#: and a half years", "a year and a half", "1 1/2 years", "2½ lakh").
+_UNITS = r"lakhs?|lacs?|crores?|thousand|years?|yrs?|months?|mos?"
+_FRACTION_WORD = r"half|quarter|three[\s-]quarters?"
 _SPOKEN_FRACTION = re.compile(
-    r"\b(?:(?P<whole>an?|\d+(?:\.\d+)?|[a-z]+)\s+and\s+an?\s+(?P<fraction>half|quarter)\s+(?P<scale>lakhs?|lacs?|crores?|thousand)"
-    r"|(?P<one>an?|one)\s+(?P<scale_first>lakhs?|lacs?|crores?|thousand)\s+and\s+an?\s+(?P<fraction_last>half|quarter))\b",
+    rf"\b(?:(?P<whole>an?|\d+(?:\.\d+)?|[a-z]+)\s+and\s+(?:an?\s+)?(?P<fraction>{_FRACTION_WORD})\s+(?P<unit>{_UNITS})"
+    rf"|(?P<one>an?|one|\d+|[a-z]+)\s+(?P<unit_first>{_UNITS})\s+and\s+(?:an?\s+)?(?P<fraction_last>{_FRACTION_WORD})"
+    rf"|(?P<digits>\d+)\s*(?P<vulgar>½|¼|¾|\s1/2|\s1/4|\s3/4)\s*(?P<unit_vulgar>{_UNITS}))\b",
     re.I,
 )
 _SCALES = {"lakh": 1e5, "lac": 1e5, "crore": 1e7, "thousand": 1e3}
-_FRACTIONS = {"half": 0.5, "quarter": 0.25}
+#: Units of a tenure, in months.
+_TENURE_UNITS = {"year": 12, "yr": 12, "month": 1, "mo": 1}
+_FRACTIONS = {"half": 0.5, "quarter": 0.25, "three quarter": 0.75, "½": 0.5, "¼": 0.25, "¾": 0.75}
+_FRACTIONS.update({"1/2": 0.5, "1/4": 0.25, "3/4": 0.75})
 #: Words besides the sum that a short answer to "what is your salary?" has at most ("about 60,000",
 #: "around 45k I think"); a longer message stating a bare sum tells of something else ("I paid 2000
 #: for dinner yesterday"), so the sum is confirmed before it is taken as the salary.
@@ -100,6 +102,15 @@ _CHANGE = re.compile(
     r"actually|can it be|how about|what about)\b",
     re.I,
 )
+#: A message that asks whether something is so ("... right?", "is it for 5 lakh", "just to check").
+_ASKING = re.compile(
+    r"\?|\b(?:right|correct|isn'?t\s+it|no)\W*$|^\W*(?:just\s+)?(?:to\s+)?(?:check|confirm)(?:ing)?\b|"
+    r"^\W*(?:is|are|was|does|do|did|will|would|what|which|how)\b",
+    re.I,
+)
+#: The customer corrects what they said ("sorry, typo - I meant 4.5 lakh, not 3.5"): a change, unless the
+#: message asks ("I mean, is 7.5 lakh possible?").
+_CORRECTION = re.compile(r"\b(?:i\s+meant|i\s+mean|typo|mistake|correction)\b", re.I)
 _YES = re.compile(
     r"^\W*(yes|yeah|yep|yup|sure|ok|okay|please|go ahead|proceed|confirm\w*|correct|right|i do|"
     r"i would|absolutely|definitely|of course|y)\b",
@@ -155,18 +166,45 @@ def _mask(text: str, *patterns: re.Pattern[str]) -> str:
     return text
 
 
+def _mask_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    for start, end in spans:
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
+def _written_dates(text: str) -> list[tuple[int, int, date]]:
+    """Days written with their month named, in any order ("November 15, 1976", "15th of Nov 1976",
+    "on 3rd March, 1985"), read by Duckling's time dimension: each one's span and day. Numeric dates
+    are read by ``_ISO_DATE`` and ``_DMY_DATE`` (day first, as customers here write them; Duckling
+    reads "09/03/1991" month first)."""
+    found = []
+    for item in duckling_parse_time(text):
+        value = item.get("value") or {}
+        body = str(item.get("body", ""))
+        if value.get("grain") != "day" or not _YEAR.search(body) or not re.search(r"[A-Za-z]{3}", body):
+            continue
+        try:
+            day = date.fromisoformat(str(value.get("value", ""))[:10])
+        except ValueError:
+            continue
+        found.append((int(item["start"]), int(item["end"]), day))
+    return found
+
+
 def _join_groups(text: str) -> str:
     # Same length, so spans still point into the text: the commas become leading zeros' room.
     return _GROUPED.sub(lambda match: match.group(0).replace(",", "").rjust(len(match.group(0))), text)
 
 
 def _spoken_fractions(text: str) -> list[dict[str, Any]]:
-    """ "A lakh and a half", "two and a half lakh", "1 and a quarter crore", as Duckling's items."""
+    """Quantities said with a fraction of their unit, as Duckling's items: a sum ("a lakh and a half")
+    as a number, a tenure ("two and a half years", "a year and a half") as a duration in months."""
     found = []
     for match in _SPOKEN_FRACTION.finditer(text):
-        scale = (match.group("scale") or match.group("scale_first")).lower().rstrip("s")
-        fraction = _FRACTIONS[(match.group("fraction") or match.group("fraction_last")).lower()]
-        whole_text = (match.group("whole") or match.group("one")).lower()
+        unit = (match.group("unit") or match.group("unit_first") or match.group("unit_vulgar")).lower()
+        fraction_text = match.group("fraction") or match.group("fraction_last") or match.group("vulgar")
+        fraction = _FRACTIONS[re.sub(r"[\s-]+", " ", fraction_text.strip().lower()).removesuffix("s")]
+        whole_text = (match.group("whole") or match.group("one") or match.group("digits")).lower()
         if whole_text in ("a", "an", "one"):
             whole = 1.0
         elif re.fullmatch(r"\d+(?:\.\d+)?", whole_text):
@@ -176,15 +214,17 @@ def _spoken_fractions(text: str) -> list[dict[str, Any]]:
             if not numbers:
                 continue
             whole = float(numbers[0]["value"]["value"])
-        found.append(
-            {
-                "dim": "number",
-                "body": match.group(0),
-                "start": match.start(),
-                "end": match.end(),
-                "value": {"type": "value", "value": (whole + fraction) * _SCALES[scale]},
-            }
-        )
+        item: dict[str, Any] = {"body": match.group(0), "start": match.start(), "end": match.end()}
+        months = next((size for name, size in _TENURE_UNITS.items() if unit.startswith(name)), None)
+        if months is not None:
+            total = round((whole + fraction) * months)
+            value = {"type": "value", "value": total, "unit": "month", "month": total}
+            found.append({**item, "dim": "duration", "value": value})
+        else:
+            scale = _SCALES[unit.rstrip("s")]
+            found.append(
+                {**item, "dim": "number", "value": {"type": "value", "value": (whole + fraction) * scale}}
+            )
     return found
 
 
@@ -192,7 +232,10 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
     """The sums ``text`` states (each marked income or not), the tenure in months it states, and any
     bare small counts (a tenure said without its unit: "36")."""
     masked = _join_groups(
-        _mask(text[:600], _PHONE, _PAN, _ISO_DATE, _DMY_DATE, _WORDY_DATE, re.compile(r"\d{9,}"))
+        _mask_spans(
+            _mask(text[:600], _PHONE, _PAN, _ISO_DATE, _DMY_DATE, re.compile(r"\d{9,}")),
+            [(start, end) for start, end, _ in _written_dates(text[:600])],
+        )
     )
     # Hindi units of a tenure ("3 saal", "24 mahine") as Duckling's English ones, of the same length.
     masked = _HINDI_UNITS.sub(lambda match: _HINDI_UNIT_WORDS[match.group(0).lower()], masked)
@@ -223,7 +266,9 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
         body = str(item["body"]).lower()
         unit = str(item["value"].get("unit"))
         # "a month" right after a sum is a rate ("70,000 a month"), not a tenure ("for a year" is one).
-        if not re.search(r"\d|one|two|three|four|five|six|seven|eight|nine|ten|twelve", body) and (
+        if not re.search(
+            r"\d|one|two|three|four|five|six|seven|eight|nine|ten|twelve|half|quarter", body
+        ) and (
             _AFTER_A_SUM.search(masked[: item["start"]]) or not _TENURE_WORDS.search(masked[: item["start"]])
         ):
             continue
@@ -328,7 +373,10 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
     # rent alone is 15000 so money is tight": the rent is no loan term).
     stated_sums = [found for found in sums if not found.income]
     loan_named = _said_with(_LOAN, text, stated_sums)
-    about_the_loan = tenure is not None or _CHANGE.search(text) or loan_named
+    changing = _CHANGE.search(text) is not None or (
+        _CORRECTION.search(text) is not None and not _ASKING.search(text)
+    )
+    about_the_loan = tenure is not None or changing or loan_named
     unsure_salary: float | None = None
     offered = loan.loan_details.emi is not None
     salary_asked = "stated.monthly_salary" in asked
@@ -358,12 +406,10 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
     reply: str | None = None
     hold = False
     changed = {path: value for path, value in terms.items() if _known(loan, path) not in (None, value)}
-    framed = bool(
-        "loan_details.tenure_months" in terms
-        or _CHANGE.search(text)
-        or loan_named
-        or _said_with(_WANT, text, stated_sums)
-    )
+    wanted = changing or _said_with(_WANT, text, stated_sums)
+    # A question that states terms without asking for them ("the EMI you gave me is for 7.5 lakh,
+    # right?") checks the offer, it does not change it: confirmed like a bare sum.
+    framed = wanted or (not _ASKING.search(text) and ("loan_details.tenure_months" in terms or loan_named))
     if _closed(loan):
         if terms:
             # A decided (or locked) application's terms stay those decided: said so, never ignored.
@@ -380,7 +426,10 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
             "amount": terms.get("loan_details.amount"),
             "tenure_months": terms.get("loan_details.tenure_months"),
         }
-        reply = "Do you want to change your loan to " + _describe(loan, terms) + "? Please answer yes or no."
+        reply = (
+            f"Your offer is {_describe(loan, {})} (EMI {rupees(loan.loan_details.emi or 0)}). Do you want to "
+            f"change your loan to {_describe(loan, terms)}? Please answer yes or no."
+        )
         hold = True
         terms = {}
     elif loan.pending_change is not None and not terms and _YES.search(text):
@@ -469,14 +518,9 @@ def _date_of_birth(text: str) -> date | None:
         dmy = _DMY_DATE.search(text)
         if dmy:
             return date(int(dmy.group(3)), int(dmy.group(2)), int(dmy.group(1)))
-        wordy = _WORDY_DATE.search(text)
-        if wordy:
-            month = next(
-                number
-                for number, name in enumerate(calendar.month_abbr)
-                if name and wordy.group(2).lower().startswith(name.lower())
-            )
-            return date(int(wordy.group(3)), month, int(wordy.group(1)))
+        written = _written_dates(text)
+        if written:
+            return written[0][2]
     except ValueError:
         return None
     return None
