@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from master_agent.capabilities.spec import DataMetric
+from master_agent.capabilities.tools.lexicon import event_or_state, phrasal_verb_meanings, verb_base
 
 Direction = Literal["past", "future"]
 
@@ -1334,6 +1335,11 @@ def written_out(text: str) -> str:
     return _SHORT_WORD.sub(lambda match: _SHORTHAND[match.group(1).lower()], text)
 
 
+#: Where one phrase of a message ends and another begins: a dash between spaces, a colon, semicolon,
+#: comma, bar or bracket (a hyphen inside a word joins: "extended-warranty attach rate").
+_PHRASE_BREAK = re.compile(r"\s[-\u2013\u2014]+\s|[:;,|()\[\]]")
+
+
 def metric_mention(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
     """The longest figure name or alias in ``text``; a word just before it that no figure, table or
     column of the data uses makes it a figure the data does not have."""
@@ -1349,8 +1355,10 @@ def metric_mention(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
         return MetricMention(metric=None)
     _, start, metric = best
     vocabulary = _data_words(metrics)
-    # Who and when are no qualifiers: "Store six's attach rate", "the third quarter's revenue".
-    before = re.findall(r"[a-z][a-z'-]*", _who_and_when_blanked(text).lower()[:start])[-2:]
+    # Who and when are no qualifiers: "Store six's attach rate", "the third quarter's revenue"; nor is
+    # a word of another phrase ("for the deck - AOV", "S07 | hardware rev").
+    phrase = _PHRASE_BREAK.split(_who_and_when_blanked(text).lower()[:start])[-1]
+    before = re.findall(r"[a-z][a-z'-]*", phrase)[-2:]
     unknown = [
         word
         for word in before
@@ -1507,11 +1515,55 @@ def counted_unknown(text: str, metrics: Sequence[DataMetric]) -> str | None:
     return thing
 
 
+#: "more of its sales", "less of their takings": a part of a whole, asked as its share.
+_PART_OF_WHOLE = re.compile(
+    r"\b(?:more|less|fewer|much|most|least)\s+of\s+(?:its|their|the|our|his|her|your)\b", re.I
+)
+
+
+def figure_by_verb(text: str, metrics: Sequence[DataMetric]) -> MetricMention | None:
+    """The figure a question names by what its rows did, in a verb of two words WordNet lists as one
+    ("how many phones came back": come back is return, so the returns; "more of its sales come back":
+    their share, the return rate): a figure one of whose names has a word that is one of the verb's
+    meanings ("returns", "return rate"). A count when several fit, its share when the words ask a
+    part of a whole. None: no such verb, or no figure's words mean it."""
+    meanings = frozenset().union(*phrasal_verb_meanings(_who_and_when_blanked(text)).values())
+    if not meanings:
+        return None
+    fitting = [
+        metric
+        for metric in metrics
+        if any(
+            verb_base(word) in meanings
+            for name in (metric.name, *metric.aliases)
+            for word in _TOKEN.findall(name.lower())
+        )
+    ]
+    if not fitting:
+        return None
+    shares = [metric for metric in fitting if metric.unit == "ratio"]
+    if shares and (_PART_OF_WHOLE.search(text) or _PROPORTION_WORDS.search(text)):
+        return MetricMention(metric=shares[0])
+    counts = [metric for metric in fitting if metric.unit == "count"]
+    return MetricMention(metric=(counts or fitting)[0])
+
+
+#: "share of", "what %": words that ask a proportion.
+_PROPORTION_WORDS = re.compile(r"\b(?:share|percentage|proportion|fraction|percent|rate)\b|%", re.I)
+
+
+#: "fewer phones", "as many handsets", "more units": a count compared, which only a count answers
+#: ("fewer" is said of things counted; money is "less").
+_COUNT_COMPARED = re.compile(r"\b(?:fewer|more|as\s+many|so\s+many|too\s+many)\s+([a-z][a-z'-]*)", re.I)
+
+
 def counted_rows(text: str, metrics: Sequence[DataMetric]) -> MetricMention | None:
     """The count of the rows a question counts by what they are called ("how many phones did store 3
-    flog", "how many units has store 8 moved"): the figure counting every row (``count(*)``) one of whose
-    names opens with the counted word ("phones sold"); None when the question counts nothing so named."""
-    found = _COUNTED.search(written_out(text))
+    flog", "how many units has store 8 moved", "did store 3 sell fewer phones"): the figure counting
+    every row (``count(*)``) one of whose names opens with the counted word ("phones sold"); None when
+    the question counts nothing so named."""
+    said = written_out(text)
+    found = _COUNTED.search(said) or _COUNT_COMPARED.search(said)
     if found is None:
         return None
     thing = found.group(1).lower()
@@ -1524,6 +1576,20 @@ def counted_rows(text: str, metrics: Sequence[DataMetric]) -> MetricMention | No
         ):
             return MetricMention(metric=metric)
     return None
+
+
+def counted_in_stock(text: str, metrics: Sequence[DataMetric], now: datetime) -> str | None:
+    """The thing a question counts as held at a moment rather than as sold over a period ("how many
+    handsets are sitting in the back room at store 2 right now?", "how many phones do we have in
+    stock?"): rows the data counts by what they are called (``counted_rows``), asked in words that
+    state where things are or that they are had (WordNet's verbs, ``event_or_state``) over no period.
+    Sales rows record events, never what is on hand: the stock is data the tenant does not have."""
+    if counted_rows(text, metrics) is None or time_window(text, now) is not None:
+        return None
+    if event_or_state(_who_and_when_blanked(text)) != "state":
+        return None
+    found = _COUNTED.search(written_out(text))
+    return found.group(1).lower() if found else None
 
 
 #: "spend per transaction", "sales per square foot": one figure taken for each unit of another thing.
@@ -1863,6 +1929,10 @@ def goal_target(text: str) -> GoalTarget | None:
     worded = said and re.search(
         r"[a-z]{3,}", re.sub(r"\b(?:by|to|at|in|on|from|until|till)\b", "", said.lower())
     )
+    if said and said not in text and said in (spelled := spelled_for_duckling(text)):
+        # The time was read as rewritten for Duckling ("from 7/13 to 7/19" is "from 13 July to 19 July"):
+        # blanked there, its digits are no level ("to 7").
+        text = spelled
     if said and worded and "%" not in said and said in text:
         text = text.replace(said, " " * len(said), 1)
     sign = -1.0 if down else 1.0
@@ -2386,6 +2456,9 @@ def goal_metric(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
         if matched is not None:
             return matched
     mentioned = metric_mention(text, metrics)
+    if mentioned.metric is None and (counted := counted_rows(text, metrics)) is not None:
+        # "help store 3 sell fewer phones": the phones are counted, never their money.
+        return counted
     if mentioned.metric is not None or not objects:
         return mentioned
     named = [word for word in objects[0] if word not in _NEUTRAL_MODIFIERS and word not in _VAGUE_OBJECTS]

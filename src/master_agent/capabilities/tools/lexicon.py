@@ -20,13 +20,14 @@ Two limits keep a sense from reaching too far:
 from __future__ import annotations
 
 import io
+import itertools
 import logging
 import re
 import warnings
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 log = logging.getLogger(__name__)
 
@@ -314,3 +315,70 @@ def noun_first(word: str) -> bool | None:
             tagged = counts.get(lemma, {})
             return tagged.get("n", 0) >= max(tagged.values(), default=0)
     return False
+
+
+#: WordNet's senses of having and keeping things (have, own, keep, stock): a verb of one of them states
+#: what is held, where a verb of possession else tells of things changing hands (sell, buy, trade).
+_HOLDING_SENSES = ("have.v.01", "own.v.01", "keep.v.01", "stock.v.01")
+#: Auxiliaries: they carry the tense, not the event.
+_AUXILIARIES = frozenset({"is", "are", "am", "be", "being", "do", "does", "'s", "'re", "will", "can"})
+_PAST_AUXILIARIES = frozenset({"did", "was", "were", "had", "been"})
+_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+
+
+def event_or_state(text: str) -> Literal["event", "state"] | None:
+    """Whether ``text``'s verbs tell of an event (a verb in a past form: "sold", "came back", "has
+    moved"; or a verb of things changing hands: "sell", "buy") or of a state ("are sitting in the back
+    room", "do we have in stock"), by WordNet's verb forms and its lexicographer files. Nouns that are
+    also verbs ("store", "room") are read as nouns, a gerund as its verb. None: no verb at all ("how
+    many phones at store 2"), or WordNet is not installed."""
+    try:
+        reader = wordnet()
+    except WordNetMissing:
+        return None
+    holding = {lemma for name in _HOLDING_SENSES for lemma in reader.synset(name).lemma_names()}
+    verbs = 0
+    for token in _WORD.findall(text.lower()):
+        if token in _PAST_AUXILIARIES:
+            return "event"
+        if token in _AUXILIARIES:
+            verbs += 1
+            continue
+        base = reader.morphy(token, "v")
+        if not base or (not token.endswith("ing") and noun_first(token)):
+            continue
+        verbs += 1
+        if base != token and not token.endswith(("ing", "s")):
+            return "event"  # a past form: "sold", "came", "moved"
+        senses = reader.synsets(base, "v")
+        if senses and senses[0].lexname() == "verb.possession" and base not in holding:
+            return "event"
+    return "state" if verbs else None
+
+
+def phrasal_verb_meanings(text: str) -> dict[str, frozenset[str]]:
+    """The verbs of two words ``text`` says that WordNet lists as one ("come back", "bring back", "give
+    back"), each with the one-word verbs of its first two senses: "came back" -> {"return"}. Empty
+    without WordNet."""
+    try:
+        reader = wordnet()
+    except WordNetMissing:
+        return {}
+    tokens = _WORD.findall(text.lower())
+    found: dict[str, frozenset[str]] = {}
+    for first, second in itertools.pairwise(tokens):
+        base = reader.morphy(first, "v")
+        senses = reader.synsets(f"{base}_{second}", "v")[:2] if base else []
+        words = frozenset(lemma for sense in senses for lemma in sense.lemma_names() if "_" not in lemma)
+        if words:
+            found[f"{first} {second}"] = words
+    return found
+
+
+def verb_base(word: str) -> str | None:
+    """``word``'s verb in WordNet ("returns" -> "return"); None when it is none or WordNet is missing."""
+    try:
+        base = wordnet().morphy(word.lower(), "v")
+    except WordNetMissing:
+        return None
+    return str(base) if base else None

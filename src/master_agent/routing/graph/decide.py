@@ -23,6 +23,7 @@ from typing import Any
 
 from master_agent.capabilities.terms import (
     changed_between,
+    counted_in_stock,
     entity_numbers_as_digits,
     goal_deadline,
     goal_target,
@@ -185,6 +186,14 @@ class DecisionSteps(FrontDoorBase):
             # Naming an agent asks it to do the message, whatever the message reads like.
             return intent.model_copy(update=_EXECUTE)
         now = self.evolution.clock.now()
+        if counted_in_stock(goal, self.pack.data_metrics, now) is not None:
+            # "how many handsets are in the back room right now": stock, which the data handler names as
+            # missing (the sales it has would answer another question).
+            return intent.model_copy(update={**_DATA_QUERY, "out_of_scope": False})
+        if intent.out_of_scope and self._asks_a_figure(goal):
+            # "AOV north vs west for August": a figure of the tenant's own data over a period gone by is
+            # the data handler's to answer (or to say what it lacks), however the head reads the words.
+            return intent.model_copy(update={**_DATA_QUERY, "out_of_scope": False})
         if intent.action == "QUERY" and intent.query_kind == "data":
             if (
                 goal_target(goal) is not None
@@ -436,13 +445,8 @@ class DecisionSteps(FrontDoorBase):
             # never more than partial, see answer_query), unless the figure is said by its name over a
             # period gone by, with nothing moving it ("avg handset price up north in Q3"): that is a data
             # question in so many words.
-            now = self.evolution.clock.now()
-            past = time_window(goal, now, direction="past")
-            by_name = (
-                metric_mention(goal, self.pack.data_metrics).metric is not None
-                and past is not None
-                and past.end <= now + timedelta(days=1)
-                and not moves_a_figure(goal)
+            by_name = metric_mention(goal, self.pack.data_metrics).metric is not None and self._asks_a_figure(
+                goal
             )
             reason = f"no agent takes it on; read as asking for the {figure} of the data"
             outcome = Outcome(RouteTarget(kind="query", name="data"), reason, best_guess=not by_name)
@@ -457,6 +461,15 @@ class DecisionSteps(FrontDoorBase):
         else:
             return outcome, intent
         return outcome, intent.model_copy(update=_DATA_QUERY)
+
+    def _asks_a_figure(self, goal: str) -> bool:
+        """Whether ``goal`` names a figure of the tenant's data (by name, alias or all its words) over a
+        period gone by, with no target and nothing moving it: a question about that figure's value."""
+        if names_a_figure(goal, self.pack.data_metrics) is None or moves_a_figure(goal):
+            return False
+        now = self.evolution.clock.now()
+        past = time_window(goal, now, direction="past")
+        return past is not None and past.end <= now + timedelta(days=1)
 
     async def _asks_missing_data(self, message: str) -> bool:
         """Whether ``message`` asks for a figure over a period gone by (no target, no deadline, no verb
