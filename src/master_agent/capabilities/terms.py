@@ -591,7 +591,10 @@ def _countries_named(text: str) -> list[tuple[str, str | None]]:
 _BANK_HOLIDAY = re.compile(r"\bbank\s+holidays?\b", re.I)
 #: What a holiday's name says around it: "the late May bank holiday weekend", "Thanksgiving week".
 _HOLIDAY_PART = re.compile(
-    r"\s*(?:bank\s+holiday\s+|holiday\s+|day\s+)?(long\s+weekend|weekend|week)\b", re.I
+    r"\s*(?:bank\s+holiday\s+|holiday\s+|day\s+)?(long\s+weekend|weekend|week)\b"
+    # "the national day holiday", "the Christmas break", "National Day golden week": its days off.
+    r"|\s*(?:day\s+)?(holidays?|break|golden\s+week)\b",
+    re.I,
 )
 #: Names a holiday goes by that are not its calendar's (the ``holidays`` package names each day once):
 #: (the words, the calendar's name, its country).
@@ -784,7 +787,21 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
 
     def window_of(day: datetime) -> Window:
         label = text[start_at : year_said.end() if year_said else after].strip()
-        kind = (part.group(1).lower() if part else "").replace("long ", "")
+        kind = (part.group(1).lower() if part and part.group(1) else "").replace("long ", "")
+        if part and part.group(2):
+            # The days off it stands in: the calendar's holidays (days in lieu and days swapped for
+            # worked weekends too) and weekends next to it ("golden week": China's 1-7 October).
+            off = {
+                d
+                for year in (day.year - 1, day.year, day.year + 1)
+                for d, _ in _holiday_days(str(country), subdiv, year, days_off=True)
+            }
+            first, last = day, day
+            while first - timedelta(days=1) in off or (first - timedelta(days=1)).weekday() >= 5:
+                first -= timedelta(days=1)
+            while last + timedelta(days=1) in off or (last + timedelta(days=1)).weekday() >= 5:
+                last += timedelta(days=1)
+            return Window(start=first, end=last + timedelta(days=1), label=label, reading=reading)
         if kind == "week":
             start = day - timedelta(days=day.weekday())
             return Window(start=start, end=start + timedelta(days=7), label=label, reading=reading)
@@ -1403,7 +1420,7 @@ _MONEY = re.compile(
 _MONEY_COMING_IN = re.compile(
     r"\b(?:(?:take|takes|taken|took|taking|make|makes|made|making|bring|brings|brought|bringing)(?:\s+in)?|"
     r"turn(?:s|ed)?\s+over)\b(?=\s*(?:$|[?.!,]|\b(?:in|since|during|over|last|this|between|from|"
-    r"on|for|so|to|till|until|up|through|across|yesterday|today|all|altogether|overall|total|most|least|"
+    r"on|for|so|to|till|until|up|through|across|yesterday|today|all|altogether|overall|total|most|least|with|"
     r"more|less|the\s+most|the\s+least|"
     r"in\s+total)\b))",
     re.I,
@@ -1441,7 +1458,7 @@ def money_source(text: str) -> str | None:
 
 
 _MONEY_FROM = re.compile(
-    r"\b(?:from|on|off|out\s+of)\s+([A-Za-z][A-Za-z'-]*(?:\s+[A-Za-z][A-Za-z'-]*){0,3})", re.I
+    r"\b(?:from|on|off|with|out\s+of)\s+([A-Za-z][A-Za-z'-]*(?:\s+[A-Za-z][A-Za-z'-]*){0,3})", re.I
 )
 #: "how much money did add-ons bring in": what the money came from, said as who made it.
 _MONEY_BY = re.compile(
@@ -2197,6 +2214,10 @@ def changed_between(text: str, now: datetime) -> tuple[Window, Window] | None:
         before = _PERIOD_WORD.findall(masked[: join.start()])
         after = _PERIOD_WORD.findall(masked[join.end() :])
         first, second = period(before, last=True), period(after, last=False)
+        elided = _elided(after, first, now) if first is not None else None
+        # "the second half of September than the first": the first half of September, not the 1st.
+        if elided is not None and (second is None or _days_apart(second, first) > _days_apart(elided, first)):  # type: ignore[arg-type]
+            second = elided
         if first is not None and (beside := _NEXT_TO.match(masked, join.end())) is not None:
             # "Diwali week compared with the week before": the week before Diwali week, not last week.
             unit, side = beside.group(1).lower(), beside.group(2).lower()
@@ -2211,17 +2232,46 @@ def changed_between(text: str, now: datetime) -> tuple[Window, Window] | None:
                 start, end = _add(first.start, step, unit), _add(first.end, step, unit)
             other = Window(start=start, end=end, label=f"the {unit} {side} {first.label}")
             first, second = (other, first) if step < 0 else (first, other)
+        said = re.sub(r"\s+", " ", join.group(0).strip().lower())
         if (
-            comparative
-            and join.group(0).strip().lower() == "than"
+            ((comparative and said == "than") or said in _SIDE_BY_SIDE)
             and first is not None
             and second is not None
         ):
-            # "more in October than in September": the periods in either order, the change from the earlier.
+            # "more in October than in September", "August vs July": the periods in either order, the
+            # change from the earlier.
             first, second = sorted((first, second), key=lambda window: window.start)
         if first is not None and second is not None and first.end <= second.start and second.end <= now:
             return first, second
     return None
+
+
+_ELIDED_SKIP = frozenset({"the", "in", "on", "during", "over", "for", "a", "an"})
+
+
+#: Joins that set two periods side by side, in no order of time ("August vs July").
+_SIDE_BY_SIDE = frozenset({"vs", "vs.", "versus", "against", "with", "compared with", "compared against"})
+
+
+def _elided(words: list[str], said: Window, now: datetime) -> Window | None:
+    """The period the words after a join name by leaving out what they share with ``said`` ("the
+    second half of September than in the first": the first half of September), read by putting the
+    words said in place of as many of ``said``'s first words; None when none reads."""
+    head = [word for word in words[:3] if word.lower() not in _ELIDED_SKIP][:2]
+    own = [word for word in said.label.split() if word.lower() not in _ELIDED_SKIP]
+    if not head or len(own) <= len(head):
+        return None
+    for size in range(len(head), 0, -1):
+        completed = " ".join([*head[:size], *own[size:]])
+        window = time_window(completed, now)
+        if window is not None:
+            return replace(window, label=completed)
+    return None
+
+
+def _days_apart(window: Window, other: Window) -> float:
+    """How far two periods' lengths differ, in days: periods compared are alike."""
+    return abs((window.end - window.start) - (other.end - other.start)) / timedelta(days=1)
 
 
 def moves_a_figure(text: str) -> bool:
