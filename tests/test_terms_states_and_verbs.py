@@ -3,7 +3,7 @@ words that state where things are (sales rows never say what is on hand), a coun
 phones") and what rows did said in a verb of two words ("came back"), a figure named in another phrase
 than the word before it ("for the deck - AOV"), a digit range rewritten for Duckling read as no level,
 a holiday's days off ("the national day holiday"), a period said by what it does not share with the other
-("than in the first"), periods side by side, and money asked over a day gone by."""
+("than in the first"), periods side by side, money asked over a day gone by, and a product's model name or a day of a month read as no id."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from master_agent.capabilities.terms import (
     changed_between,
     counted_in_stock,
     counted_rows,
+    counted_unknown,
     figure_by_verb,
     goal_metric,
     goal_target,
@@ -24,6 +25,7 @@ from master_agent.capabilities.terms import (
 from master_agent.capabilities.tools.lexicon import event_or_state, phrasal_verb_meanings
 from master_agent.domains.retail import RETAIL
 from master_agent.routing.graph.follow_ups import asks_a_value
+from master_agent.runtime.context import extract_entities
 
 #: A Monday.
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
@@ -172,3 +174,19 @@ def test_money_asked_over_a_day_gone_by_asks_a_value(text: str) -> None:
 )
 def test_a_goal_a_cause_or_the_future_asks_no_value(text: str) -> None:
     assert not asks_a_value(text, METRICS, NOW, money=True)
+
+
+def test_a_model_name_and_a_day_of_a_month_are_no_ids() -> None:
+    assert extract_entities("How many Pixel 9 cases did store 2 sell in August?") == {"store_id": 2}
+    assert extract_entities("Sell more Galaxy 9 chargers at Store 4") == {"store_id": 4}
+    assert extract_entities("Refunds at store 6 in Q4 of FY26 pls (we're Aussie, FY ends 30 June)") == {
+        "store_id": 6
+    }
+    # A thing numbered here keeps its number, whatever follows it.
+    assert extract_entities("Store 2 refunds in August") == {"store_id": 2}
+    assert extract_entities("invoice 123 is late") == {"invoice_id": 123}
+
+
+def test_a_model_counted_is_named_whole_as_data_the_tenant_lacks() -> None:
+    assert counted_unknown("How many Pixel 9 cases did store 2 sell in August?", METRICS) == "Pixel 9 cases"
+    assert counted_unknown("how many iPhones did store 1 sell", METRICS) == "iphones"

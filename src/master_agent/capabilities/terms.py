@@ -42,6 +42,16 @@ _NOUN_AND_NUMBER = re.compile(
 )
 
 
+def entity_noun(word: str) -> bool:
+    """Whether ``word`` is a noun things are numbered by here ("store", "Branches"), not a name."""
+    word = word.lower()
+    return (
+        word in _ENTITY_NOUNS
+        or word.removesuffix("es") in _ENTITY_NOUNS
+        or word.removesuffix("s") in _ENTITY_NOUNS
+    )
+
+
 def _digits_in_place(text: str) -> str:
     """``text`` with each number said in words written as its digits padded to the words' length
     ("store six" -> "store 6  "), so offsets into it are offsets into ``text``."""
@@ -1529,7 +1539,15 @@ def counted_unknown(text: str, metrics: Sequence[DataMetric]) -> str | None:
         or any(_same_word(thing, known) for known in vocabulary)
     ):
         return None
-    return thing
+    # "how many Pixel 9 cases": a model's name and number are one name with the thing it qualifies.
+    model = _MODEL_NAMED.match(written_out(text), found.end())
+    return f"{found.group(1)}{model.group(0)}" if model else thing
+
+
+#: A model number after a name and the thing it names ("Pixel| 9 cases", "Galaxy| S24 chargers").
+_MODEL_NAMED = re.compile(
+    r"\s+[A-Za-z]{0,3}\d+[A-Za-z+]*(?:\s+(?!(?:did|do|does|are|is|were|was|has|have|had)\b)[a-z]+)?"
+)
 
 
 #: "more of its sales", "less of their takings": a part of a whole, asked as its share.
