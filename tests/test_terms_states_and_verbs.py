@@ -3,7 +3,8 @@ words that state where things are (sales rows never say what is on hand), a coun
 phones") and what rows did said in a verb of two words ("came back"), a figure named in another phrase
 than the word before it ("for the deck - AOV"), a digit range rewritten for Duckling read as no level,
 a holiday's days off ("the national day holiday"), a period said by what it does not share with the other
-("than in the first"), periods side by side, money asked over a day gone by, and a product's model name or a day of a month read as no id."""
+("than in the first"), periods side by side, money asked over a day gone by, a product's model name or a day of a month read as no id, a store in Roman numerals, ISO 8601 weeks,
+and an occasion or a year that is not placed said as a time not read (never all the data)."""
 
 from __future__ import annotations
 
@@ -16,11 +17,15 @@ from master_agent.capabilities.terms import (
     counted_in_stock,
     counted_rows,
     counted_unknown,
+    entity_numbers_as_digits,
     figure_by_verb,
     goal_metric,
     goal_target,
     metric_mention,
+    time_mention,
     time_window,
+    unread_deadline,
+    unread_time,
 )
 from master_agent.capabilities.tools.lexicon import event_or_state, phrasal_verb_meanings
 from master_agent.domains.retail import RETAIL
@@ -95,6 +100,8 @@ def test_what_rows_did_in_a_verb_of_two_words_names_the_figure(text: str, figure
 
 def test_a_verb_of_two_words_that_means_no_figure_names_none() -> None:
     assert figure_by_verb("how many sales came in at store 2 in May", METRICS) is None
+    # People who come back are visits (repeat customers), not things returned.
+    assert figure_by_verb("How many of store 5's customers came back to buy again in Q3?", METRICS) is None
 
 
 def test_a_word_of_another_phrase_qualifies_no_figure() -> None:
@@ -190,3 +197,44 @@ def test_a_model_name_and_a_day_of_a_month_are_no_ids() -> None:
 def test_a_model_counted_is_named_whole_as_data_the_tenant_lacks() -> None:
     assert counted_unknown("How many Pixel 9 cases did store 2 sell in August?", METRICS) == "Pixel 9 cases"
     assert counted_unknown("how many iPhones did store 1 sell", METRICS) == "iphones"
+
+
+def test_a_store_numbered_in_roman_numerals_is_that_store() -> None:
+    assert extract_entities("Store IV - return rate, July.") == {"store_id": 4}
+    assert entity_numbers_as_digits("compare Store II and Store XII") == "compare Store 2 and Store 12"
+    # No numeral written the standard way, or the pronoun: left as said.
+    assert entity_numbers_as_digits("store VX sales") == "store VX sales"
+    assert extract_entities("the Store I mean, store 2") == {"store_id": 2}
+
+
+def test_an_iso_8601_week_is_its_monday_to_sunday() -> None:
+    window = time_window("S05 | device rev | 2026-W32", NOW)
+    assert window is not None
+    assert (window.start.date().isoformat(), window.last_day().date().isoformat()) == (
+        "2026-08-03",
+        "2026-08-09",
+    )
+    assert time_mention("S05 | device rev | 2026-W32") == "2026-W32"
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("Pour la Saint-Jean (Fête nationale), store 7 attach rate was what?", "Fête"),
+        ("store 2 attach on Burns Night", "Night"),
+    ],
+)
+def test_an_occasion_or_a_year_not_placed_is_an_unread_time(text: str, said: str) -> None:
+    assert time_window(text, NOW) is None
+    assert unread_time(text) == said
+
+
+def test_a_deadline_named_by_a_name_no_calendar_places_is_unread_never_a_default() -> None:
+    assert unread_deadline("Get store 1's attach up tae 6% by Burns Night.", NOW) == "by Burns Night"
+    assert unread_deadline("Can store 5 hit 4% on attach by Paddy's Day?", NOW) == "by Paddy's Day"
+    assert unread_deadline("lift attach by Store 5 to 7% by March", NOW) is None  # who, then a read date
+
+
+def test_an_arrow_points_to_the_level() -> None:
+    target = goal_target("s7 attach -> 6.5% by 2027-02-15")
+    assert target is not None and target.form == "absolute" and target.value == pytest.approx(0.065)

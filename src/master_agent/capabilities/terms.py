@@ -29,7 +29,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from master_agent.capabilities.spec import DataMetric
-from master_agent.capabilities.tools.lexicon import event_or_state, phrasal_verb_meanings, verb_base
+from master_agent.capabilities.tools.lexicon import (
+    event_or_state,
+    names_a_person,
+    phrasal_verb_meanings,
+    takes_an_object,
+    verb_base,
+)
 
 Direction = Literal["past", "future"]
 
@@ -246,7 +252,9 @@ def time_window(text: str, now: datetime, *, direction: Direction = "past") -> W
 #: Words that name a period ("in Sept", "the fortnight before last", "H1"), read or not.
 _PERIOD_WORDS = re.compile(
     rf"\b(?:{_MONTH_WORD}|days?|weeks?|fortnights?|months?|quarters?|years?|h[12]|q[1-4]|spring|summer|autumn|"
-    r"winter|holidays?|christmas|easter|weekends?|yesterday|today|tonight)\b",
+    r"winter|holidays?|christmas|easter|weekends?|yesterday|today|tonight|"
+    # An occasion's name ("Burns Night", "Dragon Boat Festival", "la Fête nationale") and a year said.
+    r"nights?|eve|festival|feast|f[êe]te|(?:19|20)\d{2})\b",
     re.I,
 )
 
@@ -869,8 +877,13 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
 
 #: "ISO week 32", "week 32 of 2026", "wk 32": a week by its ISO number (Monday to Sunday).
 _ISO_WEEK = re.compile(
-    r"\b(?:iso\s+)?(?:week|wk)\s*(?:no\.?\s*|number\s+|#\s*)?(\d{1,2})\b(?:\s+(?:of\s+)?(\d{4}))?", re.I
+    r"\b(?:iso\s+)?(?:week|wk)\s*(?:no\.?\s*|number\s+|#\s*)?(\d{1,2})\b(?:\s+(?:of\s+)?(\d{4}))?"
+    # ISO 8601's own notation: "2026-W32", "2026W32".
+    r"|\b(\d{4})-?W(\d{1,2})\b",
+    re.I,
 )
+#: ISO 8601's week notation alone ("2026-W32"): a time as said ("week 45" may number something else).
+_ISO_WEEK_DATE = re.compile(r"\b\d{4}-?W\d{1,2}\b", re.I)
 #: "the last six weeks", "past 3 weeks": the days counted back from today, today left out.
 _WEEKS_BACK = re.compile(
     rf"\b(?:last|past|previous|prior|trailing|rolling)\s+{_COUNT}\s+(?:weeks?|wks?)\b", re.I
@@ -954,9 +967,10 @@ def _units_ago(text: str, now: datetime) -> Window | None:
 
 def _iso_week(text: str, now: datetime, direction: Direction) -> Window | None:
     match = _ISO_WEEK.search(text)
-    if match is None or not 1 <= int(match.group(1)) <= 53:
+    if match is None or not 1 <= int(match.group(1) or match.group(4)) <= 53:
         return None
-    number = int(match.group(1))
+    number = int(match.group(1) or match.group(4))
+    year = match.group(2) or match.group(3)
 
     def week(year: int) -> Window:
         try:
@@ -965,7 +979,7 @@ def _iso_week(text: str, now: datetime, direction: Direction) -> Window | None:
             monday = datetime.fromisocalendar(year, 52, 1).replace(tzinfo=UTC)
         return Window(start=monday, end=monday + timedelta(days=7), label=match.group(0).strip())
 
-    return _latest(week, int(match.group(2)) if match.group(2) else None, now, direction)
+    return _latest(week, int(year) if year else None, now, direction)
 
 
 def _weeks_back(text: str, now: datetime, direction: Direction) -> Window | None:
@@ -1107,6 +1121,7 @@ def _said_time(masked: str) -> str | None:
         _HALF_OF_YEAR,
         _SEASON,
         _BEFORE_LAST,
+        _ISO_WEEK_DATE,
     ):
         match = pattern.search(masked)
         if match:
@@ -1517,8 +1532,13 @@ def _data_words(metrics: Sequence[DataMetric]) -> frozenset[str]:
     return frozenset(words)
 
 
-#: "how many iPhones", "the number of trade-ins": the thing a question counts.
-_COUNTED = re.compile(r"\b(?:how\s+many|number\s+of|count\s+of|no\.?\s+of)\s+([a-z][a-z'-]*)", re.I)
+#: "how many iPhones", "the number of trade-ins", "how many of store 5's customers": the thing a
+#: question counts.
+_COUNTED = re.compile(
+    r"\b(?:how\s+many|number\s+of|count\s+of|no\.?\s+of)\s+"
+    r"(?:of\s+(?:the\s+|our\s+|its\s+|their\s+|[a-z]+\s*#?\s*\d+'s\s+)?)?([a-z][a-z'-]*)",
+    re.I,
+)
 
 
 _PERSON_WORDS = frozenset({"people", "persons", "person", "workers", "employees", "staffers", "colleagues"})
@@ -1562,7 +1582,18 @@ def figure_by_verb(text: str, metrics: Sequence[DataMetric]) -> MetricMention | 
     their share, the return rate): a figure one of whose names has a word that is one of the verb's
     meanings ("returns", "return rate"). A count when several fit, its share when the words ask a
     part of a whole. None: no such verb, or no figure's words mean it."""
-    meanings = frozenset().union(*phrasal_verb_meanings(_who_and_when_blanked(text)).values())
+    blanked = _who_and_when_blanked(text)
+    said = phrasal_verb_meanings(blanked)
+    # "customers came back to buy again": people who come back are visits, not things returned (people
+    # who bring something back return it).
+    said = {
+        verb: meanings
+        for verb, meanings in said.items()
+        if takes_an_object(verb)
+        or not (before := re.findall(r"[a-z]+", blanked.lower()[: blanked.lower().find(verb)]))
+        or not names_a_person(before[-1])
+    }
+    meanings = frozenset().union(*said.values())
     if not meanings:
         return None
     fitting = [
@@ -1615,16 +1646,22 @@ def counted_rows(text: str, metrics: Sequence[DataMetric]) -> MetricMention | No
 
 def counted_in_stock(text: str, metrics: Sequence[DataMetric], now: datetime) -> str | None:
     """The thing a question counts as held at a moment rather than as sold over a period ("how many
-    handsets are sitting in the back room at store 2 right now?", "how many phones do we have in
-    stock?"): rows the data counts by what they are called (``counted_rows``), asked in words that
-    state where things are or that they are had (WordNet's verbs, ``event_or_state``) over no period.
-    Sales rows record events, never what is on hand: the stock is data the tenant does not have."""
-    if counted_rows(text, metrics) is None or time_window(text, now) is not None:
+    handsets are sitting in the back room at store 2 right now?", "how many chargers have we got
+    left?"): things (the rows the data counts by what they are called, or things it has no word for),
+    asked in words that state where they are or that they are had (WordNet's verbs, ``event_or_state``)
+    over no period. Sales rows record events, never what is on hand: the stock is data the tenant
+    does not have."""
+    found = _COUNTED.search(written_out(text))
+    if found is None or time_window(text, now) is not None:
+        return None
+    thing = found.group(1).lower()
+    if thing in _NEUTRAL_MODIFIERS or thing in _PERSON_WORDS or names_a_person(thing):
+        return None  # people are staff or customers, never stock
+    if counted_rows(text, metrics) is None and counted_unknown(text, metrics) is None:
         return None
     if event_or_state(_who_and_when_blanked(text)) != "state":
         return None
-    found = _COUNTED.search(written_out(text))
-    return found.group(1).lower() if found else None
+    return thing
 
 
 #: "spend per transaction", "sales per square foot": one figure taken for each unit of another thing.
@@ -1725,7 +1762,9 @@ _ONE_POINT = re.compile(r"\b(?:by\s+)?an?\s+(?:full\s+|whole\s+)?(?:percentage\s
 #: "150 bps", "50 basis points": hundredths of a point.
 _BASIS_POINTS = re.compile(rf"\b(?:by\s+|up\s+|down\s+)?{_NUMBER}\s*(?:bps?|basis\s+points?)\b", re.I)
 _ABSOLUTE = re.compile(
-    rf"\b(?:to|reach(?:es|ing)?|hit|at\s+least|at\s+most|above|below|under|over|of|be\s+at)\s+(?:an?\s+)?(?:at\s+least\s+)?{_NUMBER}\s*(?:%|percent\b)",
+    rf"(?:\b(?:to|reach(?:es|ing)?|hit|at\s+least|at\s+most|above|below|under|over|of|be\s+at)\s+"
+    # "attach -> 6.5%": an arrow points to where the figure should end.
+    rf"|(?:->|→|=>)\s*)(?:an?\s+)?(?:at\s+least\s+)?{_NUMBER}\s*(?:%|percent\b)",
     re.I,
 )
 #: A percentage said to be what the target is ("the target is 8%", "aim for 8%", "make it 8%", "8% is
@@ -1903,11 +1942,46 @@ def _place_written_out(match: re.Match[str]) -> str:
     return f"{nouns[0]}{match.group(2)}" if len(nouns) == 1 else match.group(0)
 
 
+#: An entity noun numbered in Roman numerals ("Store IV", "branch XII"), capitals only.
+_ROMAN_NUMBERED = re.compile(r"\b((?i:stores?|shops?|branch(?:es)?|outlets?))\s+([IVXLC]{1,6})\b")
+_ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100}
+
+
+def _roman(numeral: str) -> int | None:
+    """A Roman numeral's value; None when the letters are no numeral written the standard way ("IIII",
+    "VX"): written back, the value must give the same letters."""
+    values = [_ROMAN[ch] for ch in numeral]
+    total = sum(-v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values))
+    left, out = total, ""
+    for value, letters in _ROMAN_STEPS:
+        while left >= value:
+            out, left = out + letters, left - value
+    # A lone "I" after the noun is the pronoun ("the store I mean").
+    return total if out == numeral and numeral != "I" else None
+
+
+_ROMAN_STEPS = (
+    (100, "C"),
+    (90, "XC"),
+    (50, "L"),
+    (40, "XL"),
+    (10, "X"),
+    (9, "IX"),
+    (5, "V"),
+    (4, "IV"),
+    (1, "I"),
+)
+
+
 def entity_numbers_as_digits(text: str) -> str:
     """``text`` with the numbers in words that number an entity as digits ("store six" -> "store 6",
-    "stores four and nine" -> "stores 4 and 9"), read by Duckling's number rules. Other numbers in
-    words stay as written: they may be a target or a count ("a fifth", "top three")."""
+    "stores four and nine" -> "stores 4 and 9", "Store IV" -> "Store 4"), read by Duckling's number
+    rules. Other numbers in words stay as written: they may be a target or a count ("a fifth", "top
+    three")."""
     text = _PLACE_SHORTHAND.sub(_place_written_out, text)
+    text = _ROMAN_NUMBERED.sub(
+        lambda m: f"{m.group(1)} {value}" if (value := _roman(m.group(2))) is not None else m.group(0), text
+    )
     if not _ENTITY_WORD.search(text):
         return text
     out: list[str] = []
@@ -2407,8 +2481,14 @@ def unread_deadline(text: str, now: datetime) -> str | None:
     window = time_window(blanked, now, direction="future")
     if window is not None and _event_named_by(blanked, window.label):
         return _event_words(blanked, window.label)
-    found = _EVENT_DEADLINE.search(blanked)
+    found = _EVENT_DEADLINE.search(blanked) or _NAMED_DEADLINE.search(blanked)
+    if found is not None and entity_noun(found.group(0).split()[-1]):
+        return None  # "by Store 5" names who, not when
     return found.group(0).strip(" ?.!") if found else None
+
+
+#: "by Burns Night", "by Paddy's Day": a deadline named by a proper name no calendar here placed.
+_NAMED_DEADLINE = re.compile(r"\bby\s+(?:the\s+)?(?-i:[A-Z][A-Za-z']+(?:\s+[A-Z][A-Za-z']+)*)", re.I)
 
 
 def restated(goal: str, change: str) -> str:

@@ -321,6 +321,8 @@ def noun_first(word: str) -> bool | None:
 #: what is held, where a verb of possession else tells of things changing hands (sell, buy, trade).
 _HOLDING_SENSES = ("have.v.01", "own.v.01", "keep.v.01", "stock.v.01")
 #: Auxiliaries: they carry the tense, not the event.
+#: WordNet's sense of what is left over ("left", "remaining", "leftover"): said of things still held.
+_REMAINING_SENSE = "leftover.s.01"
 _AUXILIARIES = frozenset({"is", "are", "am", "be", "being", "do", "does", "'s", "'re", "will", "can"})
 _PAST_AUXILIARIES = frozenset({"did", "was", "were", "had", "been"})
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
@@ -337,12 +339,18 @@ def event_or_state(text: str) -> Literal["event", "state"] | None:
     except WordNetMissing:
         return None
     holding = {lemma for name in _HOLDING_SENSES for lemma in reader.synset(name).lemma_names()}
+    remaining = set(reader.synset(_REMAINING_SENSE).lemma_names())
     verbs = 0
-    for token in _WORD.findall(text.lower()):
+    tokens = _WORD.findall(text.lower())
+    for index, token in enumerate(tokens):
         if token in _PAST_AUXILIARIES:
             return "event"
-        if token in _AUXILIARIES:
+        if token in _AUXILIARIES or token in remaining:
+            # "are left", "remaining": what is still there is a state.
             verbs += 1
+            continue
+        if token == "got" and {"have", "has", "'ve", "we've"} & set(tokens[max(0, index - 2) : index]):
+            verbs += 1  # "have we got": had now, nothing got
             continue
         base = reader.morphy(token, "v")
         if not base or (not token.endswith("ing") and noun_first(token)):
@@ -382,3 +390,41 @@ def verb_base(word: str) -> str | None:
     except WordNetMissing:
         return None
     return str(base) if base else None
+
+
+def names_a_person(word: str) -> bool:
+    """Whether WordNet's first sense of the noun ``word`` is a person ("customers", "shoppers"); False
+    for anything else or without WordNet."""
+    try:
+        reader = wordnet()
+    except WordNetMissing:
+        return False
+    base = reader.morphy(word.lower(), "n")
+    senses = reader.synsets(base, "n")[:1] if base else []
+    return bool(senses) and senses[0].lexname() == "noun.person"
+
+
+#: WordNet's verb frames with an object ("Somebody ----s something", "Something ----s somebody", "Somebody
+#: ----s something to somebody", ...), by their numbers in ``frames(5WN)``.
+_OBJECT_FRAMES = frozenset({8, 9, 10, 11, 14, 15, 16, 17, 18, 19, 20, 21, 24, 25, 26, 30, 31, 32, 33, 34, 35})
+
+
+def takes_an_object(phrase: str) -> bool:
+    """Whether the verb ``phrase`` ("bring back", "came back") takes an object in its first sense, by
+    WordNet's verb frames: someone brings something back; someone who comes back is who moves."""
+    try:
+        reader = wordnet()
+    except WordNetMissing:
+        return False
+    first, _, rest = phrase.lower().partition(" ")
+    base = reader.morphy(first, "v")
+    name = f"{base}_{rest.replace(' ', '_')}" if base else ""
+    senses = reader.synsets(name, "v")[:1] if name else []
+    frames = {
+        frame
+        for sense in senses
+        for lemma in sense.lemmas()
+        if lemma.name() == name
+        for frame in lemma.frame_ids()
+    }
+    return bool(frames & _OBJECT_FRAMES)
