@@ -17,6 +17,7 @@ from master_agent.capabilities.terms import (
     counted_in_stock,
     counted_rows,
     counted_unknown,
+    deadline_just_passed,
     entity_numbers_as_digits,
     figure_by_verb,
     goal_metric,
@@ -238,3 +239,17 @@ def test_a_deadline_named_by_a_name_no_calendar_places_is_unread_never_a_default
 def test_an_arrow_points_to_the_level() -> None:
     target = goal_target("s7 attach -> 6.5% by 2027-02-15")
     assert target is not None and target.form == "absolute" and target.value == pytest.approx(0.065)
+
+
+def test_periods_set_against_each_other_are_compared() -> None:
+    assert _periods("Store 6 attach, Q3 against Q2 - better or worse?") == [
+        ("2026-04-01", "2026-06-30"),
+        ("2026-07-01", "2026-09-30"),
+    ]
+
+
+def test_a_deadline_that_just_passed_is_asked_never_read_as_next_years() -> None:
+    passed = deadline_just_passed("get store 7 to 6% attach by Black Friday", NOW)
+    assert passed is not None and passed.start.date().isoformat() == "2026-11-27"
+    assert deadline_just_passed("get store 7 to 6% attach by Christmas", NOW) is None
+    assert deadline_just_passed("get store 2 to 5% by Black Friday 2027", NOW) is None

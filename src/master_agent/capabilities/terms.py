@@ -2150,6 +2150,27 @@ def goal_deadline(text: str, now: datetime) -> tuple[datetime, str] | None:
     return last.replace(hour=0, minute=0, second=0, microsecond=0), window.label
 
 
+#: How recently a yearly day may have passed for "by <that day>" to be asked about rather than read as
+#: next year's: a month ago, and its next one most of a year away.
+JUST_PASSED = timedelta(days=31)
+YEAR_AWAY = timedelta(days=300)
+
+
+def deadline_just_passed(text: str, now: datetime) -> Window | None:
+    """The day a goal's deadline names when it passed a short while ago and its next one is most of a
+    year away ("get store 7 to 6% by Black Friday" on 1 December): which one is meant is the user's to
+    say, never next year's by default. None otherwise."""
+    ahead = goal_deadline(text, now)
+    if ahead is None or ahead[0] - now < YEAR_AWAY:
+        return None
+    # The day itself, without the words that make it a deadline ("by", "before", "until").
+    named = re.sub(r"^(?:by|before|until|till|ahead\s+of|in\s+time\s+for)\s+", "", ahead[1], flags=re.I)
+    past = time_window(named, now, direction="past")
+    if past is None or past.end > now or now - past.end > JUST_PASSED:
+        return None
+    return past
+
+
 def deadline_readings(text: str, now: datetime) -> list[tuple[datetime, str]]:
     """The deadlines a goal's digit date may be when nothing in its words settles the order ("by
     1/3/27": 1 March or 3 January 2027), each read as ``goal_deadline`` reads it, the ones still ahead
@@ -2253,7 +2274,8 @@ def data_edge_window(text: str, coverage: Window) -> Window | None:
 _CHANGED = re.compile(
     r"\b(?:increase[sd]?|rise|rose|risen|(?:go|goes|gone|went)\s+(?:up|down)|grow|grew|grown|drop(?:ped)?|"
     r"fall|fell|fallen|decline[sd]?|decrease[sd]?|change[sd]?|improve[sd]?|move[sd]?|mom|qoq|yoy|"
-    r"(?:month|quarter|year)[\s-]+on[\s-]+(?:month|quarter|year)|difference|compare[sd]?|comparing|vs|versus)\b",
+    r"(?:month|quarter|year)[\s-]+on[\s-]+(?:month|quarter|year)|difference|compare[sd]?|comparing|vs|versus|"
+    r"against)\b",
     re.I,
 )
 #: What joins the two periods of a change: "from May to June", "between May and August", "aug->sep",
