@@ -253,3 +253,19 @@ def test_a_deadline_that_just_passed_is_asked_never_read_as_next_years() -> None
     assert passed is not None and passed.start.date().isoformat() == "2026-11-27"
     assert deadline_just_passed("get store 7 to 6% attach by Christmas", NOW) is None
     assert deadline_just_passed("get store 2 to 5% by Black Friday 2027", NOW) is None
+
+
+def test_a_long_weekend_is_read_in_a_calendar_that_makes_it_long() -> None:
+    window = time_window("How'd store 1 go for units over the Easter long weekend back in April?", NOW)
+    assert window is not None
+    assert (window.start.date().isoformat(), window.last_day().date().isoformat()) == (
+        "2026-04-03",
+        "2026-04-06",
+    )
+    # A Monday holiday's long weekend stays the weekend and the Monday.
+    labor = time_window("refunds over the Labor Day long weekend", NOW)
+    assert labor is not None
+    assert (labor.start.date().isoformat(), labor.last_day().date().isoformat()) == (
+        "2026-09-05",
+        "2026-09-07",
+    )

@@ -716,6 +716,22 @@ def _holiday_named(text: str, calendars: Sequence[tuple[str, str | None]], year:
     return max(named, key=lambda item: (item[1] - item[0], votes[item[3]]), default=None)
 
 
+def _lengthening(name: str, year: int) -> tuple[str, str | None] | None:
+    """The first usual calendar that keeps the holiday ``name`` with another day off within three days
+    of it (a long weekend's Friday or Monday); None when none does."""
+    pattern = _holiday_name(name)
+    for country, subdiv in _CALENDARS:
+        days = _holiday_days(country, subdiv, year, days_off=True)
+        named = [day for day, other in days if pattern.fullmatch(_unbracketed(other))]
+        if any(
+            day != other and abs((day - other).days) <= 3 and not pattern.fullmatch(_unbracketed(label))
+            for other in named
+            for day, label in days
+        ):
+            return country, subdiv
+    return None
+
+
 def _kept_alike(found: _Named, year: int) -> bool:
     """Whether the holiday ``found`` names is kept on the same days by two or more of the calendars
     read on a guess ("Ascension Day", "Pentecost Monday"): a feast, not one country's day."""
@@ -779,6 +795,11 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
         return None
     start_at, end_at, name, country, subdiv = found
     part = _HOLIDAY_PART.match(text, end_at)
+    if name and not said_countries and part and part.group(1) and part.group(1).lower().startswith("long"):
+        # "the Easter long weekend": a weekend made long by days off next to the holiday, so the first
+        # usual calendar that keeps such days (England's Good Friday and Easter Monday; the US keeps
+        # neither), not one in which it is a plain weekend.
+        country, subdiv = _lengthening(name, now.year) or (country, subdiv)
     after = part.end() if part else end_at
     year_said = _HOLIDAY_YEAR.match(text, after)
 
