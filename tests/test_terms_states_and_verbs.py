@@ -269,3 +269,10 @@ def test_a_long_weekend_is_read_in_a_calendar_that_makes_it_long() -> None:
         "2026-09-05",
         "2026-09-07",
     )
+
+
+def test_a_percentage_needed_of_a_figure_is_its_level_and_a_lift_needed_is_a_change() -> None:
+    target = goal_target("we need 5% attach by end of Feb - we're the one by the station")
+    assert target is not None and target.form == "absolute" and target.value == pytest.approx(0.05)
+    lift = goal_target("we need a 5% lift in attach at store 2")
+    assert lift is not None and lift.form == "relative"

@@ -1792,7 +1792,7 @@ _ABSOLUTE = re.compile(
 #: the goal"): a level, as "to 8%" is; a change is said with "by", "up" or a verb that moves it.
 _NAMED_LEVEL = re.compile(
     rf"\b(?:(?:target|goal|aim)\s+(?:is|=|:|would\s+be|will\s+be|should\s+be)|aim(?:ing)?\s+(?:for|at)|"
-    rf"make\s+it|(?:should|must)\s+be|want\s+it\s+at)\s+(?:an?\s+)?{_NUMBER}\s*(?:%|percent\b)"
+    rf"make\s+it|(?:should|must)\s+be|want\s+it\s+at|(?:needs?|wants?)(?!\s+an?\b))\s+(?:an?\s+)?{_NUMBER}\s*(?:%|percent\b)"
     r"(?!\s*(?:more|higher|lower|less|up|down|better|worse|bigger|smaller|extra)\b)|"
     rf"\b{_NUMBER}\s*(?:%|percent\b)\s+(?:is|as)\s+(?:the|our|my)\s+(?:target|goal|aim)\b",
     re.I,
