@@ -423,6 +423,25 @@ async def test_a_question_about_a_figure_the_data_lacks_is_refused(
     assert refused_by == "out_of_scope", reply
 
 
+async def test_stock_asked_in_other_words_is_refused_naming_the_stock_and_a_trade_figure_is_answered(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    """ "How many handsets are sitting in the back room" asks what is on hand, which rows of sales never
+    say: refused with the stock named, never answered with all the sales. "AOV north vs west for
+    August", which the intent head refuses, names a figure of the data over a month gone by: answered
+    for each region."""
+    async with _client(live, keys["demo-retail"]) as client:
+        stock = await chat(client, "how many handsets are sitting in the back room at store 2 right now?")
+        aov = await chat(client, "Quick one for the deck - AOV north vs west for August?")
+    reply = stock["values"]["reply"]
+    assert reply["status"] != "success", reply
+    assert reply["data"]["outcome"] == "out_of_scope", reply
+    assert reply["data"]["missing"] == ["stock levels (handsets on hand)"]
+    data = aov["values"]["reply"]["data"]
+    assert data["outcome"] == "answer" and data["metric"] == "average basket", aov["values"]["reply"]
+    assert data["window"]["start"].startswith("2026-08-01") and data["window"]["end"].startswith("2026-09-01")
+
+
 REGION_OF = "(SELECT store_id FROM {schema}.stores WHERE region = '{region}')"
 
 

@@ -29,6 +29,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from master_agent.capabilities.spec import DataMetric
+from master_agent.capabilities.tools.lexicon import (
+    event_or_state,
+    names_a_person,
+    phrasal_verb_meanings,
+    takes_an_object,
+    verb_base,
+)
 
 Direction = Literal["past", "future"]
 
@@ -39,6 +46,16 @@ _NOUN_AND_NUMBER = re.compile(
     r"\b([a-z]+)\s*(?:#|\s(?:number|no\.?|num)\s)?\s*\d+(?:\s*(?:,|&|and|or|vs\.?|versus)\s*#?\s*\d+(?![\d/:.]))*\b",
     re.I,
 )
+
+
+def entity_noun(word: str) -> bool:
+    """Whether ``word`` is a noun things are numbered by here ("store", "Branches"), not a name."""
+    word = word.lower()
+    return (
+        word in _ENTITY_NOUNS
+        or word.removesuffix("es") in _ENTITY_NOUNS
+        or word.removesuffix("s") in _ENTITY_NOUNS
+    )
 
 
 def _digits_in_place(text: str) -> str:
@@ -235,7 +252,9 @@ def time_window(text: str, now: datetime, *, direction: Direction = "past") -> W
 #: Words that name a period ("in Sept", "the fortnight before last", "H1"), read or not.
 _PERIOD_WORDS = re.compile(
     rf"\b(?:{_MONTH_WORD}|days?|weeks?|fortnights?|months?|quarters?|years?|h[12]|q[1-4]|spring|summer|autumn|"
-    r"winter|holidays?|christmas|easter|weekends?|yesterday|today|tonight)\b",
+    r"winter|holidays?|christmas|easter|weekends?|yesterday|today|tonight|"
+    # An occasion's name ("Burns Night", "Dragon Boat Festival", "la Fête nationale") and a year said.
+    r"nights?|eve|festival|feast|f[êe]te|(?:19|20)\d{2})\b",
     re.I,
 )
 
@@ -590,7 +609,10 @@ def _countries_named(text: str) -> list[tuple[str, str | None]]:
 _BANK_HOLIDAY = re.compile(r"\bbank\s+holidays?\b", re.I)
 #: What a holiday's name says around it: "the late May bank holiday weekend", "Thanksgiving week".
 _HOLIDAY_PART = re.compile(
-    r"\s*(?:bank\s+holiday\s+|holiday\s+|day\s+)?(long\s+weekend|weekend|week)\b", re.I
+    r"\s*(?:bank\s+holiday\s+|holiday\s+|day\s+)?(long\s+weekend|weekend|week)\b"
+    # "the national day holiday", "the Christmas break", "National Day golden week": its days off.
+    r"|\s*(?:day\s+)?(holidays?|break|golden\s+week)\b",
+    re.I,
 )
 #: Names a holiday goes by that are not its calendar's (the ``holidays`` package names each day once):
 #: (the words, the calendar's name, its country).
@@ -694,6 +716,22 @@ def _holiday_named(text: str, calendars: Sequence[tuple[str, str | None]], year:
     return max(named, key=lambda item: (item[1] - item[0], votes[item[3]]), default=None)
 
 
+def _lengthening(name: str, year: int) -> tuple[str, str | None] | None:
+    """The first usual calendar that keeps the holiday ``name`` with another day off within three days
+    of it (a long weekend's Friday or Monday); None when none does."""
+    pattern = _holiday_name(name)
+    for country, subdiv in _CALENDARS:
+        days = _holiday_days(country, subdiv, year, days_off=True)
+        named = [day for day, other in days if pattern.fullmatch(_unbracketed(other))]
+        if any(
+            day != other and abs((day - other).days) <= 3 and not pattern.fullmatch(_unbracketed(label))
+            for other in named
+            for day, label in days
+        ):
+            return country, subdiv
+    return None
+
+
 def _kept_alike(found: _Named, year: int) -> bool:
     """Whether the holiday ``found`` names is kept on the same days by two or more of the calendars
     read on a guess ("Ascension Day", "Pentecost Monday"): a feast, not one country's day."""
@@ -757,6 +795,11 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
         return None
     start_at, end_at, name, country, subdiv = found
     part = _HOLIDAY_PART.match(text, end_at)
+    if name and not said_countries and part and part.group(1) and part.group(1).lower().startswith("long"):
+        # "the Easter long weekend": a weekend made long by days off next to the holiday, so the first
+        # usual calendar that keeps such days (England's Good Friday and Easter Monday; the US keeps
+        # neither), not one in which it is a plain weekend.
+        country, subdiv = _lengthening(name, now.year) or (country, subdiv)
     after = part.end() if part else end_at
     year_said = _HOLIDAY_YEAR.match(text, after)
 
@@ -783,7 +826,21 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
 
     def window_of(day: datetime) -> Window:
         label = text[start_at : year_said.end() if year_said else after].strip()
-        kind = (part.group(1).lower() if part else "").replace("long ", "")
+        kind = (part.group(1).lower() if part and part.group(1) else "").replace("long ", "")
+        if part and part.group(2):
+            # The days off it stands in: the calendar's holidays (days in lieu and days swapped for
+            # worked weekends too) and weekends next to it ("golden week": China's 1-7 October).
+            off = {
+                d
+                for year in (day.year - 1, day.year, day.year + 1)
+                for d, _ in _holiday_days(str(country), subdiv, year, days_off=True)
+            }
+            first, last = day, day
+            while first - timedelta(days=1) in off or (first - timedelta(days=1)).weekday() >= 5:
+                first -= timedelta(days=1)
+            while last + timedelta(days=1) in off or (last + timedelta(days=1)).weekday() >= 5:
+                last += timedelta(days=1)
+            return Window(start=first, end=last + timedelta(days=1), label=label, reading=reading)
         if kind == "week":
             start = day - timedelta(days=day.weekday())
             return Window(start=start, end=start + timedelta(days=7), label=label, reading=reading)
@@ -841,8 +898,13 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
 
 #: "ISO week 32", "week 32 of 2026", "wk 32": a week by its ISO number (Monday to Sunday).
 _ISO_WEEK = re.compile(
-    r"\b(?:iso\s+)?(?:week|wk)\s*(?:no\.?\s*|number\s+|#\s*)?(\d{1,2})\b(?:\s+(?:of\s+)?(\d{4}))?", re.I
+    r"\b(?:iso\s+)?(?:week|wk)\s*(?:no\.?\s*|number\s+|#\s*)?(\d{1,2})\b(?:\s+(?:of\s+)?(\d{4}))?"
+    # ISO 8601's own notation: "2026-W32", "2026W32".
+    r"|\b(\d{4})-?W(\d{1,2})\b",
+    re.I,
 )
+#: ISO 8601's week notation alone ("2026-W32"): a time as said ("week 45" may number something else).
+_ISO_WEEK_DATE = re.compile(r"\b\d{4}-?W\d{1,2}\b", re.I)
 #: "the last six weeks", "past 3 weeks": the days counted back from today, today left out.
 _WEEKS_BACK = re.compile(
     rf"\b(?:last|past|previous|prior|trailing|rolling)\s+{_COUNT}\s+(?:weeks?|wks?)\b", re.I
@@ -926,9 +988,10 @@ def _units_ago(text: str, now: datetime) -> Window | None:
 
 def _iso_week(text: str, now: datetime, direction: Direction) -> Window | None:
     match = _ISO_WEEK.search(text)
-    if match is None or not 1 <= int(match.group(1)) <= 53:
+    if match is None or not 1 <= int(match.group(1) or match.group(4)) <= 53:
         return None
-    number = int(match.group(1))
+    number = int(match.group(1) or match.group(4))
+    year = match.group(2) or match.group(3)
 
     def week(year: int) -> Window:
         try:
@@ -937,7 +1000,7 @@ def _iso_week(text: str, now: datetime, direction: Direction) -> Window | None:
             monday = datetime.fromisocalendar(year, 52, 1).replace(tzinfo=UTC)
         return Window(start=monday, end=monday + timedelta(days=7), label=match.group(0).strip())
 
-    return _latest(week, int(match.group(2)) if match.group(2) else None, now, direction)
+    return _latest(week, int(year) if year else None, now, direction)
 
 
 def _weeks_back(text: str, now: datetime, direction: Direction) -> Window | None:
@@ -1079,6 +1142,7 @@ def _said_time(masked: str) -> str | None:
         _HALF_OF_YEAR,
         _SEASON,
         _BEFORE_LAST,
+        _ISO_WEEK_DATE,
     ):
         match = pattern.search(masked)
         if match:
@@ -1334,6 +1398,11 @@ def written_out(text: str) -> str:
     return _SHORT_WORD.sub(lambda match: _SHORTHAND[match.group(1).lower()], text)
 
 
+#: Where one phrase of a message ends and another begins: a dash between spaces, a colon, semicolon,
+#: comma, bar or bracket (a hyphen inside a word joins: "extended-warranty attach rate").
+_PHRASE_BREAK = re.compile(r"\s[-\u2013\u2014]+\s|[:;,|()\[\]]")
+
+
 def metric_mention(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
     """The longest figure name or alias in ``text``; a word just before it that no figure, table or
     column of the data uses makes it a figure the data does not have."""
@@ -1349,8 +1418,10 @@ def metric_mention(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
         return MetricMention(metric=None)
     _, start, metric = best
     vocabulary = _data_words(metrics)
-    # Who and when are no qualifiers: "Store six's attach rate", "the third quarter's revenue".
-    before = re.findall(r"[a-z][a-z'-]*", _who_and_when_blanked(text).lower()[:start])[-2:]
+    # Who and when are no qualifiers: "Store six's attach rate", "the third quarter's revenue"; nor is
+    # a word of another phrase ("for the deck - AOV", "S07 | hardware rev").
+    phrase = _PHRASE_BREAK.split(_who_and_when_blanked(text).lower()[:start])[-1]
+    before = re.findall(r"[a-z][a-z'-]*", phrase)[-2:]
     unknown = [
         word
         for word in before
@@ -1395,7 +1466,7 @@ _MONEY = re.compile(
 _MONEY_COMING_IN = re.compile(
     r"\b(?:(?:take|takes|taken|took|taking|make|makes|made|making|bring|brings|brought|bringing)(?:\s+in)?|"
     r"turn(?:s|ed)?\s+over)\b(?=\s*(?:$|[?.!,]|\b(?:in|since|during|over|last|this|between|from|"
-    r"on|for|so|to|till|until|up|through|across|yesterday|today|all|altogether|overall|total|most|least|"
+    r"on|for|so|to|till|until|up|through|across|yesterday|today|all|altogether|overall|total|most|least|with|"
     r"more|less|the\s+most|the\s+least|"
     r"in\s+total)\b))",
     re.I,
@@ -1433,7 +1504,7 @@ def money_source(text: str) -> str | None:
 
 
 _MONEY_FROM = re.compile(
-    r"\b(?:from|on|off|out\s+of)\s+([A-Za-z][A-Za-z'-]*(?:\s+[A-Za-z][A-Za-z'-]*){0,3})", re.I
+    r"\b(?:from|on|off|with|out\s+of)\s+([A-Za-z][A-Za-z'-]*(?:\s+[A-Za-z][A-Za-z'-]*){0,3})", re.I
 )
 #: "how much money did add-ons bring in": what the money came from, said as who made it.
 _MONEY_BY = re.compile(
@@ -1482,8 +1553,13 @@ def _data_words(metrics: Sequence[DataMetric]) -> frozenset[str]:
     return frozenset(words)
 
 
-#: "how many iPhones", "the number of trade-ins": the thing a question counts.
-_COUNTED = re.compile(r"\b(?:how\s+many|number\s+of|count\s+of|no\.?\s+of)\s+([a-z][a-z'-]*)", re.I)
+#: "how many iPhones", "the number of trade-ins", "how many of store 5's customers": the thing a
+#: question counts.
+_COUNTED = re.compile(
+    r"\b(?:how\s+many|number\s+of|count\s+of|no\.?\s+of)\s+"
+    r"(?:of\s+(?:the\s+|our\s+|its\s+|their\s+|[a-z]+\s*#?\s*\d+'s\s+)?)?([a-z][a-z'-]*)",
+    re.I,
+)
 
 
 _PERSON_WORDS = frozenset({"people", "persons", "person", "workers", "employees", "staffers", "colleagues"})
@@ -1504,14 +1580,77 @@ def counted_unknown(text: str, metrics: Sequence[DataMetric]) -> str | None:
         or any(_same_word(thing, known) for known in vocabulary)
     ):
         return None
-    return thing
+    # "how many Pixel 9 cases": a model's name and number are one name with the thing it qualifies.
+    model = _MODEL_NAMED.match(written_out(text), found.end())
+    return f"{found.group(1)}{model.group(0)}" if model else thing
+
+
+#: A model number after a name and the thing it names ("Pixel| 9 cases", "Galaxy| S24 chargers").
+_MODEL_NAMED = re.compile(
+    r"\s+[A-Za-z]{0,3}\d+[A-Za-z+]*(?:\s+(?!(?:did|do|does|are|is|were|was|has|have|had)\b)[a-z]+)?"
+)
+
+
+#: "more of its sales", "less of their takings": a part of a whole, asked as its share.
+_PART_OF_WHOLE = re.compile(
+    r"\b(?:more|less|fewer|much|most|least)\s+of\s+(?:its|their|the|our|his|her|your)\b", re.I
+)
+
+
+def figure_by_verb(text: str, metrics: Sequence[DataMetric]) -> MetricMention | None:
+    """The figure a question names by what its rows did, in a verb of two words WordNet lists as one
+    ("how many phones came back": come back is return, so the returns; "more of its sales come back":
+    their share, the return rate): a figure one of whose names has a word that is one of the verb's
+    meanings ("returns", "return rate"). A count when several fit, its share when the words ask a
+    part of a whole. None: no such verb, or no figure's words mean it."""
+    blanked = _who_and_when_blanked(text)
+    said = phrasal_verb_meanings(blanked)
+    # "customers came back to buy again": people who come back are visits, not things returned (people
+    # who bring something back return it).
+    said = {
+        verb: meanings
+        for verb, meanings in said.items()
+        if takes_an_object(verb)
+        or not (before := re.findall(r"[a-z]+", blanked.lower()[: blanked.lower().find(verb)]))
+        or not names_a_person(before[-1])
+    }
+    meanings = frozenset().union(*said.values())
+    if not meanings:
+        return None
+    fitting = [
+        metric
+        for metric in metrics
+        if any(
+            verb_base(word) in meanings
+            for name in (metric.name, *metric.aliases)
+            for word in _TOKEN.findall(name.lower())
+        )
+    ]
+    if not fitting:
+        return None
+    shares = [metric for metric in fitting if metric.unit == "ratio"]
+    if shares and (_PART_OF_WHOLE.search(text) or _PROPORTION_WORDS.search(text)):
+        return MetricMention(metric=shares[0])
+    counts = [metric for metric in fitting if metric.unit == "count"]
+    return MetricMention(metric=(counts or fitting)[0])
+
+
+#: "share of", "what %": words that ask a proportion.
+_PROPORTION_WORDS = re.compile(r"\b(?:share|percentage|proportion|fraction|percent|rate)\b|%", re.I)
+
+
+#: "fewer phones", "as many handsets", "more units": a count compared, which only a count answers
+#: ("fewer" is said of things counted; money is "less").
+_COUNT_COMPARED = re.compile(r"\b(?:fewer|more|as\s+many|so\s+many|too\s+many)\s+([a-z][a-z'-]*)", re.I)
 
 
 def counted_rows(text: str, metrics: Sequence[DataMetric]) -> MetricMention | None:
     """The count of the rows a question counts by what they are called ("how many phones did store 3
-    flog", "how many units has store 8 moved"): the figure counting every row (``count(*)``) one of whose
-    names opens with the counted word ("phones sold"); None when the question counts nothing so named."""
-    found = _COUNTED.search(written_out(text))
+    flog", "how many units has store 8 moved", "did store 3 sell fewer phones"): the figure counting
+    every row (``count(*)``) one of whose names opens with the counted word ("phones sold"); None when
+    the question counts nothing so named."""
+    said = written_out(text)
+    found = _COUNTED.search(said) or _COUNT_COMPARED.search(said)
     if found is None:
         return None
     thing = found.group(1).lower()
@@ -1524,6 +1663,26 @@ def counted_rows(text: str, metrics: Sequence[DataMetric]) -> MetricMention | No
         ):
             return MetricMention(metric=metric)
     return None
+
+
+def counted_in_stock(text: str, metrics: Sequence[DataMetric], now: datetime) -> str | None:
+    """The thing a question counts as held at a moment rather than as sold over a period ("how many
+    handsets are sitting in the back room at store 2 right now?", "how many chargers have we got
+    left?"): things (the rows the data counts by what they are called, or things it has no word for),
+    asked in words that state where they are or that they are had (WordNet's verbs, ``event_or_state``)
+    over no period. Sales rows record events, never what is on hand: the stock is data the tenant
+    does not have."""
+    found = _COUNTED.search(written_out(text))
+    if found is None or time_window(text, now) is not None:
+        return None
+    thing = found.group(1).lower()
+    if thing in _NEUTRAL_MODIFIERS or thing in _PERSON_WORDS or names_a_person(thing):
+        return None  # people are staff or customers, never stock
+    if counted_rows(text, metrics) is None and counted_unknown(text, metrics) is None:
+        return None
+    if event_or_state(_who_and_when_blanked(text)) != "state":
+        return None
+    return thing
 
 
 #: "spend per transaction", "sales per square foot": one figure taken for each unit of another thing.
@@ -1624,14 +1783,16 @@ _ONE_POINT = re.compile(r"\b(?:by\s+)?an?\s+(?:full\s+|whole\s+)?(?:percentage\s
 #: "150 bps", "50 basis points": hundredths of a point.
 _BASIS_POINTS = re.compile(rf"\b(?:by\s+|up\s+|down\s+)?{_NUMBER}\s*(?:bps?|basis\s+points?)\b", re.I)
 _ABSOLUTE = re.compile(
-    rf"\b(?:to|reach(?:es|ing)?|hit|at\s+least|at\s+most|above|below|under|over|of|be\s+at)\s+(?:an?\s+)?(?:at\s+least\s+)?{_NUMBER}\s*(?:%|percent\b)",
+    rf"(?:\b(?:to|reach(?:es|ing)?|hit|at\s+least|at\s+most|above|below|under|over|of|be\s+at)\s+"
+    # "attach -> 6.5%": an arrow points to where the figure should end.
+    rf"|(?:->|→|=>)\s*)(?:an?\s+)?(?:at\s+least\s+)?{_NUMBER}\s*(?:%|percent\b)",
     re.I,
 )
 #: A percentage said to be what the target is ("the target is 8%", "aim for 8%", "make it 8%", "8% is
 #: the goal"): a level, as "to 8%" is; a change is said with "by", "up" or a verb that moves it.
 _NAMED_LEVEL = re.compile(
     rf"\b(?:(?:target|goal|aim)\s+(?:is|=|:|would\s+be|will\s+be|should\s+be)|aim(?:ing)?\s+(?:for|at)|"
-    rf"make\s+it|(?:should|must)\s+be|want\s+it\s+at)\s+(?:an?\s+)?{_NUMBER}\s*(?:%|percent\b)"
+    rf"make\s+it|(?:should|must)\s+be|want\s+it\s+at|(?:needs?|wants?)(?!\s+an?\b))\s+(?:an?\s+)?{_NUMBER}\s*(?:%|percent\b)"
     r"(?!\s*(?:more|higher|lower|less|up|down|better|worse|bigger|smaller|extra)\b)|"
     rf"\b{_NUMBER}\s*(?:%|percent\b)\s+(?:is|as)\s+(?:the|our|my)\s+(?:target|goal|aim)\b",
     re.I,
@@ -1802,11 +1963,46 @@ def _place_written_out(match: re.Match[str]) -> str:
     return f"{nouns[0]}{match.group(2)}" if len(nouns) == 1 else match.group(0)
 
 
+#: An entity noun numbered in Roman numerals ("Store IV", "branch XII"), capitals only.
+_ROMAN_NUMBERED = re.compile(r"\b((?i:stores?|shops?|branch(?:es)?|outlets?))\s+([IVXLC]{1,6})\b")
+_ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100}
+
+
+def _roman(numeral: str) -> int | None:
+    """A Roman numeral's value; None when the letters are no numeral written the standard way ("IIII",
+    "VX"): written back, the value must give the same letters."""
+    values = [_ROMAN[ch] for ch in numeral]
+    total = sum(-v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values))
+    left, out = total, ""
+    for value, letters in _ROMAN_STEPS:
+        while left >= value:
+            out, left = out + letters, left - value
+    # A lone "I" after the noun is the pronoun ("the store I mean").
+    return total if out == numeral and numeral != "I" else None
+
+
+_ROMAN_STEPS = (
+    (100, "C"),
+    (90, "XC"),
+    (50, "L"),
+    (40, "XL"),
+    (10, "X"),
+    (9, "IX"),
+    (5, "V"),
+    (4, "IV"),
+    (1, "I"),
+)
+
+
 def entity_numbers_as_digits(text: str) -> str:
     """``text`` with the numbers in words that number an entity as digits ("store six" -> "store 6",
-    "stores four and nine" -> "stores 4 and 9"), read by Duckling's number rules. Other numbers in
-    words stay as written: they may be a target or a count ("a fifth", "top three")."""
+    "stores four and nine" -> "stores 4 and 9", "Store IV" -> "Store 4"), read by Duckling's number
+    rules. Other numbers in words stay as written: they may be a target or a count ("a fifth", "top
+    three")."""
     text = _PLACE_SHORTHAND.sub(_place_written_out, text)
+    text = _ROMAN_NUMBERED.sub(
+        lambda m: f"{m.group(1)} {value}" if (value := _roman(m.group(2))) is not None else m.group(0), text
+    )
     if not _ENTITY_WORD.search(text):
         return text
     out: list[str] = []
@@ -1863,6 +2059,10 @@ def goal_target(text: str) -> GoalTarget | None:
     worded = said and re.search(
         r"[a-z]{3,}", re.sub(r"\b(?:by|to|at|in|on|from|until|till)\b", "", said.lower())
     )
+    if said and said not in text and said in (spelled := spelled_for_duckling(text)):
+        # The time was read as rewritten for Duckling ("from 7/13 to 7/19" is "from 13 July to 19 July"):
+        # blanked there, its digits are no level ("to 7").
+        text = spelled
     if said and worded and "%" not in said and said in text:
         text = text.replace(said, " " * len(said), 1)
     sign = -1.0 if down else 1.0
@@ -1971,6 +2171,27 @@ def goal_deadline(text: str, now: datetime) -> tuple[datetime, str] | None:
     return last.replace(hour=0, minute=0, second=0, microsecond=0), window.label
 
 
+#: How recently a yearly day may have passed for "by <that day>" to be asked about rather than read as
+#: next year's: a month ago, and its next one most of a year away.
+JUST_PASSED = timedelta(days=31)
+YEAR_AWAY = timedelta(days=300)
+
+
+def deadline_just_passed(text: str, now: datetime) -> Window | None:
+    """The day a goal's deadline names when it passed a short while ago and its next one is most of a
+    year away ("get store 7 to 6% by Black Friday" on 1 December): which one is meant is the user's to
+    say, never next year's by default. None otherwise."""
+    ahead = goal_deadline(text, now)
+    if ahead is None or ahead[0] - now < YEAR_AWAY:
+        return None
+    # The day itself, without the words that make it a deadline ("by", "before", "until").
+    named = re.sub(r"^(?:by|before|until|till|ahead\s+of|in\s+time\s+for)\s+", "", ahead[1], flags=re.I)
+    past = time_window(named, now, direction="past")
+    if past is None or past.end > now or now - past.end > JUST_PASSED:
+        return None
+    return past
+
+
 def deadline_readings(text: str, now: datetime) -> list[tuple[datetime, str]]:
     """The deadlines a goal's digit date may be when nothing in its words settles the order ("by
     1/3/27": 1 March or 3 January 2027), each read as ``goal_deadline`` reads it, the ones still ahead
@@ -2074,7 +2295,8 @@ def data_edge_window(text: str, coverage: Window) -> Window | None:
 _CHANGED = re.compile(
     r"\b(?:increase[sd]?|rise|rose|risen|(?:go|goes|gone|went)\s+(?:up|down)|grow|grew|grown|drop(?:ped)?|"
     r"fall|fell|fallen|decline[sd]?|decrease[sd]?|change[sd]?|improve[sd]?|move[sd]?|mom|qoq|yoy|"
-    r"(?:month|quarter|year)[\s-]+on[\s-]+(?:month|quarter|year)|difference|compare[sd]?|comparing|vs|versus)\b",
+    r"(?:month|quarter|year)[\s-]+on[\s-]+(?:month|quarter|year)|difference|compare[sd]?|comparing|vs|versus|"
+    r"against)\b",
     re.I,
 )
 #: What joins the two periods of a change: "from May to June", "between May and August", "aug->sep",
@@ -2127,6 +2349,10 @@ def changed_between(text: str, now: datetime) -> tuple[Window, Window] | None:
         before = _PERIOD_WORD.findall(masked[: join.start()])
         after = _PERIOD_WORD.findall(masked[join.end() :])
         first, second = period(before, last=True), period(after, last=False)
+        elided = _elided(after, first, now) if first is not None else None
+        # "the second half of September than the first": the first half of September, not the 1st.
+        if elided is not None and (second is None or _days_apart(second, first) > _days_apart(elided, first)):  # type: ignore[arg-type]
+            second = elided
         if first is not None and (beside := _NEXT_TO.match(masked, join.end())) is not None:
             # "Diwali week compared with the week before": the week before Diwali week, not last week.
             unit, side = beside.group(1).lower(), beside.group(2).lower()
@@ -2141,17 +2367,46 @@ def changed_between(text: str, now: datetime) -> tuple[Window, Window] | None:
                 start, end = _add(first.start, step, unit), _add(first.end, step, unit)
             other = Window(start=start, end=end, label=f"the {unit} {side} {first.label}")
             first, second = (other, first) if step < 0 else (first, other)
+        said = re.sub(r"\s+", " ", join.group(0).strip().lower())
         if (
-            comparative
-            and join.group(0).strip().lower() == "than"
+            ((comparative and said == "than") or said in _SIDE_BY_SIDE)
             and first is not None
             and second is not None
         ):
-            # "more in October than in September": the periods in either order, the change from the earlier.
+            # "more in October than in September", "August vs July": the periods in either order, the
+            # change from the earlier.
             first, second = sorted((first, second), key=lambda window: window.start)
         if first is not None and second is not None and first.end <= second.start and second.end <= now:
             return first, second
     return None
+
+
+_ELIDED_SKIP = frozenset({"the", "in", "on", "during", "over", "for", "a", "an"})
+
+
+#: Joins that set two periods side by side, in no order of time ("August vs July").
+_SIDE_BY_SIDE = frozenset({"vs", "vs.", "versus", "against", "with", "compared with", "compared against"})
+
+
+def _elided(words: list[str], said: Window, now: datetime) -> Window | None:
+    """The period the words after a join name by leaving out what they share with ``said`` ("the
+    second half of September than in the first": the first half of September), read by putting the
+    words said in place of as many of ``said``'s first words; None when none reads."""
+    head = [word for word in words[:3] if word.lower() not in _ELIDED_SKIP][:2]
+    own = [word for word in said.label.split() if word.lower() not in _ELIDED_SKIP]
+    if not head or len(own) <= len(head):
+        return None
+    for size in range(len(head), 0, -1):
+        completed = " ".join([*head[:size], *own[size:]])
+        window = time_window(completed, now)
+        if window is not None:
+            return replace(window, label=completed)
+    return None
+
+
+def _days_apart(window: Window, other: Window) -> float:
+    """How far two periods' lengths differ, in days: periods compared are alike."""
+    return abs((window.end - window.start) - (other.end - other.start)) / timedelta(days=1)
 
 
 def moves_a_figure(text: str) -> bool:
@@ -2269,8 +2524,14 @@ def unread_deadline(text: str, now: datetime) -> str | None:
     window = time_window(blanked, now, direction="future")
     if window is not None and _event_named_by(blanked, window.label):
         return _event_words(blanked, window.label)
-    found = _EVENT_DEADLINE.search(blanked)
+    found = _EVENT_DEADLINE.search(blanked) or _NAMED_DEADLINE.search(blanked)
+    if found is not None and entity_noun(found.group(0).split()[-1]):
+        return None  # "by Store 5" names who, not when
     return found.group(0).strip(" ?.!") if found else None
+
+
+#: "by Burns Night", "by Paddy's Day": a deadline named by a proper name no calendar here placed.
+_NAMED_DEADLINE = re.compile(r"\bby\s+(?:the\s+)?(?-i:[A-Z][A-Za-z']+(?:\s+[A-Z][A-Za-z']+)*)", re.I)
 
 
 def restated(goal: str, change: str) -> str:
@@ -2386,6 +2647,9 @@ def goal_metric(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
         if matched is not None:
             return matched
     mentioned = metric_mention(text, metrics)
+    if mentioned.metric is None and (counted := counted_rows(text, metrics)) is not None:
+        # "help store 3 sell fewer phones": the phones are counted, never their money.
+        return counted
     if mentioned.metric is not None or not objects:
         return mentioned
     named = [word for word in objects[0] if word not in _NEUTRAL_MODIFIERS and word not in _VAGUE_OBJECTS]

@@ -27,10 +27,12 @@ from master_agent.capabilities.terms import (
     asks_future,
     asks_money,
     changed_between,
+    counted_in_stock,
     counted_rows,
     counted_unknown,
     data_edge_window,
     entity_numbers_as_digits,
+    figure_by_verb,
     fiscal_quarter,
     fiscal_year_start,
     metric_by_words,
@@ -525,16 +527,12 @@ async def _change(
         )
     if any(row["value"] is None for row in rows):
         empty = [period.describe() for period, row in zip(periods, rows, strict=True) if row["value"] is None]
-        return QueryAnswer(
-            text=f"There is no {metric.name}{whom} for {' or '.join(empty)}, so no change can be read.",
-            handler="data",
-            answered=False,
-            data={
-                "outcome": "no_data",
-                "metric": metric.name,
-                "window": _window_data(window),
-                "missing": empty,
-            },
+        return _no_data(
+            f"There is no {metric.name}{whom} for {' or '.join(empty)}, so no change can be read.",
+            metric,
+            window,
+            coverage,
+            empty,
         )
     change = float(rows[1]["value"]) - float(rows[0]["value"])
     said = [
@@ -947,6 +945,23 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     mention = metric_mention(request.message, request.metrics)
     if mention.metric is None and mention.unknown is None:
         mention = metric_by_words(request.message, request.metrics) or mention
+    if (held := counted_in_stock(request.message, request.metrics, request.clock.now())) is not None:
+        # "how many handsets are sitting in the back room right now": what is on hand, which rows of
+        # sales never tell; the sales of all time would answer another question.
+        return QueryAnswer(
+            text=f"Your data records sales, not stock: it has no count of the {held} on hand. I can say how "
+            f"many {held} were sold over a period you name (e.g. 'how many {held} did store 2 sell in "
+            "September').",
+            handler="data",
+            answered=False,
+            data={"outcome": "out_of_scope", "missing": [f"stock levels ({held} on hand)"]},
+        )
+    if (by_verb := figure_by_verb(request.message, request.metrics)) is not None and (
+        mention.metric is None or mention.metric.name != by_verb.metric.name  # type: ignore[union-attr]
+    ):
+        # "how many phones came back", "more of its sales come back": what the rows did names the
+        # figure (the returns), not the rows themselves (all the sales).
+        mention = by_verb
     if mention.metric is None and mention.unknown is None:
         # "how many phones did store 3 flog": the rows counted by what they are called.
         mention = counted_rows(request.message, request.metrics) or mention

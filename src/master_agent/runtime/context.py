@@ -8,11 +8,12 @@ number is a noun only where WordNet says so (``noun_first``): "borrow 6 lakh", "
 
 from __future__ import annotations
 
+import calendar
 import json
 import re
 from typing import Any
 
-from master_agent.capabilities.terms import entity_numbers_as_digits, time_mention, with_digits
+from master_agent.capabilities.terms import entity_noun, entity_numbers_as_digits, time_mention, with_digits
 from master_agent.capabilities.tools.lexicon import noun_first
 from master_agent.models.prompt_blocks import render_tagged_json
 from master_agent.runtime.state import ContextBox
@@ -104,6 +105,28 @@ def id_noun(word: str) -> bool:
     return noun_first(word) is not False
 
 
+#: The word after a number: the thing a model's name and number qualify ("Pixel 9 cases").
+_MONTHS = "|".join(name[:3] + r"[a-z]*" for name in calendar.month_name if name)
+_QUALIFIED = re.compile(r"\s+([a-z]+)\b")
+
+
+def _model_name(found: re.Match[str], text: str) -> bool:
+    """Whether a word and its number are no id: a capitalised name and its number that qualify the noun
+    after them, as a product's model does ("how many Pixel 9 cases", "Galaxy 9 chargers"; Store 2 sales
+    stays Store 2), or a day of a month ("the FY ends 30 June")."""
+    word = found.group(1)
+    after = _QUALIFIED.match(text, found.end())
+    if not entity_noun(word) and re.match(rf"\s+(?:{_MONTHS})\b", text[found.end() :], re.I):
+        return True  # "FY ends 30 June": a day of a month, no id
+    return (
+        word[:1].isupper()
+        and found.start() > 0
+        and not entity_noun(word)
+        and after is not None
+        and noun_first(after.group(1)) is True
+    )
+
+
 def extract_entities(text: str) -> dict[str, Any]:
     """Structured values a goal states, keyed by the argument names tools use for them."""
     entities: dict[str, Any] = {}
@@ -112,9 +135,12 @@ def extract_entities(text: str) -> dict[str, Any]:
     # "June 2026" is a time, not a June numbered 2026. What the time leaves is kept apart from it: "store
     # 8 on Janmashtami day" is no "8 day" once the holiday is out.
     named = text.replace(window, " ; ") if window else text
-    for word, number in _NOUN_NUMBER.findall(named):
+    for found in _NOUN_NUMBER.finditer(named):
+        word, number = found.groups()
         key = f"{word.lower()}_id"
         if word.lower() not in _NOT_ENTITY_WORDS and key not in entities and id_noun(word):
+            if _model_name(found, named):
+                continue
             entities[key] = int(number)
     percent = _PERCENT.search(text)
     if percent:

@@ -20,13 +20,14 @@ Two limits keep a sense from reaching too far:
 from __future__ import annotations
 
 import io
+import itertools
 import logging
 import re
 import warnings
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 log = logging.getLogger(__name__)
 
@@ -314,3 +315,116 @@ def noun_first(word: str) -> bool | None:
             tagged = counts.get(lemma, {})
             return tagged.get("n", 0) >= max(tagged.values(), default=0)
     return False
+
+
+#: WordNet's senses of having and keeping things (have, own, keep, stock): a verb of one of them states
+#: what is held, where a verb of possession else tells of things changing hands (sell, buy, trade).
+_HOLDING_SENSES = ("have.v.01", "own.v.01", "keep.v.01", "stock.v.01")
+#: Auxiliaries: they carry the tense, not the event.
+#: WordNet's sense of what is left over ("left", "remaining", "leftover"): said of things still held.
+_REMAINING_SENSE = "leftover.s.01"
+_AUXILIARIES = frozenset({"is", "are", "am", "be", "being", "do", "does", "'s", "'re", "will", "can"})
+_PAST_AUXILIARIES = frozenset({"did", "was", "were", "had", "been"})
+_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+
+
+def event_or_state(text: str) -> Literal["event", "state"] | None:
+    """Whether ``text``'s verbs tell of an event (a verb in a past form: "sold", "came back", "has
+    moved"; or a verb of things changing hands: "sell", "buy") or of a state ("are sitting in the back
+    room", "do we have in stock"), by WordNet's verb forms and its lexicographer files. Nouns that are
+    also verbs ("store", "room") are read as nouns, a gerund as its verb. None: no verb at all ("how
+    many phones at store 2"), or WordNet is not installed."""
+    try:
+        reader = wordnet()
+    except WordNetMissing:
+        return None
+    holding = {lemma for name in _HOLDING_SENSES for lemma in reader.synset(name).lemma_names()}
+    remaining = set(reader.synset(_REMAINING_SENSE).lemma_names())
+    verbs = 0
+    tokens = _WORD.findall(text.lower())
+    for index, token in enumerate(tokens):
+        if token in _PAST_AUXILIARIES:
+            return "event"
+        if token in _AUXILIARIES or token in remaining:
+            # "are left", "remaining": what is still there is a state.
+            verbs += 1
+            continue
+        if token == "got" and {"have", "has", "'ve", "we've"} & set(tokens[max(0, index - 2) : index]):
+            verbs += 1  # "have we got": had now, nothing got
+            continue
+        base = reader.morphy(token, "v")
+        if not base or (not token.endswith("ing") and noun_first(token)):
+            continue
+        verbs += 1
+        if base != token and not token.endswith(("ing", "s")):
+            return "event"  # a past form: "sold", "came", "moved"
+        senses = reader.synsets(base, "v")
+        if senses and senses[0].lexname() == "verb.possession" and base not in holding:
+            return "event"
+    return "state" if verbs else None
+
+
+def phrasal_verb_meanings(text: str) -> dict[str, frozenset[str]]:
+    """The verbs of two words ``text`` says that WordNet lists as one ("come back", "bring back", "give
+    back"), each with the one-word verbs of its first two senses: "came back" -> {"return"}. Empty
+    without WordNet."""
+    try:
+        reader = wordnet()
+    except WordNetMissing:
+        return {}
+    tokens = _WORD.findall(text.lower())
+    found: dict[str, frozenset[str]] = {}
+    for first, second in itertools.pairwise(tokens):
+        base = reader.morphy(first, "v")
+        senses = reader.synsets(f"{base}_{second}", "v")[:2] if base else []
+        words = frozenset(lemma for sense in senses for lemma in sense.lemma_names() if "_" not in lemma)
+        if words:
+            found[f"{first} {second}"] = words
+    return found
+
+
+def verb_base(word: str) -> str | None:
+    """``word``'s verb in WordNet ("returns" -> "return"); None when it is none or WordNet is missing."""
+    try:
+        base = wordnet().morphy(word.lower(), "v")
+    except WordNetMissing:
+        return None
+    return str(base) if base else None
+
+
+def names_a_person(word: str) -> bool:
+    """Whether WordNet's first sense of the noun ``word`` is a person ("customers", "shoppers"); False
+    for anything else or without WordNet."""
+    try:
+        reader = wordnet()
+    except WordNetMissing:
+        return False
+    base = reader.morphy(word.lower(), "n")
+    senses = reader.synsets(base, "n")[:1] if base else []
+    return bool(senses) and senses[0].lexname() == "noun.person"
+
+
+#: WordNet's verb frames with an object ("Somebody ----s something", "Something ----s somebody", "Somebody
+#: ----s something to somebody", ...), by their numbers in ``frames(5WN)``.
+_OBJECT_FRAMES = frozenset({8, 9, 10, 11, 14, 15, 16, 17, 18, 19, 20, 21, 24, 25, 26, 30, 31, 32, 33, 34, 35})
+
+
+def takes_an_object(phrase: str) -> bool:
+    """Whether the verb ``phrase`` ("bring back", "came back") takes an object in its first sense, by
+    WordNet's verb frames: someone brings something back; someone who comes back is who moves."""
+    try:
+        reader = wordnet()
+    except WordNetMissing:
+        return False
+    first, _, rest = phrase.lower().partition(" ")
+    base = reader.morphy(first, "v")
+    name = f"{base}_{rest.replace(' ', '_')}" if base else ""
+    senses = reader.synsets(name, "v")[:1] if name else []
+    frames = {
+        frame
+        for sense in senses
+        for lemma in sense.lemmas()
+        if lemma.name() == name
+        for frame in lemma.frame_ids()
+    }
+    return bool(frames & _OBJECT_FRAMES)

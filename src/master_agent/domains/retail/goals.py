@@ -21,6 +21,7 @@ from master_agent.capabilities.spec import DataMetric, EntityOrder
 from master_agent.capabilities.terms import (
     GoalTarget,
     Window,
+    deadline_just_passed,
     deadline_readings,
     deadline_window,
     goal_deadline,
@@ -103,6 +104,11 @@ def make_goal_reader(
             # "before Waitangi Day" with no country named: a calendar's day is a guess, so the date is
             # asked for (the guess said), never planned to.
             stated["deadline_unread"], stated["deadline_guess"] = guess
+        elif (passed := deadline_just_passed(ahead, now)) is not None:
+            # "by Black Friday" a few days after it: this year's has passed, next year's is a year away;
+            # asked, never planned to a year ahead by default.
+            stated["deadline_passed"] = passed.label
+            stated["deadline_today"] = False
         elif deadline := goal_deadline(ahead, now):
             day, _words = deadline
             stated["deadline"] = day.date().isoformat()

@@ -23,6 +23,7 @@ from typing import Any
 
 from master_agent.capabilities.terms import (
     changed_between,
+    counted_in_stock,
     entity_numbers_as_digits,
     goal_deadline,
     goal_target,
@@ -45,6 +46,7 @@ from master_agent.routing.discovery import described_agent, made_for, names_agen
 from master_agent.routing.graph.base import FrontDoorBase
 from master_agent.routing.graph.flows import _waiting_preview, flow_command
 from master_agent.routing.graph.follow_ups import (
+    asks_a_value,
     asks_about_the_figure,
     inherits_target,
     is_figure_question,
@@ -185,6 +187,24 @@ class DecisionSteps(FrontDoorBase):
             # Naming an agent asks it to do the message, whatever the message reads like.
             return intent.model_copy(update=_EXECUTE)
         now = self.evolution.clock.now()
+        if counted_in_stock(goal, self.pack.data_metrics, now) is not None:
+            # "how many handsets are in the back room right now": stock, which the data handler names as
+            # missing (the sales it has would answer another question).
+            return intent.model_copy(update={**_DATA_QUERY, "out_of_scope": False})
+        if intent.out_of_scope and asks_a_value(goal, self.pack.data_metrics, now):
+            # "AOV north vs west for August": a figure of the tenant's own data over a period gone by is
+            # the data handler's to answer (or to say what it lacks), however the head reads the words.
+            return intent.model_copy(update={**_DATA_QUERY, "out_of_scope": False})
+        unsure = intent.confidence < self.settings.route_confidence or intent.action == "AMBIGUOUS"
+        if (
+            intent.action in ("EXECUTE", "AMBIGUOUS")
+            and unsure
+            and asks_a_value(goal, self.pack.data_metrics, now, money=True)
+        ):
+            # "Need store 8's takings on Heritage Day - the braai one", "what did store 2 make on
+            # accessories on the second Saturday of September": read unsure, a value of the data over a
+            # period gone by, with nothing to do to it, is asked for (the data handler says what it read).
+            return intent.model_copy(update=_DATA_QUERY)
         if intent.action == "QUERY" and intent.query_kind == "data":
             if (
                 goal_target(goal) is not None
@@ -482,13 +502,8 @@ class DecisionSteps(FrontDoorBase):
             # never more than partial, see answer_query), unless the figure is said by its name over a
             # period gone by, with nothing moving it ("avg handset price up north in Q3"): that is a data
             # question in so many words.
-            now = self.evolution.clock.now()
-            past = time_window(goal, now, direction="past")
-            by_name = (
-                metric_mention(goal, self.pack.data_metrics).metric is not None
-                and past is not None
-                and past.end <= now + timedelta(days=1)
-                and not moves_a_figure(goal)
+            by_name = metric_mention(goal, self.pack.data_metrics).metric is not None and asks_a_value(
+                goal, self.pack.data_metrics, self.evolution.clock.now()
             )
             reason = f"no agent takes it on; read as asking for the {figure} of the data"
             outcome = Outcome(RouteTarget(kind="query", name="data"), reason, best_guess=not by_name)

@@ -10,6 +10,8 @@ from typing import Any
 
 from master_agent.capabilities import DataMetric
 from master_agent.capabilities.terms import (
+    asks_future,
+    asks_money,
     changed_between,
     duckling_parse_time,
     goal_target,
@@ -45,23 +47,25 @@ _WHY = re.compile(r"\b(why|how come|what caused|what's causing|reasons?)\b", re.
 def is_figure_question(text: str, metrics: Sequence[DataMetric], now: datetime) -> bool:
     """Whether ``text`` asks for the value of one of the data's figures over a period gone by: it names
     the figure (misspelt too) and a past window, and states no target, no deadline ahead, no verb that
-    moves a figure and no "why" (a cause is work, not a value). A change between two periods gone
-    by ("did it go up by a third between May and August?") is a question about values too."""
+    moves a figure and no "why" (a cause is work, not a value), and says nothing else. A change between
+    two periods gone by ("did it go up by a third between May and August?") is a question about values
+    too."""
     if changed_between(text, now) is not None and names_a_figure(text, metrics) is not None:
         return not _WHY.search(text)
-    if (
-        _WHY.search(text)
-        or moves_a_figure(text)
-        or opens_deadline(text)
-        or not only_figure_words(text, metrics)
-    ):
+    return only_figure_words(text, metrics) and asks_a_value(text, metrics, now)
+
+
+def asks_a_value(text: str, metrics: Sequence[DataMetric], now: datetime, *, money: bool = False) -> bool:
+    """Whether ``text`` asks for a value of the data over a period gone by, whatever else it says: it
+    names one of the data's figures (with ``money``, or asks an amount of money: "what did store 2 make
+    on accessories"), and a past window, with no target, no deadline ahead, no verb that moves a figure
+    and no "why"."""
+    if _WHY.search(text) or moves_a_figure(text) or opens_deadline(text):
         return False
-    window = time_window(text, now, direction="past")
-    return (
-        window is not None
-        and window.end <= now + timedelta(days=1)
-        and names_a_figure(text, metrics) is not None
-    )
+    if names_a_figure(text, metrics) is None and not (money and asks_money(text)):
+        return False
+    window = time_window(text, now, direction="future" if asks_future(text) else "past")
+    return window is not None and window.end <= now + timedelta(days=1)
 
 
 def _as_answered(message: str, data: Mapping[str, Any], metrics: Sequence[DataMetric]) -> str:
