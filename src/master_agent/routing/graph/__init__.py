@@ -24,6 +24,7 @@ Its modules:
     base.py        what the front door holds and what its nodes share (``FrontDoorBase``)
     route.py       the routing decision: ``route``, ``clarify`` and the edges out of them (``RouteNodes``)
     decide.py      the decision's steps, from a suspended flow resumed to an unserved figure (``DecisionSteps``)
+    data_steps.py  its steps about data: data the tenant lacks refused, an unserved figure asked (``DataSteps``)
     follow_ups.py  a short message continuing the one before; a question naming a figure
     flows.py       the flow a message cuts short, suspended flows resumed or dropped, what the thread waits on
     handlers.py    the dispatch: the nodes a routed message ends in (``HandlerNodes``)

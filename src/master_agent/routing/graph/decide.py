@@ -11,6 +11,7 @@ _outcome             the decision tree (``routing.decision``), or the user's cho
                      with the pack's second opinion on a message the head found ambiguous
 _continued           a short message nothing serves on its own, read with the turn before it
 _unserved_as_data    an unserved message naming a figure of the data (or data the tenant lacks): a query
+                     (this step and the refusal of data the tenant lacks are in data_steps.py)
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any
 
 from master_agent.capabilities.terms import (
@@ -27,13 +27,11 @@ from master_agent.capabilities.terms import (
     entity_numbers_as_digits,
     goal_deadline,
     goal_target,
-    metric_mention,
     moves_a_figure,
     restated,
     time_mention,
     time_window,
 )
-from master_agent.evolution.reuse import unknown_by_meaning
 from master_agent.routing.context import complete_follow_up, corrected_goal
 from master_agent.routing.decision import (
     CREATE_OPTION,
@@ -43,7 +41,7 @@ from master_agent.routing.decision import (
     without_override,
 )
 from master_agent.routing.discovery import described_agent, made_for, names_agent
-from master_agent.routing.graph.base import FrontDoorBase
+from master_agent.routing.graph.data_steps import DATA_QUERY, EXECUTE, DataSteps
 from master_agent.routing.graph.flows import _waiting_preview, flow_command
 from master_agent.routing.graph.follow_ups import (
     asks_a_value,
@@ -64,9 +62,6 @@ from master_agent.routing.models import (
 )
 from master_agent.runtime.proposals import changes_what_waits, read_feedback
 from master_agent.runtime.recovery import pick_option
-
-_EXECUTE = {"action": "EXECUTE", "query_kind": None}
-_DATA_QUERY = {"action": "QUERY", "query_kind": "data"}
 
 
 @dataclass
@@ -115,7 +110,7 @@ def read_answers(reading: Reading, clarifications: list[dict[str, Any]]) -> Read
     return reading
 
 
-class DecisionSteps(FrontDoorBase):
+class DecisionSteps(DataSteps):
     """The steps ``RouteNodes.decide`` takes (the module's docstring lists them)."""
 
     def _flow_decision(
@@ -185,16 +180,16 @@ class DecisionSteps(FrontDoorBase):
         """The intent head's reading corrected by what the goal says it asks for."""
         if override:
             # Naming an agent asks it to do the message, whatever the message reads like.
-            return intent.model_copy(update=_EXECUTE)
+            return intent.model_copy(update=EXECUTE)
         now = self.evolution.clock.now()
         if counted_in_stock(goal, self.pack.data_metrics, now) is not None:
             # "how many handsets are in the back room right now": stock, which the data handler names as
             # missing (the sales it has would answer another question).
-            return intent.model_copy(update={**_DATA_QUERY, "out_of_scope": False})
+            return intent.model_copy(update={**DATA_QUERY, "out_of_scope": False})
         if intent.out_of_scope and asks_a_value(goal, self.pack.data_metrics, now):
             # "AOV north vs west for August": a figure of the tenant's own data over a period gone by is
             # the data handler's to answer (or to say what it lacks), however the head reads the words.
-            return intent.model_copy(update={**_DATA_QUERY, "out_of_scope": False})
+            return intent.model_copy(update={**DATA_QUERY, "out_of_scope": False})
         unsure = intent.confidence < self.settings.route_confidence or intent.action == "AMBIGUOUS"
         if (
             intent.action in ("EXECUTE", "AMBIGUOUS")
@@ -204,7 +199,7 @@ class DecisionSteps(FrontDoorBase):
             # "Need store 8's takings on Heritage Day - the braai one", "what did store 2 make on
             # accessories on the second Saturday of September": read unsure, a value of the data over a
             # period gone by, with nothing to do to it, is asked for (the data handler says what it read).
-            return intent.model_copy(update=_DATA_QUERY)
+            return intent.model_copy(update=DATA_QUERY)
         if intent.action == "QUERY" and intent.query_kind == "data":
             if (
                 goal_target(goal) is not None
@@ -213,7 +208,7 @@ class DecisionSteps(FrontDoorBase):
             ):
                 # "Get store one up by a third over the next two months": a target and a date ahead ask
                 # for the figure to move, not for its value; a figure would answer another question.
-                return intent.model_copy(update=_EXECUTE)
+                return intent.model_copy(update=EXECUTE)
         elif intent.action == "QUERY" and intent.query_kind == "outcome":
             if (
                 goal_target(goal) is not None
@@ -222,7 +217,7 @@ class DecisionSteps(FrontDoorBase):
             ):
                 # "We missed our August goal at store 5. Get it to 4% by end of January.": a past goal is
                 # the background; a target, a deadline ahead and a verb that moves the figure are a goal.
-                return intent.model_copy(update=_EXECUTE)
+                return intent.model_copy(update=EXECUTE)
             if names_a_figure(goal, self.pack.data_metrics) and not moves_a_figure(goal):
                 past = time_window(goal, now, direction="past")
                 if past is not None and past.end <= now:
@@ -232,7 +227,7 @@ class DecisionSteps(FrontDoorBase):
         elif intent.action == "EXECUTE" and is_figure_question(goal, self.pack.data_metrics, now):
             # "acessory revnue store 7 in spetember": a figure of the data over a period gone by, with no
             # target, no deadline and no verb that moves it, asks for its value, not for a plan.
-            return intent.model_copy(update=_DATA_QUERY)
+            return intent.model_copy(update=DATA_QUERY)
         return intent
 
     async def _discovered(
@@ -264,7 +259,7 @@ class DecisionSteps(FrontDoorBase):
                 and sources.get(top.name) == "tenant"
                 and (made_for(top) or (likely and unsure))
             ):
-                update = {**_EXECUTE, "confidence": max(intent.confidence, top.score)}
+                update = {**EXECUTE, "confidence": max(intent.confidence, top.score)}
                 intent = intent.model_copy(update=update)
             elif not unsure_builder:
                 candidates = candidates if intent.action == "AMBIGUOUS" else []
@@ -339,7 +334,7 @@ class DecisionSteps(FrontDoorBase):
             outcome = Outcome(
                 RouteTarget(kind="agent", name=master), f"the {self.pack.name} pack is sure it asks {master}"
             )
-            intent = intent.model_copy(update=_EXECUTE)
+            intent = intent.model_copy(update=EXECUTE)
         return outcome, intent
 
     async def _continued(
@@ -447,7 +442,7 @@ class DecisionSteps(FrontDoorBase):
         if figure and asks_about_the_figure(message):
             # "why so low?", "give me a plan to halve it by February" after a figure: work on it.
             intent = intent.model_copy(
-                update={**_EXECUTE, "confidence": max(intent.confidence, self.settings.route_confidence)}
+                update={**EXECUTE, "confidence": max(intent.confidence, self.settings.route_confidence)}
             )
         same = intent.action == previous.get("intent") and (
             intent.action != "QUERY" or intent.query_kind == before.get("name")
@@ -463,89 +458,6 @@ class DecisionSteps(FrontDoorBase):
         if outcome.target.kind in ("clarification", "out_of_scope"):
             return None
         return intent, candidates, outcome
-
-    async def _refused_for_missing_data(
-        self, intent: IntentAnalysis, goal: str, override: str | None
-    ) -> IntentAnalysis:
-        """A data question at no period that names no figure of the data and one it lacks ("how many
-        Galaxy S24s are in stock at store 3": stock) is refused: nothing here answers it."""
-        if (
-            override
-            or intent.action != "QUERY"
-            or intent.query_kind != "data"
-            or time_mention(goal) is not None
-            or not await self._names_only_missing_data(goal)
-        ):
-            return intent
-        return intent.model_copy(update={**_EXECUTE, "out_of_scope": True})
-
-    async def _unserved_as_data(
-        self, goal: str, outcome: Outcome, intent: IntentAnalysis, *, unclear: bool = False
-    ) -> tuple[Outcome, IntentAnalysis]:
-        """An out-of-scope ``outcome`` (no agent takes the goal on, nobody named one and the head did not
-        refuse it) as a question about the data when the goal names a figure of the data, or asks a
-        figure over a period gone by of data the tenant lacks; an ``unclear`` one (read unsure, asked
-        about or handed to an agent) when it names no figure of the data and one it lacks; otherwise
-        unchanged."""
-        if unclear:
-            if not await self._names_only_missing_data(goal):
-                return outcome, intent
-            outcome = Outcome(
-                RouteTarget(kind="query", name="data"),
-                "read unsure; it names only data the tenant lacks, which the data handler says",
-                best_guess=True,
-            )
-            return outcome, intent.model_copy(update=_DATA_QUERY)
-        if (figure := names_a_figure(goal, self.pack.data_metrics)) is not None:
-            # It names a figure the tenant's data has ("avg training hrs per person", "Store 4 txns w/c 14
-            # Sept"): a question about that figure, not foreign work. A guess all the same (its answer is
-            # never more than partial, see answer_query), unless the figure is said by its name over a
-            # period gone by, with nothing moving it ("avg handset price up north in Q3"): that is a data
-            # question in so many words.
-            by_name = metric_mention(goal, self.pack.data_metrics).metric is not None and asks_a_value(
-                goal, self.pack.data_metrics, self.evolution.clock.now()
-            )
-            reason = f"no agent takes it on; read as asking for the {figure} of the data"
-            outcome = Outcome(RouteTarget(kind="query", name="data"), reason, best_guess=not by_name)
-        elif await self._asks_missing_data(goal):
-            # "what's the footfall conversion at store 5 for last Saturday?": a figure over a period gone
-            # by, of data the tenant lacks: answered by the data handler, which names what is missing.
-            outcome = Outcome(
-                RouteTarget(kind="query", name="data"),
-                "no agent takes it on; it asks a figure over a period gone by of data the tenant lacks",
-                best_guess=True,
-            )
-        else:
-            return outcome, intent
-        return outcome, intent.model_copy(update=_DATA_QUERY)
-
-    async def _asks_missing_data(self, message: str) -> bool:
-        """Whether ``message`` asks for a figure over a period gone by (no target, no deadline, no verb
-        that moves it) that names data the tenant's pack has no figure for ("footfall conversion")."""
-        now = self.evolution.clock.now()
-        window = time_window(message, now, direction="past")
-        if window is None or window.end > now + timedelta(days=1) or not self.pack.data_metrics:
-            return False
-        if moves_a_figure(message) or goal_target(message) is not None:
-            return False
-        return await self._names_missing_data(message)
-
-    async def _names_missing_data(self, message: str) -> bool:
-        """Whether ``message`` names data the tenant's pack has no figure for (by meaning)."""
-        missing = await unknown_by_meaning(
-            message,
-            self.evolution.knowledge.embedder,
-            self.pack.problems,
-            self.pack.problem_metrics,
-            self.pack.data_metrics,
-        )
-        return missing is not None
-
-    async def _names_only_missing_data(self, message: str) -> bool:
-        """Whether ``message`` names no figure of the tenant's data and names data it lacks ("stock")."""
-        if names_a_figure(message, self.pack.data_metrics) is not None or not self.pack.data_metrics:
-            return False
-        return await self._names_missing_data(message)
 
 
 #: Most words of an answer to "which store?" whose one number is the store ("oh sorry, should've said -
