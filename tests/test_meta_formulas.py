@@ -22,6 +22,7 @@ from master_agent.meta.requirements import extract_requirements
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.factory import candidate_graph
 from master_agent.runtime.resources import use_shared_resources
+from tests.test_meta_conditions import _gate_of
 
 REPAIRS = (
     "Build an agent system that checks warranty repair claims. Each claim gives the claim date, the date the "
@@ -147,18 +148,6 @@ async def _answer(system: Any, tenant: str, subject: str, text: str) -> dict[str
         {"goal": text, "context": {subject: text}}, {"configurable": {"tenant_id": tenant}}
     )
     return dict(out["solution"])
-
-
-async def _gate_of(
-    meta: Any, tenant: str, spec: dict[str, Any], evaluation: dict[str, Any]
-) -> dict[str, Any]:
-    request = {
-        "text": "Evaluate it",
-        "playbook": "evaluate",
-        "artifacts": {"SystemSpec": spec, "EvalSpec": evaluation},
-    }
-    config: Any = {"configurable": {"tenant_id": tenant, "thread_id": str(uuid.uuid4())}}
-    return dict((await meta.ainvoke({"request": request}, config))["result"]["gates"]["quality"])
 
 
 async def test_the_built_system_computes_caps_and_counts_days_in_sql_and_an_uncapped_variant_fails(
