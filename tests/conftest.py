@@ -18,16 +18,18 @@ from master_agent.service.graphs import register_graphs
 from master_agent.settings import Settings
 from master_agent.storage.embedded import require_passwords
 
-#: Modules that take the longest (measured in session 11), handed out first when pytest-xdist
+#: Modules that take the longest (``--junitxml`` of a whole run, session 11), handed out first when pytest-xdist
 #: spreads the modules over its workers (``make test``: ``--dist loadfile``): started last, one of them
 #: would keep one worker busy after the other has finished.
 _LONGEST_FIRST = (
     "test_schemathesis.py",
     "test_console.py",
-    "test_solve.py",
-    "test_front_door.py",
+    "test_stop_rules.py",
     "test_assistant_verbs.py",
     "test_meta_rules.py",
+    "test_cli.py",
+    "test_front_door.py",
+    "test_stream_order.py",
 )
 
 
