@@ -81,6 +81,7 @@ demo-lending: install
 
 # The suite over TEST_WORKERS processes (pytest-xdist), each with its own embedded PostgreSQL; a module
 # runs whole in one of them (its module-scoped servers start once), the longest handed out first.
+# TEST_WORKERS=0: one process.
 TEST_WORKERS ?= 2
 test: install js-deps browser
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
