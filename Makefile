@@ -79,8 +79,12 @@ demo-assistant: install
 demo-lending: install
 	$(BIN)/master-agent demo lending
 
+# The suite over TEST_WORKERS processes (pytest-xdist), each with its own embedded PostgreSQL; a module
+# runs whole in one of them (its module-scoped servers start once), the longest handed out first.
+# TEST_WORKERS=0: one process.
+TEST_WORKERS ?= 2
 test: install js-deps browser
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 lint: install
 	$(BIN)/ruff check src tests benchmarks

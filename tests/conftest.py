@@ -18,6 +18,28 @@ from master_agent.service.graphs import register_graphs
 from master_agent.settings import Settings
 from master_agent.storage.embedded import require_passwords
 
+#: Modules that take the longest (``--junitxml`` of a whole run, session 11), handed out first when pytest-xdist
+#: spreads the modules over its workers (``make test``: ``--dist loadfile``): started last, one of them
+#: would keep one worker busy after the other has finished.
+_LONGEST_FIRST = (
+    "test_schemathesis.py",
+    "test_console.py",
+    "test_stop_rules.py",
+    "test_assistant_verbs.py",
+    "test_meta_rules.py",
+    "test_cli.py",
+    "test_front_door.py",
+    "test_stream_order.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In a pytest-xdist worker, the longest modules first (the order the workers are given modules in);
+    each module's tests keep their order, and a run without workers keeps the files' order."""
+    if hasattr(config, "workerinput"):
+        rank = {name: place for place, name in enumerate(_LONGEST_FIRST)}
+        items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
 
 @pytest.fixture(scope="session", autouse=True)
 def served_graphs() -> None:

@@ -65,6 +65,17 @@ async def test_mcp_needs_an_api_key(live: LiveServer) -> None:
         assert (await http.post("/mcp", json=body, headers=headers)).status_code == 401
 
 
+async def test_a_get_is_refused_not_held_open(live: LiveServer, keys: dict[str, str]) -> None:
+    # A stateless server starts no messages of its own: a GET's stream would stay open, empty, until the
+    # client left (as langgraph-api, it answers 405).
+    headers = {"X-API-Key": keys["demo-retail"], "Accept": "text/event-stream"}
+    async with httpx.AsyncClient(base_url=live.url, headers=headers, timeout=30) as http:
+        for path in ("/mcp", "/mcp/"):
+            refused = await http.get(path)
+            assert refused.status_code == 405, refused.text
+            assert refused.headers["allow"] == "POST, DELETE" and "stateless" in refused.json()["detail"]
+
+
 def test_a_service_process_imports_the_protocol_sdks_only_when_a_request_needs_them() -> None:
     # The app's routes are all there, but MCP's and A2A's SDKs (~45 MiB, ~1 s of imports) wait for a request.
     probe = (

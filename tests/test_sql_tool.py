@@ -3,6 +3,7 @@ the database-side guards a query would meet if it ever got past the statement ch
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import psycopg
@@ -225,11 +226,17 @@ async def _server_state(resources: RuntimeResources, role: str) -> dict[str, Any
 
 
 async def _reader_sessions(resources: RuntimeResources, role: str) -> int:
-    async with resources.database.pool.connection() as conn:
-        row = await (
-            await conn.execute("SELECT count(*) AS n FROM pg_stat_activity WHERE usename = %s", (role,))
-        ).fetchone()
-    assert row is not None
+    """The role's sessions once those its closed connections leave have ended: a server process ends just
+    after its client closes (later on a loaded machine); one still there after 30 s was left open."""
+    for _ in range(300):
+        async with resources.database.pool.connection() as conn:
+            row = await (
+                await conn.execute("SELECT count(*) AS n FROM pg_stat_activity WHERE usename = %s", (role,))
+            ).fetchone()
+        assert row is not None
+        if row["n"] == 0:
+            break
+        await asyncio.sleep(0.1)
     return int(row["n"])
 
 

@@ -1813,14 +1813,14 @@ _SLASH_FRACTION = re.compile(r"\b(\d{1,2})\s*/\s*(\d{1,2})(?:st|nd|rd|th|s|rds|t
 #: "6.5 accessories per 100 phones", "one case for every 20 handsets": a rate said as a count of one
 #: thing for a count of another, a level (6.5 per 100 is 6.5%).
 _PER_COUNT = re.compile(
-    rf"{_NUMBER}\s+((?:[A-Za-z][\w-]*\s+){{1,2}})(?:per|for\s+every|in\s+every|out\s+of\s+every|every)\s+"
+    rf"(?<!\d){_NUMBER}\s+((?:[A-Za-z][\w-]*\s+){{1,2}})(?:per|for\s+every|in\s+every|out\s+of\s+every|every)\s+"
     rf"{_NUMBER}\s+[A-Za-z]",
     re.I,
 )
 #: "1 in 12 sales", "one in every fifteen transactions", "3 out of 40 sales": a share said as how many of
 #: how many (a level: 1 in 12 is 8.3%). Not a time ("5 in 6 weeks") and never more than the whole.
 _COUNT_OF_COUNT = re.compile(
-    rf"{_NUMBER}\s+(?:in|out\s+of)\s+(?:every\s+)?{_NUMBER}\s+"
+    rf"(?<!\d){_NUMBER}\s+(?:in|out\s+of)\s+(?:every\s+)?{_NUMBER}\s+"
     r"(?!(?:seconds?|minutes?|hours?|days?|weeks?|wks?|months?|quarters?|years?|yrs?)\b)[A-Za-z]",
     re.I,
 )

@@ -37,7 +37,8 @@ _NOT_THE_PROBLEM = [
     re.compile(pattern, re.IGNORECASE)
     for pattern in (
         r"\b(?:store|branch|shop|location|client|customer|account)\s+#?\d+(?:'s)?",
-        r"[-+]?\d+(?:[.,]\d+)?\s*(?:%|percent\b|per\s*cent\b|points?\b|pts\b|pp\b)",
+        # (?<!\d): a number is read from its first digit (from each of a long run's digits, quadratic).
+        r"(?<!\d)[-+]?\d+(?:[.,]\d+)?\s*(?:%|percent\b|per\s*cent\b|points?\b|pts\b|pp\b)",
         r"\b(?:within|in|over|by|during|for|inside)\s+(?:the\s+)?(?:next\s+|coming\s+)?"
         r"(?:\d+|a|an|one|two|three|four|five|six|eight|ten|twelve)\s+(?:days?|weeks?|months?|quarters?|years?)\b",
         r"\b(?:this|next|the\s+next|the\s+coming)\s+(?:week|month|quarter|year|season)\b",

@@ -885,7 +885,7 @@ def _keywords(words: str, fields: dict[str, list[str]], subject: frozenset[str] 
 #: Two lists of alternatives joined by the noun they qualify and a preposition: "write or admin
 #: access to the production database or the payments ledger".
 _TWO_LISTS = re.compile(
-    r"(?P<first>[a-z][\w-]*(?:\s*,\s*[a-z][\w-]*)*\s+or\s+[a-z][\w-]*)\s+(?P<noun>[a-z][\w-]*)\s+"
+    r"(?<![a-z])(?P<first>[a-z][\w-]*(?:\s*,\s*[a-z][\w-]*)*\s+or\s+[a-z][\w-]*)\s+(?P<noun>[a-z][\w-]*)\s+"
     r"(?:to|on|in|into|for|of|over)\s+(?P<second>[^,;]+?\bor\b[^,;]+)$",
     re.I,
 )

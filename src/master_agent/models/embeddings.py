@@ -27,34 +27,13 @@ logger = logging.getLogger(__name__)
 
 HASHING_DIM = 384
 _WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "to",
-        "in",
-        "on",
-        "for",
-        "by",
-        "at",
-        "and",
-        "or",
-        "with",
-        "my",
-        "our",
-        "is",
-        "are",
-        "be",
-        "it",
-        "this",
-        "that",
-        "how",
-        "help",
-        "me",
-    ]
-)
+#: Words that say nothing of what a text is about: articles, prepositions, conjunctions and the commonest
+#: pronouns and verbs (``capabilities.tools.senses`` ends no phrase on one, with more of their kind).
+FUNCTION_WORDS = frozenset((
+    "a", "an", "the", "of", "to", "in", "on", "for", "by", "at", "and", "or", "with", "my", "our", "me", "it",
+    "is", "are", "be", "this", "that",
+))  # fmt: skip
+_STOP = FUNCTION_WORDS | {"how", "help"}
 
 
 class Embedder(Protocol):

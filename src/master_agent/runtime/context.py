@@ -93,7 +93,7 @@ _NOUN_NUMBER = re.compile(
     r"\b([A-Za-z][A-Za-z]+)\s*(?:#|\s(?:number|no\.?|num)\s)?\s*(\d+)\b"
     r"(?!\s*(?:%|percent|days?|weeks?|months?|years?|hours?|hrs?\b|min(?:ute)?s?\b|lakhs?|crores?|k\b|[.,]\d))"
 )
-_PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*(?:%|percent\b)", re.I)
+_PERCENT = re.compile(r"(?<!\d)(\d+(?:\.\d+)?)\s*(?:%|percent\b)", re.I)
 _DURATION = re.compile(r"\b(\d+)\s*(day|week|month|year)s?\b", re.I)
 _MONEY = re.compile(r"\$\s?(\d+(?:[.,]\d+)?)\s*([kKmM])?\b")
 _DAYS_PER = {"day": 1, "week": 7, "month": 30, "year": 365}

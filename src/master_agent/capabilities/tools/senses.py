@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from master_agent.capabilities.tools import lexicon
-from master_agent.models.embeddings import Embedder
+from master_agent.models.embeddings import FUNCTION_WORDS, Embedder
 
 log = logging.getLogger(__name__)
 
@@ -43,58 +43,10 @@ _SEGMENTS = re.compile(r"[\n|;.!?()\[\]{}\"]|,\s|:\s|\s-\s")
 _WORDS = re.compile(r"[a-z][a-z0-9'-]*", re.I)
 _PARTS = re.compile(r"[a-z]+", re.I)
 _NEGATION = re.compile(r"\b(?:no|not|without|never|non|none|zero|missing|absent|n/a)\b|n't\b", re.I)
-_FUNCTION = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "of",
-        "to",
-        "in",
-        "on",
-        "for",
-        "by",
-        "at",
-        "with",
-        "from",
-        "as",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "it",
-        "its",
-        "this",
-        "that",
-        "these",
-        "those",
-        "my",
-        "our",
-        "your",
-        "their",
-        "his",
-        "her",
-        "we",
-        "i",
-        "you",
-        "he",
-        "she",
-        "they",
-        "me",
-        "us",
-        "them",
-        "so",
-        "if",
-        "then",
-        "than",
-        "but",
-        "please",
-    ]
-)
+_FUNCTION = FUNCTION_WORDS | frozenset((
+    "as", "from", "was", "were", "been", "its", "these", "those", "your", "their", "his", "her", "i", "we", "you",
+    "he", "she", "they", "us", "them", "so", "if", "then", "than", "but", "please",
+))  # fmt: skip
 #: Phrases offered per input (the first ones): bounds the embedding work of one call.
 MAX_PHRASES = 400
 _vectors: dict[tuple[str, str], list[float]] = {}

@@ -336,7 +336,7 @@ def _store_orders(metrics: Sequence[DataMetric]) -> tuple[EntityOrder, ...]:
 
 
 #: A percentage alone ("6.5%"), and words that make one a change of the figure rather than its level.
-_SAID_ALONE = re.compile(r"\d+(?:\.\d+)?\s*(?:%|percent)", re.I)
+_SAID_ALONE = re.compile(r"(?<!\d)\d+(?:\.\d+)?\s*(?:%|percent)", re.I)
 _MOVES = re.compile(
     r"\b(?:by|up|down|more|less|fewer|extra|higher|lower|rise|growth|gain|increase|raise|improve|boost|"
     r"lift|grow|reduce|cut|decrease|drop|push|drive)\b",

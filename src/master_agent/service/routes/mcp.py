@@ -5,6 +5,7 @@ The server is ``service/mcp_server.py`` (the official MCP SDK), started by the f
 from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from master_agent.service.deps import ServiceDep, TenantDep
@@ -26,7 +27,17 @@ class _HandedOver(Response):
 
 async def mcp(request: Request, tenant: TenantDep, service: ServiceDep) -> Response:
     """MCP over Streamable HTTP (JSON-RPC: ``initialize``, ``tools/list``, ``tools/call``): the tenant's
-    assistants as tools."""
+    assistants as tools.
+
+    A ``GET`` (a stream for messages the server starts) is answered 405, as the protocol allows and as
+    langgraph-api answers it: a stateless server starts none, so the stream would stay open, empty, until
+    the client leaves."""
+    if request.method == "GET":
+        return JSONResponse(
+            {"detail": "MCP here is stateless: POST JSON-RPC requests; there is no stream to GET"},
+            status_code=405,
+            headers={"Allow": "POST, DELETE"},
+        )
     request.state.tenant = tenant
     request.state.service = service
     servers: ProtocolServers = request.app.state.protocols
