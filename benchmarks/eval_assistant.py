@@ -61,6 +61,8 @@ PARTS = (
     "heldout3",
     "tuning4",
     "heldout4",
+    "tuning5",
+    "heldout5",
 )
 
 
