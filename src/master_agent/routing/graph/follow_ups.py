@@ -121,11 +121,16 @@ def corrects_previous(message: str) -> bool:
     return words <= POINTING_BACK_WORDS and _SUBSTITUTES.search(message) is not None
 
 
-def is_short(message: str) -> bool:
+#: Most words of a thread's first message too short to be read as a closing: "Help" reads like "thanks"
+#: to the embedder, and a word alone asks rather than signs off.
+OPENING_WORDS = 1
+
+
+def is_short(message: str, most: int = FOLLOW_UP_WORDS) -> bool:
     """Whether ``message`` is no longer than a follow-up that changes a value ("oops, typo - I meant 18
     there"); a longer one says more than the value ("Heute Nachmittag frei? I mean - have I got a free
-    hour this afternoon" repairs itself and asks)."""
-    return len(re.findall(r"[A-Za-z0-9']+", message)) <= FOLLOW_UP_WORDS
+    hour this afternoon" repairs itself and asks). ``most``: the most words of a short message."""
+    return len(re.findall(r"[A-Za-z0-9']+", message)) <= most
 
 
 def inherits_target(
