@@ -211,3 +211,42 @@ async def test_a_correction_opening_a_thread_is_asked_about(resources: RuntimeRe
     door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
     alone = await door.decide("whoops, I meant 12 there", [], {})
     assert alone.target.kind == "clarification", alone.reason
+
+
+@pytest.mark.parametrize(
+    ("tenant", "closing"),
+    [
+        ("demo-retail", "cheers for everything, I'm heading home now - back on Monday"),
+        ("demo-assistant", "many thanks, logging off for tonight, talk at 9 tomorrow"),
+    ],
+)
+async def test_a_thread_opened_by_a_sign_off_is_closed_with_thanks(
+    resources: RuntimeResources, tenant: str, closing: str
+) -> None:
+    """A first message that only signs off asks for nothing, like a closing mid-thread: no agent runs
+    (the heads, trained on requests, read it as one) and the day and time it says are carried nowhere."""
+    door = front_door(resources, await load_tenant(resources.database.pool, tenant))
+    decision = await door.decide(closing, [], {})
+    assert decision.target.kind == "out_of_scope" and decision.reason == CLOSES_THE_CONVERSATION, (
+        decision.reason
+    )
+    assert decision.entities == {}
+
+
+async def test_one_word_opening_a_thread_is_no_closing(resources: RuntimeResources) -> None:
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    decision = await door.decide("Help", [], {})
+    assert decision.reason != CLOSES_THE_CONVERSATION
+    assert decision.target.kind == "clarification", decision.reason
+
+
+async def test_a_plan_between_two_sign_offs_is_a_closing(resources: RuntimeResources) -> None:
+    """What the user will do later, said between a thanks and a goodbye, is their own plan; a go-ahead
+    said there is a request."""
+    embedder = resources.evolution.knowledge.embedder
+    assert await is_closing(
+        "Thank you madam, I will visit the branch on Saturday. Bye", embedder, RETAIL.data_metrics
+    )
+    assert await is_closing("brilliant. it's 5 o'clock, I'm logging off", embedder, RETAIL.data_metrics)
+    assert not await is_closing("thanks, send it to Raj, bye", embedder, RETAIL.data_metrics)
+    assert not await is_closing("thanks, now show me the staff leaderboard", embedder, RETAIL.data_metrics)
