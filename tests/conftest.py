@@ -33,6 +33,26 @@ _LONGEST_FIRST = (
 )
 
 
+#: Files handed to one worker together under ``--dist loadfile``: the vendored peer suite's files share one
+#: ``master-agent serve`` (its package-scoped fixture), which every worker given some of them started.
+_ONE_UNIT = ("tests/peer/",)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` with the files under each of ``_ONE_UNIT`` as one unit."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesAndUnits(LoadFileScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            unit = next((prefix for prefix in _ONE_UNIT if nodeid.startswith(prefix)), None)
+            return unit or super()._split_scope(nodeid)
+
+    return FilesAndUnits(config, log)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """In a pytest-xdist worker, the longest modules first (the order the workers are given modules in);
     each module's tests keep their order, and a run without workers keeps the files' order."""
