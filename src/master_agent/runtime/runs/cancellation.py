@@ -39,8 +39,8 @@ class RunCancellation(RunBookkeeping):
 
     async def cancel(self, run_id: str, *, action: CancelAction = "interrupt") -> bool:
         """Stop a run: a pending one at once, a running one through the worker executing it (in any
-        process). ``interrupt`` keeps its work so far; ``rollback`` removes the run and its checkpoints.
-        False when the run had already finished."""
+        process; when that is this one, returns once it has stopped). ``interrupt`` keeps its work so far;
+        ``rollback`` removes the run and its checkpoints. False when the run had already finished."""
         pool = self.resources.database.pool
         async with pool.connection() as conn:
             async with conn.transaction():
