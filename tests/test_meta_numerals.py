@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 
 from master_agent.capabilities import agents, numerals
-from master_agent.capabilities.numerals import digits_parameter, digits_read, in_digits, number_words
+from master_agent.capabilities.numerals import (
+    DIGITS_SUFFIX,
+    digits_parameter,
+    digits_read,
+    in_digits,
+    number_words,
+    with_digits,
+)
 from master_agent.meta.design import design_eval, design_system, expected_value, field_rules
 from master_agent.runtime import RuntimeResources
 from tests.test_meta_conditions import _gate_of
@@ -23,6 +30,11 @@ REFUNDS = (
     '$15,000 goes to a manager (route "manager"); every other refund is processed automatically (route '
     '"auto").'
 )
+
+
+def _digits_unread(sql: str, parameters: dict[str, Any]) -> dict[str, Any]:
+    """A runner that binds each digits reading to the text as written (numbers in words unread)."""
+    return {**parameters, **{f"{name}{DIGITS_SUFFIX}": parameters[name] for name in digits_read(sql)}}
 
 
 @pytest.mark.parametrize(
@@ -41,6 +53,7 @@ REFUNDS = (
         ("fifty percent", "50%"),
         ("nine hundred ninety-nine dollars and ninety-nine cents", "$999.99"),
         ("£3.4m", "£3400000"),
+        ("about 2.5 grand, grand total $2,500", "about $2500, grand total $2,500"),
     ],
 )
 def test_numbers_in_words_suffixes_and_european_decimals_are_read_in_digits(text: str, read: str) -> None:
@@ -54,6 +67,7 @@ def test_numbers_in_words_suffixes_and_european_decimals_are_read_in_digits(text
         "Amount: $1,250.75, fee USD 300, 12000 points",  # digits as written
         "2.000 items",  # one dotted group may be a decimal: left alone
         "Coverage fell from 82.5 to 80.4 points",
+        "waited: 2h 05m | unacknowledged 16m | 5G",  # a one-letter suffix other than k is a unit
     ],
 )
 def test_digits_dates_and_identifiers_are_left_as_written(text: str) -> None:
@@ -69,6 +83,8 @@ def test_the_runner_binds_the_digits_reading_only_where_the_sql_asks() -> None:
     sql = f"SELECT {digits_parameter('request')}::text AS a, %(request)s::text AS b"
     assert digits_read(sql) == ["request"]
     assert digits_read("SELECT %(request)s::text") == []
+    bound = with_digits(sql, {"request": "Refund: two grand."})
+    assert bound == {"request": "Refund: two grand.", "request_in_digits": "Refund: $2000."}
 
 
 def test_the_eval_writes_each_boundary_in_words_and_with_a_suffix_on_both_sides() -> None:
@@ -122,7 +138,7 @@ async def test_a_system_reading_digits_alone_fails_the_gate_a_reading_one_passes
     spec = await _artifact(resources, result, "SystemSpec")
     evaluation = await _artifact(resources, result, "EvalSpec")
     # The same system whose query runner reads digits only: the worded cases fail its gate.
-    monkeypatch.setattr(agents, "in_digits", lambda text: text)
+    monkeypatch.setattr(agents, "with_digits", _digits_unread)
     spec["name"] = "refund_words_digits_only"
     quality = await _gate_of(graph, tenant, spec, evaluation)
     assert quality["passed"] is False and any("not met" in u for u in quality["unmet"]), quality

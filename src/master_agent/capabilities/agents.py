@@ -20,7 +20,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from psycopg_pool import AsyncConnectionPool
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from master_agent.capabilities.numerals import DIGITS_SUFFIX, digits_read, in_digits
+from master_agent.capabilities.numerals import digits_read, with_digits
 from master_agent.capabilities.spec import AgentSpec, Tier, tier_allows
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.capabilities.tools.senses import SENSE_PARAMETER, sensed, sensed_items, senses_parameter
@@ -449,8 +449,7 @@ def _query_runner(
         if clocked:
             parameters = {**parameters, "now": context.now()}
         if digits:
-            read = {f"{name}{DIGITS_SUFFIX}": in_digits(str(parameters.get(name) or "")) for name in digits}
-            parameters = {**parameters, **read}
+            parameters = with_digits(sql, parameters)
         if SENSE_PARAMETER in sql:
             text = "\n".join(str(v) for v in parameters.values() if isinstance(v, str))
             parameters = {

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 from master_agent.capabilities.terms import duckling_parse
 
@@ -45,6 +47,9 @@ _FRACTIONS = {"half": Decimal("0.5"), "quarter": Decimal("0.25")}
 _GRAND = re.compile(r"^\s+grand\b(?!\s+total)", re.I)
 #: "fifty percent", "12 per cent": the sign the readers look for.
 _PERCENT = re.compile(r"(?<=[0-9])\s*(?:per\s*cent|pct)\b", re.I)
+#: A number with a one-letter suffix other than "k": "05m" is minutes (or metres) more often than millions,
+#: "5G" a network; a sum of money says "£3.4m" with its currency.
+_UNIT_LETTER = re.compile(r"[0-9]\s*[A-JL-Za-jl-z]$")
 #: A letter run straight into a digit: an identifier ("L5", "BA0287"), never a number to rewrite.
 _IDENTIFIER = re.compile(r"[A-Za-z][0-9]")
 _SYMBOLS = (("GBP", "£"), ("£", "£"), ("EUR", "€"), ("€", "€"), ("USD", "$"), ("$", "$"))
@@ -58,6 +63,12 @@ def digits_parameter(name: str) -> str:
 def digits_read(sql: str) -> list[str]:
     """The parameters whose digits reading ``sql`` asks for."""
     return sorted(set(_DIGITS_PARAMETER.findall(sql)))
+
+
+def with_digits(sql: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """``parameters`` with the digits reading of each one ``sql`` asks for bound beside it."""
+    read = {f"{name}{DIGITS_SUFFIX}": in_digits(str(parameters.get(name) or "")) for name in digits_read(sql)}
+    return {**parameters, **read}
 
 
 def plain(value: Decimal | float) -> str:
@@ -112,6 +123,19 @@ def _grand(text: str) -> str:
     return text
 
 
+_LEAD = re.compile(r"([A-Za-z]{3,})\s+")
+
+
+def _own_start(text: str, start: int, end: int) -> int:
+    """Where a span's number starts: after the words Duckling takes in with it that are no number
+    ("about 2.5 thousand dollars", "over fifteen thousand dollars"); they stay written."""
+    while (lead := _LEAD.match(text, start, end)) is not None and not duckling_parse(
+        lead.group(1), ("number",)
+    ):
+        start = lead.end()
+    return start
+
+
 def _written_plainly(span: str, value: Decimal) -> bool:
     """The span's own digits already say its value ("$1,250.75", "12000", "USD 300")."""
     runs = re.findall(r"[0-9][0-9,]*(?:\.[0-9]+)?", span)
@@ -136,10 +160,13 @@ def in_digits(text: str) -> str:
     text = _european(text)
     text = _fractions(text)
     text = _grand(text)
-    for start, end, value, dimension, unit in reversed(_spans(text, ("amount-of-money", "number"))):
+    for first, end, value, dimension, unit in reversed(_spans(text, ("amount-of-money", "number"))):
+        start = _own_start(text, first, end)
         span = text[start:end]
         # Digits and signs alone are as written ("2025-03-24" holds no "-3").
         if not re.search(r"[A-Za-z]", span) or _IDENTIFIER.search(span) or _written_plainly(span, value):
+            continue
+        if dimension == "number" and _UNIT_LETTER.search(span):
             continue
         if dimension == "amount-of-money":
             symbol = _symbol(unit)
