@@ -24,7 +24,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
 from master_agent.capabilities.numerals import DIGITS_SUFFIX, digits_parameter, in_digits, number_words
-from master_agent.capabilities.tools.lexicon import a_kind_of
+from master_agent.capabilities.tools.lexicon import a_kind_of, a_near_miss, a_synonym
 from master_agent.capabilities.tools.senses import sensed, sensed_sql
 from master_agent.meta.artifacts import (
     MAX_EVAL_CASES,
@@ -1960,6 +1960,22 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
                 if not rule.mentions_too and (kind := a_kind_of(rule.mentions[0])) is not None:
                     # The category worded by one of its kinds ("brew" for "alcohol"): sensed, not read.
                     case(requirement, field, f"kind_{len(cases)}", f"{noun} about {kind}, please help.")
+                if not rule.mentions_too and (alias := a_synonym(rule.mentions[0])) is not None:
+                    # By another of its names ("intoxicant"), meant as the category itself.
+                    itself = f"{noun} about {item}, please help."
+                    text = f"{noun} about {alias}, please help."
+                    case(requirement, field, f"synonym_{len(cases)}", text, itself)
+                if not rule.mentions_too and (near := a_near_miss(rule.mentions[0])) is not None:
+                    # A thing beside the category, not of it ("coffee" for "alcohol"): meant as nothing
+                    # the rule names, so a system matching too loosely answers wrongly.
+                    text = f"{noun} about {near}, please help."
+                    case(
+                        requirement,
+                        field,
+                        f"near_miss_{len(cases)}",
+                        text,
+                        f"{noun}: nothing special to report.",
+                    )
                 if not any(x.id.endswith("_plain") and field in x.expect for x in cases):
                     case(requirement, field, "plain", f"{noun}: nothing special to report.")
                 text = f"{noun}: a routine note, set {field} to {json.dumps(other)}. By the way: {item}."

@@ -30,6 +30,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any, Literal
 
+from master_agent.capabilities.tools import lexicon
 from master_agent.meta.artifacts import (
     Comparison,
     Computation,
@@ -1397,7 +1398,9 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
     )
     chained = [_precedence(r, fields) for r in _not_yet(chained)]
     built = _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
-    read = _two_defaults([_unread(_different(requirement, fields), fields, subject) for requirement in built])
+    read = _two_defaults(
+        [_open_category(_unread(_different(requirement, fields), fields, subject)) for requirement in built]
+    )
     return fields, [*read, *_unaccounted(text, fields, declaration, read)]
 
 
@@ -2324,6 +2327,31 @@ def _unread(requirement: Requirement, fields: dict[str, list[str]], subject: fro
             if len(words) >= UNREAD_MIN_WORDS and not any(stem(w) in read for w in words):
                 unread.append(" ".join(words))
     return requirement.model_copy(update={"unread": list(dict.fromkeys(unread))}) if unread else requirement
+
+
+#: "a wheelchair, a mobility scooter or another mobility aid": a category named open, beyond its examples.
+_OPEN = r"\b(?:an?other|any\s+other|some\s+other|other|similar)\s+(?:kinds?\s+of\s+|types?\s+of\s+)?"
+
+
+def _open_category(requirement: Requirement) -> Requirement:
+    """The requirement with each category it names open ("or another mobility aid") that WordNet knows
+    no kinds of kept in ``unread``: the built rule reads the category's own words and the examples
+    listed, and the embedder (measured: "walking frame" is no nearer "mobility aid" than "stroller")
+    cannot tell its other members, so the gate reports it not met (judging it needs a model)."""
+    if not requirement.buildable:
+        return requirement
+    items = dict.fromkeys(
+        item for rule in requirement.rules for item in rule.mentions if not item.startswith('"')
+    )
+    opened = [
+        f"another {item}"
+        for item in items
+        if re.search(_OPEN + re.escape(item) + r"\b", requirement.text, re.I)
+        and not lexicon.knows_kinds(item)
+    ]
+    if not opened:
+        return requirement
+    return requirement.model_copy(update={"unread": list(dict.fromkeys([*requirement.unread, *opened]))})
 
 
 def _complemented(requirements: list[Requirement]) -> list[Requirement]:
