@@ -301,7 +301,7 @@ def a_synonym(item: str) -> str | None:
 
 def a_near_miss(item: str) -> str | None:
     """A thing close to ``item`` but not of it, as words: the most used sibling under the item's
-    first sense's first broader kind that is no kind of the item ("alcohol" gives "coffee"), for a
+    first sense's broader kinds that is no kind of the item ("alcohol" gives "coffee"), for a
     case a system matching too loosely answers wrongly; None when WordNet is missing or knows none
     that tagged text uses (WordNet's rarer siblings are where its tree and everyday use part ways)."""
     try:
@@ -309,10 +309,10 @@ def a_near_miss(item: str) -> str | None:
         senses = [s for s in _senses(item.split()) if s in category]
     except WordNetMissing:
         return None
-    if not senses or not senses[0].hypernyms():
+    if not senses:
         return None
     own = {w.lower() for w in item.split()}
-    siblings = [s for s in senses[0].hypernyms()[0].hyponyms() if s not in category]
+    siblings = {s for broader in senses[0].hypernyms() for s in broader.hyponyms() if s not in category}
     lemmas = sorted(
         (lemma for sibling in siblings for lemma in sibling.lemmas()),
         key=lambda lemma: (-lemma.count(), lemma.name()),
