@@ -143,3 +143,21 @@ async def test_a_system_reading_digits_alone_fails_the_gate_a_reading_one_passes
     quality = await _gate_of(graph, tenant, spec, evaluation)
     assert quality["passed"] is False and any("not met" in u for u in quality["unmet"]), quality
     assert numerals.in_digits("fifteen thousand dollars") == "$15000"  # the module itself untouched
+
+
+def test_a_threshold_the_request_writes_in_words_is_read_as_a_comparison() -> None:
+    request = (
+        "Build an agent system that checks loan requests. Each request gives the customer and the amount. It "
+        "returns a JSON object with route (review or auto). A loan of more than fifteen thousand dollars goes to "
+        'review (route "review"); every other loan is automatic (route "auto").'
+    )
+    rules = field_rules(design_system(request, None, "langgraph").requirements)["route"]
+    (review,) = [r for r in rules if r.value == "review"]
+    assert review.when is not None and (review.when.op, review.when.value) == (">", 15000.0)
+    assert expected_value(rules, "Amount: $15,000.50.") == "review"
+    assert expected_value(rules, "Amount: fourteen grand.") == "auto"
+    # A number word with no comparison beside it is no threshold ("two lists", "one of").
+    plain = request.replace("more than fifteen thousand dollars", "two parts")
+    assert all(
+        r.when is None for r in field_rules(design_system(plain, None, "langgraph").requirements)["route"]
+    )

@@ -126,7 +126,7 @@ def _grand(text: str) -> str:
 _LEAD = re.compile(r"([A-Za-z]{3,})\s+")
 
 
-def _own_start(text: str, start: int, end: int) -> int:
+def number_start(text: str, start: int, end: int) -> int:
     """Where a span's number starts: after the words Duckling takes in with it that are no number
     ("about 2.5 thousand dollars", "over fifteen thousand dollars"); they stay written."""
     while (lead := _LEAD.match(text, start, end)) is not None and not duckling_parse(
@@ -161,7 +161,7 @@ def in_digits(text: str) -> str:
     text = _fractions(text)
     text = _grand(text)
     for first, end, value, dimension, unit in reversed(_spans(text, ("amount-of-money", "number"))):
-        start = _own_start(text, first, end)
+        start = number_start(text, first, end)
         span = text[start:end]
         # Digits and signs alone are as written ("2025-03-24" holds no "-3").
         if not re.search(r"[A-Za-z]", span) or _IDENTIFIER.search(span) or _written_plainly(span, value):

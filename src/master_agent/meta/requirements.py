@@ -30,6 +30,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any, Literal
 
+from master_agent.capabilities.numerals import number_start
 from master_agent.capabilities.tools import lexicon
 from master_agent.meta.artifacts import (
     Comparison,
@@ -314,6 +315,15 @@ class _Numbers:
 _NUMBERS = _Numbers()
 
 
+def _cued(clause: str, start: int, end: int) -> bool:
+    """Whether words of a comparison stand right before a number ("fewer than ninety") or after it and
+    its noun ("ninety days or fewer")."""
+    after = re.sub(r"^\s*[a-z-]+(?=\s+(?:or|and)\b)", "", clause[end:], flags=re.I)
+    return any(p.search(clause[:start].rstrip()) for p, _ in _BEFORE) or any(
+        p.search(after) for p, _ in _AFTER
+    )
+
+
 def _amounts(clause: str) -> list[tuple[int, int, float, str]]:
     """(start, end, value, unit) of each number or amount in ``clause``, the longest reading of a span
     (both ends of a range Duckling reads as one: "between $200 and $1,000")."""
@@ -333,8 +343,11 @@ def _amounts(clause: str) -> list[tuple[int, int, float, str]]:
             start, end = span_start, span_end
             if index < len(written):
                 start, end = span_start + written[index].start(), span_start + written[index].end()
-            elif found["dim"] == "number" or index:
-                continue  # a number word ("two") is a value, not a quantity compared
+            elif index or (found["dim"] == "number" and not _cued(clause, span_start, span_end)):
+                continue  # a number word ("two") is a value, not a quantity compared, unless a
+                # comparison says so ("ninety days or fewer", "more than fifteen thousand")
+            else:
+                start = number_start(clause, span_start, span_end)  # its comparison words before it
             unit = str(end_value.get("unit") or "") if found["dim"] == "amount-of-money" else ""
             if unit == "unknown":
                 unit = ""
