@@ -54,6 +54,8 @@ def _digits_unread(sql: str, parameters: dict[str, Any]) -> dict[str, Any]:
         ("nine hundred ninety-nine dollars and ninety-nine cents", "$999.99"),
         ("£3.4m", "£3400000"),
         ("about 2.5 grand, grand total $2,500", "about $2500, grand total $2,500"),
+        ("Amount: two grand. Matched: €1.200,00.", "Amount: €2000. Matched: €1200."),  # the text's money
+        ("Amount: €24,99 or EUR 25,00", "Amount: €24.99 or EUR 25"),
     ],
 )
 def test_numbers_in_words_suffixes_and_european_decimals_are_read_in_digits(text: str, read: str) -> None:

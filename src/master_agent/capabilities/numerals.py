@@ -30,10 +30,11 @@ _DIGITS_PARAMETER = re.compile(r"%\((\w+)" + DIGITS_SUFFIX + r"\)s")
 MAX_CHARS = 5000
 
 #: "2.000,50", "1.250.000": dots grouping thousands with a comma before the decimals, or grouping
-#: twice (unambiguous: a US-style number never groups with dots; "2.000" alone may be two). "12,50 €": a comma before two decimals, by the euro.
+#: twice (unambiguous: a US-style number never groups with dots; "2.000" alone may be two). "12,50 €", "€25,00": a comma before two decimals, by the euro.
 _EUROPEAN = re.compile(
     r"(?<![\d.,])\d{1,3}(?:(?:\.\d{3}){2,}(?:,\d+)?|\.\d{3},\d+)(?![\d.,]*\d)"
     r"|(?<![\d.,])\d+,\d{1,2}(?=\s*(?:€|EUR\b|euros?\b))"
+    r"|(?:(?<=€)|(?<=€ )|(?<=EUR ))\d+,\d{1,2}(?![\d,])"
 )
 #: A fraction joined to the number before it ("two and a half", "3 and a quarter") or leading one
 #: ("half a million", "a quarter of a million").
@@ -42,8 +43,8 @@ _LEADING = re.compile(
     r"\b(?:a\s+|one\s+)?(half|quarter)\s+(?:of\s+)?an?\s+(?=(?:thousand|million|billion)\b)", re.I
 )
 _FRACTIONS = {"half": Decimal("0.5"), "quarter": Decimal("0.25")}
-#: "two grand", "2.5 grand": a thousand dollars, the slang Duckling does not know (after a number,
-#: never a "grand total").
+#: "two grand", "2.5 grand": a thousand of the text's money (dollars when it names none), the slang
+#: Duckling does not know (after a number, never a "grand total").
 _GRAND = re.compile(r"^\s+grand\b(?!\s+total)", re.I)
 #: "fifty percent", "12 per cent": the sign the readers look for.
 _PERCENT = re.compile(r"(?<=[0-9])\s*(?:per\s*cent|pct)\b", re.I)
@@ -116,10 +117,21 @@ def _fractions(text: str) -> str:
     return text
 
 
+#: The money a text talks in, by the signs and names it writes ("grand" is a thousand of it).
+_MONEY_SAID = (
+    ("euros", re.compile(r"€|\bEUR\b|\beuros?\b", re.I)),
+    ("pounds", re.compile(r"£|\bGBP\b|\bpounds?\b", re.I)),
+    ("dollars", re.compile(r"\$|\bUSD\b|\bdollars?\b", re.I)),
+)
+
+
 def _grand(text: str) -> str:
+    said = [(len(pattern.findall(text)), -rank, name) for rank, (name, pattern) in enumerate(_MONEY_SAID)]
+    count, _, money = max(said)
+    money = money if count else "dollars"
     for _, end, _, _, _ in reversed(_spans(text, ("number",))):
         if (found := _GRAND.match(text[end:])) is not None:
-            text = text[:end] + " thousand dollars" + text[end + found.end() :]
+            text = text[:end] + f" thousand {money}" + text[end + found.end() :]
     return text
 
 

@@ -46,7 +46,7 @@ from master_agent.meta.artifacts import (
 MAX_CHARS = 5000
 _FIELD_DECL = re.compile(
     r"\b(?:returns?|answers?|outputs?|responds?|produces?|emits?)\b[^.]*?\b(?:json object|object|fields?|answer|json(?=\s*:))\b"
-    r"(?:\s+with)?(?:\s+(?:the|two|three|four|five)\s+fields?,?)?:?\s*(?P<body>[^.]*)",
+    r"(?:\s+with)?(?:\s+(?:the|two|three|four|five)\s+fields?,?)?:?\s*(?P<body>(?:\([^()]*\)|[^.(])*)",
     re.I,
 )
 _IDENT = re.compile(r"\b([a-z][a-z0-9]*(?:_[a-z0-9]+)*)\b")
