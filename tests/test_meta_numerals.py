@@ -17,7 +17,8 @@ from master_agent.capabilities.numerals import (
     number_words,
     with_digits,
 )
-from master_agent.meta.design import design_eval, design_system, expected_value, field_rules
+from master_agent.meta.artifacts import MAX_EVAL_CASES, EvalCase
+from master_agent.meta.design import _kept, design_eval, design_system, expected_value, field_rules
 from master_agent.runtime import RuntimeResources
 from tests.test_meta_conditions import _gate_of
 from tests.test_meta_rules import _answer, _artifact, _system, built
@@ -163,3 +164,17 @@ def test_a_threshold_the_request_writes_in_words_is_read_as_a_comparison() -> No
     assert all(
         r.when is None for r in field_rules(design_system(plain, None, "langgraph").requirements)["route"]
     )
+
+
+def test_past_the_case_cap_every_requirement_keeps_its_first_cases() -> None:
+    def made(requirement: str, n: int) -> list[EvalCase]:
+        return [
+            EvalCase(id=f"{requirement}_{i}", inputs={"m": "x"}, expect={"f": 1}, requirement=requirement)
+            for i in range(n)
+        ]
+
+    cases = made("r1", MAX_EVAL_CASES) + made("r2", 3)
+    kept = _kept(cases)
+    assert len(kept) == MAX_EVAL_CASES
+    assert [c.id for c in kept if c.requirement == "r2"] == ["r2_0", "r2_1", "r2_2"]
+    assert kept[0].id == "r1_0" and kept.index(next(c for c in kept if c.requirement == "r2")) > 0

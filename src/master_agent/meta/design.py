@@ -1487,7 +1487,24 @@ def design_eval(system: SystemSpec, threshold: float = 0.8, senses: Senses | Non
                 metric="coverage",
             )
         )
-    return EvalSpec(cases=cases[:MAX_EVAL_CASES], pass_threshold=threshold)
+    return EvalSpec(cases=_kept(cases), pass_threshold=threshold)
+
+
+def _kept(cases: list[EvalCase]) -> list[EvalCase]:
+    """At most ``MAX_EVAL_CASES`` cases, taken a rank at a time across the requirements (each one's
+    first case, then each one's second, ...), in their order: past the cap every requirement keeps
+    its first cases, rather than the last requirements none ("no case tests it")."""
+    if len(cases) <= MAX_EVAL_CASES:
+        return cases
+    groups: dict[str | None, list[int]] = {}
+    for index, case in enumerate(cases):
+        groups.setdefault(case.requirement, []).append(index)
+    kept: list[int] = []
+    for rank in range(max(len(g) for g in groups.values())):
+        for group in groups.values():
+            if rank < len(group) and len(kept) < MAX_EVAL_CASES:
+                kept.append(group[rank])
+    return [cases[index] for index in sorted(kept)]
 
 
 async def sensed_eval(system: SystemSpec, threshold: float, embedder: Embedder | None) -> EvalSpec:
