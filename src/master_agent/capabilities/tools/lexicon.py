@@ -257,6 +257,14 @@ def kind_named(item: str, phrases: Iterable[str], context: str = "") -> str | No
     return next((phrase for phrase in phrases if category & _kinds_of(phrase, context)), None)
 
 
+def knows_kinds(item: str) -> bool:
+    """Whether WordNet knows kinds of ``item`` to sense it by (False without WordNet)."""
+    try:
+        return bool(_category(item))
+    except WordNetMissing:
+        return False
+
+
 def a_kind_of(item: str) -> str | None:
     """One kind of ``item`` as words (the first, in WordNet's order, whose name shares no word with
     the item: "alcohol" gives "brew"), for a case an input words otherwise; None when WordNet is
@@ -272,6 +280,51 @@ def a_kind_of(item: str) -> str | None:
                 words = str(lemma).lower().replace("_", " ")
                 if not own & set(words.split()) and not any(w[:4] in words for w in own if len(w) >= 4):
                     return words
+    return None
+
+
+def a_synonym(item: str) -> str | None:
+    """``item`` in other words: another name WordNet gives its first sense, sharing no word with it
+    ("alcohol" gives "intoxicant"); None when WordNet is missing or gives none."""
+    try:
+        category = _category(item)
+        senses = [s for s in _senses(item.split()) if s in category]
+    except WordNetMissing:
+        return None
+    own = {w.lower() for w in item.split()}
+    for lemma in senses[0].lemma_names() if senses else []:
+        words = str(lemma).lower().replace("_", " ")
+        if not own & set(words.split()) and not any(w[:4] in words for w in own if len(w) >= 4):
+            return words
+    return None
+
+
+def a_near_miss(item: str) -> str | None:
+    """A thing close to ``item`` but not of it, as words: the most used sibling under the item's
+    first sense's broader kinds that is no kind of the item ("alcohol" gives "coffee"), for a
+    case a system matching too loosely answers wrongly; None when WordNet is missing or knows none
+    that tagged text uses (WordNet's rarer siblings are where its tree and everyday use part ways)."""
+    try:
+        category = _category(item)
+        senses = [s for s in _senses(item.split()) if s in category]
+    except WordNetMissing:
+        return None
+    if not senses:
+        return None
+    own = {w.lower() for w in item.split()}
+    siblings = {s for broader in senses[0].hypernyms() for s in broader.hyponyms() if s not in category}
+    lemmas = sorted(
+        (lemma for sibling in siblings for lemma in sibling.lemmas()),
+        key=lambda lemma: (-lemma.count(), lemma.name()),
+    )
+    for lemma in lemmas:
+        words = str(lemma.name()).lower().replace("_", " ")
+        if lemma.count() < 1:
+            break  # a sibling no tagged text uses is no everyday near miss
+        if own & set(words.split()) or any(w[:4] in words for w in own if len(w) >= 4):
+            continue
+        if not category & _kinds_of(words):
+            return words
     return None
 
 
