@@ -884,3 +884,47 @@ async def test_a_comparative_between_two_periods_answers_their_change_and_no_cha
     assert before["reply"]["data"]["outcome"] == "no_data", before["reply"]["text"]
     assert before["reply"]["status"] != "success"
     assert "has nothing for March 2026" in before["reply"]["text"]
+
+
+async def test_a_store_named_by_a_description_is_read_against_the_stores_table_or_asked_about(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    """ "the shop we opened in May 2019" is the one store whose opening date falls then; "the branch that
+    opened in spring 2019" fits three, and "our anchor store" a property no column holds: both are asked
+    about, never answered for every store."""
+    async with _client(live, keys["demo-retail"]) as client:
+        may = (await chat(client, "The shop we opened in May 2019 - how many refunds in August 2026?"))[
+            "values"
+        ]
+        spring = (await chat(client, "Refund rate at the branch that opened in spring 2019, July 2026?"))[
+            "values"
+        ]
+        anchor = (await chat(client, "How did our anchor store do on attach in July 2026?"))["values"]
+    async with live.server.config.app.state.service.resources.database.pool.connection() as conn:
+        schema = await data_schema(live)
+        opened = {
+            row["store_id"]: row["opened_on"]
+            for row in await (
+                await conn.execute(f"SELECT store_id, opened_on FROM {schema}.stores")
+            ).fetchall()
+        }
+        [store] = [s for s, day in opened.items() if (day.year, day.month) == (2019, 5)]
+        row = await (
+            await conn.execute(
+                f"SELECT count(*) FILTER (WHERE refunded) AS n FROM {schema}.transactions WHERE store_id = %s "
+                "AND sold_at >= '2026-08-01' AND sold_at < '2026-09-01'",
+                (store,),
+            )
+        ).fetchone()
+    data = may["reply"]["data"]
+    assert data.get("outcome") == "answer", may["reply"]["text"]
+    assert (data["params"]["store_id"], data["value"]) == (str(store), row["n"])
+    assert data["described"]["store_id"] == store and data["verification"][0]["verdict"] == "backed"
+    data = spring["reply"]["data"]
+    assert data.get("outcome") == "clarify", spring["reply"]["text"]
+    assert data["described"]["fits"] == sorted(
+        s for s, day in opened.items() if day.year == 2019 and 3 <= day.month <= 5
+    )
+    data = anchor["reply"]["data"]
+    assert data.get("outcome") == "clarify" and data["missing"] == ["store"], anchor["reply"]["text"]
+    assert "anchor" in anchor["reply"]["text"]
