@@ -909,6 +909,22 @@ async def _known_values(sql: ReadOnlySql, metric: DataMetric, column: str) -> li
 _SUM = re.compile(r"\bsum\(", re.I)
 
 
+def stock_refusal(message: str, metrics: Sequence[DataMetric], now: datetime) -> QueryAnswer | None:
+    """The answer to a question about what is on hand ("how many handsets are sitting in the back room
+    right now"), which rows of sales never tell, naming the stock as the data missing; None when the
+    message asks no such thing. The sales of all time would answer another question."""
+    if (held := counted_in_stock(message, metrics, now)) is None:
+        return None
+    return QueryAnswer(
+        text=f"Your data records sales, not stock: it has no count of the {held} on hand. I can say how "
+        f"many {held} were sold over a period you name (e.g. 'how many {held} did store 2 sell in "
+        "September').",
+        handler="data",
+        answered=False,
+        data={"outcome": "out_of_scope", "missing": [f"stock levels ({held} on hand)"]},
+    )
+
+
 async def data_question(request: QueryRequest, *, default_metric: str | None = None) -> QueryAnswer:
     """One read-only SQL query through the SQL tool: the number over the window the question names
     (read against the runtime clock, never the data's last row), the query and the rows' coverage.
@@ -919,17 +935,8 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     mention = metric_mention(request.message, request.metrics)
     if mention.metric is None and mention.unknown is None:
         mention = metric_by_words(request.message, request.metrics) or mention
-    if (held := counted_in_stock(request.message, request.metrics, request.clock.now())) is not None:
-        # "how many handsets are sitting in the back room right now": what is on hand, which rows of
-        # sales never tell; the sales of all time would answer another question.
-        return QueryAnswer(
-            text=f"Your data records sales, not stock: it has no count of the {held} on hand. I can say how "
-            f"many {held} were sold over a period you name (e.g. 'how many {held} did store 2 sell in "
-            "September').",
-            handler="data",
-            answered=False,
-            data={"outcome": "out_of_scope", "missing": [f"stock levels ({held} on hand)"]},
-        )
+    if (stock := stock_refusal(request.message, request.metrics, request.clock.now())) is not None:
+        return stock
     if (by_verb := figure_by_verb(request.message, request.metrics)) is not None and (
         mention.metric is None or mention.metric.name != by_verb.metric.name  # type: ignore[union-attr]
     ):
