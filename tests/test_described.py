@@ -3,9 +3,13 @@ member table's columns make of them."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from typing import Any, cast
+
 import pytest
 
-from master_agent.routing.described import describe
+from master_agent.capabilities.tools.sql import ReadOnlySql
+from master_agent.routing.described import Described, describe, described_member
 from master_agent.routing.queries import ENTITY_WORDS
 
 STORE_NOUNS = ENTITY_WORDS["store_id"]
@@ -51,3 +55,52 @@ def test_a_noun_wordnet_glosses_as_a_group_s_chief_member_names_one_member() -> 
 )
 def test_a_member_noun_with_nothing_of_its_own_describes_no_one(message: str) -> None:
     assert describe(message, STORE_NOUNS) is None
+
+
+class _Rows:
+    """The read-only SQL tool's answer for the stores table: rows as JSON gives them (dates as text)."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
+
+    async def query(self, sql: str, params: Any = None) -> _Rows:
+        assert sql == "SELECT * FROM stores"
+        return self
+
+
+STORES = _Rows(
+    [
+        {"store_id": n, "name": f"Store {n}", "region": ("north", "south", "east", "west")[n % 4],
+         "opened_on": f"2019-{n:02d}-01"}
+        for n in range(1, 9)
+    ]
+)  # fmt: skip
+NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
+
+
+async def _described(message: str) -> Described | None:
+    description = describe(message, STORE_NOUNS)
+    assert description is not None, message
+    return await described_member(cast(ReadOnlySql, STORES), "stores", "store_id", description, NOW)
+
+
+async def test_a_date_column_a_verb_names_settles_one_member_or_lists_those_that_fit() -> None:
+    one = await _described("The outlet we opened in April 2019 - refunds in July?")
+    assert one is not None and one.settled and one.members == (4,)
+    assert one.claim("store")["verdict"] == "backed"
+    several = await _described("refunds at the branch that opened in the summer of 2019")
+    assert several is not None and not several.settled and several.members == (6, 7, 8)
+    none = await _described("refunds at the shop we opened last spring")
+    assert none is not None and not none.settled and none.members == ()
+    last = await _described("attach at the last store we opened, in June")
+    assert last is not None and last.settled and last.members == (8,)
+
+
+async def test_a_property_no_column_holds_is_asked_about_and_a_value_a_column_holds_is_left_alone() -> None:
+    for message in ("How did the flagship do on refunds?", "attach at the shop by the bus station in May"):
+        found = await _described(message)
+        assert found is not None and not found.settled and found.members == (), message
+        assert "no column holds" in found.reason
+    mine = await _described("what's the attach rate at my shop this year")
+    assert mine is not None and not mine.settled
+    assert await _described("attach at our south store in May") is None  # the region groups read it

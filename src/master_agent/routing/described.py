@@ -170,10 +170,19 @@ def _column_of(word: str, columns: Sequence[str]) -> str | None:
     return None
 
 
-def _as_moment(value: Any) -> datetime:
+def _as_moment(value: Any) -> datetime | None:
+    """A date or timestamp value as a UTC moment (rows come back as JSON: dates as ISO text); None for
+    a value that is none."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            return None
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=UTC)
-    return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    return None
 
 
 async def described_member(
@@ -188,8 +197,12 @@ async def described_member(
     if len(known) == 1:
         return Described(description.words, known, known, "only one in your data", True)
     columns = [column for column in rows[0] if column != entity]
-    dates = [c for c in columns if all(isinstance(row[c], date) for row in rows if row[c] is not None)]
-    texts = [c for c in columns if all(isinstance(row[c], str) for row in rows if row[c] is not None)]
+    dates = [c for c in columns if all(_as_moment(row[c]) for row in rows if row[c] is not None)]
+    texts = [
+        c
+        for c in columns
+        if c not in dates and all(isinstance(row[c], str) for row in rows if row[c] is not None)
+    ]
     values = {word for row in rows for c in texts for word in re.findall(r"[a-z0-9]+", str(row[c]).lower())}
     if any(word.lower() in values for word in description.said):
         return None
@@ -222,11 +235,18 @@ def _by_date(
 ) -> Described | None:
     """The members whose ``column`` falls in the time the description says ("opened in summer 2019"),
     or is the latest or earliest ("the last store we opened")."""
-    ordered = sorted((row for row in rows if row[column] is not None), key=lambda row: row[column])
+    earliest = datetime.min.replace(tzinfo=UTC)
+    ordered = sorted(
+        (row for row in rows if _as_moment(row[column])), key=lambda row: _as_moment(row[column]) or earliest
+    )
     said = {word.lower() for word in description.said}
     window = time_window(description.time, now, direction="past") if description.time else None
     if window is not None:
-        fit = tuple(row[entity] for row in ordered if window.start <= _as_moment(row[column]) < window.end)
+        fit = tuple(
+            row[entity]
+            for row in ordered
+            if window.start <= (_as_moment(row[column]) or window.end) < window.end
+        )
         reason = f"{column} in {window.describe()}"
     elif ordered and said & (_LATEST | _EARLIEST):
         end = ordered[-1] if said & _LATEST else ordered[0]
