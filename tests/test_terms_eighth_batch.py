@@ -97,13 +97,26 @@ def test_a_country_named_picks_its_calendar() -> None:
     [
         ("units at store 2 on Youth Day", "2026-06-16", "South Africa"),
         ("refunds at store 3 on the October bank holiday", "2026-10-26", "Ireland"),
-        ("revenue on Matariki", "2026-07-10", "New Zealand"),
+        ("attach at store 4 on National Day", "2026-08-09", "Singapore"),
     ],
 )
 def test_a_holiday_no_usual_calendar_has_is_a_stated_guess(text: str, start: str, reading: str) -> None:
     window = time_window(text, NOW)
     assert window is not None and window.start.date().isoformat() == start
     assert window.reading is not None and reading in window.reading
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [("revenue on Matariki", "2026-07-10"), ("refunds on Waitangi Day", "2026-02-06"),
+     ("attach rate at the Mid-Autumn Festival", "2026-09-25")],
+)  # fmt: skip
+def test_a_holiday_every_calendar_that_keeps_it_dates_alike_is_no_guess(text: str, start: str) -> None:
+    """Matariki and Waitangi Day are New Zealand's alone; the Mid-Autumn Festival falls on one lunar day
+    wherever it is kept: the name settles the days (unlike "National Day" or "Youth Day")."""
+    window = time_window(text, NOW)
+    assert window is not None and window.start.date().isoformat() == start
+    assert window.reading is None
 
 
 def test_a_holiday_of_several_days_is_one_window_and_the_day_not_its_stand_in() -> None:

@@ -732,9 +732,43 @@ def _lengthening(name: str, year: int) -> tuple[str, str | None] | None:
     return None
 
 
+@functools.lru_cache(maxsize=4)
+def _world_holidays(year: int) -> tuple[tuple[str, datetime], ...]:
+    """Every country's public holidays of ``year`` in the ``holidays`` package, by their English names
+    (about a thousand names; a fifth of a second, once a year)."""
+    import holidays
+
+    days: set[tuple[str, datetime]] = set()
+    for country in holidays.list_supported_countries():
+        try:
+            kept = holidays.country_holidays(country, years=[year], language="en_US")
+        except (NotImplementedError, KeyError, ValueError):
+            continue
+        days |= {
+            (name, datetime(d.year, d.month, d.day, tzinfo=UTC))
+            for d, names in kept.items()
+            for name in names.split("; ")
+        }
+    return tuple(sorted(days))
+
+
+@functools.lru_cache(maxsize=256)
+def _dated_alike_everywhere(name: str, year: int) -> bool:
+    """Whether every calendar in the ``holidays`` package that keeps a day called ``name`` keeps it on
+    the same days ("Waitangi Day": New Zealand's alone; "Mid-Autumn Festival": the same lunar day
+    wherever it is kept), so the name settles its days; "National Day" and "Republic Day" fall on
+    different days in different countries, so a guess among them is no reading of the name."""
+    pattern = _holiday_name(name)
+    days = {day for other, day in _world_holidays(year) if pattern.fullmatch(_unbracketed(other))}
+    return bool(days) and len(days) <= 3 and max(days) - min(days) <= timedelta(days=2)
+
+
 def _kept_alike(found: _Named, year: int) -> bool:
     """Whether the holiday ``found`` names is kept on the same days by two or more of the calendars
-    read on a guess ("Ascension Day", "Pentecost Monday"): a feast, not one country's day."""
+    read on a guess ("Ascension Day", "Pentecost Monday"), or by every calendar that keeps a day of its
+    name (``_dated_alike_everywhere``): a feast, or a day only one country keeps, not a guess."""
+    if _dated_alike_everywhere(found[2], year):
+        return True
     pattern = _holiday_name(found[2])
     kept = [
         frozenset(
