@@ -104,3 +104,12 @@ async def test_a_property_no_column_holds_is_asked_about_and_a_value_a_column_ho
     mine = await _described("what's the attach rate at my shop this year")
     assert mine is not None and not mine.settled
     assert await _described("attach at our south store in May") is None  # the region groups read it
+
+
+async def test_a_place_in_the_numbering_names_the_member_numbered_so() -> None:
+    fifth = await _described("and for the fifth store?")
+    assert fifth is not None and fifth.settled and fifth.members == (5,)
+    ninth = await _described("refunds at the 9th branch in May")
+    assert ninth is not None and not ninth.settled and ninth.members == ()
+    first = await _described("attach at the first shop we opened, in June")
+    assert first is not None and first.settled and first.members == (1,)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
-from master_agent.capabilities.terms import time_mention, time_window
+from master_agent.capabilities.terms import duckling_parse, time_mention, time_window
 from master_agent.capabilities.tools.lexicon import wordnet
 from master_agent.capabilities.tools.sql import ReadOnlySql
 
@@ -56,6 +56,8 @@ class Description:
     """The time it says ("in summer 2019"), the property's value when the property is a date."""
     titled: bool
     """Its noun is a title of its own ("the flagship"), not a noun the entity goes by."""
+    ordinal: int | None = None
+    """The place it says ("the fifth store", "the 7th shop"), read by Duckling's ordinal rules."""
 
 
 @dataclass(frozen=True)
@@ -102,7 +104,7 @@ def describe(message: str, nouns: Sequence[str]) -> Description | None:
     # "branch 8" is numbered, not described.
     rest = r"\b(?!\s*#?\s*\d)(?=(?P<rest>[^\n]*))"
     by_noun = re.compile(
-        rf"{determiner}(?P<mods>(?:[A-Za-z][\w'-]*\s+){{0,3}}?)(?P<noun>{'|'.join(map(re.escape, singular))}){rest}",
+        rf"{determiner}(?P<mods>(?:[A-Za-z0-9][\w'-]*\s+){{0,3}}?)(?P<noun>{'|'.join(map(re.escape, singular))}){rest}",
         re.I,
     )
     by_title = re.compile(rf"{determiner}(?P<mods>)(?P<noun>[a-z]{{4,}}){rest}")
@@ -132,13 +134,19 @@ def _description(found: re.Match[str], singular: Sequence[str]) -> Description |
     if not _own_words(clause):
         clause = ""  # "my branch in June": the time is the question's, not the branch's
     said_time = time_mention(f"{found.group('mods')}{clause}")
-    said = _own_words(f"{found.group('mods')} {clause}")
+    mods = found.group("mods")
+    placed = duckling_parse(mods, ("ordinal",)) if mods.strip() else []
+    ordinal = placed[0]["value"]["value"] if len(placed) == 1 else None
+    if placed and placed[0]["body"].lower() not in _LATEST | _EARLIEST:
+        # "first" stays a word: "the first shop we opened" orders by a date.
+        mods = mods[: placed[0]["start"]] + mods[placed[0]["end"] :]
+    said = _own_words(f"{mods} {clause}")
     words = f"{found.group('det')} {found.group('mods')}{found.group('noun')}{clause}".strip()
     if noun == "one" and not said and not said_time:
         return None  # "the one" alone points back or ranks
-    if said or said_time or found.group("det").lower() in _OWNERS or noun not in singular:
+    if said or said_time or ordinal or found.group("det").lower() in _OWNERS or noun not in singular:
         return Description(
-            words, found.group("det").lower(), noun, said, said_time, titled=noun not in singular
+            words, found.group("det").lower(), noun, said, said_time, noun not in singular, ordinal
         )
     return None
 
@@ -216,6 +224,12 @@ async def described_member(
     dated = next((column for word in description.said if (column := _column_of(word, dates))), None)
     if dated is not None and not unknown:
         return _by_date(description, rows, entity, dated, known, now)
+    if description.ordinal is not None and not unknown and not description.time:
+        # "the fifth store": the stores are numbered, so the fifth is the one numbered 5.
+        if description.ordinal in known:
+            reason = f"{entity} {description.ordinal}, the {description.words.split()[1]} by number"
+            return Described(description.words, (description.ordinal,), known, reason, True)
+        return Described(description.words, (), known, f"no {entity} {description.ordinal}", False)
     if unknown:
         missing = ", ".join(repr(word) for word in unknown)
         reason = f"no column holds {missing} (they hold {', '.join(columns)})"
