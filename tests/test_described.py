@@ -104,6 +104,7 @@ async def test_a_property_no_column_holds_is_asked_about_and_a_value_a_column_ho
     mine = await _described("what's the attach rate at my shop this year")
     assert mine is not None and not mine.settled
     assert await _described("attach at our south store in May") is None  # the region groups read it
+    assert await _described("what did the northern shop take in June?") is None
 
 
 async def test_a_place_in_the_numbering_names_the_member_numbered_so() -> None:

@@ -162,6 +162,14 @@ def _own_words(text: str) -> tuple[str, ...]:
     )
 
 
+def _held(word: str, values: set[str]) -> bool:
+    """Whether ``word`` is a value's word, or that word with a short ending ("northern" for "north")."""
+    return any(
+        word == value or (len(value) >= 3 and word.startswith(value) and len(word) - len(value) <= 3)
+        for value in values
+    )
+
+
 def _lemmas(word: str) -> set[str]:
     reader = wordnet()
     word = word.lower()
@@ -212,7 +220,7 @@ async def described_member(
         if c not in dates and all(isinstance(row[c], str) for row in rows if row[c] is not None)
     ]
     values = {word for row in rows for c in texts for word in re.findall(r"[a-z0-9]+", str(row[c]).lower())}
-    if any(word.lower() in values for word in description.said):
+    if any(_held(word.lower(), values) for word in description.said):
         return None
     unknown = [
         word
