@@ -8,6 +8,7 @@ from typing import Any, cast
 
 import pytest
 
+from master_agent.capabilities.terms import time_window
 from master_agent.capabilities.tools.sql import ReadOnlySql
 from master_agent.routing.described import Described, describe, described_member
 from master_agent.routing.queries import ENTITY_WORDS
@@ -114,3 +115,11 @@ async def test_a_place_in_the_numbering_names_the_member_numbered_so() -> None:
     assert ninth is not None and not ninth.settled and ninth.members == ()
     first = await _described("attach at the first shop we opened, in June")
     assert first is not None and first.settled and first.members == (1,)
+
+
+def test_a_place_in_the_numbering_is_no_day_of_the_month() -> None:
+    """ "the fifth store" reads as no time (Duckling alone would read the 5th of a month), so a follow-up
+    naming it keeps the period asked before."""
+    assert time_window("And for the fifth store?", NOW) is None
+    fifth = time_window("sales on the fifth", NOW)
+    assert fifth is not None and fifth.start.day == 5

@@ -90,6 +90,12 @@ def _mask_entities(text: str) -> str:
             # Not blanks: Duckling would read "at store 5 2 July" as "at 2" o'clock, across the gap.
             width = end - match.start()
             chars[match.start() : end] = " " + ";" * (width - 2) + " " if width > 2 else " " * width
+    for span in duckling_parse(text, ("ordinal",)):
+        # "the fifth store" is the store numbered 5, not the 5th of a month.
+        start, end = int(span["start"]), int(span["end"])
+        following = re.match(r"\s+([A-Za-z]+)", text[end:])
+        if following and entity_noun(following.group(1)):
+            chars[start:end] = " " * (end - start)
     return "".join(chars)
 
 
