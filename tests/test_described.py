@@ -26,6 +26,8 @@ STORE_NOUNS = ENTITY_WORDS["store_id"]
         ("attach rate at the shop next to the car park in July", "the shop next to the car park in July",
          ("car", "park"), "in July"),
         ("How is the Glasgow store doing on refunds?", "the Glasgow store", ("Glasgow",), None),
+        ("How did the branch that opened in June 2019 do on refunds in August?",
+         "the branch that opened in June 2019", ("opened",), "in June 2019"),
         ("what was the attach rate at my shop last week", "my shop", (), None),
     ],
 )  # fmt: skip

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
-from master_agent.capabilities.terms import duckling_parse, time_mention, time_window
+from master_agent.capabilities.terms import duckling_parse, duckling_parse_time, time_mention, time_window
 from master_agent.capabilities.tools.lexicon import wordnet
 from master_agent.capabilities.tools.sql import ReadOnlySql
 
@@ -128,9 +128,9 @@ def _description(found: re.Match[str], singular: Sequence[str]) -> Description |
     # "by the station"); "the store did in June" goes on with the question's own verb.
     if not re.match(r"\s+(?:we|that|which|i|you|they|by|near|next|opposite|beside|in|on|at)\b", clause, re.I):
         clause = ""
-    if (clause_time := time_mention(clause)) and clause_time in clause:
-        # "the outlet that opened last winter take in June": the clause's time ends it.
-        clause = clause[: clause.index(clause_time) + len(clause_time)]
+    if spans := duckling_parse_time(clause):
+        # "the outlet that opened last winter take in June": the clause's first time ends it.
+        clause = clause[: min(int(span["end"]) for span in spans)]
     if not _own_words(clause):
         clause = ""  # "my branch in June": the time is the question's, not the branch's
     said_time = time_mention(f"{found.group('mods')}{clause}")
