@@ -299,3 +299,16 @@ def test_the_time_of_a_question_is_its_words_not_a_qualifier_of_its_figure(text:
 
 def test_a_financial_year_said_with_its_year_is_fiscal() -> None:
     assert _FISCAL.search("Q4 of FY26") and _FISCAL.search("FY2026") and not _FISCAL.search("fyi, Q3 2026")
+
+
+@pytest.mark.parametrize(
+    ("text", "unknown"),
+    [
+        ("Store 2: fine to sell fewer phones if we make more money. Takings +5% by end of Feb.", None),
+        ("We sell phones. Warranty attach rate at store 2?", "warranty attach rate"),
+    ],
+)
+def test_a_word_of_the_sentence_before_qualifies_no_figure(text: str, unknown: str | None) -> None:
+    """A sentence's end ends what can qualify a figure's name: "money. Takings" is the takings."""
+    mention = metric_mention(text, RETAIL.data_metrics)
+    assert mention.metric is not None and mention.unknown == unknown

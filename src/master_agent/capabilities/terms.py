@@ -1440,7 +1440,9 @@ def written_out(text: str) -> str:
 
 #: Where one phrase of a message ends and another begins: a dash between spaces, a colon, semicolon,
 #: comma, bar or bracket (a hyphen inside a word joins: "extended-warranty attach rate").
-_PHRASE_BREAK = re.compile(r"\s[-\u2013\u2014]+\s|[:;,|()\[\]]")
+#: Where a phrase ends: a dash standing alone, punctuation inside a sentence, or the sentence's end
+#: ("if we make more money. Takings +5%": "money" qualifies nothing in the next sentence).
+_PHRASE_BREAK = re.compile(r"\s[-\u2013\u2014]+\s|[:;,|()\[\]]|[.?!]\s+(?=[A-Z])")
 
 
 def metric_mention(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
@@ -1460,7 +1462,8 @@ def metric_mention(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
     vocabulary = _data_words(metrics)
     # Who and when are no qualifiers: "Store six's attach rate", "the third quarter's revenue"; nor is
     # a word of another phrase ("for the deck - AOV", "S07 | hardware rev").
-    phrase = _PHRASE_BREAK.split(_who_and_when_blanked(text).lower()[:start])[-1]
+    # The name's own first letter says whether a sentence ends right before it ("money. Takings").
+    phrase = _PHRASE_BREAK.split(_who_and_when_blanked(text)[: start + 1])[-1][:-1].lower()
     before = re.findall(r"[a-z][a-z'-]*", phrase)[-2:]
     unknown = [
         word
