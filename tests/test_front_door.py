@@ -882,8 +882,9 @@ async def test_a_comparative_between_two_periods_answers_their_change_and_no_cha
     assert data["outcome"] == "answer" and more["reply"]["status"] == "success", more["reply"]["text"]
     assert data["value"] == pytest.approx(august - july)
     assert data["window"]["start"].startswith("2026-07-01") and data["window"]["end"].startswith("2026-09-01")
-    # March is before the data's first day: no change read from a month of "zero" sales, and never success.
-    assert before["reply"]["data"]["outcome"] == "no_data", before["reply"]["text"]
+    # March is before the data's first day: no change read from a month of "zero" sales, and never success;
+    # April's figure is what can be said (a partial answer).
+    assert before["reply"]["data"]["outcome"] == "partial", before["reply"]["text"]
     assert before["reply"]["status"] != "success"
     assert "has nothing for March 2026" in before["reply"]["text"]
 
@@ -930,3 +931,27 @@ async def test_a_store_named_by_a_description_is_read_against_the_stores_table_o
     data = anchor["reply"]["data"]
     assert data.get("outcome") == "clarify" and data["missing"] == ["store"], anchor["reply"]["text"]
     assert "anchor" in anchor["reply"]["text"]
+
+
+async def test_a_change_from_a_period_past_the_data_gives_the_period_it_has_as_partial(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    """October is past the data: no change can be read, but September's figure can, said as a partial
+    answer that names the missing month (never a change against a zero, nor nothing at all)."""
+    async with _client(live, keys["demo-retail"]) as client:
+        values = (
+            await chat(client, "Did store 3 sell fewer phones in October 2026 than in September 2026?")
+        )["values"]
+    async with live.server.config.app.state.service.resources.database.pool.connection() as conn:
+        schema = await data_schema(live)
+        row = await (
+            await conn.execute(
+                f"SELECT count(*) AS n FROM {schema}.transactions WHERE store_id = 3 "
+                "AND sold_at >= '2026-09-01' AND sold_at < '2026-10-01'"
+            )
+        ).fetchone()
+    reply = values["reply"]
+    data = reply["data"]
+    assert data.get("outcome") == "partial" and reply["status"] == "partial", reply["text"]
+    assert data["value"] == row["n"] and data["window"]["start"].startswith("2026-09-01"), reply["text"]
+    assert any("October" in missing for missing in data["missing"]), data["missing"]

@@ -517,6 +517,43 @@ async def _change(
         and period.describe() not in outside
         and (period.start < coverage.start or period.end > coverage.end)
     ]
+    held = [
+        (period, row) for period, row in zip(periods, rows, strict=True) if period.describe() not in outside
+    ]
+    if len(outside) == 1 and held and held[0][1]["value"] is not None:
+        # "fewer in October than September" with October past the data: September's figure is what
+        # can be said, and the comparison is what is missing (never a change against a zero).
+        period, row = held[0]
+        figure = _format(row["value"], metric)
+        return QueryAnswer(
+            text=f"Your data runs from {coverage.start:%Y-%m-%d} to {coverage.last_day():%Y-%m-%d}"  # type: ignore[union-attr]
+            f" and has nothing for {outside[0]}, so no change{whom} can be read. What it has: the "
+            f"{metric.name}{whom} in {period.describe()} was {figure} ({row['observations']} "
+            f"{metric.observation_noun}).\nQuery: {statement}",
+            handler="data",
+            answered=False,
+            data={
+                "outcome": "partial",
+                "metric": metric.name,
+                "value": row["value"],
+                "window": _window_data(period),
+                "asked_window": _window_data(window),
+                "missing": [f"data for {outside[0]}"],
+                "sql": statement,
+                "verification": [
+                    {
+                        "claim": f"the {metric.name}{whom} in {period.describe()} is {figure}",
+                        "evidence": f"{statement} over {row['observations']} rows",
+                        "verdict": "backed",
+                    },
+                    {
+                        "claim": f"the change from {periods[0].describe()} to {periods[1].describe()}",
+                        "evidence": f"no rows for {outside[0]}",
+                        "verdict": "unbacked",
+                    },
+                ],
+            },
+        )
     if outside:
         return _no_data(
             f"Your data runs from {coverage.start:%Y-%m-%d} to {coverage.last_day():%Y-%m-%d}"  # type: ignore[union-attr]
