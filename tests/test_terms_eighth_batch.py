@@ -312,3 +312,11 @@ def test_a_word_of_the_sentence_before_qualifies_no_figure(text: str, unknown: s
     """A sentence's end ends what can qualify a figure's name: "money. Takings" is the takings."""
     mention = metric_mention(text, RETAIL.data_metrics)
     assert mention.metric is not None and mention.unknown == unknown
+
+
+def test_a_bank_holiday_another_calendar_names_is_read_by_that_calendar() -> None:
+    """Scotland's "Summer Bank Holiday" (the first Monday of August) is no unnamed bank holiday: said
+    Scottish, it is Scotland's day, not England's late-August one."""
+    window = time_window("refunds at store 2 on the Scottish summer bank holiday", NOW)
+    assert window is not None and window.start.date().isoformat() == "2026-08-03"
+    assert time_window("sales on the Whitsun bank holiday", NOW) is None

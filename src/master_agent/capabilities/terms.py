@@ -688,10 +688,10 @@ def _unnamed_holiday(text: str) -> bool:
     bank = _BANK_HOLIDAY.search(text)
     if bank is None or _WHEN_IN_MONTH.search(text[: bank.start()]):
         return False
+    # Any calendar read here may name it: Scotland's "Summer Bank Holiday" is no England's day.
     if any(
         _holiday_name(name).search(text)
-        for country, subdiv in _CALENDARS
-        if country == "GB"
+        for country, subdiv in (*_CALENDARS, *_MORE_CALENDARS)
         for _, name in _holiday_days(country, subdiv, 2026)
     ):
         return False
