@@ -320,3 +320,16 @@ def test_a_bank_holiday_another_calendar_names_is_read_by_that_calendar() -> Non
     window = time_window("refunds at store 2 on the Scottish summer bank holiday", NOW)
     assert window is not None and window.start.date().isoformat() == "2026-08-03"
     assert time_window("sales on the Whitsun bank holiday", NOW) is None
+
+
+def test_a_holiday_only_one_country_of_the_world_keeps_is_read_by_its_calendar() -> None:
+    """No calendar read here keeps Tiradentes' Day or Chuseok; the holidays package's calendars of the
+    world each keep them on one day (Brazil's, Korea's), so the name settles it. An English word said
+    alone for a name ("summer" for Albania's "Summer Day") names no holiday."""
+    tiradentes = time_window("device revenue on Tiradentes", NOW)
+    assert tiradentes is not None and tiradentes.start.date().isoformat() == "2026-04-21"
+    assert tiradentes.reading is None
+    chuseok = time_window("store 6 accessory money over Chuseok", NOW)
+    assert chuseok is not None and chuseok.start.date().isoformat() == "2026-09-25"
+    summer = time_window("sales at store 2 over the summer", NOW)
+    assert summer is not None and summer.start.date().isoformat() == "2026-06-01"

@@ -35,6 +35,7 @@ from master_agent.capabilities.tools.lexicon import (
     phrasal_verb_meanings,
     takes_an_object,
     verb_base,
+    wordnet,
 )
 
 Direction = Literal["past", "future"]
@@ -739,19 +740,19 @@ def _lengthening(name: str, year: int) -> tuple[str, str | None] | None:
 
 
 @functools.lru_cache(maxsize=4)
-def _world_holidays(year: int) -> tuple[tuple[str, datetime], ...]:
-    """Every country's public holidays of ``year`` in the ``holidays`` package, by their English names
-    (about a thousand names; a fifth of a second, once a year)."""
+def _world_holidays(year: int) -> tuple[tuple[str, str, datetime], ...]:
+    """Every country's public holidays of ``year`` in the ``holidays`` package, by their English names,
+    with the country (about a thousand names; a fifth of a second, once a year)."""
     import holidays
 
-    days: set[tuple[str, datetime]] = set()
+    days: set[tuple[str, str, datetime]] = set()
     for country in holidays.list_supported_countries():
         try:
             kept = holidays.country_holidays(country, years=[year], language="en_US")
         except (NotImplementedError, KeyError, ValueError):
             continue
         days |= {
-            (name, datetime(d.year, d.month, d.day, tzinfo=UTC))
+            (name, country, datetime(d.year, d.month, d.day, tzinfo=UTC))
             for d, names in kept.items()
             for name in names.split("; ")
         }
@@ -765,8 +766,30 @@ def _dated_alike_everywhere(name: str, year: int) -> bool:
     wherever it is kept), so the name settles its days; "National Day" and "Republic Day" fall on
     different days in different countries, so a guess among them is no reading of the name."""
     pattern = _holiday_name(name)
-    days = {day for other, day in _world_holidays(year) if pattern.fullmatch(_unbracketed(other))}
+    days = {day for other, _, day in _world_holidays(year) if pattern.fullmatch(_unbracketed(other))}
     return bool(days) and len(days) <= 3 and max(days) - min(days) <= timedelta(days=2)
+
+
+def _world_holiday_named(text: str, year: int) -> _Named | None:
+    """A holiday no calendar read here has, named in ``text`` by a name every calendar of the
+    ``holidays`` package that keeps it dates alike ("Tiradentes' Day": Brazil's alone): the longest
+    such name said, read in its country's own calendar (and language, for the days it names)."""
+    words = set(re.findall(r"[a-z]+", text.lower()))
+    best: _Named | None = None
+    for name, country, day in _world_holidays(year):
+        head = re.findall(r"[a-z]+", name.lower())[:1]
+        if not head or (head[0] not in words and not (head[0] == "saint" and "st" in words)):
+            continue  # most names share no word with the text: no pattern is tried
+        match = _holiday_name(name).search(text)
+        if match is None or not match.group(0)[:1].isupper() or not _dated_alike_everywhere(name, year):
+            continue  # a proper name is written as one ("a hot summer day" names no day of Albania's)
+        said = _unbracketed(name).lower().split()
+        if len(match.group(0).split()) < len(said) and wordnet().synsets(said[0].strip("'")):
+            continue  # "Summer" for "Summer Day": an English word said alone names no holiday
+        own = next((other for when, other in _holiday_days(country, None, year) if when == day), None)
+        if own is not None and (best is None or match.end() - match.start() > best[1] - best[0]):
+            best = (match.start(), match.end(), own, country, None)
+    return best
 
 
 def _kept_alike(found: _Named, year: int) -> bool:
@@ -809,6 +832,9 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
         # A holiday none of the usual calendars has: another country's, read as a guess said so.
         found = _holiday_named(text, list(_MORE_CALENDARS), now.year)
         guessed = found is not None and not _kept_alike(found, now.year)
+    if found is None and not bank:
+        # Nor any of those: a day only one country keeps, or every country alike, settles its days.
+        found = _world_holiday_named(text, now.year)
     month: tuple[str | None, int] | None = None
     if found is None and bank is not None:
         said = _WHEN_IN_MONTH.search(text[: bank.start()])
