@@ -126,6 +126,30 @@ async def test_a_closing_after_a_served_turn_ends_it_with_thanks(
     assert reply["status"] == "success" and "None of your agents" not in reply["text"]
 
 
+@pytest.mark.parametrize("closing", ["nice one, that's me done", "right, I'm off"])
+async def test_a_closing_that_says_the_speaker_is_done_ends_a_goal_thread(
+    resources: RuntimeResources, closing: str
+) -> None:
+    """A closing that states the speaker is done rather than thanks (the lowest-reading closings) ends a
+    goal's thread: the goal is not run again."""
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    first = await door.decide("Raise Store 5's attach rate to 4% by the end of March", [], {})
+    assert first.target.kind == "agent", first.reason
+    after = await door.decide(closing, [], {"chat_turns": [_turn(door, first)]})
+    assert after.target.kind == "out_of_scope" and after.reason == CLOSES_THE_CONVERSATION, after.reason
+
+
+async def test_a_refusal_of_a_question_about_stock_names_the_stock(resources: RuntimeResources) -> None:
+    """A question about what is on hand that reaches the refusal names the data missing (the stock),
+    as the data handler does, not every agent's skills."""
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    asked = await door.decide("how many cases are left on the shelves at store 6?", [], {})
+    state = {"routing": {**asked.model_dump(mode="json"), "reason": "no agent serves it"}}
+    reply = (await door.out_of_scope(state))["reply"]
+    assert reply["status"] == "out_of_scope" and "None of your agents" not in reply["text"]
+    assert reply["data"]["missing"] == ["stock levels (cases on hand)"], reply["text"]
+
+
 async def test_a_go_ahead_is_no_closing(resources: RuntimeResources) -> None:
     embedder = resources.evolution.knowledge.embedder
     assert not await is_closing("ok that works, go ahead", embedder, RETAIL.data_metrics)
