@@ -228,15 +228,23 @@ ANSWERED_WITHOUT_DATABASE = frozenset({"/ok"})
 UNAVAILABLE_RETRY_AFTER_S = 1
 
 
-def database_unavailable() -> JSONResponse:
+def _unavailable(detail: str, status: str, database: str) -> JSONResponse:
     return JSONResponse(
-        {
-            "detail": "the database is unreachable; retry shortly",
-            "status": "unavailable",
-            "database": "unreachable",
-        },
+        {"detail": detail, "status": status, "database": database},
         status_code=503,
         headers={"Retry-After": str(UNAVAILABLE_RETRY_AFTER_S)},
+    )
+
+
+def database_unavailable() -> JSONResponse:
+    return _unavailable("the database is unreachable; retry shortly", "unavailable", "unreachable")
+
+
+def service_busy() -> JSONResponse:
+    """Every pool connection stayed in use for the pool's whole timeout while the database answers:
+    the service is saturated, not the database gone."""
+    return _unavailable(
+        "the service is busy: every database connection is in use; retry shortly", "busy", "ok"
     )
 
 
