@@ -28,6 +28,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from master_agent.service.client_gone import stops, until_client_leaves
 from master_agent.settings import Settings
 from master_agent.storage.documents import MAX_JSON_DEPTH
 
@@ -178,7 +179,8 @@ class _StrictJsonRequest(Request):
 
 
 class StrictJsonRoute(APIRoute):
-    """Every route of the service parses its JSON body with :func:`parse_json_body`."""
+    """Every route of the service parses its JSON body with :func:`parse_json_body`; a read marked
+    :func:`~master_agent.service.client_gone.stops_when_client_leaves` stops when its client leaves."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
@@ -186,7 +188,14 @@ class StrictJsonRoute(APIRoute):
         async def strict(request: Request) -> Response:
             return await handler(_StrictJsonRequest(request.scope, request.receive))
 
-        return strict
+        if not stops(self.endpoint):
+            return strict
+
+        async def stopping(request: Request) -> Response:
+            strict_request = _StrictJsonRequest(request.scope, request.receive)
+            return await until_client_leaves(strict_request, functools.partial(handler, strict_request))
+
+        return stopping
 
 
 class BodySizeLimit:
