@@ -36,6 +36,7 @@ ENV_FIELDS: dict[str, str] = {
     "SUBAGENT_TIMEOUT_S": "subagent_timeout_s",
     "MASTER_AGENT_GRAPH_CACHE_TTL_S": "graph_cache_ttl_s",
     "MASTER_AGENT_POOL_MAX": "pool_max_size",
+    "MASTER_AGENT_POOL_TIMEOUT_S": "pool_timeout_s",
     "MASTER_AGENT_SQL_TIMEOUT_MS": "sql_timeout_ms",
     "MASTER_AGENT_SQL_ROW_CAP": "sql_row_cap",
     "MASTER_AGENT_SQL_MAX_BYTES": "sql_max_bytes",
@@ -162,6 +163,9 @@ class Settings(BaseModel):
     """How long a compiled per-tenant graph is reused."""
     pool_max_size: int = Field(default=10, ge=2, le=200)
     """Largest size of the shared connection pool."""
+    pool_timeout_s: float = Field(default=30.0, gt=0, le=600)
+    """How long a request waits for a pool connection while all are in use; past it the request is
+    answered 503 ``busy`` (the database answers, the service is saturated)."""
     sql_timeout_ms: int = Field(default=5000, ge=10)
     """statement_timeout of the read-only SQL tool."""
     sql_row_cap: int = Field(default=500, ge=1)

@@ -36,7 +36,7 @@ from master_agent.service.console import mount_console
 from master_agent.service.crons import fire_cron
 from master_agent.service.graphs import register_graphs
 from master_agent.service.http_config import cors_options, custom_app, http_section
-from master_agent.service.limits import BodySizeLimit, DatabaseGate, database_unavailable
+from master_agent.service.limits import BodySizeLimit, DatabaseGate, database_unavailable, service_busy
 from master_agent.service.metrics import RequestClock, ServiceMetrics
 from master_agent.service.protocol_servers import ProtocolServers
 from master_agent.service.routes import (
@@ -60,7 +60,7 @@ from master_agent.service.routes import (
 )
 from master_agent.service.state import ServiceState
 from master_agent.settings import Settings
-from master_agent.storage.outages import is_outage
+from master_agent.storage.outages import is_outage, is_pool_timeout
 from master_agent.storage.rate_limits import Quotas
 from master_agent.untrusted import close_pools
 
@@ -191,7 +191,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if not is_outage(error):
             raise error
         # Probed now, so the requests after this one are answered 503 at once (DatabaseGate).
-        await request.app.state.service.resources.database.health.suspect(error)
+        health = request.app.state.service.resources.database.health
+        await health.suspect(error)
+        if health.up and is_pool_timeout(error):
+            # The probe was answered: the wait was for a connection of our own, all in use.
+            return service_busy()
         return database_unavailable()
 
     app.include_router(health.router)

@@ -28,6 +28,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from master_agent.service.client_gone import stops, until_client_leaves
 from master_agent.settings import Settings
 from master_agent.storage.documents import MAX_JSON_DEPTH
 
@@ -178,7 +179,8 @@ class _StrictJsonRequest(Request):
 
 
 class StrictJsonRoute(APIRoute):
-    """Every route of the service parses its JSON body with :func:`parse_json_body`."""
+    """Every route of the service parses its JSON body with :func:`parse_json_body`; a read marked
+    :func:`~master_agent.service.client_gone.stops_when_client_leaves` stops when its client leaves."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
@@ -186,7 +188,14 @@ class StrictJsonRoute(APIRoute):
         async def strict(request: Request) -> Response:
             return await handler(_StrictJsonRequest(request.scope, request.receive))
 
-        return strict
+        if not stops(self.endpoint):
+            return strict
+
+        async def stopping(request: Request) -> Response:
+            strict_request = _StrictJsonRequest(request.scope, request.receive)
+            return await until_client_leaves(strict_request, functools.partial(handler, strict_request))
+
+        return stopping
 
 
 class BodySizeLimit:
@@ -228,15 +237,23 @@ ANSWERED_WITHOUT_DATABASE = frozenset({"/ok"})
 UNAVAILABLE_RETRY_AFTER_S = 1
 
 
-def database_unavailable() -> JSONResponse:
+def _unavailable(detail: str, status: str, database: str) -> JSONResponse:
     return JSONResponse(
-        {
-            "detail": "the database is unreachable; retry shortly",
-            "status": "unavailable",
-            "database": "unreachable",
-        },
+        {"detail": detail, "status": status, "database": database},
         status_code=503,
         headers={"Retry-After": str(UNAVAILABLE_RETRY_AFTER_S)},
+    )
+
+
+def database_unavailable() -> JSONResponse:
+    return _unavailable("the database is unreachable; retry shortly", "unavailable", "unreachable")
+
+
+def service_busy() -> JSONResponse:
+    """Every pool connection stayed in use for the pool's whole timeout while the database answers:
+    the service is saturated, not the database gone."""
+    return _unavailable(
+        "the service is busy: every database connection is in use; retry shortly", "busy", "ok"
     )
 
 

@@ -73,6 +73,7 @@ async def open_database(settings: Settings, *, migrate: bool = True) -> AsyncIte
         uri,
         min_size=1,
         max_size=settings.pool_max_size,
+        timeout=settings.pool_timeout_s,
         kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
         check=_check_connection,
         reset=_note_return,

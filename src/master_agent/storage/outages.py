@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import psycopg
+from psycopg_pool import PoolTimeout
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +52,19 @@ def is_outage(error: BaseException) -> bool:
             # No SQLSTATE: failed at the client (refused, lost, pool timeout); the server said nothing.
             state = current.sqlstate
             return state is None or state.startswith(OUTAGE_STATE_CLASSES) or state in OUTAGE_STATES
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def is_pool_timeout(error: BaseException) -> bool:
+    """Whether ``error`` (or what caused it) is a pool checkout that waited its whole timeout: every
+    connection was in use, or none could be made (only a probe tells which)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, PoolTimeout):
+            return True
+        seen.add(id(current))
         current = current.__cause__ or current.__context__
     return False
 

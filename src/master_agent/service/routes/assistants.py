@@ -32,6 +32,7 @@ from master_agent.runtime.tenant_agents import (
     remove_assistant,
     save_assistant,
 )
+from master_agent.service.client_gone import stops_when_client_leaves
 from master_agent.service.deps import QueueDep, ResourcesDep, TenantDep
 from master_agent.service.limits import LangGraphBody, Metadata, StrictJsonRoute, page
 from master_agent.service.routes.runs import remove_assistant_runs
@@ -119,6 +120,7 @@ async def create(body: AssistantCreate, tenant: TenantDep, resources: ResourcesD
 
 
 @router.post("/search", response_model=list[dict[str, Any]])
+@stops_when_client_leaves
 async def search(
     body: AssistantSearch, tenant: TenantDep, resources: ResourcesDep, response: Response
 ) -> list[dict[str, Any]]:
@@ -139,6 +141,7 @@ async def search(
 
 
 @router.post("/count", response_model=int)
+@stops_when_client_leaves
 async def count(body: AssistantCount, tenant: TenantDep, resources: ResourcesDep) -> int:
     return await count_assistants(
         resources.database.pool,
@@ -164,6 +167,7 @@ async def _assistant(resources: ResourcesDep, tenant: str, assistant_id: str) ->
 
 
 @router.get("/{assistant_id}", response_model=Assistant)
+@stops_when_client_leaves
 async def get(assistant_id: str, tenant: TenantDep, resources: ResourcesDep) -> Assistant:
     return await _assistant(resources, tenant, assistant_id)
 
@@ -219,6 +223,7 @@ async def delete(
 
 
 @router.post("/{assistant_id}/versions", response_model=list[AssistantVersion])
+@stops_when_client_leaves
 async def versions(
     assistant_id: str, tenant: TenantDep, resources: ResourcesDep, body: VersionSearch | None = None
 ) -> list[AssistantVersion]:
@@ -235,6 +240,7 @@ async def versions(
 
 
 @router.get("/{assistant_id}/versions", response_model=list[AssistantVersion])
+@stops_when_client_leaves
 async def list_versions(
     assistant_id: str,
     tenant: TenantDep,

@@ -14,6 +14,7 @@ from master_agent.capabilities import load_tenant
 from master_agent.capabilities.assistants import system_assistant_id
 from master_agent.capabilities.spec import cron_min_interval
 from master_agent.runtime.graphs import graph_ids
+from master_agent.service.client_gone import stops_when_client_leaves
 from master_agent.service.crons import (
     CRON_FIELDS,
     Cron,
@@ -181,6 +182,7 @@ async def create_cron(body: CronCreate, tenant: TenantDep, resources: ResourcesD
 
 
 @router.post("/runs/crons/search", response_model=list[dict[str, Any]])
+@stops_when_client_leaves
 async def search(
     body: CronSearch, tenant: TenantDep, resources: ResourcesDep, response: Response
 ) -> list[dict[str, Any]]:
@@ -200,6 +202,7 @@ async def search(
 
 
 @router.post("/runs/crons/count", response_model=int)
+@stops_when_client_leaves
 async def count(body: CronCount, tenant: TenantDep, resources: ResourcesDep) -> int:
     return await count_crons(
         resources,
@@ -218,6 +221,7 @@ async def _existing(resources: ResourcesDep, tenant: str, cron_id: uuid.UUID) ->
 
 
 @router.get("/runs/crons/{cron_id}")
+@stops_when_client_leaves
 async def get(cron_id: uuid.UUID, tenant: TenantDep, resources: ResourcesDep) -> dict[str, Any]:
     return (await _existing(resources, tenant, cron_id)).model_dump(mode="json")
 

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, HTTPException, Query, Response
 from pydantic import BaseModel, Field, field_validator
 
+from master_agent.service.client_gone import stops_when_client_leaves
 from master_agent.service.deps import ResourcesDep, TenantDep
 from master_agent.service.limits import LangGraphBody, StrictJsonRoute
 
@@ -121,6 +122,7 @@ async def put_item(body: StorePut, tenant: TenantDep, resources: ResourcesDep) -
 
 
 @router.get("/items", response_model=StoreItem | None)
+@stops_when_client_leaves
 async def get_item(
     tenant: TenantDep,
     resources: ResourcesDep,
@@ -145,6 +147,7 @@ async def delete_item(body: StoreDelete, tenant: TenantDep, resources: Resources
 
 
 @router.post("/items/search", response_model=StoreSearchResult)
+@stops_when_client_leaves
 async def search_items(body: StoreSearch, tenant: TenantDep, resources: ResourcesDep) -> dict[str, Any]:
     """Items under a namespace prefix: by value ``filter``, and nearest in meaning to ``query``."""
     items = await resources.tenant_store(tenant).asearch(
@@ -159,6 +162,7 @@ async def search_items(body: StoreSearch, tenant: TenantDep, resources: Resource
 
 
 @router.post("/namespaces", response_model=StoreNamespaces)
+@stops_when_client_leaves
 async def list_namespaces(
     body: StoreListNamespaces, tenant: TenantDep, resources: ResourcesDep
 ) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from master_agent.runtime.graph_runs import command_of, shape_of
 from master_agent.runtime.graphs import check_state_keys, graph_ids
 from master_agent.runtime.loop import CompiledLoop
 from master_agent.runtime.serialization import interrupts_by_task, to_jsonable
+from master_agent.service.client_gone import stops_when_client_leaves
 from master_agent.service.deps import QueueDep, ResourcesDep, ServiceDep, TenantDep, operator
 from master_agent.service.graph_state import snapshot_json, thread_graph, thread_snapshot
 from master_agent.service.limits import LangGraphBody, Metadata, StrictJsonRoute, page
@@ -257,6 +258,7 @@ async def _write_supersteps(
 
 
 @router.get("/{thread_id}")
+@stops_when_client_leaves
 async def get(
     thread_id: uuid.UUID,
     tenant: TenantDep,
@@ -272,6 +274,7 @@ async def get(
 
 
 @router.post("/search", response_model=list[dict[str, Any]])
+@stops_when_client_leaves
 async def search(
     body: ThreadSearch, tenant: TenantDep, resources: ResourcesDep, response: Response
 ) -> list[dict[str, Any]]:
@@ -297,6 +300,7 @@ async def search(
 
 
 @router.post("/count", response_model=int)
+@stops_when_client_leaves
 async def count(body: ThreadCount, tenant: TenantDep, resources: ResourcesDep) -> int:
     return await count_threads(
         resources.database.pool, tenant, metadata=body.metadata, status=body.status, values=body.values
@@ -366,6 +370,7 @@ async def storage(thread_id: uuid.UUID, tenant: TenantDep, resources: ResourcesD
 
 
 @router.get("/{thread_id}/state")
+@stops_when_client_leaves
 async def get_state(
     thread_id: uuid.UUID, tenant: TenantDep, resources: ResourcesDep, subgraphs: bool = Query(default=False)
 ) -> dict[str, Any]:
@@ -373,6 +378,7 @@ async def get_state(
 
 
 @router.get("/{thread_id}/state/{checkpoint_id}")
+@stops_when_client_leaves
 async def get_state_at_checkpoint(
     thread_id: uuid.UUID,
     checkpoint_id: str,
@@ -385,6 +391,7 @@ async def get_state_at_checkpoint(
 
 
 @router.post("/{thread_id}/state/checkpoint")
+@stops_when_client_leaves
 async def post_state_at_checkpoint(
     thread_id: uuid.UUID, body: StateAtCheckpoint, tenant: TenantDep, resources: ResourcesDep
 ) -> dict[str, Any]:
@@ -542,6 +549,7 @@ async def patch_state(
 
 
 @router.get("/{thread_id}/history")
+@stops_when_client_leaves
 async def history_get(
     thread_id: uuid.UUID,
     tenant: TenantDep,
@@ -554,6 +562,7 @@ async def history_get(
 
 
 @router.post("/{thread_id}/history")
+@stops_when_client_leaves
 async def history(
     thread_id: uuid.UUID, body: HistoryRequest, tenant: TenantDep, resources: ResourcesDep
 ) -> list[dict[str, Any]]:

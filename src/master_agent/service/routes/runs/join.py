@@ -14,6 +14,7 @@ from fastapi import APIRouter, HTTPException, Query, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from master_agent.runtime.runs import Run
+from master_agent.service.client_gone import stops_when_client_leaves
 from master_agent.service.deps import QueueDep, ResourcesDep, RunTenantDep, TenantDep
 from master_agent.service.graph_state import run_json, run_output
 from master_agent.service.limits import StrictJsonRoute
@@ -145,6 +146,7 @@ async def join_run(
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}")
+@stops_when_client_leaves
 async def get_run(
     thread_id: uuid.UUID, run_id: uuid.UUID, tenant: TenantDep, resources: ResourcesDep, queue: QueueDep
 ) -> dict[str, Any]:
@@ -153,6 +155,7 @@ async def get_run(
 
 
 @router.get("/threads/{thread_id}/runs")
+@stops_when_client_leaves
 async def list_runs(
     thread_id: uuid.UUID,
     tenant: TenantDep,
