@@ -785,6 +785,17 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             **({"in_reply_to": checked.in_reply_to} if checked.in_reply_to else {}),
         }
 
+    async def report_change(args: dict[str, Any], confirmed: dict[str, Any]) -> dict[str, Any]:
+        """A mail reporting another change of its request, once the server confirmed it: it states
+        the change as the server holds it (``stated_change``), so it never tells a time or a day the
+        calendar does not hold (the runtime calls this only with a confirmed record)."""
+        checked = SendArgs.model_validate(args)
+        zone = (await accounts()).zone
+        fact = stated_change(confirmed, str(zone))
+        if fact is None:
+            return args
+        return {**args, **reported_in(checked.subject, checked.body, fact, confirmed)}
+
     async def add_people(args: dict[str, Any], text: str) -> dict[str, Any] | None:
         """A draft's recipients or attendees with the people an answer adds ("also copy Hana on
         it", "cc david.chen@acme.example", "add Lucas too"): each named contact that one contact fits,
@@ -957,6 +968,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "more than ten attendees needs an accepted preview); done when read back from the server.",
             risk_of=_mass_when_many,
             preview_of=event_preview,
+            performs=ACTION_NAMES["schedule"],
             revise_of=revise_event,
         ),
         tool(
@@ -966,6 +978,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "Move one of the user's events (one occurrence of a repeating one) to a new day or time, "
             "keeping its attendees (shown as a draft to approve); done when read back from the server.",
             preview_of=move_preview,
+            performs=ACTION_NAMES["reschedule"],
             revise_of=revise_move,
         ),
         tool(
@@ -975,6 +988,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "Cancel one of the user's events (one occurrence of a repeating one) (shown as a draft to "
             "approve); done when the server no longer shows it.",
             preview_of=cancel_preview,
+            performs=ACTION_NAMES["cancel_event"],
         ),
         tool(
             send_email,
@@ -985,9 +999,59 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             risk_of=_mass_when_many,
             preview_of=mail_preview,
             revise_of=revise_mail,
+            performs=ACTION_NAMES["send_mail"],
+            reports_of=report_change,
         ),
     ]
     return {t.name: t for t in tools}
+
+
+def _long_day(day: str) -> str:
+    when = date.fromisoformat(day)
+    return f"{when:%A} {when.day} {when:%B %Y}"
+
+
+def stated_change(confirmed: dict[str, Any], zone: str) -> str | None:
+    """A confirmed calendar change in the server's values (its day, times and uid), or None for a
+    record that is no calendar change."""
+    event = confirmed.get("event")
+    if not isinstance(event, dict) or not event.get("day"):
+        return None
+    when = f"{_long_day(str(event['day']))}, {event.get('start')}-{event.get('end')} ({zone})"
+    summary, uid = event.get("summary") or "The event", confirmed.get("uid") or event.get("uid")
+    requested = confirmed.get("requested")
+    if requested == ACTION_NAMES["reschedule"]:
+        before = confirmed.get("from") or {}
+        was = f" (it was {_long_day(str(before['day']))}, {before.get('start')})" if before.get("day") else ""
+        fact = f"{summary} is now on {when}{was}."
+    elif requested == ACTION_NAMES["cancel_event"]:
+        fact = f"{summary} on {when} is cancelled."
+    else:
+        fact = f"{summary} is booked for {when}."
+    return f"{fact} Calendar event: {uid}." if uid else fact
+
+
+def reported_in(subject: str, body: str, fact: str, confirmed: dict[str, Any]) -> dict[str, str]:
+    """A mail's subject and body stating ``fact``: added after what the user dictated, or in its
+    place when the words dictated name another clock time than the event's start on the server (the
+    mail would tell the reader a time that is not so)."""
+    event = confirmed.get("event") or {}
+    held = str(event.get("start"))
+    paragraphs = body.split("\n\n")
+    closing = next((i for i, p in enumerate(paragraphs) if p.startswith("Best regards")), len(paragraphs))
+    said = next((i for i in range(1, closing) if paragraphs[i].strip()), None)
+
+    def untrue(text: str) -> bool:
+        at = resolve_time(text)
+        return at is not None and at.strftime("%H:%M") != held
+
+    if said is not None and untrue(paragraphs[said]):
+        paragraphs[said] = fact
+    else:
+        paragraphs.insert(closing, fact)
+    if untrue(subject):
+        subject = f"{event.get('summary') or 'Calendar'}: {fact.split(' Calendar event:')[0].rstrip('.')}"
+    return {"subject": subject, "body": "\n\n".join(paragraphs)}
 
 
 def people_found(name: str, found: list[Contact], group: list[Contact]) -> dict[str, Any]:

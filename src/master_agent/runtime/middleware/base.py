@@ -84,6 +84,9 @@ class ToolCallRequest:
     """The user approved a medium-risk change with the answer that completed it."""
     over_budget: str | None = None
     """Why the call is past a budget (set by ``after_model``); it answers with the refusal."""
+    needs: dict[str, Any] | None = None
+    """The other write of its request this call reports or needs, and how it stands (set by
+    ``after_model``, ``middleware.claims``)."""
 
 
 def tool_outcome(name: str, call_id: str, status: CallStatus, result: Any) -> CallOutcome:
