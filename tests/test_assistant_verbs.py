@@ -21,7 +21,7 @@ from langgraph.types import Command
 
 from master_agent.capabilities import install_tenant
 from master_agent.capabilities.tools.context import ToolContext
-from master_agent.domains.assistant import describe_answer, opens_as_request, read_as_reply
+from master_agent.domains.assistant import describe_answer, opens_as_request, read_as_free_time, read_as_reply
 from master_agent.domains.assistant.demo import sent_envelopes
 from master_agent.domains.assistant.demo_data import start_demo_servers
 from master_agent.domains.assistant.local_servers import LocalEndpoints, LocalServers
@@ -772,6 +772,27 @@ def test_a_request_read_as_reading_mail_that_dictates_a_reply_is_a_send(
     # With another next reading, or read as anything else, the request is what the head says.
     assert read_as_reply(request_text, replace(reading, runner_up="agenda")).action == "read_mail"
     assert read_as_reply(request_text, replace(reading, action="agenda")).action == "agenda"
+
+
+@pytest.mark.parametrize(
+    ("request_text", "free_time"),
+    [
+        ("I need a 2 hour block for a workshop sometime Tuesday to Thursday. What are my options?", True),
+        ("Set up a workshop with the team Tuesday to Thursday, 2 hours", False),
+        ("I need an hour with Ben on Friday at 2. Is that ok?", False),
+    ],
+)
+def test_a_booking_read_unsure_that_asks_and_names_no_time_is_a_free_time_question(
+    request_text: str, free_time: bool
+) -> None:
+    """A block asked for as a question ("what are my options?") with no start is free time to find:
+    it must not book or draft. A booking said as such, or one that names its time, stays a booking."""
+    unsure = Reading(action="schedule", confidence=0.65, runner_up="free_slots", sure=False)
+    expected = "free_slots" if free_time else "schedule"
+    assert read_as_free_time(request_text, unsure).action == expected
+    # A sure reading, or another next reading, is what the head says.
+    assert read_as_free_time(request_text, replace(unsure, sure=True)).action == "schedule"
+    assert read_as_free_time(request_text, replace(unsure, runner_up="agenda")).action == "schedule"
 
 
 async def test_a_reply_goes_on_the_answered_mail_s_thread(assistant: RuntimeResources) -> None:

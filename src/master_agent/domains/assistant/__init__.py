@@ -24,6 +24,7 @@ from master_agent.domains.assistant.requests import (
     action_reader,
     sure_request,
 )
+from master_agent.domains.assistant.scheduling import resolve_time
 from master_agent.domains.assistant.shorthand import written_out
 from master_agent.domains.assistant.steps import Step, request_steps
 from master_agent.domains.assistant.tools import (
@@ -111,7 +112,7 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
     zone = ZoneInfo(configured.timezone if configured else "UTC")
     today = context.now().astimezone(zone).date()
     read = await action_reader(context.settings).reading(goal)
-    reading = read_as_reply(goal, read)
+    reading = read_as_free_time(goal, read_as_reply(goal, read))
     action = reading.action
     if points_at_what_waits(goal):
         # "move it to 12-1 instead": a change of the draft or preview waiting, which the runtime
@@ -178,6 +179,22 @@ def read_as_reply(goal: str, reading: Reading) -> Reading:
     return replace(reading, action="send_mail", runner_up="read_mail")
 
 
+#: A message that asks rather than tells: a question mark, or a question word opening a sentence.
+_ASKS = re.compile(r"\?|(?:^|[.!;]\s*)(?:what|which|when|where|how|is|are|do|does|can|could)\b", re.I)
+
+
+def read_as_free_time(goal: str, reading: Reading) -> Reading:
+    """A request read as booking without being sure, free time its next reading, that names no clock
+    time and asks ("I need a 2 hour block for a workshop sometime Tuesday to Thursday. What are my
+    options?") is a question about free time: it is answered, and nothing is booked or drafted. A
+    booking needs a start, which only the user can give."""
+    if reading.action != "schedule" or reading.runner_up != "free_slots" or reading.sure:
+        return reading
+    if resolve_time(goal) is not None or not _ASKS.search(goal):
+        return reading
+    return replace(reading, action="free_slots", runner_up="schedule")
+
+
 #: "by email", "via mail" before what a message says: how it is sent, not what it says.
 _BY_MAIL = re.compile(r"^(?:(?:by|via|over)\s+(?:e-?mail|mail)\s*,?\s*)(?:that\s+)?", re.I)
 #: The most words a bare yes has ("yep", "yes please do").
@@ -190,6 +207,15 @@ _ONLY_TELLING = re.compile(
 )
 #: "it's off", "it is moved": the thing a message of a later step refers back to.
 _IT = re.compile(r"\bit(?:'s|\s+is)\b", re.I)
+#: A person said as a pronoun: the mail goes to someone the request named before.
+_PRONOUN = re.compile(r"\b(?:him|her|them)\b", re.I)
+#: A mail step that points back at the change before it: to its people ("email him", "drop her a
+#: line"), about it ("the details", "the new time", "so she knows").
+_REFERS_BACK = re.compile(
+    r"\b(?:him|her|them|it|knows?|the\s+(?:details|time|new\s+time|slot|agenda|invite|invitation|change|"
+    r"meeting|call|event))\b",
+    re.I,
+)
 
 
 async def _steps_entities(
@@ -205,13 +231,21 @@ async def _steps_entities(
     event: str | None = None
     change: str | None = None
     changed: int | None = None  # the index in ``actions`` of the change step a later mail may tell
+    changed_words = ""  # the words of that change step
     for step in steps:
         action = step.reading.action
         part = goal_entities(step.text, today, action, contacts if action in PEOPLE_ACTIONS else None)
         record = part.pop("action", None)
         if record is not None:
             actions.append(record)
+        if action == "send_mail" and not part.get("name") and contacts and changed_words:
+            # "... and drop her a line": whom it goes to is whom the change's event names ("my 1:1
+            # with Maria"); no one named there, no one is guessed.
+            whom, _ = people_of(changed_words, contacts, owners=True)
+            if whom and _PRONOUN.search(step.text):
+                part["name"] = whom
         message = part.get("message")
+        restated = False  # its words are (or now hold) the change before it
         if isinstance(message, str):
             message = _BY_MAIL.sub("", message).strip(" ,;:.")
             # "email Maria to tell her", "... to let them know about it": the telling, no words of its own.
@@ -221,10 +255,25 @@ async def _steps_entities(
                 message = _IT.sub(f"{event} is", message, count=1)
             # "... and tell Lena by email": a mail that says nothing of its own tells the change before it.
             message = message or change or ""
-            if record is not None and changed is not None and message != told:
-                # Its words state that change as made: it is true only once that change is done.
-                record["tells"] = changed
+            restated = message != told
             part["message"] = message[:1].upper() + message[1:]
+        elif action == "send_mail" and change:
+            # "... and drop her a line so she knows": no words of its own, so the change is what it says.
+            part["message"], restated = change[:1].upper() + change[1:], True
+        if (
+            action == "send_mail"
+            and record is not None
+            and changed is not None
+            and (restated or _REFERS_BACK.search(step.text))
+        ):
+            # Its words state that change as made, or point back at it: it is true only once that
+            # change is done, and says what the server then holds (``runtime.middleware.claims``).
+            record["tells"] = changed
+        if action in ("schedule", "cancel_event", "reschedule"):
+            changed_words = step.text
+        if action == "schedule" and part.get("summary"):
+            changed = len(actions) - 1 if record is not None else None
+            event, change = str(part["summary"]), f"{part['summary']} is booked"
         if action in ("cancel_event", "reschedule") and part.get("event_words"):
             changed = len(actions) - 1 if record is not None else None
             # What the step names, without its verb: "Wednesday's design review".
