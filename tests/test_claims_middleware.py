@@ -63,25 +63,23 @@ def _last_body(data_dir: Path) -> str:
 async def test_a_mail_reporting_a_move_is_sent_after_it_is_read_back_with_the_servers_time_and_uid(
     assistant: RuntimeResources,
 ) -> None:
+    """The move's draft says its approval also approves the mail that will report it; approved, the
+    move is read back from CalDAV, then the mail goes, stating the server's new time and uid."""
     data_dir = assistant.settings.data_dir
     tenant, endpoints = await _seeded(assistant)
     thread = str(uuid.uuid4())
     first = await chat_turn(assistant, tenant, thread, MOVE_AND_TELL)
     [move] = first["interrupts"]
     assert move["tool"] == "reschedule_event"
+    assert move["covers"] and "send an email to Maria Lopez" in move["question"], move
     assert _mine(data_dir, endpoints) == []
-    second = await chat_turn(assistant, tenant, thread, Command(resume="approve"))
-    [mail] = second["interrupts"]
-    assert mail["tool"] == "send_email"
-    # The draft shown is already the server's: the occurrence exists at its new time, under that uid.
+    done = await chat_turn(assistant, tenant, thread, Command(resume="approve"))
+    assert done["interrupts"] == [] and done["reply"]["status"] == "success", done["reply"]
     start = datetime.fromisoformat(move["draft"]["event_ref"]["start"])
     day = start.replace(hour=0, minute=0)
     held = await CalDavCalendar(endpoints.caldav).events(day, day + timedelta(days=1))
     [moved] = [e for e in held if e.summary == "Budget sync"]
     assert moved.start.astimezone(UTC).hour == 16
-    assert moved.uid in mail["draft"]["body"] and "16:00-17:00" in mail["draft"]["body"]
-    done = await chat_turn(assistant, tenant, thread, Command(resume="approve"))
-    assert done["reply"]["status"] == "success", done["reply"]
     assert [e["rcpt_tos"] for e in _mine(data_dir, endpoints)] == [[MARIA]]
     body = _last_body(data_dir)
     assert moved.uid in body and "16:00-17:00" in body and "14:00" in body  # the new time, and the old
@@ -168,6 +166,11 @@ def test_a_reporting_call_waits_in_the_turn_of_the_write_it_reports_and_runs_wit
     ]
     marked = claims.after_model(_state(), calls)
     assert "needs" not in marked[0] and "needs" not in marked[2]
+    # The change's draft says the mail that will report it, so approving it approves the report.
+    assert marked[0]["covers"] == [
+        "then send an email, stating this change as the server holds it, once it is confirmed"
+    ]
+    assert "covers" not in marked[1] and "covers" not in marked[2]
     assert marked[1]["needs"]["standing"] == "waiting" and marked[1]["needs"]["link"] == "tells"
     done = {
         "action": {
@@ -235,6 +238,17 @@ async def test_a_refused_call_answers_with_an_action_record_not_done_and_never_r
         name="send", args={}, call_id="2", config={}, needs={**needs, "standing": "waiting"}
     )
     assert (await claims.wrap_tool_call(waiting, handler)).content.startswith("skipped:") and ran == []
+    # Confirmed: it runs, approved by the change's own approval (its draft said so).
+    approved: list[bool] = []
+
+    async def approving(request: ToolCallRequest) -> CallOutcome:
+        approved.append(request.approved)
+        return CallOutcome(status="success", content="{}")
+
+    confirmed = {**needs, "standing": "confirmed", "record": {"confirmed_by": "caldav read-back"}}
+    ran_after = ToolCallRequest(name="send", args={}, call_id="2", config={}, needs=confirmed)
+    outcome = await claims.wrap_tool_call(ran_after, approving)
+    assert approved == [True] and "confirmed" in outcome.notes[0]
 
 
 def test_a_reported_change_is_stated_in_the_servers_values_and_replaces_a_time_it_does_not_hold() -> None:

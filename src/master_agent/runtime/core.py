@@ -309,6 +309,7 @@ class _AgentLoop:
             approved=bool(task.get("approved")),
             over_budget=call.get("over_budget"),
             needs=call.get("needs"),
+            covers=list(call.get("covers") or []),
         )
 
     async def execute_call(
@@ -322,6 +323,7 @@ class _AgentLoop:
         approved: bool = False,
         over_budget: str | None = None,
         needs: dict[str, Any] | None = None,
+        covers: list[str] | None = None,
     ) -> dict[str, Any]:
         """Run one tool or sub-agent call through the middleware; never raises for the call's own
         failure. With ``refusal`` (the result, the blocker) the call does not run: that error is its
@@ -344,6 +346,7 @@ class _AgentLoop:
                 approved=approved,
                 over_budget=over_budget,
                 needs=needs,
+                covers=list(covers or []),
             )
             outcome = await chain_tool_calls(list(self.middleware), self.dispatch)(request)
         end = {"event": "call_end", "agent": self.name, "depth": self.depth, "tool": name, "kind": event_kind}

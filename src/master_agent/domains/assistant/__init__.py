@@ -20,6 +20,7 @@ from master_agent.domains.assistant.requests import (
     EXAMPLES,
     WHEN,
     WRITES,
+    Action,
     Reading,
     action_reader,
     sure_request,
@@ -112,7 +113,7 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
     zone = ZoneInfo(configured.timezone if configured else "UTC")
     today = context.now().astimezone(zone).date()
     read = await action_reader(context.settings).reading(goal)
-    reading = read_as_free_time(goal, read_as_reply(goal, read))
+    reading = read_as_negated(goal, read_as_free_time(goal, read_as_reply(goal, read)))
     action = reading.action
     if points_at_what_waits(goal):
         # "move it to 12-1 instead": a change of the draft or preview waiting, which the runtime
@@ -195,6 +196,37 @@ def read_as_free_time(goal: str, reading: Reading) -> Reading:
     return replace(reading, action="free_slots", runner_up="schedule")
 
 
+#: The verbs of each change, as a request says them.
+_CHANGE_VERBS = {
+    "cancel_event": r"cancel|call\s+off|drop|delete|remove|scrap",
+    "reschedule": r"move|reschedule|shift|push|pull|change|bring",
+    "schedule": r"book|schedule|set\s+up|create|add|put",
+    "send_mail": r"send|e-?mail|mail|write|reply|message|tell",
+}
+#: Where a change is only looked at, by its kind: an event's in the calendar, a mail's in the mailbox.
+_LOOK_INSTEAD: dict[str, Action] = {
+    "cancel_event": "agenda",
+    "reschedule": "agenda",
+    "schedule": "agenda",
+    "send_mail": "read_mail",
+}
+
+
+def read_as_negated(goal: str, reading: Reading) -> Reading:
+    """A request read as a change whose verb it negates ("is the retro still on for friday? dont
+    cancel it, just asking") asks about what it names: the calendar is looked at (the mailbox for a
+    mail), and nothing is changed or drafted."""
+    verbs = _CHANGE_VERBS.get(reading.action)
+    if verbs is None:
+        return reading
+    negated = re.compile(
+        rf"\b(?:don'?t|dont|do\s+not|never|no\s+need\s+to|not\s+to)\s+(?:\w+\s+)?(?:{verbs})\b", re.I
+    )
+    if not negated.search(goal):
+        return reading
+    return replace(reading, action=_LOOK_INSTEAD[reading.action], runner_up=reading.action)
+
+
 #: "by email", "via mail" before what a message says: how it is sent, not what it says.
 _BY_MAIL = re.compile(r"^(?:(?:by|via|over)\s+(?:e-?mail|mail)\s*,?\s*)(?:that\s+)?", re.I)
 #: The most words a bare yes has ("yep", "yes please do").
@@ -247,9 +279,9 @@ async def _steps_entities(
         message = part.get("message")
         restated = False  # its words are (or now hold) the change before it
         if isinstance(message, str):
-            message = _BY_MAIL.sub("", message).strip(" ,;:.")
+            message = _BY_MAIL.sub("", message).strip(" ,;:.?!")
             # "email Maria to tell her", "... to let them know about it": the telling, no words of its own.
-            message = _ONLY_TELLING.sub("", message).strip(" ,;:.")
+            message = _ONLY_TELLING.sub("", message).strip(" ,;:.?!")
             told = message
             if event is not None:
                 message = _IT.sub(f"{event} is", message, count=1)
@@ -269,6 +301,8 @@ async def _steps_entities(
             # Its words state that change as made, or point back at it: it is true only once that
             # change is done, and says what the server then holds (``runtime.middleware.claims``).
             record["tells"] = changed
+            if part.get("name"):
+                record["to"] = part["name"]
         if action in ("schedule", "cancel_event", "reschedule"):
             changed_words = step.text
         if action == "schedule" and part.get("summary"):

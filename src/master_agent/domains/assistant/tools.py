@@ -676,6 +676,8 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         checked = MoveArgs.model_validate(args)
         mine, event, start, end = await planned_move(checked.event_ref, checked.move_to)
         view = _event_view(event, mine.zone)
+        # What the new time overlaps, as a new event's draft says it: moved knowingly, or changed.
+        overlapping = [e for e in await mine.calendar.events(start, end) if e.uid != event.uid]
         return {
             "event": view["summary"],
             "from": f"{view['day']} {view['start']}-{view['end']}",
@@ -683,6 +685,10 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             f"{end.astimezone(mine.zone).strftime('%H:%M')}",
             "attendees": event.attendees,
             "uid": event.uid,
+            "overlaps": [
+                f"{other['summary']} {other['start']}-{other['end']}"
+                for other in (_event_view(e, mine.zone) for e in overlapping)
+            ],
         }
 
     async def cancel_event(event_ref: EventRef | dict[str, Any], cancel_request: str) -> dict[str, Any]:
@@ -1045,12 +1051,16 @@ def reported_in(subject: str, body: str, fact: str, confirmed: dict[str, Any]) -
         at = resolve_time(text)
         return at is not None and at.strftime("%H:%M") != held
 
-    if said is not None and untrue(paragraphs[said]):
+    replaced = said is not None and untrue(paragraphs[said])
+    # The subject is the dictated words' opening when no topic was named: replaced with them.
+    opening = subject.removesuffix("...").rstrip(".")
+    derived = replaced and said is not None and paragraphs[said].startswith(opening)
+    if said is not None and replaced:
         paragraphs[said] = fact
     else:
         paragraphs.insert(closing, fact)
-    if untrue(subject):
-        subject = f"{event.get('summary') or 'Calendar'}: {fact.split(' Calendar event:')[0].rstrip('.')}"
+    if derived or untrue(subject):
+        subject = fact.split(" Calendar event:")[0].split(" (it was")[0].rstrip(".")
     return {"subject": subject, "body": "\n\n".join(paragraphs)}
 
 
@@ -1164,11 +1174,12 @@ def _to_reader(said: str) -> str:
 _ADDING = re.compile(r"\b(?:also|too|as\s+well|copy|cc|bcc|add|include|loop\s+in|invite)\b", re.I)
 #: Which way a length moves an event: the words of "earlier" win over those of "later" ("push it 30
 #: minutes earlier").
-_EARLIER = re.compile(r"\b(?:earlier|sooner|forward|ahead)\b", re.I)
-_LATER = re.compile(r"\b(?:later|back|delay(?:ed)?|postpone[ds]?|push(?:ed)?)\b", re.I)
+_EARLIER = re.compile(r"\b(?:earlier|sooner|forward|ahead|more\s+early)\b", re.I)
+_LATER = re.compile(r"\b(?:later|back|delay(?:ed)?|postpone[ds]?|push(?:ed)?|more\s+late)\b", re.I)
 #: A length said as how far to move: "an hour earlier", "30 minutes later", "by two hours".
 _SHIFT_BEFORE = re.compile(r"\b(?:by|(?:earlier|later|back|forward|ahead)(?:\s+by)?)\s+$", re.I)
-_SHIFT_AFTER = re.compile(r"^\s*(?:earlier|later|sooner|back|forward|ahead)\b", re.I)
+#: "one hour more late" (a comparative said with "more") is "one hour later".
+_SHIFT_AFTER = re.compile(r"^\s*(?:earlier|later|sooner|back|forward|ahead|more\s+(?:late|early))\b", re.I)
 
 
 def shift_of(text: str) -> tuple[timedelta, int] | None:

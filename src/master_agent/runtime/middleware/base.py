@@ -87,6 +87,9 @@ class ToolCallRequest:
     needs: dict[str, Any] | None = None
     """The other write of its request this call reports or needs, and how it stands (set by
     ``after_model``, ``middleware.claims``)."""
+    covers: list[str] = field(default_factory=list)
+    """The request's other changes an approval of this call's draft also approves, said in the
+    draft (set by ``after_model``, ``middleware.claims``: the mail that will report this change)."""
 
 
 def tool_outcome(name: str, call_id: str, status: CallStatus, result: Any) -> CallOutcome:

@@ -13,7 +13,9 @@ write it needs in this flow's results:
 
 - confirmed (its action record says done: read back from the server): the call runs, and a call that
   reports it is rewritten by the tool's own ``reports_of`` hook ((args, confirmed record) -> args) so
-  what it says is the server's values (the event's real new time, its uid), before any draft is shown;
+  what it says is the server's values (the event's real new time, its uid). The change's own draft
+  said it would be reported (``covers``), so its approval approves the report (a report past the
+  high-risk line still waits for its accepted preview);
 - in the same turn, or not attempted yet: the call waits (answered ``skipped:``, so it is made again
   after), at most ``MAX_WAITS`` turns for a write no call attempts;
 - failed, refused or declined: the call does not run; its answer is an action record, not done, saying
@@ -142,6 +144,9 @@ class ClaimsMiddleware(LoopMiddleware):
         for call in calls:
             name = str(call.get("name"))
             own = self.performs(name)
+            covers = self.reports_of(steps, requested, own)
+            if covers:
+                call = {**call, "covers": covers}
             needed = self.needed(steps, requested, own)
             if needed is None or own is None:
                 checked.append(call)
@@ -157,6 +162,21 @@ class ClaimsMiddleware(LoopMiddleware):
             found = Needed(requested=wanted, link=link, standing=standing, record=record, own=own)
             checked.append({**call, "needs": found.as_call_key()})
         return checked
+
+    @staticmethod
+    def reports_of(steps: list[Any], requested: list[Any], own: str | None) -> list[str]:
+        """The later steps that report the step of action ``own``, as its draft says them: approving
+        the change approves its report, sent only once the change is confirmed."""
+        if own is None or own not in requested:
+            return []
+        index = requested.index(own)
+        return [
+            f"then {step.get('requested')}"
+            + (f" to {step['to']}" if step.get("to") else "")
+            + ", stating this change as the server holds it, once it is confirmed"
+            for step in steps
+            if isinstance(step, dict) and step.get("tells") == index and step.get("requested") != own
+        ]
 
     @staticmethod
     def needed(steps: list[Any], requested: list[Any], own: str | None) -> tuple[Link, str] | None:
@@ -197,6 +217,9 @@ class ClaimsMiddleware(LoopMiddleware):
             )
         if needs.get("link") == "tells":
             request.args = await self.reported(request.name, request.args, record)
+            # The change's draft said it would be reported (``covers``): approving it approved this.
+            # A report over the high-risk line still waits for its own accepted preview.
+            request.approved = True
         outcome = await handler(request)
         outcome.notes.insert(
             0, f"{request.name}: ran after {wanted!r} was confirmed ({record.get('confirmed_by')})"
