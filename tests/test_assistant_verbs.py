@@ -600,6 +600,7 @@ async def test_a_request_divides_into_steps_only_where_a_new_request_opens() -> 
             "Set up a 1-hour kickoff with Emma and Lucas on Wednesday afternoon",
             "Tell Priya and Tom that the demo is cancelled",
             "Email Omar and tell him the build is green",
+            "Book 30 minutes with Lena on Friday at 2 and email her the agenda: hiring plan",
         )
     }
     assert read == {
@@ -619,6 +620,12 @@ async def test_a_request_divides_into_steps_only_where_a_new_request_opens() -> 
         "Set up a 1-hour kickoff with Emma and Lucas on Wednesday afternoon": [],
         "Tell Priya and Tom that the demo is cancelled": [],
         "Email Omar and tell him the build is green": [],
+        # A step read unsure but opened by a verb only one action's requests open with ("email"): a
+        # step of that action, never dropped from the request.
+        "Book 30 minutes with Lena on Friday at 2 and email her the agenda: hiring plan": [
+            ("Book 30 minutes with Lena on Friday at 2", "schedule"),
+            ("email her the agenda: hiring plan", "send_mail"),
+        ],
     }
 
 

@@ -39,6 +39,7 @@ from master_agent.runtime.state import keep_handoff
         ("No, don't send it", "cancel"),
         ("Never mind", "cancel"),
         ("ok forget it then", "cancel"),
+        ("nope, leave it", "cancel"),
         ("hmm, never mind", "cancel"),
         ("y", "accept"),
         ("great, do both now", "accept"),

@@ -51,8 +51,8 @@ _ACCEPT = re.compile(
 )
 _CANCEL = re.compile(
     # "ok forget it then", "hmm, never mind": the agreeing word opens a withdrawal, it approves nothing.
-    r"^\s*(?:(?:no|ok(?:ay)?|hmm+|well|actually|oh|right)[,.!]?\s*|please\s+)*"
-    r"(?:cancel|abort|stop|never\s*mind|forget|scrap|discard|drop|don'?t|do not|reject(?:ed)?|no|"
+    r"^\s*(?:(?:no|nope|nah|ok(?:ay)?|hmm+|well|actually|oh|right)[,.!]?\s*|please\s+)*"
+    r"(?:cancel|abort|stop|never\s*mind|forget|scrap|discard|drop|don'?t|do not|reject(?:ed)?|no|nope|nah|"
     r"hold\s+(?:off|on|it)|leave\s+it|not\s+now|skip\s+it)\b",
     re.I,
 )

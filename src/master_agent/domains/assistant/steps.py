@@ -12,9 +12,9 @@ never say a step was done that no tool confirmed.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from master_agent.domains.assistant.requests import EXAMPLES, WRITES, ActionReader, Reading
+from master_agent.domains.assistant.requests import EXAMPLES, WRITES, Action, ActionReader, Reading
 
 #: Where a request may divide: "and", "and then", "then", "; ", ", and" (what follows is checked).
 _JOINS = re.compile(r"\s*[,;]?\s+(?:and\s+then|and\s+also|and|then)\s+|\s*;\s+", re.I)
@@ -36,6 +36,26 @@ VERB_OPENINGS = (
     )
     - _NO_VERBS
 )
+
+
+#: The actions whose example requests open with each word ("email": send_mail only).
+_OPENS: dict[str, set[Action]] = {}
+for _action, _texts in EXAMPLES.items():
+    for _text in _texts:
+        _OPENS.setdefault(_text.split()[0].lower(), set()).add(_action)
+
+
+def opened_reading(text: str, reading: Reading) -> Reading:
+    """A step the verb head reads without being sure, opened by a verb that opens the example requests
+    of one action only ("email her the agenda: hiring plan"), is that action: an imperative's verb
+    says what it asks. A sure reading stands."""
+    if reading.sure or not text.split():
+        return reading
+    opens = _OPENS.get(text.split()[0].lower().strip(",."), set())
+    if len(opens) != 1:
+        return reading
+    [action] = opens
+    return replace(reading, action=action, runner_up=reading.action, sure=True)
 
 
 #: What a message says, said as its own clause with no one of its own ("write back to John ... and ask
@@ -75,7 +95,7 @@ async def request_steps(goal: str, reader: ActionReader) -> list[Step]:
     texts = [step_text(part) for part in parts if step_text(part)]
     if len(texts) < 2:
         return []
-    steps = [Step(text, await reader.reading(text)) for text in texts]
+    steps = [Step(text, opened_reading(text, await reader.reading(text))) for text in texts]
     actions = [step.reading.action for step in steps]
     if (
         len(set(actions)) < len(actions)

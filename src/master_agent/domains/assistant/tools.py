@@ -1059,7 +1059,8 @@ def reported_in(subject: str, body: str, fact: str, confirmed: dict[str, Any]) -
         paragraphs[said] = fact
     else:
         paragraphs.insert(closing, fact)
-    if derived or untrue(subject):
+    # A subject of a word or two ("It", "Update") says nothing of the change: the change is the subject.
+    if derived or untrue(subject) or len(subject.split()) <= 2:
         subject = fact.split(" Calendar event:")[0].split(" (it was")[0].rstrip(".")
     return {"subject": subject, "body": "\n\n".join(paragraphs)}
 
