@@ -38,6 +38,7 @@ from master_agent.domains.assistant.tools import (
     ACCOUNTS_ENV,
     AccountsFile,
     accounts_on,
+    bare_hour,
     build_tools,
     goal_entities,
 )
@@ -474,6 +475,17 @@ async def test_an_event_named_by_its_start_is_found_and_a_shift_said_before_its_
     assert [(e.summary, e.start) for e in there if "planning" in e.summary.lower()] == [
         ("Weekly planning", _at(MONDAY, 10, 30))
     ]
+
+
+@pytest.mark.parametrize(
+    ("answer", "hour"),
+    [("hmm wait, 3 is better", "15:00"), ("4 works", "16:00"), ("3 and 4", None), ("make it 2 people", None)],
+)
+def test_a_bare_number_answering_a_drafted_time_is_an_hour_by_the_working_day_rule(
+    answer: str, hour: str | None
+) -> None:
+    found = bare_hour(answer)
+    assert (found.strftime("%H:%M") if found else None) == hour
 
 
 def test_a_moves_new_time_said_without_to_is_read_apart_from_the_event() -> None:

@@ -231,10 +231,11 @@ def read_as_negated(goal: str, reading: Reading) -> Reading:
 _BY_MAIL = re.compile(r"^(?:(?:by|via|over)\s+(?:e-?mail|mail)\s*,?\s*)(?:that\s+)?", re.I)
 #: The most words a bare yes has ("yep", "yes please do").
 _YES_NO_WORDS = 3
-#: A message that is only its own telling: "to tell her", "and let them know", "about it".
+#: A message that is only its own telling: "to tell her", "and let them know", "about it", "know" (what
+#: is left of "let the team know" once its people are read).
 _ONLY_TELLING = re.compile(
     r"^(?:(?:and|to|so\s+as\s+to)\s+)?(?:(?:tell|inform|notify|update|warn|let)\s+(?:him|her|them|everyone|"
-    r"the\s+team)(?:\s+know)?)?(?:\s*(?:about\s+(?:it|that|this|the\s+change)|of\s+(?:it|that|this)))?$",
+    r"the\s+team)(?:\s+know)?|know)?(?:\s*(?:about\s+(?:it|that|this|the\s+change)|of\s+(?:it|that|this)))?$",
     re.I,
 )
 #: "it's off", "it is moved": the thing a message of a later step refers back to.

@@ -16,7 +16,7 @@ import os
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -855,7 +855,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         checked = MoveArgs.model_validate(args)
         mine = await accounts()
         day = resolve_day(text, today(mine.zone))
-        at = resolve_time(text)
+        at = resolve_time(text) or bare_hour(text)
         shift = resolve_shift(text)
         if day is None and at is None and shift is None:
             return None
@@ -897,6 +897,9 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         elif (length := resolve_minutes(text)) is not None:
             # "make it 45 minutes": its length.
             revised["duration_minutes"] = length
+        elif (hour := bare_hour(text)) is not None:
+            # "hmm wait, 3 is better": a bare number answering a drafted time is its start.
+            revised["start_time"] = hour.strftime("%H:%M")
         day = resolve_day(text, today(zone))
         if day is not None and shift is None:
             revised["day"] = day.isoformat()
@@ -1010,6 +1013,22 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         ),
     ]
     return {t.name: t for t in tools}
+
+
+#: An answer to a drafted time that is a bare number and a few words: "hmm wait, 3 is better", "4 works".
+_BARE_NUMBER = re.compile(r"(?<![\d:.])\b(\d{1,2})\b(?![\d:.]|\s*(?:%|min|h\b|hours?|days?|people))", re.I)
+#: The most words such an answer has besides its number.
+_BARE_HOUR_WORDS = 6
+
+
+def bare_hour(text: str) -> time | None:
+    """The clock time a short answer to a drafted time means by a bare number ("3 is better"): read
+    as "at 3" is (the working-day rule: 15:00), or None when it says more than one number or more
+    than a few words."""
+    numbers = _BARE_NUMBER.findall(text)
+    if len(numbers) != 1 or len(re.findall(r"\d+", text)) != 1 or len(text.split()) > _BARE_HOUR_WORDS + 1:
+        return None
+    return resolve_time(f"at {numbers[0]}") if 0 < int(numbers[0]) <= 23 else None
 
 
 def _long_day(day: str) -> str:
