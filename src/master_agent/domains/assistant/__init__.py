@@ -243,9 +243,9 @@ _IT = re.compile(r"\bit(?:'s|\s+is)\b", re.I)
 #: A person said as a pronoun: the mail goes to someone the request named before.
 _PRONOUN = re.compile(r"\b(?:him|her|them)\b", re.I)
 #: A mail step that points back at the change before it: to its people ("email him", "drop her a
-#: line"), about it ("the details", "the new time", "so she knows").
+#: line"), about it ("the details", "the new time", "so she knows", "email the team why").
 _REFERS_BACK = re.compile(
-    r"\b(?:him|her|them|it|knows?|the\s+(?:details|time|new\s+time|slot|agenda|invite|invitation|change|"
+    r"\b(?:him|her|them|it|why|knows?|the\s+(?:details|time|new\s+time|slot|agenda|invite|invitation|change|"
     r"meeting|call|event))\b",
     re.I,
 )
