@@ -825,6 +825,7 @@ def test_a_booking_read_unsure_that_asks_and_names_no_time_is_a_free_time_questi
         ("did I already answer Maria? do not send anything", "send_mail", "read_mail"),
         ("cancel the retro, don't email anyone", "cancel_event", "cancel_event"),
         ("don't forget to cancel the standup on friday", "cancel_event", "cancel_event"),
+        ("Put together an email to Kate chasing the invoice. Don't send yet.", "send_mail", "send_mail"),
     ],
 )
 def test_a_change_whose_verb_the_request_negates_is_only_looked_at(

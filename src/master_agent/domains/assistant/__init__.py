@@ -213,16 +213,18 @@ _LOOK_INSTEAD: dict[str, Action] = {
 
 
 def read_as_negated(goal: str, reading: Reading) -> Reading:
-    """A request read as a change whose verb it negates ("is the retro still on for friday? dont
+    """A question read as a change whose verb it negates ("is the retro still on for friday? dont
     cancel it, just asking") asks about what it names: the calendar is looked at (the mailbox for a
-    mail), and nothing is changed or drafted."""
+    mail), and nothing is changed or drafted. Told, not asked ("... Don't send yet."), it stays the
+    change, held back as a draft."""
     verbs = _CHANGE_VERBS.get(reading.action)
     if verbs is None:
         return reading
     negated = re.compile(
         rf"\b(?:don'?t|dont|do\s+not|never|no\s+need\s+to|not\s+to)\s+(?:\w+\s+)?(?:{verbs})\b", re.I
     )
-    if not negated.search(goal):
+    # Asked, not told: "Put together an email to Kate ... Don't send yet." is a draft held back.
+    if not negated.search(goal) or not _ASKS.search(goal):
         return reading
     return replace(reading, action=_LOOK_INSTEAD[reading.action], runner_up=reading.action)
 
