@@ -120,8 +120,10 @@ async def test_a_mail_reporting_a_move_that_was_not_done_is_not_sent_and_the_rep
             in reply["text"]
         ), reply["text"]
     else:
-        # The move's failure ends the request with a question about it: the mail waits, unsent.
+        # The move's failure ends the request with a question about it; the reply says both were not
+        # done: the move (not found) and the mail, never sent.
         assert "no event budget-sync@demo" in reply["text"], reply["text"]
+        assert "Not done (move an event)" in reply["text"] and "Not done (send an email)" in reply["text"]
 
 
 def _tool(name: str, performs: str | None) -> BaseTool:
