@@ -613,6 +613,7 @@ async def test_a_request_divides_into_steps_only_where_a_new_request_opens() -> 
             "Tell Priya and Tom that the demo is cancelled",
             "Email Omar and tell him the build is green",
             "Book 30 minutes with Lena on Friday at 2 and email her the agenda: hiring plan",
+            "Cancel thursdays 1:1 with Maria and let her know I am travelling",
         )
     }
     assert read == {
@@ -637,6 +638,11 @@ async def test_a_request_divides_into_steps_only_where_a_new_request_opens() -> 
         "Book 30 minutes with Lena on Friday at 2 and email her the agenda: hiring plan": [
             ("Book 30 minutes with Lena on Friday at 2", "schedule"),
             ("email her the agenda: hiring plan", "send_mail"),
+        ],
+        # A telling clause after a change that is no mail is the mail telling it, never dropped.
+        "Cancel thursdays 1:1 with Maria and let her know I am travelling": [
+            ("Cancel thursdays 1:1 with Maria", "cancel_event"),
+            ("let her know I am travelling", "send_mail"),
         ],
     }
 

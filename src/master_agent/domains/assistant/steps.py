@@ -82,20 +82,39 @@ def step_text(part: str) -> str:
 
 async def request_steps(goal: str, reader: ActionReader) -> list[Step]:
     """The steps of ``goal`` when it asks for more than one thing and at least one is a change;
-    otherwise [] (the request is one step)."""
+    otherwise [] (the request is one step). A telling clause ("... and let her know I'm travelling")
+    is what the mail before it says, but after another change it is a mail of its own: the telling
+    of that change, never dropped."""
     parts: list[str] = []
+    told: set[int] = set()  # the parts that are a telling clause after a change that is no mail
     cursor = 0
     for join in _JOINS.finditer(goal):
         following = step_text(goal[join.end() :])
         first = following.split()[0].lower().strip(",.") if following.split() else ""
-        if first in VERB_OPENINGS and not _SAYS_ON.match(following):
-            parts.append(goal[cursor : join.start()])
-            cursor = join.end()
+        if first not in VERB_OPENINGS:
+            continue
+        if _SAYS_ON.match(following):
+            before = step_text(goal[cursor : join.start()])
+            action = (await reader.reading(before)).action if before else None
+            if action not in WRITES or action == "send_mail":
+                continue
+            told.add(len(parts) + 1)
+        parts.append(goal[cursor : join.start()])
+        cursor = join.end()
     parts.append(goal[cursor:])
-    texts = [step_text(part) for part in parts if step_text(part)]
+    texts = [(index, step_text(part)) for index, part in enumerate(parts) if step_text(part)]
     if len(texts) < 2:
         return []
-    steps = [Step(text, opened_reading(text, await reader.reading(text))) for text in texts]
+    steps = [
+        Step(
+            text,
+            Reading(action="send_mail", confidence=1.0, runner_up=reading.action, sure=True)
+            if index in told
+            else opened_reading(text, reading),
+        )
+        for index, text in texts
+        for reading in [await reader.reading(text)]
+    ]
     actions = [step.reading.action for step in steps]
     if (
         len(set(actions)) < len(actions)
