@@ -62,6 +62,7 @@ PARTS = (
     "tuning4",
     "heldout4",
     "tuning5",
+    "heldout5",
 )
 
 

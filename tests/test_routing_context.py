@@ -126,6 +126,30 @@ async def test_a_closing_after_a_served_turn_ends_it_with_thanks(
     assert reply["status"] == "success" and "None of your agents" not in reply["text"]
 
 
+@pytest.mark.parametrize("closing", ["nice one, that's me done", "right, I'm off"])
+async def test_a_closing_that_says_the_speaker_is_done_ends_a_goal_thread(
+    resources: RuntimeResources, closing: str
+) -> None:
+    """A closing that states the speaker is done rather than thanks (the lowest-reading closings) ends a
+    goal's thread: the goal is not run again."""
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    first = await door.decide("Raise Store 5's attach rate to 4% by the end of March", [], {})
+    assert first.target.kind == "agent", first.reason
+    after = await door.decide(closing, [], {"chat_turns": [_turn(door, first)]})
+    assert after.target.kind == "out_of_scope" and after.reason == CLOSES_THE_CONVERSATION, after.reason
+
+
+async def test_a_refusal_of_a_question_about_stock_names_the_stock(resources: RuntimeResources) -> None:
+    """A question about what is on hand that reaches the refusal names the data missing (the stock),
+    as the data handler does, not every agent's skills."""
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    asked = await door.decide("how many cases are left on the shelves at store 6?", [], {})
+    state = {"routing": {**asked.model_dump(mode="json"), "reason": "no agent serves it"}}
+    reply = (await door.out_of_scope(state))["reply"]
+    assert reply["status"] == "out_of_scope" and "None of your agents" not in reply["text"]
+    assert reply["data"]["missing"] == ["stock levels (cases on hand)"], reply["text"]
+
+
 async def test_a_go_ahead_is_no_closing(resources: RuntimeResources) -> None:
     embedder = resources.evolution.knowledge.embedder
     assert not await is_closing("ok that works, go ahead", embedder, RETAIL.data_metrics)
@@ -211,3 +235,42 @@ async def test_a_correction_opening_a_thread_is_asked_about(resources: RuntimeRe
     door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
     alone = await door.decide("whoops, I meant 12 there", [], {})
     assert alone.target.kind == "clarification", alone.reason
+
+
+@pytest.mark.parametrize(
+    ("tenant", "closing"),
+    [
+        ("demo-retail", "cheers for everything, I'm heading home now - back on Monday"),
+        ("demo-assistant", "many thanks, logging off for tonight, talk at 9 tomorrow"),
+    ],
+)
+async def test_a_thread_opened_by_a_sign_off_is_closed_with_thanks(
+    resources: RuntimeResources, tenant: str, closing: str
+) -> None:
+    """A first message that only signs off asks for nothing, like a closing mid-thread: no agent runs
+    (the heads, trained on requests, read it as one) and the day and time it says are carried nowhere."""
+    door = front_door(resources, await load_tenant(resources.database.pool, tenant))
+    decision = await door.decide(closing, [], {})
+    assert decision.target.kind == "out_of_scope" and decision.reason == CLOSES_THE_CONVERSATION, (
+        decision.reason
+    )
+    assert decision.entities == {}
+
+
+async def test_one_word_opening_a_thread_is_no_closing(resources: RuntimeResources) -> None:
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    decision = await door.decide("Help", [], {})
+    assert decision.reason != CLOSES_THE_CONVERSATION
+    assert decision.target.kind == "clarification", decision.reason
+
+
+async def test_a_plan_between_two_sign_offs_is_a_closing(resources: RuntimeResources) -> None:
+    """What the user will do later, said between a thanks and a goodbye, is their own plan; a go-ahead
+    said there is a request."""
+    embedder = resources.evolution.knowledge.embedder
+    assert await is_closing(
+        "Thank you madam, I will visit the branch on Saturday. Bye", embedder, RETAIL.data_metrics
+    )
+    assert await is_closing("brilliant. it's 5 o'clock, I'm logging off", embedder, RETAIL.data_metrics)
+    assert not await is_closing("thanks, send it to Raj, bye", embedder, RETAIL.data_metrics)
+    assert not await is_closing("thanks, now show me the staff leaderboard", embedder, RETAIL.data_metrics)

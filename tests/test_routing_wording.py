@@ -230,3 +230,26 @@ async def test_a_question_naming_a_figure_the_data_has_stays_a_data_question(
     door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
     decision = await door.decide("which store has the best attach rate", [], {})
     assert decision.target.kind == "query", decision.reason
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "how did that attach plan for store 6 from August turn out in the end?",
+        "the refund goal we gave store 2 back in July, did it come good?",
+    ],
+)
+async def test_a_question_on_how_a_plan_turned_out_is_an_outcome_question(
+    resources: RuntimeResources, message: str
+) -> None:
+    """The period such a question names is when the plan was made; only the outcome checks know what it
+    set out to do, so it is not sent to the figure over that period."""
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    decision = await door.decide(message, [], {})
+    assert (decision.target.kind, decision.target.name) == ("query", "outcome"), decision.reason
+
+
+async def test_a_figure_over_a_past_month_is_still_a_data_question(resources: RuntimeResources) -> None:
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    decision = await door.decide("what was store 6's attach rate in August?", [], {})
+    assert (decision.target.kind, decision.target.name) == ("query", "data"), decision.reason

@@ -11,17 +11,22 @@ from typing import Any
 
 import httpx
 import psycopg
+import pytest
 from psycopg.rows import dict_row
 
-from tests.conftest import create_database
+from tests.conftest import create_database, installed_template
 from tests.live_server import create_key_cli, start_serve
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTION = "What is the attach rate of Store 5?"
 
 
-def test_two_servers_share_the_runs_and_none_runs_twice(pg_server_uri: str, tmp_path: Path) -> None:
-    uri = create_database(pg_server_uri, "workers")
+def test_two_servers_share_the_runs_and_none_runs_twice(
+    pg_server_uri: str, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    uri = create_database(
+        pg_server_uri, "workers", template=installed_template(pg_server_uri, tmp_path_factory)
+    )
     env = {
         **os.environ,
         "DATABASE_URL": uri,

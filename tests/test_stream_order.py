@@ -12,7 +12,7 @@ import pytest
 
 from master_agent.service.auth import create_key
 from master_agent.settings import Settings
-from tests.conftest import create_database
+from tests.conftest import create_database, installed_template
 from tests.live_server import LiveServer, sse_events
 
 RUNS = 500
@@ -24,7 +24,9 @@ GRAPHS = ("chatty=tests.chatty_graph:make_graph",)
 async def servers(
     pg_server_uri: str, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[tuple[LiveServer, LiveServer]]:
-    uri = create_database(pg_server_uri, "order")
+    uri = create_database(
+        pg_server_uri, "order", template=installed_template(pg_server_uri, tmp_path_factory)
+    )
     common: dict[str, Any] = {"database_url": uri, "model": "offline", "graphs": GRAPHS}
     executor = Settings(
         **common, data_dir=tmp_path_factory.mktemp("a"), run_concurrency=AT_ONCE, tenant_slots=AT_ONCE

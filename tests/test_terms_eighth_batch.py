@@ -97,13 +97,26 @@ def test_a_country_named_picks_its_calendar() -> None:
     [
         ("units at store 2 on Youth Day", "2026-06-16", "South Africa"),
         ("refunds at store 3 on the October bank holiday", "2026-10-26", "Ireland"),
-        ("revenue on Matariki", "2026-07-10", "New Zealand"),
+        ("attach at store 4 on National Day", "2026-08-09", "Singapore"),
     ],
 )
 def test_a_holiday_no_usual_calendar_has_is_a_stated_guess(text: str, start: str, reading: str) -> None:
     window = time_window(text, NOW)
     assert window is not None and window.start.date().isoformat() == start
     assert window.reading is not None and reading in window.reading
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [("revenue on Matariki", "2026-07-10"), ("refunds on Waitangi Day", "2026-02-06"),
+     ("attach rate at the Mid-Autumn Festival", "2026-09-25")],
+)  # fmt: skip
+def test_a_holiday_every_calendar_that_keeps_it_dates_alike_is_no_guess(text: str, start: str) -> None:
+    """Matariki and Waitangi Day are New Zealand's alone; the Mid-Autumn Festival falls on one lunar day
+    wherever it is kept: the name settles the days (unlike "National Day" or "Youth Day")."""
+    window = time_window(text, NOW)
+    assert window is not None and window.start.date().isoformat() == start
+    assert window.reading is None
 
 
 def test_a_holiday_of_several_days_is_one_window_and_the_day_not_its_stand_in() -> None:
@@ -286,3 +299,37 @@ def test_the_time_of_a_question_is_its_words_not_a_qualifier_of_its_figure(text:
 
 def test_a_financial_year_said_with_its_year_is_fiscal() -> None:
     assert _FISCAL.search("Q4 of FY26") and _FISCAL.search("FY2026") and not _FISCAL.search("fyi, Q3 2026")
+
+
+@pytest.mark.parametrize(
+    ("text", "unknown"),
+    [
+        ("Store 2: fine to sell fewer phones if we make more money. Takings +5% by end of Feb.", None),
+        ("We sell phones. Warranty attach rate at store 2?", "warranty attach rate"),
+    ],
+)
+def test_a_word_of_the_sentence_before_qualifies_no_figure(text: str, unknown: str | None) -> None:
+    """A sentence's end ends what can qualify a figure's name: "money. Takings" is the takings."""
+    mention = metric_mention(text, RETAIL.data_metrics)
+    assert mention.metric is not None and mention.unknown == unknown
+
+
+def test_a_bank_holiday_another_calendar_names_is_read_by_that_calendar() -> None:
+    """Scotland's "Summer Bank Holiday" (the first Monday of August) is no unnamed bank holiday: said
+    Scottish, it is Scotland's day, not England's late-August one."""
+    window = time_window("refunds at store 2 on the Scottish summer bank holiday", NOW)
+    assert window is not None and window.start.date().isoformat() == "2026-08-03"
+    assert time_window("sales on the Whitsun bank holiday", NOW) is None
+
+
+def test_a_holiday_only_one_country_of_the_world_keeps_is_read_by_its_calendar() -> None:
+    """No calendar read here keeps Tiradentes' Day or Chuseok; the holidays package's calendars of the
+    world each keep them on one day (Brazil's, Korea's), so the name settles it. An English word said
+    alone for a name ("summer" for Albania's "Summer Day") names no holiday."""
+    tiradentes = time_window("device revenue on Tiradentes", NOW)
+    assert tiradentes is not None and tiradentes.start.date().isoformat() == "2026-04-21"
+    assert tiradentes.reading is None
+    chuseok = time_window("store 6 accessory money over Chuseok", NOW)
+    assert chuseok is not None and chuseok.start.date().isoformat() == "2026-09-25"
+    summer = time_window("sales at store 2 over the summer", NOW)
+    assert summer is not None and summer.start.date().isoformat() == "2026-06-01"

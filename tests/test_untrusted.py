@@ -23,7 +23,7 @@ from master_agent.errors import ToolInputError
 from master_agent.untrusted import IsolatedFailure, IsolatedPool, IsolatedRefusal, pdf_pool, sql_pool
 from master_agent.untrusted.pdf import MAX_PDF_PAGES, pdf_text
 from master_agent.untrusted.sql_grammar import MAX_SQL_CHARS, MAX_SQL_NESTING, MAX_SQL_TOKENS
-from tests.conftest import create_database
+from tests.conftest import create_database, installed_template
 from tests.live_server import create_key_cli, start_serve
 from tests.test_evolution_units import VALID_PLAYBOOK
 
@@ -146,9 +146,11 @@ def test_a_pdf_with_too_many_pages_is_refused_before_any_page_is_read() -> None:
 
 
 def test_hostile_sql_is_refused_when_stored_and_the_service_keeps_answering(
-    pg_server_uri: str, tmp_path: Path
+    pg_server_uri: str, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    uri = create_database(pg_server_uri, "untrusted")
+    uri = create_database(
+        pg_server_uri, "untrusted", template=installed_template(pg_server_uri, tmp_path_factory)
+    )
     env = {
         **os.environ,
         "DATABASE_URL": uri,

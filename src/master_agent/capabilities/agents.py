@@ -20,6 +20,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from psycopg_pool import AsyncConnectionPool
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from master_agent.capabilities.numerals import digits_read, with_digits
 from master_agent.capabilities.spec import AgentSpec, Tier, tier_allows
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.capabilities.tools.senses import SENSE_PARAMETER, sensed, sensed_items, senses_parameter
@@ -440,17 +441,22 @@ def _query_runner(
     clocked = CLOCK_PARAMETER in sql
     # ``%(senses)s``: the categories the SQL names that the call's texts mention by meaning (``senses``).
     items = sensed_items(sql) if SENSE_PARAMETER in sql else []
+    # ``%(x_in_digits)s``: the parameter ``x`` with its numbers in words or suffixes written in digits
+    # ("fifteen thousand dollars" is "$15000"), for the SQL that compares amounts (``numerals``).
+    digits = digits_read(sql)
 
     async def run(**parameters: Any) -> dict[str, Any]:
         if clocked:
             parameters = {**parameters, "now": context.now()}
+        if digits:
+            parameters = with_digits(sql, parameters)
         if SENSE_PARAMETER in sql:
             text = "\n".join(str(v) for v in parameters.values() if isinstance(v, str))
             parameters = {
                 **parameters,
                 "senses": senses_parameter(await sensed(context.embedder, text, items)),
             }
-        bound_now = bound or clocked or SENSE_PARAMETER in sql
+        bound_now = bound or clocked or SENSE_PARAMETER in sql or bool(digits)
         return (await reader.query(sql, parameters if bound_now else None)).model_dump()
 
     return run

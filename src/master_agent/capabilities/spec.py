@@ -160,6 +160,10 @@ class DataMetric:
     figure the data does not have, never answered with the total."""
     orders: tuple[EntityOrder, ...] = ()
     """Orders of the entities the figure filters by, to read "our newest store" as the store it is."""
+    members: dict[str, str] = field(default_factory=dict)
+    """Entity -> the table listing its members, one row each keyed by the entity's column (``store_id``
+    -> ``stores``): a member named by a description ("the store we opened in summer 2019", "the
+    flagship") is read against that table's columns, and asked about when they do not settle it."""
 
 
 class MissingInformation(BaseModel):

@@ -35,6 +35,7 @@ from master_agent.capabilities.tools.lexicon import (
     phrasal_verb_meanings,
     takes_an_object,
     verb_base,
+    wordnet,
 )
 
 Direction = Literal["past", "future"]
@@ -90,6 +91,12 @@ def _mask_entities(text: str) -> str:
             # Not blanks: Duckling would read "at store 5 2 July" as "at 2" o'clock, across the gap.
             width = end - match.start()
             chars[match.start() : end] = " " + ";" * (width - 2) + " " if width > 2 else " " * width
+    for span in duckling_parse(text, ("ordinal",)):
+        # "the fifth store" is the store numbered 5, not the 5th of a month.
+        start, end = int(span["start"]), int(span["end"])
+        following = re.match(r"\s+([A-Za-z]+)", text[end:])
+        if following and entity_noun(following.group(1)):
+            chars[start:end] = " " * (end - start)
     return "".join(chars)
 
 
@@ -682,10 +689,10 @@ def _unnamed_holiday(text: str) -> bool:
     bank = _BANK_HOLIDAY.search(text)
     if bank is None or _WHEN_IN_MONTH.search(text[: bank.start()]):
         return False
+    # Any calendar read here may name it: Scotland's "Summer Bank Holiday" is no England's day.
     if any(
         _holiday_name(name).search(text)
-        for country, subdiv in _CALENDARS
-        if country == "GB"
+        for country, subdiv in (*_CALENDARS, *_MORE_CALENDARS)
         for _, name in _holiday_days(country, subdiv, 2026)
     ):
         return False
@@ -732,9 +739,65 @@ def _lengthening(name: str, year: int) -> tuple[str, str | None] | None:
     return None
 
 
+@functools.lru_cache(maxsize=4)
+def _world_holidays(year: int) -> tuple[tuple[str, str, datetime], ...]:
+    """Every country's public holidays of ``year`` in the ``holidays`` package, by their English names,
+    with the country (about a thousand names; a fifth of a second, once a year)."""
+    import holidays
+
+    days: set[tuple[str, str, datetime]] = set()
+    for country in holidays.list_supported_countries():
+        try:
+            kept = holidays.country_holidays(country, years=[year], language="en_US")
+        except (NotImplementedError, KeyError, ValueError):
+            continue
+        days |= {
+            (name, country, datetime(d.year, d.month, d.day, tzinfo=UTC))
+            for d, names in kept.items()
+            for name in names.split("; ")
+        }
+    return tuple(sorted(days))
+
+
+@functools.lru_cache(maxsize=256)
+def _dated_alike_everywhere(name: str, year: int) -> bool:
+    """Whether every calendar in the ``holidays`` package that keeps a day called ``name`` keeps it on
+    the same days ("Waitangi Day": New Zealand's alone; "Mid-Autumn Festival": the same lunar day
+    wherever it is kept), so the name settles its days; "National Day" and "Republic Day" fall on
+    different days in different countries, so a guess among them is no reading of the name."""
+    pattern = _holiday_name(name)
+    days = {day for other, _, day in _world_holidays(year) if pattern.fullmatch(_unbracketed(other))}
+    return bool(days) and len(days) <= 3 and max(days) - min(days) <= timedelta(days=2)
+
+
+def _world_holiday_named(text: str, year: int) -> _Named | None:
+    """A holiday no calendar read here has, named in ``text`` by a name every calendar of the
+    ``holidays`` package that keeps it dates alike ("Tiradentes' Day": Brazil's alone): the longest
+    such name said, read in its country's own calendar (and language, for the days it names)."""
+    words = set(re.findall(r"[a-z]+", text.lower()))
+    best: _Named | None = None
+    for name, country, day in _world_holidays(year):
+        head = re.findall(r"[a-z]+", name.lower())[:1]
+        if not head or (head[0] not in words and not (head[0] == "saint" and "st" in words)):
+            continue  # most names share no word with the text: no pattern is tried
+        match = _holiday_name(name).search(text)
+        if match is None or not match.group(0)[:1].isupper() or not _dated_alike_everywhere(name, year):
+            continue  # a proper name is written as one ("a hot summer day" names no day of Albania's)
+        said = _unbracketed(name).lower().split()
+        if len(match.group(0).split()) < len(said) and wordnet().synsets(said[0].strip("'")):
+            continue  # "Summer" for "Summer Day": an English word said alone names no holiday
+        own = next((other for when, other in _holiday_days(country, None, year) if when == day), None)
+        if own is not None and (best is None or match.end() - match.start() > best[1] - best[0]):
+            best = (match.start(), match.end(), own, country, None)
+    return best
+
+
 def _kept_alike(found: _Named, year: int) -> bool:
     """Whether the holiday ``found`` names is kept on the same days by two or more of the calendars
-    read on a guess ("Ascension Day", "Pentecost Monday"): a feast, not one country's day."""
+    read on a guess ("Ascension Day", "Pentecost Monday"), or by every calendar that keeps a day of its
+    name (``_dated_alike_everywhere``): a feast, or a day only one country keeps, not a guess."""
+    if _dated_alike_everywhere(found[2], year):
+        return True
     pattern = _holiday_name(found[2])
     kept = [
         frozenset(
@@ -769,6 +832,9 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
         # A holiday none of the usual calendars has: another country's, read as a guess said so.
         found = _holiday_named(text, list(_MORE_CALENDARS), now.year)
         guessed = found is not None and not _kept_alike(found, now.year)
+    if found is None and not bank:
+        # Nor any of those: a day only one country keeps, or every country alike, settles its days.
+        found = _world_holiday_named(text, now.year)
     month: tuple[str | None, int] | None = None
     if found is None and bank is not None:
         said = _WHEN_IN_MONTH.search(text[: bank.start()])
@@ -1400,7 +1466,9 @@ def written_out(text: str) -> str:
 
 #: Where one phrase of a message ends and another begins: a dash between spaces, a colon, semicolon,
 #: comma, bar or bracket (a hyphen inside a word joins: "extended-warranty attach rate").
-_PHRASE_BREAK = re.compile(r"\s[-\u2013\u2014]+\s|[:;,|()\[\]]")
+#: Where a phrase ends: a dash standing alone, punctuation inside a sentence, or the sentence's end
+#: ("if we make more money. Takings +5%": "money" qualifies nothing in the next sentence).
+_PHRASE_BREAK = re.compile(r"\s[-\u2013\u2014]+\s|[:;,|()\[\]]|[.?!]\s+(?=[A-Z])")
 
 
 def metric_mention(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
@@ -1420,7 +1488,8 @@ def metric_mention(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
     vocabulary = _data_words(metrics)
     # Who and when are no qualifiers: "Store six's attach rate", "the third quarter's revenue"; nor is
     # a word of another phrase ("for the deck - AOV", "S07 | hardware rev").
-    phrase = _PHRASE_BREAK.split(_who_and_when_blanked(text).lower()[:start])[-1]
+    # The name's own first letter says whether a sentence ends right before it ("money. Takings").
+    phrase = _PHRASE_BREAK.split(_who_and_when_blanked(text)[: start + 1])[-1][:-1].lower()
     before = re.findall(r"[a-z][a-z'-]*", phrase)[-2:]
     unknown = [
         word

@@ -30,6 +30,8 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any, Literal
 
+from master_agent.capabilities.numerals import number_start
+from master_agent.capabilities.tools import lexicon
 from master_agent.meta.artifacts import (
     Comparison,
     Computation,
@@ -43,8 +45,8 @@ from master_agent.meta.artifacts import (
 #: Characters of a request read (the request's own limit).
 MAX_CHARS = 5000
 _FIELD_DECL = re.compile(
-    r"\b(?:returns?|answers?|outputs?|responds?|produces?|emits?)\b[^.]*?\b(?:json object|object|fields?|answer)\b"
-    r"(?:\s+with)?(?:\s+(?:the|two|three|four|five)\s+fields?,?)?\s*(?P<body>[^.]*)",
+    r"\b(?:returns?|answers?|outputs?|responds?|produces?|emits?)\b[^.]*?\b(?:json object|object|fields?|answer|json(?=\s*:))\b"
+    r"(?:\s+with)?(?:\s+(?:the|two|three|four|five)\s+fields?,?)?:?\s*(?P<body>(?:\([^()]*\)|[^.(])*)",
     re.I,
 )
 _IDENT = re.compile(r"\b([a-z][a-z0-9]*(?:_[a-z0-9]+)*)\b")
@@ -313,6 +315,15 @@ class _Numbers:
 _NUMBERS = _Numbers()
 
 
+def _cued(clause: str, start: int, end: int) -> bool:
+    """Whether words of a comparison stand right before a number ("fewer than ninety") or after it and
+    its noun ("ninety days or fewer")."""
+    after = re.sub(r"^\s*[a-z-]+(?=\s+(?:or|and)\b)", "", clause[end:], flags=re.I)
+    return any(p.search(clause[:start].rstrip()) for p, _ in _BEFORE) or any(
+        p.search(after) for p, _ in _AFTER
+    )
+
+
 def _amounts(clause: str) -> list[tuple[int, int, float, str]]:
     """(start, end, value, unit) of each number or amount in ``clause``, the longest reading of a span
     (both ends of a range Duckling reads as one: "between $200 and $1,000")."""
@@ -332,8 +343,11 @@ def _amounts(clause: str) -> list[tuple[int, int, float, str]]:
             start, end = span_start, span_end
             if index < len(written):
                 start, end = span_start + written[index].start(), span_start + written[index].end()
-            elif found["dim"] == "number" or index:
-                continue  # a number word ("two") is a value, not a quantity compared
+            elif index or (found["dim"] == "number" and not _cued(clause, span_start, span_end)):
+                continue  # a number word ("two") is a value, not a quantity compared, unless a
+                # comparison says so ("ninety days or fewer", "more than fifteen thousand")
+            else:
+                start = number_start(clause, span_start, span_end)  # its comparison words before it
             unit = str(end_value.get("unit") or "") if found["dim"] == "amount-of-money" else ""
             if unit == "unknown":
                 unit = ""
@@ -1397,7 +1411,9 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
     )
     chained = [_precedence(r, fields) for r in _not_yet(chained)]
     built = _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
-    read = _two_defaults([_unread(_different(requirement, fields), fields, subject) for requirement in built])
+    read = _two_defaults(
+        [_open_category(_unread(_different(requirement, fields), fields, subject)) for requirement in built]
+    )
     return fields, [*read, *_unaccounted(text, fields, declaration, read)]
 
 
@@ -2324,6 +2340,31 @@ def _unread(requirement: Requirement, fields: dict[str, list[str]], subject: fro
             if len(words) >= UNREAD_MIN_WORDS and not any(stem(w) in read for w in words):
                 unread.append(" ".join(words))
     return requirement.model_copy(update={"unread": list(dict.fromkeys(unread))}) if unread else requirement
+
+
+#: "a wheelchair, a mobility scooter or another mobility aid": a category named open, beyond its examples.
+_OPEN = r"\b(?:an?other|any\s+other|some\s+other|other|similar)\s+(?:kinds?\s+of\s+|types?\s+of\s+)?"
+
+
+def _open_category(requirement: Requirement) -> Requirement:
+    """The requirement with each category it names open ("or another mobility aid") that WordNet knows
+    no kinds of kept in ``unread``: the built rule reads the category's own words and the examples
+    listed, and the embedder (measured: "walking frame" is no nearer "mobility aid" than "stroller")
+    cannot tell its other members, so the gate reports it not met (judging it needs a model)."""
+    if not requirement.buildable:
+        return requirement
+    items = dict.fromkeys(
+        item for rule in requirement.rules for item in rule.mentions if not item.startswith('"')
+    )
+    opened = [
+        f"another {item}"
+        for item in items
+        if re.search(_OPEN + re.escape(item) + r"\b", requirement.text, re.I)
+        and not lexicon.knows_kinds(item)
+    ]
+    if not opened:
+        return requirement
+    return requirement.model_copy(update={"unread": list(dict.fromkeys([*requirement.unread, *opened]))})
 
 
 def _complemented(requirements: list[Requirement]) -> list[Requirement]:

@@ -24,8 +24,12 @@ from scipy.special import erf
 
 #: Word pieces per text, as sentence-transformers cuts them for this model (``sentence_bert_config.json``).
 MAX_TOKENS = 256
-#: Texts run through the encoder together (sorted by length, so little padding is computed).
+#: Texts run through the encoder together at most (sorted by length, so little padding is computed).
 BATCH = 32
+#: Float32 cells one batch's largest intermediates may take: the attention scores (rows x heads x width^2)
+#: and the feed-forward layer (rows x width x 1,536). 32 texts of 256 pieces took ~300 MB at once, and a
+#: serving process keeps what its allocator once grew to (issue 46: RSS per worker); 2^21 cells are 8 MB.
+BATCH_CELLS = 2**21
 LAYER_NORM_EPS = 1e-12
 #: The safetensors dtypes the weights use.
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
@@ -93,8 +97,7 @@ class MiniLM:
         vectors = np.zeros((len(texts), self._w("embeddings.word_embeddings.weight").shape[1]), np.float32)
         encodings = self.tokenizer.encode_batch(list(texts))
         order = sorted(range(len(texts)), key=lambda index: len(encodings[index].ids))
-        for first in range(0, len(order), BATCH):
-            chosen = order[first : first + BATCH]
+        for chosen in self._batches(order, [len(encodings[index].ids) for index in order]):
             width = max(len(encodings[index].ids) for index in chosen)
             ids = np.zeros((len(chosen), width), np.int64)
             mask = np.zeros((len(chosen), width), np.float32)
@@ -104,6 +107,23 @@ class MiniLM:
                 mask[row, : len(pieces)] = 1.0
             vectors[chosen] = self._pooled(ids, mask)
         return vectors
+
+    def _batches(self, order: list[int], widths: list[int]) -> list[list[int]]:
+        """``order`` (texts sorted by width, ascending) cut into runs of at most ``BATCH`` texts whose
+        intermediates fit ``BATCH_CELLS``: short texts go 32 at a time, the longest one or two."""
+        inner = self._w("encoder.layer.0.intermediate.dense.weight").shape[0]
+        batches: list[list[int]] = []
+        first = 0
+        while first < len(order):
+            last = first + 1  # one text always goes, however long
+            while last < len(order) and last - first < BATCH:
+                width, rows = widths[last], last - first + 1  # ascending: the newest text is the widest
+                if rows * width * max(self.heads * width, inner) > BATCH_CELLS:
+                    break
+                last += 1
+            batches.append(order[first:last])
+            first = last
+        return batches
 
     def _pooled(self, ids: np.ndarray[Any, np.dtype[np.int64]], mask: Matrix) -> Matrix:
         """Mean of the last layer's token vectors over the mask, L2-normalised."""

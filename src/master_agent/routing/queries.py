@@ -52,6 +52,7 @@ from master_agent.evolution.clock import Clock
 from master_agent.evolution.knowledge import KnowledgeStore
 from master_agent.evolution.reuse import figure_by_meaning, money_total_of, unknown_by_meaning
 from master_agent.models.offline import OfflinePlanner
+from master_agent.routing.described import describe, described_member
 from master_agent.routing.discovery import AgentCard
 
 
@@ -516,6 +517,43 @@ async def _change(
         and period.describe() not in outside
         and (period.start < coverage.start or period.end > coverage.end)
     ]
+    held = [
+        (period, row) for period, row in zip(periods, rows, strict=True) if period.describe() not in outside
+    ]
+    if len(outside) == 1 and held and held[0][1]["value"] is not None:
+        # "fewer in October than September" with October past the data: September's figure is what
+        # can be said, and the comparison is what is missing (never a change against a zero).
+        period, row = held[0]
+        figure = _format(row["value"], metric)
+        return QueryAnswer(
+            text=f"Your data runs from {coverage.start:%Y-%m-%d} to {coverage.last_day():%Y-%m-%d}"  # type: ignore[union-attr]
+            f" and has nothing for {outside[0]}, so no change{whom} can be read. What it has: the "
+            f"{metric.name}{whom} in {period.describe()} was {figure} ({row['observations']} "
+            f"{metric.observation_noun}).\nQuery: {statement}",
+            handler="data",
+            answered=False,
+            data={
+                "outcome": "partial",
+                "metric": metric.name,
+                "value": row["value"],
+                "window": _window_data(period),
+                "asked_window": _window_data(window),
+                "missing": [f"data for {outside[0]}"],
+                "sql": statement,
+                "verification": [
+                    {
+                        "claim": f"the {metric.name}{whom} in {period.describe()} is {figure}",
+                        "evidence": f"{statement} over {row['observations']} rows",
+                        "verdict": "backed",
+                    },
+                    {
+                        "claim": f"the change from {periods[0].describe()} to {periods[1].describe()}",
+                        "evidence": f"no rows for {outside[0]}",
+                        "verdict": "unbacked",
+                    },
+                ],
+            },
+        )
     if outside:
         return _no_data(
             f"Your data runs from {coverage.start:%Y-%m-%d} to {coverage.last_day():%Y-%m-%d}"  # type: ignore[union-attr]
@@ -649,33 +687,6 @@ async def _compare_groups(
             ],
         },
     )
-
-
-#: "the Leeds store", "our Manchester branch", "the shop in York": a member named by a place.
-_PLACE_NAMED = re.compile(
-    r"\b(?:the|our|my|your)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s+(?:store|shop|branch|outlet)\b"
-    r"|\b(?:store|shop|branch|outlet)\s+(?:in|at)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\b"
-)
-
-
-async def _unknown_place(sql: ReadOnlySql, metric: DataMetric, message: str) -> str | None:
-    """A place a question names a store by ("the Leeds store") that no name or group of the data has:
-    which store it is takes one fact from the user. None when the data knows the words (a region)."""
-    found = _PLACE_NAMED.search(message)
-    if found is None:
-        return None
-    place = (found.group(1) or found.group(2)).strip()
-    if unread_time(place) or time_mention(place):
-        return None  # "the store in July": when, not where
-    known: set[str] = set()
-    for _entity, query in metric.groups.values():
-        known |= {str(row["value"]).lower() for row in (await sql.query(query)).rows}
-    words = place.lower().split()
-    if any(
-        word in known or any(word.startswith(v) and len(word) - len(v) <= 3 for v in known) for word in words
-    ):
-        return None
-    return place
 
 
 @dataclass(frozen=True)
@@ -935,6 +946,22 @@ async def _known_values(sql: ReadOnlySql, metric: DataMetric, column: str) -> li
 _SUM = re.compile(r"\bsum\(", re.I)
 
 
+def stock_refusal(message: str, metrics: Sequence[DataMetric], now: datetime) -> QueryAnswer | None:
+    """The answer to a question about what is on hand ("how many handsets are sitting in the back room
+    right now"), which rows of sales never tell, naming the stock as the data missing; None when the
+    message asks no such thing. The sales of all time would answer another question."""
+    if (held := counted_in_stock(message, metrics, now)) is None:
+        return None
+    return QueryAnswer(
+        text=f"Your data records sales, not stock: it has no count of the {held} on hand. I can say how "
+        f"many {held} were sold over a period you name (e.g. 'how many {held} did store 2 sell in "
+        "September').",
+        handler="data",
+        answered=False,
+        data={"outcome": "out_of_scope", "missing": [f"stock levels ({held} on hand)"]},
+    )
+
+
 async def data_question(request: QueryRequest, *, default_metric: str | None = None) -> QueryAnswer:
     """One read-only SQL query through the SQL tool: the number over the window the question names
     (read against the runtime clock, never the data's last row), the query and the rows' coverage.
@@ -945,17 +972,8 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     mention = metric_mention(request.message, request.metrics)
     if mention.metric is None and mention.unknown is None:
         mention = metric_by_words(request.message, request.metrics) or mention
-    if (held := counted_in_stock(request.message, request.metrics, request.clock.now())) is not None:
-        # "how many handsets are sitting in the back room right now": what is on hand, which rows of
-        # sales never tell; the sales of all time would answer another question.
-        return QueryAnswer(
-            text=f"Your data records sales, not stock: it has no count of the {held} on hand. I can say how "
-            f"many {held} were sold over a period you name (e.g. 'how many {held} did store 2 sell in "
-            "September').",
-            handler="data",
-            answered=False,
-            data={"outcome": "out_of_scope", "missing": [f"stock levels ({held} on hand)"]},
-        )
+    if (stock := stock_refusal(request.message, request.metrics, request.clock.now())) is not None:
+        return stock
     if (by_verb := figure_by_verb(request.message, request.metrics)) is not None and (
         mention.metric is None or mention.metric.name != by_verb.metric.name  # type: ignore[union-attr]
     ):
@@ -1074,22 +1092,8 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             named = None
     if named is not None:
         return await _answer_named(request, named, default_metric)
-    if "store_id" in metric.filters and "store_id" not in request.entities:
-        try:
-            place = await _unknown_place(sql, metric, request.message)
-            known = await _known_values(sql, metric, metric.filters["store_id"]) if place else []
-        except ToolInputError:
-            place = None
-        if place is not None:
-            # "the Leeds store": the data names its stores otherwise; all the stores' figure would
-            # answer another question.
-            return QueryAnswer(
-                text=f"Your data does not name a store by {place!r}: which store do you mean? "
-                f"({', '.join(str(value) for value in known)})",
-                handler="data",
-                answered=False,
-                data={"outcome": "clarify", "missing": ["store"], "known": {"store": known}},
-            )
+    if (described := await _answer_described(request, metric, sql, default_metric)) is not None:
+        return described
     now = request.clock.now()
     # "will ... make in December" is the December to come: no rows can exist there, said so.
     asked = time_window(request.message, now, direction="future" if asks_future(request.message) else "past")
@@ -1328,6 +1332,57 @@ async def _answer_named(
     answer.data["verification"] = [named.claim, *(answer.data.get("verification") or [])]
     answer.text = f"({named.words[0].upper()}{named.words[1:]} is {said}.) {answer.text}"
     return answer
+
+
+async def _answer_described(
+    request: QueryRequest, metric: DataMetric, sql: ReadOnlySql, default_metric: str | None
+) -> QueryAnswer | None:
+    """A question about a member named by a description ("the store we opened in March 2019", "the
+    flagship"): answered as the question naming the member when the member table settles one, else
+    asked about, saying what the data holds. None when no description names a member."""
+    for entity, table in metric.members.items():
+        if entity in request.entities or (entity == "store_id" and _STORES.search(request.message)):
+            continue
+        description = describe(request.message, ENTITY_WORDS.get(entity, ()))
+        if description is None or _ORDER_WORDS.search(description.words):
+            continue  # "the best store" ranks them
+        try:
+            found = await described_member(sql, table, entity, description, request.clock.now())
+        except ToolInputError:
+            continue
+        if found is None:
+            continue
+        noun = entity.removesuffix("_id")
+        if found.settled:
+            said = f"{noun.title()} {found.members[0]}"
+            answer = await data_question(
+                replace(
+                    request,
+                    message=request.message.replace(description.words, said, 1),
+                    entities={**request.entities, entity: found.members[0]},
+                ),
+                default_metric=default_metric,
+            )
+            answer.data["described"] = {"words": found.words, entity: found.members[0]}
+            answer.data["verification"] = [found.claim(noun), *(answer.data.get("verification") or [])]
+            answer.text = f"({found.words[0].upper()}{found.words[1:]} is {said}.) {answer.text}"
+            return answer
+        fits = (
+            f"{noun}s {', '.join(map(str, found.members))} fit it" if found.members else f"no {noun} fits it"
+        )
+        return QueryAnswer(
+            text=f"Which {noun} do you mean by {found.words!r}? Your data: {found.reason}; {fits}. "
+            f"Your {noun}s: {', '.join(map(str, found.known))}.",
+            handler="data",
+            answered=False,
+            data={
+                "outcome": "clarify",
+                "missing": [noun],
+                "known": {noun: list(found.known)},
+                "described": {"words": found.words, "fits": list(found.members), "reason": found.reason},
+            },
+        )
+    return None
 
 
 OTHER_PROMPT = """You answer a business user's question about their account in a few sentences. You know

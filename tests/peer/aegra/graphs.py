@@ -4,6 +4,8 @@ langchain's scripted fake chat model (streaming word by word), so no remote mode
 
 - ``agent``: a ReAct agent (model, then tools while the model calls them) with a context schema
   (``model``, ``system_prompt``), which a run's ``context`` fills and whose defaults apply without one.
+  Asked for something long or slow, it writes a long answer at a hosted model's pace (the peer's cancel
+  tests cancel such a run while it writes; a short answer would have ended before their cancel).
 - ``agent_hitl``: the same agent asking a human before each tool call (agent-inbox responses:
   ``accept``, ``edit``, ``response``, ``ignore``).
 - ``subgraph_agent``: the agent as a sub-graph of a parent graph.
@@ -20,11 +22,11 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import (
     AIMessage,
@@ -35,7 +37,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.messages.tool import tool_call_chunk
-from langchain_core.outputs import ChatGenerationChunk
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
@@ -61,6 +63,13 @@ class Context:
 #: Words of a request that make the agent call its search tool.
 _TOOL_WORDS = ("search", "weather", "look up", "find")
 
+#: Words of a request asking for a long answer, and that answer: paragraphs written at a hosted model's
+#: pace (about 30 s in all), so a run asked for one is still writing when a client cancels it.
+_LONG_WORDS = ("long", "slowly")
+_LONG_PARAGRAPHS = 10
+_WORDS_PER_PARAGRAPH = 60
+_PACE_S = 0.05
+
 
 def _last_human(messages: list[AnyMessage]) -> str:
     for message in reversed(messages):
@@ -72,7 +81,34 @@ def _last_human(messages: list[AnyMessage]) -> str:
 class _ScriptedModel(GenericFakeChatModel):
     """langchain's scripted model, whose stream also carries the message's tool calls: its own stream
     drops them, so a run streaming ``messages`` (as every thread-protocol run does) saw an answer
-    without the call, and ``agent_hitl`` never reached its interrupt there."""
+    without the call, and ``agent_hitl`` never reached its interrupt there. With ``pace_s``, each word
+    takes that long to write, streamed or not."""
+
+    pace_s: float = 0.0
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        sync_manager = run_manager.get_sync() if run_manager else None
+        for chunk in self._stream(messages, stop=stop, run_manager=sync_manager, **kwargs):
+            if chunk.text.strip():  # a word, not the space after it
+                await asyncio.sleep(self.pace_s)
+            yield chunk
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        result = self._generate(messages, stop=stop, **kwargs)
+        await asyncio.sleep(self.pace_s * len(str(result.generations[0].message.content).split()))
+        return result
 
     def _stream(
         self,
@@ -104,9 +140,11 @@ class _ScriptedModel(GenericFakeChatModel):
             yield chunk
 
 
-async def _say(text: str, context: Context, tool_calls: list[Any] | None = None) -> AIMessage:
+async def _say(
+    text: str, context: Context, tool_calls: list[Any] | None = None, pace_s: float = 0.0
+) -> AIMessage:
     # Through the scripted model, so the words (and a tool call) stream as a model's would.
-    model = _ScriptedModel(messages=iter([AIMessage(text, tool_calls=tool_calls or [])]))
+    model = _ScriptedModel(messages=iter([AIMessage(text, tool_calls=tool_calls or [])]), pace_s=pace_s)
     answer = await model.ainvoke(text)
     return AIMessage(
         content=answer.content,
@@ -126,7 +164,15 @@ async def _answer(state: Messages, context: Context, wants_tool: bool) -> dict[s
         return {"messages": [await _say("Let me look that up.", context, [call])]}
     if last.type == "tool":
         return {"messages": [await _say(f"Here is what I found: {last.content}", context)]}
+    if any(word in request.lower() for word in _LONG_WORDS):
+        return {"messages": [await _say(_long_answer(request), context, pace_s=_PACE_S)]}
     return {"messages": [await _say(f"You said: {request}. Here is a short answer.", context)]}
+
+
+def _long_answer(request: str) -> str:
+    words = " ".join(["more"] * (_WORDS_PER_PARAGRAPH - 3))
+    paragraphs = [f"Paragraph {n}: {words}." for n in range(1, _LONG_PARAGRAPHS + 1)]
+    return "\n\n".join([f"You said: {request}.", *paragraphs])
 
 
 def _declined(messages: list[AnyMessage]) -> bool:

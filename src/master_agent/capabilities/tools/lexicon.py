@@ -257,6 +257,14 @@ def kind_named(item: str, phrases: Iterable[str], context: str = "") -> str | No
     return next((phrase for phrase in phrases if category & _kinds_of(phrase, context)), None)
 
 
+def knows_kinds(item: str) -> bool:
+    """Whether WordNet knows kinds of ``item`` to sense it by (False without WordNet)."""
+    try:
+        return bool(_category(item))
+    except WordNetMissing:
+        return False
+
+
 def a_kind_of(item: str) -> str | None:
     """One kind of ``item`` as words (the first, in WordNet's order, whose name shares no word with
     the item: "alcohol" gives "brew"), for a case an input words otherwise; None when WordNet is
@@ -275,16 +283,62 @@ def a_kind_of(item: str) -> str | None:
     return None
 
 
+def a_synonym(item: str) -> str | None:
+    """``item`` in other words: another name WordNet gives its first sense, sharing no word with it
+    ("alcohol" gives "intoxicant"); None when WordNet is missing or gives none."""
+    try:
+        category = _category(item)
+        senses = [s for s in _senses(item.split()) if s in category]
+    except WordNetMissing:
+        return None
+    own = {w.lower() for w in item.split()}
+    for lemma in senses[0].lemma_names() if senses else []:
+        words = str(lemma).lower().replace("_", " ")
+        if not own & set(words.split()) and not any(w[:4] in words for w in own if len(w) >= 4):
+            return words
+    return None
+
+
+def a_near_miss(item: str) -> str | None:
+    """A thing close to ``item`` but not of it, as words: the most used sibling under the item's
+    first sense's broader kinds that is no kind of the item ("alcohol" gives "coffee"), for a
+    case a system matching too loosely answers wrongly; None when WordNet is missing or knows none
+    that tagged text uses (WordNet's rarer siblings are where its tree and everyday use part ways)."""
+    try:
+        category = _category(item)
+        senses = [s for s in _senses(item.split()) if s in category]
+    except WordNetMissing:
+        return None
+    if not senses:
+        return None
+    own = {w.lower() for w in item.split()}
+    siblings = {s for broader in senses[0].hypernyms() for s in broader.hyponyms() if s not in category}
+    lemmas = sorted(
+        (lemma for sibling in siblings for lemma in sibling.lemmas()),
+        key=lambda lemma: (-lemma.count(), lemma.name()),
+    )
+    for lemma in lemmas:
+        words = str(lemma.name()).lower().replace("_", " ")
+        if lemma.count() < 1:
+            break  # a sibling no tagged text uses is no everyday near miss
+        if own & set(words.split()) or any(w[:4] in words for w in own if len(w) >= 4):
+            continue
+        if not category & _kinds_of(words):
+            return words
+    return None
+
+
 #: WordNet's part-of-speech digit in a sense key (``lemma%1:...``): noun, verb, adjective, adverb,
 #: adjective satellite (an adjective).
 _SENSE_POS = {"1": "n", "2": "v", "3": "a", "4": "r", "5": "a"}
 
 
 @cache
-def _word_classes(root: Path = WORDNET_DIR) -> tuple[frozenset[str], dict[str, dict[str, int]]] | None:
-    """Every noun lemma WordNet has (``index.noun``) and, per lemma, how often its senses of each part of
-    speech were tagged in WordNet's corpus (``cntlist.rev``); None without WordNet's files. Read from the
-    files themselves (no nltk): a tenth of a second, once per process."""
+def _word_classes(root: Path = WORDNET_DIR) -> tuple[frozenset[str], frozenset[str]] | None:
+    """Every noun lemma WordNet has (``index.noun``), and those of them whose senses as another part of
+    speech were tagged more often in WordNet's corpus (``cntlist.rev``) than their noun senses; None
+    without WordNet's files. Read from the files themselves (no nltk): a tenth of a second, once per
+    process. Only the verdicts are kept: the counts per lemma took 17 MB in every serving process."""
     if not (root / "index.noun").is_file() or not (root / "cntlist.rev").is_file():
         return None
     with (root / "index.noun").open(encoding="utf-8") as lines:
@@ -295,10 +349,13 @@ def _word_classes(root: Path = WORDNET_DIR) -> tuple[frozenset[str], dict[str, d
             key, _, count = line.split()
             lemma, _, sense = key.partition("%")
             pos = _SENSE_POS.get(sense[:1])
-            if pos:
+            if pos and lemma in nouns:
                 by_pos = counts.setdefault(lemma, {})
                 by_pos[pos] = by_pos.get(pos, 0) + int(count)
-    return nouns, counts
+    other_first = frozenset(
+        lemma for lemma, by_pos in counts.items() if by_pos.get("n", 0) < max(by_pos.values())
+    )
+    return nouns, other_first
 
 
 def noun_first(word: str) -> bool | None:
@@ -308,12 +365,11 @@ def noun_first(word: str) -> bool | None:
     classes = _word_classes()
     if classes is None:
         return None
-    nouns, counts = classes
+    nouns, other_first = classes
     word = word.lower()
     for lemma in (word, word[:-1] if word.endswith("s") else "", word[:-2] if word.endswith("es") else ""):
         if lemma in nouns:
-            tagged = counts.get(lemma, {})
-            return tagged.get("n", 0) >= max(tagged.values(), default=0)
+            return lemma not in other_first
     return False
 
 

@@ -22,6 +22,8 @@ Unit = Literal["ratio", "count", "currency", "number"]
 #: Stores by region, read from the data: "our east stores" is every store the data puts in the east.
 REGIONS = {"region": ("store_id", "SELECT region AS value, store_id AS member FROM stores")}
 SALES = {"store_id": "store_id", "staff_id": "staff_id"}
+#: The table listing the stores, read when a question names one by a description ("the flagship").
+MEMBERS = {"store_id": "stores"}
 #: Stores named by a property the data settles: "our newest store" is the one opened last; "the
 #: biggest shop" is asked about when its staff count and its sales name different stores.
 STORE_ORDERS = (
@@ -94,6 +96,7 @@ def _sales(
         average=average,
         groups=REGIONS,
         orders=STORE_ORDERS,
+        members=MEMBERS,
     )
 
 
@@ -111,6 +114,7 @@ def _staff(name: str, expression: str, unit: Unit, aliases: tuple[str, ...], mea
         observation_noun="staff members",
         groups=REGIONS,
         orders=STORE_ORDERS,
+        members=MEMBERS,
     )
 
 

@@ -218,11 +218,14 @@ class DecisionSteps(DataSteps):
                 # "We missed our August goal at store 5. Get it to 4% by end of January.": a past goal is
                 # the background; a target, a deadline ahead and a verb that moves the figure are a goal.
                 return intent.model_copy(update=EXECUTE)
-            if names_a_figure(goal, self.pack.data_metrics) and not moves_a_figure(goal):
+            unsure = intent.confidence < self.settings.route_confidence
+            if unsure and names_a_figure(goal, self.pack.data_metrics) and not moves_a_figure(goal):
                 past = time_window(goal, now, direction="past")
                 if past is not None and past.end <= now:
-                    # "We'd set Store 4 a target of 8% for September. Did they hit it?": a goal the
-                    # service never solved is answered by the figure over the period it was for.
+                    # Read unsure as an outcome, a figure over a period gone by is asked for its value.
+                    # Read sure, it asks how a plan or goal turned out ("remember the basket plan for
+                    # store 2 from September? did the 30-day check come back good or bad"): the period
+                    # is when the plan was made, and only the outcome checks know what it set out to do.
                     return intent.model_copy(update={"query_kind": "data"})
         elif intent.action == "EXECUTE" and is_figure_question(goal, self.pack.data_metrics, now):
             # "acessory revnue store 7 in spetember": a figure of the data over a period gone by, with no

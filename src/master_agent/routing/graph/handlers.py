@@ -22,7 +22,7 @@ from master_agent.routing.graph.replies import _envelope, _paused_lines, _soluti
 from master_agent.routing.graph.state import FrontDoorState
 from master_agent.routing.graph.systems import run_system_request, system_reply
 from master_agent.routing.intent import message_entities
-from master_agent.routing.queries import BUILT_IN_HANDLERS, QueryRequest, carried_over
+from master_agent.routing.queries import BUILT_IN_HANDLERS, QueryRequest, carried_over, stock_refusal
 from master_agent.runtime.loop import NestedAgent, nested_agents, recursion_limit_for, task_text
 from master_agent.runtime.solve import record_chat_goal
 from master_agent.runtime.verification import Check, limitations_of, verify_before_answer
@@ -251,6 +251,21 @@ class HandlerNodes(FrontDoorBase):
                 "reply": {"kind": "out_of_scope", "status": "success", "text": text},
                 "envelope": _envelope("success", {}, []),
                 "messages": [AIMessage(content=text)],
+                **self._finish(state, goal),
+            }
+        stock = stock_refusal(goal, self.pack.data_metrics, self.evolution.clock.now())
+        if stock is not None:
+            # Refused before any handler read it ("how many chargers have we got left in the back"): the
+            # reply names the data missing, as the data handler's does, not every agent's skills.
+            return {
+                "reply": {
+                    "kind": "out_of_scope",
+                    "status": "out_of_scope",
+                    "text": stock.text,
+                    "data": stock.data,
+                },
+                "envelope": _envelope("partial", stock.data, [stock.text]),
+                "messages": [AIMessage(content=stock.text)],
                 **self._finish(state, goal),
             }
         runnable = [card for card in self.cards if card.runnable]

@@ -17,6 +17,7 @@ from master_agent.routing.graph.decide import DecisionSteps, read_answers
 from master_agent.routing.graph.flows import _cut_short, _suspend_cut_short, _waiting_clarification
 from master_agent.routing.graph.follow_ups import (
     CLOSES_THE_CONVERSATION,
+    OPENING_WORDS,
     corrects_previous,
     is_closing,
     is_short,
@@ -128,10 +129,13 @@ class RouteNodes(DecisionSteps):
             reading.entities = {**said_before, **reading.entities}
         standalone = previous_turn is None or reading.follow_up or override or clarifications or refused
         # A closing the head refuses outright ("lovely, that's it from me, off at 6 tonight") is thanked
-        # all the same, not told that no agent does it.
-        closing = not (standalone and not refused) and await is_closing(
-            reading.message, self.evolution.knowledge.embedder, self.pack.data_metrics
-        )
+        # all the same, not told that no agent does it; so is a thread's first message that only signs
+        # off ("thanks, signing off now - back online at 7:30 tomorrow"), which the heads, trained on
+        # requests, read as one.
+        opening = previous_turn is None and not (override or clarifications or asked_back)
+        closing = (
+            not (standalone and not refused) or (opening and not is_short(reading.message, OPENING_WORDS))
+        ) and await is_closing(reading.message, self.evolution.knowledge.embedder, self.pack.data_metrics)
         if closing:
             # "great, thanks - that's all for now" after a served turn asks for nothing: no agent runs,
             # no question is asked back (the out-of-scope reply thanks the user, see ``handlers``).

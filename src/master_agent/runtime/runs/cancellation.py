@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from typing import Any, cast
@@ -28,14 +29,18 @@ from master_agent.storage.outages import through_outages
 #: How long a cancel request for a run not executing here is kept for its start here (a claim in flight).
 UNPLACED_CANCEL_S = 60.0
 
+#: Longest a cancel waits for a run executing here to stop. Its caller then reads the run stopped, as
+#: langgraph-api's cancel sets the status at once; a run still stopping past it stops later.
+LOCAL_STOP_S = 10.0
+
 
 class RunCancellation(RunBookkeeping):
     """Cancel runs, here or in the process executing them, and store a cancelled run's end."""
 
     async def cancel(self, run_id: str, *, action: CancelAction = "interrupt") -> bool:
         """Stop a run: a pending one at once, a running one through the worker executing it (in any
-        process). ``interrupt`` keeps its work so far; ``rollback`` removes the run and its checkpoints.
-        False when the run had already finished."""
+        process; when that is this one, returns once it has stopped). ``interrupt`` keeps its work so far;
+        ``rollback`` removes the run and its checkpoints. False when the run had already finished."""
         pool = self.resources.database.pool
         async with pool.connection() as conn:
             async with conn.transaction():
@@ -53,10 +58,18 @@ class RunCancellation(RunBookkeeping):
             if row["status"] == "running":
                 await conn.execute("SELECT pg_notify(%s, %s)", (CANCEL_CHANNEL, run_id))
         if row["status"] == "running":
-            self._cancel_local(run_id, action)
+            await self._stop_local(run_id, action)
         else:
             await self._announce_done(run_id, "interrupted")
         return True
+
+    async def _stop_local(self, run_id: str, action: CancelAction) -> None:
+        """Cancel the run if it executes here, and wait until its end is stored (interrupted, or as it
+        ended when it was already finishing)."""
+        task = self._running.get(run_id)
+        self._cancel_local(run_id, action)
+        if task is not None and task is not asyncio.current_task():
+            await asyncio.wait({task}, timeout=LOCAL_STOP_S)
 
     def _cancel_local(self, run_id: str, action: CancelAction) -> None:
         task = self._running.get(run_id)
