@@ -49,7 +49,7 @@ _CLAIM = re.compile(r"^(?:Sent|Created|Moved|Cancelled):", re.M)
 #: (clarification answers, hours said without am/pm); probes2.json: cancelling, contact look-ups, draft
 #: edits, free time over a span and moves in new wordings (session 6); tuning2.json: a second batch
 #: written from the user's side by another author, with heldout2.json its held-out part. All but the
-#: held-out files are tuned on.
+#: held-out files are tuned on. tuning5.json: compound actions and claims (session 12, another author).
 PARTS = (
     "heldout",
     "tuning",

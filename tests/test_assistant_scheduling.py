@@ -66,6 +66,10 @@ def test_periods() -> None:
     assert resolve_period("next week", MONDAY).first == date(2026, 11, 30)  # type: ignore[union-attr]
     assert resolve_period("tomorrow", MONDAY).first == date(2026, 11, 24)  # type: ignore[union-attr]
     assert resolve_period("whenever", MONDAY) is None
+    # Two weekdays joined as a span, with or without "from": both and the days between.
+    span = resolve_period("a 2 hour block sometime Tuesday to Thursday. What are my options?", MONDAY)
+    assert span is not None and (span.first, span.last) == (date(2026, 11, 24), date(2026, 11, 26))
+    assert resolve_period("between Wednesday and Friday", MONDAY).last == date(2026, 11, 27)  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(

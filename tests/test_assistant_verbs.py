@@ -21,7 +21,13 @@ from langgraph.types import Command
 
 from master_agent.capabilities import install_tenant
 from master_agent.capabilities.tools.context import ToolContext
-from master_agent.domains.assistant import describe_answer, opens_as_request, read_as_reply
+from master_agent.domains.assistant import (
+    describe_answer,
+    opens_as_request,
+    read_as_free_time,
+    read_as_negated,
+    read_as_reply,
+)
 from master_agent.domains.assistant.demo import sent_envelopes
 from master_agent.domains.assistant.demo_data import start_demo_servers
 from master_agent.domains.assistant.local_servers import LocalEndpoints, LocalServers
@@ -32,6 +38,7 @@ from master_agent.domains.assistant.tools import (
     ACCOUNTS_ENV,
     AccountsFile,
     accounts_on,
+    bare_hour,
     build_tools,
     goal_entities,
 )
@@ -470,6 +477,17 @@ async def test_an_event_named_by_its_start_is_found_and_a_shift_said_before_its_
     ]
 
 
+@pytest.mark.parametrize(
+    ("answer", "hour"),
+    [("hmm wait, 3 is better", "15:00"), ("4 works", "16:00"), ("3 and 4", None), ("make it 2 people", None)],
+)
+def test_a_bare_number_answering_a_drafted_time_is_an_hour_by_the_working_day_rule(
+    answer: str, hour: str | None
+) -> None:
+    found = bare_hour(answer)
+    assert (found.strftime("%H:%M") if found else None) == hour
+
+
 def test_a_moves_new_time_said_without_to_is_read_apart_from_the_event() -> None:
     """Where an event goes may be said with "instead", "at", "by" or its way ("back", "earlier"),
     not only after "to"; a day said of the event ("Friday's retro") stays the event's."""
@@ -482,6 +500,7 @@ def test_a_moves_new_time_said_without_to_is_read_apart_from_the_event() -> None
             "Bring the design review forward by 30 minutes",
             "Reschedule Friday's retro for Thursday at 4pm",
             "Move the design review",
+            "make the product review begin one hour more late",
         )
     }
     assert read == {
@@ -507,6 +526,11 @@ def test_a_moves_new_time_said_without_to_is_read_apart_from_the_event() -> None
             "on_day": "2026-12-11",
         },
         "Move the design review": {"event_words": "Move the design review"},
+        # A comparative said with "more" ("more late") is its way all the same.
+        "make the product review begin one hour more late": {
+            "event_words": "make the product review begin ",
+            "move_to": "60 minutes later",
+        },
     }
 
 
@@ -588,6 +612,8 @@ async def test_a_request_divides_into_steps_only_where_a_new_request_opens() -> 
             "Set up a 1-hour kickoff with Emma and Lucas on Wednesday afternoon",
             "Tell Priya and Tom that the demo is cancelled",
             "Email Omar and tell him the build is green",
+            "Book 30 minutes with Lena on Friday at 2 and email her the agenda: hiring plan",
+            "Cancel thursdays 1:1 with Maria and let her know I am travelling",
         )
     }
     assert read == {
@@ -607,6 +633,17 @@ async def test_a_request_divides_into_steps_only_where_a_new_request_opens() -> 
         "Set up a 1-hour kickoff with Emma and Lucas on Wednesday afternoon": [],
         "Tell Priya and Tom that the demo is cancelled": [],
         "Email Omar and tell him the build is green": [],
+        # A step read unsure but opened by a verb only one action's requests open with ("email"): a
+        # step of that action, never dropped from the request.
+        "Book 30 minutes with Lena on Friday at 2 and email her the agenda: hiring plan": [
+            ("Book 30 minutes with Lena on Friday at 2", "schedule"),
+            ("email her the agenda: hiring plan", "send_mail"),
+        ],
+        # A telling clause after a change that is no mail is the mail telling it, never dropped.
+        "Cancel thursdays 1:1 with Maria and let her know I am travelling": [
+            ("Cancel thursdays 1:1 with Maria", "cancel_event"),
+            ("let her know I am travelling", "send_mail"),
+        ],
     }
 
 
@@ -642,47 +679,39 @@ async def _seeded(resources: RuntimeResources, prefix: str) -> tuple[str, LocalE
 async def test_each_step_of_a_request_is_done_or_said_not_done(
     assistant: RuntimeResources, request_text: str, event: str, recipient: str, said: str
 ) -> None:
-    """A request of two changes: the event's cancellation approved and read back from the calendar;
-    the mail declined, so nothing reaches the SMTP sink and the reply says it was not done (partial,
-    never success). Approved in turn, the mail is sent and the request is a success; "yes to both"
-    approves the mail with the cancellation."""
+    """A request of two changes, the mail telling of the cancellation: the cancellation's draft says
+    its approval also approves that mail; approved, the event is read back gone from the calendar and
+    only then is the mail sent (success). Declined, nothing is cancelled and nothing reaches the SMTP
+    sink, and the reply says both were not done and why (partial, never success)."""
     data_dir = assistant.settings.data_dir
-    tenant, endpoints = await _seeded(assistant, "verbs-both")
-    thread = str(uuid.uuid4())
-    await _first_interrupt(await _chat(assistant, tenant, thread, request_text))
-    both = await _chat(assistant, tenant, thread, Command(resume="yes to both"))
-    assert both["interrupts"] == [] and both["reply"]["status"] == "success", both["reply"]
-    assert f"Cancelled: {event}" in both["reply"]["text"] and "Sent " in both["reply"]["text"]
-    mine = [e for e in sent_envelopes(data_dir) if e.get("mail_from") == endpoints.address]
-    assert [e["rcpt_tos"] for e in mine] == [[recipient]]
-    # The next request of the thread is drafted again: the approval was that request's only.
-    again = await _chat(assistant, tenant, thread, "Email Kate saying the contract is signed")
-    assert again["interrupts"] and again["interrupts"][0]["tool"] == "send_email"
-    for decline in (True, False):
+    for decline in (False, True):
         tenant, endpoints = await _seeded(assistant, "verbs-steps")
         thread = str(uuid.uuid4())
         first = await _first_interrupt(await _chat(assistant, tenant, thread, request_text))
         assert first["tool"] == "cancel_event" and first["detail"]["cancel"] == event
-        second = await _first_interrupt(await _chat(assistant, tenant, thread, Command(resume="approve")))
-        assert second["tool"] == "send_email", second
-        assert second["draft"]["addresses"] == [recipient]
-        assert said in second["draft"]["body"].lower()
-        calendar = CalDavCalendar(endpoints.caldav)
-        when = datetime.fromisoformat(first["draft"]["event_ref"]["start"])
-        still = await calendar.events(when, when + timedelta(minutes=1))
-        assert not [e for e in still if e.summary == event]  # cancelled on the server already
+        assert first.get("covers"), first
         done = await _chat(assistant, tenant, thread, Command(resume="cancel" if decline else "approve"))
+        assert done["interrupts"] == [], done["interrupts"]
         reply = done["reply"]
         mine = [e for e in sent_envelopes(data_dir) if e.get("mail_from") == endpoints.address]
-        assert f"Cancelled: {event}" in reply["text"]
+        calendar = CalDavCalendar(endpoints.caldav)
+        when = datetime.fromisoformat(first["draft"]["event_ref"]["start"])
+        still = [e for e in await calendar.events(when, when + timedelta(minutes=1)) if e.summary == event]
         if decline:
             assert reply["status"] == "partial", reply
-            assert "Not done (send an email)" in reply["text"]
-            assert mine == []
+            assert "Not done (send an email): not done because it reports 'cancel an event'" in reply["text"]
+            assert mine == [] and still
         else:
             assert reply["status"] == "success", reply
-            assert "Sent " in reply["text"] and "Not done" not in reply["text"]
-            assert [e["rcpt_tos"] for e in mine] == [[recipient]]
+            assert f"Cancelled: {event}" in reply["text"] and "Sent " in reply["text"]
+            assert [e["rcpt_tos"] for e in mine] == [[recipient]] and not still
+            accepted = sorted((data_dir / "assistant" / "smtp" / "accepted").glob("*.eml"))[-1]
+            message = email.message_from_bytes(accepted.read_bytes(), policy=email.policy.default)
+            body = str(message.get_body(preferencelist=("plain",)).get_content()).lower()
+            assert said in body and "is cancelled" in body, body
+    # The next request of the thread is drafted again: the approval was that request's only.
+    again = await _chat(assistant, tenant, thread, "Email Kate saying the contract is signed")
+    assert again["interrupts"] and again["interrupts"][0]["tool"] == "send_email"
 
 
 @pytest.mark.parametrize(
@@ -772,6 +801,47 @@ def test_a_request_read_as_reading_mail_that_dictates_a_reply_is_a_send(
     # With another next reading, or read as anything else, the request is what the head says.
     assert read_as_reply(request_text, replace(reading, runner_up="agenda")).action == "read_mail"
     assert read_as_reply(request_text, replace(reading, action="agenda")).action == "agenda"
+
+
+@pytest.mark.parametrize(
+    ("request_text", "free_time"),
+    [
+        ("I need a 2 hour block for a workshop sometime Tuesday to Thursday. What are my options?", True),
+        ("Set up a workshop with the team Tuesday to Thursday, 2 hours", False),
+        ("I need an hour with Ben on Friday at 2. Is that ok?", False),
+    ],
+)
+def test_a_booking_read_unsure_that_asks_and_names_no_time_is_a_free_time_question(
+    request_text: str, free_time: bool
+) -> None:
+    """A block asked for as a question ("what are my options?") with no start is free time to find:
+    it must not book or draft. A booking said as such, or one that names its time, stays a booking."""
+    unsure = Reading(action="schedule", confidence=0.65, runner_up="free_slots", sure=False)
+    expected = "free_slots" if free_time else "schedule"
+    assert read_as_free_time(request_text, unsure).action == expected
+    # A sure reading, or another next reading, is what the head says.
+    assert read_as_free_time(request_text, replace(unsure, sure=True)).action == "schedule"
+    assert read_as_free_time(request_text, replace(unsure, runner_up="agenda")).action == "schedule"
+
+
+@pytest.mark.parametrize(
+    ("request_text", "action", "read_as"),
+    [
+        ("is the retro still on for friday? dont cancel it, just asking", "cancel_event", "agenda"),
+        ("did I already answer Maria? do not send anything", "send_mail", "read_mail"),
+        ("cancel the retro, don't email anyone", "cancel_event", "cancel_event"),
+        ("don't forget to cancel the standup on friday", "cancel_event", "cancel_event"),
+        ("Put together an email to Kate chasing the invoice. Don't send yet.", "send_mail", "send_mail"),
+    ],
+)
+def test_a_change_whose_verb_the_request_negates_is_only_looked_at(
+    request_text: str, action: str, read_as: str
+) -> None:
+    """ "dont cancel it, just asking": the change read is the one the request says not to make, so
+    what it names is looked at (calendar, or mailbox for a mail), never drafted; a negation of
+    another verb, or "don't forget to", leaves the change as read."""
+    reading = Reading(action=action, confidence=0.99, runner_up="free_slots", sure=True)  # type: ignore[arg-type]
+    assert read_as_negated(request_text, reading).action == read_as
 
 
 async def test_a_reply_goes_on_the_answered_mail_s_thread(assistant: RuntimeResources) -> None:

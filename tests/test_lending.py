@@ -131,6 +131,29 @@ def test_a_workflow_that_cannot_run_is_refused_at_load() -> None:
     LOAN_WORKFLOW.check()
 
 
+@pytest.mark.parametrize(
+    ("said", "noted"),
+    [
+        ("I want a loan of 4 lakh for 3 years", ("INR 400,000.00", "36 months")),
+        ("hi, looking for 2.5L over 24 months", ("INR 250,000.00", "24 months")),
+    ],
+)
+async def test_terms_said_before_the_mobile_number_are_kept_and_said_back(
+    resources: RuntimeResources, said: str, noted: tuple[str, ...]
+) -> None:
+    """Terms given before the mobile number: the greeting is not said again as if unheard; the terms
+    are said back with the mobile number still needed, and the offer uses them once it is given."""
+    thread = str(uuid.uuid4())
+    first = await _say(resources, thread, said)
+    text = first["reply"]["text"]
+    assert first["current_stage"] == "GREETING" and "Hello! I am" not in text
+    assert all(part in text for part in noted) and "mobile number" in text, text
+    offered = await _say(resources, thread, "9000000001")
+    amount = float(noted[0].removeprefix("INR ").replace(",", ""))
+    months = int(noted[1].split()[0])
+    assert offered["record"]["loan_details"]["emi"] == pytest.approx(emi(amount, 11.5, months))
+
+
 async def test_an_eligible_customer_gets_a_sanction_letter(resources: RuntimeResources) -> None:
     thread = str(uuid.uuid4())
     first = await _say(resources, thread, "Hello")

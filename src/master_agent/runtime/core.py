@@ -308,6 +308,8 @@ class _AgentLoop:
             config,
             approved=bool(task.get("approved")),
             over_budget=call.get("over_budget"),
+            needs=call.get("needs"),
+            covers=list(call.get("covers") or []),
         )
 
     async def execute_call(
@@ -320,6 +322,8 @@ class _AgentLoop:
         refusal: tuple[str, str] | None = None,
         approved: bool = False,
         over_budget: str | None = None,
+        needs: dict[str, Any] | None = None,
+        covers: list[str] | None = None,
     ) -> dict[str, Any]:
         """Run one tool or sub-agent call through the middleware; never raises for the call's own
         failure. With ``refusal`` (the result, the blocker) the call does not run: that error is its
@@ -341,6 +345,8 @@ class _AgentLoop:
                 kind=kind,
                 approved=approved,
                 over_budget=over_budget,
+                needs=needs,
+                covers=list(covers or []),
             )
             outcome = await chain_tool_calls(list(self.middleware), self.dispatch)(request)
         end = {"event": "call_end", "agent": self.name, "depth": self.depth, "tool": name, "kind": event_kind}

@@ -30,6 +30,7 @@ from master_agent.runtime.core import _AgentLoop
 from master_agent.runtime.middleware import (
     BudgetsMiddleware,
     ChoicesMiddleware,
+    ClaimsMiddleware,
     Gathering,
     GatheringMiddleware,
     HumanReviewMiddleware,
@@ -239,6 +240,7 @@ class _LoopBuilder:
         stack: list[LoopMiddleware] = [
             BudgetsMiddleware(budgets=agent_budgets(spec, limits), sub_agents=frozenset(subs)),
             ChoicesMiddleware(agent=name),
+            ClaimsMiddleware(tools=plain),
             RiskMiddleware(
                 agent=name,
                 tools=plain,

@@ -42,16 +42,17 @@ HOW_TO_ANSWER = (
 _ACCEPT = re.compile(
     r"^\s*(?:(?:ok(?:ay)?|yes|yep|yeah|great|perfect|good|fine|nice|cool|excellent|lovely|thanks|"
     r"thank\s+you|alright|all\s+right|right|now|then|so)[,.!]?\s*|please\s+)*"
-    r"(?:(?:execute|go ahead|go for it|proceed|approve[ds]?|accept(?:ed)?|confirm(?:ed)?|send|book it|do it|"
-    r"run it|ship it|fire away|yes|yep|yeah|yup|ok(?:ay)?|sure|looks (?:good|right|fine|great)|sounds good|"
-    r"lgtm)\b"
-    # A bare "go" is a go-ahead; "go back to Friday" is not.
-    r"|go\s*[.!]*\s*$)",
+    r"(?:(?:execute|go ahead|go for it|proceed|approve[ds]?|accept(?:ed)?|confirm(?:ed)?|send|book it|"
+    r"do (?:it|both|them|all|that)|run it|ship it|fire away|yes|yep|yeah|yup|ok(?:ay)?|sure|"
+    r"looks (?:good|right|fine|great)|sounds good|lgtm)\b"
+    # A bare "go" is a go-ahead, as is a bare "y"; "go back to Friday" is not.
+    r"|(?:go|y)\s*[.!]*\s*$)",
     re.I,
 )
 _CANCEL = re.compile(
-    r"^\s*(?:no[,.!]?\s*|please\s+|actually[,.!]?\s*|oh\s+)*"
-    r"(?:cancel|abort|stop|never\s*mind|forget|scrap|discard|drop|don'?t|do not|reject(?:ed)?|no|"
+    # "ok forget it then", "hmm, never mind": the agreeing word opens a withdrawal, it approves nothing.
+    r"^\s*(?:(?:no|nope|nah|ok(?:ay)?|hmm+|well|actually|oh|right)[,.!]?\s*|please\s+)*"
+    r"(?:cancel|abort|stop|never\s*mind|forget|scrap|discard|drop|don'?t|do not|reject(?:ed)?|no|nope|nah|"
     r"hold\s+(?:off|on|it)|leave\s+it|not\s+now|skip\s+it)\b",
     re.I,
 )

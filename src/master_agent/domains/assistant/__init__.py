@@ -20,10 +20,12 @@ from master_agent.domains.assistant.requests import (
     EXAMPLES,
     WHEN,
     WRITES,
+    Action,
     Reading,
     action_reader,
     sure_request,
 )
+from master_agent.domains.assistant.scheduling import resolve_time
 from master_agent.domains.assistant.shorthand import written_out
 from master_agent.domains.assistant.steps import Step, request_steps
 from master_agent.domains.assistant.tools import (
@@ -111,7 +113,7 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
     zone = ZoneInfo(configured.timezone if configured else "UTC")
     today = context.now().astimezone(zone).date()
     read = await action_reader(context.settings).reading(goal)
-    reading = read_as_reply(goal, read)
+    reading = read_as_negated(goal, read_as_free_time(goal, read_as_reply(goal, read)))
     action = reading.action
     if points_at_what_waits(goal):
         # "move it to 12-1 instead": a change of the draft or preview waiting, which the runtime
@@ -178,18 +180,77 @@ def read_as_reply(goal: str, reading: Reading) -> Reading:
     return replace(reading, action="send_mail", runner_up="read_mail")
 
 
+#: A message that asks rather than tells: a question mark, or a question word opening a sentence.
+_ASKS = re.compile(r"\?|(?:^|[.!;]\s*)(?:what|which|when|where|how|is|are|do|does|can|could)\b", re.I)
+
+
+def read_as_free_time(goal: str, reading: Reading) -> Reading:
+    """A request read as booking without being sure, free time its next reading, that names no clock
+    time and asks ("I need a 2 hour block for a workshop sometime Tuesday to Thursday. What are my
+    options?") is a question about free time: it is answered, and nothing is booked or drafted. A
+    booking needs a start, which only the user can give."""
+    if reading.action != "schedule" or reading.runner_up != "free_slots" or reading.sure:
+        return reading
+    if resolve_time(goal) is not None or not _ASKS.search(goal):
+        return reading
+    return replace(reading, action="free_slots", runner_up="schedule")
+
+
+#: The verbs of each change, as a request says them.
+_CHANGE_VERBS = {
+    "cancel_event": r"cancel|call\s+off|drop|delete|remove|scrap",
+    "reschedule": r"move|reschedule|shift|push|pull|change|bring",
+    "schedule": r"book|schedule|set\s+up|create|add|put",
+    "send_mail": r"send|e-?mail|mail|write|reply|message|tell",
+}
+#: Where a change is only looked at, by its kind: an event's in the calendar, a mail's in the mailbox.
+_LOOK_INSTEAD: dict[str, Action] = {
+    "cancel_event": "agenda",
+    "reschedule": "agenda",
+    "schedule": "agenda",
+    "send_mail": "read_mail",
+}
+
+
+def read_as_negated(goal: str, reading: Reading) -> Reading:
+    """A question read as a change whose verb it negates ("is the retro still on for friday? dont
+    cancel it, just asking") asks about what it names: the calendar is looked at (the mailbox for a
+    mail), and nothing is changed or drafted. Told, not asked ("... Don't send yet."), it stays the
+    change, held back as a draft."""
+    verbs = _CHANGE_VERBS.get(reading.action)
+    if verbs is None:
+        return reading
+    negated = re.compile(
+        rf"\b(?:don'?t|dont|do\s+not|never|no\s+need\s+to|not\s+to)\s+(?:\w+\s+)?(?:{verbs})\b", re.I
+    )
+    # Asked, not told: "Put together an email to Kate ... Don't send yet." is a draft held back.
+    if not negated.search(goal) or not _ASKS.search(goal):
+        return reading
+    return replace(reading, action=_LOOK_INSTEAD[reading.action], runner_up=reading.action)
+
+
 #: "by email", "via mail" before what a message says: how it is sent, not what it says.
 _BY_MAIL = re.compile(r"^(?:(?:by|via|over)\s+(?:e-?mail|mail)\s*,?\s*)(?:that\s+)?", re.I)
 #: The most words a bare yes has ("yep", "yes please do").
 _YES_NO_WORDS = 3
-#: A message that is only its own telling: "to tell her", "and let them know", "about it".
+#: A message that is only its own telling: "to tell her", "and let them know", "about it", "know" (what
+#: is left of "let the team know" once its people are read).
 _ONLY_TELLING = re.compile(
     r"^(?:(?:and|to|so\s+as\s+to)\s+)?(?:(?:tell|inform|notify|update|warn|let)\s+(?:him|her|them|everyone|"
-    r"the\s+team)(?:\s+know)?)?(?:\s*(?:about\s+(?:it|that|this|the\s+change)|of\s+(?:it|that|this)))?$",
+    r"the\s+team)(?:\s+know)?|know)?(?:\s*(?:about\s+(?:it|that|this|the\s+change)|of\s+(?:it|that|this)))?$",
     re.I,
 )
 #: "it's off", "it is moved": the thing a message of a later step refers back to.
 _IT = re.compile(r"\bit(?:'s|\s+is)\b", re.I)
+#: A person said as a pronoun: the mail goes to someone the request named before.
+_PRONOUN = re.compile(r"\b(?:him|her|them)\b", re.I)
+#: A mail step that points back at the change before it: to its people ("email him", "drop her a
+#: line"), about it ("the details", "the new time", "so she knows", "email the team why").
+_REFERS_BACK = re.compile(
+    r"\b(?:him|her|them|it|why|knows?|the\s+(?:details|time|new\s+time|slot|agenda|invite|invitation|change|"
+    r"meeting|call|event))\b",
+    re.I,
+)
 
 
 async def _steps_entities(
@@ -205,26 +266,51 @@ async def _steps_entities(
     event: str | None = None
     change: str | None = None
     changed: int | None = None  # the index in ``actions`` of the change step a later mail may tell
+    changed_words = ""  # the words of that change step
     for step in steps:
         action = step.reading.action
         part = goal_entities(step.text, today, action, contacts if action in PEOPLE_ACTIONS else None)
         record = part.pop("action", None)
         if record is not None:
             actions.append(record)
+        if action == "send_mail" and not part.get("name") and contacts and changed_words:
+            # "... and drop her a line": whom it goes to is whom the change's event names ("my 1:1
+            # with Maria"); no one named there, no one is guessed.
+            whom, _ = people_of(changed_words, contacts, owners=True)
+            if whom and _PRONOUN.search(step.text):
+                part["name"] = whom
         message = part.get("message")
+        restated = False  # its words are (or now hold) the change before it
         if isinstance(message, str):
-            message = _BY_MAIL.sub("", message).strip(" ,;:.")
+            message = _BY_MAIL.sub("", message).strip(" ,;:.?!")
             # "email Maria to tell her", "... to let them know about it": the telling, no words of its own.
-            message = _ONLY_TELLING.sub("", message).strip(" ,;:.")
+            message = _ONLY_TELLING.sub("", message).strip(" ,;:.?!")
             told = message
             if event is not None:
                 message = _IT.sub(f"{event} is", message, count=1)
             # "... and tell Lena by email": a mail that says nothing of its own tells the change before it.
             message = message or change or ""
-            if record is not None and changed is not None and message != told:
-                # Its words state that change as made: it is true only once that change is done.
-                record["tells"] = changed
+            restated = message != told
             part["message"] = message[:1].upper() + message[1:]
+        elif action == "send_mail" and change:
+            # "... and drop her a line so she knows": no words of its own, so the change is what it says.
+            part["message"], restated = change[:1].upper() + change[1:], True
+        if (
+            action == "send_mail"
+            and record is not None
+            and changed is not None
+            and (restated or _REFERS_BACK.search(step.text))
+        ):
+            # Its words state that change as made, or point back at it: it is true only once that
+            # change is done, and says what the server then holds (``runtime.middleware.claims``).
+            record["tells"] = changed
+            if part.get("name"):
+                record["to"] = part["name"]
+        if action in ("schedule", "cancel_event", "reschedule"):
+            changed_words = step.text
+        if action == "schedule" and part.get("summary"):
+            changed = len(actions) - 1 if record is not None else None
+            event, change = str(part["summary"]), f"{part['summary']} is booked"
         if action in ("cancel_event", "reschedule") and part.get("event_words"):
             changed = len(actions) - 1 if record is not None else None
             # What the step names, without its verb: "Wednesday's design review".

@@ -53,6 +53,12 @@ _DAY_PART = re.compile(r"\b(morning|afternoon)s?\b", re.I)
 _DAY_SPAN = re.compile(
     r"\b(?:between|from)\s+(\S+(?:\s+\S+)?)\s+(?:and|to|until|till|through|-)\s+(\S+(?:\s+\S+)?)", re.I
 )
+#: Two weekdays joined as a span with no "from" before them: "sometime Tuesday to Thursday".
+_WEEKDAY_SPAN = re.compile(
+    r"\b((?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?)\s+(?:to|until|till|through|thru|-)\s+"
+    r"((?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?)\b",
+    re.I,
+)
 _BETWEEN = re.compile(
     r"\b(?:between|from)\s+(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)\s+(?:and|to|-|until|till)\s+(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)",
     re.I,
@@ -150,7 +156,7 @@ def _next_date(today: date, day: int, month: int | None) -> date | None:
 def resolve_period(text: str, today: date) -> Period | None:
     """The week or month ``text`` names, or the one day it names, or None."""
     found = PERIOD_PHRASE.search(text.lower())
-    span = _DAY_SPAN.search(text)
+    span = _DAY_SPAN.search(text) or _WEEKDAY_SPAN.search(text)
     if found is None and span is not None:
         # "between Wednesday and Friday", "from Tuesday to Thursday": both days and those between.
         first, last = resolve_day(span.group(1), today), resolve_day(span.group(2), today)

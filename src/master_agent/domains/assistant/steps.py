@@ -12,9 +12,9 @@ never say a step was done that no tool confirmed.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from master_agent.domains.assistant.requests import EXAMPLES, WRITES, ActionReader, Reading
+from master_agent.domains.assistant.requests import EXAMPLES, WRITES, Action, ActionReader, Reading
 
 #: Where a request may divide: "and", "and then", "then", "; ", ", and" (what follows is checked).
 _JOINS = re.compile(r"\s*[,;]?\s+(?:and\s+then|and\s+also|and|then)\s+|\s*;\s+", re.I)
@@ -36,6 +36,26 @@ VERB_OPENINGS = (
     )
     - _NO_VERBS
 )
+
+
+#: The actions whose example requests open with each word ("email": send_mail only).
+_OPENS: dict[str, set[Action]] = {}
+for _action, _texts in EXAMPLES.items():
+    for _text in _texts:
+        _OPENS.setdefault(_text.split()[0].lower(), set()).add(_action)
+
+
+def opened_reading(text: str, reading: Reading) -> Reading:
+    """A step the verb head reads without being sure, opened by a verb that opens the example requests
+    of one action only ("email her the agenda: hiring plan"), is that action: an imperative's verb
+    says what it asks. A sure reading stands."""
+    if reading.sure or not text.split():
+        return reading
+    opens = _OPENS.get(text.split()[0].lower().strip(",."), set())
+    if len(opens) != 1:
+        return reading
+    [action] = opens
+    return replace(reading, action=action, runner_up=reading.action, sure=True)
 
 
 #: What a message says, said as its own clause with no one of its own ("write back to John ... and ask
@@ -62,20 +82,39 @@ def step_text(part: str) -> str:
 
 async def request_steps(goal: str, reader: ActionReader) -> list[Step]:
     """The steps of ``goal`` when it asks for more than one thing and at least one is a change;
-    otherwise [] (the request is one step)."""
+    otherwise [] (the request is one step). A telling clause ("... and let her know I'm travelling")
+    is what the mail before it says, but after another change it is a mail of its own: the telling
+    of that change, never dropped."""
     parts: list[str] = []
+    told: set[int] = set()  # the parts that are a telling clause after a change that is no mail
     cursor = 0
     for join in _JOINS.finditer(goal):
         following = step_text(goal[join.end() :])
         first = following.split()[0].lower().strip(",.") if following.split() else ""
-        if first in VERB_OPENINGS and not _SAYS_ON.match(following):
-            parts.append(goal[cursor : join.start()])
-            cursor = join.end()
+        if first not in VERB_OPENINGS:
+            continue
+        if _SAYS_ON.match(following):
+            before = step_text(goal[cursor : join.start()])
+            action = (await reader.reading(before)).action if before else None
+            if action not in WRITES or action == "send_mail":
+                continue
+            told.add(len(parts) + 1)
+        parts.append(goal[cursor : join.start()])
+        cursor = join.end()
     parts.append(goal[cursor:])
-    texts = [step_text(part) for part in parts if step_text(part)]
+    texts = [(index, step_text(part)) for index, part in enumerate(parts) if step_text(part)]
     if len(texts) < 2:
         return []
-    steps = [Step(text, await reader.reading(text)) for text in texts]
+    steps = [
+        Step(
+            text,
+            Reading(action="send_mail", confidence=1.0, runner_up=reading.action, sure=True)
+            if index in told
+            else opened_reading(text, reading),
+        )
+        for index, text in texts
+        for reading in [await reader.reading(text)]
+    ]
     actions = [step.reading.action for step in steps]
     if (
         len(set(actions)) < len(actions)

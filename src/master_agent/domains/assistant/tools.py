@@ -16,7 +16,7 @@ import os
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -676,6 +676,8 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         checked = MoveArgs.model_validate(args)
         mine, event, start, end = await planned_move(checked.event_ref, checked.move_to)
         view = _event_view(event, mine.zone)
+        # What the new time overlaps, as a new event's draft says it: moved knowingly, or changed.
+        overlapping = [e for e in await mine.calendar.events(start, end) if e.uid != event.uid]
         return {
             "event": view["summary"],
             "from": f"{view['day']} {view['start']}-{view['end']}",
@@ -683,6 +685,10 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             f"{end.astimezone(mine.zone).strftime('%H:%M')}",
             "attendees": event.attendees,
             "uid": event.uid,
+            "overlaps": [
+                f"{other['summary']} {other['start']}-{other['end']}"
+                for other in (_event_view(e, mine.zone) for e in overlapping)
+            ],
         }
 
     async def cancel_event(event_ref: EventRef | dict[str, Any], cancel_request: str) -> dict[str, Any]:
@@ -785,6 +791,17 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             **({"in_reply_to": checked.in_reply_to} if checked.in_reply_to else {}),
         }
 
+    async def report_change(args: dict[str, Any], confirmed: dict[str, Any]) -> dict[str, Any]:
+        """A mail reporting another change of its request, once the server confirmed it: it states
+        the change as the server holds it (``stated_change``), so it never tells a time or a day the
+        calendar does not hold (the runtime calls this only with a confirmed record)."""
+        checked = SendArgs.model_validate(args)
+        zone = (await accounts()).zone
+        fact = stated_change(confirmed, str(zone))
+        if fact is None:
+            return args
+        return {**args, **reported_in(checked.subject, checked.body, fact, confirmed)}
+
     async def add_people(args: dict[str, Any], text: str) -> dict[str, Any] | None:
         """A draft's recipients or attendees with the people an answer adds ("also copy Hana on
         it", "cc david.chen@acme.example", "add Lucas too"): each named contact that one contact fits,
@@ -838,7 +855,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         checked = MoveArgs.model_validate(args)
         mine = await accounts()
         day = resolve_day(text, today(mine.zone))
-        at = resolve_time(text)
+        at = resolve_time(text) or bare_hour(text)
         shift = resolve_shift(text)
         if day is None and at is None and shift is None:
             return None
@@ -880,6 +897,9 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         elif (length := resolve_minutes(text)) is not None:
             # "make it 45 minutes": its length.
             revised["duration_minutes"] = length
+        elif (hour := bare_hour(text)) is not None:
+            # "hmm wait, 3 is better": a bare number answering a drafted time is its start.
+            revised["start_time"] = hour.strftime("%H:%M")
         day = resolve_day(text, today(zone))
         if day is not None and shift is None:
             revised["day"] = day.isoformat()
@@ -957,6 +977,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "more than ten attendees needs an accepted preview); done when read back from the server.",
             risk_of=_mass_when_many,
             preview_of=event_preview,
+            performs=ACTION_NAMES["schedule"],
             revise_of=revise_event,
         ),
         tool(
@@ -966,6 +987,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "Move one of the user's events (one occurrence of a repeating one) to a new day or time, "
             "keeping its attendees (shown as a draft to approve); done when read back from the server.",
             preview_of=move_preview,
+            performs=ACTION_NAMES["reschedule"],
             revise_of=revise_move,
         ),
         tool(
@@ -975,6 +997,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "Cancel one of the user's events (one occurrence of a repeating one) (shown as a draft to "
             "approve); done when the server no longer shows it.",
             preview_of=cancel_preview,
+            performs=ACTION_NAMES["cancel_event"],
         ),
         tool(
             send_email,
@@ -985,9 +1008,80 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             risk_of=_mass_when_many,
             preview_of=mail_preview,
             revise_of=revise_mail,
+            performs=ACTION_NAMES["send_mail"],
+            reports_of=report_change,
         ),
     ]
     return {t.name: t for t in tools}
+
+
+#: An answer to a drafted time that is a bare number and a few words: "hmm wait, 3 is better", "4 works".
+_BARE_NUMBER = re.compile(r"(?<![\d:.])\b(\d{1,2})\b(?![\d:.]|\s*(?:%|min|h\b|hours?|days?|people))", re.I)
+#: The most words such an answer has besides its number.
+_BARE_HOUR_WORDS = 6
+
+
+def bare_hour(text: str) -> time | None:
+    """The clock time a short answer to a drafted time means by a bare number ("3 is better"): read
+    as "at 3" is (the working-day rule: 15:00), or None when it says more than one number or more
+    than a few words."""
+    numbers = _BARE_NUMBER.findall(text)
+    if len(numbers) != 1 or len(re.findall(r"\d+", text)) != 1 or len(text.split()) > _BARE_HOUR_WORDS + 1:
+        return None
+    return resolve_time(f"at {numbers[0]}") if 0 < int(numbers[0]) <= 23 else None
+
+
+def _long_day(day: str) -> str:
+    when = date.fromisoformat(day)
+    return f"{when:%A} {when.day} {when:%B %Y}"
+
+
+def stated_change(confirmed: dict[str, Any], zone: str) -> str | None:
+    """A confirmed calendar change in the server's values (its day, times and uid), or None for a
+    record that is no calendar change."""
+    event = confirmed.get("event")
+    if not isinstance(event, dict) or not event.get("day"):
+        return None
+    when = f"{_long_day(str(event['day']))}, {event.get('start')}-{event.get('end')} ({zone})"
+    summary, uid = event.get("summary") or "The event", confirmed.get("uid") or event.get("uid")
+    requested = confirmed.get("requested")
+    if requested == ACTION_NAMES["reschedule"]:
+        before = confirmed.get("from") or {}
+        was = f" (it was {_long_day(str(before['day']))}, {before.get('start')})" if before.get("day") else ""
+        fact = f"{summary} is now on {when}{was}."
+    elif requested == ACTION_NAMES["cancel_event"]:
+        fact = f"{summary} on {when} is cancelled."
+    else:
+        fact = f"{summary} is booked for {when}."
+    return f"{fact} Calendar event: {uid}." if uid else fact
+
+
+def reported_in(subject: str, body: str, fact: str, confirmed: dict[str, Any]) -> dict[str, str]:
+    """A mail's subject and body stating ``fact``: added after what the user dictated, or in its
+    place when the words dictated name another clock time than the event's start on the server (the
+    mail would tell the reader a time that is not so)."""
+    event = confirmed.get("event") or {}
+    held = str(event.get("start"))
+    paragraphs = body.split("\n\n")
+    closing = next((i for i, p in enumerate(paragraphs) if p.startswith("Best regards")), len(paragraphs))
+    said = next((i for i in range(1, closing) if paragraphs[i].strip()), None)
+
+    def untrue(text: str) -> bool:
+        at = resolve_time(text)
+        return at is not None and at.strftime("%H:%M") != held
+
+    replaced = said is not None and untrue(paragraphs[said])
+    # The subject is the dictated words' opening when no topic was named: replaced with them.
+    opening = subject.removesuffix("...").rstrip(".")
+    derived = replaced and said is not None and paragraphs[said].startswith(opening)
+    if said is not None and replaced:
+        paragraphs[said] = fact
+    else:
+        paragraphs.insert(closing, fact)
+    # A subject of a word or two ("It", "Update") says nothing of the change: the change is the subject.
+    if derived or untrue(subject) or len(subject.split()) <= 2:
+        subject = fact.split(" Calendar event:")[0].split(" (it was")[0].rstrip(".")
+    return {"subject": subject, "body": "\n\n".join(paragraphs)}
 
 
 def people_found(name: str, found: list[Contact], group: list[Contact]) -> dict[str, Any]:
@@ -1100,11 +1194,12 @@ def _to_reader(said: str) -> str:
 _ADDING = re.compile(r"\b(?:also|too|as\s+well|copy|cc|bcc|add|include|loop\s+in|invite)\b", re.I)
 #: Which way a length moves an event: the words of "earlier" win over those of "later" ("push it 30
 #: minutes earlier").
-_EARLIER = re.compile(r"\b(?:earlier|sooner|forward|ahead)\b", re.I)
-_LATER = re.compile(r"\b(?:later|back|delay(?:ed)?|postpone[ds]?|push(?:ed)?)\b", re.I)
+_EARLIER = re.compile(r"\b(?:earlier|sooner|forward|ahead|more\s+early)\b", re.I)
+_LATER = re.compile(r"\b(?:later|back|delay(?:ed)?|postpone[ds]?|push(?:ed)?|more\s+late)\b", re.I)
 #: A length said as how far to move: "an hour earlier", "30 minutes later", "by two hours".
 _SHIFT_BEFORE = re.compile(r"\b(?:by|(?:earlier|later|back|forward|ahead)(?:\s+by)?)\s+$", re.I)
-_SHIFT_AFTER = re.compile(r"^\s*(?:earlier|later|sooner|back|forward|ahead)\b", re.I)
+#: "one hour more late" (a comparative said with "more") is "one hour later".
+_SHIFT_AFTER = re.compile(r"^\s*(?:earlier|later|sooner|back|forward|ahead|more\s+(?:late|early))\b", re.I)
 
 
 def shift_of(text: str) -> tuple[timedelta, int] | None:

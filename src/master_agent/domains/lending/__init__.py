@@ -32,7 +32,19 @@ from master_agent.workflows import Guard, StageSpec, Transition, WorkerSpec, Wor
 from master_agent.workflows.spec import update_skips_a_guard
 
 
-def _greeting(_: LoanConversation) -> str:
+def _greeting(record: LoanConversation) -> str:
+    details = record.loan_details
+    noted = [
+        *([f"of {rupees(details.amount)}"] if details.amount else []),
+        *([f"over {details.tenure_months} months"] if details.tenure_months else []),
+    ]
+    if noted:
+        # Terms said before the mobile number are kept (the offer uses them once the customer is
+        # known): said back, with what is still needed, never the opening again as if unheard.
+        return (
+            f"Thank you, I have noted a personal loan {' '.join(noted)}. To look up your offer I still "
+            "need your registered mobile number: please share it."
+        )
     return (
         "Hello! I am the Smart Loan Assistant. I can help you with a personal loan. To begin, please "
         "share your registered mobile number."

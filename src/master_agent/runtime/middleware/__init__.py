@@ -2,9 +2,9 @@
 ``AgentMiddleware`` (``base``). ``runtime.loop`` composes them per agent spec in this order (the
 first is the outermost around a model or tool call):
 
-budgets, choices, risk, recovery, recall, opening calls, gathering, scope, planner first,
+budgets, choices, claims, risk, recovery, recall, opening calls, gathering, scope, planner first,
 human review, termination. So a flow starts with proposal feedback, then recall, then gathering, then
-scope; a tool call passes budgets, then choices, then risk, then recovery; a model turn passes recall
+scope; a tool call passes budgets, then choices, then claims, then risk, then recovery; a model turn passes recall
 (the short path), then the opening calls.
 """
 
@@ -21,6 +21,7 @@ from master_agent.runtime.middleware.base import (
 )
 from master_agent.runtime.middleware.budgets import BudgetsMiddleware, agent_budgets
 from master_agent.runtime.middleware.choices import ChoicesMiddleware
+from master_agent.runtime.middleware.claims import ClaimsMiddleware
 from master_agent.runtime.middleware.gathering import Gathering, GatheringMiddleware
 from master_agent.runtime.middleware.opening import OpeningCallsMiddleware
 from master_agent.runtime.middleware.planner_first import PlannerFirstMiddleware
@@ -36,6 +37,7 @@ __all__ = [
     "CallKind",
     "CallOutcome",
     "ChoicesMiddleware",
+    "ClaimsMiddleware",
     "Gathering",
     "GatheringMiddleware",
     "HumanReviewMiddleware",

@@ -84,6 +84,12 @@ class ToolCallRequest:
     """The user approved a medium-risk change with the answer that completed it."""
     over_budget: str | None = None
     """Why the call is past a budget (set by ``after_model``); it answers with the refusal."""
+    needs: dict[str, Any] | None = None
+    """The other write of its request this call reports or needs, and how it stands (set by
+    ``after_model``, ``middleware.claims``)."""
+    covers: list[str] = field(default_factory=list)
+    """The request's other changes an approval of this call's draft also approves, said in the
+    draft (set by ``after_model``, ``middleware.claims``: the mail that will report this change)."""
 
 
 def tool_outcome(name: str, call_id: str, status: CallStatus, result: Any) -> CallOutcome:

@@ -152,7 +152,7 @@ class RiskMiddleware(LoopMiddleware):
         if risk == "medium" and request.approved:
             note = f"{name}: medium risk, approved by the user with the answer that completed it"
         elif risk == "medium":
-            args, declined, every, unapplied = await self.approve_draft(name, request.args)
+            args, declined, every, unapplied = await self.approve_draft(name, request.args, request.covers)
             if declined is not None:
                 return declined
             request.args = args
@@ -228,7 +228,7 @@ class RiskMiddleware(LoopMiddleware):
         return dict(revised) if isinstance(revised, dict) else None
 
     async def approve_draft(
-        self, name: str, args: dict[str, Any]
+        self, name: str, args: dict[str, Any], covers: list[str] | None = None
     ) -> tuple[dict[str, Any], CallOutcome | None, bool, list[str]]:
         """A medium-risk call shown as a draft until the user approves it (its arguments, None, whether
         the approval covers every change of the request: "yes to both", and the changes the user asked
@@ -238,6 +238,8 @@ class RiskMiddleware(LoopMiddleware):
         draft = dict(args)
         text = ""
         said = ""
+        # What else an approval approves (the mail that will report this change) is said in the draft.
+        also = f" Approving it also approves: {'; '.join(covers)}." if covers else ""
         unapplied: list[str] = []
         changes = 0
         for _ in range(DRAFT_ANSWERS):
@@ -247,7 +249,7 @@ class RiskMiddleware(LoopMiddleware):
                 {
                     "kind": "approval",
                     "question": said
-                    + f"Approve this draft of {name}? Reply 'approve', 'cancel', or 'change X to Y'.",
+                    + f"Approve this draft of {name}?{also} Reply 'approve', 'cancel', or 'change X to Y'.",
                     "options": ["approve", "cancel"],
                     "agent": self.agent,
                     "tool": name,
@@ -255,6 +257,7 @@ class RiskMiddleware(LoopMiddleware):
                     "draft": draft,
                     "detail": await self.describe_call(name, draft),
                     **({"not_applied": list(unapplied)} if unapplied else {}),
+                    **({"covers": list(covers)} if covers else {}),
                 }
             )
             text = answer_text(answer)

@@ -93,14 +93,16 @@ class TerminationMiddleware(LoopMiddleware):
         limitations.extend(incomplete)
         checks: list[Check] = []
         no_answer: str | None = None
+        asked = {**extract_entities(str(state.get("goal") or "")), **dict(state.get("context") or {})}
+        # A request of several changes: each is answered as its tools left it (checked below), also
+        # when the flow ends handing the user a preview or a question: what was done so far and what
+        # was not are said with it, never left out.
+        steps = requested_steps(
+            asked, confirmed_actions(m.content for m in messages if isinstance(m, ToolMessage))
+        )
+        if steps is not None and not failure:
+            data = {**data, "actions": steps}
         if not handoff and not failure:
-            asked = {**extract_entities(str(state.get("goal") or "")), **dict(state.get("context") or {})}
-            # A request of several changes: each is answered as its tools left it, and checked.
-            steps = requested_steps(
-                asked, confirmed_actions(m.content for m in messages if isinstance(m, ToolMessage))
-            )
-            if steps is not None:
-                data = {**data, "actions": steps}
             verified = verify_before_answer(
                 data,
                 asked,
