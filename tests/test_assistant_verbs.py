@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import email
 import email.policy
+import json
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
@@ -890,6 +891,63 @@ async def test_a_mail_step_that_says_nothing_of_its_own_tells_the_move_before_it
     message = email.message_from_bytes(accepted.read_bytes(), policy=email.policy.default)
     body = str(message.get_body(preferencelist=("plain",)).get_content()).lower()
     assert "sprint retro moves to 2pm friday" in body, body
+
+
+async def test_a_clause_opened_by_a_verb_no_example_uses_is_said_not_done_and_never_folded_in(
+    assistant: RuntimeResources,
+) -> None:
+    """ "... and ping everyone who's in it": "ping" opens no example request, and the verb head cannot
+    tell it as any tool's, so it is a step of its own said not done (never success), and none of its
+    words reach the move: the review is read back from CalDAV on Thursday at its own time, and nothing
+    reaches the SMTP sink."""
+    data_dir = assistant.settings.data_dir
+    tenant, endpoints = await _seeded(assistant, "verbs-ping")
+    thread = str(uuid.uuid4())
+    request_text = "shift the design review to thursday same time and ping everyone who's in it"
+    first = await _first_interrupt(await _chat(assistant, tenant, thread, request_text))
+    assert first["tool"] == "reschedule_event", first
+    assert "ping" not in json.dumps(first).lower(), first
+    done = await _chat(assistant, tenant, thread, Command(resume="yes go ahead"))
+    reply = done["reply"]
+    assert done["interrupts"] == [] and reply["status"] != "success", reply
+    assert 'I did not do: "ping everyone who\'s in it"' in reply["text"], reply["text"]
+    # The weekly review is at 11:00 on Wednesdays: one occurrence, and only it, is on a Thursday now.
+    weeks = await CalDavCalendar(endpoints.caldav).events(NOW - timedelta(days=35), NOW + timedelta(days=35))
+    moved = [
+        e.start.astimezone(UTC) for e in weeks if e.summary == "Design review" and e.start.weekday() == 3
+    ]
+    assert [(start.hour, start.minute) for start in moved] == [(11, 0)], reply["text"]
+    assert f"to {moved[0]:%Y-%m-%d} 11:00" in reply["text"], reply["text"]
+    assert [e for e in sent_envelopes(data_dir) if e.get("mail_from") == endpoints.address] == []
+
+
+async def test_a_clause_joined_by_and_divides_only_where_it_opens_with_a_verb() -> None:
+    """WordNet's verbs in their base form open a step ("ping", "notify", "loop"); nouns ("cake"), names
+    and a first part that asks nothing alone ("book a coffee and chat ...") do not."""
+    reader = action_reader(Settings())
+    read = {
+        text: [(step.text, step.reading.action, step.unread) for step in await request_steps(text, reader)]
+        for text in (
+            "shift the design review to thursday same time and ping everyone who's in it",
+            "cancel the budget sync and notify the team",
+            "book coffee and cake with Lena on friday at 3",
+            "book a coffee and chat with Omar on Friday at 10",
+            "Tell Priya and Tom that the demo is cancelled",
+        )
+    }
+    assert read == {
+        "shift the design review to thursday same time and ping everyone who's in it": [
+            ("shift the design review to thursday same time", "reschedule", False),
+            ("ping everyone who's in it", "unsupported", True),
+        ],
+        "cancel the budget sync and notify the team": [
+            ("cancel the budget sync", "cancel_event", False),
+            ("notify the team", "unsupported", True),
+        ],
+        "book coffee and cake with Lena on friday at 3": [],
+        "book a coffee and chat with Omar on Friday at 10": [],
+        "Tell Priya and Tom that the demo is cancelled": [],
+    }
 
 
 async def test_a_draft_takes_added_words_and_a_new_recipient_and_an_edit_it_cannot_apply_changes_nothing(

@@ -271,6 +271,12 @@ async def _steps_entities(
         action = step.reading.action
         part = goal_entities(step.text, today, action, contacts if action in PEOPLE_ACTIONS else None)
         record = part.pop("action", None)
+        if step.unread:
+            # No tool is known to do it: it is said not done in its own words, and none of its words
+            # become another step's values.
+            why = "I could not tell which action that is, so nothing was done for it"
+            actions.append({**(record or {}), "done": False, "said": step.text, "why": why})
+            continue
         if record is not None:
             actions.append(record)
         if action == "send_mail" and not part.get("name") and contacts and changed_words:
@@ -415,6 +421,8 @@ def _action_lines(solution: dict[str, Any]) -> list[str]:
     if not isinstance(action, dict):
         return []
     if not action.get("done"):
+        if action.get("said"):
+            return [f"I did not do: {str(action['said'])!r} - {action.get('why')}."]
         return [f"Not done ({action.get('requested')}): {action.get('why')}."]
     lines = _done_lines(solution, action)
     asked = action.get("not_applied")

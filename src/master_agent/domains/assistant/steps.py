@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from master_agent.capabilities.tools.lexicon import noun_first, verb_base
 from master_agent.domains.assistant.requests import EXAMPLES, WRITES, Action, ActionReader, Reading
 
 #: Where a request may divide: "and", "and then", "then", "; ", ", and" (what follows is checked).
@@ -67,12 +68,43 @@ _SAYS_ON = re.compile(
 )
 
 
+def opens_with_a_verb(words: str) -> bool:
+    """Whether ``words`` open with an imperative no example request opens with ("ping everyone who's in
+    it", "loop in Sarah", "notify the team"), by WordNet: the first word is a verb in its base form that
+    WordNet reads as a noun less often ("cake", "drinks", "Tom", "Lucas" are not). A capitalised word
+    after "and" is a name ("with Emma and Mark"), not an imperative."""
+    first = words.split()[0].strip(",.") if words.split() else ""
+    if not first or not first[:1].islower():
+        return False
+    return verb_base(first) == first and noun_first(first) is False
+
+
 @dataclass(frozen=True)
 class Step:
-    """One step of a request: its words (the condition or link before its verb left out) and action."""
+    """One step of a request: its words (the condition or link before its verb left out) and action.
+    ``unread``: a clause opened by a verb no example request opens with, which no tool is known to do:
+    it is reported not done, never folded into the step before it."""
 
     text: str
     reading: Reading
+    unread: bool = False
+
+
+async def _asks_alone(part: str, reader: ActionReader) -> bool:
+    """Whether the words before an unknown verb are a request of their own, read surely: "book a coffee
+    and chat with Omar" is one request (its "book a coffee" reads as nothing the assistant does)."""
+    text = step_text(part)
+    reading = opened_reading(text, await reader.reading(text)) if text else None
+    return reading is not None and reading.sure and reading.action not in ("unsupported", "feedback")
+
+
+def _unread_reading(text: str, reading: Reading) -> Reading:
+    """A clause opened by an unknown verb is its own step when the verb head reads it surely (or its verb
+    opens one action's examples); else it is a request the assistant cannot tell, done by no tool."""
+    reading = opened_reading(text, reading)
+    if reading.sure and reading.action != "feedback":
+        return reading
+    return Reading(action="unsupported", confidence=reading.confidence, runner_up=reading.action, sure=True)
 
 
 def step_text(part: str) -> str:
@@ -87,12 +119,15 @@ async def request_steps(goal: str, reader: ActionReader) -> list[Step]:
     of that change, never dropped."""
     parts: list[str] = []
     told: set[int] = set()  # the parts that are a telling clause after a change that is no mail
+    unread: set[int] = set()  # the parts opened by a verb no example opens with
     cursor = 0
     for join in _JOINS.finditer(goal):
         following = step_text(goal[join.end() :])
         first = following.split()[0].lower().strip(",.") if following.split() else ""
         if first not in VERB_OPENINGS:
-            continue
+            if not opens_with_a_verb(following) or not await _asks_alone(goal[cursor : join.start()], reader):
+                continue
+            unread.add(len(parts) + 1)
         if _SAYS_ON.match(following):
             before = step_text(goal[cursor : join.start()])
             action = (await reader.reading(before)).action if before else None
@@ -105,20 +140,22 @@ async def request_steps(goal: str, reader: ActionReader) -> list[Step]:
     texts = [(index, step_text(part)) for index, part in enumerate(parts) if step_text(part)]
     if len(texts) < 2:
         return []
-    steps = [
-        Step(
-            text,
-            Reading(action="send_mail", confidence=1.0, runner_up=reading.action, sure=True)
-            if index in told
-            else opened_reading(text, reading),
-        )
-        for index, text in texts
-        for reading in [await reader.reading(text)]
-    ]
+    steps: list[Step] = []
+    for index, text in texts:
+        reading = await reader.reading(text)
+        if index in told:
+            steps.append(
+                Step(text, Reading(action="send_mail", confidence=1.0, runner_up=reading.action, sure=True))
+            )
+        elif index in unread:
+            reading = _unread_reading(text, reading)
+            steps.append(Step(text, reading, unread=reading.action == "unsupported"))
+        else:
+            steps.append(Step(text, opened_reading(text, reading)))
     actions = [step.reading.action for step in steps]
     if (
         len(set(actions)) < len(actions)
-        or not any(action in WRITES for action in actions)
+        or not any(action in WRITES or step.unread for action, step in zip(actions, steps, strict=True))
         or not all(step.reading.sure for step in steps)
         or "feedback" in actions
     ):
