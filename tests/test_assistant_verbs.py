@@ -923,6 +923,7 @@ async def test_a_clause_opened_by_a_verb_no_example_uses_is_said_not_done_and_ne
 
 async def test_a_clause_joined_by_and_divides_only_where_it_opens_with_a_verb() -> None:
     """WordNet's verbs in their base form open a step ("ping", "notify", "loop"); nouns ("cake"), names
+    (capitalised after "and", even one that is also a verb or opens an example request: "Mark", "Lena")
     and a first part that asks nothing alone ("book a coffee and chat ...") do not."""
     reader = action_reader(Settings())
     read = {
@@ -933,6 +934,10 @@ async def test_a_clause_joined_by_and_divides_only_where_it_opens_with_a_verb() 
             "book coffee and cake with Lena on friday at 3",
             "book a coffee and chat with Omar on Friday at 10",
             "Tell Priya and Tom that the demo is cancelled",
+            # a name after "and" that an example request opens with, or that is also a verb, is a name
+            "Set up a 1-hour kickoff with Emma and Mark on Wednesday afternoon",
+            "invite Tom and Lena to the design review",
+            "book a call with Omar at 3 and send Hana the notes",
         )
     }
     assert read == {
@@ -947,6 +952,12 @@ async def test_a_clause_joined_by_and_divides_only_where_it_opens_with_a_verb() 
         "book coffee and cake with Lena on friday at 3": [],
         "book a coffee and chat with Omar on Friday at 10": [],
         "Tell Priya and Tom that the demo is cancelled": [],
+        "Set up a 1-hour kickoff with Emma and Mark on Wednesday afternoon": [],
+        "invite Tom and Lena to the design review": [],
+        "book a call with Omar at 3 and send Hana the notes": [
+            ("book a call with Omar at 3", "schedule", False),
+            ("send Hana the notes", "send_mail", False),
+        ],
     }
 
 

@@ -27,6 +27,15 @@ _LEAD = re.compile(
 )
 #: Words that open none of the example requests as a verb does ("Could you ...", "The review ...").
 _NO_VERBS = frozenset({"can", "could", "please", "i", "i'm", "the", "a", "an", "my", "this", "that", "it"})
+#: The words the example requests write capitalised inside a sentence: names ("with Priya and Lena"),
+#: whichever example opens with one.
+_NAMES = frozenset(
+    word.lower()
+    for texts in EXAMPLES.values()
+    for text in texts
+    for word in (token.strip(",.?!:;") for token in text.split()[1:])
+    if word[:1].isupper() and not re.fullmatch(r"I(?:'\w+)?", word)
+)
 #: The first words of the pack's example requests: a step opens with one of them.
 VERB_OPENINGS = (
     frozenset(
@@ -36,6 +45,7 @@ VERB_OPENINGS = (
         for text in texts
     )
     - _NO_VERBS
+    - _NAMES
 )
 
 
@@ -107,6 +117,13 @@ def _unread_reading(text: str, reading: Reading) -> Reading:
     return Reading(action="unsupported", confidence=reading.confidence, runner_up=reading.action, sure=True)
 
 
+def _named(words: str) -> bool:
+    """Whether ``words`` open with a capitalised word other than "I": inside a sentence, after "and" or
+    a comma, that is a name ("Mark", "Lena"), never an imperative, whatever else the word may be."""
+    first = words.split()[0].strip(",.") if words.split() else ""
+    return first[:1].isupper() and not re.fullmatch(r"I(?:'\w+)?", first)
+
+
 def step_text(part: str) -> str:
     """A part of a request without the condition or link before its verb ("if I am, book ...")."""
     return _LEAD.sub("", part.strip(" ,;")).strip()
@@ -123,6 +140,8 @@ async def request_steps(goal: str, reader: ActionReader) -> list[Step]:
     cursor = 0
     for join in _JOINS.finditer(goal):
         following = step_text(goal[join.end() :])
+        if _named(following) and ";" not in join.group(0):
+            continue  # "with Emma and Mark on Wednesday", "invite Tom and Lena": the people of one step
         first = following.split()[0].lower().strip(",.") if following.split() else ""
         if first not in VERB_OPENINGS:
             if not opens_with_a_verb(following) or not await _asks_alone(goal[cursor : join.start()], reader):
