@@ -747,10 +747,7 @@ def _world_holidays(year: int) -> tuple[tuple[str, str, datetime], ...]:
 
     days: set[tuple[str, str, datetime]] = set()
     for country in holidays.list_supported_countries():
-        try:
-            kept = holidays.country_holidays(country, years=[year], language="en_US")
-        except (NotImplementedError, KeyError, ValueError):
-            continue
+        kept = holidays.country_holidays(country, years=[year], language="en_US")
         days |= {
             (name, country, datetime(d.year, d.month, d.day, tzinfo=UTC))
             for d, names in kept.items()

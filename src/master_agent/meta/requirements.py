@@ -24,13 +24,12 @@ import ast
 import itertools
 import json
 import re
-import threading
-import time
 import unicodedata
 from collections.abc import Callable
 from typing import Any, Literal
 
 from master_agent.capabilities.numerals import number_start
+from master_agent.capabilities.terms import duckling_parse
 from master_agent.capabilities.tools import lexicon
 from master_agent.meta.artifacts import (
     Comparison,
@@ -281,38 +280,14 @@ _ONES = {
 }
 
 
-class _Numbers:
-    """Duckling's numbers and amounts of money (one runtime per process, started on first use)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._ready: tuple[Any, Any, Any, Any] | None = None
-
-    def parse(self, text: str) -> list[dict[str, Any]]:
-        import duckling
-
-        from master_agent.capabilities.terms import _zoneinfo
-
-        with self._lock:
-            if self._ready is None:
-                duckling.init()
-                zones = duckling.load_time_zones(str(_zoneinfo()))
-                locale = duckling.default_locale_lang(duckling.parse_lang("EN"))
-                self._ready = (
-                    duckling,
-                    zones,
-                    locale,
-                    duckling.parse_dimensions(["amount-of-money", "number"]),
-                )
-            module, zones, locale, dimensions = self._ready
-            reference = module.parse_ref_time(zones, "UTC", int(time.time()))
-            found: list[dict[str, Any]] = module.parse(
-                text, module.Context(reference, locale), dimensions, False
-            )
-        return found
+#: Digit runs Duckling reads in an amount: longer ones are blanked (its number rules are slow on them),
+#: and no amount a request states has more.
+_AMOUNT_DIGITS = 16
 
 
-_NUMBERS = _Numbers()
+def _numbers(clause: str) -> list[dict[str, Any]]:
+    """Duckling's numbers and amounts of money in ``clause``, through the process's one runtime."""
+    return duckling_parse(clause, ("amount-of-money", "number"), long_digits=_AMOUNT_DIGITS)
 
 
 def _cued(clause: str, start: int, end: int) -> bool:
@@ -328,7 +303,7 @@ def _amounts(clause: str) -> list[tuple[int, int, float, str]]:
     """(start, end, value, unit) of each number or amount in ``clause``, the longest reading of a span
     (both ends of a range Duckling reads as one: "between $200 and $1,000")."""
     out: list[tuple[int, int, float, str]] = []
-    for found in _NUMBERS.parse(clause):
+    for found in _numbers(clause):
         value = found["value"]
         ends = [value]
         if value.get("type") == "interval":
