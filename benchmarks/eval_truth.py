@@ -51,15 +51,27 @@ PARTS = (
     "heldout8",
     "tuning9",
     "heldout9",
+    "tuning10",
+    "heldout10",
 )
 #: Parts nobody tunes on: reported as totals only.
 HELD_OUT = frozenset(
-    {"heldout", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8", "heldout9"}
+    {
+        "heldout",
+        "heldout3",
+        "heldout4",
+        "heldout5",
+        "heldout6",
+        "heldout7",
+        "heldout8",
+        "heldout9",
+        "heldout10",
+    }
 )
 #: The service's clock during the evaluation (the cases' "today"); batch 4 was written a day later,
 #: batch 5 two days later (README-fifth-batch.md), batch 6 three (README-sixth-batch.md), batch 7 four
 #: (README-seventh-batch.md, a Sunday), batch 8 five (README-eighth-batch.md, a Monday), batch 9 six
-#: (README-ninth-batch.md, a Tuesday).
+#: (README-ninth-batch.md, a Tuesday), batch 10 seven (README-tenth-batch.md, a Wednesday).
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 CLOCKS = {
     "tuning4": datetime(2026, 11, 26, 12, 0, tzinfo=UTC),
@@ -74,6 +86,8 @@ CLOCKS = {
     "heldout8": datetime(2026, 11, 30, 12, 0, tzinfo=UTC),
     "tuning9": datetime(2026, 12, 1, 12, 0, tzinfo=UTC),
     "heldout9": datetime(2026, 12, 1, 12, 0, tzinfo=UTC),
+    "tuning10": datetime(2026, 12, 2, 12, 0, tzinfo=UTC),
+    "heldout10": datetime(2026, 12, 2, 12, 0, tzinfo=UTC),
 }
 DATA_SCHEMA = "tenant_demo_retail"
 #: Kinds that claim the question was answered.
