@@ -425,6 +425,29 @@ async def test_a_question_about_a_figure_the_data_lacks_is_refused(
     assert refused_by == "out_of_scope", reply
 
 
+async def test_a_figure_narrowed_to_rows_the_data_cannot_pick_is_refused_and_a_region_is_answered(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    """ "The refund rate for headphones" and a goal on it: the sales have no product, so the figure over
+    all of them would be presented as the headphones' own; refused naming what is missing, the goal
+    given no plan. "For the north stores" narrows by a value the stores table holds: answered."""
+    async with _client(live, keys["demo-retail"]) as client:
+        question = await chat(client, "What was the refund rate for headphones at store 8 in September 2026?")
+        goal = await chat(
+            client, "Cut store 8's refunds among first-time customers by a third within 90 days"
+        )
+        region = await chat(client, "What was the attach rate for the north stores in August 2026?")
+    reply = question["values"]["reply"]
+    assert reply["status"] != "success", reply
+    assert reply["data"]["outcome"] == "out_of_scope", reply
+    assert reply["data"]["missing"] == ["headphones data"], reply
+    goal_reply = goal["values"]["reply"]
+    assert goal_reply["status"] != "success", goal_reply
+    assert "first-time customers" in str(goal["values"].get("envelope")), goal["values"].get("envelope")
+    data = region["values"]["reply"]["data"]
+    assert data["outcome"] == "answer" and data["metric"] == "attach rate", region["values"]["reply"]
+
+
 async def test_stock_asked_in_other_words_is_refused_naming_the_stock_and_a_trade_figure_is_answered(
     live: LiveServer, keys: dict[str, str]
 ) -> None:
@@ -514,6 +537,29 @@ REGION_OF = "(SELECT store_id FROM {schema}.stores WHERE region = '{region}')"
             "What did store 4 take on phones in August 2026?",
             "SELECT coalesce(sum(device_amount), 0)::float AS v FROM {schema}.transactions "
             "WHERE store_id = 4 AND sold_at >= '2026-08-01' AND sold_at < '2026-09-01'",
+        ),
+        # The rows a question keeps by the tenant's own columns: a staff flag (through the sales' staff),
+        # a flag of the sale, an amount band, the days of every week.
+        (
+            "how many sales did the untrained staff at store five make in august 2026",
+            "SELECT count(*)::float AS v FROM {schema}.transactions WHERE store_id = 5 AND sold_at >= '2026-08-01' "
+            "AND sold_at < '2026-09-01' AND staff_id IN (SELECT staff_id FROM {schema}.staff WHERE NOT training_completed)",
+        ),
+        (
+            "How many sales at store 1 went out the door with an accessory in Q3 2026?",
+            "SELECT count(*)::float AS v FROM {schema}.transactions WHERE store_id = 1 AND sold_at >= '2026-07-01' "
+            "AND sold_at < '2026-10-01' AND accessory_attached",
+        ),
+        (
+            "refund rate at store 2 in July 2026 for phones over 1,000",
+            "SELECT avg(refunded::int)::float AS v FROM {schema}.transactions WHERE store_id = 2 "
+            "AND sold_at >= '2026-07-01' AND sold_at < '2026-08-01' AND device_amount > 1000",
+        ),
+        (
+            "average basket at store 4 on Saturdays in July 2026",
+            "SELECT avg(device_amount + coalesce(accessory_amount, 0))::float AS v FROM {schema}.transactions "
+            "WHERE store_id = 4 AND sold_at >= '2026-07-01' AND sold_at < '2026-08-01' "
+            "AND extract(isodow FROM sold_at AT TIME ZONE 'UTC') = 6",
         ),
     ],
 )

@@ -17,6 +17,7 @@ from master_agent.capabilities.terms import (
     past_window,
     per_unit_figure,
     possessed_unknown,
+    rows_narrowed_by,
     time_window,
     told_apart_by_unknown,
 )
@@ -165,6 +166,40 @@ def test_a_month_or_a_determiner_is_no_data_the_tenant_lacks() -> None:
     assert possessed_unknown("What proportion of Store 8's June sales were refunded?", METRICS) is None
     assert possessed_unknown("store 4's Q3 refunds", METRICS) is None
     assert possessed_unknown("the average age of store 4's customers", METRICS) == "customers"
+
+
+@pytest.mark.parametrize(
+    ("text", "metric", "narrowed"),
+    [
+        ("What was the refund rate for headphones at store 8 in September?", "refund rate", ("headphones",)),
+        (
+            "store 3's attach rate among first-time customers in August",
+            "attach rate",
+            ("first-time customers",),
+        ),
+        (
+            "how much accessory revenue did store 1 make from phone cases",
+            "accessory revenue",
+            ("phone cases",),
+        ),
+        ("refund rate on iPhones in August", "refund rate", ("iphones",)),
+        ("attach rate amongst students at store 2", "attach rate", ("students",)),
+        # Who, when and whoever buys said whole are no narrowing; nor is how the figure stands.
+        ("What was the attach rate for store 4 in June?", "attach rate", ()),
+        ("attach rate for our customers last month", "attach rate", ()),
+        ("attach rate on handsets in Q3", "attach rate", ()),
+        ("attach rate for the whole chain this year", "attach rate", ()),
+        ("Is the attach rate on track at store 2?", "attach rate", ()),
+        ("the attach rate on average across stores", "attach rate", ()),
+        ("accessory revenue from accessories in July", "accessory revenue", ()),
+        ("the refund rate for trained staff", "refund rate", ()),
+    ],
+)
+def test_a_figure_narrowed_to_rows_the_data_has_no_word_for(
+    text: str, metric: str, narrowed: tuple[str, ...]
+) -> None:
+    figure = next(m for m in METRICS if m.name == metric)
+    assert rows_narrowed_by(text, figure, METRICS) == narrowed
 
 
 @pytest.mark.parametrize(

@@ -30,8 +30,10 @@ from typing import Any, Literal
 
 from master_agent.capabilities.spec import DataMetric
 from master_agent.capabilities.tools.lexicon import (
+    a_set_phrase,
     event_or_state,
     names_a_person,
+    names_the_buyers,
     phrasal_verb_meanings,
     takes_an_object,
     verb_base,
@@ -1828,6 +1830,66 @@ def possessed_unknown(text: str, metrics: Sequence[DataMetric]) -> str | None:
             continue
         return thing
     return None
+
+
+#: A figure's name, then the words that say which of its rows it is taken over ("the refund rate for
+#: headphones", "attach rate among first-time customers", "accessory revenue from phone cases").
+_OVER_ROWS = re.compile(r"(?:'s)?\s+(for|among|amongst|from|of|on|with|within)\s+([a-z][a-z' -]*)")
+#: "among first-time buyers" narrows the rows wherever it stands.
+_AMONG = re.compile(r"\b(among|amongst)\s+([a-z][a-z' -]*)")
+_PRONOUNS = frozenset("me us you him her them everyone everybody anyone anybody".split())  # noqa: SIM905
+
+
+def rows_narrowed_by(text: str, metric: DataMetric, metrics: Sequence[DataMetric]) -> tuple[str, ...]:
+    """The words that narrow ``metric`` to some of its rows ("refund rate for headphones", "attach rate
+    among first-time customers") when no figure, table or column of the data has a word for them:
+    the data cannot take that part of the rows out, so the figure over all of them answers another
+    question. Who and when are no such words (they are read as filters), nor whoever buys said
+    whole ("our customers"), nor a set phrase ("on average", "for example"). Words a member table's
+    values may hold ("for the north stores") are the caller's to check. Empty: nothing narrows it."""
+    blanked = _who_and_when_blanked(written_out(text)).lower()
+    vocabulary = _data_words(metrics)
+    found: list[str] = []
+    places = [
+        match
+        for alias in (metric.name, *metric.aliases)
+        for named in re.finditer(rf"\b{re.escape(alias.lower())}s?\b", blanked)
+        if (match := _OVER_ROWS.match(blanked, named.end()))
+    ]
+    said = [(match.group(1), match.group(2)) for match in [*places, *_AMONG.finditer(blanked)]]
+    if metric.unit == "currency" and (source := money_source(text)) is not None:
+        said.append(("from", source.lower()))  # "how much did store 1 make from phone cases"
+    for preposition, phrase in said:
+        if words := _narrowing_words(preposition, phrase, vocabulary):
+            found.append(" ".join(words))
+    return tuple(dict.fromkeys(found))
+
+
+def _narrowing_words(preposition: str, phrase: str, vocabulary: frozenset[str]) -> list[str]:
+    """The head words of ``phrase`` (its determiners and the words after it left out) when one of them
+    is no word of the data; empty when every one is, or the phrase says how rather than which."""
+    words = re.findall(r"[a-z][a-z'-]*", phrase)
+    while words and (words[0] in _NEUTRAL_MODIFIERS or words[0] in _PRONOUNS):
+        words.pop(0)
+    if any(_PERIOD_WORDS.fullmatch(word) for word in words[:4]):
+        return []  # "for ISO week 32", "for the most recent week": when, which the time readers read
+    head: list[str] = []
+    for word in words[:3]:
+        if word in _NEUTRAL_MODIFIERS or word in _PRONOUNS or _PERIOD_WORDS.fullmatch(word):
+            break
+        head.append(word)
+    if not head or a_set_phrase([preposition, *head[:2]]) or a_set_phrase([preposition, head[0]]):
+        return []
+    if preposition == "on" and not head[-1].endswith("s"):
+        return []  # "on track", "on target": how the figure stands; "on headphones" names things
+    unknown = [
+        word
+        for word in head
+        if word not in _ENTITY_NOUNS
+        and not any(_same_word(word, known) for known in vocabulary)
+        and not (word == head[-1] and names_the_buyers(word))
+    ]
+    return head if unknown else []
 
 
 # -- what a goal asks for ------------------------------------------------------------------------

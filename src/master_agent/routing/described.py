@@ -162,7 +162,7 @@ def _own_words(text: str) -> tuple[str, ...]:
     )
 
 
-def _held(word: str, values: set[str]) -> bool:
+def held_word(word: str, values: set[str]) -> bool:
     """Whether ``word`` is a value's word, or that word with a short ending ("northern" for "north")."""
     return any(
         word == value or (len(value) >= 3 and word.startswith(value) and len(word) - len(value) <= 3)
@@ -220,7 +220,7 @@ async def described_member(
         if c not in dates and all(isinstance(row[c], str) for row in rows if row[c] is not None)
     ]
     values = {word for row in rows for c in texts for word in re.findall(r"[a-z0-9]+", str(row[c]).lower())}
-    if any(_held(word.lower(), values) for word in description.said):
+    if any(held_word(word.lower(), values) for word in description.said):
         return None
     unknown = [
         word

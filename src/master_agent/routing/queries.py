@@ -40,6 +40,7 @@ from master_agent.capabilities.terms import (
     money_source,
     per_unit_figure,
     possessed_unknown,
+    rows_narrowed_by,
     time_mention,
     time_window,
     told_apart_by_unknown,
@@ -52,8 +53,9 @@ from master_agent.evolution.clock import Clock
 from master_agent.evolution.knowledge import KnowledgeStore
 from master_agent.evolution.reuse import figure_by_meaning, money_total_of, unknown_by_meaning
 from master_agent.models.offline import OfflinePlanner
-from master_agent.routing.described import describe, described_member
+from master_agent.routing.described import describe, described_member, held_word
 from master_agent.routing.discovery import AgentCard
+from master_agent.routing.row_filters import days_of_week_blanked, names_a_column, row_filters
 
 
 class QueryAnswer(BaseModel):
@@ -615,6 +617,45 @@ async def _change(
 _COMPARING = re.compile(r"\b(?:than|vs\.?|versus|compared?|comparing|against|or|between)\b", re.I)
 
 
+async def narrowed_beyond_data(
+    sql: ReadOnlySql, metric: DataMetric, message: str, metrics: Sequence[DataMetric]
+) -> tuple[str, ...]:
+    """The words narrowing ``metric`` to some of its rows that the data cannot apply (``rows_narrowed_by``),
+    less those a value of the tables its entities are listed in holds ("for the north stores", "for
+    Priya": a region, a staff member's name, which the filters read)."""
+    narrowed = rows_narrowed_by(message, metric, metrics)
+    if not narrowed:
+        return ()
+    tables = {
+        metric.table,
+        *metric.members.values(),
+        *(entity.removesuffix("_id") for entity in metric.filters),
+    }
+    held: set[str] = set()
+    columns: set[str] = set()
+    for table in sorted(tables):
+        try:
+            rows = (await sql.query(f"SELECT * FROM {table}")).rows
+        except ToolInputError:
+            continue  # no such table: its entity has no words but its ids
+        columns.update(column for row in rows[:1] for column in row)
+        held.update(
+            word
+            for row in rows
+            for value in row.values()
+            if isinstance(value, str)
+            for word in re.findall(r"[a-z0-9]+", value.lower())
+        )
+    return tuple(
+        words
+        for words in narrowed
+        if not any(
+            held_word(word, held) or names_a_column(word, sorted(columns))
+            for word in re.findall(r"[a-z0-9]+", words)
+        )
+    )
+
+
 async def _groups_compared(sql: ReadOnlySql, metric: DataMetric, message: str) -> list[tuple[str, list[Any]]]:
     """The two values of one group a message compares ("did the west bring in more than the east"),
     each with its members, in the order said; empty when it names fewer (or values of two groups), or
@@ -1094,9 +1135,25 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
         return await _answer_named(request, named, default_metric)
     if (described := await _answer_described(request, metric, sql, default_metric)) is not None:
         return described
+    if narrowed := await narrowed_beyond_data(sql, metric, request.message, request.metrics):
+        # "the refund rate for headphones": the rows have no product, so the figure over all of them
+        # would be presented as the headphones' own.
+        names = ", ".join(f"'{words}'" for words in narrowed)
+        return QueryAnswer(
+            text=f"Your data cannot narrow the {metric.name} to {names}: no figure, table or column of it "
+            f"says which sales those are. I can give the {metric.name} over all sales, by store, region, "
+            "staff member or period.",
+            handler="data",
+            answered=False,
+            data={"outcome": "out_of_scope", "missing": [f"{words} data" for words in narrowed]},
+        )
     now = request.clock.now()
     # "will ... make in December" is the December to come: no rows can exist there, said so.
-    asked = time_window(request.message, now, direction="future" if asks_future(request.message) else "past")
+    asked = time_window(
+        days_of_week_blanked(request.message),
+        now,
+        direction="future" if asks_future(request.message) else "past",
+    )
     if metric.time_column and data_edge_window(request.message, Window(start=now, end=now, label="")):
         # "the most recent week you actually have data for": counted back from the data's last day.
         try:
@@ -1218,6 +1275,12 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             conditions.append(f"{metric.filters[entity]} = ANY(%(members)s)")
             params["members"] = members
             scope.append(f"the {value} {group} ({noun}s {', '.join(map(str, members))})")
+        for kept in await row_filters(sql, metric, request.metrics, request.message):
+            # "the people who finished their training", "phones over 1,000", "Saturdays only": the rows
+            # the question keeps, by the tenant's own columns; over all rows it would be another figure.
+            conditions.append(kept.condition)
+            params.update(kept.params)
+            scope.append(kept.said)
         if periods is not None:
             # "by how much did it increase from May to June": both figures, the later minus the earlier.
             return await _change(sql, metric, periods, (conditions, params, scope))

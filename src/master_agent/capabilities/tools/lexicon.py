@@ -24,7 +24,7 @@ import itertools
 import logging
 import re
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -458,6 +458,35 @@ def names_a_person(word: str) -> bool:
     base = reader.morphy(word.lower(), "n")
     senses = reader.synsets(base, "n")[:1] if base else []
     return bool(senses) and senses[0].lexname() == "noun.person"
+
+
+#: WordNet's senses of whoever buys, the people a sales table's rows are of: "customers", "shoppers",
+#: "buyers", "clients", "consumers", "people" name all of them; "students" or "seniors" name some.
+_BUYER_SENSES = frozenset(
+    {"customer.n.01", "buyer.n.01", "shopper.n.01", "consumer.n.01", "person.n.01", "people.n.01"}
+)
+
+
+def names_the_buyers(word: str) -> bool:
+    """Whether the noun ``word`` is, in one of its first two WordNet senses, whoever buys ("customers",
+    "clients", "shoppers"), not a kind of them ("students", "trainees"); False without WordNet."""
+    try:
+        reader = wordnet()
+    except WordNetMissing:
+        return False
+    base = reader.morphy(word.lower(), "n")
+    return bool(base) and any(sense.name() in _BUYER_SENSES for sense in reader.synsets(base, "n")[:2])
+
+
+def a_set_phrase(words: Sequence[str]) -> bool:
+    """Whether WordNet lists ``words`` as one adverb or adjective ("for example", "on average", "for
+    sure", "on time"): said of how, never of which rows; False without WordNet."""
+    try:
+        reader = wordnet()
+    except WordNetMissing:
+        return False
+    name = "_".join(word.lower() for word in words)
+    return any(sense.pos() in ("r", "a", "s") for sense in reader.synsets(name))
 
 
 #: WordNet's verb frames with an object ("Somebody ----s something", "Something ----s somebody", "Somebody

@@ -20,6 +20,7 @@ from master_agent.capabilities import MissingInformation
 from master_agent.capabilities.spec import DataMetric, EntityOrder
 from master_agent.capabilities.terms import (
     GoalTarget,
+    MetricMention,
     Window,
     deadline_just_passed,
     deadline_readings,
@@ -37,7 +38,7 @@ from master_agent.capabilities.terms import (
 from master_agent.capabilities.tools import ReadOnlySql, ToolContext
 from master_agent.errors import ToolInputError
 from master_agent.evolution.reuse import NAMED_MIN_SIMILARITY, figure_by_meaning, unknown_by_meaning
-from master_agent.routing.queries import named_by_property
+from master_agent.routing.queries import named_by_property, narrowed_beyond_data
 from master_agent.runtime.context import extract_entities
 
 #: The figure this pack's strategies move (a ``DataMetric`` name).
@@ -161,6 +162,11 @@ def make_goal_reader(
                 goal, context.embedder, problems, problem_metrics or {}, metrics
             )
             mention = lacking or mention
+        if mention.unknown is None and mention.metric is not None:
+            # "cut the refund rate for headphones": the rows have no product, so no plan on them can be
+            # measured; the figure over every sale is another goal's.
+            narrowed = await narrowed_beyond_data(sql, mention.metric, goal, metrics)
+            mention = MetricMention(metric=None, unknown=f"{narrowed[0]} data") if narrowed else mention
         if then is not None:
             try:
                 await _level_then(stated, sql, mention.metric or _planned(metrics), then)

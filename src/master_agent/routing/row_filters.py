@@ -1,0 +1,265 @@
+"""The rows a data question narrows its figure to by what the tenant's own columns hold: "the attach
+rate of the people who finished their training" (a yes/no column of the staff the sales are by),
+"phones over 1,000" (an amount column against a number), "Saturdays only" (the day of the week of the
+time column). A figure over all the rows would answer another question.
+
+What a column is called is read from the column's own name (its words, by their WordNet base forms),
+never from a list of phrases: ``training_completed`` is said as "trained", "finished their training";
+``refunded`` as "refunded", "sales we refunded"; a word with "un"/"non" before it, or a "not",
+"without" or "haven't" just before it, asks for the rows where it does not hold. Columns whose words
+name the figure itself ("refund rate" is of ``refunded``) narrow nothing.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from master_agent.capabilities.numerals import in_digits
+from master_agent.capabilities.spec import DataMetric
+from master_agent.capabilities.tools.lexicon import wordnet
+from master_agent.capabilities.tools.sql import ReadOnlySql
+from master_agent.errors import ToolInputError
+
+
+@dataclass(frozen=True)
+class RowFilter:
+    """One condition on the rows, its parameters and how the answer says it."""
+
+    condition: str
+    said: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Column:
+    table: str
+    name: str
+    kind: str  # "flag" or "amount"
+    through: str | None  # the metric's column that leads to ``table`` (``staff_id``), None: its own
+
+
+_WORD = re.compile(r"[a-z][a-z'-]*")
+_NEGATIONS = frozenset(
+    {"not", "no", "never", "without", "non", "haven't", "hasn't", "didn't", "don't", "isn't"}
+)
+_NEGATING_PREFIXES = ("non-", "non", "un")
+#: Column parts that say nothing of what a column holds.
+_CARRIERS = frozenset({"id", "at", "on", "is", "has", "of"})
+#: "over 1,000", "less than 12", "über 1.000": a bound, its side, and the number.
+_BOUND = re.compile(
+    r"\b(?P<side>under|below|less\s+than|fewer\s+than|over|above|more\s+than|greater\s+than|at\s+least|"
+    r"at\s+most|up\s+to|unter|über|ueber)\s+[$£€]?\s*(?P<number>\d[\d,]*(?:\.\d+)?)",
+    re.I,
+)
+_LOWER_SIDES = ("under", "below", "less", "fewer", "at most", "up to", "unter")
+_DAYS = {name.lower(): number for number, name in enumerate(calendar.day_name, start=1)}
+#: "Saturdays", "on Saturdays only", "every Sunday": a day of every week, not one date.
+_EVERY_DAY = re.compile(r"\b(?:every\s+(?P<one>[a-z]+day)\b|(?P<many>[a-z]+day)s\b)", re.I)
+#: "Mon-Fri", "Monday to Friday": a run of days of the week.
+_DAY_RUN = re.compile(r"\b(?P<first>[a-z]{3,9})\s*(?:-|–|to|through|thru)\s*(?P<last>[a-z]{3,9})\b", re.I)
+_WEEK_PARTS = {"weekday": (1, 2, 3, 4, 5), "weekend": (6, 7)}
+
+
+def _lemmas(word: str) -> set[str]:
+    reader = wordnet()
+    word = word.lower().strip("'")
+    return {word} | {base for pos in ("v", "n", "a") if (base := reader.morphy(word, pos))}
+
+
+def _stems(word: str) -> set[str]:
+    """``word``'s base forms, and a short stem of each ("trained" and "training" share "train")."""
+    return {form[:5] if len(form) > 5 else form for form in _lemmas(word)}
+
+
+async def _columns(sql: ReadOnlySql, metric: DataMetric) -> list[_Column]:
+    """The yes/no and amount columns of the figure's table and of the tables its filters lead to."""
+    tables: list[tuple[str, str | None]] = [(metric.table, None)]
+    tables += [(entity.removesuffix("_id"), column) for entity, column in metric.filters.items()]
+    found: list[_Column] = []
+    for table, through in tables:
+        try:
+            rows = (await sql.query(f"SELECT * FROM {table} LIMIT 1")).rows
+        except ToolInputError:
+            continue  # no such table, or one the reader may not read
+        if not rows or (through is not None and through not in rows[0]):
+            continue  # no rows to tell its columns' kinds, or a table the filter's column does not key
+        for name, value in rows[0].items():
+            if name.endswith("_id") or name == through:
+                continue
+            if isinstance(value, bool):
+                found.append(_Column(table, name, "flag", through))
+            elif isinstance(value, int | float):
+                found.append(_Column(table, name, "amount", through))
+    return found
+
+
+def _parts(column: str) -> list[str]:
+    return [part for part in column.lower().split("_") if part not in _CARRIERS]
+
+
+def _figure_stems(metric: DataMetric) -> set[str]:
+    """The stems of the figure's own words and of the columns it is computed from: they name the figure."""
+    words = [word for name in (metric.name, *metric.aliases) for word in _WORD.findall(name.lower())]
+    words += [part for part in re.findall(r"[a-z_]+", metric.expression.lower()) for part in part.split("_")]
+    return {stem for word in words for stem in _stems(word)}
+
+
+def _synonyms(metrics: Sequence[DataMetric]) -> dict[str, set[str]]:
+    """Words the data's figure names use for one another: two names alike but for one word ("device
+    sales", "phone sales") make those words one ("device" is said "phone", "handset")."""
+    said: dict[str, set[str]] = {}
+    for metric in metrics:
+        names = [_WORD.findall(name.lower()) for name in (metric.name, *metric.aliases)]
+        for one in names:
+            for other in names:
+                differ = [at for at in range(len(one)) if len(one) == len(other) and one[at] != other[at]]
+                if len(differ) == 1:
+                    said.setdefault(one[differ[0]], set()).add(other[differ[0]])
+    return said
+
+
+#: Units a count of time is said in: "12 months" is no column's word however a column ends.
+_UNITS = re.compile(r"(?:second|minute|hour|day|week|month|quarter|year)s?")
+
+
+def _said(
+    column: _Column, tokens: Sequence[str], figure: set[str], synonyms: dict[str, set[str]]
+) -> tuple[int, bool, int] | None:
+    """Where the column's first word (what it is of: "training" of ``training_completed``, "device" of
+    ``device_amount``, said "phones") is said in ``tokens``, whether its rows are wanted where it does
+    not hold, and how many of its words are said (``training_hours`` over ``training_completed`` when
+    "hours" is said too). A flag whose words name the figure ("refunded" of the refund rate) is not said."""
+    parts = _parts(column.name)
+    if not parts or (column.kind == "flag" and any(_stems(part) & figure for part in parts)):
+        return None
+    first = {stem for word in (parts[0], *synonyms.get(parts[0], ())) for stem in _stems(word)}
+    said = {stem for token in tokens for stem in _stems(token)}
+    score = sum(1 for part in parts if _stems(part) & said)
+    for at, token in enumerate(tokens):
+        negated = False
+        if not _stems(token) & first:
+            prefix = next(
+                (p for p in _NEGATING_PREFIXES if token.startswith(p) and len(token) > len(p) + 3), None
+            )
+            if prefix is None or not _stems(token[len(prefix) :]) & first:
+                continue
+            negated = True
+        negated = negated or any(word in _NEGATIONS for word in tokens[max(0, at - 3) : at])
+        return at, negated, score
+    return None
+
+
+def _days_of_week(text: str) -> tuple[tuple[int, ...], str, tuple[int, int]] | None:
+    """The days of every week a question keeps ("Saturdays", "Mon-Fri", "weekends"), their words and
+    where they stand."""
+    lowered = text.lower()
+    for part, days in _WEEK_PARTS.items():
+        if found := re.search(rf"\b{part}s\b|\b(?:on|at|over)\s+(?:the\s+)?{part}\b", lowered):
+            return days, f"{part}s", found.span()
+    for run in _DAY_RUN.finditer(lowered):
+        first, last = _day(run.group("first")), _day(run.group("last"))
+        if first is not None and last is not None and first < last:
+            return tuple(range(first, last + 1)), run.group(0), run.span()
+    for every in _EVERY_DAY.finditer(lowered):
+        day = _day(every.group("one") or every.group("many"))
+        if day is not None:
+            return (day,), every.group(0), every.span()
+    return None
+
+
+def days_of_week_blanked(text: str) -> str:
+    """``text`` with the days of every week it keeps blanked ("on Saturdays in July" is July, each
+    Saturday of it; a date reader would read the first Saturday)."""
+    days = _days_of_week(text)
+    if days is None:
+        return text
+    start, end = days[2]
+    return text[:start] + " " * (end - start) + text[end:]
+
+
+def _day(word: str) -> int | None:
+    """The day of the week ``word`` names, in full or shortened ("Sat", "Thurs"); None for any other word."""
+    word = word.lower()
+    return next((number for name, number in _DAYS.items() if len(word) >= 3 and name.startswith(word)), None)
+
+
+def _bound(text: str, at: int, column: str) -> tuple[str, Decimal] | None:
+    """The bound on the column said after its words ("phones over 1,000", "anything under 400") or in
+    its own unit ("less than 12 months" of ``tenure_months``), nearest them within a few words, as an
+    operator and a number. "more than 500 phones" counts phones: no bound on their amount."""
+    units = {part for part in column.lower().split("_") if _UNITS.fullmatch(part)}
+    near: list[tuple[int, re.Match[str]]] = []
+    for match in _BOUND.finditer(text):
+        place = len(_WORD.findall(text[: match.start()].lower()))
+        following = _WORD.findall(text[match.end() :].lower())[:1]
+        in_unit = bool(following) and bool(_stems(following[0]) & {s for unit in units for s in _stems(unit)})
+        if (place > at or in_unit) and abs(place - at) <= 6:
+            near.append((abs(place - at), match))
+    if not near:
+        return None
+    match = min(near, key=lambda pair: pair[0])[1]
+    try:
+        number = Decimal(match.group("number").replace(",", ""))
+    except InvalidOperation:
+        return None
+    side = match.group("side").lower()
+    lower = any(side.startswith(word) for word in _LOWER_SIDES)
+    inclusive = side.startswith(("at ", "up"))
+    return ("<=" if inclusive else "<") if lower else (">=" if inclusive else ">"), number
+
+
+async def row_filters(
+    sql: ReadOnlySql, metric: DataMetric, metrics: Sequence[DataMetric], message: str
+) -> list[RowFilter]:
+    """The conditions narrowing ``metric`` to the rows ``message`` keeps, by the tenant's columns."""
+    text = in_digits(re.sub(r"(?<=\d)\.(?=\d{3}\b)", ",", message))  # "über 1.000" is a thousand
+    tokens = _WORD.findall(text.lower())
+    figure, synonyms = _figure_stems(metric), _synonyms(metrics)
+    filters: list[RowFilter] = []
+    found = [
+        (column, said)
+        for column in await _columns(sql, metric)
+        if (said := _said(column, tokens, figure, synonyms))
+    ]
+    for column, (at, negated, score) in found:
+        if any(other_at == at and other_score > score for _, (other_at, _, other_score) in found):
+            continue  # another column's words are said more fully there
+        if column.kind == "flag":
+            condition = f"NOT {column.name}" if negated else column.name
+            words = f"{column.name.replace('_', ' ')}: {'no' if negated else 'yes'}"
+        else:
+            bound = _bound(text, at, column.name)
+            if bound is None:
+                continue
+            operator, number = bound
+            condition = f"{column.name} {operator} {number}"
+            words = f"{column.name.replace('_', ' ')} {operator} {number}"
+        if column.through is not None:
+            condition = f"{column.through} IN (SELECT {column.through} FROM {column.table} WHERE {condition})"
+            words = f"{column.table} with {words}"  # "staff with training completed: no"
+        filters.append(RowFilter(condition=condition, said=words))
+    if metric.time_column and (days := _days_of_week(message)) is not None:
+        numbers, words, _ = days
+        filters.append(
+            RowFilter(
+                condition=f"extract(isodow FROM {metric.time_column} AT TIME ZONE 'UTC') = ANY(%(days_of_week)s)",
+                said=words,
+                params={"days_of_week": list(numbers)},
+            )
+        )
+    return filters
+
+
+def names_a_column(word: str, columns: Sequence[str]) -> bool:
+    """Whether ``word`` (or it without "un"/"non") is a word of one of ``columns`` by its base form
+    ("untrained" of ``training_completed``): rows the data can narrow to by that column."""
+    prefix = next((p for p in _NEGATING_PREFIXES if word.startswith(p) and len(word) > len(p) + 3), "")
+    said = _stems(word) | (_stems(word[len(prefix) :]) if prefix else set())
+    return any(
+        said & _stems(part) for column in columns for part in _parts(column) if not _UNITS.fullmatch(part)
+    )
