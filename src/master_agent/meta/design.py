@@ -104,7 +104,10 @@ BUILD_REQUEST = _BUILD = re.compile(
     r"(?:agent\s+|multi-agent\s+)?(?:system|agent|team|pipeline)\s+(?:that|which|to)\s+(.+?)\.?\s*$",
     re.I,
 )
-_SPLIT = re.compile(r",\s*(?:and\s+|then\s+)?|\s+and\s+(?:then\s+)?|\s+then\s+", re.I)
+_SPLIT = re.compile(r"[,;]\s*(?:and\s+|then\s+|otherwise\s+)?|\s+and\s+(?:then\s+)?|\s+then\s+", re.I)
+#: Where a clause's condition starts ("screens deposits: if the estimate is over £250"): a step is
+#: named by what it does to what, never by its condition's words or numbers.
+_CONDITION = re.compile(r":|\b(?:if|when|whenever|unless|once|whose|where)\b", re.I)
 _WORD = re.compile(r"[a-z]+")
 _FILLER = {"incoming", "new", "all", "every", "each", "the", "a", "an", "their", "its", "them", "it"}
 
@@ -141,8 +144,10 @@ def parse_steps(request: str) -> list[Step]:
     if match is None:
         return []
     steps = []
-    for clause in _SPLIT.split(match.group(1)):
-        words = _WORD.findall(clause.lower())
+    # Numbers read as digits first: "two hundred and fifty pounds" is one amount, never a clause
+    # "fifty pounds" split off at its "and".
+    for clause in _SPLIT.split(in_digits(match.group(1))):
+        words = _WORD.findall(_CONDITION.split(clause, maxsplit=1)[0].lower())
         if len(words) < 2:
             continue
         criterion = None

@@ -28,9 +28,10 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any, Literal
 
-from master_agent.capabilities.numerals import number_start
+from master_agent.capabilities.numerals import in_digits, number_start, written_span
 from master_agent.capabilities.terms import duckling_parse
 from master_agent.capabilities.tools import lexicon
+from master_agent.capabilities.tools.lexicon import verb_base
 from master_agent.meta.artifacts import (
     Comparison,
     Computation,
@@ -300,6 +301,22 @@ def _cued(clause: str, start: int, end: int) -> bool:
 
 
 def _amounts(clause: str) -> list[tuple[int, int, float, str]]:
+    """(start, end, value, unit) of each number or amount in ``clause`` as the built systems read their
+    inputs (``in_digits``: "under a grand", "€1.500,00", "two and a half grand"), each span where the
+    clause writes it."""
+    read = in_digits(clause)
+    if read == clause:
+        return _amounts_read(clause)
+    out: list[tuple[int, int, float, str]] = []
+    for start, end, value, unit in _amounts_read(read):
+        first, last = written_span(clause, read, start, end)
+        if not re.search(r"\d", clause[first:last]) and unit not in _MONEY and not _cued(clause, first, last):
+            continue  # a number word ("two teams") is no quantity compared, as in ``_amounts_read``
+        out.append((first, last, value, unit))
+    return out
+
+
+def _amounts_read(clause: str) -> list[tuple[int, int, float, str]]:
     """(start, end, value, unit) of each number or amount in ``clause``, the longest reading of a span
     (both ends of a range Duckling reads as one: "between $200 and $1,000")."""
     out: list[tuple[int, int, float, str]] = []
@@ -2365,6 +2382,29 @@ def _complemented(requirements: list[Requirement]) -> list[Requirement]:
     return out
 
 
+#: A condition opening a clause's comparison ("if the damage estimate is over £250").
+_CONDITION_OPENER = re.compile(r"\b(?:if|when|whenever|where)\b", re.I)
+#: The clause right after a condition: its verb and whom it hands to ("route the case to the duty manager").
+_THEN = re.compile(
+    r"\s*,\s*(?:then\s+)?(?P<verb>[a-z]{3,})\b[^,;.]*?"
+    r"(?:\bto\s+(?:a\s+|an\s+|the\s+)?(?P<to>[a-z]+(?:\s+[a-z]+)?))?(?=\s*[,;.]|\s*$)",
+    re.I,
+)
+
+
+def _consequence(before: str, rest: str) -> tuple[str, str | None, str] | None:
+    """After a condition that compares ("if the damage estimate is over £250"), the imperative that
+    follows it ("route the case to the duty manager"): its verb (WordNet's, said in its base form), whom
+    it hands to, and its words; None when no condition opens ``before`` or no such verb follows."""
+    if _CONDITION_OPENER.search(before) is None:
+        return None
+    then = _THEN.match(rest)
+    if then is None or verb_base(then.group("verb")) != then.group("verb").lower():
+        return None
+    to = then.group("to")
+    return then.group("verb").lower(), to.lower().replace(" ", "_") if to else None, then.group(0)
+
+
 def _verb_rules(text: str) -> list[Requirement]:
     """A request naming no answer fields ("... escalates refunds over $500 to a manager"): each
     clause comparing an amount decides a field named by its verb, its value the one it hands to."""
@@ -2378,29 +2418,39 @@ def _verb_rules(text: str) -> list[Requirement]:
             )
             if comparison is None:
                 continue
-            words = [w.lower() for w in _WORD.findall(clause[:start])]
-            verbs = [w for w in words if w.endswith("s") and w not in _FUNCTION and len(w) > 3]
-            target = re.match(r"\s*to\s+(?:a\s+|an\s+|the\s+)?([a-z]+)", clause[end:], re.I)
-            said = clause[: end + target.end()] if target else clause[:end]
-            if not verbs:
-                continue
-            verb_at = re.search(rf"\b{re.escape(verbs[0])}\b", said, re.I)
-            said = said[verb_at.start() :] if verb_at else said
-            verb = verbs[0][:-2] if verbs[0].endswith("es") and verbs[0][-3] in "sxz" else verbs[0][:-1]
-            field = f"{verb}_to" if target else verb
-            value_given: RuleValue = target.group(1).lower().replace(" ", "_") if target else True
-            offset = match.start() + clause.find(said.strip())
+            then = _consequence(clause[:start], text[match.end() :])
+            if then is not None:
+                # "if the estimate is over £250, route the case to the duty manager": the verb after
+                # the condition decides, not the system's own verb before it ("screens deposits").
+                verb, to, words = then
+                opener = list(_CONDITION_OPENER.finditer(clause[:start]))[-1].start()
+                said = (clause[opener:] + words).strip()
+                offset = match.start() + opener + (len(clause[opener:]) - len(clause[opener:].lstrip()))
+            else:
+                words_before = [w.lower() for w in _WORD.findall(clause[:start])]
+                verbs = [w for w in words_before if w.endswith("s") and w not in _FUNCTION and len(w) > 3]
+                target = re.match(r"\s*to\s+(?:a\s+|an\s+|the\s+)?([a-z]+)", clause[end:], re.I)
+                said = clause[: end + target.end()] if target else clause[:end]
+                if not verbs:
+                    continue
+                verb_at = re.search(rf"\b{re.escape(verbs[0])}\b", said, re.I)
+                said = (said[verb_at.start() :] if verb_at else said).strip()
+                verb = verbs[0][:-2] if verbs[0].endswith("es") and verbs[0][-3] in "sxz" else verbs[0][:-1]
+                to = target.group(1).lower() if target else None
+                offset = match.start() + clause.find(said)
+            field = f"{verb}_to" if to else verb
+            value_given: RuleValue = to if to else True
             requirements.append(
                 Requirement(
                     id=f"r{len(requirements) + 1}",
                     kind="escalation" if verb.startswith("escalat") else "threshold",
-                    text=said.strip(),
+                    text=said,
                     start=offset,
-                    end=offset + len(said.strip()),
+                    end=offset + len(said),
                     fields=[field],
                     rules=[
                         Rule(field=field, value=value_given, when=comparison),
-                        Rule(field=field, value=None if target else False, default=True),
+                        Rule(field=field, value=None if to else False, default=True),
                     ],
                 )
             )
