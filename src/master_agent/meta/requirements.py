@@ -75,7 +75,9 @@ _BETWEEN_HIGH = re.compile(
 #: B)", "unless it mentions X", "any currency other than US dollars"); "never" is the rule's modal.
 _CUE = re.compile(
     # "not yet past due" negates a time, "are not decided" a verb: neither says something is absent.
-    r"\b(?:not(?! yet\b)(?!\s+\w+ed\b)|no|without|other than|unless|except(?: for)?|none of)\b",
+    # "no more than 3 parcels" bounds a number: no absence either.
+    r"\b(?:not(?! yet\b)(?!\s+\w+ed\b)(?!\s+(?:more|less|fewer)\s+than\b)"
+    r"|no(?!\s+(?:more|less|fewer)\s+than\b)|without|other than|unless|except(?: for)?|none of)\b",
     re.I,
 )
 #: "overtime_hours is the week's total hours above 40 ...": a field defined by arithmetic.
@@ -539,8 +541,10 @@ def _named_by(before: str) -> tuple[str | None, bool]:
     ]
     # Within its own phrase: not across a quoted value, a parenthesis or a comma before it.
     phrase = re.split(r"[\"(),;:]", before[: min(cues, default=len(before))])[-1]
+    # Nor across another comparison joined before it ("10 kg or less and there are no more than 3").
+    phrase = re.split(r"\b(?:or|and)\s+(?:more|less|fewer|above|below|over|under)\b", phrase, flags=re.I)[-1]
     words = [w.lower() for w in _WORD.findall(phrase)]
-    while words and (words[-1] in _FUNCTION or words[-1] == "strictly"):
+    while words and (words[-1] in _FUNCTION or words[-1] in ("strictly", "there", "and", "or")):
         words.pop()
     named: list[str] = []
     while words and words[-1] not in _FUNCTION and len(named) < 3:
@@ -1069,7 +1073,13 @@ def _alternatives(
         return []
     groups: list[list[Comparison]] = [[compared[0][2]]]
     for (_, previous_end, _), (start, _, comparison) in itertools.pairwise(compared):
-        joint = clause[previous_end:start]
+        # "10 kg or less and no more than 3 parcels": the first comparison's own "or less" joins nothing.
+        joint = re.sub(
+            r"^\s*(?:[a-z%]+\s+)?(?:or|and)\s+(?:more|less|fewer|above|below|higher|lower|greater|over|under)\b",
+            "",
+            clause[previous_end:start],
+            flags=re.I,
+        )
         if len(_WORD.findall(joint)) > 10 or re.search(r"[;:]", joint):
             groups = [[comparison]]  # far apart: the last one decides
         elif re.search(r"\bor\b", joint, re.I):
@@ -1100,6 +1110,16 @@ def _alternatives(
         elif said:
             alternatives.append({"mentions": said})
     return alternatives
+
+
+#: A line opened by a field's name and a colon ("vehicle: bike when ...", "- country: EU only").
+_FIELD_LINE = re.compile(r"\s*(?:[-*•]\s*|\d+[.)]\s*)?(?P<field>[a-z][a-z0-9_]*)\s*:(?!\S)", re.I)
+
+
+def _line_field(text: str, offset: int) -> str | None:
+    """The field named at the start of the line holding ``offset``, when the line opens "field: ..."."""
+    line = _FIELD_LINE.match(text, text.rfind("\n", 0, offset) + 1)
+    return line.group("field").lower() if line is not None else None
 
 
 def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
@@ -1155,7 +1175,12 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
         amounts = _amounts(clause)
         rules: list[Rule] = []
         cursor = 0
-        bare = sorted({v for values in fields.values() for v in values if re.search(r"[\d_]", v)}, key=len)
+        bare = sorted(
+            {v for values in fields.values() for v in values if re.search(r"[\d_]", v)}
+            # "vehicle: bike when ...; otherwise van": on a line a field opens, its values said bare.
+            | set(fields.get(_line_field(text, offset) or "", [])),
+            key=len,
+        )
         pattern = _VALUE
         if bare:
             alternatives = "|".join(re.escape(v) for v in reversed(bare))
