@@ -32,6 +32,7 @@ from master_agent.capabilities.numerals import in_digits, number_start, written_
 from master_agent.capabilities.terms import duckling_parse
 from master_agent.capabilities.tools import lexicon
 from master_agent.capabilities.tools.lexicon import verb_base
+from master_agent.meta.code_rules import code_as_prose
 from master_agent.meta.artifacts import (
     Comparison,
     Computation,
@@ -1123,8 +1124,27 @@ def _line_field(text: str, offset: int) -> str | None:
 
 
 def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
-    """The output fields a request declares and the requirements it states."""
+    """The output fields a request declares and the requirements it states (rules given as code read
+    as the prose they say, traced to the code as written)."""
     text = text[:MAX_CHARS]
+    prose = code_as_prose(text, declared_fields(text))
+    fields, requirements = _extract(prose)
+    if prose == text:
+        return fields, requirements
+    traced: list[Requirement] = []
+    for requirement in requirements:
+        start, end = written_span(text, prose, requirement.start, requirement.end)
+        written = text[start:end].strip()
+        traced.append(
+            requirement.model_copy(update={"start": start, "end": end, "text": written or requirement.text})
+            if written and len(written) <= 2000
+            else requirement
+        )
+    return fields, traced
+
+
+def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
+    """The output fields ``text`` declares and the requirements it states."""
     fields = declared_fields(text)
     declaration = _FIELD_DECL.search(text)
     total = bool(_TOTAL.search(text))
