@@ -125,7 +125,11 @@ _COPY = re.compile(r"\b(repeats?|copies|copy|as written|exactly|quotes?)\b", re.
 _DATE_MATH = re.compile(r"\b(days? (?:before|after)|since|ago|within the last)\b", re.I)
 _MODAL = re.compile(r"\b(never|must|only|always|whatever|at all times)\b", re.I)
 _TOTAL = re.compile(r"\b(total|in total|sum|combined|altogether)\b", re.I)
-_LIST_SPLIT = re.compile(r",|\(|\)|\bor\b|\band\b|:", re.I)
+_LIST_SPLIT = re.compile(
+    # "dangerous goods such as power banks": the category and its members are items apart.
+    r",|\(|\)|\bor\b|\band\b|:|\bsuch as\b|\be\.g\.|\bfor (?:example|instance)\b|\bincluding\b|\bnamely\b",
+    re.I,
+)
 _WORD = re.compile(r"[a-z][a-z0-9/_-]*", re.I)
 #: Words that never name a condition: function words and the verbs that lead to one.
 _FUNCTION = frozenset(
@@ -985,6 +989,28 @@ def exact_phrases(text: str) -> list[str]:
         return []
     said = re.split(r"\s*(?:,|\bor\b)\s*", found.group(1))
     return [f'"{" ".join(p.strip("`").lower().split())}"' for p in said if p.strip("` ")]
+
+
+#: A category the request defines by its members: "dangerous goods such as power banks, aerosols or
+#: lighters", "lithium batteries (power banks, e-bike packs)", "power banks (lithium)", "(e.g. X, Y)".
+_MEMBERS = re.compile(
+    r"\((?:e\.g\.|i\.e\.|such as|including|like|for example)?,?\s*(?P<listed>[^()]{2,160})\)"
+    r"|\b(?:such as|e\.g\.|for example|for instance|including|namely)\s*,?\s*(?P<follows>[^.;:()]{2,160})",
+    re.I,
+)
+
+
+def listed_members(text: str, fields: dict[str, list[str]]) -> list[str]:
+    """The members a requirement's own words list for a category (in the order written): the source
+    of the cases its built system must read. A parenthesis that gives a value ("(decision "reject")"),
+    defines something ("(without a finding, pii_kinds is an empty list)") or holds numbers is none."""
+    members: list[str] = []
+    for found in _MEMBERS.finditer(text):
+        said = found.group("listed") or found.group("follows")
+        if re.search(r"[\"=\d]|\b(?:is|are|was|were)\b", said):
+            continue
+        members += _keywords(said, fields)
+    return list(dict.fromkeys(members))
 
 
 def _negation(
