@@ -1473,6 +1473,7 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
         fields, _of_fields(fields, _summed(text, _worth_of_units(_declared_dates(text, chained))))
     )
     chained = [_precedence(r, fields) for r in _not_yet(chained)]
+    chained = _beyond(text, fields, chained)
     built = _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
     read = _two_defaults(
         [_open_category(_unread(_different(requirement, fields), fields, subject)) for requirement in built]
@@ -2428,6 +2429,61 @@ def _open_category(requirement: Requirement) -> Requirement:
     if not opened:
         return requirement
     return requirement.model_copy(update={"unread": list(dict.fromkeys([*requirement.unread, *opened]))})
+
+
+#: "...; anything longer is denied", "everything above that goes to review": the other side of the
+#: comparison just stated, by a comparative word.
+_BEYOND = re.compile(
+    r"[;,.]\s*(?:and\s+|but\s+)?(?:anything|everything|any\s+\w+|all|those|ones?)\s+(?:\w+\s+)?"
+    r"(?P<way>longer|more|higher|larger|bigger|greater|above|over|beyond|later|older|heavier"
+    r"|shorter|less|fewer|lower|smaller|below|under|earlier|younger|lighter)\b(?:\s+than\s+that)?"
+    r"(?P<rest>[^;.]*)",
+    re.I,
+)
+_BELOW_WAYS = frozenset(
+    {"shorter", "less", "fewer", "lower", "smaller", "below", "under", "earlier", "younger", "lighter"}
+)
+_OTHER_SIDE: dict[str, Literal[">", ">=", "<", "<="]] = {"<=": ">", "<": ">=", ">=": "<", ">": "<="}
+
+
+def _beyond(text: str, fields: dict[str, list[str]], requirements: list[Requirement]) -> list[Requirement]:
+    """A clause naming the other side of the comparison before it by a comparative ("A freeze of 90
+    days or fewer is approved; anything longer is denied"): a rule of the same field with the opposite
+    comparison, its value the one the clause gives (quoted, or an allowed value's participle)."""
+    out = list(requirements)
+    for found in _BEYOND.finditer(text):
+        before = [i for i, r in enumerate(out) if r.end <= found.start() + 1 and r.rules]
+        if not before:
+            continue
+        position = before[-1]
+        requirement = out[position]
+        if text[requirement.end : found.start()].strip():
+            continue  # only right after the comparison it turns around
+        stated = [r for r in requirement.rules if r.when is not None and not r.default]
+        if len(stated) != 1 or stated[0].also:
+            continue
+        rule, when = stated[0], stated[0].when
+        assert when is not None
+        below = found.group("way").lower() in _BELOW_WAYS
+        if below != (when.op in (">", ">=")):
+            continue  # "anything longer" after "90 days or more" is the same side, said again
+        allowed = fields.get(rule.field, [])
+        quoted = re.search(r'"([^"]+)"', found.group("rest"))
+        said = quoted.group(1) if quoted else None
+        if said is None:
+            # Its participle ("denied" for deny, "referred" for refer): the value's word less its last letter.
+            said = next(
+                (v for v in allowed if re.search(rf"\b{re.escape(v[:-1] if len(v) > 3 else v)}\w*", found.group("rest"), re.I)),
+                None,
+            )
+        if said is None or said not in allowed or said == rule.value:
+            continue
+        other = rule.model_copy(update={"value": said, "when": when.model_copy(update={"op": _OTHER_SIDE[when.op]})})
+        end = found.end()
+        out[position] = requirement.model_copy(
+            update={"rules": [*requirement.rules, other], "end": end, "text": text[requirement.start : end]}
+        )
+    return out
 
 
 def _complemented(requirements: list[Requirement]) -> list[Requirement]:
