@@ -25,7 +25,10 @@ def test_rules_written_as_code_are_requirements_traced_to_the_code() -> None:
     escalate = [r for r in rules if r.value == "escalate"]
     assert [(r.when.op, r.when.value) for r in escalate if r.when] == [(">", 1000.0)]
     (hold,) = [r for r in rules if r.value == "hold"]
-    assert hold.when is not None and [(c.op, c.value) for c in [hold.when, *hold.also]] == [(">=", 20), ("<", 50)]
+    assert hold.when is not None and [(c.op, c.value) for c in [hold.when, *hold.also]] == [
+        (">=", 20),
+        ("<", 50),
+    ]
     assert any(r.default and r.value == "accept" for r in rules)
     traced = [CODE[r.start : r.end] for r in system.requirements if r.fields == ["action"]]
     assert any("order.total > 1000" in t for t in traced) and any("accept()" in t for t in traced), traced

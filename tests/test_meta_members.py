@@ -24,7 +24,9 @@ FIELDS = {"service": ["air", "ground"]}
 
 
 def test_the_members_a_request_lists_are_read_from_its_own_words() -> None:
-    assert listed_members("dangerous goods such as power banks, aerosols or lighters go by ground", FIELDS) == [
+    assert listed_members(
+        "dangerous goods such as power banks, aerosols or lighters go by ground", FIELDS
+    ) == [
         "power banks",
         "aerosols",
         "lighters",

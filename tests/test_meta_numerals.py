@@ -183,7 +183,10 @@ def test_past_the_case_cap_every_requirement_keeps_its_first_cases() -> None:
 @pytest.mark.parametrize(
     ("text", "read"),
     [
-        ("if the estimate is over two hundred and fifty pounds, route", "if the estimate is over £250, route"),
+        (
+            "if the estimate is over two hundred and fifty pounds, route",
+            "if the estimate is over £250, route",
+        ),
         ("more than three thousand euros", "more than €3000"),
         ("at least two thousand dollars", "at least $2000"),
         ("orders under a grand are approved", "orders under $1000 are approved"),

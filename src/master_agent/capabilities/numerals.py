@@ -228,7 +228,9 @@ def written_span(text: str, read: str, start: int, end: int) -> tuple[int, int]:
     # its ends mid-word: the span is the whole words.
     while first < last and text[first].isspace():
         first += 1
-    while first > 0 and (text[first - 1].isalnum() or (text[first - 1] in ".," and text[first - 2 : first - 1].isdigit())):
+    while first > 0 and (
+        text[first - 1].isalnum() or (text[first - 1] in ".," and text[first - 2 : first - 1].isdigit())
+    ):
         first -= 1
     while last < len(text) and text[last].isalnum():
         last += 1

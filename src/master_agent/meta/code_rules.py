@@ -42,7 +42,9 @@ def _condition(test: str) -> str | None:
         if comparison is None:
             return None
         words = re.sub(r"[._]+", " ", comparison.group("name")).strip().lower()
-        said.append(f"the {words} is {_OPS[comparison.group('op')]} {comparison.group('number').replace('_', '')}")
+        said.append(
+            f"the {words} is {_OPS[comparison.group('op')]} {comparison.group('number').replace('_', '')}"
+        )
         position = comparison.end()
         join = _JOIN.match(test, position)
         if join is None:

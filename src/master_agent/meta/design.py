@@ -1780,7 +1780,11 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
         # ``judged``: the text whose reading gives the expected value, where the input was built to
         # mean the same as it (a look-alike name means no name). ``said``: the rule whose value the
         # request itself gives the input, whatever the rules read from it make of it.
-        expected = said.value if said is not None else expected_value(rules_of[field], judged or text, rules_of, senses)
+        expected = (
+            said.value
+            if said is not None
+            else expected_value(rules_of[field], judged or text, rules_of, senses)
+        )
         cases.append(
             EvalCase(
                 id=f"{requirement.id}_{field}_{suffix}"[:64].lower(),

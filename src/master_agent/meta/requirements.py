@@ -32,7 +32,6 @@ from master_agent.capabilities.numerals import in_digits, number_start, written_
 from master_agent.capabilities.terms import duckling_parse
 from master_agent.capabilities.tools import lexicon
 from master_agent.capabilities.tools.lexicon import verb_base
-from master_agent.meta.code_rules import code_as_prose
 from master_agent.meta.artifacts import (
     Comparison,
     Computation,
@@ -42,6 +41,7 @@ from master_agent.meta.artifacts import (
     Rule,
     RuleValue,
 )
+from master_agent.meta.code_rules import code_as_prose
 
 #: Characters of a request read (the request's own limit).
 MAX_CHARS = 5000
@@ -2473,12 +2473,18 @@ def _beyond(text: str, fields: dict[str, list[str]], requirements: list[Requirem
         if said is None:
             # Its participle ("denied" for deny, "referred" for refer): the value's word less its last letter.
             said = next(
-                (v for v in allowed if re.search(rf"\b{re.escape(v[:-1] if len(v) > 3 else v)}\w*", found.group("rest"), re.I)),
+                (
+                    v
+                    for v in allowed
+                    if re.search(rf"\b{re.escape(v[:-1] if len(v) > 3 else v)}\w*", found.group("rest"), re.I)
+                ),
                 None,
             )
         if said is None or said not in allowed or said == rule.value:
             continue
-        other = rule.model_copy(update={"value": said, "when": when.model_copy(update={"op": _OTHER_SIDE[when.op]})})
+        other = rule.model_copy(
+            update={"value": said, "when": when.model_copy(update={"op": _OTHER_SIDE[when.op]})}
+        )
         end = found.end()
         out[position] = requirement.model_copy(
             update={"rules": [*requirement.rules, other], "end": end, "text": text[requirement.start : end]}
