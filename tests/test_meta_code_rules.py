@@ -68,3 +68,17 @@ def test_a_field_rule_line_gives_its_values_bare() -> None:
     assert [(c.op, c.value) for c in premium.also] == [("<=", 40.0)]
     assert not premium.absent and not premium.mentions  # "no more than" is a bound, not an absence
     assert any(r.default and r.value == "standard" for r in rules)
+
+
+def test_on_a_field_line_for_opens_the_values_condition() -> None:
+    request = (
+        "Spin up agents for our museum cloakroom. Each request gives the visitor, the number of items and what "
+        "they are. Return JSON: desk (main or secure).\n"
+        "desk: secure for valuables such as laptops, cameras or jewellery; otherwise main."
+    )
+    system = design_system(request, None, "langgraph")
+    rules = field_rules(system.requirements)["desk"]
+    (secure,) = [r for r in rules if r.value == "secure"]
+    assert secure.mentions == ["valuables", "laptops", "cameras", "jewellery"]
+    assert all(r.buildable for r in system.requirements)
+    assert expected_value(rules, "Request: Ana leaves a camera and a coat.") == "secure"

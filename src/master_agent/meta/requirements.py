@@ -1272,7 +1272,12 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
             default = bool(_DEFAULT.search(segment))
             if _postposed(value_match, clause) and _DEFAULT.match(re.sub(r"^\W+", "", after)):
                 default = True  # "Approve all other claims"
-            elif _POSTPOSED.match(after) or _postposed(value_match, clause):
+            elif (
+                _POSTPOSED.match(after)
+                or _postposed(value_match, clause)
+                # "desk: secure for valuables such as ...": on a field's line, "for" opens its condition.
+                or (field == _line_field(text, offset) and re.match(r"\W*for\b", after, re.I) is not None)
+            ):
                 # "risk is "high" when the change includes ...": the condition follows the value.
                 segment, seg_end, cursor = after, after_end, after_end
             elif index == len(given) - 1 and _DEFAULT.match(re.sub(r"^\W+", "", after)):
