@@ -178,3 +178,66 @@ def test_past_the_case_cap_every_requirement_keeps_its_first_cases() -> None:
     assert len(kept) == MAX_EVAL_CASES
     assert [c.id for c in kept if c.requirement == "r2"] == ["r2_0", "r2_1", "r2_2"]
     assert kept[0].id == "r1_0" and kept.index(next(c for c in kept if c.requirement == "r2")) > 0
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        (
+            "if the estimate is over two hundred and fifty pounds, route",
+            "if the estimate is over £250, route",
+        ),
+        ("more than three thousand euros", "more than €3000"),
+        ("at least two thousand dollars", "at least $2000"),
+        ("orders under a grand are approved", "orders under $1000 are approved"),
+        ("a grand total of 5 and a grand piano", "a grand total of 5 and a grand piano"),
+    ],
+)
+def test_a_bound_said_in_words_is_read_in_digits_with_its_comparison(text: str, read: str) -> None:
+    assert in_digits(text) == read
+
+
+@pytest.mark.parametrize(
+    ("said", "value", "unit"),
+    [
+        ("over two hundred and fifty pounds", 250.0, "£"),
+        ("more than three thousand euros", 3000.0, "EUR"),
+        ("over a grand", 1000.0, "$"),
+        ("over €1.500,00", 1500.0, "EUR"),
+        ("over two and a half grand", 2500.0, "$"),
+    ],
+)
+def test_a_threshold_said_as_customers_write_numbers_is_read_with_its_currency(
+    said: str, value: float, unit: str
+) -> None:
+    request = (
+        "Build an agent system that checks deposit refunds. Each claim gives the guest and the damage "
+        f"estimate. It returns a JSON object with route (manager or auto). A claim {said} goes to a "
+        'manager (route "manager"); every other claim is automatic (route "auto").'
+    )
+    system = design_system(request, None, "langgraph")
+    rules = field_rules(system.requirements)["route"]
+    (manager,) = [r for r in rules if r.value == "manager"]
+    assert manager.when is not None and (manager.when.op, manager.when.value, manager.when.unit) == (
+        ">",
+        value,
+        unit,
+    )
+    # The trace points at the request's own words.
+    (requirement,) = [r for r in system.requirements if r.fields == ["route"]]
+    assert said.split()[-1] in request[requirement.start : requirement.end]
+
+
+def test_steps_of_a_request_without_fields_are_named_from_their_concepts_not_number_words() -> None:
+    request = (
+        "Set up an agent system that screens hotel damage deposits: if the damage estimate is over two "
+        "hundred and fifty pounds, route the case to the duty manager; otherwise refund the deposit."
+    )
+    system = design_system(request, None, "langgraph")
+    named = " ".join([system.name, *system.skills, *(c.id for c in system.components)])
+    assert not any(word in named for word in ("two", "hundred", "fifty", "pound")), named
+    (requirement,) = system.requirements
+    (rule, default) = requirement.rules
+    assert (rule.field, rule.value) == ("route_to", "duty_manager")
+    assert rule.when is not None and (rule.when.op, rule.when.value, rule.when.unit) == (">", 250.0, "£")
+    assert default.default and request[requirement.start : requirement.end].startswith("if the damage")

@@ -216,3 +216,21 @@ def test_fields_declared_after_a_bare_json_label_are_read() -> None:
     # Fields declared and decided by no rule read: the gate says so instead of passing a smoke case.
     system = design_system(text, None, "langgraph")
     assert set(system.output_values) == {"lane", "proof"}
+
+
+def test_the_other_side_of_a_comparison_said_by_a_comparative_is_a_rule() -> None:
+    request = (
+        "Build an agent system that answers leave requests. Each request gives the employee and the leave "
+        "length in days. It returns a JSON object with decision (approve or refer). A leave of 10 days or "
+        "fewer is approved; anything longer is referred to HR."
+    )
+    _, requirements = extract_requirements(request)
+    (requirement,) = requirements
+    assert [(r.value, r.when.op, r.when.value) for r in requirement.rules if r.when] == [
+        ("approve", "<=", 10.0),
+        ("refer", ">", 10.0),
+    ]
+    assert request[requirement.start : requirement.end].endswith("anything longer is referred to HR")
+    # The same side said again is no other rule.
+    again = request.replace("10 days or fewer", "more than 10 days")
+    assert all(r.value != "refer" for r in extract_requirements(again)[1][0].rules)

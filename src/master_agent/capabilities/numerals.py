@@ -15,6 +15,7 @@ A span Duckling reads is rewritten only when its digits, read plainly, do not al
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 from collections.abc import Mapping
@@ -46,6 +47,14 @@ _FRACTIONS = {"half": Decimal("0.5"), "quarter": Decimal("0.25")}
 #: "two grand", "2.5 grand": a thousand of the text's money (dollars when it names none), the slang
 #: Duckling does not know (after a number, never a "grand total").
 _GRAND = re.compile(r"^\s+grand\b(?!\s+total)", re.I)
+#: "under a grand": one thousand, where a comparison or a price stands before it or no noun follows it
+#: ("a grand total", "a grand piano" are no money).
+_A_GRAND = re.compile(
+    r"(?P<before>\b(?:over|under|above|below|than|about|around|nearly|almost|least|most|exceeds|exceeding"
+    r"|costs|costing|cost|pays|paid|for|of|to)\s+)a\s+grand\b(?!\s+total)"
+    r"|\ba\s+grand\b(?=\s*(?:[^\w\s]|$)|\s+(?:or|and|in|per|each|is|are|was|to|for|on|at|then)\b)",
+    re.I,
+)
 #: "fifty percent", "12 per cent": the sign the readers look for.
 _PERCENT = re.compile(r"(?<=[0-9])\s*(?:per\s*cent|pct)\b", re.I)
 #: A number with a one-letter suffix other than "k": "05m" is minutes (or metres) more often than millions,
@@ -96,13 +105,19 @@ def _spans(text: str, dimensions: tuple[str, ...]) -> list[tuple[int, int, Decim
     out: list[tuple[int, int, Decimal, str, str]] = []
     found = duckling_parse(text, dimensions)
     for item in sorted(found, key=lambda f: (int(f["start"]), -int(f["end"]))):
-        value = item["value"].get("value")
+        said = item["value"]
+        ends = [end for end in (said.get("from"), said.get("to")) if end]
+        if said.get("type") == "interval" and len(ends) == 1 and ends[0].get("unit") not in (None, "unknown"):
+            # "over two hundred and fifty pounds": one bound of money, the amount said. Without a
+            # currency Duckling's bounds are unreliable ("at least fifteen thousand" also reads 25).
+            said = ends[0]
+        value = said.get("value")
         if not isinstance(value, int | float) or isinstance(value, bool):
             continue
         start, end = int(item["start"]), int(item["end"])
         if out and start < out[-1][1]:
             continue
-        out.append((start, end, Decimal(str(value)), str(item["dim"]), str(item["value"].get("unit") or "")))
+        out.append((start, end, Decimal(str(value)), str(item["dim"]), str(said.get("unit") or "")))
     return out
 
 
@@ -132,10 +147,10 @@ def _grand(text: str) -> str:
     for _, end, _, _, _ in reversed(_spans(text, ("number",))):
         if (found := _GRAND.match(text[end:])) is not None:
             text = text[:end] + f" thousand {money}" + text[end + found.end() :]
-    return text
+    return _A_GRAND.sub(lambda found: f"{found.group('before') or ''}1 thousand {money}", text)
 
 
-_LEAD = re.compile(r"([A-Za-z]{3,})\s+")
+_LEAD = re.compile(r"([A-Za-z]{2,})\s+")
 
 
 def number_start(text: str, start: int, end: int) -> int:
@@ -192,6 +207,34 @@ def in_digits(text: str) -> str:
             said = plain(value)
         text = text[:start] + said + text[end:]
     return _PERCENT.sub("%", text)
+
+
+def written_span(text: str, read: str, start: int, end: int) -> tuple[int, int]:
+    """Where the span ``start:end`` of ``read`` (``in_digits(text)``) stands in ``text`` as written:
+    "£250" in "over £250" is "two hundred and fifty pounds" in the request, so a rule's trace and the
+    words around its number stay the request's own."""
+    opcodes = difflib.SequenceMatcher(None, text, read, autojunk=False).get_opcodes()
+
+    def at(position: int, closing: bool) -> int:
+        for tag, i1, i2, j1, j2 in opcodes:
+            inside = j1 < position <= j2 if closing else j1 <= position < j2
+            if inside:
+                # Inside a rewritten stretch its whole words as written; else the same character.
+                return (i2 if closing else i1) if tag != "equal" else i1 + position - j1
+        return len(text) if closing else 0
+
+    first, last = at(start, False), at(end, True)
+    # Characters the two writings share inside a number ("1.5k" and "1500" share "1" and "5") leave
+    # its ends mid-word: the span is the whole words.
+    while first < last and text[first].isspace():
+        first += 1
+    while first > 0 and (
+        text[first - 1].isalnum() or (text[first - 1] in ".," and text[first - 2 : first - 1].isdigit())
+    ):
+        first -= 1
+    while last < len(text) and text[last].isalnum():
+        last += 1
+    return first, last
 
 
 _ONES = [

@@ -16,6 +16,7 @@ deadline looks forward.
 from __future__ import annotations
 
 import calendar
+import contextlib
 import difflib
 import functools
 import re
@@ -191,7 +192,20 @@ class _Duckling:
             found: list[dict[str, Any]] = module.parse(
                 text, module.Context(reference, locale), self._dimensions[dimensions], False
             )
+        for item in found:
+            _repair_units(item.get("value") or {})
         return found
+
+
+def _repair_units(value: dict[str, Any]) -> None:
+    """The binding hands a unit's UTF-8 bytes back read as Latin-1 ("Â£" for "£"): decoded again here,
+    so a pound amount has the unit every reader compares with."""
+    for part in (value, value.get("from") or {}, value.get("to") or {}):
+        unit = part.get("unit")
+        if isinstance(unit, str) and not unit.isascii():
+            # A unit that is already text (not Latin-1 bytes of UTF-8) stays as it is.
+            with contextlib.suppress(UnicodeEncodeError, UnicodeDecodeError):
+                part["unit"] = unit.encode("latin-1").decode("utf-8")
 
 
 def _zoneinfo() -> Path:

@@ -60,7 +60,7 @@ from master_agent.meta.artifacts import (
     ToolEntry,
 )
 from master_agent.meta.failures import CompileError
-from master_agent.meta.requirements import PRECEDES, extract_requirements
+from master_agent.meta.requirements import PRECEDES, extract_requirements, listed_members
 from master_agent.models.embeddings import Embedder
 from master_agent.untrusted.sql_text import MAX_SQL_CHARS
 
@@ -104,7 +104,10 @@ BUILD_REQUEST = _BUILD = re.compile(
     r"(?:agent\s+|multi-agent\s+)?(?:system|agent|team|pipeline)\s+(?:that|which|to)\s+(.+?)\.?\s*$",
     re.I,
 )
-_SPLIT = re.compile(r",\s*(?:and\s+|then\s+)?|\s+and\s+(?:then\s+)?|\s+then\s+", re.I)
+_SPLIT = re.compile(r"[,;]\s*(?:and\s+|then\s+|otherwise\s+)?|\s+and\s+(?:then\s+)?|\s+then\s+", re.I)
+#: Where a clause's condition starts ("screens deposits: if the estimate is over £250"): a step is
+#: named by what it does to what, never by its condition's words or numbers.
+_CONDITION = re.compile(r":|\b(?:if|when|whenever|unless|once|whose|where)\b", re.I)
 _WORD = re.compile(r"[a-z]+")
 _FILLER = {"incoming", "new", "all", "every", "each", "the", "a", "an", "their", "its", "them", "it"}
 
@@ -141,8 +144,10 @@ def parse_steps(request: str) -> list[Step]:
     if match is None:
         return []
     steps = []
-    for clause in _SPLIT.split(match.group(1)):
-        words = _WORD.findall(clause.lower())
+    # Numbers read as digits first: "two hundred and fifty pounds" is one amount, never a clause
+    # "fifty pounds" split off at its "and".
+    for clause in _SPLIT.split(in_digits(match.group(1))):
+        words = _WORD.findall(_CONDITION.split(clause, maxsplit=1)[0].lower())
         if len(words) < 2:
             continue
         criterion = None
@@ -1737,6 +1742,22 @@ def _look_alikes(rule: Rule, noun: str) -> list[tuple[str, str, str]]:
     return out
 
 
+#: Members of a listed category tested per rule (the first cases of each requirement are kept).
+MAX_MEMBERS = 4
+
+
+def _members_of(requirement: Requirement, rule: Rule, fields: Mapping[str, list[str]]) -> list[str]:
+    """The members the requirement's words list for the category ``rule`` tests, past its first mention
+    (already a case): only for a rule that tests mentions and nothing absent, and the requirement's one
+    such rule of its field, so that a member is never given another rule's value."""
+    rivals = [r for r in requirement.rules if r.field == rule.field and r.mentions and not r.default]
+    if rule.absent or rule.mentions_too or rule.when or len(rivals) != 1:
+        return []
+    first = said_as(rule.mentions[0]).lower()
+    members = [m for m in listed_members(requirement.text, dict(fields)) if said_as(m).lower() != first]
+    return members[:MAX_MEMBERS]
+
+
 def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[EvalCase]:
     """At least one case per requirement that could be built: for a comparison, the boundary and a
     step on each side of it, and an adversarial input (the amount split across lines where it is a
@@ -1748,10 +1769,22 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
     rules_of = field_rules(system.requirements)
     cases: list[EvalCase] = []
 
-    def case(requirement: Requirement, field: str, suffix: str, text: str, judged: str | None = None) -> None:
+    def case(
+        requirement: Requirement,
+        field: str,
+        suffix: str,
+        text: str,
+        judged: str | None = None,
+        said: Rule | None = None,
+    ) -> None:
         # ``judged``: the text whose reading gives the expected value, where the input was built to
-        # mean the same as it (a look-alike name means no name).
-        expected = expected_value(rules_of[field], judged or text, rules_of, senses)
+        # mean the same as it (a look-alike name means no name). ``said``: the rule whose value the
+        # request itself gives the input, whatever the rules read from it make of it.
+        expected = (
+            said.value
+            if said is not None
+            else expected_value(rules_of[field], judged or text, rules_of, senses)
+        )
         cases.append(
             EvalCase(
                 id=f"{requirement.id}_{field}_{suffix}"[:64].lower(),
@@ -1974,6 +2007,12 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
                     case(requirement, field, f"other_list_{len(cases)}", f"{noun} about {too}, please help.")
                     item = f"{item} for the {too}"
                 case(requirement, field, f"mentions_{len(cases)}", f"{noun} about {item}, please help.")
+                for member in _members_of(requirement, rule, system.output_values):
+                    # A member the request lists for the category ("power banks" of "dangerous goods
+                    # such as power banks"): the request gives it the rule's value, so a system that
+                    # does not read it fails here, whatever the rules read.
+                    text = f"{noun} about {said_as(member)}, please help."
+                    case(requirement, field, f"member_{len(cases)}", text, said=rule)
                 if not rule.mentions_too and (kind := a_kind_of(rule.mentions[0])) is not None:
                     # The category worded by one of its kinds ("brew" for "alcohol"): sensed, not read.
                     case(requirement, field, f"kind_{len(cases)}", f"{noun} about {kind}, please help.")

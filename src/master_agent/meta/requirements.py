@@ -28,9 +28,10 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any, Literal
 
-from master_agent.capabilities.numerals import number_start
+from master_agent.capabilities.numerals import in_digits, number_start, written_span
 from master_agent.capabilities.terms import duckling_parse
 from master_agent.capabilities.tools import lexicon
+from master_agent.capabilities.tools.lexicon import verb_base
 from master_agent.meta.artifacts import (
     Comparison,
     Computation,
@@ -40,6 +41,7 @@ from master_agent.meta.artifacts import (
     Rule,
     RuleValue,
 )
+from master_agent.meta.code_rules import code_as_prose
 
 #: Characters of a request read (the request's own limit).
 MAX_CHARS = 5000
@@ -74,7 +76,9 @@ _BETWEEN_HIGH = re.compile(
 #: B)", "unless it mentions X", "any currency other than US dollars"); "never" is the rule's modal.
 _CUE = re.compile(
     # "not yet past due" negates a time, "are not decided" a verb: neither says something is absent.
-    r"\b(?:not(?! yet\b)(?!\s+\w+ed\b)|no|without|other than|unless|except(?: for)?|none of)\b",
+    # "no more than 3 parcels" bounds a number: no absence either.
+    r"\b(?:not(?! yet\b)(?!\s+\w+ed\b)(?!\s+(?:more|less|fewer)\s+than\b)"
+    r"|no(?!\s+(?:more|less|fewer)\s+than\b)|without|other than|unless|except(?: for)?|none of)\b",
     re.I,
 )
 #: "overtime_hours is the week's total hours above 40 ...": a field defined by arithmetic.
@@ -121,7 +125,11 @@ _COPY = re.compile(r"\b(repeats?|copies|copy|as written|exactly|quotes?)\b", re.
 _DATE_MATH = re.compile(r"\b(days? (?:before|after)|since|ago|within the last)\b", re.I)
 _MODAL = re.compile(r"\b(never|must|only|always|whatever|at all times)\b", re.I)
 _TOTAL = re.compile(r"\b(total|in total|sum|combined|altogether)\b", re.I)
-_LIST_SPLIT = re.compile(r",|\(|\)|\bor\b|\band\b|:", re.I)
+_LIST_SPLIT = re.compile(
+    # "dangerous goods such as power banks": the category and its members are items apart.
+    r",|\(|\)|\bor\b|\band\b|:|\bsuch as\b|\be\.g\.|\bfor (?:example|instance)\b|\bincluding\b|\bnamely\b",
+    re.I,
+)
 _WORD = re.compile(r"[a-z][a-z0-9/_-]*", re.I)
 #: Words that never name a condition: function words and the verbs that lead to one.
 _FUNCTION = frozenset(
@@ -300,6 +308,22 @@ def _cued(clause: str, start: int, end: int) -> bool:
 
 
 def _amounts(clause: str) -> list[tuple[int, int, float, str]]:
+    """(start, end, value, unit) of each number or amount in ``clause`` as the built systems read their
+    inputs (``in_digits``: "under a grand", "€1.500,00", "two and a half grand"), each span where the
+    clause writes it."""
+    read = in_digits(clause)
+    if read == clause:
+        return _amounts_read(clause)
+    out: list[tuple[int, int, float, str]] = []
+    for start, end, value, unit in _amounts_read(read):
+        first, last = written_span(clause, read, start, end)
+        if not re.search(r"\d", clause[first:last]) and unit not in _MONEY and not _cued(clause, first, last):
+            continue  # a number word ("two teams") is no quantity compared, as in ``_amounts_read``
+        out.append((first, last, value, unit))
+    return out
+
+
+def _amounts_read(clause: str) -> list[tuple[int, int, float, str]]:
     """(start, end, value, unit) of each number or amount in ``clause``, the longest reading of a span
     (both ends of a range Duckling reads as one: "between $200 and $1,000")."""
     out: list[tuple[int, int, float, str]] = []
@@ -522,8 +546,10 @@ def _named_by(before: str) -> tuple[str | None, bool]:
     ]
     # Within its own phrase: not across a quoted value, a parenthesis or a comma before it.
     phrase = re.split(r"[\"(),;:]", before[: min(cues, default=len(before))])[-1]
+    # Nor across another comparison joined before it ("10 kg or less and there are no more than 3").
+    phrase = re.split(r"\b(?:or|and)\s+(?:more|less|fewer|above|below|over|under)\b", phrase, flags=re.I)[-1]
     words = [w.lower() for w in _WORD.findall(phrase)]
-    while words and (words[-1] in _FUNCTION or words[-1] == "strictly"):
+    while words and (words[-1] in _FUNCTION or words[-1] in ("strictly", "there", "and", "or")):
         words.pop()
     named: list[str] = []
     while words and words[-1] not in _FUNCTION and len(named) < 3:
@@ -965,6 +991,28 @@ def exact_phrases(text: str) -> list[str]:
     return [f'"{" ".join(p.strip("`").lower().split())}"' for p in said if p.strip("` ")]
 
 
+#: A category the request defines by its members: "dangerous goods such as power banks, aerosols or
+#: lighters", "lithium batteries (power banks, e-bike packs)", "power banks (lithium)", "(e.g. X, Y)".
+_MEMBERS = re.compile(
+    r"\((?:e\.g\.|i\.e\.|such as|including|like|for example)?,?\s*(?P<listed>[^()]{2,160})\)"
+    r"|\b(?:such as|e\.g\.|for example|for instance|including|namely)\s*,?\s*(?P<follows>[^.;:()]{2,160})",
+    re.I,
+)
+
+
+def listed_members(text: str, fields: dict[str, list[str]]) -> list[str]:
+    """The members a requirement's own words list for a category (in the order written): the source
+    of the cases its built system must read. A parenthesis that gives a value ("(decision "reject")"),
+    defines something ("(without a finding, pii_kinds is an empty list)") or holds numbers is none."""
+    members: list[str] = []
+    for found in _MEMBERS.finditer(text):
+        said = found.group("listed") or found.group("follows")
+        if re.search(r"[\"=\d]|\b(?:is|are|was|were)\b", said):
+            continue
+        members += _keywords(said, fields)
+    return list(dict.fromkeys(members))
+
+
 def _negation(
     segment: str, fields: dict[str, list[str]], subject: frozenset[str]
 ) -> tuple[list[str], list[str], set[str]] | None:
@@ -1052,7 +1100,13 @@ def _alternatives(
         return []
     groups: list[list[Comparison]] = [[compared[0][2]]]
     for (_, previous_end, _), (start, _, comparison) in itertools.pairwise(compared):
-        joint = clause[previous_end:start]
+        # "10 kg or less and no more than 3 parcels": the first comparison's own "or less" joins nothing.
+        joint = re.sub(
+            r"^\s*(?:[a-z%]+\s+)?(?:or|and)\s+(?:more|less|fewer|above|below|higher|lower|greater|over|under)\b",
+            "",
+            clause[previous_end:start],
+            flags=re.I,
+        )
         if len(_WORD.findall(joint)) > 10 or re.search(r"[;:]", joint):
             groups = [[comparison]]  # far apart: the last one decides
         elif re.search(r"\bor\b", joint, re.I):
@@ -1085,9 +1139,38 @@ def _alternatives(
     return alternatives
 
 
+#: A line opened by a field's name and a colon ("vehicle: bike when ...", "- country: EU only").
+_FIELD_LINE = re.compile(r"\s*(?:[-*•]\s*|\d+[.)]\s*)?(?P<field>[a-z][a-z0-9_]*)\s*:(?!\S)", re.I)
+
+
+def _line_field(text: str, offset: int) -> str | None:
+    """The field named at the start of the line holding ``offset``, when the line opens "field: ..."."""
+    line = _FIELD_LINE.match(text, text.rfind("\n", 0, offset) + 1)
+    return line.group("field").lower() if line is not None else None
+
+
 def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
-    """The output fields a request declares and the requirements it states."""
+    """The output fields a request declares and the requirements it states (rules given as code read
+    as the prose they say, traced to the code as written)."""
     text = text[:MAX_CHARS]
+    prose = code_as_prose(text, declared_fields(text))
+    fields, requirements = _extract(prose)
+    if prose == text:
+        return fields, requirements
+    traced: list[Requirement] = []
+    for requirement in requirements:
+        start, end = written_span(text, prose, requirement.start, requirement.end)
+        written = text[start:end].strip()
+        traced.append(
+            requirement.model_copy(update={"start": start, "end": end, "text": written or requirement.text})
+            if written and len(written) <= 2000
+            else requirement
+        )
+    return fields, traced
+
+
+def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
+    """The output fields ``text`` declares and the requirements it states."""
     fields = declared_fields(text)
     declaration = _FIELD_DECL.search(text)
     total = bool(_TOTAL.search(text))
@@ -1138,7 +1221,12 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
         amounts = _amounts(clause)
         rules: list[Rule] = []
         cursor = 0
-        bare = sorted({v for values in fields.values() for v in values if re.search(r"[\d_]", v)}, key=len)
+        bare = sorted(
+            {v for values in fields.values() for v in values if re.search(r"[\d_]", v)}
+            # "vehicle: bike when ...; otherwise van": on a line a field opens, its values said bare.
+            | set(fields.get(_line_field(text, offset) or "", [])),
+            key=len,
+        )
         pattern = _VALUE
         if bare:
             alternatives = "|".join(re.escape(v) for v in reversed(bare))
@@ -1184,7 +1272,12 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
             default = bool(_DEFAULT.search(segment))
             if _postposed(value_match, clause) and _DEFAULT.match(re.sub(r"^\W+", "", after)):
                 default = True  # "Approve all other claims"
-            elif _POSTPOSED.match(after) or _postposed(value_match, clause):
+            elif (
+                _POSTPOSED.match(after)
+                or _postposed(value_match, clause)
+                # "desk: secure for valuables such as ...": on a field's line, "for" opens its condition.
+                or (field == _line_field(text, offset) and re.match(r"\W*for\b", after, re.I) is not None)
+            ):
                 # "risk is "high" when the change includes ...": the condition follows the value.
                 segment, seg_end, cursor = after, after_end, after_end
             elif index == len(given) - 1 and _DEFAULT.match(re.sub(r"^\W+", "", after)):
@@ -1385,6 +1478,7 @@ def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirem
         fields, _of_fields(fields, _summed(text, _worth_of_units(_declared_dates(text, chained))))
     )
     chained = [_precedence(r, fields) for r in _not_yet(chained)]
+    chained = _beyond(text, fields, chained)
     built = _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
     read = _two_defaults(
         [_open_category(_unread(_different(requirement, fields), fields, subject)) for requirement in built]
@@ -2342,6 +2436,67 @@ def _open_category(requirement: Requirement) -> Requirement:
     return requirement.model_copy(update={"unread": list(dict.fromkeys([*requirement.unread, *opened]))})
 
 
+#: "...; anything longer is denied", "everything above that goes to review": the other side of the
+#: comparison just stated, by a comparative word.
+_BEYOND = re.compile(
+    r"[;,.]\s*(?:and\s+|but\s+)?(?:anything|everything|any\s+\w+|all|those|ones?)\s+(?:\w+\s+)?"
+    r"(?P<way>longer|more|higher|larger|bigger|greater|above|over|beyond|later|older|heavier"
+    r"|shorter|less|fewer|lower|smaller|below|under|earlier|younger|lighter)\b(?:\s+than\s+that)?"
+    r"(?P<rest>[^;.]*)",
+    re.I,
+)
+_BELOW_WAYS = frozenset(
+    {"shorter", "less", "fewer", "lower", "smaller", "below", "under", "earlier", "younger", "lighter"}
+)
+_OTHER_SIDE: dict[str, Literal[">", ">=", "<", "<="]] = {"<=": ">", "<": ">=", ">=": "<", ">": "<="}
+
+
+def _beyond(text: str, fields: dict[str, list[str]], requirements: list[Requirement]) -> list[Requirement]:
+    """A clause naming the other side of the comparison before it by a comparative ("A freeze of 90
+    days or fewer is approved; anything longer is denied"): a rule of the same field with the opposite
+    comparison, its value the one the clause gives (quoted, or an allowed value's participle)."""
+    out = list(requirements)
+    for found in _BEYOND.finditer(text):
+        before = [i for i, r in enumerate(out) if r.end <= found.start() + 1 and r.rules]
+        if not before:
+            continue
+        position = before[-1]
+        requirement = out[position]
+        if text[requirement.end : found.start()].strip():
+            continue  # only right after the comparison it turns around
+        stated = [r for r in requirement.rules if r.when is not None and not r.default]
+        if len(stated) != 1 or stated[0].also:
+            continue
+        rule, when = stated[0], stated[0].when
+        assert when is not None
+        below = found.group("way").lower() in _BELOW_WAYS
+        if below != (when.op in (">", ">=")):
+            continue  # "anything longer" after "90 days or more" is the same side, said again
+        allowed = fields.get(rule.field, [])
+        quoted = re.search(r'"([^"]+)"', found.group("rest"))
+        said = quoted.group(1) if quoted else None
+        if said is None:
+            # Its participle ("denied" for deny, "referred" for refer): the value's word less its last letter.
+            said = next(
+                (
+                    v
+                    for v in allowed
+                    if re.search(rf"\b{re.escape(v[:-1] if len(v) > 3 else v)}\w*", found.group("rest"), re.I)
+                ),
+                None,
+            )
+        if said is None or said not in allowed or said == rule.value:
+            continue
+        other = rule.model_copy(
+            update={"value": said, "when": when.model_copy(update={"op": _OTHER_SIDE[when.op]})}
+        )
+        end = found.end()
+        out[position] = requirement.model_copy(
+            update={"rules": [*requirement.rules, other], "end": end, "text": text[requirement.start : end]}
+        )
+    return out
+
+
 def _complemented(requirements: list[Requirement]) -> list[Requirement]:
     """A yes/no field the rules only ever set one way ("trigger a customer notification
     (notify_customer true); delays of 48 hours or less do not") is the other way when none applies:
@@ -2365,6 +2520,29 @@ def _complemented(requirements: list[Requirement]) -> list[Requirement]:
     return out
 
 
+#: A condition opening a clause's comparison ("if the damage estimate is over £250").
+_CONDITION_OPENER = re.compile(r"\b(?:if|when|whenever|where)\b", re.I)
+#: The clause right after a condition: its verb and whom it hands to ("route the case to the duty manager").
+_THEN = re.compile(
+    r"\s*,\s*(?:then\s+)?(?P<verb>[a-z]{3,})\b[^,;.]*?"
+    r"(?:\bto\s+(?:a\s+|an\s+|the\s+)?(?P<to>[a-z]+(?:\s+[a-z]+)?))?(?=\s*[,;.]|\s*$)",
+    re.I,
+)
+
+
+def _consequence(before: str, rest: str) -> tuple[str, str | None, str] | None:
+    """After a condition that compares ("if the damage estimate is over £250"), the imperative that
+    follows it ("route the case to the duty manager"): its verb (WordNet's, said in its base form), whom
+    it hands to, and its words; None when no condition opens ``before`` or no such verb follows."""
+    if _CONDITION_OPENER.search(before) is None:
+        return None
+    then = _THEN.match(rest)
+    if then is None or verb_base(then.group("verb")) != then.group("verb").lower():
+        return None
+    to = then.group("to")
+    return then.group("verb").lower(), to.lower().replace(" ", "_") if to else None, then.group(0)
+
+
 def _verb_rules(text: str) -> list[Requirement]:
     """A request naming no answer fields ("... escalates refunds over $500 to a manager"): each
     clause comparing an amount decides a field named by its verb, its value the one it hands to."""
@@ -2378,29 +2556,39 @@ def _verb_rules(text: str) -> list[Requirement]:
             )
             if comparison is None:
                 continue
-            words = [w.lower() for w in _WORD.findall(clause[:start])]
-            verbs = [w for w in words if w.endswith("s") and w not in _FUNCTION and len(w) > 3]
-            target = re.match(r"\s*to\s+(?:a\s+|an\s+|the\s+)?([a-z]+)", clause[end:], re.I)
-            said = clause[: end + target.end()] if target else clause[:end]
-            if not verbs:
-                continue
-            verb_at = re.search(rf"\b{re.escape(verbs[0])}\b", said, re.I)
-            said = said[verb_at.start() :] if verb_at else said
-            verb = verbs[0][:-2] if verbs[0].endswith("es") and verbs[0][-3] in "sxz" else verbs[0][:-1]
-            field = f"{verb}_to" if target else verb
-            value_given: RuleValue = target.group(1).lower().replace(" ", "_") if target else True
-            offset = match.start() + clause.find(said.strip())
+            then = _consequence(clause[:start], text[match.end() :])
+            if then is not None:
+                # "if the estimate is over £250, route the case to the duty manager": the verb after
+                # the condition decides, not the system's own verb before it ("screens deposits").
+                verb, to, words = then
+                opener = list(_CONDITION_OPENER.finditer(clause[:start]))[-1].start()
+                said = (clause[opener:] + words).strip()
+                offset = match.start() + opener + (len(clause[opener:]) - len(clause[opener:].lstrip()))
+            else:
+                words_before = [w.lower() for w in _WORD.findall(clause[:start])]
+                verbs = [w for w in words_before if w.endswith("s") and w not in _FUNCTION and len(w) > 3]
+                target = re.match(r"\s*to\s+(?:a\s+|an\s+|the\s+)?([a-z]+)", clause[end:], re.I)
+                said = clause[: end + target.end()] if target else clause[:end]
+                if not verbs:
+                    continue
+                verb_at = re.search(rf"\b{re.escape(verbs[0])}\b", said, re.I)
+                said = (said[verb_at.start() :] if verb_at else said).strip()
+                verb = verbs[0][:-2] if verbs[0].endswith("es") and verbs[0][-3] in "sxz" else verbs[0][:-1]
+                to = target.group(1).lower() if target else None
+                offset = match.start() + clause.find(said)
+            field = f"{verb}_to" if to else verb
+            value_given: RuleValue = to if to else True
             requirements.append(
                 Requirement(
                     id=f"r{len(requirements) + 1}",
                     kind="escalation" if verb.startswith("escalat") else "threshold",
-                    text=said.strip(),
+                    text=said,
                     start=offset,
-                    end=offset + len(said.strip()),
+                    end=offset + len(said),
                     fields=[field],
                     rules=[
                         Rule(field=field, value=value_given, when=comparison),
-                        Rule(field=field, value=None if target else False, default=True),
+                        Rule(field=field, value=None if to else False, default=True),
                     ],
                 )
             )
