@@ -39,6 +39,7 @@ from master_agent.capabilities.tools import ReadOnlySql, ToolContext
 from master_agent.errors import ToolInputError
 from master_agent.evolution.reuse import NAMED_MIN_SIMILARITY, figure_by_meaning, unknown_by_meaning
 from master_agent.routing.queries import named_by_property, narrowed_beyond_data
+from master_agent.routing.row_filters import RowFilter, row_filters
 from master_agent.runtime.context import extract_entities
 
 #: The figure this pack's strategies move (a ``DataMetric`` name).
@@ -187,7 +188,9 @@ def make_goal_reader(
                 + ", ".join(metric.name for metric in metrics),
             }
         elif mention.metric is not None and past is not None:
-            stated["scope"] = await _measured_over(sql, mention.metric, stated.get("store_id"), past)
+            # "what attach rate did the people who finished their training get last quarter": their rows.
+            kept = await row_filters(sql, mention.metric, metrics, goal)
+            stated["scope"] = await _measured_over(sql, mention.metric, stated.get("store_id"), past, kept)
         elif past is not None:
             stated["scope"] = {
                 "kind": "past_question",
@@ -248,7 +251,7 @@ async def _level_then(
 
 
 async def _measure(
-    sql: ReadOnlySql, metric: DataMetric, store: int | None, window: Window
+    sql: ReadOnlySql, metric: DataMetric, store: int | None, window: Window, kept: Sequence[RowFilter] = ()
 ) -> tuple[dict[str, Any], str]:
     """The figure (value, observations) over ``window``, at ``store`` when the figure has stores."""
     conditions = (
@@ -260,6 +263,9 @@ async def _measure(
     if store is not None and "store_id" in metric.filters:
         conditions.append(f"{metric.filters['store_id']} = %(store_id)s")
         params["store_id"] = store
+    for rows in kept:
+        conditions.append(rows.condition)
+        params.update(rows.params)
     where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
     statement = f"SELECT {metric.expression} AS value, count(*) AS observations FROM {metric.table}{where}"
     return (await sql.query(statement, params)).rows[0], statement
@@ -302,12 +308,13 @@ async def _measured_only(sql: ReadOnlySql, metric: DataMetric, store: int | None
 
 
 async def _measured_over(
-    sql: ReadOnlySql, metric: DataMetric, store: int | None, window: Window
+    sql: ReadOnlySql, metric: DataMetric, store: int | None, window: Window, kept: Sequence[RowFilter] = ()
 ) -> dict[str, Any]:
-    """The figure over the period a question about the past names: what is known; no target was
-    stated, so no plan (and no invented target) is proposed."""
-    row, statement = await _measure(sql, metric, store, window)
+    """The figure over the period a question about the past names, over the rows it keeps: what is
+    known; no target was stated, so no plan (and no invented target) is proposed."""
+    row, statement = await _measure(sql, metric, store, window, kept)
     scope_words = f" at Store {store}" if store is not None and "store_id" in metric.filters else ""
+    scope_words += "".join(f" ({rows.said})" for rows in kept)
     found = (
         f"was {_shown(row['value'], metric.unit)}, from {row['observations']} {metric.observation_noun}"
         if row["value"] is not None and row["observations"]
