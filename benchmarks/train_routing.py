@@ -552,7 +552,7 @@ def fit_relevance(train: Pairs, validation: Pairs, readings: dict[int, tuple[boo
     }
 
 
-async def main(write: bool) -> dict[str, Any]:
+async def main(write: bool, out: Path = HEAD_PATH) -> dict[str, Any]:
     embedder = LocalMiniLMEmbedder()
     train = labelled(TRAIN_FILES) + exemplar_rows()
     validation = labelled(VALIDATION_FILES)
@@ -659,8 +659,8 @@ async def main(write: bool) -> dict[str, Any]:
         "validation_accuracy": round(accuracy, 4),
     }
     if write:
-        HEAD_PATH.write_text(json.dumps(head, separators=(",", ":")) + "\n")
-        print(f"wrote {HEAD_PATH} ({math.ceil(HEAD_PATH.stat().st_size / 1024)} KiB)")
+        out.write_text(json.dumps(head, separators=(",", ":")) + "\n")
+        print(f"wrote {out} ({math.ceil(out.stat().st_size / 1024)} KiB)")
     return head
 
 
@@ -675,6 +675,13 @@ if __name__ == "__main__":
     parser.add_argument(
         "--quick", action="store_true", help="try only the grid's neighbourhood of its past choices"
     )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=HEAD_PATH,
+        help="where to write the head (default: the shipped one); benchmarks/select_routing.py reads a "
+        "head written elsewhere to compare it end to end with the shipped one",
+    )
     arguments = parser.parse_args()
     REFUSED_CLASS, QUICK = not arguments.without_refused, arguments.quick
-    asyncio.run(main(write=not arguments.dry_run))
+    asyncio.run(main(write=not arguments.dry_run, out=arguments.out))
