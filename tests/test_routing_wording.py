@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from master_agent.capabilities import load_tenant
+from master_agent.routing.graph.follow_ups import asks_a_share
 from master_agent.routing.intent import message_entities, strip_entities
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.factory import front_door
@@ -253,3 +254,30 @@ async def test_a_figure_over_a_past_month_is_still_a_data_question(resources: Ru
     door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
     decision = await door.decide("what was store 6's attach rate in August?", [], {})
     assert (decision.target.kind, decision.target.name) == ("query", "data"), decision.reason
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "what share of store 3's phone buyers also bought a case",
+        "which percentage of the orders at store 6 had a charger in them?",
+        "how many of store 1's laptop sales came with a bag",
+    ],
+)
+async def test_a_question_for_a_part_of_a_group_is_a_data_question(
+    resources: RuntimeResources, message: str
+) -> None:
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    decision = await door.decide(message, [], {})
+    assert (decision.target.kind, decision.target.name) == ("query", "data"), decision.reason
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "get the share of phone buyers who take a case at store 3 up to 40% by March",
+        "what share of store 3's phone buyers bought a case, and why so few?",
+    ],
+)
+def test_moving_a_share_or_asking_why_is_not_asking_for_it(message: str) -> None:
+    assert not asks_a_share(message)
