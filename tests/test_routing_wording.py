@@ -261,7 +261,7 @@ async def test_a_figure_over_a_past_month_is_still_a_data_question(resources: Ru
     [
         "what share of store 3's phone buyers also bought a case",
         "which percentage of the orders at store 6 had a charger in them?",
-        "how many of store 1's laptop sales came with a bag",
+        "what fraction of store 1's laptop sales came with a bag",
     ],
 )
 async def test_a_question_for_a_part_of_a_group_is_a_data_question(
@@ -281,3 +281,8 @@ async def test_a_question_for_a_part_of_a_group_is_a_data_question(
 )
 def test_moving_a_share_or_asking_why_is_not_asking_for_it(message: str) -> None:
     assert not asks_a_share(message)
+
+
+def test_a_count_of_some_of_a_group_is_not_a_share() -> None:
+    assert not asks_a_share("how many of our branches have broken air con right now?")
+    assert asks_a_share("how many out of every ten phone buyers at store 3 bought a case?")

@@ -69,12 +69,13 @@ def asks_a_value(text: str, metrics: Sequence[DataMetric], now: datetime, *, mon
 
 
 #: A question for a proportion of a group: "what share of store 3's phone buyers ...", "what % of orders
-#: ...", "how many of the returns ...", "how many out of ...". English says a part of a whole with a
-#: closed class of nouns (WordNet's ratio.n.01 and proportion.n.01 and their kin: "share" is not among
-#: WordNet's first senses of ratio, so the class is written out) or with "how many of"/"out of".
+#: ...", "how many out of ...". English says a part of a whole with a closed class of nouns (WordNet's
+#: ratio.n.01 and proportion.n.01 and their kin: "share" is not among WordNet's first senses of ratio, so
+#: the class is written out) or with "out of". "How many of ..." asks a count, not a share ("how many of
+#: our branches have broken air con"): not one of them.
 _PROPORTION = re.compile(
     r"\b(?:what|which)\s+(?:\w+\s+)?(?:share|proportion|percentage|percent|fraction|portion|part|ratio|%)"
-    r"\s+of\b|\bwhat\s*%|\bhow\s+many\s+(?:of|out\s+of)\b|\bout\s+of\s+(?:every|each|all|the|how\s+many)\b",
+    r"\s+of\b|\bwhat\s*%|\bhow\s+many\s+out\s+of\b|\bout\s+of\s+(?:every|each|all|how\s+many)\b",
     re.I,
 )
 
