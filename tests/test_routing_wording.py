@@ -13,6 +13,13 @@ from master_agent.runtime import RuntimeResources
 from master_agent.runtime.factory import front_door
 
 
+async def _routed(resources: RuntimeResources, message: str) -> tuple[str, str | None]:
+    """(target kind, name) the demo retail tenant's front door routes a thread's first ``message`` to."""
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    decision = await door.decide(message, [], {})
+    return decision.target.kind, decision.target.name
+
+
 @pytest.mark.parametrize(
     ("text", "stores"),
     [
@@ -60,9 +67,7 @@ async def test_a_goal_naming_its_store_in_words_is_not_asked_which_store(resourc
 async def test_a_bare_comparison_of_two_stores_is_a_data_question(
     resources: RuntimeResources, message: str
 ) -> None:
-    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
-    decision = await door.decide(message, [], {})
-    assert (decision.target.kind, decision.target.name) == ("query", "data"), decision.reason
+    assert await _routed(resources, message) == ("query", "data")
 
 
 async def test_a_casual_request_for_a_bot_goes_to_the_builder(resources: RuntimeResources) -> None:
@@ -267,9 +272,7 @@ async def test_a_figure_over_a_past_month_is_still_a_data_question(resources: Ru
 async def test_a_question_for_a_part_of_a_group_is_a_data_question(
     resources: RuntimeResources, message: str
 ) -> None:
-    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
-    decision = await door.decide(message, [], {})
-    assert (decision.target.kind, decision.target.name) == ("query", "data"), decision.reason
+    assert await _routed(resources, message) == ("query", "data")
 
 
 @pytest.mark.parametrize(
