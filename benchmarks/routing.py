@@ -426,7 +426,19 @@ async def main(verbose: bool, only: set[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    import sys
+    import argparse
 
-    only = next((arg.split("=", 1)[1] for arg in sys.argv if arg.startswith("--only=")), None)
-    asyncio.run(main(verbose="--quiet" not in sys.argv, only=set(only.split(",")) if only else None))
+    # Parsed, not scanned: an unknown option (``--help`` was one) used to run every split, held-out ones
+    # included, and list the validation splits' misses.
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quiet", action="store_true", help="no misses listed, totals only")
+    parser.add_argument(
+        "--only",
+        type=lambda value: {split for split in value.split(",") if split},
+        help="the splits to score, comma-separated (e.g. tuning8.json,tuning7.json:validation); without "
+        "it, every split (held-out ones included) and the latency figures",
+    )
+    arguments = parser.parse_args()
+    asyncio.run(main(verbose=not arguments.quiet, only=arguments.only))

@@ -33,7 +33,7 @@ from master_agent.models.embeddings import LocalMiniLMEmbedder
 from master_agent.routing.discovery import AgentCard, agent_texts, names_agent
 from master_agent.routing.exemplars import GENERIC_EXEMPLARS
 from master_agent.routing.intent import strip_entities
-from master_agent.routing.intent_head import HEAD_PATH, REFUSED, Features
+from master_agent.routing.intent_head import HEAD_PATH, REFUSED, Features, names_masked
 from master_agent.routing.relevance import FEATURES, pair_features, stem_weights, stems
 
 SETS = Path(__file__).parent / "eval_routing"
@@ -279,9 +279,11 @@ def nll(logits: np.ndarray, truth: np.ndarray, temperature: float) -> float:
 #: grid took 20 minutes on the shared machine, most of it fits never chosen).
 QUICK_GRID = {"weights": (0.5, 1.0), "weightings": ("balanced",), "C": (16.0, 64.0)}
 QUICK = False
+#: ``--mask-names``: the intent head reads messages with their identifiers masked (``names_masked``).
+MASK_NAMES = False
 
 
-def _grid() -> list[tuple[Features, float, str | None]]:
+def _grid(mask_names: bool) -> list[tuple[Features, float, str | None]]:
     weights, weightings, cs = (
         (QUICK_GRID["weights"], QUICK_GRID["weightings"], QUICK_GRID["C"])
         if QUICK
@@ -289,7 +291,9 @@ def _grid() -> list[tuple[Features, float, str | None]]:
     )
     return [
         (
-            Features(lexical_dim=LEXICAL_DIM if weight else 0, lexical_weight=float(weight)),
+            Features(
+                lexical_dim=LEXICAL_DIM if weight else 0, lexical_weight=float(weight), mask_names=mask_names
+            ),
             float(c),
             weighting,
         )
@@ -303,11 +307,12 @@ def fit_best(
     name: str,
     train: tuple[np.ndarray, list[str], list[str]],
     validation: tuple[np.ndarray, list[str], list[str]],
+    mask_names: bool = False,
 ) -> tuple[LogisticRegression, Features, float, dict[str, Any]]:
     """The grid's model best on validation (accuracy, then log-loss), refitted on training only."""
     (x_train, train_texts, y_train), (x_val, val_texts, y_val) = train, validation
     best: tuple[float, float, Features, float, str | None] | None = None
-    for features, c, weighting in _grid():
+    for features, c, weighting in _grid(mask_names):
         model = LogisticRegression(C=c, max_iter=4000, class_weight=weighting)
         model.fit(featured(x_train, train_texts, features), y_train)
         seen = [i for i, label in enumerate(y_val) if label in set(model.classes_)]
@@ -331,7 +336,11 @@ def fit_best(
 
 
 def _features_json(features: Features) -> dict[str, Any]:
-    return {"lexical_dim": features.lexical_dim, "lexical_weight": features.lexical_weight}
+    return {
+        "lexical_dim": features.lexical_dim,
+        "lexical_weight": features.lexical_weight,
+        "mask_names": features.mask_names,
+    }
 
 
 #: The pack whose tenant each kind of labelled message is sent to (the others go to the retail tenant,
@@ -552,17 +561,19 @@ def fit_relevance(train: Pairs, validation: Pairs, readings: dict[int, tuple[boo
     }
 
 
-async def main(write: bool) -> dict[str, Any]:
+async def main() -> dict[str, Any]:
     embedder = LocalMiniLMEmbedder()
     train = labelled(TRAIN_FILES) + exemplar_rows()
     validation = labelled(VALIDATION_FILES)
-    train_texts, val_texts = [text for text, _ in train], [text for text, _ in validation]
+    head_text = names_masked if MASK_NAMES else str
+    train_texts = [head_text(text) for text, _ in train]
+    val_texts = [head_text(text) for text, _ in validation]
     x_train, x_val = await embed(embedder, train_texts), await embed(embedder, val_texts)
     y_train, y_val = [label for _, label in train], [label for _, label in validation]
     print(f"train {len(train)} ({Counter(y_train)})")
     print(f"validation {len(validation)} ({Counter(y_val)})")
     model, features, accuracy, chosen = fit_best(
-        "intent head", (x_train, train_texts, y_train), (x_val, val_texts, y_val)
+        "intent head", (x_train, train_texts, y_train), (x_val, val_texts, y_val), MASK_NAMES
     )
     labels = [str(label) for label in model.classes_]
     known = [i for i, label in enumerate(y_val) if label in labels]
@@ -587,6 +598,7 @@ async def main(write: bool) -> dict[str, Any]:
         # answering a question): the validation splits' follow-up messages count too, refused or not
         # as labelled.
         follow_texts, follow_refused = validation_follow_ups()
+        follow_texts = [head_text(text) for text in follow_texts]
         x_follow = featured(await embed(embedder, follow_texts), follow_texts, features)
         follow_probs = _softmax((x_follow @ model.coef_.T + model.intercept_) / temperature)
         refuse_from, gained = refuse_threshold(
@@ -658,10 +670,12 @@ async def main(write: bool) -> dict[str, Any]:
         },
         "validation_accuracy": round(accuracy, 4),
     }
-    if write:
-        HEAD_PATH.write_text(json.dumps(head, separators=(",", ":")) + "\n")
-        print(f"wrote {HEAD_PATH} ({math.ceil(HEAD_PATH.stat().st_size / 1024)} KiB)")
     return head
+
+
+def write_head(head: dict[str, Any], out: Path) -> None:
+    out.write_text(json.dumps(head, separators=(",", ":")) + "\n")
+    print(f"wrote {out} ({math.ceil(out.stat().st_size / 1024)} KiB)")
 
 
 if __name__ == "__main__":
@@ -675,6 +689,20 @@ if __name__ == "__main__":
     parser.add_argument(
         "--quick", action="store_true", help="try only the grid's neighbourhood of its past choices"
     )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=HEAD_PATH,
+        help="where to write the head (default: the shipped one); benchmarks/select_routing.py reads a "
+        "head written elsewhere to compare it end to end with the shipped one",
+    )
+    parser.add_argument(
+        "--mask-names",
+        action="store_true",
+        help="the intent head reads messages with agent and tool names masked (intent_head.names_masked)",
+    )
     arguments = parser.parse_args()
-    REFUSED_CLASS, QUICK = not arguments.without_refused, arguments.quick
-    asyncio.run(main(write=not arguments.dry_run))
+    REFUSED_CLASS, QUICK, MASK_NAMES = not arguments.without_refused, arguments.quick, arguments.mask_names
+    trained = asyncio.run(main())
+    if not arguments.dry_run:
+        write_head(trained, arguments.out)

@@ -4,12 +4,14 @@ offline classifier: the trained intent head with the exemplar classifier."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from master_agent.models.embeddings import HashingEmbedder, LocalMiniLMEmbedder
 from master_agent.routing.exemplars import GENERIC_EXEMPLARS
 from master_agent.routing.intent import ExemplarClassifier, ModelIntentAnalyzer, message_vector
-from master_agent.routing.intent_head import REFUSED, HeadClassifier, load_head, split_label
+from master_agent.routing.intent_head import REFUSED, HeadClassifier, load_head, names_masked, split_label
 from master_agent.routing.models import IntentAnalysis
 from master_agent.settings import Settings
 from tests.model_exchanges import Script, load_recordings
@@ -80,6 +82,30 @@ async def test_without_a_head_for_the_embedder_the_exemplar_classifier_answers()
     assert classifier.head is None  # the shipped head reads MiniLM vectors, not hashed ones
     message = "Show me all my agents please"
     assert await classifier.analyze(message, []) == await exemplars.analyze(message, [])
+
+
+def test_an_agent_s_name_is_masked_whole_and_words_are_kept() -> None:
+    assert names_masked("run weekly_sales_summary for week 46") == "run the agent for week 46"
+    assert (
+        names_masked("add estimate_roi to it, keep the follow-up email")
+        == "add the agent to it, keep the follow-up email"
+    )
+
+
+async def test_a_head_trained_on_masked_names_reads_a_message_s_names_masked() -> None:
+    embedder = LocalMiniLMEmbedder()
+    shipped = load_head()
+    assert shipped is not None and not shipped.features.mask_names  # trained on names as said
+    masking = replace(shipped, features=replace(shipped.features, mask_names=True))
+    exemplars = ExemplarClassifier(embedder, GENERIC_EXEMPLARS)
+    named, masked = "run weekly_sales_summary for week 46", "run the agent for week 46"
+    assert (await HeadClassifier(exemplars, masking).analyze(named, [])).confidence == (
+        await HeadClassifier(exemplars, masking).analyze(masked, [])
+    ).confidence
+    shares = shipped.probabilities(await message_vector(embedder, named), named)
+    assert (await HeadClassifier(exemplars, shipped).analyze(named, [])).confidence == pytest.approx(
+        max(shares.values()), abs=1e-3
+    )
 
 
 MISREAD = "Build me an agent that reports the weekly refund rate per store"

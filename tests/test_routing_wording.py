@@ -7,9 +7,17 @@ from __future__ import annotations
 import pytest
 
 from master_agent.capabilities import load_tenant
+from master_agent.routing.graph.follow_ups import asks_a_share
 from master_agent.routing.intent import message_entities, strip_entities
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.factory import front_door
+
+
+async def _routed(resources: RuntimeResources, message: str) -> tuple[str, str | None]:
+    """(target kind, name) the demo retail tenant's front door routes a thread's first ``message`` to."""
+    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
+    decision = await door.decide(message, [], {})
+    return decision.target.kind, decision.target.name
 
 
 @pytest.mark.parametrize(
@@ -59,9 +67,7 @@ async def test_a_goal_naming_its_store_in_words_is_not_asked_which_store(resourc
 async def test_a_bare_comparison_of_two_stores_is_a_data_question(
     resources: RuntimeResources, message: str
 ) -> None:
-    door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
-    decision = await door.decide(message, [], {})
-    assert (decision.target.kind, decision.target.name) == ("query", "data"), decision.reason
+    assert await _routed(resources, message) == ("query", "data")
 
 
 async def test_a_casual_request_for_a_bot_goes_to_the_builder(resources: RuntimeResources) -> None:
@@ -253,3 +259,33 @@ async def test_a_figure_over_a_past_month_is_still_a_data_question(resources: Ru
     door = front_door(resources, await load_tenant(resources.database.pool, "demo-retail"))
     decision = await door.decide("what was store 6's attach rate in August?", [], {})
     assert (decision.target.kind, decision.target.name) == ("query", "data"), decision.reason
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "what share of store 3's phone buyers also bought a case",
+        "which percentage of the orders at store 6 had a charger in them?",
+        "what fraction of store 1's laptop sales came with a bag",
+    ],
+)
+async def test_a_question_for_a_part_of_a_group_is_a_data_question(
+    resources: RuntimeResources, message: str
+) -> None:
+    assert await _routed(resources, message) == ("query", "data")
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "get the share of phone buyers who take a case at store 3 up to 40% by March",
+        "what share of store 3's phone buyers bought a case, and why so few?",
+    ],
+)
+def test_moving_a_share_or_asking_why_is_not_asking_for_it(message: str) -> None:
+    assert not asks_a_share(message)
+
+
+def test_a_count_of_some_of_a_group_is_not_a_share() -> None:
+    assert not asks_a_share("how many of our branches have broken air con right now?")
+    assert asks_a_share("how many out of every ten phone buyers at store 3 bought a case?")

@@ -62,12 +62,30 @@ def lexical_features(text: str, dim: int) -> np.ndarray:
     return counts / norm if norm else counts
 
 
+#: An identifier in a message: an agent's or a tool's name as the service spells it ("weekly_sales_summary").
+_IDENTIFIER = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b", re.I)
+
+
+def names_masked(text: str) -> str:
+    """``text`` with every identifier read as "the agent": a tenant's names say which agent, never
+    what to do with it, yet a head learns them as words ("weekly", "summary") of whichever intent its
+    training named them in most (changes, mostly: "run weekly_sales_summary for week 46" read as one)."""
+    return _IDENTIFIER.sub("the agent", text)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Features:
     """What a head reads: the embedding, and the lexical counts at ``lexical_weight`` (0: none)."""
 
     lexical_dim: int = 0
     lexical_weight: float = 0.0
+    mask_names: bool = False
+    """Whether the head reads messages with their identifiers masked (``names_masked``); heads trained
+    before it read them as said."""
+
+    def read(self, text: str) -> str:
+        """The text the head reads of a message."""
+        return names_masked(text) if self.mask_names else text
 
     def of(self, vector: Sequence[float], text: str) -> np.ndarray:
         embedded = np.asarray(vector, dtype=np.float64)
@@ -150,7 +168,11 @@ def relevance_head(embedder_name: str) -> RelevanceHead | None:
 def _features(raw: dict[str, Any] | None) -> Features:
     if not raw:
         return Features()
-    return Features(lexical_dim=int(raw["lexical_dim"]), lexical_weight=float(raw["lexical_weight"]))
+    return Features(
+        lexical_dim=int(raw["lexical_dim"]),
+        lexical_weight=float(raw["lexical_weight"]),
+        mask_names=bool(raw.get("mask_names", False)),
+    )
 
 
 @cache
@@ -220,7 +242,8 @@ class HeadClassifier:
         base = await self.exemplars.analyze(message, history)
         if self.head is None:
             return base
-        shares = self.head.probabilities(await message_vector(self.exemplars.embedder, message), message)
+        read = self.head.features.read(message)
+        shares = self.head.probabilities(await message_vector(self.exemplars.embedder, read), read)
         label = max(shares, key=lambda name: shares[name])
         action, query_kind = split_label(label)
         confidence = shares[label]

@@ -44,6 +44,7 @@ from master_agent.routing.discovery import described_agent, made_for, names_agen
 from master_agent.routing.graph.data_steps import DATA_QUERY, EXECUTE, DataSteps
 from master_agent.routing.graph.flows import _waiting_preview, flow_command
 from master_agent.routing.graph.follow_ups import (
+    asks_a_share,
     asks_a_value,
     asks_about_the_figure,
     inherits_target,
@@ -185,6 +186,11 @@ class DecisionSteps(DataSteps):
         if counted_in_stock(goal, self.pack.data_metrics, now) is not None:
             # "how many handsets are in the back room right now": stock, which the data handler names as
             # missing (the sales it has would answer another question).
+            return intent.model_copy(update={**DATA_QUERY, "out_of_scope": False})
+        if intent.action in ("EXECUTE", "AMBIGUOUS") and self.pack.data_metrics and asks_a_share(goal):
+            # "what share of store 3's phone buyers also bought a case": a part of a group of the
+            # tenant's own data, which one query answers; no figure of the pack is named by it, and no
+            # agent does it (the data handler says what it lacks, or ``_refused_for_missing_data``).
             return intent.model_copy(update={**DATA_QUERY, "out_of_scope": False})
         if intent.out_of_scope and asks_a_value(goal, self.pack.data_metrics, now):
             # "AOV north vs west for August": a figure of the tenant's own data over a period gone by is

@@ -68,6 +68,28 @@ def asks_a_value(text: str, metrics: Sequence[DataMetric], now: datetime, *, mon
     return window is not None and window.end <= now + timedelta(days=1)
 
 
+#: A question for a proportion of a group: "what share of store 3's phone buyers ...", "what % of orders
+#: ...", "how many out of ...". English says a part of a whole with a closed class of nouns (WordNet's
+#: ratio.n.01 and proportion.n.01 and their kin: "share" is not among WordNet's first senses of ratio, so
+#: the class is written out) or with "out of". "How many of ..." asks a count, not a share ("how many of
+#: our branches have broken air con"): not one of them.
+_PROPORTION = re.compile(
+    r"\b(?:what|which)\s+(?:\w+\s+)?(?:share|proportion|percentage|percent|fraction|portion|part|ratio|%)"
+    r"\s+of\b|\bwhat\s*%|\bhow\s+many\s+out\s+of\b|\bout\s+of\s+(?:every|each|all|how\s+many)\b",
+    re.I,
+)
+
+
+def asks_a_share(text: str) -> bool:
+    """Whether ``text`` asks what part of a group has a property ("what share of store 3's phone buyers
+    also bought a case", "what proportion of October's orders were returned"): a ratio the data
+    answers with one query, whatever figure name it lacks. Not when it asks to move it (a target, a
+    deadline ahead, a verb that moves a figure) or why it is what it is (work, not a value)."""
+    if not _PROPORTION.search(text):
+        return False
+    return not (_WHY.search(text) or moves_a_figure(text) or opens_deadline(text) or goal_target(text))
+
+
 def _as_answered(message: str, data: Mapping[str, Any], metrics: Sequence[DataMetric]) -> str:
     """``message`` with the figure its answer was of, when its words do not name it ("which shop
     refunded the biggest share of its sales?" was the refund rate): a follow-up ("and the smallest?")
