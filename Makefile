@@ -81,8 +81,10 @@ demo-lending: install
 
 # The suite over TEST_WORKERS processes (pytest-xdist), each with its own embedded PostgreSQL; a module
 # runs whole in one of them (its module-scoped servers start once), the longest handed out first.
-# TEST_WORKERS=0: one process.
-TEST_WORKERS ?= 2
+# Three on 2 cores: about a third of a worker's time is spent waiting (servers and Chromium starting,
+# rate-limit windows, schedules and slow stand-in runs waited out), which a third worker fills
+# (docs/testing.md). TEST_WORKERS=0: one process.
+TEST_WORKERS ?= 3
 test: install js-deps browser
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
