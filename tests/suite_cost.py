@@ -3,6 +3,7 @@ the work done): an opt-in pytest plugin, and its summary per unit (a file; the p
 
     pytest -n 2 --dist loadfile -p tests.suite_cost          # writes test-artifacts/suite-cost/<worker>.jsonl
     python -m tests.suite_cost test-artifacts/suite-cost     # per unit, the most costly first
+    python -m tests.suite_cost test-artifacts/suite-cost 3   # and the wall time on 3 workers, simulated
 
 Each test's setup, call and teardown record their wall time, the CPU time of the test process, of the
 subprocesses it waited for (a server is counted when it is stopped), and of the worker's PostgreSQL (its
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import json
+import math
 import os
 import resource
 import subprocess
@@ -175,5 +177,84 @@ def summary(directory: Path) -> str:
     return "\n".join(lines)
 
 
+def _costs(directory: Path, stretch: float) -> dict[str, list[tuple[float, float]]]:
+    """Each unit's tests in the order they ran, as (CPU seconds, seconds waited): the wall time beyond
+    ``stretch`` times the CPU time (1 for a run on idle cores; more for a run the load slowed)."""
+    units: dict[str, list[tuple[float, float]]] = collections.defaultdict(list)
+    for path in sorted(directory.glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            total = record["total"]
+            cpu = total["cpu"] + total["child"] + total["pg"]
+            units[_unit(record["id"])].append((cpu, max(0.0, total["wall"] - stretch * cpu)))
+    return units
+
+
+def simulate(
+    units: list[tuple[str, list[tuple[float, float]]]], workers: int, cores: float = 2.0
+) -> list[tuple[float, list[str]]]:
+    """When each of ``workers`` pytest-xdist workers (``--dist loadfile``) finishes ``units`` handed out in
+    this order on ``cores`` cores, and the units it ran: a worker gets a unit at the start and whenever
+    two tests or fewer of its own are left (xdist's rule); a test's CPU and waits are spread evenly over
+    it, and when the running tests want more than the cores, each gets its share."""
+    queue = list(units)
+    left: list[list[list[float]]] = [[] for _ in range(workers)]
+    ran: list[list[str]] = [[] for _ in range(workers)]
+    done = [0.0] * workers
+    clock = 0.0
+
+    def hand_out(worker: int, *, first: bool = False) -> None:
+        while queue and (first or len(left[worker]) <= 2):
+            name, tests = queue.pop(0)
+            left[worker].extend([cpu, wait, 1.0] for cpu, wait in tests)
+            ran[worker].append(name)
+            first = False
+
+    for worker in range(workers):
+        hand_out(worker, first=True)
+    for worker in range(workers):
+        hand_out(worker)
+    while any(left):
+        running = [worker for worker in range(workers) if left[worker]]
+        demand = sum(cpu / (cpu + wait) for cpu, wait, _ in (left[w][0] for w in running) if cpu + wait)
+        share = min(1.0, cores / demand) if demand else 1.0
+
+        # How long the rest of each worker's current test takes at this share.
+        durations = {
+            worker: part * (cpu / share + wait) for worker in running for cpu, wait, part in left[worker][:1]
+        }
+        step = min(durations.values())
+        clock += step
+        for worker in running:
+            if math.isclose(durations[worker], step, rel_tol=1e-9, abs_tol=1e-9):
+                left[worker].pop(0)
+                hand_out(worker)
+                done[worker] = clock
+            else:
+                left[worker][0][2] *= 1 - step / durations[worker]
+    return [(done[worker], ran[worker]) for worker in range(workers)]
+
+
+def simulated(directory: Path, workers: int, stretch: float = 1.0) -> str:
+    """The wall time of the recorded tests on ``workers`` workers and 2 cores, units in the order
+    ``tests/conftest.py`` hands them out (its ``_LONGEST_FIRST``), worker start-up not counted."""
+    from tests.conftest import _LONGEST_FIRST
+
+    rank = {name: place for place, name in enumerate(_LONGEST_FIRST)}
+    costs = _costs(directory, stretch)
+    order = sorted(
+        sorted(costs), key=lambda unit: rank.get(unit, rank.get(unit.removeprefix("tests/"), len(rank)))
+    )
+    finished = simulate([(unit, costs[unit]) for unit in order], workers)
+    return "\n".join(
+        f"worker {worker}: {end:6.0f} s, {len(names)} units, first {', '.join(names[:3])}"
+        for worker, (end, names) in enumerate(finished)
+    )
+
+
 if __name__ == "__main__":
     print(summary(Path(sys.argv[1]) if len(sys.argv) > 1 else OUT))
+    if len(sys.argv) > 2:
+        print(
+            simulated(Path(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]) if len(sys.argv) > 3 else 1.0)
+        )

@@ -18,6 +18,9 @@ from tests.conftest import create_database, installed_template
 from tests.live_server import create_key_cli, start_serve
 
 ROOT = Path(__file__).resolve().parents[1]
+#: A request waits this long (httpx's default of 5 s, on cores two servers and their runs keep busy, is
+#: a read timeout of its own, not an answer).
+TIMEOUT_S = 60
 QUESTION = "What is the attach rate of Store 5?"
 
 
@@ -39,19 +42,23 @@ def test_two_servers_share_the_runs_and_none_runs_twice(
     try:
         # One evolution scheduler leads; the other process stands by. Both say so at start-up.
         states = [
-            httpx.get(f"{url}/health", headers={"X-API-Key": key}).json()["scheduler"] for _, url in servers
+            httpx.get(f"{url}/health", headers={"X-API-Key": key}, timeout=TIMEOUT_S).json()["scheduler"]
+            for _, url in servers
         ]
         assert sorted(states) == ["leader", "standby"]
         for log, state in zip(logs, states, strict=True):
             assert f"embeddings all-MiniLM-L6-v2 (384 dimensions); scheduler {state}" in log.read_text()
         run_ids = []
         for _ in range(16):  # all submitted to the first server
-            response = httpx.post(f"{servers[0][1]}/threads", json={}, headers={"X-API-Key": key})
+            response = httpx.post(
+                f"{servers[0][1]}/threads", json={}, headers={"X-API-Key": key}, timeout=TIMEOUT_S
+            )
             thread_id = response.json()["thread_id"]
             run = httpx.post(
                 f"{servers[0][1]}/threads/{thread_id}/runs",
                 json={"assistant_id": "master_agent", "input": {"goal": QUESTION}},
                 headers={"X-API-Key": key},
+                timeout=TIMEOUT_S,
             ).json()
             run_ids.append(run["run_id"])
         deadline = time.monotonic() + 120
@@ -70,6 +77,7 @@ def test_two_servers_share_the_runs_and_none_runs_twice(
                 f"{url}/runs/wait",
                 json={"assistant_id": "master_agent", "input": {"goal": QUESTION}, "on_completion": "keep"},
                 headers={"X-API-Key": key},
+                timeout=TIMEOUT_S,
             )
             assert response.status_code == 200 and response.json()["envelope"]["status"] in (
                 "success",
@@ -79,9 +87,9 @@ def test_two_servers_share_the_runs_and_none_runs_twice(
             waited[server.pid] = run_id
         # A background run followed from both servers (at most one executes it) streams the same
         # events to its end on each.
-        thread_id = httpx.post(f"{servers[0][1]}/threads", json={}, headers={"X-API-Key": key}).json()[
-            "thread_id"
-        ]
+        thread_id = httpx.post(
+            f"{servers[0][1]}/threads", json={}, headers={"X-API-Key": key}, timeout=TIMEOUT_S
+        ).json()["thread_id"]
         run = httpx.post(
             f"{servers[0][1]}/threads/{thread_id}/runs",
             json={
@@ -90,6 +98,7 @@ def test_two_servers_share_the_runs_and_none_runs_twice(
                 "stream_mode": ["values", "updates"],
             },
             headers={"X-API-Key": key},
+            timeout=TIMEOUT_S,
         ).json()
         followed = [
             _follow(url, key, f"/threads/{thread_id}/runs/{run['run_id']}/stream")

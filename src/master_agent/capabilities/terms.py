@@ -22,7 +22,7 @@ import functools
 import re
 import threading
 import unicodedata
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -772,6 +772,17 @@ def _world_holidays(year: int) -> tuple[tuple[str, str, datetime], ...]:
     return tuple(sorted(days))
 
 
+@functools.lru_cache(maxsize=4)
+def _world_holidays_by_head(year: int) -> dict[str, tuple[int, ...]]:
+    """The places in ``_world_holidays(year)`` of the names that begin with each word."""
+    places: dict[str, list[int]] = defaultdict(list)
+    for place, (name, _, _) in enumerate(_world_holidays(year)):
+        head = re.search(r"[a-z]+", name.lower())
+        if head is not None:
+            places[head.group(0)].append(place)
+    return {head: tuple(found) for head, found in places.items()}
+
+
 @functools.lru_cache(maxsize=256)
 def _dated_alike_everywhere(name: str, year: int) -> bool:
     """Whether every calendar in the ``holidays`` package that keeps a day called ``name`` keeps it on
@@ -788,11 +799,15 @@ def _world_holiday_named(text: str, year: int) -> _Named | None:
     ``holidays`` package that keeps it dates alike ("Tiradentes' Day": Brazil's alone): the longest
     such name said, read in its country's own calendar (and language, for the days it names)."""
     words = set(re.findall(r"[a-z]+", text.lower()))
+    if "st" in words:
+        words.add("saint")
+    by_head = _world_holidays_by_head(year)
+    # Most names share no word with the text: no pattern is tried. The names whose first word is said,
+    # in the index's order (the first of two matches as long is kept).
+    places = sorted(place for word in words for place in by_head.get(word, ()))
+    world = _world_holidays(year)
     best: _Named | None = None
-    for name, country, day in _world_holidays(year):
-        head = re.findall(r"[a-z]+", name.lower())[:1]
-        if not head or (head[0] not in words and not (head[0] == "saint" and "st" in words)):
-            continue  # most names share no word with the text: no pattern is tried
+    for name, country, day in (world[place] for place in places):
         match = _holiday_name(name).search(text)
         if match is None or not match.group(0)[:1].isupper() or not _dated_alike_everywhere(name, year):
             continue  # a proper name is written as one ("a hot summer day" names no day of Albania's)
