@@ -54,6 +54,7 @@ from master_agent.evolution.reuse import figure_by_meaning, money_total_of, unkn
 from master_agent.models.offline import OfflinePlanner
 from master_agent.routing.described import describe, described_member
 from master_agent.routing.discovery import AgentCard
+from master_agent.runtime.context import extract_entities
 
 
 class QueryAnswer(BaseModel):
@@ -127,8 +128,10 @@ SELECT s.solution_id::text AS solution_id, s.goal, s.status, s.created_at,
         FROM outcome_checks c WHERE c.solution_id = s.solution_id) AS checks
 FROM solutions s LEFT JOIN solution_learnings l ON l.solution_id = s.solution_id
 WHERE s.tenant_id = %(tenant_id)s
-ORDER BY s.created_at DESC LIMIT 3
+ORDER BY s.created_at DESC LIMIT 200
 """
+#: How many of the goals a question is about an outcome answer lists.
+_OUTCOMES_LISTED = 3
 
 
 async def goal_outcomes(request: QueryRequest) -> QueryAnswer:
@@ -140,6 +143,21 @@ async def goal_outcomes(request: QueryRequest) -> QueryAnswer:
             handler="outcome",
             data={"solutions": []},
         )
+    asked = _goal_asked(request.message, request.entities, request.metrics)
+    if asked:
+        rows = [row for row in rows if _goal_is(row["goal"], asked, request.metrics)]
+        if not rows:
+            # "how did the Store 9 refund plan work out?" with no such goal run: the latest goals' outcomes
+            # would answer another question.
+            said = " ".join(f"{key} {value}" for key, value in asked.items())
+            return QueryAnswer(
+                text=f"No goal about {said} is on record for you, so there is no outcome to report. "
+                "Ask 'how did my goals work out?' for the goals that were run.",
+                handler="outcome",
+                answered=False,
+                data={"outcome": "no_data", "solutions": [], "missing": [f"a goal about {said}"]},
+            )
+    rows = rows[:_OUTCOMES_LISTED]
     lines = []
     for row in rows:
         checks = row["checks"] or []
@@ -166,6 +184,35 @@ async def goal_outcomes(request: QueryRequest) -> QueryAnswer:
                 for row in rows
             ]
         },
+    )
+
+
+def _goal_asked(message: str, entities: Mapping[str, Any], metrics: Sequence[DataMetric]) -> dict[str, Any]:
+    """What an outcome question says of the goal it asks about: its store and its figure, as the goal
+    would have said them ("the Store 9 refund plan": store 9, the refunds); empty for "my goals"."""
+    asked: dict[str, Any] = {}
+    if (store := entities.get("store_id")) is not None:
+        asked["store"] = int(store)
+    if (figure := _figure_named(message, metrics)) is not None:
+        asked["figure"] = figure.name
+    return asked
+
+
+def _goal_is(goal: str, asked: Mapping[str, Any], metrics: Sequence[DataMetric]) -> bool:
+    """Whether a goal's own words are about what ``asked`` says (its store, and its figure or the
+    figure's share or count: "refunds" and "refund rate" are one goal's)."""
+    said = extract_entities(goal)
+    if "store" in asked and said.get("store_id") != asked["store"]:
+        return False
+    if "figure" not in asked:
+        return True
+    figure = _figure_named(goal, metrics)
+    if figure is None:
+        return False
+    asked_figure = next(m for m in metrics if m.name == asked["figure"])
+    return bool(
+        {figure.name, share_of(figure, metrics).name}
+        & {asked_figure.name, share_of(asked_figure, metrics).name}
     )
 
 
