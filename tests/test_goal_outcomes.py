@@ -78,7 +78,9 @@ async def test_an_outcome_asked_of_a_goal_never_run_says_no_such_goal_is_on_reco
 async def test_an_outcome_asked_of_one_goal_lists_that_goal_only() -> None:
     answer = await goal_outcomes(_asking("so how are the returns at store 2 coming along since the plan?"))
     assert answer.answered
-    assert [row["goal"] for row in answer.data["solutions"]] == ["Cut the refund rate at Store 2 to 3% by March"]
+    assert [row["goal"] for row in answer.data["solutions"]] == [
+        "Cut the refund rate at Store 2 to 3% by March"
+    ]
 
 
 async def test_an_outcome_asked_of_every_goal_lists_the_latest() -> None:

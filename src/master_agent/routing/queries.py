@@ -54,6 +54,7 @@ from master_agent.evolution.reuse import figure_by_meaning, money_total_of, unkn
 from master_agent.models.offline import OfflinePlanner
 from master_agent.routing.described import describe, described_member
 from master_agent.routing.discovery import AgentCard
+from master_agent.routing.ordered import OrderSaid, order_said
 from master_agent.runtime.context import extract_entities
 
 
@@ -259,11 +260,11 @@ _TIME_SHIFT = re.compile(
 )
 #: Words that ask for an order of entities by a figure ("which store had the highest", "who was the
 #: best seller", "rank our stores", "the bottom three").
-_ORDER_WORDS = re.compile(
-    r"\b(highest|lowest|best|worst|most|least|top|bottom|biggest|smallest|largest|weakest|strongest|"
-    r"poorest|greatest|fewest|rank|ranked|ranking|order)\b",
-    re.I,
-)
+_RANK_WORDS = (
+    "highest", "lowest", "best", "worst", "most", "least", "top", "bottom", "biggest", "smallest", "largest",
+    "weakest", "strongest", "poorest", "greatest", "fewest", "rank", "ranked", "ranking", "order",
+)  # fmt: skip
+_ORDER_WORDS = re.compile(rf"\b({'|'.join(_RANK_WORDS)})\b", re.I)
 #: Literal directions; "best" and "worst" depend on whether the figure is better low (a refund rate).
 _LOW_WORDS = frozenset({"lowest", "least", "bottom", "smallest", "fewest"})
 _BETTER_WORDS = frozenset({"best", "strongest"})
@@ -746,6 +747,8 @@ class NamedByProperty:
     member: Any | None
     readings: tuple[tuple[str, Any], ...]
     """(measure, member) for each order the words fit: "biggest" by staff count and by sales."""
+    unread: str | None = None
+    """The property or measure the words order by that no order of the data holds ("floor space")."""
 
     @property
     def claim(self) -> dict[str, str]:
@@ -765,9 +768,26 @@ def _order_pattern(order: EntityOrder, word: str) -> re.Pattern[str]:
     return re.compile(rf"\b(?:(?:our|the|my|your)\s+)?{flexible}\s+(?:{'|'.join(nouns)})\b(?![-']?s\b)", re.I)
 
 
-def property_words(message: str, orders: Sequence[EntityOrder]) -> list[tuple[str, EntityOrder, bool]]:
+def _order_said(
+    message: str, orders: Sequence[EntityOrder], metrics: Sequence[DataMetric]
+) -> OrderSaid | None:
+    """The words naming one member of ``orders``' entity by a superlative, read by WordNet (``ordered``)."""
+    if not orders:
+        return None
+    nouns = [noun for noun in ENTITY_WORDS.get(orders[0].entity, ()) if not noun.endswith("s")] + ["one"]
+    return order_said(message, orders, nouns, _RANK_WORDS, metrics, _LOW_WORDS)
+
+
+def property_words(
+    message: str, orders: Sequence[EntityOrder], metrics: Sequence[DataMetric] = ()
+) -> list[tuple[str, EntityOrder, bool]]:
     """(words, order, highest) for each order whose words name one member in ``message`` ("our
-    newest store": the opening date's highest), the first words said only."""
+    newest store": the opening date's highest; "the branch that opened most recently"), the first
+    words said only: a superlative read by WordNet, else the words an order declares as written."""
+    if (said := _order_said(message, orders, metrics)) is not None:
+        # "the biggest store by floor space": the measure said is none of the orders', whatever "biggest"
+        # names by the others.
+        return [(said.words, order, highest) for order, highest in said.fits]
     found: list[tuple[int, str, EntityOrder, bool]] = []
     for order in orders:
         for highest, words in ((True, order.high), (False, order.low)):
@@ -781,13 +801,19 @@ def property_words(message: str, orders: Sequence[EntityOrder]) -> list[tuple[st
 
 
 async def named_by_property(
-    sql: ReadOnlySql, orders: Sequence[EntityOrder], message: str
+    sql: ReadOnlySql, orders: Sequence[EntityOrder], message: str, metrics: Sequence[DataMetric] = ()
 ) -> NamedByProperty | None:
     """The member ``message`` names by a property the data orders ("our newest store" = the store
-    opened last, "the biggest shop" = by staff count or by sales, asked when they differ)."""
-    said = property_words(message, orders)
+    opened last, "the biggest shop" = by staff count or by sales, asked when they differ); a property
+    or measure no order holds ("the biggest store by floor space") is named as unread."""
+    said = property_words(message, orders, metrics)
     if not said:
-        return None
+        unread = _order_said(message, orders, metrics)
+        if unread is None or unread.unread is None:
+            return None
+        return NamedByProperty(
+            words=unread.words, entity=unread.entity, member=None, readings=(), unread=unread.unread
+        )
     readings: list[tuple[str, Any]] = []
     for _words, order, highest in said:
         rows = (
@@ -1134,7 +1160,7 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     named = None
     if not any(order.entity in request.entities for order in metric.orders):
         try:
-            named = await named_by_property(sql, metric.orders, request.message)
+            named = await named_by_property(sql, metric.orders, request.message, request.metrics)
         except ToolInputError:
             named = None
     if named is not None:
@@ -1351,6 +1377,22 @@ async def _answer_named(
     """A question about a member named by a property: asked when the data does not settle one member,
     else answered as the question naming that member, with the reading among its evidence."""
     noun = named.entity.removesuffix("_id")
+    if named.unread is not None:
+        # "the biggest store by floor space": no order of the data is by it, so which store is meant is
+        # the user's to say; another measure's store would answer another question.
+        orders = next((metric.orders for metric in request.metrics if metric.orders), ())
+        measures = ", ".join(dict.fromkeys(order.measure for order in orders))
+        return QueryAnswer(
+            text=f"Which {noun} do you mean by {named.words!r}? Your data does not hold {named.unread!r} "
+            f"for its {noun}s; it orders them by {measures}. Name the {noun} (e.g. '{noun.title()} 3').",
+            handler="data",
+            answered=False,
+            data={
+                "outcome": "clarify",
+                "missing": [noun, named.unread],
+                "described": {"words": named.words, "unread": named.unread},
+            },
+        )
     if named.member is None:
         readings = "; ".join(
             f"by {measure}, {noun.title()} {member}" if member is not None else f"by {measure}, a tie"
