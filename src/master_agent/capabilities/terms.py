@@ -18,6 +18,7 @@ from __future__ import annotations
 import calendar
 import difflib
 import functools
+import itertools
 import re
 import threading
 import unicodedata
@@ -632,6 +633,12 @@ _HOLIDAY_ALIASES = (
     (r"gandhi\s+jayanti", "Mahatma Gandhi's Birthday", "IN"),
     (r"deepavali", "Diwali", "IN"),
 )
+#: Days said after a holiday's name ("Chuseok 3 days", "Golden Week, all seven days").
+_DAYS_SAID = re.compile(
+    r"\s*,?\s*(?:all\s+)?(?:\d+|two|three|four|five|six|seven|eight|nine|ten)[\s-]+days?\b", re.I
+)
+#: "over Chuseok", "over the Easter": the holiday's days, all of them.
+_OVER = re.compile(r"\bover\s+(?:the\s+)?$", re.I)
 _WHEN_IN_MONTH = re.compile(rf"\b(early|late|end\s+of|start\s+of)?\s*({_MONTH_WORD})\.?\s*$", re.I)
 _HOLIDAY_YEAR = re.compile(r"\s*(?:(?:of\s+)?(\d{4})|(next\s+year)|(this\s+year)|(last\s+year))\b", re.I)
 
@@ -789,6 +796,87 @@ def _world_holiday_named(text: str, year: int) -> _Named | None:
     return best
 
 
+@functools.lru_cache(maxsize=2)
+def _holidays_in_every_language(year: int) -> tuple[tuple[str, str, str | None, datetime], ...]:
+    """Every holiday of ``year`` the ``holidays`` package keeps, in every country and subdivision, by its
+    name in each language the package has for it ("Fête nationale du Québec", "Saint Jean Baptiste
+    Day"): (name, country, subdivision, day). Some six thousand calendars; a few seconds, once a year."""
+    import holidays
+
+    days: set[tuple[str, str, str | None, datetime]] = set()
+    for country, subdivisions in holidays.list_supported_countries().items():
+        languages = getattr(holidays.country_holidays(country), "supported_languages", ()) or (None,)
+        for subdiv in (None, *subdivisions):
+            for language in languages:
+                try:
+                    kept = holidays.country_holidays(country, subdiv=subdiv, years=[year], language=language)
+                except NotImplementedError:
+                    continue  # a subdivision the package lists but keeps no calendar for
+                days |= {
+                    (name, country, subdiv, datetime(d.year, d.month, d.day, tzinfo=UTC))
+                    for d, names in kept.items()
+                    for name in names.split("; ")
+                }
+    return tuple(sorted(days, key=lambda item: (item[3], item[0], item[1], item[2] or "")))
+
+
+@functools.lru_cache(maxsize=2)
+def _holidays_by_first_words(year: int) -> dict[tuple[str, str], list[tuple[str, str, str | None, datetime]]]:
+    """``_holidays_in_every_language`` by the first two words of each name, lower-cased (a text is held
+    only against the names that open with two of its words)."""
+    index: dict[tuple[str, str], list[tuple[str, str, str | None, datetime]]] = {}
+    for item in _holidays_in_every_language(year):
+        head = re.findall(r"[^\W\d_]+", item[0].lower())[:2]
+        if len(head) == 2:
+            index.setdefault((head[0], head[1]), []).append(item)
+    return index
+
+
+def _leading_names(name: str) -> list[re.Pattern[str]]:
+    """The words a holiday's name is said in, in any language: its whole name, or its first two words or
+    more when they are a name of their own ("la Saint-Jean" for "Saint Jean Baptiste Day", "Fête
+    nationale" for "Fête nationale du Québec"); words may be joined by hyphens."""
+    words = re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", _unbracketed(name))
+    found = []
+    for count in range(len(words), 1, -1):
+        joined = r"[\s-]+".join(re.escape(word).replace("'", "'?") for word in words[:count])
+        found.append(re.compile(rf"(?<![^\W\d_]){joined}(?![^\W\d_])", re.I))
+    return found
+
+
+def _holiday_in_any_language(text: str, year: int) -> _Named | None:
+    """A holiday named in ``text`` in any language or region's calendar ("la Saint-Jean (Fête nationale)":
+    Quebec's 24 June), read when no calendar read in English names it. Each name said points at the days
+    of the calendars keeping a holiday of that name; the day most of the names said point at settles it,
+    when one day does ("Fête nationale" alone is France's 14 July and Quebec's 24 June: no day)."""
+    said_words = re.findall(r"[^\W\d_]+", text)
+    if not any(word[:1].isupper() for word in said_words[1:]):
+        return None  # a holiday's name is a proper name, written as one
+    lowered = [word.lower() for word in said_words]
+    index = _holidays_by_first_words(year)
+    named = [item for pair in set(itertools.pairwise(lowered)) for item in index.get(pair, ())]
+    said: dict[tuple[int, int], set[tuple[datetime, str, str | None]]] = {}
+    for name, country, subdiv, day in named:
+        for pattern in _leading_names(name):
+            if match := pattern.search(text):
+                said.setdefault((match.start(), match.end()), set()).add((day, country, subdiv))
+                break
+    if not said:
+        return None
+    votes = Counter(day for kept in said.values() for day in {day for day, _, _ in kept})
+    ranked = votes.most_common(2)
+    if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
+        return None
+    day = ranked[0][0]
+    spans = [span for span, kept in said.items() if any(when == day for when, _, _ in kept)]
+    start, end = min(spans)
+    country, subdiv = next(
+        (c, sd) for span in spans for when, c, sd in sorted(said[span], key=str) if when == day
+    )
+    own = next((other for when, other in _holiday_days(country, subdiv, year) if when == day), None)
+    return None if own is None else (start, end, own, country, subdiv)
+
+
 def _kept_alike(found: _Named, year: int) -> bool:
     """Whether the holiday ``found`` names is kept on the same days by two or more of the calendars
     read on a guess ("Ascension Day", "Pentecost Monday"), or by every calendar that keeps a day of its
@@ -832,6 +920,9 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
     if found is None and not bank:
         # Nor any of those: a day only one country keeps, or every country alike, settles its days.
         found = _world_holiday_named(text, now.year)
+    if found is None and not bank:
+        # Nor in English: a calendar's own language or a region's ("la Saint-Jean", Quebec's).
+        found = _holiday_in_any_language(text, now.year)
     month: tuple[str | None, int] | None = None
     if found is None and bank is not None:
         said = _WHEN_IN_MONTH.search(text[: bank.start()])
@@ -927,6 +1018,17 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
         return Window(start=first, end=last + timedelta(days=1), label=label, reading=reading)
 
     run = {day for year in (now.year - 1, now.year, now.year + 1) for day in days_of(year)} if name else set()
+    if name and len(run) <= 3 and (_DAYS_SAID.match(text, end_at) or _OVER.search(text[:start_at])):
+        # "Chuseok 3 days", "over Chuseok": a holiday whose own name is on one day a year is kept over the
+        # days its calendar names after it ("The day preceding Chuseok", "The second day of Chuseok").
+        # (A name on several days, China's New Year, is those days already.)
+        pattern = _holiday_name(name)
+        run |= {
+            day
+            for year in (now.year - 1, now.year, now.year + 1)
+            for day, other in _holiday_days(str(country), subdiv, year)
+            if pattern.search(_unbracketed(other))
+        }
     reading = (
         f"{name or 'the bank holiday'} as {_COUNTRY_NAMES[(str(country), subdiv)]}'s calendar has it"
         if guessed
