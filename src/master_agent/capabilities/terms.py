@@ -1937,9 +1937,64 @@ def possessed_unknown(text: str, metrics: Sequence[DataMetric]) -> str | None:
 TargetForm = Literal["absolute", "relative", "points", "multiple"]
 
 #: Verbs that move a figure down; the others move it up.
-_DOWN = re.compile(
-    r"\b(reduce|cut|lower|decrease|drop|shrink|bring down|get down|halve|minimi[sz]e|down)\b", re.I
-)
+#: The senses a direction is read against: a verb that is a way to decrease ("cut", "trim", "lower",
+#: "minimise") or to increase ("raise", "grow", "boost"), by WordNet's hypernyms; an adjective said of
+#: a count ("fewer accessories", "less refunds", "more sales"), by its antonym among "more" and "less".
+_DOWN_SENSES = ("decrease.v.01", "decrease.v.02")
+_UP_SENSES = ("increase.v.01", "increase.v.02")
+#: How many of a verb's senses (WordNet lists them commonest first) are read for a direction.
+_DIRECTION_SENSES = 4
+#: "bring it down", "halve": a particle or a verb WordNet files under no decrease.
+_DOWN_WORDS = re.compile(r"\b(?:down|halve)\b", re.I)
+#: A comparative said of a thing counted ("fewer phones"); "no less than 8%" compares a level, no direction.
+_COMPARED_THING = re.compile(r"\b([a-z]+)\s+(?!than\b|\d)[a-z]{3,}", re.I)
+
+
+@functools.cache
+def _verb_direction(word: str) -> Literal["up", "down"] | None:
+    """Whether the verb ``word`` (any form) is a way to decrease or to increase a thing, by WordNet."""
+    reader = wordnet()
+    base = reader.morphy(word.lower(), "v")
+    if base is None:
+        return None
+    down = {reader.synset(name) for name in _DOWN_SENSES}
+    up = {reader.synset(name) for name in _UP_SENSES}
+    for sense in reader.synsets(base, "v")[:_DIRECTION_SENSES]:
+        above = set(sense.closure(lambda s: s.hypernyms())) | {sense}
+        if above & down:
+            return "down"
+        if above & up:
+            return "up"
+    return None
+
+
+@functools.cache
+def _count_direction(word: str) -> Literal["up", "down"] | None:
+    """Whether the comparative ``word`` says a smaller or a larger count ("fewer", "less": the antonyms
+    of "more"), by WordNet."""
+    reader = wordnet()
+    senses = reader.synsets(word.lower(), "a")[:2]
+    opposites = {other.name() for sense in senses for lemma in sense.lemmas() for other in lemma.antonyms()}
+    if word.lower() in ("more", "less") or not senses or not (opposites & {"more", "less", "fewer"}):
+        return {"more": "up", "less": "down"}.get(word.lower()) if senses else None
+    return "down" if "more" in opposites else "up"
+
+
+def said_down(text: str) -> bool:
+    """Whether ``text`` asks for a figure to go down: its first word with a direction is a verb of
+    decreasing ("cut", "reduce", "trim", "lower"), "down", or a comparative of a smaller count said of a
+    thing ("sell fewer accessories"), read by WordNet rather than listed."""
+    for match in re.finditer(r"[A-Za-z]+", text):
+        word = match.group(0)
+        if _DOWN_WORDS.fullmatch(word):
+            return True
+        compared = _COMPARED_THING.match(text, match.start())
+        direction = _verb_direction(word) or (_count_direction(word) if compared else None)
+        if direction is not None:
+            return direction == "down"
+    return False
+
+
 _NUMBER = r"(\d+(?:\.\d+)?)"
 _POINTS = re.compile(
     rf"\b(?:by\s+|up\s+|down\s+)?{_NUMBER}(?:\s*|-)(?:(?:more|extra|additional|further|full|whole)\s+)?"
@@ -2203,6 +2258,18 @@ _AND_A_HALF = re.compile(r"\b(\d+)\s+and\s+a\s+half\b", re.I)
 _TIMES = re.compile(rf"\b{_NUMBER}\s*(?:x|times)\b(?!\s+(?:a|per|each|every)\b)", re.I)
 
 
+def _sign_written(text: str, at: int, sign: float) -> float:
+    """The sign written on the number at ``at`` ("Takings +5%", "-2 pts"), else ``sign`` (the words')."""
+    written = text[:at].rstrip()[-1:]
+    return (
+        1.0
+        if written == "+"
+        else -1.0
+        if written in ("-", "\u2212") and not text[:at].endswith(" - ")
+        else sign
+    )
+
+
 def goal_target(text: str) -> GoalTarget | None:
     """The target ``text`` states, or None. Percentages of a rate after "to", "reach", "at least" are
     where the figure should end; after "by" or alone, how much it should move."""
@@ -2218,7 +2285,7 @@ def goal_target(text: str) -> GoalTarget | None:
     )
     # A fraction says its own form ("by a third", "three-quarters of a point"), read before any time is
     # blanked: Duckling reads "a third before April" as a date.
-    down = bool(_DOWN.search(text))
+    down = said_down(text)
     fraction = _fraction_target(text, -1.0 if down else 1.0, down)
     # A number inside a time is no target ("from 15 July to 15 August", "by 31 March").
     said = _time_mention(text)
@@ -2241,7 +2308,8 @@ def goal_target(text: str) -> GoalTarget | None:
             form="points", value=sign * float(match.group(1)) / 100, words=match.group(0).strip()
         )
     if match := _POINTS.search(text):
-        return GoalTarget(form="points", value=sign * float(match.group(1)), words=match.group(0).strip())
+        value = _sign_written(text, match.start(1), sign) * float(match.group(1))
+        return GoalTarget(form="points", value=value, words=match.group(0).strip())
     if match := _ONE_POINT.search(text):
         return GoalTarget(form="points", value=sign, words=match.group(0).strip())
     if match := _ABSOLUTE.search(text):
@@ -2263,7 +2331,9 @@ def goal_target(text: str) -> GoalTarget | None:
         return fraction
     if match := _RELATIVE.search(text):
         return GoalTarget(
-            form="relative", value=sign * float(match.group(1)) / 100, words=match.group(0).strip()
+            form="relative",
+            value=_sign_written(text, match.start(1), sign) * float(match.group(1)) / 100,
+            words=match.group(0).strip(),
         )
     if match := _LEVEL.search(text):
         return GoalTarget(form="absolute", value=float(match.group(1)), words=match.group(0).strip())
