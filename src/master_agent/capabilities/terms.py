@@ -33,6 +33,7 @@ from master_agent.capabilities.spec import DataMetric
 from master_agent.capabilities.tools.lexicon import (
     event_or_state,
     names_a_person,
+    noun_first,
     phrasal_verb_meanings,
     takes_an_object,
     verb_base,
@@ -57,7 +58,40 @@ def entity_noun(word: str) -> bool:
         word in _ENTITY_NOUNS
         or word.removesuffix("es") in _ENTITY_NOUNS
         or word.removesuffix("s") in _ENTITY_NOUNS
+        or business_noun(word)
     )
+
+
+@functools.cache
+def business_noun(word: str) -> bool:
+    """Whether ``word``'s commonest noun sense is a place of business in WordNet ("boutique", "outlet",
+    "supermarket", "emporium"): a store, whatever register names it."""
+    reader = wordnet()
+    base = reader.morphy(word.lower(), "n")
+    senses = reader.synsets(base, "n") if base else []
+    business = reader.synset("place_of_business.n.01")
+    return bool(senses) and business in senses[0].closure(lambda sense: sense.hypernyms())
+
+
+#: A capitalised word and a number ("Filiale 3", "Laden 5"): an id's noun, when the word is none of English's.
+_WORD_AND_NUMBER = re.compile(
+    r"(?<![.!?]\s)(?<!^)\b([A-Z][a-zà-ÿ]{3,})\s*#?\s*(\d{1,3})\b(?![.,:/]\d)"
+    r"(?!\s*(?:%|percent|days?|weeks?|months?|years?|hours?|pts?|points?)\b)"
+)
+
+
+def _unknown_id_word(word: str) -> bool:
+    """Whether ``word`` before a number is an id's noun English does not have ("Filiale", "Laden")."""
+    return not entity_noun(word) and noun_first(word) is False
+
+
+def unknown_numbered(text: str) -> str | None:
+    """A word and number that number something in words WordNet has no noun for ("Filiale 3", "Laden 3":
+    another language's store), the time said left out; None when there is none. Which entity it numbers
+    is the user's to say: answering for every store would answer another question."""
+    if said := time_mention(text):
+        text = text.replace(said, " " * len(said))
+    return next((m.group(0) for m in _WORD_AND_NUMBER.finditer(text) if _unknown_id_word(m.group(1))), None)
 
 
 def _digits_in_place(text: str) -> str:
@@ -92,6 +126,10 @@ def _mask_entities(text: str) -> str:
             # Not blanks: Duckling would read "at store 5 2 July" as "at 2" o'clock, across the gap.
             width = end - match.start()
             chars[match.start() : end] = " " + ";" * (width - 2) + " " if width > 2 else " " * width
+    for match in _WORD_AND_NUMBER.finditer(text):
+        if _unknown_id_word(match.group(1)):
+            # "Filiale 3 in July": an id in a word English lacks, no 3 July.
+            chars[match.start() : match.end()] = " " + ";" * (match.end() - match.start() - 2) + " "
     for span in duckling_parse(text, ("ordinal",)):
         # "the fifth store" is the store numbered 5, not the 5th of a month.
         start, end = int(span["start"]), int(span["end"])

@@ -26,6 +26,7 @@ from master_agent.capabilities.terms import (
     ambiguous_date,
     asks_future,
     asks_money,
+    business_noun,
     changed_between,
     counted_in_stock,
     counted_rows,
@@ -43,6 +44,7 @@ from master_agent.capabilities.terms import (
     time_mention,
     time_window,
     told_apart_by_unknown,
+    unknown_numbered,
     unread_time,
 )
 from master_agent.capabilities.tools.context import ToolContext
@@ -962,6 +964,9 @@ def _spelled_as_filters(entities: Mapping[str, Any], metric: DataMetric) -> dict
     for key, value in entities.items():
         if not key.endswith("_id") or key in metric.filters:
             continue
+        if business_noun(key.removesuffix("_id")) and "store_id" in metric.filters and "store_id" not in read:
+            read["store_id"] = value  # "boutique 2", "outlet 5": a store in other words
+            continue
         close = difflib.get_close_matches(key.removesuffix("_id"), nouns, n=1, cutoff=0.75)
         if close and f"{close[0]}_id" not in read:
             read[f"{close[0]}_id"] = value
@@ -1156,6 +1161,22 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             data={"outcome": "clarify", "missing": ["metric"]},
         )
     request = replace(request, entities=_spelled_as_filters(request.entities, metric))
+    if (
+        "store_id" in metric.filters
+        and "store_id" not in request.entities
+        and not _STORES.search(request.message)
+        and (numbered := unknown_numbered(request.message))
+    ):
+        # "Anschlussrate in Laden 3", "Filiale 3": a store in another language, most likely, but no
+        # reading of ours says so; the figure for every store would answer another question.
+        number = numbered.split()[-1]
+        return QueryAnswer(
+            text=f"Which do you mean by {numbered!r}: Store {number}? I do not know the word "
+            f"{numbered.split()[0]!r}; name it as 'Store {number}' (or the staff member) and I will answer.",
+            handler="data",
+            answered=False,
+            data={"outcome": "clarify", "missing": ["store"], "unread": numbered},
+        )
     sql = ReadOnlySql(request.tool_context)
     named = None
     if not any(order.entity in request.entities for order in metric.orders):
