@@ -2013,8 +2013,8 @@ def _count_direction(word: str) -> Literal["up", "down"] | None:
     reader = wordnet()
     senses = reader.synsets(word.lower(), "a")[:2]
     opposites = {other.name() for sense in senses for lemma in sense.lemmas() for other in lemma.antonyms()}
-    if word.lower() in ("more", "less") or not senses or not (opposites & {"more", "less", "fewer"}):
-        return {"more": "up", "less": "down"}.get(word.lower()) if senses else None
+    if not opposites & {"more", "less", "fewer"}:
+        return None
     return "down" if "more" in opposites else "up"
 
 
