@@ -57,13 +57,14 @@ SOLVED = _Solutions(
 )
 
 
-def _asking(message: str) -> QueryRequest:
+def _asking(message: str, solved: _Solutions = SOLVED) -> QueryRequest:
     request = SimpleNamespace(
         tenant_id="demo-retail",
         message=message,
         entities=extract_entities(message),
-        pool=SOLVED,
+        pool=solved,
         metrics=RETAIL.data_metrics,
+        clock=SimpleNamespace(now=lambda: RUN),
     )
     return cast(QueryRequest, request)
 
@@ -86,3 +87,9 @@ async def test_an_outcome_asked_of_one_goal_lists_that_goal_only() -> None:
 async def test_an_outcome_asked_of_every_goal_lists_the_latest() -> None:
     answer = await goal_outcomes(_asking("how did my goals work out?"))
     assert answer.answered and len(answer.data["solutions"]) == 2
+
+
+async def test_a_goal_asked_about_before_any_was_run_is_on_no_record() -> None:
+    answer = await goal_outcomes(_asking("how did the Store 9 refund plan work out?", _Solutions([])))
+    assert not answer.answered and answer.data["outcome"] == "no_data", answer.text
+    assert "Store 9's refunds" in answer.text

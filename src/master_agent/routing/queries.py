@@ -140,26 +140,37 @@ _OUTCOMES_LISTED = 3
 async def goal_outcomes(request: QueryRequest) -> QueryAnswer:
     async with request.pool.connection() as conn:
         rows = await (await conn.execute(LATEST_OUTCOMES, {"tenant_id": request.tenant_id})).fetchall()
-    if not rows:
+    asked = _goal_asked(request.message, request.entities, request.metrics)
+    if asked:
+        rows = [row for row in rows if _goal_is(row["goal"], asked, request.metrics)]
+    if not rows and not asked:
         return QueryAnswer(
             text="No goal has been solved for you yet, so there is no outcome to report.",
             handler="outcome",
             data={"solutions": []},
         )
-    asked = _goal_asked(request.message, request.entities, request.metrics)
-    if asked:
-        rows = [row for row in rows if _goal_is(row["goal"], asked, request.metrics)]
-        if not rows:
-            # "how did the Store 9 refund plan work out?" with no such goal run: the latest goals' outcomes
-            # would answer another question.
-            said = " ".join(f"{key} {value}" for key, value in asked.items())
-            return QueryAnswer(
-                text=f"No goal about {said} is on record for you, so there is no outcome to report. "
-                "Ask 'how did my goals work out?' for the goals that were run.",
-                handler="outcome",
-                answered=False,
-                data={"outcome": "no_data", "solutions": [], "missing": [f"a goal about {said}"]},
-            )
+    if not rows:
+        # "how did the Store 9 refund plan work out?" with no such goal run: the latest goals' outcomes
+        # would answer another question.
+        store = f"Store {asked['store']}" if "store" in asked else ""
+        said = (
+            f"{store}'s {asked['figure']}"
+            if store and "figure" in asked
+            else store or f"the {asked['figure']}"
+        )
+        none = f"No goal about {said} is on record for you, so there is no plan's outcome to report."
+        if "figure" in asked and time_window(request.message, request.clock.now()) is not None:
+            # "We gave store 6 a 7.5% attach target for Q3. Did they make it?": a target set outside this
+            # service, checked against the figure over the period it names.
+            answer = await data_question(request)
+            answer.text = f"{none} From your data: {answer.text}"
+            return answer
+        return QueryAnswer(
+            text=f"{none} Ask 'how did my goals work out?' for the goals that were run.",
+            handler="outcome",
+            answered=False,
+            data={"outcome": "no_data", "solutions": [], "missing": [f"a goal about {said}"]},
+        )
     rows = rows[:_OUTCOMES_LISTED]
     lines = []
     for row in rows:
