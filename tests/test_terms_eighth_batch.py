@@ -356,6 +356,7 @@ def test_a_holiday_kept_over_the_days_its_calendar_names_after_it_is_all_of_them
     [
         ("Pour la Saint-Jean (Fête nationale), store 7 attach rate was what?", "2026-06-24"),
         ("refunds at store 3 around la Saint-Jean", "2026-06-24"),
+        ("attach at store 5 on the Fête nationale du Québec", "2026-06-24"),  # France's name is inside it
     ],
 )
 def test_a_holiday_named_in_a_regions_own_language_is_read_from_its_calendar(text: str, start: str) -> None:

@@ -899,6 +899,12 @@ def _holiday_in_any_language(text: str, year: int) -> _Named | None:
             if match := pattern.search(text):
                 said.setdefault((match.start(), match.end()), set()).add((day, country, subdiv))
                 break
+    # "la Fête nationale du Québec": the longest name said stands, not France's "Fête nationale" inside it.
+    said = {
+        span: kept
+        for span, kept in said.items()
+        if not any(o != span and o[0] <= span[0] and span[1] <= o[1] for o in said)
+    }
     if not said:
         return None
     votes = Counter(day for kept in said.values() for day in {day for day, _, _ in kept})
