@@ -163,8 +163,11 @@ async def goal_outcomes(request: QueryRequest) -> QueryAnswer:
             # "We gave store 6 a 7.5% attach target for Q3. Did they make it?": a target set outside this
             # service, checked against the figure over the period it names.
             answer = await data_question(request)
-            answer.text = f"{none} From your data: {answer.text}"
-            return answer
+            if answer.data.get("outcome") == "answer":
+                answer.text = f"{none} From your data: {answer.text}"
+                return answer
+            # Read otherwise ("by August" as a day, not the months the target ran over), the figure would
+            # answer another question: no record is what is known.
         return QueryAnswer(
             text=f"{none} Ask 'how did my goals work out?' for the goals that were run.",
             handler="outcome",
