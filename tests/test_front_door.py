@@ -826,6 +826,47 @@ async def test_a_store_named_by_a_property_is_the_store_the_data_says_and_in_dol
     assert "staff count" in biggest["reply"]["text"] and "number of sales" in biggest["reply"]["text"]
 
 
+async def test_a_store_named_by_a_superlative_is_answered_for_that_store_or_asked_when_the_data_lacks_it(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    """A superlative over the stores' attributes names the one store the data puts at that end, answered
+    with the figure asked ("the branch that opened most recently": the latest opening date; "the store with
+    the most staff": the staff count), never every store ranked by it; an attribute the data lacks ("floor
+    space") is asked about, naming what is missing."""
+    async with _client(live, keys["demo-retail"]) as client:
+        recent = await chat(
+            client, "What were the refunds at the branch that opened most recently in August 2026?"
+        )
+        staffed = await chat(
+            client, "What was the attach rate at the store with the most staff in July 2026?"
+        )
+        floor = await chat(client, "accessory revenue at the biggest store by floor space in August 2026")
+    async with live.server.config.app.state.service.resources.database.pool.connection() as conn:
+        schema = await data_schema(live)
+        latest = (
+            await (
+                await conn.execute(f"SELECT store_id FROM {schema}.stores ORDER BY opened_on DESC LIMIT 1")
+            ).fetchone()
+        )["store_id"]
+        most = await (
+            await conn.execute(
+                f"SELECT store_id, count(*) AS n FROM {schema}.staff GROUP BY store_id ORDER BY n DESC LIMIT 2"
+            )
+        ).fetchall()
+    data = recent["values"]["reply"]["data"]
+    assert data.get("outcome") == "answer" and data["metric"] == "refunds", recent["values"]["reply"]["text"]
+    assert data["params"]["store_id"] == str(latest) and data["named"]["store_id"] == latest
+    data = staffed["values"]["reply"]["data"]
+    if most[0]["n"] == most[1]["n"]:
+        assert data.get("outcome") == "clarify", staffed["values"]["reply"]["text"]  # a tie names no store
+    else:
+        assert data.get("outcome") == "answer" and data["metric"] == "attach rate", staffed["values"]["reply"]
+        assert data["params"]["store_id"] == str(most[0]["store_id"])
+    reply = floor["values"]["reply"]
+    assert reply["status"] != "success" and reply["data"]["outcome"] == "clarify", reply["text"]
+    assert "floor space" in reply["data"]["missing"] and "floor space" in reply["text"], reply
+
+
 @pytest.mark.parametrize(
     ("message", "continues"),
     [

@@ -329,7 +329,43 @@ def test_a_holiday_only_one_country_of_the_world_keeps_is_read_by_its_calendar()
     tiradentes = time_window("device revenue on Tiradentes", NOW)
     assert tiradentes is not None and tiradentes.start.date().isoformat() == "2026-04-21"
     assert tiradentes.reading is None
-    chuseok = time_window("store 6 accessory money over Chuseok", NOW)
+    chuseok = time_window("store 6 accessory money on Chuseok", NOW)
     assert chuseok is not None and chuseok.start.date().isoformat() == "2026-09-25"
     summer = time_window("sales at store 2 over the summer", NOW)
     assert summer is not None and summer.start.date().isoformat() == "2026-06-01"
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        ("accessory revenue at store 6 over Chuseok", "2026-09-24", "2026-09-26"),
+        ("Chuseok 3 days holiday, store 2 sales?", "2026-09-24", "2026-09-26"),
+        ("attach rate at store 2 on Chuseok", "2026-09-25", "2026-09-25"),
+    ],
+)
+def test_a_holiday_kept_over_the_days_its_calendar_names_after_it_is_all_of_them_when_said(
+    text: str, start: str, end: str
+) -> None:
+    """Korea's calendar names three days after Chuseok (the day before, the day, the second day): "over
+    Chuseok" or "Chuseok 3 days" is all three, "on Chuseok" the day itself."""
+    assert _days(text) == (start, end)
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        ("Pour la Saint-Jean (Fête nationale), store 7 attach rate was what?", "2026-06-24"),
+        ("refunds at store 3 around la Saint-Jean", "2026-06-24"),
+        ("attach at store 5 on the Fête nationale du Québec", "2026-06-24"),  # France's name is inside it
+    ],
+)
+def test_a_holiday_named_in_a_regions_own_language_is_read_from_its_calendar(text: str, start: str) -> None:
+    """Quebec's 24 June is "Fête nationale du Québec" in French and "Saint Jean Baptiste Day" in Canadian
+    English: a name said in any language the ``holidays`` package keeps for a region is read there."""
+    window = time_window(text, NOW)
+    assert window is not None and window.start.date().isoformat() == start and window.reading is None
+
+
+def test_a_name_several_countries_keep_on_different_days_settles_no_day() -> None:
+    # "Fête nationale" alone is France's 14 July and Quebec's 24 June.
+    assert time_window("attach at store 2 on Fête nationale", NOW) is None

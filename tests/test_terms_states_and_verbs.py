@@ -221,7 +221,8 @@ def test_an_iso_8601_week_is_its_monday_to_sunday() -> None:
 @pytest.mark.parametrize(
     ("text", "said"),
     [
-        ("Pour la Saint-Jean (Fête nationale), store 7 attach rate was what?", "Fête"),
+        # "Fête nationale" alone is France's 14 July and Quebec's 24 June (with "la Saint-Jean" it is Quebec's).
+        ("Pour la Fête nationale, store 7 attach rate was what?", "Fête"),
         ("store 2 attach on Burns Night", "Night"),
     ],
 )

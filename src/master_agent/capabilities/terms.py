@@ -19,6 +19,7 @@ import calendar
 import contextlib
 import difflib
 import functools
+import itertools
 import re
 import threading
 import unicodedata
@@ -35,6 +36,7 @@ from master_agent.capabilities.tools.lexicon import (
     event_or_state,
     names_a_person,
     names_the_buyers,
+    noun_first,
     phrasal_verb_meanings,
     takes_an_object,
     verb_base,
@@ -59,7 +61,40 @@ def entity_noun(word: str) -> bool:
         word in _ENTITY_NOUNS
         or word.removesuffix("es") in _ENTITY_NOUNS
         or word.removesuffix("s") in _ENTITY_NOUNS
+        or business_noun(word)
     )
+
+
+@functools.cache
+def business_noun(word: str) -> bool:
+    """Whether ``word``'s commonest noun sense is a place of business in WordNet ("boutique", "outlet",
+    "supermarket", "emporium"): a store, whatever register names it."""
+    reader = wordnet()
+    base = reader.morphy(word.lower(), "n")
+    senses = reader.synsets(base, "n") if base else []
+    business = reader.synset("place_of_business.n.01")
+    return bool(senses) and business in senses[0].closure(lambda sense: sense.hypernyms())
+
+
+#: A capitalised word and a number ("Filiale 3", "Laden 5"): an id's noun, when the word is none of English's.
+_WORD_AND_NUMBER = re.compile(
+    r"(?<![.!?]\s)(?<!^)\b([A-Z][a-zà-ÿ]{3,})\s*#?\s*(\d{1,3})\b(?![.,:/]\d)"
+    r"(?!\s*(?:%|percent|days?|weeks?|months?|years?|hours?|pts?|points?)\b)"
+)
+
+
+def _unknown_id_word(word: str) -> bool:
+    """Whether ``word`` before a number is an id's noun English does not have ("Filiale", "Laden")."""
+    return not entity_noun(word) and noun_first(word) is False
+
+
+def unknown_numbered(text: str) -> str | None:
+    """A word and number that number something in words WordNet has no noun for ("Filiale 3", "Laden 3":
+    another language's store), the time said left out; None when there is none. Which entity it numbers
+    is the user's to say: answering for every store would answer another question."""
+    if said := time_mention(text):
+        text = text.replace(said, " " * len(said))
+    return next((m.group(0) for m in _WORD_AND_NUMBER.finditer(text) if _unknown_id_word(m.group(1))), None)
 
 
 def _digits_in_place(text: str) -> str:
@@ -94,6 +129,10 @@ def _mask_entities(text: str) -> str:
             # Not blanks: Duckling would read "at store 5 2 July" as "at 2" o'clock, across the gap.
             width = end - match.start()
             chars[match.start() : end] = " " + ";" * (width - 2) + " " if width > 2 else " " * width
+    for match in _WORD_AND_NUMBER.finditer(text):
+        if _unknown_id_word(match.group(1)):
+            # "Filiale 3 in July": an id in a word English lacks, no 3 July.
+            chars[match.start() : match.end()] = " " + ";" * (match.end() - match.start() - 2) + " "
     for span in duckling_parse(text, ("ordinal",)):
         # "the fifth store" is the store numbered 5, not the 5th of a month.
         start, end = int(span["start"]), int(span["end"])
@@ -648,6 +687,12 @@ _HOLIDAY_ALIASES = (
     (r"gandhi\s+jayanti", "Mahatma Gandhi's Birthday", "IN"),
     (r"deepavali", "Diwali", "IN"),
 )
+#: Days said after a holiday's name ("Chuseok 3 days", "Golden Week, all seven days").
+_DAYS_SAID = re.compile(
+    r"\s*,?\s*(?:all\s+)?(?:\d+|two|three|four|five|six|seven|eight|nine|ten)[\s-]+days?\b", re.I
+)
+#: "over Chuseok", "over the Easter": the holiday's days, all of them.
+_OVER = re.compile(r"\bover\s+(?:the\s+)?$", re.I)
 _WHEN_IN_MONTH = re.compile(rf"\b(early|late|end\s+of|start\s+of)?\s*({_MONTH_WORD})\.?\s*$", re.I)
 _HOLIDAY_YEAR = re.compile(r"\s*(?:(?:of\s+)?(\d{4})|(next\s+year)|(this\s+year)|(last\s+year))\b", re.I)
 
@@ -820,6 +865,93 @@ def _world_holiday_named(text: str, year: int) -> _Named | None:
     return best
 
 
+@functools.lru_cache(maxsize=2)
+def _holidays_in_every_language(year: int) -> tuple[tuple[str, str, str | None, datetime], ...]:
+    """Every holiday of ``year`` the ``holidays`` package keeps, in every country and subdivision, by its
+    name in each language the package has for it ("Fête nationale du Québec", "Saint Jean Baptiste
+    Day"): (name, country, subdivision, day). Some six thousand calendars; a few seconds, once a year."""
+    import holidays
+
+    days: set[tuple[str, str, str | None, datetime]] = set()
+    for country, subdivisions in holidays.list_supported_countries().items():
+        languages = getattr(holidays.country_holidays(country), "supported_languages", ()) or (None,)
+        for subdiv in (None, *subdivisions):
+            for language in languages:
+                try:
+                    kept = holidays.country_holidays(country, subdiv=subdiv, years=[year], language=language)
+                except NotImplementedError:
+                    continue  # a subdivision the package lists but keeps no calendar for
+                days |= {
+                    (name, country, subdiv, datetime(d.year, d.month, d.day, tzinfo=UTC))
+                    for d, names in kept.items()
+                    for name in names.split("; ")
+                }
+    return tuple(sorted(days, key=lambda item: (item[3], item[0], item[1], item[2] or "")))
+
+
+@functools.lru_cache(maxsize=2)
+def _holidays_by_first_words(year: int) -> dict[tuple[str, str], list[tuple[str, str, str | None, datetime]]]:
+    """``_holidays_in_every_language`` by the first two words of each name, lower-cased (a text is held
+    only against the names that open with two of its words)."""
+    index: dict[tuple[str, str], list[tuple[str, str, str | None, datetime]]] = {}
+    for item in _holidays_in_every_language(year):
+        head = re.findall(r"[^\W\d_]+", item[0].lower())[:2]
+        if len(head) == 2:
+            index.setdefault((head[0], head[1]), []).append(item)
+    return index
+
+
+def _leading_names(name: str) -> list[re.Pattern[str]]:
+    """The words a holiday's name is said in, in any language: its whole name, or its first two words or
+    more when they are a name of their own ("la Saint-Jean" for "Saint Jean Baptiste Day", "Fête
+    nationale" for "Fête nationale du Québec"); words may be joined by hyphens."""
+    words = re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", _unbracketed(name))
+    found = []
+    for count in range(len(words), 1, -1):
+        joined = r"[\s-]+".join(re.escape(word).replace("'", "'?") for word in words[:count])
+        found.append(re.compile(rf"(?<![^\W\d_]){joined}(?![^\W\d_])", re.I))
+    return found
+
+
+def _holiday_in_any_language(text: str, year: int) -> _Named | None:
+    """A holiday named in ``text`` in any language or region's calendar ("la Saint-Jean (Fête nationale)":
+    Quebec's 24 June), read when no calendar read in English names it. Each name said points at the days
+    of the calendars keeping a holiday of that name; the day most of the names said point at settles it,
+    when one day does ("Fête nationale" alone is France's 14 July and Quebec's 24 June: no day)."""
+    said_words = re.findall(r"[^\W\d_]+", text)
+    if not any(word[:1].isupper() for word in said_words[1:]):
+        return None  # a holiday's name is a proper name, written as one
+    lowered = [word.lower() for word in said_words]
+    index = _holidays_by_first_words(year)
+    named = [item for pair in set(itertools.pairwise(lowered)) for item in index.get(pair, ())]
+    said: dict[tuple[int, int], set[tuple[datetime, str, str | None]]] = {}
+    for name, country, subdiv, day in named:
+        for pattern in _leading_names(name):
+            if match := pattern.search(text):
+                said.setdefault((match.start(), match.end()), set()).add((day, country, subdiv))
+                break
+    # "la Fête nationale du Québec": the longest name said stands, not France's "Fête nationale" inside it.
+    said = {
+        span: kept
+        for span, kept in said.items()
+        if not any(o != span and o[0] <= span[0] and span[1] <= o[1] for o in said)
+    }
+    if not said:
+        return None
+    votes = Counter(day for kept in said.values() for day in {day for day, _, _ in kept})
+    ranked = votes.most_common(2)
+    if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
+        return None
+    day = ranked[0][0]
+    spans = [span for span, kept in said.items() if any(when == day for when, _, _ in kept)]
+    start, end = min(spans)
+    country, subdiv = next(
+        (c, sd) for span in spans for when, c, sd in sorted(said[span], key=str) if when == day
+    )
+    own = next((other for when, other in _holiday_days(country, subdiv, year) if when == day), None)
+    return None if own is None else (start, end, own, country, subdiv)
+
+
 def _kept_alike(found: _Named, year: int) -> bool:
     """Whether the holiday ``found`` names is kept on the same days by two or more of the calendars
     read on a guess ("Ascension Day", "Pentecost Monday"), or by every calendar that keeps a day of its
@@ -863,6 +995,9 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
     if found is None and not bank:
         # Nor any of those: a day only one country keeps, or every country alike, settles its days.
         found = _world_holiday_named(text, now.year)
+    if found is None and not bank:
+        # Nor in English: a calendar's own language or a region's ("la Saint-Jean", Quebec's).
+        found = _holiday_in_any_language(text, now.year)
     month: tuple[str | None, int] | None = None
     if found is None and bank is not None:
         said = _WHEN_IN_MONTH.search(text[: bank.start()])
@@ -958,6 +1093,17 @@ def _holiday(text: str, now: datetime, direction: Direction) -> Window | None:
         return Window(start=first, end=last + timedelta(days=1), label=label, reading=reading)
 
     run = {day for year in (now.year - 1, now.year, now.year + 1) for day in days_of(year)} if name else set()
+    if name and len(run) <= 3 and (_DAYS_SAID.match(text, end_at) or _OVER.search(text[:start_at])):
+        # "Chuseok 3 days", "over Chuseok": a holiday whose own name is on one day a year is kept over the
+        # days its calendar names after it ("The day preceding Chuseok", "The second day of Chuseok").
+        # (A name on several days, China's New Year, is those days already.)
+        pattern = _holiday_name(name)
+        run |= {
+            day
+            for year in (now.year - 1, now.year, now.year + 1)
+            for day, other in _holiday_days(str(country), subdiv, year)
+            if pattern.search(_unbracketed(other))
+        }
     reading = (
         f"{name or 'the bank holiday'} as {_COUNTRY_NAMES[(str(country), subdiv)]}'s calendar has it"
         if guessed
@@ -1926,9 +2072,64 @@ def _narrowing_words(preposition: str, phrase: str, vocabulary: frozenset[str]) 
 TargetForm = Literal["absolute", "relative", "points", "multiple"]
 
 #: Verbs that move a figure down; the others move it up.
-_DOWN = re.compile(
-    r"\b(reduce|cut|lower|decrease|drop|shrink|bring down|get down|halve|minimi[sz]e|down)\b", re.I
-)
+#: The senses a direction is read against: a verb that is a way to decrease ("cut", "trim", "lower",
+#: "minimise") or to increase ("raise", "grow", "boost"), by WordNet's hypernyms; an adjective said of
+#: a count ("fewer accessories", "less refunds", "more sales"), by its antonym among "more" and "less".
+_DOWN_SENSES = ("decrease.v.01", "decrease.v.02")
+_UP_SENSES = ("increase.v.01", "increase.v.02")
+#: How many of a verb's senses (WordNet lists them commonest first) are read for a direction.
+_DIRECTION_SENSES = 4
+#: "bring it down", "halve": a particle or a verb WordNet files under no decrease.
+_DOWN_WORDS = re.compile(r"\b(?:down|halve)\b", re.I)
+#: A comparative said of a thing counted ("fewer phones"); "no less than 8%" compares a level, no direction.
+_COMPARED_THING = re.compile(r"\b([a-z]+)\s+(?!than\b|\d)[a-z]{3,}", re.I)
+
+
+@functools.cache
+def _verb_direction(word: str) -> Literal["up", "down"] | None:
+    """Whether the verb ``word`` (any form) is a way to decrease or to increase a thing, by WordNet."""
+    reader = wordnet()
+    base = reader.morphy(word.lower(), "v")
+    if base is None:
+        return None
+    down = {reader.synset(name) for name in _DOWN_SENSES}
+    up = {reader.synset(name) for name in _UP_SENSES}
+    for sense in reader.synsets(base, "v")[:_DIRECTION_SENSES]:
+        above = set(sense.closure(lambda s: s.hypernyms())) | {sense}
+        if above & down:
+            return "down"
+        if above & up:
+            return "up"
+    return None
+
+
+@functools.cache
+def _count_direction(word: str) -> Literal["up", "down"] | None:
+    """Whether the comparative ``word`` says a smaller or a larger count ("fewer", "less": the antonyms
+    of "more"), by WordNet."""
+    reader = wordnet()
+    senses = reader.synsets(word.lower(), "a")[:2]
+    opposites = {other.name() for sense in senses for lemma in sense.lemmas() for other in lemma.antonyms()}
+    if not opposites & {"more", "less", "fewer"}:
+        return None
+    return "down" if "more" in opposites else "up"
+
+
+def said_down(text: str) -> bool:
+    """Whether ``text`` asks for a figure to go down: its first word with a direction is a verb of
+    decreasing ("cut", "reduce", "trim", "lower"), "down", or a comparative of a smaller count said of a
+    thing ("sell fewer accessories"), read by WordNet rather than listed."""
+    for match in re.finditer(r"[A-Za-z]+", text):
+        word = match.group(0)
+        if _DOWN_WORDS.fullmatch(word):
+            return True
+        compared = _COMPARED_THING.match(text, match.start())
+        direction = _verb_direction(word) or (_count_direction(word) if compared else None)
+        if direction is not None:
+            return direction == "down"
+    return False
+
+
 _NUMBER = r"(\d+(?:\.\d+)?)"
 _POINTS = re.compile(
     rf"\b(?:by\s+|up\s+|down\s+)?{_NUMBER}(?:\s*|-)(?:(?:more|extra|additional|further|full|whole)\s+)?"
@@ -2192,6 +2393,18 @@ _AND_A_HALF = re.compile(r"\b(\d+)\s+and\s+a\s+half\b", re.I)
 _TIMES = re.compile(rf"\b{_NUMBER}\s*(?:x|times)\b(?!\s+(?:a|per|each|every)\b)", re.I)
 
 
+def _sign_written(text: str, at: int, sign: float) -> float:
+    """The sign written on the number at ``at`` ("Takings +5%", "-2 pts"), else ``sign`` (the words')."""
+    written = text[:at].rstrip()[-1:]
+    return (
+        1.0
+        if written == "+"
+        else -1.0
+        if written in ("-", "\u2212") and not text[:at].endswith(" - ")
+        else sign
+    )
+
+
 def goal_target(text: str) -> GoalTarget | None:
     """The target ``text`` states, or None. Percentages of a rate after "to", "reach", "at least" are
     where the figure should end; after "by" or alone, how much it should move."""
@@ -2207,7 +2420,7 @@ def goal_target(text: str) -> GoalTarget | None:
     )
     # A fraction says its own form ("by a third", "three-quarters of a point"), read before any time is
     # blanked: Duckling reads "a third before April" as a date.
-    down = bool(_DOWN.search(text))
+    down = said_down(text)
     fraction = _fraction_target(text, -1.0 if down else 1.0, down)
     # A number inside a time is no target ("from 15 July to 15 August", "by 31 March").
     said = _time_mention(text)
@@ -2230,7 +2443,8 @@ def goal_target(text: str) -> GoalTarget | None:
             form="points", value=sign * float(match.group(1)) / 100, words=match.group(0).strip()
         )
     if match := _POINTS.search(text):
-        return GoalTarget(form="points", value=sign * float(match.group(1)), words=match.group(0).strip())
+        value = _sign_written(text, match.start(1), sign) * float(match.group(1))
+        return GoalTarget(form="points", value=value, words=match.group(0).strip())
     if match := _ONE_POINT.search(text):
         return GoalTarget(form="points", value=sign, words=match.group(0).strip())
     if match := _ABSOLUTE.search(text):
@@ -2252,7 +2466,9 @@ def goal_target(text: str) -> GoalTarget | None:
         return fraction
     if match := _RELATIVE.search(text):
         return GoalTarget(
-            form="relative", value=sign * float(match.group(1)) / 100, words=match.group(0).strip()
+            form="relative",
+            value=_sign_written(text, match.start(1), sign) * float(match.group(1)) / 100,
+            words=match.group(0).strip(),
         )
     if match := _LEVEL.search(text):
         return GoalTarget(form="absolute", value=float(match.group(1)), words=match.group(0).strip())

@@ -26,6 +26,7 @@ from master_agent.capabilities.terms import (
     ambiguous_date,
     asks_future,
     asks_money,
+    business_noun,
     changed_between,
     counted_in_stock,
     counted_rows,
@@ -44,6 +45,7 @@ from master_agent.capabilities.terms import (
     time_mention,
     time_window,
     told_apart_by_unknown,
+    unknown_numbered,
     unread_time,
 )
 from master_agent.capabilities.tools.context import ToolContext
@@ -55,7 +57,9 @@ from master_agent.evolution.reuse import figure_by_meaning, money_total_of, unkn
 from master_agent.models.offline import OfflinePlanner
 from master_agent.routing.described import describe, described_member, held_word
 from master_agent.routing.discovery import AgentCard
+from master_agent.routing.ordered import OrderSaid, order_said
 from master_agent.routing.row_filters import days_of_week_blanked, names_a_column, row_filters
+from master_agent.runtime.context import extract_entities
 
 
 class QueryAnswer(BaseModel):
@@ -129,19 +133,50 @@ SELECT s.solution_id::text AS solution_id, s.goal, s.status, s.created_at,
         FROM outcome_checks c WHERE c.solution_id = s.solution_id) AS checks
 FROM solutions s LEFT JOIN solution_learnings l ON l.solution_id = s.solution_id
 WHERE s.tenant_id = %(tenant_id)s
-ORDER BY s.created_at DESC LIMIT 3
+ORDER BY s.created_at DESC LIMIT 200
 """
+#: How many of the goals a question is about an outcome answer lists.
+_OUTCOMES_LISTED = 3
 
 
 async def goal_outcomes(request: QueryRequest) -> QueryAnswer:
     async with request.pool.connection() as conn:
         rows = await (await conn.execute(LATEST_OUTCOMES, {"tenant_id": request.tenant_id})).fetchall()
-    if not rows:
+    asked = _goal_asked(request.message, request.entities, request.metrics)
+    if asked:
+        rows = [row for row in rows if _goal_is(row["goal"], asked, request.metrics)]
+    if not rows and not asked:
         return QueryAnswer(
             text="No goal has been solved for you yet, so there is no outcome to report.",
             handler="outcome",
             data={"solutions": []},
         )
+    if not rows:
+        # "how did the Store 9 refund plan work out?" with no such goal run: the latest goals' outcomes
+        # would answer another question.
+        store = f"Store {asked['store']}" if "store" in asked else ""
+        said = (
+            f"{store}'s {asked['figure']}"
+            if store and "figure" in asked
+            else store or f"the {asked['figure']}"
+        )
+        none = f"No goal about {said} is on record for you, so there is no plan's outcome to report."
+        if "figure" in asked and time_window(request.message, request.clock.now()) is not None:
+            # "We gave store 6 a 7.5% attach target for Q3. Did they make it?": a target set outside this
+            # service, checked against the figure over the period it names.
+            answer = await data_question(request)
+            if answer.data.get("outcome") == "answer":
+                answer.text = f"{none} From your data: {answer.text}"
+                return answer
+            # Read otherwise ("by August" as a day, not the months the target ran over), the figure would
+            # answer another question: no record is what is known.
+        return QueryAnswer(
+            text=f"{none} Ask 'how did my goals work out?' for the goals that were run.",
+            handler="outcome",
+            answered=False,
+            data={"outcome": "no_data", "solutions": [], "missing": [f"a goal about {said}"]},
+        )
+    rows = rows[:_OUTCOMES_LISTED]
     lines = []
     for row in rows:
         checks = row["checks"] or []
@@ -168,6 +203,35 @@ async def goal_outcomes(request: QueryRequest) -> QueryAnswer:
                 for row in rows
             ]
         },
+    )
+
+
+def _goal_asked(message: str, entities: Mapping[str, Any], metrics: Sequence[DataMetric]) -> dict[str, Any]:
+    """What an outcome question says of the goal it asks about: its store and its figure, as the goal
+    would have said them ("the Store 9 refund plan": store 9, the refunds); empty for "my goals"."""
+    asked: dict[str, Any] = {}
+    if (store := entities.get("store_id")) is not None:
+        asked["store"] = int(store)
+    if (figure := _figure_named(message, metrics)) is not None:
+        asked["figure"] = figure.name
+    return asked
+
+
+def _goal_is(goal: str, asked: Mapping[str, Any], metrics: Sequence[DataMetric]) -> bool:
+    """Whether a goal's own words are about what ``asked`` says (its store, and its figure or the
+    figure's share or count: "refunds" and "refund rate" are one goal's)."""
+    said = extract_entities(goal)
+    if "store" in asked and said.get("store_id") != asked["store"]:
+        return False
+    if "figure" not in asked:
+        return True
+    figure = _figure_named(goal, metrics)
+    if figure is None:
+        return False
+    asked_figure = next(m for m in metrics if m.name == asked["figure"])
+    return bool(
+        {figure.name, share_of(figure, metrics).name}
+        & {asked_figure.name, share_of(asked_figure, metrics).name}
     )
 
 
@@ -214,11 +278,11 @@ _TIME_SHIFT = re.compile(
 )
 #: Words that ask for an order of entities by a figure ("which store had the highest", "who was the
 #: best seller", "rank our stores", "the bottom three").
-_ORDER_WORDS = re.compile(
-    r"\b(highest|lowest|best|worst|most|least|top|bottom|biggest|smallest|largest|weakest|strongest|"
-    r"poorest|greatest|fewest|rank|ranked|ranking|order)\b",
-    re.I,
-)
+_RANK_WORDS = (
+    "highest", "lowest", "best", "worst", "most", "least", "top", "bottom", "biggest", "smallest", "largest",
+    "weakest", "strongest", "poorest", "greatest", "fewest", "rank", "ranked", "ranking", "order",
+)  # fmt: skip
+_ORDER_WORDS = re.compile(rf"\b({'|'.join(_RANK_WORDS)})\b", re.I)
 #: Literal directions; "best" and "worst" depend on whether the figure is better low (a refund rate).
 _LOW_WORDS = frozenset({"lowest", "least", "bottom", "smallest", "fewest"})
 _BETTER_WORDS = frozenset({"best", "strongest"})
@@ -740,6 +804,8 @@ class NamedByProperty:
     member: Any | None
     readings: tuple[tuple[str, Any], ...]
     """(measure, member) for each order the words fit: "biggest" by staff count and by sales."""
+    unread: str | None = None
+    """The property or measure the words order by that no order of the data holds ("floor space")."""
 
     @property
     def claim(self) -> dict[str, str]:
@@ -759,9 +825,26 @@ def _order_pattern(order: EntityOrder, word: str) -> re.Pattern[str]:
     return re.compile(rf"\b(?:(?:our|the|my|your)\s+)?{flexible}\s+(?:{'|'.join(nouns)})\b(?![-']?s\b)", re.I)
 
 
-def property_words(message: str, orders: Sequence[EntityOrder]) -> list[tuple[str, EntityOrder, bool]]:
+def _order_said(
+    message: str, orders: Sequence[EntityOrder], metrics: Sequence[DataMetric]
+) -> OrderSaid | None:
+    """The words naming one member of ``orders``' entity by a superlative, read by WordNet (``ordered``)."""
+    if not orders:
+        return None
+    nouns = [noun for noun in ENTITY_WORDS.get(orders[0].entity, ()) if not noun.endswith("s")] + ["one"]
+    return order_said(message, orders, nouns, _RANK_WORDS, metrics, _LOW_WORDS)
+
+
+def property_words(
+    message: str, orders: Sequence[EntityOrder], metrics: Sequence[DataMetric] = ()
+) -> list[tuple[str, EntityOrder, bool]]:
     """(words, order, highest) for each order whose words name one member in ``message`` ("our
-    newest store": the opening date's highest), the first words said only."""
+    newest store": the opening date's highest; "the branch that opened most recently"), the first
+    words said only: a superlative read by WordNet, else the words an order declares as written."""
+    if (said := _order_said(message, orders, metrics)) is not None:
+        # "the biggest store by floor space": the measure said is none of the orders', whatever "biggest"
+        # names by the others.
+        return [(said.words, order, highest) for order, highest in said.fits]
     found: list[tuple[int, str, EntityOrder, bool]] = []
     for order in orders:
         for highest, words in ((True, order.high), (False, order.low)):
@@ -775,13 +858,19 @@ def property_words(message: str, orders: Sequence[EntityOrder]) -> list[tuple[st
 
 
 async def named_by_property(
-    sql: ReadOnlySql, orders: Sequence[EntityOrder], message: str
+    sql: ReadOnlySql, orders: Sequence[EntityOrder], message: str, metrics: Sequence[DataMetric] = ()
 ) -> NamedByProperty | None:
     """The member ``message`` names by a property the data orders ("our newest store" = the store
-    opened last, "the biggest shop" = by staff count or by sales, asked when they differ)."""
-    said = property_words(message, orders)
+    opened last, "the biggest shop" = by staff count or by sales, asked when they differ); a property
+    or measure no order holds ("the biggest store by floor space") is named as unread."""
+    said = property_words(message, orders, metrics)
     if not said:
-        return None
+        unread = _order_said(message, orders, metrics)
+        if unread is None or unread.unread is None:
+            return None
+        return NamedByProperty(
+            words=unread.words, entity=unread.entity, member=None, readings=(), unread=unread.unread
+        )
     readings: list[tuple[str, Any]] = []
     for _words, order, highest in said:
         rows = (
@@ -929,6 +1018,9 @@ def _spelled_as_filters(entities: Mapping[str, Any], metric: DataMetric) -> dict
     read = dict(entities)
     for key, value in entities.items():
         if not key.endswith("_id") or key in metric.filters:
+            continue
+        if business_noun(key.removesuffix("_id")) and "store_id" in metric.filters and "store_id" not in read:
+            read["store_id"] = value  # "boutique 2", "outlet 5": a store in other words
             continue
         close = difflib.get_close_matches(key.removesuffix("_id"), nouns, n=1, cutoff=0.75)
         if close and f"{close[0]}_id" not in read:
@@ -1124,11 +1216,27 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             data={"outcome": "clarify", "missing": ["metric"]},
         )
     request = replace(request, entities=_spelled_as_filters(request.entities, metric))
+    if (
+        "store_id" in metric.filters
+        and "store_id" not in request.entities
+        and not _STORES.search(request.message)
+        and (numbered := unknown_numbered(request.message))
+    ):
+        # "Anschlussrate in Laden 3", "Filiale 3": a store in another language, most likely, but no
+        # reading of ours says so; the figure for every store would answer another question.
+        number = numbered.split()[-1]
+        return QueryAnswer(
+            text=f"Which do you mean by {numbered!r}: Store {number}? I do not know the word "
+            f"{numbered.split()[0]!r}; name it as 'Store {number}' (or the staff member) and I will answer.",
+            handler="data",
+            answered=False,
+            data={"outcome": "clarify", "missing": ["store"], "unread": numbered},
+        )
     sql = ReadOnlySql(request.tool_context)
     named = None
     if not any(order.entity in request.entities for order in metric.orders):
         try:
-            named = await named_by_property(sql, metric.orders, request.message)
+            named = await named_by_property(sql, metric.orders, request.message, request.metrics)
         except ToolInputError:
             named = None
     if named is not None:
@@ -1367,6 +1475,22 @@ async def _answer_named(
     """A question about a member named by a property: asked when the data does not settle one member,
     else answered as the question naming that member, with the reading among its evidence."""
     noun = named.entity.removesuffix("_id")
+    if named.unread is not None:
+        # "the biggest store by floor space": no order of the data is by it, so which store is meant is
+        # the user's to say; another measure's store would answer another question.
+        orders = next((metric.orders for metric in request.metrics if metric.orders), ())
+        measures = ", ".join(dict.fromkeys(order.measure for order in orders))
+        return QueryAnswer(
+            text=f"Which {noun} do you mean by {named.words!r}? Your data does not hold {named.unread!r} "
+            f"for its {noun}s; it orders them by {measures}. Name the {noun} (e.g. '{noun.title()} 3').",
+            handler="data",
+            answered=False,
+            data={
+                "outcome": "clarify",
+                "missing": [noun, named.unread],
+                "described": {"words": named.words, "unread": named.unread},
+            },
+        )
     if named.member is None:
         readings = "; ".join(
             f"by {measure}, {noun.title()} {member}" if member is not None else f"by {measure}, a tie"
