@@ -139,5 +139,8 @@ def serving_aegra(server_uri: str, workers: int, venv: Path | None = None) -> It
             url = f"http://127.0.0.1:{port}"
             _wait_until_healthy(url, process, log)
             yield AegraServer(url=url, pid=process.pid, version=version)
+        except BaseException:
+            print(f"Aegra's log, last lines:\n{log.read_text()[-3000:]}")
+            raise
         finally:
             _stop(process)

@@ -193,10 +193,12 @@ def serving(
     servers: list[subprocess.Popen[bytes]] = []
     urls: list[str] = []
     try:
-        for _ in range(processes):
+        for index in range(processes):
             port = _free_port()
-            # One uvicorn worker per core of the reference machine; runs are shared through Postgres.
-            servers.append(subprocess.Popen([*cli, "serve", "--port", str(port), "--workers", str(workers)], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))  # fmt: skip
+            # Its log is read when a benchmark finds it gone (serve_log).
+            with serve_log(Path(data_dir), index).open("wb") as log:
+                # One uvicorn worker per core of the reference machine; runs are shared through Postgres.
+                servers.append(subprocess.Popen([*cli, "serve", "--port", str(port), "--workers", str(workers)], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log))  # fmt: skip
             urls.append(f"http://127.0.0.1:{port}")
         for url in urls:
             _wait_until_ready(url)
@@ -220,6 +222,11 @@ def serving(
                 server.wait()
         if not env.get("DATABASE_URL") and not keep_database:
             stop_embedded_server(Path(data_dir))
+
+
+def serve_log(data_dir: Path, index: int = 0) -> Path:
+    """Where the ``index``-th serve process of ``serving`` writes its stderr."""
+    return data_dir / f"serve-{index}.log"
 
 
 def _wait_until_ready(url: str) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 from benchmarks import aegra
 from benchmarks.service import (
     CASES,
@@ -27,6 +28,7 @@ from benchmarks.service import (
     _postmaster,
     _tree,
     _worker_memory,
+    serve_log,
 )
 from langgraph_sdk import get_client
 
@@ -85,6 +87,11 @@ async def _round(target: Target, case: dict[str, Any], clients: int, runs: int, 
         await asyncio.gather(
             *(_runs_in_turn(client, case, per_client, figures.latencies) for client in sdk_clients)
         )
+    except httpx.HTTPError as error:
+        alive = "running" if server and server[0].is_running() else "exited"
+        raise RuntimeError(
+            f"{target.name} at {target.url} ({alive}) failed at {clients} clients: {error!r}"
+        ) from error
     finally:
         for client in sdk_clients:
             await client.aclose()
@@ -156,6 +163,15 @@ def run(service: ServiceUnderTest, workers: int) -> None:
         print(f"Aegra: not installed in {venv} (`make bench-aegra-install`); ours alone")
         asyncio.run(scale_sweep([ours], case, postmaster))
         return
+    try:
+        _against_aegra(service, workers, ours, case, postmaster, venv)
+    except RuntimeError:
+        print(f"ours' log, last lines:\n{serve_log(service.data_dir).read_text()[-3000:]}")
+        raise
+
+
+def _against_aegra(service: ServiceUnderTest, workers: int, ours: Target, case: dict[str, Any],
+                   postmaster: int | None, venv: Path) -> None:  # fmt: skip
     with aegra.serving_aegra(database_uri(service), workers, venv) as peer:
         print(f"Aegra {peer.version} at {peer.url}, {workers} uvicorn workers, on the same Postgres")
         asyncio.run(scale_sweep([ours, Target(f"aegra {peer.version}", peer.url, service.key, peer.pid)],
