@@ -19,7 +19,6 @@ import signal
 import subprocess
 import tempfile
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,9 +26,8 @@ from pathlib import Path
 
 import httpx
 import psutil
-import psycopg
+from benchmarks.evolution import scratch_database
 from benchmarks.service import _free_port
-from psycopg import sql
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Where ``make bench-aegra-install`` puts Aegra; ``AEGRA_VENV`` (the Makefile's variable) moves it.
@@ -56,26 +54,6 @@ def installed_version(venv: Path) -> str | None:
             if line.startswith("Version: "):
                 return line.removeprefix("Version: ").strip()
     return None
-
-
-def _with_database(uri: str, database: str) -> str:
-    """``uri`` (libpq URL, as pgserver and DATABASE_URL give it) with its database replaced."""
-    head, sep, query = uri.partition("?")
-    base = head.rsplit("/", 1)[0]
-    return f"{base}/{database}{sep}{query}"
-
-
-@contextmanager
-def scratch_database(server_uri: str) -> Iterator[str]:
-    """A new, empty database on the server of ``server_uri``; dropped (its sessions ended) afterwards."""
-    name = f"aegra_bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(server_uri, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    try:
-        yield _with_database(server_uri, name)
-    finally:
-        with psycopg.connect(server_uri, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
