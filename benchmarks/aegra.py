@@ -109,7 +109,13 @@ def serving_aegra(server_uri: str, workers: int, venv: Path | None = None) -> It
             "AUTH_TYPE": "noop",
             "LOG_LEVEL": "WARNING",
         }
-        command = [str(venv / "bin" / "python"), "-m", "uvicorn", "aegra_api.main:app", "--host", "127.0.0.1",
+        python = str(venv / "bin" / "python")
+        # Its migrations once, before the workers: each worker running them at startup raced the other
+        # (a deadlock on CREATE INDEX CONCURRENTLY stopped one, and uvicorn stopped the server with it).
+        migrate = "from aegra_api.core.migrations import run_migrations; run_migrations()"
+        subprocess.run([python, "-c", migrate], env=env, cwd=home, check=True, capture_output=True)
+        env["RUN_MIGRATIONS_ON_STARTUP"] = "false"
+        command = [python, "-m", "uvicorn", "aegra_api.main:app", "--host", "127.0.0.1",
                    "--port", str(port), "--workers", str(workers), "--log-level", "warning", "--no-access-log"]  # fmt: skip
         with log.open("wb") as output:
             process = subprocess.Popen(command, env=env, cwd=home, stdout=output, stderr=subprocess.STDOUT)
