@@ -110,17 +110,26 @@ def serving_aegra(server_uri: str, workers: int, venv: Path | None = None) -> It
             "LOG_LEVEL": "WARNING",
         }
         python = str(venv / "bin" / "python")
-        # Its migrations once, before the workers: each worker running them at startup raced the other
-        # (a deadlock on CREATE INDEX CONCURRENTLY stopped one, and uvicorn stopped the server with it).
-        migrate = "from aegra_api.core.migrations import run_migrations; run_migrations()"
-        subprocess.run([python, "-c", migrate], env=env, cwd=home, check=True, capture_output=True)
+
+        def start(count: int) -> subprocess.Popen[bytes]:
+            command = [python, "-m", "uvicorn", "aegra_api.main:app", "--host", "127.0.0.1", "--port",
+                       str(port), "--workers", str(count), "--log-level", "warning", "--no-access-log"]  # fmt: skip
+            with log.open("ab") as output:
+                return subprocess.Popen(command, env=env, cwd=home, stdout=output, stderr=subprocess.STDOUT)
+
+        url = f"http://127.0.0.1:{port}"
+        if workers > 1:
+            # One worker first sets the fresh database up (Aegra's migrations, LangGraph's checkpointer
+            # and store tables): several workers doing it at once race (a deadlock on CREATE INDEX
+            # CONCURRENTLY, a duplicate checkpoint_migrations key), and uvicorn stops the server.
+            process = start(1)
+            try:
+                _wait_until_healthy(url, process, log)
+            finally:
+                _stop(process)
         env["RUN_MIGRATIONS_ON_STARTUP"] = "false"
-        command = [python, "-m", "uvicorn", "aegra_api.main:app", "--host", "127.0.0.1",
-                   "--port", str(port), "--workers", str(workers), "--log-level", "warning", "--no-access-log"]  # fmt: skip
-        with log.open("wb") as output:
-            process = subprocess.Popen(command, env=env, cwd=home, stdout=output, stderr=subprocess.STDOUT)
+        process = start(workers)
         try:
-            url = f"http://127.0.0.1:{port}"
             _wait_until_healthy(url, process, log)
             yield AegraServer(url=url, pid=process.pid, version=version)
         except BaseException:
