@@ -10,9 +10,14 @@ GOAL ?= Increase Store 5's accessory attach rate by 20% within 60 days
 # built for portable x86-64 with AVX2 (a -march=native build crashed in ggml, AVX-512/AMX, here), and
 # never from pip's wheel cache, which may hold a native build.
 LLM_VENV ?= .venv-llm
+# make bench-aegra-install: Aegra (aegra-api from PyPI) beside the project for the sweep's side by side, in
+# its own virtualenv so its pins never touch ours. aegra-api 0.7 and later need Python 3.12 or newer.
+AEGRA_VENV ?= .venv-aegra
+AEGRA_VERSION ?= 0.11.0
+AEGRA_PYTHON ?= python3.12
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: install wordnet docs js-deps browser serve deploy-check demo demo-assistant demo-lending test lint bench api-diff eval-evolution eval-routing train-routing train-verbs train-facts eval-lending eval-assistant eval-meta eval-senses eval-truth prompt-sizes test-local-llm clean
+.PHONY: install wordnet docs js-deps browser serve deploy-check demo demo-assistant demo-lending test lint bench bench-aegra-install api-diff eval-evolution eval-routing train-routing train-verbs train-facts eval-lending eval-assistant eval-meta eval-senses eval-truth prompt-sizes test-local-llm clean
 
 $(BIN)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or set PYTHON=...)"; exit 1; }
@@ -97,9 +102,20 @@ lint: install
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy
 
-# make bench PARTS=service,routing runs only the parts named (benchmarks/run.py PARTS lists them).
+# make bench PARTS=service,routing runs only the parts named (benchmarks/run.py PARTS lists them). The sweep
+# runs Aegra beside ours when $(AEGRA_VENV) holds it (make bench-aegra-install).
 bench: install
-	PYTHONPATH=. PARTS="$(PARTS)" $(BIN)/python benchmarks/run.py
+	PYTHONPATH=. PARTS="$(PARTS)" AEGRA_VENV="$(AEGRA_VENV)" $(BIN)/python benchmarks/run.py
+
+# Optional: Aegra for `make bench PARTS=sweep` to measure beside ours (benchmarks/aegra.py). Python 3.12 is
+# taken from AEGRA_PYTHON, else from pyenv's versions.
+bench-aegra-install:
+	@py=$$(for candidate in $(AEGRA_PYTHON) $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.1[2-9]*/bin/python3; do \
+		$$candidate -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { echo $$candidate; break; }; \
+	done); \
+	test -n "$$py" || { echo "need Python 3.12 or newer for aegra-api $(AEGRA_VERSION) (set AEGRA_PYTHON=...)"; exit 1; }; \
+	test -x $(AEGRA_VENV)/bin/python || $$py -m venv $(AEGRA_VENV)
+	$(AEGRA_VENV)/bin/python -m pip install -q "aegra-api==$(AEGRA_VERSION)"
 
 # langgraph-api's operations (its shipped OpenAPI document) this service does not serve, and why.
 api-diff: install
@@ -162,4 +178,4 @@ test-local-llm: install $(LLM_VENV)/bin/.installed
 	PYTHONPATH=. $(BIN)/python benchmarks/local_llm.py --llm-python $(LLM_VENV)/bin/python
 
 clean:
-	rm -rf $(VENV) $(ST_VENV) $(LLM_VENV) site .master-agent .master-agent-llm .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(ST_VENV) $(LLM_VENV) $(AEGRA_VENV) site .master-agent .master-agent-llm .pytest_cache .mypy_cache .ruff_cache

@@ -158,6 +158,9 @@ async def core(parts: list[str]) -> None:
 
 
 def main(argv: list[str]) -> None:
+    from benchmarks.service import exit_on_signals
+
+    exit_on_signals()
     register_graphs()
     parts = chosen_parts(",".join(argv) or os.environ.get("PARTS", ""))
     if any(part in CORE_PARTS for part in parts):

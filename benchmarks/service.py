@@ -3,11 +3,9 @@
 For a trivial 3-node graph and for the retail goal (offline model): new thread + ``runs.wait`` median
 and p95, time to the first SSE event, runs per second with 10 concurrent clients, and a background
 run joined by ``join_stream`` to its end (the run may execute in the other worker). Then the scale
-sweep on the trivial graph: 1/10/50/100 concurrent clients, each doing new thread + ``runs.wait`` in
-a loop: runs/s, latency p50/p95/p99, CPU per run of the service's processes and of Postgres, and the
-resident memory of each service process. Printed, never asserted. Reference (Aegra 0.11 on this
-machine, issue 46): 43.5 ms new thread + wait, 18.5 ms to first event, 26.3 runs/s with 10 clients,
-29.8 with 50, p99 ~0.55 s at 10, trivial graph.
+sweep (``benchmarks/sweep.py``): 1/10/50/100 concurrent clients on the trivial graph, beside Aegra when
+it is installed. Printed, never asserted. Reference (Aegra 0.11 on this machine, issue 46): 43.5 ms new
+thread + wait, 18.5 ms to first event, 26.3 runs/s with 10 clients, 29.8 with 50, p99 ~0.55 s at 10.
 """
 
 from __future__ import annotations
@@ -123,11 +121,6 @@ async def measure(url: str, key: str, runs: int) -> None:
         )
 
 
-#: Concurrent clients of the scale sweep, and the runs measured at each level (after one warm run per client).
-SWEEP_CLIENTS = (1, 10, 50, 100)
-SWEEP_RUNS = 200
-
-
 def _percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
@@ -165,44 +158,6 @@ def _postmaster(data_dir: Path) -> int | None:
     return None
 
 
-async def _runs_in_turn(client: Any, case: dict[str, Any], count: int, latencies: list[float]) -> None:
-    for _ in range(count):
-        latencies.append(await _new_thread_wait(client, case))
-
-
-async def scale_sweep(
-    service: ServiceUnderTest, case: dict[str, Any], levels: tuple[int, ...] = SWEEP_CLIENTS
-) -> None:
-    """Throughput and tail latency as clients grow past the cores (new thread + ``runs.wait`` each)."""
-    postmaster = _postmaster(service.data_dir)
-    print(f"sweep ({case['assistant']} graph, new thread + runs.wait; Postgres CPU "
-          f"{'measured' if postmaster else 'not measured: external server'})")  # fmt: skip
-    print(f"{'clients':>7} {'runs/s':>8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'p99/p50':>7} "
-          f"{'server CPU ms/run':>17} {'PG CPU ms/run':>13} {'RSS/PSS MiB per worker':>23}")  # fmt: skip
-    for clients in levels:
-        # No warm-up round: a client idle while the others finish theirs could find its connection
-        # closed by the server's keep-alive timeout. Each client opens its connection in its first run.
-        sdk_clients = [get_client(url=service.url, api_key=service.key) for _ in range(clients)]
-        per_client = max(2, -(-SWEEP_RUNS // clients))
-        latencies: list[float] = []
-        server = _tree(service.pid)
-        database = _tree(postmaster) if postmaster else []
-        server_cpu, database_cpu = _cpu_seconds(server), _cpu_seconds(database)
-        start = time.perf_counter()
-        await asyncio.gather(*(_runs_in_turn(client, case, per_client, latencies) for client in sdk_clients))
-        elapsed = time.perf_counter() - start
-        runs = len(latencies)
-        server_ms = (_cpu_seconds(server) - server_cpu) / runs * 1000
-        database_ms = (_cpu_seconds(database) - database_cpu) / runs * 1000 if database else float("nan")
-        memory = [(info.rss / 2**20, info.pss / 2**20) for info in _worker_memory(service.pid)]
-        p50, p95, p99 = (_percentile(latencies, q) for q in (0.5, 0.95, 0.99))
-        print(f"{clients:>7} {runs / elapsed:>8.1f} {p50 * 1000:>8.1f} {p95 * 1000:>8.1f} {p99 * 1000:>8.1f} "
-              f"{p99 / p50:>7.1f} {server_ms:>17.1f} {database_ms:>13.1f} "
-              f"{' '.join(f'{rss:.0f}/{pss:.0f}' for rss, pss in memory):>23}")  # fmt: skip
-        for client in sdk_clients:
-            await client.aclose()
-
-
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -238,10 +193,12 @@ def serving(
     servers: list[subprocess.Popen[bytes]] = []
     urls: list[str] = []
     try:
-        for _ in range(processes):
+        for index in range(processes):
             port = _free_port()
-            # One uvicorn worker per core of the reference machine; runs are shared through Postgres.
-            servers.append(subprocess.Popen([*cli, "serve", "--port", str(port), "--workers", str(workers)], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))  # fmt: skip
+            # Its log is read when a benchmark finds it gone (serve_log).
+            with serve_log(Path(data_dir), index).open("wb") as log:
+                # One uvicorn worker per core of the reference machine; runs are shared through Postgres.
+                servers.append(subprocess.Popen([*cli, "serve", "--port", str(port), "--workers", str(workers)], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log))  # fmt: skip
             urls.append(f"http://127.0.0.1:{port}")
         for url in urls:
             _wait_until_ready(url)
@@ -267,6 +224,11 @@ def serving(
             stop_embedded_server(Path(data_dir))
 
 
+def serve_log(data_dir: Path, index: int = 0) -> Path:
+    """Where the ``index``-th serve process of ``serving`` writes its stderr."""
+    return data_dir / f"serve-{index}.log"
+
+
 def _wait_until_ready(url: str) -> None:
     """Until ``/ok`` answers 200: routing warm for every tenant, seconds alone, minutes on a loaded machine."""
     deadline = time.monotonic() + 600
@@ -280,13 +242,27 @@ def _wait_until_ready(url: str) -> None:
         time.sleep(0.2)
 
 
-def main(runs: int = 200, *, measure_requests: bool = True, sweep: bool = True) -> None:
-    with tempfile.TemporaryDirectory(prefix="ma-bench-svc-") as data_dir, serving(data_dir) as service:
+def exit_on_signals() -> None:
+    """Turn SIGTERM and SIGHUP into ``SystemExit``, so the ``finally`` blocks that stop every server a
+    benchmark started (the service, Aegra, the embedded Postgres) run when it is stopped by ``timeout``,
+    ``kill`` or a closed terminal, not only by Ctrl-C."""
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, lambda signum, _frame: sys.exit(128 + signum))
+
+
+def main(runs: int = 200, *, measure_requests: bool = True, sweep: bool = True, workers: int = 2) -> None:
+    from benchmarks import sweep as scale  # it imports this module
+
+    with (
+        tempfile.TemporaryDirectory(prefix="ma-bench-svc-") as data_dir,
+        serving(data_dir, workers=workers) as service,
+    ):
         if measure_requests:
             asyncio.run(measure(service.url, service.key, runs))
         if sweep:
-            asyncio.run(scale_sweep(service, CASES["trivial"]))
+            scale.run(service, workers)
 
 
 if __name__ == "__main__":
+    exit_on_signals()
     main(int(sys.argv[1]) if len(sys.argv) > 1 else 200)

@@ -1,4 +1,5 @@
-"""A trivial 3-node graph for measuring the service's own overhead (``MASTER_AGENT_GRAPHS``)."""
+"""A trivial 3-node graph for measuring the service's own overhead (``MASTER_AGENT_GRAPHS``), and the same
+graph compiled once (``graph``) for a peer server that takes a compiled graph (Aegra, ``benchmarks/aegra.py``)."""
 
 from __future__ import annotations
 
@@ -28,3 +29,8 @@ def make_graph(config: RunnableConfig) -> StateGraph[Counter, Any, Any, Any]:
     graph.add_edge("second", "third")
     graph.add_edge("third", END)
     return graph
+
+
+#: Compiled once at import, as a server that caches a static graph (Aegra's ``aegra.json``) expects; the
+#: peer would otherwise call the factory for every run, which ours does not.
+graph = make_graph({}).compile()

@@ -148,6 +148,48 @@ async def test_a_run_queued_in_a_full_process_starts_at_once_in_another(
         await elsewhere.stop()
 
 
+async def test_a_waiter_elsewhere_reads_a_queued_run_again_only_when_its_end_is_notified(
+    live: LiveServer, clients: dict[str, LangGraphClient], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``runs.wait`` on a run executing in another process: while that process listens, the waiter is
+    woken by the run's end (DONE_CHANNEL), not by polling (re-reading every waiter while runs queued cost
+    several reads per run at 100 clients). Its fallback poll is made as fast as can be here, so a
+    waiter that polled would read the run many times while it is held at its gate."""
+    from master_agent.runtime.runs import queue as queue_module
+
+    monkeypatch.setattr(queue_module, "POLL_S", 0.001)
+    client = clients["demo-retail"]
+    resources: RuntimeResources = _service(live).resources
+    gate = f"{uuid.uuid4().hex[:8]}-waited"
+    # A second process on the same database that only listens (no claim loop: the service executes).
+    elsewhere = RunQueue(resources)
+    elsewhere._tasks = [asyncio.create_task(elsewhere._listen_loop())]
+    reads: list[str] = []
+    first_read = asyncio.Event()
+    read = elsewhere.get
+
+    async def counted(run_id: str) -> Any:
+        reads.append(run_id)
+        first_read.set()
+        return await read(run_id)
+
+    monkeypatch.setattr(elsewhere, "get", counted)
+    try:
+        await asyncio.wait_for(elsewhere._listening.wait(), HANG_GUARD_S)
+        run = await _queue(client, gate)
+        await _arrived(gate)
+        waiter = asyncio.create_task(elsewhere.wait(run["run_id"]))
+        await asyncio.wait_for(first_read.wait(), HANG_GUARD_S)
+        await asyncio.sleep(0.05)  # time for a polling waiter to read again; this one must not
+        assert len(reads) == 1 and not waiter.done()
+        gated_graph.GATES[gate].set()
+        finished = await asyncio.wait_for(waiter, HANG_GUARD_S)
+        assert finished is not None and finished.status == "success"
+        assert len(reads) == 2  # the first look, and the look after the end was notified
+    finally:
+        await elsewhere.stop()
+
+
 async def test_a_new_run_queues_behind_queued_runs_instead_of_taking_a_free_slot(
     live: LiveServer, clients: dict[str, LangGraphClient]
 ) -> None:

@@ -49,6 +49,9 @@ class RunBookkeeping:
         #: The tenant of each run executing here: the fewest held go first; none holds over ``tenant_slots``.
         self._running_tenant: dict[str, str] = {}
         self._waiters: dict[str, list[asyncio.Future[str]]] = {}
+        #: Set while this process LISTENs for ends of runs elsewhere: waiters then need no polling (a
+        #: reconnect wakes them all, for the ends it may have missed).
+        self._listening = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._on_finished = on_finished
         self._on_stage = on_stage

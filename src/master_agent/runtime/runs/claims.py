@@ -113,6 +113,7 @@ class RunClaims(RunExecution):
                     await conn.execute(f"LISTEN {DONE_CHANNEL}")
                     await conn.execute(f"LISTEN {EVENTS_CHANNEL}")
                     # Ends and enqueues while not listening were missed: everyone reads again.
+                    self._listening.set()
                     self._wake_all()
                     async for notice in conn.notifies():
                         if notice.channel == CANCEL_CHANNEL:
@@ -127,6 +128,7 @@ class RunClaims(RunExecution):
             except asyncio.CancelledError:
                 raise
             except Exception as error:
+                self._listening.clear()
                 # The listening connection is the first to notice the server going away.
                 logger.warning("run notifications lost; polling until they reconnect: %s", error)
                 await self.resources.database.health.suspect(error)

@@ -186,10 +186,13 @@ class RunQueue(RunClaims):
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 return run
+            # Woken at once when it finishes here or elsewhere (DONE_CHANNEL). While notifications come,
+            # the re-read is only a rare safety net: polling every waiter while runs queue cost several
+            # reads per run at 100 clients (issue 46). Without them (the listener reconnecting, a queue
+            # not started) it backs off from POLL_S.
+            step = WAIT_POLL_MAX_S if self._listening.is_set() else poll_s
             with contextlib.suppress(TimeoutError):
-                # Woken at once when it finishes here or elsewhere (DONE_CHANNEL); the re-read is a
-                # fallback, backing off so many waiters cost little while runs queue.
-                await asyncio.wait_for(future, poll_s if remaining is None else min(poll_s, remaining))
+                await asyncio.wait_for(future, step if remaining is None else min(step, remaining))
             poll_s = min(poll_s * 2, WAIT_POLL_MAX_S)
 
     async def counts(self) -> dict[str, int]:
@@ -209,4 +212,5 @@ class RunQueue(RunClaims):
             task.cancel()
         await asyncio.gather(*self._tasks, *self._running.values(), *self._webhooks, return_exceptions=True)
         self._tasks = []
+        self._listening.clear()
         await self.events.aclose()

@@ -17,8 +17,9 @@ CancelAction = Literal["interrupt", "rollback"]
 #: How often a waiter first re-reads a run executing elsewhere (it is woken by notifications first),
 #: and how long the listener waits before reconnecting.
 POLL_S = 0.5
-#: A waiter for a run is woken by the run's end (here, or notified from elsewhere); it re-reads the run
-#: after POLL_S, then less and less often (up to this), in case the notification was lost.
+#: A waiter for a run is woken by the run's end (here, or notified from elsewhere). While this process
+#: listens it re-reads the run this often, as a safety net; while it does not, after POLL_S, then less
+#: and less often (up to this).
 WAIT_POLL_MAX_S = 8.0
 
 INSERT_RUN = """
