@@ -263,7 +263,7 @@ _REFERS_BACK = re.compile(
 
 
 #: Words pointing back at the event of the step before ("everyone who's in it").
-_BACK = re.compile(r"(?:it|that|this|that\s+one|the\s+(?:meeting|event|call))", re.I)
+_BACK = re.compile(r"(?:it|that|this|that\s+one|the\s+(?:meeting|event|call|invite|invitation))", re.I)
 
 
 def _people_of_change(change: dict[str, Any], said: str) -> dict[str, Any]:

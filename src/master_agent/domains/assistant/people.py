@@ -178,10 +178,10 @@ def covers(named: Sequence[Named], words: str) -> bool:
 
 
 #: People said by the event they are in: "everyone who's in it", "the people on the Northwind call",
-#: "all the attendees of the retro", "everyone invited to the planning".
+#: "all the attendees of the retro", "everyone invited to the planning", "whoever is on the invite".
 _IN_EVENT = re.compile(
-    r"\b(?:everyone|everybody|all|(?:the|those|all\s+the)\s+(?P<who>[a-z]+))"
-    r"(?:\s+(?:who|that)(?:'s|'re|\s+(?:is|are|was|were)))?"
+    r"\b(?:everyone|everybody|whoever|all|(?:the|those|all\s+the)\s+(?P<who>[a-z]+))"
+    r"(?:\s+(?:who|that)(?:'s|'re|\s+(?:is|are|was|were))|\s+(?:is|are|was|were))?"
     r"\s+(?:(?:invited|going|coming)\s+to|in|on|at|of|attending)\s+(?P<event>.+?)"
     r"(?=\s+(?:that|saying|to\s+say|know|about|a\s+(?:quick\s+)?(?:note|line|heads-up|message|mail|email))\b"
     r"|[:,.?!;]|$)",
