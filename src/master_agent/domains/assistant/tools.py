@@ -1733,9 +1733,9 @@ def _entities_for(
             resolve_day(tail, today) or resolve_time(tail) or shift is not None or _NEXT_TO.search(tail)
         ):
             found["move_to"] = tail
-        elif tail and bare_hour(tail) is not None:
-            # "move the retro to 11": a bare hour is a clock time by the working-day rule, as "at 11".
-            found["move_to"] = f"at {tail}"
+        elif tail and (hour := bare_hour(tail)) is not None:
+            # "move the retro to 11": a bare hour is a clock time by the working-day rule (11:00).
+            found["move_to"] = hour.strftime("%H:%M")
         on_day = resolve_day(head, today)
         if on_day is not None:
             found["on_day"] = on_day.isoformat()
