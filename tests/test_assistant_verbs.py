@@ -325,6 +325,9 @@ async def test_what_a_mail_says_in_a_clause_of_its_own_is_no_step_of_its_own() -
     assert await request_steps(said, reader) == []
     steps = await request_steps("move the retro to 11 and tell the team", reader)
     assert [step.reading.action for step in steps] == ["reschedule", "send_mail"]
+    # After a change, "let <someone> know" is the mail telling it, asked as a question or not.
+    steps = await request_steps("Can you move the budget sync to 1pm tomorrow and let Maria know?", reader)
+    assert [step.reading.action for step in steps] == ["reschedule", "send_mail"]
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from master_agent.capabilities.tools.lexicon import noun_first, verb_base
+from master_agent.capabilities.tools.lexicon import WordNetMissing, noun_first, verb_base, wordnet
 from master_agent.domains.assistant.requests import (
     EXAMPLES,
     WRITES,
@@ -79,10 +79,13 @@ def opened_reading(text: str, reading: Reading) -> Reading:
 
 
 #: What a message says, said as its own clause with no one of its own ("write back to John ... and ask
-#: whether the 120k includes contractor costs", "... and tell him it's moved"): the same step.
+#: whether the 120k includes contractor costs", "... and tell him it's moved"): the same step. After a
+#: change that is no mail, the mail telling it ("... and let Maria know").
 _SAYS_ON = re.compile(
     r"^(?:ask|tell|say|mention|remind|let)\s+(?:(?:him|her|them)\s+)?(?:know\s+)?(?:if|whether|that|about|for|to)\b"
-    r"|^(?:ask|tell|remind|let)\s+(?:him|her|them)\b",
+    r"|^(?:ask|tell|remind|let)\s+(?:him|her|them)\b"
+    # "... and let Maria know?": a telling clause whoever it names, a question mark or not.
+    r"|^let\s+(?:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?|everyone|everybody|the\s+team)\s+know\b\W*$",
     re.I,
 )
 
@@ -128,11 +131,30 @@ async def _asks_alone(part: str, reader: ActionReader) -> bool:
     return reading is not None and reading.sure and reading.action not in ("unsupported", "feedback")
 
 
+#: Senses of an unknown verb that count (WordNet lists them by frequency).
+_VERB_SENSES = 2
+
+
+def _kin_of_openings(verb: str, action: Action) -> bool:
+    """Whether WordNet relates ``verb`` to a verb the action's example requests open with: one of its
+    first senses is a sense of that verb, or directly under one ("notify" is a way to "inform"; nothing
+    relates "notarize" to sending a mail)."""
+    try:
+        reader = wordnet()
+    except WordNetMissing:
+        return False
+    senses = set(reader.synsets(verb, "v")[:_VERB_SENSES])
+    near = senses | {above for sense in senses for above in sense.hypernyms()}
+    return any(near & set(reader.synsets(word, "v")) for word, actions in _OPENS.items() if action in actions)
+
+
 def _unread_reading(text: str, reading: Reading) -> Reading:
-    """A clause opened by an unknown verb is its own step when the verb head reads it surely (or its verb
-    opens one action's examples); else it is a request the assistant cannot tell, done by no tool."""
+    """A clause opened by an unknown verb is its own step when the verb head reads it surely as an action
+    WordNet relates its verb to (or its verb opens one action's examples); else it is a request the
+    assistant cannot tell, done by no tool: the head reads every clause as some action."""
     reading = opened_reading(text, reading)
-    if reading.sure and reading.action != "feedback":
+    verb = imperative_verb(text) or ""
+    if reading.sure and reading.action != "feedback" and _kin_of_openings(verb, reading.action):
         return reading
     return Reading(action="unsupported", confidence=reading.confidence, runner_up=reading.action, sure=True)
 
