@@ -130,6 +130,7 @@ def compile_workflow(spec: WorkflowSpec, context: ToolContext, worker_resources:
             if (
                 not reading.updates
                 and reading.reply is None
+                and spec.stage(stage).worker is None  # a worker's stage acts on a bare "uploaded"
                 and spec.closes is not None
                 and spec.farewell is not None
                 and await spec.closes(text, context.settings)
