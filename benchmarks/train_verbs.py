@@ -33,6 +33,7 @@ from master_agent.domains.assistant.requests import (
     EXAMPLES,
     VERB_HEAD_PATH,
     WRITES,
+    imperative_verb,
     opening,
     request_texts,
 )
@@ -161,6 +162,8 @@ async def main(write: bool) -> dict[str, Any]:
         "ask_below": ask_below,
         "features": {"lexical_dim": features.lexical_dim, "lexical_weight": features.lexical_weight},
         "validation_accuracy": round(right, 4),
+        # The verbs its training requests open with: a clause after "and" opened by one is a step.
+        "openings": sorted({verb for text in train_texts if (verb := imperative_verb(text)) is not None}),
     }
     if write:
         VERB_HEAD_PATH.write_text(json.dumps(head, separators=(",", ":")) + "\n")

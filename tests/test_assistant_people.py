@@ -14,7 +14,7 @@ from master_agent.capabilities.tools.lexicon import available as lexicon_availab
 from master_agent.domains.assistant import missing_information, named_answer
 from master_agent.domains.assistant.demo_data import start_demo_servers
 from master_agent.domains.assistant.local_servers import LocalServers
-from master_agent.domains.assistant.people import people_named, same_name
+from master_agent.domains.assistant.people import event_people, people_named, same_name
 from master_agent.domains.assistant.providers import CardDavContacts, Contact
 from master_agent.domains.assistant.tools import build_tools, goal_entities
 from master_agent.runtime.proposals import approves
@@ -198,3 +198,21 @@ async def test_a_reply_goes_to_whose_mail_it_names_and_says_only_what_was_dictat
     answers: its writer is the recipient (a possessive too), and what it says leaves the mail out."""
     found = goal_entities(text, MONDAY, "send_mail", contacts)
     assert (found.get("name"), found.get("message"), found.get("reply_to")) == (recipient, message, mail)
+
+
+@pytest.mark.parametrize(
+    ("text", "event"),
+    [
+        ("ping everyone who's in it", "it"),
+        ("give whoever is on the invite a heads-up", "the invite"),
+        ("let the people on the Northwind call know it moved", "the Northwind call"),
+        ("mail the retro's attendees that it is off", "the retro"),
+        ("tell all the guests of the offsite dinner that it starts at 7", "the offsite dinner"),
+        # Not an event's people: no one, a group of the address book, or a word that names no person.
+        ("Let everyone know the kitchen is closed tomorrow", None),
+        ("email everyone on the team about the freeze", None),
+        ("tell the numbers in the report to Maria", None),
+    ],
+)
+def test_people_said_by_the_event_they_are_in(text: str, event: str | None) -> None:
+    assert event_people(text) == event

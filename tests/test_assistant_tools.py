@@ -53,6 +53,7 @@ def test_each_tool_declares_its_risk(data_dir: Path) -> None:
         "find_correspondents": "low",
         "search_email": "low",
         "find_event": "low",
+        "find_attendees": "low",
         "draft_email": "low",
         "create_event": "medium",
         "reschedule_event": "medium",

@@ -33,8 +33,14 @@ from master_agent.domains.assistant.demo import sent_envelopes
 from master_agent.domains.assistant.demo_data import start_demo_servers
 from master_agent.domains.assistant.local_servers import LocalEndpoints, LocalServers
 from master_agent.domains.assistant.providers import CalDavCalendar, ImapMailbox, ProviderError
-from master_agent.domains.assistant.requests import _READERS, ActionReader, Reading, action_reader
-from master_agent.domains.assistant.steps import request_steps
+from master_agent.domains.assistant.requests import (
+    _READERS,
+    ActionReader,
+    Reading,
+    action_reader,
+    imperative_verb,
+)
+from master_agent.domains.assistant.steps import VERB_OPENINGS, request_steps
 from master_agent.domains.assistant.tools import (
     ACCOUNTS_ENV,
     AccountsFile,
@@ -318,6 +324,9 @@ async def test_what_a_mail_says_in_a_clause_of_its_own_is_no_step_of_its_own() -
     said = "Write back to John on the Atlas kickoff thread and ask whether the 120k includes contractor costs"
     assert await request_steps(said, reader) == []
     steps = await request_steps("move the retro to 11 and tell the team", reader)
+    assert [step.reading.action for step in steps] == ["reschedule", "send_mail"]
+    # After a change, "let <someone> know" is the mail telling it, asked as a question or not.
+    steps = await request_steps("Can you move the budget sync to 1pm tomorrow and let Maria know?", reader)
     assert [step.reading.action for step in steps] == ["reschedule", "send_mail"]
 
 
@@ -893,48 +902,113 @@ async def test_a_mail_step_that_says_nothing_of_its_own_tells_the_move_before_it
     assert "sprint retro moves to 2pm friday" in body, body
 
 
-async def test_a_clause_opened_by_a_verb_no_example_uses_is_said_not_done_and_never_folded_in(
+async def test_a_mail_to_everyone_in_the_event_a_change_moves_goes_to_its_attendees(
     assistant: RuntimeResources,
 ) -> None:
-    """ "... and ping everyone who's in it": "ping" opens no example request, and the verb head cannot
-    tell it as any tool's, so it is a step of its own said not done (never success), and none of its
-    words reach the move: the review is read back from CalDAV on Thursday at its own time, and nothing
-    reaches the SMTP sink."""
+    """ "... and ping everyone who's in it": the people of the event moved, as the calendar lists its
+    attendees. The mail is sent once the move is read back, to Tom and Lena (the design review's), and
+    the reply names them; none of its words reach the move (Thursday, at its own time)."""
     data_dir = assistant.settings.data_dir
     tenant, endpoints = await _seeded(assistant, "verbs-ping")
     thread = str(uuid.uuid4())
     request_text = "shift the design review to thursday same time and ping everyone who's in it"
     first = await _first_interrupt(await _chat(assistant, tenant, thread, request_text))
     assert first["tool"] == "reschedule_event", first
-    assert "ping" not in json.dumps(first).lower(), first
+    assert "ping" not in json.dumps(first["draft"]).lower(), first
     done = await _chat(assistant, tenant, thread, Command(resume="yes go ahead"))
     reply = done["reply"]
-    assert done["interrupts"] == [] and reply["status"] != "success", reply
-    assert 'I did not do: "ping everyone who\'s in it"' in reply["text"], reply["text"]
-    # The weekly review is at 11:00 on Wednesdays: one occurrence, and only it, is on a Thursday now.
+    assert done["interrupts"] == [] and reply["status"] == "success", reply
     weeks = await CalDavCalendar(endpoints.caldav).events(NOW - timedelta(days=35), NOW + timedelta(days=35))
     moved = [
         e.start.astimezone(UTC) for e in weeks if e.summary == "Design review" and e.start.weekday() == 3
     ]
     assert [(start.hour, start.minute) for start in moved] == [(11, 0)], reply["text"]
-    assert f"to {moved[0]:%Y-%m-%d} 11:00" in reply["text"], reply["text"]
+    [sent] = [e for e in sent_envelopes(data_dir) if e.get("mail_from") == endpoints.address]
+    attendees = ["lena.novak@acme.example", "tom.becker@acme.example"]
+    assert sorted(sent["rcpt_tos"]) == attendees
+    assert all(address in reply["text"] for address in attendees), reply["text"]
+    accepted = sorted((data_dir / "assistant" / "smtp" / "accepted").glob("*.eml"))[-1]
+    message = email.message_from_bytes(accepted.read_bytes(), policy=email.policy.default)
+    body = str(message.get_body(preferencelist=("plain",)).get_content())
+    assert f"{moved[0]:%-d %B %Y}, 11:00" in body, body
+
+
+@pytest.mark.parametrize(
+    ("request_text", "recipients"),
+    [
+        (
+            "email the people on the Northwind call that I'll be ten minutes late",
+            ["david.okafor@acme.example"],
+        ),
+        (
+            "mail the product review's attendees that the deck is ready",
+            ["priya.shah@acme.example", "tom.becker@acme.example"],
+        ),
+        # The retro invites no one: nothing is sent, and the reply says so.
+        ("email everyone in the sprint retro that I'm bringing snacks", []),
+    ],
+)
+async def test_a_mail_to_an_events_people_goes_to_its_attendees_or_is_said_not_done(
+    assistant: RuntimeResources, request_text: str, recipients: list[str]
+) -> None:
+    data_dir = assistant.settings.data_dir
+    tenant, endpoints = await _seeded(assistant, "verbs-attendees")
+    thread = str(uuid.uuid4())
+    reply = await _chat(assistant, tenant, thread, request_text)
+    if recipients:
+        assert reply["interrupts"], (reply["reply"], reply.get("solution"))
+        draft = await _first_interrupt(reply)
+        assert draft["tool"] == "send_email" and sorted(draft["draft"]["addresses"]) == recipients, draft
+        reply = await _chat(assistant, tenant, thread, Command(resume="send it"))
+        assert reply["reply"]["status"] == "success", reply["reply"]
+        assert all(address in reply["reply"]["text"] for address in recipients)
+    else:
+        assert reply["interrupts"] == [] and reply["reply"]["status"] != "success", reply["reply"]
+    mine = [
+        sorted(e["rcpt_tos"]) for e in sent_envelopes(data_dir) if e.get("mail_from") == endpoints.address
+    ]
+    assert mine == ([recipients] if recipients else [])
+
+
+async def test_a_move_to_a_bare_hour_moves_it_to_that_hour(assistant: RuntimeResources) -> None:
+    """ "move the product review to 11": a bare hour is a clock time by the working-day rule (11:00),
+    read back from the calendar; the clause after it with no tool ("invite Omar to it": no tool adds
+    people to an event) is said not done, never sent as a mail."""
+    data_dir = assistant.settings.data_dir
+    tenant, endpoints = await _seeded(assistant, "verbs-bare")
+    thread = str(uuid.uuid4())
+    first = await _first_interrupt(
+        await _chat(assistant, tenant, thread, "move the product review to 11 and invite Omar to it")
+    )
+    assert first["tool"] == "reschedule_event", first
+    done = await _chat(assistant, tenant, thread, Command(resume="approve"))
+    reply = done["reply"]
+    assert reply["status"] == "partial", reply
+    assert "invite Omar to it" in reply["text"], reply["text"]
+    weeks = await CalDavCalendar(endpoints.caldav).events(NOW - timedelta(days=35), NOW + timedelta(days=35))
+    starts = [e.start.astimezone(UTC) for e in weeks if e.summary == "Product review"]
+    assert sum(1 for start in starts if start.hour == 11) == 1, reply["text"]
     assert [e for e in sent_envelopes(data_dir) if e.get("mail_from") == endpoints.address] == []
 
 
 async def test_a_clause_joined_by_and_divides_only_where_it_opens_with_a_verb() -> None:
-    """WordNet's verbs in their base form open a step ("ping", "notify", "loop"); nouns ("cake"), names
-    (capitalised after "and", even one that is also a verb or opens an example request: "Mark", "Lena")
-    and a first part that asks nothing alone ("book a coffee and chat ...") do not."""
+    """A clause opens a step when it opens with a verb: one the pack's or the verb head's training
+    requests open with ("ping", "notify", "scrap", "text"), or one WordNet reads as a verb more than
+    as a noun ("notarize"); nouns ("cake"), names (a capitalised word not followed by what a verb acts
+    on: "Mark on Wednesday", "Lena to the review") and a first part that asks nothing alone ("book a
+    coffee and chat ...") do not. A verb capitalised is still a verb ("and Email the team")."""
     reader = action_reader(Settings())
     read = {
         text: [(step.text, step.reading.action, step.unread) for step in await request_steps(text, reader)]
         for text in (
             "shift the design review to thursday same time and ping everyone who's in it",
             "cancel the budget sync and notify the team",
+            "cancel the budget sync and notarize the minutes",
+            "cancel the retro and Email the team",
+            "cancel the budget sync and text Omar",
             "book coffee and cake with Lena on friday at 3",
             "book a coffee and chat with Omar on Friday at 10",
             "Tell Priya and Tom that the demo is cancelled",
-            # a name after "and" that an example request opens with, or that is also a verb, is a name
             "Set up a 1-hour kickoff with Emma and Mark on Wednesday afternoon",
             "invite Tom and Lena to the design review",
             "book a call with Omar at 3 and send Hana the notes",
@@ -943,11 +1017,24 @@ async def test_a_clause_joined_by_and_divides_only_where_it_opens_with_a_verb() 
     assert read == {
         "shift the design review to thursday same time and ping everyone who's in it": [
             ("shift the design review to thursday same time", "reschedule", False),
-            ("ping everyone who's in it", "unsupported", True),
+            ("ping everyone who's in it", "send_mail", False),
         ],
         "cancel the budget sync and notify the team": [
             ("cancel the budget sync", "cancel_event", False),
-            ("notify the team", "unsupported", True),
+            ("notify the team", "send_mail", False),
+        ],
+        "cancel the budget sync and notarize the minutes": [
+            ("cancel the budget sync", "cancel_event", False),
+            ("notarize the minutes", "unsupported", True),
+        ],
+        "cancel the retro and Email the team": [
+            ("cancel the retro", "cancel_event", False),
+            ("Email the team", "send_mail", False),
+        ],
+        # Texting is no tool's (the assistant sends email): a step of its own, said not done.
+        "cancel the budget sync and text Omar": [
+            ("cancel the budget sync", "cancel_event", False),
+            ("text Omar", "unsupported", False),
         ],
         "book coffee and cake with Lena on friday at 3": [],
         "book a coffee and chat with Omar on Friday at 10": [],
@@ -959,6 +1046,27 @@ async def test_a_clause_joined_by_and_divides_only_where_it_opens_with_a_verb() 
             ("send Hana the notes", "send_mail", False),
         ],
     }
+
+
+async def test_a_contacts_name_that_is_also_a_verb_opens_no_step() -> None:
+    """Written in lower case, a name is told from a verb by the user's contacts: "mark" opens an
+    example request ("Mark every email as read"), but with a contact named Mark it is the person."""
+    reader = action_reader(Settings())
+    text = "invite emma and mark to a planning session on friday at 10"
+    assert [step.text for step in await request_steps(text, reader, frozenset({"emma", "mark"}))] == []
+    assert len(await request_steps(text, reader)) == 2
+
+
+def test_only_imperatives_open_steps() -> None:
+    """The words a step may open with are verbs used as imperatives, not the first words of questions,
+    possessives or adverbs the example requests open with."""
+    assert {"what", "do", "have", "is", "emma's", "hypothetically,", "would", "could"}.isdisjoint(
+        VERB_OPENINGS
+    )
+    assert {"scrap", "text", "ping", "pencil", "bump", "cancel", "email"} <= VERB_OPENINGS
+    assert imperative_verb("text her the address") == "text"
+    assert imperative_verb("Do I have anything on Monday?") is None
+    assert imperative_verb("Could the planning happen on Wednesday instead") is None
 
 
 async def test_a_draft_takes_added_words_and_a_new_recipient_and_an_edit_it_cannot_apply_changes_nothing(

@@ -727,3 +727,17 @@ def test_a_question_naming_other_terms_checks_the_offer_and_a_correction_changes
     assert kept.updates == {"pending_change": None}
     corrected = read_message("sorry, typo - I meant 7.5 lakh, not 7", offered, VERIFYING).updates
     assert corrected["loan_details.amount"] == 750_000 and corrected["loan_details.emi"] is None
+
+
+async def test_a_goodbye_is_answered_as_one_and_the_conversation_goes_on(resources: RuntimeResources) -> None:
+    """A closing ("Thank you madam... Bye") gets a goodbye, not the greeting again (audited as a
+    farewell); the conversation goes on when the customer comes back."""
+    thread = str(uuid.uuid4())
+    hello = await _say(resources, thread, "Thank you madam... Bye")
+    assert hello["current_stage"] == "GREETING" and "Goodbye" in hello["reply"]["text"]
+    assert "Hello! I am" not in hello["reply"]["text"] and "mobile number" not in hello["reply"]["text"]
+    again = await _say(resources, thread, "Loan of 2 lakh for 24 months, mobile 9000000001")
+    assert again["current_stage"] == "VERIFICATION"
+    events = await audit_events(resources.database.pool, DEMO_TENANT, thread_id=thread)
+    farewells = [e.stage for e in events if e.kind == "decision" and e.detail.get("decision") == "farewell"]
+    assert farewells == ["GREETING"]

@@ -84,11 +84,17 @@ def compile_workflow(spec: WorkflowSpec, context: ToolContext, worker_resources:
         return trail
 
     def end_turn(
-        stage: str, record: BaseModel, turn: dict[str, Any], status: str, state: WorkflowState
+        stage: str,
+        record: BaseModel,
+        turn: dict[str, Any],
+        status: str,
+        state: WorkflowState,
+        *,
+        say: bool = True,
     ) -> dict[str, Any]:
         replies = list(turn.get("replies") or [])
         stage_spec = spec.stage(stage)
-        if stage_spec.worker is None and stage_spec.say is not None and status != "out_of_scope":
+        if say and stage_spec.worker is None and stage_spec.say is not None and status != "out_of_scope":
             said = stage_spec.say(record)
             if said and (not replies or replies[-1] != said):
                 replies.append(said)
@@ -121,6 +127,20 @@ def compile_workflow(spec: WorkflowSpec, context: ToolContext, worker_resources:
             turn = {"message_id": last.id, "ran": [], "replies": [], "stop": False, "from_stage": stage}
             update["turn_count"] = state.get("turn_count", 0) + 1
             reading = spec.read_message(text, record, spec.stage(stage).asks)
+            if (
+                not reading.updates
+                and reading.reply is None
+                and spec.stage(stage).worker is None  # a worker's stage acts on a bare "uploaded"
+                and spec.closes is not None
+                and spec.farewell is not None
+                and await spec.closes(text, context.settings)
+            ):
+                # A goodbye is answered as one: the stage's opening said again would ask it anew.
+                trail.add("message", text=text[:1000], in_scope=True, stated=[])
+                trail.add("decision", decision="farewell", reason="the customer closed the conversation")
+                turn["replies"] = [spec.farewell(record, stage)]
+                await trail.flush()
+                return {**update, **end_turn(stage, record, turn, "waiting", state, say=False)}
             if reading.reply is None and spec.answer_questions is not None:
                 answer = await spec.answer_questions(text, context.settings)
                 if answer:

@@ -193,6 +193,13 @@ class WorkflowSpec(BaseModel):
     scope when it answers)."""
     fallback: Callable[[Any, str], str]
     """(typed state, stage) -> the answer to a message out of scope (seed 001 section 8.2)."""
+    closes: Callable[[str, Settings], Awaitable[bool]] | None = None
+    """(customer text, the service's settings) -> whether the message only closes the conversation
+    ("Thank you madam... Bye"): asked at a stage with no worker when it states nothing; it is answered
+    with ``farewell``, never with the stage's opening again (a worker's stage acts on a bare message:
+    "uploaded" reads as a closing, and the slip must still be read)."""
+    farewell: Callable[[Any, str], str] | None = None
+    """(typed state, stage) -> the answer to a closing; the stage stays where it was."""
     failure_text: str = "Sorry, something went wrong on our side. Please try again in a moment."
     """The answer when a worker fails (seed 001 section 8.2)."""
     history_messages: int = 6

@@ -27,7 +27,7 @@ from master_agent.domains.assistant.requests import (
 )
 from master_agent.domains.assistant.scheduling import resolve_time
 from master_agent.domains.assistant.shorthand import written_out
-from master_agent.domains.assistant.steps import Step, request_steps
+from master_agent.domains.assistant.steps import JOINS, Step, request_steps
 from master_agent.domains.assistant.tools import (
     build_tools,
     configured_accounts,
@@ -68,6 +68,15 @@ async def address_book(context: ToolContext) -> list[Contact] | None:
         return await (await providers_for(context)).contacts.everyone()
     except ProviderError:
         return None
+
+
+async def contact_names(goal: str, context: ToolContext) -> frozenset[str]:
+    """The lower-case words the tenant's contacts are named by, when ``goal`` has a clause after "and",
+    "then" or a comma (where a name and a verb are told apart: ``steps.clause_verb``); else none."""
+    if not JOINS.search(goal):
+        return frozenset()
+    contacts = await address_book(context) or []
+    return frozenset(part.lower() for contact in contacts for part in contact.name.split())
 
 
 def opens_as_request(text: str, action: str) -> bool:
@@ -143,7 +152,7 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
         # An answer to a draft or a preview: a bare "yep" is one whatever the verb head makes of so
         # short a message.
         return said
-    steps = await request_steps(goal, action_reader(context.settings))
+    steps = await request_steps(goal, action_reader(context.settings), await contact_names(goal, context))
     if steps:
         return await _steps_entities(steps, said, today, context)
     contacts = await address_book(context) if action in PEOPLE_ACTIONS or len(goal.split()) <= 6 else None
@@ -253,6 +262,21 @@ _REFERS_BACK = re.compile(
 )
 
 
+#: Words pointing back at the event of the step before ("everyone who's in it").
+_BACK = re.compile(r"(?:it|that|this|that\s+one|the\s+(?:meeting|event|call|invite|invitation))", re.I)
+
+
+def _people_of_change(change: dict[str, Any], said: str) -> dict[str, Any]:
+    """Whom "everyone in it" means after a change (``change``: its step's values): the attendees of the
+    event it moves or cancels, as the calendar lists them (``find_attendees``), or the people a booking
+    invites. No change before it: the words as said, which name no event, so nothing is sent."""
+    if change.get("event_words"):
+        return {"attendees_of": str(change["event_words"])}
+    if change.get("name"):
+        return {"name": change["name"]}
+    return {"attendees_of": said}
+
+
 async def _steps_entities(
     steps: list[Step], said: dict[str, Any], today: Any, context: ToolContext
 ) -> dict[str, Any]:
@@ -267,6 +291,7 @@ async def _steps_entities(
     change: str | None = None
     changed: int | None = None  # the index in ``actions`` of the change step a later mail may tell
     changed_words = ""  # the words of that change step
+    change_values: dict[str, Any] = {}  # the values of that change step
     for step in steps:
         action = step.reading.action
         part = goal_entities(step.text, today, action, contacts if action in PEOPLE_ACTIONS else None)
@@ -278,7 +303,12 @@ async def _steps_entities(
             actions.append({**(record or {}), "done": False, "said": step.text, "why": why})
             continue
         if record is not None:
+            if action == "unsupported":
+                record["said"] = step.text  # which clause no tool does, in the user's words
             actions.append(record)
+        if _BACK.fullmatch(str(part.get("attendees_of", ""))):
+            # "... and ping everyone who's in it": the people of the event the change before names.
+            part.update(_people_of_change(change_values, part.pop("attendees_of")))
         if action == "send_mail" and not part.get("name") and contacts and changed_words:
             # "... and drop her a line": whom it goes to is whom the change's event names ("my 1:1
             # with Maria"); no one named there, no one is guessed.
@@ -312,8 +342,10 @@ async def _steps_entities(
             record["tells"] = changed
             if part.get("name"):
                 record["to"] = part["name"]
+            elif part.get("attendees_of"):
+                record["to"] = f"the attendees of {part['attendees_of']!r}"
         if action in ("schedule", "cancel_event", "reschedule"):
-            changed_words = step.text
+            changed_words, change_values = step.text, part
         if action == "schedule" and part.get("summary"):
             changed = len(actions) - 1 if record is not None else None
             event, change = str(part["summary"]), f"{part['summary']} is booked"

@@ -70,6 +70,7 @@ MASTER = AgentSpec(
         "search_email",
         "draft_email",
         "find_event",
+        "find_attendees",
         "create_event",
         "reschedule_event",
         "cancel_event",

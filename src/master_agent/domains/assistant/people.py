@@ -18,6 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from master_agent.capabilities.tools.lexicon import names_a_person
 from master_agent.domains.assistant.providers import Contact
 
 _TOKEN = re.compile(r"[^\W\d_][\w'’.-]*", re.UNICODE)
@@ -174,3 +175,36 @@ def covers(named: Sequence[Named], words: str) -> bool:
     """Some mention fits ``words`` (a name the request's grammar puts in a person's place)."""
     wanted = {_plain(w) for w in _TOKEN.findall(words)}
     return any(wanted & {_plain(w) for w in _TOKEN.findall(n.said)} for n in named)
+
+
+#: People said by the event they are in: "everyone who's in it", "the people on the Northwind call",
+#: "all the attendees of the retro", "everyone invited to the planning", "whoever is on the invite".
+_IN_EVENT = re.compile(
+    r"\b(?:everyone|everybody|whoever|all|(?:the|those|all\s+the)\s+(?P<who>[a-z]+))"
+    r"(?:\s+(?:who|that)(?:'s|'re|\s+(?:is|are|was|were))|\s+(?:is|are|was|were))?"
+    r"\s+(?:(?:invited|going|coming)\s+to|in|on|at|of|attending)\s+(?P<event>.+?)"
+    r"(?=\s+(?:that|saying|to\s+say|know|about|a\s+(?:quick\s+)?(?:note|line|heads-up|message|mail|email))\b"
+    r"|[:,.?!;]|$)",
+    re.I,
+)
+#: People said as an event's: "the retro's attendees", "Monday's planning's invitees".
+_EVENTS_PEOPLE = re.compile(
+    r"\b(?P<event>(?:the|my|our|\w+'s)\s+(?:[\w:-]+\s+){0,3}?[\w:-]+)'s\s+(?P<who>[a-z]+)\b", re.I
+)
+#: Groups of the address book, not events ("everyone on the team").
+_TEAM = re.compile(r"^(?:the\s+|my\s+|our\s+)?(?:whole\s+)?team$", re.I)
+
+
+def event_people(text: str) -> str | None:
+    """The words naming the event whose people ``text`` sends to, or None: "everyone who's in it" ->
+    "it" (the event of the request's change), "the people on the Northwind call" -> "the Northwind
+    call", "the retro's attendees" -> "the retro". Whoever is said must be people: "everyone", "all", or
+    a noun WordNet's first sense reads as a person ("attendees", "guests") or as people."""
+    for pattern in (_IN_EVENT, _EVENTS_PEOPLE):
+        for found in pattern.finditer(text):
+            who, event = found.group("who"), found.group("event").strip()
+            if who is not None and who.lower() not in ("people", "folks") and not names_a_person(who):
+                continue
+            if event and not _TEAM.match(event):
+                return event
+    return None

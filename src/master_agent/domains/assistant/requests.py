@@ -25,6 +25,7 @@ from typing import Literal
 
 import numpy as np
 
+from master_agent.capabilities.tools.lexicon import verb_base
 from master_agent.domains.assistant.scheduling import resolve_day, resolve_period, resolve_time
 from master_agent.domains.assistant.shorthand import written_out
 from master_agent.models.embeddings import Embedder, make_embedder
@@ -219,6 +220,10 @@ EXAMPLES: dict[Action, tuple[str, ...]] = {
         "Start a draft to Kate about the renewal",
         "Prepare an email to Tom about the launch",
         "Shoot Ben a quick email, the release is out",
+        # To the people an event invites, as its calendar lists them.
+        "Let the people on the customer call know I'm running late",
+        "Email everyone in the design review the agenda",
+        "Mail the planning meeting's attendees that it starts at 11",
     ),
     "unsupported": (
         "Update Sarah's phone number",
@@ -277,6 +282,48 @@ OPENING_WORDS = 4
 VERB_HEAD_PATH = Path(__file__).with_name("verb_head.json")
 
 
+#: Closed classes of English that say what a verb acts on, right after it: object pronouns, determiners,
+#: possessives ("text her", "scrap the retro", "bump my 2pm") and the particles of phrasal verbs ("loop in
+#: Hana", "pencil in lunch", "call off the offsite", "push back the planning").
+_OBJECT_PRONOUNS = frozenset({"me", "him", "her", "us", "them", "everyone", "everybody"})
+_OBJECT_WORDS = _OBJECT_PRONOUNS | frozenset(
+    {"it", "all", "the", "a", "an", "my", "our", "his", "their", "your", "this", "that", "these", "those"}
+    | {"in", "up", "off", "back", "forward"}
+)
+#: Subjects: after a verb they make a question ("do I have", "is there", "have you", "suppose we").
+_SUBJECT_WORDS = frozenset({"i", "you", "we", "there", "he", "she", "they"})
+
+
+def _a_name(word: str) -> bool:
+    return word[:1].isupper() and word.isalpha() and word != "I"
+
+
+def acts_on(word: str) -> bool:
+    """Whether ``word``, right after a verb, is what the verb acts on: a name ("text Omar") or a word of
+    ``_OBJECT_WORDS``; a preposition or a day is not ("Mark on Wednesday")."""
+    return word.lower() in _OBJECT_WORDS or _a_name(word.rstrip(",."))
+
+
+def imperative_verb(text: str) -> str | None:
+    """The verb ``text`` opens with as an imperative, by its syntax, or None: a word in WordNet's base
+    verb form not followed by a subject ("scrap the retro", "loop in Hana"; not "do I have", "is there",
+    "did Maria", "suppose we", "will it rain?"), or, in a request that is no question, a word WordNet has
+    no verb for followed by the person it acts on ("text her", "unsubscribe me", "whatsapp Lena"; not
+    "what is", "any gaps", "could the planning"). An adverb ("Hypothetically,"), a possessive ("Emma's")
+    or a contraction opens none."""
+    words = text.split()
+    if not words or not words[0].isalpha():
+        return None
+    first, after = words[0].lower(), words[1].rstrip(",.") if len(words) > 1 else ""
+    asked = text.rstrip().endswith("?")
+    base = verb_base(first)
+    if base == first and after.lower() not in (_SUBJECT_WORDS | {"it"} if asked else _SUBJECT_WORDS):
+        return first
+    if base is None and not asked and (after.lower() in _OBJECT_PRONOUNS or _a_name(after)):
+        return first
+    return None
+
+
 def opening(text: str) -> str:
     """The request's first words: an imperative's verb is there, and weighs as much as the rest."""
     return " ".join(text.split()[:OPENING_WORDS])
@@ -306,6 +353,8 @@ class VerbHead:
     """Logits are divided by it before the softmax (fitted on the validation rows)."""
     ask_below: float
     """Below this confidence the request is not acted on: the user is asked what they want done."""
+    openings: frozenset[str] = frozenset()
+    """The verbs its training requests open with (``imperative_verb``): "text", "scrap", "pencil"."""
 
 
 @cache
@@ -327,6 +376,7 @@ def load_verb_head(path: Path = VERB_HEAD_PATH) -> VerbHead | None:
         ),
         temperature=float(raw["temperature"]),
         ask_below=float(raw["ask_below"]),
+        openings=frozenset(str(word) for word in raw.get("openings") or ()),
     )
 
 

@@ -14,19 +14,26 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from master_agent.capabilities.tools.lexicon import noun_first, verb_base
-from master_agent.domains.assistant.requests import EXAMPLES, WRITES, Action, ActionReader, Reading
+from master_agent.capabilities.tools.lexicon import WordNetMissing, noun_first, verb_base, wordnet
+from master_agent.domains.assistant.requests import (
+    EXAMPLES,
+    WRITES,
+    Action,
+    ActionReader,
+    Reading,
+    acts_on,
+    imperative_verb,
+    load_verb_head,
+)
 
 #: Where a request may divide: "and", "and then", "then", "; ", ", and" (what follows is checked).
-_JOINS = re.compile(r"\s*[,;]?\s+(?:and\s+then|and\s+also|and|then)\s+|\s*;\s+", re.I)
+JOINS = re.compile(r"\s*[,;]?\s+(?:and\s+then|and\s+also|and|then)\s+|\s*;\s+", re.I)
 #: A condition or a link before a step's verb: "if I am,", "if so", "then", "also", "please".
 _LEAD = re.compile(
     r"^(?:(?:if\s+(?:so|yes|(?:i|it|they|he|she|we)(?:'m|'s|'re)?(?:\s+(?:am|is|are))?(?:\s+free)?|"
     r"that\s+works|there\s+is\s+(?:room|time))|then|also|please|pls|kindly)\b[\s,]*)+",
     re.I,
 )
-#: Words that open none of the example requests as a verb does ("Could you ...", "The review ...").
-_NO_VERBS = frozenset({"can", "could", "please", "i", "i'm", "the", "a", "an", "my", "this", "that", "it"})
 #: The words the example requests write capitalised inside a sentence: names ("with Priya and Lena"),
 #: whichever example opens with one.
 _NAMES = frozenset(
@@ -36,17 +43,19 @@ _NAMES = frozenset(
     for word in (token.strip(",.?!:;") for token in text.split()[1:])
     if word[:1].isupper() and not re.fullmatch(r"I(?:'\w+)?", word)
 )
-#: The first words of the pack's example requests: a step opens with one of them.
+_HEAD = load_verb_head()
+#: The verbs the pack's example requests and the verb head's training requests open with as imperatives
+#: (``imperative_verb``: not "what", "do I", "Emma's", "Hypothetically,"): a step opens with one of them.
 VERB_OPENINGS = (
     frozenset(
-        text.split()[0].lower()
+        verb
         for action, texts in EXAMPLES.items()
         if action != "feedback"
         for text in texts
+        if (verb := imperative_verb(text)) is not None
     )
-    - _NO_VERBS
-    - _NAMES
-)
+    | (_HEAD.openings if _HEAD is not None else frozenset())
+) - _NAMES
 
 
 #: The actions whose example requests open with each word ("email": send_mail only).
@@ -70,23 +79,37 @@ def opened_reading(text: str, reading: Reading) -> Reading:
 
 
 #: What a message says, said as its own clause with no one of its own ("write back to John ... and ask
-#: whether the 120k includes contractor costs", "... and tell him it's moved"): the same step.
+#: whether the 120k includes contractor costs", "... and tell him it's moved"): the same step. After a
+#: change that is no mail, the mail telling it ("... and let Maria know").
 _SAYS_ON = re.compile(
     r"^(?:ask|tell|say|mention|remind|let)\s+(?:(?:him|her|them)\s+)?(?:know\s+)?(?:if|whether|that|about|for|to)\b"
-    r"|^(?:ask|tell|remind|let)\s+(?:him|her|them)\b",
+    r"|^(?:ask|tell|remind|let)\s+(?:him|her|them)\b"
+    # "... and let Maria know?": a telling clause whoever it names, a question mark or not.
+    r"|^let\s+(?:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?|everyone|everybody|the\s+team)\s+know\b\W*$",
     re.I,
 )
 
 
+def clause_verb(words: str, names: frozenset[str] = frozenset()) -> str | None:
+    """The verb a clause after "and" or a comma opens with as a request of its own, or None when it opens
+    with a name. A word that names one of the user's contacts is a name ("with emma and mark"), as is a
+    capitalised word not followed by what a verb acts on ("with Emma and Mark on Wednesday"); a verb,
+    capitalised or not, is followed by its object ("... and Email the team", "and text Omar")."""
+    verb = imperative_verb(words)
+    if verb is None or verb in names:
+        return None
+    split = words.split()
+    if split[0][:1].isupper() and not acts_on(split[1] if len(split) > 1 else ""):
+        return None
+    return verb
+
+
 def opens_with_a_verb(words: str) -> bool:
     """Whether ``words`` open with an imperative no example request opens with ("ping everyone who's in
-    it", "loop in Sarah", "notify the team"), by WordNet: the first word is a verb in its base form that
-    WordNet reads as a noun less often ("cake", "drinks", "Tom", "Lucas" are not). A capitalised word
-    after "and" is a name ("with Emma and Mark"), not an imperative."""
-    first = words.split()[0].strip(",.") if words.split() else ""
-    if not first or not first[:1].islower():
-        return False
-    return verb_base(first) == first and noun_first(first) is False
+    it", "notify the team"), by WordNet: the verb is one WordNet reads as a noun less often ("cake",
+    "drinks" are not)."""
+    verb = imperative_verb(words)
+    return verb is not None and verb_base(verb) == verb and noun_first(verb) is False
 
 
 @dataclass(frozen=True)
@@ -108,20 +131,32 @@ async def _asks_alone(part: str, reader: ActionReader) -> bool:
     return reading is not None and reading.sure and reading.action not in ("unsupported", "feedback")
 
 
+#: Senses of an unknown verb that count (WordNet lists them by frequency).
+_VERB_SENSES = 2
+
+
+def _kin_of_openings(verb: str, action: Action) -> bool:
+    """Whether WordNet relates ``verb`` to a verb the action's example requests open with: one of its
+    first senses is a sense of that verb, or directly under one ("notify" is a way to "inform"; nothing
+    relates "notarize" to sending a mail)."""
+    try:
+        reader = wordnet()
+    except WordNetMissing:
+        return False
+    senses = set(reader.synsets(verb, "v")[:_VERB_SENSES])
+    near = senses | {above for sense in senses for above in sense.hypernyms()}
+    return any(near & set(reader.synsets(word, "v")) for word, actions in _OPENS.items() if action in actions)
+
+
 def _unread_reading(text: str, reading: Reading) -> Reading:
-    """A clause opened by an unknown verb is its own step when the verb head reads it surely (or its verb
-    opens one action's examples); else it is a request the assistant cannot tell, done by no tool."""
+    """A clause opened by an unknown verb is its own step when the verb head reads it surely as an action
+    WordNet relates its verb to (or its verb opens one action's examples); else it is a request the
+    assistant cannot tell, done by no tool: the head reads every clause as some action."""
     reading = opened_reading(text, reading)
-    if reading.sure and reading.action != "feedback":
+    verb = imperative_verb(text) or ""
+    if reading.sure and reading.action != "feedback" and _kin_of_openings(verb, reading.action):
         return reading
     return Reading(action="unsupported", confidence=reading.confidence, runner_up=reading.action, sure=True)
-
-
-def _named(words: str) -> bool:
-    """Whether ``words`` open with a capitalised word other than "I": inside a sentence, after "and" or
-    a comma, that is a name ("Mark", "Lena"), never an imperative, whatever else the word may be."""
-    first = words.split()[0].strip(",.") if words.split() else ""
-    return first[:1].isupper() and not re.fullmatch(r"I(?:'\w+)?", first)
 
 
 def step_text(part: str) -> str:
@@ -129,20 +164,21 @@ def step_text(part: str) -> str:
     return _LEAD.sub("", part.strip(" ,;")).strip()
 
 
-async def request_steps(goal: str, reader: ActionReader) -> list[Step]:
+async def request_steps(goal: str, reader: ActionReader, names: frozenset[str] = frozenset()) -> list[Step]:
     """The steps of ``goal`` when it asks for more than one thing and at least one is a change;
-    otherwise [] (the request is one step). A telling clause ("... and let her know I'm travelling")
+    otherwise [] (the request is one step). ``names``: the lower-case names of the user's contacts,
+    which open no step ("with emma and mark"). A telling clause ("... and let her know I'm travelling")
     is what the mail before it says, but after another change it is a mail of its own: the telling
     of that change, never dropped."""
     parts: list[str] = []
     told: set[int] = set()  # the parts that are a telling clause after a change that is no mail
     unread: set[int] = set()  # the parts opened by a verb no example opens with
     cursor = 0
-    for join in _JOINS.finditer(goal):
+    for join in JOINS.finditer(goal):
         following = step_text(goal[join.end() :])
-        if _named(following) and ";" not in join.group(0):
+        first = clause_verb(following, names)
+        if first is None:
             continue  # "with Emma and Mark on Wednesday", "invite Tom and Lena": the people of one step
-        first = following.split()[0].lower().strip(",.") if following.split() else ""
         if first not in VERB_OPENINGS:
             if not opens_with_a_verb(following) or not await _asks_alone(goal[cursor : join.start()], reader):
                 continue

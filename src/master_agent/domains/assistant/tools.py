@@ -31,7 +31,7 @@ from master_agent.capabilities.tools.lexicon import available as lexicon_availab
 from master_agent.capabilities.tools.lexicon import wordnet
 from master_agent.domains.assistant.demo_data import start_demo_servers
 from master_agent.domains.assistant.local_servers import LocalEndpoints
-from master_agent.domains.assistant.people import covers, people_named
+from master_agent.domains.assistant.people import covers, event_people, people_named
 from master_agent.domains.assistant.providers import (
     CalDavCalendar,
     CalendarEvent,
@@ -221,6 +221,13 @@ class FindEventArgs(BaseModel):
         min_length=1, description="Words naming the event: its title or people ('my 1:1 with Maria')."
     )
     on_day: str | None = Field(default=None, description="The day it is on, when the user said it.")
+
+
+class AttendeesArgs(BaseModel):
+    attendees_of: str = Field(
+        min_length=1,
+        description="Words naming the event whose attendees a mail goes to ('the retro', 'the Northwind call').",
+    )
 
 
 class EventRef(BaseModel):
@@ -613,6 +620,33 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             },
         }
 
+    async def find_attendees(attendees_of: str) -> dict[str, Any]:
+        """The addresses of the people an event of the user's calendar invites ("everyone on the
+        Northwind call"), as the calendar server lists them; several events fit: the user is asked
+        which, each option its attendees."""
+        found = await find_event(attendees_of)
+        events = [found["event"]] if "event" in found else list(found.get("events") or [])
+        invited = [event for event in events if event.get("attendees")]
+        if not invited:
+            raise ProviderError("not_found", "caldav", "find_attendees", f"{attendees_of!r} invites no one")
+        # Its own keys: an "event" or "events" here would stand for the request's event in what follows.
+        result: dict[str, Any] = {
+            "attendees_of": attendees_of,
+            "invited_by": [f"{e['summary']} on {e['day']} at {e['start']}" for e in invited],
+            "confidence": 1.0,
+        }
+        if len(invited) == 1:
+            return {**result, "addresses": list(invited[0]["attendees"])}
+        choices = {
+            "field": "addresses",
+            "question": "Whose attendees do you mean?",
+            "options": [
+                {"label": f"the {e['summary']} on {e['day']} at {e['start']}", "value": list(e["attendees"])}
+                for e in invited[:6]
+            ],
+        }
+        return {**result, "confidence": 0.5, "choices": choices}
+
     async def occurrence(mine: AssistantProviders, ref: EventRef) -> CalendarEvent:
         start = datetime.fromisoformat(ref.start)
         found = [
@@ -962,6 +996,13 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "low",
             "The calendar event some words name (title, people), on a day or in the next four weeks; "
             "when several match, the user is asked which.",
+        ),
+        tool(
+            find_attendees,
+            AttendeesArgs,
+            "low",
+            "The addresses of the people an event invites (its attendees, from the calendar server), for "
+            "a mail to them.",
         ),
         tool(
             draft_email,
@@ -1692,6 +1733,9 @@ def _entities_for(
             resolve_day(tail, today) or resolve_time(tail) or shift is not None or _NEXT_TO.search(tail)
         ):
             found["move_to"] = tail
+        elif tail and (hour := bare_hour(tail)) is not None:
+            # "move the retro to 11": a bare hour is a clock time by the working-day rule (11:00).
+            found["move_to"] = hour.strftime("%H:%M")
         on_day = resolve_day(head, today)
         if on_day is not None:
             found["on_day"] = on_day.isoformat()
@@ -1736,7 +1780,12 @@ def _entities_for(
         # Whom it goes to is named before what it says ("tell David that Maria approved"); a reply
         # goes to whose mail it answers ("reply to david okafor's northwind email: ...").
         head = goal[: said.start()] if said is not None and said.start() else goal
-        who = whom(head, owners=bool(_NAMED_MAIL.search(head)))
+        # "ping everyone who's in it", "mail the retro's attendees": the event's people, as its
+        # calendar lists them (``find_attendees``), not contacts named.
+        of_event = event_people(head)
+        who = None if of_event is not None else whom(head, owners=bool(_NAMED_MAIL.search(head)))
+        if of_event is not None:
+            found["attendees_of"] = of_event
         if who is not None:
             found["name"] = who
         about = _ABOUT.search(goal)
@@ -1762,7 +1811,7 @@ def _entities_for(
             rest = _ON_MAIL.sub("", rest).strip()
             # "write Ben a (quick) note thanking him ...": what the note says follows it.
             rest = re.sub(
-                r"^(?:a|an)\s+(?:quick\s+|short\s+)?(?:note|line|mail|email|e-mail|message)\b\s*",
+                r"^(?:a|an)\s+(?:quick\s+|short\s+)?(?:note|line|mail|email|e-mail|message|heads-up)(?!-)\b\s*",
                 "",
                 rest,
                 flags=re.I,

@@ -27,7 +27,10 @@ from master_agent.domains.lending.workers import (
     underwriting,
     verification,
 )
+from master_agent.models.embeddings import Embedder, make_embedder
 from master_agent.models.offline import OfflinePlanner
+from master_agent.routing.graph.follow_ups import is_closing
+from master_agent.settings import Settings
 from master_agent.workflows import Guard, StageSpec, Transition, WorkerSpec, WorkflowSpec, compile_workflow
 from master_agent.workflows.spec import update_skips_a_guard
 
@@ -84,6 +87,26 @@ def fallback(_: LoanConversation, stage: str) -> str:
         "I can only help with personal loans here, so I cannot answer that. To continue with your loan, "
         f"{STAGE_HINTS.get(stage, 'tell me how I can help with your loan')}."
     )
+
+
+_EMBEDDERS: dict[str, Embedder] = {}
+
+
+async def closes(text: str, settings: Settings) -> bool:
+    """Whether the customer's message only thanks or says goodbye (the front door's reading of a
+    closing: ``routing.graph.follow_ups.is_closing``), by the service's embedder."""
+    if settings.embeddings not in _EMBEDDERS:
+        _EMBEDDERS[settings.embeddings] = make_embedder(settings.embeddings, settings)
+    return await is_closing(text, _EMBEDDERS[settings.embeddings], ())
+
+
+def farewell(record: LoanConversation, stage: str) -> str:
+    """The answer to a goodbye: thanks, and where the application stands when the customer is back."""
+    name = str(record.customer_profile.get("name") or "").split(" ")[0]
+    thanks = f"Thank you, {name}. Goodbye!" if name else "Thank you. Goodbye!"
+    if stage == LOAN_WORKFLOW.initial:
+        return f"{thanks} Whenever you would like a personal loan, write to me here."
+    return f"{thanks} Your application is saved; when you are back, {STAGE_HINTS.get(stage, 'write to me here')}."
 
 
 def decided_on_the_offered_terms(record: LoanConversation) -> bool:
@@ -224,6 +247,8 @@ LOAN_WORKFLOW = WorkflowSpec(
     reader_writes=("stated", "loan_details", "customer_intent", "pending_change"),
     answer_questions=answer_questions,
     fallback=fallback,
+    closes=closes,
+    farewell=farewell,
 ).check()
 
 
