@@ -170,7 +170,8 @@ def held_word(word: str, values: set[str]) -> bool:
     )
 
 
-def _lemmas(word: str) -> set[str]:
+def lemmas(word: str) -> set[str]:
+    """``word`` and its WordNet base forms as a verb, noun and adjective ("opened" -> "open")."""
     reader = wordnet()
     word = word.lower()
     return {word} | {base for pos in ("v", "n", "a") if (base := reader.morphy(word, pos))}
@@ -178,10 +179,10 @@ def _lemmas(word: str) -> set[str]:
 
 def _column_of(word: str, columns: Sequence[str]) -> str | None:
     """The column ``word`` is a word of ("opened" is ``opened_on``'s), by their WordNet base forms."""
-    said = _lemmas(word)
+    said = lemmas(word)
     for column in columns:
         parts = [part for part in column.lower().split("_") if part not in _FUNCTION_WORDS]
-        if any(said & _lemmas(part) for part in parts):
+        if any(said & lemmas(part) for part in parts):
             return column
     return None
 

@@ -21,9 +21,9 @@ from typing import Any
 
 from master_agent.capabilities.numerals import in_digits
 from master_agent.capabilities.spec import DataMetric
-from master_agent.capabilities.tools.lexicon import wordnet
 from master_agent.capabilities.tools.sql import ReadOnlySql
 from master_agent.errors import ToolInputError
+from master_agent.routing.described import lemmas
 
 
 @dataclass(frozen=True)
@@ -65,15 +65,9 @@ _DAY_RUN = re.compile(r"\b(?P<first>[a-z]{3,9})\s*(?:-|–|to|through|thru)\s*(?
 _WEEK_PARTS = {"weekday": (1, 2, 3, 4, 5), "weekend": (6, 7)}
 
 
-def _lemmas(word: str) -> set[str]:
-    reader = wordnet()
-    word = word.lower().strip("'")
-    return {word} | {base for pos in ("v", "n", "a") if (base := reader.morphy(word, pos))}
-
-
 def _stems(word: str) -> set[str]:
     """``word``'s base forms, and a short stem of each ("trained" and "training" share "train")."""
-    return {form[:5] if len(form) > 5 else form for form in _lemmas(word)}
+    return {form[:5] if len(form) > 5 else form for form in lemmas(word.strip("'"))}
 
 
 async def _columns(sql: ReadOnlySql, metric: DataMetric) -> list[_Column]:
