@@ -40,7 +40,7 @@ from master_agent.domains.assistant.requests import (
     action_reader,
     imperative_verb,
 )
-from master_agent.domains.assistant.steps import VERB_OPENINGS, request_steps
+from master_agent.domains.assistant.steps import request_steps, verb_openings
 from master_agent.domains.assistant.tools import (
     ACCOUNTS_ENV,
     AccountsFile,
@@ -1061,9 +1061,9 @@ def test_only_imperatives_open_steps() -> None:
     """The words a step may open with are verbs used as imperatives, not the first words of questions,
     possessives or adverbs the example requests open with."""
     assert {"what", "do", "have", "is", "emma's", "hypothetically,", "would", "could"}.isdisjoint(
-        VERB_OPENINGS
+        verb_openings()
     )
-    assert {"scrap", "text", "ping", "pencil", "bump", "cancel", "email"} <= VERB_OPENINGS
+    assert {"scrap", "text", "ping", "pencil", "bump", "cancel", "email"} <= verb_openings()
     assert imperative_verb("text her the address") == "text"
     assert imperative_verb("Do I have anything on Monday?") is None
     assert imperative_verb("Could the planning happen on Wednesday instead") is None

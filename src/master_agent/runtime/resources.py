@@ -17,6 +17,7 @@ from master_agent.capabilities import (
     provision_tenant_readers,
     registered_domain_packs,
 )
+from master_agent.capabilities.tools import lexicon
 from master_agent.evolution import KnowledgeStore
 from master_agent.evolution.clock import runtime_clock
 from master_agent.evolution.context import EvolutionContext
@@ -64,6 +65,7 @@ async def open_resources(
     ``scheduler``: ``none`` (outcome checks and playbooks are stored; a leader elsewhere schedules them
     when it starts), ``add`` (also add their jobs to the shared job store) or ``lead`` (also compete to
     run the jobs in this process)."""
+    await asyncio.to_thread(lexicon.warm)  # WordNet's files are read off the loop, once
     load_domain_packs(settings.domain_packs)
     chat_model = model or make_chat_model(settings)
     count_tokens = make_token_counter(settings)

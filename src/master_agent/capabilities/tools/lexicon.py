@@ -121,6 +121,20 @@ def wordnet(root: Path = WORDNET_DIR) -> Any:
         return _DebianWordNet(str(root), None)
 
 
+def warm() -> None:
+    """Read WordNet's index and open its data files once, off the event loop: a graph factory and the
+    readers run inside a server's loop, where the first read of WordNet's files would block it (and
+    ``langgraph dev`` refuses blocking calls)."""
+    try:
+        reader = wordnet()
+    except WordNetMissing:
+        return
+    for pos in ("n", "v", "a", "r"):
+        for sense in reader.synsets("set", pos)[:1]:
+            sense.hypernyms()
+            sense.lemmas()
+
+
 def available() -> bool:
     try:
         wordnet()

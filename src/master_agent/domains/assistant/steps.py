@@ -11,6 +11,7 @@ never say a step was done that no tool confirmed.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 
@@ -44,18 +45,22 @@ _NAMES = frozenset(
     if word[:1].isupper() and not re.fullmatch(r"I(?:'\w+)?", word)
 )
 _HEAD = load_verb_head()
-#: The verbs the pack's example requests and the verb head's training requests open with as imperatives
-#: (``imperative_verb``: not "what", "do I", "Emma's", "Hypothetically,"): a step opens with one of them.
-VERB_OPENINGS = (
-    frozenset(
+
+
+@functools.cache
+def verb_openings() -> frozenset[str]:
+    """The verbs the pack's example requests and the verb head's training requests open with as
+    imperatives (``imperative_verb``: not "what", "do I", "Emma's", "Hypothetically,"): a step opens
+    with one of them. Read at first use, not at import: WordNet's files are read then, and a graph
+    factory imports this pack inside the server's event loop."""
+    examples = frozenset(
         verb
         for action, texts in EXAMPLES.items()
         if action != "feedback"
         for text in texts
         if (verb := imperative_verb(text)) is not None
     )
-    | (_HEAD.openings if _HEAD is not None else frozenset())
-) - _NAMES
+    return (examples | (_HEAD.openings if _HEAD is not None else frozenset())) - _NAMES
 
 
 #: The actions whose example requests open with each word ("email": send_mail only).
@@ -179,7 +184,7 @@ async def request_steps(goal: str, reader: ActionReader, names: frozenset[str] =
         first = clause_verb(following, names)
         if first is None:
             continue  # "with Emma and Mark on Wednesday", "invite Tom and Lena": the people of one step
-        if first not in VERB_OPENINGS:
+        if first not in verb_openings():
             if not opens_with_a_verb(following) or not await _asks_alone(goal[cursor : join.start()], reader):
                 continue
             unread.add(len(parts) + 1)
