@@ -877,10 +877,7 @@ def _holidays_in_every_language(year: int) -> tuple[tuple[str, str, str | None, 
         languages = getattr(holidays.country_holidays(country), "supported_languages", ()) or (None,)
         for subdiv in (None, *subdivisions):
             for language in languages:
-                try:
-                    kept = holidays.country_holidays(country, subdiv=subdiv, years=[year], language=language)
-                except NotImplementedError:
-                    continue  # a subdivision the package lists but keeps no calendar for
+                kept = holidays.country_holidays(country, subdiv=subdiv, years=[year], language=language)
                 days |= {
                     (name, country, subdiv, datetime(d.year, d.month, d.day, tzinfo=UTC))
                     for d, names in kept.items()

@@ -699,7 +699,9 @@ async def narrowed_beyond_data(
     columns: set[str] = set()
     for table in sorted(tables):
         try:
-            rows = (await sql.query(f"SELECT * FROM {table}")).rows
+            # The figure's own table is read for its columns only (its rows are the sales themselves).
+            limit = " LIMIT 1" if table == metric.table else ""
+            rows = (await sql.query(f"SELECT * FROM {table}{limit}")).rows
         except ToolInputError:
             continue  # no such table: its entity has no words but its ids
         columns.update(column for row in rows[:1] for column in row)
