@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from benchmarks.service import serving
+from benchmarks.service import exit_on_signals, serving
 
 from master_agent.domains.assistant.demo_data import start_demo_servers
 from master_agent.domains.assistant.local_servers import LocalServers
@@ -447,4 +447,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    exit_on_signals()
     sys.exit(main())

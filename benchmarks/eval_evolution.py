@@ -22,10 +22,10 @@ import asyncio
 import statistics
 import tempfile
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import numpy as np
 from benchmarks.evolution import scratch_database
+from benchmarks.service import embedded_server_stopped, exit_on_signals
 
 from master_agent.capabilities import provision_tenant_readers
 from master_agent.domains.retail.data import DemoProfile, install
@@ -135,10 +135,13 @@ async def _reuse_decisions(resources: RuntimeResources) -> None:
 
 async def main() -> None:
     rng = np.random.default_rng(2027)
-    with tempfile.TemporaryDirectory(prefix="ma-eval-") as data_dir:
+    with (
+        tempfile.TemporaryDirectory(prefix="ma-eval-") as scratch,
+        embedded_server_stopped(scratch) as data_dir,
+    ):
         base = Settings.from_env()
         settings = base.with_overrides(
-            model="offline", data_dir=Path(data_dir) if base.database_url is None else base.data_dir
+            model="offline", data_dir=data_dir if base.database_url is None else base.data_dir
         )
         async with open_resources(settings) as resources:
             server_uri = resources.database.uri
@@ -200,11 +203,8 @@ async def main() -> None:
                       f"{_brier(calibrated, success):>17.3f} {statistics.mean(lift_errors):>15.2f} "
                       f"{statistics.mean(reused):>6.2f}  "
                       f"({len(success)} outcomes)")  # fmt: skip
-        if base.database_url is None:
-            from pgserver import get_server  # type: ignore[attr-defined]
-
-            get_server(Path(data_dir) / "pg", cleanup_mode="stop").cleanup()
 
 
 if __name__ == "__main__":
+    exit_on_signals()
     asyncio.run(main())

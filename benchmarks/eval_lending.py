@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx
 from benchmarks.lending_cases import CaseResult, play_case
-from benchmarks.service import serving
+from benchmarks.service import exit_on_signals, serving
 
 from master_agent.domains.lending import DEMO_TENANT
 from master_agent.domains.lending.simulator import PERSONAS, Conversation, simulate
@@ -194,4 +194,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    exit_on_signals()
     sys.exit(main())

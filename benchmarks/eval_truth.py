@@ -30,7 +30,7 @@ from typing import Any
 
 import httpx
 import psycopg
-from benchmarks.service import serving
+from benchmarks.service import exit_on_signals, serving
 from psycopg.rows import dict_row
 
 CASES_DIR = Path(__file__).with_name("eval_truth")
@@ -396,4 +396,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    exit_on_signals()
     main()

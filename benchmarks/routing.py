@@ -18,10 +18,10 @@ import statistics
 import tempfile
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
 from benchmarks.routing_set import ROUTING_SET
+from benchmarks.service import embedded_server_stopped, exit_on_signals
 from benchmarks.train_routing import (
     QUERY_KINDS,
     SETS,
@@ -397,10 +397,13 @@ async def main(verbose: bool, only: set[str] | None = None) -> None:
     """``only``: the splits to score (``--only train5.json,validation3.json``), without the first
     message's latency, the older set and the second pass; None: everything."""
     register_graphs()
-    with tempfile.TemporaryDirectory(prefix="ma-routing-") as data_dir:
+    with (
+        tempfile.TemporaryDirectory(prefix="ma-routing-") as scratch,
+        embedded_server_stopped(scratch) as data_dir,
+    ):
         base = Settings.from_env()
         settings = base.with_overrides(
-            model="offline", data_dir=Path(data_dir) if base.database_url is None else base.data_dir
+            model="offline", data_dir=data_dir if base.database_url is None else base.data_dir
         )
         if only is None:
             await first_message(settings)
@@ -419,10 +422,6 @@ async def main(verbose: bool, only: set[str] | None = None) -> None:
                 for split, _, _ in SPLITS:
                     await second_pass(doors, split)
                 await latency(doors, "validation.json")
-        if base.database_url is None:
-            from pgserver import get_server  # type: ignore[attr-defined]
-
-            get_server(Path(data_dir) / "pg", cleanup_mode="stop").cleanup()
 
 
 if __name__ == "__main__":
@@ -441,4 +440,5 @@ if __name__ == "__main__":
         "it, every split (held-out ones included) and the latency figures",
     )
     arguments = parser.parse_args()
+    exit_on_signals()
     asyncio.run(main(verbose=not arguments.quiet, only=arguments.only))

@@ -34,6 +34,7 @@ from benchmarks.routing import (
     _hit,
     expected_target,
 )
+from benchmarks.service import embedded_server_stopped, exit_on_signals
 from benchmarks.train_routing import (
     VALIDATION_FILES,
     VALIDATION_FOLLOW_UPS,
@@ -164,14 +165,17 @@ async def main(heads: list[Path], write: bool, search_shipped: bool) -> None:
     register_graphs()
     intent.QUERY_VECTORS_KEPT = 1_000_000  # every pass embeds the same messages: embed each once
     shipped = json.loads(intent_head.HEAD_PATH.read_text())
-    with tempfile.TemporaryDirectory(prefix="ma-select-") as scratch:
+    with (
+        tempfile.TemporaryDirectory(prefix="ma-select-") as directory,
+        embedded_server_stopped(directory) as scratch,
+    ):
         base = Settings.from_env()
         settings = base.with_overrides(
-            model="offline", data_dir=Path(scratch) if base.database_url is None else base.data_dir
+            model="offline", data_dir=scratch if base.database_url is None else base.data_dir
         )
         async with open_resources(settings) as resources:
             await _create_tenant_agents(resources)
-            bench = Bench(resources, Path(scratch))
+            bench = Bench(resources, scratch)
             say = lambda line: print(line, flush=True)  # noqa: E731
             shipped_validation = await bench.validation(shipped)
             shipped_tuning = await bench.tuning(shipped)
@@ -193,10 +197,6 @@ async def main(heads: list[Path], write: bool, search_shipped: bool) -> None:
                 say(f"  beats the shipped head on validation: {beats}; loses on no tuning part: {holds}")
                 if beats and holds:
                     chosen.append((name, head))
-        if base.database_url is None:
-            from pgserver import get_server  # type: ignore[attr-defined]
-
-            get_server(Path(scratch) / "pg", cleanup_mode="stop").cleanup()
     if write and chosen:
         name, head = chosen[-1]
         intent_head.HEAD_PATH.write_text(json.dumps(head, separators=(",", ":")) + "\n")
@@ -215,4 +215,5 @@ if __name__ == "__main__":
         "--search-shipped", action="store_true", help="search the shipped head's thresholds too"
     )
     arguments = parser.parse_args()
+    exit_on_signals()
     asyncio.run(main(arguments.heads, arguments.write, arguments.search_shipped))

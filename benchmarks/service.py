@@ -242,6 +242,17 @@ def _wait_until_ready(url: str) -> None:
         time.sleep(0.2)
 
 
+@contextmanager
+def embedded_server_stopped(data_dir: str | Path) -> Iterator[Path]:
+    """``data_dir``, whose embedded server (if an in-process run started one there) is stopped when the
+    block ends, by success, failure or a signal (``exit_on_signals``): closing the pool leaves it
+    running, and a removed directory under a running server fails."""
+    try:
+        yield Path(data_dir)
+    finally:
+        stop_embedded_server(Path(data_dir))
+
+
 def exit_on_signals() -> None:
     """Turn SIGTERM and SIGHUP into ``SystemExit``, so the ``finally`` blocks that stop every server a
     benchmark started (the service, Aegra, the embedded Postgres) run when it is stopped by ``timeout``,
