@@ -2,10 +2,10 @@
 
 The requests are ``benchmarks/eval_meta/tuning.json`` (10), ``tuning2.json`` (8), ``tuning3.json``
 (4, from the evaluation set rm5's ``meta_tuning3.json``), ``tuning4.json`` (5, from meta4's
-``meta_tuning4.json``, its README ``README4.md``) and ``tuning5.json`` (6, from meta5's ``meta_tuning5.json``,
-its README ``README5.md``), tuned on, and ``heldout.json`` (3), ``heldout2.json`` (4),
-``heldout3.json`` (5, rm5's ``meta_heldout3.json``), ``heldout4.json`` (5, meta4's) and ``heldout5.json``
-(6, meta5's), never read while
+``meta_tuning4.json``, its README ``README4.md``), ``tuning5.json`` (6, from meta5's ``meta_tuning5.json``,
+its README ``README5.md``) and ``tuning6.json`` (6, meta6's, ``README6.md``), tuned on, and ``heldout.json`` (3), ``heldout2.json`` (4),
+``heldout3.json`` (5, rm5's ``meta_heldout3.json``), ``heldout4.json`` (5, meta4's), ``heldout5.json``
+(6, meta5's) and ``heldout6.json`` (6, meta6's), never read while
 tuning: only their aggregates are
 printed. Each file is reported apart. They were copied from the evaluation sets separate helpers wrote
 without reading the code (their READMEs there: ``README.md``, ``README2.md``). ``--only tuning2``
@@ -53,11 +53,13 @@ SPLITS = (
     ("tuning3", "tuning3.json", True),
     ("tuning4", "tuning4.json", True),
     ("tuning5", "tuning5.json", True),
+    ("tuning6", "tuning6.json", True),
     ("held-out", "heldout.json", False),
     ("held-out2", "heldout2.json", False),
     ("held-out3", "heldout3.json", False),
     ("held-out4", "heldout4.json", False),
     ("held-out5", "heldout5.json", False),
+    ("held-out6", "heldout6.json", False),
 )
 
 
