@@ -53,6 +53,8 @@ PARTS = (
     "heldout9",
     "tuning10",
     "heldout10",
+    "tuning11",
+    "heldout11",
 )
 #: Parts nobody tunes on: reported as totals only.
 HELD_OUT = frozenset(
@@ -66,12 +68,14 @@ HELD_OUT = frozenset(
         "heldout8",
         "heldout9",
         "heldout10",
+        "heldout11",
     }
 )
 #: The service's clock during the evaluation (the cases' "today"); batch 4 was written a day later,
 #: batch 5 two days later (README-fifth-batch.md), batch 6 three (README-sixth-batch.md), batch 7 four
 #: (README-seventh-batch.md, a Sunday), batch 8 five (README-eighth-batch.md, a Monday), batch 9 six
-#: (README-ninth-batch.md, a Tuesday), batch 10 seven (README-tenth-batch.md, a Wednesday).
+#: (README-ninth-batch.md, a Tuesday), batch 10 seven (README-tenth-batch.md, a Wednesday), batch 11 eight
+#: (README-eleventh-batch.md, a Thursday).
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 CLOCKS = {
     "tuning4": datetime(2026, 11, 26, 12, 0, tzinfo=UTC),
@@ -88,6 +92,8 @@ CLOCKS = {
     "heldout9": datetime(2026, 12, 1, 12, 0, tzinfo=UTC),
     "tuning10": datetime(2026, 12, 2, 12, 0, tzinfo=UTC),
     "heldout10": datetime(2026, 12, 2, 12, 0, tzinfo=UTC),
+    "tuning11": datetime(2026, 12, 3, 12, 0, tzinfo=UTC),
+    "heldout11": datetime(2026, 12, 3, 12, 0, tzinfo=UTC),
 }
 DATA_SCHEMA = "tenant_demo_retail"
 #: Kinds that claim the question was answered.
@@ -226,6 +232,47 @@ def check_value(verdict: Verdict, value: Any, truth: float | None) -> None:
         verdict.problems.append(f"value {value}, rows say {truth:.6g}")
 
 
+def said_groups(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The groups a reply gives their own figures: its breakdown, or a ranking's leader alone."""
+    breakdown = data.get("breakdown") or {}
+    if isinstance(breakdown.get("values"), dict):
+        return {str(key): value for key, value in breakdown["values"].items()}
+    leader = data.get("leader") or {}
+    if len(leader) == 1:
+        return {str(next(iter(leader.values()))): data.get("value")}
+    return None
+
+
+async def check_groups(verdict: Verdict, conn: psycopg.AsyncConnection[Any], data: dict[str, Any]) -> None:
+    """Batch 11's ``expect.groups``: every group the answer should give, each with its figure. Two
+    populations are keyed in the reply's own words, so they are matched by their figures (the top-level
+    value, first minus second, tells them apart)."""
+    groups = verdict.case["expect"].get("groups")
+    if not groups or verdict.expected != "answer" or verdict.kind != "answer":
+        return
+    said = said_groups(data)
+    if said is None:
+        verdict.problems.append(f"no figure per {groups['by']}")
+        return
+    truths = {str(item["key"]): await truth_of(conn, item["value_sql"]) for item in groups["values"]}
+    if groups["by"] == "population":
+        mine = sorted(float(v) for v in said.values() if v is not None)
+        wanted = sorted(v for v in truths.values() if v is not None)
+        if len(mine) != len(wanted) or any(
+            abs(a - b) > max(1e-4, 1e-6 * abs(b)) for a, b in zip(mine, wanted, strict=False)
+        ):
+            verdict.problems.append(f"populations {mine}, rows say {wanted}")
+        return
+    if set(said) != set(truths):
+        verdict.problems.append(f"{groups['by']} groups {sorted(said)}, asked {sorted(truths)}")
+        return
+    for key, truth in truths.items():
+        if truth is not None and (
+            said[key] is None or abs(float(said[key]) - truth) > max(1e-4, 1e-6 * abs(truth))
+        ):
+            verdict.problems.append(f"{groups['by']} {key}: {said[key]}, rows say {truth:.6g}")
+
+
 def check_goal(verdict: Verdict, solution: dict[str, Any] | None) -> None:
     expect = verdict.case["expect"]
     if verdict.kind != "success" or not solution:
@@ -301,6 +348,7 @@ async def evaluate_part(
                 asks_who = str(expect.get("value_sql") or "").startswith("SELECT store_id AS value")
                 said = (data.get("leader") or {}).get("store") if asks_who else data.get("value")
                 check_value(verdict, said, await truth_of(conn, expect.get("value_sql")))
+                await check_groups(verdict, conn, data)
                 for each in expect.get("each") or []:
                     # A comparison answers each store's own figure, not only their difference.
                     mine = (data.get("each") or {}).get(str(each["store_id"]))
