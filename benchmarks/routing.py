@@ -73,6 +73,10 @@ SPLITS = (
     ("heldout8.json", "followups_heldout8.json", False),
     ("tuning8.json", "followups_tuning8.json", True),
     ("tuning8.json:validation", None, True),
+    # The ninth batch (README9.md), written in session 14: held-out, and its tuning part whole with its
+    # follow-ups (no head trains on it).
+    ("heldout9.json", "followups_heldout9.json", False),
+    ("tuning9.json", "followups_tuning9.json", True),
 )
 HANDLERS = ["solve", "answer_query", "build_agent", "out_of_scope"]
 
