@@ -1042,3 +1042,54 @@ async def test_a_change_from_a_period_past_the_data_gives_the_period_it_has_as_p
     assert data.get("outcome") == "partial" and reply["status"] == "partial", reply["text"]
     assert data["value"] == row["n"] and data["window"]["start"].startswith("2026-09-01"), reply["text"]
     assert any("October" in missing for missing in data["missing"]), data["missing"]
+
+
+async def test_a_breakdown_a_statistic_and_each_stores_change_are_answered_from_the_rows(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    """ "By month", "the median", "which store improved most between two quarters": each group's own
+    figure, the statistic asked (not the average) and each store's change, every one as the rows say."""
+    async with _client(live, keys["demo-retail"]) as client:
+        monthly = (await chat(client, "refund rate for store 2 by month in Q3 2026"))["values"]["reply"]
+        median = (await chat(client, "what's the median device price at store 4 in August 2026"))["values"]
+        improved = (await chat(client, "Which store improved its attach rate the most from Q2 to Q3 2026?"))
+        bottom = (await chat(client, "bottom three stores by refund rate in August 2026"))["values"]["reply"]
+        rate_median = (await chat(client, "what was the median refund rate at store 3 in July"))["values"]
+    schema = await data_schema(live)
+    async with live.server.config.app.state.service.resources.database.pool.connection() as conn:
+
+        async def rows(sql: str) -> list[dict[str, Any]]:
+            return list(await (await conn.execute(sql.format(schema=schema))).fetchall())
+
+        months = await rows(
+            "SELECT to_char(sold_at AT TIME ZONE 'UTC', 'YYYY-MM') AS key, avg(refunded::int)::float AS value "
+            "FROM {schema}.transactions WHERE store_id = 2 AND sold_at >= '2026-07-01' AND sold_at < '2026-10-01' "
+            "GROUP BY 1"
+        )
+        (truth,) = await rows(
+            "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY device_amount)::float AS value FROM "
+            "{schema}.transactions WHERE store_id = 4 AND sold_at >= '2026-08-01' AND sold_at < '2026-09-01'"
+        )
+        quarters = await rows(
+            "SELECT store_id, avg(accessory_attached::int) FILTER (WHERE sold_at >= '2026-07-01')::float"
+            " - avg(accessory_attached::int) FILTER (WHERE sold_at < '2026-07-01')::float AS change"
+            " FROM {schema}.transactions WHERE sold_at >= '2026-04-01' AND sold_at < '2026-10-01'"
+            " GROUP BY store_id ORDER BY change DESC"
+        )
+        lowest = await rows(
+            "SELECT store_id FROM {schema}.transactions WHERE sold_at >= '2026-08-01' AND sold_at < '2026-09-01'"
+            " GROUP BY store_id ORDER BY avg(refunded::int) ASC LIMIT 3"
+        )
+    assert monthly["data"]["outcome"] == "answer", monthly["text"]
+    said = monthly["data"]["breakdown"]["values"]
+    assert set(said) == {"2026-07", "2026-08", "2026-09"}
+    assert all(abs(said[row["key"]] - row["value"]) < 1e-9 for row in months)
+    assert median["reply"]["data"]["metric"] == "median device amount", median["reply"]["text"]
+    assert abs(median["reply"]["data"]["value"] - truth["value"]) < 1e-9
+    data = improved["values"]["reply"]["data"]
+    assert data["leader"] == {"store": quarters[0]["store_id"]}, improved["values"]["reply"]["text"]
+    assert abs(data["value"] - quarters[0]["change"]) < 1e-9
+    assert list(bottom["data"]["breakdown"]["values"]) == [str(row["store_id"]) for row in lowest]
+    # A share over all the sales has no median of its own: asked, never the rate presented as one.
+    assert rate_median["reply"]["data"]["outcome"] == "clarify", rate_median["reply"]["text"]
+    assert rate_median["reply"]["status"] != "success"

@@ -42,6 +42,7 @@ from master_agent.capabilities.terms import (
     per_unit_figure,
     possessed_unknown,
     rows_narrowed_by,
+    said_down,
     time_mention,
     time_window,
     told_apart_by_unknown,
@@ -55,6 +56,17 @@ from master_agent.evolution.clock import Clock
 from master_agent.evolution.knowledge import KnowledgeStore
 from master_agent.evolution.reuse import figure_by_meaning, money_total_of, unknown_by_meaning
 from master_agent.models.offline import OfflinePlanner
+from master_agent.routing.answer_shapes import (
+    Breakdown,
+    breakdown_asked,
+    breakdown_sql,
+    breakdown_unread,
+    first_few,
+    key_said,
+    shape_words_blanked,
+    statistic_asked,
+    with_statistic,
+)
 from master_agent.routing.described import describe, described_member, held_word
 from master_agent.routing.discovery import AgentCard
 from master_agent.routing.ordered import OrderSaid, order_said
@@ -325,6 +337,22 @@ def _ranking(message: str, metric: DataMetric, fixed: Collection[str] = ()) -> t
     return None
 
 
+def _group_ranking(message: str, metric: DataMetric) -> tuple[str, bool] | None:
+    """(group, ascending) when the question asks for the figure's groups in order ("which region sold
+    the most"), read as ``_ranking`` reads entities."""
+    said = [match.group(1).lower() for match in _ORDER_WORDS.finditer(message)]
+    words = {word.rstrip("s") for word in re.findall(r"[a-z]+", message.lower())}
+    group = next((group for group in metric.groups if group in words), None)
+    if not said or group is None:
+        return None
+    word = next((w for w in said if w not in _UNDIRECTED_WORDS), said[0])
+    if word in _BETTER_WORDS:
+        return group, metric.lower_is_better
+    if word in _WORSE_WORDS:
+        return group, not metric.lower_is_better
+    return group, word in _LOW_WORDS
+
+
 def _time_filters(metric: DataMetric) -> list[str]:
     if metric.time_column is None:
         return []  # a snapshot has no history to narrow
@@ -341,13 +369,16 @@ async def _rank(
     window: Window,
     ranked: tuple[str, str, bool],
     narrowed: tuple[list[str], dict[str, Any], list[str]],
+    few: int | None = None,
 ) -> QueryAnswer:
+    """Entities in order of the figure; ``few``: only the first few the question asks for ("the bottom
+    three"), each one's figure the answer."""
     entity, column, ascending = ranked
     conditions, params, scope = narrowed
     statement = (
         f"SELECT {column} AS entity, {metric.expression} AS value, count(*) AS observations FROM {metric.table}"
         f"{_where([*_time_filters(metric), *conditions])} "
-        f"GROUP BY {column} ORDER BY value {'ASC' if ascending else 'DESC'} NULLS LAST LIMIT 10"
+        f"GROUP BY {column} ORDER BY value {'ASC' if ascending else 'DESC'} NULLS LAST LIMIT {few or 10}"
     )
     rows = (await sql.query(statement, {"start": window.start, "end": window.end, **params})).rows
     noun = entity.removesuffix("_id")
@@ -379,6 +410,11 @@ async def _rank(
             "value": first["value"],
             "leader": {noun: first["entity"]},
             "ranking": rows,
+            **(
+                {"breakdown": {"by": noun, "values": {str(r["entity"]): r["value"] for r in rows}}}
+                if few
+                else {}
+            ),
             "window": _window_data(window) if metric.time_column else None,
             "sql": statement,
             "verification": [
@@ -388,6 +424,223 @@ async def _rank(
                     "evidence": f"{statement} over {sum(r['observations'] for r in rows)} rows",
                     "verdict": "backed",
                 }
+            ],
+        },
+    )
+
+
+#: Words saying a figure got better, which for a figure better low (a refund rate) is a fall.
+_IMPROVED = re.compile(r"\b(?:improv\w*|better|best)\b", re.I)
+#: A window's own words that already say how it holds ("since April", "between May and June").
+_OWN_PREPOSITION = re.compile(
+    r"^(?:since|from|between|during|over|in|on|until|till|through|throughout|before|after)\b", re.I
+)
+
+
+def _during(window: Window) -> str:
+    """The window as said after a figure: "in August 2026", "since April 2026" (never "in since")."""
+    said = window.describe()
+    return said if _OWN_PREPOSITION.match(said) else f"in {said}"
+
+
+#: The most groups a reply lists line by line (every group's figure is in its data).
+_LISTED = 40
+
+
+async def _broken_down(
+    sql: ReadOnlySql,
+    metric: DataMetric,
+    window: Window,
+    breakdown: Breakdown,
+    narrowed: tuple[list[str], dict[str, Any], list[str]],
+) -> QueryAnswer:
+    """The figure for each group of a breakdown ("by month", "for each store"): one statement, every
+    group's value and rows, none presented as the whole."""
+    conditions, params, scope = narrowed
+    statement = breakdown_sql(metric, breakdown, _where([*_time_filters(metric), *conditions]))
+    where = f" for {', '.join(scope)}" if scope else ""
+    if statement is None:
+        return QueryAnswer(
+            text=f"The {metric.name} is read from a table that keeps no history, so it has no figure by "
+            f"{breakdown.by}: I can give it as it is now, by store or region.",
+            handler="data",
+            answered=False,
+            data={"outcome": "out_of_scope", "missing": [f"{metric.name} history by {breakdown.by}"]},
+        )
+    rows = (await sql.query(statement, {"start": window.start, "end": window.end, **params})).rows
+    period = f" {_during(window)}" if metric.time_column else " now"
+    if not rows:
+        return QueryAnswer(
+            text=f"No {metric.name}{where}{period}, so nothing to break down by {breakdown.noun}.",
+            handler="data",
+            answered=False,
+            data={"outcome": "no_data", "metric": metric.name, "window": _window_data(window)},
+        )
+    lines = [
+        f"{key_said(breakdown, str(row['key']))}: {_format(row['value'], metric)} ({row['observations']} "
+        f"{metric.observation_noun})"
+        for row in rows[:_LISTED]
+    ]
+    if len(rows) > _LISTED:
+        lines.append(f"... and {len(rows) - _LISTED} more (all in the answer's data)")
+    total = sum(int(row["observations"]) for row in rows)
+    return QueryAnswer(
+        text=f"The {metric.name}{where} by {breakdown.noun}{period}:\n"
+        + "\n".join(lines)
+        + f"\nQuery: {statement}",
+        handler="data",
+        data={
+            "outcome": "answer",
+            "metric": metric.name,
+            "value": None,
+            "breakdown": {
+                "by": breakdown.noun,
+                "values": {str(row["key"]): row["value"] for row in rows},
+                "observations": {str(row["key"]): row["observations"] for row in rows},
+            },
+            "window": _window_data(window) if metric.time_column else None,
+            "sql": statement,
+            "params": {k: str(v) for k, v in params.items()},
+            "verification": [
+                {
+                    "claim": f"the {metric.name}{where} for each {breakdown.noun} ({len(rows)} groups)",
+                    "evidence": f"{statement} over {total} rows",
+                    "verdict": "backed",
+                }
+            ],
+        },
+    )
+
+
+def _moved(change: float, metric: DataMetric) -> str:
+    """A change of the figure as said: a rate's in percentage points, an amount's signed."""
+    if metric.unit == "ratio":
+        return f"{change * 100:+.1f} percentage points"  # 3.5% to 4.0% is +0.5 points
+    return ("-" if change < 0 else "+") + _format(abs(change), metric)
+
+
+async def _rank_groups(
+    sql: ReadOnlySql,
+    metric: DataMetric,
+    window: Window,
+    ranked: tuple[str, bool],
+    narrowed: tuple[list[str], dict[str, Any], list[str]],
+) -> QueryAnswer:
+    """A group's members pooled, the groups in order of the figure ("which region sold the most")."""
+    group, ascending = ranked
+    conditions, params, scope = narrowed
+    statement = breakdown_sql(metric, Breakdown(group), _where([*_time_filters(metric), *conditions]))
+    rows = (
+        (await sql.query(statement, {"start": window.start, "end": window.end, **params})).rows
+        if statement
+        else []
+    )
+    rows = sorted((row for row in rows if row["value"] is not None), key=lambda row: float(row["value"]))
+    if not ascending:
+        rows.reverse()
+    period = (_during(window) if metric.time_column else "now") + (f" ({', '.join(scope)})" if scope else "")
+    if not rows:
+        return QueryAnswer(
+            text=f"No {metric.name} by {group} {period}.",
+            handler="data",
+            answered=False,
+            data={"outcome": "no_data", "metric": metric.name, "window": _window_data(window)},
+        )
+    first = rows[0]
+    lines = [f"{i}. {row['key']}: {_format(row['value'], metric)}" for i, row in enumerate(rows, 1)]
+    return QueryAnswer(
+        text=f"The {first['key']} {group} had the {'lowest' if ascending else 'highest'} {metric.name} "
+        f"{period}: {_format(first['value'], metric)}.\n" + "\n".join(lines) + f"\nQuery: {statement}",
+        handler="data",
+        data={
+            "outcome": "answer",
+            "metric": metric.name,
+            "value": first["value"],
+            "leader": {group: first["key"]},
+            "ranking": rows,
+            "window": _window_data(window) if metric.time_column else None,
+            "sql": statement,
+            "verification": [
+                {
+                    "claim": f"the {first['key']} {group} ranks first by the {metric.name}",
+                    "evidence": f"{statement} over {sum(int(r['observations']) for r in rows)} rows",
+                    "verdict": "backed",
+                }
+            ],
+        },
+    )
+
+
+async def _changed_by(
+    sql: ReadOnlySql,
+    metric: DataMetric,
+    periods: tuple[Window, Window],
+    by: tuple[str, str, bool | None],
+    narrowed: tuple[list[str], dict[str, Any], list[str]],
+) -> QueryAnswer:
+    """Each entity's change of the figure between two periods ("which store improved most from Q2 to
+    Q3"): the later period's figure minus the earlier's, per entity; ranked when ``by`` has an order
+    (True: smallest change first), else listed by entity."""
+    entity, column, ascending = by
+    conditions, params, scope = narrowed
+    statement = (
+        f"SELECT {column} AS entity, {metric.expression} AS value, count(*) AS observations FROM {metric.table}"
+        f"{_where([*_time_filters(metric), *conditions])} GROUP BY {column}"
+    )
+    figures = []
+    for period in periods:
+        rows = (await sql.query(statement, {**params, "start": period.start, "end": period.end})).rows
+        figures.append({row["entity"]: row["value"] for row in rows if row["value"] is not None})
+    noun = entity.removesuffix("_id")
+    whom = f" ({', '.join(scope)})" if scope else ""
+    both = sorted(set(figures[0]) & set(figures[1]))
+    window = Window(
+        start=periods[0].start, end=periods[1].end, label=f"{periods[0].label} to {periods[1].label}"
+    )
+    if not both:
+        return _no_data(
+            f"No {noun} has a {metric.name} in both {periods[0].describe()} and {periods[1].describe()}.",
+            metric,
+            window,
+            await _coverage(sql, metric),
+            [periods[0].describe(), periods[1].describe()],
+        )
+    changes = {key: float(figures[1][key]) - float(figures[0][key]) for key in both}
+    order = both if ascending is None else sorted(both, key=lambda key: changes[key], reverse=not ascending)
+    lines = [
+        f"{noun.title()} {key}: {_format(figures[0][key], metric)} -> {_format(figures[1][key], metric)} "
+        f"({_moved(changes[key], metric)})"
+        for key in order
+    ]
+    first = order[0]
+    head = (
+        f"{noun.title()} {first}'s {metric.name}{whom} changed the {'least' if ascending else 'most'} from "
+        f"{periods[0].describe()} to {periods[1].describe()}: {_moved(changes[first], metric)}.\n"
+        if ascending is not None
+        else f"The {metric.name}{whom} by {noun}, {periods[0].describe()} -> {periods[1].describe()}:\n"
+    )
+    return QueryAnswer(
+        text=head + "\n".join(lines) + f"\nQuery: {statement}",
+        handler="data",
+        data={
+            "outcome": "answer",
+            "metric": metric.name,
+            "value": changes[first] if ascending is not None else None,
+            **({"leader": {noun: first}} if ascending is not None else {}),
+            "breakdown": {"by": noun, "values": {str(key): changes[key] for key in order}},
+            "periods": {
+                period.label: {str(key): figures[index][key] for key in order}
+                for index, period in enumerate(periods)
+            },
+            "window": _window_data(window),
+            "sql": statement,
+            "verification": [
+                {
+                    "claim": f"each {noun}'s {metric.name} in {period.describe()}",
+                    "evidence": f"{statement} over {period.describe()}",
+                    "verdict": "backed",
+                }
+                for period in periods
             ],
         },
     )
@@ -644,8 +897,7 @@ async def _change(
         for period, row in zip(periods, rows, strict=True)
     ]
     relative = f", {change / float(rows[0]['value']):+.1%} of the first" if float(rows[0]["value"]) else ""
-    # A rate's change is in percentage points (3.5% to 4.0% is +0.5 points, +13.7% of the first).
-    moved = f"{change * 100:+.1f} percentage points" if metric.unit == "ratio" else _format(change, metric)
+    moved = _moved(change, metric)
     counted = (
         f" Your data runs from {coverage.start:%Y-%m-%d} to {coverage.last_day():%Y-%m-%d}: only those days "
         f"of {' and '.join(partly)} are counted."
@@ -1104,6 +1356,11 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     never answered with another window's or another figure's number."""
     # "store eight" is Store 8 for every reading below (a number word is no qualifier of the figure).
     request = replace(request, message=entity_numbers_as_digits(request.message))
+    # "per weekday", "for each store", "the biggest single sale" shape the answer: read apart, so the
+    # figure and its rows are read from the rest.
+    asked_shape = request.message
+    group_names = [group for metric in request.metrics for group in metric.groups]
+    request = replace(request, message=shape_words_blanked(request.message, group_names))
     mention = metric_mention(request.message, request.metrics)
     if mention.metric is None and mention.unknown is None:
         mention = metric_by_words(request.message, request.metrics) or mention
@@ -1217,6 +1474,20 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             answered=False,
             data={"outcome": "clarify", "missing": ["metric"]},
         )
+    if (statistic := statistic_asked(asked_shape)) is not None:
+        # "the median device price", "our biggest single sale": a statistic of the rows' amounts, not
+        # the figure's own average or total.
+        shaped = with_statistic(metric, statistic, request.metrics)
+        if shaped is None:
+            return QueryAnswer(
+                text=f"The {metric.name} is one figure over all the {metric.observation_noun} of a period, "
+                f"so it has no {statistic.name} value of its own. Do you mean the {statistic.name} of its "
+                "figures by store, by staff member or by day? Or name an amount (device amount, basket).",
+                handler="data",
+                answered=False,
+                data={"outcome": "clarify", "missing": [f"what the {statistic.name} is taken over"]},
+            )
+        metric = shaped
     request = replace(request, entities=_spelled_as_filters(request.entities, metric))
     if (
         "store_id" in metric.filters
@@ -1391,15 +1662,48 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             conditions.append(kept.condition)
             params.update(kept.params)
             scope.append(kept.said)
+        shape = breakdown_asked(asked_shape, metric)
+        if shape is not None and shape.by in request.entities:
+            shape = None  # "store 3 by store": the store is fixed, one figure
+        ranked = _ranking(request.message, judged_as_share(request.message, metric, request.metrics),
+                          fixed=request.entities.keys())  # fmt: skip
+        if periods is not None and (ranked is not None or (shape is not None and shape.by in metric.filters)):
+            # "which store improved most from Q2 to Q3", "each store's change since June": each one's
+            # change, not the change of them all together.
+            metric = judged_as_share(request.message, metric, request.metrics)
+            by = ranked or (shape.by, metric.filters[shape.by], None)  # type: ignore[union-attr]
+            if ranked is not None and (
+                said_down(request.message) or (metric.lower_is_better and _IMPROVED.search(request.message))
+            ):
+                by = (ranked[0], ranked[1], not ranked[2])  # the largest fall first
+            return await _changed_by(sql, metric, periods, by, (conditions, params, scope))
         if periods is not None:
             # "by how much did it increase from May to June": both figures, the later minus the earlier.
             return await _change(sql, metric, periods, (conditions, params, scope))
+        if shape is not None and ranked is None:
+            # "refund rate by month since April", "attach rate for each store": every group's figure.
+            return await _broken_down(sql, metric, window, shape, (conditions, params, scope))
+        if (unread := breakdown_unread(asked_shape, metric)) is not None:
+            # "break July's sales down by phone model": the rows are told apart by nothing of that
+            # name, and the figure over all of them would answer another question.
+            return QueryAnswer(
+                text=f"Your data cannot break the {metric.name} down by {unread!r}: no figure, table or "
+                "column of it says that of a sale. I can break it down by month, week, day, weekday, hour, "
+                "store, staff member or region.",
+                handler="data",
+                answered=False,
+                data={"outcome": "out_of_scope", "missing": [f"{unread} data"]},
+            )
         # "how's store 2 doing on refunds", "which branch was worst on returns": a count of flagged sales
         # judged is judged by its share ("the most refunds" stays a count).
         metric = judged_as_share(request.message, metric, request.metrics)
-        ranked = _ranking(request.message, metric, fixed=request.entities.keys())
+        if ranked is None and (by_group := _group_ranking(request.message, metric)) is not None:
+            # "which region shifted the most phones": the groups' figures, the first in order leading.
+            return await _rank_groups(sql, metric, window, by_group, (conditions, params, scope))
         if ranked is not None:
-            return await _rank(sql, metric, window, ranked, (conditions, params, scope))
+            return await _rank(
+                sql, metric, window, ranked, (conditions, params, scope), first_few(asked_shape)
+            )
         statement = (
             f"SELECT {metric.expression} AS value, count(*) AS observations FROM {metric.table}"
             f"{_where([*_time_filters(metric), *conditions])}"
@@ -1420,7 +1724,7 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     if metric.time_column is None:
         period = "now (this table keeps no history" + (f", so not {asked.label}" if asked else "") + ")"
     else:
-        period = f"in {window.describe()}"
+        period = _during(window)
         if coverage is not None and (window.start < coverage.start or window.end > coverage.end):
             counted_days = Window(
                 start=max(window.start, coverage.start), end=min(window.end, coverage.end), label="counted"

@@ -32,6 +32,7 @@ from master_agent.capabilities.terms import (
     time_mention,
     time_window,
 )
+from master_agent.routing.answer_shapes import shape_asked
 from master_agent.routing.context import complete_follow_up, corrected_goal
 from master_agent.routing.decision import (
     CREATE_OPTION,
@@ -191,6 +192,16 @@ class DecisionSteps(DataSteps):
             # "what share of store 3's phone buyers also bought a case": a part of a group of the
             # tenant's own data, which one query answers; no figure of the pack is named by it, and no
             # agent does it (the data handler says what it lacks, or ``_refused_for_missing_data``).
+            return intent.model_copy(update={**DATA_QUERY, "out_of_scope": False})
+        if (
+            intent.action in ("EXECUTE", "AMBIGUOUS")
+            and self.pack.data_metrics
+            and shape_asked(goal)
+            and goal_target(goal) is None
+        ):
+            # "store 3's attach rate month by month since April", "the smallest accessory add-on anyone
+            # bought": a figure broken down or a statistic of the rows, with no target to reach, is a
+            # question one query answers, not a goal.
             return intent.model_copy(update={**DATA_QUERY, "out_of_scope": False})
         if intent.out_of_scope and asks_a_value(goal, self.pack.data_metrics, now):
             # "AOV north vs west for August": a figure of the tenant's own data over a period gone by is

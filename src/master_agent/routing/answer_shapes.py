@@ -1,0 +1,385 @@
+"""The shape of answer a data question asks for beyond the figure's own aggregate over its rows: a
+statistic of the rows (the median sale, the largest single sale, a percentile), the figure broken down
+by a unit of time or by an entity ("by month", "for each store", "per weekday"), or the first few of a
+ranking ("the bottom three stores"). Each is read from the words against the figure's own SQL, so a
+tenant's new figure needs no code; what a figure cannot be shaped into is said, never answered with
+the plain figure."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from master_agent.capabilities.spec import DataMetric
+from master_agent.capabilities.terms import duckling_parse
+from master_agent.capabilities.tools.lexicon import wordnet
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """A statistic of a figure's rows: ``aggregate`` holds ``{x}``, the amount each row has."""
+
+    name: str
+    aggregate: str
+
+
+#: "median", "the middle value", "the 90th percentile", "p95", "upper quartile", "max", "minimum".
+#: "typical" is the middle of the amounts, which one large sale does not move.
+_MEDIAN = re.compile(r"\b(?:median|middle\s+value|typical)\b", re.I)
+_PERCENTILE = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?[\s-]*percentile\b|\bp(\d{2})\b", re.I)
+_QUARTILE = re.compile(r"\b(upper|top|third|lower|bottom|first)\s+quartile\b", re.I)
+_EXTREME_WORD = re.compile(r"\b(max(?:imum)?|min(?:imum)?)\b", re.I)
+#: A superlative said of one row ("the biggest single sale", "our priciest transaction", "the smallest
+#: basket"): the largest or smallest amount a row has, not the entity with the highest figure.
+_SUPERLATIVE = (
+    r"(largest|biggest|highest|priciest|dearest|most\s+expensive|smallest|lowest|cheapest|least\s+expensive)"
+)
+_ROW_NOUNS = (
+    r"(?:(?:device|phone|handset|accessory)\s+)?(?:sale|transaction|purchase|order|basket|ticket|receipt|deal|"
+    r"bill|checkout|add-on|addon|item)|(?:device|phone|handset)(?=\s+(?:sold|bought|rung\s+up|put\s+through))"
+)
+_SINGLE_ROW = re.compile(
+    rf"\b{_SUPERLATIVE}\s+(?:(single|one|individual)\s+)?(?:{_ROW_NOUNS})\b"
+    r"(?!\s+(?:day|week|month|hour|count|volume|numbers?|figures?|rate|revenue|totals?))",
+    re.I,
+)
+_SINGLE_SAID = re.compile(
+    r"\b(?:single|individual|one)\s+(?:sale|transaction|purchase|order|basket|receipt)\b", re.I
+)
+_SMALL = frozenset({"smallest", "lowest", "cheapest", "least expensive", "min", "minimum"})
+#: An average said outright ("the highest average basket") asks for the figure, whatever follows.
+_AVERAGE_SAID = re.compile(r"\b(?:average|mean|avg)\b", re.I)
+#: An aggregate over rows: ``avg(x)`` (with a FILTER) or ``coalesce(sum(x), 0)``, cast or not.
+_AVG_FILTERED = re.compile(r"^avg\((?P<x>.+)\)\s+(?P<filter>FILTER\s+\(WHERE\s+[^()]+\))(?:::\w+)?$", re.I)
+_AVG = re.compile(r"^avg\((?P<x>.+)\)(?:::\w+)?$", re.I)
+_SUM = re.compile(r"^coalesce\(sum\((?P<x>.+)\),\s*0\)(?:::\w+)?$|^sum\((?P<y>.+)\)(?:::\w+)?$", re.I)
+_COUNT_FILTERED = re.compile(r"^count\(\*\)\s+FILTER\s+\(WHERE\s+([^()]+)\)$", re.I)
+#: A yes/no column counted as a number: a share of rows, which has no median or largest value.
+_FLAG = re.compile(r"^\w+::int$", re.I)
+
+
+def statistic_asked(message: str) -> Statistic | None:
+    """The statistic of the rows ``message`` asks for, or None when it asks for the figure itself."""
+    if _MEDIAN.search(message):
+        return Statistic("median", "percentile_cont(0.5) WITHIN GROUP (ORDER BY {x})")
+    if (said := _PERCENTILE.search(message)) is not None:
+        share = int(said.group(1) or said.group(2))
+        if 0 < share < 100:
+            return Statistic(
+                _ordinal(share) + " percentile",
+                f"percentile_cont({share / 100}) WITHIN GROUP (ORDER BY {{x}})",
+            )
+    if (said := _QUARTILE.search(message)) is not None:
+        upper = said.group(1).lower() in ("upper", "top", "third")
+        return Statistic(
+            f"{'upper' if upper else 'lower'} quartile",
+            f"percentile_cont({0.75 if upper else 0.25}) WITHIN GROUP (ORDER BY {{x}})",
+        )
+    if (said := _EXTREME_WORD.search(message)) is not None:
+        small = said.group(1).lower() in _SMALL
+        return Statistic("smallest" if small else "largest", "min({x})" if small else "max({x})")
+    if (said := _SINGLE_ROW.search(message)) is not None and (
+        said.group(2) or _SINGLE_SAID.search(message) or not _AVERAGE_SAID.search(message[: said.end()])
+    ):
+        small = re.sub(r"\s+", " ", said.group(1).lower()) in _SMALL
+        return Statistic(
+            "smallest single" if small else "largest single", "min({x})" if small else "max({x})"
+        )
+    return None
+
+
+def _ordinal(number: int) -> str:
+    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return f"{number}{suffix}"
+
+
+def row_amount(
+    metric: DataMetric, metrics: Sequence[DataMetric]
+) -> tuple[str, str | None, DataMetric] | None:
+    """(the amount each row has, its FILTER clause, the figure it is the average of) for a figure that
+    is an average or a total of an amount per row; a count is read through its money's average (the
+    sales' is the basket). None for a share of rows (a yes/no column) or a count with no money."""
+    by_name = {m.name: m for m in metrics}
+    if (flagged := _COUNT_FILTERED.match(metric.expression.strip())) is not None:
+        # "the largest sale it refunded": the amounts of the flagged rows, by the rows' own money.
+        rows = next(
+            (m for m in metrics if m.table == metric.table and m.expression.strip().lower() == "count(*)"),
+            None,
+        )
+        of_rows = row_amount(rows, metrics) if rows is not None else None
+        if of_rows is None or of_rows[1] is not None:
+            return None
+        return of_rows[0], f"FILTER (WHERE {flagged.group(1)})", of_rows[2]
+    if metric.expression.strip().lower().startswith("count(") and metric.money in by_name:
+        metric = by_name[metric.money]
+    if (total := _SUM.match(metric.expression.strip())) is not None:
+        average = by_name.get(metric.average or "")
+        if average is not None:
+            return row_amount(average, metrics)
+        amount = total.group("x") or total.group("y")
+        return (amount, None, metric) if not _FLAG.match(amount) else None
+    if (
+        found := _AVG_FILTERED.match(metric.expression.strip()) or _AVG.match(metric.expression.strip())
+    ) is None:
+        return None
+    amount = found.group("x")
+    if _FLAG.match(amount.strip()):
+        return None
+    return amount, found.groupdict().get("filter"), metric
+
+
+def with_statistic(
+    metric: DataMetric, statistic: Statistic, metrics: Sequence[DataMetric]
+) -> DataMetric | None:
+    """``metric`` as the statistic of its rows' amounts ("the median device amount"), or None when its
+    rows have no amount to take it over (a share, a count with no money)."""
+    amount = row_amount(metric, metrics)
+    if amount is None:
+        return None
+    column, only, averaged = amount
+    expression = statistic.aggregate.format(x=column) + (f" {only}" if only else "") + "::float"
+    subject = re.sub(r"^(?:average|mean)\s+", "", averaged.name)
+    if _COUNT_FILTERED.match(metric.expression.strip()):
+        subject += f" of the {metric.name}"  # "the largest single basket of the refunds"
+    return replace(
+        metric,
+        name=f"{statistic.name} {subject}",
+        aliases=(),
+        expression=expression,
+        unit=averaged.unit,
+        lower_is_better=averaged.lower_is_better,
+        money=None,
+        average=None,
+    )
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """A figure broken down: ``by`` is a unit of time (``month``, ``week``, ``day``, ``weekday``,
+    ``hour``, ``quarter``), an entity the figure filters by (``store_id``) or a group (``region``)."""
+
+    by: str
+
+    @property
+    def noun(self) -> str:
+        return self.by.removesuffix("_id")
+
+
+_TIME_UNITS = {
+    "month": "month", "months": "month", "week": "week", "weeks": "week", "day": "day", "days": "day",
+    "date": "day", "dates": "day", "weekday": "weekday", "weekdays": "weekday", "hour": "hour", "hours": "hour",
+    "quarter": "quarter", "quarters": "quarter",
+}  # fmt: skip
+_ADVERBS = {"monthly": "month", "weekly": "week", "daily": "day", "hourly": "hour", "quarterly": "quarter"}
+#: "by month", "for each store", "per weekday", "broken down by region" ("across our stores" is their
+#: total, not each one's).
+_BY = re.compile(
+    r"\b(?:by|per|each|every|for\s+(?:each|every)|broken\s+down\s+by|split\s+(?:by|across)|"
+    r"grouped\s+by|breakdown\s+by)\s+(?:the\s+|our\s+|its\s+|their\s+|individual\s+|single\s+)?"
+    r"(day\s+of\s+(?:the\s+)?week|hour\s+of\s+(?:the\s+)?day|time\s+of\s+day|[a-z]+)(?:\s+member)?s?\b"
+    r"(?!\s*[#]?\s*\d|\s+(?:end|start|close|beginning|begin)\b)",
+    re.I,
+)
+#: "month by month", "week-on-week", "store by store", "day to day".
+_REPEATED = re.compile(r"\b([a-z]+)[\s-]+(?:by|on|to|over)[\s-]+\1\b", re.I)
+#: "a monthly breakdown", "the weekly trend", "daily figures".
+_ADVERBIAL = re.compile(
+    r"\b(monthly|weekly|daily|hourly|quarterly)\s+(?:breakdown|split|figures?|numbers|totals|trend|series|view|"
+    r"picture|progression|history|values?)\b",
+    re.I,
+)
+#: An amount per unit averaged ("the average revenue per day"): one figure, not a breakdown.
+_PER_AVERAGE = re.compile(r"\b(?:average|mean|avg|typical)\b[^.?!]*\bper\s+\w+", re.I)
+#: "this month", "every day this week": the unit names the window, not groups.
+_ENTITY_NOUNS: Mapping[str, tuple[str, ...]] = {
+    "staff_id": ("staff", "employee", "seller", "salesperson", "person", "rep", "associate", "colleague",
+                 "team member", "worker"),
+    "store_id": ("store", "shop", "branch", "location", "outlet", "site"),
+}  # fmt: skip
+
+
+def breakdown_asked(message: str, metric: DataMetric) -> Breakdown | None:
+    """The breakdown ``message`` asks ``metric`` for, read against the figure's own entities and groups
+    and the units of time (which a snapshot, keeping no history, has none of); None when it asks for
+    one figure."""
+    said: list[str] = []
+    for found in _BY.finditer(message):
+        if found.group(0).lower().startswith("per") and _PER_AVERAGE.search(message):
+            continue
+        said.append(found.group(1).lower())
+    said += [found.group(1).lower() for found in _REPEATED.finditer(message)]
+    said += [_ADVERBS[found.group(1).lower()] for found in _ADVERBIAL.finditer(message)]
+    for word in said:
+        word = re.sub(r"\s+", " ", word)
+        if word.startswith("day of") or word in ("weekday", "weekdays"):
+            return Breakdown("weekday")
+        if word.startswith(("hour of", "time of")):
+            return Breakdown("hour")
+        if word.rstrip("s") in _TIME_UNITS or word in _TIME_UNITS:
+            return Breakdown(_TIME_UNITS.get(word, _TIME_UNITS.get(word.rstrip("s"), "day")))
+        for entity, nouns in _ENTITY_NOUNS.items():
+            if entity in metric.filters and word.rstrip("s") in nouns:
+                return Breakdown(entity)
+        for group in metric.groups:
+            if word.rstrip("s") == group:
+                return Breakdown(group)
+    return None
+
+
+def shape_words_blanked(message: str, groups: Sequence[str] = ()) -> str:
+    """``message`` without the words that shape the answer rather than name its figure or rows ("per
+    weekday", "by month", "for each store", "single" in "the biggest single sale"), so they are read
+    neither as data the tenant lacks nor as a narrowing (a "weekday" filter)."""
+    nouns = {noun for words in _ENTITY_NOUNS.values() for noun in words} | {group.lower() for group in groups}
+
+    def shaping(found: re.Match[str]) -> str:
+        word = re.sub(r"\s+", " ", found.group(1).lower())
+        units = (
+            word in _TIME_UNITS
+            or word.rstrip("s") in _TIME_UNITS
+            or word.startswith(("day of", "hour of", "time of"))
+        )
+        averaged = found.group(0).lower().startswith("per") and _PER_AVERAGE.search(message)
+        shapes = units or word.rstrip("s") in nouns or word in ("weekday", "weekdays")
+        return " " if shapes and not averaged else found.group(0)
+
+    # "month by month" first: its "by month" is no breakdown of its own.
+    blanked = _REPEATED.sub(
+        lambda found: " " if found.group(1).lower() in _TIME_UNITS else found.group(0), message
+    )
+    blanked = _BY.sub(shaping, blanked)
+    blanked = _ADVERBIAL.sub(" ", blanked)
+    return re.sub(rf"\b(?:single|individual)\s+(?=(?:{_ROW_NOUNS})\b)", "", blanked, flags=re.I)
+
+
+#: "break ... down by phone model", "split by channel": a breakdown said outright, whatever it is by.
+_BREAKDOWN_VERB = re.compile(
+    r"\b(?:break\w*\s+(?:[\w']+\s+){0,6}?down|broken\s+down|breakdown|split|grouped|segment\w*|bucket\w*)"
+    r"\s+(?:by|per|into|across)\s+(?:the\s+|our\s+|its\s+|their\s+)?([a-z][\w-]*(?:\s+[a-z][\w-]*){0,2})",
+    re.I,
+)
+#: "by customer age band", "per payment method": a breakdown by whatever the words after "by" name.
+_BY_PHRASE = re.compile(
+    r"\b(?:by|per)\s+(?:the\s+|our\s+|its\s+|their\s+|each\s+|every\s+)?([a-z][\w-]*(?:\s+[a-z][\w-]*){0,2})"
+    r"(?!\s+of\b)",
+    re.I,
+)
+#: Where the phrase a breakdown is by ends.
+_PHRASE_END = re.compile(
+    r"\s+(?:at|in|for|last|since|from|to|on|and|or|during|this|over|how|with|across|between|vs|versus|"
+    r"so|then|please|until|till|the|we|did)\b.*$",
+    re.I,
+)
+#: WordNet's kinds of thing a set is told apart by (a model, an age, a channel, a payment method).
+_PROPERTY_SENSES = frozenset(
+    {"attribute.n.02", "category.n.02", "kind.n.01", "class.n.01", "type.n.01", "method.n.01"}
+)
+
+
+def breakdown_unread(message: str, metric: DataMetric) -> str | None:
+    """What a breakdown the question asks for is by, when it is nothing the figure's rows are told
+    apart by ("by phone model", "by customer age band"): the data cannot give it, and the figure over
+    all rows would answer another question. None when no such breakdown is asked."""
+    if breakdown_asked(message, metric) is not None:
+        return None
+    for found in _BREAKDOWN_VERB.finditer(message):
+        return _PHRASE_END.sub("", found.group(1)).strip()
+    for found in _BY_PHRASE.finditer(message):
+        if re.match(r"[\w-]+\s+of\b", found.group(1)):
+            continue  # "by way of", "by means of": how, not what by
+        phrase = _PHRASE_END.sub("", found.group(1)).strip()
+        if phrase and any(_names_a_property(word) for word in phrase.lower().split()):
+            return phrase
+    return None
+
+
+@functools.cache
+def _names_a_property(word: str) -> bool:
+    kinds = {
+        ancestor.name()
+        for sense in wordnet().synsets(word, "n")[:3]
+        for path in sense.hypernym_paths()
+        for ancestor in path
+    }
+    return bool(kinds & _PROPERTY_SENSES)
+
+
+def shape_asked(message: str) -> bool:
+    """Whether ``message`` asks for a shape of answer (a statistic of the rows, a breakdown by a unit of
+    time or an entity), whatever the figure: a question, since a goal's target is one figure."""
+    if statistic_asked(message) is not None or _REPEATED.search(message) or _ADVERBIAL.search(message):
+        return True
+    # By a unit of time only: "for each store" also says who a goal is for ("a plan for each store").
+    units = (_TIME_UNITS.get(found.group(1).lower().rstrip("s")) for found in _BY.finditer(message))
+    return any(units) and not _PER_AVERAGE.search(message)
+
+
+def first_few(message: str) -> int | None:
+    """How many of a ranking the words ask for ("the bottom three stores", "top 5"), or None."""
+    found = re.search(r"\b(?:top|bottom|best|worst|highest|lowest|leading)\s+(\w+)\b", message, re.I)
+    if found is None:
+        return None
+    word = found.group(1)
+    if word.isdigit():
+        return int(word) if 1 < int(word) <= 50 else None
+    for parsed in duckling_parse(word, ("number",)):
+        value = parsed.get("value", {}).get("value")
+        if isinstance(value, int | float) and float(value).is_integer() and 1 < value <= 50:
+            return int(value)
+    return None
+
+
+#: The SQL key and order of each unit of time, over ``{t}`` (the time column, read in UTC).
+_TIME_KEYS = {
+    "month": ("to_char({t} AT TIME ZONE 'UTC', 'YYYY-MM')", "1"),
+    "quarter": ("to_char({t} AT TIME ZONE 'UTC', 'YYYY-\"Q\"Q')", "1"),
+    "week": ("to_char(date_trunc('week', {t} AT TIME ZONE 'UTC'), 'YYYY-MM-DD')", "1"),
+    "day": ("to_char({t} AT TIME ZONE 'UTC', 'YYYY-MM-DD')", "1"),
+    "weekday": ("extract(isodow FROM {t} AT TIME ZONE 'UTC')::int::text", "min(extract(isodow FROM {t} AT TIME ZONE 'UTC'))"),
+    "hour": ("extract(hour FROM {t} AT TIME ZONE 'UTC')::int::text", "min(extract(hour FROM {t} AT TIME ZONE 'UTC'))"),
+}  # fmt: skip
+WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def breakdown_sql(metric: DataMetric, breakdown: Breakdown, where: str) -> str | None:
+    """One statement giving ``key``, ``value`` and ``observations`` per group, with ``where`` (the
+    question's own conditions); None when the figure cannot be broken down that way (a unit of time
+    of a snapshot)."""
+    if breakdown.by in _TIME_KEYS:
+        if metric.time_column is None:
+            return None
+        key, order = (part.format(t=metric.time_column) for part in _TIME_KEYS[breakdown.by])
+        return (
+            f"SELECT {key} AS key, {metric.expression} AS value, count(*) AS observations FROM {metric.table}"
+            f"{where} GROUP BY 1 ORDER BY {order}"
+        )
+    if breakdown.by in metric.filters:
+        column = metric.filters[breakdown.by]
+        return (
+            f"SELECT {column}::text AS key, {metric.expression} AS value, count(*) AS observations "
+            f"FROM {metric.table}{where} GROUP BY {column} ORDER BY {column}"
+        )
+    if breakdown.by in metric.groups:
+        entity, members = metric.groups[breakdown.by]
+        keyed = metric.filters.get(entity)
+        if keyed is None:
+            return None
+        return (
+            f"SELECT grouped.value::text AS key, {metric.expression} AS value, count(*) AS observations "
+            f"FROM {metric.table} JOIN ({members}) AS grouped ON grouped.member = {metric.table}.{keyed}"
+            f"{where} GROUP BY grouped.value ORDER BY grouped.value"
+        )
+    return None
+
+
+def key_said(breakdown: Breakdown, key: str) -> str:
+    """A group's key as a reader says it ("Monday", "14:00", "Store 3")."""
+    if breakdown.by == "weekday" and key.isdigit() and 1 <= int(key) <= 7:
+        return WEEKDAY_NAMES[int(key) - 1]
+    if breakdown.by == "hour" and key.isdigit():
+        return f"{int(key):02d}:00-{int(key):02d}:59"
+    if breakdown.by.endswith("_id"):
+        return f"{breakdown.noun.title()} {key}"
+    return key
