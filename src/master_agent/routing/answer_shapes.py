@@ -23,6 +23,8 @@ class Statistic:
 
     name: str
     aggregate: str
+    of_one_row: bool = False
+    """Said of one sale ("the biggest single sale"): the rows are the sales, whatever figure is named."""
 
 
 #: "median", "the middle value", "the 90th percentile", "p95", "upper quartile", "max", "minimum".
@@ -85,7 +87,7 @@ def statistic_asked(message: str) -> Statistic | None:
     ):
         small = re.sub(r"\s+", " ", said.group(1).lower()) in _SMALL
         return Statistic(
-            "smallest single" if small else "largest single", "min({x})" if small else "max({x})"
+            "smallest single" if small else "largest single", "min({x})" if small else "max({x})", True
         )
     return None
 
@@ -251,6 +253,9 @@ def shape_words_blanked(message: str, groups: Sequence[str] = ()) -> str:
     )
     blanked = _BY.sub(shaping, blanked)
     blanked = _ADVERBIAL.sub(" ", blanked)
+    for statistic in (_MEDIAN, _PERCENTILE, _QUARTILE, _EXTREME_WORD):
+        # "typical transactions", "P90 handset price": the figure is the rest.
+        blanked = statistic.sub(" ", blanked)
     return re.sub(rf"\b(?:single|individual)\s+(?=(?:{_ROW_NOUNS})\b)", "", blanked, flags=re.I)
 
 

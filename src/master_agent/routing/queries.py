@@ -484,11 +484,21 @@ async def _broken_down(
     if len(rows) > _LISTED:
         lines.append(f"... and {len(rows) - _LISTED} more (all in the answer's data)")
     total = sum(int(row["observations"]) for row in rows)
+    coverage = await _coverage(sql, metric) if metric.time_column else None
+    partly = coverage is not None and (window.start < coverage.start or window.end > coverage.end)
+    counted = (
+        f"\nYour data runs from {coverage.start:%Y-%m-%d} to {coverage.last_day():%Y-%m-%d}: only those days "
+        f"are counted, and a {breakdown.noun} without rows is not listed."
+        if coverage is not None and partly
+        else ""
+    )
     return QueryAnswer(
         text=f"The {metric.name}{where} by {breakdown.noun}{period}:\n"
         + "\n".join(lines)
-        + f"\nQuery: {statement}",
+        + f"{counted}\nQuery: {statement}",
         handler="data",
+        # A window the data covers in part: each group's figure is of what is known, a partial answer.
+        answered=not partly,
         data={
             "outcome": "answer",
             "metric": metric.name,
@@ -1478,6 +1488,11 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
         # "the median device price", "our biggest single sale": a statistic of the rows' amounts, not
         # the figure's own average or total.
         shaped = with_statistic(metric, statistic, request.metrics)
+        if shaped is None and statistic.of_one_row:
+            # "which staff member had the largest transaction": the rows named are the sales, whatever
+            # else the words name; their money is what is largest.
+            sales = next((m for m in request.metrics if m.money), None)
+            shaped = with_statistic(sales, statistic, request.metrics) if sales is not None else None
         if shaped is None:
             return QueryAnswer(
                 text=f"The {metric.name} is one figure over all the {metric.observation_noun} of a period, "
