@@ -7,16 +7,16 @@ import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 import pytest
-from pgserver import get_server  # type: ignore[attr-defined]
 
-from master_agent.runtime import RuntimeResources, open_resources
-from master_agent.service.graphs import register_graphs
-from master_agent.settings import Settings
-from master_agent.storage.embedded import require_passwords
+# The engine is imported by the fixtures that use it, not with this module: pytest-xdist's controller
+# loads this file for its scheduling hooks alone (~2 CPU-s of imports while the workers start).
+if TYPE_CHECKING:
+    from master_agent.runtime import RuntimeResources
+    from master_agent.settings import Settings
 
 #: Units that take the longest (a whole run measured per test, session 12: ``--junitxml`` and the CPU time of
 #: the test process, its subprocesses and PostgreSQL), handed out first when pytest-xdist spreads the units
@@ -70,21 +70,32 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session", autouse=True)
 def served_graphs() -> None:
     """The front door and the graphs, registered as the service and the CLI register them at start."""
+    from master_agent.service.graphs import register_graphs
+
     register_graphs()
 
 
 @pytest.fixture(scope="session")
 def pg_server_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real embedded PostgreSQL 16 + pgvector, stopped at the end of the session."""
+    from pgserver import get_server  # type: ignore[attr-defined]
+
+    from master_agent.storage.embedded import require_passwords
+
     server = get_server(Path(tmp_path_factory.mktemp("pgdata")), cleanup_mode="stop")
     require_passwords(server)
     # A throwaway server never waits for the disk: every commit (a run's checkpoint writes two per step)
     # and every database copy skips the fsync (~6 ms a commit here, ~8x slower than without). Commits,
     # their visibility and ``synchronous_commit`` (tests/test_checkpoints.py reads it) are unchanged;
     # only a crash of the machine itself would lose data.
+    # Every SQL tool query connects as the tenant's reader role with its password (SCRAM-SHA-256): the
+    # client derives the key from the password with ``scram_iterations`` rounds of HMAC, 4096 by default,
+    # ~2 ms of CPU a connection. On this throwaway server the roles' keys are made with one round: the
+    # same password checks, refusals and re-keying, without the cost of resisting a stolen key.
     with psycopg.connect(server.get_uri(), autocommit=True) as conn:
         conn.execute("ALTER SYSTEM SET fsync = off")
         conn.execute("ALTER SYSTEM SET full_page_writes = off")
+        conn.execute("ALTER SYSTEM SET scram_iterations = 1")
         conn.execute("SELECT pg_reload_conf()")
     yield server.get_uri()
     server.cleanup()
@@ -152,6 +163,8 @@ def server_settings(
 
     The database is a copy of the installed template unless the test names its own domain packs (whose
     tenants the template does not hold, and whose absent packs' tenants it should not see)."""
+    from master_agent.settings import Settings
+
     template = None if "domain_packs" in overrides else installed_template(server_uri, tmp_path_factory)
     return Settings(
         **{
@@ -181,6 +194,8 @@ def shared_database_uri(pg_server_uri: str) -> str:
 
 @pytest.fixture(scope="session")
 def settings(shared_database_uri: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    from master_agent.settings import Settings
+
     return Settings(
         database_url=shared_database_uri,
         data_dir=tmp_path_factory.mktemp("data"),
@@ -192,5 +207,7 @@ def settings(shared_database_uri: str, tmp_path_factory: pytest.TempPathFactory)
 @pytest.fixture(scope="session")
 async def resources(settings: Settings) -> AsyncIterator[RuntimeResources]:
     """Migrated shared database with the retail demo tenant installed, offline model."""
+    from master_agent.runtime import open_resources
+
     async with open_resources(settings) as opened:
         yield opened

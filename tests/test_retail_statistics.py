@@ -9,9 +9,17 @@ from typing import Any
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from master_agent.domains.retail import analytics
+
+
+@pytest.fixture(scope="module")
+def stats() -> Any:
+    """scipy.stats, imported when this module runs rather than when the suite is collected (every worker
+    of ``make test`` collects this module; one runs it)."""
+    from scipy import stats
+
+    return stats
 
 
 def _scipy(test: Any, *args: Any, **kwargs: Any) -> Any:
@@ -22,7 +30,7 @@ def _scipy(test: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_correlation_matches_scipy(seed: int) -> None:
+def test_correlation_matches_scipy(seed: int, stats: Any) -> None:
     rng = np.random.default_rng(seed)
     n = int(rng.integers(3, 40))
     x = rng.normal(size=n).round(int(rng.integers(0, 3)))  # rounding makes ties
@@ -44,7 +52,7 @@ def test_correlation_edges() -> None:
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_welch_matches_scipy(seed: int) -> None:
+def test_welch_matches_scipy(seed: int, stats: Any) -> None:
     rng = np.random.default_rng(100 + seed)
     a = rng.normal(0.0, float(rng.uniform(0.5, 3)), size=int(rng.integers(2, 30)))
     b = rng.normal(0.5, float(rng.uniform(0.5, 3)), size=int(rng.integers(2, 30)))
@@ -58,7 +66,7 @@ def test_welch_matches_scipy(seed: int) -> None:
 @pytest.mark.parametrize(
     ("hits_a", "n_a", "hits_b", "n_b"), [(30, 400, 12, 380), (1, 50, 0, 60), (49, 50, 45, 50), (5, 5, 0, 7)]
 )
-def test_welch_on_proportions_matches_scipy(hits_a: int, n_a: int, hits_b: int, n_b: int) -> None:
+def test_welch_on_proportions_matches_scipy(hits_a: int, n_a: int, hits_b: int, n_b: int, stats: Any) -> None:
     ours = analytics.welch_t_test_proportions(hits_a, n_a, hits_b, n_b)
     raw_a = np.array([1.0] * hits_a + [0.0] * (n_a - hits_a))
     raw_b = np.array([1.0] * hits_b + [0.0] * (n_b - hits_b))
@@ -67,14 +75,14 @@ def test_welch_on_proportions_matches_scipy(hits_a: int, n_a: int, hits_b: int, 
     assert ours["p_value"] == pytest.approx(float(theirs.pvalue), rel=1e-6, abs=1e-300)
 
 
-def test_welch_without_spread_is_undefined_as_scipy_says() -> None:
+def test_welch_without_spread_is_undefined_as_scipy_says(stats: Any) -> None:
     same = analytics.welch_t_test([2.0, 2.0], [2.0, 2.0])
     assert math.isnan(same["t"]) and math.isnan(same["p_value"])
     assert math.isnan(float(_scipy(stats.ttest_ind, [2.0, 2.0], [2.0, 2.0], equal_var=False).pvalue))
 
 
 @pytest.mark.parametrize(("baseline", "expected"), [(0.05, 0.06), (0.3, 0.25), (0.5, 0.55), (0.01, 0.03)])
-def test_sample_size_uses_the_normal_quantiles(baseline: float, expected: float) -> None:
+def test_sample_size_uses_the_normal_quantiles(baseline: float, expected: float, stats: Any) -> None:
     z_alpha, z_beta = stats.norm.ppf(0.975), stats.norm.ppf(0.8)
     pooled = (baseline + expected) / 2
     numerator = (
