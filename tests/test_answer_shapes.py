@@ -101,6 +101,8 @@ def test_a_share_or_a_count_without_money_has_no_statistic_of_its_rows(figure: s
         ("sales by store 3 in July", "transactions", None),
         ("attach rate by the end of the month", "attach rate", None),
         ("total revenue across all our stores in Q3", "total revenue", None),
+        ("and across every store together?", "average accessory amount", None),
+        ("refunds for all shops combined, each month", "refunds", "month"),
         # The staff list keeps no history; its figures are by store, never by staff member.
         ("trained staff share for every staff member", "trained staff share", None),
     ],
@@ -154,7 +156,9 @@ def test_the_first_few_of_a_ranking(text: str, few: int | None) -> None:
         ("raise attach by way of coaching", None),
         ("sales by store 3", None),
         ("attach rate by the end of June", None),
+        # The figure a ranking is by.
+        ("list the stores by refund rate for July", None),
     ],
 )
 def test_a_breakdown_by_what_no_row_says_is_named(text: str, unread: str | None) -> None:
-    assert breakdown_unread(text, FIGURES["transactions"]) == unread
+    assert breakdown_unread(text, FIGURES["transactions"], DATA_METRICS) == unread

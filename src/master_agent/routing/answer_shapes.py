@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from master_agent.capabilities.spec import DataMetric
-from master_agent.capabilities.terms import duckling_parse
+from master_agent.capabilities.terms import duckling_parse, metric_mention
 from master_agent.capabilities.tools.lexicon import wordnet
 
 
@@ -192,6 +192,8 @@ _ADVERBIAL = re.compile(
     r"picture|progression|history|values?)\b",
     re.I,
 )
+#: "across every store together", "all shops combined": one figure over them, not each one's.
+_POOLED = re.compile(r"\b(?:together|combined|altogether|pooled|in\s+total|overall|as\s+a\s+whole)\b", re.I)
 #: An amount per unit averaged ("the average revenue per day"): one figure, not a breakdown.
 _PER_AVERAGE = re.compile(r"\b(?:average|mean|avg|typical)\b[^.?!]*\bper\s+\w+", re.I)
 #: "this month", "every day this week": the unit names the window, not groups.
@@ -222,7 +224,7 @@ def breakdown_asked(message: str, metric: DataMetric) -> Breakdown | None:
         if word.rstrip("s") in _TIME_UNITS or word in _TIME_UNITS:
             return Breakdown(_TIME_UNITS.get(word, _TIME_UNITS.get(word.rstrip("s"), "day")))
         for entity, nouns in _ENTITY_NOUNS.items():
-            if entity in metric.filters and word.rstrip("s") in nouns:
+            if entity in metric.filters and word.rstrip("s") in nouns and not _POOLED.search(message):
                 return Breakdown(entity)
         for group in metric.groups:
             if word.rstrip("s") == group:
@@ -283,7 +285,7 @@ _PROPERTY_SENSES = frozenset(
 )
 
 
-def breakdown_unread(message: str, metric: DataMetric) -> str | None:
+def breakdown_unread(message: str, metric: DataMetric, metrics: Sequence[DataMetric] = ()) -> str | None:
     """What a breakdown the question asks for is by, when it is nothing the figure's rows are told
     apart by ("by phone model", "by customer age band"): the data cannot give it, and the figure over
     all rows would answer another question. None when no such breakdown is asked."""
@@ -295,6 +297,8 @@ def breakdown_unread(message: str, metric: DataMetric) -> str | None:
         if re.match(r"[\w-]+\s+of\b", found.group(1)):
             continue  # "by way of", "by means of": how, not what by
         phrase = _PHRASE_END.sub("", found.group(1)).strip()
+        if metric_mention(phrase, metrics).metric is not None:
+            continue  # "rank our stores by attach rate": the figure they are ordered by
         if phrase and any(_names_a_property(word) for word in phrase.lower().split()):
             return phrase
     return None

@@ -1698,7 +1698,7 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
         if shape is not None and ranked is None:
             # "refund rate by month since April", "attach rate for each store": every group's figure.
             return await _broken_down(sql, metric, window, shape, (conditions, params, scope))
-        if (unread := breakdown_unread(asked_shape, metric)) is not None:
+        if ranked is None and (unread := breakdown_unread(asked_shape, metric, request.metrics)) is not None:
             # "break July's sales down by phone model": the rows are told apart by nothing of that
             # name, and the figure over all of them would answer another question.
             return QueryAnswer(
