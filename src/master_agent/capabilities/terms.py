@@ -1331,7 +1331,9 @@ def _anchored_span(text: str, now: datetime) -> Window | None:
 _HORIZON = re.compile(
     r"^(?:(?:with)?in|over|during)\s+(?:the\s+)?(?:next|coming)\b|^(?:with)?in\s+(?:\d+|a|an|one|two|three|four|"
     r"five|six|seven|eight|nine|ten|eleven|twelve)\s+(?:day|week|fortnight|month|quarter|year)s?\b|"
-    r"^(?:next|by|before|until|till)\b",
+    # "from now on have it group the items by brand": a span that starts now runs ahead; no data is read
+    # over it (a follow-up saying it keeps the window of the request it changes).
+    r"^(?:next|by|before|until|till)\b|^from\s+now\b",
     re.I,
 )
 
