@@ -445,3 +445,7 @@ def test_what_money_is_said_to_come_from(text: str, source: str | None) -> None:
 def test_a_span_from_now_on_runs_ahead_and_is_no_window_of_data(message: str) -> None:
     assert time_mention(message) is not None  # a time is said ...
     assert time_mention(message, horizons=False) is None  # ... but no data is read over it
+    # A follow-up saying it changes how a request is done, not when: the request keeps its time.
+    goal = "run the returns digest for store 1 for October"
+    assert restated(goal, message) == goal
+    assert restated(goal, "and for November?") == "run the returns digest for store 1 for November"
