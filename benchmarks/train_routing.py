@@ -33,7 +33,7 @@ from master_agent.models.embeddings import LocalMiniLMEmbedder
 from master_agent.routing.discovery import AgentCard, agent_texts, names_agent
 from master_agent.routing.exemplars import GENERIC_EXEMPLARS
 from master_agent.routing.intent import strip_entities
-from master_agent.routing.intent_head import HEAD_PATH, REFUSED, Features, names_masked
+from master_agent.routing.intent_head import HEAD_PATH, REFUSED, Features
 from master_agent.routing.relevance import FEATURES, pair_features, stem_weights, stems
 
 SETS = Path(__file__).parent / "eval_routing"
@@ -233,13 +233,22 @@ VALIDATION_FOLLOW_UPS = (
 
 
 def validation_follow_ups() -> tuple[list[str], list[bool]]:
-    """The validation splits' follow-up messages and whether each is out of scope as labelled."""
+    """The validation splits' follow-up messages as the intent head reads them, and whether each is out
+    of scope as labelled."""
     rows = rows_of(VALIDATION_FOLLOW_UPS)
-    return [row["message"] for row in rows], [row["expected"]["intent"] == "OUT_OF_SCOPE" for row in rows]
+    return [head_text(row) for row in rows], [row["expected"]["intent"] == "OUT_OF_SCOPE" for row in rows]
+
+
+def head_text(row: dict[str, Any]) -> str:
+    """A labelled message as the intent head reads it at its tenant (``Features.read``: with
+    ``--mask-agents``, the names of the tenant's agents masked)."""
+    names = [card.name for card in agents_of(row["tenant_kind"], {}, {})]
+    return Features(mask_agents=MASK_AGENTS).read(row["message"], names)
 
 
 def labelled(files: tuple[str, ...]) -> list[tuple[str, str]]:
-    return [(row["message"], eval_label(row["intent"], row["target"])) for row in rows_of(files)]
+    """The messages of ``files`` as the intent head reads them, with their labels."""
+    return [(head_text(row), eval_label(row["intent"], row["target"])) for row in rows_of(files)]
 
 
 def exemplar_rows() -> list[tuple[str, str]]:
@@ -279,11 +288,12 @@ def nll(logits: np.ndarray, truth: np.ndarray, temperature: float) -> float:
 #: grid took 20 minutes on the shared machine, most of it fits never chosen).
 QUICK_GRID = {"weights": (0.5, 1.0), "weightings": ("balanced",), "C": (16.0, 64.0)}
 QUICK = False
-#: ``--mask-names``: the intent head reads messages with their identifiers masked (``names_masked``).
-MASK_NAMES = False
+#: ``--mask-agents``: the intent head reads messages with their tenant's agent names masked
+#: (``intent_head.agents_masked``).
+MASK_AGENTS = False
 
 
-def _grid(mask_names: bool) -> list[tuple[Features, float, str | None]]:
+def _grid(mask_agents: bool) -> list[tuple[Features, float, str | None]]:
     weights, weightings, cs = (
         (QUICK_GRID["weights"], QUICK_GRID["weightings"], QUICK_GRID["C"])
         if QUICK
@@ -292,7 +302,9 @@ def _grid(mask_names: bool) -> list[tuple[Features, float, str | None]]:
     return [
         (
             Features(
-                lexical_dim=LEXICAL_DIM if weight else 0, lexical_weight=float(weight), mask_names=mask_names
+                lexical_dim=LEXICAL_DIM if weight else 0,
+                lexical_weight=float(weight),
+                mask_agents=mask_agents,
             ),
             float(c),
             weighting,
@@ -307,12 +319,12 @@ def fit_best(
     name: str,
     train: tuple[np.ndarray, list[str], list[str]],
     validation: tuple[np.ndarray, list[str], list[str]],
-    mask_names: bool = False,
+    mask_agents: bool = False,
 ) -> tuple[LogisticRegression, Features, float, dict[str, Any]]:
     """The grid's model best on validation (accuracy, then log-loss), refitted on training only."""
     (x_train, train_texts, y_train), (x_val, val_texts, y_val) = train, validation
     best: tuple[float, float, Features, float, str | None] | None = None
-    for features, c, weighting in _grid(mask_names):
+    for features, c, weighting in _grid(mask_agents):
         model = LogisticRegression(C=c, max_iter=4000, class_weight=weighting)
         model.fit(featured(x_train, train_texts, features), y_train)
         seen = [i for i, label in enumerate(y_val) if label in set(model.classes_)]
@@ -339,7 +351,7 @@ def _features_json(features: Features) -> dict[str, Any]:
     return {
         "lexical_dim": features.lexical_dim,
         "lexical_weight": features.lexical_weight,
-        "mask_names": features.mask_names,
+        "mask_agents": features.mask_agents,
     }
 
 
@@ -565,15 +577,14 @@ async def main() -> dict[str, Any]:
     embedder = LocalMiniLMEmbedder()
     train = labelled(TRAIN_FILES) + exemplar_rows()
     validation = labelled(VALIDATION_FILES)
-    head_text = names_masked if MASK_NAMES else str
-    train_texts = [head_text(text) for text, _ in train]
-    val_texts = [head_text(text) for text, _ in validation]
+    train_texts = [text for text, _ in train]
+    val_texts = [text for text, _ in validation]
     x_train, x_val = await embed(embedder, train_texts), await embed(embedder, val_texts)
     y_train, y_val = [label for _, label in train], [label for _, label in validation]
     print(f"train {len(train)} ({Counter(y_train)})")
     print(f"validation {len(validation)} ({Counter(y_val)})")
     model, features, accuracy, chosen = fit_best(
-        "intent head", (x_train, train_texts, y_train), (x_val, val_texts, y_val), MASK_NAMES
+        "intent head", (x_train, train_texts, y_train), (x_val, val_texts, y_val), MASK_AGENTS
     )
     labels = [str(label) for label in model.classes_]
     known = [i for i, label in enumerate(y_val) if label in labels]
@@ -598,7 +609,6 @@ async def main() -> dict[str, Any]:
         # answering a question): the validation splits' follow-up messages count too, refused or not
         # as labelled.
         follow_texts, follow_refused = validation_follow_ups()
-        follow_texts = [head_text(text) for text in follow_texts]
         x_follow = featured(await embed(embedder, follow_texts), follow_texts, features)
         follow_probs = _softmax((x_follow @ model.coef_.T + model.intercept_) / temperature)
         refuse_from, gained = refuse_threshold(
@@ -697,12 +707,12 @@ if __name__ == "__main__":
         "head written elsewhere to compare it end to end with the shipped one",
     )
     parser.add_argument(
-        "--mask-names",
+        "--mask-agents",
         action="store_true",
-        help="the intent head reads messages with agent and tool names masked (intent_head.names_masked)",
+        help="the intent head reads messages with their tenant's agent names masked (intent_head.agents_masked)",
     )
     arguments = parser.parse_args()
-    REFUSED_CLASS, QUICK, MASK_NAMES = not arguments.without_refused, arguments.quick, arguments.mask_names
+    REFUSED_CLASS, QUICK, MASK_AGENTS = not arguments.without_refused, arguments.quick, arguments.mask_agents
     trained = asyncio.run(main())
     if not arguments.dry_run:
         write_head(trained, arguments.out)

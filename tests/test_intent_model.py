@@ -11,7 +11,15 @@ import pytest
 from master_agent.models.embeddings import HashingEmbedder, LocalMiniLMEmbedder
 from master_agent.routing.exemplars import GENERIC_EXEMPLARS
 from master_agent.routing.intent import ExemplarClassifier, ModelIntentAnalyzer, message_vector
-from master_agent.routing.intent_head import REFUSED, HeadClassifier, load_head, names_masked, split_label
+from master_agent.routing.intent_head import (
+    AGENT_TOKEN,
+    REFUSED,
+    Features,
+    HeadClassifier,
+    agents_masked,
+    load_head,
+    split_label,
+)
 from master_agent.routing.models import IntentAnalysis
 from master_agent.settings import Settings
 from tests.model_exchanges import Script, load_recordings
@@ -84,28 +92,48 @@ async def test_without_a_head_for_the_embedder_the_exemplar_classifier_answers()
     assert await classifier.analyze(message, []) == await exemplars.analyze(message, [])
 
 
-def test_an_agent_s_name_is_masked_whole_and_words_are_kept() -> None:
-    assert names_masked("run weekly_sales_summary for week 46") == "run the agent for week 46"
-    assert (
-        names_masked("add estimate_roi to it, keep the follow-up email")
-        == "add the agent to it, keep the follow-up email"
-    )
+AGENTS = ("weekly_sales_summary", "returns_digest", "master_agent", "research")
 
 
-async def test_a_head_trained_on_masked_names_reads_a_message_s_names_masked() -> None:
+@pytest.mark.parametrize(
+    ("message", "read"),
+    [
+        ("run weekly_sales_summary for week 46", f"run {AGENT_TOKEN} for week 46"),
+        ("Kick off RETURNS_DIGEST, stores 1-3", f"Kick off {AGENT_TOKEN}, stores 1-3"),
+        # A tool's name and a name no agent of the tenant has are words of the message, as is the new
+        # name of a rename.
+        ("add estimate_roi to returns_digest", f"add estimate_roi to {AGENT_TOKEN}"),
+        ("rename returns_digest to returns_radar", f"rename {AGENT_TOKEN} to returns_radar"),
+        (
+            "weekly_refund_rate_store_agent pls, weeks 44-47",
+            "weekly_refund_rate_store_agent pls, weeks 44-47",
+        ),
+        # Only whole names: a longer identifier that starts with one is another name.
+        ("is returns_digest_v2 live?", "is returns_digest_v2 live?"),
+        # A plain-word name is a word of the message ("do some research"), and @name is an override.
+        ("do some research on store 3", "do some research on store 3"),
+        ("@returns_digest store 2", "@returns_digest store 2"),
+    ],
+)
+def test_a_tenant_s_agent_names_are_masked_whole_and_other_words_kept(message: str, read: str) -> None:
+    assert agents_masked(message, AGENTS) == read
+    assert Features(mask_agents=True).read(message, AGENTS) == read
+    assert Features().read(message, AGENTS) == message  # a head trained on names as said reads them so
+
+
+async def test_a_head_trained_on_masked_agents_reads_the_tenant_s_names_masked() -> None:
     embedder = LocalMiniLMEmbedder()
     shipped = load_head()
-    assert shipped is not None and not shipped.features.mask_names  # trained on names as said
-    masking = replace(shipped, features=replace(shipped.features, mask_names=True))
+    assert shipped is not None
+    masking = replace(shipped, features=replace(shipped.features, mask_agents=True))
     exemplars = ExemplarClassifier(embedder, GENERIC_EXEMPLARS)
-    named, masked = "run weekly_sales_summary for week 46", "run the agent for week 46"
-    assert (await HeadClassifier(exemplars, masking).analyze(named, [])).confidence == (
-        await HeadClassifier(exemplars, masking).analyze(masked, [])
-    ).confidence
-    shares = shipped.probabilities(await message_vector(embedder, named), named)
-    assert (await HeadClassifier(exemplars, shipped).analyze(named, [])).confidence == pytest.approx(
-        max(shares.values()), abs=1e-3
-    )
+    named, masked = "run weekly_sales_summary for week 46", f"run {AGENT_TOKEN} for week 46"
+    at_tenant = HeadClassifier(exemplars, masking, agents=AGENTS)
+    assert (await at_tenant.analyze(named, [])).confidence == (await at_tenant.analyze(masked, [])).confidence
+    # At a tenant without that agent, the name is read as said.
+    elsewhere = HeadClassifier(exemplars, masking, agents=("returns_digest",))
+    shares = masking.probabilities(await message_vector(embedder, named), named)
+    assert (await elsewhere.analyze(named, [])).confidence == pytest.approx(max(shares.values()), abs=1e-3)
 
 
 MISREAD = "Build me an agent that reports the weekly refund rate per store"

@@ -3,15 +3,22 @@ right after a served one, continues it with the previous target, goal and entiti
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
 
 from master_agent.capabilities import load_tenant
+from master_agent.capabilities.agents import AgentDocument, StoredAgent
 from master_agent.domains.retail import RETAIL
 from master_agent.routing.context import corrected_goal
-from master_agent.routing.graph.follow_ups import CLOSES_THE_CONVERSATION, corrects_previous, is_closing
-from master_agent.routing.models import RoutingDecision
+from master_agent.routing.graph.follow_ups import (
+    CLOSES_THE_CONVERSATION,
+    agent_meant,
+    corrects_previous,
+    is_closing,
+)
+from master_agent.routing.models import RouteTarget, RoutingDecision
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.factory import front_door
 
@@ -274,3 +281,56 @@ async def test_a_plan_between_two_sign_offs_is_a_closing(resources: RuntimeResou
     assert await is_closing("brilliant. it's 5 o'clock, I'm logging off", embedder, RETAIL.data_metrics)
     assert not await is_closing("thanks, send it to Raj, bye", embedder, RETAIL.data_metrics)
     assert not await is_closing("thanks, now show me the staff leaderboard", embedder, RETAIL.data_metrics)
+
+
+LEADERBOARD = AgentDocument(
+    name="staff_leaderboard",
+    description="Ranks a store's sales staff in a leaderboard by accessory attach rate",
+    skills=["rank salespeople by attach rate", "show the staff leaderboard"],
+    instructions="Rank the store's staff by accessory attach rate over the window asked.",
+)
+
+
+@pytest.mark.parametrize(
+    ("message", "meant"),
+    [
+        ("from now on have it list exchanges apart", "from now on have returns_digest list exchanges apart"),
+        ("keep store 11 out of it", "keep store 11 out of returns_digest"),
+        ("It should skip store 9", "returns_digest should skip store 9"),
+        ("make its output shorter", "make returns_digest's output shorter"),
+        # No "it" of the agent: "it's" (it is), or another word that holds the letters.
+        ("it's fine, thanks", None),
+        ("and for Italy?", None),
+        ("cheers", None),
+    ],
+)
+def test_it_in_a_follow_up_to_an_agent_s_run_is_read_as_that_agent(message: str, meant: str | None) -> None:
+    assert agent_meant(message, "returns_digest") == meant
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "from now on, it should only count full-time staff",
+        "going forward, keep the trainees out of it",
+    ],
+)
+async def test_a_lasting_change_after_an_agent_ran_changes_that_agent(
+    resources: RuntimeResources, change: str
+) -> None:
+    tenant = await load_tenant(resources.database.pool, "demo-retail")
+    agents = {LEADERBOARD.name: StoredAgent(assistant_id=str(uuid.uuid4()), version=1, document=LEADERBOARD)}
+    door = front_door(resources, tenant, agents=agents)
+    # Discovery indexes a tenant's agents by its capability version: this door's agent is not stored,
+    # so its index is made for it and dropped after (other tests' doors have no such agent).
+    door.discovery.invalidate(tenant.tenant_id)
+    try:
+        first = await door.decide("rank the sales people at store 4 by attach rate, this week", [], {})
+        assert first.target == RouteTarget(kind="agent", name="staff_leaderboard"), first.reason
+        after = await door.decide(change, [], {"chat_turns": [_turn(door, first)]})
+        assert after.intent == "UPDATE" and after.target.kind == "builder", after.reason
+        # One more run of it, with a value changed, is still a run.
+        again = await door.decide("now run it again for store 5", [], {"chat_turns": [_turn(door, first)]})
+        assert again.target == first.target, again.reason
+    finally:
+        door.discovery.invalidate(tenant.tenant_id)

@@ -432,3 +432,20 @@ def test_a_window_is_described_without_the_prepositions_its_label_carries(label:
 )
 def test_what_money_is_said_to_come_from(text: str, source: str | None) -> None:
     assert money_source(text) == source
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "from now on have it list exchanges apart",
+        "and from now on, leave out store 11",
+        "From now, skip the trainees",
+    ],
+)
+def test_a_span_from_now_on_runs_ahead_and_is_no_window_of_data(message: str) -> None:
+    assert time_mention(message) is not None  # a time is said ...
+    assert time_mention(message, horizons=False) is None  # ... but no data is read over it
+    # A follow-up saying it changes how a request is done, not when: the request keeps its time.
+    goal = "run the returns digest for store 1 for October"
+    assert restated(goal, message) == goal
+    assert restated(goal, "and for November?") == "run the returns digest for store 1 for November"

@@ -1327,6 +1327,9 @@ def _anchored_span(text: str, now: datetime) -> Window | None:
     return replace(anchor, start=shifted(anchor.end, -1), label=label)
 
 
+#: "from now on": a span that starts now and runs ahead without end; it sets when a lasting change
+#: holds, neither a window of data nor a deadline.
+_FROM_NOW = re.compile(r"^from\s+now\b", re.I)
 #: "within 60 days", "in the next quarter", "by March": how long a goal has, not a span of data.
 _HORIZON = re.compile(
     r"^(?:(?:with)?in|over|during)\s+(?:the\s+)?(?:next|coming)\b|^(?:with)?in\s+(?:\d+|a|an|one|two|three|four|"
@@ -1340,7 +1343,7 @@ def time_mention(text: str, *, horizons: bool = True) -> str | None:
     """The words of ``text`` that name a time ("in June 2026", "last quarter"), as written; None.
     ``horizons=False``: only spans data can be read over, not a goal's horizon ("within 60 days")."""
     found = _time_mention(text)
-    if found is not None and not horizons and _HORIZON.search(found):
+    if found is not None and not horizons and (_HORIZON.search(found) or _FROM_NOW.search(found)):
         return None
     return found
 
@@ -2911,6 +2914,9 @@ def restated(goal: str, change: str) -> str:
     if said is not None and was is not None and said.words and was.words and was.words in goal:
         goal = goal.replace(was.words, said.words, 1)
     new_time, old_time = time_mention(_target_blanked(change)), time_mention(_target_blanked(goal))
+    if new_time and _FROM_NOW.search(new_time):
+        # "from now on have it group the items by brand": when a change holds, not the goal's time.
+        new_time = None
     if new_time and old_time and old_time not in goal and old_time in spelled_for_duckling(goal):
         goal = spelled_for_duckling(goal)  # "till april end" is read (and found) as "till end of april"
     if new_time and old_time and old_time in goal:

@@ -16,7 +16,7 @@ import json
 import logging
 import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -62,15 +62,24 @@ def lexical_features(text: str, dim: int) -> np.ndarray:
     return counts / norm if norm else counts
 
 
-#: An identifier in a message: an agent's or a tool's name as the service spells it ("weekly_sales_summary").
-_IDENTIFIER = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b", re.I)
+#: An identifier: an agent's or a tool's name as the service spells it ("weekly_sales_summary").
+_IDENTIFIER = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+", re.I)
+#: What a known agent's name reads as: one token no message says, so that the head learns what is asked
+#: of a named agent from the other words. Not "the agent": "run the agent" names none and is asked about.
+AGENT_TOKEN = "agentname"
 
 
-def names_masked(text: str) -> str:
-    """``text`` with every identifier read as "the agent": a tenant's names say which agent, never
-    what to do with it, yet a head learns them as words ("weekly", "summary") of whichever intent its
-    training named them in most (changes, mostly: "run weekly_sales_summary for week 46" read as one)."""
-    return _IDENTIFIER.sub("the agent", text)
+def agents_masked(text: str, names: Collection[str]) -> str:
+    """``text`` with each of the tenant's agent ``names`` (those spelled as identifiers) read as
+    ``AGENT_TOKEN``. A name says which agent, never what to do with it, yet a head learns its words
+    ("weekly", "summary") as words of whichever intent its training named it in most (changes, mostly:
+    "run weekly_sales_summary for week 46" read as one). Other identifiers (a tool's name, a name the
+    tenant has no agent by, the new name of a rename) are kept as said."""
+    known = sorted((name for name in names if _IDENTIFIER.fullmatch(name)), key=len, reverse=True)
+    if not known:
+        return text
+    pattern = re.compile(r"(?<![\w@])(?:" + "|".join(map(re.escape, known)) + r")(?!\w)", re.I)
+    return pattern.sub(AGENT_TOKEN, text)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,13 +88,13 @@ class Features:
 
     lexical_dim: int = 0
     lexical_weight: float = 0.0
-    mask_names: bool = False
-    """Whether the head reads messages with their identifiers masked (``names_masked``); heads trained
-    before it read them as said."""
+    mask_agents: bool = False
+    """Whether the head reads messages with the tenant's agent names masked (``agents_masked``); heads
+    trained before it read them as said."""
 
-    def read(self, text: str) -> str:
-        """The text the head reads of a message."""
-        return names_masked(text) if self.mask_names else text
+    def read(self, text: str, agents: Collection[str] = ()) -> str:
+        """The text the head reads of a message sent to a tenant with agents named ``agents``."""
+        return agents_masked(text, agents) if self.mask_agents else text
 
     def of(self, vector: Sequence[float], text: str) -> np.ndarray:
         embedded = np.asarray(vector, dtype=np.float64)
@@ -171,7 +180,7 @@ def _features(raw: dict[str, Any] | None) -> Features:
     return Features(
         lexical_dim=int(raw["lexical_dim"]),
         lexical_weight=float(raw["lexical_weight"]),
-        mask_names=bool(raw.get("mask_names", False)),
+        mask_agents=bool(raw.get("mask_agents", False)),
     )
 
 
@@ -227,8 +236,12 @@ class HeadClassifier:
     classifier over this tenant's exemplars (the domain, the entities, a request to make or change an
     agent in so many words). Without a head for the embedder, the exemplar classifier answers alone."""
 
-    def __init__(self, exemplars: ExemplarClassifier, head: IntentHead | None = None) -> None:
+    def __init__(
+        self, exemplars: ExemplarClassifier, head: IntentHead | None = None, agents: Collection[str] = ()
+    ) -> None:
         self.exemplars = exemplars
+        # The tenant's addressable agents' names: what a head trained with ``mask_agents`` masks.
+        self.agents = frozenset(agents)
         self.head = head if head is not None else load_head()
         if self.head is not None and self.head.embedder != exemplars.embedder.model_name:
             self.head = None
@@ -242,7 +255,7 @@ class HeadClassifier:
         base = await self.exemplars.analyze(message, history)
         if self.head is None:
             return base
-        read = self.head.features.read(message)
+        read = self.head.features.read(message, self.agents)
         shares = self.head.probabilities(await message_vector(self.exemplars.embedder, read), read)
         label = max(shares, key=lambda name: shares[name])
         action, query_kind = split_label(label)

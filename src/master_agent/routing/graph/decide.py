@@ -45,6 +45,7 @@ from master_agent.routing.discovery import described_agent, made_for, names_agen
 from master_agent.routing.graph.data_steps import DATA_QUERY, EXECUTE, DataSteps
 from master_agent.routing.graph.flows import _waiting_preview, flow_command
 from master_agent.routing.graph.follow_ups import (
+    agent_meant,
     asks_a_share,
     asks_a_value,
     asks_about_the_figure,
@@ -458,6 +459,15 @@ class DecisionSteps(DataSteps):
         before ("it" is the store the question before named)."""
         intent = await self.analyzer.analyze(goal, [])
         before = previous.get("target") or {}
+        agent = before.get("name") if before.get("kind") == "agent" else None
+        meant = agent_meant(message, str(agent)) if agent else None
+        if meant is not None:
+            # "from now on have it group the items by brand" after the agent ran: read with "it" as
+            # that agent, a lasting change to it is asked for (its run's goal, read with the message,
+            # reads as one more run).
+            changed = await self.analyzer.analyze(meant, [])
+            if changed.action == "UPDATE" and changed.confidence >= self.settings.route_confidence:
+                intent = changed
         figure = before.get("kind") == "query" and before.get("name") == "data"
         if figure and asks_about_the_figure(message):
             # "why so low?", "give me a plan to halve it by February" after a figure: work on it.

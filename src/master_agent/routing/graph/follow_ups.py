@@ -108,6 +108,21 @@ def asks_about_the_figure(message: str) -> bool:
     return bool(_WHY.search(message)) or goal_target(message) is not None or deadline
 
 
+#: "it" and "its": in a follow-up to an agent's run, what stands for that agent (or its report, which
+#: is the agent's doing all the same: "from now on have it group the items by brand").
+_IT = re.compile(r"\b(it)(s\b|\b)(?!')", re.I)
+
+
+def agent_meant(message: str, agent: str) -> str | None:
+    """``message`` with the "it" or "its" that points back read as the agent the turn before ran
+    (``agent``: "going forward, leave the managers out of it" says ``leave the managers out of
+    staff_leaderboard``), so the message is read for what it asks of that agent; None when it says
+    neither. "it's" is no pronoun of the agent ("it's fine")."""
+    if _IT.search(message) is None:
+        return None
+    return _IT.sub(lambda match: f"{agent}'s" if match.group(2) else agent, message)
+
+
 #: Most words of a message that continues the one before when nothing serves it on its own; of one
 #: that points back to it ("stretch it back to the start of the month", "just change the original").
 FOLLOW_UP_WORDS = 8

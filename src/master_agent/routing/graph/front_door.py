@@ -95,7 +95,10 @@ def make_front_door(
 ) -> FrontDoor:
     """The tenant's front door with the master agent's loops behind it."""
     cards = agent_cards(capabilities, pack)
-    classifier = HeadClassifier(ExemplarClassifier(evolution.knowledge.embedder, exemplars_for(pack, cards)))
+    classifier = HeadClassifier(
+        ExemplarClassifier(evolution.knowledge.embedder, exemplars_for(pack, cards)),
+        agents=[card.name for card in cards if card.addressable],
+    )
     analyzer: IntentAnalyzer = (
         classifier
         if isinstance(model, OfflinePlanner)
