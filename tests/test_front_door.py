@@ -1052,9 +1052,10 @@ async def test_a_breakdown_a_statistic_and_each_stores_change_are_answered_from_
     async with _client(live, keys["demo-retail"]) as client:
         monthly = (await chat(client, "refund rate for store 2 by month in Q3 2026"))["values"]["reply"]
         median = (await chat(client, "what's the median device price at store 4 in August 2026"))["values"]
-        improved = (await chat(client, "Which store improved its attach rate the most from Q2 to Q3 2026?"))
+        improved = await chat(client, "Which store improved its attach rate the most from Q2 to Q3 2026?")
         bottom = (await chat(client, "bottom three stores by refund rate in August 2026"))["values"]["reply"]
         rate_median = (await chat(client, "what was the median refund rate at store 3 in July"))["values"]
+        regions = await chat(client, "How did each region's refund rate move between July and August 2026?")
     schema = await data_schema(live)
     async with live.server.config.app.state.service.resources.database.pool.connection() as conn:
 
@@ -1076,6 +1077,12 @@ async def test_a_breakdown_a_statistic_and_each_stores_change_are_answered_from_
             " FROM {schema}.transactions WHERE sold_at >= '2026-04-01' AND sold_at < '2026-10-01'"
             " GROUP BY store_id ORDER BY change DESC"
         )
+        moved = await rows(
+            "SELECT s.region AS key, avg(t.refunded::int) FILTER (WHERE t.sold_at >= '2026-08-01')::float"
+            " - avg(t.refunded::int) FILTER (WHERE t.sold_at < '2026-08-01')::float AS value"
+            " FROM {schema}.transactions t JOIN {schema}.stores s USING (store_id)"
+            " WHERE t.sold_at >= '2026-07-01' AND t.sold_at < '2026-09-01' GROUP BY s.region"
+        )
         lowest = await rows(
             "SELECT store_id FROM {schema}.transactions WHERE sold_at >= '2026-08-01' AND sold_at < '2026-09-01'"
             " GROUP BY store_id ORDER BY avg(refunded::int) ASC LIMIT 3"
@@ -1090,6 +1097,11 @@ async def test_a_breakdown_a_statistic_and_each_stores_change_are_answered_from_
     assert data["leader"] == {"store": quarters[0]["store_id"]}, improved["values"]["reply"]["text"]
     assert abs(data["value"] - quarters[0]["change"]) < 1e-9
     assert list(bottom["data"]["breakdown"]["values"]) == [str(row["store_id"]) for row in lowest]
+    # Each region's own change, not the change of all the sales together.
+    changes = regions["values"]["reply"]["data"]["breakdown"]["values"]
+    assert {row["key"]: round(row["value"], 9) for row in moved} == {
+        k: round(v, 9) for k, v in changes.items()
+    }
     # A share over all the sales has no median of its own: asked, never the rate presented as one.
     assert rate_median["reply"]["data"]["outcome"] == "clarify", rate_median["reply"]["text"]
     assert rate_median["reply"]["status"] != "success"

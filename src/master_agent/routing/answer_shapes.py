@@ -256,8 +256,9 @@ def shape_words_blanked(message: str, groups: Sequence[str] = ()) -> str:
     blanked = _BY.sub(shaping, blanked)
     blanked = _ADVERBIAL.sub(" ", blanked)
     for statistic in (_MEDIAN, _PERCENTILE, _QUARTILE, _EXTREME_WORD):
-        # "typical transactions", "P90 handset price": the figure is the rest.
-        blanked = statistic.sub(" ", blanked)
+        # "the median device price", "P90 handset price": a statistic of the amount whose average is the
+        # figure, read as that average ("typical transactions" is no data of its own).
+        blanked = statistic.sub("average", blanked)
     return re.sub(rf"\b(?:single|individual)\s+(?=(?:{_ROW_NOUNS})\b)", "", blanked, flags=re.I)
 
 

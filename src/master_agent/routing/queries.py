@@ -395,8 +395,12 @@ async def _rank(
     lines = [
         f"{i}. {noun.title()} {r['entity']}: {_format(r['value'], metric)}" for i, r in enumerate(rows, 1)
     ]
+    # "the largest single basket" says its own order.
+    said_order = (
+        "" if re.match(r"(?:largest|smallest)\b", metric.name) else ("lowest " if ascending else "highest ")
+    )
     text = (
-        f"{noun.title()} {first['entity']}{where} had the {'lowest' if ascending else 'highest'} "
+        f"{noun.title()} {first['entity']}{where} had the {said_order}"
         f"{metric.name} in {period}: {_format(first['value'], metric)}.\n"
         + "\n".join(lines)
         + f"\nQuery: {statement}"
@@ -522,6 +526,11 @@ async def _broken_down(
     )
 
 
+def _key(by: str, key: str) -> int | str:
+    """A group's key as the data holds it: an entity's number (Store 3 is 3), a group's name."""
+    return int(key) if by.endswith("_id") and key.isdigit() else key
+
+
 def _moved(change: float, metric: DataMetric) -> str:
     """A change of the figure as said: a rate's in percentage points, an amount's signed."""
     if metric.unit == "ratio":
@@ -585,22 +594,21 @@ async def _changed_by(
     sql: ReadOnlySql,
     metric: DataMetric,
     periods: tuple[Window, Window],
-    by: tuple[str, str, bool | None],
+    by: tuple[str, bool | None],
     narrowed: tuple[list[str], dict[str, Any], list[str]],
 ) -> QueryAnswer:
-    """Each entity's change of the figure between two periods ("which store improved most from Q2 to
-    Q3"): the later period's figure minus the earlier's, per entity; ranked when ``by`` has an order
-    (True: smallest change first), else listed by entity."""
-    entity, column, ascending = by
+    """Each entity's or group's change of the figure between two periods ("which store improved most
+    from Q2 to Q3", "how did each region's refund rate move"): the later period's figure minus the
+    earlier's, per entity; ranked when ``by`` has an order (True: smallest change first), else listed."""
+    entity, ascending = by
     conditions, params, scope = narrowed
-    statement = (
-        f"SELECT {column} AS entity, {metric.expression} AS value, count(*) AS observations FROM {metric.table}"
-        f"{_where([*_time_filters(metric), *conditions])} GROUP BY {column}"
-    )
+    statement = breakdown_sql(metric, Breakdown(entity), _where([*_time_filters(metric), *conditions]))
+    if statement is None:
+        return _no_data(f"The {metric.name} keeps no history.", metric, periods[0], None, [])
     figures = []
     for period in periods:
         rows = (await sql.query(statement, {**params, "start": period.start, "end": period.end})).rows
-        figures.append({row["entity"]: row["value"] for row in rows if row["value"] is not None})
+        figures.append({_key(entity, row["key"]): row["value"] for row in rows if row["value"] is not None})
     noun = entity.removesuffix("_id")
     whom = f" ({', '.join(scope)})" if scope else ""
     both = sorted(set(figures[0]) & set(figures[1]))
@@ -1682,15 +1690,20 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             shape = None  # "store 3 by store": the store is fixed, one figure
         ranked = _ranking(request.message, judged_as_share(request.message, metric, request.metrics),
                           fixed=request.entities.keys())  # fmt: skip
-        if periods is not None and (ranked is not None or (shape is not None and shape.by in metric.filters)):
-            # "which store improved most from Q2 to Q3", "each store's change since June": each one's
+        by_group = _group_ranking(request.message, metric) if ranked is None else None
+        if periods is not None and (
+            ranked or by_group or (shape and shape.by in {*metric.filters, *metric.groups})
+        ):
+            # "which store improved most from Q2 to Q3", "each region's change since June": each one's
             # change, not the change of them all together.
             metric = judged_as_share(request.message, metric, request.metrics)
-            by = ranked or (shape.by, metric.filters[shape.by], None)  # type: ignore[union-attr]
-            if ranked is not None and (
+            order = ranked[2] if ranked else by_group[1] if by_group else None
+            if order is not None and (
                 said_down(request.message) or (metric.lower_is_better and _IMPROVED.search(request.message))
             ):
-                by = (ranked[0], ranked[1], not ranked[2])  # the largest fall first
+                order = not order  # the largest fall first
+            entity = ranked[0] if ranked else by_group[0] if by_group else shape.by  # type: ignore[union-attr]
+            by = (entity, order)
             return await _changed_by(sql, metric, periods, by, (conditions, params, scope))
         if periods is not None:
             # "by how much did it increase from May to June": both figures, the later minus the earlier.
@@ -1698,7 +1711,11 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
         if shape is not None and ranked is None:
             # "refund rate by month since April", "attach rate for each store": every group's figure.
             return await _broken_down(sql, metric, window, shape, (conditions, params, scope))
-        if ranked is None and (unread := breakdown_unread(asked_shape, metric, request.metrics)) is not None:
+        if (
+            ranked is None
+            and by_group is None
+            and (unread := breakdown_unread(asked_shape, metric, request.metrics)) is not None
+        ):
             # "break July's sales down by phone model": the rows are told apart by nothing of that
             # name, and the figure over all of them would answer another question.
             return QueryAnswer(
@@ -1712,7 +1729,7 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
         # "how's store 2 doing on refunds", "which branch was worst on returns": a count of flagged sales
         # judged is judged by its share ("the most refunds" stays a count).
         metric = judged_as_share(request.message, metric, request.metrics)
-        if ranked is None and (by_group := _group_ranking(request.message, metric)) is not None:
+        if by_group is not None:
             # "which region shifted the most phones": the groups' figures, the first in order leading.
             return await _rank_groups(sql, metric, window, by_group, (conditions, params, scope))
         if ranked is not None:
