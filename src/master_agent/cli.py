@@ -522,6 +522,11 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 
     from master_agent.service.limits import uvicorn_options
 
+    if args.workers > 1:
+        from master_agent.service.preload import fork_workers, preload_shared
+
+        preload_shared()
+        fork_workers()
     uvicorn.run(
         "master_agent.service.app:create_app",
         factory=True,

@@ -1,0 +1,34 @@
+"""Workers forked from a preloaded parent, so they share what every one of them would load alike.
+
+uvicorn starts each worker with ``spawn``: a fresh interpreter that imports the app and reads WordNet
+again, so two workers held two private copies (about 200 MiB each; issue 46). With ``serve --workers N``
+the parent now imports the app's modules and reads WordNet's index once, moves those objects out of the
+garbage collector's sight (``gc.freeze``, else its first full collection in a worker would write to every
+page of them) and forks the workers: the pages stay shared until a worker writes to them. What a worker
+opens itself (the database pool, the Duckling runtime, the routing warm-up and its caches) is still
+opened after the fork, in the worker, as before: nothing with a thread, a socket or an event loop is
+created before it.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+
+
+def preload_shared() -> None:
+    """Import the app's modules and read WordNet's index in this (the parent) process, then freeze them."""
+    import master_agent.service.app  # noqa: F401  (its modules: the import is the loading)
+    from master_agent.capabilities.tools import lexicon
+
+    lexicon.warm()
+    gc.collect()
+    gc.freeze()
+
+
+def fork_workers() -> None:
+    """Make uvicorn start its workers with ``fork`` rather than ``spawn`` (``uvicorn._subprocess`` takes
+    the context from this module global when it creates each worker, restarts included)."""
+    import uvicorn._subprocess
+
+    uvicorn._subprocess.spawn = multiprocessing.get_context("fork")  # type: ignore[assignment]
