@@ -70,13 +70,28 @@ async def _new_thread_wait(client: Any, case: dict[str, Any]) -> float:
     return time.perf_counter() - start
 
 
-async def _first_event(client: Any, case: dict[str, Any]) -> float:
+async def _first_event(client: Any, case: dict[str, Any], thread_id: str | None = None) -> float:
+    """From the request to the first SSE event of a stream run, stateless or on ``thread_id``."""
     start = time.perf_counter()
     first = 0.0
-    async for _ in client.runs.stream(None, case["assistant"], input=case["input"], stream_mode="values"):
+    async for _ in client.runs.stream(
+        thread_id, case["assistant"], input=case["input"], stream_mode="values"
+    ):
         if not first:
             first = time.perf_counter() - start
     return first
+
+
+async def _stateless_wait(client: Any, case: dict[str, Any]) -> float:
+    start = time.perf_counter()
+    await client.runs.wait(None, case["assistant"], input=case["input"])
+    return time.perf_counter() - start
+
+
+async def _thread_first_event(client: Any, case: dict[str, Any]) -> float:
+    """The first SSE event of a stream run on a thread made beforehand (not timed)."""
+    thread = await client.threads.create()
+    return await _first_event(client, case, thread["thread_id"])
 
 
 async def _create_join_stream(client: Any, case: dict[str, Any]) -> float:
