@@ -203,11 +203,12 @@ def serving(
         **(extra_env or {}),
     }
     cli = [sys.executable, "-m", "master_agent.cli"]
-    created = subprocess.run([*cli, "keys", "create", "--tenant", tenant], env=env, capture_output=True, text=True, check=True)  # fmt: skip
-    key = json.loads(created.stdout)["api_key"]
     servers: list[subprocess.Popen[bytes]] = []
     urls: list[str] = []
     try:
+        # Inside the try: this command starts the embedded Postgres, which a stop here must not leave behind.
+        created = subprocess.run([*cli, "keys", "create", "--tenant", tenant], env=env, capture_output=True, text=True, check=True)  # fmt: skip
+        key = json.loads(created.stdout)["api_key"]
         for index in range(processes):
             port = _free_port()
             # Its log is read when a benchmark finds it gone (serve_log).
@@ -227,16 +228,28 @@ def serving(
             pids=tuple(server.pid for server in servers),
         )
     finally:
-        for server in servers:
-            server.send_signal(signal.SIGTERM)
-        for server in servers:
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+        stop_trees(servers)
         if not env.get("DATABASE_URL") and not keep_database:
             stop_embedded_server(Path(data_dir))
+
+
+def stop_trees(processes: list[subprocess.Popen[bytes]], timeout_s: float = 30) -> None:
+    """SIGTERM to each server (uvicorn stops its workers, they their helpers), then SIGKILL to whatever
+    of their trees is left after ``timeout_s``: a worker whose parent was killed is no one's to stop."""
+    trees: list[psutil.Process] = []
+    for process in processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            trees.extend(psutil.Process(process.pid).children(recursive=True))
+        process.send_signal(signal.SIGTERM)
+    for process in processes:
+        try:
+            process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    for leftover in trees:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            leftover.kill()
 
 
 def serve_log(data_dir: Path, index: int = 0) -> Path:
