@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import subprocess
 import tempfile
 import time
@@ -25,9 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-import psutil
 from benchmarks.evolution import scratch_database
-from benchmarks.service import _free_port
+from benchmarks.service import _free_port, stop_trees
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Where ``make bench-aegra-install`` puts Aegra; ``AEGRA_VENV`` (the Makefile's variable) moves it.
@@ -54,23 +52,6 @@ def installed_version(venv: Path) -> str | None:
             if line.startswith("Version: "):
                 return line.removeprefix("Version: ").strip()
     return None
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM to uvicorn (it stops its workers), then SIGKILL to whatever of its tree is left."""
-    try:
-        workers = psutil.Process(process.pid).children(recursive=True)
-    except psutil.NoSuchProcess:
-        workers = []
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-    for worker in workers:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            worker.kill()
 
 
 def _wait_until_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
@@ -126,7 +107,7 @@ def serving_aegra(server_uri: str, workers: int, venv: Path | None = None) -> It
             try:
                 _wait_until_healthy(url, process, log)
             finally:
-                _stop(process)
+                stop_trees([process])
         env["RUN_MIGRATIONS_ON_STARTUP"] = "false"
         process = start(workers)
         try:
@@ -136,4 +117,4 @@ def serving_aegra(server_uri: str, workers: int, venv: Path | None = None) -> It
             print(f"Aegra's log, last lines:\n{log.read_text()[-3000:]}")
             raise
         finally:
-            _stop(process)
+            stop_trees([process])

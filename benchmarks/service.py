@@ -70,13 +70,28 @@ async def _new_thread_wait(client: Any, case: dict[str, Any]) -> float:
     return time.perf_counter() - start
 
 
-async def _first_event(client: Any, case: dict[str, Any]) -> float:
+async def _first_event(client: Any, case: dict[str, Any], thread_id: str | None = None) -> float:
+    """From the request to the first SSE event of a stream run, stateless or on ``thread_id``."""
     start = time.perf_counter()
     first = 0.0
-    async for _ in client.runs.stream(None, case["assistant"], input=case["input"], stream_mode="values"):
+    async for _ in client.runs.stream(
+        thread_id, case["assistant"], input=case["input"], stream_mode="values"
+    ):
         if not first:
             first = time.perf_counter() - start
     return first
+
+
+async def _stateless_wait(client: Any, case: dict[str, Any]) -> float:
+    start = time.perf_counter()
+    await client.runs.wait(None, case["assistant"], input=case["input"])
+    return time.perf_counter() - start
+
+
+async def _thread_first_event(client: Any, case: dict[str, Any]) -> float:
+    """The first SSE event of a stream run on a thread made beforehand (not timed)."""
+    thread = await client.threads.create()
+    return await _first_event(client, case, thread["thread_id"])
 
 
 async def _create_join_stream(client: Any, case: dict[str, Any]) -> float:
@@ -188,11 +203,12 @@ def serving(
         **(extra_env or {}),
     }
     cli = [sys.executable, "-m", "master_agent.cli"]
-    created = subprocess.run([*cli, "keys", "create", "--tenant", tenant], env=env, capture_output=True, text=True, check=True)  # fmt: skip
-    key = json.loads(created.stdout)["api_key"]
     servers: list[subprocess.Popen[bytes]] = []
     urls: list[str] = []
     try:
+        # Inside the try: this command starts the embedded Postgres, which a stop here must not leave behind.
+        created = subprocess.run([*cli, "keys", "create", "--tenant", tenant], env=env, capture_output=True, text=True, check=True)  # fmt: skip
+        key = json.loads(created.stdout)["api_key"]
         for index in range(processes):
             port = _free_port()
             # Its log is read when a benchmark finds it gone (serve_log).
@@ -212,16 +228,28 @@ def serving(
             pids=tuple(server.pid for server in servers),
         )
     finally:
-        for server in servers:
-            server.send_signal(signal.SIGTERM)
-        for server in servers:
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+        stop_trees(servers)
         if not env.get("DATABASE_URL") and not keep_database:
             stop_embedded_server(Path(data_dir))
+
+
+def stop_trees(processes: list[subprocess.Popen[bytes]], timeout_s: float = 30) -> None:
+    """SIGTERM to each server (uvicorn stops its workers, they their helpers), then SIGKILL to whatever
+    of their trees is left after ``timeout_s``: a worker whose parent was killed is no one's to stop."""
+    trees: list[psutil.Process] = []
+    for process in processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            trees.extend(psutil.Process(process.pid).children(recursive=True))
+        process.send_signal(signal.SIGTERM)
+    for process in processes:
+        try:
+            process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    for leftover in trees:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            leftover.kill()
 
 
 def serve_log(data_dir: Path, index: int = 0) -> Path:

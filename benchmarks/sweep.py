@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import statistics
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,8 @@ from benchmarks.service import (
     _new_thread_wait,
     _percentile,
     _postmaster,
+    _stateless_wait,
+    _thread_first_event,
     _tree,
     _worker_memory,
     serve_log,
@@ -37,6 +41,15 @@ SWEEP_CLIENTS = (1, 10, 50, 100)
 SWEEP_RUNS = 200
 #: Rounds per level and server, alternating which server goes first.
 ROUNDS = 2
+#: One client's requests per figure and server for the per-request figures (after WARM_REQUESTS each).
+REQUEST_RUNS = 60
+WARM_REQUESTS = 5
+#: The per-request figures (issue 46's table): one client, one request at a time.
+REQUEST_FIGURES: dict[str, Callable[[Any, dict[str, Any]], Awaitable[float]]] = {
+    "new thread + runs.wait": _new_thread_wait,
+    "stateless runs.wait": _stateless_wait,
+    "first SSE event, thread stream": _thread_first_event,
+}
 
 
 @dataclass(frozen=True)
@@ -116,6 +129,35 @@ def _ratio_row(clients: int, ours: LevelFigures, peer: LevelFigures) -> str:
             f"{p99:>7.2f}x")  # fmt: skip
 
 
+async def per_request(targets: list[Target], case: dict[str, Any], runs: int = REQUEST_RUNS) -> None:
+    """Issue 46's per-request figures, medians of one client's requests in turn: each request goes to
+    every target before the next (the first target alternating), so the machine's load hits all alike."""
+    clients = [get_client(url=target.url, api_key=target.key) for target in targets]
+    times: dict[tuple[str, str], list[float]] = {}
+    try:
+        for figure, request in REQUEST_FIGURES.items():
+            for index in range(WARM_REQUESTS + runs):
+                pairs = list(zip(targets, clients, strict=True))
+                for target, client in pairs if index % 2 == 0 else pairs[::-1]:
+                    elapsed = await request(client, case)
+                    if index >= WARM_REQUESTS:
+                        times.setdefault((figure, target.name), []).append(elapsed)
+    finally:
+        for client in clients:
+            await client.aclose()
+    names = [target.name for target in targets]
+    print(f"per request ({case['assistant']} graph, one client, medians of {runs} each, interleaved; load "
+          f"average {' '.join(f'{load:.1f}' for load in os.getloadavg())})")  # fmt: skip
+    ratio = f" {f'{names[1]}/{names[0]}':>14}" if len(targets) == 2 else ""
+    print(f"{'figure':<32}" + "".join(f" {name + ' ms':>14}" for name in names) + ratio)
+    for figure in REQUEST_FIGURES:
+        medians = [statistics.median(times[figure, name]) for name in names]
+        row = f"{figure:<32}" + "".join(f" {median * 1000:>14.1f}" for median in medians)
+        if len(targets) == 2:
+            row += f" {medians[1] / medians[0]:>13.2f}x"
+        print(row)
+
+
 async def scale_sweep(
     targets: list[Target],
     case: dict[str, Any],
@@ -161,6 +203,7 @@ def run(service: ServiceUnderTest, workers: int) -> None:
     venv = aegra.aegra_venv()
     if aegra.installed_version(venv) is None:
         print(f"Aegra: not installed in {venv} (`make bench-aegra-install`); ours alone")
+        asyncio.run(per_request([ours], case))
         asyncio.run(scale_sweep([ours], case, postmaster))
         return
     try:
@@ -174,5 +217,6 @@ def _against_aegra(service: ServiceUnderTest, workers: int, ours: Target, case: 
                    postmaster: int | None, venv: Path) -> None:  # fmt: skip
     with aegra.serving_aegra(database_uri(service), workers, venv) as peer:
         print(f"Aegra {peer.version} at {peer.url}, {workers} uvicorn workers, on the same Postgres")
-        asyncio.run(scale_sweep([ours, Target(f"aegra {peer.version}", peer.url, service.key, peer.pid)],
-                                case, postmaster))  # fmt: skip
+        targets = [ours, Target(f"aegra {peer.version}", peer.url, service.key, peer.pid)]
+        asyncio.run(per_request(targets, case))
+        asyncio.run(scale_sweep(targets, case, postmaster))

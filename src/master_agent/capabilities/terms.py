@@ -421,6 +421,11 @@ def load_month_names() -> None:
     _foreign_months()
 
 
+def load_world_holidays(year: int) -> None:
+    """Read every country's holidays of ``year`` now (a parent that forks its workers shares them)."""
+    _world_holidays(year)
+
+
 @functools.cache
 def _foreign_months() -> tuple[re.Pattern[str], dict[str, int]]:
     """A pattern finding a month named in another language next to its day or year, and the month

@@ -18,6 +18,8 @@ from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
+from master_agent.storage.notifications import Notifier
+
 logger = logging.getLogger(__name__)
 
 FLUSH_EVERY_S = 0.05
@@ -38,9 +40,8 @@ INSERT_EVENTS = """stored_events AS (
                          %(event_data)s::jsonb[])
     ON CONFLICT DO NOTHING
 )"""
-#: One notification per run whose events the batch holds.
-ANNOUNCE_EVENTS = f"SELECT pg_notify('{EVENTS_CHANNEL}', run_id) FROM unnest(%(announce)s::text[]) AS run_id"
-STORE_EVENTS = f"WITH {INSERT_EVENTS} {ANNOUNCE_EVENTS}"
+#: A batch alone; ``RunEventLog.announce`` notifies the runs it holds once it is committed.
+STORE_EVENTS = f"WITH {INSERT_EVENTS} SELECT 1 AS stored"
 #: What a stream's queue receives when events of its run were stored by another process.
 STORED_ELSEWHERE = "__stored_elsewhere__"
 
@@ -53,8 +54,9 @@ class RunEvent:
 
 
 class RunEventLog:
-    def __init__(self, pool: AsyncConnectionPool[Any]) -> None:
+    def __init__(self, pool: AsyncConnectionPool[Any], notifier: Notifier | None = None) -> None:
         self._pool = pool
+        self.notifier = notifier or Notifier(pool)
         self._subscribers: dict[str, set[asyncio.Queue[RunEvent]]] = defaultdict(set)
         self._next_seq: dict[str, int] = {}
         self._pending: list[tuple[str, RunEvent]] = []
@@ -102,7 +104,8 @@ class RunEventLog:
         """The events of ``run_id`` not written yet, for a caller that writes them in its own
         statement (``event_params``). A batch the flusher is writing that holds events of the run is
         stored first, so a run's end never commits before its earlier events; the events count as
-        written only if the block succeeds (else they wait for the next flush)."""
+        written, and are announced, only if the block succeeds (else they wait for the next flush).
+        The caller commits inside the block."""
         while run_id in self._in_flight:
             await self._batch_written.wait()
         batch = [entry for entry in self._pending if entry[0] == run_id]
@@ -113,6 +116,7 @@ class RunEventLog:
             self._pending[:0] = batch
             raise
         self.written(batch)
+        self.announce(batch)
 
     async def _flush_soon(self, delay_s: float = FLUSH_EVERY_S) -> None:
         await asyncio.sleep(delay_s)
@@ -136,6 +140,12 @@ class RunEventLog:
                     self._in_flight = frozenset()
                     self._batch_written.set()
                 self.written(batch)
+                self.announce(batch)
+
+    def announce(self, batch: list[tuple[str, RunEvent]]) -> None:
+        """Tell every process that events of the runs in ``batch`` are stored (call it after the commit)."""
+        for run_id in dict.fromkeys(run_id for run_id, _ in batch):
+            self.notifier.send(EVENTS_CHANNEL, run_id)
 
     def written(self, batch: list[tuple[str, RunEvent]]) -> None:
         for run_id, item in batch:
@@ -182,14 +192,14 @@ class RunEventLog:
             # runs they belong to are taken over and continue their numbering from what is stored).
             logger.error("%d run events could not be stored before shutdown", len(self._pending))
             self._flusher.cancel()
+        await self.notifier.aclose()
 
 
 def event_params(batch: list[tuple[str, RunEvent]]) -> dict[str, Any]:
-    """Parameters of ``INSERT_EVENTS`` and ``ANNOUNCE_EVENTS`` for ``batch``."""
+    """Parameters of ``INSERT_EVENTS`` for ``batch``."""
     return {
         "event_runs": [run_id for run_id, _ in batch],
         "event_seqs": [item.seq for _, item in batch],
         "event_names": [item.event for _, item in batch],
         "event_data": [json.dumps(item.data, default=str) for _, item in batch],
-        "announce": list(dict.fromkeys(run_id for run_id, _ in batch)),
     }

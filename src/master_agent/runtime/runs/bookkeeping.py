@@ -4,7 +4,6 @@ the outputs of the runs executing here, and background tasks (webhooks among the
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import socket
 import uuid
@@ -16,8 +15,6 @@ from master_agent.runtime.resources import RuntimeResources
 from master_agent.runtime.run_events import RunEventLog
 from master_agent.runtime.run_stages import ClaimTrigger, RunStage, StageObserver
 from master_agent.runtime.runs.statements import DONE_CHANNEL, CancelAction
-
-logger = logging.getLogger(__name__)
 
 
 class RunBookkeeping:
@@ -99,13 +96,9 @@ class RunBookkeeping:
             return None
         return await asyncio.wait_for(asyncio.shield(future), within_s)
 
-    async def _announce_done(self, run_id: str, status: str) -> None:
+    def _announce_done(self, run_id: str, status: str) -> None:
         self._wake_waiters(run_id, status)
-        try:
-            async with self.resources.database.pool.connection() as conn:
-                await conn.execute("SELECT pg_notify(%s, %s)", (DONE_CHANNEL, run_id))
-        except Exception:
-            logger.warning("announcing the end of run %s failed; other processes will poll", run_id)
+        self.events.notifier.send(DONE_CHANNEL, run_id)
 
     def spawn(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run ``work`` in the background, kept alive until it is done."""

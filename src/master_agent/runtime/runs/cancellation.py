@@ -16,12 +16,12 @@ from master_agent.runtime.runs.statements import (
     ACTIVE_RUNS_ON_THREAD,
     CANCEL_CHANNEL,
     CANCEL_PENDING,
+    CHANNEL,
     DELETE_RUN,
     FINISH_RUN,
     LOCK_RUN,
     REQUEST_CANCEL,
     ROLLBACK_CHECKPOINTS,
-    WAKE_IF_QUEUED,
     CancelAction,
 )
 from master_agent.storage.outages import through_outages
@@ -60,7 +60,7 @@ class RunCancellation(RunBookkeeping):
         if row["status"] == "running":
             await self._stop_local(run_id, action)
         else:
-            await self._announce_done(run_id, "interrupted")
+            self._announce_done(run_id, "interrupted")
         return True
 
     async def _stop_local(self, run_id: str, action: CancelAction) -> None:
@@ -108,8 +108,6 @@ class RunCancellation(RunBookkeeping):
                     if webhook:
                         webhook_id = await enqueue_webhook(conn, run_id, webhook, None, None)
                 await _mark_thread(conn, thread_id, "idle")
-                # the run that interrupted this one
-                await conn.execute(WAKE_IF_QUEUED, {"thread_id": thread_id})
 
         try:
             await through_outages(self.resources.database.health, store_end, within_s=self.outage_wait_s)
@@ -119,7 +117,8 @@ class RunCancellation(RunBookkeeping):
             self._release(run_id)
             self._cancelling.pop(run_id, None)
             self._resolve_output(run_id, None)
-        await self._announce_done(run_id, "interrupted")
+        self._announce_done(run_id, "interrupted")
+        self.events.notifier.send(CHANNEL)  # for the run that interrupted this one, queued behind it
         if webhook_id is not None:
             self._deliver_webhook(webhook_id)
 

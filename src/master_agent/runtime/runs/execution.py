@@ -22,7 +22,7 @@ from master_agent.runtime.runs.records import (
     _thread_values_params,
     _webhook_result,
 )
-from master_agent.runtime.runs.statements import END_RUN, MODEL_ERROR, RENEW_LEASES
+from master_agent.runtime.runs.statements import CHANNEL, DONE_CHANNEL, END_RUN, MODEL_ERROR, RENEW_LEASES
 from master_agent.runtime.serialization import error_output
 from master_agent.runtime.solve import SolveOutcome, record_failure, run_solution
 from master_agent.storage.outages import through_outages
@@ -106,14 +106,16 @@ class RunExecution(RunCancellation):
         webhook = (claimed.get("kwargs") or {}).get("webhook") if graph_run else None
         webhook_id: uuid.UUID | None = None
 
+        queued = False
+
         async def store_end() -> None:
-            nonlocal webhook_id
+            nonlocal webhook_id, queued
             async with (
                 self.events.storing(run_id) as batch,
                 self.resources.database.pool.connection() as conn,
                 conn.transaction() if webhook else contextlib.nullcontext(),
             ):
-                await conn.execute(
+                ended = await conn.execute(
                     END_RUN,
                     {
                         **event_params(batch),
@@ -124,10 +126,10 @@ class RunExecution(RunCancellation):
                         "thread_status": {"success": "idle"}.get(status, status),
                         "thread_key": _thread_key(thread_id) if graph_run else None,
                         **thread_values,
-                        "done": run_id,
                         "thread_id": thread_id,
                     },
                 )
+                queued = bool((await ended.fetchone() or {}).get("queued"))
                 if webhook:
                     webhook_id = await enqueue_webhook(conn, run_id, webhook, *_webhook_result(output))
                 if unfinished is not None and not graph_run:
@@ -137,6 +139,10 @@ class RunExecution(RunCancellation):
         try:
             await through_outages(self.resources.database.health, store_end, within_s=self.outage_wait_s)
             stored = True
+            # After the commit: waiters elsewhere, and the runs queued behind this one on its thread.
+            self.events.notifier.send(DONE_CHANNEL, run_id)
+            if queued:
+                self.events.notifier.send(CHANNEL)
             finished = time.perf_counter()
             self._observe("end", finished - ending)
             self._observe("run", finished - started)

@@ -17,6 +17,7 @@ from master_agent.runtime.runs.records import Run
 from master_agent.runtime.runs.statements import (
     ACTIVE_ON_THREAD,
     BUSY_THREAD,
+    CHANNEL,
     COUNT_BY_STATUS,
     INSERT_GRAPH_RUN,
     INSERT_RUN,
@@ -26,7 +27,6 @@ from master_agent.runtime.runs.statements import (
     SELECT_RUN,
     TERMINAL,
     WAIT_POLL_MAX_S,
-    WAKE_WORKERS,
     CancelAction,
 )
 
@@ -38,7 +38,7 @@ class RunQueue(RunClaims):
         run_id = str(uuid.uuid4())
         async with self.resources.database.pool.connection() as conn:
             await conn.execute(INSERT_RUN, (run_id, tenant_id, thread_id, "strategic_goal", solution_id))
-            await conn.execute(WAKE_WORKERS, ("",))
+        self.events.notifier.send(CHANNEL)
         self._wake.set()
         return run_id
 
@@ -70,7 +70,7 @@ class RunQueue(RunClaims):
         began = time.perf_counter()
         try:
             # Two round trips: the lock and the look (a fresh snapshot, taken under the lock), then
-            # the writes with the commit; the NOTIFY goes out when the transaction commits.
+            # the writes with the commit; a queued run's NOTIFY goes out after the commit.
             async with (
                 self.resources.database.pool.connection() as conn,
                 conn.pipeline(),
@@ -120,8 +120,6 @@ class RunQueue(RunClaims):
                 config = None if thread_config is None else json.dumps(thread_config)
                 graph_id = kwargs.get("graph_id")
                 await conn.execute(BUSY_THREAD, (config, graph_id, str(assistant_id), thread_id))
-                if not slot:
-                    await conn.execute(WAKE_WORKERS, (str(after_seconds) if after_seconds else "",))
             row = await inserted.fetchone()
         except BaseException:
             if slot:
@@ -135,6 +133,7 @@ class RunQueue(RunClaims):
             self._observe("queue_wait", 0.0)
             self._start(row)
         else:
+            self.events.notifier.send(CHANNEL, str(after_seconds) if after_seconds else "")
             self._backlog = True
             self._wake.set()
         # The new run waits behind the old ones until they have stopped (claim order per thread).

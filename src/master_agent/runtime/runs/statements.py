@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from master_agent.runtime.run_events import ANNOUNCE_EVENTS, INSERT_EVENTS
+from master_agent.runtime.run_events import INSERT_EVENTS
 
 #: The error name of a run whose master agent's model failed (stream ``error`` events, run output).
 MODEL_ERROR = "ModelError"
 TERMINAL: frozenset[str] = frozenset({"success", "error", "interrupted"})
+#: Wakes the claim loops of every process; the payload is the delay of a delayed run (seconds), when
+#: it falls due.
 CHANNEL = "master_agent_runs"
 CANCEL_CHANNEL = "master_agent_cancel"
 #: Tells every process a run has finished, so waiters elsewhere answer at once instead of polling.
@@ -73,9 +75,6 @@ LOCK_THREAD = "SELECT thread_id FROM threads WHERE thread_id = %s FOR UPDATE"
 OTHERS_QUEUED = """
 SELECT 1 FROM runs WHERE status = 'pending' AND created_at <= now() AND tenant_id <> %s LIMIT 1
 """
-#: Wakes the claim loops of every process; the payload is the delay of a delayed run (seconds), when
-#: it falls due.
-WAKE_WORKERS = f"SELECT pg_notify('{CHANNEL}', %s)"
 ACTIVE_ON_THREAD = "SELECT 1 FROM runs WHERE thread_id = %s AND status IN ('pending', 'running') LIMIT 1"
 #: A thread taking a run: busy, and the graph shape its runs use (kept when ``config`` is null); its
 #: metadata stamped with the run's graph and assistant, as langgraph-api stamps them (so
@@ -91,13 +90,10 @@ UPDATE runs SET status = %(status)s, error = %(error)s, finished_at = now(), upd
        lease_expires_at = NULL
 WHERE run_id = %(run_id)s AND lease_owner = %(owner)s
 """
-#: Wakes the workers when a run just finished was holding back queued runs of its thread.
-WAKE_IF_QUEUED = f"""
-SELECT pg_notify('{CHANNEL}', '') FROM runs WHERE thread_id = %(thread_id)s AND status = 'pending' LIMIT 1
-"""
 #: A run's end in one statement: its last events (those not written yet), its status, its thread's
-#: status (``thread_key`` null for a thread with no row), and the wake-ups of waiters elsewhere, of
-#: streams elsewhere, and of runs queued behind it on its thread.
+#: status (``thread_key`` null for a thread with no row), and whether runs queued behind it on its
+#: thread wait (``queued``: the workers are woken for them). Its notifications (waiters and streams
+#: elsewhere, queued runs) are sent after its commit (``storage/notifications.py``).
 END_RUN = f"""
 WITH {INSERT_EVENTS},
 finished AS ({FINISH_RUN}),
@@ -107,9 +103,7 @@ marked AS (
            interrupts = coalesce(%(interrupts)s::jsonb, interrupts)
     WHERE thread_id = %(thread_key)s
 )
-SELECT pg_notify('{DONE_CHANNEL}', %(done)s),
-       (SELECT count(*) FROM ({ANNOUNCE_EVENTS}) AS announced) AS announced,
-       (SELECT count(*) FROM ({WAKE_IF_QUEUED}) AS woken) AS woken
+SELECT EXISTS (SELECT 1 FROM runs WHERE thread_id = %(thread_id)s AND status = 'pending') AS queued
 """
 RENEW_LEASES = """
 UPDATE runs SET lease_expires_at = now() + make_interval(secs => %(lease)s)
