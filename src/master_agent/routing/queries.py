@@ -1271,7 +1271,8 @@ def carried_over(
             carried["store_id"] = store
     # "and the least?" after "which store took the most ...": the order is still of stores.
     if _ORDER_WORDS.search(message) and not _entity_nouns(message) and _entity_nouns(before):
-        message = f"{message.rstrip('?.! ')} (by {_entity_nouns(before)[0]})"
+        # (Said "among", not "by": "by store" asks each store's figure.)
+        message = f"{message.rstrip('?.! ')} (among the {_entity_nouns(before)[0]})"
     return message, carried
 
 
