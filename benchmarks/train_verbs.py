@@ -1,16 +1,16 @@
 """Trains the assistant's verb head (``make train-verbs``): which of its actions a request asks for, as a
 multinomial logistic regression over the local sentence embedding of the request (names, days and
 times masked: ``requests.masked``) and of its first words, beside hashed counts of its words and word
-pairs. The mix of features, C and class weighting are picked on the validation rows and the confidence
-calibrated there (temperature scaling). The confidence below which the assistant asks rather than acts
-(the floor) is picked on readings the head did not train on *and* that are wrong often enough to measure:
-out-of-fold readings of the training rows (``FOLD_REPEATS`` x ``FOLDS``-fold stratified cross-validation,
-same mix, C and weighting, same temperature) pooled with the validation readings. The floor sits just
-above one of the wrong write readings of that pool, the one that costs least (a write done on a wrong
-reading costs ``WRONG_WRITE_COST`` questions asked), so it is never zero: once validation held no wrong
-reading the old rule (the lowest floor at which every validation reading above it is right) gave 0.0 and
-the assistant acted on every reading. With no wrong write reading in the pool the trainer stops rather
-than guess. Written to ``master_agent/domains/assistant/verb_head.json``.
+pairs. The mix of features, C and class weighting are picked on the validation rows. The confidence
+(temperature scaling) and the confidence below which the assistant asks rather than acts (the floor) are
+fitted on readings the head did not train on *and* that are wrong often enough to measure: out-of-fold
+readings of the training rows (``FOLD_REPEATS`` x ``FOLDS``-fold stratified cross-validation, same mix,
+C and weighting) pooled with the validation readings. Validation alone came to hold no wrong reading:
+its temperature ran to the grid's lowest and its floor (the lowest at which every validation reading
+above it is right) to 0.0, and the assistant acted on every reading. The floor sits just above one of
+the pool's wrong write readings, the one that costs least (a write done on a wrong reading costs
+``WRONG_WRITE_COST`` questions asked), so it is never zero; with no wrong write reading in the pool the
+trainer stops rather than guess. Written to ``master_agent/domains/assistant/verb_head.json``.
 
 Training rows: the pack's own example requests (``requests.EXAMPLES``) and ``eval_assistant/verbs.json``
 "train" (assistant messages of the routing sets ``eval_routing/train*.json``, written from the user's
@@ -181,13 +181,13 @@ async def main(write: bool) -> dict[str, Any]:
     labels = [str(label) for label in model.classes_]
     truth = np.asarray([labels.index(v) for v in y_val])
     logits = f_val @ model.coef_.T + model.intercept_
-    temperature = min(TEMPERATURES, key=lambda t: nll(logits, truth, t))
+    pooled_logits = np.vstack([out_of_fold(f_train, y_train, labels, c, weighting), logits])
+    pooled_truth = np.concatenate([np.asarray([labels.index(v) for v in y_train] * FOLD_REPEATS), truth])
+    temperature = min(TEMPERATURES, key=lambda t: nll(pooled_logits, pooled_truth, t))
     probs = _softmax(logits / temperature)
     top, guess = probs.max(axis=1), probs.argmax(axis=1)
     # Asking matters where acting on a wrong reading changes something: a reading of a write (an event
     # or an email) below ``ask_below`` is confirmed with the user first (the floor: ``asking_floor``).
-    pooled_logits = np.vstack([out_of_fold(f_train, y_train, labels, c, weighting), logits])
-    pooled_truth = np.concatenate([np.asarray([labels.index(v) for v in y_train] * FOLD_REPEATS), truth])
     ask_below = asking_floor(_softmax(pooled_logits / temperature), pooled_truth, labels)
     writes = np.asarray([labels[g] in WRITES for g in guess])
     acted = ~writes | (top >= ask_below)
@@ -209,7 +209,8 @@ async def main(write: bool) -> dict[str, Any]:
         "ask_below": ask_below,
         "features": {"lexical_dim": features.lexical_dim, "lexical_weight": features.lexical_weight},
         "validation_accuracy": round(right, 4),
-        "floor_rule": f"out-of-fold ({FOLD_REPEATS}x{FOLDS}) + validation, wrong write costs {WRONG_WRITE_COST}",
+        "floor_rule": f"temperature and floor on out-of-fold ({FOLD_REPEATS}x{FOLDS}) + validation readings, "
+        f"a wrong write costing {WRONG_WRITE_COST} questions",
         # The verbs its training requests open with: a clause after "and" opened by one is a step.
         "openings": sorted({verb for text in train_texts if (verb := imperative_verb(text)) is not None}),
     }
