@@ -92,7 +92,7 @@ class SureRequest(Protocol):
     """A pack's second opinion on a message (``DomainPack.sure_request``)."""
 
     def __call__(
-        self, message: str, settings: Settings, today: date, *, refused: bool = False
+        self, message: str, settings: Settings, today: date, /, *, refused: bool = False
     ) -> Awaitable[bool]: ...
 
 
