@@ -208,6 +208,9 @@ async def test_a_reply_goes_to_whose_mail_it_names_and_says_only_what_was_dictat
         ("let the people on the Northwind call know it moved", "the Northwind call"),
         ("mail the retro's attendees that it is off", "the retro"),
         ("tell all the guests of the offsite dinner that it starts at 7", "the offsite dinner"),
+        # What is told opens a clause of its own, with no "that": the event ends before its subject.
+        ("tell everyone on the Northwind call I'm running late", "the Northwind call"),
+        ("update all the attendees of the retro we've moved rooms", "the retro"),
         # Not an event's people: no one, a group of the address book, or a word that names no person.
         ("Let everyone know the kitchen is closed tomorrow", None),
         ("email everyone on the team about the freeze", None),

@@ -39,6 +39,7 @@ from master_agent.domains.assistant.requests import (
     Reading,
     action_reader,
     imperative_verb,
+    sure_request,
 )
 from master_agent.domains.assistant.steps import request_steps, verb_openings
 from master_agent.domains.assistant.tools import (
@@ -934,6 +935,27 @@ async def test_a_mail_to_everyone_in_the_event_a_change_moves_goes_to_its_attend
 
 
 @pytest.mark.parametrize(
+    ("text", "refused", "sure"),
+    [
+        ("let the people on the Northwind call know I'll be ten minutes late", True, True),
+        ("update everyone in the budget sync that the numbers slipped", True, True),
+        ("tell the attendees of the retro I can't make it", True, True),
+        # A refusal needs people said as an event's: a day, a group or a bare "let ... know" is not that.
+        ("what is the weather on friday", True, False),
+        ("let the team know I'll be late", True, False),
+        ("book a table for four on friday at 8pm", True, False),
+        # An ambiguous message: a day or a time is evidence enough, as before.
+        ("move my 3pm on thursday to 4:30", False, True),
+        ("move it", False, False),
+    ],
+)
+async def test_the_pack_is_sure_of_a_refused_message_only_for_an_events_people(
+    text: str, refused: bool, sure: bool
+) -> None:
+    assert await sure_request(text, Settings(), MONDAY, refused=refused) is sure
+
+
+@pytest.mark.parametrize(
     ("request_text", "recipients"),
     [
         (
@@ -942,6 +964,16 @@ async def test_a_mail_to_everyone_in_the_event_a_change_moves_goes_to_its_attend
         ),
         (
             "mail the product review's attendees that the deck is ready",
+            ["priya.shah@acme.example", "tom.becker@acme.example"],
+        ),
+        # The front door's intent head refuses these as status lines; the pack's second opinion takes
+        # them for what they are (``sure_request(refused=True)``).
+        (
+            "let the people on the Northwind call know I'll be ten minutes late",
+            ["david.okafor@acme.example"],
+        ),
+        (
+            "tell everyone at the product review I'm stuck in traffic",
             ["priya.shah@acme.example", "tom.becker@acme.example"],
         ),
         # The retro invites no one: nothing is sent, and the reply says so.

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from langchain_core.tools import BaseTool
 from psycopg_pool import AsyncConnectionPool
@@ -88,6 +88,14 @@ class UploadKind:
     naming the problem when the content is not what the kind takes (nothing is kept then)."""
 
 
+class SureRequest(Protocol):
+    """A pack's second opinion on a message (``DomainPack.sure_request``)."""
+
+    def __call__(
+        self, message: str, settings: Settings, today: date, /, *, refused: bool = False
+    ) -> Awaitable[bool]: ...
+
+
 @dataclass(frozen=True, kw_only=True)
 class DomainPack:
     """A domain's agents, tools and demo data."""
@@ -141,11 +149,12 @@ class DomainPack:
     instead of the front door; explicit goals still go to the master agent's loop."""
     uploads: Mapping[str, UploadKind] = field(default_factory=dict)
     """Files its tenants' threads take, by kind (``POST /threads/{thread_id}/files``)."""
-    sure_request: Callable[[str, Settings, date], Awaitable[bool]] | None = None
-    """(message, settings, today) -> whether the pack's own reader of requests is sure the message asks
-    its master agent for something it does: the front door's second opinion on a message it would
-    otherwise ask an open question about (its intent head reads requests without their days, times and
-    names, where a pack's requests carry what they are about)."""
+    sure_request: SureRequest | None = None
+    """(message, settings, today, refused=) -> whether the pack's own reader of requests is sure the
+    message asks its master agent for something it does: the front door's second opinion on a message it
+    would otherwise ask an open question about (its intent head reads requests without their days, times
+    and names, where a pack's requests carry what they are about), or with ``refused``, on one its intent
+    head refuses outright (the pack then needs stronger evidence than for an ambiguous one)."""
     state_guard: Callable[[dict[str, Any], dict[str, Any]], list[str]] | None = None
     """(current values, update) -> what a direct state update of one of its conversations would change
     that only its stage machine's guards may (``workflows.spec.update_skips_a_guard``): such an update is refused (409), or for an

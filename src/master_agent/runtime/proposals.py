@@ -39,8 +39,14 @@ HOW_TO_ANSWER = (
     "or 'cancel'."
 )
 
+#: Words that praise what is shown: an answer of nothing else ("great", "perfect!", "lovely, thanks")
+#: takes it as it stands.
+_PRAISE = r"great|perfect|good|fine|nice|cool|excellent|lovely|brilliant|awesome|splendid|wonderful"
+_PRAISED = re.compile(
+    rf"^(?=.*\b(?:{_PRAISE})\b)\s*(?:(?:ok(?:ay)?|all|so|very|thanks|thank\s+you|{_PRAISE})[,.!]*\s*)+$", re.I
+)
 _ACCEPT = re.compile(
-    r"^\s*(?:(?:ok(?:ay)?|yes|yep|yeah|great|perfect|good|fine|nice|cool|excellent|lovely|thanks|"
+    r"^\s*(?:(?:ok(?:ay)?|yes|yep|yeah|" + _PRAISE + r"|thanks|"
     r"thank\s+you|alright|all\s+right|right|now|then|so)[,.!]?\s*|please\s+)*"
     r"(?:(?:execute|go ahead|go for it|proceed|approve[ds]?|accept(?:ed)?|confirm(?:ed)?|send|book it|"
     r"do (?:it|both|them|all|that)|run it|ship it|fire away|yes|yep|yeah|yup|ok(?:ay)?|sure|"
@@ -146,7 +152,7 @@ def read_feedback(text: str) -> Feedback | None:
         return "revise"
     if _CANCEL.match(text):
         return "cancel"
-    if _ACCEPT.match(text):
+    if _ACCEPT.match(text) or _PRAISED.match(text):
         return "accept"
     return None
 

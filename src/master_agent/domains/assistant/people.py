@@ -184,6 +184,8 @@ _IN_EVENT = re.compile(
     r"(?:\s+(?:who|that)(?:'s|'re|\s+(?:is|are|was|were))|\s+(?:is|are|was|were))?"
     r"\s+(?:(?:invited|going|coming)\s+to|in|on|at|of|attending)\s+(?P<event>.+?)"
     r"(?=\s+(?:that|saying|to\s+say|know|about|a\s+(?:quick\s+)?(?:note|line|heads-up|message|mail|email))\b"
+    # What is told starts a clause of its own: "tell everyone on the Northwind call I'm running late".
+    r"|\s+(?:I(?:['’](?:m|ll|ve|d))?|we(?:['’](?:re|ll|ve))?|they(?:['’](?:re|ll))?|he|she)\b(?!['’])"
     r"|[:,.?!;]|$)",
     re.I,
 )

@@ -26,6 +26,7 @@ from typing import Literal
 import numpy as np
 
 from master_agent.capabilities.tools.lexicon import verb_base
+from master_agent.domains.assistant.people import event_people
 from master_agent.domains.assistant.scheduling import resolve_day, resolve_period, resolve_time
 from master_agent.domains.assistant.shorthand import written_out
 from master_agent.models.embeddings import Embedder, make_embedder
@@ -469,17 +470,23 @@ class ActionReader:
 SECOND_OPINION: frozenset[Action] = frozenset(ACTION_NAMES) - {"unsupported", "feedback"}
 
 
-async def sure_request(text: str, settings: Settings, today: date) -> bool:
+async def sure_request(text: str, settings: Settings, today: date, *, refused: bool = False) -> bool:
     """Whether the assistant is sure ``text`` asks it for one of its actions: its verb head reads the
-    action at or above its asking threshold, and the request says when (a day, a span or a clock time),
-    which a bare "move it" or "send it" does not. The front door's second opinion
-    (``DomainPack.sure_request``) on "move my 3pm on thursday to 4:30" or "what does wednesday look
-    like", which its intent head, reading them without their days and times, takes as ambiguous."""
+    action at or above its asking threshold, and the request says what it is about in words the front
+    door's intent head does not read. For a message the head found ambiguous, that is when (a day, a span
+    or a clock time), which a bare "move it" or "send it" does not say: "move my 3pm on thursday to 4:30",
+    "what does wednesday look like". For one it refused outright (``refused``), only people said as an
+    event's ("let the people on the Northwind call know I'll be ten minutes late", "update everyone in
+    the budget sync"): a day alone does not make the weather on Friday a request of the assistant's."""
     text = written_out(text)
-    if (
+    if refused:
+        if event_people(text) is None:
+            return False
+    elif (
         resolve_day(text, today) is None
         and resolve_period(text, today) is None
         and resolve_time(text) is None
+        and event_people(text) is None
     ):
         return False
     reading = await action_reader(settings).reading(text)

@@ -4,7 +4,8 @@ with david thursday 12:30".
 Two kinds, both closed classes rather than phrases of requests:
 
 - a day word cut short: a word of three letters or more that begins exactly one day word ("thu",
-  "thurs", "fri", "tues"), written out whole;
+  "thurs", "fri", "tues"), written out whole; one that is a word of its own ("sat", "sun", "wed") only
+  where Duckling reads it as a day with a time of day ("sat around 11", "sun 10ish", "wed morning");
 - the few written abbreviations of English chat that stand for a word a reader needs ("w/" with,
   "w/o" without, "mtg" meeting, "pls" please, "tmrw" tomorrow, "b4" before, "asap" as soon as
   possible, "appt" appointment, "msg" message, "ppl" people).
@@ -16,17 +17,19 @@ text is rewritten, and everything after reads the rewritten request.
 from __future__ import annotations
 
 import re
+from typing import Any
+
+from master_agent.capabilities.terms import duckling_parse_time
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAY_WORDS = (*_WEEKDAYS, "tomorrow", "today", "tonight")
 #: Words that begin a day word but are words of their own ("sat", "sun", "wed"): written out only
-#: with a clock time or "at" after them.
+#: where Duckling reads them with a time of day after them (alone, it reads "the sun is out" as Sunday).
 _AMBIGUOUS = frozenset({"sat", "sun", "wed"})
+#: Grains of a time of day (a day's grain is "day").
+_TIME_OF_DAY = frozenset({"hour", "minute", "second"})
 #: Words that begin a day word and are names or words of their own ("Tom at 3pm" names a person).
 _NEVER = frozenset({"tom", "tod", "ton", "toni", "frida"})
-_CLOCK_AFTER = re.compile(
-    r"\s*(?:at\b|\d{1,2}(?::\d{2})?\s*(?:am|pm)?\b|morning|afternoon|evening|night)", re.I
-)
 _WORD = re.compile(r"(?<![\w'/])[a-z]{3,}(?![\w'/])", re.I)
 #: Written abbreviations, each standing for one word or phrase (lower case; matched whole).
 ABBREVIATIONS: dict[str, str] = {
@@ -65,6 +68,20 @@ def _day_word(word: str) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
+def _with_time_of_day(mention: dict[str, Any]) -> bool:
+    value = mention.get("value") or {}
+    # A part of the day ("wed morning") or an interval ("sat 10-12") has no single grain.
+    return value.get("type") == "interval" or value.get("grain", "hour") in _TIME_OF_DAY
+
+
+def _day_with_time(text: str, start: int, end: int) -> bool:
+    """Duckling reads ``text[start:end]`` as a day with a time of day said after it."""
+    return any(
+        mention["start"] <= start and mention["end"] > end and _with_time_of_day(mention)
+        for mention in duckling_parse_time(text)
+    )
+
+
 def written_out(text: str) -> str:
     """``text`` with its chat shorthand written out (unchanged when it has none)."""
     expanded = _ABBREVIATION.sub(lambda match: ABBREVIATIONS[match.group(1).lower()], text)
@@ -74,7 +91,7 @@ def written_out(text: str) -> str:
         whole = _day_word(word)
         if whole is None:
             return word
-        if word.lower() in _AMBIGUOUS and not _CLOCK_AFTER.match(expanded, match.end()):
+        if word.lower() in _AMBIGUOUS and not _day_with_time(expanded, match.start(), match.end()):
             return word
         return whole
 

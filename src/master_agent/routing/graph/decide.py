@@ -326,6 +326,11 @@ class DecisionSteps(DataSteps):
         (not a correction: it reads the value, not what it corrects)."""
         if reading.chosen is not None:
             outcome = Outcome(reading.chosen, "chosen by the user")
+        elif refused and second_opinion and await self._pack_sure(reading.goal, refused=True):
+            # Refused by the intent head, claimed by the pack on evidence the head cannot read: "let
+            # the people on the Northwind call know I'll be ten minutes late" is a mail to an event's
+            # people, not the status line ("off at 6 tonight") the head takes it for.
+            return self._claimed_by_pack(), intent.model_copy(update=EXECUTE)
         elif refused:
             # The head is sure: what its tenants' users asked here and nothing served (the weather,
             # a match score, another product), however like a question about the data it reads.
@@ -345,18 +350,27 @@ class DecisionSteps(DataSteps):
             and outcome.clarification.kind == "open_ended"
             and not (reading.override or clarifications)
             and second_opinion
-            and self.pack.sure_request is not None
-            and await self.pack.sure_request(reading.goal, self.settings, self.evolution.clock.now().date())
+            and await self._pack_sure(reading.goal)
         ):
             # The pack's second opinion: its own reader is sure of a request the intent head, which
             # reads a message without its days, times and names, found ambiguous ("move my 3pm on
             # thursday to 4:30"). Its master agent takes it (and asks its own questions).
-            master = self.capabilities.master["name"]
-            outcome = Outcome(
-                RouteTarget(kind="agent", name=master), f"the {self.pack.name} pack is sure it asks {master}"
-            )
+            outcome = self._claimed_by_pack()
             intent = intent.model_copy(update=EXECUTE)
         return outcome, intent
+
+    def _claimed_by_pack(self) -> Outcome:
+        master = self.capabilities.master["name"]
+        return Outcome(
+            RouteTarget(kind="agent", name=master), f"the {self.pack.name} pack is sure it asks {master}"
+        )
+
+    async def _pack_sure(self, goal: str, *, refused: bool = False) -> bool:
+        """The pack's second opinion (``DomainPack.sure_request``); no opinion: not sure."""
+        if self.pack.sure_request is None:
+            return False
+        today = self.evolution.clock.now().date()
+        return await self.pack.sure_request(goal, self.settings, today, refused=refused)
 
     async def _continued(
         self,
