@@ -13,7 +13,7 @@ import pytest
 
 from master_agent.capabilities.dates import in_iso_dates
 from master_agent.meta.design import computed, expected_value, field_rules, months_between
-from master_agent.meta.requirements import extract_requirements
+from master_agent.meta.requirements import _weekdays, extract_requirements
 from master_agent.runtime import RuntimeResources
 from tests.test_meta_conditions import _gate_of
 from tests.test_meta_formulas import _answer, _built
@@ -158,3 +158,31 @@ def test_days_of_the_week_and_clock_times_are_conditions_not_mentions() -> None:
         ("Ordered: 2025-03-09 09:00. Cake: lemon.", "closed"),
     ]:
         assert expected_value(rules_of["slot"], text, rules_of) == slot, text
+
+
+@pytest.mark.parametrize(
+    ("text", "days"),
+    [
+        ("booked Monday to Friday before 2pm", [1, 2, 3, 4, 5]),
+        ("Mon-Fri only", [1, 2, 3, 4, 5]),
+        ("Friday to Monday", [1, 5, 6, 7]),
+        ("on Tuesdays and Thursdays", [2, 4]),
+        ("at the weekend", [6, 7]),
+        ("less than 12 months before", None),  # "months" is no Monday
+        ("the parcel sat in the sun", None),
+    ],
+)
+def test_days_of_the_week_are_read_by_their_names_only(text: str, days: list[int] | None) -> None:
+    read = _weekdays(text)
+    assert (read[0] if read else None) == days
+
+
+def test_a_rule_on_days_of_the_week_leaves_no_condition_unread() -> None:
+    _, requirements = extract_requirements(
+        "We'd like a team of agents for laptop handovers. Each handover gives the tag and the hand-over date. "
+        'The agents return a JSON object with status (secure or test). status: "test" when the hand-over date '
+        'is on a Saturday or Sunday; otherwise "secure".'
+    )
+    (requirement,) = requirements
+    assert requirement.buildable and not requirement.unread
+    assert [r.weekdays for r in requirement.rules if r.value == "test"] == [[6, 7]]

@@ -362,7 +362,7 @@ def _amounts_read(clause: str) -> list[tuple[int, int, float, str]]:
                 )
                 noun = after.group(1).lower() if after else ""
                 unit = noun if noun not in _FUNCTION and noun not in ("or", "and", "nor") else ""
-            if any(s <= start < e or start <= s < end for s, e, _, _ in out):
+            if any(s <= start < e or (u == "clock" and start <= s < end) for s, e, _, u in out):
                 continue
             out.append((start, end, float(number), unit))
     return sorted(out)
@@ -384,9 +384,15 @@ def _clock_minutes(found: re.Match[str]) -> int:
 
 
 _DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_DAY_NAME = r"(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*"
-#: "Monday to Friday", "on a Saturday or Sunday", "weekdays", "at the weekend".
-_DAY_RANGE = re.compile(rf"\b({_DAY_NAME})\s*(?:to|through|thru|-|–|until)\s*({_DAY_NAME})\b", re.I)
+#: A day's name ("Monday", "Saturdays"); in a range also its short form ("Mon-Fri"), never a word
+#: that only starts like one ("months", "sat", "the sun").
+_DAY_NAME = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
+_DAY_SHORT = r"(?:mon|tue|wed|thu|fri|sat|sun)\.?"
+#: "Monday to Friday", "Mon-Fri", "on a Saturday or Sunday", "weekdays", "at the weekend".
+_DAY_RANGE = re.compile(
+    rf"\b({_DAY_NAME}|{_DAY_SHORT})\s*(?:to|through|thru|-|–|until)\s*({_DAY_NAME}|{_DAY_SHORT})(?![a-z])",
+    re.I,
+)
 _DAY_SAID = re.compile(rf"\b{_DAY_NAME}\b|\b(?:on\s+)?(?:a\s+|the\s+)?(?:weekdays?|week-?ends?)\b", re.I)
 
 
@@ -2525,6 +2531,8 @@ def _unread(requirement: Requirement, fields: dict[str, list[str]], subject: fro
             said += [comparison.change or "", comparison.of or ""]
         for operand in (rule.computed.left, rule.computed.right) if rule.computed else ():
             said.append(operand.label or "")
+        # The days of the week a rule reads, by name ("on a Saturday or Sunday").
+        said += [_DAY_NAMES[day - 1] for day in rule.weekdays]
         read |= {stem(w) for item in said for w in _WORD.findall(item)}
     named = {stem(w) for w in subject}
     named |= {
