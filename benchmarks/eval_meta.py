@@ -11,7 +11,7 @@ printed. Each file is reported apart. They were copied from the evaluation sets 
 without reading the code (their READMEs there: ``README.md``, ``README2.md``). ``--only tuning2``
 (repeatable) runs only the named splits; ``--tuning-only`` only the tuning files; ``--request m-t-05``
 (repeatable) only those tuning requests; ``--misses`` prints each tuning case the built system
-missed. Each request is built by the ``meta`` graph (embedded Postgres, offline model, one tenant),
+missed. ``--help`` prints this and runs nothing; an unknown option or split is an error (exit 2). Each request is built by the ``meta`` graph (embedded Postgres, offline model, one tenant),
 then:
 
 - **constraints captured**: a constraint of the set counts when requirements of the SystemSpec cover
@@ -27,6 +27,7 @@ then:
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import importlib.util
 import json
@@ -200,7 +201,36 @@ def _rate(values: list[bool]) -> str:
     return f"{sum(values)}/{len(values)} ({sum(values) / len(values):.0%})" if values else "0/0"
 
 
-async def evaluate(data_dir: str) -> int:
+def parse_options(argv: list[str]) -> argparse.Namespace:
+    """The runner's options, parsed: an option it does not know is an error, never "run everything"
+    (which would run the held-out splits)."""
+    parser = argparse.ArgumentParser(
+        prog="eval_meta.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=[label for label, _, _ in SPLITS],
+        help="run only this split (repeatable); without it, every split, held-out ones included",
+    )
+    parser.add_argument("--tuning-only", action="store_true", help="only the tuning splits")
+    parser.add_argument(
+        "--request", action="append", default=[], help="only this tuning request, by id (repeatable)"
+    )
+    parser.add_argument("--misses", action="store_true", help="print each tuning case the system missed")
+    return parser.parse_args(argv)
+
+
+def _chosen(options: argparse.Namespace) -> list[tuple[str, str, bool]]:
+    """The splits the options pick, in the runner's order."""
+    return [
+        (label, file, show)
+        for label, file, show in SPLITS
+        if (show or not options.tuning_only) and (not options.only or label in options.only)
+    ]
+
+
+async def evaluate(data_dir: str, options: argparse.Namespace) -> int:
     match = _matcher()
     settings = Settings(data_dir=Path(data_dir), model="offline")
     async with open_resources(settings) as resources:
@@ -209,15 +239,10 @@ async def evaluate(data_dir: str) -> int:
         from master_agent.meta.graph import build_meta_graph
 
         meta = build_meta_graph().compile(checkpointer=resources.database.checkpointer)
-        for label, file, show in SPLITS:
-            if "--tuning-only" in sys.argv and not show:
-                continue
-            only = [sys.argv[i + 1] for i, arg in enumerate(sys.argv[:-1]) if arg == "--only"]
-            if only and label not in only:
-                continue
+        for label, file, show in _chosen(options):
             items = json.loads((HERE / file).read_text())
             # "--request m-t-05" (repeatable): only those tuning requests (held-out ones are never picked).
-            picked = [sys.argv[i + 1] for i, arg in enumerate(sys.argv[:-1]) if arg == "--request"]
+            picked = options.request
             if picked:
                 items = [item for item in items if show and item["id"] in picked]
                 if not items:
@@ -234,7 +259,7 @@ async def evaluate(data_dir: str) -> int:
                     )
                     if row["error"]:
                         print(f"         failed: {str(row['error'])[:160]}")
-                    if "--misses" in sys.argv:
+                    if options.misses:
                         for miss in row["misses"]:
                             print(f"         miss {miss}")
                     if row["unmet"]:
@@ -256,11 +281,12 @@ async def evaluate(data_dir: str) -> int:
     return 0
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    options = parse_options(sys.argv[1:] if argv is None else argv)
     register_graphs()
     with tempfile.TemporaryDirectory(prefix="ma-eval-meta-") as data_dir:
         try:
-            return asyncio.run(evaluate(data_dir))
+            return asyncio.run(evaluate(data_dir, options))
         finally:
             # The embedded server outlives the pool (pgserver keeps it for the next process) and
             # writes into the directory while it is removed: stopped first, the removal cannot fail.

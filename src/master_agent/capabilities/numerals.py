@@ -3,7 +3,8 @@ is "36", "1.5k" is "1500", "two and a half grand" is "$2500", "€2.000,50" is "
 
 A built system's SQL reads amounts with regular expressions over digits. A saved query that writes
 ``%(<parameter>_in_digits)s`` (``digits_parameter``) gets, at each call, that parameter's text with
-every number spelled in words or with a scale suffix rewritten in digits (``in_digits``); the other
+every number spelled in words or with a scale suffix rewritten in digits, and every day and clock
+time in ISO (``input_digits``); the other
 parameters are bound as written, so what the input says stays quoted as it was.
 
 The reading is Duckling's ("number" and "amount-of-money" dimensions), with what it leaves unread
@@ -77,8 +78,18 @@ def digits_read(sql: str) -> list[str]:
 
 def with_digits(sql: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
     """``parameters`` with the digits reading of each one ``sql`` asks for bound beside it."""
-    read = {f"{name}{DIGITS_SUFFIX}": in_digits(str(parameters.get(name) or "")) for name in digits_read(sql)}
+    read = {
+        f"{name}{DIGITS_SUFFIX}": input_digits(str(parameters.get(name) or "")) for name in digits_read(sql)
+    }
     return {**parameters, **read}
+
+
+def input_digits(text: str) -> str:
+    """An input as a built system's SQL reads it: its days and clock times in ISO ("5th Nov 2024" is
+    "2024-11-05", ``dates.in_iso_dates``), then its numbers in digits (``in_digits``)."""
+    from master_agent.capabilities.dates import in_iso_dates
+
+    return in_digits(in_iso_dates(text))
 
 
 def plain(value: Decimal | float) -> str:

@@ -286,7 +286,10 @@ class Comparison(BaseModel):
 
     op: Literal[">", ">=", "<", "<="]
     value: float
-    unit: str = Field(default="", description="'$', 'EUR', '%', or the noun after the number ('units').")
+    unit: str = Field(
+        default="",
+        description="'$', 'EUR', '%', 'clock' (minutes after midnight: 'before 14:00'), or the noun after the number.",
+    )
     total: bool = False
     """The request says the quantity is a total: the input's "Total" line, else every amount of the
     unit in the input summed (its tax lines too)."""
@@ -340,13 +343,20 @@ class Computation(BaseModel):
     ``left / right`` (null when ``right`` is 0), ``left`` above ``right`` (the part over it, never
     below 0: "total hours above 40"), or ``days_after``: the date written after ``left``'s label moved
     by ``right`` days, as an ISO date ("90 days after the start date"; a date before it is a negative
-    number of days). A number is then capped and rounded as the request says."""
+    number of days), ``months_after``: moved by ``right`` calendar months (the same day number, clipped
+    to the month's last day: "the same day one year after the last service"), or ``days_between``: the
+    days from the date after ``left``'s label to the one after ``right``'s (the input's first date
+    range where it writes neither label: "Freeze from 2024-06-01 to 2024-06-30"). A number is then
+    capped and rounded as the request says."""
 
     model_config = ConfigDict(extra="forbid")
 
-    op: Literal["-", "+", "*", "/", "above", "days_after"]
+    op: Literal["-", "+", "*", "/", "above", "days_after", "months_after", "days_between"]
     left: Operand
     right: Operand
+    inclusive: bool = False
+    """Of ``days_between``: both ends counted ("from the first to the last day, both included": 1 to
+    30 June is 30 days)."""
     cap: float | None = None
     """The most it may be ("capped at $300", "at most 40")."""
     digits: int | None = Field(default=None, ge=0, le=6)
@@ -387,6 +397,9 @@ class Rule(BaseModel):
     within: dict[str, str] = Field(default_factory=dict)
     """The input label a mention is read after, by item ("enterprise": "plan" reads "Plan: enterprise",
     not a claim inside the message); the whole input where it writes no such label."""
+    weekdays: list[int] = Field(default_factory=list)
+    """Applies when the input's day (the first date it writes) falls on one of these ISO weekdays,
+    1 Monday to 7 Sunday ("Monday to Friday", "on a Saturday or Sunday")."""
     differ: list[str] = Field(default_factory=list)
     """Applies when the input writes different values after each of these nouns ("a swap between
     nurses on different bands": "band 5" and "band 7")."""

@@ -23,7 +23,15 @@ from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
-from master_agent.capabilities.numerals import DIGITS_SUFFIX, digits_parameter, in_digits, number_words
+from dateutil.relativedelta import relativedelta
+
+from master_agent.capabilities.numerals import (
+    DIGITS_SUFFIX,
+    digits_parameter,
+    in_digits,
+    input_digits,
+    number_words,
+)
 from master_agent.capabilities.tools.lexicon import a_kind_of, a_near_miss, a_synonym
 from master_agent.capabilities.tools.senses import sensed, sensed_sql
 from master_agent.meta.artifacts import (
@@ -346,9 +354,14 @@ def _type_of(values: list[RuleValue]) -> Literal["string", "integer", "number", 
     return "string"
 
 
+#: Computations over the input's dates (their operands are dates, not numbers); the first two give one.
+_DATE_OPS = ("days_after", "months_after", "days_between")
+_GIVES_DATE = ("days_after", "months_after")
+
+
 def _computed_kind(computation: Computation) -> RuleValue:
     """A value of the kind a computation gives: an ISO date is text, the rest numbers."""
-    return "1970-01-01" if computation.op == "days_after" else 0.5
+    return "1970-01-01" if computation.op in _GIVES_DATE else 0.5
 
 
 def field_rules(requirements: list[Requirement]) -> dict[str, list[Rule]]:
@@ -572,8 +585,9 @@ def _identifier(label: str) -> str:
 
 
 def _date_sql(label: str, subject: str) -> str:
+    """The date the input writes after a label, read in ISO (``input_digits``: "5th Nov 2024")."""
     pattern = "(?i)" + _label(label) + r"[^0-9]{0,30}" + _ISO_DATE
-    return f"substring(%({subject})s::text from {_sql_text(_pg(pattern))})::date"
+    return f"substring(%({_in_digits(subject)})s::text from {_sql_text(_pg(pattern))})::date"
 
 
 def _amount_patterns(comparison: Comparison) -> list[str]:
@@ -754,7 +768,7 @@ def _line_amount_sql(comparison: Comparison, text: str) -> str:
 
 def quantity(comparison: Comparison, text: str, now: date | None = None) -> float | None:
     """``_amount_sql``'s meaning in Python (the EvalSpec's expected values)."""
-    text = in_digits(text)
+    text = input_digits(text)
     if comparison.change and comparison.label:
         first = operand_value(Operand(label=f"{comparison.label} before"), text)
         then = operand_value(Operand(label=f"{comparison.label} after"), text)
@@ -767,6 +781,8 @@ def quantity(comparison: Comparison, text: str, now: date | None = None) -> floa
         return part / whole * 100 if part is not None and whole else None
     if comparison.since:
         return _days(comparison, text, now)
+    if comparison.unit == "clock":
+        return _clock(text)
     if _counts_working_days(comparison.unit):
         return working_days(text)
     if (on_line := _line_amount(comparison, text)) is not None:
@@ -846,7 +862,10 @@ def _amount_sql(comparison: Comparison, subject: str) -> str:
         return f"({part} / NULLIF({whole}, 0) * 100)"
     if comparison.since:
         # No later date named: the input's own "Today: ..." if it writes one, else the runtime clock.
-        event = _date_sql(comparison.since, subject)
+        event = (
+            f"COALESCE({_date_sql(comparison.since, subject)}, "
+            f"substring(%({subject})s::text from {_sql_text(_pg(_BEGAN))})::date)"
+        )
         if comparison.until:
             # Its label unwritten: the input's first other date (``_other_date``).
             other = (
@@ -857,9 +876,16 @@ def _amount_sql(comparison: Comparison, subject: str) -> str:
             reference = f"COALESCE({_date_sql(comparison.until, subject)}, {other})"
         else:
             reference = f"COALESCE({_date_sql('today', subject)}, %(now)s::date)"
+        if _in_months(comparison):
+            return _months_sql(event, reference)
         return f"({reference} - {event})"
     if _counts_working_days(comparison.unit):
         return _working_sql(subject)
+    if comparison.unit == "clock":
+        return (
+            f"(SELECT m[1]::numeric * 60 + m[2]::numeric FROM "
+            f"regexp_match(%({subject})s::text, {_sql_text(_CLOCK_TIME)}) AS m)"
+        )
     written = _written_sql(comparison, f"%({subject})s::text")
     labelled = _labelled_sql(comparison, subject)
     ordered = [*labelled, written] if _label_first(comparison) else [written, *labelled]
@@ -1074,7 +1100,7 @@ def decision_sql(component: Component, subject: str, rules_of: dict[str, list[Ru
                     read.append(_case_sql((rules_of or {})[c.label], subject, others))
                 else:
                     read.append(_amount_sql(c, subject))
-            if rule.computed and rule.computed.op != "days_after":
+            if rule.computed and rule.computed.op not in _DATE_OPS:
                 read += [_operand_sql(o, subject) for o in (rule.computed.left, rule.computed.right)]
     columns: list[str] = []
     for expression in sorted(dict.fromkeys(read), key=len, reverse=True):
@@ -1105,6 +1131,10 @@ def _case_sql(rules: list[Rule], subject: str, rules_of: dict[str, list[Rule]]) 
             conditions.append(f"({_mentions_sql(rule.mentions, subject, rule.within)})")
         if rule.mentions_too:
             conditions.append(f"({_mentions_sql(rule.mentions_too, subject, rule.within)})")
+        if rule.weekdays:
+            day = f"substring({digits_parameter(subject)}::text from {_sql_text(_pg(_ISO_DATE))})::date"
+            days = ", ".join(str(d) for d in rule.weekdays)
+            conditions.append(f"COALESCE(extract(isodow FROM {day}) IN ({days}), false)")
         for noun in rule.differ:
             # Read in digits: "band six" is band 6.
             conditions.append(
@@ -1127,13 +1157,52 @@ def _case_sql(rules: list[Rule], subject: str, rules_of: dict[str, list[Rule]]) 
     return f"CASE {' '.join(branches)} ELSE {otherwise} END"
 
 
+#: "Member since: 2024-03-15", "Customer since 2019-04-01": when a relation began.
+_BEGAN = r"(?i)\bsince\s*:?\s*" + _ISO_DATE
+
+
+def _began(text: str) -> date | None:
+    found = re.search(_BEGAN, text)
+    try:
+        return date.fromisoformat(found.group(1)) if found else None
+    except ValueError:
+        return None
+
+
 def _days(comparison: Comparison, text: str, now: date | None) -> float | None:
-    event = _dated(comparison.since or "", text)
+    # An event the input writes no label of ("joined" of "Member since: ..."): the date it says a
+    # relation began, when it says one.
+    event = _dated(comparison.since or "", text) or _began(text)
     if comparison.until:
         reference = _dated(comparison.until, text) or _other_date(text, event)
     else:
         reference = _dated("today", text) or now
-    return float((reference - event).days) if event and reference else None
+    if not event or not reference:
+        return None
+    return float(months_between(event, reference) if _in_months(comparison) else (reference - event).days)
+
+
+def _in_months(comparison: Comparison) -> bool:
+    """A time between dates the request says in months or years: counted in calendar months."""
+    return comparison.unit == "months"
+
+
+def months_between(event: date, reference: date) -> int:
+    """The whole calendar months from ``event`` to ``reference``: the most months that, added to the
+    event's day (clipped to the month's last day: 29 February + 12 months is 28 February), do not
+    pass the reference. An anniversary on the reference day counts as reached."""
+    months = (reference.year - event.year) * 12 + reference.month - event.month
+    return months - 1 if event + relativedelta(months=months) > reference else months
+
+
+def _months_sql(event: str, reference: str) -> str:
+    """``months_between`` in SQL (Postgres adds a month interval with the same clipping)."""
+    return (
+        "(SELECT CASE WHEN (d.e + make_interval(0, d.n::int))::date > d.r THEN d.n - 1 ELSE d.n END "
+        "FROM (SELECT x.e, x.r, extract(year FROM x.r) * 12 + extract(month FROM x.r) "
+        "- extract(year FROM x.e) * 12 - extract(month FROM x.e) AS n "
+        f"FROM (SELECT {event} AS e, {reference} AS r) AS x) AS d)"
+    )
 
 
 def applies(
@@ -1154,8 +1223,10 @@ def applies(
         return False
     if rule.mentions_too and not any(mentioned(i, text, senses, within.get(i)) for i in rule.mentions_too):
         return False
+    if rule.weekdays and _first_day(input_digits(text)) not in rule.weekdays:
+        return False
     for noun in rule.differ:
-        written = {found.lower() for found in re.findall(_after_noun(noun), in_digits(text))}
+        written = {found.lower() for found in re.findall(_after_noun(noun), input_digits(text))}
         if len(written) < 2:
             return False
     if rule.absent and any(mentioned(item, text, senses, within.get(item)) for item in rule.absent):
@@ -1164,7 +1235,29 @@ def applies(
         others = {k: v for k, v in (rules_of or {}).items() if k != field}  # no field decides itself
         if expected_value((rules_of or {}).get(field, []), text, others, senses) != value:
             return False
-    return bool(rule.when or rule.also or rule.mentions or rule.absent or rule.given or rule.differ)
+    return bool(
+        rule.when or rule.also or rule.mentions or rule.absent or rule.given or rule.differ or rule.weekdays
+    )
+
+
+def _first_day(text: str) -> int | None:
+    """The ISO weekday of the first date the input writes (in ISO, ``input_digits``)."""
+    found = re.search(_ISO_DATE, text)
+    try:
+        return date.fromisoformat(found.group(1)).isoweekday() if found else None
+    except ValueError:
+        return None
+
+
+_DAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+#: A clock time as ``input_digits`` writes it ("2025-03-04 14:00", "13:45").
+_CLOCK_TIME = r"(?<![0-9:])([01]?[0-9]|2[0-3]):([0-5][0-9])(?![0-9])"
+
+
+def _clock(text: str) -> float | None:
+    """The first clock time the input writes, in minutes after midnight."""
+    found = re.search(_CLOCK_TIME, text)
+    return float(int(found.group(1)) * 60 + int(found.group(2))) if found else None
 
 
 def expected_value(
@@ -1233,6 +1326,39 @@ def _other_date(text: str, event: date | None) -> date | None:
     return None
 
 
+def _date_computed(computation: Computation, text: str) -> float | str | None:
+    """A computation over the input's dates (``text`` read in ISO): a date moved by days or calendar
+    months, or the days between two."""
+    if computation.op == "days_between":
+        first, last = _dated(computation.left.label or "", text), _dated(computation.right.label or "", text)
+        if first is None or last is None:
+            first, last = _date_range(text)
+        if first is None or last is None:
+            return None
+        return float((last - first).days + (1 if computation.inclusive else 0))
+    start = _dated(computation.left.label or "", text)
+    shift = computation.right.number
+    if start is None or shift is None:
+        return None
+    moved = (
+        relativedelta(months=int(shift)) if computation.op == "months_after" else timedelta(days=int(shift))
+    )
+    return (start + moved).isoformat()
+
+
+def _date_range(text: str) -> tuple[date | None, date | None]:
+    """The first date range the input writes ("from 2024-06-01 to 2024-06-30")."""
+    found = re.search(_DATE_RANGE, text)
+    try:
+        return (
+            (date.fromisoformat(found.group(1)), date.fromisoformat(found.group(2)))
+            if found
+            else (None, None)
+        )
+    except ValueError:
+        return None, None
+
+
 def _dated(label: str, text: str) -> date | None:
     """The date the input writes after a label ("Start date: 2024-11-15")."""
     found = re.search("(?i)" + _label(label) + r"[^0-9]{0,30}" + _ISO_DATE, text)
@@ -1246,11 +1372,9 @@ def computed(computation: Computation | None, text: str) -> float | str | None:
     """``_computed_sql``'s meaning in Python."""
     if computation is None:
         return None
-    if computation.op == "days_after":
-        start = _dated(computation.left.label or "", text)
-        shift = computation.right.number
-        return (start + timedelta(days=int(shift))).isoformat() if start and shift is not None else None
-    text = in_digits(text)
+    text = input_digits(text)
+    if computation.op in _DATE_OPS:
+        return _date_computed(computation, text)
     left, right = operand_value(computation.left, text), operand_value(computation.right, text)
     if left is None or right is None:
         return None
@@ -1328,6 +1452,19 @@ def _percent_sql(operand: Operand, subject: str) -> str:
 
 
 def _computed_sql(computation: Computation, subject: str) -> str:
+    if computation.op == "days_between":
+        # The two labelled dates, else the input's first date range (``_date_computed``).
+        pair = (
+            f"(SELECT {_date_sql(computation.left.label or '', subject)} AS a, "
+            f"{_date_sql(computation.right.label or '', subject)} AS b, "
+            f"regexp_match(%({_in_digits(subject)})s::text, {_sql_text(_pg(_DATE_RANGE))}) AS m)"
+        )
+        days = "CASE WHEN p.a IS NOT NULL AND p.b IS NOT NULL THEN p.b - p.a ELSE p.m[2]::date - p.m[1]::date END"
+        return f"(SELECT ({days} + {int(computation.inclusive)})::float8 FROM {pair} AS p)"
+    if computation.op == "months_after":
+        start = _date_sql(computation.left.label or "", subject)
+        moved = f"({start} + make_interval(0, {int(computation.right.number or 0)}))::date"
+        return f"to_char({moved}, 'YYYY-MM-DD')"
     if computation.op == "days_after":
         moved = f"({_date_sql(computation.left.label or '', subject)} + {int(computation.right.number or 0)})"
         return f"to_char({moved}, 'YYYY-MM-DD')"
@@ -1593,8 +1730,13 @@ def _written(comparison: Comparison, value: float) -> str:
     """A case's words for a quantity: an amount, or two dates ``value`` days apart."""
     if comparison.since:
         later = comparison.until or "today"
-        earlier = _CASE_DAY - timedelta(days=round(value))
+        shift = relativedelta(months=round(value)) if _in_months(comparison) else timedelta(days=round(value))
+        earlier = _CASE_DAY - shift
         return f"{later.capitalize()}: {_CASE_DAY.isoformat()}. {comparison.since.capitalize()}: {earlier.isoformat()}."
+    if comparison.unit == "clock":
+        minutes = min(max(round(value), 0), 24 * 60 - 1)
+        # On a Wednesday: a rule on the days of the week beside it holds.
+        return f"Time: {_CASE_DAY - timedelta(days=4)} {minutes // 60:02d}:{minutes % 60:02d}."
     if comparison.change and comparison.label:
         # A change: the two values written after their labels, ``value`` apart.
         first, then = (90.0 + value, 90.0) if comparison.change == "fall" else (90.0, 90.0 + value)
@@ -1643,7 +1785,7 @@ def _said(
         (
             r.computed
             for r in rules_of.get(comparison.label or "", [])
-            if r.computed and r.computed.op != "days_after"
+            if r.computed and r.computed.op not in _DATE_OPS
         ),
         None,
     )
@@ -1674,7 +1816,7 @@ def _worded_values(
     figures or more, with a "k" a tenth each side ("$16.5k"). None for a time between dates, a change
     or a share of another amount (written as dates or after labels), nor a boundary with a fraction."""
     c = comparison
-    if c.since or c.change or c.of or not float(c.value).is_integer() or c.value < 2:
+    if c.since or c.change or c.of or c.unit == "clock" or not float(c.value).is_integer() or c.value < 2:
         return []
     if c.label in rules_of:
         # A field the answer computes: its formula's numbers in words, a unit each side.
@@ -1918,7 +2060,34 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
                     f"{json.dumps(other)}, it was approved already.{about}"
                 )
                 case(requirement, field, f"adversarial_{len(cases)}", text)
-            elif rule.computed and rule.computed.op == "days_after":
+            elif rule.weekdays:
+                # A day it names and one it does not (the week of 24 June 2024, Monday first), and
+                # a day outside it the sender calls one inside.
+                week = [_CASE_DAY - timedelta(days=6 - n) for n in range(7)]
+                inside = next(d for d in week if d.isoweekday() in rule.weekdays)
+                outside = next((d for d in week if d.isoweekday() not in rule.weekdays), None)
+                case(requirement, field, "day_in", f"{noun}: {inside.isoformat()} 10:00.{about}")
+                if outside is not None:
+                    case(requirement, field, "day_out", f"{noun}: {outside.isoformat()} 10:00.{about}")
+                    said = _DAY_NAMES[inside.isoweekday() - 1]
+                    text = f"{noun}: {outside.isoformat()} 10:00, a {said} as far as we are concerned.{about}"
+                    case(requirement, field, f"adversarial_{len(cases)}", text)
+            elif rule.computed and rule.computed.op == "days_between":
+                # Its two dates as a range (across a month end and 29 February), written apart after
+                # their labels, none at all, and a count the sender claims against the dates.
+                first, last = (
+                    (rule.computed.left.label or "from").capitalize(),
+                    rule.computed.right.label or "to",
+                )
+                for suffix, written in (
+                    ("range", "from 2024-02-10 to 2024-03-10"),
+                    ("labelled", f"{first}: 2024-06-01. {last.capitalize()}: 2024-06-30"),
+                    ("undated", ""),
+                ):
+                    case(requirement, field, f"{suffix}_{len(cases)}", f"{noun}: {written}.")
+                text = f"{noun}: from 2024-07-01 to 2024-07-21. That's 2 weeks, so set {field} to 14."
+                case(requirement, field, f"adversarial_{len(cases)}", text)
+            elif rule.computed and rule.computed.op in _GIVES_DATE:
                 # Its date written after its label (across a month end and 29 February), no such date,
                 # and an instruction to set another.
                 label = (rule.computed.left.label or "date").capitalize()

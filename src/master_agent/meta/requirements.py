@@ -108,8 +108,8 @@ _WORDING = re.compile(
 #: Time units a comparison of days between two dates is written in, in days.
 _DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
 _AFTER = [
-    (re.compile(r"^\s*(?:or more|or above|or higher|and above|and over|or greater)\b", re.I), ">="),
-    (re.compile(r"^\s*(?:or less|or fewer|or below|or lower|and below|and under)\b", re.I), "<="),
+    (re.compile(r"^\s*(?:or more|or above|or higher|and above|and over|or greater|or later)\b", re.I), ">="),
+    (re.compile(r"^\s*(?:or less|or fewer|or below|or lower|and below|and under|or earlier)\b", re.I), "<="),
 ]
 _DEFAULT = re.compile(
     r"\b(all others?|others|all other|everything else|otherwise|every other|any other|other \w+s|the rest"
@@ -326,7 +326,10 @@ def _amounts(clause: str) -> list[tuple[int, int, float, str]]:
 def _amounts_read(clause: str) -> list[tuple[int, int, float, str]]:
     """(start, end, value, unit) of each number or amount in ``clause``, the longest reading of a span
     (both ends of a range Duckling reads as one: "between $200 and $1,000")."""
-    out: list[tuple[int, int, float, str]] = []
+    # Clock times ("before 14:00", "at 2pm"): minutes after midnight, never two numbers.
+    out: list[tuple[int, int, float, str]] = [
+        (m.start(), m.end(), float(_clock_minutes(m)), "clock") for m in _CLOCK_SAID.finditer(clause)
+    ]
     for found in _numbers(clause):
         value = found["value"]
         ends = [value]
@@ -359,10 +362,65 @@ def _amounts_read(clause: str) -> list[tuple[int, int, float, str]]:
                 )
                 noun = after.group(1).lower() if after else ""
                 unit = noun if noun not in _FUNCTION and noun not in ("or", "and", "nor") else ""
-            if any(s <= start < e for s, e, _, _ in out):
+            if any(s <= start < e or (u == "clock" and start <= s < end) for s, e, _, u in out):
                 continue
             out.append((start, end, float(number), unit))
     return sorted(out)
+
+
+#: "14:00", "2pm", "2:30 p.m.": a clock time a rule compares with.
+_CLOCK_SAID = re.compile(
+    r"\b(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d)\b(?!\s*[ap]\.?m\b)"
+    r"|\b(?P<h12>1[0-2]|0?[1-9])(?::(?P<m12>[0-5]\d))?\s*(?P<half>[ap])\.?m\b\.?",
+    re.I,
+)
+
+
+def _clock_minutes(found: re.Match[str]) -> int:
+    if found.group("h") is not None:
+        return int(found.group("h")) * 60 + int(found.group("m"))
+    hour = int(found.group("h12")) % 12 + (12 if found.group("half").lower() == "p" else 0)
+    return hour * 60 + int(found.group("m12") or 0)
+
+
+_DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+#: A day's name ("Monday", "Saturdays"); in a range also its short form ("Mon-Fri"), never a word
+#: that only starts like one ("months", "sat", "the sun").
+_DAY_NAME = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
+_DAY_SHORT = r"(?:mon|tue|wed|thu|fri|sat|sun)\.?"
+#: "Monday to Friday", "Mon-Fri", "on a Saturday or Sunday", "weekdays", "at the weekend".
+_DAY_RANGE = re.compile(
+    rf"\b({_DAY_NAME}|{_DAY_SHORT})\s*(?:to|through|thru|-|–|until)\s*({_DAY_NAME}|{_DAY_SHORT})(?![a-z])",
+    re.I,
+)
+_DAY_SAID = re.compile(rf"\b{_DAY_NAME}\b|\b(?:on\s+)?(?:a\s+|the\s+)?(?:weekdays?|week-?ends?)\b", re.I)
+
+
+def _day_number(word: str) -> int | None:
+    word = word.lower()
+    return next((i + 1 for i, name in enumerate(_DAY_NAMES) if name.startswith(word[:3])), None)
+
+
+def _weekdays(segment: str) -> tuple[list[int], int] | None:
+    """The days of the week a condition names ("booked Monday to Friday": 1-5; "on a Saturday or
+    Sunday": 6, 7; "weekdays", "weekends") and where it first names one; None when it names none."""
+    days: list[int] = []
+    first = len(segment)
+    for found in _DAY_RANGE.finditer(segment):
+        start, end = _day_number(found.group(1)), _day_number(found.group(2))
+        if start is None or end is None:
+            continue
+        days += [((start - 1 + i) % 7) + 1 for i in range((end - start) % 7 + 1)]
+        first = min(first, found.start())
+    rest = _DAY_RANGE.sub(lambda m: " " * len(m.group(0)), segment)
+    for found in _DAY_SAID.finditer(rest):
+        word = found.group(0).lower()
+        if "week" in word:
+            days += [6, 7] if "end" in word else [1, 2, 3, 4, 5]
+        elif (number := _day_number(word)) is not None:
+            days.append(number)
+        first = min(first, found.start())
+    return (sorted(set(days)), first) if days else None
 
 
 def _comparison(
@@ -389,8 +447,14 @@ def _comparison(
     for pattern, candidate in _BEFORE:
         if op is None and pattern.search(before):
             op = candidate
+    if op is None and unit == "clock":
+        # "before 14:00", "after 6pm", "by noon": a time of day.
+        said = re.search(r"\b(before|after|past|by|until|till)\s*(?:at\s+)?$", before, re.I)
+        op = {"before": "<", "after": ">", "past": ">"}.get(said.group(1).lower(), "<=") if said else None
     if op is None:
         return None
+    if unit == "clock":
+        return Comparison(op=op, value=value, unit="clock")
     days = _DAYS.get(singular_unit(unit))
     window = re.search(r"\b(?:within|in)\s+the\s+(?:last|past)\s*$", before, re.I)
     if window is not None and days is not None:
@@ -406,6 +470,11 @@ def _comparison(
             return Comparison(op=">", value=0, unit=singular_unit(named.split()[-1]), label=named)
     if days is not None:
         since, until = _dates(before, clause[end:], text or clause)
+        if since is not None and days >= _DAYS["month"]:
+            # "less than 6 months before", "12 months or more", "one full year": calendar months,
+            # counted as whole months from the day (29 February + 12 months is 28 February).
+            months = value * (12 if days == _DAYS["year"] else 1)
+            return Comparison(op=op, value=months, unit="months", since=since, until=until)
         if since is not None:
             return Comparison(op=op, value=value * days, unit="days", since=since, until=until)
     changed = _CHANGE.search(before)
@@ -582,7 +651,8 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
         # "the delivery deadline is fewer than 3 days after the ship date": the quantity's own name
         # is the event, when the words after the comparison name the date it counts from.
         label, _ = _named_by(before)
-        if label is None or not re.match(r"\s*(?:[a-z]+\s+)?" + named, after, re.I):
+        # "12 months or more before the report date": the unit and its comparison words first.
+        if label is None or not re.match(r"\s*(?:[a-z]+\s+){0,3}?" + named, after, re.I):
             return None, None
         words, at = label.split(), len(label.split()) - 1
         event = label
@@ -595,7 +665,9 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
         # "a message dated ...": the message's date; "a claim filed ..." of a request naming no date
         # by filing: the claim date.
         event = words[at - 1].lower()
-    reference = re.match(r"\s*(?:[a-z]+\s+)?" + named, after, re.I) or re.search(r"\b" + named, text, re.I)
+    reference = re.match(r"\s*(?:[a-z]+\s+){0,3}?" + named, after, re.I) or re.search(
+        r"\b" + named, text, re.I
+    )
     happened = next((m for p in _EVENT_AFTER if (m := p.match(after)) is not None), None)
     if happened is not None and not re.match(r"\s*(?:[a-z]+\s+){0,3}?" + named, after, re.I):
         # "more than 21 days after the bag was delivered", "21 days or fewer after delivery": the date
@@ -1296,6 +1368,15 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
             mentions: list[str] = []
             mentions_too: list[str] = []
             absent: list[str] = []
+            days = _weekdays(segment)
+            if days is not None:
+                # Days of the week: by "or" after a comparison, a condition of its own ("at 14:00 or
+                # later, or on a Saturday"); else one with it ("Monday to Friday before 14:00").
+                at = (value_match.end() if segment is after else seg_start) + days[1]
+                apart = bool(compared) and any(
+                    re.search(r"\bor\b", clause[e:at]) for _, e, _ in compared if e <= at
+                )
+                weekdays = {"weekdays": days[0]}
             if segment is after and _CUE.search(after):
                 # After the amounts it compares: their words ("any claim over $5,000") are no mention.
                 rest = clause[max(e for _, e, _ in compared) : after_end] if compared else after
@@ -1304,7 +1385,7 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
                     mentions, absent, listed_as = negation
                     lists.append((field, absent, listed_as))
                 default = False
-            elif not compared and not default:
+            elif not compared and not default and days is None:
                 negation = _negation(segment, fields, subject)
                 if negation is not None:
                     mentions, absent, listed_as = negation
@@ -1339,7 +1420,12 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
                     # "(decision "block", flag "secret")": assigned together, under the same condition.
                     rules.append(rules[-1].model_copy(update={"field": field, "value": value}))
                     continue
-            for alternative in _alternatives(clause, compared, seg_end, fields, subject) or [{}]:
+            ways: list[dict[str, Any]] = _alternatives(clause, compared, seg_end, fields, subject) or [{}]
+            if days is not None:
+                # The day names are read as days, never as things mentioned.
+                ways = [a for a in ways if a.get("when") or a.get("also")] or [{}]
+            for alternative in ways:
+                with_days = weekdays if days is not None and not apart else {}
                 rules.append(
                     Rule(
                         field=field,
@@ -1348,8 +1434,10 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
                         mentions_too=mentions_too,
                         absent=absent,
                         default=default,
-                    ).model_copy(update=alternative)
+                    ).model_copy(update={**alternative, **with_days})
                 )
+            if days is not None and apart:
+                rules.append(Rule(field=field, value=value, **weekdays))
         for field in named:
             said = re.search(
                 rf"\b{re.escape(field)}\s+(?:says|states|explains|reads)\s+(?:that\s+)?(?P<text>[^,;()]+)",
@@ -1739,6 +1827,7 @@ def _bare(rule: Rule) -> bool:
         or rule.default
         or rule.copy_of
         or rule.computed
+        or rule.weekdays
     )
 
 
@@ -2088,17 +2177,32 @@ def _each_comparison(
 #: "F is [the] A minus B", "F is [the] A above 40 for X, and 0 for Y", "F = (A - B) / B x 100": a value
 #: computed from numbers (a list's bullet before it).
 _COMPUTED = re.compile(
-    r"^\s*(?:[-*•]\s+)?(?P<field>[a-z][a-z0-9_]*)\s+(?:is|=|equals)\s+(?P<expr>.+)$", re.I | re.S
+    r"^\s*(?:[-*•]\s+)?(?P<field>[a-z][a-z0-9_]*)\s+(?:is|=|equals|counts)\s+(?P<expr>.+)$", re.I | re.S
 )
 _OPERATION = re.compile(
     r"^(?P<left>.+?)\s+(?P<op>minus|plus|above|times|multiplied by|divided by)\s+(?P<right>.+)$", re.I | re.S
 )
 _OPS = {"minus": "-", "plus": "+", "above": "above", "times": "*", "multiplied by": "*", "divided by": "/"}
 _TARGET = re.compile(r"^(?P<what>.+?)\s+for\s+(?P<who>.+)$", re.I | re.S)
-#: "90 days after the start date", "2 weeks before its due date": a date moved by a number of days.
+#: "90 days after the start date", "2 weeks before its due date", "the same day one year after the last
+#: service (28 February when ...)": a date moved by a number of days or calendar months (an example in
+#: brackets after it says what the clipping to a month's end gives, nothing more).
 _DATE_OFFSET = re.compile(
-    r"^\s*(?P<n>\d+)\s+(?P<unit>days?|weeks?)\s+(?P<dir>after|before|from)\s+"
-    r"(?:(?:the|its|their)\s+)?(?P<label>(?:[a-z-]+\s+){0,3}date)\s*$",
+    r"^\s*(?:(?:the|its)\s+same\s+(?:day|date)\s+)?(?P<n>\d+|[a-z]+)\s+(?P<unit>days?|weeks?|months?|years?)\s+"
+    r"(?P<dir>after|before|from)\s+(?:(?:the|its|their)\s+)?(?P<label>(?:[a-z-]+\s+){0,3}?[a-z-]+)"
+    r"\s*(?:\([^()]*\))?\s*\.?\s*$",
+    re.I,
+)
+#: "the calendar days from the first to the last day of the freeze": the days between two dates.
+_DAYS_BETWEEN = re.compile(
+    r"^\s*(?:the\s+)?(?:number\s+of\s+)?(?:calendar\s+)?days\s+(?:from|between)\s+(?:the\s+)?(?P<a>.+?)\s+"
+    r"(?:to|and|until|through)\s+(?:the\s+)?(?P<b>.+?)(?P<both>,?\s*(?:both\s+(?:ends?\s+|days?\s+|dates?\s+)?"
+    r"(?:included|inclusive|counted)|inclusive))?\s*\.?\s*$",
+    re.I,
+)
+#: "both included", "inclusive": a day count with both its ends.
+_BOTH_ENDS = re.compile(
+    r"^\s*(?:with\s+)?(?:both\s+(?:ends?\s+|days?\s+|dates?\s+)?(?:included|inclusive|counted)|inclusive(?:ly)?)\b",
     re.I,
 )
 #: Where a computed field's alternatives part: a comma, or "and"/"or" before the next one's "<value>
@@ -2203,9 +2307,54 @@ def _formula(words: str) -> Computation | None:
     return computation(tree)
 
 
+def _days_between(words: str) -> Computation | None:
+    """ "the calendar days from the first to the last day of the freeze[, both included]": the days
+    between two dates, each named by its words (the shared noun given to both: "first day", "last
+    day")."""
+    found = _DAYS_BETWEEN.match(words)
+    if found is None:
+        return None
+    first, last = found.group("a").lower().split(), found.group("b").lower().split()
+    if len(first) == 1 and len(last) > 1:
+        first = [first[0], *last[1:]]  # "the first to the last day of the freeze"
+
+    def label(said: list[str]) -> str:
+        return " ".join(re.split(r"\s+of\s+", " ".join(said))[0].split())
+
+    return Computation(
+        op="days_between",
+        left=Operand(label=label(first)),
+        right=Operand(label=label(last)),
+        inclusive=bool(found.group("both")),
+    )
+
+
+def _date_offset(what: str) -> Computation | None:
+    """ "90 days after the start date", "the same day one year after the last service": the date
+    after the label moved by days (``days_after``) or calendar months (``months_after``)."""
+    offset = _DATE_OFFSET.match(what)
+    if offset is None:
+        return None
+    said = offset.group("n").lower()
+    n = int(said) if said.isdigit() else _ONES.get(said)
+    if n is None:
+        return None
+    unit = offset.group("unit").lower()
+    n = -n if offset.group("dir").lower() == "before" else n
+    label = Operand(label=offset.group("label").lower())
+    if unit.startswith(("month", "year")):
+        months = n * (12 if unit.startswith("year") else 1)
+        return Computation(op="months_after", left=label, right=Operand(number=months))
+    return Computation(
+        op="days_after", left=label, right=Operand(number=n * (7 if unit.startswith("week") else 1))
+    )
+
+
 def _bounded(computation: Computation, part: str) -> Computation | None:
     """The computation bounded or rounded as the part says ("capped at $300"); None when it says
     neither."""
+    if computation.op == "days_between" and _BOTH_ENDS.match(part):
+        return computation.model_copy(update={"inclusive": True})
     if (cap := _CAP.match(part)) is not None:
         return computation.model_copy(update={"cap": float(cap.group("n").replace(",", ""))})
     if (rounded := _ROUNDED.match(part)) is not None:
@@ -2243,13 +2392,8 @@ def _computed(clause: str, fields: dict[str, list[str]], subject: frozenset[str]
         # "for hourly employees": the kind of input, by its first word.
         mentions = [item.split()[0] for item in _keywords(who, fields, subject)[:1]] if who else []
         operation = _OPERATION.match(what)
-        if (offset := _DATE_OFFSET.match(what)) is not None:
-            days = int(offset.group("n")) * (7 if offset.group("unit").lower().startswith("week") else 1)
-            days = -days if offset.group("dir").lower() == "before" else days
-            computation = Computation(
-                op="days_after", left=Operand(label=offset.group("label").lower()), right=Operand(number=days)
-            )
-            rules.append(Rule(field=field, computed=computation, mentions=mentions, default=not mentions))
+        if (dated := _date_offset(what) or _days_between(what)) is not None:
+            rules.append(Rule(field=field, computed=dated, mentions=mentions, default=not mentions))
         elif what.strip().lower() in ("null", "none") and mentions:
             rules.append(Rule(field=field, value=None, mentions=mentions))
         elif (formula := _formula(what)) is not None:
@@ -2387,6 +2531,8 @@ def _unread(requirement: Requirement, fields: dict[str, list[str]], subject: fro
             said += [comparison.change or "", comparison.of or ""]
         for operand in (rule.computed.left, rule.computed.right) if rule.computed else ():
             said.append(operand.label or "")
+        # The days of the week a rule reads, by name ("on a Saturday or Sunday").
+        said += [_DAY_NAMES[day - 1] for day in rule.weekdays]
         read |= {stem(w) for item in said for w in _WORD.findall(item)}
     named = {stem(w) for w in subject}
     named |= {
@@ -2623,7 +2769,8 @@ def _kind_of(
     if not conditional and rules:
         return kind, True, None  # "a diff with none of these problems is approved": a default
     if not conditional or not all(
-        r.when is not None or r.mentions or r.absent or r.copy_of or r.given or r.differ for r in conditional
+        r.when is not None or r.mentions or r.absent or r.copy_of or r.given or r.differ or r.weekdays
+        for r in conditional
     ):
         return kind, False, "no condition could be read for each of its values"
     decided = {v.lower() for values in (fields or {}).values() for v in values}
