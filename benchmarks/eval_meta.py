@@ -37,6 +37,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from benchmarks.service import exit_on_signals
+
 from master_agent.capabilities import install_tenant, load_tenant
 from master_agent.capabilities.agents import AgentDocument, live_agents
 from master_agent.runtime import RuntimeResources, open_resources
@@ -294,4 +296,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    exit_on_signals()
     sys.exit(main())
