@@ -39,6 +39,7 @@ from master_agent.capabilities.terms import (
     metric_by_words,
     metric_mention,
     money_source,
+    own_period,
     per_unit_figure,
     possessed_unknown,
     rows_narrowed_by,
@@ -1245,6 +1246,17 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
         return await _answer_named(request, named, default_metric)
     if (described := await _answer_described(request, metric, sql, default_metric)) is not None:
         return described
+    if metric.time_column and (own := own_period(request.message, request.clock.now())) is not None:
+        # "while the 2-for-1 offer was on", "on the late shift": when that was is the business's own;
+        # all the data (or the month around it) would answer another question.
+        example = "'16:00 till midnight'" if own.needs == "hours" else "'from 10 to 23 August'"
+        return QueryAnswer(
+            text=f"Which {own.needs} do you mean by {own.words!r}? Your data has the time of every sale but "
+            f"no record of that; say them (e.g. {example}) and I will answer over them.",
+            handler="data",
+            answered=False,
+            data={"outcome": "clarify", "missing": [f"the {own.needs} of {own.words!r}"]},
+        )
     if narrowed := await narrowed_beyond_data(sql, metric, request.message, request.metrics):
         # "the refund rate for headphones": the rows have no product, so the figure over all of them
         # would be presented as the headphones' own.

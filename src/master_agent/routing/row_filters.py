@@ -21,6 +21,7 @@ from typing import Any
 
 from master_agent.capabilities.numerals import in_digits
 from master_agent.capabilities.spec import DataMetric
+from master_agent.capabilities.terms import HoursOfDay, hours_of_day
 from master_agent.capabilities.tools.sql import ReadOnlySql
 from master_agent.errors import ToolInputError
 from master_agent.routing.described import lemmas
@@ -58,8 +59,12 @@ _BOUND = re.compile(
 )
 _LOWER_SIDES = ("under", "below", "less", "fewer", "at most", "up to", "unter")
 _DAYS = {name.lower(): number for number, name in enumerate(calendar.day_name, start=1)}
-#: "Saturdays", "on Saturdays only", "every Sunday": a day of every week, not one date.
-_EVERY_DAY = re.compile(r"\b(?:every\s+(?P<one>[a-z]+day)\b|(?P<many>[a-z]+day)s\b)", re.I)
+#: "Saturdays", "on Saturdays only", "every Sunday", "Saturday mornings": a day of every week, not one date.
+_EVERY_DAY = re.compile(
+    r"\b(?:every\s+(?P<one>[a-z]+day)\b|(?P<many>[a-z]+day)s\b|"
+    r"(?P<parted>[a-z]+day)(?=\s+(?:morning|afternoon|evening|night|lunch\s?time)s\b))",
+    re.I,
+)
 #: "Mon-Fri", "Monday to Friday": a run of days of the week.
 _DAY_RUN = re.compile(r"\b(?P<first>[a-z]{3,9})\s*(?:-|–|to|through|thru)\s*(?P<last>[a-z]{3,9})\b", re.I)
 _WEEK_PARTS = {"weekday": (1, 2, 3, 4, 5), "weekend": (6, 7)}
@@ -160,7 +165,7 @@ def _days_of_week(text: str) -> tuple[tuple[int, ...], str, tuple[int, int]] | N
         if first is not None and last is not None and first < last:
             return tuple(range(first, last + 1)), run.group(0), run.span()
     for every in _EVERY_DAY.finditer(lowered):
-        day = _day(every.group("one") or every.group("many"))
+        day = _day(every.group("one") or every.group("many") or every.group("parted"))
         if day is not None:
             return (day,), every.group(0), every.span()
     return None
@@ -246,7 +251,20 @@ async def row_filters(
                 params={"days_of_week": list(numbers)},
             )
         )
+    if metric.time_column and (hours := hours_of_day(message)) is not None:
+        filters.append(hours_filter(metric.time_column, hours))
     return filters
+
+
+def hours_filter(column: str, hours: HoursOfDay) -> RowFilter:
+    """The rows whose time falls in ``hours`` of its day, on the data's clock (UTC, as every window)."""
+    minute = f"(extract(hour FROM {column} AT TIME ZONE 'UTC') * 60 + extract(minute FROM {column} AT TIME ZONE 'UTC'))"
+    joined = "AND" if hours.start < hours.end else "OR"  # "10pm to 2am" runs over midnight
+    return RowFilter(
+        condition=f"({minute} >= %(from_minute)s {joined} {minute} < %(to_minute)s)",
+        said=f"{hours.said} ({hours.start // 60:02d}:{hours.start % 60:02d}-{hours.end // 60:02d}:{hours.end % 60:02d} UTC)",
+        params={"from_minute": hours.start, "to_minute": hours.end},
+    )
 
 
 def names_a_column(word: str, columns: Sequence[str]) -> bool:
