@@ -196,6 +196,19 @@ def test_a_month_or_a_determiner_is_no_data_the_tenant_lacks() -> None:
         ("the attach rate on average across stores", "attach rate", ()),
         ("accessory revenue from accessories in July", "accessory revenue", ()),
         ("the refund rate for trained staff", "refund rate", ()),
+        # Said before the figure: "... only", a compound before the sales it picks.
+        ("store 5 student customers only - attach rate for July?", "attach rate", ("student customers",)),
+        ("Refund rate, store 2, contract phones only", "refund rate", ("contract phones",)),
+        (
+            "what did the buy-now-pay-later sales at store 3 bring in last month",
+            "total revenue",
+            ("buy-now-pay-later",),
+        ),
+        ("how many in-app orders did store 6 take in Q3", "transactions", ("in-app",)),
+        # ... but not a time or a day said so, nor "only" inside a clause.
+        ("refund rate, store 2, Mon-Fri only", "refund rate", ()),
+        ("month-on-month sales at store 4", "transactions", ()),
+        ("For store 6 I only want the trained staff - attach rate?", "attach rate", ()),
     ],
 )
 def test_a_figure_narrowed_to_rows_the_data_has_no_word_for(

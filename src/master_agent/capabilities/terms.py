@@ -2253,6 +2253,29 @@ def possessed_unknown(text: str, metrics: Sequence[DataMetric]) -> str | None:
 #: A figure's name, then the words that say which of its rows it is taken over ("the refund rate for
 #: headphones", "attach rate among first-time customers", "accessory revenue from phone cases").
 _OVER_ROWS = re.compile(r"(?:'s)?\s+(for|among|amongst|from|of|on|with|within)\s+([a-z][a-z' -]*)")
+#: "first-time customer only", "iPhone buyers only": the rows kept, said before "only" at the end of a
+#: phrase (not "I only want ...").
+_ONLY_AFTER = re.compile(
+    r"(?:^|[,;:(]\s*|\s{2,})(?P<words>[a-z][a-z'-]*(?:\s+[a-z][a-z'-]*){0,2})\s+only\b(?!\s+[a-z]+)"
+)
+#: "phone-order sales", "click-and-collect orders": a compound before the sales it says which of.
+_COMPOUND_BEFORE = re.compile(
+    r"\b(?P<words>[a-z]+(?:-[a-z]+)+)\s+(?=(?:sales|orders|transactions|refunds|returns)\b)"
+)
+_WEEKDAYS = tuple(name.lower() for name in calendar.day_name)
+
+
+def _says_when(words: str) -> bool:
+    """Whether a part of ``words`` names a time ("month-on-month", "same-day", "Mon-Fri", "Saturdays"):
+    when, which the time and day readers read, not which rows."""
+    parts = re.split(r"[\s-]+", words.lower())
+    return any(
+        _PERIOD_WORDS.fullmatch(part)
+        or (len(part) >= 3 and any(day.startswith(part.rstrip("s")) for day in _WEEKDAYS))
+        for part in parts
+    )
+
+
 #: "among first-time buyers" narrows the rows wherever it stands.
 _AMONG = re.compile(r"\b(among|amongst)\s+([a-z][a-z' -]*)")
 _PRONOUNS = frozenset("me us you him her them everyone everybody anyone anybody".split())  # noqa: SIM905
@@ -2275,6 +2298,9 @@ def rows_narrowed_by(text: str, metric: DataMetric, metrics: Sequence[DataMetric
         if (match := _OVER_ROWS.match(blanked, named.end()))
     ]
     said = [(match.group(1), match.group(2)) for match in [*places, *_AMONG.finditer(blanked)]]
+    # "first-time customer only, attach rate", "phone-order sales": said before the figure, as much.
+    before = [*_ONLY_AFTER.finditer(blanked), *_COMPOUND_BEFORE.finditer(blanked)]
+    said += [("of", match.group("words")) for match in before if not _says_when(match.group("words"))]
     if metric.unit == "currency" and (source := money_source(text)) is not None:
         said.append(("from", source.lower()))  # "how much did store 1 make from phone cases"
     for preposition, phrase in said:
