@@ -21,7 +21,7 @@ from typing import Any
 
 from master_agent.capabilities.numerals import in_digits
 from master_agent.capabilities.spec import DataMetric
-from master_agent.capabilities.terms import HoursOfDay, hours_of_day
+from master_agent.capabilities.terms import HoursOfDay, MetricMention, hours_of_day
 from master_agent.capabilities.tools.sql import ReadOnlySql
 from master_agent.errors import ToolInputError
 from master_agent.routing.described import lemmas
@@ -228,16 +228,17 @@ async def row_filters(
     for column, (at, negated, score) in found:
         if any(other_at == at and other_score > score for _, (other_at, _, other_score) in found):
             continue  # another column's words are said more fully there
+        if column.kind == "flag" and len(set(_polarities(column, tokens, figure, synonyms))) == 2:
+            continue  # "trained vs untrained": two populations compared (``populations_compared``)
         if column.kind == "flag":
-            condition = f"NOT {column.name}" if negated else column.name
-            words = f"{column.name.replace('_', ' ')}: {'no' if negated else 'yes'}"
-        else:
-            bound = _bound(text, at, column.name)
-            if bound is None:
-                continue
-            operator, number = bound
-            condition = f"{column.name} {operator} {number}"
-            words = f"{column.name.replace('_', ' ')} {operator} {number}"
+            filters.append(_flag_filter(column, negated))
+            continue
+        bound = _bound(text, at, column.name)
+        if bound is None:
+            continue
+        operator, number = bound
+        condition = f"{column.name} {operator} {number}"
+        words = f"{column.name.replace('_', ' ')} {operator} {number}"
         if column.through is not None:
             condition = f"{column.through} IN (SELECT {column.through} FROM {column.table} WHERE {condition})"
             words = f"{column.table} with {words}"  # "staff with training completed: no"
@@ -256,6 +257,43 @@ async def row_filters(
     return filters
 
 
+def _polarities(
+    column: _Column, tokens: Sequence[str], figure: set[str], synonyms: dict[str, set[str]]
+) -> list[bool]:
+    """Whether each place ``column`` is said in ``tokens`` asks for the rows where it does not hold."""
+    said: list[bool] = []
+    start = 0
+    while start < len(tokens) and (found := _said(column, tokens[start:], figure, synonyms)) is not None:
+        said.append(found[1])
+        start += found[0] + 1
+    return said
+
+
+def _flag_filter(column: _Column, negated: bool) -> RowFilter:
+    condition = f"NOT {column.name}" if negated else column.name
+    words = f"{column.name.replace('_', ' ')}: {'no' if negated else 'yes'}"
+    if column.through is not None:
+        condition = f"{column.through} IN (SELECT {column.through} FROM {column.table} WHERE {condition})"
+        words = f"{column.table} with {words}"
+    return RowFilter(condition=condition, said=words)
+
+
+async def populations_compared(
+    sql: ReadOnlySql, metric: DataMetric, metrics: Sequence[DataMetric], message: str
+) -> tuple[RowFilter, RowFilter] | None:
+    """The two populations of one yes/no column a question sets side by side ("did the trained staff
+    beat the untrained ones", "refunded vs not refunded"), in the order said; None when it says one."""
+    tokens = _WORD.findall(message.lower())
+    figure, synonyms = _figure_stems(metric), _synonyms(metrics)
+    for column in await _columns(sql, metric):
+        if column.kind != "flag":
+            continue
+        said = list(dict.fromkeys(_polarities(column, tokens, figure, synonyms)))
+        if len(said) == 2:
+            return _flag_filter(column, said[0]), _flag_filter(column, said[1])
+    return None
+
+
 def hours_filter(column: str, hours: HoursOfDay) -> RowFilter:
     """The rows whose time falls in ``hours`` of its day, on the data's clock (UTC, as every window)."""
     minute = f"(extract(hour FROM {column} AT TIME ZONE 'UTC') * 60 + extract(minute FROM {column} AT TIME ZONE 'UTC'))"
@@ -265,6 +303,58 @@ def hours_filter(column: str, hours: HoursOfDay) -> RowFilter:
         said=f"{hours.said} ({hours.start // 60:02d}:{hours.start % 60:02d}-{hours.end // 60:02d}:{hours.end % 60:02d} UTC)",
         params={"from_minute": hours.start, "to_minute": hours.end},
     )
+
+
+#: "how many accessories", "the number of refunds": the thing a question counts.
+_HOW_MANY = re.compile(r"\b(?:how\s+many|number\s+of|count\s+of)\s+(?P<thing>[a-z][a-z'-]*)", re.I)
+#: "what fraction had ...", "what % of ...": a share of the rows, said before what they had.
+_SHARE = re.compile(
+    r"\b(?:what|which)\s+(?:\w+\s+)?(?:share|proportion|percentage|percent|fraction|portion|ratio)\b|\bwhat\s*%",
+    re.I,
+)
+
+
+async def figure_of_flag(
+    sql: ReadOnlySql, metrics: Sequence[DataMetric], message: str
+) -> MetricMention | None:
+    """The figure a question about a yes/no column of the rows asks by its words: "how many accessories
+    did store 3 sell" counts the sales that had one (``accessory_attached``), never their money; "of
+    the refunded sales, what fraction had an accessory" is the share with one (the figure averaging
+    that column), over the rows the rest narrows to. None when no such column is said so."""
+    counts = [metric for metric in metrics if metric.expression.replace(" ", "").lower() == "count(*)"]
+    for counting in counts:
+        flags = [
+            column
+            for column in await _columns(sql, counting)
+            if column.kind == "flag" and column.through is None
+        ]
+        if not flags:
+            continue
+        if (counted := _HOW_MANY.search(message)) is not None:
+            thing = _stems(counted.group("thing").lower())
+            flag = next((f for f in flags if _parts(f.name) and thing & _stems(_parts(f.name)[0])), None)
+            if flag is not None:
+                # The data's own count of the rows with it ("refunds") when it has one.
+                own = re.compile(rf"^count\(\*\)\s+FILTER\s+\(WHERE\s+{flag.name}\)$", re.I)
+                kept = next(
+                    (m for m in metrics if m.table == counting.table and own.match(m.expression.strip())),
+                    None,
+                )
+                return MetricMention(metric=kept or counting)
+        if (share := _SHARE.search(message)) is not None:
+            after = _WORD.findall(message[share.end() :].lower())
+            for token in after:
+                flag = next(
+                    (f for f in flags if _parts(f.name) and _stems(token) & _stems(_parts(f.name)[0])), None
+                )
+                if flag is None:
+                    continue
+                rate = re.compile(rf"^avg\(\s*{flag.name}\s*::\s*int\s*\)")
+                found = next(
+                    (m for m in metrics if m.table == counting.table and rate.match(m.expression)), None
+                )
+                return MetricMention(metric=found) if found is not None else None
+    return None
 
 
 def names_a_column(word: str, columns: Sequence[str]) -> bool:
