@@ -15,6 +15,7 @@ from master_agent.capabilities.terms import (
     goal_metric,
     goal_target,
     hours_of_day,
+    opens_deadline,
     own_period,
     past_window,
     per_unit_figure,
@@ -209,6 +210,11 @@ def test_a_month_or_a_determiner_is_no_data_the_tenant_lacks() -> None:
         ("refund rate, store 2, Mon-Fri only", "refund rate", ()),
         ("month-on-month sales at store 4", "transactions", ()),
         ("For store 6 I only want the trained staff - attach rate?", "attach rate", ()),
+        # What a goal counts, what was done to the things left out.
+        ("Halve the number of returned headphones at store 8 by end of February", "refunds", ("headphones",)),
+        ("cut the number of refunded screen protectors at store 2", "refunds", ("screen protectors",)),
+        ("Halve the number of returned phones at store 8 by Easter", "refunds", ()),
+        ("the number of refunds at store 3 in July", "refunds", ()),
     ],
 )
 def test_a_figure_narrowed_to_rows_the_data_has_no_word_for(
@@ -575,3 +581,9 @@ def test_a_period_only_the_business_can_place_is_found_with_what_it_needs(text: 
 )
 def test_calendar_periods_contrasts_and_periods_said_with_their_time_need_nothing(text: str) -> None:
     assert own_period(text, NOW) is None
+
+
+def test_by_how_much_asks_an_amount_and_opens_no_deadline() -> None:
+    assert not opens_deadline("did the trained staff beat the untrained ones on attach, and by how much?")
+    assert not opens_deadline("store 4 beat store 2 on refunds by what margin in June?")
+    assert opens_deadline("get store 4 to 7% by the end of March")

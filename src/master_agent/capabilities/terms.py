@@ -2262,6 +2262,19 @@ _ONLY_AFTER = re.compile(
 _COMPOUND_BEFORE = re.compile(
     r"\b(?P<words>[a-z]+(?:-[a-z]+)+)\s+(?=(?:sales|orders|transactions|refunds|returns)\b)"
 )
+#: "the number of returned headphones", "the count of refunded cases": what a figure counts.
+_NUMBER_OF = re.compile(r"\b(?:number|count)\s+of\s+(?:the\s+|our\s+|its\s+)?(?P<words>[a-z][a-z' -]*)")
+
+
+def _participles_left_out(phrase: str) -> str:
+    """``phrase`` without the verbs' participles before its noun ("returned headphones" -> "headphones"):
+    what was done to the things is the figure's, not which things."""
+    words = phrase.split()
+    while len(words) > 1 and words[0].endswith(("ed", "ing")) and verb_base(words[0]) is not None:
+        words.pop(0)
+    return " ".join(words)
+
+
 _WEEKDAYS = tuple(name.lower() for name in calendar.day_name)
 
 
@@ -2301,6 +2314,8 @@ def rows_narrowed_by(text: str, metric: DataMetric, metrics: Sequence[DataMetric
     # "first-time customer only, attach rate", "phone-order sales": said before the figure, as much.
     before = [*_ONLY_AFTER.finditer(blanked), *_COMPOUND_BEFORE.finditer(blanked)]
     said += [("of", match.group("words")) for match in before if not _says_when(match.group("words"))]
+    # "halve the number of returned headphones": the things counted, what was done to them left out.
+    said += [("of", _participles_left_out(match.group("words"))) for match in _NUMBER_OF.finditer(blanked)]
     if metric.unit == "currency" and (source := money_source(text)) is not None:
         said.append(("from", source.lower()))  # "how much did store 1 make from phone cases"
     for preposition, phrase in said:
@@ -3094,8 +3109,11 @@ def past_window(text: str, now: datetime) -> Window | None:
     return window if window is not None and window.start < now else None
 
 
-#: Prepositions that open a goal's deadline ("by the end of May", "within six weeks", "before Easter").
-_DEADLINE_OPENS = re.compile(r"\b(?:by|before|until|till|within|in\s+time\s+for|no\s+later\s+than)\b", re.I)
+#: Prepositions that open a goal's deadline ("by the end of May", "within six weeks", "before Easter");
+#: "by how much", "by what margin" ask an amount.
+_DEADLINE_OPENS = re.compile(
+    r"\b(?:by(?!\s+(?:how|what|which)\b)|before|until|till|within|in\s+time\s+for|no\s+later\s+than)\b", re.I
+)
 
 
 #: Words that tie a goal to an event rather than a date ("by the time the new manager starts",
