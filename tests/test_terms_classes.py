@@ -587,3 +587,9 @@ def test_by_how_much_asks_an_amount_and_opens_no_deadline() -> None:
     assert not opens_deadline("did the trained staff beat the untrained ones on attach, and by how much?")
     assert not opens_deadline("store 4 beat store 2 on refunds by what margin in June?")
     assert opens_deadline("get store 4 to 7% by the end of March")
+
+
+def test_bare_numbers_between_days_are_days_not_hours() -> None:
+    assert hours_of_day("attach rate between 3 and 17 September at store 2") is None
+    window = time_window("refunds at store 4 between 3 and 17 September", NOW)
+    assert window is not None and (window.start.day, window.last_day().day) == (3, 17)

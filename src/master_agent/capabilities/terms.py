@@ -343,11 +343,18 @@ def _clock_mentions(text: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     return found
 
 
+#: What makes a number a time of day ("6pm", "16:00", "16h", "noon"): bare numbers ("between 3 and 17
+#: September") are days.
+_CLOCK_SAID = re.compile(
+    r"\d\s*(?:am|pm|a\.m\.|p\.m\.|h\b|:\d\d)|\b(?:noon|midnight|midday|o'?clock)\b", re.I
+)
+
+
 @functools.lru_cache(maxsize=4096)
 def _clock_piece(piece: str) -> tuple[int, int] | None:
     """The minutes of the day ``piece`` keeps when it is one clock interval from its first word to its
     last, none of its words naming a day or longer ("after 6pm", not "June after 6pm"); else None."""
-    if any(_names_days(word) for word in re.findall(r"[A-Za-z]+", piece)):
+    if any(_names_days(word) for word in re.findall(r"[A-Za-z]+", piece)) or not _CLOCK_SAID.search(piece):
         return None
     found = [item for item in duckling_parse_time(piece) if item["value"].get("type") == "interval"]
     if len(found) != 1 or int(found[0]["start"]) != 0 or int(found[0]["end"]) != len(piece):
