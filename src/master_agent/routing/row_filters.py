@@ -1,7 +1,10 @@
 """The rows a data question narrows its figure to by what the tenant's own columns hold: "the attach
 rate of the people who finished their training" (a yes/no column of the staff the sales are by),
 "phones over 1,000" (an amount column against a number), "Saturdays only" (the day of the week of the
-time column). A figure over all the rows would answer another question.
+time column), "after 6pm", "Saturday mornings" (the hours of every day, read by Duckling in
+``capabilities.terms.hours_of_day``, on the data's clock). A figure over all the rows would answer
+another question; two populations of one yes/no column said together ("trained vs untrained") are
+compared, each its own figure (``populations_compared``).
 
 What a column is called is read from the column's own name (its words, by their WordNet base forms),
 never from a list of phrases: ``training_completed`` is said as "trained", "finished their training";
