@@ -31,6 +31,9 @@ COLUMNS = ("training_completed", "tenure_months", "accessory_attached", "device_
         # A weekday before the part of the day it keeps each week.
         ("how many sales did store 1 do on Saturday mornings in June", "Saturday"),
         ("refund rate, Friday evenings, Q3, store 2", "Friday"),
+        # Weekdays said in the plural in the languages the date readers read.
+        ("Solo los sábados: accessory revenue at store 2 across July?", "sábados"),
+        ("les dimanches, attach rate store 3 en août", "dimanches"),
         # One date, and months run together, are no days of every week.
         ("attach rate at store 2 on Saturday 4 July", ""),
         ("attach rate month-to-month in Q3", ""),

@@ -16,11 +16,15 @@ name the figure itself ("refund rate" is of ``refunded``) narrow nothing.
 from __future__ import annotations
 
 import calendar
+import functools
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
+
+from babel.dates import get_day_names
 
 from master_agent.capabilities.numerals import in_digits
 from master_agent.capabilities.spec import DataMetric
@@ -171,7 +175,29 @@ def _days_of_week(text: str) -> tuple[tuple[int, ...], str, tuple[int, int]] | N
         day = _day(every.group("one") or every.group("many") or every.group("parted"))
         if day is not None:
             return (day,), every.group(0), every.span()
+    for plural in re.finditer(r"\b[^\W\d_]{5,}s\b", lowered):
+        # "los sábados", "les samedis", "samstags": a weekday said in the plural in another language.
+        if (day := _days_abroad().get(_unaccented(plural.group(0))[:-1])) is not None:
+            return (day,), plural.group(0), plural.span()
     return None
+
+
+#: Languages whose weekday names are read (the date readers' own: ``capabilities.terms``).
+_DAY_LOCALES = ("es", "fr", "de", "it", "pt", "nl")
+
+
+@functools.cache
+def _days_abroad() -> dict[str, int]:
+    """Weekday names in ``_DAY_LOCALES`` (by Babel's CLDR data, accents dropped) -> ISO day number."""
+    return {
+        _unaccented(str(name)): number + 1
+        for locale in _DAY_LOCALES
+        for number, name in get_day_names("wide", locale=locale).items()
+    }
+
+
+def _unaccented(word: str) -> str:
+    return "".join(ch for ch in unicodedata.normalize("NFKD", word.lower()) if not unicodedata.combining(ch))
 
 
 def days_of_week_blanked(text: str) -> str:
