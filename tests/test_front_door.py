@@ -561,6 +561,29 @@ REGION_OF = "(SELECT store_id FROM {schema}.stores WHERE region = '{region}')"
             "WHERE store_id = 4 AND sold_at >= '2026-07-01' AND sold_at < '2026-08-01' "
             "AND extract(isodow FROM sold_at AT TIME ZONE 'UTC') = 6",
         ),
+        # The hours of every day, on the data's clock; "put through" is no range to next June.
+        (
+            "How many sales did store 1 make on Sunday afternoons in July 2026, after 3pm?",
+            "SELECT count(*)::float AS v FROM {schema}.transactions WHERE store_id = 1 AND sold_at >= '2026-07-01' "
+            "AND sold_at < '2026-08-01' AND extract(isodow FROM sold_at AT TIME ZONE 'UTC') = 7 "
+            "AND extract(hour FROM sold_at AT TIME ZONE 'UTC') >= 15 AND extract(hour FROM sold_at AT TIME ZONE 'UTC') < 19",
+        ),
+        (
+            "how many sales did Staff 20 put through in August 2026?",
+            "SELECT count(*)::float AS v FROM {schema}.transactions WHERE staff_id = 20 "
+            "AND sold_at >= '2026-08-01' AND sold_at < '2026-09-01'",
+        ),
+        # A count of accessories is of the sales with one; the value of refunded sales is their money.
+        (
+            "How many accessories did store 6 sell in June 2026?",
+            "SELECT count(*)::float AS v FROM {schema}.transactions WHERE store_id = 6 AND sold_at >= '2026-06-01' "
+            "AND sold_at < '2026-07-01' AND accessory_attached",
+        ),
+        (
+            "what was the value of the refunded sales at store 3 in July 2026?",
+            "SELECT sum(device_amount + coalesce(accessory_amount, 0))::float AS v FROM {schema}.transactions "
+            "WHERE store_id = 3 AND sold_at >= '2026-07-01' AND sold_at < '2026-08-01' AND refunded",
+        ),
     ],
 )
 async def test_a_data_question_reads_who_and_when_as_users_say_them(

@@ -14,9 +14,13 @@ from master_agent.capabilities.terms import (
     goal_deadline,
     goal_metric,
     goal_target,
+    hours_of_day,
+    opens_deadline,
+    own_period,
     past_window,
     per_unit_figure,
     possessed_unknown,
+    restated,
     rows_narrowed_by,
     time_window,
     told_apart_by_unknown,
@@ -193,6 +197,24 @@ def test_a_month_or_a_determiner_is_no_data_the_tenant_lacks() -> None:
         ("the attach rate on average across stores", "attach rate", ()),
         ("accessory revenue from accessories in July", "accessory revenue", ()),
         ("the refund rate for trained staff", "refund rate", ()),
+        # Said before the figure: "... only", a compound before the sales it picks.
+        ("store 5 student customers only - attach rate for July?", "attach rate", ("student customers",)),
+        ("Refund rate, store 2, contract phones only", "refund rate", ("contract phones",)),
+        (
+            "what did the buy-now-pay-later sales at store 3 bring in last month",
+            "total revenue",
+            ("buy-now-pay-later",),
+        ),
+        ("how many in-app orders did store 6 take in Q3", "transactions", ("in-app",)),
+        # ... but not a time or a day said so, nor "only" inside a clause.
+        ("refund rate, store 2, Mon-Fri only", "refund rate", ()),
+        ("month-on-month sales at store 4", "transactions", ()),
+        ("For store 6 I only want the trained staff - attach rate?", "attach rate", ()),
+        # What a goal counts, what was done to the things left out.
+        ("Halve the number of returned headphones at store 8 by end of February", "refunds", ("headphones",)),
+        ("cut the number of refunded screen protectors at store 2", "refunds", ("screen protectors",)),
+        ("Halve the number of returned phones at store 8 by Easter", "refunds", ()),
+        ("the number of refunds at store 3 in July", "refunds", ()),
     ],
 )
 def test_a_figure_narrowed_to_rows_the_data_has_no_word_for(
@@ -455,3 +477,119 @@ def test_a_follow_up_moves_a_deadline_said_as_month_end() -> None:
     changed = restated("lift store 4 attach by 2 points till march end", "ok give it till end of May")
     assert goal_deadline(changed, NOW) is not None
     assert goal_deadline(changed, NOW)[0].date().isoformat() == "2027-05-31"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        # Clock times, with the days around them read apart ("in June" stays June's).
+        ("refunds at store 4 between 4pm and midnight in July", "16:00", "24:00"),
+        ("sales at store 2 in June after 7 pm", "19:00", "24:00"),
+        ("how many sales before 10am at store 3 last month?", "00:00", "10:00"),
+        ("attach store 6, 8am to 2pm, August", "08:00", "14:00"),
+        ("refunds from 22:00 to 02:00 at store 5 in Q3", "22:00", "02:00"),
+        # Parts of the day, said in the plural or after a weekday, as Duckling times them.
+        ("store 7 attach on Sunday afternoons in September", "12:00", "19:00"),
+        ("what do we sell in the evenings at store 1", "18:00", "24:00"),
+        ("refund rate at lunchtimes at store 2 in Q3", "12:00", "14:00"),
+        # Said twice, the hours both keep.
+        ("sales on Saturday mornings in July - after 9am I mean", "09:00", "12:00"),
+    ],
+)
+def test_hours_of_every_day_are_read_as_minutes_of_the_day(text: str, start: str, end: str) -> None:
+    hours = hours_of_day(text)
+    assert hours is not None, text
+    assert (
+        f"{hours.start // 60:02d}:{hours.start % 60:02d}",
+        f"{hours.end // 60:02d}:{hours.end % 60:02d}",
+    ) == (
+        start,
+        end,
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Good morning! attach rate at store 2 in June?",
+        "Morning, what did store 5 sell last week?",
+        "refunds at store 3 over the weekend in August",  # Duckling's weekend runs from Friday 6 pm: days
+        "attach at store 1 in the Easter long weekend",
+        "sales at store 4 on the night shift in July",  # the business's night shift, not Duckling's night
+        "refunds by Burns Night at store 2",
+        "sales at store 3 at 3pm",  # one moment, no hours of every day
+    ],
+)
+def test_greetings_weekends_shifts_and_moments_keep_no_hours(text: str) -> None:
+    assert hours_of_day(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "last"),
+    [
+        ("sales at store 2 between 16:00 and midnight in June", "2026-06-01", "2026-06-30"),
+        ("in August after 6pm, how many refunds at store 8?", "2026-08-01", "2026-08-31"),
+        ("attach rate, 9am-5pm, September, store 3", "2026-09-01", "2026-09-30"),
+        # "through" a verb's particle ends no range.
+        ("How many sales did Staff 12 put through in July?", "2026-07-01", "2026-07-31"),
+        ("what went through the tills at store 4 in August", "2026-08-01", "2026-08-31"),
+        ("how many phones did store 1 get through in May", "2026-05-01", "2026-05-31"),
+        ("refunds from June through August", "2026-06-01", "2026-08-31"),
+    ],
+)
+def test_clock_times_and_verb_particles_leave_the_days_a_question_names(
+    text: str, first: str, last: str
+) -> None:
+    window = time_window(text, NOW)
+    assert window is not None
+    assert (window.start.date().isoformat(), window.last_day().date().isoformat()) == (first, last)
+
+
+def test_hours_said_after_a_question_about_days_are_added_not_put_in_their_place() -> None:
+    asked = "Refunds on the late shift at store 6 in September - how many?"
+    assert restated(asked, "late shift = 16:00 till midnight") == asked
+    assert restated("attach at store 2 in June", "and in July?") == "attach at store 2 in July"
+
+
+@pytest.mark.parametrize(
+    ("text", "needs"),
+    [
+        ("What was store 3's attach rate while the summer sale was running?", "dates"),
+        ("refunds at store 2 whilst we had the bundle deal on", "dates"),
+        ("how did store 5 do during our spring promo?", "dates"),  # the season names the promo, not its days
+        ("accessory revenue at store 1 during the refit", "dates"),
+        ("sales on the early shift at store 4 in August", "hours"),
+        ("refund count at store 8 in Q3 on the weekend night shift", "hours"),
+    ],
+)
+def test_a_period_only_the_business_can_place_is_found_with_what_it_needs(text: str, needs: str) -> None:
+    own = own_period(text, NOW)
+    assert own is not None and own.needs == needs, own
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "attach rate at store 3 during the summer",
+        "refunds during August at store 1",
+        "while store 2 did well, what about store 3 in June?",
+        "attach at store 2 on the tills in June",
+        # Said with the days or the hours, it is placed.
+        "attach rate while the 2-for-1 offer was on? It ran from the 10th to the 23rd of August.",
+        "sales on the late shift at store 6 in September (late shift = 16:00 till midnight)",
+    ],
+)
+def test_calendar_periods_contrasts_and_periods_said_with_their_time_need_nothing(text: str) -> None:
+    assert own_period(text, NOW) is None
+
+
+def test_by_how_much_asks_an_amount_and_opens_no_deadline() -> None:
+    assert not opens_deadline("did the trained staff beat the untrained ones on attach, and by how much?")
+    assert not opens_deadline("store 4 beat store 2 on refunds by what margin in June?")
+    assert opens_deadline("get store 4 to 7% by the end of March")
+
+
+def test_bare_numbers_between_days_are_days_not_hours() -> None:
+    assert hours_of_day("attach rate between 3 and 17 September at store 2") is None
+    window = time_window("refunds at store 4 between 3 and 17 September", NOW)
+    assert window is not None and (window.start.day, window.last_day().day) == (3, 17)

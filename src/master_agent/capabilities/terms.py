@@ -270,6 +270,164 @@ def duckling_parse_time(text: str) -> list[dict[str, Any]]:
     return _DUCKLING.parse(text, datetime(2000, 1, 1, tzinfo=UTC), ("time",))
 
 
+@dataclass(frozen=True)
+class HoursOfDay:
+    """The hours of every day a request keeps ("after 6pm", "mornings", "16:00 till midnight"), in
+    minutes of the day: ``start`` inclusive, ``end`` exclusive (1440 is midnight at the day's end); a
+    ``start`` after ``end`` runs over midnight ("10pm to 2am")."""
+
+    start: int
+    end: int
+    said: str
+    clock_spans: tuple[tuple[int, int], ...]
+    """Where the clock times are said ("between 16:00 and midnight"): no day's date, so the window
+    readers read the text without them. Parts of the day ("mornings") are left: "this morning" is a day."""
+
+
+#: The parts of a day people name ("Saturday mornings", "at lunchtimes", "in the evenings"); how long
+#: each runs is Duckling's ("in the morning" is 00:00-12:00). "Good morning" greets; "Burns Night",
+#: "tonight" and "midnight" are no part of every day.
+_PART_OF_DAY = re.compile(
+    r"(?<!good\s)\b(?P<part>morning|afternoon|evening|lunch|(?-i:night))(?:\s?time)?s?\b(?!\s*[,!]\s*(?:$|[A-Z]))",
+    re.I,
+)
+_DAY_MINUTES = 24 * 60
+
+
+@functools.cache
+def _part_of_day(part: str) -> tuple[int, int] | None:
+    """The minutes Duckling gives the part of a day ``part`` names."""
+    found = [
+        item
+        for item in duckling_parse_time(f"in the {part.lower()}")
+        if item["value"].get("type") == "interval"
+    ]
+    return _clock_minutes(found[0]["value"], closed=False) if found else None
+
+
+def _clock_minutes(value: dict[str, Any], *, closed: bool) -> tuple[int, int] | None:
+    """A Duckling clock interval as minutes of the day; None when it keeps the whole day. A ``closed``
+    interval ("7am to 3pm") ends with its last hour (Duckling's end is the hour after it); an open
+    one ("before midday", "in the morning") ends where it says."""
+    start_at, end_at = _instant(value.get("from")), _instant(value.get("to"))
+    start = start_at.hour * 60 + start_at.minute if start_at else 0
+    end = _DAY_MINUTES
+    if end_at is not None:
+        if closed and start_at is not None:
+            end_at -= timedelta(**{f"{value['to'].get('grain', 'hour')}s": 1})
+        end = end_at.hour * 60 + end_at.minute or _DAY_MINUTES
+    if (start, end) == (0, _DAY_MINUTES) or start == end:
+        return None
+    return start, end
+
+
+def _clock_mentions(text: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Each clock interval ``text`` says, its words alone (Duckling reads "between 4pm and midnight in
+    July" as one mention, and times it wrong): the minutes of the day it keeps and where it is said."""
+    found = []
+    for item in duckling_parse_time(text):
+        value = item["value"]
+        if value.get("type") != "interval" or not _clock_interval(value):
+            continue
+        start, end = int(item["start"]), int(item["end"])
+        words = [(start + m.start(), start + m.end()) for m in re.finditer(r"[^\s,;!?()]+", text[start:end])]
+        pieces = sorted(
+            ((first, last) for first in range(len(words)) for last in range(first, len(words))),
+            key=lambda piece: piece[0] - piece[1],
+        )
+        for first, last in pieces:
+            span = (words[first][0], words[last][1])
+            if (minutes := _clock_piece(text[span[0] : span[1]])) is not None:
+                found.append((minutes, span))
+                break
+    return found
+
+
+#: What makes a number a time of day ("6pm", "16:00", "16h", "noon"): bare numbers ("between 3 and 17
+#: September") are days.
+_CLOCK_SAID = re.compile(
+    r"\d\s*(?:am|pm|a\.m\.|p\.m\.|h\b|:\d\d)|\b(?:noon|midnight|midday|o'?clock)\b", re.I
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def _clock_piece(piece: str) -> tuple[int, int] | None:
+    """The minutes of the day ``piece`` keeps when it is one clock interval from its first word to its
+    last, none of its words naming a day or longer ("after 6pm", not "June after 6pm"); else None."""
+    if any(_names_days(word) for word in re.findall(r"[A-Za-z]+", piece)) or not _CLOCK_SAID.search(piece):
+        return None
+    found = [item for item in duckling_parse_time(piece) if item["value"].get("type") == "interval"]
+    if len(found) != 1 or int(found[0]["start"]) != 0 or int(found[0]["end"]) != len(piece):
+        return None
+    value = found[0]["value"]
+    start_at, end_at = _instant(value.get("from")), _instant(value.get("to"))
+    if not _clock_interval(value) or (start_at and end_at and end_at - start_at > timedelta(days=1)):
+        return None  # "the weekend" (Friday 6 pm to Monday): days, not hours of each
+    return _clock_minutes(value, closed=bool(start_at and end_at))
+
+
+@functools.cache
+def _names_days(word: str) -> bool:
+    """Whether Duckling reads ``word`` alone as a day or longer ("June", "Saturday", "yesterday")."""
+    return any(item["value"].get("grain") not in (None, *_CLOCK_GRAINS) for item in duckling_parse_time(word))
+
+
+@functools.lru_cache(maxsize=1024)
+def hours_of_day(text: str) -> HoursOfDay | None:
+    """The hours of every day ``text`` keeps, by clock times ("after 6pm", "between 16:00 and midnight",
+    "7am to 3pm", "before midday") and parts of the day ("Saturday mornings", "lunchtimes"), all read by
+    Duckling; said more than once ("Saturday mornings ... before midday"), the hours all of them keep.
+    None when it names none."""
+    masked = _mask_entities(text)
+    found: list[tuple[tuple[int, int], tuple[int, int], bool]] = []
+    for match in _PART_OF_DAY.finditer(masked):
+        following = re.match(r"\s+([a-z]+)", masked[match.end() :], re.I)
+        if following is not None and _period_of_work(following.group(1)):
+            continue  # "the night shift": the business's own hours, not Duckling's night
+        if (minutes := _part_of_day(match.group("part"))) is not None:
+            found.append((minutes, match.span(), False))
+    # Parts of the day blanked: Duckling would read "Saturday morning" as one Saturday's morning.
+    clocks = _PART_OF_DAY.sub(lambda match: " " * len(match.group(0)), masked)
+    for minutes, span in _clock_mentions(clocks):
+        found.append((minutes, span, True))
+    if not found:
+        return None
+    kept = {
+        minute for minute in range(_DAY_MINUTES) if all(_keeps(minutes, minute) for minutes, _, _ in found)
+    }
+    if not kept or len(kept) == _DAY_MINUTES:
+        return None  # hours that exclude one another ask nothing the data can answer
+    # The one run of minutes kept (over midnight, "10pm to 2am", it starts late and ends early).
+    start = min(minute for minute in kept if (minute - 1) % _DAY_MINUTES not in kept)
+    end = next(
+        minute for minute in range(start, start + _DAY_MINUTES + 1) if minute % _DAY_MINUTES not in kept
+    )
+    if end - start != len(kept):
+        start, end = found[0][0]  # runs apart ("mornings and evenings"): the first said
+    spans = sorted(span for _, span, _ in found)
+    return HoursOfDay(
+        start=start,
+        end=end if end <= _DAY_MINUTES else end - _DAY_MINUTES,
+        said=" ".join(text[a:b] for a, b in spans),
+        clock_spans=tuple(span for _, span, clock in found if clock),
+    )
+
+
+def _keeps(minutes: tuple[int, int], minute: int) -> bool:
+    start, end = minutes
+    return start <= minute < end if start < end else (minute >= start or minute < end)
+
+
+def clock_blanked(text: str) -> str:
+    """``text`` without the clock times it keeps every day ("in June after 6pm" is June)."""
+    hours = hours_of_day(text)
+    if hours is None:
+        return text
+    for start, end in hours.clock_spans:
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
 #: "now", "right now" said of the present state, not counted from ("three months from now" is kept).
 _PRESENT = re.compile(r"\b(?<!from )(?:right\s+)?now\b", re.I)
 
@@ -278,7 +436,8 @@ def time_window(text: str, now: datetime, *, direction: Direction = "past") -> W
     """The one window ``text`` names, relative to ``now``; None when it names none. A window that
     reaches past ``now`` in a backward-looking question ends at ``now`` ("this year" so far)."""
     now = now.astimezone(UTC)
-    masked = spelled_for_duckling(_mask_entities(text))
+    # "in June after 6pm" asks about June, each day's evening: the hours narrow the rows, not the days.
+    masked = spelled_for_duckling(_mask_entities(clock_blanked(text) if direction == "past" else text))
     open_ended = direction == "past" and _TO_NOW.search(masked) is not None
     # "what it is now" is no span, but Duckling reads "now by the end of March" as the instant now.
     masked = _PRESENT.sub(lambda match: " " * len(match.group(0)), masked)
@@ -326,6 +485,75 @@ def unread_time(text: str) -> str | None:
     question is about some time the reader cannot place); None when it names no period."""
     match = _PERIOD_WORDS.search(_mask_entities(text))
     return match.group(0) if match else None
+
+
+@dataclass(frozen=True)
+class OwnPeriod:
+    """A period a request names by something only the business knows the time of ("while the 2-for-1
+    offer was on", "during our summer promo", "on the late shift"): no calendar places it."""
+
+    words: str
+    needs: Literal["dates", "hours"]
+    """What the user must say: the days it ran (an offer, a promotion) or the hours of each day (a shift)."""
+    span: tuple[int, int]
+
+
+#: "while the offer was on", "whilst we ran the promo": a period said as a clause (not "while store 2
+#: ...", a contrast between members).
+_WHILE = re.compile(
+    r"\b(?:while|whilst)\s+(?P<words>(?:the|our|that|this|those|these|we|they|my|their)\b[^.?!;,()]*)", re.I
+)
+#: "during our summer promo", "throughout the roadworks": a period named by what went on in it.
+_DURING = re.compile(
+    r"\b(?:during|throughout|for\s+the\s+duration\s+of)\s+"
+    r"(?P<words>(?:the|our|that|this|my|their|its)\s+[^.?!;,()]*?)(?=\s+(?:at|in|for|on|across|and)\b|[.?!;,()]|$)",
+    re.I,
+)
+#: "on the late shift", "during the night shift": a period of work of each day, its noun among the
+#: three words after the determiner.
+_OF_EACH_DAY = re.compile(
+    r"\b(?:on|during|in|for|across|over)\s+(?:the|our|a|their|my)\s+(?P<words>[a-z-]+(?:\s+[a-z-]+){0,2})",
+    re.I,
+)
+#: The period of work WordNet files a shift under ("shift", "night shift", "watch").
+_WORK_PERIOD = "hours.n.01"
+#: How many of a noun's senses (commonest first) are read for a period of work: "shift" is one by its third.
+_WORK_SENSES = 3
+
+
+@functools.cache
+def _period_of_work(noun: str) -> bool:
+    """Whether ``noun`` (or the last two words joined: "night shift") is a period of work of each day
+    in WordNet ("shift", "watch", "swing shift"), whose hours are the business's own."""
+    reader = wordnet()
+    base = reader.morphy(noun.lower(), "n")
+    work = reader.synset(_WORK_PERIOD)
+    return base is not None and any(
+        work in sense.closure(lambda above: above.hypernyms())
+        for sense in reader.synsets(base, "n")[:_WORK_SENSES]
+    )
+
+
+def own_period(text: str, now: datetime) -> OwnPeriod | None:
+    """The period ``text`` names that only the user can place: a shift (its hours) when no clock time
+    is said, or an offer, a promotion, a refit said with "while" or "during" (its days) when no
+    other words of the text name a window. None when there is none, or the text says when it was."""
+    masked = _mask_entities(text)
+    for match in _OF_EACH_DAY.finditer(masked):
+        for word in re.finditer(r"[a-z]+", match.group("words"), re.I):
+            if _period_of_work(word.group(0)) and hours_of_day(text) is None:
+                end = match.start("words") + word.end()
+                return OwnPeriod(words=masked[match.start() : end], needs="hours", span=(match.start(), end))
+    for match in (*_WHILE.finditer(masked), *_DURING.finditer(masked)):
+        words = match.group("words").strip()
+        named = time_window(words, now)
+        if named is not None and not _event_named_by(words, named.label):
+            continue  # "during the summer", "during the week of 7 September": a calendar's period
+        rest = masked[: match.start()] + " " * (match.end() - match.start()) + masked[match.end() :]
+        if time_window(rest, now) is not None:
+            continue  # "... while the offer was on? It ran from the 10th to the 23rd of August."
+        return OwnPeriod(words=match.group(0).strip(), needs="dates", span=match.span())
+    return None
 
 
 # -- times spelled so Duckling reads them ---------------------------------------------------------------
@@ -477,11 +705,36 @@ def _in_english(text: str) -> str:
     return re.sub(rf"\b(\d{{1,2}})\.\s+(?={_MONTH_WORD}\b)", r"\1 ", text, flags=re.I)
 
 
+#: "through" after a word: a range's end ("May through July") or a verb's particle ("put through").
+_THROUGH = re.compile(
+    r"\b(?P<verb>[a-z]+)\s+(?P<particle>through|thru)\b(?P<preposition>\s+(?:in|on|at|during|over|across|since|for|before|after|by|between|from)\b)?",
+    re.I,
+)
+
+
+def _particles_blanked(text: str) -> str:
+    """``text`` without the "through" of a verb WordNet lists with it ("put through", "went through",
+    "got through") or one a preposition follows ("through in June"): no range ends there, where
+    Duckling would read "through in June" as from now to next June."""
+
+    def blanked(match: re.Match[str]) -> str:
+        base = verb_base(match.group("verb"))
+        phrasal = base is not None and bool(wordnet().synsets(f"{base}_through", "v"))
+        if not (phrasal or match.group("preposition")):
+            return match.group(0)
+        start, end = match.span("particle")
+        at = match.start()
+        said = match.group(0)
+        return said[: start - at] + " " * (end - start) + said[end - at :]
+
+    return _THROUGH.sub(blanked, text)
+
+
 def spelled_for_duckling(text: str) -> str:
     """``text`` with the time shapes Duckling misreads written the way it reads them: a date in
     another language's words or dotted digits, a week commencing, two days sharing one month, digit
-    dates in the order the text settles, "feb end"."""
-    text = _in_english(text)
+    dates in the order the text settles, "feb end", a verb's "through"."""
+    text = _particles_blanked(_in_english(text))
     text = _WEEK_COMMENCING.sub("the week of", text)
     text = _LONG_WORD.sub(_month_spelt, text)
     text = _MONTH_END.sub(lambda m: f"end of {m.group(1)}", text)
@@ -2015,6 +2268,42 @@ def possessed_unknown(text: str, metrics: Sequence[DataMetric]) -> str | None:
 #: A figure's name, then the words that say which of its rows it is taken over ("the refund rate for
 #: headphones", "attach rate among first-time customers", "accessory revenue from phone cases").
 _OVER_ROWS = re.compile(r"(?:'s)?\s+(for|among|amongst|from|of|on|with|within)\s+([a-z][a-z' -]*)")
+#: "first-time customer only", "iPhone buyers only": the rows kept, said before "only" at the end of a
+#: phrase (not "I only want ...").
+_ONLY_AFTER = re.compile(
+    r"(?:^|[,;:(]\s*|\s{2,})(?P<words>[a-z][a-z'-]*(?:\s+[a-z][a-z'-]*){0,2})\s+only\b(?!\s+[a-z]+)"
+)
+#: "phone-order sales", "click-and-collect orders": a compound before the sales it says which of.
+_COMPOUND_BEFORE = re.compile(
+    r"\b(?P<words>[a-z]+(?:-[a-z]+)+)\s+(?=(?:sales|orders|transactions|refunds|returns)\b)"
+)
+#: "the number of returned headphones", "the count of refunded cases": what a figure counts.
+_NUMBER_OF = re.compile(r"\b(?:number|count)\s+of\s+(?:the\s+|our\s+|its\s+)?(?P<words>[a-z][a-z' -]*)")
+
+
+def _participles_left_out(phrase: str) -> str:
+    """``phrase`` without the verbs' participles before its noun ("returned headphones" -> "headphones"):
+    what was done to the things is the figure's, not which things."""
+    words = phrase.split()
+    while len(words) > 1 and words[0].endswith(("ed", "ing")) and verb_base(words[0]) is not None:
+        words.pop(0)
+    return " ".join(words)
+
+
+_WEEKDAYS = tuple(name.lower() for name in calendar.day_name)
+
+
+def _says_when(words: str) -> bool:
+    """Whether a part of ``words`` names a time ("month-on-month", "same-day", "Mon-Fri", "Saturdays"):
+    when, which the time and day readers read, not which rows."""
+    parts = re.split(r"[\s-]+", words.lower())
+    return any(
+        _PERIOD_WORDS.fullmatch(part)
+        or (len(part) >= 3 and any(day.startswith(part.rstrip("s")) for day in _WEEKDAYS))
+        for part in parts
+    )
+
+
 #: "among first-time buyers" narrows the rows wherever it stands.
 _AMONG = re.compile(r"\b(among|amongst)\s+([a-z][a-z' -]*)")
 _PRONOUNS = frozenset("me us you him her them everyone everybody anyone anybody".split())  # noqa: SIM905
@@ -2037,6 +2326,11 @@ def rows_narrowed_by(text: str, metric: DataMetric, metrics: Sequence[DataMetric
         if (match := _OVER_ROWS.match(blanked, named.end()))
     ]
     said = [(match.group(1), match.group(2)) for match in [*places, *_AMONG.finditer(blanked)]]
+    # "first-time customer only, attach rate", "phone-order sales": said before the figure, as much.
+    before = [*_ONLY_AFTER.finditer(blanked), *_COMPOUND_BEFORE.finditer(blanked)]
+    said += [("of", match.group("words")) for match in before if not _says_when(match.group("words"))]
+    # "halve the number of returned headphones": the things counted, what was done to them left out.
+    said += [("of", _participles_left_out(match.group("words"))) for match in _NUMBER_OF.finditer(blanked)]
     if metric.unit == "currency" and (source := money_source(text)) is not None:
         said.append(("from", source.lower()))  # "how much did store 1 make from phone cases"
     for preposition, phrase in said:
@@ -2830,8 +3124,11 @@ def past_window(text: str, now: datetime) -> Window | None:
     return window if window is not None and window.start < now else None
 
 
-#: Prepositions that open a goal's deadline ("by the end of May", "within six weeks", "before Easter").
-_DEADLINE_OPENS = re.compile(r"\b(?:by|before|until|till|within|in\s+time\s+for|no\s+later\s+than)\b", re.I)
+#: Prepositions that open a goal's deadline ("by the end of May", "within six weeks", "before Easter");
+#: "by how much", "by what margin" ask an amount.
+_DEADLINE_OPENS = re.compile(
+    r"\b(?:by(?!\s+(?:how|what|which)\b)|before|until|till|within|in\s+time\s+for|no\s+later\s+than)\b", re.I
+)
 
 
 #: Words that tie a goal to an event rather than a date ("by the time the new manager starts",
@@ -2918,7 +3215,12 @@ def restated(goal: str, change: str) -> str:
     said, was = goal_target(change), goal_target(goal)
     if said is not None and was is not None and said.words and was.words and was.words in goal:
         goal = goal.replace(was.words, said.words, 1)
-    new_time, old_time = time_mention(_target_blanked(change)), time_mention(_target_blanked(goal))
+    old_time = time_mention(_target_blanked(goal))
+    if old_time and not _hours_only(old_time):
+        # "late shift = 16:00 till midnight" after a question about September: the hours of each day
+        # of it, said alongside the days, never in their place.
+        change = clock_blanked(change)
+    new_time = time_mention(_target_blanked(change))
     if new_time and _FROM_NOW.search(new_time):
         # "from now on have it group the items by brand": when a change holds, not the goal's time.
         new_time = None
@@ -2938,6 +3240,12 @@ def restated(goal: str, change: str) -> str:
         if re.sub(r"^\S+\s+", "", words).lower() not in _POINTERS:
             goal = goal.replace(old_time, words, 1)
     return goal
+
+
+def _hours_only(words: str) -> bool:
+    """Whether ``words`` are clock times of every day and nothing more ("16:00 till midnight")."""
+    hours = hours_of_day(words)
+    return hours is not None and not clock_blanked(words).strip()
 
 
 #: Words that point back instead of naming a moment ("before that", "until then").

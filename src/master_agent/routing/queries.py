@@ -39,6 +39,7 @@ from master_agent.capabilities.terms import (
     metric_by_words,
     metric_mention,
     money_source,
+    own_period,
     per_unit_figure,
     possessed_unknown,
     rows_narrowed_by,
@@ -70,7 +71,14 @@ from master_agent.routing.answer_shapes import (
 from master_agent.routing.described import describe, described_member, held_word
 from master_agent.routing.discovery import AgentCard
 from master_agent.routing.ordered import OrderSaid, order_said
-from master_agent.routing.row_filters import days_of_week_blanked, names_a_column, row_filters
+from master_agent.routing.row_filters import (
+    RowFilter,
+    days_of_week_blanked,
+    figure_of_flag,
+    names_a_column,
+    populations_compared,
+    row_filters,
+)
 from master_agent.runtime.context import extract_entities
 
 
@@ -1066,6 +1074,82 @@ async def _compare_groups(
     )
 
 
+async def _compare_populations(
+    sql: ReadOnlySql,
+    metric: DataMetric,
+    window: Window,
+    narrowed: tuple[list[str], dict[str, Any], list[str]],
+    pair: tuple[RowFilter, RowFilter],
+) -> QueryAnswer:
+    """The figure of each of two populations over the same rows otherwise, the first said minus the
+    second as the value; a population with no rows is named, never left out of the comparison."""
+    conditions, params, scope = narrowed
+    rows: list[dict[str, Any]] = []
+    statements: list[str] = []
+    for population in pair:
+        statement = (
+            f"SELECT {metric.expression} AS value, count(*) AS observations FROM {metric.table}"
+            f"{_where([*_time_filters(metric), *conditions, population.condition])}"
+        )
+        result = await sql.query(statement, {**params, "start": window.start, "end": window.end})
+        rows.append(result.rows[0] if result.rows else {"value": None, "observations": 0})
+        statements.append(statement)
+    where = f" for {', '.join(scope)}" if scope else ""
+    said = [
+        f"{population.said}: {_format(row['value'], metric) if row['value'] is not None else 'no rows'} "
+        f"({row['observations']} {metric.observation_noun})"
+        for population, row in zip(pair, rows, strict=True)
+    ]
+    checks = [
+        {
+            "claim": f"the {metric.name}{where} with {population.said} is "
+            + (_format(row["value"], metric) if row["value"] is not None else "unknown"),
+            "evidence": f"{statement} over {row['observations']} rows",
+            "verdict": "backed" if row["value"] is not None else "unbacked",
+        }
+        for population, row, statement in zip(pair, rows, statements, strict=True)
+    ]
+    missing = [population.said for population, row in zip(pair, rows, strict=True) if row["value"] is None]
+    if missing:
+        return QueryAnswer(
+            text=f"The {metric.name}{where} in {window.describe()}: "
+            + "; ".join(said)
+            + f". No comparison: there are no rows for {' or '.join(missing)}.",
+            handler="data",
+            answered=False,
+            data={
+                "outcome": "no_data",
+                "metric": metric.name,
+                "window": _window_data(window),
+                "missing": missing,
+                "verification": checks,
+            },
+        )
+    difference = float(rows[0]["value"]) - float(rows[1]["value"])
+    moved = (
+        f"{difference * 100:+.2f} percentage points"
+        if metric.unit == "ratio"
+        else _format(difference, metric)
+    )
+    return QueryAnswer(
+        text=f"The {metric.name}{where} in {window.describe()}: "
+        + "; ".join(said)
+        + f". Difference (first minus second): {moved}.\nQuery: {statements[0]}",
+        handler="data",
+        data={
+            "outcome": "answer",
+            "metric": metric.name,
+            "value": difference,
+            "populations": {
+                population.said: row["value"] for population, row in zip(pair, rows, strict=True)
+            },
+            "window": _window_data(window) if metric.time_column else None,
+            "sql": statements[0],
+            "verification": checks,
+        },
+    )
+
+
 @dataclass(frozen=True)
 class NamedByProperty:
     """An entity member the words name by a property ("our newest store"), read from the data: the
@@ -1308,6 +1392,44 @@ def _in_money(metric: DataMetric, request: QueryRequest) -> DataMetric | None:
     return next((m for m in request.metrics if m.name == metric.money), None)
 
 
+def _figure_beyond_populations(
+    message: str, metric: DataMetric, metrics: Sequence[DataMetric]
+) -> MetricMention | None:
+    """Another figure ``message`` names when the one read names a population it also says the other
+    way ("the trained staff ... the untrained ones"): the two are who is compared, not the figure."""
+    own = {word for name in (metric.name, *metric.aliases) for word in re.findall(r"[a-z]+", name.lower())}
+    negated = [
+        match.group(0)
+        for match in re.finditer(r"\b(?:un|non-?)([a-z]{4,})\b", message, re.I)
+        if any(match.group(1).lower().startswith(word[:5]) for word in own if len(word) >= 5)
+    ]
+    if not negated:
+        return None
+    blanked = message
+    for words in sorted({metric.name, *metric.aliases, *negated}, key=len, reverse=True):
+        blanked = re.sub(rf"\b{re.escape(words)}\b", " ", blanked, flags=re.I)
+    other = metric_mention(blanked, metrics)
+    if other.metric is None:
+        other = metric_by_words(blanked, metrics) or other
+    return other if other.metric is not None and other.metric.name != metric.name else None
+
+
+def _flagged_money(metric: DataMetric, request: QueryRequest) -> DataMetric | None:
+    """For a count of the rows that have a flag ("refunds"), asked in money ("the value of the refunded
+    sales"): the money figure of all the rows, the flag then narrowing them; None otherwise."""
+    if _COUNT_OF.match(metric.expression.strip()) is None or not asks_money(request.message):
+        return None
+    counted = next(
+        (
+            m
+            for m in request.metrics
+            if m.table == metric.table and m.money and m.expression.strip() == "count(*)"
+        ),
+        None,
+    )
+    return next((m for m in request.metrics if counted and m.name == counted.money), None)
+
+
 def _window_data(window: Window) -> dict[str, str]:
     said = {"label": window.label, "start": window.start.isoformat(), "end": window.end.isoformat()}
     return {**said, "reading": window.reading} if window.reading else said
@@ -1381,6 +1503,11 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     group_names = [group for metric in request.metrics for group in metric.groups]
     request = replace(request, message=shape_words_blanked(request.message, group_names))
     mention = metric_mention(request.message, request.metrics)
+    if mention.metric is not None and (
+        other := _figure_beyond_populations(request.message, mention.metric, request.metrics)
+    ):
+        # "did the trained staff beat the untrained ones on attach": "trained staff" is who, not what.
+        mention = other
     if mention.metric is None and mention.unknown is None:
         mention = metric_by_words(request.message, request.metrics) or mention
     if (stock := stock_refusal(request.message, request.metrics, request.clock.now())) is not None:
@@ -1407,6 +1534,16 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     if mention.metric is not None and (money := _in_money(mention.metric, request)) is not None:
         # "store 4's sales in dollars", "sorry, I meant in dollars": the money of what was counted.
         mention = MetricMention(metric=money)
+    if mention.metric is not None and (money := _flagged_money(mention.metric, request)) is not None:
+        # "the value of the refunded sales": the money of the sales the count is of (the flag said
+        # narrows them), not how many they were.
+        mention = MetricMention(metric=money)
+    if (
+        flagged := await figure_of_flag(ReadOnlySql(request.tool_context), request.metrics, request.message)
+    ) is not None:
+        # "how many accessories did store 3 sell" counts the sales that had one, not accessory money;
+        # "what fraction had an accessory" is the share of sales with one.
+        mention = flagged
     said_by_name = mention.metric is not None
     if mention.metric is None and mention.unknown is None and asks_money(request.message):
         # "What's store 4 taken since October?": money coming in, with no figure named, is the money
@@ -1540,6 +1677,17 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
         return await _answer_named(request, named, default_metric)
     if (described := await _answer_described(request, metric, sql, default_metric)) is not None:
         return described
+    if metric.time_column and (own := own_period(request.message, request.clock.now())) is not None:
+        # "while the 2-for-1 offer was on", "on the late shift": when that was is the business's own;
+        # all the data (or the month around it) would answer another question.
+        example = "'16:00 till midnight'" if own.needs == "hours" else "'from 10 to 23 August'"
+        return QueryAnswer(
+            text=f"Which {own.needs} do you mean by {own.words!r}? Your data has the time of every sale but "
+            f"no record of that; say them (e.g. {example}) and I will answer over them.",
+            handler="data",
+            answered=False,
+            data={"outcome": "clarify", "missing": [f"the {own.needs} of {own.words!r}"]},
+        )
     if narrowed := await narrowed_beyond_data(sql, metric, request.message, request.metrics):
         # "the refund rate for headphones": the rows have no product, so the figure over all of them
         # would be presented as the headphones' own.
@@ -1680,6 +1828,17 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             conditions.append(f"{metric.filters[entity]} = ANY(%(members)s)")
             params["members"] = members
             scope.append(f"the {value} {group} ({noun}s {', '.join(map(str, members))})")
+        if periods is None and (
+            pair := await populations_compared(sql, metric, request.metrics, request.message)
+        ):
+            # "did the trained staff beat the untrained ones": each one's figure; one of them alone
+            # would be given as the comparison.
+            rest = await row_filters(sql, metric, request.metrics, request.message)
+            for kept in rest:
+                conditions.append(kept.condition)
+                params.update(kept.params)
+                scope.append(kept.said)
+            return await _compare_populations(sql, metric, window, (conditions, params, scope), pair)
         for kept in await row_filters(sql, metric, request.metrics, request.message):
             # "the people who finished their training", "phones over 1,000", "Saturdays only": the rows
             # the question keeps, by the tenant's own columns; over all rows it would be another figure.

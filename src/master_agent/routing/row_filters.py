@@ -1,7 +1,10 @@
 """The rows a data question narrows its figure to by what the tenant's own columns hold: "the attach
 rate of the people who finished their training" (a yes/no column of the staff the sales are by),
 "phones over 1,000" (an amount column against a number), "Saturdays only" (the day of the week of the
-time column). A figure over all the rows would answer another question.
+time column), "after 6pm", "Saturday mornings" (the hours of every day, read by Duckling in
+``capabilities.terms.hours_of_day``, on the data's clock). A figure over all the rows would answer
+another question; two populations of one yes/no column said together ("trained vs untrained") are
+compared, each its own figure (``populations_compared``).
 
 What a column is called is read from the column's own name (its words, by their WordNet base forms),
 never from a list of phrases: ``training_completed`` is said as "trained", "finished their training";
@@ -13,14 +16,19 @@ name the figure itself ("refund rate" is of ``refunded``) narrow nothing.
 from __future__ import annotations
 
 import calendar
+import functools
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from babel.dates import get_day_names
+
 from master_agent.capabilities.numerals import in_digits
 from master_agent.capabilities.spec import DataMetric
+from master_agent.capabilities.terms import HoursOfDay, MetricMention, hours_of_day
 from master_agent.capabilities.tools.sql import ReadOnlySql
 from master_agent.errors import ToolInputError
 from master_agent.routing.described import lemmas
@@ -58,8 +66,12 @@ _BOUND = re.compile(
 )
 _LOWER_SIDES = ("under", "below", "less", "fewer", "at most", "up to", "unter")
 _DAYS = {name.lower(): number for number, name in enumerate(calendar.day_name, start=1)}
-#: "Saturdays", "on Saturdays only", "every Sunday": a day of every week, not one date.
-_EVERY_DAY = re.compile(r"\b(?:every\s+(?P<one>[a-z]+day)\b|(?P<many>[a-z]+day)s\b)", re.I)
+#: "Saturdays", "on Saturdays only", "every Sunday", "Saturday mornings": a day of every week, not one date.
+_EVERY_DAY = re.compile(
+    r"\b(?:every\s+(?P<one>[a-z]+day)\b|(?P<many>[a-z]+day)s\b|"
+    r"(?P<parted>[a-z]+day)(?=\s+(?:morning|afternoon|evening|night|lunch\s?time)s\b))",
+    re.I,
+)
 #: "Mon-Fri", "Monday to Friday": a run of days of the week.
 _DAY_RUN = re.compile(r"\b(?P<first>[a-z]{3,9})\s*(?:-|–|to|through|thru)\s*(?P<last>[a-z]{3,9})\b", re.I)
 _WEEK_PARTS = {"weekday": (1, 2, 3, 4, 5), "weekend": (6, 7)}
@@ -160,10 +172,32 @@ def _days_of_week(text: str) -> tuple[tuple[int, ...], str, tuple[int, int]] | N
         if first is not None and last is not None and first < last:
             return tuple(range(first, last + 1)), run.group(0), run.span()
     for every in _EVERY_DAY.finditer(lowered):
-        day = _day(every.group("one") or every.group("many"))
+        day = _day(every.group("one") or every.group("many") or every.group("parted"))
         if day is not None:
             return (day,), every.group(0), every.span()
+    for plural in re.finditer(r"\b[^\W\d_]{5,}s\b", lowered):
+        # "los sábados", "les samedis", "samstags": a weekday said in the plural in another language.
+        if (day := _days_abroad().get(_unaccented(plural.group(0))[:-1])) is not None:
+            return (day,), plural.group(0), plural.span()
     return None
+
+
+#: Languages whose weekday names are read (the date readers' own: ``capabilities.terms``).
+_DAY_LOCALES = ("es", "fr", "de", "it", "pt", "nl")
+
+
+@functools.cache
+def _days_abroad() -> dict[str, int]:
+    """Weekday names in ``_DAY_LOCALES`` (by Babel's CLDR data, accents dropped) -> ISO day number."""
+    return {
+        _unaccented(str(name)): number + 1
+        for locale in _DAY_LOCALES
+        for number, name in get_day_names("wide", locale=locale).items()
+    }
+
+
+def _unaccented(word: str) -> str:
+    return "".join(ch for ch in unicodedata.normalize("NFKD", word.lower()) if not unicodedata.combining(ch))
 
 
 def days_of_week_blanked(text: str) -> str:
@@ -223,16 +257,17 @@ async def row_filters(
     for column, (at, negated, score) in found:
         if any(other_at == at and other_score > score for _, (other_at, _, other_score) in found):
             continue  # another column's words are said more fully there
+        if column.kind == "flag" and len(set(_polarities(column, tokens, figure, synonyms))) == 2:
+            continue  # "trained vs untrained": two populations compared (``populations_compared``)
         if column.kind == "flag":
-            condition = f"NOT {column.name}" if negated else column.name
-            words = f"{column.name.replace('_', ' ')}: {'no' if negated else 'yes'}"
-        else:
-            bound = _bound(text, at, column.name)
-            if bound is None:
-                continue
-            operator, number = bound
-            condition = f"{column.name} {operator} {number}"
-            words = f"{column.name.replace('_', ' ')} {operator} {number}"
+            filters.append(_flag_filter(column, negated))
+            continue
+        bound = _bound(text, at, column.name)
+        if bound is None:
+            continue
+        operator, number = bound
+        condition = f"{column.name} {operator} {number}"
+        words = f"{column.name.replace('_', ' ')} {operator} {number}"
         if column.through is not None:
             condition = f"{column.through} IN (SELECT {column.through} FROM {column.table} WHERE {condition})"
             words = f"{column.table} with {words}"  # "staff with training completed: no"
@@ -246,7 +281,109 @@ async def row_filters(
                 params={"days_of_week": list(numbers)},
             )
         )
+    if metric.time_column and (hours := hours_of_day(message)) is not None:
+        filters.append(hours_filter(metric.time_column, hours))
     return filters
+
+
+def _polarities(
+    column: _Column, tokens: Sequence[str], figure: set[str], synonyms: dict[str, set[str]]
+) -> list[bool]:
+    """Whether each place ``column`` is said in ``tokens`` asks for the rows where it does not hold."""
+    said: list[bool] = []
+    start = 0
+    while start < len(tokens) and (found := _said(column, tokens[start:], figure, synonyms)) is not None:
+        said.append(found[1])
+        start += found[0] + 1
+    return said
+
+
+def _flag_filter(column: _Column, negated: bool) -> RowFilter:
+    condition = f"NOT {column.name}" if negated else column.name
+    words = f"{column.name.replace('_', ' ')}: {'no' if negated else 'yes'}"
+    if column.through is not None:
+        condition = f"{column.through} IN (SELECT {column.through} FROM {column.table} WHERE {condition})"
+        words = f"{column.table} with {words}"
+    return RowFilter(condition=condition, said=words)
+
+
+async def populations_compared(
+    sql: ReadOnlySql, metric: DataMetric, metrics: Sequence[DataMetric], message: str
+) -> tuple[RowFilter, RowFilter] | None:
+    """The two populations of one yes/no column a question sets side by side ("did the trained staff
+    beat the untrained ones", "refunded vs not refunded"), in the order said; None when it says one."""
+    tokens = _WORD.findall(message.lower())
+    figure, synonyms = _figure_stems(metric), _synonyms(metrics)
+    for column in await _columns(sql, metric):
+        if column.kind != "flag":
+            continue
+        said = list(dict.fromkeys(_polarities(column, tokens, figure, synonyms)))
+        if len(said) == 2:
+            return _flag_filter(column, said[0]), _flag_filter(column, said[1])
+    return None
+
+
+def hours_filter(column: str, hours: HoursOfDay) -> RowFilter:
+    """The rows whose time falls in ``hours`` of its day, on the data's clock (UTC, as every window)."""
+    minute = f"(extract(hour FROM {column} AT TIME ZONE 'UTC') * 60 + extract(minute FROM {column} AT TIME ZONE 'UTC'))"
+    joined = "AND" if hours.start < hours.end else "OR"  # "10pm to 2am" runs over midnight
+    return RowFilter(
+        condition=f"({minute} >= %(from_minute)s {joined} {minute} < %(to_minute)s)",
+        said=f"{hours.said} ({hours.start // 60:02d}:{hours.start % 60:02d}-{hours.end // 60:02d}:{hours.end % 60:02d} UTC)",
+        params={"from_minute": hours.start, "to_minute": hours.end},
+    )
+
+
+#: "how many accessories", "the number of refunds": the thing a question counts.
+_HOW_MANY = re.compile(r"\b(?:how\s+many|number\s+of|count\s+of)\s+(?P<thing>[a-z][a-z'-]*)", re.I)
+#: "what fraction had ...", "what % of ...": a share of the rows, said before what they had.
+_SHARE = re.compile(
+    r"\b(?:what|which)\s+(?:\w+\s+)?(?:share|proportion|percentage|percent|fraction|portion|ratio)\b|\bwhat\s*%",
+    re.I,
+)
+
+
+async def figure_of_flag(
+    sql: ReadOnlySql, metrics: Sequence[DataMetric], message: str
+) -> MetricMention | None:
+    """The figure a question about a yes/no column of the rows asks by its words: "how many accessories
+    did store 3 sell" counts the sales that had one (``accessory_attached``), never their money; "of
+    the refunded sales, what fraction had an accessory" is the share with one (the figure averaging
+    that column), over the rows the rest narrows to. None when no such column is said so."""
+    counts = [metric for metric in metrics if metric.expression.replace(" ", "").lower() == "count(*)"]
+    for counting in counts:
+        flags = [
+            column
+            for column in await _columns(sql, counting)
+            if column.kind == "flag" and column.through is None
+        ]
+        if not flags:
+            continue
+        if (counted := _HOW_MANY.search(message)) is not None:
+            thing = _stems(counted.group("thing").lower())
+            flag = next((f for f in flags if _parts(f.name) and thing & _stems(_parts(f.name)[0])), None)
+            if flag is not None:
+                # The data's own count of the rows with it ("refunds") when it has one.
+                own = re.compile(rf"^count\(\*\)\s+FILTER\s+\(WHERE\s+{flag.name}\)$", re.I)
+                kept = next(
+                    (m for m in metrics if m.table == counting.table and own.match(m.expression.strip())),
+                    None,
+                )
+                return MetricMention(metric=kept or counting)
+        if (share := _SHARE.search(message)) is not None:
+            after = _WORD.findall(message[share.end() :].lower())
+            for token in after:
+                flag = next(
+                    (f for f in flags if _parts(f.name) and _stems(token) & _stems(_parts(f.name)[0])), None
+                )
+                if flag is None:
+                    continue
+                rate = re.compile(rf"^avg\(\s*{flag.name}\s*::\s*int\s*\)")
+                found = next(
+                    (m for m in metrics if m.table == counting.table and rate.match(m.expression)), None
+                )
+                return MetricMention(metric=found) if found is not None else None
+    return None
 
 
 def names_a_column(word: str, columns: Sequence[str]) -> bool:
