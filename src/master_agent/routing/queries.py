@@ -1143,6 +1143,11 @@ async def _compare_populations(
             "populations": {
                 population.said: row["value"] for population, row in zip(pair, rows, strict=True)
             },
+            # The same figures as every other answer with groups gives them.
+            "breakdown": {
+                "by": "population",
+                "values": {population.said: row["value"] for population, row in zip(pair, rows, strict=True)},
+            },
             "window": _window_data(window) if metric.time_column else None,
             "sql": statements[0],
             "verification": checks,
