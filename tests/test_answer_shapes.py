@@ -156,8 +156,10 @@ def test_the_first_few_of_a_ranking(text: str, few: int | None) -> None:
         ("raise attach by way of coaching", None),
         ("sales by store 3", None),
         ("attach rate by the end of June", None),
-        # The figure a ranking is by.
+        # The figure a ranking is by; an average per person; people.
         ("list the stores by refund rate for July", None),
+        ("avg training hrs per person at store 7?", None),
+        ("sales by person at store 2", None),
     ],
 )
 def test_a_breakdown_by_what_no_row_says_is_named(text: str, unread: str | None) -> None:

@@ -297,6 +297,10 @@ def breakdown_unread(message: str, metric: DataMetric, metrics: Sequence[DataMet
     for found in _BY_PHRASE.finditer(message):
         if re.match(r"[\w-]+\s+of\b", found.group(1)):
             continue  # "by way of", "by means of": how, not what by
+        if found.group(0).lower().startswith("per") and _PER_AVERAGE.search(message):
+            continue  # "avg training hours per person": one average
+        if set(found.group(1).lower().split()) & {noun for nouns in _ENTITY_NOUNS.values() for noun in nouns}:
+            continue  # "per person", "by store": the figure's own entities
         phrase = _PHRASE_END.sub("", found.group(1)).strip()
         if metric_mention(phrase, metrics).metric is not None:
             continue  # "rank our stores by attach rate": the figure they are ordered by
