@@ -139,17 +139,6 @@ async def test_work_on_a_system_needs_one_and_never_builds(
         ("We had an incident: the desk crashed", "incident"),
         ("Harden the refund system", "harden"),
         ("Route invoices by amount", "build"),
-        # The request's verb decides, never a value its rules give ("secure", "review", "test").
-        ("Please create a group of agents for laptop requests: status (secure, review or test).", "build"),
-        (
-            "Set up a team of agents for our desk. status: secure when the disk is encrypted, else review.",
-            "build",
-        ),
-        ("Spin up agents that test new hires on policy quizzes and score them.", "build"),
-        ('Could you put together agents which mark each badge "secure" or "revoke"?', "build"),
-        ("Make the refund system more secure", "harden"),
-        ("I want to test the refund agents", "evaluate"),
-        ("Test the refund system against the new cases", "evaluate"),
     ],
 )
 def test_the_intent_is_the_first_named_and_a_build_only_when_asked(text: str, intent: str) -> None:

@@ -93,57 +93,24 @@ async def intake(state: MetaState, config: RunnableConfig) -> dict[str, Any]:
     return update
 
 
-#: A request for a new system by its verb ("Could you build us an agent system", "Set up a team of
-#: agents", "Spin up agents for", "We'd like a multi-agent system"): no definite article or owner
-#: between the verb and the system ("Make the refund system more secure" works on one that exists).
-_NEW_SYSTEM = re.compile(
-    r"\b(?:want|need|would like|'d like|put together|build|create|make|design|set up|spin up|stand up)\s+"
-    r"(?:(?:us|me|for us|for me)\s+)?(?:(?!(?:the|our|my|your|its|their|this|that|these|those)\b)[\w-]+\s+){0,4}?"
-    r"(?:agents?|system|team|pipeline|workflow)\b",
-    re.I,
-)
-#: What a request says as values, not as what it asks: brackets and quotes ("status (secure, review
-#: or test)", "decision "test"").
-_VALUES = re.compile(r"""\([^()]*\)|"[^"]*"|“[^”]*”""")
-
-
-def _asked(text: str) -> str:
-    """The words of a request that say what it asks, its values blanked (their places kept): brackets,
-    quotes, and what follows an output field's colon ("status: secure when ...")."""
-    from master_agent.meta.requirements import declared_fields
-
-    fields = "|".join(re.escape(field) for field in declared_fields(text))
-    pattern = _VALUES.pattern + (rf"|(?<=\b(?:{fields}))\s*:\s*[^.;\n]*" if fields else "")
-    return re.sub(pattern, lambda match: " " * len(match.group(0)), text, flags=re.I)
-
-
 def intent_of(text: str) -> tuple[Intent, str]:
     """The playbook a request's words ask for: a build when it opens by asking for a system to be
-    built or asks for a new system before it names any other work; otherwise the intent named first
-    (a build only when none is named). The request's verb decides, never a value its rules give
-    ("secure", "review", "test" as a field's values)."""
+    built; otherwise the intent named first in the text (a build only when none is named)."""
     if BUILD_REQUEST.match(text):
         return "build", "asks for a system to be built"
     # The first sentence says what is asked; the rest describes the system ("... names a linked outage
     # ticket" in a build request is no incident).
-    first = _asked(re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0])
+    first = re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0]
     named = [(m.start(), name) for name, pattern in _INTENT_WORDS if (m := re.search(pattern, first, re.I))]
-    new = _NEW_SYSTEM.search(first)
-    if new is not None and (not named or new.start() < min(named)[0]):
-        return "build", "its first sentence asks for a new system"
     if named:
         return min(named)[1], "named in its first sentence"
     if _WANTS_SYSTEM.search(first):
         return "build", "its first sentence asks for a system"
-    asked = _asked(text)
     found = [
         (match.start(), name, pattern)
         for name, pattern in _INTENT_WORDS
-        if (match := re.search(pattern, asked, re.I)) is not None
+        if (match := re.search(pattern, text, re.I)) is not None
     ]
-    new = _NEW_SYSTEM.search(asked)
-    if new is not None and (not found or new.start() < min(found)[0]):
-        return "build", "asks for a new system before naming other work"
     if not found:
         return "build", DEFAULT
     _, intent, pattern = min(found)
