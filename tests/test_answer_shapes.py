@@ -38,6 +38,8 @@ FIGURES = {metric.name: metric for metric in DATA_METRICS}
         ("the highest average basket of any store", None),
         ("the lowest refund rate in September", None),
         ("the biggest sales day in July", None),
+        ("What's a typical sale worth at store 3?", "median"),
+        ("attach rate on a typical Saturday at store 2", None),
     ],
 )
 def test_a_statistic_of_the_rows_is_read_from_its_words(text: str, statistic: str | None) -> None:

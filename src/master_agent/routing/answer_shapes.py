@@ -28,8 +28,12 @@ class Statistic:
 
 
 #: "median", "the middle value", "the 90th percentile", "p95", "upper quartile", "max", "minimum".
-#: "typical" is the middle of the amounts, which one large sale does not move.
-_MEDIAN = re.compile(r"\b(?:median|middle\s+value|typical)\b", re.I)
+#: A "typical sale" is the middle of the amounts, which one large sale does not move ("a typical
+#: Saturday" is no statistic of the sales).
+_MEDIAN = re.compile(
+    r"\b(?:median|middle\s+value|typical(?=\s+(?:\w+\s+)?(?:sale|transaction|basket|ticket|spend|purchase|order)))\b",
+    re.I,
+)
 _PERCENTILE = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?[\s-]*percentile\b|\bp(\d{2})\b", re.I)
 _QUARTILE = re.compile(r"\b(upper|top|third|lower|bottom|first)\s+quartile\b", re.I)
 _EXTREME_WORD = re.compile(r"\b(max(?:imum)?|min(?:imum)?)\b", re.I)
@@ -196,12 +200,18 @@ _ADVERBIAL = re.compile(
 _POOLED = re.compile(r"\b(?:together|combined|altogether|pooled|in\s+total|overall|as\s+a\s+whole)\b", re.I)
 #: An amount per unit averaged ("the average revenue per day"): one figure, not a breakdown.
 _PER_AVERAGE = re.compile(r"\b(?:average|mean|avg|typical)\b[^.?!]*\bper\s+\w+", re.I)
-#: "this month", "every day this week": the unit names the window, not groups.
-_ENTITY_NOUNS: Mapping[str, tuple[str, ...]] = {
-    "staff_id": ("staff", "employee", "seller", "salesperson", "person", "rep", "associate", "colleague",
-                 "team member", "worker"),
-    "store_id": ("store", "shop", "branch", "location", "outlet", "site"),
+#: The nouns each entity goes by; a person's words mean the staff.
+ENTITY_WORDS: Mapping[str, tuple[str, ...]] = {
+    "staff_id": ("staff", "employee", "employees", "seller", "sellers", "salesperson", "person", "people",
+                 "rep", "reps", "associate", "associates", "who", "whom"),
+    "store_id": ("store", "stores", "shop", "shops", "branch", "branches", "location", "locations",
+                 "outlet", "outlets", "site", "sites"),
 }  # fmt: skip
+#: The nouns a breakdown by an entity is said with ("for each store", "per salesperson").
+_ENTITY_NOUNS = {
+    entity: frozenset(noun for noun in nouns if noun not in ("who", "whom"))
+    for entity, nouns in ENTITY_WORDS.items()
+}
 
 
 def breakdown_asked(message: str, metric: DataMetric) -> Breakdown | None:
@@ -224,7 +234,7 @@ def breakdown_asked(message: str, metric: DataMetric) -> Breakdown | None:
         if word.rstrip("s") in _TIME_UNITS or word in _TIME_UNITS:
             return Breakdown(_TIME_UNITS.get(word, _TIME_UNITS.get(word.rstrip("s"), "day")))
         for entity, nouns in _ENTITY_NOUNS.items():
-            if entity in metric.filters and word.rstrip("s") in nouns and not _POOLED.search(message):
+            if entity in metric.filters and word in nouns and not _POOLED.search(message):
                 return Breakdown(entity)
         for group in metric.groups:
             if word.rstrip("s") == group:
@@ -246,7 +256,7 @@ def shape_words_blanked(message: str, groups: Sequence[str] = ()) -> str:
             or word.startswith(("day of", "hour of", "time of"))
         )
         averaged = found.group(0).lower().startswith("per") and _PER_AVERAGE.search(message)
-        shapes = units or word.rstrip("s") in nouns or word in ("weekday", "weekdays")
+        shapes = units or word in nouns or word.rstrip("s") in nouns or word in ("weekday", "weekdays")
         return " " if shapes and not averaged else found.group(0)
 
     # "month by month" first: its "by month" is no breakdown of its own.

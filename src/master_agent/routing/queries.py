@@ -58,6 +58,7 @@ from master_agent.evolution.knowledge import KnowledgeStore
 from master_agent.evolution.reuse import figure_by_meaning, money_total_of, unknown_by_meaning
 from master_agent.models.offline import OfflinePlanner
 from master_agent.routing.answer_shapes import (
+    ENTITY_WORDS,
     Breakdown,
     breakdown_asked,
     breakdown_sql,
@@ -307,13 +308,6 @@ _ORDER_WORDS = re.compile(rf"\b({'|'.join(_RANK_WORDS)})\b", re.I)
 _LOW_WORDS = frozenset({"lowest", "least", "bottom", "smallest", "fewest"})
 _BETTER_WORDS = frozenset({"best", "strongest"})
 _WORSE_WORDS = frozenset({"worst", "weakest", "poorest"})
-#: The nouns each entity goes by; a person's words mean the staff.
-ENTITY_WORDS: Mapping[str, tuple[str, ...]] = {
-    "staff_id": ("staff", "employee", "employees", "seller", "sellers", "salesperson", "person", "people",
-                 "rep", "reps", "associate", "associates", "who", "whom"),
-    "store_id": ("store", "stores", "shop", "shops", "branch", "branches", "location", "locations",
-                 "outlet", "outlets", "site", "sites"),
-}  # fmt: skip
 
 
 _ASKING_WORDS = frozenset({"who", "whom"})
