@@ -94,6 +94,20 @@ def _answers(port: int) -> bool:
         return False
 
 
+def _listens(pid: int, port: int) -> bool:
+    """Whether process ``pid`` itself listens on ``port``: a port chosen free may be taken by another
+    process before the server binds it, and then something else answers there."""
+    import psutil  # type: ignore[import-untyped]
+
+    try:
+        return any(
+            conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port
+            for conn in psutil.Process(pid).net_connections(kind="inet")
+        )
+    except psutil.Error:
+        return False
+
+
 def _write_private(path: Path, text: str) -> None:
     """Write a file only its owner reads (it holds passwords)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -179,8 +193,13 @@ class LocalServers:
             # Started together (each is seconds of its own imports), then waited for one by one.
             started = {name: self._spawn(name) for name in missing}
             try:
-                for name, (process, port) in started.items():
-                    self._wait_answering(name, process, port)
+                for name, (process, port) in list(started.items()):
+                    try:
+                        self._wait_answering(name, process, port)
+                    except LocalServerError:
+                        # Its port was taken between its choice and the bind: once more, on a new one.
+                        process, port = started[name] = self._spawn(name)
+                        self._wait_answering(name, process, port)
                     table.servers[name] = RunningServer(pid=process.pid, port=port)
                     # At once: a later server failing to start must not hide this one from ``stop``.
                     self.table_path.write_text(table.model_dump_json())
@@ -277,7 +296,7 @@ class LocalServers:
         """Wait until server ``name`` answers on ``port``; killed, and LocalServerError with its log's
         end, if it exits or does not answer in ``START_TIMEOUT_S``."""
         deadline = time.monotonic() + START_TIMEOUT_S
-        while not _answers(port):
+        while not (_answers(port) and _listens(process.pid, port)):
             if process.poll() is not None or time.monotonic() > deadline:
                 process.kill()
                 tail = (self.root / name / "server.log").read_text(errors="replace")[-2000:]

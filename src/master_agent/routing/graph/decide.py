@@ -199,10 +199,12 @@ class DecisionSteps(DataSteps):
             and self.pack.data_metrics
             and shape_asked(goal)
             and goal_target(goal) is None
+            and names_a_figure(goal, self.pack.data_metrics) is not None
         ):
             # "store 3's attach rate month by month since April", "the smallest accessory add-on anyone
             # bought": a figure broken down or a statistic of the rows, with no target to reach, is a
-            # question one query answers, not a goal.
+            # question one query answers, not a goal ("and broken down by weekday?" names no figure: a
+            # follow-up, or nothing alone).
             return intent.model_copy(update={**DATA_QUERY, "out_of_scope": False})
         if intent.out_of_scope and asks_a_value(goal, self.pack.data_metrics, now):
             # "AOV north vs west for August": a figure of the tenant's own data over a period gone by is
