@@ -61,7 +61,8 @@ _AVERAGE_SAID = re.compile(r"\b(?:average|mean|avg)\b", re.I)
 _AVG_FILTERED = re.compile(r"^avg\((?P<x>.+)\)\s+(?P<filter>FILTER\s+\(WHERE\s+[^()]+\))(?:::\w+)?$", re.I)
 _AVG = re.compile(r"^avg\((?P<x>.+)\)(?:::\w+)?$", re.I)
 _SUM = re.compile(r"^coalesce\(sum\((?P<x>.+)\),\s*0\)(?:::\w+)?$|^sum\((?P<y>.+)\)(?:::\w+)?$", re.I)
-_COUNT_FILTERED = re.compile(r"^count\(\*\)\s+FILTER\s+\(WHERE\s+([^()]+)\)$", re.I)
+#: A count of the rows a yes/no column flags ("refunds": ``count(*) FILTER (WHERE refunded)``).
+COUNT_OF_FLAGGED = re.compile(r"^count\(\*\)\s+FILTER\s+\(WHERE\s+(\w+)\)$", re.I)
 #: A yes/no column counted as a number: a share of rows, which has no median or largest value.
 _FLAG = re.compile(r"^\w+::int$", re.I)
 
@@ -108,7 +109,7 @@ def row_amount(
     is an average or a total of an amount per row; a count is read through its money's average (the
     sales' is the basket). None for a share of rows (a yes/no column) or a count with no money."""
     by_name = {m.name: m for m in metrics}
-    if (flagged := _COUNT_FILTERED.match(metric.expression.strip())) is not None:
+    if (flagged := COUNT_OF_FLAGGED.match(metric.expression.strip())) is not None:
         # "the largest sale it refunded": the amounts of the flagged rows, by the rows' own money.
         rows = next(
             (m for m in metrics if m.table == metric.table and m.expression.strip().lower() == "count(*)"),
@@ -147,7 +148,7 @@ def with_statistic(
     column, only, averaged = amount
     expression = statistic.aggregate.format(x=column) + (f" {only}" if only else "") + "::float"
     subject = re.sub(r"^(?:average|mean)\s+", "", averaged.name)
-    if _COUNT_FILTERED.match(metric.expression.strip()):
+    if COUNT_OF_FLAGGED.match(metric.expression.strip()):
         subject += f" of the {metric.name}"  # "the largest single basket of the refunds"
     return replace(
         metric,

@@ -58,6 +58,7 @@ from master_agent.evolution.knowledge import KnowledgeStore
 from master_agent.evolution.reuse import figure_by_meaning, money_total_of, unknown_by_meaning
 from master_agent.models.offline import OfflinePlanner
 from master_agent.routing.answer_shapes import (
+    COUNT_OF_FLAGGED,
     ENTITY_WORDS,
     Breakdown,
     breakdown_asked,
@@ -680,7 +681,6 @@ _JUDGED = re.compile(
     r"doing|performing|faring)\b",
     re.I,
 )
-_COUNT_OF = re.compile(r"^count\(\*\)\s+FILTER\s+\(WHERE\s+(\w+)\)$", re.I)
 
 
 def judged_as_share(message: str, metric: DataMetric, metrics: Sequence[DataMetric]) -> DataMetric:
@@ -715,7 +715,7 @@ def _share_said(message: str, share: DataMetric, metrics: Sequence[DataMetric]) 
 def share_of(metric: DataMetric, metrics: Sequence[DataMetric]) -> DataMetric:
     """For a count of the rows that have a flag ("refunds"), the share of rows with it ("refund rate");
     ``metric`` itself for any other figure."""
-    flag = _COUNT_OF.match(metric.expression.strip())
+    flag = COUNT_OF_FLAGGED.match(metric.expression.strip())
     if flag is None:
         return metric
     share = re.compile(rf"^avg\({flag.group(1)}::int\)")
@@ -1416,7 +1416,7 @@ def _figure_beyond_populations(
 def _flagged_money(metric: DataMetric, request: QueryRequest) -> DataMetric | None:
     """For a count of the rows that have a flag ("refunds"), asked in money ("the value of the refunded
     sales"): the money figure of all the rows, the flag then narrowing them; None otherwise."""
-    if _COUNT_OF.match(metric.expression.strip()) is None or not asks_money(request.message):
+    if COUNT_OF_FLAGGED.match(metric.expression.strip()) is None or not asks_money(request.message):
         return None
     counted = next(
         (
