@@ -277,3 +277,19 @@ def test_a_percentage_needed_of_a_figure_is_its_level_and_a_lift_needed_is_a_cha
     assert target is not None and target.form == "absolute" and target.value == pytest.approx(0.05)
     lift = goal_target("we need a 5% lift in attach at store 2")
     assert lift is not None and lift.form == "relative"
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("Combien de ventes le 14 juillet au magasin 5 ?", "14 juillet"),
+        ("Wie viele Verkäufe am 3. August in Filiale 2?", "3. August"),
+        ("ventas del 5 de mayo en la tienda 4", "5 de mayo"),
+        ("Umsatz im Juli 2026 in Filiale 3", "Juli 2026"),
+    ],
+)
+def test_a_date_in_another_language_is_named_in_the_words_written(text: str, written: str) -> None:
+    # Callers take the mention out of the text they hold: an English rewrite would leave "le 14" behind
+    # to be read as an id numbered 14.
+    assert time_mention(text) == written
+    assert not {key for key in extract_entities(text) if key not in ("store_id",)}

@@ -1607,22 +1607,53 @@ def time_mention(text: str, *, horizons: bool = True) -> str | None:
 
 
 def _time_mention(text: str) -> str | None:
-    return _time_mention_in_minute(text, int(datetime.now(UTC).timestamp()) // 60)
+    read = _time_read(text)
+    return read[0] if read else None
+
+
+def _time_read(text: str) -> tuple[str, str] | None:
+    """``text``'s time mention in its own words, and as Duckling read it ("7/13" and "13 July")."""
+    return _time_read_in_minute(text, int(datetime.now(UTC).timestamp()) // 60)
 
 
 @functools.lru_cache(maxsize=4096)
-def _time_mention_in_minute(text: str, minute: int) -> str | None:
+def _time_read_in_minute(text: str, minute: int) -> tuple[str, str] | None:
     """``text``'s time mention, read once a minute: a goal's words are read again and again while its
     flow runs (its entities at every turn), each reading a Duckling parse or two; the reading depends
     on the present only through today's holidays and Duckling's reference time (``minute`` keys it)."""
     masked = spelled_for_duckling(_mask_entities(text))
     said = _said_time(masked)
-    if said is None or (at := masked.find(said)) < 0:
-        return said
+    if said is None:
+        return None
+    if (at := masked.find(said)) < 0:
+        return said, said
     # "H2-to-date", "Q3 to date": the period running to now, said of any period; the words are the
     # time's, never a qualifier of the figure after them.
     running = _RUNNING_TO_DATE.match(masked, at + len(said))
-    return said + running.group(0) if running else said
+    end = running.end() if running else at + len(said)
+    return _as_written(masked, at, end, text), masked[at:end]
+
+
+def _as_written(rewritten: str, start: int, end: int, text: str) -> str:
+    """The words of ``text`` that ``rewritten[start:end]`` was rewritten from ("14 juillet" for the "14
+    July" Duckling read): callers take the mention out of the text they hold, so it must be that
+    text's own words."""
+    said = rewritten[start:end]
+    if rewritten == text or said in text:
+        return said
+    written_start, written_end = start, end
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, rewritten, text, autojunk=False).get_opcodes():
+        if i1 <= start < i2 or (tag == "insert" and i1 == start):
+            written_start = j1 + (start - i1 if tag == "equal" else 0)
+        if i1 < end <= i2:
+            written_end = j1 + (end - i1) if tag == "equal" else j2
+    # A rewrite that shortened a word ("mayo" -> "May") aligns with part of it: a time ends at a word's end.
+    while 0 < written_end < len(text) and text[written_end - 1].isalnum() and text[written_end].isalnum():
+        written_end += 1
+    while 0 < written_start < len(text) and text[written_start - 1].isalnum() and text[written_start].isalnum():
+        written_start -= 1
+    written = text[written_start:written_end].strip()
+    return written or said
 
 
 #: "-to-date", " to date", " till date" right after a period.
@@ -2722,13 +2753,16 @@ def goal_target(text: str) -> GoalTarget | None:
     down = said_down(text)
     fraction = _fraction_target(text, -1.0 if down else 1.0, down)
     # A number inside a time is no target ("from 15 July to 15 August", "by 31 March").
-    said = _time_mention(text)
+    read = _time_read(text)
+    said = read[1] if read else None
     # ... but Duckling also reads "by 1" of "by 1.5 points" as one o'clock: only a mention with words
     # of its own (a month, "week", "end") is a time.
     worded = said and re.search(
         r"[a-z]{3,}", re.sub(r"\b(?:by|to|at|in|on|from|until|till)\b", "", said.lower())
     )
-    if said and said not in text and said in (spelled := spelled_for_duckling(text)):
+    if read and read[0] in text:
+        said = read[0]
+    elif said and said not in text and said in (spelled := spelled_for_duckling(text)):
         # The time was read as rewritten for Duckling ("from 7/13 to 7/19" is "from 13 July to 19 July"):
         # blanked there, its digits are no level ("to 7").
         text = spelled
