@@ -1650,7 +1650,9 @@ def _as_written(rewritten: str, start: int, end: int, text: str) -> str:
     # A rewrite that shortened a word ("mayo" -> "May") aligns with part of it: a time ends at a word's end.
     while 0 < written_end < len(text) and text[written_end - 1].isalnum() and text[written_end].isalnum():
         written_end += 1
-    while 0 < written_start < len(text) and text[written_start - 1].isalnum() and text[written_start].isalnum():
+    while (
+        0 < written_start < len(text) and text[written_start - 1].isalnum() and text[written_start].isalnum()
+    ):
         written_start -= 1
     written = text[written_start:written_end].strip()
     return written or said
