@@ -112,7 +112,19 @@ def _print_conversation(result: Conversation, verbose: bool) -> None:
 
 
 #: The written sets, in the order they are played.
-PARTS = ("tuning", "probes", "tuning2", "heldout", "heldout2", "tuning3", "heldout3", "tuning4", "heldout4")
+PARTS = (
+    "tuning",
+    "probes",
+    "tuning2",
+    "heldout",
+    "heldout2",
+    "tuning3",
+    "heldout3",
+    "tuning4",
+    "heldout4",
+    "tuning5",
+    "heldout5",
+)
 
 
 async def evaluate(url: str, key: str, verbose: bool, parts: list[str], personas: bool = True) -> int:
