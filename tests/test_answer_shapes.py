@@ -10,6 +10,7 @@ from master_agent.routing.answer_shapes import (
     breakdown_asked,
     breakdown_unread,
     first_few,
+    money_share_asked,
     shape_words_blanked,
     statistic_asked,
     with_statistic,
@@ -166,3 +167,38 @@ def test_the_first_few_of_a_ranking(text: str, few: int | None) -> None:
 )
 def test_a_breakdown_by_what_no_row_says_is_named(text: str, unread: str | None) -> None:
     assert breakdown_unread(text, FIGURES["transactions"], DATA_METRICS) == unread
+
+
+@pytest.mark.parametrize(
+    ("text", "store", "part"),
+    [
+        (
+            "how much of the takings at store 2 in May came from cases and chargers... i mean accessories",
+            2,
+            "accessory",
+        ),
+        ("what fraction of our june turnover was handsets?", None, "device_amount)"),
+        ("percentage of store 7's revenue that ended up refunded in august", 7, "WHERE refunded"),
+        ("Store 1's slice of the whole company's takings last month?", 1, "store_id = 1"),
+    ],
+)
+def test_a_share_of_money_is_a_part_of_the_money_over_all_of_it(
+    text: str, store: int | None, part: str
+) -> None:
+    share = money_share_asked(text, DATA_METRICS, store)
+    assert share is not None and share.unit == "ratio"
+    numerator, _, denominator = share.expression.partition(" / ")
+    assert part in numerator and "device_amount + coalesce(accessory_amount, 0)" in denominator
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what share of store 1's sales came with an add-on in July",  # a share of the sales: the attach rate
+        "What share of store 2's revenue came from trained staff?",  # a part no figure of the data names
+        "store 3 revenue in july",  # no share asked
+        "what percentage of store 4's staff are trained",  # no money
+    ],
+)
+def test_no_share_of_money_is_read_where_none_is_asked(text: str) -> None:
+    assert money_share_asked(text, DATA_METRICS, 2) is None

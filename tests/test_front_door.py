@@ -1128,3 +1128,56 @@ async def test_a_breakdown_a_statistic_and_each_stores_change_are_answered_from_
     # A share over all the sales has no median of its own: asked, never the rate presented as one.
     assert rate_median["reply"]["data"]["outcome"] == "clarify", rate_median["reply"]["text"]
     assert rate_median["reply"]["status"] != "success"
+
+
+async def test_a_share_of_the_money_is_its_part_over_the_whole_from_the_rows(
+    live: LiveServer, keys: dict[str, str]
+) -> None:
+    """ "What % of the revenue came from phones", "what portion of the takings was refunded", "what share
+    of every store's turnover did store 4 account for": a part of the money over all of it, never the
+    share of sales with an accessory or refunded presented as one."""
+    async with _client(live, keys["demo-retail"]) as client:
+        phones = (await chat(client, "What % of store 3's August 2026 revenue came from phones?"))["values"]
+        refunded = (await chat(client, "In Q3 2026, what portion of store 6's takings was later refunded?"))[
+            "values"
+        ]
+        store = (
+            await chat(
+                client, "What share of all the stores' September 2026 turnover did store 4 account for?"
+            )
+        )["values"]
+        sales = (await chat(client, "what share of store 2's sales had an accessory in July 2026"))["values"]
+    schema = await data_schema(live)
+    async with live.server.config.app.state.service.resources.database.pool.connection() as conn:
+
+        async def value(sql: str) -> float:
+            row = await (await conn.execute(sql.format(schema=schema))).fetchone()
+            return float(row["value"])
+
+        total = "device_amount + coalesce(accessory_amount, 0)"
+        phone_share = await value(
+            f"SELECT sum(device_amount)::float / sum({total}) AS value FROM {{schema}}.transactions"
+            " WHERE store_id = 3 AND sold_at >= '2026-08-01' AND sold_at < '2026-09-01'"
+        )
+        refund_share = await value(
+            f"SELECT coalesce(sum({total}) FILTER (WHERE refunded), 0)::float / sum({total}) AS value"
+            " FROM {schema}.transactions WHERE store_id = 6 AND sold_at >= '2026-07-01' AND sold_at < '2026-10-01'"
+        )
+        store_share = await value(
+            f"SELECT sum({total}) FILTER (WHERE store_id = 4)::float / sum({total}) AS value"
+            " FROM {schema}.transactions WHERE sold_at >= '2026-09-01' AND sold_at < '2026-10-01'"
+        )
+        attach = await value(
+            "SELECT avg(accessory_attached::int)::float AS value FROM {schema}.transactions"
+            " WHERE store_id = 2 AND sold_at >= '2026-07-01' AND sold_at < '2026-08-01'"
+        )
+    for values, truth in (
+        (phones, phone_share),
+        (refunded, refund_share),
+        (store, store_share),
+        (sales, attach),
+    ):
+        reply = values["reply"]
+        assert reply["data"].get("outcome") == "answer", reply["text"]
+        assert abs(reply["data"]["value"] - truth) < 1e-9, reply["text"]
+    assert sales["reply"]["data"]["metric"] == "attach rate"

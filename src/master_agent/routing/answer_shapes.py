@@ -408,3 +408,147 @@ def key_said(breakdown: Breakdown, key: str) -> str:
     if breakdown.by.endswith("_id"):
         return f"{breakdown.noun.title()} {key}"
     return key
+
+
+#: Words that ask what part of a whole something is ("what share of", "what slice of the chain's
+#: turnover did store 2 account for", "how much of July's takings went back as refunds").
+_SHARE_ASKED = re.compile(
+    r"\b(?:share|percentage|proportion|fraction|percent|slice|portion|part|cut)\s+of\b|\bwhat\s*%|%\s+of\b"
+    r"|\baccount(?:s|ed|ing)?\s+for\b|\bhow\s+much\s+of\b",
+    re.I,
+)
+#: Words every money total's name shares ("total revenue", "device revenue"): none of them says which part.
+#: A store's part of every store's money: "of the whole chain's turnover", "did store 2 account for",
+#: "store 2's share of".
+_OF_EVERY_STORE = re.compile(
+    r"\b(?:chain|company|business|network|estate|group|all\s+(?:the\s+|our\s+)?(?:stores|shops|branches)"
+    r"|every\s+(?:store|shop|branch)|whole|entire|overall|combined|altogether)\b"
+    r"|\baccount(?:s|ed|ing)?\s+for\b|'s\s+(?:share|slice|portion|part|cut)\b",
+    re.I,
+)
+_MONEY_NAME_WORDS = frozenset(
+    {
+        "total",
+        "revenue",
+        "sale",
+        "sales",
+        "amount",
+        "money",
+        "takings",
+        "value",
+        "gross",
+        "turnover",
+        "taking",
+    }
+)
+#: Words that say a figure is a share, of whatever it is a share of.
+_SHARE_NAME_WORDS = frozenset({"share", "percentage", "proportion", "fraction", "percent", "rate", "ratio"})
+_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]*", re.I)
+_SQL_WORDS = frozenset(
+    {"coalesce", "sum", "avg", "count", "filter", "where", "float", "int", "nullif", "and", "or"}
+)
+
+
+def _base_forms(text: str) -> set[str]:
+    reader = wordnet()
+    forms: set[str] = set()
+    for word in re.findall(r"[a-z]+", text.lower()):
+        forms.add(word)
+        forms.update(base for pos in ("n", "v", "a") if (base := reader.morphy(word, pos)))
+    return forms
+
+
+def _summed(metric: DataMetric) -> str | None:
+    """The amount a money total adds up (``device_amount``), None for any other figure."""
+    if metric.unit != "currency" or (total := _SUM.match(metric.expression.strip())) is None:
+        return None
+    return total.group("x") or total.group("y")
+
+
+def _columns(amount: str) -> frozenset[str]:
+    return frozenset(word.lower() for word in _IDENTIFIER.findall(amount)) - _SQL_WORDS
+
+
+def _own_words(metric: DataMetric, beside: Sequence[DataMetric]) -> set[str]:
+    """The base forms of the words that name ``metric`` and none of ``beside`` (the accessory revenue's
+    "accessory"), without the words every money total's name has."""
+    own = _base_forms(" ".join((metric.name, *metric.aliases)))
+    for other in beside:
+        if other is not metric:
+            own -= _base_forms(" ".join((other.name, *other.aliases)))
+    return {word for word in own - _MONEY_NAME_WORDS - _SHARE_NAME_WORDS if len(word) > 2}
+
+
+def money_share_asked(
+    message: str, metrics: Sequence[DataMetric], store_id: int | None = None
+) -> DataMetric | None:
+    """The share of a money total a question asks for, as a figure of its own: the part of the money
+    from a part of what was sold ("what share of store 8's revenue came from accessories"), the money of
+    the rows with a flag ("what percentage of July's takings went back as refunds"), or one store's part
+    of every store's money ("what slice of the chain's Q3 turnover did store 2 account for"). None when
+    the question asks no share of money: a share of the sales ("what share of sales had an add-on") is
+    a rate the data has by name."""
+    if not _SHARE_ASKED.search(message):
+        return None
+    totals = [m for m in metrics if _summed(m) is not None]
+    if not totals:
+        return None
+    said = _base_forms(message)
+    # The whole: the money total every other adds up a part of (devices and accessories together).
+    whole = max(totals, key=lambda m: len(_columns(_summed(m) or "")))
+    whole_amount = _summed(whole) or ""
+    if not (
+        said & (_base_forms(" ".join((whole.name, *whole.aliases))) - {"total", "sale", "sales"})
+    ) and not (re.search(r"\b(?:money|dollars?|cash|value|income)\b", message, re.I)):
+        return None  # no money is what the share is of
+    for part in totals:
+        amount = _summed(part) or ""
+        if (
+            part is whole
+            or not _columns(amount) < _columns(whole_amount)
+            or not (_own_words(part, totals) & said)
+        ):
+            continue
+        return replace(
+            whole,
+            name=f"share of {whole.name} from {part.name}",
+            aliases=(),
+            expression=f"(coalesce(sum({amount}), 0)::float / nullif(sum({whole_amount}), 0))",
+            unit="ratio",
+            money=None,
+            average=None,
+            lower_is_better=False,
+        )
+    rates = [m for m in metrics if m.table == whole.table and m.unit == "ratio"]
+    for rate in rates:
+        found = _AVG.match(rate.expression.strip())
+        flag = found.group("x") if found else ""
+        if not _FLAG.match(flag) or not (_own_words(rate, rates) & said):
+            continue
+        column = flag.split("::")[0]
+        return replace(
+            whole,
+            name=f"share of {whole.name} from {column.replace('_', ' ')} sales",
+            aliases=(),
+            expression=f"(coalesce(sum({whole_amount}) FILTER (WHERE {column}), 0)::float "
+            f"/ nullif(sum({whole_amount}), 0))",
+            unit="ratio",
+            money=None,
+            average=None,
+            lower_is_better=rate.lower_is_better,
+        )
+    column = whole.filters.get("store_id")
+    if store_id is None or column is None or not _OF_EVERY_STORE.search(message):
+        return None  # "what share of store 2's revenue came from trained staff": a part no figure names
+    return replace(
+        whole,
+        name=f"Store {store_id}'s share of every store's {whole.name}",
+        aliases=(),
+        expression=f"(coalesce(sum({whole_amount}) FILTER (WHERE {column} = {int(store_id)}), 0)::float "
+        f"/ nullif(sum({whole_amount}), 0))",
+        unit="ratio",
+        money=None,
+        average=None,
+        lower_is_better=False,
+        filters={entity: col for entity, col in whole.filters.items() if entity != "store_id"},
+    )

@@ -66,6 +66,7 @@ from master_agent.routing.answer_shapes import (
     breakdown_unread,
     first_few,
     key_said,
+    money_share_asked,
     shape_words_blanked,
     statistic_asked,
     with_statistic,
@@ -1606,6 +1607,12 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             )
             or mention
         )
+    if (
+        share := money_share_asked(request.message, request.metrics, request.entities.get("store_id"))
+    ) is not None:
+        # "what share of store 8's revenue came from accessories": a part of the money over all of it,
+        # never the share of sales that had one (the attach rate) nor the share of sales refunded.
+        mention = MetricMention(metric=share)
     names = ", ".join(m.name for m in request.metrics) or "none"
     if mention.unknown is not None:
         return QueryAnswer(
