@@ -426,6 +426,12 @@ _OF_EVERY_STORE = re.compile(
     r"|\baccount(?:s|ed|ing)?\s+for\b|'s\s+(?:share|slice|portion|part|cut)\b",
     re.I,
 )
+#: Where the words naming what a share is of end: at the verb or the word that names the part.
+_WHOLE_ENDS = re.compile(
+    r"\b(?:came|come|comes|coming|was|were|is|are|went|goes|go|did|does|do|that|which|from|made|makes|"
+    r"account|accounts|accounted|ended|ends|had|has|got|belongs?)\b|[?,;]",
+    re.I,
+)
 _MONEY_NAME_WORDS = frozenset(
     {
         "total",
@@ -488,18 +494,24 @@ def money_share_asked(
     of every store's money ("what slice of the chain's Q3 turnover did store 2 account for"). None when
     the question asks no share of money: a share of the sales ("what share of sales had an add-on") is
     a rate the data has by name."""
-    if not _SHARE_ASKED.search(message):
+    if (asked := _SHARE_ASKED.search(message)) is None:
         return None
     totals = [m for m in metrics if _summed(m) is not None]
     if not totals:
         return None
-    said = _base_forms(message)
-    # The whole: the money total every other adds up a part of (devices and accessories together).
-    whole = max(totals, key=lambda m: len(_columns(_summed(m) or "")))
+    # The whole is what the share is said to be of ("of store 2's August accessory revenue"); the part
+    # is named in the rest ("came from phone cases").
+    end = _WHOLE_ENDS.search(message, asked.end())
+    of_words = _base_forms(message[asked.end() : end.start() if end else len(message)])
+    said = _base_forms(message[: asked.start()] + " " + message[end.start() if end else len(message) :])
+    largest = max(totals, key=lambda m: len(_columns(_summed(m) or "")))
+    named = [m for m in totals if _own_words(m, totals) & of_words]
+    whole = min(named, key=lambda m: len(_columns(_summed(m) or ""))) if named else largest
     whole_amount = _summed(whole) or ""
-    if not (
-        said & (_base_forms(" ".join((whole.name, *whole.aliases))) - {"total", "sale", "sales"})
-    ) and not (re.search(r"\b(?:money|dollars?|cash|value|income)\b", message, re.I)):
+    if not named and not (
+        of_words & (_base_forms(" ".join((whole.name, *whole.aliases))) - {"total", "sale", "sales"})
+        or of_words & {"money", "dollar", "cash", "value", "income"}
+    ):
         return None  # no money is what the share is of
     for part in totals:
         amount = _summed(part) or ""
