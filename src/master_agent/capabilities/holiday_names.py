@@ -19,6 +19,7 @@ import os
 import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 Holiday = tuple[str, str, str | None, datetime]
@@ -30,18 +31,20 @@ def cache_dir() -> Path:
     return Path(base) / "master-agent"
 
 
-def _cache_file(compute: Callable[[int], tuple[Holiday, ...]], year: int) -> Path:
-    import holidays
+def package_version() -> str:
+    return version("holidays")
 
+
+def _cache_file(compute: Callable[[int], tuple[Holiday, ...]], year: int) -> Path:
     code = hashlib.sha256(inspect.getsource(compute).encode()).hexdigest()[:16]
-    return cache_dir() / f"holiday-names-{year}-holidays{holidays.__version__}-{code}.json"
+    return cache_dir() / f"holiday-names-{year}-holidays{package_version()}-{code}.json"
 
 
 def cached_holidays(compute: Callable[[int], tuple[Holiday, ...]], year: int) -> tuple[Holiday, ...]:
     """``compute(year)``, from the disk cache when it holds it; written there when it did not."""
     try:
         path = _cache_file(compute, year)
-    except (OSError, TypeError):  # no source to hash (a frozen build): never cached
+    except (OSError, TypeError, PackageNotFoundError):  # no source to hash (a frozen build): never cached
         return compute(year)
     try:
         rows = json.loads(path.read_text(encoding="utf-8"))
