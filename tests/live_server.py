@@ -87,7 +87,11 @@ def start_serve(
         stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
+    # A server that exits fails at once (``poll``); the deadline only ends one that never answers. On idle
+    # cores it answers in seconds, but on the 2 cores shared with other work (a load of 20-28) every
+    # ``serve`` of a whole run (session 15) missed 60 s with its log showing it starting, and failed its
+    # test or errored the peer suite.
+    deadline = time.monotonic() + 180
     while True:
         try:
             if httpx.get(f"{url}/ok", timeout=1).status_code == 200:

@@ -27,7 +27,14 @@ async def servers(
     uri = create_database(
         pg_server_uri, "order", template=installed_template(pg_server_uri, tmp_path_factory)
     )
-    common: dict[str, Any] = {"database_url": uri, "model": "offline", "graphs": GRAPHS}
+    # Only the chatty graph runs here: no message is routed, so neither server warms the tenants'
+    # routing before it is ready (seconds of CPU each; tests/test_warm_start.py is about that).
+    common: dict[str, Any] = {
+        "database_url": uri,
+        "model": "offline",
+        "graphs": GRAPHS,
+        "warm_routing": False,
+    }
     executor = Settings(
         **common, data_dir=tmp_path_factory.mktemp("a"), run_concurrency=AT_ONCE, tenant_slots=AT_ONCE
     )
@@ -69,9 +76,13 @@ async def test_streams_followed_from_another_process_are_never_truncated(
     pool = a.server.config.app.state.service.resources.database.pool
     key = (await create_key(pool, "demo-retail")).key
     headers = {"Authorization": f"Bearer {key}"}
+    # A pooled connection is dropped by the client before uvicorn's 5-second keep-alive ends it: httpx's
+    # default (also 5 s) let a request go out on a connection the server was closing (a ReadError on
+    # ``POST /threads`` under load).
+    limits = httpx.Limits(keepalive_expiry=1)
     async with (
-        httpx.AsyncClient(base_url=a.url, headers=headers, timeout=60) as client_a,
-        httpx.AsyncClient(base_url=b.url, headers=headers, timeout=60) as client_b,
+        httpx.AsyncClient(base_url=a.url, headers=headers, timeout=60, limits=limits) as client_a,
+        httpx.AsyncClient(base_url=b.url, headers=headers, timeout=60, limits=limits) as client_b,
     ):
         checked = 0
         for start in range(0, RUNS, AT_ONCE):

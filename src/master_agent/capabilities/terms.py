@@ -30,6 +30,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+from master_agent.capabilities.holiday_names import cached_holidays
 from master_agent.capabilities.spec import DataMetric
 from master_agent.capabilities.tools.lexicon import (
     a_set_phrase,
@@ -1127,7 +1128,13 @@ def _world_holiday_named(text: str, year: int) -> _Named | None:
 def _holidays_in_every_language(year: int) -> tuple[tuple[str, str, str | None, datetime], ...]:
     """Every holiday of ``year`` the ``holidays`` package keeps, in every country and subdivision, by its
     name in each language the package has for it ("Fête nationale du Québec", "Saint Jean Baptiste
-    Day"): (name, country, subdivision, day). Some six thousand calendars; a few seconds, once a year."""
+    Day"): (name, country, subdivision, day). Read once a year, and kept on disk for the next process
+    (``holiday_names``)."""
+    return cached_holidays(_read_holidays_in_every_language, year)
+
+
+def _read_holidays_in_every_language(year: int) -> tuple[tuple[str, str, str | None, datetime], ...]:
+    """``_holidays_in_every_language`` read from the package: some six thousand calendars, ~2 CPU-s."""
     import holidays
 
     days: set[tuple[str, str, str | None, datetime]] = set()
