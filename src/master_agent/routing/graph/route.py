@@ -152,11 +152,8 @@ class RouteNodes(DecisionSteps):
         # off ("thanks, signing off now - back online at 7:30 tomorrow"), which the heads, trained on
         # requests, read as one.
         opening = previous_turn is None and not (override or clarifications or asked_back)
-        # After a turn, a closing that says a time ("ta love, that's all I needed, have a good weekend")
-        # is completed as a follow-up by its time, and is a closing all the same.
-        after_a_turn = previous_turn is not None and not (override or clarifications)
         closing = (
-            refused or after_a_turn or (opening and not is_short(reading.message, OPENING_WORDS))
+            not (standalone and not refused) or (opening and not is_short(reading.message, OPENING_WORDS))
         ) and await is_closing(reading.message, self.evolution.knowledge.embedder, self.pack.data_metrics)
         if closing:
             # "great, thanks - that's all for now" after a served turn asks for nothing: no agent runs,
