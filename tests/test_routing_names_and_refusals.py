@@ -15,7 +15,7 @@ from master_agent.capabilities import load_tenant
 from master_agent.capabilities.agents import AgentDocument, StoredAgent
 from master_agent.routing import intent_head
 from master_agent.routing.graph.follow_ups import CLOSES_THE_CONVERSATION
-from master_agent.routing.intent import named_run
+from master_agent.routing.intent import explicit_builder_action, named_run
 from master_agent.routing.models import RoutingDecision
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.factory import front_door
@@ -134,3 +134,24 @@ def test_the_follow_up_threshold_is_where_refusing_gains_most() -> None:
     # From 0.7: two right, none wrong; from 0.5: three right, one wrong (the same gain, a lower bar).
     assert follow_up_threshold(shares, refused) == 0.7
     assert follow_up_threshold(shares, [False] * 6) == 1.0
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "clone the staff leaderboard agent for the Saturday team only",
+        "duplicate returns_digest, the copy weekly for stores 1-4",
+        "copy weekly_sales_summary and make the copy cover stores 7-9",
+        "could I have my own version of the refunds reporter that only flags stores over 3%",
+    ],
+)
+def test_a_new_agent_made_from_one_the_tenant_has_is_a_create(message: str) -> None:
+    assert explicit_builder_action(message) == "CREATE"
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["copy the weekly report to Dave", "copy that over to Priya", "a fresh version of the report please"],
+)
+def test_copying_a_report_to_someone_builds_nothing(message: str) -> None:
+    assert explicit_builder_action(message) is None

@@ -292,6 +292,23 @@ _EXPLICIT_UPDATE = re.compile(
     r"(agent|assistant|bot)\b",
     re.I,
 )
+#: An agent of the tenant's, by its identifier or a description ending in a noun agents are called by.
+_AN_AGENT = (
+    r"(?:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|(?:the|my|our)\s+(?:[\w'-]+\s+){0,4}?"
+    r"(?:agent|bot|assistant|digest|summary|report|reporter|leaderboard|one))\b"
+)
+#: A new agent made from one the tenant has ("fork the sales summary agent - daily version", "clone
+#: refund_rate_reporter but monthly", "my own version of the returns digest that ..."): a CREATE, which the
+#: head, seeing an agent it knows named, reads as a change to that agent.
+_EXPLICIT_DERIVED = re.compile(
+    r"^\s*(please\s+)?(can you\s+|could you\s+)?(?:(?:fork|clone|duplicate)\s+"
+    + _AN_AGENT
+    # "copy the weekly report to Dave" sends it: a copy of an agent is one named as an identifier.
+    + r"|copy\s+[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b)"
+    + r"|\b(my own|a separate)\s+(version|copy|variant)\s+of\s+"
+    + _AN_AGENT,
+    re.I,
+)
 #: Confidence of an intent the message states in so many words.
 EXPLICIT_CONFIDENCE = 0.9
 
@@ -339,8 +356,8 @@ def named_run(message: str, agents: Sequence[str], *, after_a_turn: bool = False
 
 def explicit_builder_action(message: str) -> Action | None:
     """CREATE or UPDATE when the message opens by asking for it in so many words ("create an agent
-    that ...", "update the agent ..."), else None."""
-    if _EXPLICIT_CREATE.match(message):
+    that ...", "update the agent ...") or asks for a new agent made from one it has, else None."""
+    if _EXPLICIT_CREATE.match(message) or _EXPLICIT_DERIVED.search(message):
         return "CREATE"
     if _EXPLICIT_UPDATE.match(message):
         return "UPDATE"
