@@ -32,8 +32,8 @@ from master_agent.capabilities import registered_domain_packs
 from master_agent.models.embeddings import LocalMiniLMEmbedder
 from master_agent.routing.discovery import AgentCard, agent_texts, names_agent
 from master_agent.routing.exemplars import GENERIC_EXEMPLARS
-from master_agent.routing.intent import strip_entities
-from master_agent.routing.intent_head import HEAD_PATH, REFUSED, Features
+from master_agent.routing.intent import message_vector, strip_entities
+from master_agent.routing.intent_head import HEAD_PATH, REFUSED, Features, load_head
 from master_agent.routing.relevance import FEATURES, pair_features, stem_weights, stems
 
 SETS = Path(__file__).parent / "eval_routing"
@@ -237,6 +237,26 @@ def validation_follow_ups() -> tuple[list[str], list[bool]]:
     of scope as labelled."""
     rows = rows_of(VALIDATION_FOLLOW_UPS)
     return [head_text(row) for row in rows], [row["expected"]["intent"] == "OUT_OF_SCOPE" for row in rows]
+
+
+def follow_up_threshold(probabilities: np.ndarray, refused: list[bool]) -> float:
+    """The probability of ``REFUSED`` of a follow-up read alone from which it is refused after a served
+    turn (``IntentHead.follow_up_refuse_from``): the validation splits' follow-up messages, refused or
+    not as labelled, the most gained (``refuse_threshold``)."""
+    threshold, gained = refuse_threshold(probabilities, np.array(refused))
+    print(f"a follow-up refused from {threshold} (validation follow-ups: {gained} more right than wrong)")
+    return threshold
+
+
+async def follow_up_threshold_of(path: Path) -> float:
+    """``follow_up_threshold`` for the head written at ``path`` (its own weights and temperature)."""
+    head = load_head.__wrapped__(path)
+    if head is None or REFUSED not in head.labels:
+        return 1.0
+    embedder = LocalMiniLMEmbedder()
+    texts, refused = validation_follow_ups()
+    shares = [head.probabilities(await message_vector(embedder, text), text)[REFUSED] for text in texts]
+    return follow_up_threshold(np.asarray(shares), refused)
 
 
 def head_text(row: dict[str, Any]) -> str:
@@ -616,6 +636,9 @@ async def main() -> dict[str, Any]:
             np.array([y_val[i] == REFUSED for i in known] + follow_refused),
         )
     print(f"refused outright from {refuse_from} (validation: {gained} more right than wrong)")
+    follow_up_refuse_from = 1.0
+    if REFUSED in labels:
+        follow_up_refuse_from = follow_up_threshold(follow_probs[:, labels.index(REFUSED)], follow_refused)
     domains, domains_val = domain_rows(), domain_rows(VALIDATION_FILES, exemplars=False)
     domain_texts, domain_val_texts = [t for t, _ in domains], [t for t, _ in domains_val]
     domain_model, domain_features, _, domain_chosen = fit_best(
@@ -673,6 +696,7 @@ async def main() -> dict[str, Any]:
         },
         "relevance": relevance,
         "refuse_from": refuse_from,
+        "follow_up_refuse_from": follow_up_refuse_from,
         "trained_on": {
             "messages": len(train),
             "files": [f for f in TRAIN_FILES if (SETS / f.partition(":")[0]).exists()],
@@ -711,7 +735,19 @@ if __name__ == "__main__":
         action="store_true",
         help="the intent head reads messages with their tenant's agent names masked (intent_head.agents_masked)",
     )
+    parser.add_argument(
+        "--follow-ups-only",
+        action="store_true",
+        help="train nothing: pick the follow-up refusal threshold of the head at --out (its weights as "
+        "they are) on the validation follow-ups and write it into that head",
+    )
     arguments = parser.parse_args()
+    if arguments.follow_ups_only:
+        head_json = json.loads(arguments.out.read_text())
+        head_json["follow_up_refuse_from"] = asyncio.run(follow_up_threshold_of(arguments.out))
+        if not arguments.dry_run:
+            write_head(head_json, arguments.out)
+        raise SystemExit(0)
     REFUSED_CLASS, QUICK, MASK_AGENTS = not arguments.without_refused, arguments.quick, arguments.mask_agents
     trained = asyncio.run(main())
     if not arguments.dry_run:

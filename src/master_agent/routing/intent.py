@@ -292,14 +292,72 @@ _EXPLICIT_UPDATE = re.compile(
     r"(agent|assistant|bot)\b",
     re.I,
 )
+#: An agent of the tenant's, by its identifier or a description ending in a noun agents are called by.
+_AN_AGENT = (
+    r"(?:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|(?:the|my|our)\s+(?:[\w'-]+\s+){0,4}?"
+    r"(?:agent|bot|assistant|digest|summary|report|reporter|leaderboard|one))\b"
+)
+#: A new agent made from one the tenant has ("fork the sales summary agent - daily version", "clone
+#: refund_rate_reporter but monthly", "my own version of the returns digest that ..."): a CREATE, which the
+#: head, seeing an agent it knows named, reads as a change to that agent.
+_EXPLICIT_DERIVED = re.compile(
+    r"^\s*(please\s+)?(can you\s+|could you\s+)?(?:(?:fork|clone|duplicate)\s+"
+    + _AN_AGENT
+    # "copy the weekly report to Dave" sends it: a copy of an agent is one named as an identifier.
+    + r"|copy\s+[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b)"
+    + r"|\b(my own|a separate)\s+(version|copy|variant)\s+of\s+"
+    + _AN_AGENT,
+    re.I,
+)
 #: Confidence of an intent the message states in so many words.
 EXPLICIT_CONFIDENCE = 0.9
 
 
+#: An identifier: an agent's or a tool's name as the service spells it ("weekly_sales_summary").
+IDENTIFIER = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+", re.I)
+#: What a command to run a named agent says beside the agent's name and the run's values (which
+#: ``strip_entities`` takes out): a verb that starts a run, a courtesy, the words that narrow or place the
+#: values ("only", "just", "for", "since"), and the nouns of values Duckling leaves behind ("store 4",
+#: "week ending ..."). A closed class: a change to the agent says what to change ("sort the rows", "set
+#: max iterations"), which none of these do.
+_STARTS_A_RUN = ("run", "execute", "go", "start", "launch", "kick", "off", "fire", "up", "trigger", "do")
+_COURTESIES = ("now", "again", "please", "thanks", "cheers", "ta")
+_PLACES_A_VALUE = ("only", "just", "for", "on", "over", "from", "to", "since", "till", "until", "and")
+_POINTS_AT = ("it", "the", "this", "that", "those")
+_VALUE_NOUNS = ("store", "stores", "shop", "shops", "branch", "branches", "week", "weeks", "ending")
+_VALUE_NOUNS_TOO = ("month", "months", "day", "days")
+_RUN_WORDS = frozenset(
+    (*_STARTS_A_RUN, *_COURTESIES, *_PLACES_A_VALUE, *_POINTS_AT, *_VALUE_NOUNS, *_VALUE_NOUNS_TOO)
+)
+
+
+def named_run(message: str, agents: Sequence[str], *, after_a_turn: bool = False) -> str | None:
+    """The agent a message that is only a command to run it names by its identifier, with nothing beside
+    the name but the run's values, a verb that starts it and courtesies ("go: refund_rate_reporter,
+    2026-11-01..2026-11-15", "execute weekly_sales_summary, week ending 15 November",
+    "returns_digest pls, store 3"); None otherwise. The trained head reads such a name as a change to the
+    agent (its training named agents by identifier mostly to change them). ``after_a_turn``: a name
+    alone right after a turn answers which agent it meant, and is left to that turn's reading."""
+    said = [
+        name
+        for name in agents
+        if IDENTIFIER.fullmatch(name) and re.search(rf"(?<![\w@]){re.escape(name)}(?!\w)", message, re.I)
+    ]
+    if len(said) != 1:
+        return None
+    rest = re.sub(rf"(?<![\w@]){re.escape(said[0])}(?!\w)", " ", message, flags=re.I)
+    if IDENTIFIER.search(rest):
+        return None  # another identifier: a new name, a tool (a change)
+    words = re.findall(r"[a-z']+", (strip_entities(rest) or "").lower())
+    if after_a_turn and not words:
+        return None
+    return said[0] if all(word in _RUN_WORDS for word in words) else None
+
+
 def explicit_builder_action(message: str) -> Action | None:
     """CREATE or UPDATE when the message opens by asking for it in so many words ("create an agent
-    that ...", "update the agent ..."), else None."""
-    if _EXPLICIT_CREATE.match(message):
+    that ...", "update the agent ...") or asks for a new agent made from one it has, else None."""
+    if _EXPLICIT_CREATE.match(message) or _EXPLICIT_DERIVED.search(message):
         return "CREATE"
     if _EXPLICIT_UPDATE.match(message):
         return "UPDATE"

@@ -26,6 +26,7 @@ import numpy as np
 
 from master_agent.routing.intent import (
     EXPLICIT_CONFIDENCE,
+    IDENTIFIER,
     ExemplarClassifier,
     explicit_builder_action,
     message_vector,
@@ -62,8 +63,6 @@ def lexical_features(text: str, dim: int) -> np.ndarray:
     return counts / norm if norm else counts
 
 
-#: An identifier: an agent's or a tool's name as the service spells it ("weekly_sales_summary").
-_IDENTIFIER = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+", re.I)
 #: What a known agent's name reads as: one token no message says, so that the head learns what is asked
 #: of a named agent from the other words. Not "the agent": "run the agent" names none and is asked about.
 AGENT_TOKEN = "agentname"
@@ -75,7 +74,7 @@ def agents_masked(text: str, names: Collection[str]) -> str:
     ("weekly", "summary") as words of whichever intent its training named it in most (changes, mostly:
     "run weekly_sales_summary for week 46" read as one). Other identifiers (a tool's name, a name the
     tenant has no agent by, the new name of a rename) are kept as said."""
-    known = sorted((name for name in names if _IDENTIFIER.fullmatch(name)), key=len, reverse=True)
+    known = sorted((name for name in names if IDENTIFIER.fullmatch(name)), key=len, reverse=True)
     if not known:
         return text
     pattern = re.compile(r"(?<![\w@])(?:" + "|".join(map(re.escape, known)) + r")(?!\w)", re.I)
@@ -132,6 +131,11 @@ class IntentHead:
     refuse_from: float = 1.0
     """Probability of ``REFUSED`` from which a message is out of scope outright, whatever discovery
     finds (picked on the validation splits; 1.0: never)."""
+    follow_up_refuse_from: float = 1.0
+    """Probability of ``REFUSED`` of a message read alone from which it is out of scope when it is said
+    right after a served turn (picked on the validation splits' follow-ups; 1.0: never). The head learnt
+    from opening messages only: a follow-up that asks what no agent does ("and ring her for me") reads
+    less sure of it than an opening message would, and one that continues its thread less still."""
 
     def probabilities(self, vector: list[float], text: str) -> dict[str, float]:
         """By label, the probability for a message (``text``) whose embedding is ``vector``."""
@@ -210,6 +214,7 @@ def load_head(path: Path = HEAD_PATH) -> IntentHead | None:
         refused_examples={pack: tuple(texts) for pack, texts in (raw.get("refused_examples") or {}).items()},
         relevance=RelevanceHead.from_json(raw["relevance"]) if raw.get("relevance") else None,
         refuse_from=float(raw.get("refuse_from", 1.0)),
+        follow_up_refuse_from=float(raw.get("follow_up_refuse_from", 1.0)),
     )
 
 
@@ -261,6 +266,8 @@ class HeadClassifier:
         action, query_kind = split_label(label)
         confidence = shares[label]
         refused = shares.get(REFUSED, 0.0) >= self.head.refuse_from
+        refused_after_a_turn = shares.get(REFUSED, 0.0) >= self.head.follow_up_refuse_from
+        likeliest_refused = action == REFUSED
         if action == REFUSED:
             # Refused by the tenants the head learnt from; whether this tenant's agents serve it is
             # discovery's answer (an email is the assistant's work, not the retail tenant's).
@@ -269,7 +276,7 @@ class HeadClassifier:
             # The head unsure, the nearest exemplars sure ("the attach rate at stroe 2", a typo the
             # head's word counts miss): their reading stands.
             action, query_kind, confidence = base.action, base.query_kind, base.confidence
-            refused = False
+            refused = likeliest_refused = False
         explicit = explicit_builder_action(message)
         if explicit is not None:
             action, query_kind, confidence = explicit, None, max(confidence, EXPLICIT_CONFIDENCE)
@@ -278,6 +285,8 @@ class HeadClassifier:
         return base.model_copy(
             update={
                 "out_of_scope": refused,
+                "out_of_scope_likeliest": likeliest_refused and explicit is None,
+                "out_of_scope_after_a_turn": refused_after_a_turn and explicit is None,
                 "action": action,
                 "query_kind": query_kind if action == "QUERY" else None,
                 "confidence": round(confidence, 3),

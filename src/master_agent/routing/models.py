@@ -38,6 +38,14 @@ class IntentAnalysis(BaseModel):
     out_of_scope: SkipJsonSchema[bool] = False
     """The trained intent head is sure no agent of any tenant is asked for this (general knowledge,
     chit-chat, another product or channel): refused without discovery. Never asked of a model."""
+    out_of_scope_likeliest: SkipJsonSchema[bool] = False
+    """Out of scope is the head's likeliest reading, sure of it or not: no figure it names makes such a
+    message, which no agent takes on either, a question about the data ("write unit tests for my
+    Django app" names no transactions)."""
+    out_of_scope_after_a_turn: SkipJsonSchema[bool] = False
+    """Said right after a served turn, the message is out of scope by the head's own reading of it alone
+    (``IntentHead.follow_up_refuse_from``): "can you print that out for the staffroom noticeboard?" after
+    a figure asks for what no agent does, though read with the figure's question it reads like one more."""
 
 
 class RouteTarget(BaseModel):

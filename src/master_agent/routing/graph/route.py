@@ -13,6 +13,7 @@ from langgraph.types import interrupt
 from master_agent.models.chat import content_text
 from master_agent.routing.context import recent_turns
 from master_agent.routing.decision import Outcome
+from master_agent.routing.graph.data_steps import EXECUTE
 from master_agent.routing.graph.decide import DecisionSteps, read_answers
 from master_agent.routing.graph.flows import _cut_short, _suspend_cut_short, _waiting_clarification
 from master_agent.routing.graph.follow_ups import (
@@ -24,6 +25,7 @@ from master_agent.routing.graph.follow_ups import (
 )
 from master_agent.routing.graph.state import FrontDoorState
 from master_agent.routing.graph.systems import is_system_request
+from master_agent.routing.intent import named_run
 from master_agent.routing.models import RouteTarget, RoutingDecision
 from master_agent.runtime.recovery import answers_question
 
@@ -90,6 +92,11 @@ class RouteNodes(DecisionSteps):
         if not clarifications and (flow := self._flow_decision(text, state, previous)) is not None:
             return flow
         reading = read_answers(self._read_message(text, turns), clarifications)
+        if reading.override is None and not clarifications:
+            # "go: refund_rate_reporter, 2026-11-01..2026-11-15": the agent's name as the command, as
+            # "@refund_rate_reporter" would say it.
+            agents = [card.name for card in self.cards if card.addressable]
+            reading.override = named_run(reading.message, agents, after_a_turn=bool(turns))
         override = reading.override
         intent = await self.analyzer.analyze(reading.goal, [str(turn["text"]) for turn in turns])
         intent = await self._refused_for_missing_data(
@@ -116,6 +123,18 @@ class RouteNodes(DecisionSteps):
         refused = (
             intent.out_of_scope and not override and not clarifications and not asked_back and not correction
         )
+        if previous_turn is not None and not (
+            refused or override or clarifications or asked_back or correction
+        ):
+            # Right after a served turn, the head reads the message alone: "and ring her for me" after a
+            # contact was found asks what no agent does, though read with the turn before it reads as one
+            # more request of the same agent.
+            alone = intent
+            if reading.goal != reading.message:
+                alone = await self.analyzer.analyze(reading.message, [str(turn["text"]) for turn in turns])
+            if alone.out_of_scope_after_a_turn:
+                refused = True
+                intent = intent.model_copy(update={**EXECUTE, "out_of_scope": True})
         outcome, intent = await self._outcome(
             intent,
             candidates,
@@ -149,7 +168,11 @@ class RouteNodes(DecisionSteps):
             if continued is not None:
                 intent, found, outcome = continued
                 candidates = candidates if found is None else found
-        out = outcome.target.kind == "out_of_scope" and not (override or refused or closing)
+        # What the head likeliest reads as out of scope, and no agent takes on, is no question about the
+        # data for the words it shares with a figure ("make a Chrome extension that shows store sales").
+        out = outcome.target.kind == "out_of_scope" and not (
+            override or refused or closing or intent.out_of_scope_likeliest
+        )
         # Read unsure ("What's the warranty attach rate at Store 2 in August?" at 0.4, asked about or
         # handed to an agent all the same): naming no figure of the data and one it lacks, it is answered
         # by naming what is missing.
