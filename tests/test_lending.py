@@ -472,16 +472,20 @@ def test_a_sum_not_said_as_income_is_asked_about_before_it_is_the_salary() -> No
     verifying = LoanConversation.model_validate(
         {"loan_details": {"amount": 350_000, "tenure_months": 36, "rate_pct": 11.5, "emi": 11_541.6}}
     )
-    dinner = read_message("I paid 2000 for dinner yesterday, lol", verifying, VERIFYING)
-    assert "stated.monthly_salary" not in dinner.updates and dinner.hold
-    assert "2,000" in (dinner.reply or "") and "salary" in (dinner.reply or "")
-    pending, _, _ = apply_updates(verifying, dinner.updates, LOAN_WORKFLOW.reader_writes)
+    # A bare figure among many words (nothing said of it) is asked about before it is the salary.
+    unsure = read_message("ok so well it is about 62,500 now then", verifying, UNDERWRITING)
+    assert "stated.monthly_salary" not in unsure.updates and unsure.hold
+    assert "62,500" in (unsure.reply or "") and "salary" in (unsure.reply or "")
+    pending, _, _ = apply_updates(verifying, unsure.updates, LOAN_WORKFLOW.reader_writes)
     assert pending.loan_details == verifying.loan_details
     assert read_message("no", pending, VERIFYING).updates == {"pending_change": None}
-    assert read_message("yes", pending, VERIFYING).updates["stated.monthly_salary"] == 2_000
-    # A loan word in another clause does not make the sum a loan term: the offer stays, it is asked.
-    rent = read_message("my rent alone is 15000 so money is tight", verifying, VERIFYING)
-    assert not any(key.startswith("loan_details") for key in rent.updates) and rent.hold
+    assert read_message("yes", pending, VERIFYING).updates["stated.monthly_salary"] == 62_500
+    # A figure said of something else (a dinner paid, a rent) is neither the salary nor a loan term,
+    # and nothing is asked about it.
+    for other in ("I paid 2000 for dinner yesterday, lol", "my rent alone is 15000 so money is tight"):
+        said = read_message(other, verifying, VERIFYING)
+        assert not any(key.startswith(("loan_details", "stated", "pending")) for key in said.updates), other
+        assert not said.hold, other
     # A short answer to the question asked is the salary.
     assert read_message("about 60,000", verifying, UNDERWRITING).updates == {"stated.monthly_salary": 60_000}
 
