@@ -95,7 +95,10 @@ _FRACTIONS.update({"1/2": 0.5, "1/4": 0.25, "3/4": 0.75})
 ANSWER_WORDS = 3
 _PERCENT = re.compile(r"^\s*(?:%|percent\b|per\s*cent\b|pc\b)", re.I)
 #: Words that make a sum a monthly income rather than a principal.
-_INCOME = re.compile(r"\b(salary|salaried|earn\w*|income|take[\s-]?home|in[\s-]?hand|net pay|ctc)\b", re.I)
+_INCOME = re.compile(
+    r"\b(salary|salaried|earn\w*|income|take[\s-]?home|in[\s-]?hand|net(?:\s+pay)?|gross|ctc|package|draws?|drawing)\b",
+    re.I,
+)
 _PER_YEAR = re.compile(
     r"^\W*(?:a|per|each|every)\s+(?:year|annum)\b|^\W*(?:yearly|annually|p\.?a\.?)(?!\w)|^\s*/\s*year", re.I
 )
@@ -427,8 +430,10 @@ _BREAK = re.compile(r"[,;:!?]|\.(?!\d)|\band\b|\bbut\b|\bso\b", re.I)
 #: the sum is ("a loan of", "the amount", "the EMI you gave me is for"). Verbs that raise or lower a thing
 #: ("bump it to", "drop it to") are read by WordNet (``terms.verb_direction``).
 _REQUEST_HEAD = re.compile(
-    r"\b(?:want\w*|need\w*|like|looking|look|requir\w*|borrow\w*|take|taking|get|getting|avail\w*|"
-    r"apply\w*|request\w*|seek\w*|loan|amount|principal|emis?|instal+ments?|make|settle\w*|go|going|"
+    r"\b(?:wants?|wanting|wanted|needs?|needing|needed|like|looking|look|requir\w*|borrow|borrowing|take|taking|get|"
+    r"getting|avail\w*|"
+    r"apply\w*|request\w*|seek\w*|lend|give|grant|disburse|sanction|loan|amount|principal|emis?|instal+ments?|"
+    r"make|settle\w*|go|going|"
     r"round\w*|instead|switch\w*|change\w*|revise\w*|meant|mean|after)\b",
     re.I,
 )
@@ -441,14 +446,18 @@ _FILLER = frozenset(
         r"\S+",
         """a an the of for on at to up upto around about approx approximately roughly nearly almost just only
     some somewhere exactly total maybe perhaps it me you us i we my our from personal loan amount sum rs
-    inr rupees rupee borrow take get have please with as another more extra additional further be is
+    inr rupees rupee borrow take get please with as another more extra additional further be is
     was would will can could may should shall let lets s d ll m re ve ok okay yes yeah yep so then hi
     hello hey well hmm now actually sorry like want need looking go in all full whole new this that same
     still kindly sir madam maam dear thanks thank urgently urgent immediately quickly quick right
     really exact fine sure do are am gave give given quoted quote offered offer told said
-    mentioned showed shown emi mujhe muje mere hume humein ko""",
+    mentioned showed shown emi if mujhe muje mere hume humein ko""",
     )
 )
+#: A verb of taking in the past heads a request only in a supposition ("if I took 3.5 lakh"); else it
+#: tells of another loan ("I took 2 lakh from a friend last year").
+_PAST_TAKING = frozenset(("took", "got", "borrowed", "did"))
+_SUPPOSING = frozenset(("if", "suppose", "supposing"))
 #: Between a head and its sum, words of paying it back ("what EMI would I pay on 4 lakh"); without a
 #: head they say what the sum was spent on ("I pay 25k").
 _PAYING = frozenset(("pay", "paying", "repay", "repaying"))
@@ -467,7 +476,12 @@ def _role(masked: str, start: int, end: int, after_previous: int) -> Role:
     words = [word.lower() for word in re.findall(r"[A-Za-z]+", masked[clause_start:start])]
     if _SAID_AS.match(masked, end):
         return "other"
-    heads = [index for index, word in enumerate(words) if _REQUEST_HEAD.fullmatch(word) or _moves(word)]
+    supposed = bool(_SUPPOSING.intersection(words))
+    heads = [
+        index
+        for index, word in enumerate(words)
+        if _REQUEST_HEAD.fullmatch(word) or _moves(word) or (supposed and word in _PAST_TAKING)
+    ]
     tail = words[heads[-1] + 1 :] if heads else words
     if not all(word in _FILLER or (heads and word in _PAYING) for word in tail):
         return "loan" if _HEAD_AFTER.match(masked, end) else "other"
@@ -515,7 +529,9 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
     sums, tenure, counts, ranges = read_terms(text)
     incomes = [found.value for found in sums if found.income]
     # Only a sum asked for, or said bare, may be the loan: a rent, a price, a pension is no term.
-    principals = [found.value for found in sums if found.principal]
+    # The sum a request governs before a bare one ("I want 3 lakh, and 8k for tuition").
+    principals = [found.value for found in sums if found.role == "loan"]
+    principals += [found.value for found in sums if found.role == "bare"]
     # A loan word counts for a sum in its own clause ("I need 3 lakh as a loan"), not in another ("my
     # rent alone is 15000 so money is tight": the rent is no loan term).
     stated_sums = [found for found in sums if found.principal]
