@@ -44,6 +44,11 @@ def _offered(amount: float = 300_000, months: int = 36, rate: float = 11.5) -> L
         ("I'm 38 with 3 kids; 4.2 lacs for 3 yrs", 420_000, 36),
         ("Savings of 90k are for emergencies. Could I get one lakh twenty thousand, 20 months?", 120_000, 20),
         ("mujhe 1.6 lakh chahiye, 2 saal ke liye", 160_000, 24),
+        (
+            "The course costs 2.4 lakh and I've saved 90k, so I want to borrow the remaining 1.5 lakh for 2 years",
+            150_000,
+            24,
+        ),
     ],
 )
 def test_only_the_sum_asked_for_is_the_loan(text: str, amount: float, months: int) -> None:

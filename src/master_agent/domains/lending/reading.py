@@ -451,7 +451,7 @@ _FILLER = frozenset(
     hello hey well hmm now actually sorry like want need looking go in all full whole new this that same
     still kindly sir madam maam dear thanks thank urgently urgent immediately quickly quick right
     really exact fine sure do are am gave give given quoted quote offered offer told said
-    mentioned showed shown emi if mujhe muje mere hume humein ko""",
+    mentioned showed shown emi if remaining rest entire leftover difference mujhe muje mere hume humein ko""",
     )
 )
 #: A verb of taking in the past heads a request only in a supposition ("if I took 3.5 lakh"); else it
