@@ -169,6 +169,11 @@ async def play_case(case: dict[str, Any], channel: CaseChannel) -> CaseResult:
         want = (offer["amount"], offer["tenure_months"], offer["annual_rate_pct"], offer["emi"])
         if not all(_same(a, b) for a, b in zip(got, want, strict=True)):
             result.problems.append(f"offer {got}, expected {want}")
+    elif "offer" in expected and (details.get("amount") is not None or details.get("emi") is not None):
+        # ``offer: null``: no amount was ever said, so no terms may be recorded (none guessed).
+        result.problems.append(
+            f"terms {details.get('amount')} / EMI {details.get('emi')} where none were said"
+        )
     link = (record.get("document_links") or {}).get("sanction_letter")
     if bool(link) != bool(expected["letter_issued"]):
         result.problems.append(f"letter issued {bool(link)}, expected {expected['letter_issued']}")

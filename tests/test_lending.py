@@ -472,16 +472,20 @@ def test_a_sum_not_said_as_income_is_asked_about_before_it_is_the_salary() -> No
     verifying = LoanConversation.model_validate(
         {"loan_details": {"amount": 350_000, "tenure_months": 36, "rate_pct": 11.5, "emi": 11_541.6}}
     )
-    dinner = read_message("I paid 2000 for dinner yesterday, lol", verifying, VERIFYING)
-    assert "stated.monthly_salary" not in dinner.updates and dinner.hold
-    assert "2,000" in (dinner.reply or "") and "salary" in (dinner.reply or "")
-    pending, _, _ = apply_updates(verifying, dinner.updates, LOAN_WORKFLOW.reader_writes)
+    # A bare figure among many words (nothing said of it) is asked about before it is the salary.
+    unsure = read_message("ok so well it is about 62,500 now then", verifying, UNDERWRITING)
+    assert "stated.monthly_salary" not in unsure.updates and unsure.hold
+    assert "62,500" in (unsure.reply or "") and "salary" in (unsure.reply or "")
+    pending, _, _ = apply_updates(verifying, unsure.updates, LOAN_WORKFLOW.reader_writes)
     assert pending.loan_details == verifying.loan_details
     assert read_message("no", pending, VERIFYING).updates == {"pending_change": None}
-    assert read_message("yes", pending, VERIFYING).updates["stated.monthly_salary"] == 2_000
-    # A loan word in another clause does not make the sum a loan term: the offer stays, it is asked.
-    rent = read_message("my rent alone is 15000 so money is tight", verifying, VERIFYING)
-    assert not any(key.startswith("loan_details") for key in rent.updates) and rent.hold
+    assert read_message("yes", pending, VERIFYING).updates["stated.monthly_salary"] == 62_500
+    # A figure said of something else (a dinner paid, a rent) is neither the salary nor a loan term,
+    # and nothing is asked about it.
+    for other in ("I paid 2000 for dinner yesterday, lol", "my rent alone is 15000 so money is tight"):
+        said = read_message(other, verifying, VERIFYING)
+        assert not any(key.startswith(("loan_details", "stated", "pending")) for key in said.updates), other
+        assert not said.hold, other
     # A short answer to the question asked is the salary.
     assert read_message("about 60,000", verifying, UNDERWRITING).updates == {"stated.monthly_salary": 60_000}
 
@@ -741,3 +745,42 @@ async def test_a_goodbye_is_answered_as_one_and_the_conversation_goes_on(resourc
     events = await audit_events(resources.database.pool, DEMO_TENANT, thread_id=thread)
     farewells = [e.stage for e in events if e.kind == "decision" and e.detail.get("decision") == "farewell"]
     assert farewells == ["GREETING"]
+
+
+async def test_numbers_that_are_not_the_loan_leave_it_unset_until_the_customer_says_it(
+    resources: RuntimeResources,
+) -> None:
+    """A rent, a price, a take-home pay and a range said at sales: no amount is recorded and the range
+    is asked about; the amount said next is offered; a what-if after the offer is answered and the
+    offer, the decision and the letter keep the terms the customer chose."""
+    thread = str(uuid.uuid4())
+    await _say(resources, thread, "Hi, 9000000001 here. I'd like a personal loan")
+    told = await _say(
+        resources,
+        thread,
+        "We pay 21k rent and the bike I'm eyeing is priced at 1.9 lakh; my take-home is 95,000. "
+        "Somewhere in the 2 to 3 lakh range would help",
+    )
+    assert told["current_stage"] == "SALES_EXPLORATION"
+    assert told["record"]["loan_details"]["amount"] is None and told["record"]["loan_details"]["emi"] is None
+    assert told["record"]["stated"]["monthly_salary"] == 95_000
+    assert "INR 200,000.00" in told["reply"]["text"] and "INR 300,000.00" in told["reply"]["text"]
+    offered = await _say(resources, thread, "ok, 2.6 lakh then, over 40 months")
+    details = offered["record"]["loan_details"]
+    assert (details["amount"], details["tenure_months"], details["emi"]) == (
+        260_000,
+        40,
+        emi(260_000, 11.5, 40),
+    )
+    assert offered["current_stage"] == "VERIFICATION"
+    what_if = await _say(resources, thread, "what would the EMI be over 24 months?")
+    assert f"INR {emi(260_000, 11.5, 24):,.2f}" in what_if["reply"]["text"]
+    assert what_if["record"]["loan_details"] == details and what_if["current_stage"] == "VERIFICATION"
+    done = await _say(resources, thread, "ABCPV1234K, 12/04/1988")
+    assert done["current_stage"] == "CLOSURE"
+    assert done["record"]["underwriting_result"]["decision"] == "APPROVED"
+    link = done["record"]["document_links"]["sanction_letter"]
+    text = pdf_text(
+        documents_dir(resources.settings.data_dir, DEMO_TENANT) / f"{link.rsplit('/', 1)[-1]}.pdf"
+    )
+    assert "INR 260,000.00" in text and "40 months" in text and f"INR {emi(260_000, 11.5, 40):,.2f}" in text

@@ -2425,7 +2425,7 @@ _COMPARED_THING = re.compile(r"\b([a-z]+)\s+(?!than\b|\d)[a-z]{3,}", re.I)
 
 
 @functools.cache
-def _verb_direction(word: str) -> Literal["up", "down"] | None:
+def verb_direction(word: str) -> Literal["up", "down"] | None:
     """Whether the verb ``word`` (any form) is a way to decrease or to increase a thing, by WordNet."""
     reader = wordnet()
     base = reader.morphy(word.lower(), "v")
@@ -2463,7 +2463,7 @@ def said_down(text: str) -> bool:
         if _DOWN_WORDS.fullmatch(word):
             return True
         compared = _COMPARED_THING.match(text, match.start())
-        direction = _verb_direction(word) or (_count_direction(word) if compared else None)
+        direction = verb_direction(word) or (_count_direction(word) if compared else None)
         if direction is not None:
             return direction == "down"
     return False

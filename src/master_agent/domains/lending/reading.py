@@ -18,11 +18,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import Any, Literal
 
-from master_agent.capabilities.terms import duckling_parse, duckling_parse_time
+from master_agent.capabilities.terms import duckling_parse, duckling_parse_time, verb_direction
 from master_agent.domains.lending.letters import rupees
 from master_agent.domains.lending.records import LoanConversation
+from master_agent.domains.lending.rules import AMOUNT_RANGE, TENURE_MONTHS, Application
 from master_agent.workflows import MessageReading
 
 #: A mobile number, written whole or in the groups people say it in ("90000 00001", "900-000-0001").
@@ -56,7 +57,10 @@ _EMI_BEFORE = re.compile(
     r"than|is|be|at|most|should|must|not|more|exceed(?:ing)?|only|approx\w*|roughly|near|rs\.?|inr|₹)\s*){0,4}$",
     re.I,
 )
-_EMI_AFTER = re.compile(r"\s*(?:a\s+month\s+)?(?:emis?|instal+ments?)\b", re.I)
+_EMI_AFTER = re.compile(
+    r"\s*(?:a\s+month\s+)?(?:(?!(?:for|over|with|and|or|in|at|to)\b)[a-z]+\s+){0,2}(?:emis?|instal+ments?)\b",
+    re.I,
+)
 #: A tenure said without a number ("for a year", "over a couple of years", "paid off in a year").
 _TENURE_WORDS = re.compile(
     r"\b(?:for|over|within|tenure(?:\s+of)?|period(?:\s+of)?|repay\w*\s+(?:in|over)|"
@@ -80,7 +84,7 @@ _SPOKEN_FRACTION = re.compile(
     rf"|(?P<digits>\d+)\s*(?P<vulgar>½|¼|¾|\s1/2|\s1/4|\s3/4)\s*(?P<unit_vulgar>{_UNITS}))\b",
     re.I,
 )
-_SCALES = {"lakh": 1e5, "lac": 1e5, "crore": 1e7, "thousand": 1e3}
+_SCALES = {"lakh": 1e5, "lac": 1e5, "crore": 1e7, "cr": 1e7, "thousand": 1e3}
 #: Units of a tenure, in months.
 _TENURE_UNITS = {"year": 12, "yr": 12, "month": 1, "mo": 1}
 _FRACTIONS = {"half": 0.5, "quarter": 0.25, "three quarter": 0.75, "½": 0.5, "¼": 0.25, "¾": 0.75}
@@ -91,7 +95,17 @@ _FRACTIONS.update({"1/2": 0.5, "1/4": 0.25, "3/4": 0.75})
 ANSWER_WORDS = 3
 _PERCENT = re.compile(r"^\s*(?:%|percent\b|per\s*cent\b|pc\b)", re.I)
 #: Words that make a sum a monthly income rather than a principal.
-_INCOME = re.compile(r"\b(salary|salaried|earn\w*|income|take[\s-]?home|in[\s-]?hand|net pay|ctc)\b", re.I)
+_INCOME = re.compile(
+    r"\b(salary|salaried|earn\w*|income|take[\s-]?home|in[\s-]?hand|net(?:\s+pay)?|gross|ctc|package|draws?|drawing)\b",
+    re.I,
+)
+_PER_YEAR = re.compile(
+    r"^\W*(?:a|per|each|every)\s+(?:year|annum)\b|^\W*(?:yearly|annually|p\.?a\.?)(?!\w)|^\s*/\s*year", re.I
+)
+#: The lower bound of a range said before a sum ("3 to", "3-", "3 or", "between 3 and").
+_RANGE_FROM = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:-|–|to|or)\s*(?:₹|rs\.?|inr)?\s*$", re.I)
+#: "one more change", "one thing": a count said as the word one is no tenure or amount.
+_ONE_WORD = re.compile(r"(?i:one|a|an)")
 _PER_MONTH = re.compile(r"^\W*(?:a|per|each|every)\s+month\b|^\W*(?:monthly|pm|p\.m\.)\b|^\s*/\s*month", re.I)
 #: A loan named, or a sum asked for with a verb of wanting: a personal-loan request.
 _LOAN = re.compile(r"\b(loan|borrow\w*|financ\w*|funds?|money|credit|emi)\b", re.I)
@@ -108,6 +122,11 @@ _ASKING = re.compile(
     r"^\W*(?:is|are|was|does|do|did|will|would|what|which|how)\b",
     re.I,
 )
+#: The customer keeps the terms offered ("Keep 60", "stick with 5 lakh").
+_KEEP = re.compile(r"\b(?:keep|stick\s+(?:to|with)|stay\s+(?:with|at)|retain|leave\s+it\s+at)\b", re.I)
+#: A question about terms other than the offer's, asked to compare, not to change them ("what would
+#: the EMI be if I did 36 months?", "suppose I took 5 years").
+_WHAT_IF = re.compile(r"\bwhat\s+(?:would|will|if)\b|\bif\s+i\b|\bsuppose\b|\bhow\s+much\s+would\b", re.I)
 #: The customer corrects what they said ("sorry, typo - I meant 4.5 lakh, not 3.5"): a change, unless the
 #: message asks ("I mean, is 7.5 lakh possible?").
 _CORRECTION = re.compile(r"\b(?:i\s+meant|i\s+mean|typo|mistake|correction)\b", re.I)
@@ -122,7 +141,7 @@ _DOMAIN = re.compile(
     r"\b(loans?|emi|interest|rate|amount|tenure|months?|years?|pan|dob|birth|salary|slip|documents?|"
     r"verif\w*|sanction\w*|apply|applying|application|eligib\w*|limit|offer|yes|yeah|no|ok|okay|sure|hi|"
     r"hello|hey|thanks?|thank you|proceed|continue|go ahead|help|borrow|mobile|number|phone|details?|"
-    r"letter|approved?|status|lakhs?|rupees|pay|repay\w*|upload\w*|attached|sent|done)\b",
+    r"letter|approved?|status|lakhs?|rupees|pay|pay\s*slips?|repay\w*|upload\w*|attached|sent|done)\b",
     re.I,
 )
 #: The smallest sum read as money (a loan starts at 10,000; "3" is a count, not rupees).
@@ -132,12 +151,39 @@ TERMS = ("loan_details.amount", "loan_details.tenure_months")
 MAX_TENURE_READ = 1200
 
 
+#: What a sum is in its sentence: the loan asked for (the object of a request: "I need 3 lakh", "make
+#: it 3.5 lacs", "the amount is 4 lakh"), a bare figure with nothing said of it ("about 3 lakh", the
+#: answer to what the stage asks), an income, or a figure said of something else (a rent, a price, a
+#: pension, a flat's worth, a pincode): never a loan term.
+Role = Literal["loan", "bare", "income", "other"]
+
+
 @dataclass(frozen=True)
 class Sum:
     value: float
     start: int
     end: int
-    income: bool
+    role: Role
+
+    @property
+    def income(self) -> bool:
+        return self.role == "income"
+
+    @property
+    def principal(self) -> bool:
+        """The loan, or a bare figure the stage's question may make the loan."""
+        return self.role in ("loan", "bare")
+
+
+@dataclass(frozen=True)
+class Range:
+    """Two bounds said for one amount ("between 3 and 4 lakh", "10-12 lakh"): not a request to guess
+    from, the customer is asked which."""
+
+    low: float
+    high: float
+    start: int
+    end: int
 
 
 #: Digits Duckling reads in one run: a crore written out is 8 (its rules slow on long runs).
@@ -228,9 +274,10 @@ def _spoken_fractions(text: str) -> list[dict[str, Any]]:
     return found
 
 
-def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
-    """The sums ``text`` states (each marked income or not), the tenure in months it states, and any
-    bare small counts (a tenure said without its unit: "36")."""
+def read_terms(text: str) -> tuple[list[Sum], int | None, list[int], list[Range]]:
+    """The sums ``text`` states (each with its role in its sentence, the last stated first), the
+    tenure in months it states, any bare small counts (a tenure said without its unit: "36") and the
+    ranges said for one amount."""
     masked = _join_groups(
         _mask_spans(
             _mask(text[:600], _PHONE, _PAN, _ISO_DATE, _DMY_DATE, re.compile(r"\d{9,}")),
@@ -289,13 +336,25 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
     for fraction in fractions:
         if tenure is None or tenure_at < fraction.start():
             tenure, tenure_at = round(float(fraction.group(1)) * 12), fraction.start()
-    sums: list[Sum] = []
     counts: list[int] = []
+    ranges: list[Range] = []
+    # Of Duckling's readings of one range ("between 3 and 4 lakh" is also 3 to 1,004) the widest.
+    for item in sorted(found, key=lambda entry: -float((entry["value"].get("to") or {}).get("value") or 0)):
+        said = item["value"]
+        if item["dim"] in ("number", "amount-of-money") and said.get("type") == "interval":
+            bounds = [said.get(end, {}).get("value") for end in ("from", "to")]
+            if None in bounds or any(item["start"] < stop and item["end"] > begin for begin, stop in taken):
+                continue
+            low, high = (float(bound) for bound in bounds)
+            # Duckling gives "between 3 and 4 lakh" the bounds 3 and 4,00,000: the scale is said once.
+            ranges.append(Range(_scaled(low, high, str(item["body"])), high, item["start"], item["end"]))
+            taken.append((item["start"], item["end"]))
     candidates = [
         item
         for item in found
         if item["dim"] in ("number", "amount-of-money") and item["value"].get("type") == "value"
     ]
+    read: list[tuple[float, int, int]] = []
     for item in sorted(candidates, key=lambda entry: -(entry["end"] - entry["start"])):
         start, end = item["start"], item["end"]
         if any(start < stop and end > begin for begin, stop in taken):
@@ -305,18 +364,33 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
         if _PERCENT.match(masked, end):
             continue
         if value < MIN_SUM:
-            if value == int(value) and item["dim"] == "number":
+            if value == int(value) and item["dim"] == "number" and not _ONE_WORD.fullmatch(str(item["body"])):
                 counts.append(int(value))
+            continue
+        joined = _RANGE_FROM.search(masked[:start])
+        if joined is not None and float(joined.group(1)) < value:
+            # "3 to 4 lakh", "3-4 lakh", "3 or 4 lakh": two bounds of one amount, the scale said once.
+            low = _scaled(float(joined.group(1)), value, str(item["body"]))
+            ranges.append(Range(low, value, joined.start(1), end))
+            taken.append((joined.start(1), end))
             continue
         if _REPLACED.search(masked[:start]):
             continue
         if _EMI_BEFORE.search(masked[:start]) or _EMI_AFTER.match(masked, end):
             continue  # an EMI the customer can afford ("EMI under 10k") is neither the loan nor a salary
+        read.append((value, start, end))
+    sums: list[Sum] = []
+    previous_end = 0
+    for value, start, end in sorted(read, key=lambda entry: entry[1]):
+        role = _role(masked, start, end, previous_end)
+        previous_end = end
         # A sum "a month" is a monthly figure, never a principal ("I make 60k a month"). The pattern
-        # opens with "^": it is matched on the text after the sum (``match(masked, end)`` never matched).
-        sums.append(Sum(value, start, end, bool(_PER_MONTH.match(masked[end:]))))
+        # opens with "^": it is matched on the text after the sum.
+        if role != "other" and _PER_MONTH.match(masked[end:]):
+            role = "income"
+        sums.append(Sum(value, start, end, role))
     # An income word belongs to the nearest sum of its clause ("my salary is 60,000 so I need 3 lakh":
-    # the salary is 60,000, the loan 3 lakh).
+    # the salary is 60,000, the loan 3 lakh); a yearly income ("CTC 16.8 lakh a year") is read per month.
     for cue in _INCOME.finditer(masked):
         near = [
             found_sum
@@ -325,14 +399,98 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int]]:
         ]
         if near:
             nearest = min(near, key=lambda found_sum: _distance(cue, found_sum))
-            sums[sums.index(nearest)] = Sum(nearest.value, nearest.start, nearest.end, True)
+            sums[sums.index(nearest)] = Sum(nearest.value, nearest.start, nearest.end, "income")
+    sums = [
+        Sum(round(found.value / 12, 2), found.start, found.end, "income")
+        if found.income and _PER_YEAR.match(masked[found.end :])
+        else found
+        for found in sums
+    ]
     # The last stated first: "6 lakh, no, 5 lakh" asks 5 lakh.
     sums.sort(key=lambda found_sum: -found_sum.start)
-    return sums, tenure, counts
+    return sums, tenure, counts, ranges
+
+
+def _scaled(low: float, high: float, body: str) -> float:
+    """A range's lower bound with the scale said only after the upper one ("3 to 4 lakh")."""
+    scale = next((size for name, size in _SCALES.items() if re.search(rf"\b{name}", body, re.I)), None)
+    if scale is None and re.search(r"\dk\b|\bk\b", body, re.I):
+        scale = 1e3
+    if scale is not None and low * scale <= high:
+        return low * scale
+    return low
 
 
 _WORDS = re.compile(r"[A-Za-z]+")
-_BREAK = re.compile(r"[,;!?]|\.(?!\d)|\band\b|\bbut\b|\bso\b", re.I)
+_BREAK = re.compile(r"[,;:!?]|\.(?!\d)|\band\b|\bbut\b|\bso\b", re.I)
+
+#: The head of a request, what governs the sum a customer asks for: a verb of wanting, needing,
+#: getting or taking ("I'd like", "looking for", "can I get", "I'll take"), a change of the terms ("make
+#: it", "settle on", "round ... up to", "go for", "how about"), or the loan and its terms named as what
+#: the sum is ("a loan of", "the amount", "the EMI you gave me is for"). Verbs that raise or lower a thing
+#: ("bump it to", "drop it to") are read by WordNet (``terms.verb_direction``).
+_REQUEST_HEAD = re.compile(
+    r"\b(?:wants?|wanting|wanted|needs?|needing|needed|like|looking|look|requir\w*|borrow|borrowing|take|taking|get|"
+    r"getting|avail\w*|"
+    r"apply\w*|request\w*|seek\w*|lend|give|grant|disburse|sanction|loan|amount|principal|emis?|instal+ments?|"
+    r"make|settle\w*|go|going|"
+    r"round\w*|instead|switch\w*|change\w*|revise\w*|meant|mean|after)\b",
+    re.I,
+)
+#: Words that say nothing of what a sum is: between a request's head and its sum ("I'd like to borrow
+#: about Rs", "round the amount up to"), or all a bare figure is said with ("ok, maybe 3 lakh then").
+#: A sum after any other word ("my rent is", "a car priced at", "I have already paid", "Lucknow") is
+#: said of something else.
+_FILLER = frozenset(
+    re.findall(
+        r"\S+",
+        """a an the of for on at to up upto around about approx approximately roughly nearly almost just only
+    some somewhere exactly total maybe perhaps it me you us i we my our from personal loan amount sum rs
+    inr rupees rupee borrow take get please with as another more extra additional further be is
+    was would will can could may should shall let lets s d ll m re ve ok okay yes yeah yep so then hi
+    hello hey well hmm now actually sorry like want need looking go in all full whole new this that same
+    still kindly sir madam maam dear thanks thank urgently urgent immediately quickly quick right
+    really exact fine sure do are am gave give given quoted quote offered offer told said
+    mentioned showed shown emi if remaining rest entire leftover difference mujhe muje mere hume humein ko""",
+    )
+)
+#: A verb of taking in the past heads a request only in a supposition ("if I took 3.5 lakh"); else it
+#: tells of another loan ("I took 2 lakh from a friend last year").
+_PAST_TAKING = frozenset(("took", "got", "borrowed", "did"))
+_SUPPOSING = frozenset(("if", "suppose", "supposing"))
+#: Between a head and its sum, words of paying it back ("what EMI would I pay on 4 lakh"); without a
+#: head they say what the sum was spent on ("I pay 25k").
+_PAYING = frozenset(("pay", "paying", "repay", "repaying"))
+#: A request said after its sum ("4 lakh chahiye", "4 lakh needed").
+_HEAD_AFTER = re.compile(
+    r"^\s*(?:/-)?\s*(?:rupees\s+)?(?:chahiye|chahie|chaiye|needed|required|wanted)\b", re.I
+)
+#: After a sum, what makes it a figure of another thing: "as the booking amount", "as a deposit".
+_SAID_AS = re.compile(r"^\s*(?:/-)?\s*as\s+(?:an?\s+|the\s+|my\s+)?(?!loan\b)[a-z]+", re.I)
+
+
+def _role(masked: str, start: int, end: int, after_previous: int) -> Role:
+    """What the sum at ``start:end`` is by the words of its clause before it (from the last clause
+    break or the sum before it): governed by a request, bare, or said of something else."""
+    clause_start = max([after_previous, *(found.end() for found in _BREAK.finditer(masked, 0, start))])
+    words = [word.lower() for word in re.findall(r"[A-Za-z]+", masked[clause_start:start])]
+    if _SAID_AS.match(masked, end):
+        return "other"
+    supposed = bool(_SUPPOSING.intersection(words))
+    heads = [
+        index
+        for index, word in enumerate(words)
+        if _REQUEST_HEAD.fullmatch(word) or _moves(word) or (supposed and word in _PAST_TAKING)
+    ]
+    tail = words[heads[-1] + 1 :] if heads else words
+    if not all(word in _FILLER or (heads and word in _PAYING) for word in tail):
+        return "loan" if _HEAD_AFTER.match(masked, end) else "other"
+    return "loan" if heads else "bare"
+
+
+def _moves(word: str) -> bool:
+    """A verb that raises or lowers a thing ("bump", "drop", "cut", "raise"), by WordNet."""
+    return len(word) > 2 and word not in _FILLER and verb_direction(word) is not None
 
 
 def _said_with(words: re.Pattern[str], text: str, sums: list[Sum]) -> bool:
@@ -358,7 +516,9 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
     asked = set(asks)
     updates: dict[str, Any] = {}
     phones = _PHONE.findall(text)
-    if phones:
+    # Once the customer is found by their number, another number said ("my brother's is ...") is a
+    # contact, not who they are.
+    if phones and ("stated.phone" in asked or loan.customer_id is None):
         updates["stated.phone"] = re.sub(r"\D", "", phones[0])
     pan = _PAN.search(text)
     if pan:
@@ -366,13 +526,16 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
     born = _date_of_birth(text)
     if born is not None:
         updates["stated.dob"] = born.isoformat()
-    sums, tenure, counts = read_terms(text)
+    sums, tenure, counts, ranges = read_terms(text)
     incomes = [found.value for found in sums if found.income]
-    principals = [found.value for found in sums if not found.income]
+    # Only a sum asked for, or said bare, may be the loan: a rent, a price, a pension is no term.
+    # The sum a request governs before a bare one ("I want 3 lakh, and 8k for tuition").
+    principals = [found.value for found in sums if found.role == "loan"]
+    principals += [found.value for found in sums if found.role == "bare"]
     # A loan word counts for a sum in its own clause ("I need 3 lakh as a loan"), not in another ("my
     # rent alone is 15000 so money is tight": the rent is no loan term).
-    stated_sums = [found for found in sums if not found.income]
-    loan_named = _said_with(_LOAN, text, stated_sums)
+    stated_sums = [found for found in sums if found.principal]
+    loan_named = _said_with(_LOAN, text, stated_sums) or any(found.role == "loan" for found in sums)
     changing = _CHANGE.search(text) is not None or (
         _CORRECTION.search(text) is not None and not _ASKING.search(text)
     )
@@ -386,7 +549,7 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
         # salary was not asked (verification asks for the PAN and date of birth) a short bare sum may
         # as well be a new amount: it is confirmed as one before it replaces the offer (below), never
         # taken as a salary or an amount unasked ("60k a month" is a monthly figure: a salary).
-        bare = next(found for found in sums if not found.income)
+        bare = next(found for found in sums if found.principal)
         after = text[bare.end :]
         rate = _PER_MONTH.match(after)  # "60k a month": the month is part of the sum said
         rest = _WORDS.findall(text[: bare.start] + " " + after[rate.end() if rate else 0 :])
@@ -414,6 +577,10 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
         if terms:
             # A decided (or locked) application's terms stay those decided: said so, never ignored.
             reply = _decision_stands(loan)
+        terms = {}
+    elif offered and changed and _ASKING.search(text) and _WHAT_IF.search(text):
+        # "What would the EMI be for 36 months?": the EMI of those terms, the offer unchanged.
+        reply = _what_if(loan, terms)
         terms = {}
     elif unsure_salary is not None and not terms and loan.pending_change is None:
         updates["pending_change"] = {"monthly_salary": unsure_salary}
@@ -450,6 +617,18 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
                 if loan.pending_change.monthly_salary is not None
                 else "All right, your loan stays as offered."
             )
+    if offered and not terms and reply is None and _KEEP.search(text) and _restates(loan, counts, sums):
+        # "Keep 60" after a what-if: the offer stands, said so.
+        reply = (
+            f"All right, your loan stays {_describe(loan, {})} (EMI {rupees(loan.loan_details.emi or 0)})."
+        )
+    if ranges and not principals and reply is None and not _closed(loan):
+        # "between 3 and 4 lakh": the customer is asked which amount, none is guessed.
+        said = ranges[-1]
+        reply = (
+            f"You mentioned between {rupees(said.low)} and {rupees(said.high)}. How much exactly would you "
+            "like to borrow?"
+        )
     if terms:
         updates.update(terms)
         if offered and any(_known(loan, path) != value for path, value in terms.items()):
@@ -460,11 +639,38 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
     if (
         _LOAN.search(text)
         or ("loan_details.amount" in terms and (tenure is not None or _WANT.search(text)))
+        or any(found.role == "loan" for found in sums)
+        or (ranges and (tenure is not None or _WANT.search(text)))
         or ("customer_intent" in asked and _YES.search(text))
     ):
         updates["customer_intent"] = "personal_loan"
     in_scope = bool(updates) or reply is not None or _DOMAIN.search(text) is not None
     return MessageReading(in_scope=in_scope, updates=updates, reply=reply, hold=hold)
+
+
+def _restates(loan: LoanConversation, counts: list[int], sums: list[Sum]) -> bool:
+    """Whether the numbers said are the offer's own (its tenure, its amount)."""
+    details = loan.loan_details
+    said = [*counts, *(found.value for found in sums if found.principal)]
+    return bool(said) and all(value in (details.tenure_months, details.amount) for value in said)
+
+
+def _what_if(loan: LoanConversation, terms: dict[str, Any]) -> str:
+    details = loan.loan_details
+    amount = terms.get("loan_details.amount", details.amount) or 0
+    months = terms.get("loan_details.tenure_months", details.tenure_months) or 0
+    if details.rate_pct is None or not (
+        AMOUNT_RANGE[0] <= amount <= AMOUNT_RANGE[1] and TENURE_MONTHS[0] <= months <= TENURE_MONTHS[1]
+    ):
+        return (
+            f"Loans run from {rupees(AMOUNT_RANGE[0])} to {rupees(AMOUNT_RANGE[1])} over {TENURE_MONTHS[0]} to "
+            f"{TENURE_MONTHS[1]} months. Your offer stays {_describe(loan, {})}."
+        )
+    emi = Application(amount, months, details.rate_pct).emi
+    return (
+        f"For {_describe(loan, terms)} the EMI would be {rupees(emi)} a month. Your offer stays "
+        f"{_describe(loan, {})} (EMI {rupees(details.emi or 0)}); tell me if you want to change it."
+    )
 
 
 def _known(loan: LoanConversation, path: str) -> Any:
@@ -505,9 +711,10 @@ def _describe(loan: LoanConversation, terms: dict[str, Any]) -> str:
 
 
 def loan_amount(text: str) -> float | None:
-    """The first principal ``text`` states (a sum not said to be an income)."""
-    sums, _, _ = read_terms(text)
-    return next((found.value for found in sums if not found.income), None)
+    """The principal ``text`` states last (a sum asked for, or bare: not an income, not a figure of
+    something else)."""
+    sums, _, _, _ = read_terms(text)
+    return next((found.value for found in sums if found.principal), None)
 
 
 def _date_of_birth(text: str) -> date | None:
