@@ -96,7 +96,21 @@ async def head_answer(text: str) -> Feedback | None:
     return None
 
 
+#: Where an answer's clauses part: "spot on, book it", "all fine - go".
+_CLAUSES = re.compile(r"\s*[,;.!]+\s*|\s+[-–—]\s+")
+
+
 async def read_answer(text: str) -> Feedback | None:
-    """What an answer does to the draft or preview waiting: the rules' reading, else the head's."""
+    """What an answer does to the draft or preview waiting: the rules' reading, else the head's of the
+    whole answer, else of its clauses when each reads the same ("spot on, book it": two approvals)."""
     found = read_feedback(text)
-    return found if found is not None else await head_answer(text)
+    if found is not None:
+        return found
+    whole = await head_answer(text)
+    if whole is not None:
+        return whole
+    clauses = [part for part in _CLAUSES.split(text.strip()) if part]
+    if len(clauses) < 2:
+        return None
+    readings = {read_feedback(part) or await head_answer(part) for part in clauses}
+    return readings.pop() if len(readings) == 1 else None

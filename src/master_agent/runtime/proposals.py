@@ -174,9 +174,9 @@ def _withdrawn_for_a_change(text: str) -> bool:
     if withdrawn is None:
         return False
     rest = text[withdrawn.end() :]
-    return bool(
-        _INSTEAD.search(rest) or points_at_what_waits(rest) or _CHANGE.search(rest) or _field_change(rest)
-    )
+    # "no, cancel it instead" says nothing after its cancel: a cancel.
+    said = _INSTEAD.search(rest) is not None and bool(_INSTEAD.sub(" ", rest).strip(" ,.;!-"))
+    return said or points_at_what_waits(rest) or bool(_CHANGE.search(rest)) or _field_change(rest) is not None
 
 
 #: A change to what waits for the user, opened by a verb and a word that points at it: "move it to

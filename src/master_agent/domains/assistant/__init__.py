@@ -27,7 +27,7 @@ from master_agent.domains.assistant.requests import (
     imperative_verb,
     sure_request,
 )
-from master_agent.domains.assistant.scheduling import resolve_day, resolve_time
+from master_agent.domains.assistant.scheduling import MONTHS, resolve_day, resolve_time
 from master_agent.domains.assistant.shorthand import written_out
 from master_agent.domains.assistant.steps import JOINS, Step, request_steps, step_text
 from master_agent.domains.assistant.tools import (
@@ -290,7 +290,7 @@ _REFERS_BACK = re.compile(
 #: Words a booking says besides its day and time when it only puts back what a cancel took away:
 #: "book thursday at 4pm instead", "set up one on friday at 11 instead", "put it in for monday then".
 _ONLY_AGAIN = re.compile(
-    r"\b(?:book|schedule|set\s+up|put|make|do|have|add|create|arrange|plan|pencil|it|in|one|another|a|new|"
+    r"\b(?:book|schedule|set|up|put|make|do|have|add|create|arrange|plan|pencil|it|in|one|another|a|new|"
     r"instead|then|rather|please|pls|for|on|at|to|the|same|time|slot)\b",
     re.I,
 )
@@ -306,7 +306,8 @@ async def replacement_move(goal: str, reader: ActionReader, today: Any) -> dict[
         booking = step_text(goal[join.end() :])
         if not _BOOKS.match(booking):
             continue
-        said = re.sub(r"[^\w\s:]", " ", WHEN.sub(" ", booking))
+        # Its words besides the day and time ("on 2026-12-11", "december 11th at 10").
+        said = _MONTH_NAMES.sub(" ", re.sub(r"[^A-Za-z\s]|\b(?:st|nd|rd|th)\b", " ", WHEN.sub(" ", booking)))
         if _ONLY_AGAIN.sub(" ", said).strip() or (
             resolve_time(booking) is None and resolve_day(booking, today) is None
         ):
@@ -325,6 +326,7 @@ async def replacement_move(goal: str, reader: ActionReader, today: Any) -> dict[
     return None
 
 
+_MONTH_NAMES = re.compile(r"\b(?:" + "|".join(m[:3] + "(?:" + m[3:] + ")?" for m in MONTHS) + r")\b", re.I)
 #: A booking's opening verb ("book", "set up", "put it in", "pencil in").
 _BOOKS = re.compile(
     r"^(?:please\s+)?(?:re-?book|book|schedule|set\s+(?:it\s+|one\s+)?up|put|make|arrange|pencil|add|create|"

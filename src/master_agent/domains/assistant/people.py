@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from master_agent.capabilities.tools.lexicon import WordNetMissing, names_a_person, wordnet
 from master_agent.domains.assistant.providers import Contact
@@ -179,18 +180,38 @@ def people_named(text: str, contacts: Sequence[Contact]) -> list[Named]:
 
 #: Words after which a request names a person: "email miller", "with sato", "miller and sato", "cc kim".
 _PERSONS_PLACE = frozenset(
-    {"email", "mail", "message", "text", "ping", "tell", "invite", "ask", "cc", "bcc", "with", "and", "&", "to"}
+    {
+        "email",
+        "mail",
+        "message",
+        "text",
+        "ping",
+        "tell",
+        "invite",
+        "ask",
+        "cc",
+        "bcc",
+        "with",
+        "and",
+        "&",
+        "to",
+    }
     | {"include", "add", "loop", "remind", "notify", "inform", "call", "meet", "plus", "or"}
 )
 
 
 #: English's closed classes, which WordNet (open classes only) has no word for: never a surname.
+_CONJUNCTIONS = {"and", "or", "but", "nor", "yet", "than", "then", "also", "too", "both", "either", "neither"}
+_PREPOSITIONS = {"for", "to", "of", "in", "on", "at", "by", "with", "from", "about", "as", "into", "onto"}
+_PREPOSITIONS |= {"over", "under", "after", "before", "until", "till", "via", "per", "plus"}
+_DETERMINERS_ALL = {"the", "a", "an", "this", "that", "these", "those", "my", "your", "his", "her", "its"}
+_DETERMINERS_ALL |= {"our", "their", "each", "every", "any", "some", "all"}
+_PRONOUNS = {"me", "him", "them", "us", "you", "we", "they", "he", "she", "it", "who", "whom", "whose"}
+_AUXILIARIES = {"is", "are", "was", "were", "be", "been", "am", "do", "does", "did", "will", "would", "can"}
+_AUXILIARIES |= {"could", "should", "shall", "may", "might", "must", "not"}
+_QUESTION_WORDS = {"which", "what", "when", "where", "why", "how", "there", "here", "yes", "please", "pls"}
 _CLOSED_CLASS = frozenset(
-    "and or but nor yet for to of in on at by with from about as into onto over under after before until "
-    "till than then also too the a an this that these those my your his her its our their me him them us "
-    "you we they he she it is are was were be been am do does did will would can could should shall may "
-    "might must not yes via per plus both either neither each every any some all who whom whose which what "
-    "when where why how there here please pls thanks".split()
+    _CONJUNCTIONS | _PREPOSITIONS | _DETERMINERS_ALL | _PRONOUNS | _AUXILIARIES | _QUESTION_WORDS | {"thanks"}
 )
 
 
@@ -214,7 +235,7 @@ def strangers(text: str, contacts: Sequence[Contact]) -> list[Named]:
     shares the first name."""
     tokens = [(m.group(0), m.start(), m.end()) for m in _TOKEN.finditer(text)]
     found: list[Named] = []
-    for (word, start, _), (following, _, end) in zip(tokens, tokens[1:], strict=False):
+    for (word, start, _), (following, _, end) in pairwise(tokens):
         firsts = [c for c in contacts if (parts := _name_parts(c)) and same_name(word, parts[0])]
         if not firsts or not _surname_like(following):
             continue

@@ -1673,6 +1673,35 @@ _INFINITIVE = re.compile(
 )
 
 
+#: "for test planning", "for the launch retro": what a meeting is for, up to a day, a time or a place.
+_FOR_SUBJECT = re.compile(
+    r"\bfor\s+(?:the\s+|our\s+|my\s+)?([a-z][\w-]*(?:\s+[\w-]+){0,3}?)(?=[?.!,;]|\s+(?:on|at|next|this|"
+    r"tomorrow|today|with|in|after|before|from|by|and)\b|$)",
+    re.I,
+)
+
+
+def _a_subject(words: str, today: date) -> bool:
+    """Whether words a meeting is "for" are a subject: no day, time, length, person or pronoun."""
+    return not (
+        resolve_day(words, today) is not None
+        or resolve_time(words) is not None
+        or resolve_minutes(words) is not None
+        or duckling_parse_time(words)
+        or words.split()[0].lower() in _NOT_SUBJECTS
+        or words[:1].isupper()
+    )
+
+
+#: People a meeting is "for", not what it is for.
+_NOT_SUBJECTS = frozenset(
+    {"me", "us", "him", "her", "them", "you", "everyone", "everybody", "all", "both", "it"}
+) | {
+    "team",
+    "whole",
+}
+
+
 def _purpose_clause(goal: str) -> str | None:
     """What an infinitive of purpose names: "to go through the hiring panel" is about "hiring panel"."""
     if not lexicon_available():
@@ -1702,6 +1731,10 @@ def _topic(goal: str, today: date) -> str | None:
     ):
         # "30 min with Omar on the hiring pipeline": "on" a subject, not on a day.
         return subject.group(1).strip()
+    purpose_for = _FOR_SUBJECT.search(goal)
+    if purpose_for is not None and _a_subject(purpose_for.group(1), today):
+        # "an hour with Lucas for test planning": what it is for, not for a day, a length or someone.
+        return purpose_for.group(1).strip()
     for clause in reversed(re.split(r"[,?;]", goal)[1:]):
         clause = clause.strip()
         if (
@@ -1721,7 +1754,8 @@ _OPENING = re.compile(
     r"^\s*(?:(?:can|could|would|will)\s+(?:you|u)\s+|please\s+|pls\s+|kindly\s+|hey,?\s+|hi,?\s+)*"
     r"[A-Za-z]+(?:\s+(?:up|in|on|together|down))?\s+(?:me\s+|us\s+)?"
     r"(?:(?:a|an|the|my|our|some|one)\s+)?"
-    r"(?:(?:\d+(?:\.\d+)?|half\s+an?|an?|one|two)[\s-]*(?:minutes?|mins?|hours?|hrs?|h)\s+(?:long\s+)?)?",
+    # "a 30 min", "an hour" (its article the determiner's): a length is no kind of event.
+    r"(?:(?:(?:\d+(?:\.\d+)?|half\s+an?|an?|one|two)[\s-]*)?(?:minutes?|mins?|hours?|hrs?|h)\s+(?:long\s+)?)?",
     re.I,
 )
 _KIND_END = re.compile(
