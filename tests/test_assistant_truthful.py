@@ -13,11 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.tools import BaseTool
 from langgraph.types import Command
 
 from master_agent.capabilities import install_tenant
-from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.assistant import replacement_move
 from master_agent.domains.assistant.demo import sent_envelopes
 from master_agent.domains.assistant.demo_data import CONTACTS, TEAM, start_demo_servers
@@ -26,12 +24,13 @@ from master_agent.domains.assistant.people import attendees_asked
 from master_agent.domains.assistant.providers import CalDavCalendar, Contact, ProviderError
 from master_agent.domains.assistant.requests import action_reader
 from master_agent.domains.assistant.scheduling import resolve_time
-from master_agent.domains.assistant.tools import build_tools, event_after, goal_entities, people_of
+from master_agent.domains.assistant.tools import event_after, goal_entities, people_of
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.answer_head import load_answer_head, read_answer
 from master_agent.runtime.factory import chat_turn
 from master_agent.runtime.proposals import read_feedback
 from master_agent.settings import Settings
+from tests.test_assistant_verbs import _tools
 
 #: A Monday 09:00 UTC: the demo week is written relative to it.
 NOW = datetime(2026, 12, 7, 9, 0, tzinfo=UTC)
@@ -196,18 +195,6 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     directory = tmp_path_factory.mktemp("assistant-truthful")
     yield directory
     LocalServers(directory).stop()
-
-
-def _tools(data_dir: Path, tenant: str) -> dict[str, BaseTool]:
-    context = ToolContext(
-        pool=None,  # type: ignore[arg-type]
-        database_uri="",
-        tenant_id=tenant,
-        data_schema=None,
-        settings=Settings(data_dir=data_dir),
-        now=lambda: NOW,
-    )
-    return build_tools(context)
 
 
 async def test_an_events_people_are_read_from_the_calendar_with_their_names(data_dir: Path) -> None:

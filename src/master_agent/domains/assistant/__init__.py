@@ -27,7 +27,7 @@ from master_agent.domains.assistant.requests import (
     imperative_verb,
     sure_request,
 )
-from master_agent.domains.assistant.scheduling import MONTHS, resolve_day, resolve_time
+from master_agent.domains.assistant.scheduling import MONTH_NAME, resolve_day, resolve_time
 from master_agent.domains.assistant.shorthand import written_out
 from master_agent.domains.assistant.steps import JOINS, Step, request_steps, step_text
 from master_agent.domains.assistant.tools import (
@@ -307,7 +307,7 @@ async def replacement_move(goal: str, reader: ActionReader, today: Any) -> dict[
         if not _BOOKS.match(booking):
             continue
         # Its words besides the day and time ("on 2026-12-11", "december 11th at 10").
-        said = _MONTH_NAMES.sub(" ", re.sub(r"[^A-Za-z\s]|\b(?:st|nd|rd|th)\b", " ", WHEN.sub(" ", booking)))
+        said = MONTH_NAME.sub(" ", re.sub(r"[^A-Za-z\s]|\b(?:st|nd|rd|th)\b", " ", WHEN.sub(" ", booking)))
         if _ONLY_AGAIN.sub(" ", said).strip() or (
             resolve_time(booking) is None and resolve_day(booking, today) is None
         ):
@@ -326,7 +326,6 @@ async def replacement_move(goal: str, reader: ActionReader, today: Any) -> dict[
     return None
 
 
-_MONTH_NAMES = re.compile(r"\b(?:" + "|".join(m[:3] + "(?:" + m[3:] + ")?" for m in MONTHS) + r")\b", re.I)
 #: A booking's opening verb ("book", "set up", "put it in", "pencil in").
 _BOOKS = re.compile(
     r"^(?:please\s+)?(?:re-?book|book|schedule|set\s+(?:it\s+|one\s+)?up|put|make|arrange|pencil|add|create|"

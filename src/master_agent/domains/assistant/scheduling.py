@@ -34,6 +34,8 @@ MONTHS = (
 )  # fmt: skip
 _MONTH = r"(" + "|".join(m[:3] + r"(?:" + m[3:] + r")?" for m in MONTHS) + r")\.?"
 _ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?"
+#: A month's name, whole or short ("december", "Dec").
+MONTH_NAME = re.compile(rf"\b{_MONTH}(?!\w)", re.I)
 _MONTH_DAY = re.compile(rf"\b{_MONTH}\s+{_ORDINAL}\b|\b{_ORDINAL}(?:\s+of)?\s+{_MONTH}\b", re.I)
 _NTH = re.compile(r"\b(?:the\s+)(\d{1,2})(?:st|nd|rd|th)\b", re.I)
 _WEEKDAY = re.compile(r"\b(?:(next|this|on)\s+)?(" + "|".join(WEEKDAYS) + r")\b", re.I)
