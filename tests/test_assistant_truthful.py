@@ -110,6 +110,8 @@ def test_a_number_word_is_a_time_only_when_nothing_else_is_said_as_one(text: str
         ("lunch with silva on thursday", "Lucas Silva", []),
         # A first name before an ordinary word is the contact.
         ("tell omar tomorrow works", "Omar Haddad", []),
+        # Chat shorthand after a first name is no surname.
+        ("tell ben fyi the build is green", "Ben Adler", []),
     ],
 )
 def test_people_are_read_in_lower_case_and_a_stranger_sharing_a_first_name_is_not_guessed(

@@ -222,6 +222,10 @@ def _surname_like(word: str) -> bool:
     plain = _plain(word)
     if len(plain) < 3 or not plain.isalpha() or plain in _CLOSED_CLASS:
         return False
+    if word[:1].islower() and (len(plain) < 4 or not re.search(r"[aeiou]", plain)):
+        # Chat shorthand is short and often vowelless ("fyi", "eod", "smth"): a surname in lower case
+        # is told from it by both.
+        return False
     try:
         senses = wordnet().synsets(plain)
     except WordNetMissing:
