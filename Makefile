@@ -17,7 +17,7 @@ AEGRA_VERSION ?= 0.11.0
 AEGRA_PYTHON ?= python3.12
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: install wordnet docs js-deps browser serve deploy-check demo demo-assistant demo-lending test lint bench bench-aegra-install api-diff eval-evolution eval-routing train-routing train-verbs train-facts eval-lending eval-assistant eval-meta eval-senses eval-truth prompt-sizes test-local-llm clean
+.PHONY: install wordnet docs js-deps browser serve deploy-check demo demo-assistant demo-lending test lint bench bench-aegra-install api-diff eval-evolution eval-routing train-routing train-verbs train-answers train-facts eval-lending eval-assistant eval-meta eval-senses eval-truth prompt-sizes test-local-llm clean
 
 $(BIN)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or set PYTHON=...)"; exit 1; }
@@ -149,6 +149,11 @@ train-routing: install
 
 train-verbs: install
 	PYTHONPATH=. $(BIN)/python benchmarks/train_verbs.py
+
+# The answer head (what an answer to a draft or a preview does to it: accept, cancel, revise, other), for
+# the answers the runtime's rules do not read ("that works", "off you go"): runtime/answer_head.json.
+train-answers: install
+	PYTHONPATH=. $(BIN)/python benchmarks/train_answers.py
 
 # The lending pack's fact head (which documented product fact a question asks about, or none) on
 # benchmarks/eval_lending/facts.json and the facts' phrasings; writes domains/lending/fact_head.json.

@@ -54,6 +54,7 @@ def test_each_tool_declares_its_risk(data_dir: Path) -> None:
         "search_email": "low",
         "find_event": "low",
         "find_attendees": "low",
+        "first_free_after": "low",
         "draft_email": "low",
         "create_event": "medium",
         "reschedule_event": "medium",

@@ -148,6 +148,8 @@ def read_feedback(text: str) -> Feedback | None:
         or _MEANT.search(text) is not None
         # "no wait, send it to the whole team instead": the "no" is to what is shown, not a cancel.
         or (_INSTEAD.search(text) is not None and not _CANCEL.match(_OPENING_NO.sub("", text)))
+        # "scrap that, make it Omar instead": what is shown is withdrawn for the change said after it.
+        or _withdrawn_for_a_change(text)
     ):
         return "revise"
     if _CANCEL.match(text):
@@ -155,6 +157,26 @@ def read_feedback(text: str) -> Feedback | None:
     if _ACCEPT.match(text) or _PRAISED.match(text):
         return "accept"
     return None
+
+
+#: What is shown withdrawn in so many words before more is said: "scrap that, ...", "no, cancel it -".
+_WITHDRAWN = re.compile(
+    r"^\W*(?:(?:no|nah|nope|oh|wait|actually|sorry|hmm+|ok(?:ay)?)\W+)*(?:scrap|cancel|forget|drop|ditch|"
+    r"discard|bin|kill|undo)\s+(?:that|it|this)\b\W+(?=\w)",
+    re.I,
+)
+
+
+def _withdrawn_for_a_change(text: str) -> bool:
+    """Whether a message withdraws what is shown only to say how it should be instead ("scrap that,
+    make it Omar instead", "cancel it, Thursday at 4 instead"): a change of it, not a cancel."""
+    withdrawn = _WITHDRAWN.match(text)
+    if withdrawn is None:
+        return False
+    rest = text[withdrawn.end() :]
+    # "no, cancel it instead" says nothing after its cancel: a cancel.
+    said = _INSTEAD.search(rest) is not None and bool(_INSTEAD.sub(" ", rest).strip(" ,.;!-"))
+    return said or points_at_what_waits(rest) or bool(_CHANGE.search(rest)) or _field_change(rest) is not None
 
 
 #: A change to what waits for the user, opened by a verb and a word that points at it: "move it to

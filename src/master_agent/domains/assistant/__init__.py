@@ -14,20 +14,22 @@ from master_agent.capabilities import DomainPack, MissingInformation
 from master_agent.capabilities.spec import routing_examples
 from master_agent.capabilities.tools.context import ToolContext
 from master_agent.domains.assistant.agents import MASTER
-from master_agent.domains.assistant.people import people_named
+from master_agent.domains.assistant.people import attendees_asked, people_named
 from master_agent.domains.assistant.providers import Contact, ProviderError
 from master_agent.domains.assistant.requests import (
     EXAMPLES,
     WHEN,
     WRITES,
     Action,
+    ActionReader,
     Reading,
     action_reader,
+    imperative_verb,
     sure_request,
 )
-from master_agent.domains.assistant.scheduling import resolve_time
+from master_agent.domains.assistant.scheduling import MONTH_NAME, resolve_day, resolve_time
 from master_agent.domains.assistant.shorthand import written_out
-from master_agent.domains.assistant.steps import JOINS, Step, request_steps
+from master_agent.domains.assistant.steps import JOINS, Step, request_steps, step_text
 from master_agent.domains.assistant.tools import (
     build_tools,
     configured_accounts,
@@ -36,7 +38,8 @@ from master_agent.domains.assistant.tools import (
     providers_for,
     resolve_shift,
 )
-from master_agent.runtime.proposals import points_at_what_waits, read_feedback
+from master_agent.runtime.answer_head import read_answer
+from master_agent.runtime.proposals import points_at_what_waits
 
 DEMO_TENANT = "demo-assistant"
 #: Words besides its day and time that a bare answer to "which day or time?" has at most ("works for
@@ -145,13 +148,22 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
         # ``find_event`` found is moved, so elsewhere it moves nothing.
         said["move_to"] = goal
         return said  # it names no event or person of its own: nothing else is read from it
-    answer = read_feedback(goal)
+    asked_for = attendees_asked(goal)
+    if asked_for is not None and not _tells_after(goal):
+        # "who's on the Northwind call invite?": a question about an event's people, answered from the
+        # calendar server's attendee list (``find_attendees``); whatever verb the head read ("invited"
+        # reads as a change), nothing is changed or sent.
+        return {"attendees_of": asked_for}
+    answer = await read_answer(goal)
     if action == "feedback" or (
         answer == "accept" and len(goal.split()) <= _YES_NO_WORDS and not opens_as_request(goal, action)
     ):
         # An answer to a draft or a preview: a bare "yep" is one whatever the verb head makes of so
         # short a message.
         return said
+    replaced = await replacement_move(goal, action_reader(context.settings), today)
+    if replaced is not None:
+        return replaced
     steps = await request_steps(goal, action_reader(context.settings), await contact_names(goal, context))
     if steps:
         return await _steps_entities(steps, said, today, context)
@@ -165,6 +177,10 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
         # The answer to "whom do you mean?": the people it names, nothing else.
         return {"name": who, "people_checked": True}
     found = {**said, **goal_entities(goal, today, action, contacts if action in PEOPLE_ACTIONS else None)}
+    if "start_after" in found:
+        # Its start is the first free slot after an event, read from the calendar: no clock time said.
+        found.pop("start_time", None)
+        found.pop("day", None)
     if reading is not read and "reply_to" not in found:
         # Read as reading mail first: the mail it answers is named before the words dictated.
         found["reply_to"] = _DICTATED.split(goal, maxsplit=1)[0].strip(" ,;:-") or goal
@@ -173,6 +189,15 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
     # draft the user approves (medium risk) or an accepted preview (high), which shows what would be
     # done, so the draft is where a wrong reading is caught, and nothing is done before it is approved.
     return found
+
+
+_SENTENCES = re.compile(r"(?<=[.!?;])\s+")
+
+
+def _tells_after(goal: str) -> bool:
+    """Whether a sentence after the first tells the assistant to do something ("who is on the retro?
+    email them the photos"): the question is then part of a request, not all of it."""
+    return any(imperative_verb(sentence) is not None for sentence in _SENTENCES.split(goal.strip())[1:])
 
 
 #: Words dictated for someone: "...mail: understood, ...", "... - we accept", "saying it's paid".
@@ -262,6 +287,58 @@ _REFERS_BACK = re.compile(
 )
 
 
+#: Words a booking says besides its day and time when it only puts back what a cancel took away:
+#: "book thursday at 4pm instead", "set up one on friday at 11 instead", "put it in for monday then".
+_ONLY_AGAIN = re.compile(
+    r"\b(?:book|schedule|set|up|put|make|do|have|add|create|arrange|plan|pencil|it|in|one|another|a|new|"
+    r"instead|then|rather|please|pls|for|on|at|to|the|same|time|slot)\b",
+    re.I,
+)
+
+
+async def replacement_move(goal: str, reader: ActionReader, today: Any) -> dict[str, Any] | None:
+    """A cancel followed by a booking that says nothing but a new day or time ("cancel it and book
+    Thursday at 4pm instead", "scrap Thursday's 1:1 with Maria and set up one on Friday at 11
+    instead") is the event moved: the same event, its attendees kept, at the new time, done only as the
+    calendar then shows it. A booking that names people or a topic of its own is an event of its own,
+    and the verb head's reading of so bare a booking ("book instead" reads as no tool's) is not asked."""
+    for join in reversed(list(JOINS.finditer(goal))):
+        booking = step_text(goal[join.end() :])
+        if not _BOOKS.match(booking):
+            continue
+        # Its words besides the day and time ("on 2026-12-11", "december 11th at 10").
+        said = MONTH_NAME.sub(" ", re.sub(r"[^A-Za-z\s]|\b(?:st|nd|rd|th)\b", " ", WHEN.sub(" ", booking)))
+        if _ONLY_AGAIN.sub(" ", said).strip() or (
+            resolve_time(booking) is None and resolve_day(booking, today) is None
+        ):
+            return None
+        cancel = step_text(goal[: join.start()])
+        last = _SENTENCE_END.split(cancel)[-1]
+        if (await reader.reading(last)).action != "cancel_event" and not _CANCELS.match(last):
+            return None
+        found = goal_entities(cancel, today, "cancel_event")
+        return {
+            "event_words": found["event_words"],
+            **({"on_day": found["on_day"]} if found.get("on_day") else {}),
+            "move_to": booking,
+            "action": goal_entities(booking, today, "reschedule")["action"],
+        }
+    return None
+
+
+#: A booking's opening verb ("book", "set up", "put it in", "pencil in").
+_BOOKS = re.compile(
+    r"^(?:please\s+)?(?:re-?book|book|schedule|set\s+(?:it\s+|one\s+)?up|put|make|arrange|pencil|add|create|"
+    r"plan|do|have)\b",
+    re.I,
+)
+#: A cancel's opening verb, as the cancel examples open ("cancel", "scrap", "call off", "drop").
+_CANCELS = re.compile(
+    r"^(?:please\s+)?(?:cancel|scrap|call\s+off|drop|delete|remove|kill|ditch|axe|bin)\b", re.I
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+
+
 #: Words pointing back at the event of the step before ("everyone who's in it").
 _BACK = re.compile(r"(?:it|that|this|that\s+one|the\s+(?:meeting|event|call|invite|invitation))", re.I)
 
@@ -306,6 +383,12 @@ async def _steps_entities(
             if action == "unsupported":
                 record["said"] = step.text  # which clause no tool does, in the user's words
             actions.append(record)
+        if "start_after" in part:
+            # "look at friday morning and book an hour ... after standup": the day another step says.
+            if "on_day" not in part and said.get("day"):
+                part["on_day"] = said["day"]
+            found.pop("start_time", None)
+            found.pop("day", None)
         if _BACK.fullmatch(str(part.get("attendees_of", ""))):
             # "... and ping everyone who's in it": the people of the event the change before names.
             part.update(_people_of_change(change_values, part.pop("attendees_of")))
@@ -382,7 +465,8 @@ def missing_information(known: dict[str, Any]) -> MissingInformation | None:
         return MissingInformation(
             fields=["move_to"], question=f"To which day or time should I move it ({known['event_words']!r})?"
         )
-    if not known.get("summary"):
+    if not known.get("summary") or known.get("start_after"):
+        # "after standup": the day and start are read from the calendar (``first_free_after``).
         return None
     fields = [name for name in ("day", "start_time") if not known.get(name)]
     if not fields:
@@ -431,6 +515,10 @@ def describe_answer(solution: dict[str, Any]) -> list[str]:
             details = ", ".join([*contact.get("emails", []), *phones])
             title = f" ({contact['title']})" if contact.get("title") else ""
             lines.append(f"Contact: {contact['name']}{title}: {details}.")
+    if solution.get("attendees") and not solution.get("action"):
+        # Who an event invites, as the calendar server lists them (a mail to them says it in its draft).
+        invited = "; ".join(solution.get("invited_by") or []) or "the event"
+        lines.append(f"Invited to {invited}: {', '.join(solution['attendees'])}.")
     if solution.get("mail_summary"):
         lines.append(str(solution["mail_summary"]))
     lines.extend(_action_lines(solution))

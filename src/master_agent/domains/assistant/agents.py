@@ -32,6 +32,8 @@ class AssistantAnswer(BaseModel):
     chosen: str | None = Field(default=None, description="The contact the user chose.")
     messages: list[dict[str, Any]] | None = Field(default=None, description="Emails found.")
     mail_summary: str | None = Field(default=None, description="A summary of the emails found.")
+    attendees: list[str] | None = Field(default=None, description="The people an event invites.")
+    invited_by: list[str] | None = Field(default=None, description="The event whose attendees they are.")
     event: dict[str, Any] | None = Field(default=None, description="The event created.")
     sent: dict[str, Any] | None = Field(default=None, description="The email sent.")
     cancelled: dict[str, Any] | None = Field(default=None, description="The event cancelled.")
@@ -71,6 +73,7 @@ MASTER = AgentSpec(
         "draft_email",
         "find_event",
         "find_attendees",
+        "first_free_after",
         "create_event",
         "reschedule_event",
         "cancel_event",

@@ -17,8 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
-from master_agent.capabilities.tools.lexicon import names_a_person
+from master_agent.capabilities.tools.lexicon import WordNetMissing, names_a_person, wordnet
 from master_agent.domains.assistant.providers import Contact
 
 _TOKEN = re.compile(r"[^\W\d_][\w'’.-]*", re.UNICODE)
@@ -162,13 +163,92 @@ def people_named(text: str, contacts: Sequence[Contact]) -> list[Named]:
         first = [c for c in contacts if (parts := _name_parts(c)) and same_name(word, parts[0])]
         if first:
             add(index, index, first)
-        elif word[:1].isupper():
-            # A last name alone counts where it is written as a name ("Okafor", not "silva" in a sentence).
-            last = [c for c in contacts if len(parts := _name_parts(c)) >= 2 and same_name(word, parts[-1])]
+        elif word[:1].isupper() or (index and plain[index - 1] in _PERSONS_PLACE):
+            # A last name alone counts where it is written as a name ("Okafor", not "silva" in a sentence),
+            # or, as written exactly, where the grammar puts a person ("email miller and sato").
+            last = [
+                c
+                for c in contacts
+                if len(parts := _name_parts(c)) >= 2
+                and (same_name(word, parts[-1]) if word[:1].isupper() else plain[index] == parts[-1].lower())
+            ]
             if last:
                 add(index, index, last)
         index += 1
     return sorted(found, key=lambda named: named.start)
+
+
+#: Words after which a request names a person: "email miller", "with sato", "miller and sato", "cc kim".
+_PERSONS_PLACE = frozenset(
+    {
+        "email",
+        "mail",
+        "message",
+        "text",
+        "ping",
+        "tell",
+        "invite",
+        "ask",
+        "cc",
+        "bcc",
+        "with",
+        "and",
+        "&",
+        "to",
+    }
+    | {"include", "add", "loop", "remind", "notify", "inform", "call", "meet", "plus", "or"}
+)
+
+
+#: English's closed classes, which WordNet (open classes only) has no word for: never a surname.
+_CONJUNCTIONS = {"and", "or", "but", "nor", "yet", "than", "then", "also", "too", "both", "either", "neither"}
+_PREPOSITIONS = {"for", "to", "of", "in", "on", "at", "by", "with", "from", "about", "as", "into", "onto"}
+_PREPOSITIONS |= {"over", "under", "after", "before", "until", "till", "via", "per", "plus"}
+_DETERMINERS_ALL = {"the", "a", "an", "this", "that", "these", "those", "my", "your", "his", "her", "its"}
+_DETERMINERS_ALL |= {"our", "their", "each", "every", "any", "some", "all"}
+_PRONOUNS = {"me", "him", "them", "us", "you", "we", "they", "he", "she", "it", "who", "whom", "whose"}
+_AUXILIARIES = {"is", "are", "was", "were", "be", "been", "am", "do", "does", "did", "will", "would", "can"}
+_AUXILIARIES |= {"could", "should", "shall", "may", "might", "must", "not"}
+_QUESTION_WORDS = {"which", "what", "when", "where", "why", "how", "there", "here", "yes", "please", "pls"}
+_CLOSED_CLASS = frozenset(
+    _CONJUNCTIONS | _PREPOSITIONS | _DETERMINERS_ALL | _PRONOUNS | _AUXILIARIES | _QUESTION_WORDS | {"thanks"}
+)
+
+
+def _surname_like(word: str) -> bool:
+    """Whether a word after a first name is a surname: one WordNet has no word for ("sato", "novak") or
+    knows only as particular people ("Kelly", "Jones"); not a word of the language ("tom about",
+    "priya tomorrow", "ben friday")."""
+    plain = _plain(word)
+    if len(plain) < 3 or not plain.isalpha() or plain in _CLOSED_CLASS:
+        return False
+    if word[:1].islower() and (len(plain) < 4 or not re.search(r"[aeiou]", plain)):
+        # Chat shorthand is short and often vowelless ("fyi", "eod", "smth"): a surname in lower case
+        # is told from it by both.
+        return False
+    try:
+        senses = wordnet().synsets(plain)
+    except WordNetMissing:
+        return word[:1].isupper()
+    return all(sense.instance_hypernyms() for sense in senses)
+
+
+def strangers(text: str, contacts: Sequence[Contact]) -> list[Named]:
+    """People named by a first name the contacts hold and a surname none of those contacts has ("tom
+    kelly", "Priya Anand"): someone else, who must be asked about, never taken for the contact who
+    shares the first name."""
+    tokens = [(m.group(0), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    found: list[Named] = []
+    for (word, start, _), (following, _, end) in pairwise(tokens):
+        firsts = [c for c in contacts if (parts := _name_parts(c)) and same_name(word, parts[0])]
+        if not firsts or not _surname_like(following):
+            continue
+        if any(len(parts := _name_parts(c)) >= 2 and same_name(following, parts[-1]) for c in firsts):
+            continue
+        if any(same_name(following, part) for c in contacts for part in _name_parts(c)):
+            continue  # "ben adler", "priya and omar": a name the contacts hold
+        found.append(Named(said=text[start:end], contacts=(), start=start, end=end))
+    return found
 
 
 def covers(named: Sequence[Named], words: str) -> bool:
@@ -210,3 +290,54 @@ def event_people(text: str) -> str | None:
             if event and not _TEAM.match(event):
                 return event
     return None
+
+
+#: A question opening: "who", "which/what people", or asked for ("tell me who", "can you check who").
+_ASKS_WHO = re.compile(
+    r"(?:^|[.!?;]\s+)(?:(?:can|could|would)\s+(?:you|u)\s+)?(?:(?:please\s+)?(?:tell|show|remind)\s+me\s+|"
+    r"(?:check|see|find\s+out|look\s+up)\s+)?(?P<who>who(?:m|\s+all|\s+else)?|which\s+\w+|what\s+\w+)"
+    r"(?P<rest>(?:['’]|\s).+)",
+    re.I,
+)
+#: What follows the question word up to the event: "'s on", " is invited to", " will be at", " are the
+#: attendees of", " is coming to".
+_ON_EVENT = re.compile(
+    r"^(?:['’]s|['’]re|['’]ll\s+be|\s+(?:is|are|was|were|will\s+be|has\s+been|have\s+been)|"
+    r"\s+(?:did|do|have|has)\s+(?:i|we|you)(?:\s+(?:already|just))?\s+(?=invit))?\s*(?:all\s+|else\s+)?"
+    r"(?:(?:the\s+)?(?P<noun>[a-z]+)\s+(?:of|for|on|in|at)\s+|"
+    r"(?:(?:invited?|going|coming|joining|attending|booked|asked)(?:\s+(?:to|on|for|into))?|in|on|at|attending|"
+    r"joining)\s+)(?P<event>.+?)\s*(?:[?.!;]|$)",
+    re.I,
+)
+#: The words that call an event by its invitation: "the Northwind call invite" is the Northwind call.
+_INVITE_WORDS = re.compile(
+    r"\s+(?:calendar\s+|meeting\s+)?(?:invite|invitation|invite\s+list|guest\s+list)$", re.I
+)
+
+
+def attendees_asked(text: str) -> str | None:
+    """The words naming the event whose people a question asks for, or None: "who's on the Northwind
+    call invite?" -> "the Northwind call", "which people are invited to the budget sync?", "who is coming
+    to the design review on wednesday", "who are the attendees of friday's retro". A question only
+    (opened by "who", "which people", "tell me who"): "email everyone who's on the retro invite that ..."
+    sends to them (``event_people``). Whoever is asked for must be people: "which room is the retro in"
+    asks no one (WordNet's first sense of the noun, as ``event_people`` reads it)."""
+    asked = _ASKS_WHO.search(text)
+    if asked is None:
+        return None
+    who = asked.group("who").lower().split()
+    if len(who) == 2 and who[0] in ("which", "what") and not _people_word(who[1]):
+        return None
+    found = _ON_EVENT.match(asked.group("rest"))
+    if found is None:
+        return None
+    noun = found.group("noun")
+    if noun is not None and not _people_word(noun):
+        return None
+    event = _INVITE_WORDS.sub("", found.group("event").strip())
+    return event if event and not _TEAM.match(event) else None
+
+
+def _people_word(word: str) -> bool:
+    """ "people", "folks", or a noun WordNet's first sense reads as a person ("attendees", "guests")."""
+    return word.lower() in ("people", "folks") or names_a_person(word)

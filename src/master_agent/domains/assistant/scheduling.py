@@ -34,6 +34,8 @@ MONTHS = (
 )  # fmt: skip
 _MONTH = r"(" + "|".join(m[:3] + r"(?:" + m[3:] + r")?" for m in MONTHS) + r")\.?"
 _ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?"
+#: A month's name, whole or short ("december", "Dec").
+MONTH_NAME = re.compile(rf"\b{_MONTH}(?!\w)", re.I)
 _MONTH_DAY = re.compile(rf"\b{_MONTH}\s+{_ORDINAL}\b|\b{_ORDINAL}(?:\s+of)?\s+{_MONTH}\b", re.I)
 _NTH = re.compile(r"\b(?:the\s+)(\d{1,2})(?:st|nd|rd|th)\b", re.I)
 _WEEKDAY = re.compile(r"\b(?:(next|this|on)\s+)?(" + "|".join(WEEKDAYS) + r")\b", re.I)
@@ -46,6 +48,8 @@ _MERIDIEM = re.compile(
 _SPAN_PARTS = re.compile(r"\s+(?:to|until|till|and|through)\s+|\s*-\s*", re.I)
 #: A time counted from now ("in 2 hours"), or a length said short ("1h", "30m"), not a clock time.
 _COUNTED = re.compile(r"\b(?:hours?|hrs?|minutes?|mins?|seconds?|secs?)\b|^\s*\d+(?:\.\d+)?\s*[hm]\s*$", re.I)
+#: What makes words a clock time rather than a number: a digit, "at", "o'clock", a half of the day.
+_CLOCK_SAID = re.compile(r"\d|\b(?:at|o'?clock|noon|midday|midnight|half|quarter|past)\b|[ap]\.?m\b", re.I)
 #: Parts of a working day a request may name instead of hours.
 DAY_PARTS = {"morning": (time(9, 0), time(12, 0)), "afternoon": (time(12, 0), time(17, 0))}
 _DAY_PART = re.compile(r"\b(morning|afternoon)s?\b", re.I)
@@ -202,7 +206,11 @@ def resolve_time(text: str) -> time | None:
         # "from 11 to 12" is 11 minutes to 12 to Duckling: a span's start is its first hour.
         return span[0]
     found = duckling_parse_time(text)
-    for item in sorted(found, key=lambda entry: entry["start"]):
+    # "set up one on friday at 11": Duckling reads the pronoun "one" as 1 o'clock; an hour said as a
+    # word with nothing of a clock about it gives way to a time said as one.
+    for item in sorted(
+        found, key=lambda entry: (_CLOCK_SAID.search(str(entry["body"])) is None, entry["start"])
+    ):
         value = item["value"]
         if value.get("type") == "interval":
             # "this Thursday to 4pm" is one span to Duckling: its parts are read one by one.

@@ -31,7 +31,7 @@ from master_agent.capabilities.tools.lexicon import available as lexicon_availab
 from master_agent.capabilities.tools.lexicon import wordnet
 from master_agent.domains.assistant.demo_data import start_demo_servers
 from master_agent.domains.assistant.local_servers import LocalEndpoints
-from master_agent.domains.assistant.people import covers, event_people, people_named
+from master_agent.domains.assistant.people import covers, event_people, people_named, strangers
 from master_agent.domains.assistant.providers import (
     CalDavCalendar,
     CalendarEvent,
@@ -45,7 +45,7 @@ from master_agent.domains.assistant.providers import (
     ProviderError,
     SmtpSender,
 )
-from master_agent.domains.assistant.requests import ACTION_NAMES, WRITES, Action
+from master_agent.domains.assistant.requests import ACTION_NAMES, WHEN, WRITES, Action
 from master_agent.domains.assistant.scheduling import (
     MONTHS,
     PERIOD_PHRASE,
@@ -180,6 +180,19 @@ class FreeSlotsArgs(BaseModel):
         "'tomorrow', '2026-12-01'."
     )
     duration_minutes: int = Field(default=60, ge=5, le=600)
+    after_event: str | None = Field(
+        default=None,
+        description="Words naming an event the free time must come after ('my standup', "
+        '"tuesday\'s product review"): only the time after it ends, on its day, is searched.',
+    )
+
+
+class FirstFreeArgs(BaseModel):
+    start_after: str = Field(
+        min_length=1, description="Words naming the event the new one starts after ('the standup')."
+    )
+    duration_minutes: int = Field(default=60, ge=5, le=600)
+    on_day: str | None = Field(default=None, description="The day of that event, as the user said it.")
 
 
 class PeriodArgs(BaseModel):
@@ -226,7 +239,8 @@ class FindEventArgs(BaseModel):
 class AttendeesArgs(BaseModel):
     attendees_of: str = Field(
         min_length=1,
-        description="Words naming the event whose attendees a mail goes to ('the retro', 'the Northwind call').",
+        description="Words naming the event whose attendees are asked for or a mail goes to ('the retro', "
+        "'the Northwind call').",
     )
 
 
@@ -300,11 +314,21 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
     def midnight(day: date, zone: ZoneInfo) -> datetime:
         return datetime.combine(day, datetime.min.time(), tzinfo=zone)
 
-    async def find_free_slots(within: str, duration_minutes: int = 60) -> dict[str, Any]:
+    async def find_free_slots(
+        within: str, duration_minutes: int = 60, after_event: str | None = None
+    ) -> dict[str, Any]:
         mine = await accounts()
         span = span_of(within, mine.zone, "within")
         hours = resolve_hours(within) or (WORKDAY_START, WORKDAY_END)
         days = [span.first + timedelta(days=n) for n in range((span.last - span.first).days + 1)]
+        if after_event:
+            # "my next free hour after the product review tomorrow": the time after it, on its day.
+            anchor, ends = await event_end(after_event, span.first.isoformat() if len(days) == 1 else None)
+            days, hours = [ends.date()], (max(hours[0], ends.time()), hours[1])
+            if hours[0] >= hours[1]:
+                raise ProviderError(
+                    "not_found", "caldav", "find_free_slots", f"{anchor.summary} ends after working hours"
+                )
         if len(days) > 1:
             # A span's free time is its working days'; a single day asked for is searched as asked.
             days = [day for day in days if day.weekday() < 5] or days
@@ -321,7 +345,25 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             for day in days
             for s in free_slots([(e.start, e.end) for e in events], day, duration_minutes, mine.zone, hours)
         ]
+        after: dict[str, Any] = {}
+        if after_event:
+            first = slots[0] if slots else None
+            after = {
+                "after": {
+                    "event": anchor.summary,
+                    "ends": ends.strftime("%H:%M"),
+                    "day": days[0].isoformat(),
+                },
+                "answer": f"The first free {duration_minutes} minutes after {anchor.summary} (it ends at "
+                f"{ends.strftime('%H:%M')} on {days[0].isoformat()}): "
+                + (
+                    f"from {first['start']} (free until {first['end']})."
+                    if first
+                    else "none in working hours."
+                ),
+            }
         return {
+            **after,
             "day": days[0].isoformat() if len(days) == 1 else None,
             "window": {"first": days[0].isoformat(), "last": days[-1].isoformat()},
             "duration_minutes": duration_minutes,
@@ -636,7 +678,11 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "confidence": 1.0,
         }
         if len(invited) == 1:
-            return {**result, "addresses": list(invited[0]["attendees"])}
+            return {
+                **result,
+                "addresses": list(invited[0]["attendees"]),
+                "attendees": await named_people(list(invited[0]["attendees"])),
+            }
         choices = {
             "field": "addresses",
             "question": "Whose attendees do you mean?",
@@ -646,6 +692,65 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             ],
         }
         return {**result, "confidence": 0.5, "choices": choices}
+
+    async def event_end(event_words: str, on_day: str | None) -> tuple[CalendarEvent, datetime]:
+        """The event the words name (``find_event``) and when it ends, in the user's zone: what "after
+        the standup" counts from. Several events fit: the user names the day, never one picked."""
+        found = await find_event(event_words, on_day)
+        if "event_ref" not in found:
+            raise ToolInputError(
+                f"after: several events match {event_words!r} "
+                f"({'; '.join(o['label'] for o in found['choices']['options'])}); say which day"
+            )
+        mine = await accounts()
+        event = await occurrence(mine, EventRef.model_validate(found["event_ref"]))
+        return event, event.end.astimezone(mine.zone)
+
+    async def first_free_after(
+        start_after: str, duration_minutes: int = 60, on_day: str | None = None
+    ) -> dict[str, Any]:
+        """The start of the first free slot of the length after an event ends, on its day, as the
+        calendar server holds the day's events: where "the first free slot after standup" begins."""
+        mine = await accounts()
+        anchor, ends = await event_end(start_after, on_day)
+        day = ends.date()
+        events = await mine.calendar.events(
+            midnight(day, mine.zone), midnight(day, mine.zone) + timedelta(days=1)
+        )
+        opens = max(WORKDAY_START, ends.time())
+        slots = (
+            free_slots(
+                [(e.start, e.end) for e in events], day, duration_minutes, mine.zone, (opens, WORKDAY_END)
+            )
+            if opens < WORKDAY_END
+            else []
+        )
+        if not slots:
+            raise ProviderError(
+                "not_found",
+                "caldav",
+                "first_free_after",
+                f"no free {duration_minutes} minutes after {anchor.summary} on {day.isoformat()} in working hours",
+            )
+        return {
+            "day": day.isoformat(),
+            "start_time": slots[0].start.strftime("%H:%M"),
+            "free_after": {"event": anchor.summary, "ends": ends.strftime("%H:%M"), "day": day.isoformat()},
+            "confidence": 1.0,
+        }
+
+    async def named_people(addresses: list[str]) -> list[str]:
+        """Each address with its contact's name ("Tom Becker <tom.becker@acme.example>"), as the
+        address book holds it; an address it does not hold, as it is."""
+        try:
+            book = await (await accounts()).contacts.everyone()
+        except ProviderError:
+            book = []
+        names = {email.lower(): contact.name for contact in book for email in contact.emails}
+        return [
+            f"{names[address.lower()]} <{address}>" if address.lower() in names else address
+            for address in addresses
+        ]
 
     async def occurrence(mine: AssistantProviders, ref: EventRef) -> CalendarEvent:
         start = datetime.fromisoformat(ref.start)
@@ -1003,6 +1108,13 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             "low",
             "The addresses of the people an event invites (its attendees, from the calendar server), for "
             "a mail to them.",
+        ),
+        tool(
+            first_free_after,
+            FirstFreeArgs,
+            "low",
+            "The day and start of the first free slot of a length after an event ends (on its day): "
+            "where a new event said to come 'after the standup' starts.",
         ),
         tool(
             draft_email,
@@ -1447,6 +1559,32 @@ def _person(goal: str) -> str | None:
     return None
 
 
+#: "after standup", "right after tuesday's product review about hiring", "after my 1:1 with Maria on
+#: friday": the event words after "after", up to what follows them (a day, a topic, a clause).
+_AFTER_EVENT = re.compile(
+    r"\bafter\s+(?P<event>(?:(?:the|my|our|this|[a-z]+['’]s)\s+)?[\w:'’-]+(?:\s+(?!(?:on|about|to|for|with|and|"
+    r"at|in|when|tomorrow|today|this|next|is|ends?|finishes)\b)[\w:'’-]+){0,4}?)"
+    r"(?=\s*(?:[,.;?!]|$)|\s+(?:on|about|to|for|with|and|at|in|when|tomorrow|today|this|next|is|ends?|finishes)\b)",
+    re.I,
+)
+
+
+def event_after(goal: str, today: date) -> str | None:
+    """The words naming the event a request's time comes after ("the first free slot after standup"),
+    or None: after a day or a clock time ("after 3pm", "after Friday") is no event."""
+    found = _AFTER_EVENT.search(goal)
+    if found is None:
+        return None
+    words = found.group("event")
+    # What is left once days and times are taken out ("tuesday's product review" keeps its event).
+    rest = re.sub(r"\b(?:the|my|our|this|next)\b|['’]s\b", " ", WHEN.sub(" ", words), flags=re.I).strip()
+    if not rest or (bare_hour(words) is not None and not re.search(r"[a-z]{3}", rest, re.I)):
+        return None
+    if re.fullmatch(r"(?:that|it|then|work|hours|lunch|noon|midday|midnight|tomorrow|today)", rest, re.I):
+        return None
+    return words
+
+
 def _action(action: Action, done: bool = False) -> dict[str, Any]:
     if action == "unsupported":
         why = (
@@ -1535,6 +1673,35 @@ _INFINITIVE = re.compile(
 )
 
 
+#: "for test planning", "for the launch retro": what a meeting is for, up to a day, a time or a place.
+_FOR_SUBJECT = re.compile(
+    r"\bfor\s+(?:the\s+|our\s+|my\s+)?([a-z][\w-]*(?:\s+[\w-]+){0,3}?)(?=[?.!,;]|\s+(?:on|at|next|this|"
+    r"tomorrow|today|with|in|after|before|from|by|and)\b|$)",
+    re.I,
+)
+
+
+def _a_subject(words: str, today: date) -> bool:
+    """Whether words a meeting is "for" are a subject: no day, time, length, person or pronoun."""
+    return not (
+        resolve_day(words, today) is not None
+        or resolve_time(words) is not None
+        or resolve_minutes(words) is not None
+        or duckling_parse_time(words)
+        or words.split()[0].lower() in _NOT_SUBJECTS
+        or words[:1].isupper()
+    )
+
+
+#: People a meeting is "for", not what it is for.
+_NOT_SUBJECTS = frozenset(
+    {"me", "us", "him", "her", "them", "you", "everyone", "everybody", "all", "both", "it"}
+) | {
+    "team",
+    "whole",
+}
+
+
 def _purpose_clause(goal: str) -> str | None:
     """What an infinitive of purpose names: "to go through the hiring panel" is about "hiring panel"."""
     if not lexicon_available():
@@ -1564,6 +1731,10 @@ def _topic(goal: str, today: date) -> str | None:
     ):
         # "30 min with Omar on the hiring pipeline": "on" a subject, not on a day.
         return subject.group(1).strip()
+    purpose_for = _FOR_SUBJECT.search(goal)
+    if purpose_for is not None and _a_subject(purpose_for.group(1), today):
+        # "an hour with Lucas for test planning": what it is for, not for a day, a length or someone.
+        return purpose_for.group(1).strip()
     for clause in reversed(re.split(r"[,?;]", goal)[1:]):
         clause = clause.strip()
         if (
@@ -1583,7 +1754,8 @@ _OPENING = re.compile(
     r"^\s*(?:(?:can|could|would|will)\s+(?:you|u)\s+|please\s+|pls\s+|kindly\s+|hey,?\s+|hi,?\s+)*"
     r"[A-Za-z]+(?:\s+(?:up|in|on|together|down))?\s+(?:me\s+|us\s+)?"
     r"(?:(?:a|an|the|my|our|some|one)\s+)?"
-    r"(?:(?:\d+(?:\.\d+)?|half\s+an?|an?|one|two)[\s-]*(?:minutes?|mins?|hours?|hrs?|h)\s+(?:long\s+)?)?",
+    # "a 30 min", "an hour" (its article the determiner's): a length is no kind of event.
+    r"(?:(?:(?:\d+(?:\.\d+)?|half\s+an?|an?|one|two)[\s-]*)?(?:minutes?|mins?|hours?|hrs?|h)\s+(?:long\s+)?)?",
     re.I,
 )
 _KIND_END = re.compile(
@@ -1679,10 +1851,13 @@ def _entities_for(
     if action in WRITES or action == "unsupported":
         found["action"] = _action(action)
     minutes = resolve_minutes(goal)
+    anchor = event_after(goal, today)
     if action == "free_slots":
         found["within"] = goal
         if minutes is not None:
             found["duration_minutes"] = minutes
+        if anchor is not None:
+            found["after_event"] = anchor
     elif action == "agenda":
         day = resolve_day(goal, today)
         period = PERIOD_PHRASE.search(goal)
@@ -1712,6 +1887,14 @@ def _entities_for(
             minutes = (span[1].hour * 60 + span[1].minute) - (span[0].hour * 60 + span[0].minute)
         if minutes is not None:
             found["duration_minutes"] = minutes
+        if anchor is not None:
+            # "in the first free slot after standup": the start is read from the calendar
+            # (``first_free_after``), on the day said or the event's next one; no clock time said.
+            found["start_after"] = anchor
+            found.pop("start_time", None)
+            if "day" in found:
+                found["on_day"] = found.pop("day")
+            found.pop("period", None)
         who = whom(goal, owners=False)
         if who is not None:
             found["name"] = who
@@ -1908,7 +2091,12 @@ def people_of(goal: str, contacts: Sequence[Contact], *, owners: bool) -> tuple[
     person's full name where one contact fits, the words said where several do, "team" for the
     group, addresses as written), and the names in a person's place that fit no contact. Without
     ``owners``, "Maria's" in "the team about Maria's freeze" names what is hers, not a person."""
-    named = [n for n in people_named(goal, contacts) if owners or not re.search(r"['’]s?$", n.said.strip())]
+    others = strangers(goal, contacts)
+    named = [
+        n
+        for n in people_named(goal, contacts)
+        if (owners or not re.search(r"['’]s?$", n.said.strip())) and all(n.start != o.start for o in others)
+    ]
     parts: list[str] = []
     if _GROUP.search(goal):
         parts.append("team")
@@ -1922,7 +2110,12 @@ def people_of(goal: str, contacts: Sequence[Contact], *, owners: bool) -> tuple[
         while (more := _AND_MORE.match(goal, cursor)) is not None and more.group(1) not in _NOT_NAMES:
             placed.append(more.group(1))
             cursor = more.end()
-    unknown = [name for name in placed if not covers(named, name) and name.lower() not in _GROUP_WORDS]
+    unknown = [other.said for other in others]
+    unknown += [
+        name
+        for name in placed
+        if not covers(named, name) and not covers(others, name) and name.lower() not in _GROUP_WORDS
+    ]
     if not named and not unknown and not parts:
         # No contact named and no one in a person's place: a title the address book may still hold.
         return _people(goal), []

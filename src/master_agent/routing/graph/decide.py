@@ -63,7 +63,8 @@ from master_agent.routing.models import (
     RoutingDecision,
     SuspendedFlow,
 )
-from master_agent.runtime.proposals import changes_what_waits, read_feedback
+from master_agent.runtime.answer_head import read_answer
+from master_agent.runtime.proposals import changes_what_waits
 from master_agent.runtime.recovery import pick_option
 
 
@@ -116,7 +117,7 @@ def read_answers(reading: Reading, clarifications: list[dict[str, Any]]) -> Read
 class DecisionSteps(DataSteps):
     """The steps ``RouteNodes.decide`` takes (the module's docstring lists them)."""
 
-    def _flow_decision(
+    async def _flow_decision(
         self, text: str, state: FrontDoorState, previous: str | None
     ) -> RoutingDecision | None:
         """A message that resumes or drops a suspended flow, or answers the preview the last reply showed;
@@ -149,7 +150,7 @@ class DecisionSteps(DataSteps):
             )
         # An answer to the preview the last reply showed ("move it to 12-1 instead" too): never the
         # preview's request with the words added to it.
-        if _waiting_preview(state) and (read_feedback(text) is not None or changes_what_waits(text)):
+        if _waiting_preview(state) and (await read_answer(text) is not None or changes_what_waits(text)):
             # An answer to the preview the last reply showed: a new flow of the agent that made it,
             # whose first step records the answer (``runtime.loop`` recall).
             return RoutingDecision(

@@ -89,7 +89,7 @@ class RouteNodes(DecisionSteps):
         previous = (
             (state.get("routing") or {}).get("previous_task") if clarifications else (cut or {}).get("goal")
         )
-        if not clarifications and (flow := self._flow_decision(text, state, previous)) is not None:
+        if not clarifications and (flow := await self._flow_decision(text, state, previous)) is not None:
             return flow
         reading = read_answers(self._read_message(text, turns), clarifications)
         if reading.override is None and not clarifications:

@@ -90,6 +90,10 @@ class ToolCallRequest:
     covers: list[str] = field(default_factory=list)
     """The request's other changes an approval of this call's draft also approves, said in the
     draft (set by ``after_model``, ``middleware.claims``: the mail that will report this change)."""
+    reports_approved: bool = False
+    """It reports a change whose draft named it and that the user approved ("Approving it also
+    approves: then send an email to team ..."): that approval is this call's, whatever its risk (set
+    by ``middleware.claims`` once the change is confirmed)."""
 
 
 def tool_outcome(name: str, call_id: str, status: CallStatus, result: Any) -> CallOutcome:

@@ -14,8 +14,8 @@ write it needs in this flow's results:
 - confirmed (its action record says done: read back from the server): the call runs, and a call that
   reports it is rewritten by the tool's own ``reports_of`` hook ((args, confirmed record) -> args) so
   what it says is the server's values (the event's real new time, its uid). The change's own draft
-  said it would be reported (``covers``), so its approval approves the report (a report past the
-  high-risk line still waits for its accepted preview);
+  said it would be reported (``covers``), so its approval approves the report, one past the high-risk
+  line too (a mail to the whole team: its draft said so);
 - in the same turn, or not attempted yet: the call waits (answered ``skipped:``, so it is made again
   after), at most ``MAX_WAITS`` turns for a write no call attempts;
 - failed, refused or declined: the call does not run; its answer is an action record, not done, saying
@@ -217,9 +217,11 @@ class ClaimsMiddleware(LoopMiddleware):
             )
         if needs.get("link") == "tells":
             request.args = await self.reported(request.name, request.args, record)
-            # The change's draft said it would be reported (``covers``): approving it approved this.
-            # A report over the high-risk line still waits for its own accepted preview.
+            # The change's draft said it would be reported (``covers``): approving it approved this,
+            # a mail to the whole team too ("ok go" to "Approving it also approves: then send an email
+            # to team"); a second preview would ask again what was answered.
             request.approved = True
+            request.reports_approved = True
         outcome = await handler(request)
         outcome.notes.insert(
             0, f"{request.name}: ran after {wanted!r} was confirmed ({record.get('confirmed_by')})"

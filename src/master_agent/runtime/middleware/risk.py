@@ -18,14 +18,15 @@ from pydantic import ValidationError
 
 from master_agent.capabilities.spec import Risk
 from master_agent.errors import ToolFailure, ToolInputError
+from master_agent.runtime.answer_head import read_answer
 from master_agent.runtime.middleware.base import CallOutcome, LoopMiddleware, ToolCallRequest, ToolHandler
 from master_agent.runtime.proposals import (
     HOW_TO_ANSWER,
+    Feedback,
     Proposal,
     ProposalBook,
     call_risk,
     changes_what_waits,
-    read_feedback,
     revise_args,
 )
 from master_agent.runtime.recovery import answer_text
@@ -111,7 +112,7 @@ class RiskMiddleware(LoopMiddleware):
         thread_id = _thread_id(config)
         if self.proposals is None or not thread_id:
             return None
-        feedback = read_feedback(goal)
+        feedback = await read_answer(goal)
         if feedback is None and not changes_what_waits(goal):
             return None
         pending = await self.proposals.open_proposal(self.tenant_id, thread_id)
@@ -167,6 +168,8 @@ class RiskMiddleware(LoopMiddleware):
                 outcome = not_applied(await handler(request), name, unapplied)
                 outcome.notes.insert(0, note)
                 return outcome
+        elif risk == "high" and request.reports_approved:
+            note = f"{name}: high risk, approved with the change it reports (its draft named this call)"
         elif risk == "high":
             claimed = await self.claim_accepted(name, request.args, request.config)
             if claimed is None:
@@ -237,6 +240,7 @@ class RiskMiddleware(LoopMiddleware):
         draft and shown again; one nothing can apply leaves the draft as it was and says so."""
         draft = dict(args)
         text = ""
+        feedback: Feedback | None = None
         said = ""
         # What else an approval approves (the mail that will report this change) is said in the draft.
         also = f" Approving it also approves: {'; '.join(covers)}." if covers else ""
@@ -261,7 +265,8 @@ class RiskMiddleware(LoopMiddleware):
                 }
             )
             text = answer_text(answer)
-            feedback = read_feedback(text)
+            # "that works", "off you go": read by meaning where no rule reads the answer.
+            feedback = await read_answer(text)
             if feedback == "cancel":
                 break
             revised = await self.apply_answer(name, draft, text, feedback)
@@ -276,7 +281,7 @@ class RiskMiddleware(LoopMiddleware):
                 said = f"I could not apply {text!r} to this draft; it is unchanged. "
                 continue
             draft, said, changes = revised, "", changes + 1
-        if not text or read_feedback(text) == "cancel":
+        if not text or feedback == "cancel":
             reason = (
                 f"declined: the user cancelled this {name} ({text!r}); it did not run. Do not call it again."
             )
