@@ -6,7 +6,8 @@ server's answer (psycopg's generators yield ``Wait.R`` then; a pipeline's queued
 one its results come back in). Each is counted by where it came from (the module and function of the
 project, or LangGraph's checkpointer), so a change shows which step it saved.
 
-``python -m benchmarks.round_trips [runs] [clients]`` (``make bench PARTS=roundtrips``) runs the service
+``python -m benchmarks.round_trips [runs] [clients]`` (``make bench PARTS=roundtrips``: 200 runs at 1, 10
+and 50 clients) runs the service
 in-process on the trivial 3-node graph with ``clients`` concurrent clients, each doing new thread +
 ``runs.wait`` through the SDK (the sweep's request), and prints the figures per run, by source. The counts
 of one client alone are deterministic (``tests/test_round_trips.py`` asserts them); under concurrency, runs
@@ -31,6 +32,9 @@ from psycopg.waiting import Wait
 
 from master_agent.storage.database import Pool
 
+#: Runs counted, and the concurrent clients, of ``make bench PARTS=roundtrips``.
+RUNS = 200
+CLIENT_LEVELS = (1, 10, 50)
 #: The request each client makes, as the sweep does (``benchmarks/service.py``).
 CASE_ASSISTANT, CASE_INPUT = "trivial", {"count": 0}
 
@@ -231,4 +235,6 @@ async def main(runs: int, clients: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 50, int(sys.argv[2]) if len(sys.argv) > 2 else 1))
+    asyncio.run(
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 50, int(sys.argv[2]) if len(sys.argv) > 2 else 1)
+    )
