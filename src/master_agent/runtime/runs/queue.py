@@ -68,6 +68,9 @@ class RunQueue(RunClaims):
         to_stop: list[str] = []
         slot = False
         began = time.perf_counter()
+        if execute_here:
+            # Before the run is stored: this process may claim it, and end it, the moment it is.
+            self._expect_output(run_id)
         try:
             # Two round trips: the lock and the look (a fresh snapshot, taken under the lock), then
             # the write with the commit; a queued run's NOTIFY goes out after the commit. No BEGIN: a
@@ -124,6 +127,7 @@ class RunQueue(RunClaims):
         except BaseException:
             if slot:
                 self._slots.release()
+            self._outputs.pop(run_id, None)
             raise
         assert row is not None  # INSERT ... RETURNING
         self._observe("enqueue", time.perf_counter() - began)
@@ -133,8 +137,6 @@ class RunQueue(RunClaims):
             self._observe("queue_wait", 0.0)
             self._start(row)
         else:
-            if execute_here:
-                self._expect_output(run_id)
             self.events.notifier.send(CHANNEL, str(after_seconds) if after_seconds else "")
             self._backlog = True
             self._wake.set()
