@@ -16,9 +16,11 @@ from benchmarks.round_trips import DatabaseTally, new_thread_wait
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
+from master_agent.errors import RateLimitedError
 from master_agent.runtime import run_events
 from master_agent.service import auth
 from master_agent.service.auth import create_key
+from master_agent.storage.rate_limits import Hit, HitCounter, Quota
 from tests import gated_graph
 from tests.conftest import server_settings
 from tests.live_server import LiveServer
@@ -77,12 +79,13 @@ async def test_a_run_started_at_once_costs_a_fixed_count_of_round_trips(
             await new_thread_wait(client)
         await _settled()
     per_run = {name: count / RUNS for name, count in tally.checkouts.items()}
-    # The request's bookkeeping: each request counted against the rate limits; the thread made, then
-    # read by the run request; the run stored with its thread marked busy (one checkout, two round
+    # Each request is counted against the rate limits: far below them, in batches sent every
+    # ``BATCH_EVERY_S`` (how many depends on the time the runs take; the last test counts them).
+    assert per_run.pop("rate_limits._store") <= 2
+    # The request's bookkeeping: the thread made, then read by the run request; the run stored with its thread marked busy (one checkout, two round
     # trips: the lock and look, then the write and its commit); its end stored with its events and
     # its thread's values in one statement; the end announced to other processes.
     assert per_run == {
-        "rate_limits.count_hits": 2,
         "threads.create_thread": 1,
         "threads.get_thread": 1,
         "queue.enqueue_graph_run": 1,
@@ -92,13 +95,14 @@ async def test_a_run_started_at_once_costs_a_fixed_count_of_round_trips(
         # input, the start and three nodes), each step's writes carried by the next one's statement.
         "checkpointer.get_connection": 6,
     }
-    assert tally.totals()["checkouts"] == 13 * RUNS
+    assert tally.totals()["checkouts"] - tally.checkouts["rate_limits._store"] == 11 * RUNS
     # The enqueue's statements: the thread locked, the look at its runs, the run written with the thread
     # busy (and a look for other tenants' queued runs while this tenant held a slot here, in the same
     # round trip as the first look).
     enqueue = tally.statements.pop("queue.enqueue_graph_run")
     assert 3 * RUNS <= enqueue <= 4 * RUNS
-    assert sum(tally.statements.values()) == 12 * RUNS
+    tally.statements.pop("rate_limits._store")
+    assert sum(tally.statements.values()) == 10 * RUNS
 
 
 async def test_a_queued_run_executed_here_answers_its_waiter_without_reading_the_database(
@@ -184,3 +188,28 @@ async def test_a_run_nobody_streams_stores_its_events_with_its_end_and_a_stream_
     gated_graph.GATES[watched].set()
     await asyncio.wait_for(streaming, HANG_GUARD_S)
     assert events[0] == "metadata" and "values" in events
+
+
+async def test_hits_far_below_a_limit_are_counted_in_batches_and_exactly_near_it(
+    live: LiveServer, tally: DatabaseTally
+) -> None:
+    pool = live.server.config.app.state.service.resources.database.pool
+    limit = 200
+    quota = Quota("requests", limit, 3600, "MASTER_AGENT_RATE_REQUESTS")
+    hit = Hit(quota, f"batch-{uuid.uuid4().hex[:8]}")
+    counter = HitCounter(pool)
+    tally.reset()
+    with tally.counting():
+        # The first learns the window; up to half the limit, the hits are admitted here and sent later.
+        for _ in range(limit // 2):
+            await counter.count([hit])
+    assert sum(tally.statements.values()) == 1
+    for _ in range(limit // 2):
+        await counter.count([hit])  # counted at once, with the hits not sent yet
+    async with pool.connection() as conn:
+        row = await (
+            await conn.execute("SELECT count FROM rate_limit_counters WHERE subject = %s", (hit.subject,))
+        ).fetchone()
+    assert row is not None and row["count"] == limit
+    with pytest.raises(RateLimitedError):
+        await counter.count([hit])
