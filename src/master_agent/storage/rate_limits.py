@@ -184,7 +184,7 @@ class HitCounter:
                 self._sender = asyncio.create_task(self._send_later())
             return
         # This request's hits with the unsent ones of the same counters, which count before them.
-        keys = [(hit.quota.bucket, hit.subject) for hit in counted]
+        keys: list[tuple[str, str]] = [(hit.quota.bucket, hit.subject) for hit in counted]
         unsent = {key: self._take_unsent(key) for key in keys}
         try:
             rows = await self._store(
