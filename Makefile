@@ -109,9 +109,10 @@ lint: install
 	$(BIN)/mypy
 
 # make bench PARTS=service,routing runs only the parts named (benchmarks/run.py PARTS lists them). The sweep
-# runs Aegra beside ours when $(AEGRA_VENV) holds it (make bench-aegra-install).
+# runs Aegra beside ours when $(AEGRA_VENV) holds it (make bench-aegra-install), or another checkout of ours
+# when BENCH_BASELINE names one (make bench PARTS=sweep BENCH_BASELINE=/path/to/main).
 bench: install
-	PYTHONPATH=. PARTS="$(PARTS)" AEGRA_VENV="$(AEGRA_VENV)" $(BIN)/python benchmarks/run.py
+	PYTHONPATH=. PARTS="$(PARTS)" AEGRA_VENV="$(AEGRA_VENV)" BENCH_BASELINE="$(BENCH_BASELINE)" $(BIN)/python benchmarks/run.py
 
 # Optional: Aegra for `make bench PARTS=sweep` to measure beside ours (benchmarks/aegra.py). Python 3.12 is
 # taken from AEGRA_PYTHON, else from pyenv's versions.

@@ -12,6 +12,9 @@
    firing delay and webhook delivery delay (``benchmarks/platform_api.py``, ``platform``).
 9. Scale-out (``benchmarks/scale_out.py``, ``scaleout``): one client load against 1, 2 and 4 serve
    processes on one Postgres.
+10. The database work of a run (``benchmarks/round_trips.py``, ``roundtrips``): pool checkouts, statements and
+   round trips per run at 1, 10 and 50 clients; the claim statement's time and plan at 1,000 and 5,000 queued
+   runs (``benchmarks/claim_query.py``, ``claim``).
 
 ``make bench PARTS=service,routing`` (or ``python benchmarks/run.py sweep``) runs only the parts named
 (see ``PARTS``). Every server a part starts (embedded Postgres, the service) is stopped when it ends.
@@ -108,7 +111,7 @@ async def bench_factory(resources: RuntimeResources, runs: int) -> None:
 #: The parts of ``make bench`` in the order they run; ``PARTS=a,b`` (``make bench PARTS=service,routing``)
 #: runs only those.
 CORE_PARTS = ("solve", "checkpoints", "factory", "routing", "agents", "evolution", "retention")
-SERVICE_PARTS = ("service", "sweep", "platform", "scaleout")
+SERVICE_PARTS = ("roundtrips", "claim", "service", "sweep", "platform", "scaleout")
 PARTS = (*CORE_PARTS, *SERVICE_PARTS)
 
 
@@ -165,8 +168,14 @@ def main(argv: list[str]) -> None:
     parts = chosen_parts(",".join(argv) or os.environ.get("PARTS", ""))
     if any(part in CORE_PARTS for part in parts):
         asyncio.run(core(parts))
-    from benchmarks import platform_api, scale_out, service  # the HTTP service, in its own server process
+    from benchmarks import claim_query, platform_api, round_trips, scale_out, service
 
+    if "roundtrips" in parts:
+        for clients in round_trips.CLIENT_LEVELS:
+            asyncio.run(round_trips.main(round_trips.RUNS, clients))
+    if "claim" in parts:
+        claim_query.main()
+    # The HTTP service, in its own server process.
     if "service" in parts or "sweep" in parts:
         service.main(measure_requests="service" in parts, sweep="sweep" in parts)
     if "platform" in parts:

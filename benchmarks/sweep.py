@@ -6,7 +6,10 @@ the server's processes and of Postgres, and the memory of each server worker. Wh
 beside the project (``make bench-aegra-install``, see ``benchmarks/aegra.py``), the same client script runs
 against Aegra's server too, with as many workers, on the same Postgres (its own database), and each level
 prints both rows and the ratio. Rounds alternate between the servers (ours first, then Aegra first), so a
-change in the machine's load hits both alike. Printed, never asserted.
+change in the machine's load hits both alike. ``BENCH_BASELINE=<checkout>`` measures another tree of ours
+(``main``, say) in Aegra's place, in the same way: its own ``serve`` over a scratch database of the same
+Postgres, so a change is compared with what it changes within one run on a noisy machine. Printed, never
+asserted.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
+import subprocess
+import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +26,7 @@ from typing import Any
 
 import httpx
 from benchmarks import aegra
+from benchmarks.evolution import scratch_database
 from benchmarks.service import (
     CASES,
     ServiceUnderTest,
@@ -33,6 +39,7 @@ from benchmarks.service import (
     _tree,
     _worker_memory,
     serve_log,
+    serving,
 )
 from langgraph_sdk import get_client
 
@@ -200,6 +207,9 @@ def run(service: ServiceUnderTest, workers: int) -> None:
     ours = Target("ours", service.url, service.key, service.pid)
     postmaster = _postmaster(service.data_dir)
     case = CASES["trivial"]
+    if baseline := os.environ.get("BENCH_BASELINE"):
+        _against_baseline(service, workers, ours, case, postmaster, Path(baseline).resolve())
+        return
     venv = aegra.aegra_venv()
     if aegra.installed_version(venv) is None:
         print(f"Aegra: not installed in {venv} (`make bench-aegra-install`); ours alone")
@@ -218,5 +228,21 @@ def _against_aegra(service: ServiceUnderTest, workers: int, ours: Target, case: 
     with aegra.serving_aegra(database_uri(service), workers, venv) as peer:
         print(f"Aegra {peer.version} at {peer.url}, {workers} uvicorn workers, on the same Postgres")
         targets = [ours, Target(f"aegra {peer.version}", peer.url, service.key, peer.pid)]
+        asyncio.run(per_request(targets, case))
+        asyncio.run(scale_sweep(targets, case, postmaster))
+
+
+def _against_baseline(service: ServiceUnderTest, workers: int, ours: Target, case: dict[str, Any],
+                      postmaster: int | None, tree: Path) -> None:  # fmt: skip
+    """Ours beside the checkout ``tree`` (its ``src`` first on the path), on a scratch database."""
+    head = subprocess.run(["git", "-C", str(tree), "log", "-1", "--format=%h %s"], capture_output=True, text=True)  # fmt: skip
+    path = os.pathsep.join([str(tree / "src"), str(tree)])
+    with (
+        scratch_database(database_uri(service)) as uri,
+        tempfile.TemporaryDirectory(prefix="ma-bench-baseline-") as data_dir,
+        serving(data_dir, {"DATABASE_URL": uri, "PYTHONPATH": path}, workers=workers) as base,
+    ):
+        print(f"baseline: {tree} at {head.stdout.strip()}, {workers} uvicorn workers, on the same Postgres")
+        targets = [ours, Target("baseline", base.url, base.key, base.pid)]
         asyncio.run(per_request(targets, case))
         asyncio.run(scale_sweep(targets, case, postmaster))

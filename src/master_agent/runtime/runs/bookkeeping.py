@@ -4,8 +4,10 @@ the outputs of the runs executing here, and background tasks (webhooks among the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
+import time
 import uuid
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -14,7 +16,14 @@ from master_agent.evolution.webhooks import deliver_webhook_now
 from master_agent.runtime.resources import RuntimeResources
 from master_agent.runtime.run_events import RunEventLog
 from master_agent.runtime.run_stages import ClaimTrigger, RunStage, StageObserver
-from master_agent.runtime.runs.statements import DONE_CHANNEL, CancelAction
+from master_agent.runtime.runs.statements import (
+    DONE_CHANNEL,
+    POLL_S,
+    SELECT_STATUS,
+    TERMINAL,
+    WAIT_POLL_MAX_S,
+    CancelAction,
+)
 
 
 class RunBookkeeping:
@@ -74,30 +83,64 @@ class RunBookkeeping:
 
     def _wake_all(self) -> None:
         self._wake.set()
-        for run_id in list(self._waiters):
-            self._wake_waiters(run_id, "unknown")
+        for run_id in {*self._waiters, *self._outputs}:
+            self._told_done(run_id, "unknown")
 
     def _wake_waiters(self, run_id: str, status: str) -> None:
         for future in self._waiters.pop(run_id, []):
             if not future.done():
                 future.set_result(status)
 
+    def _told_done(self, run_id: str, status: str) -> None:
+        """A run's end told by another process (or, ``unknown``, maybe missed while not listening):
+        its waiters wake, and a caller waiting here for the output of a run that does not execute here
+        reads it from the database."""
+        self._wake_waiters(run_id, status)
+        if run_id not in self._running:
+            self._resolve_output(run_id, None)
+
     def _resolve_output(self, run_id: str, output: Any) -> None:
         future = self._outputs.pop(run_id, None)
         if future is not None and not future.done():
             future.set_result(output)
 
+    def _expect_output(self, run_id: str) -> None:
+        """A caller here waits for a run just queued: should this process execute it, its output is
+        kept for ``local_output`` as for a run started at once (its end elsewhere resolves it None)."""
+        self._outputs.setdefault(run_id, asyncio.get_running_loop().create_future())
+
     async def local_output(self, run_id: str, within_s: float) -> Any:
-        """What ``runs.wait`` answers for a run executing in this process, as its worker kept it: no
-        reads after the run. None when the run executes elsewhere, or ended in a way only the
-        database tells (cancelled, taken over). TimeoutError when it runs longer than ``within_s``."""
+        """What ``runs.wait`` answers for a run executing (or queued) in this process, as its worker
+        kept it: no reads after the run. None when the run executes elsewhere, or ended in a way only
+        the database tells (cancelled, taken over). TimeoutError when it runs longer than ``within_s``.
+        While it is queued, its end is told by notification (another process executed it); the run
+        is read as a safety net now and then, as ``wait`` does."""
         future = self._outputs.get(run_id)
         if future is None:
             return None
-        return await asyncio.wait_for(asyncio.shield(future), within_s)
+        deadline = time.monotonic() + within_s
+        poll_s = POLL_S
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            step = WAIT_POLL_MAX_S if self._listening.is_set() else poll_s
+            if run_id in self._running:
+                step = remaining  # its end here resolves it
+            with contextlib.suppress(TimeoutError):
+                return await asyncio.wait_for(asyncio.shield(future), min(step, remaining))
+            if run_id not in self._running and await self._ended_elsewhere(run_id):
+                self._resolve_output(run_id, None)
+            poll_s = min(poll_s * 2, WAIT_POLL_MAX_S)
+
+    async def _ended_elsewhere(self, run_id: str) -> bool:
+        """Whether the run is no longer pending or running (its end was not told here)."""
+        async with self.resources.database.pool.connection() as conn:
+            row = await (await conn.execute(SELECT_STATUS, (run_id,))).fetchone()
+        return row is None or row["status"] in TERMINAL
 
     def _announce_done(self, run_id: str, status: str) -> None:
-        self._wake_waiters(run_id, status)
+        self._told_done(run_id, status)
         self.events.notifier.send(DONE_CHANNEL, run_id)
 
     def spawn(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:

@@ -12,7 +12,7 @@ from typing import Any
 
 import psycopg
 
-from master_agent.runtime.run_events import EVENTS_CHANNEL
+from master_agent.runtime.run_events import EVENTS_CHANNEL, WATCH_CHANNEL
 from master_agent.runtime.run_stages import ClaimTrigger
 from master_agent.runtime.runs.execution import RunExecution
 from master_agent.runtime.runs.statements import (
@@ -101,8 +101,8 @@ class RunClaims(RunExecution):
                 await self.resources.database.health.suspect(error)
 
     async def _listen_loop(self) -> None:
-        """Wake the claim loop when any process enqueues a run; pass on cancel requests, ends of runs
-        and stored events from other processes."""
+        """Wake the claim loop when any process enqueues a run; pass on cancel requests, ends of runs,
+        stored events and streams following runs from other processes."""
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(
@@ -112,6 +112,7 @@ class RunClaims(RunExecution):
                     await conn.execute(f"LISTEN {CANCEL_CHANNEL}")
                     await conn.execute(f"LISTEN {DONE_CHANNEL}")
                     await conn.execute(f"LISTEN {EVENTS_CHANNEL}")
+                    await conn.execute(f"LISTEN {WATCH_CHANNEL}")
                     # Ends and enqueues while not listening were missed: everyone reads again.
                     self._listening.set()
                     self._wake_all()
@@ -119,10 +120,12 @@ class RunClaims(RunExecution):
                         if notice.channel == CANCEL_CHANNEL:
                             await self._cancel_requested(notice.payload)
                         elif notice.channel == DONE_CHANNEL:
-                            self._wake_waiters(notice.payload, "done")
+                            self._told_done(notice.payload, "done")
                             self.events.stored_elsewhere(notice.payload)
                         elif notice.channel == EVENTS_CHANNEL:
                             self.events.stored_elsewhere(notice.payload)
+                        elif notice.channel == WATCH_CHANNEL:
+                            self.events.watch(notice.payload)
                         else:
                             self._wake_claims(notice.payload)
             except asyncio.CancelledError:

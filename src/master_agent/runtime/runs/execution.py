@@ -39,7 +39,8 @@ class RunExecution(RunCancellation):
         run_id = str(claimed["run_id"])
         self._claimed_at[run_id] = time.perf_counter()
         self._running_tenant[run_id] = str(claimed["tenant_id"])
-        self._outputs[run_id] = asyncio.get_running_loop().create_future()
+        # A caller here may already wait for it (queued by ``enqueue_graph_run``): the same future.
+        self._outputs.setdefault(run_id, asyncio.get_running_loop().create_future())
         self._running[run_id] = asyncio.create_task(self._execute(claimed), name=f"run-{run_id}")
         self._cancel_if_requested(run_id)
 

@@ -16,10 +16,9 @@ from master_agent.runtime.runs.claims import RunClaims
 from master_agent.runtime.runs.records import Run
 from master_agent.runtime.runs.statements import (
     ACTIVE_ON_THREAD,
-    BUSY_THREAD,
     CHANNEL,
     COUNT_BY_STATUS,
-    INSERT_GRAPH_RUN,
+    ENQUEUE_GRAPH_RUN,
     INSERT_RUN,
     LOCK_THREAD,
     OTHERS_QUEUED,
@@ -60,22 +59,24 @@ class RunQueue(RunClaims):
         ``enqueue`` queues it behind them. ``thread_config`` replaces the thread's stored graph shape.
 
         With ``execute_here``, a run that nothing holds back (no other run on its thread, a free slot
-        in this process) is stored already claimed and starts at once, with no claim and no wake-up;
-        its output is then kept in memory for ``local_output``."""
+        in this process) is stored already claimed and starts at once, with no claim and no wake-up.
+        Its output is kept in memory for ``local_output``, as is a queued one's should this process
+        execute it."""
         if multitask_strategy not in ("reject", "enqueue", "interrupt", "rollback"):
             raise InputError("multitask_strategy", "use 'reject', 'enqueue', 'interrupt' or 'rollback'")
         run_id = run_id or str(uuid.uuid4())
         to_stop: list[str] = []
         slot = False
         began = time.perf_counter()
+        if execute_here:
+            # Before the run is stored: this process may claim it, and end it, the moment it is.
+            self._expect_output(run_id)
         try:
             # Two round trips: the lock and the look (a fresh snapshot, taken under the lock), then
-            # the writes with the commit; a queued run's NOTIFY goes out after the commit.
-            async with (
-                self.resources.database.pool.connection() as conn,
-                conn.pipeline(),
-                conn.transaction(),
-            ):
+            # the write with the commit; a queued run's NOTIFY goes out after the commit. No BEGIN: a
+            # pipeline's statements up to its sync (at its end) are one implicit transaction, and
+            # psycopg's explicit one cost a round trip each to open and to commit it.
+            async with self.resources.database.pool.connection() as conn, conn.pipeline():
                 await conn.execute(LOCK_THREAD, (thread_id,))
                 looked = await conn.execute(ACTIVE_ON_THREAD, (thread_id,))
                 # A tenant already running here lets a queued run of another tenant go first.
@@ -102,8 +103,10 @@ class RunQueue(RunClaims):
                 ):
                     await self._slots.acquire()  # free, so taken without waiting
                     slot = True
+                config = None if thread_config is None else json.dumps(thread_config)
+                # One statement: the run and its busy thread are written together or not at all.
                 inserted = await conn.execute(
-                    INSERT_GRAPH_RUN,
+                    ENQUEUE_GRAPH_RUN,
                     {
                         "run_id": run_id,
                         "tenant_id": tenant_id,
@@ -115,15 +118,16 @@ class RunQueue(RunClaims):
                         "owner": self.owner if slot else None,
                         "lease": self.lease_s,
                         "after_seconds": after_seconds,
+                        "thread_config": config,
+                        "graph_id": kwargs.get("graph_id"),
+                        "assistant_key": str(assistant_id),
                     },
                 )
-                config = None if thread_config is None else json.dumps(thread_config)
-                graph_id = kwargs.get("graph_id")
-                await conn.execute(BUSY_THREAD, (config, graph_id, str(assistant_id), thread_id))
             row = await inserted.fetchone()
         except BaseException:
             if slot:
                 self._slots.release()
+            self._outputs.pop(run_id, None)
             raise
         assert row is not None  # INSERT ... RETURNING
         self._observe("enqueue", time.perf_counter() - began)
