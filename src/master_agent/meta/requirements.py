@@ -46,8 +46,20 @@ from master_agent.meta.code_rules import code_as_prose
 #: Characters of a request read (the request's own limit).
 MAX_CHARS = 5000
 _FIELD_DECL = re.compile(
-    r"\b(?:returns?|answers?|outputs?|responds?|produces?|emits?)\b[^.]*?\b(?:json object|object|fields?|answer|json(?=\s*:))\b"
-    r"(?:\s+with)?(?:\s+(?:the|two|three|four|five)\s+fields?,?)?:?\s*(?P<body>(?:\([^()]*\)|[^.(])*)",
+    r"(?:\b(?:returns?|answers?|outputs?|responds?|produces?|emits?)\b[^.]*?\b(?:json object|object|fields?|answer|json(?=\s*:))\b"
+    # Notes and chat say it without a verb: "a JSON object back with ...", "JSON back: ...",
+    # "output JSON w/ ...".
+    r"|\bjson(?:\s+object)?(?:\s+back\b|(?=\s*(?:w/|with\b))))"
+    r"(?:\s+with|\s+w/)?(?:\s+(?:the|two|three|four|five)\s+fields?,?)?:?\s*(?P<body>(?:\([^()]*\)|[^.(\n])*)",
+    re.I,
+)
+#: One declared field: its name, then its allowed values in brackets ("decision (approve or deny)",
+#: "status (current | due_soon | overdue)") or quoted after a colon ("decision: "approve", "reject" or
+#: "review""); a bracket or a quoted value standing alone is a description, no field.
+_DECL_ITEM = re.compile(
+    r"(?P<name>[a-z][a-z0-9]*(?:_[a-z0-9]+)*)"
+    r"(?:\s*\((?P<paren>[^)]*)\)|\s*:\s*(?P<listed>\"[^\"]*\"(?:\s*(?:,|\bor\b|\|)\s*\"[^\"]*\")*))?"
+    r"|\([^)]*\)|\"[^\"]*\"",
     re.I,
 )
 _IDENT = re.compile(r"\b([a-z][a-z0-9]*(?:_[a-z0-9]+)*)\b")
@@ -739,13 +751,15 @@ def declared_fields(text: str) -> dict[str, list[str]]:
         return {}
     fields: dict[str, list[str]] = {}
     body = match.group("body")
-    for item in re.finditer(r"([a-z][a-z0-9]*(?:_[a-z0-9]+)*)(?:\s*\(([^)]*)\))?", body):
-        name, allowed = item.group(1), item.group(2)
-        if name in {"and", "or", "the", "with", "fields", "field", "a", "an"}:
+    for item in _DECL_ITEM.finditer(body):
+        name, allowed = item.group("name"), item.group("paren") or item.group("listed")
+        if name is None or name in {"and", "or", "the", "with", "fields", "field", "a", "an"}:
             continue
-        values = [v.strip().strip('"') for v in re.split(r",|\bor\b", allowed or "") if v.strip()]
-        # "(a number)", "(the text sent to the customer)": a description, not values to choose from.
-        fields[name] = values if all(re.fullmatch(r"[\w.+/-]+", v) for v in values) else []
+        values = [v.strip().strip('"') for v in re.split(r",|\bor\b|\|", allowed or "") if v.strip()]
+        # "(a number)", "(the text sent to the customer)", "(YYYY-MM-DD)": a description, not values
+        # to choose from.
+        choices = len(values) >= 2 and all(re.fullmatch(r"[\w.+/-]+", v) for v in values)
+        fields[name] = values if choices else []
     return fields
 
 
