@@ -24,6 +24,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
 from dateutil.relativedelta import relativedelta
+import numpy as np
 
 from master_agent.capabilities.numerals import (
     DIGITS_SUFFIX,
@@ -696,14 +697,25 @@ def working_days(text: str) -> float | None:
 
 
 def _working_sql(subject: str) -> str:
-    """``working_days`` in SQL (NULL when the input writes no date range): whole weeks give 5 days
-    each, and the days left over count from the first day's weekday (``s``, 1 Monday .. 7 Sunday)."""
+    """``working_days`` in SQL (NULL when the input writes no date range)."""
+    found = f"(SELECT regexp_match(%({subject})s::text, {_sql_text(_pg(_DATE_RANGE))}) AS m)"
+    return f"(SELECT {_weekdays_sql('q.m[1]::date', 'q.m[2]::date')} FROM {found} AS q)"
+
+
+def _weekdays_sql(first: str, last: str) -> str:
+    """The days Monday to Friday from ``first`` to ``last``, both included (NULL when either is; the
+    negative count of those from ``last`` + 1 to ``first`` - 1 when ``last`` is earlier, as
+    ``numpy.busday_count``): whole weeks give 5 days each, and the days left over count from the
+    first day's weekday (``s``, 1 Monday .. 7 Sunday)."""
     left = "mod(r.n, 7)"
+    count = f"(div(r.n, 7) * 5 + GREATEST(0, LEAST({left}, 6 - r.s)) + GREATEST(0, {left} - (8 - r.s)))"
+    forward = (
+        f"(SELECT {count}::numeric FROM (SELECT (x.b - x.a + 1) AS n, extract(isodow FROM x.a)::int AS s) AS r)"
+    )
     return (
-        f"(SELECT CASE WHEN r.m IS NOT NULL THEN (div(r.n, 7) * 5 + GREATEST(0, LEAST({left}, 6 - r.s)) "
-        f"+ GREATEST(0, {left} - (8 - r.s)))::numeric END FROM (SELECT q.m, (q.m[2]::date - q.m[1]::date + 1) "
-        f"AS n, extract(isodow FROM q.m[1]::date)::int AS s FROM (SELECT regexp_match(%({subject})s::text, "
-        f"{_sql_text(_pg(_DATE_RANGE))}) AS m) AS q) AS r)"
+        f"(SELECT CASE WHEN x.a IS NULL OR x.b IS NULL THEN NULL WHEN x.b >= x.a THEN {forward} "
+        f"ELSE -(SELECT {count}::numeric FROM (SELECT (x.a - x.b - 1) AS n, "
+        f"extract(isodow FROM x.b + 1)::int AS s) AS r) END FROM (SELECT {first} AS a, {last} AS b) AS x)"
     )
 
 
@@ -878,6 +890,8 @@ def _amount_sql(comparison: Comparison, subject: str) -> str:
             reference = f"COALESCE({_date_sql('today', subject)}, %(now)s::date)"
         if _in_months(comparison):
             return _months_sql(event, reference)
+        if _counts_working_days(comparison.unit):
+            return _weekdays_sql(f"({event} + 1)", reference)
         return f"({reference} - {event})"
     if _counts_working_days(comparison.unit):
         return _working_sql(subject)
@@ -1179,7 +1193,18 @@ def _days(comparison: Comparison, text: str, now: date | None) -> float | None:
         reference = _dated("today", text) or now
     if not event or not reference:
         return None
-    return float(months_between(event, reference) if _in_months(comparison) else (reference - event).days)
+    if _in_months(comparison):
+        return months_between(event, reference)
+    if _counts_working_days(comparison.unit):
+        return float(working_days_after(event, reference))
+    return float((reference - event).days)
+
+
+def working_days_after(event: date, reference: date) -> int:
+    """The days Monday to Friday after ``event`` up to and including ``reference`` (the event's own
+    day is day 0: "5 working days after delivery"; no holidays), negative when ``reference`` is
+    earlier."""
+    return int(np.busday_count(event + timedelta(days=1), reference + timedelta(days=1)))
 
 
 def _in_months(comparison: Comparison) -> bool:
@@ -1187,21 +1212,32 @@ def _in_months(comparison: Comparison) -> bool:
     return comparison.unit == "months"
 
 
-def months_between(event: date, reference: date) -> int:
-    """The whole calendar months from ``event`` to ``reference``: the most months that, added to the
+def months_between(event: date, reference: date) -> float:
+    """The calendar months from ``event`` to ``reference``: the whole months that, added to the
     event's day (clipped to the month's last day: 29 February + 12 months is 28 February), do not
-    pass the reference. An anniversary on the reference day counts as reached."""
+    pass the reference, and the share of the next month gone by. An anniversary on the reference day
+    is exactly N months, a day after it more than N ("more than 12 months" holds from the day after
+    the anniversary)."""
     months = (reference.year - event.year) * 12 + reference.month - event.month
-    return months - 1 if event + relativedelta(months=months) > reference else months
+    if event + relativedelta(months=months) > reference:
+        months -= 1
+    reached = event + relativedelta(months=months)
+    following = event + relativedelta(months=months + 1)
+    return months + (reference - reached).days / (following - reached).days
 
 
 def _months_sql(event: str, reference: str) -> str:
     """``months_between`` in SQL (Postgres adds a month interval with the same clipping)."""
-    return (
-        "(SELECT CASE WHEN (d.e + make_interval(0, d.n::int))::date > d.r THEN d.n - 1 ELSE d.n END "
-        "FROM (SELECT x.e, x.r, extract(year FROM x.r) * 12 + extract(month FROM x.r) "
+    whole = (
+        "(SELECT CASE WHEN (d.e + make_interval(0, d.n::int))::date > d.r THEN d.n - 1 ELSE d.n END AS w, "
+        "d.e, d.r FROM (SELECT x.e, x.r, extract(year FROM x.r) * 12 + extract(month FROM x.r) "
         "- extract(year FROM x.e) * 12 - extract(month FROM x.e) AS n "
         f"FROM (SELECT {event} AS e, {reference} AS r) AS x) AS d)"
+    )
+    reached = "(m.e + make_interval(0, m.w::int))::date"
+    following = "(m.e + make_interval(0, m.w::int + 1))::date"
+    return (
+        f"(SELECT m.w + (m.r - {reached})::numeric / ({following} - {reached}) FROM {whole} AS m)"
     )
 
 
@@ -1732,6 +1768,10 @@ def _written(comparison: Comparison, value: float) -> str:
         later = comparison.until or "today"
         shift = relativedelta(months=round(value)) if _in_months(comparison) else timedelta(days=round(value))
         earlier = _CASE_DAY - shift
+        if _counts_working_days(comparison.unit):
+            earlier = _CASE_DAY
+            while working_days_after(earlier, _CASE_DAY) < round(value):
+                earlier -= timedelta(days=1)
         return f"{later.capitalize()}: {_CASE_DAY.isoformat()}. {comparison.since.capitalize()}: {earlier.isoformat()}."
     if comparison.unit == "clock":
         minutes = min(max(round(value), 0), 24 * 60 - 1)

@@ -413,6 +413,9 @@ def _day_number(word: str) -> int | None:
     return next((i + 1 for i, name in enumerate(_DAY_NAMES) if name.startswith(word[:3])), None)
 
 
+_WORKING_DAYS = re.compile(r"\b(?:working|business)\s+days?\b", re.I)
+
+
 def _weekdays(segment: str) -> tuple[list[int], int] | None:
     """The days of the week a condition names ("booked Monday to Friday": 1-5; "on a Saturday or
     Sunday": 6, 7; "weekdays", "weekends") and where it first names one; None when it names none."""
@@ -480,6 +483,11 @@ def _comparison(
             )
         ):
             return Comparison(op=">", value=0, unit=singular_unit(named.split()[-1]), label=named)
+    if _WORKING_DAYS.match(unit or ""):
+        # "more than 5 working days after delivery": Monday to Friday days between the two dates.
+        since, until = _dates(before, clause[end:], text or clause)
+        if since is not None:
+            return Comparison(op=op, value=value, unit="working days", since=since, until=until)
     if days is not None:
         since, until = _dates(before, clause[end:], text or clause)
         if since is not None and days >= _DAYS["month"]:
@@ -886,12 +894,26 @@ def _clauses(text: str) -> list[tuple[int, str]]:
     """Sentences and ;-separated clauses, with their offsets (a point inside a word splits nothing:
     "$1.50", ".github/workflows/")."""
     out = []
-    for match in re.finditer(r"[^.;]+(?:\.(?=\S)[^.;]*)*[.;]?", text):
-        clause = match.group(0)
-        stripped = clause.strip()
-        if stripped:
-            out.append((match.start() + clause.index(stripped[0]), stripped.rstrip(".;")))
+    for line_start, line in _lines(text):
+        # "i.e." and "e.g." end no clause.
+        for match in re.finditer(r"(?:\b(?:i\.e|e\.g)\.|[^.;])+(?:\.(?=\S)(?:\b(?:i\.e|e\.g)\.|[^.;])*)*[.;]?", line):
+            clause = match.group(0)
+            stripped = clause.strip()
+            if stripped:
+                out.append((line_start + match.start() + clause.index(stripped[0]), stripped.rstrip(".;")))
     return out
+
+
+#: Where a line opens an item of its own: a bullet, a numbered item, a table row, a "field: rule" line,
+#: or the line after a blank one.
+_ITEM_START = re.compile(r"\n(?=[ \t]*(?:[-*•][ \t]|\d+[.)][ \t]|\||[a-z][a-z0-9_]*[ \t]*:(?!\S)|\n))", re.I)
+
+
+def _lines(text: str) -> list[tuple[int, str]]:
+    """The text cut where a line opens an item of its own (rules written as bullets, numbered lines,
+    table rows or field lines end at their line, whether or not they end with a period)."""
+    cuts = [0, *(found.start() for found in _ITEM_START.finditer(text)), len(text)]
+    return [(start, text[start:end]) for start, end in itertools.pairwise(cuts) if text[start:end].strip()]
 
 
 def _value(match: re.Match[str]) -> RuleValue:
@@ -1383,6 +1405,8 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
             mentions_too: list[str] = []
             absent: list[str] = []
             days = _weekdays(segment)
+            if days is not None and days[0] == [1, 2, 3, 4, 5] and _WORKING_DAYS.search(clause):
+                days = None  # "working days (Mon-Fri, no holidays)": what a working day is, no condition
             if days is not None:
                 # Days of the week: by "or" after a comparison, a condition of its own ("at 14:00 or
                 # later, or on a Saturday"); else one with it ("Monday to Friday before 14:00").
@@ -1490,7 +1514,7 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
             or _WORDING.search(clause)
             or (named and avoided(clause))
         ):
-            if offset > 0 and (named or _MODAL.search(clause)):
+            if offset > 0 and (named or _MODAL.search(clause)) and not _heading(clause):
                 # It constrains the answer, yet no rule could be read from it: said, never dropped.
                 requirements.append(
                     Requirement(
@@ -1649,6 +1673,11 @@ _UNREAD_RULE = "no rule could be read from its words: it needs a model"
 _INPUT_LEAD = re.compile(r"\s*inputs?\b", re.I)
 
 
+def _heading(clause: str) -> bool:
+    """A heading of the lines after it ("Rules for action, first match wins:"): it states no rule."""
+    return clause.endswith(":") and not _QUOTED.search(clause)
+
+
 def _unaccounted(
     text: str, fields: dict[str, list[str]], declaration: re.Match[str] | None, read: list[Requirement]
 ) -> list[Requirement]:
@@ -1661,6 +1690,8 @@ def _unaccounted(
         if index == 0 and not _QUOTED.search(clause) and not re.search(r"[0-9]", clause):
             continue  # what the system does ("... triages tickets and drafts a first reply"), no rule
         if declaration is not None and offset < declaration.end() and declaration.start() < end:
+            continue
+        if _heading(clause):
             continue
         if any(offset < r.end and r.start < end for r in read):
             continue
