@@ -659,6 +659,15 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
     past = re.match(r"\s*(?:[a-z]+\s+)?past\s+(?:its\s+|the\s+|their\s+)?(\w+)", after, re.I)
     if past is not None:
         return past.group(1).lower(), None  # "30 days past due": from the due date to today
+    line = _FIELD_LINE.match(before)
+    other = re.match(
+        r"\s*(?:[a-z]+\s+){0,3}?(?P<dir>before|after|since|from)\s+(?:the\s+)?(?P<label>[a-z][a-z0-9_]*)\b", after, re.I
+    )
+    if line is not None and other is not None and len(re.findall(rf"\b{line.group('field')}\b", text, re.I)) > 1:
+        # "end: at most 30 days after start", on the line of an input the request lists ("... start,
+        # end, source"): the line's input is one date, the label after the comparison the other.
+        key, label = line.group("field").lower(), other.group("label").lower()
+        return (label, key) if other.group("dir").lower() != "before" else (key, label)
     # The comparison's own clause ("... is accepted unless it arrives more than 30 days after"): not a
     # participle of the clause before it.
     words = _WORD.findall(re.split(r"\b(?:unless|if|when|whenever|where|once|but)\b|[,;()]", before)[-1])
@@ -671,6 +680,9 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
         # "the delivery deadline is fewer than 3 days after the ship date": the quantity's own name
         # is the event, when the words after the comparison name the date it counts from.
         label, _ = _named_by(before)
+        said = re.search(r"\b([a-z]+)\s+date\b[^,;]*$", before, re.I)
+        if label == "date" and said is not None:
+            label = f"{said.group(1).lower()} date"  # "the claim date is at most ...": a date by its kind
         # "12 months or more before the report date": the unit and its comparison words first.
         if label is None or not re.match(r"\s*(?:[a-z]+\s+){0,3}?" + named, after, re.I):
             return None, None
@@ -1251,6 +1263,23 @@ def _alternatives(
 _FIELD_LINE = re.compile(r"\s*(?:[-*•]\s*|\d+[.)]\s*)?(?P<field>[a-z][a-z0-9_]*)\s*:(?!\S)", re.I)
 
 
+def _on_input_line(text: str, offset: int, fields: dict[str, list[str]], rules: list[Rule]) -> list[Rule]:
+    """On the line of an input the request lists ("environment: "test" or "debug" -> "approve"" of a
+    request whose inputs are "... port, environment, justification"), what a rule mentions is that
+    input's value: read after its label, the label itself no mention."""
+    key = _line_field(text, offset)
+    if key is None or key in fields or len(re.findall(rf"\b{re.escape(key)}\b", text, re.I)) < 2:
+        return rules
+    out = []
+    for rule in rules:
+        items = [m for m in rule.mentions if m.lower() != key]
+        if not items or items == rule.mentions and rule.within:
+            out.append(rule)
+            continue
+        out.append(rule.model_copy(update={"mentions": items, "within": {**rule.within, **dict.fromkeys(items, key)}}))
+    return out
+
+
 def _line_field(text: str, offset: int) -> str | None:
     """The field named at the start of the line holding ``offset``, when the line opens "field: ..."."""
     line = _FIELD_LINE.match(text, text.rfind("\n", 0, offset) + 1)
@@ -1397,6 +1426,13 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
                 and (c := _comparison(clause, s, e, v, u, total and u in ("$", "EUR", "GBP", "€", "£"), text))
                 is not None
             ]
+            otherwise = _DEFAULT.search(segment) if default and segment is before else None
+            if otherwise is not None and len(compared) == 1 and compared[0][1] <= seg_start + otherwise.start():
+                # "end: at most 30 days after start, otherwise "reject"": the comparison is what is
+                # allowed, and the value goes to its other side.
+                low, high, allowed_side = compared[0]
+                compared = [(low, high, allowed_side.model_copy(update={"op": _OTHER_SIDE[allowed_side.op]}))]
+                default = False
             if not compared and (due := _NOT_YET.search(segment)) is not None:
                 # "not yet past its due date": no day past it yet.
                 since = due.group(1).lower()
@@ -1507,6 +1543,7 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
                 field = requirements[-1].fields[-1] if requirements[-1].fields else None
             if number is not None and field is not None:
                 rules.append(Rule(field=field, value=number, when=comparison))
+        rules = _on_input_line(text, offset, fields, rules)
         targets = list(dict.fromkeys([*(r.field for r in rules), *named]))
         if not rules and not (
             (named and _COPY.search(clause))
@@ -2079,8 +2116,9 @@ def _instead(fields: dict[str, list[str]], requirements: list[Requirement]) -> l
 
 #: "fix_logging wins over coverage_drop": which of two values of a field is decided first.
 PRECEDES = re.compile(
-    r"(?:^|[\s\"])(?P<first>[a-z][a-z0-9_-]*)\"?\s+(?:wins\s+over|takes\s+precedence\s+over|overrides|beats|"
-    r"comes\s+before|is\s+decided\s+before)\s+\"?(?P<then>[a-z][a-z0-9_-]*)\b",
+    r"(?:^|[\s\"(])(?P<first>[a-z][a-z0-9_-]*)\"?\s+(?P<rule>(?:lines?|rules?)\s+)?(?:wins?\s+over|"
+    r"takes?\s+(?:precedence|priority)\s+over|overrides?|beats?|comes?\s+before|(?:is|are)\s+(?:decided|checked)\s+before)"
+    r"\s+(?:the\s+)?\"?(?P<then>[a-z][a-z0-9_-]*)\b",
     re.I,
 )
 
@@ -2092,7 +2130,9 @@ def _precedence(requirement: Requirement, fields: dict[str, list[str]]) -> Requi
     if found is None or any(r.when or r.also for r in requirement.rules):
         return requirement
     first, then = found.group("first"), found.group("then")
-    if not any(first in values and then in values for values in fields.values()):
+    # "fix_logging wins over coverage_drop", or a value's lines over another line ("The two "reject"
+    # lines win over the environment line").
+    if not any(first in values and (then in values or found.group("rule")) for values in fields.values()):
         return requirement
     return requirement.model_copy(update={"rules": [], "kind": "route", "buildable": True, "why_not": None})
 
@@ -2646,7 +2686,7 @@ def _beyond(text: str, fields: dict[str, list[str]], requirements: list[Requirem
     """A clause naming the other side of the comparison before it by a comparative ("A freeze of 90
     days or fewer is approved; anything longer is denied"): a rule of the same field with the opposite
     comparison, its value the one the clause gives (quoted, or an allowed value's participle)."""
-    out = list(requirements)
+    out = _beyond_a_limit(text, list(requirements))
     for found in _BEYOND.finditer(text):
         before = [i for i, r in enumerate(out) if r.end <= found.start() + 1 and r.rules]
         if not before:
@@ -2685,6 +2725,50 @@ def _beyond(text: str, fields: dict[str, list[str]], requirements: list[Requirem
         out[position] = requirement.model_copy(
             update={"rules": [*requirement.rules, other], "end": end, "text": text[requirement.start : end]}
         )
+    return out
+
+
+def _beyond_a_limit(text: str, requirements: list[Requirement]) -> list[Requirement]:
+    """A limit said alone, then what goes beyond it ("... the claim date is at most 14 days after the
+    purchase date. Anything later is declined with credit 0."): the second sentence's values hold on
+    the other side of the first's one comparison, and the two are one requirement."""
+    out = list(requirements)
+    for found in _BEYOND.finditer(text):
+        said_at = found.start() + len(found.group(0)) - len(found.group(0).lstrip(";,. \n\t"))
+        at = next((i for i, r in enumerate(out) if r.start == said_at), None)
+        if at is None or at == 0 or out[at - 1].rules or text[out[at - 1].end : out[at].start].strip(" .;,\n"):
+            continue
+        limit, beyond = out[at - 1], out[at]
+        comparisons = [
+            c for s, e, v, u in _amounts(limit.text) if (c := _comparison(limit.text, s, e, v, u, False, text)) is not None
+        ]
+        below = found.group("way").lower() in _BELOW_WAYS
+        # "within 14 days of purchase, i.e. the claim date is at most 14 days after ...": one limit
+        # said twice, the saying that names its dates read.
+        if len({(c.op, c.value) for c in comparisons}) != 1 or below != (comparisons[0].op in (">", ">=")):
+            continue
+        limit_said = next((c for c in reversed(comparisons) if c.since), comparisons[-1])
+        other_side = limit_said.model_copy(update={"op": _OTHER_SIDE[limit_said.op]})
+        said = {_stem(w.lower()) for w in _WORD.findall(found.group(0))}
+        rules = [
+            r.model_copy(
+                update={
+                    "when": other_side,
+                    "mentions": [m for m in r.mentions if not {_stem(w.lower()) for w in m.split()} <= said],
+                }
+            )
+            for r in beyond.rules
+            if not r.default and not r.when
+        ]
+        if not rules or len(rules) != len(beyond.rules):
+            continue
+        span = text[limit.start : beyond.end]
+        kind, buildable, why = _kind_of(span, rules, {})
+        out[at - 1] = limit.model_copy(
+            update={"rules": rules, "end": beyond.end, "text": span, "fields": beyond.fields, "kind": kind,
+                    "buildable": buildable, "why_not": why}
+        )
+        del out[at]
     return out
 
 
