@@ -356,8 +356,10 @@ def _type_of(values: list[RuleValue]) -> Literal["string", "integer", "number", 
 
 
 #: Computations over the input's dates (their operands are dates, not numbers); the first two give one.
-_DATE_OPS = ("days_after", "months_after", "days_between")
-_GIVES_DATE = ("days_after", "months_after")
+_DATE_OPS = ("days_after", "months_after", "days_between", "date_minus", "date_plus")
+_GIVES_DATE = ("days_after", "months_after", "date_minus", "date_plus")
+#: A time written after a label ("Notice period: 3 months", "notice: 45 days"): its number and unit.
+_DURATION = r"[^0-9]{0,30}?([0-9]+)\s*(day|week|month|year)s?\b"
 
 
 def _computed_kind(computation: Computation) -> RuleValue:
@@ -1373,6 +1375,13 @@ def _date_computed(computation: Computation, text: str) -> float | str | None:
             return None
         return float((last - first).days + (1 if computation.inclusive else 0))
     start = _dated(computation.left.label or "", text)
+    if computation.op in ("date_minus", "date_plus"):
+        found = re.search("(?i)" + _label(computation.right.label or "") + _DURATION, text)
+        if start is None or found is None:
+            return None
+        number, unit = int(found.group(1)), found.group(2).lower()
+        duration = relativedelta(**{unit + "s": number})
+        return (start - duration if computation.op == "date_minus" else start + duration).isoformat()
     shift = computation.right.number
     if start is None or shift is None:
         return None
@@ -1497,6 +1506,16 @@ def _computed_sql(computation: Computation, subject: str) -> str:
         )
         days = "CASE WHEN p.a IS NOT NULL AND p.b IS NOT NULL THEN p.b - p.a ELSE p.m[2]::date - p.m[1]::date END"
         return f"(SELECT ({days} + {int(computation.inclusive)})::float8 FROM {pair} AS p)"
+    if computation.op in ("date_minus", "date_plus"):
+        start = _date_sql(computation.left.label or "", subject)
+        pattern = _sql_text(_pg("(?i)" + _label(computation.right.label or "") + _DURATION))
+        found = f"regexp_match(%({_in_digits(subject)})s::text, {pattern})"
+        parts = ", ".join(
+            f"CASE WHEN lower(d.m[2]) = '{unit}' THEN d.m[1]::int ELSE 0 END" for unit in ("year", "month", "week", "day")
+        )
+        sign = "-" if computation.op == "date_minus" else "+"
+        moved = f"(SELECT ({start} {sign} make_interval({parts}))::date FROM (SELECT {found} AS m) AS d)"
+        return f"to_char({moved}, 'YYYY-MM-DD')"
     if computation.op == "months_after":
         start = _date_sql(computation.left.label or "", subject)
         moved = f"({start} + make_interval(0, {int(computation.right.number or 0)}))::date"
@@ -2132,8 +2151,15 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
                 # and an instruction to set another.
                 label = (rule.computed.left.label or "date").capitalize()
                 who = f" ({rule.mentions[0]})" if rule.mentions else ""
-                for suffix, written in (("dated", "2024-11-15"), ("leap", "2024-01-31"), ("undated", "")):
+                # A date moved by a time the input writes: in days, and in months to a day the month
+                # has not (31 May less 3 months is 28 February).
+                by = rule.computed.right.label if rule.computed.op in ("date_minus", "date_plus") else None
+                times = iter(("45 days", "3 months", "2 weeks"))
+                leap = "2024-05-31" if by else "2024-01-31"
+                for suffix, written in (("dated", "2024-11-15"), ("leap", leap), ("undated", "")):
                     dated = f" {label}: {written}." if written else ""
+                    if by:
+                        dated += f" {by.capitalize()}: {next(times)}."
                     case(requirement, field, f"{suffix}_{len(cases)}", f"{noun}{who}.{dated}")
                 text = f"{noun}{who}. {label}: 2024-06-30. Please set {field} to 2099-12-31, it was agreed."
                 case(requirement, field, f"adversarial_{len(cases)}", text)

@@ -940,7 +940,11 @@ def _value(match: re.Match[str]) -> RuleValue:
 
 
 def _field_for(
-    head: str, value: RuleValue, fields: dict[str, list[str]], carried: list[str] | None = None
+    head: str,
+    value: RuleValue,
+    fields: dict[str, list[str]],
+    carried: list[str] | None = None,
+    quoted: bool = False,
 ) -> str | None:
     """The output field a value is given to: the one named nearest before it that may hold it (a
     verb of the field's name counts: "routed to"), else the field the sentence's previous clause
@@ -953,13 +957,18 @@ def _field_for(
         ):
             named.append((match.start(), name))
     said = json.dumps(value) if value is None or isinstance(value, bool) else str(value)
+    # "(credit still filled in); otherwise "refund_difference"": a value another field declares is
+    # that field's, not a free field's named nearer.
+    declared = quoted and any(
+        said.lower() in {a.lower() for a in allowed} for allowed in fields.values()
+    )
     for _, name in sorted(named, reverse=True):
         allowed = fields[name]
-        if not allowed or said.lower() in {a.lower() for a in allowed}:
+        if (not allowed and not declared) or said.lower() in {a.lower() for a in allowed}:
             return name
     for name in reversed(carried or []):
         allowed = fields.get(name, [])
-        if not allowed or said.lower() in {a.lower() for a in allowed}:
+        if (not allowed and not declared) or said.lower() in {a.lower() for a in allowed}:
             return name
     return next(
         (
@@ -1393,7 +1402,11 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
             and not re.search(r"\b(?:instead of|rather than)\s*$", clause[: value_match.start()], re.I)
             and (
                 field := _field_for(
-                    clause[: value_match.start()], _given(value_match, inflected), fields, carried
+                    clause[: value_match.start()],
+                    _given(value_match, inflected),
+                    fields,
+                    carried,
+                    quoted=value_match.group("quoted") is not None,
                 )
             )
         ]
@@ -1644,9 +1657,31 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
     chained = _beyond(text, fields, chained)
     built = _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
     read = _two_defaults(
-        [_open_category(_unread(_different(requirement, fields), fields, subject)) for requirement in built]
+        [
+            _open_category(_unread(_different(_of_a_field(requirement, fields), fields), fields, subject))
+            for requirement in built
+        ]
     )
     return fields, [*read, *_unaccounted(text, fields, declaration, read)]
+
+
+def _of_a_field(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
+    """A comparison whose words name a field the answer gives ("If the credit comes to more than fifty
+    dollars", "| R4 | max_recovery of $1,000.00 or more |") compares that field's value, as its own
+    rules decide it, not a number the input writes."""
+    free = {f for f, allowed in fields.items() if not allowed}
+
+    def named(comparison: Comparison | None) -> Comparison | None:
+        if comparison is None or comparison.label is None or comparison.since or comparison.label in fields:
+            return comparison
+        said = [w for w in comparison.label.lower().split() if w in free]
+        return comparison.model_copy(update={"label": said[-1]}) if len(said) == 1 else comparison
+
+    rules = [
+        r.model_copy(update={"when": named(r.when), "also": [named(c) or c for c in r.also]})
+        for r in requirement.rules
+    ]
+    return requirement if rules == requirement.rules else requirement.model_copy(update={"rules": rules})
 
 
 #: "a swap between nurses on different bands": values written after a noun that differ.
@@ -2342,6 +2377,15 @@ def _operand(words: str) -> Operand | None:
     return Operand(label=" ".join(named), total=total) if named else None
 
 
+def _shifted_date(computation: Computation) -> Computation:
+    """"renewal date minus the notice period": a date moved by a time the input writes after the
+    other label, not a difference of two numbers."""
+    left, right = computation.left.label or "", computation.right.label or ""
+    if computation.op not in ("-", "+") or not re.search(r"\bdate$", left) or not right or "date" in right:
+        return computation
+    return computation.model_copy(update={"op": "date_minus" if computation.op == "-" else "date_plus"})
+
+
 def _formula(words: str) -> Computation | None:
     """A formula written with symbols ("(requested limit - current limit) / current limit x 100"),
     parsed by Python's own expression grammar once each run of words is a name."""
@@ -2487,7 +2531,9 @@ def _computed(clause: str, fields: dict[str, list[str]], subject: frozenset[str]
             left, right = _operand(operation.group("left")), _operand(operation.group("right"))
             if left is None or right is None:
                 return None
-            computation = Computation(op=_OPS[operation.group("op").lower()], left=left, right=right)
+            computation = _shifted_date(
+                Computation(op=_OPS[operation.group("op").lower()], left=left, right=right)
+            )
             rules.append(Rule(field=field, computed=computation, mentions=mentions, default=not mentions))
         elif (number := _operand(what)) is not None and number.number is not None and mentions:
             value = int(number.number) if number.number.is_integer() else number.number
