@@ -395,6 +395,18 @@ def field_rules(requirements: list[Requirement]) -> dict[str, list[Rule]]:
                     rest = [r for r in listed if r not in mine]
                     at = rest.index(theirs[0])
                     listed[:] = [*rest[:at], *mine, *rest[at:]]
+    for requirement in requirements:
+        # "overdue people get "course" whatever their score (beats the quiz rule)": this requirement's
+        # rules before the first rule on what that one names.
+        for found in _BEATS.finditer(requirement.text):
+            named = found.group("then").lower()
+            for listed in rules.values():
+                mine = [r for r in listed if r in requirement.rules and not r.default]
+                theirs = [r for r in listed if r not in mine and not r.default and _rule_on(r, named)]
+                if mine and theirs and listed.index(mine[0]) > listed.index(theirs[0]):
+                    rest = [r for r in listed if r not in mine]
+                    at = rest.index(theirs[0])
+                    listed[:] = [*rest[:at], *mine, *rest[at:]]
     for listed in rules.values():
         # A rule with the comparisons of another and things to mention besides is its exception
         # ("their accounts are never frozen ... notify instead"): it comes before it.
@@ -414,6 +426,20 @@ def field_rules(requirements: list[Requirement]) -> dict[str, list[Rule]]:
                 listed.remove(rule)
                 listed.insert(listed.index(general), rule)
     return rules
+
+
+#: A rule said to win over another named by what it reads ("beats the quiz rule").
+_BEATS = re.compile(
+    r"\b(?:beats|wins\s+over|takes\s+(?:priority|precedence)\s+over|overrides)\s+the\s+(?P<then>[a-z][a-z0-9_-]*)"
+    r"\s+(?:rule|line)\b",
+    re.I,
+)
+
+
+def _rule_on(rule: Rule, word: str) -> bool:
+    """Whether a rule reads what ``word`` names: its compared quantity's label or a thing it mentions."""
+    said = [c.label or "" for c in [*([rule.when] if rule.when else []), *rule.also]] + rule.mentions
+    return any(word in re.findall(r"[a-z0-9_-]+", s.lower()) for s in said)
 
 
 #: A value said to replace another ("gets "needs_approval" instead of "reorder"").

@@ -1289,6 +1289,17 @@ def _on_input_line(text: str, offset: int, fields: dict[str, list[str]], rules: 
     return out
 
 
+def _line_value(text: str, offset: int, fields: dict[str, list[str]]) -> str | None:
+    """The value a line opens by defining it ("- overdue = last completion more than 12 months ...",
+    of a field declared with "overdue" among its values)."""
+    line = re.compile(r"\s*(?:[-*•]\s*|\d+[.)]\s*)?(?P<value>[a-z][a-z0-9_-]*)\s*=(?!=)", re.I).match(
+        text, text.rfind("\n", 0, offset) + 1
+    )
+    if line is None or not any(line.group("value") in allowed for allowed in fields.values()):
+        return None
+    return line.group("value")
+
+
 def _line_field(text: str, offset: int) -> str | None:
     """The field named at the start of the line holding ``offset``, when the line opens "field: ..."."""
     line = _FIELD_LINE.match(text, text.rfind("\n", 0, offset) + 1)
@@ -1370,7 +1381,9 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
         bare = sorted(
             {v for values in fields.values() for v in values if re.search(r"[\d_]", v)}
             # "vehicle: bike when ...; otherwise van": on a line a field opens, its values said bare.
-            | set(fields.get(_line_field(text, offset) or "", [])),
+            | set(fields.get(_line_field(text, offset) or "", []))
+            # "- overdue = last completion more than 12 months before ...": a line defining a value.
+            | ({defined} if (defined := _line_value(text, offset, fields)) else set()),
             key=len,
         )
         pattern = _VALUE
@@ -1420,11 +1433,13 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
             after_end = given[index + 1][0].start() if index + 1 < len(given) else len(clause)
             after = clause[value_match.end() : after_end]
             default = bool(_DEFAULT.search(segment))
-            if _postposed(value_match, clause) and _DEFAULT.match(re.sub(r"^\W+", "", after)):
-                default = True  # "Approve all other claims"
+            defines = re.match(r"\s*=(?!=)", after) is not None and value_match.group("bare") is not None
+            if (_postposed(value_match, clause) or defines) and _DEFAULT.match(re.sub(r"^\W+", "", after)):
+                default = True  # "Approve all other claims", "- current = everything else"
             elif (
                 _POSTPOSED.match(after)
                 or _postposed(value_match, clause)
+                or defines
                 # "desk: secure for valuables such as ...": on a field's line, "for" opens its condition.
                 or (field == _line_field(text, offset) and re.match(r"\W*for\b", after, re.I) is not None)
             ):
@@ -1662,7 +1677,65 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
             for requirement in built
         ]
     )
+    read = _boundary_notes(text, [_below_that(r, fields) for r in read])
     return fields, [*read, *_unaccounted(text, fields, declaration, read)]
+
+
+_THAT_SIDE = re.compile(r"[;,]\s*(?P<way>below|under|above|over|beyond)\s+that\b", re.I)
+
+
+def _below_that(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
+    """ "max_recovery of $1,000.00 or more | decision "escalate"; below that, "file"": the value after
+    "below that" holds on the other side of the requirement's one comparison."""
+    found = _THAT_SIDE.search(requirement.text)
+    stated = [r for r in requirement.rules if r.when is not None and not r.default and not r.also]
+    if found is None or len({(r.when.op, r.when.value) for r in stated if r.when}) != 1:
+        return requirement
+    when = stated[0].when
+    assert when is not None
+    way = found.group("way").lower()
+    if (way in ("below", "under")) != (when.op in (">", ">=")):
+        return requirement
+    other = when.model_copy(update={"op": _OTHER_SIDE[when.op]})
+    rules = [
+        r.model_copy(update={"mentions": [], "when": other})
+        if r.mentions == [way] and r.when is None and not r.default
+        else r
+        for r in requirement.rules
+    ]
+    if rules == requirement.rules:
+        return requirement
+    kind, buildable, why = _kind_of(requirement.text, rules, fields)
+    return requirement.model_copy(update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why})
+
+
+_EXACTLY = re.compile(r"\bexactly\s+(?:\d+(?:\.\d+)?)\b", re.I)
+
+
+def _boundary_notes(text: str, requirements: list[Requirement]) -> list[Requirement]:
+    """A note on the boundary of the comparison before it, on its line ("... more than 12 months
+    before the report date. calendar months, exactly 12 months is NOT overdue"): the comparison says
+    it already, so the note is part of that requirement, no rule of its own."""
+    out: list[Requirement] = []
+    for requirement in requirements:
+        previous = out[-1] if out else None
+        said = _EXACTLY.search(requirement.text)
+        if (
+            previous is not None
+            and said is not None
+            and "\n" not in text[previous.end : requirement.start]
+            and any(
+                c.value == float(said.group(0).split()[-1])
+                for r in previous.rules
+                for c in [*([r.when] if r.when else []), *r.also]
+            )
+        ):
+            out[-1] = previous.model_copy(
+                update={"end": requirement.end, "text": text[previous.start : requirement.end]}
+            )
+            continue
+        out.append(requirement)
+    return out
 
 
 def _of_a_field(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
@@ -1969,6 +2042,17 @@ def _said_of_another(requirement: Requirement, fields: dict[str, list[str]]) -> 
             ((owner, value),) = said
             rules = [r.model_copy(update={"given": {owner: value}}) if r in bare else r for r in rules]
             rules = [r for r in rules if not (_bare(r) and r.value == value and r.field != owner)]
+    for position, rule in enumerate(rules):
+        # "overdue people get assign "course"": the people another field gives "overdue".
+        said_first = [
+            (f, m.split()[0])
+            for m in rule.mentions
+            for f, values in fields.items()
+            if f != rule.field and len(m.split()) > 1 and m.split()[0] in values
+        ]
+        if len(rule.mentions) == 1 and len(said_first) == 1 and not rule.given:
+            ((owner, value),) = said_first
+            rules[position] = rule.model_copy(update={"mentions": [], "given": {owner: value}})
     for rule in list(rules):
         owners = [f for f, values in fields.items() if rule.value in values and f != rule.field]
         if not _bare(rule) or rule.value in fields.get(rule.field, []) or len(owners) != 1:
@@ -2732,7 +2816,7 @@ def _beyond(text: str, fields: dict[str, list[str]], requirements: list[Requirem
     """A clause naming the other side of the comparison before it by a comparative ("A freeze of 90
     days or fewer is approved; anything longer is denied"): a rule of the same field with the opposite
     comparison, its value the one the clause gives (quoted, or an allowed value's participle)."""
-    out = _beyond_a_limit(text, list(requirements))
+    out = _beyond_a_limit(text, fields, list(requirements))
     for found in _BEYOND.finditer(text):
         before = [i for i, r in enumerate(out) if r.end <= found.start() + 1 and r.rules]
         if not before:
@@ -2774,7 +2858,9 @@ def _beyond(text: str, fields: dict[str, list[str]], requirements: list[Requirem
     return out
 
 
-def _beyond_a_limit(text: str, requirements: list[Requirement]) -> list[Requirement]:
+def _beyond_a_limit(
+    text: str, fields: dict[str, list[str]], requirements: list[Requirement]
+) -> list[Requirement]:
     """A limit said alone, then what goes beyond it ("... the claim date is at most 14 days after the
     purchase date. Anything later is declined with credit 0."): the second sentence's values hold on
     the other side of the first's one comparison, and the two are one requirement."""
@@ -2809,7 +2895,7 @@ def _beyond_a_limit(text: str, requirements: list[Requirement]) -> list[Requirem
         if not rules or len(rules) != len(beyond.rules):
             continue
         span = text[limit.start : beyond.end]
-        kind, buildable, why = _kind_of(span, rules, {})
+        kind, buildable, why = _kind_of(span, rules, fields)
         out[at - 1] = limit.model_copy(
             update={"rules": rules, "end": beyond.end, "text": span, "fields": beyond.fields, "kind": kind,
                     "buildable": buildable, "why_not": why}
