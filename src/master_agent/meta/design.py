@@ -23,8 +23,8 @@ from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
-from dateutil.relativedelta import relativedelta
 import numpy as np
+from dateutil.relativedelta import relativedelta
 
 from master_agent.capabilities.numerals import (
     DIGITS_SUFFIX,
@@ -733,13 +733,11 @@ def _working_sql(subject: str) -> str:
 def _weekdays_sql(first: str, last: str) -> str:
     """The days Monday to Friday from ``first`` to ``last``, both included (NULL when either is; the
     negative count of those from ``last`` + 1 to ``first`` - 1 when ``last`` is earlier, as
-    ``numpy.busday_count``): whole weeks give 5 days each, and the days left over count from the
+    ``working_days_after``): whole weeks give 5 days each, and the days left over count from the
     first day's weekday (``s``, 1 Monday .. 7 Sunday)."""
     left = "mod(r.n, 7)"
     count = f"(div(r.n, 7) * 5 + GREATEST(0, LEAST({left}, 6 - r.s)) + GREATEST(0, {left} - (8 - r.s)))"
-    forward = (
-        f"(SELECT {count}::numeric FROM (SELECT (x.b - x.a + 1) AS n, extract(isodow FROM x.a)::int AS s) AS r)"
-    )
+    forward = f"(SELECT {count}::numeric FROM (SELECT (x.b - x.a + 1) AS n, extract(isodow FROM x.a)::int AS s) AS r)"
     return (
         f"(SELECT CASE WHEN x.a IS NULL OR x.b IS NULL THEN NULL WHEN x.b >= x.a THEN {forward} "
         f"ELSE -(SELECT {count}::numeric FROM (SELECT (x.a - x.b - 1) AS n, "
@@ -1231,7 +1229,9 @@ def _days(comparison: Comparison, text: str, now: date | None) -> float | None:
 def working_days_after(event: date, reference: date) -> int:
     """The days Monday to Friday after ``event`` up to and including ``reference`` (the event's own
     day is day 0: "5 working days after delivery"; no holidays), negative when ``reference`` is
-    earlier."""
+    earlier (those after ``reference`` up to ``event``)."""
+    if reference < event:
+        return -working_days_after(reference, event)
     return int(np.busday_count(event + timedelta(days=1), reference + timedelta(days=1)))
 
 
@@ -1249,8 +1249,8 @@ def months_between(event: date, reference: date) -> float:
     months = (reference.year - event.year) * 12 + reference.month - event.month
     if event + relativedelta(months=months) > reference:
         months -= 1
-    reached = event + relativedelta(months=months)
-    following = event + relativedelta(months=months + 1)
+    reached: date = event + relativedelta(months=months)
+    following: date = event + relativedelta(months=months + 1)
     return months + (reference - reached).days / (following - reached).days
 
 
@@ -1264,9 +1264,7 @@ def _months_sql(event: str, reference: str) -> str:
     )
     reached = "(m.e + make_interval(0, m.w::int))::date"
     following = "(m.e + make_interval(0, m.w::int + 1))::date"
-    return (
-        f"(SELECT m.w + (m.r - {reached})::numeric / ({following} - {reached}) FROM {whole} AS m)"
-    )
+    return f"(SELECT m.w + (m.r - {reached})::numeric / ({following} - {reached}) FROM {whole} AS m)"
 
 
 def applies(
@@ -1407,7 +1405,8 @@ def _date_computed(computation: Computation, text: str) -> float | str | None:
             return None
         number, unit = int(found.group(1)), found.group(2).lower()
         duration = relativedelta(**{unit + "s": number})
-        return (start - duration if computation.op == "date_minus" else start + duration).isoformat()
+        shifted: date = start - duration if computation.op == "date_minus" else start + duration
+        return shifted.isoformat()
     shift = computation.right.number
     if start is None or shift is None:
         return None
@@ -1537,7 +1536,8 @@ def _computed_sql(computation: Computation, subject: str) -> str:
         pattern = _sql_text(_pg("(?i)" + _label(computation.right.label or "") + _DURATION))
         found = f"regexp_match(%({_in_digits(subject)})s::text, {pattern})"
         parts = ", ".join(
-            f"CASE WHEN lower(d.m[2]) = '{unit}' THEN d.m[1]::int ELSE 0 END" for unit in ("year", "month", "week", "day")
+            f"CASE WHEN lower(d.m[2]) = '{unit}' THEN d.m[1]::int ELSE 0 END"
+            for unit in ("year", "month", "week", "day")
         )
         sign = "-" if computation.op == "date_minus" else "+"
         moved = f"(SELECT ({start} {sign} make_interval({parts}))::date FROM (SELECT {found} AS m) AS d)"

@@ -661,16 +661,23 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
         return past.group(1).lower(), None  # "30 days past due": from the due date to today
     line = _FIELD_LINE.match(before)
     other = re.match(
-        r"\s*(?:[a-z]+\s+){0,3}?(?P<dir>before|after|since|from)\s+(?:the\s+)?(?P<label>[a-z][a-z0-9_]*)\b", after, re.I
+        r"\s*(?:[a-z]+\s+){0,3}?(?P<dir>before|after|since|from)\s+(?:the\s+)?(?P<label>[a-z][a-z0-9_]*)\b",
+        after,
+        re.I,
     )
-    if line is not None and other is not None and len(re.findall(rf"\b{line.group('field')}\b", text, re.I)) > 1:
+    if (
+        line is not None
+        and other is not None
+        and len(re.findall(rf"\b{line.group('field')}\b", text, re.I)) > 1
+    ):
         # "end: at most 30 days after start", on the line of an input the request lists ("... start,
         # end, source"): the line's input is one date, the label after the comparison the other.
         key, label = line.group("field").lower(), other.group("label").lower()
         return (label, key) if other.group("dir").lower() != "before" else (key, label)
     # The comparison's own clause ("... is accepted unless it arrives more than 30 days after"): not a
     # participle of the clause before it.
-    words = _WORD.findall(re.split(r"\b(?:unless|if|when|whenever|where|once|but)\b|[,;()]", before)[-1])
+    # Nor the value a line defines ("- lapsed = drill date more than 6 months before ...").
+    words = _WORD.findall(re.split(r"\b(?:unless|if|when|whenever|where|once|but)\b|[,;()=]", before)[-1])
     at = next(
         (i for i in range(len(words) - 1, -1, -1) if words[i].lower().endswith("ed") and len(words[i]) > 4),
         None,
@@ -908,7 +915,9 @@ def _clauses(text: str) -> list[tuple[int, str]]:
     out = []
     for line_start, line in _lines(text):
         # "i.e." and "e.g." end no clause.
-        for match in re.finditer(r"(?:\b(?:i\.e|e\.g)\.|[^.;])+(?:\.(?=\S)(?:\b(?:i\.e|e\.g)\.|[^.;])*)*[.;]?", line):
+        for match in re.finditer(
+            r"(?:\b(?:i\.e|e\.g)\.|[^.;])+(?:\.(?=\S)(?:\b(?:i\.e|e\.g)\.|[^.;])*)*[.;]?", line
+        ):
             clause = match.group(0)
             stripped = clause.strip()
             if stripped:
@@ -959,9 +968,7 @@ def _field_for(
     said = json.dumps(value) if value is None or isinstance(value, bool) else str(value)
     # "(credit still filled in); otherwise "refund_difference"": a value another field declares is
     # that field's, not a free field's named nearer.
-    declared = quoted and any(
-        said.lower() in {a.lower() for a in allowed} for allowed in fields.values()
-    )
+    declared = quoted and any(said.lower() in {a.lower() for a in allowed} for allowed in fields.values())
     for _, name in sorted(named, reverse=True):
         allowed = fields[name]
         if (not allowed and not declared) or said.lower() in {a.lower() for a in allowed}:
@@ -1282,10 +1289,14 @@ def _on_input_line(text: str, offset: int, fields: dict[str, list[str]], rules: 
     out = []
     for rule in rules:
         items = [m for m in rule.mentions if m.lower() != key]
-        if not items or items == rule.mentions and rule.within:
+        if not items or (items == rule.mentions and rule.within):
             out.append(rule)
             continue
-        out.append(rule.model_copy(update={"mentions": items, "within": {**rule.within, **dict.fromkeys(items, key)}}))
+        out.append(
+            rule.model_copy(
+                update={"mentions": items, "within": {**rule.within, **dict.fromkeys(items, key)}}
+            )
+        )
     return out
 
 
@@ -1455,7 +1466,11 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
                 is not None
             ]
             otherwise = _DEFAULT.search(segment) if default and segment is before else None
-            if otherwise is not None and len(compared) == 1 and compared[0][1] <= seg_start + otherwise.start():
+            if (
+                otherwise is not None
+                and len(compared) == 1
+                and compared[0][1] <= seg_start + otherwise.start()
+            ):
                 # "end: at most 30 days after start, otherwise "reject"": the comparison is what is
                 # allowed, and the value goes to its other side.
                 low, high, allowed_side = compared[0]
@@ -1706,7 +1721,9 @@ def _below_that(requirement: Requirement, fields: dict[str, list[str]]) -> Requi
     if rules == requirement.rules:
         return requirement
     kind, buildable, why = _kind_of(requirement.text, rules, fields)
-    return requirement.model_copy(update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why})
+    return requirement.model_copy(
+        update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why}
+    )
 
 
 _EXACTLY = re.compile(r"\bexactly\s+(?:\d+(?:\.\d+)?)\b", re.I)
@@ -2462,7 +2479,7 @@ def _operand(words: str) -> Operand | None:
 
 
 def _shifted_date(computation: Computation) -> Computation:
-    """"renewal date minus the notice period": a date moved by a time the input writes after the
+    """ "renewal date minus the notice period": a date moved by a time the input writes after the
     other label, not a difference of two numbers."""
     left, right = computation.left.label or "", computation.right.label or ""
     if computation.op not in ("-", "+") or not re.search(r"\bdate$", left) or not right or "date" in right:
@@ -2868,11 +2885,29 @@ def _beyond_a_limit(
     for found in _BEYOND.finditer(text):
         said_at = found.start() + len(found.group(0)) - len(found.group(0).lstrip(";,. \n\t"))
         at = next((i for i, r in enumerate(out) if r.start == said_at), None)
-        if at is None or at == 0 or out[at - 1].rules or text[out[at - 1].end : out[at].start].strip(" .;,\n"):
+        said_before = [(o, c) for o, c in _clauses(text) if o + len(c) <= found.start() + 1]
+        if at is None or not said_before:
             continue
-        limit, beyond = out[at - 1], out[at]
+        offset, clause = said_before[-1]
+        if text[offset + len(clause) : said_at].strip(" .;,\n") or any(
+            r.rules and r.start < offset + len(clause) and offset < r.end for r in out
+        ):
+            continue
+        # The limit's own sentence: a requirement of no rule read from it, or none (a sentence that
+        # states a limit and no value: "We take returns within 10 days of delivery").
+        held = next((i for i, r in enumerate(out) if r.start == offset), None)
+        limit = (
+            out[held]
+            if held is not None
+            else Requirement(
+                id=out[at].id, kind="threshold", text=clause, start=offset, end=offset + len(clause)
+            )
+        )
+        beyond = out[at]
         comparisons = [
-            c for s, e, v, u in _amounts(limit.text) if (c := _comparison(limit.text, s, e, v, u, False, text)) is not None
+            c
+            for s, e, v, u in _amounts(limit.text)
+            if (c := _comparison(limit.text, s, e, v, u, False, text)) is not None
         ]
         below = found.group("way").lower() in _BELOW_WAYS
         # "within 14 days of purchase, i.e. the claim date is at most 14 days after ...": one limit
@@ -2896,11 +2931,20 @@ def _beyond_a_limit(
             continue
         span = text[limit.start : beyond.end]
         kind, buildable, why = _kind_of(span, rules, fields)
-        out[at - 1] = limit.model_copy(
-            update={"rules": rules, "end": beyond.end, "text": span, "fields": beyond.fields, "kind": kind,
-                    "buildable": buildable, "why_not": why}
+        merged = limit.model_copy(
+            update={
+                "rules": rules,
+                "end": beyond.end,
+                "text": span,
+                "fields": beyond.fields,
+                "kind": kind,
+                "buildable": buildable,
+                "why_not": why,
+            }
         )
-        del out[at]
+        out[at] = merged
+        if held is not None:
+            del out[held]
     return out
 
 
