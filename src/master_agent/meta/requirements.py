@@ -634,7 +634,8 @@ def _named_by(before: str) -> tuple[str | None, bool]:
         m.start() for p in (*(p for p, _ in _BEFORE), _BETWEEN_LOW, _BETWEEN_HIGH) if (m := p.search(before))
     ]
     # Within its own phrase: not across a quoted value, a parenthesis or a comma before it.
-    phrase = re.split(r"[\"(),;:]", before[: min(cues, default=len(before))])[-1]
+    # Nor across "=" ("- too_long = freeze end more than 2 months ...": the value the line defines).
+    phrase = re.split(r"[\"(),;:=]", before[: min(cues, default=len(before))])[-1]
     # Nor across another comparison joined before it ("10 kg or less and there are no more than 3").
     phrase = re.split(r"\b(?:or|and)\s+(?:more|less|fewer|above|below|over|under)\b", phrase, flags=re.I)[-1]
     words = [w.lower() for w in _WORD.findall(phrase)]
