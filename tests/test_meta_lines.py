@@ -37,6 +37,32 @@ VISAS = (
     "- fine = everything else\n"
 )
 
+#: VISAS's inputs with the file_by and urgency each should get.
+VISA_CASES = [
+    # 2025-03-07 is a Friday: the 14th is 5 working days after it, the 13th 4.
+    (
+        "Check date: 2025-03-14. Permit expiry date: 2025-03-07. Processing time: 2 months. Last trip date: 2024-10-01.",
+        "2025-01-07",
+        "soon",
+    ),
+    (
+        "Check date: 2025-03-13. Permit expiry date: 2025-03-07. Processing time: 45 days. Last trip date: 2024-09-13.",
+        "2025-01-21",
+        "fine",
+    ),
+    (
+        "Check date: 2025-03-13. Permit expiry date: 2025-03-07. Processing time: 45 days. Last trip date: 2024-09-12.",
+        "2025-01-21",
+        "late",
+    ),
+    # 31 May less 3 months is 29 February in a leap year.
+    (
+        "Check date: 2024-03-12. Permit expiry date: 2024-05-31. Processing time: 3 months. Last trip date: 2024-01-12.",
+        "2024-02-29",
+        "fine",
+    ),
+]
+
 #: A limit said alone, what goes beyond it, and a rule on a value the answer computes.
 RETURNS = (
     "Hello - could you set up agents for our garden-tool returns? Each return gives the delivery date, "
@@ -111,30 +137,7 @@ def test_values_defined_by_dates_on_bullet_lines() -> None:
     assert fields == {"file_by": [], "urgency": ["late", "soon", "fine"]}
     assert all(r.buildable for r in requirements), [(r.text, r.why_not) for r in requirements]
     rules = field_rules(requirements)
-    for written, file_by, urgency in [
-        # 2025-03-07 is a Friday: the 14th is 5 working days after it, the 13th 4.
-        (
-            "Check date: 2025-03-14. Permit expiry date: 2025-03-07. Processing time: 2 months. Last trip date: 2024-10-01.",
-            "2025-01-07",
-            "soon",
-        ),
-        (
-            "Check date: 2025-03-13. Permit expiry date: 2025-03-07. Processing time: 45 days. Last trip date: 2024-09-13.",
-            "2025-01-21",
-            "fine",
-        ),
-        (
-            "Check date: 2025-03-13. Permit expiry date: 2025-03-07. Processing time: 45 days. Last trip date: 2024-09-12.",
-            "2025-01-21",
-            "late",
-        ),
-        # 31 May less 3 months is 29 February in a leap year.
-        (
-            "Check date: 2024-03-12. Permit expiry date: 2024-05-31. Processing time: 3 months. Last trip date: 2024-01-12.",
-            "2024-02-29",
-            "fine",
-        ),
-    ]:
+    for written, file_by, urgency in VISA_CASES:
         answer = {field: expected_value(listed, written, rules) for field, listed in rules.items()}
         assert answer == {"file_by": file_by, "urgency": urgency}, written
 
@@ -208,28 +211,7 @@ async def test_the_built_systems_compute_these_dates_in_sql_and_a_variant_withou
 ) -> None:
     meta, tenant, built, system = await _built(resources, VISAS, "visa_renewals")
     subject = next(k["name"] for k in built["SystemSpec"]["state_schema"] if k.get("external"))
-    for written, file_by, urgency in [
-        (
-            "Check date: 2025-03-14. Permit expiry date: 2025-03-07. Processing time: 2 months. Last trip date: 2024-10-01.",
-            "2025-01-07",
-            "soon",
-        ),
-        (
-            "Check date: 2025-03-13. Permit expiry date: 2025-03-07. Processing time: 45 days. Last trip date: 2024-09-13.",
-            "2025-01-21",
-            "fine",
-        ),
-        (
-            "Check date: 2025-03-13. Permit expiry date: 2025-03-07. Processing time: 45 days. Last trip date: 2024-09-12.",
-            "2025-01-21",
-            "late",
-        ),
-        (
-            "Check date: 2024-03-12. Permit expiry date: 2024-05-31. Processing time: 3 months. Last trip date: 2024-01-12.",
-            "2024-02-29",
-            "fine",
-        ),
-    ]:
+    for written, file_by, urgency in VISA_CASES:
         answer = await _answer(system, tenant, subject, written)
         assert (answer["file_by"], answer["urgency"]) == (file_by, urgency), (written, answer)
     spec: dict[str, Any] = built["SystemSpec"]

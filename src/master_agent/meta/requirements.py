@@ -1719,6 +1719,11 @@ def _below_that(requirement: Requirement, fields: dict[str, list[str]]) -> Requi
         else r
         for r in requirement.rules
     ]
+    return _with_rules(requirement, rules, fields)
+
+
+def _with_rules(requirement: Requirement, rules: list[Rule], fields: dict[str, list[str]]) -> Requirement:
+    """The requirement with these rules, its kind and whether it can be built judged again."""
     if rules == requirement.rules:
         return requirement
     kind, buildable, why = _kind_of(requirement.text, rules, fields)
@@ -1796,12 +1801,7 @@ def _different(requirement: Requirement, fields: dict[str, list[str]]) -> Requir
         else r
         for r in requirement.rules
     ]
-    if rules == requirement.rules:
-        return requirement
-    kind, buildable, why = _kind_of(requirement.text, rules, fields)
-    return requirement.model_copy(
-        update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why}
-    )
+    return _with_rules(requirement, rules, fields)
 
 
 def _two_defaults(requirements: list[Requirement]) -> list[Requirement]:
@@ -2083,12 +2083,7 @@ def _said_of_another(requirement: Requirement, fields: dict[str, list[str]]) -> 
             for r in rules
             if r is not rule
         ]
-    if rules == requirement.rules:
-        return requirement
-    kind, buildable, why = _kind_of(requirement.text, rules, fields)
-    return requirement.model_copy(
-        update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why}
-    )
+    return _with_rules(requirement, rules, fields)
 
 
 def _in_which_case(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
