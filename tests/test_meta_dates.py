@@ -62,7 +62,22 @@ def test_dates_and_clock_times_are_read_as_iso_and_the_rest_kept(written: str, i
     ],
 )
 def test_whole_calendar_months_between_two_days(event: date, reference: date, months: int) -> None:
-    assert months_between(event, reference) == months
+    assert int(months_between(event, reference)) == months
+
+
+@pytest.mark.parametrize(
+    ("event", "reference", "more_than_twelve"),
+    [
+        (date(2024, 3, 10), date(2025, 3, 10), False),  # the anniversary itself: exactly 12
+        (date(2024, 3, 10), date(2025, 3, 11), True),
+        (date(2024, 2, 29), date(2025, 2, 28), False),  # 29 February + 12 months is 28 February
+        (date(2024, 2, 29), date(2025, 3, 1), True),
+    ],
+)
+def test_more_than_n_calendar_months_holds_from_the_day_after_the_anniversary(
+    event: date, reference: date, more_than_twelve: bool
+) -> None:
+    assert (months_between(event, reference) > 12) is more_than_twelve
 
 
 def test_months_and_ranges_are_read_from_the_request_as_calendar_arithmetic() -> None:

@@ -346,12 +346,17 @@ class Computation(BaseModel):
     number of days), ``months_after``: moved by ``right`` calendar months (the same day number, clipped
     to the month's last day: "the same day one year after the last service"), or ``days_between``: the
     days from the date after ``left``'s label to the one after ``right``'s (the input's first date
-    range where it writes neither label: "Freeze from 2024-06-01 to 2024-06-30"). A number is then
-    capped and rounded as the request says."""
+    range where it writes neither label: "Freeze from 2024-06-01 to 2024-06-30"), or ``date_minus`` /
+    ``date_plus``: the date after ``left``'s label moved back or on by the time the input writes after
+    ``right``'s ("renewal date minus the notice period" of "Notice period: 3 months": calendar months
+    clipped to the month's last day, else days or weeks). A number is then capped and rounded as the
+    request says."""
 
     model_config = ConfigDict(extra="forbid")
 
-    op: Literal["-", "+", "*", "/", "above", "days_after", "months_after", "days_between"]
+    op: Literal[
+        "-", "+", "*", "/", "above", "days_after", "months_after", "days_between", "date_minus", "date_plus"
+    ]
     left: Operand
     right: Operand
     inclusive: bool = False

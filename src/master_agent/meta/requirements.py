@@ -46,8 +46,20 @@ from master_agent.meta.code_rules import code_as_prose
 #: Characters of a request read (the request's own limit).
 MAX_CHARS = 5000
 _FIELD_DECL = re.compile(
-    r"\b(?:returns?|answers?|outputs?|responds?|produces?|emits?)\b[^.]*?\b(?:json object|object|fields?|answer|json(?=\s*:))\b"
-    r"(?:\s+with)?(?:\s+(?:the|two|three|four|five)\s+fields?,?)?:?\s*(?P<body>(?:\([^()]*\)|[^.(])*)",
+    r"(?:\b(?:returns?|answers?|outputs?|responds?|produces?|emits?)\b[^.]*?\b(?:json object|object|fields?|answer|json(?=\s*:))\b"
+    # Notes and chat say it without a verb: "a JSON object back with ...", "JSON back: ...",
+    # "output JSON w/ ...".
+    r"|\bjson(?:\s+object)?(?:\s+back\b|(?=\s*(?:w/|with\b))))"
+    r"(?:\s+with|\s+w/)?(?:\s+(?:the|two|three|four|five)\s+fields?,?)?:?\s*(?P<body>(?:\([^()]*\)|[^.(\n])*)",
+    re.I,
+)
+#: One declared field: its name, then its allowed values in brackets ("decision (approve or deny)",
+#: "status (current | due_soon | overdue)") or quoted after a colon ("decision: "approve", "reject" or
+#: "review""); a bracket or a quoted value standing alone is a description, no field.
+_DECL_ITEM = re.compile(
+    r"(?P<name>[a-z][a-z0-9]*(?:_[a-z0-9]+)*)"
+    r"(?:\s*\((?P<paren>[^)]*)\)|\s*:\s*(?P<listed>\"[^\"]*\"(?:\s*(?:,|\bor\b|\|)\s*\"[^\"]*\")*))?"
+    r"|\([^)]*\)|\"[^\"]*\"",
     re.I,
 )
 _IDENT = re.compile(r"\b([a-z][a-z0-9]*(?:_[a-z0-9]+)*)\b")
@@ -401,6 +413,9 @@ def _day_number(word: str) -> int | None:
     return next((i + 1 for i, name in enumerate(_DAY_NAMES) if name.startswith(word[:3])), None)
 
 
+_WORKING_DAYS = re.compile(r"\b(?:working|business)\s+days?\b", re.I)
+
+
 def _weekdays(segment: str) -> tuple[list[int], int] | None:
     """The days of the week a condition names ("booked Monday to Friday": 1-5; "on a Saturday or
     Sunday": 6, 7; "weekdays", "weekends") and where it first names one; None when it names none."""
@@ -468,6 +483,11 @@ def _comparison(
             )
         ):
             return Comparison(op=">", value=0, unit=singular_unit(named.split()[-1]), label=named)
+    if _WORKING_DAYS.match(unit or ""):
+        # "more than 5 working days after delivery": Monday to Friday days between the two dates.
+        since, until = _dates(before, clause[end:], text or clause)
+        if since is not None:
+            return Comparison(op=op, value=value, unit="working days", since=since, until=until)
     if days is not None:
         since, until = _dates(before, clause[end:], text or clause)
         if since is not None and days >= _DAYS["month"]:
@@ -614,7 +634,8 @@ def _named_by(before: str) -> tuple[str | None, bool]:
         m.start() for p in (*(p for p, _ in _BEFORE), _BETWEEN_LOW, _BETWEEN_HIGH) if (m := p.search(before))
     ]
     # Within its own phrase: not across a quoted value, a parenthesis or a comma before it.
-    phrase = re.split(r"[\"(),;:]", before[: min(cues, default=len(before))])[-1]
+    # Nor across "=" ("- too_long = freeze end more than 2 months ...": the value the line defines).
+    phrase = re.split(r"[\"(),;:=]", before[: min(cues, default=len(before))])[-1]
     # Nor across another comparison joined before it ("10 kg or less and there are no more than 3").
     phrase = re.split(r"\b(?:or|and)\s+(?:more|less|fewer|above|below|over|under)\b", phrase, flags=re.I)[-1]
     words = [w.lower() for w in _WORD.findall(phrase)]
@@ -639,9 +660,25 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
     past = re.match(r"\s*(?:[a-z]+\s+)?past\s+(?:its\s+|the\s+|their\s+)?(\w+)", after, re.I)
     if past is not None:
         return past.group(1).lower(), None  # "30 days past due": from the due date to today
+    line = _FIELD_LINE.match(before)
+    other = re.match(
+        r"\s*(?:[a-z]+\s+){0,3}?(?P<dir>before|after|since|from)\s+(?:the\s+)?(?P<label>[a-z][a-z0-9_]*)\b",
+        after,
+        re.I,
+    )
+    if (
+        line is not None
+        and other is not None
+        and len(re.findall(rf"\b{line.group('field')}\b", text, re.I)) > 1
+    ):
+        # "end: at most 30 days after start", on the line of an input the request lists ("... start,
+        # end, source"): the line's input is one date, the label after the comparison the other.
+        key, label = line.group("field").lower(), other.group("label").lower()
+        return (label, key) if other.group("dir").lower() != "before" else (key, label)
     # The comparison's own clause ("... is accepted unless it arrives more than 30 days after"): not a
     # participle of the clause before it.
-    words = _WORD.findall(re.split(r"\b(?:unless|if|when|whenever|where|once|but)\b|[,;()]", before)[-1])
+    # Nor the value a line defines ("- lapsed = drill date more than 6 months before ...").
+    words = _WORD.findall(re.split(r"\b(?:unless|if|when|whenever|where|once|but)\b|[,;()=]", before)[-1])
     at = next(
         (i for i in range(len(words) - 1, -1, -1) if words[i].lower().endswith("ed") and len(words[i]) > 4),
         None,
@@ -651,6 +688,9 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
         # "the delivery deadline is fewer than 3 days after the ship date": the quantity's own name
         # is the event, when the words after the comparison name the date it counts from.
         label, _ = _named_by(before)
+        said = re.search(r"\b([a-z]+)\s+date\b[^,;]*$", before, re.I)
+        if label == "date" and said is not None:
+            label = f"{said.group(1).lower()} date"  # "the claim date is at most ...": a date by its kind
         # "12 months or more before the report date": the unit and its comparison words first.
         if label is None or not re.match(r"\s*(?:[a-z]+\s+){0,3}?" + named, after, re.I):
             return None, None
@@ -739,13 +779,15 @@ def declared_fields(text: str) -> dict[str, list[str]]:
         return {}
     fields: dict[str, list[str]] = {}
     body = match.group("body")
-    for item in re.finditer(r"([a-z][a-z0-9]*(?:_[a-z0-9]+)*)(?:\s*\(([^)]*)\))?", body):
-        name, allowed = item.group(1), item.group(2)
-        if name in {"and", "or", "the", "with", "fields", "field", "a", "an"}:
+    for item in _DECL_ITEM.finditer(body):
+        name, allowed = item.group("name"), item.group("paren") or item.group("listed")
+        if name is None or name in {"and", "or", "the", "with", "fields", "field", "a", "an"}:
             continue
-        values = [v.strip().strip('"') for v in re.split(r",|\bor\b", allowed or "") if v.strip()]
-        # "(a number)", "(the text sent to the customer)": a description, not values to choose from.
-        fields[name] = values if all(re.fullmatch(r"[\w.+/-]+", v) for v in values) else []
+        values = [v.strip().strip('"') for v in re.split(r",|\bor\b|\|", allowed or "") if v.strip()]
+        # "(a number)", "(the text sent to the customer)", "(YYYY-MM-DD)": a description, not values
+        # to choose from.
+        choices = len(values) >= 2 and all(re.fullmatch(r"[\w.+/-]+", v) for v in values)
+        fields[name] = values if choices else []
     return fields
 
 
@@ -872,12 +914,28 @@ def _clauses(text: str) -> list[tuple[int, str]]:
     """Sentences and ;-separated clauses, with their offsets (a point inside a word splits nothing:
     "$1.50", ".github/workflows/")."""
     out = []
-    for match in re.finditer(r"[^.;]+(?:\.(?=\S)[^.;]*)*[.;]?", text):
-        clause = match.group(0)
-        stripped = clause.strip()
-        if stripped:
-            out.append((match.start() + clause.index(stripped[0]), stripped.rstrip(".;")))
+    for line_start, line in _lines(text):
+        # "i.e." and "e.g." end no clause.
+        for match in re.finditer(
+            r"(?:\b(?:i\.e|e\.g)\.|[^.;])+(?:\.(?=\S)(?:\b(?:i\.e|e\.g)\.|[^.;])*)*[.;]?", line
+        ):
+            clause = match.group(0)
+            stripped = clause.strip()
+            if stripped:
+                out.append((line_start + match.start() + clause.index(stripped[0]), stripped.rstrip(".;")))
     return out
+
+
+#: Where a line opens an item of its own: a bullet, a numbered item, a table row, a "field: rule" line,
+#: or the line after a blank one.
+_ITEM_START = re.compile(r"\n(?=[ \t]*(?:[-*•][ \t]|\d+[.)][ \t]|\||[a-z][a-z0-9_]*[ \t]*:(?!\S)|\n))", re.I)
+
+
+def _lines(text: str) -> list[tuple[int, str]]:
+    """The text cut where a line opens an item of its own (rules written as bullets, numbered lines,
+    table rows or field lines end at their line, whether or not they end with a period)."""
+    cuts = [0, *(found.start() for found in _ITEM_START.finditer(text)), len(text)]
+    return [(start, text[start:end]) for start, end in itertools.pairwise(cuts) if text[start:end].strip()]
 
 
 def _value(match: re.Match[str]) -> RuleValue:
@@ -892,7 +950,11 @@ def _value(match: re.Match[str]) -> RuleValue:
 
 
 def _field_for(
-    head: str, value: RuleValue, fields: dict[str, list[str]], carried: list[str] | None = None
+    head: str,
+    value: RuleValue,
+    fields: dict[str, list[str]],
+    carried: list[str] | None = None,
+    quoted: bool = False,
 ) -> str | None:
     """The output field a value is given to: the one named nearest before it that may hold it (a
     verb of the field's name counts: "routed to"), else the field the sentence's previous clause
@@ -905,13 +967,16 @@ def _field_for(
         ):
             named.append((match.start(), name))
     said = json.dumps(value) if value is None or isinstance(value, bool) else str(value)
+    # "(credit still filled in); otherwise "refund_difference"": a value another field declares is
+    # that field's, not a free field's named nearer.
+    declared = quoted and any(said.lower() in {a.lower() for a in allowed} for allowed in fields.values())
     for _, name in sorted(named, reverse=True):
         allowed = fields[name]
-        if not allowed or said.lower() in {a.lower() for a in allowed}:
+        if (not allowed and not declared) or said.lower() in {a.lower() for a in allowed}:
             return name
     for name in reversed(carried or []):
         allowed = fields.get(name, [])
-        if not allowed or said.lower() in {a.lower() for a in allowed}:
+        if (not allowed and not declared) or said.lower() in {a.lower() for a in allowed}:
             return name
     return next(
         (
@@ -1215,6 +1280,38 @@ def _alternatives(
 _FIELD_LINE = re.compile(r"\s*(?:[-*•]\s*|\d+[.)]\s*)?(?P<field>[a-z][a-z0-9_]*)\s*:(?!\S)", re.I)
 
 
+def _on_input_line(text: str, offset: int, fields: dict[str, list[str]], rules: list[Rule]) -> list[Rule]:
+    """On the line of an input the request lists ("environment: "test" or "debug" -> "approve"" of a
+    request whose inputs are "... port, environment, justification"), what a rule mentions is that
+    input's value: read after its label, the label itself no mention."""
+    key = _line_field(text, offset)
+    if key is None or key in fields or len(re.findall(rf"\b{re.escape(key)}\b", text, re.I)) < 2:
+        return rules
+    out = []
+    for rule in rules:
+        items = [m for m in rule.mentions if m.lower() != key]
+        if not items or (items == rule.mentions and rule.within):
+            out.append(rule)
+            continue
+        out.append(
+            rule.model_copy(
+                update={"mentions": items, "within": {**rule.within, **dict.fromkeys(items, key)}}
+            )
+        )
+    return out
+
+
+def _line_value(text: str, offset: int, fields: dict[str, list[str]]) -> str | None:
+    """The value a line opens by defining it ("- overdue = last completion more than 12 months ...",
+    of a field declared with "overdue" among its values)."""
+    line = re.compile(r"\s*(?:[-*•]\s*|\d+[.)]\s*)?(?P<value>[a-z][a-z0-9_-]*)\s*=(?!=)", re.I).match(
+        text, text.rfind("\n", 0, offset) + 1
+    )
+    if line is None or not any(line.group("value") in allowed for allowed in fields.values()):
+        return None
+    return line.group("value")
+
+
 def _line_field(text: str, offset: int) -> str | None:
     """The field named at the start of the line holding ``offset``, when the line opens "field: ..."."""
     line = _FIELD_LINE.match(text, text.rfind("\n", 0, offset) + 1)
@@ -1296,7 +1393,9 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
         bare = sorted(
             {v for values in fields.values() for v in values if re.search(r"[\d_]", v)}
             # "vehicle: bike when ...; otherwise van": on a line a field opens, its values said bare.
-            | set(fields.get(_line_field(text, offset) or "", [])),
+            | set(fields.get(_line_field(text, offset) or "", []))
+            # "- overdue = last completion more than 12 months before ...": a line defining a value.
+            | ({defined} if (defined := _line_value(text, offset, fields)) else set()),
             key=len,
         )
         pattern = _VALUE
@@ -1328,7 +1427,11 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
             and not re.search(r"\b(?:instead of|rather than)\s*$", clause[: value_match.start()], re.I)
             and (
                 field := _field_for(
-                    clause[: value_match.start()], _given(value_match, inflected), fields, carried
+                    clause[: value_match.start()],
+                    _given(value_match, inflected),
+                    fields,
+                    carried,
+                    quoted=value_match.group("quoted") is not None,
                 )
             )
         ]
@@ -1342,11 +1445,13 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
             after_end = given[index + 1][0].start() if index + 1 < len(given) else len(clause)
             after = clause[value_match.end() : after_end]
             default = bool(_DEFAULT.search(segment))
-            if _postposed(value_match, clause) and _DEFAULT.match(re.sub(r"^\W+", "", after)):
-                default = True  # "Approve all other claims"
+            defines = re.match(r"\s*=(?!=)", after) is not None and value_match.group("bare") is not None
+            if (_postposed(value_match, clause) or defines) and _DEFAULT.match(re.sub(r"^\W+", "", after)):
+                default = True  # "Approve all other claims", "- current = everything else"
             elif (
                 _POSTPOSED.match(after)
                 or _postposed(value_match, clause)
+                or defines
                 # "desk: secure for valuables such as ...": on a field's line, "for" opens its condition.
                 or (field == _line_field(text, offset) and re.match(r"\W*for\b", after, re.I) is not None)
             ):
@@ -1361,6 +1466,17 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
                 and (c := _comparison(clause, s, e, v, u, total and u in ("$", "EUR", "GBP", "€", "£"), text))
                 is not None
             ]
+            otherwise = _DEFAULT.search(segment) if default and segment is before else None
+            if (
+                otherwise is not None
+                and len(compared) == 1
+                and compared[0][1] <= seg_start + otherwise.start()
+            ):
+                # "end: at most 30 days after start, otherwise "reject"": the comparison is what is
+                # allowed, and the value goes to its other side.
+                low, high, allowed_side = compared[0]
+                compared = [(low, high, allowed_side.model_copy(update={"op": _OTHER_SIDE[allowed_side.op]}))]
+                default = False
             if not compared and (due := _NOT_YET.search(segment)) is not None:
                 # "not yet past its due date": no day past it yet.
                 since = due.group(1).lower()
@@ -1369,6 +1485,8 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
             mentions_too: list[str] = []
             absent: list[str] = []
             days = _weekdays(segment)
+            if days is not None and days[0] == [1, 2, 3, 4, 5] and _WORKING_DAYS.search(clause):
+                days = None  # "working days (Mon-Fri, no holidays)": what a working day is, no condition
             if days is not None:
                 # Days of the week: by "or" after a comparison, a condition of its own ("at 14:00 or
                 # later, or on a Saturday"); else one with it ("Monday to Friday before 14:00").
@@ -1469,6 +1587,7 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
                 field = requirements[-1].fields[-1] if requirements[-1].fields else None
             if number is not None and field is not None:
                 rules.append(Rule(field=field, value=number, when=comparison))
+        rules = _on_input_line(text, offset, fields, rules)
         targets = list(dict.fromkeys([*(r.field for r in rules), *named]))
         if not rules and not (
             (named and _COPY.search(clause))
@@ -1476,7 +1595,7 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
             or _WORDING.search(clause)
             or (named and avoided(clause))
         ):
-            if offset > 0 and (named or _MODAL.search(clause)):
+            if offset > 0 and (named or _MODAL.search(clause)) and not _heading(clause):
                 # It constrains the answer, yet no rule could be read from it: said, never dropped.
                 requirements.append(
                     Requirement(
@@ -1569,9 +1688,96 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
     chained = _beyond(text, fields, chained)
     built = _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
     read = _two_defaults(
-        [_open_category(_unread(_different(requirement, fields), fields, subject)) for requirement in built]
+        [
+            _open_category(_unread(_different(_of_a_field(requirement, fields), fields), fields, subject))
+            for requirement in built
+        ]
     )
+    read = _boundary_notes(text, [_below_that(r, fields) for r in read])
     return fields, [*read, *_unaccounted(text, fields, declaration, read)]
+
+
+_THAT_SIDE = re.compile(r"[;,]\s*(?P<way>below|under|above|over|beyond)\s+that\b", re.I)
+
+
+def _below_that(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
+    """ "max_recovery of $1,000.00 or more | decision "escalate"; below that, "file"": the value after
+    "below that" holds on the other side of the requirement's one comparison."""
+    found = _THAT_SIDE.search(requirement.text)
+    stated = [r for r in requirement.rules if r.when is not None and not r.default and not r.also]
+    if found is None or len({(r.when.op, r.when.value) for r in stated if r.when}) != 1:
+        return requirement
+    when = stated[0].when
+    assert when is not None
+    way = found.group("way").lower()
+    if (way in ("below", "under")) != (when.op in (">", ">=")):
+        return requirement
+    other = when.model_copy(update={"op": _OTHER_SIDE[when.op]})
+    rules = [
+        r.model_copy(update={"mentions": [], "when": other})
+        if r.mentions == [way] and r.when is None and not r.default
+        else r
+        for r in requirement.rules
+    ]
+    return _with_rules(requirement, rules, fields)
+
+
+def _with_rules(requirement: Requirement, rules: list[Rule], fields: dict[str, list[str]]) -> Requirement:
+    """The requirement with these rules, its kind and whether it can be built judged again."""
+    if rules == requirement.rules:
+        return requirement
+    kind, buildable, why = _kind_of(requirement.text, rules, fields)
+    return requirement.model_copy(
+        update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why}
+    )
+
+
+_EXACTLY = re.compile(r"\bexactly\s+(?:\d+(?:\.\d+)?)\b", re.I)
+
+
+def _boundary_notes(text: str, requirements: list[Requirement]) -> list[Requirement]:
+    """A note on the boundary of the comparison before it, on its line ("... more than 12 months
+    before the report date. calendar months, exactly 12 months is NOT overdue"): the comparison says
+    it already, so the note is part of that requirement, no rule of its own."""
+    out: list[Requirement] = []
+    for requirement in requirements:
+        previous = out[-1] if out else None
+        said = _EXACTLY.search(requirement.text)
+        if (
+            previous is not None
+            and said is not None
+            and "\n" not in text[previous.end : requirement.start]
+            and any(
+                c.value == float(said.group(0).split()[-1])
+                for r in previous.rules
+                for c in [*([r.when] if r.when else []), *r.also]
+            )
+        ):
+            out[-1] = previous.model_copy(
+                update={"end": requirement.end, "text": text[previous.start : requirement.end]}
+            )
+            continue
+        out.append(requirement)
+    return out
+
+
+def _of_a_field(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
+    """A comparison whose words name a field the answer gives ("If the credit comes to more than fifty
+    dollars", "| R4 | max_recovery of $1,000.00 or more |") compares that field's value, as its own
+    rules decide it, not a number the input writes."""
+    free = {f for f, allowed in fields.items() if not allowed}
+
+    def named(comparison: Comparison | None) -> Comparison | None:
+        if comparison is None or comparison.label is None or comparison.since or comparison.label in fields:
+            return comparison
+        said = [w for w in comparison.label.lower().split() if w in free]
+        return comparison.model_copy(update={"label": said[-1]}) if len(said) == 1 else comparison
+
+    rules = [
+        r.model_copy(update={"when": named(r.when), "also": [named(c) or c for c in r.also]})
+        for r in requirement.rules
+    ]
+    return requirement if rules == requirement.rules else requirement.model_copy(update={"rules": rules})
 
 
 #: "a swap between nurses on different bands": values written after a noun that differ.
@@ -1595,12 +1801,7 @@ def _different(requirement: Requirement, fields: dict[str, list[str]]) -> Requir
         else r
         for r in requirement.rules
     ]
-    if rules == requirement.rules:
-        return requirement
-    kind, buildable, why = _kind_of(requirement.text, rules, fields)
-    return requirement.model_copy(
-        update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why}
-    )
+    return _with_rules(requirement, rules, fields)
 
 
 def _two_defaults(requirements: list[Requirement]) -> list[Requirement]:
@@ -1635,6 +1836,11 @@ _UNREAD_RULE = "no rule could be read from its words: it needs a model"
 _INPUT_LEAD = re.compile(r"\s*inputs?\b", re.I)
 
 
+def _heading(clause: str) -> bool:
+    """A heading of the lines after it ("Rules for action, first match wins:"): it states no rule."""
+    return clause.endswith(":") and not _QUOTED.search(clause)
+
+
 def _unaccounted(
     text: str, fields: dict[str, list[str]], declaration: re.Match[str] | None, read: list[Requirement]
 ) -> list[Requirement]:
@@ -1647,6 +1853,8 @@ def _unaccounted(
         if index == 0 and not _QUOTED.search(clause) and not re.search(r"[0-9]", clause):
             continue  # what the system does ("... triages tickets and drafts a first reply"), no rule
         if declaration is not None and offset < declaration.end() and declaration.start() < end:
+            continue
+        if _heading(clause):
             continue
         if any(offset < r.end and r.start < end for r in read):
             continue
@@ -1852,6 +2060,17 @@ def _said_of_another(requirement: Requirement, fields: dict[str, list[str]]) -> 
             ((owner, value),) = said
             rules = [r.model_copy(update={"given": {owner: value}}) if r in bare else r for r in rules]
             rules = [r for r in rules if not (_bare(r) and r.value == value and r.field != owner)]
+    for position, rule in enumerate(rules):
+        # "overdue people get assign "course"": the people another field gives "overdue".
+        said_first = [
+            (f, m.split()[0])
+            for m in rule.mentions
+            for f, values in fields.items()
+            if f != rule.field and len(m.split()) > 1 and m.split()[0] in values
+        ]
+        if len(rule.mentions) == 1 and len(said_first) == 1 and not rule.given:
+            ((owner, value),) = said_first
+            rules[position] = rule.model_copy(update={"mentions": [], "given": {owner: value}})
     for rule in list(rules):
         owners = [f for f, values in fields.items() if rule.value in values and f != rule.field]
         if not _bare(rule) or rule.value in fields.get(rule.field, []) or len(owners) != 1:
@@ -1864,12 +2083,7 @@ def _said_of_another(requirement: Requirement, fields: dict[str, list[str]]) -> 
             for r in rules
             if r is not rule
         ]
-    if rules == requirement.rules:
-        return requirement
-    kind, buildable, why = _kind_of(requirement.text, rules, fields)
-    return requirement.model_copy(
-        update={"rules": rules, "kind": kind, "buildable": buildable, "why_not": why}
-    )
+    return _with_rules(requirement, rules, fields)
 
 
 def _in_which_case(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
@@ -2034,8 +2248,9 @@ def _instead(fields: dict[str, list[str]], requirements: list[Requirement]) -> l
 
 #: "fix_logging wins over coverage_drop": which of two values of a field is decided first.
 PRECEDES = re.compile(
-    r"(?:^|[\s\"])(?P<first>[a-z][a-z0-9_-]*)\"?\s+(?:wins\s+over|takes\s+precedence\s+over|overrides|beats|"
-    r"comes\s+before|is\s+decided\s+before)\s+\"?(?P<then>[a-z][a-z0-9_-]*)\b",
+    r"(?:^|[\s\"(])(?P<first>[a-z][a-z0-9_-]*)\"?\s+(?P<rule>(?:lines?|rules?)\s+)?(?:wins?\s+over|"
+    r"takes?\s+(?:precedence|priority)\s+over|overrides?|beats?|comes?\s+before|(?:is|are)\s+(?:decided|checked)\s+before)"
+    r"\s+(?:the\s+)?\"?(?P<then>[a-z][a-z0-9_-]*)\b",
     re.I,
 )
 
@@ -2047,7 +2262,9 @@ def _precedence(requirement: Requirement, fields: dict[str, list[str]]) -> Requi
     if found is None or any(r.when or r.also for r in requirement.rules):
         return requirement
     first, then = found.group("first"), found.group("then")
-    if not any(first in values and then in values for values in fields.values()):
+    # "fix_logging wins over coverage_drop", or a value's lines over another line ("The two "reject"
+    # lines win over the environment line").
+    if not any(first in values and (then in values or found.group("rule")) for values in fields.values()):
         return requirement
     return requirement.model_copy(update={"rules": [], "kind": "route", "buildable": True, "why_not": None})
 
@@ -2257,6 +2474,15 @@ def _operand(words: str) -> Operand | None:
     return Operand(label=" ".join(named), total=total) if named else None
 
 
+def _shifted_date(computation: Computation) -> Computation:
+    """ "renewal date minus the notice period": a date moved by a time the input writes after the
+    other label, not a difference of two numbers."""
+    left, right = computation.left.label or "", computation.right.label or ""
+    if computation.op not in ("-", "+") or not re.search(r"\bdate$", left) or not right or "date" in right:
+        return computation
+    return computation.model_copy(update={"op": "date_minus" if computation.op == "-" else "date_plus"})
+
+
 def _formula(words: str) -> Computation | None:
     """A formula written with symbols ("(requested limit - current limit) / current limit x 100"),
     parsed by Python's own expression grammar once each run of words is a name."""
@@ -2402,7 +2628,9 @@ def _computed(clause: str, fields: dict[str, list[str]], subject: frozenset[str]
             left, right = _operand(operation.group("left")), _operand(operation.group("right"))
             if left is None or right is None:
                 return None
-            computation = Computation(op=_OPS[operation.group("op").lower()], left=left, right=right)
+            computation = _shifted_date(
+                Computation(op=_OPS[operation.group("op").lower()], left=left, right=right)
+            )
             rules.append(Rule(field=field, computed=computation, mentions=mentions, default=not mentions))
         elif (number := _operand(what)) is not None and number.number is not None and mentions:
             value = int(number.number) if number.number.is_integer() else number.number
@@ -2601,7 +2829,7 @@ def _beyond(text: str, fields: dict[str, list[str]], requirements: list[Requirem
     """A clause naming the other side of the comparison before it by a comparative ("A freeze of 90
     days or fewer is approved; anything longer is denied"): a rule of the same field with the opposite
     comparison, its value the one the clause gives (quoted, or an allowed value's participle)."""
-    out = list(requirements)
+    out = _beyond_a_limit(text, fields, list(requirements))
     for found in _BEYOND.finditer(text):
         before = [i for i, r in enumerate(out) if r.end <= found.start() + 1 and r.rules]
         if not before:
@@ -2640,6 +2868,79 @@ def _beyond(text: str, fields: dict[str, list[str]], requirements: list[Requirem
         out[position] = requirement.model_copy(
             update={"rules": [*requirement.rules, other], "end": end, "text": text[requirement.start : end]}
         )
+    return out
+
+
+def _beyond_a_limit(
+    text: str, fields: dict[str, list[str]], requirements: list[Requirement]
+) -> list[Requirement]:
+    """A limit said alone, then what goes beyond it ("... the claim date is at most 14 days after the
+    purchase date. Anything later is declined with credit 0."): the second sentence's values hold on
+    the other side of the first's one comparison, and the two are one requirement."""
+    out = list(requirements)
+    for found in _BEYOND.finditer(text):
+        said_at = found.start() + len(found.group(0)) - len(found.group(0).lstrip(";,. \n\t"))
+        at = next((i for i, r in enumerate(out) if r.start == said_at), None)
+        said_before = [(o, c) for o, c in _clauses(text) if o + len(c) <= found.start() + 1]
+        if at is None or not said_before:
+            continue
+        offset, clause = said_before[-1]
+        if text[offset + len(clause) : said_at].strip(" .;,\n") or any(
+            r.rules and r.start < offset + len(clause) and offset < r.end for r in out
+        ):
+            continue
+        # The limit's own sentence: a requirement of no rule read from it, or none (a sentence that
+        # states a limit and no value: "We take returns within 10 days of delivery").
+        held = next((i for i, r in enumerate(out) if r.start == offset), None)
+        limit = (
+            out[held]
+            if held is not None
+            else Requirement(
+                id=out[at].id, kind="threshold", text=clause, start=offset, end=offset + len(clause)
+            )
+        )
+        beyond = out[at]
+        comparisons = [
+            c
+            for s, e, v, u in _amounts(limit.text)
+            if (c := _comparison(limit.text, s, e, v, u, False, text)) is not None
+        ]
+        below = found.group("way").lower() in _BELOW_WAYS
+        # "within 14 days of purchase, i.e. the claim date is at most 14 days after ...": one limit
+        # said twice, the saying that names its dates read.
+        if len({(c.op, c.value) for c in comparisons}) != 1 or below != (comparisons[0].op in (">", ">=")):
+            continue
+        limit_said = next((c for c in reversed(comparisons) if c.since), comparisons[-1])
+        other_side = limit_said.model_copy(update={"op": _OTHER_SIDE[limit_said.op]})
+        said = {_stem(w.lower()) for w in _WORD.findall(found.group(0))}
+        rules = [
+            r.model_copy(
+                update={
+                    "when": other_side,
+                    "mentions": [m for m in r.mentions if not {_stem(w.lower()) for w in m.split()} <= said],
+                }
+            )
+            for r in beyond.rules
+            if not r.default and not r.when
+        ]
+        if not rules or len(rules) != len(beyond.rules):
+            continue
+        span = text[limit.start : beyond.end]
+        kind, buildable, why = _kind_of(span, rules, fields)
+        merged = limit.model_copy(
+            update={
+                "rules": rules,
+                "end": beyond.end,
+                "text": span,
+                "fields": beyond.fields,
+                "kind": kind,
+                "buildable": buildable,
+                "why_not": why,
+            }
+        )
+        out[at] = merged
+        if held is not None:
+            del out[held]
     return out
 
 
