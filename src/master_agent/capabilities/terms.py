@@ -1652,6 +1652,18 @@ def _said_time(masked: str) -> str | None:
     holiday = _holiday(masked, datetime.now(UTC), "past") or _holiday(masked, datetime.now(UTC), "future")
     if holiday is not None and holiday.label in masked and said in holiday.label:
         return holiday.label
+    if holiday is not None and holiday.label in masked and said:
+        # "Chuseok 3 days holiday this year": the holiday's days and year said around its name are one
+        # mention, so a follow-up ("Store 2 same holiday?") carries the holiday, not "this year".
+        at, spoken = masked.find(holiday.label), masked.find(said)
+        start, end = min(at, spoken), max(at + len(holiday.label), spoken + len(said))
+        between = masked[min(at + len(holiday.label), spoken + len(said)) : max(at, spoken)]
+        joined = re.search(
+            r"[,.;:?!()]|\b(?:and|or|to|vs|versus|than|against|compared|after|before)\b", between, re.I
+        )
+        if len(between.split()) <= 4 and not joined:
+            return masked[start:end].strip()
+        return holiday.label
     return said or None
 
 
