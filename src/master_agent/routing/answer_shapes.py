@@ -360,7 +360,10 @@ def first_few(message: str) -> int | None:
 _TIME_KEYS = {
     "month": ("to_char({t} AT TIME ZONE 'UTC', 'YYYY-MM')", "1"),
     "quarter": ("to_char({t} AT TIME ZONE 'UTC', 'YYYY-\"Q\"Q')", "1"),
-    "week": ("to_char(date_trunc('week', {t} AT TIME ZONE 'UTC'), 'YYYY-MM-DD')", "1"),
+    # A week is keyed by its first day in the window: the Monday before the window's first day would
+    # name days no row of the answer is from.
+    "week": ("to_char(greatest(date_trunc('week', {t} AT TIME ZONE 'UTC'), "
+             "date_trunc('day', %(start)s::timestamptz AT TIME ZONE 'UTC')), 'YYYY-MM-DD')", "1"),
     "day": ("to_char({t} AT TIME ZONE 'UTC', 'YYYY-MM-DD')", "1"),
     "weekday": ("extract(isodow FROM {t} AT TIME ZONE 'UTC')::int::text", "min(extract(isodow FROM {t} AT TIME ZONE 'UTC'))"),
     "hour": ("extract(hour FROM {t} AT TIME ZONE 'UTC')::int::text", "min(extract(hour FROM {t} AT TIME ZONE 'UTC'))"),
@@ -370,8 +373,8 @@ WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturd
 
 def breakdown_sql(metric: DataMetric, breakdown: Breakdown, where: str) -> str | None:
     """One statement giving ``key``, ``value`` and ``observations`` per group, with ``where`` (the
-    question's own conditions); None when the figure cannot be broken down that way (a unit of time
-    of a snapshot)."""
+    question's own conditions, the window's ``%(start)s`` among them for a unit of time); None when
+    the figure cannot be broken down that way (a unit of time of a snapshot)."""
     if breakdown.by in _TIME_KEYS:
         if metric.time_column is None:
             return None
