@@ -11,6 +11,7 @@ from master_agent.routing.answer_shapes import (
     breakdown_unread,
     first_few,
     shape_words_blanked,
+    single_row_amount,
     statistic_asked,
     with_statistic,
 )
@@ -166,3 +167,20 @@ def test_the_first_few_of_a_ranking(text: str, few: int | None) -> None:
 )
 def test_a_breakdown_by_what_no_row_says_is_named(text: str, unread: str | None) -> None:
     assert breakdown_unread(text, FIGURES["transactions"], DATA_METRICS) == unread
+
+
+@pytest.mark.parametrize(
+    ("text", "figure"),
+    [
+        ("the cheapest accessory add-on anybody bought at store 4 in May", "average accessory amount"),
+        ("what was the biggest add-on rung up in June?", "average accessory amount"),
+        ("dearest handset sale at store 5 last month", "average device amount"),
+        ("our lowest single sale in May", "average basket"),
+        # No superlative of one row: the words name the figure, or nothing is read here.
+        ("the average accessory spend at store 2", None),
+        ("which store had the biggest accessory revenue", None),
+    ],
+)
+def test_a_superlative_of_one_row_is_of_the_part_of_the_sale_it_names(text: str, figure: str | None) -> None:
+    found = single_row_amount(text, DATA_METRICS)
+    assert (found.name if found else None) == figure

@@ -68,6 +68,7 @@ from master_agent.routing.answer_shapes import (
     key_said,
     row_amount,
     shape_words_blanked,
+    single_row_amount,
     statistic_asked,
     with_statistic,
 )
@@ -1663,6 +1664,9 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             data={"outcome": "out_of_scope", "missing": [mention.unknown]},
         )
     metric = mention.metric or next((m for m in request.metrics if m.name == default_metric), None)
+    if metric is None and (one_row := single_row_amount(asked_shape, request.metrics)) is not None:
+        # "the smallest accessory add-on anyone bought": one row's amount of the part it names.
+        metric, said_by_name = one_row, True
     if metric is None and (thing := counted_unknown(request.message, request.metrics)):
         return QueryAnswer(
             text=f"Your data has nothing on {thing}: I can answer questions about {names}.",
