@@ -9,6 +9,7 @@ import pytest
 from master_agent.capabilities.terms import counted_rows, metric_mention, rows_narrowed_by
 from master_agent.domains.retail import DATA_METRICS
 from master_agent.routing.answer_shapes import Breakdown, breakdown_sql
+from master_agent.routing.row_filters import days_of_week_blanked, week_parts
 
 FIGURES = {metric.name: metric for metric in DATA_METRICS}
 
@@ -70,3 +71,20 @@ def test_a_week_is_keyed_by_its_first_day_in_the_window() -> None:
     statement = breakdown_sql(FIGURES["transactions"], Breakdown("week"), " WHERE sold_at >= %(start)s")
     assert statement is not None
     assert "greatest(date_trunc('week', sold_at AT TIME ZONE 'UTC'), date_trunc('day', %(start)s" in statement
+
+
+@pytest.mark.parametrize(
+    ("text", "parts", "blanked"),
+    [
+        ("store 2, June: weekday takings against weekend takings", ["weekday", "weekend"], "store 2, June:"),
+        ("Weekend refunds at store 4 since July", ["weekend"], "refunds at store 4 since July"),
+        ("attach rate at store 3 last weekend", ["weekend"], "attach rate at store 3 last weekend"),
+    ],
+)
+def test_parts_of_the_week_said_of_a_figure_are_its_days_not_data_or_a_period(
+    text: str, parts: list[str], blanked: str
+) -> None:
+    assert week_parts(text) == parts
+    assert " ".join(days_of_week_blanked(text).split()).startswith(blanked)
+    said = metric_mention(text, DATA_METRICS)
+    assert said.metric is not None and said.unknown is None, said

@@ -1873,7 +1873,7 @@ _NEUTRAL_MODIFIERS = frozenset(
     did does do had has have will would could can should it its it's there here when where why
     much many vs versus compared against than any some no whose who whom both either neither few several
     compare comparing comparison before after prior previous following earlier later since until till
-    you kindly pls plz thanks cheers
+    you kindly pls plz thanks cheers own
     """.split()  # noqa: SIM905
 )
 
@@ -1938,7 +1938,10 @@ def metric_mention(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
     unknown = [
         word
         for word in before
-        if word.removesuffix("'s") not in vocabulary and word not in _NEUTRAL_MODIFIERS and len(word) > 2
+        if word.removesuffix("'s") not in vocabulary
+        and word not in _NEUTRAL_MODIFIERS
+        and len(word) > 2
+        and word.removesuffix("s") not in _DAYS_OF_WEEK  # "weekend attach", "Saturday takings": when
     ]
     # Only the words right before the name qualify it ("warranty attach rate", "extended-warranty
     # attach rate"); "at Store 2" or a verb further away does not.
@@ -1958,6 +1961,9 @@ def _one_noun_with(word: str, head: str) -> bool:
         for compound in reader.synsets(f"{word}_{head}", "n")
     )
 
+
+#: The days of a week and its parts, said before a figure as which days it is of ("weekend attach").
+_DAYS_OF_WEEK = frozenset({*(day.lower() for day in calendar.day_name), "weekend", "weekday"})
 
 #: Words that ask for a figure per observation rather than its total.
 _AVERAGING = frozenset({"average", "mean", "typical"})

@@ -89,6 +89,7 @@ from master_agent.routing.row_filters import (
     names_a_column,
     populations_compared,
     row_filters,
+    week_parts,
 )
 from master_agent.runtime.context import extract_entities
 
@@ -1100,7 +1101,8 @@ async def _compare_populations(
             f"SELECT {metric.expression} AS value, count(*) AS observations FROM {metric.table}"
             f"{_where([*_time_filters(metric), *conditions, population.condition])}"
         )
-        result = await sql.query(statement, {**params, "start": window.start, "end": window.end})
+        bound = {**params, **population.params, "start": window.start, "end": window.end}
+        result = await sql.query(statement, bound)
         rows.append(result.rows[0] if result.rows else {"value": None, "observations": 0})
         statements.append(statement)
     where = f" for {', '.join(scope)}" if scope else ""
@@ -1587,7 +1589,15 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
         # "what fraction had an accessory" is the share of sales with one.
         mention = flagged
     said_by_name = mention.metric is not None
-    if mention.metric is None and mention.unknown is None and asks_money(request.message):
+    # "how many different people rang up a sale", "the average revenue per trading day": a figure over
+    # the rows' units (the staff, the days), which no figure's own words name.
+    per_units = distinct_count(asked_shape, request.metrics) or per_unit_rate(asked_shape, request.metrics)
+    if (
+        per_units is None
+        and mention.metric is None
+        and mention.unknown is None
+        and asks_money(request.message)
+    ):
         # "What's store 4 taken since October?": money coming in, with no figure named, is the money
         # figure of the sales (the first count with one).
         counted = next((m for m in request.metrics if m.money), None)
@@ -1649,12 +1659,8 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             )
             or mention
         )
-    if (
-        counted := distinct_count(asked_shape, request.metrics) or per_unit_rate(asked_shape, request.metrics)
-    ) is not None:
-        # "how many different people rang up a sale", "the average revenue per trading day": a figure
-        # over the rows' units (the staff, the days), which no figure's own words name.
-        mention, said_by_name = MetricMention(metric=counted), True
+    if per_units is not None:
+        mention, said_by_name = MetricMention(metric=per_units), True
     names = ", ".join(m.name for m in request.metrics) or "none"
     if mention.unknown is not None:
         return QueryAnswer(
@@ -1833,7 +1839,9 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
                 )
         coverage = await _coverage(sql, metric)
         window = asked or coverage or Window(start=now, end=now, label="all your data")
-        periods = changed_between(request.message, now) if metric.time_column else None
+        # "weekday refund rate against weekend refund rate" sets days of every week side by side, no periods.
+        compared_days = len(week_parts(request.message)) == 2
+        periods = changed_between(request.message, now) if metric.time_column and not compared_days else None
         if (
             metric.time_column
             # Two periods compared are each held against the data by the change's own reading.
