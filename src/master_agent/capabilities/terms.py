@@ -1938,10 +1938,7 @@ def metric_mention(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
     unknown = [
         word
         for word in before
-        if word.removesuffix("'s") not in vocabulary
-        and word not in _NEUTRAL_MODIFIERS
-        and len(word) > 2
-        and word.removesuffix("s") not in _DAYS_OF_WEEK  # "weekend attach", "Saturday takings": when
+        if word.removesuffix("'s") not in vocabulary and word not in _NEUTRAL_MODIFIERS and len(word) > 2
     ]
     # Only the words right before the name qualify it ("warranty attach rate", "extended-warranty
     # attach rate"); "at Store 2" or a verb further away does not.
@@ -1963,7 +1960,7 @@ def _one_noun_with(word: str, head: str) -> bool:
 
 
 #: The days of a week and its parts, said before a figure as which days it is of ("weekend attach").
-_DAYS_OF_WEEK = frozenset({*(day.lower() for day in calendar.day_name), "weekend", "weekday"})
+DAYS_OF_WEEK = frozenset({*(day.lower() for day in calendar.day_name), "weekend", "weekday"})
 
 #: Words that ask for a figure per observation rather than its total.
 _AVERAGING = frozenset({"average", "mean", "typical"})

@@ -26,7 +26,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from master_agent.capabilities.spec import DataMetric
-from master_agent.capabilities.terms import MetricMention
+from master_agent.capabilities.terms import DAYS_OF_WEEK, MetricMention
 from master_agent.capabilities.tools.senses import phrases
 from master_agent.evolution.knowledge import KnowledgeStore, PatternMatch
 from master_agent.models.embeddings import Embedder
@@ -177,8 +177,12 @@ async def unknown_by_meaning(
         return None
     least, margin = floor
     names = {_words(name) for metric in metrics for name in (metric.name, *metric.aliases)}
+    # "weekend attach rate" is the attach rate of some days: when, read by the data handler's filters.
     offered = [
-        phrase for phrase in phrases(problem_statement(text), nouns_only=True) if _words(phrase) not in names
+        phrase
+        for phrase in phrases(problem_statement(text), nouns_only=True)
+        if _words(phrase) not in names
+        and tuple(word for word in _words(phrase) if word not in DAYS_OF_WEEK) not in names
     ]
     if not offered:
         return None

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from master_agent.capabilities.money import money
 from master_agent.capabilities.spec import DataMetric, EntityOrder
 from master_agent.capabilities.terms import (
+    DAYS_OF_WEEK,
     MetricMention,
     Window,
     ambiguous_date,
@@ -1547,6 +1548,14 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     group_names = [group for metric in request.metrics for group in metric.groups]
     request = replace(request, message=shape_words_blanked(request.message, group_names))
     mention = metric_mention(request.message, request.metrics)
+    if (
+        mention.metric is not None
+        and mention.unknown
+        and mention.unknown.split()[0].rstrip("s") in DAYS_OF_WEEK
+    ):
+        # "weekend attach", "Saturday takings": the days of every week it is of, which the rows' time
+        # keeps (a goal cannot be held to them, so only a question reads them so).
+        mention = MetricMention(metric=mention.metric)
     if mention.metric is not None and (
         other := _figure_beyond_populations(request.message, mention.metric, request.metrics)
     ):

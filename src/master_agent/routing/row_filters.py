@@ -174,9 +174,10 @@ def _days_of_week(text: str) -> tuple[tuple[int, ...], str, tuple[int, int]] | N
         if found := re.search(rf"\b{part}s\b|\b(?:on|at|over)\s+(?:the\s+)?{part}\b", lowered):
             return days, f"{part}s", found.span()
         # "weekend attach", "weekday refunds": said of a figure, every such day; "this weekend" is one.
-        before = r"(?<!this\s)(?<!last\s)(?<!next\s)(?<!that\s)(?<!the\s)(?<!a\s)(?<!past\s)"
-        if found := re.search(rf"{before}\b{part}\b(?=\s+(?!of\b|before\b|after\b)[a-z])", lowered):
-            return days, f"{part}s", found.span()
+        # Only at the head of a phrase: "the Easter long weekend back in April" is a holiday's days.
+        head = r"(?:^|[:;,.!?(\-]\s*|\b(?:and|or|vs|versus|against|than|what|whats|what's|our|my|me)\s+)"
+        if found := re.search(rf"{head}({part})\b(?=\s+(?!of\b|before\b|after\b)[a-z])", lowered):
+            return days, f"{part}s", found.span(1)
     for run in _DAY_RUN.finditer(lowered):
         first, last = _day(run.group("first")), _day(run.group("last"))
         if first is not None and last is not None and first < last:
