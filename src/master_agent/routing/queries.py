@@ -1665,6 +1665,7 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
                 request.problems,
                 request.problem_metrics,
                 request.metrics,
+                days_kept=True,
             )
             or mention
         )
