@@ -175,8 +175,10 @@ def _days_of_week(text: str) -> tuple[tuple[int, ...], str, tuple[int, int]] | N
             return days, f"{part}s", found.span()
         # "weekend attach", "weekday refunds": said of a figure, every such day; "this weekend" is one.
         # Only at the head of a phrase: "the Easter long weekend back in April" is a holiday's days.
-        head = r"(?:^|[:;,.!?(\-]\s*|\b(?:and|or|vs|versus|against|than|what|whats|what's|our|my|me)\s+)"
-        if found := re.search(rf"{head}({part})\b(?=\s+(?!of\b|before\b|after\b)[a-z])", lowered):
+        head = (
+            r"(?:^|[:;,.!?(\-]\s*|\d\s+|\b(?:and|or|vs|versus|against|than|what|whats|what's|our|my|me)\s+)"
+        )
+        if found := re.search(rf"{head}({part})\b(?=\s+(?:\(|(?!of\b|before\b|after\b)[a-z]))", lowered):
             return days, f"{part}s", found.span(1)
     for run in _DAY_RUN.finditer(lowered):
         first, last = _day(run.group("first")), _day(run.group("last"))
@@ -209,6 +211,12 @@ def _days_abroad() -> dict[str, int]:
 
 def _unaccented(word: str) -> str:
     return "".join(ch for ch in unicodedata.normalize("NFKD", word.lower()) if not unicodedata.combining(ch))
+
+
+def days_of_week_said(text: str) -> str | None:
+    """The words of the days of every week ``text`` keeps ("weekends", "Mon-Fri"), or None."""
+    days = _days_of_week(text)
+    return days[1] if days is not None else None
 
 
 def days_of_week_blanked(text: str) -> str:
