@@ -12,6 +12,7 @@ from master_agent.routing.answer_shapes import (
     first_few,
     money_share_asked,
     shape_words_blanked,
+    single_row_amount,
     statistic_asked,
     with_statistic,
 )
@@ -204,3 +205,20 @@ def test_a_share_of_money_is_a_part_of_the_money_over_all_of_it(
 )
 def test_no_share_of_money_is_read_where_none_is_asked(text: str) -> None:
     assert money_share_asked(text, DATA_METRICS, 2) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "figure"),
+    [
+        ("the cheapest accessory add-on anybody bought at store 4 in May", "average accessory amount"),
+        ("what was the biggest add-on rung up in June?", "average accessory amount"),
+        ("dearest handset sale at store 5 last month", "average device amount"),
+        ("our lowest single sale in May", "average basket"),
+        # No superlative of one row: the words name the figure, or nothing is read here.
+        ("the average accessory spend at store 2", None),
+        ("which store had the biggest accessory revenue", None),
+    ],
+)
+def test_a_superlative_of_one_row_is_of_the_part_of_the_sale_it_names(text: str, figure: str | None) -> None:
+    found = single_row_amount(text, DATA_METRICS)
+    assert (found.name if found else None) == figure

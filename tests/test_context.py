@@ -63,3 +63,15 @@ def test_a_noun_before_a_number_is_the_id_it_names(text: str, key: str, value: i
 def test_without_wordnet_every_word_but_grammar_words_may_name_an_id(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("master_agent.runtime.context.noun_first", lambda word: None)
     assert extract_entities("show ticket 12 and make it 15") == {"ticket_id": 12}
+
+
+@pytest.mark.parametrize(
+    ("text", "store"),
+    [
+        ("Store 6 weekly refunds for July", 6),
+        ("store 2 monthly accessory revenue since May", 2),
+        ("Store 8 hourly sales", 8),
+    ],
+)
+def test_an_adverb_of_frequency_after_a_store_number_is_no_unit_of_it(text: str, store: int) -> None:
+    assert extract_entities(text).get("store_id") == store

@@ -283,6 +283,19 @@ async def test_a_goal_on_a_figure_the_data_lacks_is_out_of_scope_and_one_without
     assert measured.solution.strategy is None  # no attach-rate plan for a refund goal
 
 
+async def test_a_goal_held_to_some_days_of_the_week_gets_no_plan_measured_on_every_day(
+    resources: RuntimeResources,
+) -> None:
+    weekends = await solve(
+        resources,
+        SolveRequest(goal="Store 4 weekday attach up to 7% by the end of April", tenant_id="demo-retail"),
+    )
+    assert weekends.solution is not None and weekends.status != "success"
+    assert (weekends.solution.handoff or {})["kind"] == "no_strategy"
+    assert "weekdays" in str((weekends.solution.handoff or {})["missing"])
+    assert weekends.solution.strategy is None
+
+
 async def test_a_goal_on_data_the_tenant_lacks_in_words_like_its_figures_is_out_of_scope(
     resources: RuntimeResources,
 ) -> None:

@@ -73,10 +73,28 @@ def test_a_digit_date_said_to_be_a_holiday_is_read_the_way_it_is_one() -> None:
         ("what was store 7's attach rate over Labor Day weekend?", "Labor Day weekend"),
         ("takings on the early May bank holiday 2026", "early May bank holiday 2026"),
         ("refunds in Diwali week", "Diwali week"),
+        # The year or the days said near the name are part of it; a year said elsewhere is not.
+        ("Diwali 2 days off last year, store 2 refunds?", "Diwali 2 days off last year"),
+        ("Easter four day weekend this year - store 4 attach?", "Easter four day weekend this year"),
+        ("Canada Day and the week after at store 1", "Canada Day"),
     ],
 )
 def test_a_holiday_is_mentioned_by_its_whole_name(text: str, said: str) -> None:
     assert time_mention(text) == said
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Diwali 2 days off last year, store 4's refunds were what?",
+        "Easter four day weekend this year - store 4 attach?",
+    ],
+)
+def test_a_follow_up_carries_the_holiday_with_the_days_and_year_said_with_it(question: str) -> None:
+    # The year said after the holiday's name ("this year") is carried with it, never alone as the year.
+    previous = {"goal": question, "entities": {"store_id": 4}}
+    message, _ = carried_over("and store 1 that same holiday?", {"store_id": 1}, previous, METRICS, NOW)
+    assert _days(message) == _days(question), message
 
 
 def test_a_follow_up_carries_the_holiday_said_before() -> None:

@@ -1692,6 +1692,18 @@ def _said_time(masked: str) -> str | None:
     holiday = _holiday(masked, datetime.now(UTC), "past") or _holiday(masked, datetime.now(UTC), "future")
     if holiday is not None and holiday.label in masked and said in holiday.label:
         return holiday.label
+    if holiday is not None and holiday.label in masked and said:
+        # "Chuseok 3 days holiday this year": the holiday's days and year said around its name are one
+        # mention, so a follow-up ("Store 2 same holiday?") carries the holiday, not "this year".
+        at, spoken = masked.find(holiday.label), masked.find(said)
+        start, end = min(at, spoken), max(at + len(holiday.label), spoken + len(said))
+        between = masked[min(at + len(holiday.label), spoken + len(said)) : max(at, spoken)]
+        joined = re.search(
+            r"[,.;:?!()]|\b(?:and|or|to|vs|versus|than|against|compared|after|before)\b", between, re.I
+        )
+        if len(between.split()) <= 4 and not joined:
+            return masked[start:end].strip()
+        return holiday.label
     return said or None
 
 
@@ -1901,7 +1913,7 @@ _NEUTRAL_MODIFIERS = frozenset(
     did does do had has have will would could can should it its it's there here when where why
     much many vs versus compared against than any some no whose who whom both either neither few several
     compare comparing comparison before after prior previous following earlier later since until till
-    you kindly pls plz thanks cheers
+    you kindly pls plz thanks cheers own
     """.split()  # noqa: SIM905
 )
 
@@ -1948,15 +1960,15 @@ def metric_mention(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
     column of the data uses makes it a figure the data does not have."""
     text = written_out(text)
     lowered = text.lower()
-    best: tuple[int, int, DataMetric] | None = None
+    best: tuple[int, int, DataMetric, str] | None = None
     for metric in metrics:
         for alias in (metric.name, *metric.aliases):
             found = re.search(rf"\b{re.escape(alias.lower())}s?\b", lowered)  # "attach rates" too
             if found and (best is None or len(alias) > best[0]):
-                best = (len(alias), found.start(), metric)
+                best = (len(alias), found.start(), metric, alias.lower())
     if best is None:
         return MetricMention(metric=None)
-    _, start, metric = best
+    _, start, metric, alias = best
     vocabulary = _data_words(metrics)
     # Who and when are no qualifiers: "Store six's attach rate", "the third quarter's revenue"; nor is
     # a word of another phrase ("for the deck - AOV", "S07 | hardware rev").
@@ -1970,10 +1982,25 @@ def metric_mention(text: str, metrics: Sequence[DataMetric]) -> MetricMention:
     ]
     # Only the words right before the name qualify it ("warranty attach rate", "extended-warranty
     # attach rate"); "at Store 2" or a verb further away does not.
-    if unknown and unknown[-1] == before[-1]:
+    if unknown and unknown[-1] == before[-1] and not _one_noun_with(unknown[-1], alias.split()[0]):
         return MetricMention(metric=metric, unknown=f"{unknown[-1]} {metric.name}")
     return _averaged(before, metric, metrics)
 
+
+@functools.cache
+def _one_noun_with(word: str, head: str) -> bool:
+    """Whether ``word`` and the ``head`` after it are one noun that is a kind of the head (WordNet's
+    "grand total" is a total, "gross sales" are sales): no qualifier naming other data."""
+    reader = wordnet()
+    heads = set(reader.synsets(head, "n"))
+    return any(
+        heads & {ancestor for path in compound.hypernym_paths() for ancestor in path}
+        for compound in reader.synsets(f"{word}_{head}", "n")
+    )
+
+
+#: The days of a week and its parts, said before a figure as which days it is of ("weekend attach").
+DAYS_OF_WEEK = frozenset({*(day.lower() for day in calendar.day_name), "weekend", "weekday"})
 
 #: Words that ask for a figure per observation rather than its total.
 _AVERAGING = frozenset({"average", "mean", "typical"})
@@ -2180,9 +2207,11 @@ def figure_by_verb(text: str, metrics: Sequence[DataMetric]) -> MetricMention | 
 _PROPORTION_WORDS = re.compile(r"\b(?:share|percentage|proportion|fraction|percent|rate)\b|%", re.I)
 
 
-#: "fewer phones", "as many handsets", "more units": a count compared, which only a count answers
-#: ("fewer" is said of things counted; money is "less").
-_COUNT_COMPARED = re.compile(r"\b(?:fewer|more|as\s+many|so\s+many|too\s+many)\s+([a-z][a-z'-]*)", re.I)
+#: "fewer phones", "as many handsets", "more units", "shifted the most phones": a count compared or
+#: ranked, which only a count answers ("fewer" is said of things counted; money is "less").
+_COUNT_COMPARED = re.compile(
+    r"\b(?:fewer|more|as\s+many|so\s+many|too\s+many|(?:the\s+)?(?:most|fewest))\s+([a-z][a-z'-]*)", re.I
+)
 
 
 def counted_rows(text: str, metrics: Sequence[DataMetric]) -> MetricMention | None:
@@ -2373,10 +2402,40 @@ def rows_narrowed_by(text: str, metric: DataMetric, metrics: Sequence[DataMetric
     said += [("of", _participles_left_out(match.group("words"))) for match in _NUMBER_OF.finditer(blanked)]
     if metric.unit == "currency" and (source := money_source(text)) is not None:
         said.append(("from", source.lower()))  # "how much did store 1 make from phone cases"
+    # "the part-timers", "part-time staff", "our temps": some of the staff, by a kind of worker (said
+    # as a set: "my assistant manager" is one person, no population).
+    said += [
+        ("among", word)
+        for word in re.findall(r"[a-z][a-z-]*[a-z]s\b", blanked)
+        if not word.endswith("ss") and _a_kind_of_staff(word)
+    ]
+    said += [("among", match.group(1)) for match in _STAFF_QUALIFIED.finditer(blanked)]
     for preposition, phrase in said:
         if words := _narrowing_words(preposition, phrase, vocabulary):
             found.append(" ".join(words))
     return tuple(dict.fromkeys(found))
+
+
+#: "part-time staff", "night-shift sellers": a hyphenated kind of the staff said before them.
+_STAFF_QUALIFIED = re.compile(
+    r"\b([a-z]+-[a-z]+)\s+(?:staff|people|employees|workers|sellers|salespeople|team|members|reps|colleagues)\b"
+)
+#: WordNet's senses of the staff themselves ("employees", "staffers", "salespeople"): all of them.
+_STAFF_SENSES = frozenset({"employee.n.01", "staff_member.n.01", "salesperson.n.01", "worker.n.01"})
+
+
+@functools.cache
+def _a_kind_of_staff(word: str) -> bool:
+    """Whether the noun ``word`` is, in its first WordNet sense, a kind of worker that is not the staff
+    as a whole ("part-timers", "temps", "veterans"): some of the staff, by what no column may say."""
+    reader = wordnet()
+    base = reader.morphy(word, "n")
+    senses = reader.synsets(base, "n")[:1] if base else []
+    if not senses or senses[0].name() in _STAFF_SENSES:
+        return False
+    return any(
+        ancestor.name() == "worker.n.01" for path in senses[0].hypernym_paths() for ancestor in path[:-1]
+    )
 
 
 def _narrowing_words(preposition: str, phrase: str, vocabulary: frozenset[str]) -> list[str]:

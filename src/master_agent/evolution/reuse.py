@@ -26,7 +26,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from master_agent.capabilities.spec import DataMetric
-from master_agent.capabilities.terms import MetricMention
+from master_agent.capabilities.terms import DAYS_OF_WEEK, MetricMention
 from master_agent.capabilities.tools.senses import phrases
 from master_agent.evolution.knowledge import KnowledgeStore, PatternMatch
 from master_agent.models.embeddings import Embedder
@@ -165,6 +165,8 @@ async def unknown_by_meaning(
     problems: Sequence[tuple[str, str]],
     problem_metrics: Mapping[str, str],
     metrics: Sequence[DataMetric],
+    *,
+    days_kept: bool = False,
 ) -> MetricMention | None:
     """Data the tenant lacks that ``text`` names in words that may sound like a figure it has ("staff
     turnover" is no takings; "gross margin" on devices is no device revenue): a phrase of it whose
@@ -177,8 +179,13 @@ async def unknown_by_meaning(
         return None
     least, margin = floor
     names = {_words(name) for metric in metrics for name in (metric.name, *metric.aliases)}
+    # ``days_kept``: the caller keeps the rows of the days of the week said, so "weekend attach rate"
+    # is the attach rate of some days (a goal cannot be held to them: there it stays data it lacks).
     offered = [
-        phrase for phrase in phrases(problem_statement(text), nouns_only=True) if _words(phrase) not in names
+        phrase
+        for phrase in phrases(problem_statement(text), nouns_only=True)
+        if _words(phrase) not in names
+        and not (days_kept and tuple(word for word in _words(phrase) if word not in DAYS_OF_WEEK) in names)
     ]
     if not offered:
         return None

@@ -97,6 +97,48 @@ def statistic_asked(message: str) -> Statistic | None:
     return None
 
 
+#: The part of a sale a single row's superlative names before its noun ("the smallest accessory
+#: add-on", "the priciest phone sale"), and the row noun itself.
+_PART_OF_ROW = re.compile(
+    rf"\b{_SUPERLATIVE}\s+(?:(?:single|one|individual)\s+)?(?:(?P<part>[a-z]+)\s+)?(?P<noun>[a-z-]+)\b", re.I
+)
+
+
+_WHOLE_ROW = re.compile(
+    r"(?:sale|transaction|purchase|order|basket|ticket|receipt|deal|bill|checkout|item)s?", re.I
+)
+
+
+def single_row_amount(message: str, metrics: Sequence[DataMetric]) -> DataMetric | None:
+    """The average whose rows' amounts a superlative said of one row is taken over, when the words
+    name no figure: the part the words name ("the smallest accessory add-on" is of the accessory
+    amounts; "add-on" is, in WordNet, an accessory) or else the sale's own money (its basket)."""
+    statistic = statistic_asked(message)
+    if statistic is None or not statistic.of_one_row or (said := _PART_OF_ROW.search(message)) is None:
+        return None
+    averages = [
+        m for m in metrics if m.expression.lstrip().lower().startswith("avg(") and m.unit == "currency"
+    ]
+    for word in (said.group("part"), said.group("noun")):
+        if not word or _WHOLE_ROW.fullmatch(word):
+            continue  # "sale", "transaction": the whole of one, its basket
+        for average in averages:
+            words = re.findall(r"[a-z]+", " ".join((average.name, *average.aliases)).lower())
+            if word.lower() in words or any(_one_sense(word, named) for named in set(words)):
+                return average
+    sales = next((m for m in metrics if m.money), None)
+    money = next((m for m in metrics if sales is not None and m.name == sales.money), None)
+    return next((m for m in metrics if money is not None and m.name == money.average), None)
+
+
+@functools.cache
+def _one_sense(word: str, other: str) -> bool:
+    """Whether the nouns ``word`` and ``other`` share a WordNet sense ("add-on" and "accessory")."""
+    if word.lower() == other:
+        return False
+    return bool(set(wordnet().synsets(word.lower(), "n")) & set(wordnet().synsets(other, "n")))
+
+
 def _ordinal(number: int) -> str:
     suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
     return f"{number}{suffix}"
@@ -360,7 +402,10 @@ def first_few(message: str) -> int | None:
 _TIME_KEYS = {
     "month": ("to_char({t} AT TIME ZONE 'UTC', 'YYYY-MM')", "1"),
     "quarter": ("to_char({t} AT TIME ZONE 'UTC', 'YYYY-\"Q\"Q')", "1"),
-    "week": ("to_char(date_trunc('week', {t} AT TIME ZONE 'UTC'), 'YYYY-MM-DD')", "1"),
+    # A week is keyed by its first day in the window: the Monday before the window's first day would
+    # name days no row of the answer is from.
+    "week": ("to_char(greatest(date_trunc('week', {t} AT TIME ZONE 'UTC'), "
+             "date_trunc('day', %(start)s::timestamptz AT TIME ZONE 'UTC')), 'YYYY-MM-DD')", "1"),
     "day": ("to_char({t} AT TIME ZONE 'UTC', 'YYYY-MM-DD')", "1"),
     "weekday": ("extract(isodow FROM {t} AT TIME ZONE 'UTC')::int::text", "min(extract(isodow FROM {t} AT TIME ZONE 'UTC'))"),
     "hour": ("extract(hour FROM {t} AT TIME ZONE 'UTC')::int::text", "min(extract(hour FROM {t} AT TIME ZONE 'UTC'))"),
@@ -370,8 +415,8 @@ WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturd
 
 def breakdown_sql(metric: DataMetric, breakdown: Breakdown, where: str) -> str | None:
     """One statement giving ``key``, ``value`` and ``observations`` per group, with ``where`` (the
-    question's own conditions); None when the figure cannot be broken down that way (a unit of time
-    of a snapshot)."""
+    question's own conditions, the window's ``%(start)s`` among them for a unit of time); None when
+    the figure cannot be broken down that way (a unit of time of a snapshot)."""
     if breakdown.by in _TIME_KEYS:
         if metric.time_column is None:
             return None

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from master_agent.capabilities.money import money
 from master_agent.capabilities.spec import DataMetric, EntityOrder
 from master_agent.capabilities.terms import (
+    DAYS_OF_WEEK,
     MetricMention,
     Window,
     ambiguous_date,
@@ -67,13 +68,22 @@ from master_agent.routing.answer_shapes import (
     first_few,
     key_said,
     money_share_asked,
+    row_amount,
     shape_words_blanked,
+    single_row_amount,
     statistic_asked,
     with_statistic,
 )
 from master_agent.routing.described import describe, described_member, held_word
 from master_agent.routing.discovery import AgentCard
 from master_agent.routing.ordered import OrderSaid, order_said
+from master_agent.routing.per_unit import (
+    distinct_count,
+    over_units_sql,
+    per_unit_rate,
+    statistic_over_units,
+    units_counted,
+)
 from master_agent.routing.row_filters import (
     RowFilter,
     days_of_week_blanked,
@@ -81,6 +91,7 @@ from master_agent.routing.row_filters import (
     names_a_column,
     populations_compared,
     row_filters,
+    week_parts,
 )
 from master_agent.runtime.context import extract_entities
 
@@ -491,6 +502,12 @@ async def _broken_down(
     ]
     if len(rows) > _LISTED:
         lines.append(f"... and {len(rows) - _LISTED} more (all in the answer's data)")
+    if breakdown.by == "week":
+        # Said, since a week's key is no Monday when the window starts midweek.
+        lines.append(
+            f"(Weeks run Monday to Sunday; each is keyed by its first day in {window.start:%Y-%m-%d} to "
+            f"{window.last_day():%Y-%m-%d}, and counts only that window's days.)"
+        )
     total = sum(int(row["observations"]) for row in rows)
     coverage = await _coverage(sql, metric) if metric.time_column else None
     partly = coverage is not None and (window.start < coverage.start or window.end > coverage.end)
@@ -1086,7 +1103,8 @@ async def _compare_populations(
             f"SELECT {metric.expression} AS value, count(*) AS observations FROM {metric.table}"
             f"{_where([*_time_filters(metric), *conditions, population.condition])}"
         )
-        result = await sql.query(statement, {**params, "start": window.start, "end": window.end})
+        bound = {**params, **population.params, "start": window.start, "end": window.end}
+        result = await sql.query(statement, bound)
         rows.append(result.rows[0] if result.rows else {"value": None, "observations": 0})
         statements.append(statement)
     where = f" for {', '.join(scope)}" if scope else ""
@@ -1261,6 +1279,8 @@ def _entity_nouns(text: str) -> list[str]:
 def _scope_said(message: str, entities: Mapping[str, Any]) -> bool:
     """Whether a message says whom it is about: a store of its own, several, a group ("the east
     stores") or everyone ("across every store")."""
+    # "across the staff", "each person's own rate": the people of the store asked about, not another.
+    message = _OWN_PEOPLE.sub(" ", message)
     plural = any(noun.endswith("s") and noun != "staff" for noun in _entity_nouns(message))
     # "which store was highest?" asks across them all; "that store", "the same shop" point back.
     asked_across = _entity_nouns(_POINTING_BACK.sub(" ", message))
@@ -1271,6 +1291,15 @@ def _scope_said(message: str, entities: Mapping[str, Any]) -> bool:
         or asked_across
         or _EVERY.search(message)
     )
+
+
+#: The people of whatever was asked about, each or all of them ("across the staff", "each seller's").
+_OWN_PEOPLE = re.compile(
+    rf"\b(?:each|every|all|across|among)\s+(?:of\s+)?(?:the\s+|our\s+|its\s+|their\s+)?"
+    rf"(?:{'|'.join(noun for noun in ENTITY_WORDS['staff_id'] if noun not in _ASKING_WORDS)})s?"
+    r"(?:\s+members?)?(?:'s|s'|’s)?(?=\W|$)",
+    re.I,
+)
 
 
 #: An entity the turn before was about, pointed back at ("that store", "the same branch").
@@ -1416,8 +1445,11 @@ def _figure_beyond_populations(
 
 def _flagged_money(metric: DataMetric, request: QueryRequest) -> DataMetric | None:
     """For a count of the rows that have a flag ("refunds"), asked in money ("the value of the refunded
-    sales"): the money figure of all the rows, the flag then narrowing them; None otherwise."""
-    if COUNT_OF_FLAGGED.match(metric.expression.strip()) is None or not asks_money(request.message):
+    sales", "how much money did store 2 give back"): the money figure of the rows the flag holds for,
+    whether or not the words name the flag's own column; None otherwise."""
+    if (flagged := COUNT_OF_FLAGGED.match(metric.expression.strip())) is None or not asks_money(
+        request.message
+    ):
         return None
     counted = next(
         (
@@ -1427,7 +1459,21 @@ def _flagged_money(metric: DataMetric, request: QueryRequest) -> DataMetric | No
         ),
         None,
     )
-    return next((m for m in request.metrics if counted and m.name == counted.money), None)
+    money = next((m for m in request.metrics if counted and m.name == counted.money), None)
+    total = _SUMMED.match(money.expression.strip()) if money is not None else None
+    if money is None or total is None:
+        return money
+    return replace(
+        money,
+        name=f"value of the {metric.name}",
+        aliases=(),
+        expression=f"coalesce(sum({total.group(1)}) FILTER (WHERE {flagged.group(1)}), 0)::float",
+        average=None,
+    )
+
+
+#: A total of an amount per row, ``coalesce(sum(x), 0)``, cast or not.
+_SUMMED = re.compile(r"^coalesce\(sum\((.+)\),\s*0\)(?:::\w+)?$", re.I)
 
 
 def _window_data(window: Window) -> dict[str, str]:
@@ -1503,6 +1549,14 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
     group_names = [group for metric in request.metrics for group in metric.groups]
     request = replace(request, message=shape_words_blanked(request.message, group_names))
     mention = metric_mention(request.message, request.metrics)
+    if (
+        mention.metric is not None
+        and mention.unknown
+        and mention.unknown.split()[0].rstrip("s") in DAYS_OF_WEEK
+    ):
+        # "weekend attach", "Saturday takings": the days of every week it is of, which the rows' time
+        # keeps (a goal cannot be held to them, so only a question reads them so).
+        mention = MetricMention(metric=mention.metric)
     if mention.metric is not None and (
         other := _figure_beyond_populations(request.message, mention.metric, request.metrics)
     ):
@@ -1545,7 +1599,15 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
         # "what fraction had an accessory" is the share of sales with one.
         mention = flagged
     said_by_name = mention.metric is not None
-    if mention.metric is None and mention.unknown is None and asks_money(request.message):
+    # "how many different people rang up a sale", "the average revenue per trading day": a figure over
+    # the rows' units (the staff, the days), which no figure's own words name.
+    per_units = distinct_count(asked_shape, request.metrics) or per_unit_rate(asked_shape, request.metrics)
+    if (
+        per_units is None
+        and mention.metric is None
+        and mention.unknown is None
+        and asks_money(request.message)
+    ):
         # "What's store 4 taken since October?": money coming in, with no figure named, is the money
         # figure of the sales (the first count with one).
         counted = next((m for m in request.metrics if m.money), None)
@@ -1604,9 +1666,12 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
                 request.problems,
                 request.problem_metrics,
                 request.metrics,
+                days_kept=True,
             )
             or mention
         )
+    if per_units is not None:
+        mention, said_by_name = MetricMention(metric=per_units), True
     if (
         share := money_share_asked(request.message, request.metrics, request.entities.get("store_id"))
     ) is not None:
@@ -1622,6 +1687,9 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             data={"outcome": "out_of_scope", "missing": [mention.unknown]},
         )
     metric = mention.metric or next((m for m in request.metrics if m.name == default_metric), None)
+    if metric is None and (one_row := single_row_amount(asked_shape, request.metrics)) is not None:
+        # "the smallest accessory add-on anyone bought": one row's amount of the part it names.
+        metric, said_by_name = one_row, True
     if metric is None and (thing := counted_unknown(request.message, request.metrics)):
         return QueryAnswer(
             text=f"Your data has nothing on {thing}: I can answer questions about {names}.",
@@ -1636,7 +1704,12 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             answered=False,
             data={"outcome": "clarify", "missing": ["metric"]},
         )
-    if (statistic := statistic_asked(asked_shape)) is not None:
+    over = statistic_over_units(asked_shape, metric, row_amount(metric, request.metrics) is not None)
+    if over is not None:
+        # "the median of the staff's average sale", "each person's own rate, then the median": the
+        # statistic of every unit's own figure, not of the rows.
+        metric = replace(metric, name=f"{over.statistic.name} of the {over.noun}s' {metric.name}", aliases=())
+    elif (statistic := statistic_asked(asked_shape)) is not None:
         # "the median device price", "our biggest single sale": a statistic of the rows' amounts, not
         # the figure's own average or total.
         shaped = with_statistic(metric, statistic, request.metrics)
@@ -1674,14 +1747,18 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
         )
     sql = ReadOnlySql(request.tool_context)
     named = None
-    if not any(order.entity in request.entities for order in metric.orders):
+    # "the typical store's weekly takings" is every store's figure, no store described.
+    if over is None and not any(order.entity in request.entities for order in metric.orders):
         try:
             named = await named_by_property(sql, metric.orders, request.message, request.metrics)
         except ToolInputError:
             named = None
     if named is not None:
         return await _answer_named(request, named, default_metric)
-    if (described := await _answer_described(request, metric, sql, default_metric)) is not None:
+    if (
+        over is None
+        and (described := await _answer_described(request, metric, sql, default_metric)) is not None
+    ):
         return described
     if metric.time_column and (own := own_period(request.message, request.clock.now())) is not None:
         # "while the 2-for-1 offer was on", "on the late shift": when that was is the business's own;
@@ -1779,7 +1856,9 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
                 )
         coverage = await _coverage(sql, metric)
         window = asked or coverage or Window(start=now, end=now, label="all your data")
-        periods = changed_between(request.message, now) if metric.time_column else None
+        # "weekday refund rate against weekend refund rate" sets days of every week side by side, no periods.
+        compared_days = len(week_parts(request.message)) == 2
+        periods = changed_between(request.message, now) if metric.time_column and not compared_days else None
         if (
             metric.time_column
             # Two periods compared are each held against the data by the change's own reading.
@@ -1851,12 +1930,14 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
             conditions.append(kept.condition)
             params.update(kept.params)
             scope.append(kept.said)
-        shape = breakdown_asked(asked_shape, metric)
-        if shape is not None and shape.by in request.entities:
+        shape = breakdown_asked(asked_shape, metric) if over is None else None
+        # "which store had the most different sellers" ranks stores: the sellers are what is counted.
+        fixed = {*request.entities.keys(), *units_counted(metric)}
+        if shape is not None and shape.by in fixed:
             shape = None  # "store 3 by store": the store is fixed, one figure
-        ranked = _ranking(request.message, judged_as_share(request.message, metric, request.metrics),
-                          fixed=request.entities.keys())  # fmt: skip
-        by_group = _group_ranking(request.message, metric) if ranked is None else None
+        ranked = None if over else _ranking(request.message, judged_as_share(request.message, metric, request.metrics),
+                          fixed=fixed)  # fmt: skip
+        by_group = _group_ranking(request.message, metric) if ranked is None and over is None else None
         if periods is not None and (
             ranked or by_group or (shape and shape.by in {*metric.filters, *metric.groups})
         ):
@@ -1903,7 +1984,9 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
                 sql, metric, window, ranked, (conditions, params, scope), first_few(asked_shape)
             )
         statement = (
-            f"SELECT {metric.expression} AS value, count(*) AS observations FROM {metric.table}"
+            over_units_sql(metric, over, _where([*_time_filters(metric), *conditions]))
+            if over is not None
+            else f"SELECT {metric.expression} AS value, count(*) AS observations FROM {metric.table}"
             f"{_where([*_time_filters(metric), *conditions])}"
         )
         result = await sql.query(statement, params)
@@ -1935,9 +2018,10 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
                     else "none of it is counted."
                 )
             )
+    units = f" ({row['units']} {over.noun}s)" if over is not None and "units" in row else ""
     text = (
         f"The {metric.name}{where} {period} was {_format(row['value'], metric)}, from "
-        f"{row['observations']} {metric.observation_noun}.{partly}\n"
+        f"{row['observations']} {metric.observation_noun}{units}.{partly}\n"
         f"Query: {statement}\nParameters: { ({k: str(v) for k, v in params.items()}) }"
     )
     return QueryAnswer(

@@ -160,6 +160,12 @@ def _said(
     return None
 
 
+def week_parts(text: str) -> list[str]:
+    """The parts of the week (weekdays, weekends) ``text`` names, in the order said."""
+    said = re.finditer(rf"\b({'|'.join(_WEEK_PARTS)})s?\b", text.lower())
+    return list(dict.fromkeys(found.group(1) for found in said))
+
+
 def _days_of_week(text: str) -> tuple[tuple[int, ...], str, tuple[int, int]] | None:
     """The days of every week a question keeps ("Saturdays", "Mon-Fri", "weekends"), their words and
     where they stand."""
@@ -167,6 +173,13 @@ def _days_of_week(text: str) -> tuple[tuple[int, ...], str, tuple[int, int]] | N
     for part, days in _WEEK_PARTS.items():
         if found := re.search(rf"\b{part}s\b|\b(?:on|at|over)\s+(?:the\s+)?{part}\b", lowered):
             return days, f"{part}s", found.span()
+        # "weekend attach", "weekday refunds": said of a figure, every such day; "this weekend" is one.
+        # Only at the head of a phrase: "the Easter long weekend back in April" is a holiday's days.
+        head = (
+            r"(?:^|[:;,.!?(\-]\s*|\d\s+|\b(?:and|or|vs|versus|against|than|what|whats|what's|our|my|me)\s+)"
+        )
+        if found := re.search(rf"{head}({part})\b(?=\s+(?:\(|(?!of\b|before\b|after\b)[a-z]))", lowered):
+            return days, f"{part}s", found.span(1)
     for run in _DAY_RUN.finditer(lowered):
         first, last = _day(run.group("first")), _day(run.group("last"))
         if first is not None and last is not None and first < last:
@@ -200,14 +213,22 @@ def _unaccented(word: str) -> str:
     return "".join(ch for ch in unicodedata.normalize("NFKD", word.lower()) if not unicodedata.combining(ch))
 
 
+def days_of_week_said(text: str) -> str | None:
+    """The words of the days of every week ``text`` keeps ("weekends", "Mon-Fri"), or None."""
+    days = _days_of_week(text)
+    return days[1] if days is not None else None
+
+
 def days_of_week_blanked(text: str) -> str:
     """``text`` with the days of every week it keeps blanked ("on Saturdays in July" is July, each
     Saturday of it; a date reader would read the first Saturday)."""
-    days = _days_of_week(text)
-    if days is None:
-        return text
-    start, end = days[2]
-    return text[:start] + " " * (end - start) + text[end:]
+    for _ in range(len(_WEEK_PARTS) + 1):  # "weekday ... against weekend ...": each of them
+        days = _days_of_week(text)
+        if days is None:
+            break
+        start, end = days[2]
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
 
 
 def _day(word: str) -> int | None:
@@ -272,7 +293,7 @@ async def row_filters(
             condition = f"{column.through} IN (SELECT {column.through} FROM {column.table} WHERE {condition})"
             words = f"{column.table} with {words}"  # "staff with training completed: no"
         filters.append(RowFilter(condition=condition, said=words))
-    if metric.time_column and (days := _days_of_week(message)) is not None:
+    if metric.time_column and len(week_parts(message)) < 2 and (days := _days_of_week(message)) is not None:
         numbers, words, _ = days
         filters.append(
             RowFilter(
@@ -312,6 +333,17 @@ async def populations_compared(
 ) -> tuple[RowFilter, RowFilter] | None:
     """The two populations of one yes/no column a question sets side by side ("did the trained staff
     beat the untrained ones", "refunded vs not refunded"), in the order said; None when it says one."""
+    if metric.time_column and len(parts := week_parts(message)) == 2:
+        # "weekend attach vs weekday attach": the days of every week, each part its own rows.
+        first, second = (
+            RowFilter(
+                condition=f"extract(isodow FROM {metric.time_column} AT TIME ZONE 'UTC') = ANY(%(days_{part})s)",
+                said=f"{part}s",
+                params={f"days_{part}": list(_WEEK_PARTS[part])},
+            )
+            for part in parts
+        )
+        return first, second
     tokens = _WORD.findall(message.lower())
     figure, synonyms = _figure_stems(metric), _synonyms(metrics)
     for column in await _columns(sql, metric):

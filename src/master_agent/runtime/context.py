@@ -91,7 +91,8 @@ _NOT_ENTITY_WORDS = frozenset(
 )
 _NOUN_NUMBER = re.compile(
     r"\b([A-Za-z][A-Za-z]+)\s*(?:#|\s(?:number|no\.?|num)\s)?\s*(\d+)\b"
-    r"(?!\s*(?:%|percent|days?|weeks?|months?|years?|hours?|hrs?\b|min(?:ute)?s?\b|lakhs?|crores?|k\b|[.,]\d))"
+    # "Store 4 weekly sales" is Store 4: a unit after the number is one only as a whole word.
+    r"(?!\s*(?:%|(?:percent|days?|weeks?|months?|years?|hours?|hrs?|min(?:ute)?s?|lakhs?|crores?|k)\b|[.,]\d))"
 )
 _PERCENT = re.compile(r"(?<!\d)(\d+(?:\.\d+)?)\s*(?:%|percent\b)", re.I)
 _DURATION = re.compile(r"\b(\d+)\s*(day|week|month|year)s?\b", re.I)

@@ -39,7 +39,7 @@ from master_agent.capabilities.tools import ReadOnlySql, ToolContext
 from master_agent.errors import ToolInputError
 from master_agent.evolution.reuse import NAMED_MIN_SIMILARITY, figure_by_meaning, unknown_by_meaning
 from master_agent.routing.queries import named_by_property, narrowed_beyond_data
-from master_agent.routing.row_filters import RowFilter, row_filters
+from master_agent.routing.row_filters import RowFilter, days_of_week_said, row_filters
 from master_agent.runtime.context import extract_entities
 
 #: The figure this pack's strategies move (a ``DataMetric`` name).
@@ -199,6 +199,17 @@ def make_goal_reader(
                 "your data and no target, so no plan (and no target) is proposed",
                 "what_you_can_do": "ask for a figure over that period, or set a target and a date to plan for: "
                 + ", ".join(metric.name for metric in metrics),
+            }
+        elif mention.metric is not None and past is None and (days := days_of_week_said(goal)) is not None:
+            # "s7 weekend attach -> 6.5%": a plan moves every day's sales and is measured on them all;
+            # a target held to some days of the week is not what it would check.
+            stated["scope"] = {
+                "kind": "no_strategy",
+                "missing": [f"a strategy measured on {days} only"],
+                "explanation": f"the plans move and measure the {mention.metric.name} of every day, not of "
+                f"{days} alone, so a target for {days} cannot be checked by them",
+                "what_you_can_do": f"set the target on the {mention.metric.name} of every day, or ask for "
+                f"the {mention.metric.name} of {days} as a question",
             }
         elif mention.metric is not None and mention.metric.name != STRATEGY_METRIC:
             try:
