@@ -3,6 +3,7 @@ serves read as a question about the data (``DecisionSteps`` takes them; split ou
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 from master_agent.capabilities.terms import (
@@ -20,6 +21,10 @@ from master_agent.routing.models import IntentAnalysis, RouteTarget
 
 EXECUTE = {"action": "EXECUTE", "query_kind": None}
 DATA_QUERY = {"action": "QUERY", "query_kind": "data"}
+
+
+#: A question in its written form: its mark, or a first word that asks.
+_QUESTION = re.compile(r"\?\s*$|^\s*(?:what|what's|whats|how|which|who|when|where|avg|average)\b", re.I)
 
 
 class DataSteps(FrontDoorBase):
@@ -79,6 +84,15 @@ class DataSteps(FrontDoorBase):
         else:
             return outcome, intent
         return outcome, intent.model_copy(update=DATA_QUERY)
+
+    def _asks_of_a_named_figure(self, message: str) -> bool:
+        """Whether ``message`` is a question (its mark, or an interrogative first word) about a figure of
+        the data named by its name ("avg training hrs per person at store 7?"): a question about the data
+        whatever else the head makes of it, where "make a Chrome extension that shows store sales" asks
+        for work that merely mentions one."""
+        return _QUESTION.search(message) is not None and (
+            metric_mention(message, self.pack.data_metrics).metric is not None
+        )
 
     async def _asks_missing_data(self, message: str) -> bool:
         """Whether ``message`` asks for a figure over a period gone by (no target, no deadline, no verb

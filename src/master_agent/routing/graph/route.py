@@ -171,7 +171,10 @@ class RouteNodes(DecisionSteps):
         # What the head likeliest reads as out of scope, and no agent takes on, is no question about the
         # data for the words it shares with a figure ("make a Chrome extension that shows store sales").
         out = outcome.target.kind == "out_of_scope" and not (
-            override or refused or closing or intent.out_of_scope_likeliest
+            override
+            or refused
+            or closing
+            or (intent.out_of_scope_likeliest and not self._asks_of_a_named_figure(reading.goal))
         )
         # Read unsure ("What's the warranty attach rate at Store 2 in August?" at 0.4, asked about or
         # handed to an agent all the same): naming no figure of the data and one it lacks, it is answered
