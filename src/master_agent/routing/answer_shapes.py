@@ -566,16 +566,7 @@ def money_share_asked(
             or not (_own_words(part, totals) & said)
         ):
             continue
-        return replace(
-            whole,
-            name=f"share of {whole.name} from {part.name}",
-            aliases=(),
-            expression=f"(coalesce(sum({amount}), 0)::float / nullif(sum({whole_amount}), 0))",
-            unit="ratio",
-            money=None,
-            average=None,
-            lower_is_better=False,
-        )
+        return _share_of(whole, f"share of {whole.name} from {part.name}", f"sum({amount})")
     rates = [m for m in metrics if m.table == whole.table and m.unit == "ratio"]
     for rate in rates:
         found = _AVG.match(rate.expression.strip())
@@ -583,29 +574,29 @@ def money_share_asked(
         if not _FLAG.match(flag) or not (_own_words(rate, rates) & said):
             continue
         column = flag.split("::")[0]
-        return replace(
-            whole,
-            name=f"share of {whole.name} from {column.replace('_', ' ')} sales",
-            aliases=(),
-            expression=f"(coalesce(sum({whole_amount}) FILTER (WHERE {column}), 0)::float "
-            f"/ nullif(sum({whole_amount}), 0))",
-            unit="ratio",
-            money=None,
-            average=None,
-            lower_is_better=rate.lower_is_better,
-        )
+        name = f"share of {whole.name} from {column.replace('_', ' ')} sales"
+        share = _share_of(whole, name, f"sum({whole_amount}) FILTER (WHERE {column})")
+        return replace(share, lower_is_better=rate.lower_is_better)
     column = whole.filters.get("store_id")
     if store_id is None or column is None or not _OF_EVERY_STORE.search(message):
         return None  # "what share of store 2's revenue came from trained staff": a part no figure names
+    name = f"Store {store_id}'s share of every store's {whole.name}"
+    share = _share_of(whole, name, f"sum({whole_amount}) FILTER (WHERE {column} = {int(store_id)})")
+    return replace(
+        share, filters={entity: col for entity, col in whole.filters.items() if entity != "store_id"}
+    )
+
+
+def _share_of(whole: DataMetric, name: str, part: str) -> DataMetric:
+    """``whole`` as the share ``part`` (an aggregate of its rows) is of it."""
+    whole_amount = _summed(whole) or ""
     return replace(
         whole,
-        name=f"Store {store_id}'s share of every store's {whole.name}",
+        name=name,
         aliases=(),
-        expression=f"(coalesce(sum({whole_amount}) FILTER (WHERE {column} = {int(store_id)}), 0)::float "
-        f"/ nullif(sum({whole_amount}), 0))",
+        expression=f"(coalesce({part}, 0)::float / nullif(sum({whole_amount}), 0))",
         unit="ratio",
         money=None,
         average=None,
         lower_is_better=False,
-        filters={entity: col for entity, col in whole.filters.items() if entity != "store_id"},
     )
