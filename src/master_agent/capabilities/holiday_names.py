@@ -15,12 +15,15 @@ import contextlib
 import hashlib
 import inspect
 import json
+import logging
 import os
 import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+
+_LOG = logging.getLogger(__name__)
 
 Holiday = tuple[str, str, str | None, datetime]
 """(name, country, subdivision, day at midnight UTC)."""
@@ -68,8 +71,9 @@ def cached_holidays(compute: Callable[[int], tuple[Holiday, ...]], year: int) ->
             json.dump(rows, out, ensure_ascii=False)
         os.replace(written, path)
         written = None
-    except OSError:
-        pass  # a read-only home: the next process computes it again
+    except OSError as error:
+        # A read-only home: the next process computes them again, said once here so the cost is seen.
+        _LOG.warning("holiday names not cached at %s: %s", path, error)
     finally:
         if written is not None:
             with contextlib.suppress(OSError):

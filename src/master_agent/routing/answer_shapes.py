@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from master_agent.capabilities.spec import DataMetric
 from master_agent.capabilities.terms import duckling_parse, metric_mention
 from master_agent.capabilities.tools.lexicon import wordnet
+from master_agent.routing.described import lemmas
 
 
 @dataclass(frozen=True)
@@ -501,12 +502,7 @@ _SQL_WORDS = frozenset(
 
 
 def _base_forms(text: str) -> set[str]:
-    reader = wordnet()
-    forms: set[str] = set()
-    for word in re.findall(r"[a-z]+", text.lower()):
-        forms.add(word)
-        forms.update(base for pos in ("n", "v", "a") if (base := reader.morphy(word, pos)))
-    return forms
+    return set().union(*(lemmas(word) for word in re.findall(r"[a-z]+", text.lower())))
 
 
 def _summed(metric: DataMetric) -> str | None:
