@@ -201,6 +201,11 @@ class HitCounter:
             if row["count"] > hit.quota.limit:
                 raise _refusal(hit.quota, subject_kind, row["remaining_s"])
 
+    async def sent(self) -> None:
+        """Return once this process's pending batch, if any, is stored."""
+        if self._sender is not None:
+            await asyncio.shield(self._sender)
+
     def _take_unsent(self, key: tuple[str, str]) -> int:
         window = self._windows.get(key)
         if window is None:
@@ -248,15 +253,20 @@ class HitCounter:
 _COUNTERS: weakref.WeakKeyDictionary[Any, HitCounter] = weakref.WeakKeyDictionary()
 
 
+def hit_counter(pool: AsyncConnectionPool[Any]) -> HitCounter:
+    """This process's counter on ``pool``: one per pool, so its batches gather every request's hits."""
+    counter = _COUNTERS.get(pool)
+    if counter is None:
+        counter = _COUNTERS[pool] = HitCounter(pool)
+    return counter
+
+
 async def count_hits(
     pool: AsyncConnectionPool[Any], hits: Sequence[Hit], subject_kind: str = "tenant"
 ) -> None:
     """Count ``hits`` (at once, or far below their limits in this process's next batch);
     RateLimitedError for the first limit now exceeded."""
-    counter = _COUNTERS.get(pool)
-    if counter is None:
-        counter = _COUNTERS[pool] = HitCounter(pool)
-    await counter.count(hits, subject_kind)
+    await hit_counter(pool).count(hits, subject_kind)
 
 
 async def check_not_exceeded(
