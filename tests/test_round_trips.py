@@ -102,6 +102,9 @@ async def test_a_run_started_at_once_costs_a_fixed_count_of_round_trips(
     enqueue = tally.statements.pop("queue.enqueue_graph_run")
     assert 3 * RUNS <= enqueue <= 4 * RUNS
     tally.statements.pop("rate_limits._store")
+    # A connection the checkpointer's pool opens or checks on a loaded machine may run a statement of its
+    # own (seen once in CI): never one per run, and not the runs' bookkeeping counted below.
+    assert tally.statements.pop("checkpointer.get_connection", 0) < RUNS
     assert sum(tally.statements.values()) == 10 * RUNS
 
 
