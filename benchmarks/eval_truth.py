@@ -57,6 +57,8 @@ PARTS = (
     "heldout11",
     "tuning12",
     "heldout12",
+    "tuning13",
+    "heldout13",
 )
 #: Parts nobody tunes on: reported as totals only.
 HELD_OUT = frozenset(
@@ -72,13 +74,15 @@ HELD_OUT = frozenset(
         "heldout10",
         "heldout11",
         "heldout12",
+        "heldout13",
     }
 )
 #: The service's clock during the evaluation (the cases' "today"); batch 4 was written a day later,
 #: batch 5 two days later (README-fifth-batch.md), batch 6 three (README-sixth-batch.md), batch 7 four
 #: (README-seventh-batch.md, a Sunday), batch 8 five (README-eighth-batch.md, a Monday), batch 9 six
 #: (README-ninth-batch.md, a Tuesday), batch 10 seven (README-tenth-batch.md, a Wednesday), batch 11 eight
-#: (README-eleventh-batch.md, a Thursday), batch 12 nine (README-twelfth-batch.md, a Friday).
+#: (README-eleventh-batch.md, a Thursday), batch 12 nine (README-twelfth-batch.md, a Friday), batch 13 ten
+#: (README-thirteenth-batch.md, a Saturday).
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 CLOCKS = {
     "tuning4": datetime(2026, 11, 26, 12, 0, tzinfo=UTC),
@@ -99,6 +103,8 @@ CLOCKS = {
     "heldout11": datetime(2026, 12, 3, 12, 0, tzinfo=UTC),
     "tuning12": datetime(2026, 12, 4, 12, 0, tzinfo=UTC),
     "heldout12": datetime(2026, 12, 4, 12, 0, tzinfo=UTC),
+    "tuning13": datetime(2026, 12, 5, 12, 0, tzinfo=UTC),
+    "heldout13": datetime(2026, 12, 5, 12, 0, tzinfo=UTC),
 }
 DATA_SCHEMA = "tenant_demo_retail"
 #: Kinds that claim the question was answered.
