@@ -34,10 +34,17 @@ COLUMNS = ("training_completed", "tenure_months", "accessory_attached", "device_
         # Weekdays said in the plural in the languages the date readers read.
         ("Solo los sábados: accessory revenue at store 2 across July?", "sábados"),
         ("les dimanches, attach rate store 3 en août", "dimanches"),
+        # Said of a figure after a possessive or a store's number: every such day.
+        ("store 3's weekend attach rate in August", "weekend"),
+        ("s2 weekday refunds, July", "weekday"),
         # One date, and months run together, are no days of every week.
         ("attach rate at store 2 on Saturday 4 July", ""),
         ("attach rate month-to-month in Q3", ""),
         ("refunds from June to August", ""),
+        # One weekend picked out by a word before it.
+        ("attach rate at store 3 the weekend before Easter", ""),
+        ("takings over the Whitsun weekend", ""),
+        ("store 1 sales last weekend", ""),
     ],
 )
 def test_the_days_of_every_week_are_blanked_for_the_date_readers(text: str, blanked: str) -> None:

@@ -296,6 +296,59 @@ async def test_a_goal_held_to_some_days_of_the_week_gets_no_plan_measured_on_eve
     assert weekends.solution.strategy is None
 
 
+@pytest.mark.parametrize(
+    ("goal", "store", "condition"),
+    [
+        # Said of the figure before it, in the singular and after a possessive, or by the hours of a day.
+        ("Lift store 6's weekend attach rate to 8% by the end of March", 6, "isodow IN (6, 7)"),
+        ("Push Friday attach at store 2 to 9% within 10 weeks", 2, "isodow = 5"),
+        ("store 8: attach rate after 7pm up to 7% by April", 8, "hour >= 19"),
+    ],
+)
+async def test_a_goal_held_to_some_days_or_hours_is_measured_on_them_beside_every_sale(
+    resources: RuntimeResources, goal: str, store: int, condition: str
+) -> None:
+    answer = await solve(resources, SolveRequest(goal=goal, tenant_id="demo-retail"))
+    assert answer.solution is not None and answer.status == "partial"
+    handoff = answer.solution.handoff or {}
+    assert handoff["kind"] == "no_strategy" and answer.solution.strategy is None
+    facts = handoff["facts"]
+    recent = (
+        "sold_at > (SELECT max(sold_at) FROM tenant_demo_retail.transactions) - interval '90 days' "
+        f"AND store_id = {store}"
+    )
+    kept = condition.replace("isodow", "extract(isodow FROM sold_at AT TIME ZONE 'UTC')").replace(
+        "hour", "extract(hour FROM sold_at AT TIME ZONE 'UTC')"
+    )
+    async with resources.database.pool.connection() as conn:
+        row = await (
+            await conn.execute(
+                "SELECT avg(accessory_attached::int)::float AS part, count(*) AS n, "
+                f"(SELECT avg(accessory_attached::int)::float FROM tenant_demo_retail.transactions WHERE {recent}) "
+                f"AS every FROM tenant_demo_retail.transactions WHERE {recent} AND {kept}"
+            )
+        ).fetchone()
+    assert row is not None
+    assert facts["value"] == pytest.approx(row["part"]) and facts["observations"] == row["n"]
+    assert facts["every_row_value"] == pytest.approx(row["every"])
+
+
+async def test_a_day_of_the_week_said_as_the_means_keeps_the_plan_on_every_sale(
+    resources: RuntimeResources,
+) -> None:
+    # The target is the store's attach rate; the weekend is how to get there, not the rows it is held to.
+    planned = await solve(
+        resources,
+        SolveRequest(
+            goal="Grow store 5's attach rate to 6.5% by 31 March, mostly through better weekend rotas",
+            tenant_id="demo-retail",
+        ),
+    )
+    assert planned.solution is not None
+    assert (planned.solution.handoff or {}).get("kind") != "no_strategy"
+    assert planned.solution.strategy is not None
+
+
 async def test_a_goal_on_data_the_tenant_lacks_in_words_like_its_figures_is_out_of_scope(
     resources: RuntimeResources,
 ) -> None:

@@ -173,13 +173,11 @@ def _days_of_week(text: str) -> tuple[tuple[int, ...], str, tuple[int, int]] | N
     for part, days in _WEEK_PARTS.items():
         if found := re.search(rf"\b{part}s\b|\b(?:on|at|over)\s+(?:the\s+)?{part}\b", lowered):
             return days, f"{part}s", found.span()
-        # "weekend attach", "weekday refunds": said of a figure, every such day; "this weekend" is one.
-        # Only at the head of a phrase: "the Easter long weekend back in April" is a holiday's days.
-        head = (
-            r"(?:^|[:;,.!?(\-]\s*|\d\s+|\b(?:and|or|vs|versus|against|than|what|whats|what's|our|my|me)\s+)"
-        )
-        if found := re.search(rf"{head}({part})\b(?=\s+(?:\(|(?!of\b|before\b|after\b)[a-z]))", lowered):
-            return days, f"{part}s", found.span(1)
+        # "weekend attach", "store 3's weekday refunds": said of a figure, every such day. A word that
+        # picks out one weekend before it ("this weekend", "the Easter long weekend") makes it one.
+        for found in re.finditer(rf"\b({part})\b(?=\s+(?:\(|(?!of\b|before\b|after\b)[a-z]))", lowered):
+            if not _one_week_part(text[: found.start(1)]):
+                return days, f"{part}s", found.span(1)
     for run in _DAY_RUN.finditer(lowered):
         first, last = _day(run.group("first")), _day(run.group("last"))
         if first is not None and last is not None and first < last:
@@ -229,6 +227,45 @@ def days_of_week_blanked(text: str) -> str:
         start, end = days[2]
         text = text[:start] + " " * (end - start) + text[end:]
     return text
+
+
+#: Words before "weekend" / "weekday" that pick out one of them ("last weekend", "a weekend in May").
+_ONE_OF_THEM = frozenset(
+    [
+        "this",
+        "last",
+        "next",
+        "that",
+        "coming",
+        "past",
+        "previous",
+        "upcoming",
+        "following",
+        "same",
+        "long",
+        "the",
+        "a",
+        "an",
+        "one",
+        "first",
+        "second",
+        "third",
+        "fourth",
+        "final",
+        "holiday",
+        "bank",
+    ]
+)
+
+
+def _one_week_part(before: str) -> bool:
+    """Whether the word just before a "weekend" / "weekday" picks out one of them: a determiner, or a
+    name ("Easter weekend", "Labor Day weekend"); a possessive or a store number does not ("store 3's")."""
+    words = re.findall(r"[^\W_]+(?:'s)?", before)
+    if not words:
+        return False
+    last = words[-1]
+    return last.lower() in _ONE_OF_THEM or (last[0].isupper() and last.isalpha() and len(words) > 1)
 
 
 def _day(word: str) -> int | None:
@@ -293,18 +330,27 @@ async def row_filters(
             condition = f"{column.through} IN (SELECT {column.through} FROM {column.table} WHERE {condition})"
             words = f"{column.table} with {words}"  # "staff with training completed: no"
         filters.append(RowFilter(condition=condition, said=words))
-    if metric.time_column and len(week_parts(message)) < 2 and (days := _days_of_week(message)) is not None:
+    return filters + time_slices(metric, message)
+
+
+def time_slices(metric: DataMetric, message: str) -> list[RowFilter]:
+    """The parts of every week and of every day ``message`` keeps of ``metric``'s rows ("weekend
+    attach", "Saturday mornings", "after 6pm"); none for a figure without a time column."""
+    if not metric.time_column:
+        return []
+    slices: list[RowFilter] = []
+    if len(week_parts(message)) < 2 and (days := _days_of_week(message)) is not None:
         numbers, words, _ = days
-        filters.append(
+        slices.append(
             RowFilter(
                 condition=f"extract(isodow FROM {metric.time_column} AT TIME ZONE 'UTC') = ANY(%(days_of_week)s)",
                 said=words,
                 params={"days_of_week": list(numbers)},
             )
         )
-    if metric.time_column and (hours := hours_of_day(message)) is not None:
-        filters.append(hours_filter(metric.time_column, hours))
-    return filters
+    if (hours := hours_of_day(message)) is not None:
+        slices.append(hours_filter(metric.time_column, hours))
+    return slices
 
 
 def _polarities(

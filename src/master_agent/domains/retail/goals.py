@@ -29,6 +29,7 @@ from master_agent.capabilities.terms import (
     goal_metric,
     goal_target,
     guessed_deadline,
+    hours_of_day,
     level_reference,
     moves_a_figure,
     past_window,
@@ -39,7 +40,7 @@ from master_agent.capabilities.tools import ReadOnlySql, ToolContext
 from master_agent.errors import ToolInputError
 from master_agent.evolution.reuse import NAMED_MIN_SIMILARITY, figure_by_meaning, unknown_by_meaning
 from master_agent.routing.queries import named_by_property, narrowed_beyond_data
-from master_agent.routing.row_filters import RowFilter, days_of_week_said, row_filters
+from master_agent.routing.row_filters import RowFilter, days_of_week_blanked, row_filters, time_slices
 from master_agent.runtime.context import extract_entities
 
 #: The figure this pack's strategies move (a ``DataMetric`` name).
@@ -125,7 +126,9 @@ def make_goal_reader(
             stated["deadline_unread"] = fiscal.group(0)
         elif event := unread_deadline(ahead, now):
             stated["deadline_unread"] = event
-        mention = goal_metric(goal, metrics)
+        # "store 3's weekend attach rate", "evening attach" name the attach rate, kept to some days or
+        # hours (below).
+        mention = goal_metric(_time_slices_blanked(goal), metrics)
         if mention.metric is None:
             # Words that name none of the data's figures ("customers spend more") may still mean one:
             # a figure found by meaning wins when the words the data lacks mean it too, closely ("products
@@ -166,7 +169,7 @@ def make_goal_reader(
         if mention.unknown is None and mention.metric is not None:
             # "cut the refund rate for headphones": the rows have no product, so no plan on them can be
             # measured; the figure over every sale is another goal's.
-            narrowed = await narrowed_beyond_data(sql, mention.metric, goal, metrics)
+            narrowed = await narrowed_beyond_data(sql, mention.metric, _time_slices_blanked(goal), metrics)
             mention = MetricMention(metric=None, unknown=f"{narrowed[0]} data") if narrowed else mention
         if then is not None:
             try:
@@ -200,31 +203,91 @@ def make_goal_reader(
                 "what_you_can_do": "ask for a figure over that period, or set a target and a date to plan for: "
                 + ", ".join(metric.name for metric in metrics),
             }
-        elif mention.metric is not None and past is None and (days := days_of_week_said(goal)) is not None:
-            # "s7 weekend attach -> 6.5%": a plan moves every day's sales and is measured on them all;
-            # a target held to some days of the week is not what it would check.
-            stated["scope"] = {
-                "kind": "no_strategy",
-                "missing": [f"a strategy measured on {days} only"],
-                "explanation": f"the plans move and measure the {mention.metric.name} of every day, not of "
-                f"{days} alone, so a target for {days} cannot be checked by them",
-                "what_you_can_do": f"set the target on the {mention.metric.name} of every day, or ask for "
-                f"the {mention.metric.name} of {days} as a question",
-            }
+        elif (
+            mention.unknown is None
+            and (planned := mention.metric or _planned(metrics)) is not None
+            and planned.name == STRATEGY_METRIC
+            and (part := _slices_of_the_figure(planned, goal))
+        ):
+            # "s7 weekend attach -> 6.5%", "evening attach at store 2 to 7%": a plan moves every hour's
+            # sales and is measured on them all; a target held to some days or hours is not what it
+            # would check. What is known of those rows is measured, beside every row's figure.
+            try:
+                stated["scope"] = await _measured_on_part(sql, planned, stated.get("store_id"), part)
+            except ToolInputError as error:
+                stated["scope"] = _unmeasured(planned, error)
         elif mention.metric is not None and mention.metric.name != STRATEGY_METRIC:
             try:
-                stated["scope"] = await _measured_only(sql, mention.metric, stated.get("store_id"))
+                stated["scope"] = await _measured_only(
+                    sql, mention.metric, stated.get("store_id"), _slices_of_the_figure(mention.metric, goal)
+                )
             except ToolInputError as error:
-                stated["scope"] = {
-                    "kind": "no_strategy",
-                    "missing": [f"a strategy for the {mention.metric.name}"],
-                    "explanation": f"the {mention.metric.name} could not be measured ({error}); this service "
-                    f"has strategies for the {STRATEGY_METRIC} only",
-                    "what_you_can_do": f"ask for a goal on the {STRATEGY_METRIC}",
-                }
+                stated["scope"] = _unmeasured(mention.metric, error)
         return stated
 
     return stated_entities
+
+
+def _time_slices_blanked(goal: str) -> str:
+    """``goal`` with the days of every week and the hours of every day it keeps blanked."""
+    text = days_of_week_blanked(_every_such_day(goal))
+    if (hours := hours_of_day(text)) is not None:
+        for start, end in hours.clock_spans:
+            text = text[:start] + " " * (end - start) + text[end:]
+        for word in _WORDS.findall(hours.said):
+            text = re.sub(rf"\b{re.escape(word)}\b", _blank, text, count=1, flags=re.I)
+    return text
+
+
+def _blank(found: re.Match[str]) -> str:
+    return " " * len(found.group(0))
+
+
+#: A day of the week said of a figure in the singular ("Saturday attach"), not as a date ("by Saturday",
+#: "Saturday 12 December", "this Saturday's").
+_ONE_DAY_OF_A_FIGURE = re.compile(
+    r"(?<!\bby\s)(?<!\bon\s)(?<!\bthis\s)(?<!\bnext\s)(?<!\blast\s)(?<!\bbefore\s)(?<!\buntil\s)"
+    r"\b(?P<day>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b(?=\s+(?!\d|of\b|the\b)[a-z])",
+    re.I,
+)
+
+
+def _every_such_day(goal: str) -> str:
+    """A goal is about days to come: "push Saturday attach to 9%" is every Saturday's, said as such
+    ("Saturdays") for the readers of days of every week."""
+    return _ONE_DAY_OF_A_FIGURE.sub(lambda found: f"{found.group('day')}s", goal)
+
+
+#: Words at most this far apart are said of each other ("weekend (Sat+Sun) attach", "attach rate at
+#: store 2 on weekends"); a day or hour further off is the means ("..., focusing on weekend staffing").
+_SAID_OF_THE_FIGURE = 4
+_WORDS = re.compile(r"[^\W_]+")
+#: Words of a figure's names that name no figure alone ("rate", "sales", "total").
+_WEAK_NAME_WORDS = frozenset(
+    {"rate", "sales", "total", "number", "of", "share", "average", "count", "amount"}
+)
+
+
+def _slices_of_the_figure(metric: DataMetric, goal: str) -> list[RowFilter]:
+    """The days and hours ``goal`` keeps of ``metric``'s rows, when said of the figure: near its words,
+    or anywhere when the goal names the figure by meaning (no words of its own to be near)."""
+    goal = _every_such_day(goal)
+    part = time_slices(metric, goal)
+    if not part:
+        return []
+    blanked = _time_slices_blanked(goal)
+    slice_at = {
+        len(_WORDS.findall(goal[:at]))
+        for at, (was, now) in enumerate(zip(goal, blanked, strict=True))
+        if was != now
+    }
+    names = {word for said in (metric.name, *metric.aliases) for word in _WORDS.findall(said.lower())}
+    words = [word.lower() for word in _WORDS.findall(goal)]
+    figure_at = {at for at, word in enumerate(words) if word in names and word not in _WEAK_NAME_WORDS}
+    if not figure_at or not slice_at:
+        return part
+    near = min(abs(one - other) for one in slice_at for other in figure_at)
+    return part if near <= _SAID_OF_THE_FIGURE else []
 
 
 def _planned(metrics: Sequence[DataMetric]) -> DataMetric | None:
@@ -282,21 +345,83 @@ async def _measure(
     return (await sql.query(statement, params)).rows[0], statement
 
 
-async def _measured_only(sql: ReadOnlySql, metric: DataMetric, store: int | None) -> dict[str, Any]:
-    """The figure measured over the newest ``FACT_DAYS`` of data: what is known without a strategy."""
-    where = " AND store_id = %(store_id)s" if store is not None and "store_id" in metric.filters else ""
-    recent = (
+def _unmeasured(metric: DataMetric, error: ToolInputError) -> dict[str, Any]:
+    return {
+        "kind": "no_strategy",
+        "missing": [f"a strategy for the {metric.name}"],
+        "explanation": f"the {metric.name} could not be measured ({error}); this service "
+        f"has strategies for the {STRATEGY_METRIC} only",
+        "what_you_can_do": f"ask for a goal on the {STRATEGY_METRIC}",
+    }
+
+
+async def _newest(
+    sql: ReadOnlySql, metric: DataMetric, store: int | None, kept: Sequence[RowFilter] = ()
+) -> tuple[dict[str, Any], str]:
+    """The figure (value, observations, last time) over the newest ``FACT_DAYS`` of data, at ``store``
+    when the figure has stores, over the rows ``kept``."""
+    conditions = [
         f"{metric.time_column} > (SELECT max({metric.time_column}) FROM {metric.table}) - interval '{FACT_DAYS} days'"
         if metric.time_column
         else "true"  # a snapshot is all there is
-    )
+    ]
+    params: dict[str, Any] = {}
+    if store is not None and "store_id" in metric.filters:
+        conditions.append(f"{metric.filters['store_id']} = %(store_id)s")
+        params["store_id"] = store
+    for rows in kept:
+        conditions.append(rows.condition)
+        params.update(rows.params)
     last = f"max({metric.time_column})" if metric.time_column else "now()"
     statement = (
         f"SELECT {metric.expression} AS value, count(*) AS observations, {last} AS last "
-        f"FROM {metric.table} WHERE {recent}{where}"
+        f"FROM {metric.table} WHERE {' AND '.join(conditions)}"
     )
-    row = (await sql.query(statement, {"store_id": store} if where else {})).rows[0]
-    scope_words = f" at Store {store}" if where else ""
+    return (await sql.query(statement, params)).rows[0], statement
+
+
+async def _measured_on_part(
+    sql: ReadOnlySql, metric: DataMetric, store: int | None, part: Sequence[RowFilter]
+) -> dict[str, Any]:
+    """A goal on the figure over some days or hours only: those rows' figure and every row's, over the
+    newest ``FACT_DAYS`` of data, and why no plan is proposed for them."""
+    said = " and ".join(rows.said for rows in part)
+    (row, statement), (every, _) = await _newest(sql, metric, store, part), await _newest(sql, metric, store)
+    scope_words = f" at Store {store}" if store is not None and "store_id" in metric.filters else ""
+    return {
+        "kind": "no_strategy",
+        "missing": [f"a strategy measured on {said} only"],
+        "facts": {
+            "metric": metric.name,
+            "store_id": store,
+            "rows": said,
+            "value": row["value"],
+            "observations": row["observations"],
+            "every_row_value": every["value"],
+            "window_days": FACT_DAYS,
+            "last": row["last"],
+            "sql": statement,
+        },
+        "explanation": (
+            f"the plans move and measure the {metric.name} of every sale, not of {said} alone, so a target "
+            f"for {said} cannot be checked by them; over the last {FACT_DAYS} days of your data (to "
+            f"{str(every['last'])[:10]}), the {metric.name}{scope_words} on {said} was "
+            f"{_shown(row['value'], metric.unit)}, from {row['observations']} {metric.observation_noun} "
+            f"(every sale: {_shown(every['value'], metric.unit)})"
+        ),
+        "what_you_can_do": f"set the target on the {metric.name} of every sale, or ask for the "
+        f"{metric.name} on {said} as a question",
+    }
+
+
+async def _measured_only(
+    sql: ReadOnlySql, metric: DataMetric, store: int | None, kept: Sequence[RowFilter] = ()
+) -> dict[str, Any]:
+    """The figure measured over the newest ``FACT_DAYS`` of data (over the days or hours the goal keeps):
+    what is known without a strategy."""
+    row, statement = await _newest(sql, metric, store, kept)
+    scope_words = f" at Store {store}" if store is not None and "store_id" in metric.filters else ""
+    scope_words += "".join(f" on {rows.said}" for rows in kept)
     return {
         "kind": "no_strategy",
         "missing": [f"a strategy for the {metric.name}"],
