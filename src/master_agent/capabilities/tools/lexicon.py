@@ -29,6 +29,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
+from master_agent.capabilities.tools.wordnet_index import IndexFile, LemmaIndex
+
 log = logging.getLogger(__name__)
 
 #: Where Debian's ``wordnet-base`` puts the WordNet 3.0 database files.
@@ -113,6 +115,10 @@ def wordnet(root: Path = WORDNET_DIR) -> Any:
 
         def map_wn(self, version: str = "wordnet") -> None:
             return None  # these files are the WordNet nltk would map from: nothing to map
+
+        def _load_lemma_pos_offset_map(self) -> None:
+            # Looked up in the index files, not read whole into ~70 MB of objects per process.
+            self._lemma_pos_offset_map = LemmaIndex(root, self.satellite_offsets)
 
     if str(root) not in nltk.data.path:
         nltk.data.path.append(str(root))  # nltk reads corpora only under its data paths
@@ -348,26 +354,28 @@ _SENSE_POS = {"1": "n", "2": "v", "3": "a", "4": "r", "5": "a"}
 
 
 @cache
-def _word_classes(root: Path = WORDNET_DIR) -> tuple[frozenset[str], frozenset[str]] | None:
-    """Every noun lemma WordNet has (``index.noun``), and those of them whose senses as another part of
-    speech were tagged more often in WordNet's corpus (``cntlist.rev``) than their noun senses; None
-    without WordNet's files. Read from the files themselves (no nltk): a tenth of a second, once per
-    process. Only the verdicts are kept: the counts per lemma took 17 MB in every serving process."""
+def _word_classes(root: Path = WORDNET_DIR) -> tuple[IndexFile, frozenset[str]] | None:
+    """WordNet's noun lemmas (``index.noun``, looked up in the file), and those of them whose senses as
+    another part of speech were tagged more often in WordNet's corpus (``cntlist.rev``) than their noun
+    senses; None without WordNet's files. Read from the files themselves (no nltk): a tenth of a second,
+    once per process. Only the verdicts are kept: the counts per lemma took 17 MB in every serving
+    process, and a set of the 117k nouns 11 MB."""
     if not (root / "index.noun").is_file() or not (root / "cntlist.rev").is_file():
         return None
-    with (root / "index.noun").open(encoding="utf-8") as lines:
-        nouns = frozenset(line.split(" ", 1)[0] for line in lines if not line.startswith(" "))
+    nouns = IndexFile(root / "index.noun")
     counts: dict[str, dict[str, int]] = {}
     with (root / "cntlist.rev").open(encoding="utf-8") as lines:
         for line in lines:
             key, _, count = line.split()
             lemma, _, sense = key.partition("%")
             pos = _SENSE_POS.get(sense[:1])
-            if pos and lemma in nouns:
+            if pos:
                 by_pos = counts.setdefault(lemma, {})
                 by_pos[pos] = by_pos.get(pos, 0) + int(count)
     other_first = frozenset(
-        lemma for lemma, by_pos in counts.items() if by_pos.get("n", 0) < max(by_pos.values())
+        lemma
+        for lemma, by_pos in counts.items()
+        if by_pos.get("n", 0) < max(by_pos.values()) and lemma in nouns
     )
     return nouns, other_first
 
@@ -382,7 +390,7 @@ def noun_first(word: str) -> bool | None:
     nouns, other_first = classes
     word = word.lower()
     for lemma in (word, word[:-1] if word.endswith("s") else "", word[:-2] if word.endswith("es") else ""):
-        if lemma in nouns:
+        if lemma and lemma in nouns:
             return lemma not in other_first
     return False
 
