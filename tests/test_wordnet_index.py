@@ -3,6 +3,8 @@ dictionary nltk's reader builds of them, which it replaces in every serving proc
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 from collections import defaultdict
 from typing import Any
@@ -65,3 +67,19 @@ def test_the_reader_looks_lemmas_up_in_the_files() -> None:
     assert reader.morphy("ran", "v") == "run"
     assert reader.synset("dog.n.01").lemma_names()[0] == "dog"
     assert "s" in {sense.pos() for sense in reader.synsets("quick")}  # satellites, read from index.adj
+
+
+def test_reading_wordnet_imports_neither_scipy_stats_nor_sklearn() -> None:
+    """nltk's package would import both for classifiers and statistics WordNet never uses (~43 MB in
+    every serving process); they are imported as usual afterwards."""
+    script = (
+        "import sys\n"
+        "from master_agent.capabilities.tools import lexicon\n"
+        "lexicon.wordnet().synsets('store')\n"
+        "print(sorted(name for name in ('scipy.stats', 'sklearn') if name in sys.modules))\n"
+        "import scipy.stats, sklearn\n"
+        "print(scipy.stats.norm.cdf(0.0), sklearn.__name__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["[]", "0.5 sklearn"]

@@ -23,8 +23,10 @@ import io
 import itertools
 import logging
 import re
+import sys
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -93,6 +95,26 @@ class WordNetMissing(LookupError):
     """WordNet's files or nltk are not installed."""
 
 
+#: What nltk's package imports for its classifiers, collocation tests and translation aligners, each in a
+#: ``try/except ImportError`` with a fallback: ~43 MB of modules in every serving process (issue 46), of
+#: which WordNet's reader uses none (``retail.analytics`` keeps scipy.stats out of it for the same reason).
+NLTK_OPTIONAL = ("scipy.stats", "sklearn")
+
+
+@contextmanager
+def _without(modules: Sequence[str]) -> Iterator[None]:
+    """Imports of ``modules`` not yet imported fail while the block runs (and work again after it)."""
+    blocked = [name for name in modules if name not in sys.modules]
+    for name in blocked:
+        sys.modules[name] = None  # type: ignore[assignment]  # import's own "not importable" mark
+    try:
+        yield
+    finally:
+        for name in blocked:
+            if sys.modules.get(name, ...) is None:
+                del sys.modules[name]
+
+
 @cache
 def wordnet(root: Path = WORDNET_DIR) -> Any:
     """nltk's reader over the WordNet 3.0 files in ``root`` (read once per process)."""
@@ -102,8 +124,9 @@ def wordnet(root: Path = WORDNET_DIR) -> Any:
             "package ('make install' does: apt-get install wordnet-base)."
         )
     try:
-        import nltk  # type: ignore[import-untyped]
-        from nltk.corpus.reader.wordnet import WordNetCorpusReader  # type: ignore[import-untyped]
+        with _without(NLTK_OPTIONAL):
+            import nltk  # type: ignore[import-untyped]
+            from nltk.corpus.reader.wordnet import WordNetCorpusReader  # type: ignore[import-untyped]
     except ImportError as error:
         raise WordNetMissing("nltk is not installed: run 'make install' (pip install nltk).") from error
 
