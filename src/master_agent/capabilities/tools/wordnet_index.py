@@ -34,7 +34,8 @@ class IndexFile:
     def __init__(self, path: Path) -> None:
         with path.open("rb") as file:
             self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
-        ends = np.flatnonzero(np.frombuffer(self._map, dtype=np.uint8) == ord("\n"))
+            # Read once, apart from the map, so the map's pages stay out of this process until searched.
+            ends = np.flatnonzero(np.frombuffer(file.read(), dtype=np.uint8) == ord("\n"))
         starts = np.concatenate(([0], ends[:-1] + 1)).astype(np.uint32)
         # The licence at the top: lines that begin with two spaces (they sort before every lemma).
         first = 0
