@@ -12,11 +12,12 @@ or an event loop is created before it.
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import multiprocessing
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+
+from master_agent.service.memory import return_free_memory
 
 
 def preload_shared(also: Sequence[Callable[[], object]] = ()) -> None:
@@ -42,18 +43,6 @@ def preload_shared(also: Sequence[Callable[[], object]] = ()) -> None:
     gc.collect()
     return_free_memory()
     gc.freeze()
-
-
-def return_free_memory() -> None:
-    """Give the pages malloc holds free back to the system (glibc's ``malloc_trim``; elsewhere nothing).
-    Loading and warming up allocate far more than they keep (word-piece activations, files read whole,
-    intermediate lists), and glibc keeps what was freed inside its heaps: resident in every process, and
-    in a parent, copied into each worker it forks."""
-    try:
-        trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):
-        return
-    trim(0)
 
 
 def fork_workers() -> None:
