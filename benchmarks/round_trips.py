@@ -12,6 +12,12 @@ in-process on the trivial 3-node graph with ``clients`` concurrent clients, each
 ``runs.wait`` through the SDK (the sweep's request), and prints the figures per run, by source. The counts
 of one client alone are deterministic (``tests/test_round_trips.py`` asserts them); under concurrency, runs
 queue and their counts depend on timing.
+
+A tally can count one scope only (``counting(scope)``): the work done in the context of requests that
+carry ``SCOPE_HEADER`` with that scope (``RequestScope``, an ASGI middleware, marks them; the tasks they
+start, such as their runs, inherit the mark) or of code run ``in_scope``. The process's other work (other
+clients' requests, batches a request of theirs started, the claim loop, leases renewed) is not counted,
+however the machine's load interleaves it.
 """
 
 from __future__ import annotations
@@ -23,12 +29,14 @@ import tempfile
 import traceback
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from benchmarks.service import _free_port
 from psycopg import AsyncConnection, AsyncCursor
 from psycopg.waiting import Wait
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from master_agent.storage.database import Pool
 
@@ -43,10 +51,48 @@ CASE_ASSISTANT, CASE_INPUT = "trivial", {"count": 0}
 PIPELINE_WAITS = frozenset({"_fetch_gen", "_sync_gen", "_exit_gen"})
 
 
+#: The header whose value marks a request's work as that scope's (``RequestScope``).
+SCOPE_HEADER = "x-tally-scope"
+_SCOPE: ContextVar[str | None] = ContextVar("tally_scope", default=None)
+#: Of the pool's own functions, the one sending a statement: the check of a connection idle for a while.
+POOL_CHECK = "_check_connection"
+
+
+@contextmanager
+def in_scope(scope: str) -> Iterator[None]:
+    """The work of this block (and of the tasks it starts) is ``scope``'s."""
+    token = _SCOPE.set(scope)
+    try:
+        yield
+    finally:
+        _SCOPE.reset(token)
+
+
+class RequestScope:
+    """ASGI middleware: a request carrying ``SCOPE_HEADER`` does its work (and starts its tasks) in that
+    scope."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        marked = (
+            dict(scope.get("headers") or ()).get(SCOPE_HEADER.encode()) if scope["type"] == "http" else None
+        )
+        if marked is None:
+            await self.app(scope, receive, send)
+            return
+        with in_scope(marked.decode()):
+            await self.app(scope, receive, send)
+
+
 def _source() -> str:
-    """The innermost project function (or checkpointer method) on the stack."""
+    """The innermost project function (or checkpointer method) on the stack; the pool's check of an idle
+    connection is a source of its own, whoever's checkout it delays."""
     for frame in reversed(traceback.extract_stack()[:-2]):
         path = frame.filename.replace("\\", "/")
+        if path.endswith("storage/database.py") and frame.name == POOL_CHECK:
+            return f"database.{POOL_CHECK}"
         if "/master_agent/" in path and not path.endswith(("storage/database.py",)):
             return f"{Path(path).stem}.{frame.name}"
         if "/langgraph/checkpoint/" in path:
@@ -62,6 +108,11 @@ class DatabaseTally:
         self.statements: collections.Counter[str] = collections.Counter()
         self.round_trips: collections.Counter[str] = collections.Counter()
         self.on = False
+        #: Counting only this scope's work (None: all of this process's).
+        self.scope: str | None = None
+
+    def counts_here(self) -> bool:
+        return self.on and (self.scope is None or _SCOPE.get() == self.scope)
 
     def totals(self) -> dict[str, int]:
         return {
@@ -100,17 +151,17 @@ class DatabaseTally:
         )
 
         async def counted_getconn(pool: Pool, timeout: float | None = None) -> Any:  # noqa: ASYNC109
-            if tally.on:
+            if tally.counts_here():
                 tally.checkouts[_source()] += 1
             return await getconn(pool, timeout)
 
         async def counted_execute(cursor: Any, query: Any, params: Any = None, **kwargs: Any) -> Any:
-            if tally.on:
+            if tally.counts_here():
                 tally.statements[_source()] += 1
             return await execute(cursor, query, params, **kwargs)
 
         async def counted_executemany(cursor: Any, query: Any, params_seq: Any, **kwargs: Any) -> Any:
-            if tally.on:
+            if tally.counts_here():
                 tally.statements[_source()] += 1
             return await executemany(cursor, query, params_seq, **kwargs)
 
@@ -119,7 +170,7 @@ class DatabaseTally:
             # A listener's wait for notifications is no exchange; a pipeline's statements are sent
             # without waiting, and their answers come back at its fetches and syncs.
             exchange = name != "notifies" and (conn._pipeline is None or name in PIPELINE_WAITS)
-            if not (tally.on and exchange):
+            if not (tally.counts_here() and exchange):
                 return await wait(conn, gen, *args, **kwargs)
             return await wait(conn, tally._counted_gen(gen, _source()), *args, **kwargs)
 
@@ -136,12 +187,13 @@ class DatabaseTally:
             AsyncConnection.wait = wait  # type: ignore[method-assign]
 
     @contextmanager
-    def counting(self) -> Iterator[None]:
-        self.on = True
+    def counting(self, scope: str | None = None) -> Iterator[None]:
+        """Count while the block runs: ``scope``'s work only, or (None) all of this process's."""
+        self.on, self.scope = True, scope
         try:
             yield
         finally:
-            self.on = False
+            self.on, self.scope = False, None
 
     def report(self, runs: int) -> str:
         lines = [

@@ -101,9 +101,22 @@ async def test_threads_runs_and_state(clients: dict[str, LangGraphClient]) -> No
         await client.threads.get(thread["thread_id"])
 
 
+async def _stateless_threads(client: LangGraphClient) -> set[str]:
+    return {thread["thread_id"] for thread in await client.threads.search(metadata={"stateless": True})}
+
+
 async def test_stateless_wait(clients: dict[str, LangGraphClient]) -> None:
-    output = await clients["demo-retail"].runs.wait(None, "master_agent", input={"goal": GOAL})
+    client = clients["demo-retail"]
+    before = await _stateless_threads(client)
+    output = await client.runs.wait(None, "master_agent", input={"goal": GOAL})
     assert output["envelope"]["status"] == "success"
+    # Its thread is deleted after the answer (in the background, as LangGraph's server does).
+    for _ in range(600):
+        if await _stateless_threads(client) <= before:
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("a stateless wait's thread outlived it")
 
 
 async def test_interrupt_then_resume_with_a_command(clients: dict[str, LangGraphClient]) -> None:

@@ -37,6 +37,7 @@ from master_agent.service.crons import fire_cron
 from master_agent.service.graphs import register_graphs
 from master_agent.service.http_config import cors_options, custom_app, http_section
 from master_agent.service.limits import BodySizeLimit, DatabaseGate, database_unavailable, service_busy
+from master_agent.service.memory import return_free_memory
 from master_agent.service.metrics import RequestClock, ServiceMetrics
 from master_agent.service.protocol_servers import ProtocolServers
 from master_agent.service.routes import (
@@ -88,6 +89,8 @@ async def _warm(resources: RuntimeResources, ready: asyncio.Event) -> None:
     except Exception:  # never keep a working service unready: routing loads lazily as before
         logging.getLogger(__name__).exception("routing warm-up failed; loading on first use")
     finally:
+        gc.collect()
+        return_free_memory()
         gc.freeze()
         ready.set()
 

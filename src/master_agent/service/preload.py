@@ -17,6 +17,8 @@ import multiprocessing
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
+from master_agent.service.memory import return_free_memory
+
 
 def preload_shared(also: Sequence[Callable[[], object]] = ()) -> None:
     """Import the app's modules and read, in this (the parent) process, the read-only tables every
@@ -39,6 +41,7 @@ def preload_shared(also: Sequence[Callable[[], object]] = ()) -> None:
     for held in (year, year - 1):
         terms.load_world_holidays(held)
     gc.collect()
+    return_free_memory()
     gc.freeze()
 
 

@@ -61,8 +61,12 @@ class Notifier:
             except Exception as error:
                 logger.warning("%d notifications not sent; listeners poll for them: %s", len(batch), error)
 
-    async def aclose(self) -> None:
-        """Until what was asked for is sent (or failed)."""
+    async def sent(self) -> None:
+        """Return once what was asked for so far is sent (or failed)."""
         if self._sender is not None:
             with contextlib.suppress(Exception):
-                await self._sender
+                await asyncio.shield(self._sender)
+
+    async def aclose(self) -> None:
+        """Until what was asked for is sent (or failed)."""
+        await self.sent()

@@ -23,11 +23,15 @@ import io
 import itertools
 import logging
 import re
+import sys
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
+
+from master_agent.capabilities.tools.wordnet_index import IndexFile, LemmaIndex
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +95,26 @@ class WordNetMissing(LookupError):
     """WordNet's files or nltk are not installed."""
 
 
+#: What nltk's package imports for its classifiers, collocation tests and translation aligners, each in a
+#: ``try/except ImportError`` with a fallback: ~43 MB of modules in every serving process (issue 46), of
+#: which WordNet's reader uses none (``retail.analytics`` keeps scipy.stats out of it for the same reason).
+NLTK_OPTIONAL = ("scipy.stats", "sklearn")
+
+
+@contextmanager
+def _without(modules: Sequence[str]) -> Iterator[None]:
+    """Imports of ``modules`` not yet imported fail while the block runs (and work again after it)."""
+    blocked = [name for name in modules if name not in sys.modules]
+    for name in blocked:
+        sys.modules[name] = None  # type: ignore[assignment]  # import's own "not importable" mark
+    try:
+        yield
+    finally:
+        for name in blocked:
+            if sys.modules.get(name, ...) is None:
+                del sys.modules[name]
+
+
 @cache
 def wordnet(root: Path = WORDNET_DIR) -> Any:
     """nltk's reader over the WordNet 3.0 files in ``root`` (read once per process)."""
@@ -100,8 +124,9 @@ def wordnet(root: Path = WORDNET_DIR) -> Any:
             "package ('make install' does: apt-get install wordnet-base)."
         )
     try:
-        import nltk  # type: ignore[import-untyped]
-        from nltk.corpus.reader.wordnet import WordNetCorpusReader  # type: ignore[import-untyped]
+        with _without(NLTK_OPTIONAL):
+            import nltk  # type: ignore[import-untyped]
+            from nltk.corpus.reader.wordnet import WordNetCorpusReader  # type: ignore[import-untyped]
     except ImportError as error:
         raise WordNetMissing("nltk is not installed: run 'make install' (pip install nltk).") from error
 
@@ -113,6 +138,10 @@ def wordnet(root: Path = WORDNET_DIR) -> Any:
 
         def map_wn(self, version: str = "wordnet") -> None:
             return None  # these files are the WordNet nltk would map from: nothing to map
+
+        def _load_lemma_pos_offset_map(self) -> None:
+            # Looked up in the index files, not read whole into ~70 MB of objects per process.
+            self._lemma_pos_offset_map = LemmaIndex(root, self.satellite_offsets)
 
     if str(root) not in nltk.data.path:
         nltk.data.path.append(str(root))  # nltk reads corpora only under its data paths
@@ -348,26 +377,28 @@ _SENSE_POS = {"1": "n", "2": "v", "3": "a", "4": "r", "5": "a"}
 
 
 @cache
-def _word_classes(root: Path = WORDNET_DIR) -> tuple[frozenset[str], frozenset[str]] | None:
-    """Every noun lemma WordNet has (``index.noun``), and those of them whose senses as another part of
-    speech were tagged more often in WordNet's corpus (``cntlist.rev``) than their noun senses; None
-    without WordNet's files. Read from the files themselves (no nltk): a tenth of a second, once per
-    process. Only the verdicts are kept: the counts per lemma took 17 MB in every serving process."""
+def _word_classes(root: Path = WORDNET_DIR) -> tuple[IndexFile, frozenset[str]] | None:
+    """WordNet's noun lemmas (``index.noun``, looked up in the file), and those of them whose senses as
+    another part of speech were tagged more often in WordNet's corpus (``cntlist.rev``) than their noun
+    senses; None without WordNet's files. Read from the files themselves (no nltk): a tenth of a second,
+    once per process. Only the verdicts are kept: the counts per lemma took 17 MB in every serving
+    process, and a set of the 117k nouns 11 MB."""
     if not (root / "index.noun").is_file() or not (root / "cntlist.rev").is_file():
         return None
-    with (root / "index.noun").open(encoding="utf-8") as lines:
-        nouns = frozenset(line.split(" ", 1)[0] for line in lines if not line.startswith(" "))
+    nouns = IndexFile(root / "index.noun")
     counts: dict[str, dict[str, int]] = {}
     with (root / "cntlist.rev").open(encoding="utf-8") as lines:
         for line in lines:
             key, _, count = line.split()
             lemma, _, sense = key.partition("%")
             pos = _SENSE_POS.get(sense[:1])
-            if pos and lemma in nouns:
+            if pos:
                 by_pos = counts.setdefault(lemma, {})
                 by_pos[pos] = by_pos.get(pos, 0) + int(count)
     other_first = frozenset(
-        lemma for lemma, by_pos in counts.items() if by_pos.get("n", 0) < max(by_pos.values())
+        lemma
+        for lemma, by_pos in counts.items()
+        if by_pos.get("n", 0) < max(by_pos.values()) and lemma in nouns
     )
     return nouns, other_first
 
@@ -382,7 +413,7 @@ def noun_first(word: str) -> bool | None:
     nouns, other_first = classes
     word = word.lower()
     for lemma in (word, word[:-1] if word.endswith("s") else "", word[:-2] if word.endswith("es") else ""):
-        if lemma in nouns:
+        if lemma and lemma in nouns:
             return lemma not in other_first
     return False
 
