@@ -25,13 +25,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
 from master_agent.capabilities import AgentSpec, SubAgentEnvelope
-from master_agent.models.schemas import model_schema
+from master_agent.models.schemas import model_schema, openai_tool
 from master_agent.runtime.answers import progress_keys
 from master_agent.runtime.context import new_context_box
 from master_agent.runtime.middleware import (
@@ -144,7 +143,7 @@ class _AgentLoop:
     def tool_parameters(self, name: str) -> dict[str, Any]:
         if name in self.subs:
             return model_schema(self.subs[name][0]["input_schema"])
-        parameters: dict[str, Any] = convert_to_openai_tool(self.plain[name])["function"]["parameters"]
+        parameters: dict[str, Any] = openai_tool(self.plain[name])["function"]["parameters"]
         return parameters
 
     # -- the flow's first step -------------------------------------------------------------------
