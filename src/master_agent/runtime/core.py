@@ -98,16 +98,18 @@ class _AgentLoop:
         return next((layer for layer in self.middleware if isinstance(layer, kind)), None)
 
     def graph(self) -> StateGraph[MasterAgentState, Any, Any, Any]:
+        # The nodes that take the state name it: langgraph would read it from their hints at every build
+        # (``get_type_hints`` over the whole state, ~15% of a build's CPU).
         graph: StateGraph[MasterAgentState, Any, Any, Any] = StateGraph(MasterAgentState)
         planner = self._find(PlannerFirstMiddleware)
         first = "plan" if planner else "agent"
         if self.depth == 0:
-            graph.add_node("recall", self.recall_step)
+            graph.add_node("recall", self.recall_step, input_schema=MasterAgentState)
             graph.add_edge(START, "recall")
             graph.add_edge("recall", first)
         else:
             graph.add_edge(START, first)
-        graph.add_node("finalize", self.finalize)
+        graph.add_node("finalize", self.finalize, input_schema=MasterAgentState)
         graph.add_edge("finalize", END)
         if planner is not None:
 
@@ -122,7 +124,7 @@ class _AgentLoop:
             graph.add_edge("plan", "run_plan")
             graph.add_edge("run_plan", "finalize")
             return graph
-        graph.add_node("agent", self.agent)
+        graph.add_node("agent", self.agent, input_schema=MasterAgentState)
         graph.add_node("tools", self.tools)  # type: ignore[arg-type]  # input is a ToolTask, not the state
         destinations = ["tools", "finalize"]
         review = self._find(HumanReviewMiddleware)
