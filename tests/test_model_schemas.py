@@ -12,6 +12,8 @@ import httpx2
 import jsonschema
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.tools import StructuredTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field, ValidationError
 
 from master_agent.domains.lending.workers import OPINION_PROMPT, UnderwritingOpinion
@@ -21,6 +23,7 @@ from master_agent.models.schemas import (
     PORTABLE_DROPPED,
     compact_schema,
     lean_schema,
+    openai_tool,
     portable_schema,
 )
 from master_agent.runtime.loop import shape_answer
@@ -157,3 +160,28 @@ def test_a_final_answer_breaking_the_full_schema_is_never_handed_on_unchecked() 
     assert limitations == ["incomplete answer: risks, summary missing or invalid"]
     data, limitations = shape_answer(Plan, {**answer, "summary": "ok"}, found, 0.7)
     assert data == {"summary": "ok", "risks": found["risks"], "confidence": 0.7} and limitations == []
+
+
+def _item_tool(name: str, description: str, args_schema: Any = Item) -> StructuredTool:
+    return StructuredTool.from_function(
+        lambda **_: "ok", name=name, description=description, args_schema=args_schema
+    )
+
+
+def test_a_tools_openai_form_is_langchains_for_each_tool_of_one_argument_class() -> None:
+    """Written once per argument class, name and description, each tool still gets its own form: two
+    tools over ``Item`` differ by name and description, and a form changed by its caller is not what the
+    next caller reads."""
+    first, renamed, redescribed = (
+        _item_tool("look", "Looks."),
+        _item_tool("peek", "Looks."),
+        _item_tool("look", "Peeks."),
+    )
+    for tool in (first, renamed, redescribed, _item_tool("look", "Looks.")):
+        assert openai_tool(tool) == convert_to_openai_tool(tool)
+    openai_tool(first)["function"]["parameters"]["properties"].clear()
+    assert openai_tool(first) == convert_to_openai_tool(first)
+    as_json = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    assert openai_tool(_item_tool("ask", "Asks.", as_json)) == convert_to_openai_tool(
+        _item_tool("ask", "Asks.", as_json)
+    )

@@ -16,16 +16,22 @@ grammar converter expands ``maxLength: 2000`` into two thousand optional rules a
 
 ``model_schema`` is a model's JSON schema written once per model: pydantic writes it anew at every
 ``model_json_schema()`` (tens of milliseconds for an agent's output schema, and the loop reads it several
-times a turn: the system prompt's three forms, the progress keys, the tool parameters).
+times a turn: the system prompt's three forms, the progress keys, the tool parameters). ``openai_tool``
+does the same for a tool's OpenAI form: langchain makes a new pydantic model of the tool's call schema
+at every ``convert_to_openai_tool`` (about a fifth of the CPU of compiling a master graph, whose tools are
+new objects for each graph over the same argument classes).
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import weakref
 from collections.abc import Callable
 from typing import Any
 
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel
 
 #: Keywords a grammar-constrained server may fail on (or expand into huge grammars).
@@ -65,6 +71,28 @@ def model_schema(model: type[BaseModel]) -> dict[str, Any]:
     dict at every call, which the caller may change."""
     schema: dict[str, Any] = json.loads(_schema_text(model))
     return schema
+
+
+#: A tool's OpenAI form as JSON text, by its argument class, then by what else the form is made of (the
+#: tool's class, name and description). Weak keys: a class made at run time (a built system's query
+#: tools) is not kept alive by its entry.
+_tool_texts: weakref.WeakKeyDictionary[type, dict[tuple[type, str, str], str]] = weakref.WeakKeyDictionary()
+
+
+def openai_tool(tool: BaseTool) -> dict[str, Any]:
+    """``convert_to_openai_tool(tool)``, written once per argument class, name and description; a new dict
+    at every call, which the caller may change. A tool whose arguments are not a class (a JSON schema,
+    or none) is converted every time."""
+    arguments = tool.args_schema
+    if not isinstance(arguments, type) or (tool.metadata or {}).get("type") == "custom_tool":
+        return convert_to_openai_tool(tool)
+    forms = _tool_texts.setdefault(arguments, {})
+    key = (type(tool), tool.name, tool.description)
+    text = forms.get(key)
+    if text is None:
+        text = forms[key] = json.dumps(convert_to_openai_tool(tool))
+    converted: dict[str, Any] = json.loads(text)
+    return converted
 
 
 def _walk(schema: Any, rewrite: Callable[[Node], Node]) -> Any:

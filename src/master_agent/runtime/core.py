@@ -25,13 +25,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
 from master_agent.capabilities import AgentSpec, SubAgentEnvelope
-from master_agent.models.schemas import model_schema
+from master_agent.models.schemas import model_schema, openai_tool
 from master_agent.runtime.answers import progress_keys
 from master_agent.runtime.context import new_context_box
 from master_agent.runtime.middleware import (
@@ -99,16 +98,18 @@ class _AgentLoop:
         return next((layer for layer in self.middleware if isinstance(layer, kind)), None)
 
     def graph(self) -> StateGraph[MasterAgentState, Any, Any, Any]:
+        # The nodes that take the state name it: langgraph would read it from their hints at every build
+        # (``get_type_hints`` over the whole state, ~15% of a build's CPU).
         graph: StateGraph[MasterAgentState, Any, Any, Any] = StateGraph(MasterAgentState)
         planner = self._find(PlannerFirstMiddleware)
         first = "plan" if planner else "agent"
         if self.depth == 0:
-            graph.add_node("recall", self.recall_step)
+            graph.add_node("recall", self.recall_step, input_schema=MasterAgentState)
             graph.add_edge(START, "recall")
             graph.add_edge("recall", first)
         else:
             graph.add_edge(START, first)
-        graph.add_node("finalize", self.finalize)
+        graph.add_node("finalize", self.finalize, input_schema=MasterAgentState)
         graph.add_edge("finalize", END)
         if planner is not None:
 
@@ -123,7 +124,7 @@ class _AgentLoop:
             graph.add_edge("plan", "run_plan")
             graph.add_edge("run_plan", "finalize")
             return graph
-        graph.add_node("agent", self.agent)
+        graph.add_node("agent", self.agent, input_schema=MasterAgentState)
         graph.add_node("tools", self.tools)  # type: ignore[arg-type]  # input is a ToolTask, not the state
         destinations = ["tools", "finalize"]
         review = self._find(HumanReviewMiddleware)
@@ -144,7 +145,7 @@ class _AgentLoop:
     def tool_parameters(self, name: str) -> dict[str, Any]:
         if name in self.subs:
             return model_schema(self.subs[name][0]["input_schema"])
-        parameters: dict[str, Any] = convert_to_openai_tool(self.plain[name])["function"]["parameters"]
+        parameters: dict[str, Any] = openai_tool(self.plain[name])["function"]["parameters"]
         return parameters
 
     # -- the flow's first step -------------------------------------------------------------------

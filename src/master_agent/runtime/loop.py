@@ -19,12 +19,11 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from master_agent.capabilities import AgentSpec, TenantCapabilities
 from master_agent.models.budget import TokenCounter, estimate_tokens, schema_tokens
-from master_agent.models.schemas import compact_tool, lean_tool, model_schema
+from master_agent.models.schemas import compact_tool, lean_tool, model_schema, openai_tool
 from master_agent.runtime.answers import final_confidence, parse_final_answer, progress_keys, shape_answer
 from master_agent.runtime.core import _AgentLoop
 from master_agent.runtime.middleware import (
@@ -194,7 +193,7 @@ class _LoopBuilder:
         for name in spec["tools"]:
             if name in self.capabilities.tools:
                 plain[name] = self.capabilities.tools[name]
-                schemas.append(compact_tool(convert_to_openai_tool(plain[name])))
+                schemas.append(compact_tool(openai_tool(plain[name])))
             elif name in self.capabilities.sub_agents and depth < limits.max_depth:
                 offer_sub_agent(name)
         opening: tuple[str, ...] = ()
@@ -284,7 +283,7 @@ def _parameters(plain: dict[str, BaseTool], subs: dict[str, tuple[AgentSpec, Com
     def parameters(name: str) -> dict[str, Any]:
         if name in subs:
             return model_schema(subs[name][0]["input_schema"])
-        found: dict[str, Any] = convert_to_openai_tool(plain[name])["function"]["parameters"]
+        found: dict[str, Any] = openai_tool(plain[name])["function"]["parameters"]
         return found
 
     return parameters
