@@ -289,3 +289,65 @@ def test_moving_a_share_or_asking_why_is_not_asking_for_it(message: str) -> None
 def test_a_count_of_some_of_a_group_is_not_a_share() -> None:
     assert not asks_a_share("how many of our branches have broken air con right now?")
     assert asks_a_share("how many out of every ten phone buyers at store 3 bought a case?")
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "what slice of store 2's turnover in May came from chargers?",
+        "roughly what cut of store 9's takings last quarter was accessories?",
+        "what split of store 4's sales in March were handsets",
+    ],
+)
+def test_a_share_said_with_any_noun_wordnet_files_under_a_share_is_asked(message: str) -> None:
+    # "cut" here is the share's noun, no verb that moves a figure.
+    assert asks_a_share(message)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "which day of the week sells the most at store 5?",
+        "what kind of accessories did store 3 sell in May?",
+        "what cut of refunds should we aim to cut by March",
+    ],
+)
+def test_a_noun_that_is_no_part_of_a_whole_asks_no_share(message: str) -> None:
+    assert not asks_a_share(message)
+
+
+async def test_a_share_of_a_figure_read_unsure_is_a_data_question(resources: RuntimeResources) -> None:
+    """Read unsure, a share of the takings is not asked "what would you like me to do?"."""
+    assert await _routed(resources, "what cut of store 5's takings in April 2026 came from add-ons?") == (
+        "query",
+        "data",
+    )
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "roughly how many calories are in a banana?",
+        "how many moons does Jupiter have?",
+    ],
+)
+async def test_a_count_of_nothing_the_data_is_about_is_refused(
+    resources: RuntimeResources, message: str
+) -> None:
+    """The head reads any "how many ...?" as a question about the data; one that names nothing the data
+    is about (no store, figure, money, share, nor a noun of its tables) is answered by no query of it."""
+    assert await _routed(resources, message) == ("out_of_scope", None)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "how many handsets did we shift?",
+        "how many outlets sold a charger?",
+    ],
+)
+async def test_a_count_of_what_the_data_holds_stays_a_data_question(
+    resources: RuntimeResources, message: str
+) -> None:
+    """Said in other words ("outlet" shares a WordNet sense with "store"), no period needed."""
+    assert await _routed(resources, message) == ("query", "data")

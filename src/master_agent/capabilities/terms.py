@@ -2121,6 +2121,26 @@ def _data_words(metrics: Sequence[DataMetric]) -> frozenset[str]:
     return frozenset(words)
 
 
+def names_the_data(text: str, metrics: Sequence[DataMetric]) -> bool:
+    """Whether a noun of ``text`` is one of what the tenant's data is about: a word of its figures,
+    tables and columns, or of who the rows are (stores, staff), by a WordNet sense shared with one
+    ("outlet" is a store, "takings" the revenue). "How many calories are in a banana" and "how many time
+    zones does Russia have" name none: no query of this data answers them."""
+    known = {word for word in _data_words(metrics) | set(_ENTITY_NOUNS) if noun_first(word)}
+    reader = wordnet()
+    senses = {sense for word in known for sense in reader.synsets(word, "n")}
+    for word in _TOKEN.findall(written_out(text).lower()):
+        word = word.removesuffix("'s")
+        base = reader.morphy(word, "n") or word
+        if word in known or base in known:
+            return True
+        if len(word) < 3 or word in _NEUTRAL_MODIFIERS or not noun_first(word):
+            continue
+        if senses.intersection(reader.synsets(base, "n")):
+            return True
+    return False
+
+
 #: "how many iPhones", "the number of trade-ins", "how many of store 5's customers": the thing a
 #: question counts.
 _COUNTED = re.compile(
