@@ -271,6 +271,23 @@ def duckling_parse_time(text: str) -> list[dict[str, Any]]:
     return _DUCKLING.parse(text, datetime(2000, 1, 1, tzinfo=UTC), ("time",))
 
 
+#: An instant no "since 2pm" or "since the 1st" falls on: a span said to start at it starts now.
+_NOW_PROBE = datetime(2000, 6, 15, 12, 34, 56, tzinfo=UTC)
+
+
+def holds_from_now(text: str) -> bool:
+    """Whether ``text`` says a span that starts now, or today, and has no end ("from now on", "from
+    today onwards"), as Duckling reads it: the time a lasting change holds from, not a window of data
+    ("since 2pm", "since the 1st" start at another time)."""
+    starts = {_NOW_PROBE.isoformat(timespec="milliseconds"), "2000-06-15T00:00:00.000+00:00"}
+    return any(
+        mention.get("value", {}).get("type") == "interval"
+        and "to" not in mention["value"]
+        and str((mention["value"].get("from") or {}).get("value", "")) in starts
+        for mention in _DUCKLING.parse(text, _NOW_PROBE, ("time",))
+    )
+
+
 @dataclass(frozen=True)
 class HoursOfDay:
     """The hours of every day a request keeps ("after 6pm", "mornings", "16:00 till midnight"), in
