@@ -249,3 +249,5 @@ def test_a_description_s_noun_may_be_plural_or_the_doer_of_its_verb() -> None:
     assert described_agent("the stock reporter: leave out store 4") == "stock reporter"
     assert described_agent("the floor rankings look off for store 2") == "floor rankings"
     assert described_agent("the store did well in May") is None
+    # Each determiner opens a description of its own: "the other one" describes nothing, the next does.
+    assert described_agent("no wait, the other one - the stock reporter") == "stock reporter"

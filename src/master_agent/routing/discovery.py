@@ -339,7 +339,10 @@ _WORKERS = frozenset(
     ]
 )
 #: A definite description opens with one of these, and runs up to seven words before its noun.
-_DESCRIPTION_OPENS = re.compile(r"\b(?:the|my|our|that|this|your)\s+((?:[\w'-]+\s+){0,6}[\w'-]+)", re.I)
+#: (A lookahead: "the other one - the invoice reader" is tried from each determiner; a lone dash ends it.)
+_DESCRIPTION_OPENS = re.compile(
+    r"\b(?:the|my|our|that|this|your)\s+(?=((?:\w[\w'-]*\s+){0,6}\w[\w'-]*))", re.I
+)
 #: What such a noun does, said after it ("the report that lists what customers handed back").
 _DOES = re.compile(r"\s+(?:that|which|who)\s+[^,.;:?!()]+", re.I)
 _VAGUE = frozenset(("other", "first", "second", "last", "new", "same", "whole", "next", "previous", "old"))
