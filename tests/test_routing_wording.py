@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from master_agent.capabilities import load_tenant
+from master_agent.capabilities import load_tenant, registered_domain_packs
+from master_agent.capabilities.terms import holds_from_now, names_the_data
 from master_agent.routing.graph.follow_ups import asks_a_share
 from master_agent.routing.intent import message_entities, strip_entities
 from master_agent.runtime import RuntimeResources
@@ -351,3 +352,24 @@ async def test_a_count_of_what_the_data_holds_stays_a_data_question(
 ) -> None:
     """Said in other words ("outlet" shares a WordNet sense with "store"), no period needed."""
     assert await _routed(resources, message) == ("query", "data")
+
+
+@pytest.mark.parametrize(
+    ("message", "lasting"),
+    [
+        ("the summary agent should skip store 10 from today onwards", True),
+        ("from now on leave out the part-timers", True),
+        ("the digest has been empty since 9am", False),
+        ("run it for stores 4 and 5 since the 1st", False),
+    ],
+)
+def test_a_span_from_now_without_end_is_read_past_a_store_s_number(message: str, lasting: bool) -> None:
+    """ "10 from today" is no clock time: the store's number is blanked before Duckling reads it."""
+    assert holds_from_now(message) is lasting
+
+
+def test_a_word_shares_a_data_noun_s_first_senses_only() -> None:
+    """ "leg" and "branch" share a sense (a fork of a shape), not the branch a store is."""
+    metrics = registered_domain_packs()["retail"].data_metrics
+    assert not names_the_data("how many legs does an octopus have?", metrics)
+    assert names_the_data("how many branches do we have?", metrics)

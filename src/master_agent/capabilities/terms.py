@@ -33,6 +33,7 @@ from typing import Any, Literal
 from master_agent.capabilities.holiday_names import cached_holidays
 from master_agent.capabilities.spec import DataMetric
 from master_agent.capabilities.tools.lexicon import (
+    SENSES,
     a_set_phrase,
     event_or_state,
     names_a_person,
@@ -284,7 +285,7 @@ def holds_from_now(text: str) -> bool:
         mention.get("value", {}).get("type") == "interval"
         and "to" not in mention["value"]
         and str((mention["value"].get("from") or {}).get("value", "")) in starts
-        for mention in _DUCKLING.parse(text, _NOW_PROBE, ("time",))
+        for mention in _DUCKLING.parse(_mask_entities(text), _NOW_PROBE, ("time",))
     )
 
 
@@ -2145,7 +2146,8 @@ def names_the_data(text: str, metrics: Sequence[DataMetric]) -> bool:
     zones does Russia have" name none: no query of this data answers them."""
     known = {word for word in _data_words(metrics) | set(_ENTITY_NOUNS) if noun_first(word)}
     reader = wordnet()
-    senses = {sense for word in known for sense in reader.synsets(word, "n")}
+    # A word's first senses only: "branch" is a store, not the fork of a tree that a leg is.
+    senses = {sense for word in known for sense in reader.synsets(word, "n")[:SENSES]}
     for word in _TOKEN.findall(written_out(text).lower()):
         word = word.removesuffix("'s")
         base = reader.morphy(word, "n") or word
