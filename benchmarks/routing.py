@@ -77,6 +77,12 @@ SPLITS = (
     # follow-ups (no head trains on it).
     ("heldout9.json", "followups_heldout9.json", False),
     ("tuning9.json", "followups_tuning9.json", True),
+    # Halves of the eighth and ninth batches' tuning parts (``split_part``): work on the rules tunes on
+    # ``:tune`` and reads ``:check`` as its own held-out part (the follow-ups are not split).
+    ("tuning8.json:tune", None, True),
+    ("tuning8.json:check", None, True),
+    ("tuning9.json:tune", None, True),
+    ("tuning9.json:check", None, True),
 )
 HANDLERS = ["solve", "answer_query", "build_agent", "out_of_scope"]
 

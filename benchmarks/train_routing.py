@@ -161,14 +161,19 @@ TENANT_AGENTS = (
 def split_part(rows: list[dict[str, Any]], part: str) -> list[dict[str, Any]]:
     """The ``train`` or ``validation`` part of a tuning part's rows: within each (tenant kind, intent), in
     file order (the files are shuffled), every ``VALIDATION_EVERY``-th row from the second validates, so
-    both parts keep the batch's mix and no message is in both."""
+    both parts keep the batch's mix and no message is in both. ``tune`` / ``check``: halves the same way
+    (every second row checks), so that a round of work on the front door's rules tunes on one half of a
+    new batch and reads the other as its own held-out part."""
+    every, second = (
+        (2, part == "check") if part in ("tune", "check") else (VALIDATION_EVERY, part == "validation")
+    )
     seen: Counter[tuple[str, str]] = Counter()
     found = []
     for row in rows:
         key = (row["tenant_kind"], row["intent"])
-        validates = seen[key] % VALIDATION_EVERY == 1
+        in_second = seen[key] % every == 1
         seen[key] += 1
-        if validates == (part == "validation"):
+        if in_second == second:
             found.append(row)
     return found
 

@@ -242,3 +242,12 @@ async def test_an_agent_described_in_other_words_is_found_by_its_description(
     cards = [MASTER_ASKED, *CARDS]
     found = await discovery.discover(f"disc-{uuid.uuid4().hex[:8]}", 1, cards, message, EXECUTE)
     assert found and found[0].name == agent, found
+
+
+def test_a_description_s_noun_may_be_plural_or_the_doer_of_its_verb() -> None:
+    """A "reporter" does what a report is of (WordNet's derivations); "rankings" is the ranking."""
+    assert described_agent("the stock reporter: leave out store 4") == "stock reporter"
+    assert described_agent("the floor rankings look off for store 2") == "floor rankings"
+    assert described_agent("the store did well in May") is None
+    # Each determiner opens a description of its own: "the other one" describes nothing, the next does.
+    assert described_agent("no wait, the other one - the stock reporter") == "stock reporter"

@@ -155,3 +155,38 @@ def test_a_new_agent_made_from_one_the_tenant_has_is_a_create(message: str) -> N
 )
 def test_copying_a_report_to_someone_builds_nothing(message: str) -> None:
     assert explicit_builder_action(message) is None
+
+
+LADDER = AgentDocument(
+    name="staff_leaderboard",
+    description="Ranks a store's sales staff in a leaderboard by accessory attach rate",
+    skills=["rank salespeople by attach rate", "show the staff leaderboard"],
+    instructions="Rank the sales staff of the store asked by attach rate.",
+)
+
+
+async def test_an_own_agent_pointed_to_by_its_description_is_run_or_changed(
+    resources: RuntimeResources,
+) -> None:
+    """The tenant's own agent said in other words ("the salespeople ranker", "the salespeople rankings") is the
+    one asked for, run, or changed when what is asked is to hold from now on; the head, which knows no
+    tenant's agents, reads such requests as data questions or new agents."""
+    tenant = await load_tenant(resources.database.pool, "demo-retail")
+    agents = {
+        document.name: StoredAgent(assistant_id=str(uuid.uuid4()), version=1, document=document)
+        for document in (SUMMARY, LADDER)
+    }
+    door = front_door(resources, tenant, agents=agents)
+    door.discovery.invalidate(tenant.tenant_id)
+    try:
+        run = await door.decide("could the salespeople ranker agent have a go at store 8 for May?", [], {})
+        assert (run.target.kind, run.target.name) == ("agent", "staff_leaderboard"), run.reason
+        change = await door.decide(
+            "the salespeople rankings should leave out anyone with under 3 shifts from now on", [], {}
+        )
+        assert (change.intent, change.target.kind) == ("UPDATE", "builder"), change.reason
+        # A run over a span that began at another time ("since the 1st") changes nothing.
+        since = await door.decide("kick off the weekly sales summary for store 2 since the 1st", [], {})
+        assert (since.target.kind, since.target.name) == ("agent", "weekly_sales_summary"), since.reason
+    finally:
+        door.discovery.invalidate(tenant.tenant_id)

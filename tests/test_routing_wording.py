@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from master_agent.capabilities import load_tenant
+from master_agent.capabilities import load_tenant, registered_domain_packs
+from master_agent.capabilities.terms import holds_from_now, names_the_data
 from master_agent.routing.graph.follow_ups import asks_a_share
 from master_agent.routing.intent import message_entities, strip_entities
 from master_agent.runtime import RuntimeResources
@@ -289,3 +290,86 @@ def test_moving_a_share_or_asking_why_is_not_asking_for_it(message: str) -> None
 def test_a_count_of_some_of_a_group_is_not_a_share() -> None:
     assert not asks_a_share("how many of our branches have broken air con right now?")
     assert asks_a_share("how many out of every ten phone buyers at store 3 bought a case?")
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "what slice of store 2's turnover in May came from chargers?",
+        "roughly what cut of store 9's takings last quarter was accessories?",
+        "what split of store 4's sales in March were handsets",
+    ],
+)
+def test_a_share_said_with_any_noun_wordnet_files_under_a_share_is_asked(message: str) -> None:
+    # "cut" here is the share's noun, no verb that moves a figure.
+    assert asks_a_share(message)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "which day of the week sells the most at store 5?",
+        "what kind of accessories did store 3 sell in May?",
+        "what cut of refunds should we aim to cut by March",
+    ],
+)
+def test_a_noun_that_is_no_part_of_a_whole_asks_no_share(message: str) -> None:
+    assert not asks_a_share(message)
+
+
+async def test_a_share_of_a_figure_read_unsure_is_a_data_question(resources: RuntimeResources) -> None:
+    """Read unsure, a share of the takings is not asked "what would you like me to do?"."""
+    assert await _routed(resources, "what cut of store 5's takings in April 2026 came from add-ons?") == (
+        "query",
+        "data",
+    )
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "roughly how many calories are in a banana?",
+        "how many moons does Jupiter have?",
+    ],
+)
+async def test_a_count_of_nothing_the_data_is_about_is_refused(
+    resources: RuntimeResources, message: str
+) -> None:
+    """The head reads any "how many ...?" as a question about the data; one that names nothing the data
+    is about (no store, figure, money, share, nor a noun of its tables) is answered by no query of it."""
+    assert await _routed(resources, message) == ("out_of_scope", None)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "how many handsets did we shift?",
+        "how many outlets sold a charger?",
+    ],
+)
+async def test_a_count_of_what_the_data_holds_stays_a_data_question(
+    resources: RuntimeResources, message: str
+) -> None:
+    """Said in other words ("outlet" shares a WordNet sense with "store"), no period needed."""
+    assert await _routed(resources, message) == ("query", "data")
+
+
+@pytest.mark.parametrize(
+    ("message", "lasting"),
+    [
+        ("the summary agent should skip store 10 from today onwards", True),
+        ("from now on leave out the part-timers", True),
+        ("the digest has been empty since 9am", False),
+        ("run it for stores 4 and 5 since the 1st", False),
+    ],
+)
+def test_a_span_from_now_without_end_is_read_past_a_store_s_number(message: str, lasting: bool) -> None:
+    """ "10 from today" is no clock time: the store's number is blanked before Duckling reads it."""
+    assert holds_from_now(message) is lasting
+
+
+def test_a_word_shares_a_data_noun_s_first_senses_only() -> None:
+    """ "leg" and "branch" share a sense (a fork of a shape), not the branch a store is."""
+    metrics = registered_domain_packs()["retail"].data_metrics
+    assert not names_the_data("how many legs does an octopus have?", metrics)
+    assert names_the_data("how many branches do we have?", metrics)

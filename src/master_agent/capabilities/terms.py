@@ -33,6 +33,7 @@ from typing import Any, Literal
 from master_agent.capabilities.holiday_names import cached_holidays
 from master_agent.capabilities.spec import DataMetric
 from master_agent.capabilities.tools.lexicon import (
+    SENSES,
     a_set_phrase,
     event_or_state,
     names_a_person,
@@ -269,6 +270,23 @@ def duckling_parse_time(text: str) -> list[dict[str, Any]]:
     """Duckling's time mentions in ``text`` read against a midnight (2000-01-01, UTC): a clock time's
     value is then the hour as said ("at 3" is 03:00), for the caller to place in its day."""
     return _DUCKLING.parse(text, datetime(2000, 1, 1, tzinfo=UTC), ("time",))
+
+
+#: An instant no "since 2pm" or "since the 1st" falls on: a span said to start at it starts now.
+_NOW_PROBE = datetime(2000, 6, 15, 12, 34, 56, tzinfo=UTC)
+
+
+def holds_from_now(text: str) -> bool:
+    """Whether ``text`` says a span that starts now, or today, and has no end ("from now on", "from
+    today onwards"), as Duckling reads it: the time a lasting change holds from, not a window of data
+    ("since 2pm", "since the 1st" start at another time)."""
+    starts = {_NOW_PROBE.isoformat(timespec="milliseconds"), "2000-06-15T00:00:00.000+00:00"}
+    return any(
+        mention.get("value", {}).get("type") == "interval"
+        and "to" not in mention["value"]
+        and str((mention["value"].get("from") or {}).get("value", "")) in starts
+        for mention in _DUCKLING.parse(_mask_entities(text), _NOW_PROBE, ("time",))
+    )
 
 
 @dataclass(frozen=True)
@@ -2121,6 +2139,27 @@ def _data_words(metrics: Sequence[DataMetric]) -> frozenset[str]:
         for column in metric.filters.values():
             words.update(column.lower().split("_"))
     return frozenset(words)
+
+
+def names_the_data(text: str, metrics: Sequence[DataMetric]) -> bool:
+    """Whether a noun of ``text`` is one of what the tenant's data is about: a word of its figures,
+    tables and columns, or of who the rows are (stores, staff), by a WordNet sense shared with one
+    ("outlet" is a store, "takings" the revenue). "How many calories are in a banana" and "how many time
+    zones does Russia have" name none: no query of this data answers them."""
+    known = {word for word in _data_words(metrics) | set(_ENTITY_NOUNS) if noun_first(word)}
+    reader = wordnet()
+    # A word's first senses only: "branch" is a store, not the fork of a tree that a leg is.
+    senses = {sense for word in known for sense in reader.synsets(word, "n")[:SENSES]}
+    for word in _TOKEN.findall(written_out(text).lower()):
+        word = word.removesuffix("'s")
+        base = reader.morphy(word, "n") or word
+        if word in known or base in known:
+            return True
+        if len(word) < 3 or word in _NEUTRAL_MODIFIERS or not noun_first(word):
+            continue
+        if senses.intersection(reader.synsets(base, "n")):
+            return True
+    return False
 
 
 #: "how many iPhones", "the number of trade-ins", "how many of store 5's customers": the thing a

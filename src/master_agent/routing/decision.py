@@ -176,4 +176,11 @@ def decide_route(
             RouteTarget(kind="agent", name=top.name),
             f"{top.name}, the best score",
         )
+    if top.score < settings.clarify_below and intent.confidence < settings.route_confidence:
+        # Neither the agent likely nor the request sure ("print the board pack, 12 copies" to the
+        # assistant at 0.47): two weak readings make no route; the request is no agent's here.
+        return Outcome(
+            RouteTarget(kind="out_of_scope"),
+            f"no agent likely enough ({top.name} {top.score:.2f}) at confidence {intent.confidence:.2f}",
+        )
     return to_agent(top.name, f"best match ({top.score:.2f}) at confidence {intent.confidence:.2f}")

@@ -16,6 +16,7 @@ capabilities is seen on the next message.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Sequence
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 from psycopg_pool import AsyncConnectionPool
 
+from master_agent.capabilities.tools.lexicon import available, wordnet
 from master_agent.evolution.clock import Clock
 from master_agent.models.embeddings import Embedder
 from master_agent.routing.intent import message_vector, strip_entities, text_vectors
@@ -259,6 +261,7 @@ class Discovery:
         )
         probabilities = head.probabilities(features)
         described = described_agent(message)
+        pointed = None
         if described is not None and not any(named):
             # A description says what an agent is: read against what each agent says it does (its
             # description and skills), not against what users asked it (a pack's examples).
@@ -268,7 +271,7 @@ class Discovery:
             by_description = head.probabilities(found)
             best = int(np.argmax(by_description))
             if not agents[best].pack and by_description[best] >= head.floor:
-                features, probabilities = found, by_description
+                features, probabilities, pointed = found, by_description, agents[best].name
         now = self.clock.now()
         candidates = []
         descriptions = {card.name: card.description for card in index.cards}
@@ -278,7 +281,8 @@ class Discovery:
             performance, recency = usage_parts(index.history.get(agent.name), now)
             parts = {
                 "relevance": round(float(probability), 3),
-                "made_for": float(not agent.pack and probability >= head.made_for),
+                # The tenant's own agent the message points to by its description is the one made for it.
+                "made_for": float(not agent.pack and (probability >= head.made_for or agent.name == pointed)),
                 "performance": round(performance, 3),
                 "recency": round(recency, 3),
                 "similarity": round(float(row[0]), 3),
@@ -310,26 +314,78 @@ def made_for(candidate: Candidate) -> bool:
     return candidate.parts.get("skill", 0.0) >= 1.0
 
 
-#: A definite description of an agent: up to six words before a noun that names a made thing that
-#: does work ("the floor-staff ranking agent", "the what-came-back-and-why rundown", "my returns
-#: round-up"), or such a noun with what it does after it ("the report that lists what customers handed
-#: back", "that thing that tells me ...").
-_DESCRIBED = re.compile(
-    r"\b(?:the|my|our|that|this|your)\s+((?:[\w'-]+\s+){0,6}?)"
-    r"(agent|bot|assistant|system|report|digest|summary|rundown|round-?up|leaderboard|ranking|table|"
-    r"tracker|reader|thing|one)\b"
-    r"((?:\s+(?:that|which|who)\s+[^,.;:?!()]+)?)",
-    re.I,
+#: Nouns that name a made thing that does work ("the floor-staff ranking agent", "my returns round-up");
+#: a noun is one of them in the plural too, or as the doer of one's verb ("the refund reporter", "the
+#: staff ranker": WordNet's derivations, ``_names_a_worker``).
+_WORKERS = frozenset(
+    [
+        "agent",
+        "bot",
+        "assistant",
+        "system",
+        "report",
+        "digest",
+        "summary",
+        "rundown",
+        "round-up",
+        "roundup",
+        "leaderboard",
+        "ranking",
+        "table",
+        "tracker",
+        "reader",
+        "thing",
+        "one",
+    ]
 )
+#: A definite description opens with one of these, and runs up to seven words before its noun.
+#: (A lookahead: "the other one - the invoice reader" is tried from each determiner; a lone dash ends it.)
+_DESCRIPTION_OPENS = re.compile(
+    r"\b(?:the|my|our|that|this|your)\s+(?=((?:\w[\w'-]*\s+){0,6}\w[\w'-]*))", re.I
+)
+#: What such a noun does, said after it ("the report that lists what customers handed back").
+_DOES = re.compile(r"\s+(?:that|which|who)\s+[^,.;:?!()]+", re.I)
 _VAGUE = frozenset(("other", "first", "second", "last", "new", "same", "whole", "next", "previous", "old"))
+
+
+@functools.cache
+def _names_a_worker(word: str) -> bool:
+    """Whether ``word`` is one of ``_WORKERS``, in the plural, or a noun of a verb one of them is a noun
+    of ("reporter": to report, whose noun is a report)."""
+    word = word.lower()
+    if word in _WORKERS or word.removesuffix("s") in _WORKERS:
+        return True
+    if not available():
+        return False
+    reader = wordnet()
+    base = reader.morphy(word, "n") or word
+    if base in _WORKERS:
+        return True
+    verbs = {
+        form
+        for sense in reader.synsets(base, "n")
+        for lemma in sense.lemmas()
+        if lemma.name().lower() == base
+        for form in lemma.derivationally_related_forms()
+        if form.synset().pos() == "v"
+    }
+    return any(
+        noun.name().lower() in _WORKERS for verb in verbs for noun in verb.derivationally_related_forms()
+    )
 
 
 def described_agent(message: str) -> str | None:
     """The description of an agent ``message`` gives, when it gives one that says more than the noun
     ("the agent", "the other one" describe nothing); None otherwise."""
-    for match in _DESCRIBED.finditer(message):
-        before, noun = match.group(1).strip(), match.group(2)
-        after = re.split(r"\s[-\u2013\u2014]\s", match.group(3))[0].strip()  # "... reasons - store 4"
+    for opening in _DESCRIPTION_OPENS.finditer(message):
+        words = opening.group(1).split()
+        at = next((i for i, word in enumerate(words) if _names_a_worker(word)), None)
+        if at is None:
+            continue
+        before, noun = " ".join(words[:at]), words[at]
+        ends = opening.start(1) + len(" ".join(words[: at + 1]))
+        does = _DOES.match(message, ends)
+        after = re.split(r"\s[-\u2013\u2014]\s", does.group(0))[0].strip() if does else ""  # "... - store 4"
         said = [w for w in re.findall(r"[a-z]+", f"{before} {after}".lower()) if w not in _VAGUE]
         if len(said) >= 1 + (noun.lower() in ("one", "thing")):
             return " ".join(part for part in (before, noun, after) if part)

@@ -418,6 +418,31 @@ def noun_first(word: str) -> bool | None:
     return False
 
 
+#: WordNet's senses of a part said against its whole: a share of something (cut, slice, split, portion),
+#: a proportion (percentage, rate) and a fraction. Not part.n.01, whose kin are any piece of a thing
+#: (a brand, a member, a size).
+_SHARE_SENSES = ("share.n.01", "proportion.n.01", "ratio.n.01", "fraction.n.01")
+
+
+@cache
+def names_a_share(word: str) -> bool:
+    """Whether a sense of the noun ``word`` (or its singular) is a part said against its whole, in
+    WordNet's hierarchy ("cut", "slice", "split", "portion", "percentage", "fraction"); "day", "kind",
+    "brand" are not. False without WordNet's files."""
+    try:
+        reader = wordnet()
+    except WordNetMissing:
+        return False
+    base = reader.morphy(word.lower(), "n")
+    if base is None:
+        return False
+    roots = {reader.synset(name) for name in _SHARE_SENSES}
+    return any(
+        roots.intersection(above for path in sense.hypernym_paths() for above in path)
+        for sense in reader.synsets(base, "n")
+    )
+
+
 #: WordNet's senses of having and keeping things (have, own, keep, stock): a verb of one of them states
 #: what is held, where a verb of possession else tells of things changing hands (sell, buy, trade).
 _HOLDING_SENSES = ("have.v.01", "own.v.01", "keep.v.01", "stock.v.01")

@@ -7,16 +7,19 @@ import re
 from datetime import timedelta
 
 from master_agent.capabilities.terms import (
+    asks_money,
     goal_target,
     metric_mention,
     moves_a_figure,
+    names_the_data,
     time_mention,
     time_window,
 )
 from master_agent.evolution.reuse import unknown_by_meaning
 from master_agent.routing.decision import Outcome
 from master_agent.routing.graph.base import FrontDoorBase
-from master_agent.routing.graph.follow_ups import asks_a_value, names_a_figure
+from master_agent.routing.graph.follow_ups import asks_a_share, asks_a_value, names_a_figure
+from master_agent.routing.intent import message_entities
 from master_agent.routing.models import IntentAnalysis, RouteTarget
 
 EXECUTE = {"action": "EXECUTE", "query_kind": None}
@@ -34,16 +37,32 @@ class DataSteps(FrontDoorBase):
         self, intent: IntentAnalysis, goal: str, override: str | None
     ) -> IntentAnalysis:
         """A data question at no period that names no figure of the data and one it lacks ("how many
-        Galaxy S24s are in stock at store 3": stock) is refused: nothing here answers it."""
+        Galaxy S24s are in stock at store 3": stock), or nothing of the data at all ("roughly how many
+        calories are in a banana?"), is refused: nothing here answers it."""
         if (
             override
             or intent.action != "QUERY"
             or intent.query_kind != "data"
             or time_mention(goal) is not None
-            or not await self._names_only_missing_data(goal)
         ):
             return intent
+        if not (self._names_nothing_of_the_data(goal) or await self._names_only_missing_data(goal)):
+            return intent
         return intent.model_copy(update={**EXECUTE, "out_of_scope": True})
+
+    def _names_nothing_of_the_data(self, goal: str) -> bool:
+        """Whether ``goal`` names nothing the tenant's data is about: no member of it (a store, a staff
+        member), no figure, no money, no share of a group, and no noun of its figures, tables or columns
+        (``terms.names_the_data``). The head reads any "how many ...?" as a data question."""
+        metrics = self.pack.data_metrics
+        if not metrics or set(message_entities(goal)) - {"window"}:
+            return False
+        return not (
+            names_a_figure(goal, metrics) is not None
+            or asks_money(goal)
+            or asks_a_share(goal)
+            or names_the_data(goal, metrics)
+        )
 
     async def _unserved_as_data(
         self, goal: str, outcome: Outcome, intent: IntentAnalysis, *, unclear: bool = False

@@ -17,7 +17,7 @@ _unserved_as_data    an unserved message naming a figure of the data (or data th
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,7 @@ from master_agent.capabilities.terms import (
     entity_numbers_as_digits,
     goal_deadline,
     goal_target,
+    holds_from_now,
     moves_a_figure,
     restated,
     time_mention,
@@ -41,7 +42,7 @@ from master_agent.routing.decision import (
     override_name,
     without_override,
 )
-from master_agent.routing.discovery import described_agent, made_for, names_agent
+from master_agent.routing.discovery import AgentCard, described_agent, made_for, names_agent
 from master_agent.routing.graph.data_steps import DATA_QUERY, EXECUTE, DataSteps
 from master_agent.routing.graph.flows import _waiting_preview, flow_command
 from master_agent.routing.graph.follow_ups import (
@@ -287,6 +288,8 @@ class DecisionSteps(DataSteps):
                 intent = intent.model_copy(update=update)
             elif not unsure_builder:
                 candidates = candidates if intent.action == "AMBIGUOUS" else []
+        if not override:
+            intent = _lasting_change(intent, candidates, self.cards, goal)
         return intent, candidates
 
     def _said_before(
@@ -505,6 +508,26 @@ class DecisionSteps(DataSteps):
         if outcome.target.kind in ("clarification", "out_of_scope"):
             return None
         return intent, candidates, outcome
+
+
+def _lasting_change(
+    intent: IntentAnalysis, candidates: list[Candidate], cards: Sequence[AgentCard], goal: str
+) -> IntentAnalysis:
+    """``intent`` as an UPDATE when ``goal`` asks one of the tenant's own agents, named or described,
+    for what is to hold from now on ("the staff rankings keep including people on loan from other
+    shops - leave them out from now on"): a lasting change to it, not one more run (the head reads the
+    run's words); otherwise unchanged."""
+    top = candidates[0] if candidates else None
+    if (
+        top is None
+        or intent.action not in ("EXECUTE", "AMBIGUOUS", "QUERY")
+        or not any(card.name == top.name and card.source == "tenant" for card in cards)
+        or not (made_for(top) or names_agent(goal, top.name))
+        or not holds_from_now(goal)
+    ):
+        return intent
+    update = {"action": "UPDATE", "query_kind": None, "confidence": max(intent.confidence, top.score)}
+    return intent.model_copy(update=update)
 
 
 #: Most words of an answer to "which store?" whose one number is the store ("oh sorry, should've said -

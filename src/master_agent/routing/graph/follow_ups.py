@@ -23,6 +23,7 @@ from master_agent.capabilities.terms import (
     time_mention,
     time_window,
 )
+from master_agent.capabilities.tools.lexicon import names_a_share
 from master_agent.models.embeddings import Embedder
 from master_agent.routing.models import RouteTarget
 
@@ -69,14 +70,12 @@ def asks_a_value(text: str, metrics: Sequence[DataMetric], now: datetime, *, mon
 
 
 #: A question for a proportion of a group: "what share of store 3's phone buyers ...", "what % of orders
-#: ...", "how many out of ...". English says a part of a whole with a closed class of nouns (WordNet's
-#: ratio.n.01 and proportion.n.01 and their kin: "share" is not among WordNet's first senses of ratio, so
-#: the class is written out) or with "out of". "How many of ..." asks a count, not a share ("how many of
-#: our branches have broken air con"): not one of them.
+#: ...", "how many out of ...". English says a part of a whole with a noun WordNet files under a share,
+#: proportion or fraction ("what cut of store 6's takings", ``lexicon.names_a_share``) or with "out of".
+#: "How many of ..." asks a count, not a share ("how many of our branches have broken air con"): not one.
+_PART_OF = re.compile(r"\b(?:what|which)\s+(?:(\w+)\s+)?(\w+|%)\s+of\b", re.I)
 _PROPORTION = re.compile(
-    r"\b(?:what|which)\s+(?:\w+\s+)?(?:share|proportion|percentage|percent|fraction|portion|part|ratio|%)"
-    r"\s+of\b|\bwhat\s*%|\bhow\s+many\s+out\s+of\b|\bout\s+of\s+(?:every|each|all|how\s+many)\b",
-    re.I,
+    r"\bwhat\s*%|\bhow\s+many\s+out\s+of\b|\bout\s+of\s+(?:every|each|all|how\s+many)\b", re.I
 )
 
 
@@ -85,8 +84,14 @@ def asks_a_share(text: str) -> bool:
     also bought a case", "what proportion of October's orders were returned"): a ratio the data
     answers with one query, whatever figure name it lacks. Not when it asks to move it (a target, a
     deadline ahead, a verb that moves a figure) or why it is what it is (work, not a value)."""
-    if not _PROPORTION.search(text):
+    shares = [
+        found for found in _PART_OF.finditer(text) if found.group(2) == "%" or names_a_share(found.group(2))
+    ]
+    if not (shares or _PROPORTION.search(text)):
         return False
+    # The share's noun is no verb that moves a figure ("what cut of ..." cuts nothing).
+    for found in reversed(shares):
+        text = text[: found.start(2)] + "share" + text[found.end(2) :]
     return not (_WHY.search(text) or moves_a_figure(text) or opens_deadline(text) or goal_target(text))
 
 
