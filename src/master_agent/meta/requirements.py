@@ -692,7 +692,7 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
         if label == "date" and said is not None:
             label = f"{said.group(1).lower()} date"  # "the claim date is at most ...": a date by its kind
         # "12 months or more before the report date": the unit and its comparison words first.
-        if label is None or not re.match(r"\s*(?:[a-z]+\s+){0,3}?" + named, after, re.I):
+        if label is None or not re.match(_LEAD + named, after, re.I):
             return None, None
         words, at = label.split(), len(label.split()) - 1
         event = label
@@ -705,11 +705,9 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
         # "a message dated ...": the message's date; "a claim filed ..." of a request naming no date
         # by filing: the claim date.
         event = words[at - 1].lower()
-    reference = re.match(r"\s*(?:[a-z]+\s+){0,3}?" + named, after, re.I) or re.search(
-        r"\b" + named, text, re.I
-    )
+    reference = re.match(_LEAD + named, after, re.I) or re.search(r"\b" + named, text, re.I)
     happened = next((m for p in _EVENT_AFTER if (m := p.match(after)) is not None), None)
-    if happened is not None and not re.match(r"\s*(?:[a-z]+\s+){0,3}?" + named, after, re.I):
+    if happened is not None and not re.match(_LEAD + named, after, re.I):
         # "more than 21 days after the bag was delivered", "21 days or fewer after delivery": the date
         # of that event, by its verb ("delivery": deliver), is the earlier one.
         word = happened.group("event").lower()
@@ -728,6 +726,11 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
     if reference.group(1).lower() == "after":
         return label, event
     return event, label
+
+
+#: The words between a number of days and the date it counts from: its unit and comparison ("10
+#: working days or fewer after the report date").
+_LEAD = r"\s*(?:[a-z]+\s+){0,4}?"
 
 
 #: "after the bag was delivered" (a participle), "or fewer after delivery" (an event noun): the event a
@@ -1686,7 +1689,9 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
     )
     chained = [_precedence(r, fields) for r in _not_yet(chained)]
     chained = _beyond(text, fields, chained)
-    built = _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
+    built = _within_labels(
+        text, fields, _loosened(text, _complemented(_same_quantities(_date_orders(chained))))
+    )
     read = _two_defaults(
         [
             _open_category(_unread(_different(_of_a_field(requirement, fields), fields), fields, subject))
@@ -1759,6 +1764,122 @@ def _boundary_notes(text: str, requirements: list[Requirement]) -> list[Requirem
             continue
         out.append(requirement)
     return out
+
+
+#: "the report date is after the notice_deadline", "the ship date falls on or before the promise
+#: date": two dates in order, with no number of days between them.
+_DATE_ORDER = re.compile(
+    r"\b(?:(?:the|its|their)\s+)?(?P<a>[a-z][a-z0-9_]*(?:\s+[a-z][a-z0-9_]*){0,2}?)\s+"
+    r"(?:is|are|was|falls?|comes?|lands?)\s+(?P<cmp>(?:on\s+or\s+)?(?:after|later\s+than|past|before|earlier\s+than))\s+"
+    r"(?:(?:the|its|their)\s+)?(?P<b>[a-z][a-z0-9_]*(?:\s+[a-z][a-z0-9_]*){0,2}?)"
+    r"(?=\s*(?:[,;.:)(]|$)|\s+(?:and|or|then|but|so)\b)",
+    re.I,
+)
+
+
+def _date_orders(requirements: list[Requirement]) -> list[Requirement]:
+    """A rule said of two dates in order and no number ("status too_late when the report date is
+    after the notice_deadline") compares the days between them with 0: a date the input writes, or
+    one the answer computes (a field given by a date computation), on either side."""
+    dated = {
+        rule.field
+        for requirement in requirements
+        for rule in requirement.rules
+        if rule.computed is not None
+        and rule.computed.op in ("days_after", "months_after", "date_minus", "date_plus")
+    }
+
+    def a_date(words: str) -> bool:
+        return words in dated or words.split()[-1] in ("date", "deadline") or words.endswith("_date")
+
+    out = []
+    for requirement in requirements:
+        requirement = _counted_dates(requirement)
+        found = [
+            m
+            for m in _DATE_ORDER.finditer(requirement.text)
+            if a_date(m.group("a").lower()) and a_date(m.group("b").lower())
+        ]
+        if len(found) != 1:
+            out.append(requirement)
+            continue
+        first, second = found[0].group("a").lower(), found[0].group("b").lower()
+        said = found[0].group("cmp").lower()
+        later = "after" in said or "later" in said or "past" in said
+        since, until = (second, first) if later else (first, second)
+        when = Comparison(
+            op=">=" if said.startswith("on") else ">", value=0, unit="days", since=since, until=until
+        )
+        words = set(_WORD.findall(f"{first} {second}"))
+        rules = [
+            rule.model_copy(
+                update={
+                    "when": when,
+                    "mentions": [m for m in rule.mentions if not set(_WORD.findall(m)) <= words],
+                }
+            )
+            if not (rule.when or rule.also or rule.computed or rule.default or rule.copy_of or rule.given)
+            and rule.field not in (first, second)
+            else rule
+            for rule in requirement.rules
+        ]
+        out.append(
+            requirement if rules == requirement.rules else requirement.model_copy(update={"rules": rules})
+        )
+    return out
+
+
+#: The words a time between dates is said in ("3 working days or fewer after"), none a thing mentioned.
+_COUNTING = frozenset(
+    [
+        "working",
+        "business",
+        "calendar",
+        "day",
+        "days",
+        "week",
+        "weeks",
+        "month",
+        "months",
+        "or",
+        "and",
+        "fewer",
+        "less",
+        "more",
+        "than",
+        "after",
+        "before",
+        "at",
+        "most",
+        "least",
+        "within",
+        "the",
+        "its",
+    ]
+)
+
+
+def _counted_dates(requirement: Requirement) -> Requirement:
+    """A time between two dates says how it counts ("10 working days or fewer after the report date
+    (Mon-Fri, no holidays; the report date itself doesn't count)"): its labels' words, the days of
+    the week a working day is and the holidays it keeps are no things the input mentions."""
+
+    def counted(rule: Rule) -> Rule:
+        when = rule.when
+        if when is None or when.since is None:
+            return rule
+        words = set(_WORD.findall(f"{when.since} {when.until or ''}".lower())) | _COUNTING
+        working = when.unit == "working days"
+        mentions = [
+            m
+            for m in rule.mentions
+            if not set(_WORD.findall(m.lower())) <= words and not (working and _weekdays(m) is not None)
+        ]
+        absent = [a for a in rule.absent if not (working and _stem(a) == _stem("holidays"))]
+        return rule.model_copy(update={"mentions": mentions, "absent": absent})
+
+    rules = [counted(rule) for rule in requirement.rules]
+    return requirement if rules == requirement.rules else requirement.model_copy(update={"rules": rules})
 
 
 def _of_a_field(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
