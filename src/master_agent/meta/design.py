@@ -33,6 +33,7 @@ from master_agent.capabilities.numerals import (
     input_digits,
     number_words,
 )
+from master_agent.capabilities.rates import PER_YEAR, per_parameter, per_period
 from master_agent.capabilities.tools.lexicon import a_kind_of, a_near_miss, a_synonym
 from master_agent.capabilities.tools.senses import sensed, sensed_sql
 from master_agent.meta.artifacts import (
@@ -810,6 +811,8 @@ def quantity(
     """``_amount_sql``'s meaning in Python (the EvalSpec's expected values); ``dates``: the fields
     the answer computes as dates, by name, that a time between dates may count from or to."""
     text = input_digits(text)
+    if comparison.per:
+        text = per_period(text, comparison.per)
     if comparison.change and comparison.label:
         first = operand_value(Operand(label=f"{comparison.label} before"), text)
         then = operand_value(Operand(label=f"{comparison.label} after"), text)
@@ -891,8 +894,10 @@ def _amount_sql(comparison: Comparison, subject: str, dates: Mapping[str, Comput
     request says it is a total, else the first one, or what it writes after the quantity's label
     (first, for a count or a time); for a time between dates, the days from the date after
     ``since`` to the reference date (the one after ``until``, else the runtime clock). Read in
-    digits: "fifteen thousand dollars" is $15000."""
+    digits: "fifteen thousand dollars" is $15000; an amount per a period, per the comparison's."""
     subject = _in_digits(subject)
+    if comparison.per:
+        subject = per_parameter(subject.removesuffix(DIGITS_SUFFIX), comparison.per) + DIGITS_SUFFIX
     if comparison.change and comparison.label:
         first = _operand_sql(Operand(label=f"{comparison.label} before"), subject)
         then = _operand_sql(Operand(label=f"{comparison.label} after"), subject)
@@ -910,7 +915,7 @@ def _amount_sql(comparison: Comparison, subject: str, dates: Mapping[str, Comput
             else f"COALESCE({_date_sql(comparison.since, subject)}, "
             f"substring(%({subject})s::text from {_sql_text(_pg(_BEGAN))})::date)"
         )
-        if comparison.until in dates:
+        if comparison.until and comparison.until in dates:
             reference = f"({_computed_sql(dates[comparison.until], subject)})::date"
         elif comparison.until:
             # Its label unwritten: the input's first other date (``_other_date``).
@@ -1970,6 +1975,22 @@ def _date_inputs(computation: Computation, target: date) -> str | None:
     return text if computed(computation, text) == target.isoformat() else None
 
 
+def _per_other_period(comparison: Comparison) -> list[tuple[str, str]]:
+    """(suffix, words) of an amount of money per a period written per another period, 2% each side of
+    the boundary (a year's by the month, any other's by the year)."""
+    if comparison.per is None:
+        return []
+    other = "month" if comparison.per != "month" else "year"
+    share = PER_YEAR[comparison.per] / PER_YEAR[other]
+    return [
+        (
+            f"per_{other}_{side}",
+            f"{amount_text(round(comparison.value * factor * share, 2), comparison.unit)} per {other}.",
+        )
+        for side, factor in (("above", 1.02), ("below", 0.98))
+    ]
+
+
 def _worded_values(
     comparison: Comparison, rules_of: Mapping[str, list[Rule]]
 ) -> list[tuple[str, float, str]]:
@@ -2183,6 +2204,17 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
                         suffix = f"{suffix}_{len(cases)}"
                         text = f"{noun}: {' '.join(parts)}{about}"
                         case(requirement, field, suffix, text, f"{noun}: {' '.join(meant)}{about}")
+                for c in compared:
+                    for suffix, said in _per_other_period(c):
+                        # Money the request says per a period, written per another ("$8,500.00 per
+                        # month" of an annual value): a system reading the number alone answers
+                        # one side wrongly.
+                        parts = [
+                            said if o is c else _written_of(o, _satisfying(o), rules_of) for o in compared
+                        ]
+                        case(
+                            requirement, field, f"{suffix}_{len(cases)}", f"{noun}: {' '.join(parts)}{about}"
+                        )
                 for index, c in enumerate(compared):
                     if (c.each or c.every) and not c.since:
                         # Several values listed, the one that decides not first: "every table it

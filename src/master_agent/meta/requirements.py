@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from master_agent.capabilities.numerals import in_digits, number_start, written_span
+from master_agent.capabilities.rates import PER_YEAR, period_named
 from master_agent.capabilities.terms import duckling_parse
 from master_agent.capabilities.tools import lexicon
 from master_agent.capabilities.tools.lexicon import verb_base
@@ -126,7 +127,9 @@ _AFTER = [
 _DEFAULT = re.compile(
     r"\b(all others?|others|all other|everything else|otherwise|every other|any other|other \w+s|the rest"
     r"|everyone else|everybody else|anyone else|anything else"
-    r"|none of (?:these|those|the above|them)|no (?:other )?rules? (?:catch|appl|match)\w*)\b",
+    r"|none of (?:these|those|the above|them)|no (?:other )?rules? (?:catch|appl|match)\w*"
+    # ", else procurement_lead": the other value of a rule said before it.
+    r"|(?<=[,;]\s)else|(?<=[,;])else|^\s*else)\b",
     re.I,
 )
 _NEGATED = re.compile(r"\b(not|no|without|other than|none)\b", re.I)
@@ -526,6 +529,8 @@ def _comparison(
         each=each,
         every=every,
         of=of,
+        # "the annual value is $100,000 or more", "rent over $2,000 a month": money per a period.
+        per=period_named(label or "", after) if unit in _MONEY else None,
     )
 
 
@@ -1321,6 +1326,20 @@ def _line_field(text: str, offset: int) -> str | None:
     return line.group("field").lower() if line is not None else None
 
 
+def _line_opened_by(text: str, offset: int, fields: dict[str, list[str]]) -> str | None:
+    """The field a line holding ``offset`` opens with, said with one of its values ("* approver cfo if
+    ...", "status ok when ...")."""
+    line = re.match(
+        r"\s*(?:[-*•]\s*|\d+[.)]\s*)?(?P<field>[a-z][a-z0-9_]*)\s+[\"']?(?P<value>[\w-]+)",
+        text[text.rfind("\n", 0, offset) + 1 :],
+        re.I,
+    )
+    if line is None:
+        return None
+    field = line.group("field").lower()
+    return field if line.group("value").lower() in [v.lower() for v in fields.get(field, [])] else None
+
+
 def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
     """The output fields a request declares and the requirements it states (rules given as code read
     as the prose they say, traced to the code as written)."""
@@ -1397,6 +1416,8 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
             {v for values in fields.values() for v in values if re.search(r"[\d_]", v)}
             # "vehicle: bike when ...; otherwise van": on a line a field opens, its values said bare.
             | set(fields.get(_line_field(text, offset) or "", []))
+            # "* approver cfo if ..., else procurement_lead": a line opening with a field and its value.
+            | set(fields.get(_line_opened_by(text, offset, fields) or "", []))
             # "- overdue = last completion more than 12 months before ...": a line defining a value.
             | ({defined} if (defined := _line_value(text, offset, fields)) else set()),
             key=len,
@@ -1458,7 +1479,12 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
                 # "desk: secure for valuables such as ...": on a field's line, "for" opens its condition.
                 or (field == _line_field(text, offset) and re.match(r"\W*for\b", after, re.I) is not None)
             ):
-                # "risk is "high" when the change includes ...": the condition follows the value.
+                # "risk is "high" when the change includes ...": the condition follows the value; up to
+                # ", else" (", else procurement_lead": the next value's own default).
+                ends = re.search(r"[,;]\s*(?:else|otherwise)\s*$", after, re.I)
+                if ends is not None and index + 1 < len(given):
+                    after_end = value_match.end() + ends.start()
+                    after = clause[value_match.end() : after_end]
                 segment, seg_end, cursor = after, after_end, after_end
             elif index == len(given) - 1 and _DEFAULT.match(re.sub(r"^\W+", "", after)):
                 default = True  # "... and "standard" otherwise"
@@ -1698,7 +1724,7 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
             for requirement in built
         ]
     )
-    read = _boundary_notes(text, [_below_that(r, fields) for r in read])
+    read = _boundary_notes(text, _further_out([_below_that(r, fields) for r in read], fields))
     return fields, [*read, *_unaccounted(text, fields, declaration, read)]
 
 
@@ -1721,6 +1747,59 @@ def _below_that(requirement: Requirement, fields: dict[str, list[str]]) -> Requi
     rules = [
         r.model_copy(update={"mentions": [], "when": other})
         if r.mentions == [way] and r.when is None and not r.default
+        else r
+        for r in requirement.rules
+    ]
+    return _with_rules(requirement, rules, fields)
+
+
+#: "; ok when it is further out", "; "long" if it is more": a value on the other side of the comparison
+#: before it, said of it by a pronoun and a word of direction.
+_THE_OTHER_SIDE = re.compile(
+    r"(?:^|[;,])\W*[\"']?(?P<value>[\w-]+)[\"']?\s+(?:when|if|once|where)\s+(?:it|that|they|this)\s+(?:is|are|gets?|comes?)\s+"
+    r"(?:any\s+|even\s+|still\s+)?(?:further|farther|later|longer|more|higher|greater|larger|bigger|beyond|past|above|"
+    r"over|sooner|earlier|less|lower|smaller|shorter|fewer|below|under|closer|nearer)\b",
+    re.I,
+)
+
+
+def _further_out(requirements: list[Requirement], fields: dict[str, list[str]]) -> list[Requirement]:
+    """ "status act_now when ... 10 working days or fewer ...; ok when it is further out": the value
+    holds on the other side of the one comparison of the requirement before it, for the field whose
+    value it is."""
+    out: list[Requirement] = []
+    for requirement in requirements:
+        found = _THE_OTHER_SIDE.search(requirement.text)
+        if found is not None and found.start() > 0:
+            # In the comparison's own requirement: its value said there with no condition.
+            out.append(_other_side_here(requirement, found.group("value").lower(), fields))
+            continue
+        found = _THE_OTHER_SIDE.match(requirement.text)
+        before = out[-1] if out else None
+        stated = [r for r in before.rules if r.when is not None and not r.also] if before else []
+        value = found.group("value").lower() if found else ""
+        owner = [f for f, allowed in fields.items() if value in [v.lower() for v in allowed]]
+        if found is None or len(stated) != 1 or len(owner) != 1 or stated[0].field != owner[0]:
+            out.append(requirement)
+            continue
+        when = stated[0].when
+        assert when is not None
+        other = when.model_copy(update={"op": _OTHER_SIDE[when.op]})
+        rule = Rule(field=owner[0], value=next(v for v in fields[owner[0]] if v.lower() == value), when=other)
+        out.append(_with_rules(requirement.model_copy(update={"fields": owner}), [rule], fields))
+    return out
+
+
+def _other_side_here(requirement: Requirement, value: str, fields: dict[str, list[str]]) -> Requirement:
+    stated = [r for r in requirement.rules if r.when is not None and not r.also]
+    if len(stated) != 1 or stated[0].when is None:
+        return requirement
+    other = stated[0].when.model_copy(update={"op": _OTHER_SIDE[stated[0].when.op]})
+    rules = [
+        r.model_copy(update={"when": other})
+        if str(r.value).lower() == value
+        and r.field == stated[0].field
+        and not (r.when or r.also or r.mentions or r.absent or r.default or r.computed or r.given)
         else r
         for r in requirement.rules
     ]
@@ -2878,6 +2957,8 @@ def _unread(requirement: Requirement, fields: dict[str, list[str]], subject: fro
         for comparison in (c for c in (rule.when, *rule.also) if c is not None):
             said += [comparison.label or "", comparison.since or "", comparison.until or "", comparison.unit]
             said += [comparison.change or "", comparison.of or ""]
+            # A rate reads an amount per any period ("(a monthly price times 12)").
+            said += [*PER_YEAR, "monthly", "annual"] if comparison.per else []
         for operand in (rule.computed.left, rule.computed.right) if rule.computed else ():
             said.append(operand.label or "")
         # The days of the week a rule reads, by name ("on a Saturday or Sunday").
