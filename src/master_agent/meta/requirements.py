@@ -2036,6 +2036,14 @@ _UNREAD_RULE = "no rule could be read from its words: it needs a model"
 _INPUT_LEAD = re.compile(r"\s*inputs?\b", re.I)
 
 
+def _written_forms(clause: str, fields: dict[str, list[str]]) -> bool:
+    """Whether each quote of a clause is a way an input writes a number ("in months like "3 months"",
+    "in words / "120k""), none a value of the answer: forms of an input, no rule."""
+    values = {v.lower() for allowed in fields.values() for v in allowed}
+    quoted = [m.group(0).strip("\"'“”").lower() for m in _QUOTED.finditer(clause)]
+    return bool(quoted) and all(re.search(r"[0-9]", q) and q not in values for q in quoted)
+
+
 def _heading(clause: str) -> bool:
     """A heading of the lines after it ("Rules for action, first match wins:"): it states no rule."""
     return clause.endswith(":") and not _QUOTED.search(clause)
@@ -2060,7 +2068,10 @@ def _unaccounted(
             continue
         named = [f for f in fields if re.search(rf"\b{re.escape(f)}\b", clause)]
         if not named and (
-            not _QUOTED.search(clause) or _INPUT_DECL.search(clause) or _INPUT_LEAD.match(clause)
+            not _QUOTED.search(clause)
+            or _INPUT_DECL.search(clause)
+            or _INPUT_LEAD.match(clause)
+            or _written_forms(clause, fields)
         ):
             continue  # quotes in what an input gives ("(or "not yet delivered")") state no rule
         out.append(
