@@ -34,7 +34,7 @@ from master_agent.capabilities.numerals import (
     number_words,
 )
 from master_agent.capabilities.rates import PER_YEAR, per_parameter, per_period
-from master_agent.capabilities.tools.lexicon import a_kind_of, a_near_miss, a_synonym
+from master_agent.capabilities.tools.lexicon import a_kind_of, a_near_miss, a_synonym, event_relatives
 from master_agent.capabilities.tools.senses import sensed, sensed_sql
 from master_agent.meta.artifacts import (
     MAX_EVAL_CASES,
@@ -615,9 +615,30 @@ def _identifier(label: str) -> str:
 
 
 def _date_sql(label: str, subject: str) -> str:
-    """The date the input writes after a label, read in ISO (``input_digits``: "5th Nov 2024")."""
+    """The date the input writes after a label, read in ISO (``input_digits``: "5th Nov 2024"); else
+    after a label naming its event in other words (``_related_label``)."""
     pattern = "(?i)" + _label(label) + r"[^0-9]{0,30}" + _ISO_DATE
-    return f"substring(%({_in_digits(subject)})s::text from {_sql_text(_pg(pattern))})::date"
+    written = f"substring(%({_in_digits(subject)})s::text from {_sql_text(_pg(pattern))})::date"
+    related = _related_label(label)
+    if related is None:
+        return written
+    return f"COALESCE({written}, substring(%({_in_digits(subject)})s::text from {_sql_text(_pg(related))})::date)"
+
+
+def _related_label(label: str) -> str | None:
+    """A label naming a date's event in other words WordNet relates to the request's ("born": "Date of
+    birth: ...", "shipped": "Dispatch date: ...", "purchase date": "Bought: ..."), its date the one
+    group: the word as a label (a colon, "date", "on" or the date itself after it; "date of" before
+    it), never a word inside a sentence. None when WordNet relates no word."""
+    words = [w for w in re.findall(r"[a-z]+", label.lower()) if w not in ("date", "day", "on", "the", "of")]
+    related = event_relatives(words[-1]) if words else ()
+    if not related:
+        return None
+    named = "|".join(re.escape(_stem(w)) for w in related)
+    return (
+        r"(?i)(?<![a-z])(?:(?:date|day)\s+of\s+(?:the\s+)?)?(?:" + named + r")[a-z]*"
+        r"(?:[\s_-]+(?:date|day|on))?\s*[:=]?\s*" + _ISO_DATE
+    )
 
 
 def _amount_patterns(comparison: Comparison) -> list[str]:
@@ -1469,8 +1490,12 @@ def _date_range(text: str) -> tuple[date | None, date | None]:
 
 
 def _dated(label: str, text: str) -> date | None:
-    """The date the input writes after a label ("Start date: 2024-11-15")."""
-    found = re.search("(?i)" + _label(label) + r"[^0-9]{0,30}" + _ISO_DATE, text)
+    """The date the input writes after a label ("Start date: 2024-11-15"), else after a label naming
+    its event in other words (``_related_label``: "Date of birth" for "born")."""
+    related = _related_label(label) if label else None
+    found = re.search("(?i)" + _label(label) + r"[^0-9]{0,30}" + _ISO_DATE, text) or (
+        re.search(related, text) if related else None
+    )
     try:
         return date.fromisoformat(found.group(1)) if found else None
     except ValueError:
