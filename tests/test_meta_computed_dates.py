@@ -97,3 +97,18 @@ async def test_the_built_system_compares_with_the_computed_date_in_sql_and_a_var
     spec["name"] = "library_returns_without_the_late_rule"
     quality = await _gate_of(meta, tenant, spec, built["EvalSpec"])
     assert quality["passed"] is False, quality
+
+
+def test_a_rule_on_two_dates_in_order_is_judged_buildable_again_once_its_loose_words_are_gone() -> None:
+    text = (
+        "Build an agent system that answers warranty claims. Each claim gives the purchase date, the claim date "
+        "and the warranty period. It returns a JSON object with expiry (an ISO date) and covered (yes or no). "
+        'expiry is the purchase date plus the warranty period. covered "no" when the claim date is after the '
+        'expiry; otherwise "yes".'
+    )
+    _, requirements = extract_requirements(text)
+    (refused,) = [q for q in requirements if any(r.value == "no" for r in q.rules)]
+    assert refused.buildable, refused.why_not
+    rules = field_rules(requirements)
+    claim = "Bought: 2023-03-01. Warranty period: 2 years. Claim date: 2025-03-02."
+    assert expected_value(rules["covered"], claim, rules) == "no"  # "Bought" is the purchase date

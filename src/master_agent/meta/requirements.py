@@ -1716,7 +1716,7 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
     chained = [_precedence(r, fields) for r in _not_yet(chained)]
     chained = _beyond(text, fields, chained)
     built = _within_labels(
-        text, fields, _loosened(text, _complemented(_same_quantities(_date_orders(chained))))
+        text, fields, _loosened(text, _complemented(_same_quantities(_date_orders(chained, fields))))
     )
     read = _two_defaults(
         [
@@ -1856,7 +1856,7 @@ _DATE_ORDER = re.compile(
 )
 
 
-def _date_orders(requirements: list[Requirement]) -> list[Requirement]:
+def _date_orders(requirements: list[Requirement], fields: dict[str, list[str]]) -> list[Requirement]:
     """A rule said of two dates in order and no number ("status too_late when the report date is
     after the notice_deadline") compares the days between them with 0: a date the input writes, or
     one the answer computes (a field given by a date computation), on either side."""
@@ -1902,9 +1902,8 @@ def _date_orders(requirements: list[Requirement]) -> list[Requirement]:
             else rule
             for rule in requirement.rules
         ]
-        out.append(
-            requirement if rules == requirement.rules else requirement.model_copy(update={"rules": rules})
-        )
+        # Its kind and whether it can be built judged again: the mentions read before are gone.
+        out.append(_with_rules(requirement, rules, fields))
     return out
 
 
