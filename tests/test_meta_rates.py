@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from master_agent.capabilities.numerals import input_digits, with_digits
-from master_agent.capabilities.rates import per_parameter, per_period, period_named
+from master_agent.capabilities.rates import names_a_period, per_parameter, per_period, period_named
 from master_agent.meta.design import design_eval, design_system, expected_value, field_rules
 from master_agent.meta.requirements import extract_requirements
 from master_agent.runtime import RuntimeResources
@@ -123,3 +123,13 @@ async def test_the_built_system_reads_income_per_year_in_sql_and_a_variant_witho
     spec["name"] = "rentals_without_the_rate"
     quality = await _gate_of(meta, tenant, spec, built["EvalSpec"])
     assert quality["passed"] is False, quality
+
+
+def test_only_brackets_saying_a_period_are_read_by_a_rate() -> None:
+    _, requirements = extract_requirements(
+        RENTALS.replace("$40,000 or more, else", "$40,000 or more (a monthly income times 12), else")
+    )
+    assert all(not q.unread for q in requirements)
+    assert names_a_period("(a monthly price times 12)") and names_a_period("(quoted per month)")
+    assert not names_a_period("(unless a guarantor co-signs the lease)")
+    assert not names_a_period("(within 3 days)")

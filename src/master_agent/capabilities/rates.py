@@ -64,6 +64,11 @@ def period_named(before: str, after: str) -> str | None:
     return found.lastgroup if found is not None else None
 
 
+def names_a_period(text: str) -> bool:
+    """Whether ``text`` says an amount per a period ("a monthly price times 12", "quoted per month")."""
+    return bool(_NAMED.search(text) or re.search(rf"{_SPLIT}(?:{_either(_NOUNS)})(?![A-Za-z])", text, re.I))
+
+
 def per_period(text: str, period: str) -> str:
     """``text`` (numbers already in digits) with each amount written per a period rewritten as its
     amount per ``period`` ("$8500/mo" per year is "$102000"), to the cent."""

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from master_agent.capabilities.numerals import in_digits, number_start, written_span
-from master_agent.capabilities.rates import PER_YEAR, period_named
+from master_agent.capabilities.rates import names_a_period, period_named
 from master_agent.capabilities.terms import duckling_parse
 from master_agent.capabilities.tools import lexicon
 from master_agent.capabilities.tools.lexicon import verb_base
@@ -2967,8 +2967,6 @@ def _unread(requirement: Requirement, fields: dict[str, list[str]], subject: fro
         for comparison in (c for c in (rule.when, *rule.also) if c is not None):
             said += [comparison.label or "", comparison.since or "", comparison.until or "", comparison.unit]
             said += [comparison.change or "", comparison.of or ""]
-            # A rate reads an amount per any period ("(a monthly price times 12)").
-            said += [*PER_YEAR, "monthly", "annual"] if comparison.per else []
         for operand in (rule.computed.left, rule.computed.right) if rule.computed else ():
             said.append(operand.label or "")
         # The days of the week a rule reads, by name ("on a Saturday or Sunday").
@@ -2983,6 +2981,10 @@ def _unread(requirement: Requirement, fields: dict[str, list[str]], subject: fro
         if w
     }
     body = re.sub(r'"[^"]*"|\([^)]*"[^)]*\)', " ; ", requirement.text)  # a value said ends a condition
+    if any(c.per for r in requirement.rules for c in (r.when, *r.also) if c is not None):
+        # A rate reads an amount per any period: its brackets saying so ("(a monthly price times 12)")
+        # are read, the rest of the clause is judged as any other.
+        body = re.sub(r"\([^)]*\)", lambda m: " " if names_a_period(m.group(0)) else m.group(0), body)
     unread: list[str] = []
     for cue in _CONDITION_CUE.finditer(body):
         span = _CONDITION_END.split(body[cue.end() :], maxsplit=1)[0]
