@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from master_agent.capabilities.rates import PER_PARAMETER, per_period
 from master_agent.capabilities.terms import duckling_parse
 
 #: The bound parameter's name for the digits reading of the query parameter ``name``.
@@ -78,9 +79,12 @@ def digits_read(sql: str) -> list[str]:
 
 def with_digits(sql: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
     """``parameters`` with the digits reading of each one ``sql`` asks for bound beside it."""
-    read = {
-        f"{name}{DIGITS_SUFFIX}": input_digits(str(parameters.get(name) or "")) for name in digits_read(sql)
-    }
+    read = {}
+    for name in digits_read(sql):
+        # "ticket_per_year": the parameter "ticket" with its amounts per a period read per year.
+        per = PER_PARAMETER.match(name) if name not in parameters else None
+        text = input_digits(str(parameters.get(per.group("name") if per else name) or ""))
+        read[f"{name}{DIGITS_SUFFIX}"] = per_period(text, per.group("period")) if per else text
     return {**parameters, **read}
 
 

@@ -316,6 +316,9 @@ class Comparison(BaseModel):
     of: str | None = None
     """The label of the amount a percentage is of ("below 80% of the budget"): the quantity is the
     amount after ``label`` as a percentage of the amount after this label."""
+    per: Literal["year", "quarter", "month", "fortnight", "week", "day"] | None = None
+    """The period the request says an amount of money is per ("the annual value", "$3,000 a month"):
+    an amount the input writes per another period ("$8,500/mo") is read per this one (times 12)."""
     times: str | None = None
     """The output field counting the units of what the quantity is the worth of ("an order worth more
     than $25,000" of an order of ``quantity`` units): where the input writes its amount per unit

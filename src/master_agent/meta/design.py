@@ -33,7 +33,8 @@ from master_agent.capabilities.numerals import (
     input_digits,
     number_words,
 )
-from master_agent.capabilities.tools.lexicon import a_kind_of, a_near_miss, a_synonym
+from master_agent.capabilities.rates import PER_YEAR, per_parameter, per_period
+from master_agent.capabilities.tools.lexicon import a_kind_of, a_near_miss, a_synonym, event_relatives
 from master_agent.capabilities.tools.senses import sensed, sensed_sql
 from master_agent.meta.artifacts import (
     MAX_EVAL_CASES,
@@ -614,9 +615,30 @@ def _identifier(label: str) -> str:
 
 
 def _date_sql(label: str, subject: str) -> str:
-    """The date the input writes after a label, read in ISO (``input_digits``: "5th Nov 2024")."""
+    """The date the input writes after a label, read in ISO (``input_digits``: "5th Nov 2024"); else
+    after a label naming its event in other words (``_related_label``)."""
     pattern = "(?i)" + _label(label) + r"[^0-9]{0,30}" + _ISO_DATE
-    return f"substring(%({_in_digits(subject)})s::text from {_sql_text(_pg(pattern))})::date"
+    written = f"substring(%({_in_digits(subject)})s::text from {_sql_text(_pg(pattern))})::date"
+    related = _related_label(label)
+    if related is None:
+        return written
+    return f"COALESCE({written}, substring(%({_in_digits(subject)})s::text from {_sql_text(_pg(related))})::date)"
+
+
+def _related_label(label: str) -> str | None:
+    """A label naming a date's event in other words WordNet relates to the request's ("born": "Date of
+    birth: ...", "shipped": "Dispatch date: ...", "purchase date": "Bought: ..."), its date the one
+    group: the word as a label (a colon, "date", "on" or the date itself after it; "date of" before
+    it), never a word inside a sentence. None when WordNet relates no word."""
+    words = [w for w in re.findall(r"[a-z]+", label.lower()) if w not in ("date", "day", "on", "the", "of")]
+    related = event_relatives(words[-1]) if words else ()
+    if not related:
+        return None
+    named = "|".join(re.escape(_stem(w)) for w in related)
+    return (
+        r"(?i)(?<![a-z])(?:(?:date|day)\s+of\s+(?:the\s+)?)?(?:" + named + r")[a-z]*"
+        r"(?:[\s_-]+(?:date|day|on))?\s*[:=]?\s*" + _ISO_DATE
+    )
 
 
 def _amount_patterns(comparison: Comparison) -> list[str]:
@@ -804,9 +826,14 @@ def _line_amount_sql(comparison: Comparison, text: str) -> str:
     return f"COALESCE({first(_SUBTOTAL_LINE)}, {first(_TOTAL_LINE)} - {taxes}, {every} - {taxes})"
 
 
-def quantity(comparison: Comparison, text: str, now: date | None = None) -> float | None:
-    """``_amount_sql``'s meaning in Python (the EvalSpec's expected values)."""
+def quantity(
+    comparison: Comparison, text: str, now: date | None = None, dates: Mapping[str, Computation] | None = None
+) -> float | None:
+    """``_amount_sql``'s meaning in Python (the EvalSpec's expected values); ``dates``: the fields
+    the answer computes as dates, by name, that a time between dates may count from or to."""
     text = input_digits(text)
+    if comparison.per:
+        text = per_period(text, comparison.per)
     if comparison.change and comparison.label:
         first = operand_value(Operand(label=f"{comparison.label} before"), text)
         then = operand_value(Operand(label=f"{comparison.label} after"), text)
@@ -818,7 +845,7 @@ def quantity(comparison: Comparison, text: str, now: date | None = None) -> floa
         whole = operand_value(Operand(label=comparison.of), text)
         return part / whole * 100 if part is not None and whole else None
     if comparison.since:
-        return _days(comparison, text, now)
+        return _days(comparison, text, now, dates or {})
     if comparison.unit == "clock":
         return _clock(text)
     if _counts_working_days(comparison.unit):
@@ -883,13 +910,15 @@ def _labelled_sql(comparison: Comparison, subject: str) -> list[str]:
     return out
 
 
-def _amount_sql(comparison: Comparison, subject: str) -> str:
+def _amount_sql(comparison: Comparison, subject: str, dates: Mapping[str, Computation] | None = None) -> str:
     """The input's quantity (``quantity``): the amounts of the unit it writes, summed when the
     request says it is a total, else the first one, or what it writes after the quantity's label
     (first, for a count or a time); for a time between dates, the days from the date after
     ``since`` to the reference date (the one after ``until``, else the runtime clock). Read in
-    digits: "fifteen thousand dollars" is $15000."""
+    digits: "fifteen thousand dollars" is $15000; an amount per a period, per the comparison's."""
     subject = _in_digits(subject)
+    if comparison.per:
+        subject = per_parameter(subject.removesuffix(DIGITS_SUFFIX), comparison.per) + DIGITS_SUFFIX
     if comparison.change and comparison.label:
         first = _operand_sql(Operand(label=f"{comparison.label} before"), subject)
         then = _operand_sql(Operand(label=f"{comparison.label} after"), subject)
@@ -900,11 +929,16 @@ def _amount_sql(comparison: Comparison, subject: str) -> str:
         return f"({part} / NULLIF({whole}, 0) * 100)"
     if comparison.since:
         # No later date named: the input's own "Today: ..." if it writes one, else the runtime clock.
+        dates = dates or {}
         event = (
-            f"COALESCE({_date_sql(comparison.since, subject)}, "
+            f"({_computed_sql(dates[comparison.since], subject)})::date"
+            if comparison.since in dates
+            else f"COALESCE({_date_sql(comparison.since, subject)}, "
             f"substring(%({subject})s::text from {_sql_text(_pg(_BEGAN))})::date)"
         )
-        if comparison.until:
+        if comparison.until and comparison.until in dates:
+            reference = f"({_computed_sql(dates[comparison.until], subject)})::date"
+        elif comparison.until:
             # Its label unwritten: the input's first other date (``_other_date``).
             other = (
                 f"(SELECT m[1]::date FROM regexp_matches(%({subject})s::text, {_sql_text(_ISO_DATE)}, 'g') AS m "
@@ -1087,11 +1121,11 @@ PER_UNIT = (
 
 
 def _compared_sql(comparison: Comparison, subject: str, rules_of: dict[str, list[Rule]] | None = None) -> str:
-    if comparison.label and rules_of and comparison.label in rules_of:
+    if comparison.label and rules_of and comparison.label in rules_of and not comparison.since:
         others = {k: v for k, v in rules_of.items() if k != comparison.label}
         decided = _case_sql(rules_of[comparison.label], subject, others)
         return f"({decided})::numeric {comparison.op} {comparison.value!r}"
-    amount = _amount_sql(comparison, subject)
+    amount = _amount_sql(comparison, subject, computed_dates(comparison, rules_of))
     if comparison.times and rules_of and comparison.times in rules_of:
         # Written per unit: times the units the other field decides.
         others = {k: v for k, v in rules_of.items() if k != comparison.times}
@@ -1106,11 +1140,11 @@ def worth(
 ) -> float | None:
     """``quantity``, times the units another field decides where the input writes it per unit; of a
     field the answer computes ("when hours_after is more than 48"), that field's value."""
-    if comparison.label in (rules_of or {}):
+    if comparison.label in (rules_of or {}) and not comparison.since:
         others = {k: v for k, v in (rules_of or {}).items() if k != comparison.label}
         value = expected_value((rules_of or {})[comparison.label or ""], text, others)
         return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-    found = quantity(comparison, text, now)
+    found = quantity(comparison, text, now, computed_dates(comparison, rules_of))
     if found is None or not comparison.times or comparison.times not in (rules_of or {}):
         return found
     if not re.search(PER_UNIT, text):
@@ -1134,12 +1168,12 @@ def decision_sql(component: Component, subject: str, rules_of: dict[str, list[Ru
     for rules in [component.decision, *(rules_of or {}).values()]:
         for rule in rules:
             for c in [*([rule.when] if rule.when else []), *rule.also]:
-                if c.label and c.label in (rules_of or {}):
+                if c.label and c.label in (rules_of or {}) and not c.since:
                     # A computed field compared: its whole decision, read once.
                     others = {k: v for k, v in (rules_of or {}).items() if k != c.label}
                     read.append(_case_sql((rules_of or {})[c.label], subject, others))
                 else:
-                    read.append(_amount_sql(c, subject))
+                    read.append(_amount_sql(c, subject, computed_dates(c, rules_of)))
             if rule.computed and rule.computed.op not in _DATE_OPS:
                 read += [_operand_sql(o, subject) for o in (rule.computed.left, rule.computed.right)]
     columns: list[str] = []
@@ -1209,12 +1243,19 @@ def _began(text: str) -> date | None:
         return None
 
 
-def _days(comparison: Comparison, text: str, now: date | None) -> float | None:
+def _days(
+    comparison: Comparison, text: str, now: date | None, dates: Mapping[str, Computation]
+) -> float | None:
     # An event the input writes no label of ("joined" of "Member since: ..."): the date it says a
     # relation began, when it says one.
-    event = _dated(comparison.since or "", text) or _began(text)
-    if comparison.until:
-        reference = _dated(comparison.until, text) or _other_date(text, event)
+    since, until = comparison.since or "", comparison.until or ""
+    event = _computed_date(dates[since], text) if since in dates else _dated(since, text) or _began(text)
+    if until in dates:
+        # "the report date is after the notice_deadline": a date the answer computes, never another
+        # date the input happens to write.
+        reference = _computed_date(dates[until], text)
+    elif until:
+        reference = _dated(until, text) or _other_date(text, event)
     else:
         reference = _dated("today", text) or now
     if not event or not reference:
@@ -1224,6 +1265,25 @@ def _days(comparison: Comparison, text: str, now: date | None) -> float | None:
     if _counts_working_days(comparison.unit):
         return float(working_days_after(event, reference))
     return float((reference - event).days)
+
+
+def _computed_date(computation: Computation, text: str) -> date | None:
+    value = computed(computation, text)
+    return date.fromisoformat(value) if isinstance(value, str) else None
+
+
+def computed_dates(
+    comparison: Comparison, rules_of: Mapping[str, list[Rule]] | None
+) -> dict[str, Computation]:
+    """The ends of a time between dates that name a field the answer computes as a date ("when the
+    report date is after the notice_deadline"), each with its computation."""
+    found: dict[str, Computation] = {}
+    for end in (comparison.since, comparison.until):
+        rules = (rules_of or {}).get(end or "", [])
+        formula = next((r.computed for r in rules if r.computed and r.computed.op in _GIVES_DATE), None)
+        if end and formula is not None:
+            found[end] = formula
+    return found
 
 
 def working_days_after(event: date, reference: date) -> int:
@@ -1430,8 +1490,12 @@ def _date_range(text: str) -> tuple[date | None, date | None]:
 
 
 def _dated(label: str, text: str) -> date | None:
-    """The date the input writes after a label ("Start date: 2024-11-15")."""
-    found = re.search("(?i)" + _label(label) + r"[^0-9]{0,30}" + _ISO_DATE, text)
+    """The date the input writes after a label ("Start date: 2024-11-15"), else after a label naming
+    its event in other words (``_related_label``: "Date of birth" for "born")."""
+    related = _related_label(label) if label else None
+    found = re.search("(?i)" + _label(label) + r"[^0-9]{0,30}" + _ISO_DATE, text) or (
+        re.search(related, text) if related else None
+    )
     try:
         return date.fromisoformat(found.group(1)) if found else None
     except ValueError:
@@ -1540,7 +1604,11 @@ def _computed_sql(computation: Computation, subject: str) -> str:
             for unit in ("year", "month", "week", "day")
         )
         sign = "-" if computation.op == "date_minus" else "+"
-        moved = f"(SELECT ({start} {sign} make_interval({parts}))::date FROM (SELECT {found} AS m) AS d)"
+        # No time written after its label: no date (as ``_date_computed``), not the start date unmoved.
+        moved = (
+            f"(SELECT CASE WHEN d.m IS NOT NULL THEN ({start} {sign} make_interval({parts}))::date END "
+            f"FROM (SELECT {found} AS m) AS d)"
+        )
         return f"to_char({moved}, 'YYYY-MM-DD')"
     if computation.op == "months_after":
         start = _date_sql(computation.left.label or "", subject)
@@ -1890,7 +1958,62 @@ _CURRENCY_WORDS = {"$": "dollars", "EUR": "euros", "€": "euros", "GBP": "pound
 
 def _written_of(comparison: Comparison, value: float, rules_of: Mapping[str, list[Rule]]) -> str:
     """``_written``, or for a field the answer computes, its formula's numbers giving ``value``."""
-    return _said(comparison, value, rules_of) or _written(comparison, value)
+    return (
+        _said(comparison, value, rules_of)
+        or _dates_written(comparison, value, computed_dates(comparison, rules_of))
+        or _written(comparison, value)
+    )
+
+
+def _dates_written(comparison: Comparison, value: float, dates: Mapping[str, Computation]) -> str | None:
+    """A case's words for a time between dates one end of which the answer computes: the written
+    end's date, and the computed end's inputs that give its date (``_written``'s two dates)."""
+    if not dates or not comparison.since:
+        return None
+    written = _written(comparison, value)
+    found = dict(re.findall(r"([^.:]+): (\d{4}-\d{2}-\d{2})\.", written))
+    words = []
+    for label, day in found.items():
+        end = next((e for e in dates if e.lower() == label.strip().lower()), None)
+        if end is None:
+            words.append(f"{label.strip()}: {day}.")
+            continue
+        inputs = _date_inputs(dates[end], date.fromisoformat(day))
+        if inputs is None:
+            return None
+        words.append(inputs)
+    return " ".join(words)
+
+
+def _date_inputs(computation: Computation, target: date) -> str | None:
+    """The input lines a date computation reads that make it give ``target`` (checked)."""
+    start = (computation.left.label or "").capitalize()
+    if computation.op in ("date_minus", "date_plus"):
+        moved = target + timedelta(days=30) if computation.op == "date_minus" else target - timedelta(days=30)
+        text = f"{start}: {moved.isoformat()}. {(computation.right.label or '').capitalize()}: 30 days."
+    else:
+        shift = int(computation.right.number or 0)
+        moved = target - (
+            relativedelta(months=shift) if computation.op == "months_after" else timedelta(days=shift)
+        )
+        text = f"{start}: {moved.isoformat()}."
+    return text if computed(computation, text) == target.isoformat() else None
+
+
+def _per_other_period(comparison: Comparison) -> list[tuple[str, str]]:
+    """(suffix, words) of an amount of money per a period written per another period, 2% each side of
+    the boundary (a year's by the month, any other's by the year)."""
+    if comparison.per is None:
+        return []
+    other = "month" if comparison.per != "month" else "year"
+    share = PER_YEAR[comparison.per] / PER_YEAR[other]
+    return [
+        (
+            f"per_{other}_{side}",
+            f"{amount_text(round(comparison.value * factor * share, 2), comparison.unit)} per {other}.",
+        )
+        for side, factor in (("above", 1.02), ("below", 0.98))
+    ]
 
 
 def _worded_values(
@@ -2106,6 +2229,17 @@ def requirement_cases(system: SystemSpec, senses: Senses | None = None) -> list[
                         suffix = f"{suffix}_{len(cases)}"
                         text = f"{noun}: {' '.join(parts)}{about}"
                         case(requirement, field, suffix, text, f"{noun}: {' '.join(meant)}{about}")
+                for c in compared:
+                    for suffix, said in _per_other_period(c):
+                        # Money the request says per a period, written per another ("$8,500.00 per
+                        # month" of an annual value): a system reading the number alone answers
+                        # one side wrongly.
+                        parts = [
+                            said if o is c else _written_of(o, _satisfying(o), rules_of) for o in compared
+                        ]
+                        case(
+                            requirement, field, f"{suffix}_{len(cases)}", f"{noun}: {' '.join(parts)}{about}"
+                        )
                 for index, c in enumerate(compared):
                     if (c.each or c.every) and not c.since:
                         # Several values listed, the one that decides not first: "every table it

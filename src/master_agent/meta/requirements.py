@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from master_agent.capabilities.numerals import in_digits, number_start, written_span
+from master_agent.capabilities.rates import names_a_period, period_named
 from master_agent.capabilities.terms import duckling_parse
 from master_agent.capabilities.tools import lexicon
 from master_agent.capabilities.tools.lexicon import verb_base
@@ -126,7 +127,9 @@ _AFTER = [
 _DEFAULT = re.compile(
     r"\b(all others?|others|all other|everything else|otherwise|every other|any other|other \w+s|the rest"
     r"|everyone else|everybody else|anyone else|anything else"
-    r"|none of (?:these|those|the above|them)|no (?:other )?rules? (?:catch|appl|match)\w*)\b",
+    r"|none of (?:these|those|the above|them)|no (?:other )?rules? (?:catch|appl|match)\w*"
+    # ", else procurement_lead": the other value of a rule said before it.
+    r"|(?<=[,;]\s)else|(?<=[,;])else|^\s*else)\b",
     re.I,
 )
 _NEGATED = re.compile(r"\b(not|no|without|other than|none)\b", re.I)
@@ -526,6 +529,8 @@ def _comparison(
         each=each,
         every=every,
         of=of,
+        # "the annual value is $100,000 or more", "rent over $2,000 a month": money per a period.
+        per=period_named(label or "", after) if unit in _MONEY else None,
     )
 
 
@@ -692,7 +697,7 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
         if label == "date" and said is not None:
             label = f"{said.group(1).lower()} date"  # "the claim date is at most ...": a date by its kind
         # "12 months or more before the report date": the unit and its comparison words first.
-        if label is None or not re.match(r"\s*(?:[a-z]+\s+){0,3}?" + named, after, re.I):
+        if label is None or not re.match(_LEAD + named, after, re.I):
             return None, None
         words, at = label.split(), len(label.split()) - 1
         event = label
@@ -705,11 +710,9 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
         # "a message dated ...": the message's date; "a claim filed ..." of a request naming no date
         # by filing: the claim date.
         event = words[at - 1].lower()
-    reference = re.match(r"\s*(?:[a-z]+\s+){0,3}?" + named, after, re.I) or re.search(
-        r"\b" + named, text, re.I
-    )
+    reference = re.match(_LEAD + named, after, re.I) or re.search(r"\b" + named, text, re.I)
     happened = next((m for p in _EVENT_AFTER if (m := p.match(after)) is not None), None)
-    if happened is not None and not re.match(r"\s*(?:[a-z]+\s+){0,3}?" + named, after, re.I):
+    if happened is not None and not re.match(_LEAD + named, after, re.I):
         # "more than 21 days after the bag was delivered", "21 days or fewer after delivery": the date
         # of that event, by its verb ("delivery": deliver), is the earlier one.
         word = happened.group("event").lower()
@@ -728,6 +731,11 @@ def _dates(before: str, after: str, text: str) -> tuple[str | None, str | None]:
     if reference.group(1).lower() == "after":
         return label, event
     return event, label
+
+
+#: The words between a number of days and the date it counts from: its unit and comparison ("10
+#: working days or fewer after the report date").
+_LEAD = r"\s*(?:[a-z]+\s+){0,4}?"
 
 
 #: "after the bag was delivered" (a participle), "or fewer after delivery" (an event noun): the event a
@@ -1318,6 +1326,20 @@ def _line_field(text: str, offset: int) -> str | None:
     return line.group("field").lower() if line is not None else None
 
 
+def _line_opened_by(text: str, offset: int, fields: dict[str, list[str]]) -> str | None:
+    """The field a line holding ``offset`` opens with, said with one of its values ("* approver cfo if
+    ...", "status ok when ...")."""
+    line = re.match(
+        r"\s*(?:[-*•]\s*|\d+[.)]\s*)?(?P<field>[a-z][a-z0-9_]*)\s+[\"']?(?P<value>[\w-]+)",
+        text[text.rfind("\n", 0, offset) + 1 :],
+        re.I,
+    )
+    if line is None:
+        return None
+    field = line.group("field").lower()
+    return field if line.group("value").lower() in [v.lower() for v in fields.get(field, [])] else None
+
+
 def extract_requirements(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
     """The output fields a request declares and the requirements it states (rules given as code read
     as the prose they say, traced to the code as written)."""
@@ -1394,6 +1416,8 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
             {v for values in fields.values() for v in values if re.search(r"[\d_]", v)}
             # "vehicle: bike when ...; otherwise van": on a line a field opens, its values said bare.
             | set(fields.get(_line_field(text, offset) or "", []))
+            # "* approver cfo if ..., else procurement_lead": a line opening with a field and its value.
+            | set(fields.get(_line_opened_by(text, offset, fields) or "", []))
             # "- overdue = last completion more than 12 months before ...": a line defining a value.
             | ({defined} if (defined := _line_value(text, offset, fields)) else set()),
             key=len,
@@ -1455,7 +1479,12 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
                 # "desk: secure for valuables such as ...": on a field's line, "for" opens its condition.
                 or (field == _line_field(text, offset) and re.match(r"\W*for\b", after, re.I) is not None)
             ):
-                # "risk is "high" when the change includes ...": the condition follows the value.
+                # "risk is "high" when the change includes ...": the condition follows the value; up to
+                # ", else" (", else procurement_lead": the next value's own default).
+                ends = re.search(r"[,;]\s*(?:else|otherwise)\s*$", after, re.I)
+                if ends is not None and index + 1 < len(given):
+                    after_end = value_match.end() + ends.start()
+                    after = clause[value_match.end() : after_end]
                 segment, seg_end, cursor = after, after_end, after_end
             elif index == len(given) - 1 and _DEFAULT.match(re.sub(r"^\W+", "", after)):
                 default = True  # "... and "standard" otherwise"
@@ -1686,14 +1715,16 @@ def _extract(text: str) -> tuple[dict[str, list[str]], list[Requirement]]:
     )
     chained = [_precedence(r, fields) for r in _not_yet(chained)]
     chained = _beyond(text, fields, chained)
-    built = _within_labels(text, fields, _loosened(text, _complemented(_same_quantities(chained))))
+    built = _within_labels(
+        text, fields, _loosened(text, _complemented(_same_quantities(_date_orders(chained, fields))))
+    )
     read = _two_defaults(
         [
             _open_category(_unread(_different(_of_a_field(requirement, fields), fields), fields, subject))
             for requirement in built
         ]
     )
-    read = _boundary_notes(text, [_below_that(r, fields) for r in read])
+    read = _boundary_notes(text, _further_out([_below_that(r, fields) for r in read], fields))
     return fields, [*read, *_unaccounted(text, fields, declaration, read)]
 
 
@@ -1716,6 +1747,59 @@ def _below_that(requirement: Requirement, fields: dict[str, list[str]]) -> Requi
     rules = [
         r.model_copy(update={"mentions": [], "when": other})
         if r.mentions == [way] and r.when is None and not r.default
+        else r
+        for r in requirement.rules
+    ]
+    return _with_rules(requirement, rules, fields)
+
+
+#: "; ok when it is further out", "; "long" if it is more": a value on the other side of the comparison
+#: before it, said of it by a pronoun and a word of direction.
+_THE_OTHER_SIDE = re.compile(
+    r"(?:^|[;,])\W*[\"']?(?P<value>[\w-]+)[\"']?\s+(?:when|if|once|where)\s+(?:it|that|they|this)\s+(?:is|are|gets?|comes?)\s+"
+    r"(?:any\s+|even\s+|still\s+)?(?:further|farther|later|longer|more|higher|greater|larger|bigger|beyond|past|above|"
+    r"over|sooner|earlier|less|lower|smaller|shorter|fewer|below|under|closer|nearer)\b",
+    re.I,
+)
+
+
+def _further_out(requirements: list[Requirement], fields: dict[str, list[str]]) -> list[Requirement]:
+    """ "status act_now when ... 10 working days or fewer ...; ok when it is further out": the value
+    holds on the other side of the one comparison of the requirement before it, for the field whose
+    value it is."""
+    out: list[Requirement] = []
+    for requirement in requirements:
+        found = _THE_OTHER_SIDE.search(requirement.text)
+        if found is not None and found.start() > 0:
+            # In the comparison's own requirement: its value said there with no condition.
+            out.append(_other_side_here(requirement, found.group("value").lower(), fields))
+            continue
+        found = _THE_OTHER_SIDE.match(requirement.text)
+        before = out[-1] if out else None
+        stated = [r for r in before.rules if r.when is not None and not r.also] if before else []
+        value = found.group("value").lower() if found else ""
+        owner = [f for f, allowed in fields.items() if value in [v.lower() for v in allowed]]
+        if found is None or len(stated) != 1 or len(owner) != 1 or stated[0].field != owner[0]:
+            out.append(requirement)
+            continue
+        when = stated[0].when
+        assert when is not None
+        other = when.model_copy(update={"op": _OTHER_SIDE[when.op]})
+        rule = Rule(field=owner[0], value=next(v for v in fields[owner[0]] if v.lower() == value), when=other)
+        out.append(_with_rules(requirement.model_copy(update={"fields": owner}), [rule], fields))
+    return out
+
+
+def _other_side_here(requirement: Requirement, value: str, fields: dict[str, list[str]]) -> Requirement:
+    stated = [r for r in requirement.rules if r.when is not None and not r.also]
+    if len(stated) != 1 or stated[0].when is None:
+        return requirement
+    other = stated[0].when.model_copy(update={"op": _OTHER_SIDE[stated[0].when.op]})
+    rules = [
+        r.model_copy(update={"when": other})
+        if str(r.value).lower() == value
+        and r.field == stated[0].field
+        and not (r.when or r.also or r.mentions or r.absent or r.default or r.computed or r.given)
         else r
         for r in requirement.rules
     ]
@@ -1759,6 +1843,121 @@ def _boundary_notes(text: str, requirements: list[Requirement]) -> list[Requirem
             continue
         out.append(requirement)
     return out
+
+
+#: "the report date is after the notice_deadline", "the ship date falls on or before the promise
+#: date": two dates in order, with no number of days between them.
+_DATE_ORDER = re.compile(
+    r"\b(?:(?:the|its|their)\s+)?(?P<a>[a-z][a-z0-9_]*(?:\s+[a-z][a-z0-9_]*){0,2}?)\s+"
+    r"(?:is|are|was|falls?|comes?|lands?)\s+(?P<cmp>(?:on\s+or\s+)?(?:after|later\s+than|past|before|earlier\s+than))\s+"
+    r"(?:(?:the|its|their)\s+)?(?P<b>[a-z][a-z0-9_]*(?:\s+[a-z][a-z0-9_]*){0,2}?)"
+    r"(?=\s*(?:[,;.:)(]|$)|\s+(?:and|or|then|but|so)\b)",
+    re.I,
+)
+
+
+def _date_orders(requirements: list[Requirement], fields: dict[str, list[str]]) -> list[Requirement]:
+    """A rule said of two dates in order and no number ("status too_late when the report date is
+    after the notice_deadline") compares the days between them with 0: a date the input writes, or
+    one the answer computes (a field given by a date computation), on either side."""
+    dated = {
+        rule.field
+        for requirement in requirements
+        for rule in requirement.rules
+        if rule.computed is not None
+        and rule.computed.op in ("days_after", "months_after", "date_minus", "date_plus")
+    }
+
+    def a_date(words: str) -> bool:
+        return words in dated or words.split()[-1] in ("date", "deadline") or words.endswith("_date")
+
+    out = []
+    for requirement in requirements:
+        requirement = _counted_dates(requirement)
+        found = [
+            m
+            for m in _DATE_ORDER.finditer(requirement.text)
+            if a_date(m.group("a").lower()) and a_date(m.group("b").lower())
+        ]
+        if len(found) != 1:
+            out.append(requirement)
+            continue
+        first, second = found[0].group("a").lower(), found[0].group("b").lower()
+        said = found[0].group("cmp").lower()
+        later = "after" in said or "later" in said or "past" in said
+        since, until = (second, first) if later else (first, second)
+        when = Comparison(
+            op=">=" if said.startswith("on") else ">", value=0, unit="days", since=since, until=until
+        )
+        words = set(_WORD.findall(f"{first} {second}"))
+        rules = [
+            rule.model_copy(
+                update={
+                    "when": when,
+                    "mentions": [m for m in rule.mentions if not set(_WORD.findall(m)) <= words],
+                }
+            )
+            if not (rule.when or rule.also or rule.computed or rule.default or rule.copy_of or rule.given)
+            and rule.field not in (first, second)
+            else rule
+            for rule in requirement.rules
+        ]
+        # Its kind and whether it can be built judged again: the mentions read before are gone.
+        out.append(_with_rules(requirement, rules, fields))
+    return out
+
+
+#: The words a time between dates is said in ("3 working days or fewer after"), none a thing mentioned.
+_COUNTING = frozenset(
+    [
+        "working",
+        "business",
+        "calendar",
+        "day",
+        "days",
+        "week",
+        "weeks",
+        "month",
+        "months",
+        "or",
+        "and",
+        "fewer",
+        "less",
+        "more",
+        "than",
+        "after",
+        "before",
+        "at",
+        "most",
+        "least",
+        "within",
+        "the",
+        "its",
+    ]
+)
+
+
+def _counted_dates(requirement: Requirement) -> Requirement:
+    """A time between two dates says how it counts ("10 working days or fewer after the report date
+    (Mon-Fri, no holidays; the report date itself doesn't count)"): its labels' words, the days of
+    the week a working day is and the holidays it keeps are no things the input mentions."""
+
+    def counted(rule: Rule) -> Rule:
+        when = rule.when
+        if when is None or when.since is None:
+            return rule
+        words = set(_WORD.findall(f"{when.since} {when.until or ''}".lower())) | _COUNTING
+        working = when.unit == "working days"
+        mentions = [
+            m
+            for m in rule.mentions
+            if not set(_WORD.findall(m.lower())) <= words and not (working and _weekdays(m) is not None)
+        ]
+        absent = [a for a in rule.absent if not (working and _stem(a) == _stem("holidays"))]
+        return rule.model_copy(update={"mentions": mentions, "absent": absent})
+
+    rules = [counted(rule) for rule in requirement.rules]
+    return requirement if rules == requirement.rules else requirement.model_copy(update={"rules": rules})
 
 
 def _of_a_field(requirement: Requirement, fields: dict[str, list[str]]) -> Requirement:
@@ -1836,6 +2035,14 @@ _UNREAD_RULE = "no rule could be read from its words: it needs a model"
 _INPUT_LEAD = re.compile(r"\s*inputs?\b", re.I)
 
 
+def _written_forms(clause: str, fields: dict[str, list[str]]) -> bool:
+    """Whether each quote of a clause is a way an input writes a number ("in months like "3 months"",
+    "in words / "120k""), none a value of the answer: forms of an input, no rule."""
+    values = {v.lower() for allowed in fields.values() for v in allowed}
+    quoted = [m.group(0).strip("\"'“”").lower() for m in _QUOTED.finditer(clause)]
+    return bool(quoted) and all(re.search(r"[0-9]", q) and q not in values for q in quoted)
+
+
 def _heading(clause: str) -> bool:
     """A heading of the lines after it ("Rules for action, first match wins:"): it states no rule."""
     return clause.endswith(":") and not _QUOTED.search(clause)
@@ -1860,7 +2067,10 @@ def _unaccounted(
             continue
         named = [f for f in fields if re.search(rf"\b{re.escape(f)}\b", clause)]
         if not named and (
-            not _QUOTED.search(clause) or _INPUT_DECL.search(clause) or _INPUT_LEAD.match(clause)
+            not _QUOTED.search(clause)
+            or _INPUT_DECL.search(clause)
+            or _INPUT_LEAD.match(clause)
+            or _written_forms(clause, fields)
         ):
             continue  # quotes in what an input gives ("(or "not yet delivered")") state no rule
         out.append(
@@ -2771,6 +2981,10 @@ def _unread(requirement: Requirement, fields: dict[str, list[str]], subject: fro
         if w
     }
     body = re.sub(r'"[^"]*"|\([^)]*"[^)]*\)', " ; ", requirement.text)  # a value said ends a condition
+    if any(c.per for r in requirement.rules for c in (r.when, *r.also) if c is not None):
+        # A rate reads an amount per any period: its brackets saying so ("(a monthly price times 12)")
+        # are read, the rest of the clause is judged as any other.
+        body = re.sub(r"\([^)]*\)", lambda m: " " if names_a_period(m.group(0)) else m.group(0), body)
     unread: list[str] = []
     for cue in _CONDITION_CUE.finditer(body):
         span = _CONDITION_END.split(body[cue.end() :], maxsplit=1)[0]

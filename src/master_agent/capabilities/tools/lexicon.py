@@ -583,3 +583,46 @@ def takes_an_object(phrase: str) -> bool:
         for frame in lemma.frame_ids()
     }
     return bool(frames & _OBJECT_FRAMES)
+
+
+#: Senses of an event word that count for ``event_relatives`` (WordNet lists them by frequency).
+EVENT_SENSES = 2
+
+
+@cache
+def event_relatives(word: str) -> tuple[str, ...]:
+    """The one-word names WordNet gives the event ``word`` names, other than its own forms: its
+    first senses' synonyms as a verb and a noun, the nouns and verbs derived from them, and those
+    derivations' own first senses' synonyms ("born": birth; "shipped": shipment, dispatch;
+    "purchase": buy, buying). An input labels a date by any of them ("Date of birth", "Dispatch
+    date"); empty when WordNet is missing."""
+    try:
+        reader = wordnet()
+    except WordNetMissing:
+        return ()
+    word = word.lower()
+    found: dict[str, None] = {}
+
+    def senses(name: str) -> list[Any]:
+        out: list[Any] = []
+        for pos in ("v", "n"):
+            base = reader.morphy(name, pos)
+            out += reader.synsets(base, pos)[:EVENT_SENSES] if base else []
+        return out
+
+    bases = {reader.morphy(word, pos) or word for pos in ("v", "n")}
+    derived: list[str] = []
+    for synset in senses(word):
+        for lemma in synset.lemmas():
+            found[lemma.name().lower()] = None
+            if lemma.name().lower() in bases:
+                derived += [d.name().lower() for d in lemma.derivationally_related_forms()]
+    for name in derived:
+        found[name] = None
+        for synset in senses(name):
+            found.update({lemma.name().lower(): None for lemma in synset.lemmas()})
+    own = {word[:4], *(b[:4] for b in bases)}
+    names = [w for w in found if "_" not in w and w[:4] not in own and len(w) >= 3]
+    # A verb's irregular forms, which share no stem with it ("buy": bought, "send": sent).
+    irregular = [form for form, lemmas in reader._exception_map["v"].items() if set(lemmas) & set(names)]
+    return tuple(dict.fromkeys([*names, *(f for f in irregular if "_" not in f and f[:4] not in own)]))
