@@ -50,7 +50,9 @@ _CLAIM = re.compile(r"^(?:Sent|Created|Moved|Cancelled):", re.M)
 #: edits, free time over a span and moves in new wordings (session 6); tuning2.json: a second batch
 #: written from the user's side by another author, with heldout2.json its held-out part. All but the
 #: held-out files are tuned on. tuning5.json: compound actions and claims (session 12, another author);
-#: tuning6.json: reports to an event's attendees, everyday verbs, names that are words (session 13).
+#: tuning6.json: reports to an event's attendees, everyday verbs, names that are words (session 13);
+#: tuning7.json: how people answer a proposal (hedges, deferrals, edits, questions back) and
+#: announcements (session 16).
 PARTS = (
     "heldout",
     "tuning",
@@ -66,6 +68,8 @@ PARTS = (
     "heldout5",
     "tuning6",
     "heldout6",
+    "tuning7",
+    "heldout7",
 )
 
 

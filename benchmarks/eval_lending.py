@@ -124,6 +124,8 @@ PARTS = (
     "heldout4",
     "tuning5",
     "heldout5",
+    "tuning6",
+    "heldout6",
 )
 
 

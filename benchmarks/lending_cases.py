@@ -210,6 +210,8 @@ async def play_case(case: dict[str, Any], channel: CaseChannel) -> CaseResult:
             result.problems.append(
                 f"after step {point['after_step']}: amount {amount}, expected {point['loan_amount']}"
             )
+        if "tenure_months_in" in point and months not in point["tenure_months_in"]:
+            result.problems.append(f"after step {point['after_step']}: tenure {months}")
         if "tenure_months" in point and months != point["tenure_months"]:
             result.problems.append(f"after step {point['after_step']}: tenure {months}")
         if "emi" in point and not _same(emi, point["emi"]):
