@@ -177,6 +177,11 @@ _APPROVAL_WORDS = frozenset(
 _WORD = re.compile(r"[^\W_]+(?:'[a-z]+)?", re.I)
 
 
+def opens_with_approval(text: str) -> bool:
+    """Whether an answer opens with approving words ("yeah, go with thursday"), whatever follows."""
+    return _ACCEPT.match(_LEADING_SIGNS.sub("", text)) is not None
+
+
 def approves_all_said(text: str) -> bool:
     """Whether an answer is an approval and nothing else: approving words ("yes", "go ahead", "looks
     good"), each maybe followed by the verb of what it approves and words pointing at it; never an
@@ -224,7 +229,8 @@ _POINTED_CHANGE = re.compile(
     r"push|pull|bring|put|switch|turn|address|set)\s+(?:it|that|this|them)\s+\S",
     re.I,
 )
-_INSTEAD = re.compile(r"\b(?:instead|rather)\b", re.I)
+#: "rather" of a change ("Friday rather"), not of a refusal ("I'd rather not").
+_INSTEAD = re.compile(r"\b(?:instead|rather(?!\s+not\b))\b", re.I)
 #: The most words a change said with "instead" and no pointing word may have.
 _SHORT_CHANGE_WORDS = 5
 

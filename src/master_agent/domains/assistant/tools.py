@@ -1006,8 +1006,8 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             local = datetime.combine(
                 day or local.date(), at or local.timetz().replace(tzinfo=None), tzinfo=mine.zone
             )
-        moved = {**args, "move_to": f"{local.date().isoformat()} at {local.strftime('%H:%M')}"}
-        return None if moved == args else moved
+        # The same arguments when the answer names the day and time drafted ("yes, go with thursday").
+        return {**args, "move_to": f"{local.date().isoformat()} at {local.strftime('%H:%M')}"}
 
     async def revise_event(args: dict[str, Any], text: str) -> dict[str, Any] | None:
         """A draft event changed as an answer asks, in its own terms: people added (``add_people``),
@@ -1020,6 +1020,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         zone = (await accounts()).zone
         span = clock_span(text) or clock_span(_BARE_SPAN.sub(r"from \g<1> to \g<2>", text))
         shift = resolve_shift(text)
+        at = length = hour = None
         if span is not None:
             first, last = span
             revised["start_time"] = first.strftime("%H:%M")
@@ -1042,7 +1043,9 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         day = resolve_day(text, today(zone))
         if day is not None and shift is None:
             revised["day"] = day.isoformat()
-        return None if revised == args else revised
+        said = (span, shift, at, length, hour, day)
+        # The same arguments when the answer names only what is drafted ("yes, go with 2pm").
+        return revised if revised != args or any(value is not None for value in said) else None
 
     def tool(
         func: Callable[..., Awaitable[dict[str, Any]]],
