@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -31,9 +32,21 @@ MOST_WORDS = 8
 _VALUE = re.compile(r"\d|@|[\"“”]|'[^']+'", re.I)
 
 
+#: Emoji modifiers (skin tones, variation selectors): "👍🏼" is "👍".
+_EMOJI_MODIFIERS = re.compile("[\U0001f3fb-\U0001f3ff\ufe0e\ufe0f]")
+
+
+def _named(char: str) -> str:
+    """A symbol as its Unicode name ("👍" -> " thumbs up sign "): the sentence model reads no emoji."""
+    if unicodedata.category(char) != "So":
+        return char
+    return f" {unicodedata.name(char, '').lower()} "
+
+
 def answer_text_read(text: str) -> str:
-    """What the head reads of an answer (in training as in reading): its words, spaces made one."""
-    return " ".join(text.split())
+    """What the head reads of an answer (in training as in reading): its words, spaces made one, emoji
+    named, without their modifiers."""
+    return " ".join("".join(_named(char) for char in _EMOJI_MODIFIERS.sub("", text)).split())
 
 
 @dataclass(frozen=True)

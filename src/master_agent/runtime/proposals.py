@@ -49,7 +49,7 @@ _ACCEPT = re.compile(
     r"^\s*(?:(?:ok(?:ay)?|yes|yep|yeah|" + _PRAISE + r"|thanks|"
     r"thank\s+you|alright|all\s+right|right|now|then|so)[,.!]?\s*|please\s+)*"
     r"(?:(?:execute|go ahead|go for it|proceed|approve[ds]?|accept(?:ed)?|confirm(?:ed)?|send|book it|"
-    r"do (?:it|both|them|all|that)|run it|ship it|fire away|yes|yep|yeah|yup|ok(?:ay)?|sure|"
+    r"do (?:it|both|them|all|that)|run it|ship it|fire away|go on|yes|yep|yeah|yup|ok(?:ay)?|sure|"
     r"looks (?:good|right|fine|great)|sounds good|lgtm)\b"
     # A bare "go" is a go-ahead, as is a bare "y"; "go back to Friday" is not.
     r"|(?:go|y)\s*[.!]*\s*$)",
@@ -170,7 +170,7 @@ _APPROVAL_WORDS = frozenset(
         "send book cancel delete remove drop move reschedule schedule invite email mail forward reply "
         "post do go run fire ship proceed confirm approve execute away off out ahead on through "
         "email mail message note invite invitation event meeting draft booking change changes plan "
-        "preview proposal reply slot time and me ok okay yes yeah yep yup sure alright i'm that's it's sir thing like exactly right correct"
+        "preview proposal reply round around slot time and me ok okay yes yeah yep yup sure alright i'm that's it's sir thing like exactly right correct"
     ).split()
     + _PRAISE.split("|")
 )
