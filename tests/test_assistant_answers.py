@@ -19,6 +19,7 @@ from master_agent.domains.assistant.demo import sent_envelopes
 from master_agent.domains.assistant.demo_data import start_demo_servers
 from master_agent.domains.assistant.local_servers import LocalEndpoints, LocalServers
 from master_agent.domains.assistant.review_first import without_review_clauses
+from master_agent.domains.assistant.tools import event_kind, goal_entities
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.answer_head import answer_text_read, read_answer
 from master_agent.runtime.factory import chat_turn
@@ -84,7 +85,10 @@ def test_emoji_are_read_by_their_names() -> None:
         ("book a call with Omar on friday at 3, run it by me first", "book a call with Omar on friday at 3"),
         ("email Ben that the demo moved. do not send it until I say so", "email Ben that the demo moved"),
         ("push the retro to 5pm but let me look at it before you change it", "push the retro to 5pm"),
-        ("set up lunch with Sara thursday 12 to 1, don't apply it yet", "set up lunch with Sara thursday 12 to 1"),
+        (
+            "set up lunch with Sara thursday 12 to 1, don't apply it yet",
+            "set up lunch with Sara thursday 12 to 1",
+        ),
         # What the request is about, and asking someone else, stay.
         ("email Ben that the servers won't be ready until friday", None),
         ("ask Priya if she can show me the numbers before friday", None),
@@ -92,7 +96,9 @@ def test_emoji_are_read_by_their_names() -> None:
         ("let me check with Omar first", None),
     ],
 )
-def test_a_clause_asking_to_see_the_change_first_is_no_part_of_the_request(text: str, read: str | None) -> None:
+def test_a_clause_asking_to_see_the_change_first_is_no_part_of_the_request(
+    text: str, read: str | None
+) -> None:
     assert without_review_clauses(text) == (read or text)
 
 
@@ -150,3 +156,29 @@ async def test_a_yes_taken_back_books_nothing(assistant: RuntimeResources) -> No
     assert done["reply"]["status"] != "success", done["reply"]
     assert "Created:" not in done["reply"]["text"]
     assert _sent_by(assistant, endpoints) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "minutes"),
+    [
+        ("put a planning slot on wednesday 3 to 4 with Omar", "15:00", 60),
+        ("book lunch with Sara friday 12-1:30", "12:00", 90),
+        # After "at", the clock time said: ten to eleven.
+        ("book a call with Omar at 10 to 11 on friday", "10:50", None),
+    ],
+)
+def test_two_hours_joined_in_a_booking_are_its_span(text: str, start: str, minutes: int | None) -> None:
+    found = goal_entities(text, NOW.date(), "schedule")
+    assert (found.get("start_time"), found.get("duration_minutes")) == (start, minutes)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("set up an invite: quarterly planning on friday at 10 with Omar", "quarterly planning"),
+        ("prepare an invitation for a 45-minute retro with Ben on friday", "retro"),
+        ("draft an invite for 30 min with Ben on friday", "invite"),
+    ],
+)
+def test_an_invite_names_the_kind_of_event_it_holds(text: str, kind: str) -> None:
+    assert event_kind(text) == kind
