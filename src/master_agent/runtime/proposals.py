@@ -163,16 +163,17 @@ def read_feedback(text: str) -> Feedback | None:
 #: pointing at what is shown ("yes, send it to all of them", "ok fire it off now", "go ahead with both").
 #: Any other word ("yeah nah", "do it tomorrow", "yes if Tom agrees") says more than yes: the rules do
 #: not read such an answer as an approval (the answer head may, by its meaning, above its floor).
+_POINTING = "it that this these those them both all of each every everyone everybody one ones him her me"
+_LINKING = "to with the a as is and now then round around on through off out away ahead shown drafted written"
+_POLITE = "please pls plz thanks thank you thx sir i'm that's it's thing like exactly right correct"
+_ASSENT = "ok okay yes yeah yep yup sure alright"
+_DOING = "send book cancel delete remove drop move reschedule schedule invite email mail forward reply post do go run"
+_DOING_TOO = "fire ship proceed confirm approve execute"
+_SHOWN = "message note invitation event meeting draft booking change changes plan preview proposal slot time"
 _APPROVAL_WORDS = frozenset(
-    (
-        "it that this these those them both all of each every everyone everybody one ones him her "
-        "to with the a as is shown drafted written now then please pls plz thanks thank you thx "
-        "send book cancel delete remove drop move reschedule schedule invite email mail forward reply "
-        "post do go run fire ship proceed confirm approve execute away off out ahead on through "
-        "email mail message note invite invitation event meeting draft booking change changes plan "
-        "preview proposal reply round around slot time and me ok okay yes yeah yep yup sure alright i'm that's it's sir thing like exactly right correct"
+    " ".join(
+        (_POINTING, _LINKING, _POLITE, _ASSENT, _DOING, _DOING_TOO, _SHOWN, _PRAISE.replace("|", " "))
     ).split()
-    + _PRAISE.split("|")
 )
 _WORD = re.compile(r"[^\W_]+(?:'[a-z]+)?", re.I)
 

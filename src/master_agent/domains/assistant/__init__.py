@@ -27,8 +27,8 @@ from master_agent.domains.assistant.requests import (
     imperative_verb,
     sure_request,
 )
-from master_agent.domains.assistant.scheduling import MONTH_NAME, resolve_day, resolve_time
 from master_agent.domains.assistant.review_first import without_review_clauses
+from master_agent.domains.assistant.scheduling import MONTH_NAME, resolve_day, resolve_time
 from master_agent.domains.assistant.shorthand import written_out
 from master_agent.domains.assistant.steps import JOINS, Step, request_steps, step_text
 from master_agent.domains.assistant.tools import (
