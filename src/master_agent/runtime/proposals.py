@@ -164,7 +164,7 @@ def read_feedback(text: str) -> Feedback | None:
 #: Any other word ("yeah nah", "do it tomorrow", "yes if Tom agrees") says more than yes: the rules do
 #: not read such an answer as an approval (the answer head may, by its meaning, above its floor).
 _POINTING = "it that this these those them both all of each every everyone everybody one ones him her me"
-_LINKING = "to with the a as is and now then round around on through off out away ahead shown drafted written"
+_LINKING = "to with the a as is and now then round around on through off out away ahead shown drafted written proposed"
 _POLITE = "please pls plz thanks thank you thx sir i'm that's it's thing like exactly right correct"
 _ASSENT = "ok okay yes yeah yep yup sure alright"
 _DOING = "send book cancel delete remove drop move reschedule schedule invite email mail forward reply post do go run"
