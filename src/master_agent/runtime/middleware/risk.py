@@ -28,6 +28,7 @@ from master_agent.runtime.proposals import (
     call_risk,
     changes_what_waits,
     opens_with_approval,
+    points_at_what_waits,
     revise_args,
 )
 from master_agent.runtime.recovery import answer_text
@@ -274,12 +275,18 @@ class RiskMiddleware(LoopMiddleware):
             if feedback == "accept":
                 # "yes, send it to Emma instead": approved with the change it carries.
                 return revised or draft, None, _EVERY_DRAFT.search(text) is not None, unapplied
-            if revised is None and opens_with_approval(text) and await self.restates(name, draft, text):
-                # "yeah go with thursday" to a draft that says Thursday: approved as it stands.
-                return draft, None, _EVERY_DRAFT.search(text) is not None, unapplied
-            if revised is None and not await asks_a_change(text):
+            if feedback is None and opens_with_approval(text):
+                if revised is not None:
+                    # "yes, and make it 45 minutes": approved with the change it carries, which the
+                    # tool applied in its own terms (a hedge or a deferral applies none: it waits).
+                    return revised, None, _EVERY_DRAFT.search(text) is not None, unapplied
+                if await self.restates(name, draft, text):
+                    # "yeah go with thursday" to a draft that says Thursday: approved as it stands.
+                    return draft, None, _EVERY_DRAFT.search(text) is not None, unapplied
+            if revised is None and not points_at_what_waits(text) and not await asks_a_change(text):
                 # "let me check with Tom first", "sure, after lunch", "what does it say?": neither an
-                # approval nor a change; nothing runs and the draft waits as it was.
+                # approval nor a change ("make it sound warmer" points at the draft: a change not applied);
+                # nothing runs and the draft waits as it was.
                 said = (
                     f"Nothing was done: {text!r} does not approve this draft, so it waits unchanged "
                     "(not sent, not booked, not changed). "
