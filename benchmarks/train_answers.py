@@ -37,7 +37,40 @@ C_GRID = (0.5, 2.0, 8.0, 32.0)
 FOLDS = 5
 FOLD_REPEATS = 3
 #: The tuning parts whose last answers are validation rows (held-out parts never).
-TUNING_PARTS = ("tuning", "probes", "probes2", "tuning2", "tuning3", "tuning4", "tuning5", "tuning6")
+TUNING_PARTS = (
+    "tuning",
+    "probes",
+    "probes2",
+    "tuning2",
+    "tuning3",
+    "tuning4",
+    "tuning5",
+    "tuning6",
+    "tuning7",
+)
+
+
+def test_rows() -> list[tuple[str, str]]:
+    """The test answers: never trained on, never used to pick C, weighting or a floor; only reported."""
+    labelled = json.loads((SETS / "answers.json").read_text())
+    return [(text, label) for label, texts in labelled.get("test", {}).items() for text in texts]
+
+
+def acted_on(
+    probs: np.ndarray, truth: np.ndarray, labels: list[str], floors: dict[str, float]
+) -> dict[str, Any]:
+    """Per label acted on: the answers read as it at or above its floor, the right ones, and how many are."""
+    top = probs.argmax(axis=1)
+    sure = probs.max(axis=1)
+    counts: dict[str, Any] = {}
+    for label in ACTED_ON:
+        read = (top == labels.index(label)) & (sure >= floors[label])
+        counts[label] = {
+            "read": int(read.sum()),
+            "right": int((read & (truth == label)).sum()),
+            "of": int((truth == label).sum()),
+        }
+    return counts
 
 
 def rows() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
@@ -111,31 +144,27 @@ async def main(write: bool) -> dict[str, Any]:
     )
     pool_truth = np.concatenate([np.tile(y_train, FOLD_REPEATS), y_val])
     floors = {label: floor_of(label, pool_probs, pool_truth, labels) for label in ACTED_ON}
-    val_probs = model.predict_proba(x_val)
-    acted = {
-        label: {
-            "read": int(
-                (
-                    (val_probs.argmax(axis=1) == labels.index(label))
-                    & (val_probs.max(axis=1) >= floors[label])
-                ).sum()
-            ),
-            "right": int(
-                (
-                    (val_probs.argmax(axis=1) == labels.index(label))
-                    & (val_probs.max(axis=1) >= floors[label])
-                    & (y_val == label)
-                ).sum()
-            ),
-            "of": int((y_val == label).sum()),
-        }
-        for label in ACTED_ON
-    }
+    acted = acted_on(model.predict_proba(x_val), y_val, labels, floors)
+    test = test_rows()
+    x_test = await vectors(embedder, [text for text, _ in test]) if test else np.zeros((0, x_train.shape[1]))
+    y_test = np.asarray([label for _, label in test])
+    test_probs = model.predict_proba(x_test) if test else np.zeros((0, len(labels)))
+    tested = acted_on(test_probs, y_test, labels, floors)
+    test_accuracy = (
+        float((test_probs.argmax(axis=1) == np.asarray([labels.index(y) for y in y_test])).mean())
+        if test
+        else 0.0
+    )
     print(f"picked C={c} weighting={weighting}: validation {best_score:.1%} over {len(y_val)} answers")
     for label, counts in acted.items():
         print(
             f"{label}: floor {floors[label]}; validation answers acted on as {label}: {counts['read']} "
             f"({counts['right']} right) of {counts['of']} that are"
+        )
+    print(f"test (never tuned on): accuracy {test_accuracy:.1%} over {len(y_test)} answers")
+    for label, counts in tested.items():
+        print(
+            f"{label}: test answers acted on as {label}: {counts['read']} ({counts['right']} right) of {counts['of']}"
         )
     head = {
         "embedder": embedder.model_name,
@@ -145,6 +174,7 @@ async def main(write: bool) -> dict[str, Any]:
         "floors": floors,
         "trained_on": len(train),
         "validation": {"rows": len(y_val), "accuracy": round(best_score, 4), "acted": acted},
+        "test": {"rows": len(y_test), "accuracy": round(test_accuracy, 4), "acted": tested},
         "c": c,
         "class_weight": weighting,
     }

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -31,9 +32,21 @@ MOST_WORDS = 8
 _VALUE = re.compile(r"\d|@|[\"“”]|'[^']+'", re.I)
 
 
+#: Emoji modifiers (skin tones, variation selectors): "👍🏼" is "👍".
+_EMOJI_MODIFIERS = re.compile("[\U0001f3fb-\U0001f3ff\ufe0e\ufe0f]")
+
+
+def _named(char: str) -> str:
+    """A symbol as its Unicode name ("👍" -> " thumbs up sign "): the sentence model reads no emoji."""
+    if unicodedata.category(char) != "So":
+        return char
+    return f" {unicodedata.name(char, '').lower()} "
+
+
 def answer_text_read(text: str) -> str:
-    """What the head reads of an answer (in training as in reading): its words, spaces made one."""
-    return " ".join(text.split())
+    """What the head reads of an answer (in training as in reading): its words, spaces made one, emoji
+    named, without their modifiers."""
+    return " ".join("".join(_named(char) for char in _EMOJI_MODIFIERS.sub("", text)).split())
 
 
 @dataclass(frozen=True)
@@ -78,6 +91,26 @@ async def _embedder() -> LocalMiniLMEmbedder | None:
     return _EMBEDDERS[0] if _EMBEDDERS else None
 
 
+async def head_reading(text: str) -> tuple[str, float] | None:
+    """The head's label of an answer and its share, whatever it is (None: no head or no model)."""
+    head = load_answer_head()
+    said = answer_text_read(text)
+    if head is None or not said:
+        return None
+    embedder = await _embedder()
+    if embedder is None or embedder.model_name != head.embedder:
+        return None
+    return head.reading((await embedder.embed([said]))[0])
+
+
+async def asks_a_change(text: str) -> bool:
+    """Whether an answer no rule reads asks for a change of the draft rather than holding it back
+    ("let me check with Tom first", "what does it say?"): the head's likeliest reading is a revise.
+    Without the head, every such answer is taken as a change nothing applied (the safer record)."""
+    reading = await head_reading(text)
+    return reading is None or reading[0] == "revise"
+
+
 async def head_answer(text: str) -> Feedback | None:
     """The head's reading of a short answer with no value of its own, when it is an accept or a
     cancel at or above its floor; else None."""
@@ -85,10 +118,10 @@ async def head_answer(text: str) -> Feedback | None:
     said = answer_text_read(text)
     if head is None or not said or len(said.split()) > MOST_WORDS or _VALUE.search(said):
         return None
-    embedder = await _embedder()
-    if embedder is None or embedder.model_name != head.embedder:
+    reading = await head_reading(said)
+    if reading is None:
         return None
-    label, share = head.reading((await embedder.embed([said]))[0])
+    label, share = reading
     if label == "accept" and share >= head.floors["accept"]:
         return "accept"
     if label == "cancel" and share >= head.floors["cancel"]:
@@ -97,12 +130,14 @@ async def head_answer(text: str) -> Feedback | None:
 
 
 #: Where an answer's clauses part: "spot on, book it", "all fine - go".
-_CLAUSES = re.compile(r"\s*[,;.!]+\s*|\s+[-–—]\s+")
+_CLAUSES = re.compile(r"\s*[,;.!…]+\s*|\s+[-–—]\s+")
 
 
 async def read_answer(text: str) -> Feedback | None:
     """What an answer does to the draft or preview waiting: the rules' reading, else the head's of the
-    whole answer, else of its clauses when each reads the same ("spot on, book it": two approvals)."""
+    whole answer, else of its clauses: an approval when each approves ("spot on, book it"), a cancel
+    when the last clause read takes it back ("yes, actually no. don't book it", "sure... wait, no"),
+    else nothing (a hedge or a condition after a yes approves nothing)."""
     found = read_feedback(text)
     if found is not None:
         return found
@@ -112,5 +147,9 @@ async def read_answer(text: str) -> Feedback | None:
     clauses = [part for part in _CLAUSES.split(text.strip()) if part]
     if len(clauses) < 2:
         return None
-    readings = {read_feedback(part) or await head_answer(part) for part in clauses}
-    return readings.pop() if len(readings) == 1 else None
+    readings = [read_feedback(part) or await head_answer(part) for part in clauses]
+    said = [reading for reading in readings if reading is not None]
+    if said and said[-1] == "cancel":
+        # Withdrawn at the end: what was said before it ("yeah", "sure") only acknowledged the draft.
+        return "cancel"
+    return said[0] if len(said) == len(readings) and len(set(said)) == 1 else None

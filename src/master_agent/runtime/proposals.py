@@ -49,7 +49,7 @@ _ACCEPT = re.compile(
     r"^\s*(?:(?:ok(?:ay)?|yes|yep|yeah|" + _PRAISE + r"|thanks|"
     r"thank\s+you|alright|all\s+right|right|now|then|so)[,.!]?\s*|please\s+)*"
     r"(?:(?:execute|go ahead|go for it|proceed|approve[ds]?|accept(?:ed)?|confirm(?:ed)?|send|book it|"
-    r"do (?:it|both|them|all|that)|run it|ship it|fire away|yes|yep|yeah|yup|ok(?:ay)?|sure|"
+    r"do (?:it|both|them|all|that)|run it|ship it|fire away|go on|yes|yep|yeah|yup|ok(?:ay)?|sure|"
     r"looks (?:good|right|fine|great)|sounds good|lgtm)\b"
     # A bare "go" is a go-ahead, as is a bare "y"; "go back to Friday" is not.
     r"|(?:go|y)\s*[.!]*\s*$)",
@@ -154,9 +154,53 @@ def read_feedback(text: str) -> Feedback | None:
         return "revise"
     if _CANCEL.match(text):
         return "cancel"
-    if _ACCEPT.match(text) or _PRAISED.match(text):
+    if _PRAISED.match(text) or approves_all_said(text):
         return "accept"
     return None
+
+
+#: What an approval may say besides its approving words: the verb of what it approves and words
+#: pointing at what is shown ("yes, send it to all of them", "ok fire it off now", "go ahead with both").
+#: Any other word ("yeah nah", "do it tomorrow", "yes if Tom agrees") says more than yes: the rules do
+#: not read such an answer as an approval (the answer head may, by its meaning, above its floor).
+_POINTING = "it that this these those them both all of each every everyone everybody one ones him her me"
+_LINKING = "to with the a as is and now then round around on through off out away ahead shown drafted written proposed"
+_POLITE = "please pls plz thanks thank you thx sir i'm that's it's thing like exactly right correct"
+_ASSENT = "ok okay yes yeah yep yup sure alright"
+_DOING = "send book cancel delete remove drop move reschedule schedule invite email mail forward reply post do go run"
+_DOING_TOO = "fire ship proceed confirm approve execute"
+_SHOWN = "message note invitation event meeting draft booking change changes plan preview proposal slot time"
+_APPROVAL_WORDS = frozenset(
+    " ".join(
+        (_POINTING, _LINKING, _POLITE, _ASSENT, _DOING, _DOING_TOO, _SHOWN, _PRAISE.replace("|", " "))
+    ).split()
+)
+_WORD = re.compile(r"[^\W_]+(?:'[a-z]+)?", re.I)
+
+
+def opens_with_approval(text: str) -> bool:
+    """Whether an answer opens with approving words ("yeah, go with thursday"), whatever follows."""
+    return _ACCEPT.match(_LEADING_SIGNS.sub("", text)) is not None
+
+
+def approves_all_said(text: str) -> bool:
+    """Whether an answer is an approval and nothing else: approving words ("yes", "go ahead", "looks
+    good"), each maybe followed by the verb of what it approves and words pointing at it; never an
+    answer that goes on to hedge, defer or take it back ("yes, actually no", "sure, after lunch")."""
+    rest = _LEADING_SIGNS.sub("", text)
+    approved = False
+    while (found := _ACCEPT.match(rest)) is not None and found.end() > 0:
+        approved = True
+        rest = rest[found.end() :]
+        words = list(_WORD.finditer(rest))
+        # The approving words' tail: the verb and pointing words up to the next approving phrase.
+        taken = 0
+        for word in words:
+            if word.group().lower() not in _APPROVAL_WORDS or _ACCEPT.match(rest[word.start() :]):
+                break
+            taken = word.end()
+        rest = _LEADING_SIGNS.sub("", rest[taken:])
+    return approved and not _WORD.search(rest)
 
 
 #: What is shown withdrawn in so many words before more is said: "scrap that, ...", "no, cancel it -".
@@ -186,7 +230,8 @@ _POINTED_CHANGE = re.compile(
     r"push|pull|bring|put|switch|turn|address|set)\s+(?:it|that|this|them)\s+\S",
     re.I,
 )
-_INSTEAD = re.compile(r"\b(?:instead|rather)\b", re.I)
+#: "rather" of a change ("Friday rather"), not of a refusal ("I'd rather not").
+_INSTEAD = re.compile(r"\b(?:instead|rather(?!\s+not\b))\b", re.I)
 #: The most words a change said with "instead" and no pointing word may have.
 _SHORT_CHANGE_WORDS = 5
 
@@ -221,7 +266,14 @@ def approves(text: str) -> bool:
     "go ahead" (or the like), and none cancels or changes anything."""
     clauses = [part for part in re.split(r"[,;.!]+\s*|\s+(?:and|then|so)\s+", text) if part.strip()]
     said = [read_feedback(part) for part in clauses]
-    return any(_GO.search(part) for part in clauses) and "cancel" not in said and "revise" not in said
+    # "go ahead once Tom confirms", "do it tomorrow": a go-ahead that says more approves nothing yet.
+    go = [part for part in clauses if _GO.search(part) and not _says_more(_GO.sub(" ", part))]
+    return bool(go) and "cancel" not in said and "revise" not in said
+
+
+def _says_more(text: str) -> bool:
+    """Whether words besides an approval's own and those pointing at what it approves remain."""
+    return any(word.group().lower() not in _APPROVAL_WORDS for word in _WORD.finditer(text))
 
 
 #: A correction that names only the right value: "sorry, I meant the 15th, fix that", "I mean 3pm".

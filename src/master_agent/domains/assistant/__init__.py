@@ -27,6 +27,7 @@ from master_agent.domains.assistant.requests import (
     imperative_verb,
     sure_request,
 )
+from master_agent.domains.assistant.review_first import without_review_clauses
 from master_agent.domains.assistant.scheduling import MONTH_NAME, resolve_day, resolve_time
 from master_agent.domains.assistant.shorthand import written_out
 from master_agent.domains.assistant.steps import JOINS, Step, request_steps, step_text
@@ -121,6 +122,8 @@ async def stated_entities(goal: str, context: ToolContext) -> dict[str, Any]:
     read in the tenant's time zone, its people read against the tenant's contacts. An answer to a
     draft or a preview states nothing of its own: the runtime applies it to what waits."""
     goal = written_out(goal)  # "lunch w/ david thurs 12:30" is read as "lunch with david thursday 12:30"
+    # "..., don't book it yet": every write is a draft the user approves first; the clause is no content.
+    goal = without_review_clauses(goal)
     configured = configured_accounts(context.tenant_id)
     zone = ZoneInfo(configured.timezone if configured else "UTC")
     today = context.now().astimezone(zone).date()

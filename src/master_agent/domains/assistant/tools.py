@@ -1006,8 +1006,8 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
             local = datetime.combine(
                 day or local.date(), at or local.timetz().replace(tzinfo=None), tzinfo=mine.zone
             )
-        moved = {**args, "move_to": f"{local.date().isoformat()} at {local.strftime('%H:%M')}"}
-        return None if moved == args else moved
+        # The same arguments when the answer names the day and time drafted ("yes, go with thursday").
+        return {**args, "move_to": f"{local.date().isoformat()} at {local.strftime('%H:%M')}"}
 
     async def revise_event(args: dict[str, Any], text: str) -> dict[str, Any] | None:
         """A draft event changed as an answer asks, in its own terms: people added (``add_people``),
@@ -1020,6 +1020,7 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         zone = (await accounts()).zone
         span = clock_span(text) or clock_span(_BARE_SPAN.sub(r"from \g<1> to \g<2>", text))
         shift = resolve_shift(text)
+        at = length = hour = None
         if span is not None:
             first, last = span
             revised["start_time"] = first.strftime("%H:%M")
@@ -1042,7 +1043,9 @@ def build_tools(context: ToolContext) -> dict[str, BaseTool]:
         day = resolve_day(text, today(zone))
         if day is not None and shift is None:
             revised["day"] = day.isoformat()
-        return None if revised == args else revised
+        said = (span, shift, at, length, hour, day)
+        # The same arguments when the answer names only what is drafted ("yes, go with 2pm").
+        return revised if revised != args or any(value is not None for value in said) else None
 
     def tool(
         func: Callable[..., Awaitable[dict[str, Any]]],
@@ -1323,6 +1326,8 @@ _BARE_SPAN = re.compile(
     r"(?<![\w:/-])(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)\s*(?:-|–|to|until|till)\s*(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)(?![\w:/-])",
     re.I,
 )
+#: Such a span not said as a clock time after "at" ("at 10 to 11" is 10:50).
+_BARE_SPAN_NOT_AT = re.compile(r"(?<!\bat\s)" + _BARE_SPAN.pattern, re.I)
 #: An answer that replaces whom a draft goes to: "not Tom - make it to Emma instead", "send it to Emma".
 _INSTEAD = re.compile(r"\binstead\b|\bmake\s+it\s+(?:to|for)\b|\bsend\s+it\s+to\b", re.I)
 _NOT_BEFORE = re.compile(r"\bnot\s+(?:to\s+)?$", re.I)
@@ -1760,7 +1765,16 @@ _OPENING = re.compile(
 )
 _KIND_END = re.compile(
     r"\bw/|\b(?:with|on|at|for|next|this|tomorrow|today|tonight|to|about|regarding|re|in|between|from|and|"
-    r"every|by|before|after)\b|[,.;:?!(]|\d|\s[A-Z]|$",
+    r"every|by|before|after|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b|[,.;:?!(]|\d|\s[A-Z]|$",
+)
+#: What holds an event rather than names its kind ("an invite: sprint demo", "an invite for a 30-minute
+#: sync"): the kind is read after it.
+_HOLDERS = frozenset(
+    {"invite", "invitation", "calendar invite", "meeting invite", "booking", "calendar entry"}
+)
+_AFTER_HOLDER = re.compile(
+    r"^\s*(?::|for|to|about)?\s*(?:(?:a|an|the)\s+)?(?:\d+[\s-]*(?:minutes?|mins?|hours?|hrs?|h)\b[\s-]*)?",
+    re.I,
 )
 _QUOTED = re.compile(r"[\"'‘“]([^\"'’”]{2,60})[\"'’”]")
 
@@ -1781,6 +1795,10 @@ def event_kind(goal: str) -> str | None:
     rest = goal[opening.end() :]
     end = _KIND_END.search(rest)
     kind = rest[: end.start() if end else len(rest)].strip()
+    if kind.lower() in _HOLDERS:
+        held = _AFTER_HOLDER.sub("", rest[rest.find(kind) + len(kind) :], count=1)
+        end = _KIND_END.search(held)
+        kind = held[: end.start() if end else len(held)].strip() or kind
     words = kind.split()
     if not words or len(words) > 4 or (words[0][:1].isupper() and words[0].lower() not in _KIND_WORDS):
         return None
@@ -1879,9 +1897,13 @@ def _entities_for(
             if period is not None:
                 found["period"] = period.group(0).lower()
         at = resolve_time(goal)
+        # "thursday 10 to 11", "12-1": two hours joined, a span (Duckling reads "10 to 11" as 10:50);
+        # "at 10 to 11" stays the clock time said.
+        span = clock_span(goal) or clock_span(_BARE_SPAN_NOT_AT.sub(r"from \g<1> to \g<2>", goal))
+        if span is not None:
+            at = span[0]
         if at is not None:
             found["start_time"] = at.strftime("%H:%M")
-        span = clock_span(goal)
         if minutes is None and span is not None:
             # "from 11 to 12": the span is the event's length.
             minutes = (span[1].hour * 60 + span[1].minute) - (span[0].hour * 60 + span[0].minute)

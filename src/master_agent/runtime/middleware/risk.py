@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from master_agent.capabilities.spec import Risk
 from master_agent.errors import ToolFailure, ToolInputError
-from master_agent.runtime.answer_head import read_answer
+from master_agent.runtime.answer_head import asks_a_change, read_answer
 from master_agent.runtime.middleware.base import CallOutcome, LoopMiddleware, ToolCallRequest, ToolHandler
 from master_agent.runtime.proposals import (
     HOW_TO_ANSWER,
@@ -27,6 +27,8 @@ from master_agent.runtime.proposals import (
     ProposalBook,
     call_risk,
     changes_what_waits,
+    opens_with_approval,
+    points_at_what_waits,
     revise_args,
 )
 from master_agent.runtime.recovery import answer_text
@@ -273,6 +275,23 @@ class RiskMiddleware(LoopMiddleware):
             if feedback == "accept":
                 # "yes, send it to Emma instead": approved with the change it carries.
                 return revised or draft, None, _EVERY_DRAFT.search(text) is not None, unapplied
+            if feedback is None and opens_with_approval(text):
+                if revised is not None:
+                    # "yes, and make it 45 minutes": approved with the change it carries, which the
+                    # tool applied in its own terms (a hedge or a deferral applies none: it waits).
+                    return revised, None, _EVERY_DRAFT.search(text) is not None, unapplied
+                if await self.restates(name, draft, text):
+                    # "yeah go with thursday" to a draft that says Thursday: approved as it stands.
+                    return draft, None, _EVERY_DRAFT.search(text) is not None, unapplied
+            if revised is None and not points_at_what_waits(text) and not await asks_a_change(text):
+                # "let me check with Tom first", "sure, after lunch", "what does it say?": neither an
+                # approval nor a change ("make it sound warmer" points at the draft: a change not applied);
+                # nothing runs and the draft waits as it was.
+                said = (
+                    f"Nothing was done: {text!r} does not approve this draft, so it waits unchanged "
+                    "(not sent, not booked, not changed). "
+                )
+                continue
             if revised is None:
                 # A change nobody here can apply: the draft waits as it was, and says so (the next
                 # "ok send" approves what is shown, never becomes words of a new request), and the
@@ -296,6 +315,10 @@ class RiskMiddleware(LoopMiddleware):
             blocker = f"{name}: not run ({text})"
         outcome = CallOutcome(status="error", content=reason, blockers=[blocker], notes=[note])
         return draft, outcome, False, unapplied
+
+    async def restates(self, name: str, draft: dict[str, Any], text: str) -> bool:
+        """Whether an answer reads, in the tool's own terms, as the values the draft already holds."""
+        return await self.revise_call(name, draft, text) == draft
 
     async def apply_answer(
         self, name: str, draft: dict[str, Any], text: str, feedback: str | None
