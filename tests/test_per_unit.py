@@ -43,14 +43,20 @@ def test_a_count_of_different_units_counts_them_once_each(text: str, counted: st
         ("What did store 5 take on average per trading day in June?", "total revenue", "::date"),
         ("average takings per working day at store 5 in June", "total revenue", "::date"),
         ("mean accessory revenue per staff member at store 3 in Q3", "accessory revenue", "staff_id"),
-        ("What are the average daily refunds at store 6?", "refunds", "::date"),
-        ("On average how many sales per hour does store 2 do?", "transactions", "'hour'"),
+        # A unit of the clock, unqualified, is the window's clock hours or days, not those with a sale.
+        ("What are the average daily refunds at store 6?", "refunds", "/ 86400"),
+        ("On average how many sales per hour does store 2 do?", "transactions", "/ 3600"),
+        ("roughly what does store 2 take an hour in May", "total revenue", "/ 3600"),
+        ("how many phones a day did store 4 get through in August", "transactions", "/ 86400"),
         ("typical weekly device revenue at store 1 over the summer", "device revenue", "'week'"),
         # A rate per day is each day's rate (a breakdown); a sum per unit without an average is one too.
         ("attach rate per day on average in August", None, None),
         ("takings per day in August", None, None),
         # Per sale is the average basket, read elsewhere.
         ("average spend per transaction at store 2", None, None),
+        # An article before a span of time is the span, not what the amount is per.
+        ("what did store 3 take in a week in August", None, None),
+        ("takings at store 2 a week ago", None, None),
     ],
 )
 def test_a_count_or_total_per_unit_is_shared_out_over_the_units_its_rows_have(
@@ -61,7 +67,7 @@ def test_a_count_or_total_per_unit_is_shared_out_over_the_units_its_rows_have(
         assert figure is None, figure
         return
     assert figure is not None, text
-    assert figure.expression.startswith(f"({FIGURES[total].expression})::float / nullif(count(DISTINCT ")
+    assert figure.expression.startswith(f"({FIGURES[total].expression})::float / nullif(")
     assert unit is not None and unit in figure.expression
     assert figure.name.startswith(f"{total} per ")
 
