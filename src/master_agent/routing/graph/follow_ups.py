@@ -25,6 +25,7 @@ from master_agent.capabilities.terms import (
 )
 from master_agent.models.embeddings import Embedder
 from master_agent.routing.models import RouteTarget
+from master_agent.routing.per_unit import distinct_count, per_unit_rate
 
 
 def names_a_figure(text: str, metrics: Sequence[DataMetric]) -> str | None:
@@ -37,6 +38,9 @@ def names_a_figure(text: str, metrics: Sequence[DataMetric]) -> str | None:
     if mention.unknown:
         return None
     metric = mention.metric or (metric_by_words(text, metrics) or mention).metric
+    # "how many different staff made a sale", "what was store 3 taking an hour": a figure over the rows'
+    # units is named by the unit, not by a figure's name.
+    metric = metric or distinct_count(text, metrics) or per_unit_rate(text, metrics)
     return metric.name if metric is not None else None
 
 
