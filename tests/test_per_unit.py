@@ -7,7 +7,14 @@ from __future__ import annotations
 import pytest
 
 from master_agent.domains.retail import DATA_METRICS
-from master_agent.routing.per_unit import distinct_count, over_units_sql, per_unit_rate, statistic_over_units
+from master_agent.routing.per_unit import (
+    clock_units,
+    distinct_count,
+    over_units_sql,
+    per_unit_rate,
+    statistic_over_units,
+    unit_unmet,
+)
 
 FIGURES = {metric.name: metric for metric in DATA_METRICS}
 
@@ -103,3 +110,33 @@ def test_a_statistic_of_every_units_own_figure_is_read_apart_from_one_of_the_row
     statement = over_units_sql(metric, over, " WHERE store_id = %(store_id)s")
     assert f"{metric.expression} AS unit_value" in statement and "GROUP BY 1) AS per_unit" in statement
     assert statement.startswith(f"SELECT {over.statistic.aggregate.format(x='unit_value')}")
+
+
+@pytest.mark.parametrize(
+    ("text", "figure", "unmet"),
+    [
+        # A count or a total of all the rows is not the figure asked per a unit.
+        ("Refunds per head at store 1 in July?", "refunds", "per head"),
+        ("what did accessories bring in per sale at store 4 in May", "accessory revenue", "per sale"),
+        ("store 3's daily device revenue in August", "device revenue", "daily"),
+        ("how many handsets does store 2 move an hour", "transactions", "an hour"),
+        # A figure shared out over the unit asked, an average or a rate, or no unit asked: met.
+        ("Roughly what did store 1 take an hour in May?", None, None),
+        ("average basket per sale at store 4 in May", "average basket", None),
+        ("the refund rate per day in May", "refund rate", None),
+        ("accessory revenue at store 4 in May", "accessory revenue", None),
+        ("device revenue at store 3 over a week in August", "device revenue", None),
+    ],
+)
+def test_a_figure_asked_per_a_unit_is_met_only_by_a_figure_per_that_unit(
+    text: str, figure: str | None, unmet: str | None
+) -> None:
+    metric = FIGURES[figure] if figure is not None else per_unit_rate(text, DATA_METRICS)
+    assert metric is not None
+    assert unit_unmet(text, metric) == unmet
+
+
+def test_a_unit_of_the_clock_is_counted_over_the_window_cut_to_the_days_its_rows_reach() -> None:
+    sql = clock_units("hour", "sold_at")
+    assert sql.endswith("/ 3600") and "%(start)s" in sql and "%(end)s" in sql
+    assert "max(sold_at)" in sql and "min(sold_at)" in sql

@@ -2053,9 +2053,8 @@ def asks_money(text: str) -> bool:
 
 
 #: A word after a determiner or a possessive: a noun, whatever else it can be ("the take", "the tills").
-_DETERMINED_NOUN = re.compile(
-    r"(?:\b(?:the|our|its|their|your|my|this|that)|'s|s')\s+([a-z]+)\b(?![-'])", re.I
-)
+_DETERMINER = r"\b(?:the|our|its|their|your|my|this|that)\b"
+_DETERMINED_NOUN = re.compile(rf"(?:{_DETERMINER}|'s|s')\s+(?!{_DETERMINER})([a-z]+)\b(?![-'])", re.I)
 
 
 @functools.cache
