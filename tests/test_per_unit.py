@@ -45,6 +45,24 @@ def test_a_count_of_different_units_counts_them_once_each(text: str, counted: st
 
 
 @pytest.mark.parametrize(
+    ("text", "narrowed"),
+    [
+        # What was sold names a yes/no column of the rows by its word or a noun of one sense with it.
+        ("how many distinct reps sold an add-on at store 7 in July?", True),
+        ("number of different staff members who sold accessories at store 2 in May", True),
+        ("how many different people sold a phone at store 3 in May?", False),
+        ("how many different branches rang up a sale in May?", False),
+    ],
+)
+def test_a_count_of_different_units_is_narrowed_to_the_rows_with_what_they_sold(
+    text: str, narrowed: bool
+) -> None:
+    figure = distinct_count(text, DATA_METRICS)
+    assert figure is not None
+    assert figure.expression.endswith(" FILTER (WHERE accessory_attached)") is narrowed
+
+
+@pytest.mark.parametrize(
     ("text", "total", "unit"),
     [
         ("What did store 5 take on average per trading day in June?", "total revenue", "::date"),

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from master_agent.capabilities.spec import DataMetric
 from master_agent.capabilities.terms import asks_money, counted_rows, metric_mention
-from master_agent.routing.answer_shapes import ENTITY_WORDS, Statistic, statistic_asked
+from master_agent.routing.answer_shapes import ENTITY_WORDS, Statistic, one_sense, statistic_asked
 
 #: A unit's words, each to the entity or unit of time it means; people are the staff.
 _UNIT_WORDS: dict[str, str] = {
@@ -94,15 +94,48 @@ def distinct_count(message: str, metrics: Sequence[DataMetric]) -> DataMetric | 
             continue  # the rows that record selling: a snapshot of people records none
         if (key := unit_key(unit, metric)) is None:
             continue
+        flag = _flag_sold(message[found.end() :], metrics)
         return replace(
             metric,
-            name=f"number of different {_NOUNS[unit]}s with a sale",
+            name=f"number of different {_NOUNS[unit]}s with a sale"
+            + (f" with {_a(flag.split('_')[0])}" if flag else ""),
             aliases=(),
-            expression=f"count(DISTINCT {key})",
+            expression=f"count(DISTINCT {key})" + (f" FILTER (WHERE {flag})" if flag else ""),
             unit="count",
             money=None,
             average=None,
         )
+    return None
+
+
+#: A yes/no column of the rows, as a rate of the data averages it ("avg(accessory_attached::int)").
+_FLAG_RATE = re.compile(r"^avg\(\s*(\w+)\s*::\s*int\s*\)")
+#: What was sold, right after the verb: "sold an add-on", "sold any accessories".
+_OBJECT = re.compile(
+    r"\b(?:sold|sell|sells|selling|shifted|shift|moved|move|rang\s+up|rung\s+up)\s+"
+    r"(?:(?:an?|any|at\s+least\s+one|one\s+or\s+more|some)\s+)?([a-z][a-z-]*)",
+    re.I,
+)
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+
+
+def _flag_sold(after: str, metrics: Sequence[DataMetric]) -> str | None:
+    """The yes/no column a count of different units narrows its rows to when the thing sold is that
+    column's word or a noun of one WordNet sense with it ("sold an add-on": the sales with an accessory);
+    None for the rows themselves or anything no column says."""
+    said = _OBJECT.search(after)
+    if said is None:
+        return None
+    thing = said.group(1).lower()
+    for metric in metrics:
+        if (rate := _FLAG_RATE.match(metric.expression.strip())) is None:
+            continue
+        word = rate.group(1).split("_")[0]
+        if thing.rstrip("s") == word.rstrip("s") or one_sense(thing, word):
+            return rate.group(1)
     return None
 
 
