@@ -207,8 +207,8 @@ def per_unit_rate(message: str, metrics: Sequence[DataMetric]) -> DataMetric | N
     if metric is not None and not _additive(metric):
         # "average revenue" was read as the average basket: the total it is the average of is shared out.
         metric = next((m for m in metrics if m.average == metric.name and _additive(m)), None)
-    if metric is None and (counted := counted_rows(rest, metrics)) is not None:
-        metric = counted.metric  # "how many phones a day did store 2 sell"
+    if metric is None and (rows := counted_rows(rest, metrics)) is not None:
+        metric = rows.metric  # "how many phones a day did store 2 sell"
     if metric is None and asks_money(rest):
         counted = next((m for m in metrics if m.money), None)
         metric = next((m for m in metrics if counted is not None and m.name == counted.money), None)
