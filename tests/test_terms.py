@@ -351,6 +351,14 @@ def test_a_season_or_holiday_followed_by_no_noun_is_still_the_deadline(text: str
         ("How many transactions did store 5 make in August?", False),
         ("What were store 4's sales in August?", False),
         ("Which store has the fewest staff who've taken the training?", False),
+        # Money named by a noun whose WordNet sense is income or a cashbox, after a determiner.
+        ("how did the tills do at store 6 over the May bank holiday", True),
+        ("what were the proceeds at store 2 in the second week of May", True),
+        ("what's the take looking like for store 7 in June", True),
+        # Selling itself is a count, and a bank holiday or a store is no money.
+        ("the sales on the bank holiday at store 2", False),
+        ("how many people worked the registers at store 1 in May", False),
+        ("which of the stores refunded most in June", False),
     ],
 )
 def test_a_question_asking_for_money_is_told_from_one_asking_a_count(text: str, money: bool) -> None:

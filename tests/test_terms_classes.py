@@ -593,3 +593,22 @@ def test_bare_numbers_between_days_are_days_not_hours() -> None:
     assert hours_of_day("attach rate between 3 and 17 September at store 2") is None
     window = time_window("refunds at store 4 between 3 and 17 September", NOW)
     assert window is not None and (window.start.day, window.last_day().day) == (3, 17)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        # A figure over the rows' units is named by its units ("at least one" says which units count).
+        ("how many separate staff rang up at least one sale at store 2 on 3 June?", True),
+        ("what was store 5 doing an hour in takings in July?", True),
+        ("roughly how many handsets a day went out of store 6 in May?", True),
+        # Money named by a noun whose sense is income or a cashbox.
+        ("how did the tills look at store 3 in the first week of July?", True),
+        # A target and a deadline ahead: work, not a value.
+        ("get at least one more person selling at store 2 by March", False),
+    ],
+)
+def test_a_figure_named_by_its_units_or_its_money_asks_a_value(text: str, value: bool) -> None:
+    from master_agent.routing.graph.follow_ups import asks_a_value
+
+    assert asks_a_value(text, METRICS, NOW, money=True) is value

@@ -2063,13 +2063,35 @@ _MONEY_COMING_IN = re.compile(
 
 def asks_money(text: str) -> bool:
     """Whether ``text`` asks for an amount of money ("sorry, I meant in dollars", "what's store 4
-    taken since October"), which no count answers."""
+    taken since October", "what went through the tills"), which no count answers."""
     if _NOT_TAKINGS.search(text):
         return False  # what is left after costs is no money taken, and the data has no costs
-    if _MONEY.search(text):
+    if _MONEY.search(text) or any(money_noun(found.group(1)) for found in _DETERMINED_NOUN.finditer(text)):
         return True
     # "how many sales did store 5 make in August" asks a count, whatever the verb.
     return bool(_MONEY_COMING_IN.search(text)) and not _COUNT_ASKED.search(text)
+
+
+#: A word after a determiner or a possessive: a noun, whatever else it can be ("the take", "the tills").
+_DETERMINER = r"\b(?:the|our|its|their|your|my|this|that)\b"
+_DETERMINED_NOUN = re.compile(rf"(?:{_DETERMINER}|'s|s')\s+(?!{_DETERMINER})([a-z]+)\b(?![-'])", re.I)
+
+
+@functools.cache
+def money_noun(word: str) -> bool:
+    """Whether one of ``word``'s three commonest noun senses in WordNet is money taken in (a kind of
+    income: "takings", "proceeds", "the take") or where the takings are kept (a cashbox: "the tills",
+    "the cash register"), and none is selling itself ("sales" is also a count of the sales)."""
+    reader = wordnet()
+    senses = reader.synsets(word.lower(), "n")
+    income, cashbox, selling = (
+        reader.synset(name) for name in ("income.n.01", "cashbox.n.01", "selling.n.01")
+    )
+    if any(selling in sense.closure(lambda kind: kind.hypernyms()) for sense in senses):
+        return False
+    return any(
+        sense in (income, cashbox) or bool({income, cashbox} & set(sense.hypernyms())) for sense in senses[:3]
+    )
 
 
 def money_source(text: str) -> str | None:

@@ -125,7 +125,7 @@ def single_row_amount(message: str, metrics: Sequence[DataMetric]) -> DataMetric
             continue  # "sale", "transaction": the whole of one, its basket
         for average in averages:
             words = re.findall(r"[a-z]+", " ".join((average.name, *average.aliases)).lower())
-            if word.lower() in words or any(_one_sense(word, named) for named in set(words)):
+            if word.lower() in words or any(one_sense(word, named) for named in set(words)):
                 return average
     sales = next((m for m in metrics if m.money), None)
     money = next((m for m in metrics if sales is not None and m.name == sales.money), None)
@@ -133,7 +133,7 @@ def single_row_amount(message: str, metrics: Sequence[DataMetric]) -> DataMetric
 
 
 @functools.cache
-def _one_sense(word: str, other: str) -> bool:
+def one_sense(word: str, other: str) -> bool:
     """Whether the nouns ``word`` and ``other`` share a WordNet sense ("add-on" and "accessory")."""
     if word.lower() == other:
         return False

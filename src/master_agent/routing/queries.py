@@ -82,6 +82,7 @@ from master_agent.routing.per_unit import (
     over_units_sql,
     per_unit_rate,
     statistic_over_units,
+    unit_unmet,
     units_counted,
 )
 from master_agent.routing.row_filters import (
@@ -1476,6 +1477,30 @@ def _flagged_money(metric: DataMetric, request: QueryRequest) -> DataMetric | No
 _SUMMED = re.compile(r"^coalesce\(sum\((.+)\),\s*0\)(?:::\w+)?$", re.I)
 
 
+def _unit_unmet_answer(metric: DataMetric, unmet: str) -> QueryAnswer:
+    """The question asked its figure ``unmet`` ("per head", "an hour"), and the figure read is a count or
+    a total of all the rows: answering it would state another figure as the one asked, so ask."""
+    return QueryAnswer(
+        text=f"You asked for a figure {unmet!r}, and the figure I read is the {metric.name}, a total over all "
+        f"the {metric.observation_noun}, not {unmet}. Which do you mean: the {metric.name} in total, or an "
+        "average per day, per hour, per store or per staff member (say which)?",
+        handler="data",
+        answered=False,
+        data={
+            "outcome": "clarify",
+            "missing": ["unit"],
+            "metric": metric.name,
+            "verification": [
+                {
+                    "claim": f"the figure asked ({unmet}) is the {metric.name}",
+                    "evidence": f"the {metric.name} adds up over all its rows; nothing shares it out {unmet}",
+                    "verdict": "unbacked",
+                }
+            ],
+        },
+    )
+
+
 def _window_data(window: Window) -> dict[str, str]:
     said = {"label": window.label, "start": window.start.isoformat(), "end": window.end.isoformat()}
     return {**said, "reading": window.reading} if window.reading else said
@@ -1976,6 +2001,8 @@ async def data_question(request: QueryRequest, *, default_metric: str | None = N
         # "how's store 2 doing on refunds", "which branch was worst on returns": a count of flagged sales
         # judged is judged by its share ("the most refunds" stays a count).
         metric = judged_as_share(request.message, metric, request.metrics)
+        if over is None and (unmet := unit_unmet(asked_shape, metric)) is not None:
+            return _unit_unmet_answer(metric, unmet)
         if by_group is not None:
             # "which region shifted the most phones": the groups' figures, the first in order leading.
             return await _rank_groups(sql, metric, window, by_group, (conditions, params, scope))

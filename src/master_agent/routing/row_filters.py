@@ -31,6 +31,7 @@ from master_agent.capabilities.spec import DataMetric
 from master_agent.capabilities.terms import HoursOfDay, MetricMention, hours_of_day
 from master_agent.capabilities.tools.sql import ReadOnlySql
 from master_agent.errors import ToolInputError
+from master_agent.routing.answer_shapes import one_sense
 from master_agent.routing.described import lemmas
 
 
@@ -451,8 +452,15 @@ async def figure_of_flag(
         if (share := _SHARE.search(message)) is not None:
             after = _WORD.findall(message[share.end() :].lower())
             for token in after:
+                # "what share came with an add-on": the flag's word, or a noun of one sense with it.
                 flag = next(
-                    (f for f in flags if _parts(f.name) and _stems(token) & _stems(_parts(f.name)[0])), None
+                    (
+                        f
+                        for f in flags
+                        if _parts(f.name)
+                        and (_stems(token) & _stems(_parts(f.name)[0]) or one_sense(token, _parts(f.name)[0]))
+                    ),
+                    None,
                 )
                 if flag is None:
                     continue

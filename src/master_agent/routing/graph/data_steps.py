@@ -21,6 +21,7 @@ from master_agent.routing.graph.base import FrontDoorBase
 from master_agent.routing.graph.follow_ups import asks_a_share, asks_a_value, names_a_figure
 from master_agent.routing.intent import message_entities
 from master_agent.routing.models import IntentAnalysis, RouteTarget
+from master_agent.routing.per_unit import distinct_count, per_unit_rate
 
 EXECUTE = {"action": "EXECUTE", "query_kind": None}
 DATA_QUERY = {"action": "QUERY", "query_kind": "data"}
@@ -109,8 +110,12 @@ class DataSteps(FrontDoorBase):
         the data named by its name ("avg training hrs per person at store 7?"): a question about the data
         whatever else the head makes of it, where "make a Chrome extension that shows store sales" asks
         for work that merely mentions one."""
+        metrics = self.pack.data_metrics
         return _QUESTION.search(message) is not None and (
-            metric_mention(message, self.pack.data_metrics).metric is not None
+            metric_mention(message, metrics).metric is not None
+            # "how many different staff made a sale": a figure named by the units it counts
+            or distinct_count(message, metrics) is not None
+            or per_unit_rate(message, metrics) is not None
         )
 
     async def _asks_missing_data(self, message: str) -> bool:

@@ -26,18 +26,25 @@ from master_agent.capabilities.terms import (
 from master_agent.capabilities.tools.lexicon import names_a_share
 from master_agent.models.embeddings import Embedder
 from master_agent.routing.models import RouteTarget
+from master_agent.routing.per_unit import distinct_count, per_unit_rate
 
 
 def names_a_figure(text: str, metrics: Sequence[DataMetric]) -> str | None:
     """The name of the figure of the tenant's data ``text`` names (by name, alias or its words, in
     shorthand too), when it sets that figure no target; None otherwise (or for a figure the data
     has not: "warranty attach rate")."""
+    if (units := distinct_count(text, metrics)) is not None:
+        # "how many different staff made at least one sale": "at least one" says which units count,
+        # and a count asked sets no target.
+        return units.name
     if goal_target(text) is not None:
         return None
     mention = metric_mention(text, metrics)
     if mention.unknown:
         return None
     metric = mention.metric or (metric_by_words(text, metrics) or mention).metric
+    # "what was store 3 taking an hour": a figure per a unit is named by the unit, not by a figure's name.
+    metric = metric or per_unit_rate(text, metrics)
     return metric.name if metric is not None else None
 
 
