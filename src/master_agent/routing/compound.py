@@ -1,0 +1,215 @@
+"""A message that asks more than one thing of the data, split into its questions.
+
+People ask "store 4's takings in August, and how many phones did they sell?", "June vs July", "revenue,
+number of sales and attach rate for store 3", "and was that the most of any store?". Each question is
+answered on its own by the data handler; answering the first alone, as a success, drops the rest.
+
+The split is read from the message's own clauses (sentences, and the coordinations, lists and "vs" between
+them), and a clause is a question of its own only when it names a figure (read by the same readers the data
+handler uses), another period for the figure before it, or a ranking, share or change of it. A store or a
+period said once ("Store 1, June: ...") holds for every question, as people mean it. A clause that names
+the figure before it again ("revenue and turnover") is the same question.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from master_agent.capabilities.terms import time_mention
+from master_agent.routing.intent import message_entities
+
+#: What a question asks of the figure it is about: the figure itself, which store led, the store's place
+#: among all of them, its share of the whole, or the figure over another period set against it.
+Role = Literal["figure", "winner", "rank", "share", "period"]
+
+#: Where one clause ends and the next begins: a sentence's end, a comma or semicolon, a coordinating
+#: word, a slash or arrow between list items, a dash or colon set apart by spaces, "vs", "compared with".
+_BOUNDARY = re.compile(
+    r"(?<=[?.!;])\s+"
+    r"|\s*[,;]\s*(?:and\s+|plus\s+|&\s*)?(?:also\s+)?"
+    r"|\s+(?:and|plus|also|&|then|vs\.?|versus)\s+(?:also\s+|then\s+|is\s+that\s+|was\s+that\s+)?"
+    r"|\s+(?:compared?\s+(?:with|to)|against)\s+"
+    r"|\s*(?:->|/|\+|\s[-\u2013\u2014:]\s)\s*"
+    r"|(?<=\w):\s+",
+    re.I,
+)
+#: A question about the store's place among all the stores.
+_RANK = re.compile(r"\brank(?:ed|ing|s)?\b|\bposition\b|\bwhat\s+place\b", re.I)
+#: A question for the store that led or trailed.
+_WINNER = re.compile(
+    r"\b(?:which|what)\s+(?:store|shop|branch)\b|\bthe\s+(?:most|least|highest|lowest|best|worst|top)\b"
+    r"|\b(?:led|leader|lead)\b",
+    re.I,
+)
+#: A question for one store's part of the whole.
+_SHARE = re.compile(r"\bshare\b|\bproportion\b|\bpercentage\s+of\b|%\s+of\b|\bslice\b", re.I)
+#: Words that ask for the change or its direction (not a bare "vs": both figures answer that).
+_CHANGE = re.compile(
+    r"\bcompared?\b|\bcomparison\b|\bup\s+or\s+down\b|\bdown\s+or\s+up\b|\brise\s+or\s+fall\b"
+    r"|\bmore\s+or\s+less\b|%\s*change\b|\bpercent(?:age)?\s+change\b|\bchange[ds]?\b|\bby\s+how\s+(?:many|much)\b"
+    r"|\b(?:up|down)\s+on\b|\bhigher\s+or\s+lower\b|\bbetter\s+or\s+worse\b",
+    re.I,
+)
+#: Words before a period that relate it to another ("from July", "on August"), not part of it.
+_LEADING = re.compile(r"^(?:(?:from|since|on|about|to|than|for|over|with)\s+)+", re.I)
+#: A clause that qualifies the one before rather than asking ("not added up", "no rounding").
+_QUALIFIER = re.compile(r"^\s*(?:not|no|without|never|don'?t)\b", re.I)
+#: A store said by number ("store 4", "s6", "stores 1, 3 and 7").
+_STORE = re.compile(r"\b(?:stores?|shops?|branch(?:es)?|s)\s*#?\d+\b", re.I)
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One question of a message: its words (with the store and period said once for all put in), what
+    it asks of its figure, and for a question about another question's figure, which one."""
+
+    text: str
+    role: Role = "figure"
+    of: int | None = None
+    store: int | None = None
+    period: str | None = None
+
+
+#: What figure a clause names, as the data handler reads it: a key that is the same for two names of one
+#: figure ("revenue", "turnover"), or None when it names none.
+FigureOf = Callable[[str], Awaitable[str | None]]
+
+
+@dataclass(frozen=True)
+class _Clause:
+    text: str
+    start: int
+    end: int
+    figure: str | None
+    period: str | None
+    store: bool
+
+
+def _clauses(message: str) -> list[tuple[str, int, int]]:
+    """The message cut at its boundaries, never inside the period it names ("between July and
+    September")."""
+    protected: list[tuple[int, int]] = []
+    mention = time_mention(message)
+    if mention and (at := message.lower().find(mention.lower())) >= 0:
+        protected.append((at, at + len(mention)))
+    pieces: list[tuple[int, int]] = []
+    start = 0
+    for match in _BOUNDARY.finditer(message):
+        if any(lo < match.start() < hi for lo, hi in protected):
+            continue
+        pieces.append((start, match.start()))
+        start = match.end()
+    pieces.append((start, len(message)))
+    return [(message[lo:hi].strip(), lo, hi) for lo, hi in pieces if message[lo:hi].strip(" ?.!,;:-")]
+
+
+def _role(text: str) -> Role | None:
+    if _RANK.search(text):
+        return "rank"
+    if _SHARE.search(text):
+        return "share"
+    if _WINNER.search(text):
+        return "winner"
+    return None
+
+
+async def split_questions(message: str, figure_of: FigureOf) -> list[Asked]:
+    """The questions ``message`` asks of the data, in the order asked; one when it asks one thing."""
+    clauses = [
+        _Clause(
+            text,
+            start,
+            end,
+            None if _QUALIFIER.match(text) else await figure_of(text),
+            time_mention(text),
+            bool(_STORE.search(text)),
+        )
+        for text, start, end in _clauses(message)
+    ]
+    groups: list[list[_Clause]] = []
+    roles: list[Role] = []
+    waiting: list[_Clause] = []  # what comes before the first figure ("Store 1, June:") holds for it
+    for clause in clauses:
+        role = _role(clause.text) if clause.figure is None else None
+        if clause.figure is not None:
+            last = groups[-1] if groups else None
+            figures = [c.figure for c in last or [] if c.figure]
+            if last is not None and roles[-1] == "figure" and figures and figures[-1] == clause.figure:
+                held = next((c.period for c in last if c.period), None)
+                if not clause.period or not held or clause.period == held:
+                    last.append(clause)  # "revenue and turnover": one figure named twice
+                    continue
+            groups.append([*waiting, clause])
+            roles.append("figure")
+            waiting = []
+        elif not groups:
+            waiting.append(clause)
+        elif role is not None:
+            groups.append([clause])
+            roles.append(role)
+        elif (
+            clause.period
+            and not clause.store
+            and (
+                (held := next((c.period for c in groups[-1] if c.period), None)) is not None
+                and clause.period != held
+            )
+        ):
+            groups.append([clause])  # "and for last month?", "June vs July": the figure over another period
+            roles.append("period")
+        else:
+            groups[-1].append(clause)  # "stores 1, 3 and 7", "how many": part of the question before
+    if not groups or len(groups) == 1:
+        return [Asked(message)]
+    return _shared(message, groups, roles)
+
+
+def _shared(message: str, groups: list[list[_Clause]], roles: list[Role]) -> list[Asked]:
+    """Each group as a question, the store and the period said once put into those that name none."""
+    entities = message_entities(message)
+    store = entities.get("store_id") if isinstance(entities.get("store_id"), int) else None
+    periods = [c.period for group in groups for c in group if c.period]
+    said_once = periods[0] if periods else None
+    asked: list[Asked] = []
+    last_figure = 0
+    for index, (group, role) in enumerate(zip(groups, roles, strict=True)):
+        # A group is a run of clauses: its words as written, between its first and its last.
+        text = message[group[0].start : group[-1].end].strip(" -:,?.!")
+        own_store = any(c.store for c in group)
+        if role == "figure":
+            last_figure = index
+        base = asked[last_figure] if role != "figure" and asked else None
+        period = next((c.period for c in group if c.period), None)
+        if role == "period" and base is not None:
+            # "up or down on August", "the % change from July", "how about yesterday": the period alone.
+            period = _LEADING.sub("", period or "")
+            # The figure of the question before, over this period.
+            if base.period and base.period in base.text:
+                text = base.text.replace(base.period, period or "", 1)
+            else:
+                text = f"{base.text} {period}"
+            asked.append(Asked(text, "period", last_figure, base.store, period))
+            continue
+        if period is None and said_once and role == "figure":
+            text, period = f"{text} {said_once}", said_once
+        if not own_store and store is not None and role == "figure":
+            text = f"{text} at store {store}"
+        mine = message_entities(text).get("store_id")
+        asked.append(
+            Asked(
+                text,
+                role,
+                None if role == "figure" else last_figure,
+                mine if isinstance(mine, int) else store,
+                period if role == "figure" else (base.period if base else said_once),
+            )
+        )
+    return asked
+
+
+def asks_change(message: str) -> bool:
+    """Whether the message asks for the change or direction between the figures it names."""
+    return _CHANGE.search(message) is not None
