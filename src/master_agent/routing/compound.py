@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from master_agent.capabilities.terms import time_mention
+from master_agent.capabilities.terms import goal_target, moves_a_figure, time_mention
 from master_agent.routing.intent import message_entities
 
 #: What a question asks of the figure it is about: the figure itself, which store led, the store's place
@@ -28,11 +28,10 @@ Role = Literal["figure", "winner", "rank", "share", "period"]
 #: Where one clause ends and the next begins: a sentence's end, a comma or semicolon, a coordinating
 #: word, a slash or arrow between list items, a dash or colon set apart by spaces, "vs", "compared with".
 _BOUNDARY = re.compile(
-    r"(?<=[?.!;])\s+"
-    r"|\s*[,;]\s*(?:and\s+|plus\s+|&\s*)?(?:also\s+)?"
+    r"\s*[,;]\s*(?:and\s+|plus\s+|&\s*)?(?:also\s+)?"
     r"|\s+(?:and|plus|also|&|then|vs\.?|versus)\s+(?:also\s+|then\s+|is\s+that\s+|was\s+that\s+)?"
     r"|\s+(?:compared?\s+(?:with|to)|against)\s+"
-    r"|\s*(?:->|/|\+|\s[-\u2013\u2014:]\s)\s*"
+    r"|\s*(?:->|(?<!\d)/(?!\d)|\+|\s[-\u2013\u2014:]\s)\s*"
     r"|(?<=\w):\s+",
     re.I,
 )
@@ -55,8 +54,29 @@ _CHANGE = re.compile(
 )
 #: Words before a period that relate it to another ("from July", "on August"), not part of it.
 _LEADING = re.compile(r"^(?:(?:from|since|on|about|to|than|for|over|with)\s+)+", re.I)
-#: A clause that qualifies the one before rather than asking ("not added up", "no rounding").
-_QUALIFIER = re.compile(r"^\s*(?:not|no|without|never|don'?t)\b", re.I)
+#: A clause that qualifies a question rather than asking one: a negation ("not added up", "not the rate"),
+#: a subordinate clause ("when an accessory was attached", "of the phones ... sold"), the measure of a
+#: ranking ("going by attach rate"), a restriction ("trained staff only"), a figure of what was just said
+#: ("number of them").
+_QUALIFIER = re.compile(
+    r"^\s*(?:not|no|without|never|don'?t|when|whenever|if|while|of|among|i\.?e|e\.?g|going\s+by|measured\s+by|"
+    r"judged\s+by|based\s+on|in\s+terms\s+of|by|in\s+(?:money|value|dollars|euros|pounds|rupees))\b|\bonly\W*$|\bof\s+(?:them|those|these|it)\b",
+    re.I,
+)
+#: A clause that says what is not wanted.
+_NEGATED = re.compile(r"^\s*(?:not|no|without|never|don'?t)\b", re.I)
+#: Where a sentence ends (the next one starts).
+_SENTENCE_END = re.compile(r"(?<=[?!])\s+|(?<=[a-z0-9%)]{3}[.])\s+", re.I)
+#: Words in brackets: an aside, never cut.
+_BRACKETED = re.compile(r"\([^)]*\)?")
+#: A sentence's first word that asks or bids (a sentence that does neither tells).
+_ASKING = re.compile(
+    r"^\s*(?:also\s+|and\s+|plus\s+|so\s+)?(?:what|what's|whats|how|which|who|whom|where|when|did|does|do|is|"
+    r"was|were|are|can|could|would|will|give|tell|show|get|list|pull|send|need|i\s+need|please|pls)\b",
+    re.I,
+)
+#: Joiners that set one figure against another ("vs", "compared with", "against").
+_COMPARING = re.compile(r"\b(?:vs\.?|versus|against|compared?)\b", re.I)
 #: A store said by number ("store 4", "s6", "stores 1, 3 and 7").
 _STORE = re.compile(r"\b(?:stores?|shops?|branch(?:es)?|s)\s*#?\d+\b", re.I)
 
@@ -86,24 +106,61 @@ class _Clause:
     figure: str | None
     period: str | None
     store: bool
+    joiner: str = ""
 
 
-def _clauses(message: str) -> list[tuple[str, int, int]]:
-    """The message cut at its boundaries, never inside the period it names ("between July and
-    September")."""
-    protected: list[tuple[int, int]] = []
-    mention = time_mention(message)
-    if mention and (at := message.lower().find(mention.lower())) >= 0:
-        protected.append((at, at + len(mention)))
-    pieces: list[tuple[int, int]] = []
-    start = 0
-    for match in _BOUNDARY.finditer(message):
-        if any(lo < match.start() < hi for lo, hi in protected):
-            continue
-        pieces.append((start, match.start()))
+def _sentences(message: str) -> list[tuple[int, int]]:
+    spans, start = [], 0
+    for match in _SENTENCE_END.finditer(message):
+        spans.append((start, match.start()))
         start = match.end()
-    pieces.append((start, len(message)))
-    return [(message[lo:hi].strip(), lo, hi) for lo, hi in pieces if message[lo:hi].strip(" ?.!,;:-")]
+    spans.append((start, len(message)))
+    return [(lo, hi) for lo, hi in spans if message[lo:hi].strip()]
+
+
+def _clauses(message: str) -> list[tuple[int, int, str, bool]]:
+    """The message cut at its boundaries: (start, end, the words that joined it to the clause before,
+    whether it is a sentence that tells rather than asks). A sentence that tells ("We're in Melbourne, so
+    our winter.", "Gross is fine.") is one clause; an asking one is cut, never inside the period it names
+    ("between July and September") nor inside brackets."""
+    found: list[tuple[int, int, str, bool]] = []
+    sentences = _sentences(message)
+    # With no sentence that asks, the message is the request in whatever form ("Store 6 refunds: June vs July").
+    asking = [span for span in sentences if _asks(message[span[0] : span[1]])] or sentences
+    for lo, hi in sentences:
+        sentence = message[lo:hi]
+        if (lo, hi) not in asking:
+            found.append((lo, hi, "", True))
+            continue
+        protected = [(m.start(), m.end()) for m in _BRACKETED.finditer(sentence)]
+        mention = time_mention(sentence)
+        if mention and (at := sentence.lower().find(mention.lower())) >= 0:
+            protected.append((at, at + len(mention)))
+        start, joiner = 0, ""
+        for match in _BOUNDARY.finditer(sentence):
+            if any(a < match.start() < b for a, b in protected):
+                continue
+            found.append((lo + start, lo + match.start(), joiner, False))
+            start, joiner = match.end(), match.group(0)
+        found.append((lo + start, hi, joiner, False))
+    return [c for c in found if message[c[0] : c[1]].strip(" ?.!,;:-()")]
+
+
+def _asks(sentence: str) -> bool:
+    """Whether a sentence asks something: its question mark, or a first word that asks or bids."""
+    return sentence.rstrip().endswith("?") or _ASKING.match(sentence) is not None
+
+
+def _another_period(clause: _Clause, held: str | None) -> bool:
+    """Whether a clause naming a period asks the figure before over it ("and for last month?", "June vs
+    July", "up or down on August?"), not the rest of one period ("over June and July", "Saturday to
+    Monday", "aug -> sep")."""
+    if clause.period is None or clause.store or held is None or clause.period == held:
+        return False
+    if _COMPARING.search(clause.joiner):
+        return True
+    rest = clause.text.replace(clause.period, " ")
+    return re.search(r"[^\W\d_]", rest) is not None
 
 
 def _role(text: str) -> Role | None:
@@ -118,17 +175,20 @@ def _role(text: str) -> Role | None:
 
 async def split_questions(message: str, figure_of: FigureOf) -> list[Asked]:
     """The questions ``message`` asks of the data, in the order asked; one when it asks one thing."""
-    clauses = [
-        _Clause(
-            text,
-            start,
-            end,
-            None if _QUALIFIER.match(text) else await figure_of(text),
-            time_mention(text),
-            bool(_STORE.search(text)),
+    if goal_target(message) is not None or (moves_a_figure(message) and not _asks(message)):
+        return [Asked(message)]  # a goal ("to 9% attach and cut its refund rate"), not a question of data
+    clauses = []
+    for start, end, joiner, tells in _clauses(message):
+        text = message[start:end].strip()
+        if tells or _QUALIFIER.search(text):
+            # Context or a qualifier of a question ("going by attach rate", "not the rate"): no question.
+            clauses.append(_Clause(text, start, end, None, None, False, joiner))
+            continue
+        clauses.append(
+            _Clause(
+                text, start, end, await figure_of(text), time_mention(text), bool(_STORE.search(text)), joiner
+            )
         )
-        for text, start, end in _clauses(message)
-    ]
     groups: list[list[_Clause]] = []
     roles: list[Role] = []
     waiting: list[_Clause] = []  # what comes before the first figure ("Store 1, June:") holds for it
@@ -150,14 +210,7 @@ async def split_questions(message: str, figure_of: FigureOf) -> list[Asked]:
         elif role is not None:
             groups.append([clause])
             roles.append(role)
-        elif (
-            clause.period
-            and not clause.store
-            and (
-                (held := next((c.period for c in groups[-1] if c.period), None)) is not None
-                and clause.period != held
-            )
-        ):
+        elif _another_period(clause, next((c.period for c in groups[-1] if c.period), None)):
             groups.append([clause])  # "and for last month?", "June vs July": the figure over another period
             roles.append("period")
         else:
@@ -173,11 +226,19 @@ def _shared(message: str, groups: list[list[_Clause]], roles: list[Role]) -> lis
     store = entities.get("store_id") if isinstance(entities.get("store_id"), int) else None
     periods = [c.period for group in groups for c in group if c.period]
     said_once = periods[0] if periods else None
+    # What comes before the first figure ("s6 last qtr ->", "Store 1, June:") is said for every question.
+    lead = next((i for i, c in enumerate(groups[0]) if c.figure is not None), 0)
+    preamble = message[groups[0][0].start : groups[0][lead - 1].end].strip(" -:,>") if lead else ""
     asked: list[Asked] = []
     last_figure = 0
     for index, (group, role) in enumerate(zip(groups, roles, strict=True)):
-        # A group is a run of clauses: its words as written, between its first and its last.
-        text = message[group[0].start : group[-1].end].strip(" -:,?.!")
+        # A group is a run of clauses: its words as written, between its first and its last, but for
+        # what it says is not wanted ("not added up"), which no reader should take for a figure.
+        text = message[group[0].start : group[-1].end]
+        for clause in group:
+            if _NEGATED.match(clause.text):
+                text = text.replace(clause.text, " ")
+        text = text.strip(" -:,?.!")
         own_store = any(c.store for c in group)
         if role == "figure":
             last_figure = index
@@ -193,6 +254,9 @@ def _shared(message: str, groups: list[list[_Clause]], roles: list[Role]) -> lis
                 text = f"{base.text} {period}"
             asked.append(Asked(text, "period", last_figure, base.store, period))
             continue
+        if index and role == "figure" and preamble and period is None:
+            text, own_store = f"{text} {preamble}", own_store or bool(_STORE.search(preamble))
+            period = time_mention(preamble)
         if period is None and said_once and role == "figure":
             text, period = f"{text} {said_once}", said_once
         if not own_store and store is not None and role == "figure":

@@ -14,12 +14,14 @@ from typing import Any
 
 from master_agent.capabilities.terms import (
     asks_money,
+    changed_between,
     counted_rows,
     counted_unknown,
     entity_numbers_as_digits,
     figure_by_verb,
     metric_by_words,
     metric_mention,
+    told_apart_by_unknown,
 )
 from master_agent.evolution.reuse import figure_by_meaning, unknown_by_meaning
 from master_agent.routing.compound import Asked, asks_change, split_questions
@@ -174,6 +176,28 @@ def _settled(change: float, a_partial: bool, b_partial: bool) -> bool:
     return change > 0
 
 
+def _with_direction(answer: QueryAnswer, asked: bool) -> QueryAnswer:
+    """A change of two periods with its direction, when asked: the later against the earlier, said
+    only when both periods are wholly in the data (a figure over part of one could be reversed)."""
+    periods = answer.data.get("periods")
+    if not asked or not isinstance(periods, dict) or answer.data.get("value") is None:
+        return answer
+    change = float(answer.data["value"])
+    settled = answer.answered and change != 0
+    direction = ("up" if change > 0 else "down") if settled else None
+    first = next(iter(periods.values()), None)
+    compare = {
+        "parts": [1, 0],
+        "direction": direction,
+        "change": change,
+        "relative": change / float(first) if first else None,
+        "settled": settled,
+    }
+    return answer.model_copy(
+        update={"data": {**answer.data, "compare": compare, "answered": answer.answered}}
+    )
+
+
 def _said(part: Asked, answer: QueryAnswer) -> str:
     first = answer.text.split("\nQuery:")[0].strip()
     return f"{part.text}: {first}"
@@ -181,9 +205,19 @@ def _said(part: Asked, answer: QueryAnswer) -> str:
 
 async def compound_data_question(request: QueryRequest) -> QueryAnswer:
     """Every question the message asks of the data, each answered by ``data_question``."""
+    if told_apart_by_unknown(request.message, request.metrics):
+        return await data_question(request)  # "paid by card vs cash": one figure told apart, refused whole
     asked = await split_questions(request.message, lambda text: figure_named(request, text))
     if len(asked) == 1:
         return await data_question(request)
+    if (
+        len(asked) == 2
+        and asked[1].role == "period"
+        and changed_between(request.message, request.clock.now()) is not None
+    ):
+        # "June vs July", "Q3 against Q2 - better or worse?": the two periods the change reader reads,
+        # answered as one change (each period's figure, the later minus the earlier).
+        return _with_direction(await data_question(request), asks_change(request.message))
     answers: list[QueryAnswer] = []
     for one in asked:
         if one.role in ("winner", "rank", "share") and one.of is not None:
