@@ -53,7 +53,7 @@ _CHANGE = re.compile(
     re.I,
 )
 #: Words before a period that relate it to another ("from July", "on August"), not part of it.
-_LEADING = re.compile(r"^(?:(?:from|since|on|about|to|than|for|over|with)\s+)+", re.I)
+_LEADING = re.compile(r"^(?:(?:from|since|on|about|to|than|for|over|with|in|during)\s+)+", re.I)
 #: A clause that qualifies a question rather than asking one: a negation ("not added up", "not the rate"),
 #: a subordinate clause ("when an accessory was attached", "of the phones ... sold"), the measure of a
 #: ranking ("going by attach rate"), a restriction ("trained staff only"), a figure of what was just said
@@ -71,7 +71,7 @@ _SENTENCE_END = re.compile(r"(?<=[?!])\s+|(?<=[a-z0-9%)]{3}[.])\s+", re.I)
 _BRACKETED = re.compile(r"\([^)]*\)?")
 #: A sentence's first word that asks or bids (a sentence that does neither tells).
 _ASKING = re.compile(
-    r"^\s*(?:also\s+|and\s+|plus\s+|so\s+)?(?:what|what's|whats|how|which|who|whom|where|when|did|does|do|is|"
+    r"^\s*(?:also|and|plus)\b|^\s*(?:so\s+)?(?:what|what's|whats|how|which|who|whom|where|when|did|does|do|is|"
     r"was|were|are|can|could|would|will|give|tell|show|get|list|pull|send|need|i\s+need|please|pls)\b",
     re.I,
 )
@@ -248,8 +248,9 @@ def _shared(message: str, groups: list[list[_Clause]], roles: list[Role]) -> lis
             # "up or down on August", "the % change from July", "how about yesterday": the period alone.
             period = _LEADING.sub("", period or "")
             # The figure of the question before, over this period.
-            if base.period and base.period in base.text:
-                text = base.text.replace(base.period, period or "", 1)
+            held = _LEADING.sub("", base.period or "")
+            if held and held in base.text:
+                text = base.text.replace(held, period or "", 1)
             else:
                 text = f"{base.text} {period}"
             asked.append(Asked(text, "period", last_figure, base.store, period))
