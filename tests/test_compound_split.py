@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from benchmarks.truth_parts import score_parts
 
-from master_agent.routing.compound import Asked, asks_change, split_questions
+from master_agent.routing.compound import Asked, asks_change, per_store, split_questions
 
 #: A stand-in figure reader: a word of a figure's name, two names of one figure, data the tenant lacks.
 _FIGURES = {
@@ -160,3 +160,10 @@ def test_the_eval_misses_a_dropped_wrong_or_misattributed_part(reply: dict[str, 
     expect = {"parts": [_part("answer", 10.0), _part("answer", 12.0)]}
     score = asyncio.run(score_parts(expect, reply, _truth))
     assert score.answered == 1 and len(score.problems) == 1
+
+
+def test_one_figure_for_three_listed_stores_is_a_question_for_each_without_what_is_not_wanted() -> None:
+    asked = per_store("May takings for stores 2, 5 & 8, one by one - not summed")
+    assert asked is not None and [a.store for a in asked] == [2, 5, 8]
+    assert asked[1].text == "May takings for store 5, one by one"
+    assert per_store("attach at stores 2 and 5 in May") is None  # two are set side by side as they are

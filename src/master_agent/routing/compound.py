@@ -77,6 +77,8 @@ _ASKING = re.compile(
 )
 #: Joiners that set one figure against another ("vs", "compared with", "against").
 _COMPARING = re.compile(r"\b(?:vs\.?|versus|against|compared?)\b", re.I)
+#: Stores listed by number: "stores 1, 3 and 7", "stores 2, 4, 6 & 8".
+_STORE_LIST = re.compile(r"\b(?:stores|shops|branches)\s+\d+(?:\s*,\s*\d+)*\s*,?\s*(?:and|&)\s*\d+\b", re.I)
 #: A store said by number ("store 4", "s6", "stores 1, 3 and 7").
 _STORE = re.compile(r"\b(?:stores?|shops?|branch(?:es)?|s)\s*#?\d+\b", re.I)
 
@@ -273,6 +275,28 @@ def _shared(message: str, groups: list[list[_Clause]], roles: list[Role]) -> lis
             )
         )
     return asked
+
+
+def per_store(message: str) -> list[Asked] | None:
+    """One figure asked for three or more stores listed by number ("stores 1, 3 and 7"): a question for
+    each store (two stores are set side by side by the data handler itself), without what is said not
+    to be wanted ("not added up"). None when no such list is said."""
+    listed = _STORE_LIST.search(message)
+    if listed is None:
+        return None
+    stores = [int(n) for n in re.findall(r"\d+", listed.group(0))]
+    if len(set(stores)) < 3:
+        return None
+    kept = message
+    for start, end, _, _ in _clauses(message):
+        if _NEGATED.match(message[start:end].strip()):
+            kept = kept.replace(message[start:end], " ")
+    listed = _STORE_LIST.search(kept)
+    assert listed is not None
+    return [
+        Asked(f"{kept[: listed.start()]}store {store}{kept[listed.end() :]}".strip(" -,"), store=store)
+        for store in dict.fromkeys(stores)
+    ]
 
 
 def asks_change(message: str) -> bool:

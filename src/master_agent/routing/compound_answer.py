@@ -24,7 +24,7 @@ from master_agent.capabilities.terms import (
     told_apart_by_unknown,
 )
 from master_agent.evolution.reuse import figure_by_meaning, unknown_by_meaning
-from master_agent.routing.compound import Asked, asks_change, split_questions
+from master_agent.routing.compound import Asked, asks_change, per_store, split_questions
 from master_agent.routing.intent import message_entities
 from master_agent.routing.queries import QueryAnswer, QueryRequest, data_question
 
@@ -208,6 +208,8 @@ async def compound_data_question(request: QueryRequest) -> QueryAnswer:
     if told_apart_by_unknown(request.message, request.metrics):
         return await data_question(request)  # "paid by card vs cash": one figure told apart, refused whole
     asked = await split_questions(request.message, lambda text: figure_named(request, text))
+    if len(asked) == 1:
+        asked = per_store(request.message) or asked
     if len(asked) == 1:
         return await data_question(request)
     if (
