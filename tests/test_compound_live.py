@@ -34,8 +34,12 @@ async def _ask(live: LiveServer, key: str, message: str) -> dict[str, Any]:
 
 async def _rows(live: LiveServer, sql: str, params: dict[str, Any] | None = None) -> float:
     schema = await data_schema(live)
-    async with live.server.config.app.state.service.resources.database.pool.connection() as conn:
-        await conn.execute(f"SET search_path TO {schema}")
+    async with (
+        live.server.config.app.state.service.resources.database.pool.connection() as conn,
+        conn.transaction(),
+    ):
+        # The tenant's schema for this statement only: the pool's connection goes back as it came.
+        await conn.execute(f"SET LOCAL search_path TO {schema}")
         row = await (await conn.execute(sql, params or {})).fetchone()
     assert row is not None
     return float(row["value"])
@@ -80,7 +84,7 @@ async def test_a_figure_and_its_change_on_another_period_says_the_direction_the_
     reply = await _ask(live, key, "Attach rate at store 2 in June, and was it up or down on May?")
     data = reply["data"]
     assert reply["status"] == "success", reply["text"]
-    june, may = (
+    june, may = [
         await _rows(
             live,
             "SELECT avg(accessory_attached::int)::float AS value FROM transactions "
@@ -88,6 +92,6 @@ async def test_a_figure_and_its_change_on_another_period_says_the_direction_the_
             {"start": start, "end": end},
         )
         for start, end in (("2026-06-01", "2026-07-01"), ("2026-05-01", "2026-06-01"))
-    )
+    ]
     assert data["compare"]["direction"] == ("up" if june > may else "down")
     assert data["compare"]["change"] == pytest.approx(june - may)
