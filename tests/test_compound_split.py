@@ -167,3 +167,9 @@ def test_one_figure_for_three_listed_stores_is_a_question_for_each_without_what_
     assert asked is not None and [a.store for a in asked] == [2, 5, 8]
     assert asked[1].text == "May takings for store 5, one by one"
     assert per_store("attach at stores 2 and 5 in May") is None  # two are set side by side as they are
+
+
+def test_a_share_or_place_that_names_its_figure_is_still_a_share_and_either_or_words_ask_nothing() -> None:
+    asked = _split("Refunds at store 4 in May, and what share of the chain's takings was store 4's?")
+    assert [a.role for a in asked] == ["figure", "share"]
+    assert len(_split("Store 2 takings in June against April - rise or fall?")) == 2

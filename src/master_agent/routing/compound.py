@@ -60,7 +60,8 @@ _LEADING = re.compile(r"^(?:(?:from|since|on|about|to|than|for|over|with|in|duri
 #: ("number of them").
 _QUALIFIER = re.compile(
     r"^\s*(?:not|no|without|never|don'?t|when|whenever|if|while|of|among|i\.?e|e\.?g|going\s+by|measured\s+by|"
-    r"judged\s+by|based\s+on|in\s+terms\s+of|by|in\s+(?:money|value|dollars|euros|pounds|rupees))\b|\bonly\W*$|\bof\s+(?:them|those|these|it)\b",
+    r"judged\s+by|based\s+on|in\s+terms\s+of|by|in\s+(?:money|value|dollars|euros|pounds|rupees))\b"
+    r"|^\s*(?:up|rise|higher|better|more)\s+or\s+(?:down|fall|lower|worse|less)\W*$|\bonly\W*$|\bof\s+(?:them|those|these|it)\b",
     re.I,
 )
 #: A clause that says what is not wanted.
@@ -196,6 +197,13 @@ async def split_questions(message: str, figure_of: FigureOf) -> list[Asked]:
     waiting: list[_Clause] = []  # what comes before the first figure ("Store 1, June:") holds for it
     for clause in clauses:
         role = _role(clause.text) if clause.figure is None else None
+        if clause.figure is not None and groups and (_RANK.search(clause.text) or _SHARE.search(clause.text)):
+            # "what share of that day's chain turnover was store 2's": a share or place of a figure, which
+            # its figure alone would answer wrongly as a success.
+            role = "rank" if _RANK.search(clause.text) else "share"
+            groups.append([clause])
+            roles.append(role)
+            continue
         if clause.figure is not None:
             last = groups[-1] if groups else None
             figures = [c.figure for c in last or [] if c.figure]

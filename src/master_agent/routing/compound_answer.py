@@ -78,8 +78,10 @@ def _window_words(asked: Asked) -> str:
 async def _derived(request: QueryRequest, asked: Asked, base: dict[str, Any]) -> QueryAnswer:
     """A question about the figure of the question before: which store led, the store's place among
     all of them, or its share of the whole."""
-    metric = str(base.get("metric") or "")
     names = {m.name for m in request.metrics}
+    # The figure the question names itself ("what share of the chain's turnover"), else the one before.
+    own = await figure_named(request, asked.text)
+    metric = own if own in names else str(base.get("metric") or "")
     if metric not in names:
         return QueryAnswer(
             text=f"I could not read which figure {asked.text!r} is about.",
