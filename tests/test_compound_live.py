@@ -81,17 +81,17 @@ async def test_a_part_the_data_cannot_give_is_named_and_the_reply_is_partial(
 async def test_a_figure_and_its_change_on_another_period_says_the_direction_the_rows_give(
     live: LiveServer, key: str
 ) -> None:
-    reply = await _ask(live, key, "Attach rate at store 2 in June, and was it up or down on May?")
+    reply = await _ask(live, key, "Attach rate at store 2 in July, and was it up or down on June?")
     data = reply["data"]
     assert reply["status"] == "success", reply["text"]
-    june, may = [
+    july, june = [
         await _rows(
             live,
             "SELECT avg(accessory_attached::int)::float AS value FROM transactions "
             "WHERE store_id = 2 AND sold_at >= %(start)s AND sold_at < %(end)s",
             {"start": start, "end": end},
         )
-        for start, end in (("2026-06-01", "2026-07-01"), ("2026-05-01", "2026-06-01"))
+        for start, end in (("2026-07-01", "2026-08-01"), ("2026-06-01", "2026-07-01"))
     ]
-    assert data["compare"]["direction"] == ("up" if june > may else "down")
-    assert data["compare"]["change"] == pytest.approx(june - may)
+    assert data["compare"]["direction"] == ("up" if july > june else "down")
+    assert data["compare"]["change"] == pytest.approx(july - june)
