@@ -31,6 +31,7 @@ from typing import Any
 import httpx
 import psycopg
 from benchmarks.service import exit_on_signals, serving
+from benchmarks.truth_parts import PartsScore, score_parts
 from psycopg.rows import dict_row
 
 CASES_DIR = Path(__file__).with_name("eval_truth")
@@ -120,6 +121,8 @@ class Verdict:
     window_checked: bool = False
     window_right: bool = False
     detail: str = ""
+    parts: PartsScore | None = None
+    """A compound case's parts (batch 13), None for a one-figure case."""
 
     @property
     def expected(self) -> str:
@@ -353,7 +356,11 @@ async def evaluate_part(
             verdict = Verdict(case, part, chat_kind(values, waiting))
             reply = values.get("reply") or {}
             data = reply.get("data") or {}
-            if reply.get("kind") == "query":
+            if expect.get("parts"):
+                # A compound case is scored by its parts; its top-level figure only mirrors the first.
+                verdict.parts = await score_parts(expect, data, lambda sql: truth_of(conn, sql))
+                verdict.problems.extend(verdict.parts.problems)
+            elif reply.get("kind") == "query":
                 check_window(verdict, data.get("window"))
                 # Batch 1 labels "which store ..." by the winner's id, later batches by its figure.
                 asks_who = str(expect.get("value_sql") or "").startswith("SELECT store_id AS value")
@@ -406,6 +413,9 @@ def report(verdicts: list[Verdict], part: str, verbose: bool) -> dict[str, float
             f"  {kind:13s} {sum(v.correct for v in group):3d}/{len(group):<3d} answered as "
             + ", ".join(f"{k} {n}" for k, n in answered.most_common())
         )
+    compound = [v.parts for v in verdicts if v.parts is not None]
+    if compound:
+        figures.update(report_parts(verdicts))
     if verbose:
         for verdict in verdicts:
             mark = "ok " if verdict.correct else ("FS " if verdict.false_success else "-- ")
@@ -413,6 +423,28 @@ def report(verdicts: list[Verdict], part: str, verbose: bool) -> dict[str, float
                   f"{'; '.join(verdict.problems)}")  # fmt: skip
             if not verdict.correct:
                 print(f"       {verdict.detail}")
+    return figures
+
+
+def report_parts(verdicts: list[Verdict]) -> dict[str, float]:
+    """Batch 13's figures over its compound cases (README-thirteenth-batch.md, "What a runner should check")."""
+    scored = [v for v in verdicts if v.parts is not None]
+    scores = [v.parts for v in scored if v.parts is not None]
+    false_success = sum(v.false_success for v in scored)
+    valued, answered = sum(s.valued for s in scores), sum(s.answered for s in scores)
+    unanswerable, named = sum(s.unanswerable for s in scores), sum(s.named for s in scores)
+    directions, right = sum(s.directions for s in scores), sum(s.direction_right for s in scores)
+    figures = {
+        "compound_false_success_rate": false_success / len(scored),
+        "part_recall": answered / valued if valued else 1.0,
+        "missing_named_rate": named / unanswerable if unanswerable else 1.0,
+        "direction_accuracy": right / directions if directions else 1.0,
+    }
+    print(
+        f"  compound cases {len(scored)}: false success {figures['compound_false_success_rate']:6.1%} "
+        f"({false_success} of {len(scored)}; goal 0); part recall {answered}/{valued}; missing named "
+        f"{named}/{unanswerable}; direction {right}/{directions}; right {sum(v.correct for v in scored)}"
+    )
     return figures
 
 

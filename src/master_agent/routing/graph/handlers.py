@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from master_agent.capabilities.envelope import Status
 from master_agent.capabilities.terms import Window, changed_between, time_window
+from master_agent.routing.compound_answer import compound_data_question
 from master_agent.routing.context import recent_turns
 from master_agent.routing.graph.base import FrontDoorBase
 from master_agent.routing.graph.cards import chat_arguments, message_field
@@ -25,7 +26,7 @@ from master_agent.routing.intent import message_entities
 from master_agent.routing.queries import BUILT_IN_HANDLERS, QueryRequest, carried_over, stock_refusal
 from master_agent.runtime.loop import NestedAgent, nested_agents, recursion_limit_for, task_text
 from master_agent.runtime.solve import record_chat_goal
-from master_agent.runtime.verification import Check, limitations_of, verify_before_answer
+from master_agent.runtime.verification import Check, Verified, limitations_of, verify_before_answer
 
 
 class HandlerNodes(FrontDoorBase):
@@ -109,7 +110,8 @@ class HandlerNodes(FrontDoorBase):
     async def answer_query(self, state: FrontDoorState) -> dict[str, Any]:
         routing = state.get("routing") or {}
         kind = routing.get("target", {}).get("name") or "other"
-        handlers = {**BUILT_IN_HANDLERS, **self.pack.query_handlers}
+        # A data question may ask several things of the data: each answered, none dropped.
+        handlers = {**BUILT_IN_HANDLERS, "data": compound_data_question, **self.pack.query_handlers}
         handler = handlers.get(kind, BUILT_IN_HANDLERS["other"])
         message, entities = str(routing.get("goal") or ""), dict(routing.get("entities") or {})
         turns = recent_turns(
@@ -147,13 +149,7 @@ class HandlerNodes(FrontDoorBase):
         # The handler's own evidence (its query and rows), then the same verification step every agent
         # loop runs: the answer's window and entities against what the message named.
         evidence = [Check.model_validate(check) for check in answer.data.get("verification") or []]
-        verified = verify_before_answer(
-            answer.data,
-            self._asked(request.entities, request.message),
-            1.0 if answer.answered else 0.0,
-            model_finished=False,
-            tools_called=True,
-        )
+        verified = self._verified(answer.data, request.entities, request.message, answer.answered)
         if routing.get("best_guess"):
             # The route itself was a guess (nothing served the message; after the last clarification
             # round): the number may be right, but that it answers the question is not checked.
@@ -325,6 +321,35 @@ class HandlerNodes(FrontDoorBase):
             "messages": [AIMessage(content=text)],
             **self._finish(state, goal),
         }
+
+    def _verified(
+        self, data: dict[str, Any], entities: Mapping[str, Any], message: str, answered: bool
+    ) -> Verified:
+        """The verification step over a handler's answer; a message of several questions has each
+        part checked against its own question's window and store, not the message's first."""
+        confidence = 1.0 if answered else 0.0
+        parts = [part for part in data.get("parts") or [] if isinstance(part, dict) and part.get("question")]
+        if not parts:
+            return verify_before_answer(
+                data, self._asked(entities, message), confidence, model_finished=False, tools_called=True
+            )
+        each = [
+            verify_before_answer(
+                {key: value for key, value in part.items() if key != "verification"},
+                self._asked(message_entities(str(part["question"])), str(part["question"])),
+                confidence,
+                model_finished=False,
+                tools_called=True,
+            )
+            for part in parts
+        ]
+        return Verified(
+            data,
+            min(v.confidence for v in each),
+            [check for v in each for check in v.checks],
+            [line for v in each for line in v.limitations],
+            None,
+        )
 
     def _asked(self, entities: Mapping[str, Any], message: str) -> dict[str, Any]:
         """What a message named, as the verification step compares it: its entities, and the window
