@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from master_agent.capabilities.terms import verb_direction
 
@@ -32,8 +33,26 @@ _EXISTING_LOAN = re.compile(
 )
 #: A sum said as a difference: "by 1 lakh", "50,000 more", "add 50,000 to".
 _BY_BEFORE = re.compile(r"\bby\s*(?:₹|rs\.?|inr)?\s*(?:another\s+)?$", re.I)
-_ADDED_AFTER = re.compile(r"\s*(?:more|extra|additional)\b|\s*(?:to|on|onto|into)\s+(?:it|my|the|that)\b", re.I)
+_ADDED_AFTER = re.compile(
+    r"\s*(?:more|extra|additional)\b|\s*(?:to|on|onto|into)\s+(?:it|my|the|that)\b", re.I
+)
 _ADDING = re.compile(r"\b(?:add|top[\s-]?up|increase|extend|enhance)\w*\b", re.I)
+
+
+#: Particles that give a phrasal verb its direction ("push it up", "bring it down"): closed grammar
+#: words, where WordNet knows the verb but not its phrasal sense.
+_PARTICLES: dict[str, Literal["up", "down"]] = {"up": "up", "down": "down"}
+
+
+def directions(words: list[str]) -> list[Literal["up", "down"]]:
+    """The directions the verbs of ``words`` move a figure in, in order: WordNet's, or a particle's."""
+    found: list[Literal["up", "down"]] = []
+    for word in words:
+        lowered = word.lower()
+        direction = _PARTICLES.get(lowered) or (verb_direction(lowered) if len(lowered) > 2 else None)
+        if direction is not None:
+            found.append(direction)
+    return found
 
 
 @dataclass(frozen=True)
@@ -67,8 +86,7 @@ def difference(text: str, sums: list[tuple[float, int, int]]) -> Difference | No
             continue
         clause = re.split(r"[.;!?]", before)[-1]
         words = re.findall(r"[A-Za-z]+", clause)
-        directions = [verb_direction(word) for word in words if len(word) > 2]
-        said = [direction for direction in directions if direction is not None]
+        said = directions(words)
         down = bool(said) and said[-1] == "down"
         if not said and not _ADDING.search(clause):
             continue

@@ -22,11 +22,17 @@ from datetime import date
 from typing import Any, Literal
 
 from master_agent.capabilities.terms import duckling_parse, duckling_parse_time, verb_direction
-from master_agent.domains.lending.history import Difference, asked_before, difference
+from master_agent.domains.lending.history import Difference, asked_before, difference, directions
 from master_agent.domains.lending.letters import rupees
 from master_agent.domains.lending.records import LoanConversation
 from master_agent.domains.lending.rules import AMOUNT_RANGE, TENURE_MONTHS, Application
-from master_agent.domains.lending.tense import adjective_only, past_form, past_times, said_of_the_past, written_years
+from master_agent.domains.lending.tense import (
+    adjective_only,
+    past_form,
+    past_times,
+    said_of_the_past,
+    written_years,
+)
 from master_agent.workflows import MessageReading
 
 #: A mobile number, written whole or in the groups people say it in ("90000 00001", "900-000-0001").
@@ -308,6 +314,7 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[float], list[Rang
         )
     found = [*duckling_parse(masked_spoken, _DIMENSIONS, long_digits=_LONG_DIGITS), *spoken]
     tenure: int | None = None
+    said_before: int | None = None
     tenure_at = -1
     taken: list[tuple[int, int]] = []
     # The longest mention first (so "2 years and 6 months" is one), then the last stated wins: the
@@ -318,7 +325,6 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[float], list[Rang
         if any(item["start"] < stop and item["end"] > begin for begin, stop in taken):
             continue
         body = str(item["body"]).lower()
-        unit = str(item["value"].get("unit"))
         # "a month" right after a sum is a rate ("70,000 a month"), not a tenure ("for a year" is one).
         if not re.search(
             r"\d|one|two|three|four|five|six|seven|eight|nine|ten|twelve|half|quarter", body
@@ -326,25 +332,24 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[float], list[Rang
             _AFTER_A_SUM.search(masked[: item["start"]]) or not _TENURE_WORDS.search(masked[: item["start"]])
         ):
             continue
-        clause_start = max([0, *(found.end() for found in _BREAK.finditer(masked, 0, item["start"]))])
-        if _PAST_STATE.search(re.split(r"[.;,!?]", masked[: item["start"]])[-1]) or _in_the_past(
-            masked, (clause_start, item["start"], item["end"]), times
-        ):
-            # "I've banked with you for ten years", "paid 14,500 EMI for 24 months last year": how long
-            # something has lasted or lasted, not the loan's term (nor a count said without its unit).
-            taken.append((item["start"], item["end"]))
-            continue
-        months = item["value"].get("month")
-        if months is None and item["value"].get("year") is not None:
-            months = item["value"]["year"] * 12
-        if months is None and unit in ("year", "month"):
-            months = item["value"]["value"] * (12 if unit == "year" else 1)
+        months = _months(item)
         if months is None or months > MAX_TENURE_READ:
+            continue
+        clause_start = max([0, *(found.end() for found in _BREAK.finditer(masked, 0, item["start"]))])
+        past = _past_kind(masked, (clause_start, item["start"], item["end"]), times)
+        if _PAST_STATE.search(re.split(r"[.;,!?]", masked[: item["start"]])[-1]) or past is not None:
+            # "I've banked with you for ten years", "paid 14,500 EMI for 24 months last year": how long
+            # something has lasted, not the loan's term (nor a count said without its unit); "I wanted
+            # 2 lakh for 2 years" is the ask when no other tenure is said.
+            taken.append((item["start"], item["end"]))
+            said_before = said_before if said_before is not None or past != "past_ask" else months
             continue
         taken.append((item["start"], item["end"]))
         if _REPLACED.search(masked[: item["start"]]) or (tenure is not None and tenure_at > item["start"]):
             continue
         tenure, tenure_at = int(months), item["start"]
+    if tenure is None and said_before is not None:
+        tenure = said_before
     for fraction in fractions:
         if tenure is None or tenure_at < fraction.start():
             tenure, tenure_at = round(float(fraction.group(1)) * 12), fraction.start()
@@ -423,6 +428,17 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[float], list[Rang
     return sums, tenure, counts, ranges
 
 
+def _months(item: dict[str, Any]) -> int | None:
+    """A Duckling duration's length in months."""
+    value = item["value"]
+    months = value.get("month")
+    if months is None and value.get("year") is not None:
+        months = value["year"] * 12
+    if months is None and str(value.get("unit")) in ("year", "month"):
+        months = value["value"] * (12 if value["unit"] == "year" else 1)
+    return None if months is None else int(months)
+
+
 def _scaled(low: float, high: float, body: str) -> float:
     """A range's lower bound with the scale said only after the upper one ("3 to 4 lakh")."""
     scale = next((size for name, size in _SCALES.items() if re.search(rf"\b{name}", body, re.I)), None)
@@ -481,7 +497,7 @@ _PAYING = frozenset(("pay", "paying", "repay", "repaying"))
 _HEAD_AFTER = re.compile(
     r"\s*(?:/-)?\s*(?:rupees\s+)?(?:ka\s+loan\s+)?(?:hi\s+)?(?:chahiye|chahie|chaiye|needed|required|wanted|kar\s*do|kardo|"
     r"kar\s+dijiye|karo)\b",
-    re.I
+    re.I,
 )
 #: After a sum, what makes it a figure of another thing: "as the booking amount", "as a deposit".
 _SAID_AS = re.compile(r"\s*(?:/-)?\s*as\s+(?:an?\s+|the\s+|my\s+)?(?!loan\b)[a-z]+", re.I)
@@ -512,12 +528,9 @@ def _role(masked: str, start: int, end: int, after_previous: int, times: list[tu
         return "other"
     if role == "other":
         return role
-    if _in_the_past(masked, (sentence_start, start, end), times):
-        # "I took a loan of 2 lakh last year": history; "I wanted 5L (but 4L is fine)": an ask given up,
-        # the ask when nothing else is asked.
-        sentence_words = [word.lower() for word in re.findall(r"[A-Za-z]+", masked[sentence_start:start])]
-        wanting = any(_REQUEST_HEAD.fullmatch(word) and past_form(word) for word in sentence_words)
-        return "past_ask" if wanting and not _past_time_near(masked, sentence_start, end, times) else "past"
+    past = _past_kind(masked, (sentence_start, start, end), times)
+    if past is not None:
+        return past
     if role == "bare" and _revises(masked, sentence_start):
         return "loan"  # "5 lakh, but 4 is fine": the sum after the contrast is the one asked
     return role
@@ -533,13 +546,21 @@ def _past_time_near(masked: str, clause_start: int, end: int, times: list[tuple[
     return any(begin < clause_end and stop > clause_start for begin, stop in times)
 
 
-def _in_the_past(masked: str, where: tuple[int, int, int], times: list[tuple[int, int]]) -> bool:
-    """Whether the figure at ``start:end`` is said in a clause of the past (``tense.said_of_the_past``)."""
+def _past_kind(
+    masked: str, where: tuple[int, int, int], times: list[tuple[int, int]]
+) -> Literal["past", "past_ask"] | None:
+    """Whether the figure at ``start:end`` is said in a clause of the past (``tense.said_of_the_past``):
+    history ("I took a loan of 2 lakh last year"), or an ask said in the past ("I wanted 5L"), which is
+    the ask when nothing else is asked now; None when it is said in the present."""
     clause_start, start, end = where
     words = [word.lower() for word in re.findall(r"[A-Za-z]+", masked[clause_start:start])]
     heads = [index for index, word in enumerate(words) if _REQUEST_HEAD.fullmatch(word) or _moves(word)]
     clause = masked[clause_start : _clause_end(masked, end)]
-    return said_of_the_past(words, clause, _past_time_near(masked, clause_start, end, times), heads)
+    in_past_time = _past_time_near(masked, clause_start, end, times)
+    if not said_of_the_past(words, clause, in_past_time, heads):
+        return None
+    wanting = any(_REQUEST_HEAD.fullmatch(word) and past_form(word) for word in words)
+    return "past_ask" if wanting and not in_past_time else "past"
 
 
 def _revises(masked: str, clause_start: int) -> bool:
@@ -612,19 +633,24 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
     if earlier is not None and not principals:
         principals = [earlier]
     # "Increase it by 50k", "top up my existing loan by 1 lakh": a sum said as a difference.
-    change_by = difference(text, [(found.value, found.start, found.end) for found in sums if not found.income])
+    change_by = difference(
+        _join_groups(text), [(found.value, found.start, found.end) for found in sums if not found.income]
+    )
     # A loan word counts for a sum in its own clause ("I need 3 lakh as a loan"), not in another ("my
     # rent alone is 15000 so money is tight": the rent is no loan term).
     stated_sums = [found for found in sums if found.principal]
     loan_named = _said_with(_LOAN, text, stated_sums) or any(found.role == "loan" for found in sums)
-    changing = earlier is not None or _CHANGE.search(text) is not None or (
-        _CORRECTION.search(text) is not None and not _ASKING.search(text)
+    changing = (
+        earlier is not None
+        or _CHANGE.search(text) is not None
+        or (_CORRECTION.search(text) is not None and not _ASKING.search(text))
     )
     if not principals and tenure is None and len(counts) == 1 and not sums and _counter(text):
         # "make it 3.5 instead", "can you do 6?", "lower it to 2": a number said without its unit, as a
         # change of terms already known, in the conversation's unit.
         principals, tenure = _in_the_conversations_unit(loan, text, counts[0])
         counts = [] if principals or tenure is not None else counts
+        changing = changing or bool(principals)
     about_the_loan = tenure is not None or changing or loan_named
     unsure_salary: float | None = None
     offered = loan.loan_details.emi is not None
@@ -648,7 +674,12 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
     terms: dict[str, Any] = {}
     if principals:
         terms["loan_details.amount"] = principals[0]
-    if tenure is None and "loan_details.tenure_months" in asked and len(counts) == 1 and counts[0] == int(counts[0]):
+    if (
+        tenure is None
+        and "loan_details.tenure_months" in asked
+        and len(counts) == 1
+        and counts[0] == int(counts[0])
+    ):
         count = int(counts[0])
         tenure = count * 12 if count <= 7 and re.search(r"\by(ea)?rs?\b", text, re.I) else count
     if tenure is not None:
@@ -778,12 +809,16 @@ def _counter(text: str) -> bool:
     """Whether ``text`` asks for other terms: a change said ("make it", "instead", "reduce"), a verb
     that moves a figure (WordNet), a request's head, or "do" ("can you do 6?")."""
     words = [word.lower() for word in _WORDS.findall(text)]
-    return _CHANGE.search(text) is not None or any(
-        word == "do" or _REQUEST_HEAD.fullmatch(word) or _moves(word) for word in words
+    return (
+        _CHANGE.search(text) is not None
+        or bool(directions(words))
+        or any(word == "do" or _REQUEST_HEAD.fullmatch(word) for word in words)
     )
 
 
-def _in_the_conversations_unit(loan: LoanConversation, text: str, number: float) -> tuple[list[float], int | None]:
+def _in_the_conversations_unit(
+    loan: LoanConversation, text: str, number: float
+) -> tuple[list[float], int | None]:
     """A number said without its unit as a change of known terms: the amount in the unit the amount
     is in (lakh for a loan of lakhs: "make it 3.5" is 3,50,000), or the tenure in months; the term
     named ("reduce the amount to 2"), else the one the number is nearer to (by ratio) that it can be."""

@@ -24,8 +24,8 @@ from datetime import UTC, date, datetime
 from master_agent.capabilities.terms import duckling_parse_time
 from master_agent.capabilities.tools.lexicon import WordNetMissing, wordnet
 
-#: The present forms of "be" WordNet lists among its irregular forms: they are no past.
-_PRESENT_BE = frozenset(("am", "are", "is"))
+#: The present forms of "be", "have" and "do" WordNet lists among its irregular forms: they are no past.
+_PRESENT_AUXILIARIES = frozenset(("am", "are", "is", "has", "does"))
 #: Hindi (and Hinglish) grammar words that put a clause in the past: the past auxiliaries and "last"
 #: ("pichle saal", "pichhle mahine").
 _HINDI_PAST = re.compile(r"\b(?:tha|thi|pichle|pichhle|pichli)\b", re.I)
@@ -41,13 +41,16 @@ def past_form(word: str) -> bool:
     """Whether ``word`` is a verb in a past form ("took", "repaid", "had", "closed", "wanted"), by
     WordNet's morphology."""
     lowered = word.lower()
-    if lowered in _PRESENT_BE or lowered.endswith(("s", "ing")) or len(lowered) < 3:
+    if lowered in _PRESENT_AUXILIARIES or lowered.endswith("ing") or len(lowered) < 3:
         return False
     try:
         base = wordnet().morphy(lowered, "v")
     except WordNetMissing:
         return False
-    return base is not None and base != lowered
+    if base is None or base == lowered:
+        return False
+    # A third person ("needs", "goes", "tries") is present; "was" is not one.
+    return lowered not in (base + "s", base + "es", base[:-1] + "ies")
 
 
 def past_times(text: str) -> list[tuple[int, int]]:
@@ -94,7 +97,7 @@ def said_of_the_past(words_before: list[str], clause: str, in_past_time: bool, h
     if past_at is None:
         return False
     # "The EMI you gave me is for 7.5 lakh": the clause's verb is present, the past one is inside it.
-    if _PRESENT_BE.intersection(words_before[past_at + 1 :]):
+    if _PRESENT_AUXILIARIES.intersection(words_before[past_at + 1 :]):
         return False
     # "I decided I need 3 lakh", "I want it repaid in 28 months": a request said in the present heads
     # the figure; the past form is a clause inside it, or a participle.
