@@ -14,7 +14,7 @@ from langchain_core.messages import HumanMessage
 from master_agent.domains.lending import DEMO_TENANT, LOAN_WORKFLOW
 from master_agent.domains.lending.reading import read_message
 from master_agent.domains.lending.records import LoanConversation
-from master_agent.domains.lending.rules import emi
+from master_agent.domains.lending.rules import emi, largest_principal
 from master_agent.domains.lending.tense import past_form
 from master_agent.runtime import RuntimeResources
 from master_agent.runtime.factory import master_graph
@@ -181,3 +181,24 @@ async def test_a_conversation_with_a_history_books_only_the_last_ask(resources: 
     done = await _say(resources, thread, "ABCPV1234K, 12/04/1988")
     assert done["record"]["underwriting_result"]["decision"] == "APPROVED"
     assert done["record"]["underwriting_result"]["terms"]["amount"] == 200_000
+
+
+def test_the_largest_principal_is_the_amortisation_formula_solved_for_it() -> None:
+    most = largest_principal(10_000, 11.5, 36, step=1000)
+    assert emi(most, 11.5, 36) <= 10_000 < emi(most + 1000, 11.5, 36)
+    assert largest_principal(1_000, 0, 12) == 12_000
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["can't stretch beyond 11k a month, bring the loan down", "reduce it so the EMI stays below 11,000"],
+)
+def test_an_emi_budget_is_never_the_loan_and_the_amount_that_fits_is_confirmed(text: str) -> None:
+    reading = read_message(text, _offered(500_000, 48), VERIFYING)
+    assert "loan_details.amount" not in reading.updates and reading.hold
+    fitting = largest_principal(11_000, 11.5, 48, step=1000)
+    assert reading.updates["pending_change"] == {"amount": fitting}
+    assert emi(fitting, 11.5, 48) <= 11_000
+    record, _, _ = apply_updates(_offered(500_000, 48), reading.updates, LOAN_WORKFLOW.reader_writes)
+    agreed = read_message("yes", record, VERIFYING).updates
+    assert agreed["loan_details.amount"] == fitting and agreed["loan_details.emi"] is None

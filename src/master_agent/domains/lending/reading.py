@@ -25,7 +25,13 @@ from master_agent.capabilities.terms import duckling_parse, duckling_parse_time,
 from master_agent.domains.lending.history import Difference, asked_before, difference, directions
 from master_agent.domains.lending.letters import rupees
 from master_agent.domains.lending.records import LoanConversation
-from master_agent.domains.lending.rules import AMOUNT_RANGE, TENURE_MONTHS, Application
+from master_agent.domains.lending.rules import (
+    AMOUNT_RANGE,
+    TENURE_MONTHS,
+    Application,
+    emi,
+    largest_principal,
+)
 from master_agent.domains.lending.tense import (
     adjective_only,
     past_form,
@@ -165,7 +171,7 @@ MAX_TENURE_READ = 1200
 #: it 3.5 lacs", "the amount is 4 lakh"), a bare figure with nothing said of it ("about 3 lakh", the
 #: answer to what the stage asks), an income, or a figure said of something else (a rent, a price, a
 #: pension, a flat's worth, a pincode): never a loan term.
-Role = Literal["loan", "bare", "income", "other", "past", "past_ask"]
+Role = Literal["loan", "bare", "income", "other", "past", "past_ask", "emi"]
 
 
 @dataclass(frozen=True)
@@ -371,7 +377,7 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[float], list[Rang
         for item in found
         if item["dim"] in ("number", "amount-of-money") and item["value"].get("type") == "value"
     ]
-    read: list[tuple[float, int, int]] = []
+    read: list[tuple[float, int, int, bool]] = []
     for item in sorted(candidates, key=lambda entry: -(entry["end"] - entry["start"])):
         start, end = item["start"], item["end"]
         if any(start < stop and end > begin for begin, stop in taken):
@@ -393,17 +399,18 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[float], list[Rang
             continue
         if _REPLACED.search(masked[:start]):
             continue
-        if _EMI_BEFORE.search(masked[:start]) or _EMI_AFTER.match(masked, end):
-            continue  # an EMI the customer can afford ("EMI under 10k") is neither the loan nor a salary
-        read.append((value, start, end))
+        # An EMI the customer can afford ("EMI under 10k") is neither the loan nor a salary.
+        read.append(
+            (value, start, end, bool(_EMI_BEFORE.search(masked[:start]) or _EMI_AFTER.match(masked, end)))
+        )
     sums: list[Sum] = []
     previous_end = 0
-    for value, start, end in sorted(read, key=lambda entry: entry[1]):
-        role = _role(masked, start, end, previous_end, times)
+    for value, start, end, instalment in sorted(read, key=lambda entry: entry[1]):
+        role = "emi" if instalment else _role(masked, start, end, previous_end, times)
         previous_end = end
         # A sum "a month" is a monthly figure, never a principal ("I make 60k a month"). The pattern
         # opens with "^": it is matched on the text after the sum.
-        if role != "other" and _PER_MONTH.match(masked[end:]):
+        if role not in ("other", "emi") and _PER_MONTH.match(masked[end:]):
             role = "income"
         sums.append(Sum(value, start, end, role))
     # An income word belongs to the nearest sum of its clause ("my salary is 60,000 so I need 3 lakh":
@@ -412,7 +419,8 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[float], list[Rang
         near = [
             found_sum
             for found_sum in sums
-            if not _BREAK.search(masked[min(cue.end(), found_sum.end) : max(cue.start(), found_sum.start)])
+            if found_sum.role != "emi"
+            and not _BREAK.search(masked[min(cue.end(), found_sum.end) : max(cue.start(), found_sum.start)])
         ]
         if near:
             nearest = min(near, key=lambda found_sum: _distance(cue, found_sum))
@@ -652,6 +660,7 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
         counts = [] if principals or tenure is not None else counts
         changing = changing or bool(principals)
     about_the_loan = tenure is not None or changing or loan_named
+    budget = _budget(text, sums) if changing or "down" in directions(_WORDS.findall(text)) else None
     unsure_salary: float | None = None
     offered = loan.loan_details.emi is not None
     salary_asked = "stated.monthly_salary" in asked
@@ -703,6 +712,12 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
         reply = _difference_reply(loan, change_by)
         hold = True
         terms = {}
+    elif offered and budget is not None and not terms:
+        # "Reduce the amount to fit 10k a month": the largest amount whose EMI fits, confirmed before
+        # it replaces the offer; the budget is never the loan.
+        fitting, reply = _fitting(loan, budget)
+        if fitting:
+            updates["pending_change"], hold = fitting, True
     elif offered and changed and _ASKING.search(text) and _WHAT_IF.search(text):
         # "What would the EMI be for 36 months?": the EMI of those terms, the offer unchanged.
         reply = _what_if(loan, terms)
@@ -774,6 +789,42 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
         updates["customer_intent"] = "personal_loan"
     in_scope = bool(updates) or reply is not None or _DOMAIN.search(text) is not None
     return MessageReading(in_scope=in_scope, updates=updates, reply=reply, hold=hold)
+
+
+_INSTALMENT = re.compile(r"\b(?:emis?|instal+ments?)\b", re.I)
+
+
+def _budget(text: str, sums: list[Sum]) -> float | None:
+    """The most a month the customer says they can pay, when they ask for the loan to fit it: an EMI
+    said ("EMI of at most 9k", "the EMI stays below 11,000": a figure of the EMI's clause) or a monthly
+    figure that is no income ("fit 10k a month")."""
+    for found in sums:
+        clause = _BREAK.split(text[: found.start])[-1]
+        monthly = _PER_MONTH.match(text[found.end :]) or _INSTALMENT.search(clause)
+        if found.role == "emi" or (found.role == "other" and monthly):
+            return found.value
+    return None
+
+
+def _fitting(loan: LoanConversation, budget: float) -> tuple[dict[str, Any], str]:
+    details = loan.loan_details
+    months, rate = details.tenure_months or 0, details.rate_pct or 0
+    most = largest_principal(budget, rate, months, step=1000)
+    if details.amount is not None and most >= details.amount:
+        return {}, (
+            f"Your EMI of {rupees(details.emi or 0)} is already within {rupees(budget)} a month: your loan stays "
+            f"{_describe(loan, {})}."
+        )
+    if most < AMOUNT_RANGE[0]:
+        return {}, (
+            f"Over {months} months no loan from {rupees(AMOUNT_RANGE[0])} has an EMI within {rupees(budget)}; "
+            "how much would you like to borrow, and over how many months?"
+        )
+    return {"amount": most}, (
+        f"Over {months} months at {rate}% a year, the most you can borrow for an EMI within {rupees(budget)} is "
+        f"{rupees(most)} (EMI {rupees(emi(most, rate, months))}). Do you want to change your loan to "
+        f"{rupees(most)}? Please answer yes or no."
+    )
 
 
 def _said(amount: float | None) -> list[float]:
