@@ -112,6 +112,7 @@ def test_an_ask_given_up_is_replaced_by_the_one_after_it(text: str, amount: floa
         ((400_000, 36), "lower the amount to 2.5", 250_000, None),
         ((400_000, 36), "can you do 48 instead?", None, 48),
         ((50_000, 24), "make it 60", 60_000, None),
+        ((400_000, 48), "too steep. drop it to 3 and stretch it to 60", 300_000, 60),
     ],
 )
 def test_a_number_said_without_its_unit_takes_the_conversations_unit(

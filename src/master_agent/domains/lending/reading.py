@@ -653,12 +653,23 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
         or _CHANGE.search(text) is not None
         or (_CORRECTION.search(text) is not None and not _ASKING.search(text))
     )
-    if not principals and tenure is None and len(counts) == 1 and not sums and _counter(text):
-        # "make it 3.5 instead", "can you do 6?", "lower it to 2": a number said without its unit, as a
-        # change of terms already known, in the conversation's unit.
-        principals, tenure = _in_the_conversations_unit(loan, text, counts[0])
-        counts = [] if principals or tenure is not None else counts
-        changing = changing or bool(principals)
+    if (
+        not principals
+        and tenure is None
+        and counts
+        and len(counts) <= len(TERMS)
+        and not sums
+        and _counter(text)
+    ):
+        # "make it 3.5 instead", "can you do 6?", "drop it to 3 and stretch it to 60": numbers said
+        # without their unit, as a change of terms already known, in the conversation's unit; one
+        # amount and one tenure at most, else none is guessed.
+        read_as = [_in_the_conversations_unit(loan, text, count) for count in counts]
+        amounts = [value for said, _ in read_as for value in said]
+        lengths = [months for _, months in read_as if months is not None]
+        if len(amounts) + len(lengths) == len(counts) and len(amounts) <= 1 and len(lengths) <= 1:
+            principals, tenure, counts = amounts, next(iter(lengths), None), []
+            changing = changing or bool(principals)
     about_the_loan = tenure is not None or changing or loan_named
     budget = _budget(text, sums) if changing or "down" in directions(_WORDS.findall(text)) else None
     unsure_salary: float | None = None
