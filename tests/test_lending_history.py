@@ -72,6 +72,7 @@ def test_a_past_form_is_read_from_wordnets_morphology(word: str, past: bool) -> 
         ("We repaid 2.2 lakh over 20 months. Need 3 lakh for 3 yrs", 300_000, 36),
         ("pehle 2 lakh liya tha. abhi 4 lakh chahiye 2 saal ke liye", 400_000, 24),
         ("Need 3.2 lakh for 40 months; my first loan with you was 1 lakh", 320_000, 40),
+        ("I am interested in a loan of 1.75 lakh for 21 months", 175_000, 21),
     ],
 )
 def test_a_sum_or_a_tenure_said_of_the_past_is_history_not_the_ask(

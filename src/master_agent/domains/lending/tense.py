@@ -26,6 +26,8 @@ from master_agent.capabilities.tools.lexicon import WordNetMissing, wordnet
 
 #: The present forms of "be", "have" and "do" WordNet lists among its irregular forms: they are no past.
 _PRESENT_AUXILIARIES = frozenset(("am", "are", "is", "has", "does"))
+#: Present forms of "be", with the contractions' remains ("I'm", "we're").
+_PRESENT_BE = frozenset(("am", "are", "is", "m", "re"))
 #: Hindi (and Hinglish) grammar words that put a clause in the past: the past auxiliaries and "last"
 #: ("pichle saal", "pichhle mahine").
 _HINDI_PAST = re.compile(r"\b(?:tha|thi|pichle|pichhle|pichli)\b", re.I)
@@ -93,7 +95,16 @@ def said_of_the_past(words_before: list[str], clause: str, in_past_time: bool, h
         return True
     if _SUPPOSING.intersection(words_before):
         return False
-    past_at = max((index for index, word in enumerate(words_before) if past_form(word)), default=None)
+    # A past form after a present "be" is an adjective or a passive said now ("I am interested in",
+    # "I'm pleased to"), no past.
+    past_at = max(
+        (
+            index
+            for index, word in enumerate(words_before)
+            if past_form(word) and not (index and words_before[index - 1] in _PRESENT_BE)
+        ),
+        default=None,
+    )
     if past_at is None:
         return False
     # "The EMI you gave me is for 7.5 lakh": the clause's verb is present, the past one is inside it.
