@@ -65,6 +65,11 @@ class Difference:
     top_up: bool
 
 
+def names_an_existing_loan(text: str) -> bool:
+    """Whether ``text`` names a loan the customer already has ("my old loan", "the existing loan")."""
+    return _EXISTING_LOAN.search(text) is not None
+
+
 def asked_before(text: str, asked: list[float]) -> float | None:
     """The earlier ask ``text`` goes back to ("go back to the first amount": the first of ``asked``;
     "the previous one": the one before the last), or None."""

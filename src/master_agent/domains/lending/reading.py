@@ -22,7 +22,13 @@ from datetime import date
 from typing import Any, Literal
 
 from master_agent.capabilities.terms import duckling_parse, duckling_parse_time, verb_direction
-from master_agent.domains.lending.history import Difference, asked_before, difference, directions
+from master_agent.domains.lending.history import (
+    Difference,
+    asked_before,
+    difference,
+    directions,
+    names_an_existing_loan,
+)
 from master_agent.domains.lending.letters import rupees
 from master_agent.domains.lending.records import LoanConversation
 from master_agent.domains.lending.rules import (
@@ -544,6 +550,20 @@ def _role(masked: str, start: int, end: int, after_previous: int, times: list[tu
     return role
 
 
+def _participle_of_a_request(masked: str, clause_start: int, words: list[str]) -> bool:
+    """Whether a clause is a participle with no subject that goes with the request said before it
+    ("I'll take 4.5 lakh from you, repaid over 5 years"): it opens with its past form right after a
+    comma, and the clause before the comma asks in the present."""
+    if not words or not past_form(words[0]) or not masked[:clause_start].rstrip().endswith(","):
+        return False
+    if names_an_existing_loan(masked[clause_start : _clause_end(masked, clause_start + 1)]):
+        return False  # "I need 3 lakh, paid off my old loan in 24 months": of the other loan
+    comma = masked.rstrip().rfind(",", 0, clause_start)
+    before = max([0, *(found.end() for found in _BREAK.finditer(masked, 0, comma))])
+    previous = [word.lower() for word in _WORDS.findall(masked[before:comma])]
+    return any(_REQUEST_HEAD.fullmatch(word) and not past_form(word) for word in previous)
+
+
 def _clause_end(masked: str, end: int) -> int:
     found = _BREAK.search(masked, end)
     return found.start() if found else len(masked)
@@ -566,6 +586,8 @@ def _past_kind(
     clause = masked[clause_start : _clause_end(masked, end)]
     in_past_time = _past_time_near(masked, clause_start, end, times)
     if not said_of_the_past(words, clause, in_past_time, heads):
+        return None
+    if not in_past_time and _participle_of_a_request(masked, clause_start, words):
         return None
     wanting = any(_REQUEST_HEAD.fullmatch(word) and past_form(word) for word in words)
     return "past_ask" if wanting and not in_past_time else "past"
