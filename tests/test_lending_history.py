@@ -73,6 +73,7 @@ def test_a_past_form_is_read_from_wordnets_morphology(word: str, past: bool) -> 
         ("pehle 2 lakh liya tha. abhi 4 lakh chahiye 2 saal ke liye", 400_000, 24),
         ("Need 3.2 lakh for 40 months; my first loan with you was 1 lakh", 320_000, 40),
         ("I am interested in a loan of 1.75 lakh for 21 months", 175_000, 21),
+        ("I need around 2.1 lakh as a personal loan, repaid over 20 months", 210_000, 20),
         ("Need 2.6 lakh, settled my old loan in 15 months though. Make it 27 months", 260_000, 27),
         ("I'd take 2.6 lakh, returned over 26 months", 260_000, 26),
     ],

@@ -514,7 +514,10 @@ _HEAD_AFTER = re.compile(
     re.I,
 )
 #: After a sum, what makes it a figure of another thing: "as the booking amount", "as a deposit".
-_SAID_AS = re.compile(r"\s*(?:/-)?\s*as\s+(?:an?\s+|the\s+|my\s+)?(?!loan\b)[a-z]+", re.I)
+_SAID_AS = re.compile(
+    r"\s*(?:/-)?\s*as\s+(?!(?:an?\s+|the\s+|my\s+)?(?:personal\s+)?loans?\b)(?:an?\s+|the\s+|my\s+)?[a-z]+",
+    re.I,
+)
 
 
 def _role(masked: str, start: int, end: int, after_previous: int, times: list[tuple[int, int]]) -> Role:
