@@ -15,15 +15,36 @@ before it replaces the offered amount.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from datetime import date
 from typing import Any, Literal
 
 from master_agent.capabilities.terms import duckling_parse, duckling_parse_time, verb_direction
+from master_agent.domains.lending.history import (
+    Difference,
+    asked_before,
+    difference,
+    directions,
+    names_an_existing_loan,
+)
 from master_agent.domains.lending.letters import rupees
 from master_agent.domains.lending.records import LoanConversation
-from master_agent.domains.lending.rules import AMOUNT_RANGE, TENURE_MONTHS, Application
+from master_agent.domains.lending.rules import (
+    AMOUNT_RANGE,
+    TENURE_MONTHS,
+    Application,
+    emi,
+    largest_principal,
+)
+from master_agent.domains.lending.tense import (
+    adjective_only,
+    past_form,
+    past_times,
+    said_of_the_past,
+    written_years,
+)
 from master_agent.workflows import MessageReading
 
 #: A mobile number, written whole or in the groups people say it in ("90000 00001", "900-000-0001").
@@ -93,7 +114,8 @@ _FRACTIONS.update({"1/2": 0.5, "1/4": 0.25, "3/4": 0.75})
 #: "around 45k I think"); a longer message stating a bare sum tells of something else ("I paid 2000
 #: for dinner yesterday"), so the sum is confirmed before it is taken as the salary.
 ANSWER_WORDS = 3
-_PERCENT = re.compile(r"^\s*(?:%|percent\b|per\s*cent\b|pc\b)", re.I)
+#: Matched at the sum's end (``Pattern.match(text, pos)``: no "^", which would hold only at the text's start).
+_PERCENT = re.compile(r"\s*(?:%|percent\b|per\s*cent\b|pc\b)", re.I)
 #: Words that make a sum a monthly income rather than a principal.
 _INCOME = re.compile(
     r"\b(salary|salaried|earn\w*|income|take[\s-]?home|in[\s-]?hand|net(?:\s+pay)?|gross|ctc|package|draws?|drawing)\b",
@@ -155,7 +177,7 @@ MAX_TENURE_READ = 1200
 #: it 3.5 lacs", "the amount is 4 lakh"), a bare figure with nothing said of it ("about 3 lakh", the
 #: answer to what the stage asks), an income, or a figure said of something else (a rent, a price, a
 #: pension, a flat's worth, a pincode): never a loan term.
-Role = Literal["loan", "bare", "income", "other"]
+Role = Literal["loan", "bare", "income", "other", "past", "past_ask", "emi"]
 
 
 @dataclass(frozen=True)
@@ -274,7 +296,7 @@ def _spoken_fractions(text: str) -> list[dict[str, Any]]:
     return found
 
 
-def read_terms(text: str) -> tuple[list[Sum], int | None, list[int], list[Range]]:
+def read_terms(text: str) -> tuple[list[Sum], int | None, list[float], list[Range]]:
     """The sums ``text`` states (each with its role in its sentence, the last stated first), the
     tenure in months it states, any bare small counts (a tenure said without its unit: "36") and the
     ranges said for one amount."""
@@ -284,6 +306,9 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int], list[Range]
             [(start, end) for start, end, _ in _written_dates(text[:600])],
         )
     )
+    # Past times ("last year", "in 2023") mark clauses of history; a year said is a time, not a sum.
+    times = past_times(masked)
+    masked = _mask_spans(masked, written_years(masked))
     # Hindi units of a tenure ("3 saal", "24 mahine") as Duckling's English ones, of the same length.
     masked = _HINDI_UNITS.sub(lambda match: _HINDI_UNIT_WORDS[match.group(0).lower()], masked)
     # Duckling adds a count to the sum before it ("4 lakh 36 months" is 400,036 months): a break.
@@ -301,6 +326,7 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int], list[Range]
         )
     found = [*duckling_parse(masked_spoken, _DIMENSIONS, long_digits=_LONG_DIGITS), *spoken]
     tenure: int | None = None
+    said_before: int | None = None
     tenure_at = -1
     taken: list[tuple[int, int]] = []
     # The longest mention first (so "2 years and 6 months" is one), then the last stated wins: the
@@ -311,7 +337,6 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int], list[Range]
         if any(item["start"] < stop and item["end"] > begin for begin, stop in taken):
             continue
         body = str(item["body"]).lower()
-        unit = str(item["value"].get("unit"))
         # "a month" right after a sum is a rate ("70,000 a month"), not a tenure ("for a year" is one).
         if not re.search(
             r"\d|one|two|three|four|five|six|seven|eight|nine|ten|twelve|half|quarter", body
@@ -319,24 +344,28 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int], list[Range]
             _AFTER_A_SUM.search(masked[: item["start"]]) or not _TENURE_WORDS.search(masked[: item["start"]])
         ):
             continue
-        if _PAST_STATE.search(re.split(r"[.;,!?]", masked[: item["start"]])[-1]):
-            # "I've banked with you for ten years": how long something has lasted, not the loan's term.
-            continue
-        months = item["value"].get("month")
-        if months is None and item["value"].get("year") is not None:
-            months = item["value"]["year"] * 12
-        if months is None and unit in ("year", "month"):
-            months = item["value"]["value"] * (12 if unit == "year" else 1)
+        months = _months(item)
         if months is None or months > MAX_TENURE_READ:
+            continue
+        clause_start = max([0, *(found.end() for found in _BREAK.finditer(masked, 0, item["start"]))])
+        past = _past_kind(masked, (clause_start, item["start"], item["end"]), times)
+        if _PAST_STATE.search(re.split(r"[.;,!?]", masked[: item["start"]])[-1]) or past is not None:
+            # "I've banked with you for ten years", "paid 14,500 EMI for 24 months last year": how long
+            # something has lasted, not the loan's term (nor a count said without its unit); "I wanted
+            # 2 lakh for 2 years" is the ask when no other tenure is said.
+            taken.append((item["start"], item["end"]))
+            said_before = said_before if said_before is not None or past != "past_ask" else months
             continue
         taken.append((item["start"], item["end"]))
         if _REPLACED.search(masked[: item["start"]]) or (tenure is not None and tenure_at > item["start"]):
             continue
         tenure, tenure_at = int(months), item["start"]
+    if tenure is None and said_before is not None:
+        tenure = said_before
     for fraction in fractions:
         if tenure is None or tenure_at < fraction.start():
             tenure, tenure_at = round(float(fraction.group(1)) * 12), fraction.start()
-    counts: list[int] = []
+    counts: list[float] = []
     ranges: list[Range] = []
     # Of Duckling's readings of one range ("between 3 and 4 lakh" is also 3 to 1,004) the widest.
     for item in sorted(found, key=lambda entry: -float((entry["value"].get("to") or {}).get("value") or 0)):
@@ -354,7 +383,7 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int], list[Range]
         for item in found
         if item["dim"] in ("number", "amount-of-money") and item["value"].get("type") == "value"
     ]
-    read: list[tuple[float, int, int]] = []
+    read: list[tuple[float, int, int, bool]] = []
     for item in sorted(candidates, key=lambda entry: -(entry["end"] - entry["start"])):
         start, end = item["start"], item["end"]
         if any(start < stop and end > begin for begin, stop in taken):
@@ -364,8 +393,8 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int], list[Range]
         if _PERCENT.match(masked, end):
             continue
         if value < MIN_SUM:
-            if value == int(value) and item["dim"] == "number" and not _ONE_WORD.fullmatch(str(item["body"])):
-                counts.append(int(value))
+            if item["dim"] == "number" and not _ONE_WORD.fullmatch(str(item["body"])):
+                counts.append(int(value) if value == int(value) else value)
             continue
         joined = _RANGE_FROM.search(masked[:start])
         if joined is not None and float(joined.group(1)) < value:
@@ -376,17 +405,18 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int], list[Range]
             continue
         if _REPLACED.search(masked[:start]):
             continue
-        if _EMI_BEFORE.search(masked[:start]) or _EMI_AFTER.match(masked, end):
-            continue  # an EMI the customer can afford ("EMI under 10k") is neither the loan nor a salary
-        read.append((value, start, end))
+        # An EMI the customer can afford ("EMI under 10k") is neither the loan nor a salary.
+        read.append(
+            (value, start, end, bool(_EMI_BEFORE.search(masked[:start]) or _EMI_AFTER.match(masked, end)))
+        )
     sums: list[Sum] = []
     previous_end = 0
-    for value, start, end in sorted(read, key=lambda entry: entry[1]):
-        role = _role(masked, start, end, previous_end)
+    for value, start, end, instalment in sorted(read, key=lambda entry: entry[1]):
+        role = "emi" if instalment else _role(masked, start, end, previous_end, times)
         previous_end = end
         # A sum "a month" is a monthly figure, never a principal ("I make 60k a month"). The pattern
         # opens with "^": it is matched on the text after the sum.
-        if role != "other" and _PER_MONTH.match(masked[end:]):
+        if role not in ("other", "emi") and _PER_MONTH.match(masked[end:]):
             role = "income"
         sums.append(Sum(value, start, end, role))
     # An income word belongs to the nearest sum of its clause ("my salary is 60,000 so I need 3 lakh":
@@ -395,7 +425,8 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int], list[Range]
         near = [
             found_sum
             for found_sum in sums
-            if not _BREAK.search(masked[min(cue.end(), found_sum.end) : max(cue.start(), found_sum.start)])
+            if found_sum.role != "emi"
+            and not _BREAK.search(masked[min(cue.end(), found_sum.end) : max(cue.start(), found_sum.start)])
         ]
         if near:
             nearest = min(near, key=lambda found_sum: _distance(cue, found_sum))
@@ -411,6 +442,17 @@ def read_terms(text: str) -> tuple[list[Sum], int | None, list[int], list[Range]
     return sums, tenure, counts, ranges
 
 
+def _months(item: dict[str, Any]) -> int | None:
+    """A Duckling duration's length in months."""
+    value = item["value"]
+    months = value.get("month")
+    if months is None and value.get("year") is not None:
+        months = value["year"] * 12
+    if months is None and str(value.get("unit")) in ("year", "month"):
+        months = value["value"] * (12 if value["unit"] == "year" else 1)
+    return None if months is None else int(months)
+
+
 def _scaled(low: float, high: float, body: str) -> float:
     """A range's lower bound with the scale said only after the upper one ("3 to 4 lakh")."""
     scale = next((size for name, size in _SCALES.items() if re.search(rf"\b{name}", body, re.I)), None)
@@ -422,6 +464,10 @@ def _scaled(low: float, high: float, body: str) -> float:
 
 
 _WORDS = re.compile(r"[A-Za-z]+")
+#: A clause that revises the one before it opens with a contrast (closed grammar words).
+_REVISION = re.compile(r"\W*(?:no|nahi|actually|instead)\b", re.I)
+_REVISION_BEFORE = re.compile(r"\bbut$", re.I)
+_TENURE_UNIT = re.compile(r"years?|yrs?|months?|mos?|year|month", re.I)
 _BREAK = re.compile(r"[,;:!?]|\.(?!\d)|\band\b|\bbut\b|\bso\b", re.I)
 
 #: The head of a request, what governs the sum a customer asks for: a verb of wanting, needing,
@@ -463,16 +509,24 @@ _SUPPOSING = frozenset(("if", "suppose", "supposing"))
 _PAYING = frozenset(("pay", "paying", "repay", "repaying"))
 #: A request said after its sum ("4 lakh chahiye", "4 lakh needed").
 _HEAD_AFTER = re.compile(
-    r"^\s*(?:/-)?\s*(?:rupees\s+)?(?:chahiye|chahie|chaiye|needed|required|wanted)\b", re.I
+    r"\s*(?:/-)?\s*(?:rupees\s+)?(?:ka\s+loan\s+)?(?:hi\s+)?(?:chahiye|chahie|chaiye|needed|required|wanted|kar\s*do|kardo|"
+    r"kar\s+dijiye|karo)\b",
+    re.I,
 )
 #: After a sum, what makes it a figure of another thing: "as the booking amount", "as a deposit".
-_SAID_AS = re.compile(r"^\s*(?:/-)?\s*as\s+(?:an?\s+|the\s+|my\s+)?(?!loan\b)[a-z]+", re.I)
+_SAID_AS = re.compile(
+    r"\s*(?:/-)?\s*as\s+(?!(?:an?\s+|the\s+|my\s+)?(?:personal\s+)?loans?\b)(?:an?\s+|the\s+|my\s+)?[a-z]+",
+    re.I,
+)
 
 
-def _role(masked: str, start: int, end: int, after_previous: int) -> Role:
-    """What the sum at ``start:end`` is by the words of its clause before it (from the last clause
-    break or the sum before it): governed by a request, bare, or said of something else."""
-    clause_start = max([after_previous, *(found.end() for found in _BREAK.finditer(masked, 0, start))])
+def _role(masked: str, start: int, end: int, after_previous: int, times: list[tuple[int, int]]) -> Role:
+    """What the sum at ``start:end`` is by the words of its clause (from the last clause break or the
+    sum before it): governed by a request, bare, said of something else, or said of the past (an
+    earlier loan, an ask given up: ``tense``)."""
+    breaks = [found.end() for found in _BREAK.finditer(masked, 0, start)]
+    sentence_start = max([0, *breaks])
+    clause_start = max([after_previous, sentence_start])
     words = [word.lower() for word in re.findall(r"[A-Za-z]+", masked[clause_start:start])]
     if _SAID_AS.match(masked, end):
         return "other"
@@ -484,8 +538,81 @@ def _role(masked: str, start: int, end: int, after_previous: int) -> Role:
     ]
     tail = words[heads[-1] + 1 :] if heads else words
     if not all(word in _FILLER or (heads and word in _PAYING) for word in tail):
-        return "loan" if _HEAD_AFTER.match(masked, end) else "other"
-    return "loan" if heads else "bare"
+        role: Role = "loan" if _HEAD_AFTER.match(masked, end) else "other"
+    else:
+        role = "loan" if heads else "bare"
+    if role == "bare" and _described_after(masked, end):
+        return "other"
+    if role == "other":
+        return role
+    past = _past_kind(masked, (sentence_start, start, end), times)
+    if past is not None:
+        return past
+    if role == "bare" and _revises(masked, sentence_start):
+        return "loan"  # "5 lakh, but 4 is fine": the sum after the contrast is the one asked
+    return role
+
+
+def _participle_of_a_request(masked: str, clause_start: int, words: list[str]) -> bool:
+    """Whether a clause is a participle with no subject that goes with the request said before it
+    ("I'll take 4.5 lakh from you, repaid over 5 years"): it opens with its past form right after a
+    comma, and the clause before the comma asks in the present."""
+    if not words or not past_form(words[0]) or not masked[:clause_start].rstrip().endswith(","):
+        return False
+    if names_an_existing_loan(masked[clause_start : _clause_end(masked, clause_start + 1)]):
+        return False  # "I need 3 lakh, paid off my old loan in 24 months": of the other loan
+    comma = masked.rstrip().rfind(",", 0, clause_start)
+    before = max([0, *(found.end() for found in _BREAK.finditer(masked, 0, comma))])
+    previous = [word.lower() for word in _WORDS.findall(masked[before:comma])]
+    return any(_REQUEST_HEAD.fullmatch(word) and not past_form(word) for word in previous)
+
+
+def _clause_end(masked: str, end: int) -> int:
+    found = _BREAK.search(masked, end)
+    return found.start() if found else len(masked)
+
+
+def _past_time_near(masked: str, clause_start: int, end: int, times: list[tuple[int, int]]) -> bool:
+    clause_end = _clause_end(masked, end)
+    return any(begin < clause_end and stop > clause_start for begin, stop in times)
+
+
+def _past_kind(
+    masked: str, where: tuple[int, int, int], times: list[tuple[int, int]]
+) -> Literal["past", "past_ask"] | None:
+    """Whether the figure at ``start:end`` is said in a clause of the past (``tense.said_of_the_past``):
+    history ("I took a loan of 2 lakh last year"), or an ask said in the past ("I wanted 5L"), which is
+    the ask when nothing else is asked now; None when it is said in the present."""
+    clause_start, start, end = where
+    words = [word.lower() for word in re.findall(r"[A-Za-z]+", masked[clause_start:start])]
+    heads = [index for index, word in enumerate(words) if _REQUEST_HEAD.fullmatch(word) or _moves(word)]
+    clause = masked[clause_start : _clause_end(masked, end)]
+    in_past_time = _past_time_near(masked, clause_start, end, times)
+    if not said_of_the_past(words, clause, in_past_time, heads):
+        return None
+    if not in_past_time and _participle_of_a_request(masked, clause_start, words):
+        return None
+    wanting = any(_REQUEST_HEAD.fullmatch(word) and past_form(word) for word in words)
+    return "past_ask" if wanting and not in_past_time else "past"
+
+
+def _revises(masked: str, clause_start: int) -> bool:
+    """Whether the clause at ``clause_start`` revises the one before it: it opens with a contrast ("...
+    but 4L is fine", "no, 4 lakh", "actually 3")."""
+    return bool(_REVISION_BEFORE.search(masked[:clause_start]) or _REVISION.match(masked[clause_start:]))
+
+
+def _described_after(masked: str, end: int) -> bool:
+    """Whether the word right after a sum says what it is, as an adjective or a participle: "1.2 lakh
+    outstanding", "80k owed", "2 lakh left" (by WordNet: a word with an adjective sense and no noun
+    sense, or a verb's past form); "4 lakh, 2 years", "3 lakh please" are bare."""
+    following = re.match(r"\s*([A-Za-z]+)", masked[end:])
+    if following is None:
+        return False
+    word = following.group(1).lower()
+    if word in _FILLER or _TENURE_UNIT.fullmatch(word) or _HEAD_AFTER.match(masked, end):
+        return False
+    return past_form(word) or adjective_only(word)
 
 
 def _moves(word: str) -> bool:
@@ -532,14 +659,44 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
     # The sum a request governs before a bare one ("I want 3 lakh, and 8k for tuition").
     principals = [found.value for found in sums if found.role == "loan"]
     principals += [found.value for found in sums if found.role == "bare"]
+    # An ask said in the past ("I wanted 3 lakh") is the ask when nothing is asked now.
+    principals = principals or [found.value for found in sums if found.role == "past_ask"][:1]
+    # "Go back to the first amount": an amount asked earlier in this conversation.
+    earlier = asked_before(text, [*loan.loan_details.asked, *_said(loan.loan_details.amount)])
+    if earlier is not None and not principals:
+        principals = [earlier]
+    # "Increase it by 50k", "top up my existing loan by 1 lakh": a sum said as a difference.
+    change_by = difference(
+        _join_groups(text), [(found.value, found.start, found.end) for found in sums if not found.income]
+    )
     # A loan word counts for a sum in its own clause ("I need 3 lakh as a loan"), not in another ("my
     # rent alone is 15000 so money is tight": the rent is no loan term).
     stated_sums = [found for found in sums if found.principal]
     loan_named = _said_with(_LOAN, text, stated_sums) or any(found.role == "loan" for found in sums)
-    changing = _CHANGE.search(text) is not None or (
-        _CORRECTION.search(text) is not None and not _ASKING.search(text)
+    changing = (
+        earlier is not None
+        or _CHANGE.search(text) is not None
+        or (_CORRECTION.search(text) is not None and not _ASKING.search(text))
     )
+    if (
+        not principals
+        and tenure is None
+        and counts
+        and len(counts) <= len(TERMS)
+        and not sums
+        and _counter(text)
+    ):
+        # "make it 3.5 instead", "can you do 6?", "drop it to 3 and stretch it to 60": numbers said
+        # without their unit, as a change of terms already known, in the conversation's unit; one
+        # amount and one tenure at most, else none is guessed.
+        read_as = [_in_the_conversations_unit(loan, text, count) for count in counts]
+        amounts = [value for said, _ in read_as for value in said]
+        lengths = [months for _, months in read_as if months is not None]
+        if len(amounts) + len(lengths) == len(counts) and len(amounts) <= 1 and len(lengths) <= 1:
+            principals, tenure, counts = amounts, next(iter(lengths), None), []
+            changing = changing or bool(principals)
     about_the_loan = tenure is not None or changing or loan_named
+    budget = _budget(text, sums) if changing or "down" in directions(_WORDS.findall(text)) else None
     unsure_salary: float | None = None
     offered = loan.loan_details.emi is not None
     salary_asked = "stated.monthly_salary" in asked
@@ -562,8 +719,14 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
     terms: dict[str, Any] = {}
     if principals:
         terms["loan_details.amount"] = principals[0]
-    if tenure is None and "loan_details.tenure_months" in asked and len(counts) == 1:
-        tenure = counts[0] * 12 if counts[0] <= 7 and re.search(r"\by(ea)?rs?\b", text, re.I) else counts[0]
+    if (
+        tenure is None
+        and "loan_details.tenure_months" in asked
+        and len(counts) == 1
+        and counts[0] == int(counts[0])
+    ):
+        count = int(counts[0])
+        tenure = count * 12 if count <= 7 and re.search(r"\by(ea)?rs?\b", text, re.I) else count
     if tenure is not None:
         terms["loan_details.tenure_months"] = tenure
     reply: str | None = None
@@ -578,6 +741,19 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
             # A decided (or locked) application's terms stay those decided: said so, never ignored.
             reply = _decision_stands(loan)
         terms = {}
+    elif change_by is not None and (change_by.top_up or loan.loan_details.amount):
+        # A difference is confirmed with the sum it makes; a top-up of a loan the customer has is no
+        # product here: said so, and a new loan of the sum offered instead (never old plus new).
+        updates["pending_change"] = _by_difference(loan, change_by)
+        reply = _difference_reply(loan, change_by)
+        hold = True
+        terms = {}
+    elif offered and budget is not None and not terms:
+        # "Reduce the amount to fit 10k a month": the largest amount whose EMI fits, confirmed before
+        # it replaces the offer; the budget is never the loan.
+        fitting, reply = _fitting(loan, budget)
+        if fitting:
+            updates["pending_change"], hold = fitting, True
     elif offered and changed and _ASKING.search(text) and _WHAT_IF.search(text):
         # "What would the EMI be for 36 months?": the EMI of those terms, the offer unchanged.
         reply = _what_if(loan, terms)
@@ -631,6 +807,9 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
         )
     if terms:
         updates.update(terms)
+        before = loan.loan_details.amount
+        if before is not None and terms.get("loan_details.amount") not in (None, before):
+            updates["loan_details.asked"] = [*loan.loan_details.asked, before]
         if offered and any(_known(loan, path) != value for path, value in terms.items()):
             # New terms: the offer is made again (sales recomputes it) before anything goes on.
             updates["loan_details.emi"] = None
@@ -648,7 +827,112 @@ def read_message(text: str, record: Any = None, asks: tuple[str, ...] = ()) -> M
     return MessageReading(in_scope=in_scope, updates=updates, reply=reply, hold=hold)
 
 
-def _restates(loan: LoanConversation, counts: list[int], sums: list[Sum]) -> bool:
+_INSTALMENT = re.compile(r"\b(?:emis?|instal+ments?)\b", re.I)
+
+
+def _budget(text: str, sums: list[Sum]) -> float | None:
+    """The most a month the customer says they can pay, when they ask for the loan to fit it: an EMI
+    said ("EMI of at most 9k", "the EMI stays below 11,000": a figure of the EMI's clause) or a monthly
+    figure that is no income ("fit 10k a month")."""
+    for found in sums:
+        clause = _BREAK.split(text[: found.start])[-1]
+        monthly = _PER_MONTH.match(text[found.end :]) or _INSTALMENT.search(clause)
+        if found.role == "emi" or (found.role == "other" and monthly):
+            return found.value
+    return None
+
+
+def _fitting(loan: LoanConversation, budget: float) -> tuple[dict[str, Any], str]:
+    details = loan.loan_details
+    months, rate = details.tenure_months or 0, details.rate_pct or 0
+    most = largest_principal(budget, rate, months, step=1000)
+    if details.amount is not None and most >= details.amount:
+        return {}, (
+            f"Your EMI of {rupees(details.emi or 0)} is already within {rupees(budget)} a month: your loan stays "
+            f"{_describe(loan, {})}."
+        )
+    if most < AMOUNT_RANGE[0]:
+        return {}, (
+            f"Over {months} months no loan from {rupees(AMOUNT_RANGE[0])} has an EMI within {rupees(budget)}; "
+            "how much would you like to borrow, and over how many months?"
+        )
+    return {"amount": most}, (
+        f"Over {months} months at {rate}% a year, the most you can borrow for an EMI within {rupees(budget)} is "
+        f"{rupees(most)} (EMI {rupees(emi(most, rate, months))}). Do you want to change your loan to "
+        f"{rupees(most)}? Please answer yes or no."
+    )
+
+
+def _said(amount: float | None) -> list[float]:
+    return [] if amount is None else [amount]
+
+
+def _by_difference(loan: LoanConversation, change: Difference) -> dict[str, Any]:
+    if change.top_up:
+        return {"amount": change.value}
+    return {"amount": (loan.loan_details.amount or 0) + change.sign * change.value}
+
+
+def _difference_reply(loan: LoanConversation, change: Difference) -> str:
+    if change.top_up:
+        return (
+            "We cannot top up a loan you already have: the one product here is a new personal loan, "
+            f"decided on its own. Would you like a new personal loan of {rupees(change.value)}? Please "
+            "answer yes or no."
+        )
+    amount = _by_difference(loan, change)["amount"]
+    return (
+        f"Your loan is {rupees(loan.loan_details.amount or 0)} now. Do you want to change it to "
+        f"{rupees(amount)}? Please answer yes or no."
+    )
+
+
+#: Words that name which term a bare number changes.
+_AMOUNT_NAMED = re.compile(r"\b(?:amount|loan|principal|sum|lakhs?|lacs?)\b", re.I)
+_TENURE_NAMED = re.compile(r"\b(?:tenure|term|duration|period|months?|years?|saal|mahine)\b", re.I)
+
+
+def _counter(text: str) -> bool:
+    """Whether ``text`` asks for other terms: a change said ("make it", "instead", "reduce"), a verb
+    that moves a figure (WordNet), a request's head, or "do" ("can you do 6?")."""
+    words = [word.lower() for word in _WORDS.findall(text)]
+    return (
+        _CHANGE.search(text) is not None
+        or bool(directions(words))
+        or any(word == "do" or _REQUEST_HEAD.fullmatch(word) for word in words)
+    )
+
+
+def _in_the_conversations_unit(
+    loan: LoanConversation, text: str, number: float
+) -> tuple[list[float], int | None]:
+    """A number said without its unit as a change of known terms: the amount in the unit the amount
+    is in (lakh for a loan of lakhs: "make it 3.5" is 3,50,000), or the tenure in months; the term
+    named ("reduce the amount to 2"), else the one the number is nearer to (by ratio) that it can be."""
+    details = loan.loan_details
+    amount: float | None = None
+    if details.amount:
+        scale = 1e5 if details.amount >= 1e5 else 1e3
+        if AMOUNT_RANGE[0] <= number * scale <= AMOUNT_RANGE[1]:
+            amount = number * scale
+    months = int(number) if number == int(number) and TENURE_MONTHS[0] <= number <= TENURE_MONTHS[1] else None
+    if months is not None and details.tenure_months is None:
+        months = None
+    if amount is not None and months is not None:
+        if _AMOUNT_NAMED.search(text):
+            months = None
+        elif _TENURE_NAMED.search(text):
+            amount = None
+        elif abs(math.log(amount / (details.amount or amount))) <= abs(
+            math.log(months / (details.tenure_months or months))
+        ):
+            months = None
+        else:
+            amount = None
+    return ([amount] if amount is not None else []), months
+
+
+def _restates(loan: LoanConversation, counts: list[float], sums: list[Sum]) -> bool:
     """Whether the numbers said are the offer's own (its tenure, its amount)."""
     details = loan.loan_details
     said = [*counts, *(found.value for found in sums if found.principal)]

@@ -24,6 +24,9 @@ class LoanDetails(BaseModel):
     tenure_months: int | None = None
     rate_pct: float | None = None
     emi: float | None = None
+    asked: list[float] = Field(default_factory=list)
+    """The amounts the customer asked for in this conversation before ``amount``, in order ("go back
+    to the first amount")."""
 
 
 class VerificationStatus(BaseModel):

@@ -3,6 +3,7 @@ whatever a model recommends, these decide."""
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -50,6 +51,18 @@ def emi(principal: float, annual_rate: float, months: int) -> float:
         return round(principal / months, 2)
     growth = (1 + rate) ** months
     return round(principal * rate * growth / (growth - 1), 2)
+
+
+def largest_principal(budget: float, annual_rate: float, months: int, step: float = 1.0) -> float:
+    """The largest principal, a multiple of ``step``, whose EMI (``emi``) is at most ``budget``: the
+    amortisation formula solved for P."""
+    rate = annual_rate / 12 / 100
+    growth = (1 + rate) ** months
+    exact = budget * months if rate == 0 else budget * (growth - 1) / (rate * growth)
+    most = math.floor(exact / step) * step
+    while most > 0 and emi(most, annual_rate, months) > budget:
+        most -= step
+    return float(most)
 
 
 @dataclass(frozen=True)
