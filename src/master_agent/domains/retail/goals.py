@@ -207,7 +207,7 @@ def make_goal_reader(
             mention.unknown is None
             and (planned := mention.metric or _planned(metrics)) is not None
             and planned.name == STRATEGY_METRIC
-            and (part := _slices_of_the_figure(planned, goal))
+            and (part := _slices_of_the_figure(planned, metrics, goal))
         ):
             # "s7 weekend attach -> 6.5%", "evening attach at store 2 to 7%": a plan moves every hour's
             # sales and is measured on them all; a target held to some days or hours is not what it
@@ -219,7 +219,10 @@ def make_goal_reader(
         elif mention.metric is not None and mention.metric.name != STRATEGY_METRIC:
             try:
                 stated["scope"] = await _measured_only(
-                    sql, mention.metric, stated.get("store_id"), _slices_of_the_figure(mention.metric, goal)
+                    sql,
+                    mention.metric,
+                    stated.get("store_id"),
+                    _slices_of_the_figure(mention.metric, metrics, goal),
                 )
             except ToolInputError as error:
                 stated["scope"] = _unmeasured(mention.metric, error)
@@ -258,36 +261,38 @@ def _every_such_day(goal: str) -> str:
     return _ONE_DAY_OF_A_FIGURE.sub(lambda found: f"{found.group('day')}s", goal)
 
 
-#: Words at most this far apart are said of each other ("weekend (Sat+Sun) attach", "attach rate at
-#: store 2 on weekends"); a day or hour further off is the means ("..., focusing on weekend staffing").
-_SAID_OF_THE_FIGURE = 4
 _WORDS = re.compile(r"[^\W_]+")
-#: Words of a figure's names that name no figure alone ("rate", "sales", "total").
-_WEAK_NAME_WORDS = frozenset(
-    {"rate", "sales", "total", "number", "of", "share", "average", "count", "amount"}
+#: A day or part of the day said before a noun: "weekend rotas", "Saturday cover", "evening staffing".
+_SAID_BEFORE_A_NOUN = re.compile(
+    r"\b(?P<slice>weekend|weekday|monday|tuesday|wednesday|thursday|friday|saturday|sunday|morning|afternoon|"
+    r"evening|night|lunchtime)\s+(?P<noun>[a-z]+)\b",
+    re.I,
 )
 
 
-def _slices_of_the_figure(metric: DataMetric, goal: str) -> list[RowFilter]:
-    """The days and hours ``goal`` keeps of ``metric``'s rows, when said of the figure: near its words,
-    or anywhere when the goal names the figure by meaning (no words of its own to be near)."""
-    goal = _every_such_day(goal)
-    part = time_slices(metric, goal)
+def _slices_of_the_figure(metric: DataMetric, metrics: Sequence[DataMetric], goal: str) -> list[RowFilter]:
+    """The days and hours ``goal`` keeps of ``metric``'s rows. A day said only before a noun that names
+    no figure ("..., through better weekend rotas") is the means, not the rows the target is held to."""
+    part = time_slices(metric, _every_such_day(goal))
     if not part:
         return []
-    blanked = _time_slices_blanked(goal)
-    slice_at = {
-        len(_WORDS.findall(goal[:at]))
-        for at, (was, now) in enumerate(zip(goal, blanked, strict=True))
-        if was != now
+    figure_words = {
+        word
+        for figure in metrics
+        for said in (figure.name, *figure.aliases)
+        for word in _WORDS.findall(said.lower())
     }
-    names = {word for said in (metric.name, *metric.aliases) for word in _WORDS.findall(said.lower())}
-    words = [word.lower() for word in _WORDS.findall(goal)]
-    figure_at = {at for at, word in enumerate(words) if word in names and word not in _WEAK_NAME_WORDS}
-    if not figure_at or not slice_at:
-        return part
-    near = min(abs(one - other) for one in slice_at for other in figure_at)
-    return part if near <= _SAID_OF_THE_FIGURE else []
+    before_nouns = list(_SAID_BEFORE_A_NOUN.finditer(goal))
+    slice_words = re.findall(
+        r"\b(?:weekends?|weekdays?|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|mornings?|afternoons?|evenings?|"
+        r"nights?|lunchtimes?)\b",
+        goal,
+        re.I,
+    )
+    of_other_nouns = [found for found in before_nouns if found.group("noun").lower() not in figure_words]
+    if before_nouns and len(of_other_nouns) == len(slice_words):
+        return []
+    return part
 
 
 def _planned(metrics: Sequence[DataMetric]) -> DataMetric | None:
