@@ -212,12 +212,6 @@ def _unaccented(word: str) -> str:
     return "".join(ch for ch in unicodedata.normalize("NFKD", word.lower()) if not unicodedata.combining(ch))
 
 
-def days_of_week_said(text: str) -> str | None:
-    """The words of the days of every week ``text`` keeps ("weekends", "Mon-Fri"), or None."""
-    days = _days_of_week(text)
-    return days[1] if days is not None else None
-
-
 def days_of_week_blanked(text: str) -> str:
     """``text`` with the days of every week it keeps blanked ("on Saturdays in July" is July, each
     Saturday of it; a date reader would read the first Saturday)."""
