@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from master_agent.capabilities.envelope import SubAgentEnvelope, settle
+from master_agent.routing.graph.handlers import _said_unbacked
 from master_agent.runtime.verification import (
     WEAK_CONFIDENCE_CAP,
     is_empty_answer,
@@ -132,3 +135,15 @@ def test_a_message_that_states_an_earlier_change_not_done_is_not_backed() -> Non
     moved = {"requested": "move an event", "done": True, "confirmed_by": "caldav"}
     both = requested_steps(asked, [moved, sent])
     assert both is not None and "states_undone" not in both[1]
+
+
+@pytest.mark.parametrize(
+    ("limitation", "line"),
+    [
+        ("not backed: the total for store 2 (no rows)", "Not backed: the total for store 2 (no rows)"),
+        ("weak evidence: over July (a guessed calendar)", "Weak evidence: over July (a guessed calendar)"),
+        ("the answer is empty", "Not backed: the answer is empty"),
+    ],
+)
+def test_a_reply_says_each_limitation_with_its_verdict_once(limitation: str, line: str) -> None:
+    assert _said_unbacked(limitation) == line

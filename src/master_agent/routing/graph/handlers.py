@@ -179,7 +179,7 @@ class HandlerNodes(FrontDoorBase):
             "reply": {
                 "kind": "query",
                 "status": envelope["status"],
-                "text": "\n".join([answer.text, *(f"Not backed: {line}" for line in unbacked)]),
+                "text": "\n".join([answer.text, *(_said_unbacked(line) for line in unbacked)]),
                 "data": data,
                 "handler": answer.handler,
             },
@@ -378,3 +378,11 @@ def _is_strategic(final: dict[str, Any]) -> bool:
     """A strategic answer (a root cause, a strategy or an expected outcome), not an action's report."""
     solution = final.get("solution") or {}
     return any(solution.get(part) for part in ("root_cause", "strategy", "expected_outcome"))
+
+
+def _said_unbacked(line: str) -> str:
+    """A limitation as a line of the reply: one that says its verdict ("not backed: ...", "weak evidence:
+    ...") keeps it, capitalised; any other is said not backed."""
+    if line.startswith(("not backed:", "weak evidence:")):
+        return line[:1].upper() + line[1:]
+    return f"Not backed: {line}"
