@@ -10,13 +10,11 @@ from typing import Any
 
 import pytest
 
-from master_agent.capabilities.tools.lexicon import available, event_relatives
+from master_agent.capabilities.tools.lexicon import event_relatives
 from master_agent.meta.design import _dated, expected_value, field_rules
 from master_agent.meta.requirements import extract_requirements
 from master_agent.runtime import RuntimeResources
 from tests.test_meta_formulas import _answer, _built
-
-pytestmark = pytest.mark.skipif(not available(), reason="WordNet (wordnet-base) is not installed")
 
 LEAGUE = (
     "Build an agent system that checks youth football registrations. Each registration gives the player's "
